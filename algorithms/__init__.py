@@ -1,0 +1,1 @@
+"""algorithms: the class A — DeTAG, DeFacto and the baselines as small step rules on one vectorized engine."""

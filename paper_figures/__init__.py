@@ -1,0 +1,4 @@
+"""paper_figures: sweeps, T_eps measurement, exponent fits and one script per figure.
+
+The only package that imports all the others; nothing imports it. Outputs land in ``paper_figures/out/``.
+"""
