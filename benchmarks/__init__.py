@@ -1,0 +1,1 @@
+"""Speed and memory benchmarks (not timed tests). Run one with `python -m benchmarks.<name>`."""
