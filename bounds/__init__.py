@@ -2,4 +2,73 @@
 
 Lu & De Sa, "Optimal Complexity in Decentralized Training" (ICML 2021; JMLR 24(93) 2023).
 Imports nothing from the other decbounds packages.
+
+>>> import bounds
+>>> rate = bounds.get("detag")
+>>> values = dict(Delta=1, L=1, sigma=1, varsigma0=1, n=16, B=1, epsilon=0.01, lam=0.95)
+>>> bounds.dominant_term("detag", **values)
+'sampling'
+>>> round(bounds.gap("detag", **values), 3)
+1.045
 """
+
+from bounds.catalog import (
+    CATALOG,
+    CENTRALIZED_SGD_AFTER_T,
+    COR2_INSTANCE_VARSIGMA0,
+    PATH_HOP_DISTANCE,
+    SETTING1_CHAIN_LENGTH,
+    SETTING1_REVEAL_PROBABILITY,
+    SETTING1_REVEAL_PROBABILITY_SHARP,
+    SETTING2_CHAIN_LENGTH,
+    ZERO_CHAIN_GRAD_INF,
+    ZERO_CHAIN_RANGE,
+    ZERO_CHAIN_SMOOTHNESS,
+    dominant_term,
+    gap,
+    get,
+    names,
+    path_hop_distance,
+    setting1_chain_length,
+    setting1_reveal_probability,
+    setting2_chain_length,
+)
+from bounds.detag_params import (
+    accelerated_gossip_eta,
+    accelerated_gossip_rho,
+    detag_phase_length,
+    detag_step_size,
+)
+from bounds.rate import CONVENTIONS, KINDS, STATUSES, Rate
+from bounds.symbols import RATE_SYMBOLS
+
+__all__ = [
+    "CATALOG",
+    "CENTRALIZED_SGD_AFTER_T",
+    "CONVENTIONS",
+    "COR2_INSTANCE_VARSIGMA0",
+    "KINDS",
+    "PATH_HOP_DISTANCE",
+    "RATE_SYMBOLS",
+    "SETTING1_CHAIN_LENGTH",
+    "SETTING1_REVEAL_PROBABILITY",
+    "SETTING1_REVEAL_PROBABILITY_SHARP",
+    "SETTING2_CHAIN_LENGTH",
+    "STATUSES",
+    "ZERO_CHAIN_GRAD_INF",
+    "ZERO_CHAIN_RANGE",
+    "ZERO_CHAIN_SMOOTHNESS",
+    "Rate",
+    "accelerated_gossip_eta",
+    "accelerated_gossip_rho",
+    "detag_phase_length",
+    "detag_step_size",
+    "dominant_term",
+    "gap",
+    "get",
+    "names",
+    "path_hop_distance",
+    "setting1_chain_length",
+    "setting1_reveal_probability",
+    "setting2_chain_length",
+]

@@ -7,6 +7,7 @@ One definition, used by the catalog (`bounds`), the gossip operators (`instances
 from __future__ import annotations
 
 import math
+import numbers
 
 
 def _check_lam(lam: float) -> float:
@@ -44,3 +45,66 @@ def accelerated_gossip_rho(lam: float, R: int) -> float:
     if int(R) != R or R < 0:
         raise ValueError(f"R must be a non-negative integer number of gossip steps; got R={R!r}")
     return (1.0 - math.sqrt(1.0 - lam)) ** int(R)
+
+
+def _check_positive(name: str, value: float, *, integer: bool = False, allow_zero: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {value!r}")
+    value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        raise ValueError(f"{name} must be finite; got {value!r}")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}; got {value!r}")
+    if integer and value != int(value):
+        raise ValueError(f"{name} must be an integer; got {value!r}")
+    return value
+
+
+def detag_phase_length(n: int, lam: float, varsigma0: float, T: int, Delta: float, L: float) -> int:
+    """Phase length of Cor. 6: R = max(log(n)/2, log(varsigma0^2 T/(Delta L))/2) / sqrt(1 - lam).
+
+    Natural logarithms. The paper leaves the rounding implicit; we round up (ceil) and take at least 1.
+    Rounding up keeps the property the proof uses: rho = (1 - sqrt(1 - lam))^R <= exp(-R sqrt(1 - lam))
+    <= 1/sqrt(n). varsigma0 = 0 (homogeneous start) drops the second logarithm.
+
+    >>> detag_phase_length(16, 0.0, 0.0, 1000, 1.0, 1.0)
+    2
+    """
+    n = _check_positive("n", n, integer=True)
+    lam = _check_lam(lam)
+    varsigma0 = _check_positive("varsigma0", varsigma0, allow_zero=True)
+    T = _check_positive("T", T, integer=True)
+    Delta = _check_positive("Delta", Delta)
+    L = _check_positive("L", L)
+    heterogeneity_log = math.log(varsigma0**2 * T / (Delta * L)) if varsigma0 > 0 else -math.inf
+    exponent = max(0.5 * math.log(n), 0.5 * heterogeneity_log)
+    return max(1, math.ceil(exponent / math.sqrt(1.0 - lam)))
+
+
+def detag_step_size(n: int, lam: float, varsigma0: float, T: int, Delta: float, L: float, sigma: float,
+                    B: int, *, R: int | None = None) -> float:
+    """Constant step size of Cor. 6, with rho = (1 - sqrt(1 - lam))^R (eq. 26):
+
+        alpha = 1 / ( sqrt(sigma^2 T L / (B R^2 n Delta))
+                      + rho^(2/3) L^(2/3) varsigma0^(2/3) T^(1/3) / (R^(1/3) Delta^(1/3) (1 - rho))
+                      + 32 L / (1 - rho)^2 ).
+
+    ``R`` defaults to ``detag_phase_length``. The last term alone keeps alpha <= (1 - rho)^2/(32 L), the
+    step-size condition of Thm 5.
+    """
+    if R is None:
+        R = detag_phase_length(n, lam, varsigma0, T, Delta, L)
+    n = _check_positive("n", n, integer=True)
+    varsigma0 = _check_positive("varsigma0", varsigma0, allow_zero=True)
+    T = _check_positive("T", T, integer=True)
+    Delta = _check_positive("Delta", Delta)
+    L = _check_positive("L", L)
+    sigma = _check_positive("sigma", sigma, allow_zero=True)
+    B = _check_positive("B", B, integer=True)
+    R = int(_check_positive("R", R, integer=True))
+    rho = accelerated_gossip_rho(lam, R)
+    noise = math.sqrt(sigma**2 * T * L / (B * R**2 * n * Delta))
+    heterogeneity = (rho ** (2 / 3) * L ** (2 / 3) * varsigma0 ** (2 / 3) * T ** (1 / 3)
+                     / (R ** (1 / 3) * Delta ** (1 / 3) * (1.0 - rho)))
+    smoothness = 32.0 * L / (1.0 - rho) ** 2
+    return 1.0 / (noise + heterogeneity + smoothness)

@@ -1,0 +1,413 @@
+"""The engine: the only iteration loop of decbounds, with the A_B accounting of THEORY.md §1-2.
+
+k configurations (step sizes x seeds x batchable hyper-parameters) run side by side as one state of
+shape (n, k, d): worker axis first, so a gossip round is one matrix product on axis 0 of the (n, k*d)
+reshape, and scalar hyper-parameters broadcast as (1, k, 1). Each configuration stops on its own: it records
+its T_eps (or its divergence) once and is never overwritten, while the others go on; the loop ends when every
+configuration has stopped or the iteration cap is reached.
+
+Per iteration a rule may query at most ``batch`` samples per worker (``ctx.sample``) and communicate at most
+once (``ctx.gossip`` with W, ``ctx.mix`` with another matrix, ``ctx.exact_average``); one communication round
+may carry several arrays, counted in ``vectors_sent``. A violation is a bug in the rule and raises
+``BudgetViolationError``.
+
+Randomness: configuration j draws from its own stream ``numpy.random.default_rng(seed_j)`` (a PCG64
+seeded through ``SeedSequence(seed_j)``); a stochastic oracle is queried once per configuration with that
+stream, so a configuration gives the same bits alone or inside a batch. Exact oracles are queried once for
+the whole batch.
+Gossip products use scipy.sparse CSR by default: its summation order per output entry does not depend on k,
+so batching is bit-exact. Dense BLAS products (``backend="dense"``) are faster for tiny n but BLAS may pick a
+different kernel for a different column count, so a configuration then agrees with its solo run only to
+rounding (measured in benchmarks/bench_engine.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import scipy.sparse as sp
+
+from algorithms.result import Result
+
+GOSSIP_BACKENDS: tuple[str, ...] = ("sparse", "dense")
+
+# Number of history entries kept when ``record_every`` is not given (iterations // this, at least 1).
+DEFAULT_RECORDS = 1000
+
+
+class BudgetViolationError(RuntimeError):
+    """A rule broke the A_B budget of one iteration (more than B queries or more than one round)."""
+
+
+class Rule(Protocol):
+    """One algorithm as a step rule on the engine (ARCHITECTURE.md "algorithms/")."""
+
+    name: str
+
+    def init(self, ctx: Context) -> Any: ...
+
+    def step(self, state: Any, ctx: Context) -> Any: ...
+
+    def average(self, state: Any) -> np.ndarray: ...
+
+    def worker_arrays(self, state: Any) -> list[np.ndarray]: ...
+
+
+# ------------------------------------------------------------------------------------------------------
+# problems and oracles
+
+
+def as_oracle(problem: Any) -> tuple[Any, Any]:
+    """(oracle or None, local functions f). An object with ``sample`` and ``f`` is an oracle; anything
+    else is taken as the local functions themselves, queried exactly (ARCHITECTURE.md "oracles/")."""
+    if hasattr(problem, "sample") and hasattr(problem, "f"):
+        return problem, problem.f
+    for attribute in ("n", "dim", "x0", "grad", "full_grad"):
+        if not hasattr(problem, attribute):
+            raise TypeError(
+                f"problem must be an oracle (with .sample and .f) or local functions with n, dim, x0, grad "
+                f"and full_grad; {type(problem).__name__} has no attribute {attribute!r}"
+            )
+    return None, problem
+
+
+def is_exact(oracle: Any) -> bool:
+    """Whether an oracle returns exact gradients (then it needs no random stream)."""
+    if oracle is None:
+        return True
+    if getattr(oracle, "exact", False) or getattr(oracle, "deterministic", False):
+        return True
+    try:
+        from oracles import ExactOracle
+    except ImportError:
+        return False
+    return isinstance(oracle, ExactOracle)
+
+
+# ------------------------------------------------------------------------------------------------------
+# communication operators
+
+
+class MixingOperator:
+    """X <- M @ X on the worker axis of an (n, ...) array: rows of M are receivers, columns senders."""
+
+    def __init__(self, M: Any, *, backend: str = "sparse", name: str = "W") -> None:
+        if backend not in GOSSIP_BACKENDS:
+            raise ValueError(f"backend must be one of {GOSSIP_BACKENDS}; got {backend!r}")
+        csr = sp.csr_array(M, dtype=float) if sp.issparse(M) else sp.csr_array(np.asarray(M, dtype=float))
+        if csr.ndim != 2 or csr.shape[0] != csr.shape[1]:
+            raise ValueError(f"{name} must be a square matrix; got shape {csr.shape}")
+        self.n = int(csr.shape[0])
+        self.name = name
+        self.backend = backend
+        coo = csr.tocoo()
+        # directed off-diagonal links: the messages one round puts on the wire per array
+        self.links = int(np.count_nonzero((coo.row != coo.col) & (coo.data != 0)))
+        self.matrix: Any = csr.toarray() if backend == "dense" else csr
+
+    def apply(self, Z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """M @ Z on axis 0; ``out`` (C-contiguous, Z's shape) receives the product when given."""
+        flat = Z.reshape(self.n, -1)
+        if self.backend == "dense" and out is not None:
+            np.matmul(self.matrix, flat, out=out.reshape(self.n, -1))
+            return out
+        product = (self.matrix @ flat).reshape(Z.shape)
+        if out is None:
+            return product
+        out[...] = product
+        return out
+
+
+# ------------------------------------------------------------------------------------------------------
+# the per-iteration context
+
+
+class Context:
+    """What a rule sees: shapes, the hyper-parameters, and the counted oracle and communication calls.
+
+    Attributes: ``n, k, d``; ``batch`` (B); ``step_size`` (1, k, 1); ``hyper`` (name -> (1, k, 1) array for
+    batched numeric hyper-parameters, else the plain value); ``t`` (the current iteration, from 0);
+    ``W`` (the gossip ``MixingOperator``), ``x0`` (d,), ``problem`` (the local functions).
+    """
+
+    def __init__(self, *, problem: Any, oracle: Any, W: MixingOperator | None, step_size: np.ndarray,
+                 hyper: dict[str, Any], batch: int, seeds: Sequence[int], backend: str) -> None:
+        self.problem = problem
+        self.oracle = oracle
+        self.n = int(problem.n)
+        self.d = int(problem.dim)
+        self.k = len(seeds)
+        self.x0 = np.asarray(problem.x0, dtype=float).reshape(self.d)
+        self.W = W
+        self.backend = backend
+        self.batch = int(batch)
+        self.step_size = np.asarray(step_size, dtype=float).reshape(1, self.k, 1)
+        self.hyper = hyper
+        self.t = 0
+        self._exact = is_exact(oracle)
+        self._rngs = [np.random.default_rng(int(seed)) for seed in seeds]
+        self._grad = problem.grad
+        # counters (totals per worker; every configuration shares them while it runs)
+        self.gradient_queries = 0
+        self.communication_rounds = 0
+        self.gossip_rounds = 0
+        self.exact_averages = 0
+        self.vectors_sent = 0
+        self.messages = 0
+        self._queries_now = 0
+        self._round_now = False
+
+    # -- state helpers ---------------------------------------------------------------------------------
+    def start_state(self) -> np.ndarray:
+        """Every worker and configuration at x0: a fresh (n, k, d) array."""
+        return np.broadcast_to(self.x0, (self.n, self.k, self.d)).copy()
+
+    def zeros(self) -> np.ndarray:
+        """A fresh (n, k, d) zero array."""
+        return np.zeros((self.n, self.k, self.d))
+
+    def operator(self, M: Any, name: str = "M") -> MixingOperator:
+        """A communication operator for ``mix`` (DeFacto's factors, push-sum's column-stochastic matrix)."""
+        return MixingOperator(M, backend=self.backend, name=name)
+
+    # -- counted calls ----------------------------------------------------------------------------------
+    def sample(self, X: np.ndarray, queries: int | None = None) -> np.ndarray:
+        """Stochastic gradients at X (n, k, d), the mean of ``queries`` (default B) queries per worker and
+        configuration. Counted; at most B queries per worker in one iteration."""
+        b = self.batch if queries is None else int(queries)
+        if b < 1 or self._queries_now + b > self.batch:
+            raise BudgetViolationError(
+                f"iteration {self.t}: {self._queries_now} + {b} queries per worker exceed the batch "
+                f"B={self.batch}"
+            )
+        self._queries_now += b
+        self.gradient_queries += b
+        if self._exact:
+            return self._grad(X)
+        out = np.empty_like(X)
+        for j, rng in enumerate(self._rngs):
+            out[:, j : j + 1] = self.oracle.sample(X[:, j : j + 1], rng, b)
+        return out
+
+    def _open_round(self, arrays: int, links: int) -> None:
+        if self._round_now:
+            raise BudgetViolationError(f"iteration {self.t}: a second communication round in one iteration")
+        self._round_now = True
+        self.communication_rounds += 1
+        self.vectors_sent += arrays
+        self.messages += arrays * links
+
+    def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None) -> Any:
+        """One gossip round with W on each array (n, ...); returns one array or a tuple of them."""
+        if self.W is None:
+            raise BudgetViolationError("this algorithm was prepared without a gossip matrix")
+        self._open_round(len(Z), self.W.links)
+        self.gossip_rounds += 1
+        return self._apply(self.W, Z, out)
+
+    def mix(self, M: MixingOperator, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None) -> Any:
+        """One communication round with another matrix M (rows receive): X <- M @ X."""
+        self._open_round(len(Z), M.links)
+        return self._apply(M, Z, out)
+
+    def exact_average(self, *Z: np.ndarray) -> Any:
+        """One exact-averaging round (AllReduce / parameter server): the worker mean, shape (1, ...)."""
+        self._open_round(len(Z), self.n * (self.n - 1))
+        self.exact_averages += 1
+        means = tuple(np.add.reduce(z, axis=0, keepdims=True) * (1.0 / self.n) for z in Z)
+        return means[0] if len(means) == 1 else means
+
+    @staticmethod
+    def _apply(M: MixingOperator, Z: Sequence[np.ndarray], out: Sequence[np.ndarray] | None) -> Any:
+        if out is None:
+            results = tuple(M.apply(z) for z in Z)
+        else:
+            results = tuple(M.apply(z, o) for z, o in zip(Z, out, strict=True))
+        return results[0] if len(results) == 1 else results
+
+    def counters(self, iterations: int) -> dict[str, int]:
+        return {
+            "iterations": int(iterations),
+            "gradient_queries": self.gradient_queries,
+            "communication_rounds": self.communication_rounds,
+            "gossip_rounds": self.gossip_rounds,
+            "exact_averages": self.exact_averages,
+            "vectors_sent": self.vectors_sent,
+            "messages": self.messages,
+        }
+
+
+# ------------------------------------------------------------------------------------------------------
+# the loop
+
+
+@dataclass
+class LoopSettings:
+    """Stopping and recording settings of one engine run."""
+
+    iterations: int
+    tol: float | None = None
+    check_every: int = 1
+    record_every: int | None = None
+    record_progress: bool = False
+    diverge_factor: float = 1e8
+    lipschitz: float | None = None  # global smoothness bound for the cheap stopping test; None: always exact
+    callback: Callable[[int, Any, Context], None] | None = None  # called after init (t=0) and each iteration
+
+
+def _row_norms(A: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.einsum("kd,kd->k", A, A))
+
+
+def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str, seeds: Sequence[int],
+            step_sizes: Sequence[float], hypers: Sequence[dict[str, Any]]) -> list[Result]:
+    """Run ``rule`` for up to ``settings.iterations`` iterations on k configurations; one Result each.
+
+    Stopping test (THEORY.md §1): ||grad f(x_hat)|| <= tol every ``check_every`` iterations. When a
+    smoothness bound L of the global f is known, the exact test is skipped while it cannot succeed:
+    | ||grad f(y)|| - ||grad f(x)|| | <= L ||y - x||, so after an exact evaluation g at x, no iterate y with
+    g - L ||y - x|| > tol can meet the target (and none with g + L ||y - x|| below the divergence bound can
+    diverge). T_eps is still exact.
+    """
+    k, n = ctx.k, ctx.n
+    full_grad: Callable[[np.ndarray], np.ndarray] = ctx.problem.full_grad
+    iterations, tol, check_every = settings.iterations, settings.tol, settings.check_every
+    record_every = settings.record_every or max(1, iterations // DEFAULT_RECORDS)
+    lipschitz = settings.lipschitz if tol is not None else None
+
+    state = rule.init(ctx)
+    x_hat = rule.average(state)
+    grad_norm = _row_norms(full_grad(x_hat))
+    diverge_bound = settings.diverge_factor * np.maximum(grad_norm, 1e-300)
+
+    t_eps = np.full(k, -1, dtype=np.int64)
+    stop_at = np.full(k, iterations, dtype=np.int64)
+    diverged = np.zeros(k, dtype=bool)
+    active = np.ones(k, dtype=bool)
+    stop_counters: list[dict[str, int] | None] = [None] * k
+    stop_x_hat = np.empty((k, ctx.d))
+    stop_record: list[tuple[float, float] | None] = [None] * k
+    history_t: list[int] = []
+    history_grad: list[np.ndarray] = []
+    history_consensus: list[np.ndarray] = []
+    progress_rows: list[np.ndarray] = []
+    progress_of = getattr(ctx.problem, "progress", None) if settings.record_progress else None
+    if settings.record_progress and progress_of is None:
+        raise ValueError("record_progress=True needs a zero-chain problem with a progress(X) method")
+
+    def consensus_of(models: np.ndarray, center: np.ndarray) -> np.ndarray:
+        spread = models - center[None]
+        return np.sqrt(np.einsum("nkd,nkd->k", spread, spread) / n)
+
+    def record(t: int, x_hat: np.ndarray, grad_norm: np.ndarray) -> None:
+        history_t.append(t)
+        history_grad.append(grad_norm.copy())
+        history_consensus.append(consensus_of(rule.worker_arrays(state)[0], x_hat))
+
+    def settle(t: int, x_hat: np.ndarray, grad_norm: np.ndarray, mask: np.ndarray) -> None:
+        """Close the configurations in ``mask`` at iteration t."""
+        nonlocal active
+        cons = consensus_of(rule.worker_arrays(state)[0], x_hat)
+        for j in np.flatnonzero(mask):
+            stop_at[j] = t
+            stop_counters[j] = ctx.counters(t)
+            stop_x_hat[j] = x_hat[j]
+            stop_record[j] = (float(grad_norm[j]), float(cons[j]))
+        active = active & ~mask
+
+    def progress_row() -> np.ndarray:
+        levels = [np.asarray(progress_of(a), dtype=np.int64).reshape(n, k) for a in rule.worker_arrays(state)]
+        return np.maximum.reduce(levels)
+
+    callback = settings.callback
+    if callback is not None:
+        callback(0, state, ctx)
+    record(0, x_hat, grad_norm)
+    if progress_of is not None:
+        progress_rows.append(progress_row())
+    if tol is not None:
+        done = grad_norm <= tol
+        t_eps[done] = 0
+        settle(0, x_hat, grad_norm, done)
+    anchor_x, anchor_grad = x_hat.copy(), grad_norm.copy()
+
+    t = 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(1, iterations + 1):
+            ctx.t = t - 1
+            ctx._queries_now = 0
+            ctx._round_now = False
+            state = rule.step(state, ctx)
+            if callback is not None:
+                callback(t, state, ctx)
+            if progress_of is not None:
+                progress_rows.append(progress_row())
+            recording = t % record_every == 0 or t == iterations
+            if tol is not None and (t % check_every == 0 or t == iterations):
+                x_hat = rule.average(state)
+                if lipschitz is not None and not recording:
+                    reach = lipschitz * _row_norms(x_hat - anchor_x)
+                    undecided = (anchor_grad - reach > tol) & (anchor_grad + reach < diverge_bound)
+                    if undecided[active].all():
+                        continue
+                grad_norm = _row_norms(full_grad(x_hat))
+                anchor_x, anchor_grad = x_hat, grad_norm
+                bad = active & (~np.isfinite(grad_norm) | (grad_norm > diverge_bound))
+                hit = active & ~bad & (grad_norm <= tol)
+                if bad.any():
+                    diverged |= bad
+                    settle(t, x_hat, grad_norm, bad)
+                if hit.any():
+                    t_eps[hit] = t
+                    settle(t, x_hat, grad_norm, hit)
+                if recording:
+                    record(t, x_hat, grad_norm)
+                if not active.any():
+                    break
+            elif recording:
+                x_hat = rule.average(state)
+                grad_norm = _row_norms(full_grad(x_hat))
+                bad = active & (~np.isfinite(grad_norm) | (grad_norm > diverge_bound))
+                if bad.any():
+                    diverged |= bad
+                    settle(t, x_hat, grad_norm, bad)
+                record(t, x_hat, grad_norm)
+                if not active.any():
+                    break
+    ran = t
+    if active.any():
+        x_hat = rule.average(state)
+        grad_norm = _row_norms(full_grad(x_hat))
+        settle(ran, x_hat, grad_norm, active.copy())
+
+    checkpoints = np.asarray(history_t, dtype=np.int64)
+    grads = np.asarray(history_grad).reshape(len(history_t), k)
+    cons = np.asarray(history_consensus).reshape(len(history_t), k)
+    progress = np.stack(progress_rows, axis=0) if progress_rows else None
+    results = []
+    for j in range(k):
+        keep = checkpoints < stop_at[j]
+        last_grad, last_cons = stop_record[j]  # type: ignore[misc]
+        results.append(
+            Result(
+                algorithm=algorithm,
+                t_eps=int(t_eps[j]) if t_eps[j] >= 0 else None,
+                diverged=bool(diverged[j]),
+                iterations=int(stop_at[j]),
+                checkpoints=[*checkpoints[keep].tolist(), int(stop_at[j])],
+                grad_norms=[*grads[keep, j].tolist(), last_grad],
+                consensus=[*cons[keep, j].tolist(), last_cons],
+                counters=stop_counters[j],  # type: ignore[arg-type]
+                seed=int(seeds[j]),
+                step_size=float(step_sizes[j]),
+                batch=ctx.batch,
+                hyper=hypers[j],
+                tol=tol,
+                progress=None if progress is None else progress[: stop_at[j] + 1, :, j].copy(),
+                x_hat=stop_x_hat[j].copy(),
+            )
+        )
+    return results

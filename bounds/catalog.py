@@ -1,0 +1,452 @@
+"""The catalog of iteration-complexity bounds, and the API that compares them.
+
+Entries (``names()`` lists them in this order):
+
+- the paper (Lu & De Sa, ICML 2021 / JMLR 2023): ``lower_bound_any`` (Thm 1), ``lower_bound_gossip`` (Cor 2),
+  ``lower_bound_async`` (App. C.1), ``defacto`` (Thm 4), ``detag`` (Cor 6), the Table 2 baselines ``dpsgd``,
+  ``sgp``, ``d2``, ``dsgt``, ``gt_dsgd`` (as printed, absolute constants 1), ``centralized_sgd`` (the
+  mini-batch SGD rate of Thm 4's proof, corrected);
+- the hard instances with their explicit constants: ``hard_instance_sampling`` (Setting 1, Lemma 8),
+  ``hard_instance_sampling_sharp`` (our sharper constant, §11 item 23), ``hard_instance_communication``
+  (Cor 2's path instance, exact hop count of §11 item 17);
+- later results (THEORY.md §M): ``koloskova2020``, ``yuan2022_lower_bound``, ``mg_dsgd``,
+  ``alghunaim_yuan2022``, ``huang_yuan2022``, ``centralized_lower_bound``.
+
+Comparing entries stated in different conventions: ``gap`` converts both rates to one convention (the
+reference's unless ``convention=`` says otherwise) before dividing, so eps always means the same criterion on
+both sides; ``dominant_term`` reads eps in the entry's own convention unless ``convention=`` is given (the
+conversion does not change which term dominates, only what the eps you pass means).
+
+Where an upper bound falls below a lower bound (constants 1; pinned in tests/test_bounds_catalog.py)
+--------------------------------------------------------------------------------------------------------
+The O/Omega bounds hide absolute constants, so "below" is information about those constants or about the
+classes the bounds quantify over, never a contradiction to hide:
+
+1. ``detag`` and ``mg_dsgd`` vs ``lower_bound_gossip``: the communication ratio is the log factor, which is
+   < 1 when its argument is < e, e.g. n = 2 with varsigma0 = 0 (log 2 = 0.69).
+2. ``d2``, ``dsgt``, ``gt_dsgd``: the tabulated communication term lam^2 n varsigma0 / (1 - lam)^3 vanishes
+   at varsigma0 = 0 or lam = 0, and is below Cor 2's whenever lam^2 n varsigma0 < (1 - lam)^(5/2); likewise
+   ``dpsgd``/``sgp`` when n varsigma < (1 - lam)^(3/2). Table 2 keeps only the heterogeneity term.
+3. Sharper: on Cor 2's own hard instance the heterogeneity at the start point is only
+   varsigma0 = 2 eps sqrt(e (n / ceil(n/3) - 1)) (``COR2_INSTANCE_VARSIGMA0``, derived by us), so there the
+   tabulated d2/dsgt/gt_dsgd terms grow like eps^-1, not eps^-2, and for small eps fall below even the
+   explicit-constant ``hard_instance_communication``: no choice of hidden constant rescues an eps^-1 term.
+   The rows as printed are therefore not complete bounds; their sources have a varsigma0-free term as well.
+4. ``alghunaim_yuan2022`` has no communication cost at lam = 0; ``centralized_sgd`` is below
+   ``lower_bound_gossip`` for every lam > 0 (it is not a gossip algorithm; it matches ``lower_bound_any`` at
+   D = 1).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from bounds.rate import CONVENTIONS, Rate, _exact, _validated
+from bounds.symbols import (
+    RATE_SYMBOLS,
+    B,
+    D,
+    Delta,
+    L,
+    T,
+    epsilon,
+    lam,
+    n,
+    sigma,
+    varsigma,
+    varsigma0,
+)
+
+# --- The zero-chain construction's constants (Arjevani et al. Lemma 2; THEORY.md §4) --------------------
+ZERO_CHAIN_RANGE = 12  # Delta_0: f(0) - inf f <= Delta_0 * T_c
+ZERO_CHAIN_SMOOTHNESS = 152  # l_1
+ZERO_CHAIN_GRAD_INF = 23  # G_inf: ||grad f||_inf <= G_inf
+
+
+def _capped_probability(numerator: sp.Expr) -> sp.Expr:
+    """min(numerator / sigma^2, 1) written as numerator / max(sigma^2, numerator): equal for sigma > 0, and
+    it stays defined (= 1) at sigma = 0, where the oracle is exact and every query reveals."""
+    return numerator / sp.Max(sigma**2, numerator)
+
+
+#: Setting 1 chain length, corrected (§11 item 2): floor(Delta L / (4 Delta_0 l_1 eps^2)) = floor(Delta L /
+#: (7296 eps^2)). The paper prints floor(Delta / (Delta_0 l_1 (2 eps)^2)), without L.
+SETTING1_CHAIN_LENGTH = sp.floor(Delta * L / (4 * ZERO_CHAIN_RANGE * ZERO_CHAIN_SMOOTHNESS * epsilon**2))
+
+#: Setting 1 reveal probability p = min((2 G_inf eps)^2 / sigma^2, 1) (THEORY.md §4).
+SETTING1_REVEAL_PROBABILITY = _capped_probability((2 * ZERO_CHAIN_GRAD_INF * epsilon) ** 2)
+
+#: Our sharper reveal probability p = min(4 e^3 eps^2 / sigma^2, 1) (§11 item 23; derivation in
+#: ``hard_instance_sampling_sharp``'s doc).
+SETTING1_REVEAL_PROBABILITY_SHARP = _capped_probability(4 * sp.E**3 * epsilon**2)
+
+#: Setting 2 / Cor 2 chain length floor(Delta L / (Delta_0 l_1 (12 eps)^2)) = floor(Delta L / (262656 eps^2)).
+SETTING2_CHAIN_LENGTH = sp.floor(Delta * L / (ZERO_CHAIN_RANGE * ZERO_CHAIN_SMOOTHNESS * (12 * epsilon) ** 2))
+
+#: Hops between the end groups I_0 and I_1 (|I_0| = |I_1| = ceil(n/3)) of Cor 2's path (§11 item 17).
+PATH_HOP_DISTANCE = n - 2 * sp.ceiling(n / 3) + 1
+
+#: Heterogeneity at the start point of Cor 2's path instance (derived by us; see the module docstring):
+#: grad f_i(0) = -2 eps sqrt(e) (n/|I_0|) e_1 on I_0 and 0 elsewhere, so
+#: varsigma0^2 = 4 e eps^2 (n/|I_0| - 1) with |I_0| = ceil(n/3).
+COR2_INSTANCE_VARSIGMA0 = 2 * epsilon * sp.sqrt(sp.E * (n / sp.ceiling(n / 3) - 1))
+
+#: Mini-batch SGD after T iterations, bound on the average E||grad f||^2 as corrected in §11 item 5:
+#: sigma sqrt(Delta L) / sqrt(n B T) + Delta L / T (the paper prints Delta L sigma / sqrt(n B T)).
+CENTRALIZED_SGD_AFTER_T = sigma * sp.sqrt(Delta * L) / sp.sqrt(n * B * T) + Delta * L / T
+
+#: The paper's sampling term, shared by every row of Table 2.
+_SAMPLING = Delta * L * sigma**2 / (n * B * epsilon**4)
+_GOSSIP_COMMUNICATION = Delta * L / (epsilon**2 * sp.sqrt(1 - lam))
+_DETAG_LOG = sp.log(n + varsigma0 * n / (epsilon * sp.sqrt(Delta * L)))
+_PAPER = "Lu & De Sa, ICML 2021 / JMLR 24(93) 2023"
+
+_UNIFORM = "uniform heterogeneity (5): (1/n) sum_i ||grad f_i(x) - grad f(x)||^2 <= varsigma^2 for all x"
+_AT_START = "heterogeneity at the start only (6): (1/n) sum_i ||grad f_i(0) - grad f(0)||^2 <= varsigma0^2"
+_SYMMETRIC_W = "W symmetric doubly stochastic, lam = max(|lambda_2|, |lambda_n|) < 1"
+_BATCH = ("one sample per iteration in the source; a B-query mini-batch enters as sigma^2 / B "
+          "(our substitution)")
+
+
+def _catalog() -> dict[str, Rate]:
+    entries = [
+        Rate(
+            name="lower_bound_any",
+            kind="lower",
+            source=f"{_PAPER}, Thm 1 (Table 2 row 'L.B., central')",
+            convention="grad_norm",
+            terms={"sampling": _SAMPLING, "communication": Delta * L * D / epsilon**2},
+            assumptions=("any zero-respecting algorithm in A_B", "graph of diameter D in {1, ..., n-1}",
+                         "f in F_{Delta,L}, oracle in O_{sigma^2}"),
+            doc="Omega(Delta L sigma^2/(n B eps^4) + Delta L D/eps^2); the maximum of two hard instances "
+                "(§4 Settings 1 and 2). n = B = D = 1 recovers Arjevani et al.; sigma = 0, D = 1 Carmon "
+                "et al.",
+        ),
+        Rate(
+            name="lower_bound_gossip",
+            kind="lower",
+            source=f"{_PAPER}, Cor 2 (Table 2 row 'L.B., decentral')",
+            convention="grad_norm",
+            terms={"sampling": _SAMPLING, "communication": _GOSSIP_COMMUNICATION},
+            assumptions=("algorithms in A_{B,W} (gossip with one fixed W)",
+                         "proved at lam = cos(pi/n) on the path graph only; Yuan et al. 2022 extend it to "
+                         "lam in [0, cos(pi/n)] with ring lattices", "n >= 2"),
+            doc="Omega(Delta L sigma^2/(n B eps^4) + Delta L/(eps^2 sqrt(1 - lam))), from Thm 1 with "
+                "1/sqrt(1 - cos(pi/n)) = O(D) on the path (THEORY.md §3).",
+        ),
+        Rate(
+            name="lower_bound_async",
+            kind="lower",
+            source=f"{_PAPER}, App. C.1 (asynchronous extension)",
+            convention="grad_norm",
+            terms={"sampling": Delta * L * sigma**2 / (B * epsilon**4),
+                   "communication": Delta * L * D / epsilon**2},
+            assumptions=("one iteration = one gradient update on a randomly chosen worker",
+                         "holds with probability 1"),
+            doc="Omega(Delta L sigma^2/(B eps^4) + Delta L D/eps^2): no 1/n on the sampling term, because "
+                "an iteration updates a single worker (THEORY.md §2).",
+        ),
+        Rate(
+            name="defacto",
+            kind="upper",
+            source=f"{_PAPER}, Thm 4 (DeFacto, Alg. 1)",
+            convention="grad_norm",
+            terms={"sampling": _SAMPLING, "communication": Delta * L * D / epsilon**2},
+            assumptions=("exact-averaging factors W_0..W_{R-1} on G with R in [D, 2D] (Lemma 3); not gossip "
+                         "matrices", "no heterogeneity assumption"),
+            doc="O(Delta L sigma^2/(n B eps^4) + Delta L D/eps^2): mini-batch SGD with K = T/(2R) steps and "
+                "n B R samples per step, R <= 2D. Matches Thm 1, so Theta.",
+        ),
+        Rate(
+            name="detag",
+            kind="upper",
+            source=f"{_PAPER}, Cor 6 (DeTAG, Alg. 2)",
+            convention="grad_norm",
+            terms={"sampling": _SAMPLING, "communication": _GOSSIP_COMMUNICATION * _DETAG_LOG},
+            assumptions=(_AT_START, _SYMMETRIC_W,
+                         "R = max(log(n)/2, log(varsigma0^2 T/(Delta L))/2)/sqrt(1 - lam) and alpha of Cor 6 "
+                         "(bounds.detag_params)",
+                         "accelerated gossip contraction rho = (1 - sqrt(1 - lam))^R without Ye et al.'s "
+                         "absolute constant (UNCONFIRMED, §11 item 9)"),
+            doc="O(Delta L sigma^2/(n B eps^4) + Delta L log(n + varsigma0 n/(eps sqrt(Delta L)))/(eps^2 "
+                "sqrt(1 - lam))). The 'n +' inside the log is Cor 6's (and Thm 7's); Table 2 prints the log "
+                "without it (§11 item 6), which would go negative for small varsigma0. The ratio to Cor 2's "
+                "communication term is exactly the log factor.",
+        ),
+    ]
+    table2_note = ("Table 2 as printed, absolute constants 1; the term mixes units (varsigma is a gradient "
+                   "norm) and is reproduced as tabulated (THEORY.md §8).")
+    dpsgd_comm = Delta * L * n * varsigma / (epsilon**2 * (1 - lam) ** 2)
+    tracking_comm = lam**2 * Delta * L * n * varsigma0 / (epsilon**2 * (1 - lam) ** 3)
+    for name, source, comm, assumption in (
+        ("dpsgd", "Lian et al. 2017a (D-PSGD)", dpsgd_comm, _UNIFORM),
+        ("sgp", "Assran et al. 2019 (SGP)", dpsgd_comm, _UNIFORM),
+        ("d2", "Tang et al. 2018b (D^2)", tracking_comm, _AT_START),
+        ("dsgt", "Zhang & You 2019c (DSGT)", tracking_comm, _AT_START),
+        ("gt_dsgd", "Xin et al. 2021b (GT-DSGD)", tracking_comm, _AT_START),
+    ):
+        extra = ("lambda_min(W) >= -1/3",) if name == "d2" else ()
+        entries.append(Rate(
+            name=name,
+            kind="upper",
+            source=f"{source}, as tabulated in {_PAPER}, Table 2",
+            convention="grad_norm",
+            terms={"sampling": _SAMPLING, "communication": comm},
+            assumptions=(assumption, _SYMMETRIC_W, *extra),
+            doc=table2_note,
+        ))
+    entries += [
+        Rate(
+            name="centralized_sgd",
+            kind="upper",
+            source=f"mini-batch SGD with n B samples per step, as used in the proof of {_PAPER}, Thm 4 "
+                   "(corrected, §11 item 5)",
+            convention="grad_norm",
+            terms={"sampling": _SAMPLING, "optimization": Delta * L / epsilon**2},
+            assumptions=("a central server (or exact averaging every iteration)",),
+            doc="Invert CENTRALIZED_SGD_AFTER_T = sigma sqrt(Delta L)/sqrt(n B T) + Delta L/T <= eps^2 "
+                "term by term (E||grad f|| <= sqrt(E||grad f||^2), Jensen): "
+                "T = Delta L sigma^2/(n B eps^4) + Delta L/eps^2. The printed Delta L sigma/sqrt(n B T) "
+                "would give Delta^2 L^2 sigma^2/(n B eps^4), which does not match Thm 4. No row of "
+                "Table 2; the text's Theta(Delta L sigma^2/(n eps^4)) is the B = 1 sampling term.",
+        ),
+        Rate(
+            name="hard_instance_sampling",
+            kind="lower",
+            source=f"{_PAPER}, proof of Thm 1, Setting 1 and Lemma 8 with delta = 1/2 (corrected T_c, §11 "
+                   "item 2)",
+            convention="grad_norm",
+            terms={"sampling": (SETTING1_CHAIN_LENGTH - 1)
+                   / (n * B * SETTING1_REVEAL_PROBABILITY * (sp.E - 1))},
+            assumptions=("complete graph, every worker holds the scaled zero chain (homogeneous)",
+                         "probabilistic zero-chain oracle with reveal probability p", "zero-respecting",
+                         "holds with probability >= 1/2 per run (§11 item 21)"),
+            probability=0.5,
+            doc="T_eps >= (T_c - 1)/(n B p (e - 1)) with T_c = floor(Delta L/(7296 eps^2)) (Delta_0 l_1 = "
+                "12 * 152, corrected to include L) and p = min((2 * 23 eps)^2/sigma^2, 1). Explicit "
+                "constants: for small eps it is about Delta L sigma^2/(2.653e7 n B eps^4). Vacuous (<= 0) "
+                "while T_c <= 1, i.e. Delta L < 14592 eps^2. Using n B p instead of min(n B p, 1) keeps the "
+                "paper's (weaker, still valid) form.",
+        ),
+        Rate(
+            name="hard_instance_sampling_sharp",
+            kind="lower",
+            source="derived by us from the Setting 1 construction of " + _PAPER + " (THEORY.md §11 item 23)",
+            convention="grad_norm",
+            terms={"sampling": (SETTING1_CHAIN_LENGTH - 1)
+                   / (n * B * SETTING1_REVEAL_PROBABILITY_SHARP * (sp.E - 1))},
+            assumptions=("as hard_instance_sampling", "holds with probability >= 1/2 per run"),
+            status="derived",
+            probability=0.5,
+            doc=(
+                "Derivation. At prog(x) = k the oracle randomizes only coordinate k+1 (zero chain). Its "
+                "partial derivative is d f^/d x_{k+1} = -Psi(-x_k) Phi'(-x_{k+1}) - Psi(x_k) Phi'(x_{k+1}) "
+                "(the link_{k+1} terms vanish, Psi'(0) = Psi(0) = 0), and at x_{k+1} = 0 one of Psi(+-x_k) "
+                "is 0, so |d f^/d x_{k+1}| = Psi(|x_k|) Phi'(0) <= e * sqrt(e) = e^(3/2) (sup Psi = e, "
+                "Phi'(0) = sqrt(e)). The oracle multiplies that coordinate by z/p with z ~ Bernoulli(p), "
+                "so its variance is at most e^3 (1 - p)/p, not G_inf^2 (1 - p)/p = 529 (1 - p)/p. After "
+                "the rescaling (gradient scale L lambda_s/l_1 = 2 eps) the variance is at most "
+                "4 e^3 eps^2 (1 - p)/p <= 4 e^3 eps^2/p, which is <= sigma^2 for p = min(4 e^3 eps^2/"
+                "sigma^2, 1). Lemma 8 then gives the same (T_c - 1)/(n B p (e - 1)) with this p: "
+                "2116/(4 e^3) = 26.3 times the paper's explicit bound when both p < 1; small-eps constant "
+                "7296 * 4 e^3 * (e - 1) = 1.007e6 instead of 2.653e7. To be checked by measuring the "
+                "oracle's variance (oracles/)."
+            ),
+        ),
+        Rate(
+            name="hard_instance_communication",
+            kind="lower",
+            source=f"derived from {_PAPER}, Cor 2 / Setting 2 construction (exact hop count, §11 item 17)",
+            convention="grad_norm",
+            terms={"communication": 1 + (SETTING2_CHAIN_LENGTH - 1) * PATH_HOP_DISTANCE},
+            assumptions=("path graph on n workers, |I_0| = |I_1| = ceil(n/3) at the ends, exact gradients",
+                         "zero-respecting: information moves one hop per iteration", "deterministic"),
+            status="derived",
+            doc="T_eps >= 1 + (T_c - 1)(n - 2 ceil(n/3) + 1) with T_c = floor(Delta L/(262656 eps^2)) = "
+                "floor(Delta L/(Delta_0 l_1 (12 eps)^2)). Coordinate 1 is reachable after one iteration (I_0 "
+                "holds -Psi(1)Phi(x_1)); each later coordinate must cross the n - 2 ceil(n/3) + 1 hops "
+                "between I_0 and I_1. The proof's T_c * dist is only an Omega-level count: it exceeds this "
+                "exact count when dist > 1. Does not depend on lam (it is Cor 2's instance, "
+                "lam = cos(pi/n)).",
+        ),
+        Rate(
+            name="koloskova2020",
+            kind="upper",
+            source="Koloskova, Loizou, Boreiri, Jaggi, Stich, ICML 2020 (arXiv 2003.10422), non-convex "
+                   "decentralized SGD",
+            convention="grad_norm_sq",
+            terms={
+                "sampling": L * Delta * sigma**2 / (n * B * epsilon**2),
+                "heterogeneity": L * Delta * varsigma / ((1 - lam**2) * epsilon ** sp.Rational(3, 2)),
+                "consensus_noise": L * Delta * sigma
+                / (sp.sqrt(B) * sp.sqrt(1 - lam**2) * epsilon ** sp.Rational(3, 2)),
+                "communication": L * Delta / ((1 - lam**2) * epsilon),
+            },
+            assumptions=(_UNIFORM + " (their zeta)", _SYMMETRIC_W,
+                         "fixed W: consensus rate p = 1 - lam^2, window tau = 1", _BATCH),
+            status="recalled",
+            doc="O(L Delta [sigma^2/(n eps) + (zeta tau + sigma sqrt(p tau))/(p eps^(3/2)) + tau/(p eps)]) "
+                "for E||grad f||^2 <= eps, with tau = 1 and p = 1 - lam^2 for a fixed W (THEORY.md §M, "
+                "[recalled]).",
+        ),
+        Rate(
+            name="yuan2022_lower_bound",
+            kind="lower",
+            source="Yuan, Huang, Chen, Zhang, Zhang, Pan, NeurIPS 2022 (arXiv 2210.07863), lower bound",
+            convention="grad_norm_sq",
+            terms={"sampling": L * Delta * sigma**2 / (n * B * epsilon**2),
+                   "communication": L * Delta / (sp.sqrt(1 - lam) * epsilon)},
+            assumptions=("general W with beta = lam in [0, cos(pi/n)] (ring-lattice graphs)", _BATCH),
+            status="recalled",
+            doc="(1/T) sum E||grad f||^2 = Omega(sqrt(L Delta sigma^2/(n T)) + L Delta/(sqrt(1 - beta) T)); "
+                "inverting each term at eps gives T = Omega(L Delta sigma^2/(n eps^2) + L Delta/"
+                "(sqrt(1 - beta) eps)). In the grad_norm convention it coincides with Cor 2.",
+        ),
+        Rate(
+            name="mg_dsgd",
+            kind="upper",
+            source="Yuan, Huang, Chen, Zhang, Zhang, Pan, NeurIPS 2022 (arXiv 2210.07863), MG-DSGD",
+            convention="grad_norm_sq",
+            terms={"sampling": L * Delta * sigma**2 / (n * B * epsilon**2),
+                   "communication": L * Delta * sp.log(n) / (sp.sqrt(1 - lam) * epsilon)},
+            assumptions=("multi-gossip + gradient accumulation, no gradient tracking", _BATCH,
+                         "'additional mild conditions' of the source (not recalled)"),
+            status="recalled",
+            doc="Matches yuan2022_lower_bound up to logarithms. The hidden log is recalled as log n (the "
+                "multi-gossip rounds that reach a 1/sqrt(n) contraction, as in DeTAG's R) -- UNCONFIRMED.",
+        ),
+        Rate(
+            name="alghunaim_yuan2022",
+            kind="upper",
+            source="Alghunaim & Yuan, IEEE TSP 2022 (arXiv 2110.09993), SUDA: ED/D^2",
+            convention="grad_norm_sq",
+            terms={
+                "sampling": L * Delta * sigma**2 / (n * B * epsilon**2),
+                "consensus_noise": L * Delta * lam * sigma
+                / (sp.sqrt(B) * sp.sqrt(1 - lam) * epsilon ** sp.Rational(3, 2)),
+                "communication": L * Delta * lam / ((1 - lam) * epsilon),
+            },
+            assumptions=(_SYMMETRIC_W, "no heterogeneity assumption (ED/D^2 are heterogeneity-free)", _BATCH,
+                         "the L Delta prefactor is our normalization"),
+            status="recalled",
+            doc="Rough form sigma/sqrt(n T) + lam^(2/3) sigma^(2/3)/(gamma^(1/3) T^(2/3)) + lam/(gamma T) "
+                "for the average E||grad f||^2 (gamma = 1 - lam; exponents [recalled]); inverting each term "
+                "at eps: T = sigma^2/(n eps^2) + lam sigma/(sqrt(gamma) eps^(3/2)) + lam/(gamma eps), "
+                "times L Delta.",
+        ),
+        Rate(
+            name="huang_yuan2022",
+            kind="lower",
+            source="Huang & Yuan 2022 (arXiv 2211.00533), time-varying networks",
+            convention="grad_norm_sq",
+            terms={"sampling": L * Delta * sigma**2 / (n * B * epsilon**2),
+                   "communication": L * Delta / ((1 - lam) * epsilon)},
+            assumptions=("time-varying gossip matrices; lam bounds the connectivity of each one", _BATCH),
+            status="recalled",
+            doc="Expected shape: the same sigma term, no square-root acceleration of the connectivity term "
+                "(1/gamma, not 1/sqrt(gamma)), consistent with Kovalev et al. and Metelev et al. "
+                "(THEORY.md §M, formula [recalled]).",
+        ),
+        Rate(
+            name="centralized_lower_bound",
+            kind="lower",
+            source="Arjevani, Carmon, Duchi, Foster, Srebro, Woodworth 2019 (arXiv 1912.02365); "
+                   "Carmon et al. (arXiv 1710.11606)",
+            convention="grad_norm",
+            terms={"sampling": Delta * L * sigma**2 / epsilon**4, "optimization": Delta * L / epsilon**2},
+            assumptions=("a single worker with one unbiased bounded-variance query per iteration",),
+            status="recalled",
+            doc="Omega(Delta L sigma^2 eps^-4 + Delta L eps^-2); sigma = 0 leaves Carmon et al.'s "
+                "deterministic Omega(Delta L eps^-2). Thm 1 at n = B = D = 1 reproduces it.",
+        ),
+    ]
+    return {entry.name: entry for entry in entries}
+
+
+CATALOG: dict[str, Rate] = _catalog()
+
+
+def names(kind: str | None = None) -> tuple[str, ...]:
+    """Catalog names in catalog order; ``kind="lower"`` / ``"upper"`` filters."""
+    if kind not in (None, "lower", "upper"):
+        raise ValueError(f"kind must be None, 'lower' or 'upper'; got {kind!r}")
+    return tuple(name for name, rate in CATALOG.items() if kind is None or rate.kind == kind)
+
+
+def get(name: str) -> Rate:
+    """The catalog entry ``name``; ValueError listing the valid names otherwise."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string; got {type(name).__name__}")
+    try:
+        return CATALOG[name]
+    except KeyError:
+        raise ValueError(f"unknown rate {name!r}; valid names: {', '.join(CATALOG)}") from None
+
+
+def _resolve(rate: str | Rate) -> Rate:
+    return rate if isinstance(rate, Rate) else get(rate)
+
+
+def gap(name: str | Rate, reference: str | Rate = "lower_bound_gossip", *, term: str | None = None,
+        convention: str | None = None, **values: float) -> float:
+    """rate(name) / rate(reference) at one point, both in one convention.
+
+    ``convention`` (default: the reference's) says what ``epsilon`` means; both rates are converted to it
+    with ``Rate.in_convention``. ``term="communication"`` divides that term only (Table 2's "gap" column).
+    ValueError for an unknown name or term, for the checks of ``Rate.evaluate``, and when the reference is
+    vacuous (<= 0) at the point.
+    """
+    rate, ref = _resolve(name), _resolve(reference)
+    convention = ref.convention if convention is None else convention
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {CONVENTIONS}; got {convention!r}")
+    rate, ref = rate.in_convention(convention), ref.in_convention(convention)
+    if term is None:
+        top, bottom = rate.evaluate(**values), ref.evaluate(**values)
+    else:
+        for r in (rate, ref):
+            if term not in r.terms:
+                raise ValueError(f"{r.name} has no term {term!r}; its terms are {list(r.terms)}")
+        top, bottom = rate.evaluate_terms(**values)[term], ref.evaluate_terms(**values)[term]
+    if not bottom > 0:
+        raise ValueError(f"reference {ref.name} is vacuous (= {bottom!r} <= 0) at {values}; no ratio")
+    return top / bottom
+
+
+def dominant_term(name: str | Rate, *, convention: str | None = None, **values: float) -> str:
+    """The name of the largest term at the point (eps read in ``convention``, default the entry's own)."""
+    rate = _resolve(name)
+    if convention is not None:
+        rate = rate.in_convention(convention)
+    term_values = rate.evaluate_terms(**values)
+    return max(term_values, key=term_values.__getitem__)
+
+
+def _exact_value(expr: sp.Expr, **values: float) -> sp.Expr:
+    needed = {s.name for s in expr.free_symbols}
+    missing = sorted(needed - set(values))
+    if missing:
+        raise ValueError(f"missing value(s) for {missing}")
+    subs = {RATE_SYMBOLS[k]: _exact(float(_validated(k, v))) for k, v in values.items()}
+    return expr.xreplace(subs)
+
+
+def setting1_chain_length(Delta: float, L: float, epsilon: float) -> int:
+    """T_c = floor(Delta L / (4 * 12 * 152 * eps^2)) of Setting 1 (§4, corrected by §11 item 2)."""
+    return int(_exact_value(SETTING1_CHAIN_LENGTH, Delta=Delta, L=L, epsilon=epsilon))
+
+
+def setting1_reveal_probability(epsilon: float, sigma: float, *, sharp: bool = False) -> float:
+    """p = min((2 * 23 eps)^2 / sigma^2, 1), or with ``sharp`` min(4 e^3 eps^2 / sigma^2, 1) (§11 item 23)."""
+    expr = SETTING1_REVEAL_PROBABILITY_SHARP if sharp else SETTING1_REVEAL_PROBABILITY
+    return float(_exact_value(expr, epsilon=epsilon, sigma=sigma))
+
+
+def setting2_chain_length(Delta: float, L: float, epsilon: float) -> int:
+    """T_c = floor(Delta L / (262656 eps^2)) of Setting 2 and Cor 2's path instance (§4)."""
+    return int(_exact_value(SETTING2_CHAIN_LENGTH, Delta=Delta, L=L, epsilon=epsilon))
+
+
+def path_hop_distance(n: int) -> int:
+    """n - 2 ceil(n/3) + 1: hops between the end groups of Cor 2's path instance (§11 item 17)."""
+    return int(_exact_value(PATH_HOP_DISTANCE, n=n))

@@ -1,0 +1,106 @@
+"""``decbounds predict``: evaluate a catalog entry at a point, list the catalog, or print LaTeX.
+
+    decbounds predict detag --Delta 1 --L 1 --sigma 1 --varsigma0 1 --n 16 --B 1 --epsilon 0.01 --lam 0.95
+    decbounds predict --list
+    decbounds predict detag --latex
+
+A thin layer over ``bounds.get``, ``Rate.evaluate_terms``, ``bounds.dominant_term`` and ``bounds.gap``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from bounds.catalog import CATALOG, gap, get
+from bounds.rate import CONVENTIONS, Rate
+from bounds.symbols import DESCRIPTIONS, INTEGER, RATE_SYMBOLS
+
+_CRITERION = {"grad_norm": "E||grad f|| <= eps", "grad_norm_sq": "E||grad f||^2 <= eps"}
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the ``predict`` subcommand on ``subparsers`` (an argparse sub-parsers action)."""
+    parser = subparsers.add_parser(
+        "predict",
+        help="predicted iteration complexity T_eps of a catalog entry",
+        description="Evaluate a bound of the catalog term by term, with its dominant term and its ratio to "
+                    "a reference (default: the gossip lower bound, Cor 2). Absolute constants are 1.",
+    )
+    parser.add_argument("name", nargs="?", help="catalog entry (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the catalog with source and status")
+    parser.add_argument("--latex", action="store_true", help="print the bound and its terms as LaTeX")
+    parser.add_argument("--convention", choices=CONVENTIONS, default=None,
+                        help="what --epsilon means: grad_norm (E||grad f|| <= eps, the paper's) or "
+                             "grad_norm_sq (E||grad f||^2 <= eps); default grad_norm")
+    parser.add_argument("--reference", default="lower_bound_gossip",
+                        help="catalog entry to divide by (default: lower_bound_gossip)")
+    for name in RATE_SYMBOLS:
+        parser.add_argument(f"--{name}", type=int if name in INTEGER else float, default=None,
+                            metavar=name.upper() if name in INTEGER else "X", help=DESCRIPTIONS[name])
+    parser.set_defaults(func=run)
+
+
+def _print_list() -> None:
+    width = max(map(len, CATALOG))
+    print(f"{'name':<{width}}  {'kind':<5}  {'convention':<12}  {'status':<9}  source")
+    for rate in CATALOG.values():
+        print(f"{rate.name:<{width}}  {rate.kind:<5}  {rate.convention:<12}  {rate.status:<9}  {rate.source}")
+
+
+def _print_latex(rate: Rate) -> None:
+    print(f"% {rate.name} ({rate.convention}: {_CRITERION[rate.convention]})")
+    print(f"T_\\varepsilon = {rate.latex()}")
+    for line in rate.latex(terms=True).splitlines():
+        print(f"%   {line}")
+
+
+def _print_prediction(rate: Rate, reference: Rate, values: dict[str, float]) -> None:
+    terms = rate.evaluate_terms(**values)
+    total = rate.evaluate(**values)
+    print(f"{rate.name}: {rate.kind} bound, {rate.source}")
+    print(f"convention: {rate.convention} ({_CRITERION[rate.convention]}); status: {rate.status}"
+          + (f"; holds with probability >= {rate.probability:g} per run" if rate.probability < 1 else ""))
+    width = max(len("total"), *map(len, terms))
+    for key, value in terms.items():
+        print(f"  {key:<{width}}  {value:.6g}")
+    print(f"  {'total':<{width}}  {total:.6g}")
+    print(f"dominant term: {max(terms, key=terms.__getitem__)}")
+    try:
+        ratio = gap(rate, reference, convention=rate.convention, **values)
+    except ValueError as err:
+        print(f"ratio to {reference.name}: n/a ({err})")
+        return
+    print(f"ratio to {reference.name}: {ratio:.6g}")
+    if "communication" in rate.terms and "communication" in reference.terms:
+        try:
+            comm = gap(rate, reference, term="communication", convention=rate.convention, **values)
+            print(f"communication-term ratio: {comm:.6g}")
+        except (ValueError, ZeroDivisionError) as err:
+            print(f"communication-term ratio: n/a ({err})")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Body of ``decbounds predict``; returns the exit status (2 for bad input, with the reason on stderr)."""
+    if args.list:
+        _print_list()
+        return 0
+    if args.name is None:
+        print("decbounds predict: give a catalog entry name, or --list", file=sys.stderr)
+        return 2
+    values = {name: getattr(args, name) for name in RATE_SYMBOLS if getattr(args, name) is not None}
+    try:
+        rate = get(args.name)
+        reference = get(args.reference)
+        convention = args.convention or "grad_norm"
+        rate = rate.in_convention(convention)
+        if args.latex:
+            _print_latex(rate)
+            if not values:
+                return 0
+        _print_prediction(rate, reference, values)
+    except ValueError as err:
+        print(f"decbounds predict: {err}", file=sys.stderr)
+        return 2
+    return 0

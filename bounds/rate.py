@@ -1,0 +1,232 @@
+"""The record type of the catalog: one iteration-complexity bound T_eps as a sum of named sympy terms.
+
+A ``Rate`` is data (THEORY.md §M, design notes): the symbolic bound split into named terms (``sampling``,
+``communication``, ...), the accuracy convention it is stated in, whether it is a lower or an upper bound,
+where it comes from and how sure we are of it. Every bound counts iterations with absolute constants set to
+1 unless the entry says otherwise (the hard-instance entries carry the construction's explicit constants).
+
+Conventions (THEORY.md §1): ``grad_norm`` means the criterion E||grad f(x)|| <= eps (the paper's, rates in
+eps^-4 and eps^-2); ``grad_norm_sq`` means E||grad f(x)||^2 <= eps (most later papers, rates in eps^-2 and
+eps^-1). ``Rate.in_convention`` converts by the identification eps_sq = eps_norm^2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from collections.abc import Callable, Mapping
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from bounds.symbols import DESCRIPTIONS, INTEGER, NONNEGATIVE, RATE_SYMBOLS, epsilon
+
+KINDS = ("lower", "upper")
+CONVENTIONS = ("grad_norm", "grad_norm_sq")
+STATUSES = ("confirmed", "recalled", "derived")
+
+_LATEX_NAMES = {
+    RATE_SYMBOLS["lam"]: r"\lambda",
+    RATE_SYMBOLS["varsigma"]: r"\varsigma",
+    RATE_SYMBOLS["varsigma0"]: r"\varsigma_0",
+    RATE_SYMBOLS["epsilon"]: r"\varepsilon",
+}
+
+
+def _validated(name: str, value: Any) -> np.ndarray:
+    """``value`` as a float array after checking the domain of symbol ``name`` (THEORY.md §1)."""
+    if isinstance(value, bool | np.bool_) or isinstance(value, str | bytes):
+        raise TypeError(f"{name} must be a real number; got {value!r}")
+    if not isinstance(value, numbers.Real | np.ndarray | list | tuple):
+        raise TypeError(f"{name} must be a real number or an array of them; got {type(value).__name__}")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a real number or an array of them; got {value!r}") from err
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite; got {value!r}")
+    if name in NONNEGATIVE:
+        if np.any(arr < 0):
+            raise ValueError(f"{name} must be >= 0 ({DESCRIPTIONS[name]}); got {value!r}")
+    elif np.any(arr <= 0):
+        raise ValueError(f"{name} must be > 0, a non-positive value is outside its domain "
+                         f"({DESCRIPTIONS[name]}); got {value!r}")
+    if name == "lam" and np.any(arr >= 1):
+        raise ValueError(f"lam must lie in [0, 1) ({DESCRIPTIONS['lam']}); got {value!r}")
+    if name in INTEGER and np.any(arr != np.round(arr)):
+        raise ValueError(f"{name} must be an integer ({DESCRIPTIONS[name]}); got {value!r}")
+    return arr
+
+
+def _exact(value: float) -> sp.Rational:
+    """The decimal a user typed, exactly: 0.1 -> 1/10, so that floor(1/0.1**2) is 100, not 99."""
+    return sp.Rational(repr(float(value)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Rate:
+    """One catalog entry: T_eps >= (kind "lower") or <= (kind "upper") the sum of ``terms``.
+
+    Fields:
+        name: catalog key, e.g. ``"detag"``.
+        kind: ``"lower"`` or ``"upper"``.
+        source: paper and theorem/table, e.g. ``"Lu & De Sa 2021/2023, Cor. 6"``.
+        convention: ``"grad_norm"`` (E||grad f|| <= eps) or ``"grad_norm_sq"`` (E||grad f||^2 <= eps).
+        terms: term name -> sympy expression in the symbols of ``bounds.symbols``; at least ``sampling`` and
+            ``communication`` where the source splits them.
+        assumptions: the conditions under which the bound holds (heterogeneity form, class of W, ...).
+        status: ``"confirmed"`` (checked against the paper), ``"recalled"`` (THEORY.md [recalled]) or
+            ``"derived"`` (derived by us from the construction; the derivation is in ``doc``).
+        doc: derivation and notes.
+        probability: the bound holds with at least this probability per run (1.0 for in-expectation bounds;
+            0.5 for the hard-instance sampling bound, THEORY.md §11 item 21).
+    """
+
+    name: str
+    kind: str
+    source: str
+    convention: str
+    terms: Mapping[str, sp.Expr] = dataclasses.field(hash=False)
+    assumptions: tuple[str, ...] = ()
+    status: str = "confirmed"
+    doc: str = ""
+    probability: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"name must be an identifier-like string; got {self.name!r}")
+        for field, allowed in (("kind", KINDS), ("convention", CONVENTIONS), ("status", STATUSES)):
+            if getattr(self, field) not in allowed:
+                raise ValueError(f"{self.name}: {field} must be one of {allowed}; "
+                                 f"got {getattr(self, field)!r}")
+        if not isinstance(self.terms, Mapping) or not self.terms:
+            raise ValueError(f"{self.name}: terms must be a non-empty mapping of term name -> expression")
+        known = set(RATE_SYMBOLS.values())
+        terms: dict[str, sp.Expr] = {}
+        for key, expr in self.terms.items():
+            expr = sp.sympify(expr)
+            stray = expr.free_symbols - known
+            if stray:
+                raise ValueError(f"{self.name}: term {key!r} uses symbols {sorted(map(str, stray))} that are "
+                                 f"not the symbols of bounds.symbols (same name, other assumptions?)")
+            terms[key] = expr
+        object.__setattr__(self, "terms", MappingProxyType(terms))
+        object.__setattr__(self, "assumptions", tuple(self.assumptions))
+        if not 0.0 < self.probability <= 1.0:
+            raise ValueError(f"{self.name}: probability must lie in (0, 1]; got {self.probability!r}")
+
+    # -- symbolic views ------------------------------------------------------------------------------
+
+    @property
+    def expr(self) -> sp.Expr:
+        """The whole bound: the sum of the terms."""
+        return sp.Add(*self.terms.values())
+
+    @cached_property
+    def arguments(self) -> tuple[str, ...]:
+        """Names of the symbols the bound depends on, in the order of ``bounds.symbols.RATE_SYMBOLS``."""
+        used = self.expr.free_symbols
+        return tuple(name for name, sym in RATE_SYMBOLS.items() if sym in used)
+
+    def latex(self, *, terms: bool = False) -> str:
+        """LaTeX of the bound (``terms=True``: one ``name: expression`` line per term)."""
+        if terms:
+            return "\n".join(f"{key}: {sp.latex(expr, symbol_names=_LATEX_NAMES)}"
+                             for key, expr in self.terms.items())
+        return sp.latex(self.expr, symbol_names=_LATEX_NAMES)
+
+    def in_convention(self, convention: str) -> Rate:
+        """The same bound stated in the other accuracy convention.
+
+        grad_norm -> grad_norm_sq substitutes eps -> sqrt(eps); grad_norm_sq -> grad_norm substitutes
+        eps -> eps^2 (THEORY.md §M: eps_sq = eps_norm^2). By Jensen, E||g|| <= sqrt(E||g||^2), so the
+        conversion is rigorous for upper bounds stated in grad_norm_sq and for lower bounds stated in
+        grad_norm; the other two directions are the customary identification, exact up to that gap.
+        """
+        if convention not in CONVENTIONS:
+            raise ValueError(f"convention must be one of {CONVENTIONS}; got {convention!r}")
+        if convention == self.convention:
+            return self
+        eps_of = sp.sqrt(epsilon) if convention == "grad_norm_sq" else epsilon**2
+        return dataclasses.replace(
+            self,
+            convention=convention,
+            terms={key: expr.xreplace({epsilon: eps_of}) for key, expr in self.terms.items()},
+            doc=f"{self.doc}\n\n(Converted from {self.convention} to {convention}.)".strip(),
+        )
+
+    # -- numeric views -------------------------------------------------------------------------------
+
+    def _checked(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        unknown = sorted(set(values) - set(RATE_SYMBOLS))
+        if unknown:
+            raise ValueError(f"{self.name}: unknown keyword(s) {unknown}; "
+                             f"the symbols are {list(RATE_SYMBOLS)}")
+        missing = [name for name in self.arguments if name not in values]
+        if missing:
+            raise ValueError(f"{self.name}: missing value(s) for {missing}; this rate needs "
+                             f"{list(self.arguments)}")
+        # Every given value is checked, also those this rate ignores: a bad value is an error wherever it
+        # appears (one call often feeds several rates, as in gap()).
+        return {name: _validated(name, value) for name, value in values.items()}
+
+    @cached_property
+    def _numpy_terms(self) -> Callable[..., tuple[Any, ...]]:
+        args = [RATE_SYMBOLS[name] for name in self.arguments]
+        return sp.lambdify(args, tuple(self.terms.values()), modules="numpy")
+
+    @cached_property
+    def _is_exact(self) -> bool:
+        # floor/ceiling jump at the decimals users type; those entries are evaluated in exact arithmetic.
+        return self.expr.has(sp.floor, sp.ceiling)
+
+    def evaluate_terms(self, **values: float) -> dict[str, float]:
+        """Each term's value at a point (scalars), by term name; see ``evaluate`` for the checks."""
+        checked = self._checked(values)
+        for name, arr in checked.items():
+            if arr.ndim != 0:
+                raise ValueError(f"{name} must be a scalar in evaluate(); use lambdify() for arrays")
+        if self._is_exact:
+            subs = {RATE_SYMBOLS[name]: _exact(float(checked[name])) for name in self.arguments}
+            return {key: float(sp.N(expr.xreplace(subs), 17)) for key, expr in self.terms.items()}
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            raw = self._numpy_terms(*(float(checked[name]) for name in self.arguments))
+        return {key: float(value) for key, value in zip(self.terms, raw, strict=True)}
+
+    def evaluate(self, **values: float) -> float:
+        """T_eps predicted by the bound at one point: the sum of the term values.
+
+        Every symbol in ``self.arguments`` must be given; other symbols of ``bounds.symbols`` are accepted
+        and ignored. ValueError names the offending keyword for: an unknown keyword, a missing symbol, a
+        non-positive value (sigma, varsigma, varsigma0 and lam may be 0), lam outside [0, 1), a non-integer
+        n, B or D, or a non-finite value.
+        """
+        total = math.fsum(self.evaluate_terms(**values).values())
+        return total
+
+    def lambdify(self) -> Callable[..., np.ndarray]:
+        """A vectorized evaluator ``f(**values) -> ndarray``: values broadcast against each other.
+
+        Same keywords and checks as ``evaluate``; the result has the broadcast shape of all given values, so
+        a rate that does not depend on a swept symbol comes back as a flat array. Floating point: floor and
+        ceiling are evaluated in float64 here, so at exact integer boundaries (e.g. floor(1/0.1**2)) the
+        vectorized value may be one step below ``evaluate``'s exact one.
+        """
+        function = self._numpy_terms
+
+        def vectorized(**values: Any) -> np.ndarray:
+            checked = self._checked(values)
+            shape = np.broadcast_shapes(*(arr.shape for arr in checked.values()))
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                parts = function(*(checked[name] for name in self.arguments))
+            total = np.zeros(shape)
+            for part in parts:
+                total = total + np.broadcast_to(np.asarray(part, dtype=float), shape)
+            return total
+
+        vectorized.__doc__ = f"Vectorized {self.name}: T_eps = {self.expr}"
+        return vectorized

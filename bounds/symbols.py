@@ -1,0 +1,57 @@
+"""The sympy symbols every rate is written in (THEORY.md §1, §M notation).
+
+Assumptions are declared where they are true, so that sympy simplifies ``sqrt(x**2)`` to ``x`` and the like:
+
+- ``Delta`` (f(0) - inf f), ``L`` (smoothness), ``epsilon`` (target accuracy): positive reals;
+- ``n`` (workers), ``B`` (oracle queries per worker per iteration), ``D`` (graph diameter): positive integers;
+- ``sigma`` (oracle standard deviation), ``varsigma`` (uniform heterogeneity, assumption (5)), ``varsigma0``
+  (heterogeneity at the start point, assumption (6)): non-negative reals — zero is meaningful (exact
+  gradients, homogeneous data) and Thm 1's special case sigma = 0 is one of the paper's checks;
+- ``lam`` = max(|lambda_2(W)|, |lambda_n(W)|): non-negative real; lam < 1 cannot be declared to sympy and is
+  enforced by ``Rate.evaluate``. The spectral gap is 1 - lam.
+
+``T`` (iterations) is used only to write rates "after T iterations" before inverting them; it is not an
+argument of any catalog entry.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+Delta = sp.Symbol("Delta", positive=True)
+L = sp.Symbol("L", positive=True)
+sigma = sp.Symbol("sigma", nonnegative=True)
+varsigma = sp.Symbol("varsigma", nonnegative=True)
+varsigma0 = sp.Symbol("varsigma0", nonnegative=True)
+n = sp.Symbol("n", positive=True, integer=True)
+B = sp.Symbol("B", positive=True, integer=True)
+epsilon = sp.Symbol("epsilon", positive=True)
+lam = sp.Symbol("lam", nonnegative=True)
+D = sp.Symbol("D", positive=True, integer=True)
+
+T = sp.Symbol("T", positive=True)
+
+#: Every symbol a catalog rate may use, by name (the keywords ``Rate.evaluate`` accepts).
+RATE_SYMBOLS: dict[str, sp.Symbol] = {
+    s.name: s for s in (Delta, L, sigma, varsigma, varsigma0, n, B, epsilon, lam, D)
+}
+
+#: Symbols whose value may be zero (the others must be strictly positive).
+NONNEGATIVE: frozenset[str] = frozenset({"sigma", "varsigma", "varsigma0", "lam"})
+
+#: Symbols whose value must be an integer.
+INTEGER: frozenset[str] = frozenset({"n", "B", "D"})
+
+#: What each symbol means, for help texts (CLI) and error messages.
+DESCRIPTIONS: dict[str, str] = {
+    "Delta": "f(x0) - inf f, the initial suboptimality (> 0)",
+    "L": "smoothness constant of every local f_i (> 0)",
+    "sigma": "oracle noise: E||g - grad f_i||^2 <= sigma^2 (>= 0)",
+    "varsigma": "uniform heterogeneity, (1/n) sum ||grad f_i - grad f||^2 <= varsigma^2 for all x (>= 0)",
+    "varsigma0": "heterogeneity at the start point x0 = 0 only (>= 0)",
+    "n": "number of workers (integer >= 1)",
+    "B": "oracle queries per worker per iteration (integer >= 1)",
+    "epsilon": "target accuracy in the rate's convention (> 0)",
+    "lam": "max(|lambda_2|, |lambda_n|) of the gossip matrix, in [0, 1); spectral gap = 1 - lam",
+    "D": "graph diameter (integer >= 1)",
+}

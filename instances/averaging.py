@@ -1,0 +1,199 @@
+"""Exact averaging in finitely many rounds (DeFacto, Lemma 3 / App. C.3) and multi-step gossip operators:
+accelerated two-tap gossip (Alg. 3, §7) and Chebyshev gossip (THEORY.md §N), as coefficient schedules.
+
+Orientation everywhere: rows are workers and a round acts as ``X <- F @ X`` on the worker axis 0.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import scipy.sparse as sp
+
+from bounds.detag_params import accelerated_gossip_eta
+from instances.gossip import MatrixLike, as_csr, second_eigenvalue
+from instances.graphs import node_order
+
+GOSSIP_METHODS: tuple[str, ...] = ("two_tap", "chebyshev", "plain")
+GOSSIP_STARTS: tuple[str, ...] = ("paper", "plain")
+
+
+# --------------------------------------------------------------------------------------------------------
+# exact averaging: GATHER-PROPAGATE (Ko 2010; App. C.3, Alg. 5)
+
+
+def exact_averaging_factors(G: nx.Graph) -> list[sp.csr_array]:
+    """Factors F_0, ..., F_{R-1} supported on G plus the diagonal with F_{R-1} ... F_1 F_0 = 11^T/n (Lemma 3).
+
+    GATHER-PROPAGATE on a BFS spanning tree rooted at a centre c (smallest label among the centres):
+    gather rounds move every subtree's sum one level up, from the deepest level to the root, zeroing the
+    sender; propagate rounds then let each node u at depth l keep its value / d_u (d_u = subtree size) and
+    send value * d_v / d_u to each child v. R = 2 * radius, and radius in [ceil(D/2), D] gives D <= R <= 2D.
+    The factors are column stochastic but neither symmetric nor doubly stochastic (they are not gossip
+    matrices; DeFacto is not a gossip protocol, THEORY.md §5). The one-node graph (D = 0) gets one identity
+    factor, so that DeFacto's phase length 2R stays positive.
+    """
+    n = node_order(G)
+    if G.is_directed():
+        raise TypeError("exact_averaging_factors needs an undirected networkx.Graph")
+    if n == 1:
+        return [sp.csr_array(np.ones((1, 1)))]
+    if not nx.is_connected(G):
+        raise ValueError("G must be connected for exact averaging (a disconnected graph has no finite D)")
+    root = min(nx.center(G))
+    parent: dict[int, int] = {}
+    depth = {root: 0}
+    for u, v in nx.bfs_edges(G, root):
+        parent[v] = u
+        depth[v] = depth[u] + 1
+    height = max(depth.values())
+    subtree = np.ones(n)
+    for v in sorted(parent, key=depth.__getitem__, reverse=True):
+        subtree[parent[v]] += subtree[v]
+    by_depth: list[list[int]] = [[] for _ in range(height + 1)]
+    for v, d in depth.items():
+        by_depth[d].append(v)
+
+    factors: list[sp.csr_array] = []
+    for level in range(height, 0, -1):  # gather: level -> level - 1
+        diag = np.ones(n)
+        movers = np.array(by_depth[level])
+        diag[movers] = 0.0
+        rows = np.concatenate([np.arange(n), [parent[v] for v in movers]])
+        cols = np.concatenate([np.arange(n), movers])
+        vals = np.concatenate([diag, np.ones(len(movers))])
+        factors.append(_csr(rows, cols, vals, n))
+    children: dict[int, list[int]] = {u: [] for u in range(n)}
+    for v, u in parent.items():
+        children[u].append(v)
+    for level in range(height):  # propagate: level -> level + 1
+        diag = np.ones(n)
+        rows, cols, vals = [], [], []
+        for u in by_depth[level]:
+            diag[u] = 1.0 / subtree[u]
+            for v in children[u]:
+                rows.append(v)
+                cols.append(u)
+                vals.append(subtree[v] / subtree[u])
+        rows_a = np.concatenate([np.arange(n), rows])
+        cols_a = np.concatenate([np.arange(n), cols])
+        factors.append(_csr(rows_a, cols_a, np.concatenate([diag, vals]), n))
+    return factors
+
+
+def _csr(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, n: int) -> sp.csr_array:
+    F = sp.csr_array((np.asarray(vals, float), (np.asarray(rows, int), np.asarray(cols, int))), shape=(n, n))
+    F.eliminate_zeros()
+    return F
+
+
+# --------------------------------------------------------------------------------------------------------
+# multi-step gossip as a coefficient schedule
+
+
+def _check_R(R: object) -> int:
+    if isinstance(R, bool) or not isinstance(R, (int, np.integer)) or R < 0:
+        raise ValueError(f"R must be a non-negative integer number of gossip steps; got R={R!r}")
+    return int(R)
+
+
+def _check_lam(lam: object) -> float:
+    lam_f = float(lam)  # type: ignore[arg-type]
+    if not (0.0 <= lam_f < 1.0):
+        raise ValueError(f"lam must lie in [0, 1) (lam = max(|lambda_2|, |lambda_n|) of W); got lam={lam!r}")
+    return lam_f
+
+
+def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None,
+                    start: str = "paper") -> np.ndarray:
+    """Rows (a_r, b_r), r < R, of the recursion z_{r+1} = a_r W z_r + b_r z_{r-1} with z_{-1} := z_0.
+
+    - "two_tap" (Alg. 3, §7.1): a = 1 + eta, b = -eta, eta = ``accelerated_gossip_eta(lam)`` =
+      (1 - sqrt(1-lam^2)) / (1 + sqrt(1-lam^2)) unless given. ``start="paper"`` keeps z_{-1} = z_0 in the
+      first step (as Alg. 3); ``start="plain"`` makes the first step plain gossip, a_0 = 1, b_0 = 0
+      (THEORY.md §11 item 18: the paper's start expands disagreement along an eigenvalue near -lam).
+    - "chebyshev": z_R = p_R(W) z_0 with p_R(t) = T_R(t/lam) / T_R(1/lam) (§N), by the Chebyshev three-term
+      recurrence: a_0 = 1, b_0 = 0, then a_r = 2 c_r / (lam c_{r+1}), b_r = -c_{r-1} / c_{r+1} with
+      c_r = T_r(1/lam), computed through the ratios q_r = c_{r-1}/c_r (no overflow for large R).
+      lam = 0 is the limit p_R(t) = t^R, plain gossip.
+    - "plain": a = 1, b = 0.
+    Every row has a_r + b_r = 1, so the average of z is kept exactly (to rounding).
+    """
+    R = _check_R(R)
+    lam = _check_lam(lam)
+    if method not in GOSSIP_METHODS:
+        raise ValueError(f"method must be one of {GOSSIP_METHODS}; got method={method!r}")
+    if start not in GOSSIP_STARTS:
+        raise ValueError(f"start must be one of {GOSSIP_STARTS}; got start={start!r}")
+    schedule = np.zeros((R, 2))
+    schedule[:, 0] = 1.0
+    if method == "plain" or R == 0:
+        return schedule
+    if method == "two_tap":
+        if eta is None:
+            eta = accelerated_gossip_eta(lam)
+        eta = float(eta)
+        if not (0.0 <= eta < 1.0):
+            raise ValueError(f"eta must lie in [0, 1); got eta={eta!r}")
+        schedule[:, 0] = 1.0 + eta
+        schedule[:, 1] = -eta
+        if start == "plain":
+            schedule[0] = (1.0, 0.0)
+        return schedule
+    if eta is not None:
+        raise ValueError("eta applies to method='two_tap' only; Chebyshev coefficients follow from lam")
+    if lam == 0.0:
+        return schedule
+    q = lam  # q_1 = c_0 / c_1 = 1 / (1/lam)
+    for r in range(1, R):
+        q_next = 1.0 / (2.0 / lam - q)  # q_{r+1} = c_r / c_{r+1}
+        schedule[r] = (2.0 * q_next / lam, -q * q_next)
+        q = q_next
+    return schedule
+
+
+def multi_step_gossip(W: MatrixLike, Z: np.ndarray, schedule: np.ndarray) -> np.ndarray:
+    """Apply z_{r+1} = a_r W z_r + b_r z_{r-1} (z_{-1} := z_0) for each row (a_r, b_r) of ``schedule``.
+
+    Z has shape (n, *rest); W acts on axis 0 (one sparse product per step on the (n, -1) reshape).
+    """
+    W = as_csr(W)
+    Z = np.asarray(Z, dtype=float)
+    if Z.ndim == 0 or Z.shape[0] != W.shape[0]:
+        raise ValueError(f"Z must have the worker axis first with n={W.shape[0]} rows; got shape {Z.shape}")
+    schedule = np.asarray(schedule, dtype=float)
+    if schedule.ndim != 2 or schedule.shape[1] != 2:
+        raise ValueError(f"schedule must have shape (R, 2); got {schedule.shape}")
+    flat = Z.reshape(Z.shape[0], -1)
+    previous = current = flat
+    for a, b in schedule:
+        nxt = a * (W @ current)
+        if b != 0.0:
+            nxt += b * previous
+        previous, current = current, nxt
+    return np.array(current).reshape(Z.shape)
+
+
+def accelerated_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None = None,
+                       eta: float | None = None, start: str = "paper") -> np.ndarray:
+    """R steps of Alg. 3's two-tap gossip; lam defaults to ``second_eigenvalue(W)`` (see ``gossip_schedule``)."""
+    if lam is None:
+        lam = second_eigenvalue(W)
+    return multi_step_gossip(W, Z, gossip_schedule("two_tap", lam, R, eta=eta, start=start))
+
+
+def chebyshev_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None = None) -> np.ndarray:
+    """R steps of Chebyshev gossip z_R = T_R(W/lam) z_0 / T_R(1/lam) (THEORY.md §N)."""
+    if lam is None:
+        lam = second_eigenvalue(W)
+    return multi_step_gossip(W, Z, gossip_schedule("chebyshev", lam, R))
+
+
+def schedule_polynomial(schedule: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """p_R(mu) for eigenvalues mu: the R-step operator of ``multi_step_gossip`` is p_R(W), so for a symmetric
+    W its consensus contraction ||p_R(W) - 11^T/n||_2 is max |p_R(mu)| over the non-trivial eigenvalues."""
+    mu = np.asarray(mu, dtype=float)
+    previous = current = np.ones_like(mu)
+    for a, b in np.asarray(schedule, dtype=float):
+        previous, current = current, a * mu * current + b * previous
+    return current

@@ -1,0 +1,277 @@
+"""Communication graphs G of the paper's (f, O, G) triple (THEORY.md §1, §4 Setting 2, §N).
+
+Every builder returns a ``networkx.Graph`` on the integer nodes ``0..n-1`` (the worker indices, i.e. the row
+order of every gossip matrix). Graphs with a translation symmetry (ring, ring lattice, exponential, complete,
+torus, hypercube) record it as ``G.graph["cayley"] = (n_1, ..., n_k)``: node ``i`` is the mixed-radix index of
+an element of Z_{n_1} x ... x Z_{n_k} (row-major, as ``numpy.unravel_index``) and the edge set is invariant
+under every translation of that group. ``instances.optimize`` uses it to reduce FDLA/FMMC to a small LP.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import networkx as nx
+import numpy as np
+
+TOPOLOGIES: tuple[str, ...] = (
+    "ring",
+    "path",
+    "star",
+    "complete",
+    "torus",
+    "hypercube",
+    "exponential",
+    "erdos_renyi",
+    "random_geometric",
+    "ring_lattice",
+    "broom",
+)
+
+DEFAULT_CONNECT_ATTEMPTS = 100
+
+
+def _check_n(n: object, minimum: int = 1, name: str = "n") -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer number of workers; got {n!r}")
+    if n < minimum:
+        raise ValueError(f"{name} must be >= {minimum}; got {name}={n}")
+    return int(n)
+
+
+def _seed_of(seed: object) -> int | None:
+    """networkx wants an int seed (or a RandomState); turn a Generator into an int drawn from it."""
+    if seed is None or isinstance(seed, (int, np.integer)):
+        return None if seed is None else int(seed)
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(2**31 - 1))
+    raise TypeError(f"seed must be an int or a numpy.random.Generator; got {type(seed).__name__}")
+
+
+def _circulant(n: int, offsets: list[int]) -> nx.Graph:
+    G = nx.circulant_graph(n, offsets) if n > 1 else nx.empty_graph(1)
+    G.graph["cayley"] = (n,)
+    return G
+
+
+def ring(n: int) -> nx.Graph:
+    """Cycle C_n (n >= 3); n = 1, 2 give the single node and the single edge."""
+    n = _check_n(n)
+    if n <= 2:
+        G = nx.path_graph(n)
+        G.graph["cayley"] = (n,)
+        return G
+    return _circulant(n, [1])
+
+
+def path(n: int) -> nx.Graph:
+    """Path 0-1-...-(n-1), diameter n - 1 (the hard graph of Cor. 2)."""
+    return nx.path_graph(_check_n(n))
+
+
+def star(n: int) -> nx.Graph:
+    """Star K_{1,n-1} with centre 0."""
+    return nx.star_graph(_check_n(n) - 1)
+
+
+def complete(n: int) -> nx.Graph:
+    """Complete graph K_n (diameter 1)."""
+    n = _check_n(n)
+    G = nx.complete_graph(n)
+    G.graph["cayley"] = (n,)
+    return G
+
+
+def torus(n: int, r: int | None = None, c: int | None = None) -> nx.Graph:
+    """2-D torus C_r x C_c with n = r*c; node i*c + j is cell (i, j). r, c default to the most square split.
+
+    Each factor must have r, c >= 3 (a factor of 2 would double an edge; use the hypercube for that).
+    """
+    n = _check_n(n)
+    if r is None and c is None:
+        r = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
+        c = n // r
+    elif r is None:
+        r = n // _check_n(c, 1, "c")
+    elif c is None:
+        c = n // _check_n(r, 1, "r")
+    r, c = _check_n(r, 1, "r"), _check_n(c, 1, "c")
+    if r * c != n:
+        raise ValueError(f"torus needs n = r*c; got n={n}, r={r}, c={c}")
+    if r < 3 or c < 3:
+        raise ValueError(f"torus needs r >= 3 and c >= 3 (got r={r}, c={c} for n={n}); use ring or hypercube")
+    G = nx.grid_2d_graph(r, c, periodic=True)
+    G = nx.relabel_nodes(G, {(i, j): i * c + j for i, j in G.nodes})
+    G = nx.Graph(sorted(G.edges))  # nodes in order 0..n-1
+    G.add_nodes_from(range(n))
+    G.graph["cayley"] = (r, c)
+    G.graph["torus"] = (r, c)
+    return G
+
+
+def hypercube(n: int) -> nx.Graph:
+    """Hypercube Q_d with n = 2^d; nodes i and i XOR 2^k are linked."""
+    n = _check_n(n)
+    if n & (n - 1):
+        raise ValueError(f"hypercube needs n a power of 2; got n={n}")
+    d = n.bit_length() - 1
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    G.add_edges_from((i, i ^ (1 << k)) for i in range(n) for k in range(d) if i < i ^ (1 << k))
+    # node i <-> bits (b_{d-1}, ..., b_0) of i: row-major index of Z_2^d
+    G.graph["cayley"] = (2,) * d
+    return G
+
+
+def exponential(n: int, directed: bool = False) -> nx.Graph | nx.DiGraph:
+    """Static exponential graph: i linked to i + 2^k mod n for 2^k < n (THEORY.md §N).
+
+    Undirected (default): i ~ i +- 2^k, a circulant. ``directed=True``: the DiGraph i -> i + 2^k mod n
+    of Ying et al. 2021, for push-sum (see ``gossip.column_stochastic_matrix``).
+    """
+    n = _check_n(n)
+    offsets = sorted({(1 << k) % n for k in range(max(n - 1, 1).bit_length()) if (1 << k) < n} - {0})
+    if directed:
+        G = nx.DiGraph()
+        G.add_nodes_from(range(n))
+        G.add_edges_from((i, (i + s) % n) for i in range(n) for s in offsets)
+        return G
+    return _circulant(n, offsets)
+
+
+def ring_lattice(n: int, k: int = 1) -> nx.Graph:
+    """Ring lattice: i linked to its k nearest neighbours on each side (Yuan et al. 2022); k=1 is the ring."""
+    n = _check_n(n)
+    k = _check_n(k, 1, "k")
+    if 2 * k >= n:
+        raise ValueError(f"ring_lattice needs 2*k < n (k neighbours on each side); got n={n}, k={k}")
+    return _circulant(n, list(range(1, k + 1)))
+
+
+def erdos_renyi(n: int, p: float, seed: int | np.random.Generator | None = None,
+                max_attempts: int = DEFAULT_CONNECT_ATTEMPTS) -> nx.Graph:
+    """G(n, p), redrawn (seeds derived from ``seed``) until connected, at most ``max_attempts`` draws."""
+    n = _check_n(n)
+    if not (0.0 <= float(p) <= 1.0):
+        raise ValueError(f"erdos_renyi needs 0 <= p <= 1; got p={p!r}")
+    return _redraw_until_connected(lambda s: nx.gnp_random_graph(n, float(p), seed=s), seed, max_attempts,
+                                   f"erdos_renyi(n={n}, p={p})")
+
+
+def random_geometric(n: int, radius: float, seed: int | np.random.Generator | None = None,
+                     max_attempts: int = DEFAULT_CONNECT_ATTEMPTS) -> nx.Graph:
+    """Random geometric graph in the unit square, redrawn until connected (like ``erdos_renyi``)."""
+    n = _check_n(n)
+    if not float(radius) > 0.0:
+        raise ValueError(f"random_geometric needs radius > 0; got radius={radius!r}")
+
+    def draw(s: int) -> nx.Graph:
+        return _plain(nx.random_geometric_graph(n, float(radius), seed=s))
+
+    return _redraw_until_connected(draw, seed, max_attempts, f"random_geometric(n={n}, radius={radius})")
+
+
+def _plain(G: nx.Graph) -> nx.Graph:
+    H = nx.Graph()
+    H.add_nodes_from(sorted(G.nodes))
+    H.add_edges_from(G.edges)
+    for v, pos in G.nodes(data="pos"):
+        H.nodes[v]["pos"] = pos
+    return H
+
+
+def _redraw_until_connected(draw: Callable[[int], nx.Graph], seed: object, max_attempts: int,
+                            what: str) -> nx.Graph:
+    max_attempts = _check_n(max_attempts, 1, "max_attempts")
+    base = _seed_of(seed)
+    # a SeedSequence turns (seed, attempt) into independent draws; same seed, same graph
+    root = np.random.SeedSequence(base)
+    for attempt, child in enumerate(root.spawn(max_attempts)):
+        G = draw(int(child.generate_state(1)[0]))
+        if nx.is_connected(G):
+            G.graph["attempt"] = attempt
+            return G
+    raise ValueError(f"{what}: no connected draw in max_attempts={max_attempts} attempts; "
+                     "raise p/radius or max_attempts")
+
+
+def broom(n: int, D: int) -> nx.Graph:
+    """The hard graph of Thm. 1, Setting 2 (§4, Fig. 6): diameter exactly D, 1 <= D <= n - 1.
+
+    A path A..B of D - 1 nodes with ceil((n-D+1)/2) leaves on A and floor((n-D+1)/2) leaves on B.
+    Labels run left to right: left leaves 0..a-1, the path a..a+D-2 (A = a, B = a+D-2), then the right
+    leaves; node attribute ``part`` is "left_leaf", "path" or "right_leaf". D = n-1 is exactly the path
+    0-1-...-(n-1) (one leaf on each end). D = 2 is a star (path of one node A = B, all nodes leaves). D = 1
+    is the complete graph K_n (the only graph of diameter 1; every node gets part "path").
+    """
+    n = _check_n(n, 2)
+    D = _check_n(D, 1, "D")
+    if D > n - 1:
+        raise ValueError(f"broom needs 1 <= D <= n-1; got n={n}, D={D}")
+    if D == 1:
+        G = nx.complete_graph(n)
+        nx.set_node_attributes(G, "path", "part")
+        G.graph["broom"] = {"D": 1, "left": [], "right": [], "path": list(range(n))}
+        return G
+    leaves = n - D + 1
+    a = (leaves + 1) // 2
+    b = leaves // 2
+    path_nodes = list(range(a, a + D - 1))
+    left, right = list(range(a)), list(range(a + D - 1, n))
+    G = nx.Graph()
+    G.add_nodes_from(left, part="left_leaf")
+    G.add_nodes_from(path_nodes, part="path")
+    G.add_nodes_from(right, part="right_leaf")
+    G.add_edges_from(zip(path_nodes[:-1], path_nodes[1:], strict=True))
+    G.add_edges_from((u, path_nodes[0]) for u in left)
+    G.add_edges_from((u, path_nodes[-1]) for u in right)
+    G = nx.Graph(G.subgraph(range(n)))  # nodes in order 0..n-1
+    assert len(right) == b
+    G.graph["broom"] = {"D": D, "left": left, "right": right, "path": path_nodes}
+    return G
+
+
+_BUILDERS: dict[str, Callable[..., nx.Graph]] = {
+    "ring": ring,
+    "path": path,
+    "star": star,
+    "complete": complete,
+    "torus": torus,
+    "hypercube": hypercube,
+    "exponential": exponential,
+    "erdos_renyi": erdos_renyi,
+    "random_geometric": random_geometric,
+    "ring_lattice": ring_lattice,
+    "broom": broom,
+}
+
+
+def topology(name: str, n: int, **params: object) -> nx.Graph:
+    """Build the named topology on nodes 0..n-1 (names: ``TOPOLOGIES``).
+
+    Parameters by name: torus (r, c), exponential (directed), erdos_renyi (p, seed, max_attempts),
+    random_geometric (radius, seed, max_attempts), ring_lattice (k), broom (D).
+    """
+    if not isinstance(name, str) or name not in _BUILDERS:
+        raise ValueError(f"topology name must be one of {TOPOLOGIES}; got name={name!r}")
+    builder = _BUILDERS[name]
+    try:
+        G = builder(n, **params)
+    except TypeError as err:
+        if "argument" in str(err):
+            raise ValueError(f"topology {name!r}: bad parameters {sorted(params)}: {err}") from err
+        raise
+    G.graph["name"] = name
+    return G
+
+
+def node_order(G: nx.Graph) -> int:
+    """Number of nodes n, after checking that the nodes are exactly the integers 0..n-1 (the worker rows)."""
+    n = G.number_of_nodes()
+    if n == 0:
+        raise ValueError("G must have at least one node")
+    if set(G.nodes) != set(range(n)):
+        raise ValueError("G nodes must be the integers 0..n-1 (worker indices); relabel with "
+                         "networkx.convert_node_labels_to_integers")
+    return n

@@ -1,0 +1,376 @@
+"""Optimized gossip matrices: FDLA (Xiao & Boyd 2004) and FMMC (Boyd, Diaconis & Xiao 2004), THEORY.md §L.
+
+Both minimize lam = ||W - 11^T/n||_2 over W = I - A diag(w) A^T (A the n x m incidence matrix, one weight per
+edge): the epigraph form min s s.t. -sI <= I - 11^T/n - A diag(w) A^T <= sI (two n x n LMIs). FMMC adds
+w >= 0 and diag(W) >= 0 (a non-negative W: a Markov chain); FDLA allows negative weights, so
+lam_FDLA <= lam_FMMC.
+
+Solvers (measured on a 2-core machine, Erdos-Renyi p = 2 ln n / n, FMMC; see ``benchmarks/bench_fmmc.py``):
+
+- ``"lp"`` -- graphs with a translation symmetry (``G.graph["cayley"]``, or any circulant, detected): the
+  group averages an optimal W into one that is constant on each edge orbit {x, x+s}, and W is then
+  diagonalized by the group characters, eigenvalue 1 - sum_s w_s mult_s (1 - cos theta_s(k)). The SDP
+  becomes a linear program in the orbit weights (rings, tori, hypercubes, ring lattices: n = 1000 in well
+  under a second), solved by cvxpy with solver CLARABEL (HiGHS prints a banner it cannot be told to drop).
+- ``"CLARABEL"`` / ``"SCS"`` -- cvxpy on the two-LMI edge form, solver named. Clarabel is accurate (1e-9)
+  but its KKT system grows with n^2: 4.7 s at n = 50, 85 s at n = 100. SCS at its default eps 1e-4 took
+  2.1 s at n = 50 and 15 s at n = 100 and is only ~1e-5 accurate; at eps 1e-3, 1.6 s and 3e-5..2e-3 off.
+- ``"barrier"`` -- the same SDP solved by a log-barrier Newton method written for its structure: every
+  constraint matrix a_e a_e^T is rank one, so the Newton system is m x m with entries (a_e^T S^{-1} a_f)^2
+  (the trick of DSDP-type solvers) instead of Clarabel's n^2-sized KKT system. Accurate to ``tol`` (the
+  duality-gap bound nu/t of the barrier path) and the default for general graphs with 40 < n <= 600.
+- ``"auto"`` -- "lp" for symmetric graphs; cvxpy CLARABEL for n <= 40; "barrier" for n <= 600; above that
+  a ``ValueError`` stating the limit (dense n x n factorizations each Newton step).
+
+Whatever solved it, the weights are projected back onto the exact constraints (symmetric by construction,
+zeros off the graph, rows summing to 1 through the diagonal; FMMC: negatives clipped and over-full rows
+scaled down) and lam is recomputed by numpy from the projected W; the solver's own value is never reported.
+Results are cached on disk by (method, n, edge set), written atomically.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import cvxpy as cp
+import networkx as nx
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from instances.gossip import _from_edge_weights, second_eigenvalue
+from instances.graphs import node_order
+
+METHODS: tuple[str, ...] = ("fdla", "fmmc")
+SOLVERS: tuple[str, ...] = ("auto", "lp", "barrier", "CLARABEL", "SCS")
+CVXPY_AUTO_MAX_N = 40
+BARRIER_MAX_N = 600
+CACHE_ENV = "DECBOUNDS_CACHE_DIR"
+CACHE_VERSION = 1  # bump when the solution format or the projection changes
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimizedGossip:
+    """An optimized gossip matrix and how it was obtained.
+
+    W: the projected matrix; lam: max(|lambda_2|, |lambda_n|) of W computed by numpy; edge_weights: w in
+    the order of ``edges``; solver: "lp", "barrier", "CLARABEL" or "SCS"; solve_seconds: wall time of the
+    solve (of the original solve when ``from_cache``); optimality_gap: the solver's bound on lam - lam* where
+    it gives one (barrier: nu/t; lp: 0 up to the LP tolerance), else None.
+    """
+
+    W: sp.csr_array
+    lam: float
+    method: str
+    solver: str
+    solve_seconds: float
+    edges: np.ndarray
+    edge_weights: np.ndarray
+    from_cache: bool = False
+    optimality_gap: float | None = None
+
+
+def default_cache_dir() -> Path:
+    """``$DECBOUNDS_CACHE_DIR`` if set, else ``~/.cache/decbounds/gossip``."""
+    env = os.environ.get(CACHE_ENV)
+    return Path(env) if env else Path.home() / ".cache" / "decbounds" / "gossip"
+
+
+def _edges(G: nx.Graph) -> tuple[int, np.ndarray]:
+    if G.is_directed():
+        raise TypeError("FDLA/FMMC need an undirected networkx.Graph")
+    n = node_order(G)
+    e = np.array(sorted((min(a, b), max(a, b)) for a, b in G.edges if a != b), dtype=np.int64).reshape(-1, 2)
+    if n > 1 and not nx.is_connected(G):
+        raise ValueError("G must be connected: FDLA/FMMC of a disconnected graph has lam = 1")
+    return n, e
+
+
+def _cache_key(method: str, n: int, edges: np.ndarray) -> str:
+    digest = hashlib.sha256()
+    digest.update(f"v{CACHE_VERSION}|{method}|{n}|".encode())
+    digest.update(np.ascontiguousarray(edges, dtype="<i8").tobytes())
+    return f"{method}-n{n}-{digest.hexdigest()[:24]}.npz"
+
+
+def _cache_load(path: Path, edges: np.ndarray) -> dict | None:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if not np.array_equal(data["edges"], edges):
+                return None
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError, KeyError, EOFError):
+        return None  # missing, or unreadable: solve again (a corrupt entry is overwritten below)
+
+
+def _cache_store(path: Path, **arrays: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # write to a temporary file in the same directory, then rename: a killed write leaves no partial entry
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            np.savez(handle, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", cache: bool = True,
+                    cache_dir: str | os.PathLike | None = None, tol: float = 1e-8,
+                    solver_options: dict | None = None) -> OptimizedGossip:
+    """Solve FDLA (``method="fdla"``) or FMMC (``"fmmc"``) on G; see the module docstring for the solvers.
+
+    tol: target accuracy of lam (barrier duality-gap bound). solver_options go to cvxpy's ``solve`` (e.g.
+    ``{"eps_abs": 1e-6}`` for SCS). cache_dir overrides ``default_cache_dir()``; cache=False neither reads
+    nor writes.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}; got method={method!r}")
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}; got solver={solver!r}")
+    if not (0.0 < float(tol) < 1.0):
+        raise ValueError(f"tol must lie in (0, 1); got tol={tol!r}")
+    n, edges = _edges(G)
+    path = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    path = path / _cache_key(method, n, edges)
+    if cache:
+        hit = _cache_load(path, edges)
+        if hit is not None:
+            W = _from_edge_weights(n, edges[:, 0], edges[:, 1], hit["weights"])
+            gap = float(hit["optimality_gap"])
+            return OptimizedGossip(W, float(hit["lam"]), method, str(hit["solver"]), float(hit["seconds"]),
+                                   edges, hit["weights"], True, None if np.isnan(gap) else gap)
+
+    group = _translation_group(G, n, edges) if solver in ("auto", "lp") else None
+    if solver == "lp" and group is None:
+        raise ValueError("solver='lp' needs a graph with a translation symmetry (circulant, torus, "
+                         "hypercube; G.graph['cayley'])")
+    if solver == "auto":
+        if group is not None:
+            solver = "lp"
+        elif n <= CVXPY_AUTO_MAX_N:
+            solver = "CLARABEL"
+        elif n <= BARRIER_MAX_N:
+            solver = "barrier"
+        else:
+            raise ValueError(f"optimize_gossip: general (non-symmetric) graphs are solved up to n = "
+                             f"{BARRIER_MAX_N} (dense n x n factorizations per Newton step); got n={n}. Use "
+                             "weights='metropolis' or a symmetric topology")
+    nonnegative = method == "fmmc"
+    start = time.perf_counter()
+    gap: float | None = None
+    if n == 1 or len(edges) == 0:
+        weights = np.zeros(len(edges))
+    elif solver == "lp":
+        weights = _solve_translation_lp(n, edges, group, nonnegative)
+        gap = 0.0
+    elif solver == "barrier":
+        weights, gap = _solve_barrier(n, edges, nonnegative, tol)
+    else:
+        weights = _solve_cvxpy_sdp(n, edges, nonnegative, solver, solver_options or {})
+    weights = _project(n, edges, weights, nonnegative)
+    seconds = time.perf_counter() - start
+    W = _from_edge_weights(n, edges[:, 0], edges[:, 1], weights)
+    lam = second_eigenvalue(W)
+    if cache:
+        _cache_store(path, edges=edges, weights=weights, lam=np.float64(lam), solver=np.str_(solver),
+                     seconds=np.float64(seconds), optimality_gap=np.float64(np.nan if gap is None else gap))
+    return OptimizedGossip(W, lam, method, solver, seconds, edges, weights, False, gap)
+
+
+def _project(n: int, edges: np.ndarray, weights: np.ndarray, nonnegative: bool) -> np.ndarray:
+    """Back onto the exact constraints; symmetry, support and W 1 = 1 hold by the edge-weight form."""
+    w = np.asarray(weights, dtype=float).copy()
+    if not nonnegative:
+        return w
+    w = np.maximum(w, 0.0)
+    load = np.bincount(edges[:, 0], w, n) + np.bincount(edges[:, 1], w, n)  # 1 - diag(W)
+    # a row whose off-diagonal mass exceeds 1 (solver tolerance) gets its edges scaled so the diagonal is >= 0
+    scale = 1.0 / np.maximum(1.0, np.maximum(load[edges[:, 0]], load[edges[:, 1]]))
+    return w * scale
+
+
+# --------------------------------------------------------------------------------------------------------
+# translation-symmetric graphs: an LP in the orbit weights
+
+
+def _translation_group(G: nx.Graph, n: int, edges: np.ndarray) -> tuple[int, ...] | None:
+    """The abelian group Z_{n_1} x ... x Z_{n_k} whose translations preserve G (node i = row-major index),
+    from ``G.graph["cayley"]`` or, failing that, the cyclic group when G is a circulant; None otherwise."""
+    candidates = []
+    declared = G.graph.get("cayley")
+    if declared is not None and int(np.prod(declared)) == n:
+        candidates.append(tuple(int(x) for x in declared))
+    candidates.append((n,))
+    for group in candidates:
+        if _orbits(n, edges, group) is not None:
+            return group
+    return None
+
+
+def _orbits(n: int, edges: np.ndarray, group: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(orbit index of each edge, orbit representatives s) if the edge set is translation invariant."""
+    if len(edges) == 0:
+        return None
+    orders = np.array(group)
+    coords = np.array(np.unravel_index(np.arange(n), group)).T
+    diff = (coords[edges[:, 1]] - coords[edges[:, 0]]) % orders
+    neg = (-diff) % orders
+    # canonical representative of {s, -s}: the lexicographically smaller
+    keys = np.array([min(tuple(a), tuple(b)) for a, b in zip(diff.tolist(), neg.tolist(), strict=True)])
+    reps, orbit = np.unique(keys, axis=0, return_inverse=True)
+    involution = np.all((2 * reps) % orders == 0, axis=1)
+    expected = np.where(involution, n // 2, n)
+    counts = np.bincount(orbit.ravel(), minlength=len(reps))
+    # n distinct edges {x, x+s} per orbit (n/2 when s = -s): all present iff the count is full
+    if not np.array_equal(counts, expected):
+        return None
+    return orbit.ravel(), reps
+
+
+def _solve_translation_lp(n: int, edges: np.ndarray, group: tuple[int, ...], nonnegative: bool) -> np.ndarray:
+    orbit, reps = _orbits(n, edges, group)
+    orders = np.array(group, dtype=float)
+    chars = np.array(np.unravel_index(np.arange(1, n), group)).T  # the non-trivial characters k
+    involution = np.all((2 * reps) % np.array(group) == 0, axis=1)
+    mult = np.where(involution, 1.0, 2.0)  # edges of orbit s at each node
+    theta = 2.0 * np.pi * (chars / orders) @ reps.T  # (n-1, orbits)
+    C = mult * (1.0 - np.cos(theta))  # eigenvalue of W at character k: 1 - C[k] @ w
+    C = np.unique(np.round(C, 14), axis=0)
+    w = cp.Variable(len(reps))
+    s = cp.Variable()
+    eig = 1.0 - C @ w
+    constraints = [eig <= s, eig >= -s]
+    if nonnegative:
+        constraints += [w >= 0, mult @ w <= 1]
+    cp.Problem(cp.Minimize(s), constraints).solve(solver="CLARABEL")
+    if w.value is None:
+        raise RuntimeError("the orbit-weight LP (CLARABEL) returned no solution")
+    return np.asarray(w.value)[orbit]
+
+
+# --------------------------------------------------------------------------------------------------------
+# general graphs: cvxpy SDP, and the structured barrier method
+
+
+def _incidence(n: int, edges: np.ndarray) -> sp.csc_array:
+    m = len(edges)
+    rows = np.concatenate([edges[:, 0], edges[:, 1]])
+    cols = np.concatenate([np.arange(m), np.arange(m)])
+    vals = np.concatenate([np.ones(m), -np.ones(m)])
+    return sp.csc_array((vals, (rows, cols)), shape=(n, m))
+
+
+def _solve_cvxpy_sdp(n: int, edges: np.ndarray, nonnegative: bool, solver: str, options: dict) -> np.ndarray:
+    A = _incidence(n, edges)
+    w = cp.Variable(len(edges))
+    s = cp.Variable()
+    X = np.eye(n) - np.full((n, n), 1.0 / n) - A @ cp.diag(w) @ A.T  # W - 11^T/n
+    identity = np.eye(n)
+    constraints = [X << s * identity, X >> -s * identity]  # two n x n LMIs (§L: 11x faster than norm(., 2))
+    if nonnegative:
+        constraints += [w >= 0, abs(A) @ w <= 1]
+    problem = cp.Problem(cp.Minimize(s), constraints)
+    problem.solve(solver=solver, **options)
+    if w.value is None:
+        raise RuntimeError(f"cvxpy solver {solver} returned status {problem.status!r} and no weights")
+    return np.asarray(w.value)
+
+
+def _solve_barrier(n: int, edges: np.ndarray, nonnegative: bool, tol: float,
+                   mu: float = 12.0) -> tuple[np.ndarray, float]:
+    """Log-barrier method for min s s.t. S1 = sI - X(w) > 0, S2 = sI + X(w) > 0 (X = W - 11^T/n)
+    [, w > 0, 1 - |A| w > 0 for FMMC], Boyd & Vandenberghe §11.3.
+
+    With L(w) = A diag(w) A^T, dS1/dw_e = a_e a_e^T and dS2/dw_e = -a_e a_e^T, so
+    grad_e = -a_e^T S1^{-1} a_e + a_e^T S2^{-1} a_e and Hess_ef = (a_e^T S1^{-1} a_f)^2 + (a_e^T S2^{-1} a_f)^2;
+    with P_k = A^T S_k^{-1} A that is P_1 o P_1 + P_2 o P_2 (Hadamard squares), m x m. Returns (w, nu/t),
+    nu/t bounding s - lam* on the central path (nu = 2n [+ m + n]).
+    """
+    u, v = edges[:, 0], edges[:, 1]
+    m = len(edges)
+    absA = abs(_incidence(n, edges))
+    eye = np.eye(n)
+    deg = np.bincount(np.concatenate([u, v]), minlength=n)
+    w = np.full(m, 1.0 / (deg.max() + 1.0))  # strictly feasible for FMMC
+    X0 = np.eye(n) - 1.0 / n - _laplacian(n, u, v, w)
+    s = float(np.max(np.abs(np.linalg.eigvalsh(X0)))) + 0.1
+    nu = 2.0 * n + ((m + n) if nonnegative else 0.0)
+    t = nu / s
+
+    def parts(w: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
+        X = eye - 1.0 / n - _laplacian(n, u, v, w)
+        return s * eye - X, s * eye + X
+
+    def value(w: np.ndarray, s: float, t: float) -> float:
+        if nonnegative:
+            load = absA @ w
+            if w.min() <= 0.0 or load.max() >= 1.0:
+                return np.inf
+        S1, S2 = parts(w, s)
+        total = t * s
+        for S in (S1, S2):
+            try:
+                c = sla.cholesky(S, lower=True, check_finite=False)
+            except np.linalg.LinAlgError:
+                return np.inf
+            total -= 2.0 * np.sum(np.log(np.diag(c)))
+        if nonnegative:
+            total -= np.sum(np.log(w)) + np.sum(np.log(1.0 - load))
+        return total
+
+    while True:
+        for _ in range(200):  # centering by damped Newton
+            S1, S2 = parts(w, s)
+            grad = np.zeros(m + 1)
+            H = np.zeros((m + 1, m + 1))
+            for S, sign in ((S1, 1.0), (S2, -1.0)):
+                Sinv = sla.cho_solve(sla.cho_factor(S, lower=True, check_finite=False), eye, check_finite=False)
+                Q = Sinv[:, u] - Sinv[:, v]  # S^{-1} A
+                P = Q[u, :] - Q[v, :]  # A^T S^{-1} A
+                grad[:m] -= sign * np.diag(P)
+                grad[m] -= np.trace(Sinv)
+                H[:m, :m] += P * P
+                H[:m, m] += sign * np.einsum("ij,ij->j", Q, Q)  # a_e^T S^{-2} a_e
+                H[m, m] += np.einsum("ij,ij->", Sinv, Sinv)
+            grad[m] += t
+            if nonnegative:
+                slack = 1.0 - absA @ w
+                grad[:m] += -1.0 / w + absA.T @ (1.0 / slack)
+                H[:m, :m] += np.diag(1.0 / w**2) + (absA.T @ sp.diags_array(1.0 / slack**2) @ absA).toarray()
+            H[m, :m] = H[:m, m]
+            try:
+                step = -sla.cho_solve(sla.cho_factor(H, check_finite=False), grad, check_finite=False)
+            except np.linalg.LinAlgError:
+                step = -np.linalg.lstsq(H, grad, rcond=None)[0]
+            decrement = -grad @ step
+            if decrement < 1e-10:
+                break
+            f0 = value(w, s, t)
+            alpha = 1.0
+            while alpha > 1e-12:
+                f1 = value(w + alpha * step[:m], s + alpha * step[m], t)
+                if f1 <= f0 - 0.25 * alpha * decrement:
+                    break
+                alpha *= 0.5
+            else:
+                break  # no progress possible at this precision
+            w = w + alpha * step[:m]
+            s = s + alpha * step[m]
+        if nu / t < tol:
+            return w, nu / t
+        t *= mu
+
+
+def _laplacian(n: int, u: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
+    L = np.zeros((n, n))
+    L[u, v] = -w
+    L[v, u] = -w
+    L[np.arange(n), np.arange(n)] = np.bincount(u, w, n) + np.bincount(v, w, n)
+    return L

@@ -1,0 +1,86 @@
+"""Run every figure: ``python -m paper_figures [--full] [--tiny] [--only NAME ...] [--out DIR]``.
+
+Quick by default (all figures together within about 3 minutes on a 2-core machine); ``--full`` or ``FULL=1``
+for the full set (about 15 minutes); ``--tiny`` is the seconds-long mode the test suite uses. A figure whose
+failure is reported does not stop the others; the exit status is 1 if any failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import pathlib
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+
+from paper_figures.plotting import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
+
+#: Every figure module of the package (``paper_figures.<name>``), in the order they are made.
+FIGURES: tuple[str, ...] = (
+    "predictions", "gossip", "communication", "sampling", "spectral_gap", "heterogeneity",
+)
+
+
+def available_figures(names: Sequence[str] = FIGURES) -> list[str]:
+    """The names among `names` whose module exists in the tree (some land later than others)."""
+    return [name for name in names if importlib.util.find_spec(f"paper_figures.{name}") is not None]
+
+
+def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFAULT_OUT_DIR, *,
+                full: bool = False, tiny: bool = False) -> int:
+    """Make the figures `names` (all of `FIGURES` if None) in order; print what each wrote and its time.
+
+    Returns the exit status: 0 if every figure that exists was made, 1 if any failed.
+    """
+    if full and tiny:
+        raise ValueError("full and tiny are exclusive; choose one mode")
+    names = list(FIGURES if names is None else names)
+    unknown = [name for name in names if name not in FIGURES]
+    if unknown:
+        raise ValueError(f"unknown figure(s) {unknown}; the figures are {list(FIGURES)}")
+    existing = set(available_figures(names))
+    mode = "full" if full else "tiny" if tiny else "quick"
+    failures = []
+    start_all = time.perf_counter()
+    for name in names:
+        if name not in existing:
+            print(f"[{name}] skipped: module paper_figures.{name} does not exist yet", flush=True)
+            continue
+        start = time.perf_counter()
+        try:
+            files = importlib.import_module(f"paper_figures.{name}").make(out_dir, full=full, tiny=tiny)
+        except Exception:
+            failures.append(name)
+            print(f"[{name}] FAILED after {time.perf_counter() - start:.1f} s:", flush=True)
+            traceback.print_exc()
+            continue
+        print(f"[{name}] {mode}: {len(files)} files in {time.perf_counter() - start:.1f} s", flush=True)
+        for path in files:
+            print(f"    {path}")
+    print(f"all figures ({mode}): {time.perf_counter() - start_all:.1f} s; failed: {failures or 'none'}")
+    return 1 if failures else 0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``python -m paper_figures`` and of ``decbounds figures``."""
+    add_figure_arguments(parser)
+    parser.add_argument("--only", nargs="+", metavar="NAME", choices=FIGURES,
+                        help=f"make only these figures, of: {', '.join(FIGURES)}")
+
+
+def run_from_arguments(args: argparse.Namespace) -> int:
+    """Run the figures an argparse namespace of `add_arguments` asks for."""
+    return run_figures(args.only, args.out, full=wants_full(args), tiny=args.tiny)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m paper_figures", description="Make every paper figure.")
+    add_arguments(parser)
+    return run_from_arguments(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""The ``decbounds figures`` subcommand: a thin layer over ``python -m paper_figures``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_parser(subparsers: Any) -> None:
+    """Add ``figures [--full | --tiny] [--only NAME ...] [--out DIR]`` to the `decbounds` script."""
+    from paper_figures.__main__ import add_arguments, run_from_arguments
+
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "figures", help="make the paper's figures (PNG + PDF)",
+        description="Make every figure (quick by default; --full or FULL=1 for the full set).",
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=run_from_arguments)

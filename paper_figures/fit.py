@@ -1,0 +1,337 @@
+"""Exponent fits: log-log least squares of T_eps against a sweep variable, with t confidence intervals.
+
+A measured exponent a in T_eps ~ c * x^a is the slope of the ordinary least-squares line through
+(log x, log T_eps); its (1 - alpha) confidence interval is slope +- t_{1-alpha/2, m-2} * se(slope), with m
+the number of runs fitted and se the usual OLS standard error (``scipy.stats.linregress``). Runs that did
+not reach eps (hit the iteration cap, or diverged: ``result["t_eps"] is None``) are excluded from the fit
+and counted, never silently dropped.
+
+The predicted exponent of a catalog entry is the same least-squares slope of log(predicted T_eps) over the
+same records: the average log-derivative of the bound over exactly the measured range, so floors, minima
+and logarithms in a bound (THEORY.md §4, §6) enter as they act there.
+
+Variables (THEORY.md §3, §6, §8): ``n`` (workers), ``inv_gap`` = 1/(1 - lam), ``sigma2`` = sigma^2,
+``nB`` = n * B, read from each record's ``params``; any callable ``record -> float`` works too.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import pathlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+Record = dict[str, Any]
+Variable = str | Callable[[Record], float]
+
+
+def _params(record: Record) -> Mapping[str, Any]:
+    return record.get("params", {})
+
+
+#: The sweep variables of the issue, as functions of a record.
+VARIABLES: dict[str, Callable[[Record], float]] = {
+    "n": lambda record: float(_params(record)["n"]),
+    "inv_gap": lambda record: 1.0 / (1.0 - float(_params(record)["lam"])),
+    "sigma2": lambda record: float(_params(record)["sigma"]) ** 2,
+    "nB": lambda record: float(_params(record)["n"]) * float(_params(record)["B"]),
+}
+
+#: Axis labels of the variables, for plots and tables.
+VARIABLE_LABELS: dict[str, str] = {
+    "n": "n",
+    "inv_gap": "1/(1 - lam)",
+    "sigma2": "sigma^2",
+    "nB": "n B",
+}
+
+
+@dataclass(frozen=True)
+class ExponentFit:
+    """The least-squares line log y = intercept + slope * log x, with a t confidence interval on the slope."""
+
+    slope: float
+    intercept: float
+    stderr: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    n_points: int
+    x_min: float
+    x_max: float
+    r_squared: float
+
+    def covers(self, exponent: float) -> bool:
+        """Whether `exponent` lies inside the confidence interval (widened by rounding, 1e-9 relative)."""
+        slack = 1e-9 * max(1.0, abs(exponent))
+        return self.ci_low - slack <= exponent <= self.ci_high + slack
+
+    def predict(self, x: Any) -> np.ndarray:
+        """The fitted power law c * x^slope at `x`."""
+        return np.exp(self.intercept) * np.asarray(x, dtype=float) ** self.slope
+
+
+def fit_exponent(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, *,
+                 confidence: float = 0.95) -> ExponentFit:
+    """Fit y ~ c * x^a by least squares on (log x, log y); the CI uses scipy.stats.t with m - 2 dof.
+
+    Needs at least 3 points at 2 or more distinct x, all positive and finite.
+    """
+    x = np.asarray(x, dtype=float).ravel()
+    y = np.asarray(y, dtype=float).ravel()
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have the same length; got {x.size} and {y.size}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1); got {confidence!r}")
+    for name, values in (("x", x), ("y", y)):
+        if not np.all(np.isfinite(values)) or np.any(values <= 0):
+            raise ValueError(f"{name} must be positive and finite for a log-log fit; got {values.tolist()}")
+    if x.size < 3:
+        raise ValueError(f"a slope with a confidence interval needs at least 3 points; got {x.size}")
+    if np.unique(x).size < 2:
+        raise ValueError("x must take at least 2 distinct values to fit a slope")
+    log_x, log_y = np.log(x), np.log(y)
+    # Written out: scipy.stats.linregress gives a NaN stderr when y is constant (an exact slope 0).
+    centred_x, centred_y = log_x - log_x.mean(), log_y - log_y.mean()
+    sxx = float(centred_x @ centred_x)
+    slope = float(centred_x @ centred_y) / sxx
+    intercept = float(log_y.mean() - slope * log_x.mean())
+    residual = float(np.sum((centred_y - slope * centred_x) ** 2))
+    total = float(centred_y @ centred_y)
+    stderr = math.sqrt(residual / (x.size - 2) / sxx)
+    half_width = float(stats.t.ppf(0.5 + confidence / 2.0, x.size - 2)) * stderr
+    return ExponentFit(
+        slope=slope, intercept=intercept, stderr=stderr,
+        ci_low=slope - half_width, ci_high=slope + half_width, confidence=confidence,
+        n_points=int(x.size), x_min=float(x.min()), x_max=float(x.max()),
+        r_squared=1.0 - residual / total if total > 0 else 1.0,
+    )
+
+
+# ---------------------------------------------------------------------------------------------- records
+
+
+def variable_function(variable: Variable) -> Callable[[Record], float]:
+    """The function record -> x of a variable name in `VARIABLES`, or `variable` itself if callable."""
+    if callable(variable):
+        return variable
+    if variable not in VARIABLES:
+        raise ValueError(
+            f"unknown sweep variable {variable!r}; expected one of {sorted(VARIABLES)} or a callable"
+        )
+    return VARIABLES[variable]
+
+
+def variable_name(variable: Variable) -> str:
+    return variable if isinstance(variable, str) else getattr(variable, "__name__", "x")
+
+
+def is_finished(record: Record) -> bool:
+    """Whether the run reached eps: a T_eps was measured (not capped, not diverged)."""
+    return record["result"].get("t_eps") is not None
+
+
+def _drop_dotted(point: Mapping[str, Any], dotted: str) -> None:
+    *parents, leaf = dotted.split(".")
+    for part in parents:
+        point = point.get(part, {})
+        if not isinstance(point, dict):
+            return
+    point.pop(leaf, None)
+
+
+def best_records(records: Iterable[Record], over: Sequence[str] = ("step_size",)) -> list[Record]:
+    """Per group of points equal except in the fields `over` (dotted names allowed), the run with least T_eps.
+
+    This is the tuned T_eps of §9 / §11 item 19: the minimum over a hyper-parameter grid, each seed kept
+    apart. Unfinished runs count as infinitely slow; a group with no finished run keeps one unfinished run so
+    that the cap still shows in the fit's count.
+    """
+    best: dict[str, Record] = {}
+    for record in records:
+        point = json.loads(json.dumps(record["point"]))
+        for field in over:
+            _drop_dotted(point, field)
+        key = json.dumps(point, sort_keys=True)
+        t_eps = record["result"].get("t_eps")
+        score = math.inf if t_eps is None else float(t_eps)
+        current = best.get(key)
+        current_t = None if current is None else current["result"].get("t_eps")
+        if current is None or score < (math.inf if current_t is None else float(current_t)):
+            best[key] = record
+    return list(best.values())
+
+
+def median_by_x(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The median of y at each distinct x (sorted by x): medians over seeds, for plots and robust fits."""
+    levels = np.unique(x)
+    return levels, np.array([np.median(y[x == level]) for level in levels])
+
+
+@dataclass(frozen=True)
+class RecordFit:
+    """The fit of T_eps against a variable over a set of records, with what was excluded and why."""
+
+    variable: str
+    fit: ExponentFit | None
+    runs: int
+    unfinished: int
+    reason: str = ""
+
+
+def fit_records(records: Sequence[Record], variable: Variable, *, aggregate: str = "none",
+                confidence: float = 0.95) -> RecordFit:
+    """Fit T_eps ~ x^a over the finished runs of `records`; `aggregate="median"` fits the per-x medians.
+
+    Runs without T_eps are excluded and counted in ``unfinished``. Returns ``fit=None`` with a reason when
+    fewer than 3 usable points (or 2 distinct x) remain.
+    """
+    if aggregate not in ("none", "median"):
+        raise ValueError(f"aggregate must be 'none' or 'median'; got {aggregate!r}")
+    x_of = variable_function(variable)
+    finished = [record for record in records if is_finished(record)]
+    x = np.array([x_of(record) for record in finished], dtype=float)
+    y = np.array([record["result"]["t_eps"] for record in finished], dtype=float)
+    if aggregate == "median" and x.size:
+        x, y = median_by_x(x, y)
+    name = variable_name(variable)
+    unfinished = len(records) - len(finished)
+    if x.size < 3 or np.unique(x).size < 2:
+        return RecordFit(name, None, len(records), unfinished, f"only {x.size} usable points")
+    return RecordFit(name, fit_exponent(x, y, confidence=confidence), len(records), unfinished)
+
+
+def predicted_exponent(records: Sequence[Record], catalog_name: str, variable: Variable) -> float:
+    """Least-squares slope of log(predicted T_eps of `catalog_name`) against log x over `records`.
+
+    Raises ValueError if a record lacks that prediction, or if the prediction is not positive.
+    """
+    x_of = variable_function(variable)
+    x, y = [], []
+    for record in records:
+        value = record.get("predicted", {}).get(catalog_name)
+        if value is None:
+            reason = record.get("prediction_errors", {}).get(catalog_name, "not evaluated for this sweep")
+            raise ValueError(f"record {record.get('key')} has no prediction {catalog_name!r}: {reason}")
+        x.append(x_of(record))
+        y.append(value)
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if np.unique(x).size < 2:
+        raise ValueError("a predicted exponent needs records at 2 or more distinct x")
+    if np.any(y <= 0):
+        raise ValueError(f"{catalog_name!r} predicts a non-positive T_eps on this range; no exponent")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+# ------------------------------------------------------------------------------------------------ tables
+
+
+@dataclass(frozen=True)
+class ExponentRow:
+    """One row of the measured-vs-predicted exponent table."""
+
+    sweep: str
+    algorithm: str
+    variable: str
+    measured: RecordFit
+    predicted_name: str | None
+    predicted: float | None
+
+    @property
+    def agrees(self) -> bool | None:
+        """Whether the predicted exponent lies in the measured CI (None when either is missing)."""
+        if self.measured.fit is None or self.predicted is None:
+            return None
+        return self.measured.fit.covers(self.predicted)
+
+
+def exponent_rows(sweep: str, records: Sequence[Record], variable: Variable, *,
+                  predicted: str | Mapping[str, str] | None = None, aggregate: str = "none",
+                  confidence: float = 0.95) -> list[ExponentRow]:
+    """One row per algorithm (``record["point"]["algorithm"]``) of `records`, in order of appearance.
+
+    `predicted` names the catalog entry to compare with: one name for all algorithms, or a mapping from
+    algorithm to name (algorithms missing from it get no prediction).
+    """
+    groups: dict[str, list[Record]] = {}
+    for record in records:
+        groups.setdefault(str(record["point"].get("algorithm", "?")), []).append(record)
+    rows = []
+    for algorithm, group in groups.items():
+        measured = fit_records(group, variable, aggregate=aggregate, confidence=confidence)
+        name = predicted.get(algorithm) if isinstance(predicted, Mapping) else predicted
+        value = None
+        if name is not None:
+            finished = [record for record in group if is_finished(record)] or group
+            value = predicted_exponent(finished, name, variable)
+        rows.append(ExponentRow(sweep, algorithm, variable_name(variable), measured, name, value))
+    return rows
+
+
+_COLUMNS = ("sweep", "algorithm", "variable", "measured", "ci_low", "ci_high", "runs_fitted", "unfinished",
+            "predicted_by", "predicted", "agrees")
+
+
+def _row_cells(row: ExponentRow) -> dict[str, Any]:
+    fit = row.measured.fit
+    return {
+        "sweep": row.sweep, "algorithm": row.algorithm, "variable": row.variable,
+        "measured": None if fit is None else fit.slope,
+        "ci_low": None if fit is None else fit.ci_low,
+        "ci_high": None if fit is None else fit.ci_high,
+        "runs_fitted": 0 if fit is None else fit.n_points,
+        "unfinished": row.measured.unfinished,
+        "predicted_by": row.predicted_name or "",
+        "predicted": row.predicted,
+        "agrees": "" if row.agrees is None else ("yes" if row.agrees else "NO"),
+    }
+
+
+def exponent_table_csv(rows: Sequence[ExponentRow]) -> str:
+    """The table as CSV (full precision)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: ("" if value is None else value) for key, value in _row_cells(row).items()})
+    return buffer.getvalue()
+
+
+def exponent_table_markdown(rows: Sequence[ExponentRow]) -> str:
+    """The table as markdown: measured slope with its CI, runs fitted / unfinished, predicted exponent."""
+    lines = [
+        "| sweep | algorithm | variable | measured exponent (95% CI) | runs (unfinished) | predicted (by) "
+        "| agrees |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        cells = _row_cells(row)
+        fit = row.measured.fit
+        measured = "n/a" if fit is None else f"{fit.slope:.2f} [{fit.ci_low:.2f}, {fit.ci_high:.2f}]"
+        if fit is not None and abs(fit.confidence - 0.95) > 1e-12:
+            measured += f" ({fit.confidence:.0%})"
+        predicted = "" if row.predicted is None else f"{row.predicted:.2f} ({row.predicted_name})"
+        lines.append(
+            f"| {row.sweep} | {row.algorithm} | {VARIABLE_LABELS.get(row.variable, row.variable)} "
+            f"| {measured} "
+            f"| {cells['runs_fitted']} ({cells['unfinished']}) | {predicted} | {cells['agrees']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_exponent_table(rows: Sequence[ExponentRow], stem: str | pathlib.Path) -> list[pathlib.Path]:
+    """Write ``<stem>.md`` and ``<stem>.csv`` atomically; return both paths."""
+    from paper_figures.plotting import atomic_write_bytes
+
+    stem = pathlib.Path(stem)
+    markdown, table = stem.with_suffix(".md"), stem.with_suffix(".csv")
+    atomic_write_bytes(markdown, exponent_table_markdown(rows).encode())
+    atomic_write_bytes(table, exponent_table_csv(rows).encode())
+    return [markdown, table]

@@ -1,0 +1,135 @@
+"""Shared plot helpers: the Agg backend, one style per algorithm, atomic PNG + PDF output, a figure's main().
+
+Every figure module uses these so that all figures look alike (the same algorithm has the same colour and
+marker everywhere) and are written the same way (PNG and PDF, each atomically: a killed run leaves the old
+file or the new one, never half a file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import pathlib
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless; before pyplot is imported anywhere
+
+import matplotlib.pyplot as plt
+
+#: Default output folder of every figure (git-ignored).
+DEFAULT_OUT_DIR = pathlib.Path(__file__).resolve().parent / "out"
+
+#: One look per algorithm (matplotlib's colour-blind-friendly tab10 colours); `style` falls back for others.
+ALGORITHM_STYLES: dict[str, dict[str, Any]] = {
+    "detag": {"color": "tab:red", "marker": "o", "linestyle": "-", "label": "DeTAG"},
+    "defacto": {"color": "tab:purple", "marker": "D", "linestyle": "-", "label": "DeFacto"},
+    "dsgt": {"color": "tab:green", "marker": "s", "linestyle": "-", "label": "DSGT"},
+    "gt_dsgd": {"color": "tab:olive", "marker": "P", "linestyle": "--", "label": "GT-DSGD"},
+    "d2": {"color": "tab:orange", "marker": "^", "linestyle": "-", "label": "D$^2$"},
+    "dpsgd": {"color": "tab:blue", "marker": "v", "linestyle": "-", "label": "D-PSGD"},
+    "sgp": {"color": "tab:cyan", "marker": "<", "linestyle": "--", "label": "SGP"},
+    "centralized_sgd": {"color": "black", "marker": "x", "linestyle": ":", "label": "centralized SGD"},
+    "local_sgd": {"color": "tab:brown", "marker": ">", "linestyle": ":", "label": "local SGD"},
+}
+
+#: Lower bounds are drawn in grey, dashed; upper-bound predictions in the algorithm's colour, dotted.
+BOUND_STYLE: dict[str, Any] = {"color": "0.35", "linestyle": "--", "linewidth": 1.5}
+
+_FALLBACK_COLORS = ("tab:pink", "tab:gray", "darkgoldenrod", "teal", "navy", "crimson")
+_FALLBACK_MARKERS = ("*", "h", "p", "X", "d", "8")
+
+
+def style(algorithm: str) -> dict[str, Any]:
+    """Matplotlib keywords (color, marker, linestyle, label) of `algorithm`; stable for unknown names too."""
+    if algorithm in ALGORITHM_STYLES:
+        return dict(ALGORITHM_STYLES[algorithm])
+    index = sum(algorithm.encode()) % len(_FALLBACK_COLORS)  # stable across processes, unlike hash()
+    return {"color": _FALLBACK_COLORS[index], "marker": _FALLBACK_MARKERS[index], "linestyle": "-",
+            "label": algorithm}
+
+
+def label(algorithm: str) -> str:
+    """The display name of `algorithm`."""
+    return style(algorithm)["label"]
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: float = 4.2,
+               **subplots: Any) -> tuple[matplotlib.figure.Figure, Any]:
+    """``plt.subplots`` with a constrained layout and a panel size of `width` x `height` inches."""
+    return plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), layout="constrained",
+                        **subplots)
+
+
+def blank_figure(width: float = 6.4, height: float = 4.2) -> matplotlib.figure.Figure:
+    """An empty constrained-layout figure of `width` x `height` inches, for subfigures and custom grids."""
+    return plt.figure(figsize=(width, height), layout="constrained")
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> pathlib.Path:
+    """Write `data` to `path` through a temporary file in the same folder and ``os.replace``."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        pathlib.Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], name: str, *,
+                dpi: int = 150) -> list[pathlib.Path]:
+    """Save `fig` as ``<out_dir>/<name>.png`` and ``.pdf`` (each atomically), close it, return both paths."""
+    out_dir = pathlib.Path(out_dir)
+    paths = []
+    try:
+        for extension in ("png", "pdf"):
+            buffer = io.BytesIO()
+            # A fixed creation date keeps the PDF bytes the same from run to run.
+            metadata = {"CreationDate": None} if extension == "pdf" else {"Software": None}
+            fig.savefig(buffer, format=extension, dpi=dpi, metadata=metadata)
+            paths.append(atomic_write_bytes(out_dir / f"{name}.{extension}", buffer.getvalue()))
+    finally:
+        plt.close(fig)
+    return paths
+
+
+def full_from_environment() -> bool:
+    """Whether ``FULL`` is set to a true value (``make figures FULL=1``)."""
+    return os.environ.get("FULL", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every figure script (and ``python -m paper_figures``) takes: ``--out DIR``, ``--full``,
+    ``--tiny``."""
+    parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT_DIR,
+                        help=f"output folder (default {DEFAULT_OUT_DIR})")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--full", action="store_true", help="the full set (also FULL=1 in the environment)")
+    size.add_argument("--tiny", action="store_true", help="seconds-long runs, as in the test suite")
+
+
+def wants_full(args: argparse.Namespace) -> bool:
+    """Full mode: ``--full``, or ``FULL=1`` in the environment unless ``--tiny`` was given."""
+    return bool(args.full or (full_from_environment() and not args.tiny))
+
+
+def figure_main(make: Callable[..., list[pathlib.Path]], description: str,
+                argv: Sequence[str] | None = None) -> int:
+    """A figure module's ``main(argv)``: parse the common options, call ``make``, print the files written."""
+    parser = argparse.ArgumentParser(description=description)
+    add_figure_arguments(parser)
+    args = parser.parse_args(argv)
+    for path in make(args.out, full=wants_full(args), tiny=args.tiny):
+        print(path)
+    return 0

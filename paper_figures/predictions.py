@@ -1,0 +1,115 @@
+"""Predicted iterations T_eps against the spectral gap 1 - lam, for every entry of the ``bounds`` catalog.
+
+Fixed parameters (``PARAMETERS``): Delta = 100, L = 1, sigma = 0.1, varsigma = varsigma0 = 1, n = 16, B = 1,
+D = 15 (the diameter of the 16-node path), eps = 0.01 in the paper's convention E||grad f|| <= eps; absolute
+constants 1 except in the hard-instance entries, which carry the construction's explicit constants. Entries
+stated for E||grad f||^2 <= eps are converted first (``Rate.in_convention("grad_norm")``, eps -> eps^2).
+Entries that do not depend on lam (Thm 1, DeFacto, centralized SGD, the hard instances) are flat lines; a
+value <= 0 (a vacuous hard-instance bound) would be left out of the log plot. Line style carries the status:
+solid confirmed, dashed derived, dotted recalled. The dotted vertical line marks 1 - cos(pi/16), the gap of
+Cor. 2's path matrix, the only lam at which the paper proves the gossip lower bound.
+
+Run: ``python -m paper_figures.predictions [--full | --tiny] [--out DIR]``.
+"""
+
+from __future__ import annotations
+
+import math
+import pathlib
+from collections.abc import Sequence
+
+import numpy as np
+
+import bounds
+from paper_figures.plotting import (
+    ALGORITHM_STYLES,
+    BOUND_STYLE,
+    DEFAULT_OUT_DIR,
+    figure_main,
+    new_figure,
+    save_figure,
+    style,
+)
+
+PARAMETERS: dict[str, float] = {
+    "Delta": 100.0, "L": 1.0, "sigma": 0.1, "varsigma": 1.0, "varsigma0": 1.0,
+    "n": 16, "B": 1, "D": 15, "epsilon": 0.01,
+}
+#: Smallest spectral gap on the x axis (largest is 1, lam = 0).
+MIN_GAP = 1e-4
+
+_STATUS_LINESTYLE = {"confirmed": "-", "derived": "--", "recalled": ":"}
+
+
+def predicted_curves(gaps: np.ndarray, parameters: dict[str, float] = PARAMETERS) -> dict[str, np.ndarray]:
+    """T_eps of every catalog entry (grad_norm convention) at lam = 1 - gaps, by name."""
+    lam = 1.0 - np.asarray(gaps, dtype=float)
+    curves = {}
+    for name in bounds.names():
+        rate = bounds.get(name).in_convention("grad_norm")
+        curves[name] = rate.lambdify()(lam=lam, **parameters)
+    return curves
+
+
+#: Colours of the entries that are not algorithms of ``paper_figures.plotting.ALGORITHM_STYLES``.
+_OTHER_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
+                 "tab:gray", "tab:olive", "tab:cyan", "navy", "darkgoldenrod")
+
+
+def _groups(curves: dict[str, np.ndarray], kind: str) -> list[list[str]]:
+    """Entries of ``kind`` with identical curves grouped (D-PSGD = SGP, D^2 = DSGT = GT-DSGD in Table 2)."""
+    groups: list[list[str]] = []
+    for name in bounds.names(kind):
+        for group in groups:
+            if np.allclose(curves[group[0]], curves[name], rtol=1e-12, atol=0.0):
+                group.append(name)
+                break
+        else:
+            groups.append([name])
+    return groups
+
+
+def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
+         tiny: bool = False) -> list[pathlib.Path]:
+    """Write ``predictions.png`` and ``predictions.pdf`` to ``out_dir``; return the two paths."""
+    points = 16 if tiny else 1000 if full else 200
+    gaps = np.logspace(math.log10(MIN_GAP), 0.0, points)
+    curves = predicted_curves(gaps)
+    fig, axes = new_figure(1, 2, width=6.4, height=6.0, sharey=True)
+    other_colors = iter(_OTHER_COLORS)
+    for axis, kind in zip(axes, ("lower", "upper"), strict=True):
+        if kind == "upper":  # the reference every upper bound is measured against
+            axis.loglog(gaps, curves["lower_bound_gossip"], label="lower_bound_gossip (reference)",
+                        **{**BOUND_STYLE, "linewidth": 3.0, "alpha": 0.5})
+        for group in _groups(curves, kind):
+            rate = bounds.get(group[0])
+            values = np.where(curves[group[0]] > 0, curves[group[0]], np.nan)
+            color = style(group[0])["color"] if group[0] in ALGORITHM_STYLES else next(other_colors)
+            converted = " (from $\\varepsilon^2$ conv.)" if rate.convention != "grad_norm" else ""
+            axis.loglog(gaps, values, color=color, linestyle=_STATUS_LINESTYLE[rate.status], linewidth=1.6,
+                        label=" = ".join(group) + converted)
+        axis.axvline(1.0 - math.cos(math.pi / PARAMETERS["n"]), color="0.5", linestyle=(0, (1, 3)),
+                     linewidth=1.0)
+        axis.set_xlabel("spectral gap $1-\\lambda$")
+        axis.set_title(f"{kind} bounds", fontsize="medium")
+        axis.grid(True, which="major", alpha=0.3)
+        axis.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2,
+                    frameon=False)
+    axes[0].set_ylabel("predicted iterations $T_\\varepsilon$ (constants 1)")
+    p = PARAMETERS
+    fig.suptitle(f"Predicted $T_\\varepsilon$ for $E\\|\\nabla f\\|\\leq\\varepsilon$: "
+                 f"$\\Delta$={p['Delta']:g}, L={p['L']:g}, $\\sigma$={p['sigma']:g}, "
+                 f"$\\varsigma$=$\\varsigma_0$={p['varsigma']:g}, n={p['n']}, B={p['B']}, D={p['D']}, "
+                 f"$\\varepsilon$={p['epsilon']:g}\n"
+                 "solid: confirmed, dashed: derived, dotted: recalled; vertical: path graph "
+                 "$1-\\cos(\\pi/n)$", fontsize="medium")
+    return save_figure(fig, out_dir, "predictions")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m paper_figures.predictions``: write the figure, print the paths."""
+    return figure_main(make, "Predicted iterations vs spectral gap for every catalog entry.", argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

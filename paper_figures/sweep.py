@@ -1,0 +1,563 @@
+"""Sweeps: a declarative grid of runs -> one JSON line per run, resumable, on any concurrent.futures.Executor.
+
+A *point* is a JSON-able dict describing one run completely (algorithm, instance, graph and weights, oracle,
+step size, iterations, batch, seed, hyper-parameters, the catalog parameters it is compared against). `grid`
+builds points as a cartesian product; `run_sweep` runs every point not yet in the record file through a
+*runner* (a picklable top-level function ``runner(point) -> dict``, `run_point` by default) and appends one
+record per finished run.
+
+Record file format (JSON Lines, one record per line, keys sorted)::
+
+    {"key": ..., "runner": "module:function", "point": {...}, "params": {...}, "result": {...},
+     "predicted": {catalog name: T_eps}, "prediction_errors": {name: reason}, "versions": {...}}
+
+Durability. Only the calling process writes the file. Each record is one ``os.write`` of a complete line to
+a file opened with ``O_APPEND``, followed by ``fsync``; a run killed at any point leaves at most one torn
+*last* line (no newline), which readers ignore and `run_sweep` truncates away before appending again. A grid
+point's key is a hash of its canonical JSON (plus the runner's name), so rerunning the same sweep skips the
+finished points: a sweep killed at any point resumes with nothing lost and nothing duplicated. An exclusive
+``flock`` stops two sweeps from writing one file at the same time.
+
+Determinism. Records hold no wall-clock timings, hostnames or process ids: the same point gives the same
+line, byte for byte, whichever executor ran it (`SerialExecutor`, a process pool, Dask's
+``Client.get_executor()``); only the order of the lines follows completion order.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import hashlib
+import importlib
+import importlib.metadata
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import pathlib
+import platform
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+try:  # POSIX only; elsewhere the one-writer rule is the caller's
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None  # type: ignore[assignment]
+
+Point = dict[str, Any]
+Record = dict[str, Any]
+Runner = Callable[[Point], dict[str, Any]]
+
+#: Packages whose versions every record carries.
+VERSIONED_PACKAGES: tuple[str, ...] = (
+    "decbounds", "numpy", "scipy", "sympy", "networkx", "cvxpy", "scikit-learn",
+)
+
+
+# --------------------------------------------------------------------------------------------- JSON and keys
+
+
+def to_jsonable(value: Any) -> Any:
+    """`value` with numpy scalars/arrays, tuples, sets and paths turned into plain JSON types (recursively).
+
+    Dict keys become strings. Floats stay floats (NaN and infinities are written as Python's json writes
+    them), so a record read back compares equal to the one written.
+    """
+    if isinstance(value, Mapping):
+        return {str(key): to_jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(item) for item in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(to_jsonable(item) for item in value)
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, pathlib.PurePath):
+        return str(value)
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    raise TypeError(f"a sweep point or result must be JSON-able; got {type(value).__name__}: {value!r}")
+
+
+def canonical_json(value: Any) -> str:
+    """The canonical text of `value`: sorted keys, no whitespace, numpy types converted (`to_jsonable`)."""
+    return json.dumps(to_jsonable(value), sort_keys=True, separators=(",", ":"))
+
+
+def runner_name(runner: Runner) -> str:
+    """``module:qualname`` of a runner; it must be a top-level function so that it pickles by reference."""
+    module = getattr(runner, "__module__", None)
+    qualname = getattr(runner, "__qualname__", None)
+    if not module or not qualname or "<" in qualname:
+        raise TypeError(
+            f"runner must be a top-level function (picklable by reference); got {runner!r}"
+        )
+    return f"{module}:{qualname}"
+
+
+def point_key(point: Mapping[str, Any], runner: Runner | str | None = None) -> str:
+    """Stable key of a grid point: the first 20 hex digits of sha256 over canonical JSON of (runner, point).
+
+    Equal points give equal keys in every process and on every machine (dict order, tuples vs lists and
+    numpy vs Python scalars do not matter); the runner's name is part of the key so that a sweep run with
+    another runner is not mistaken for a finished one.
+    """
+    name = runner if isinstance(runner, str) or runner is None else runner_name(runner)
+    text = canonical_json({"point": point, "runner": name or runner_name(run_point)})
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+# ----------------------------------------------------------------------------------------------- the grid
+
+
+def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, leaf = dotted.split(".")
+    for part in parents:
+        child = target.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ValueError(f"grid axis {dotted!r}: {part!r} is already set to a non-dict value {child!r}")
+        target = child
+    target[leaf] = value
+
+
+def grid(axes: Mapping[str, Sequence[Any]], base: Mapping[str, Any] | None = None) -> list[Point]:
+    """The cartesian product of `axes` over a copy of `base`, row-major (the last axis varies fastest).
+
+    Axis names may be dotted to reach into nested dicts: ``{"hyper.eta": [0.0, 0.2]}`` sets
+    ``point["hyper"]["eta"]``. Concatenate the lists of several `grid` calls for non-rectangular sweeps.
+
+    >>> [p["seed"] for p in grid({"step_size": [0.1, 0.2], "seed": [0, 1]})]
+    [0, 1, 0, 1]
+    """
+    for name, values in axes.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+            raise TypeError(f"grid axis {name!r} must be a sequence of values; got {type(values).__name__}")
+        if len(values) == 0:
+            raise ValueError(f"grid axis {name!r} is empty, so the grid would be empty")
+    names = list(axes)
+    points = []
+    for combination in itertools.product(*(axes[name] for name in names)):
+        point = json.loads(canonical_json(base or {}))  # deep copy with JSON types
+        for name, value in zip(names, combination, strict=True):
+            _set_dotted(point, name, to_jsonable(value))
+        points.append(point)
+    return points
+
+
+# ------------------------------------------------------------------------------------------- record files
+
+
+def read_records(path: str | os.PathLike[str]) -> list[Record]:
+    """Every complete record of a JSONL file, in file order; a torn last line (a killed writer) is ignored.
+
+    A line that does not parse anywhere but at the end means the file was damaged by something other than a
+    killed sweep, and raises ValueError naming the line.
+    """
+    path = pathlib.Path(path)
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    complete, torn = lines[:-1], lines[-1]  # after the last newline: b"" or a torn write
+    records = []
+    for number, line in enumerate(complete, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}: line {number} is not a JSON record ({error})") from error
+    del torn
+    return records
+
+
+def _truncate_torn_tail(fd: int) -> None:
+    """Cut a partial last line (a writer killed mid-write) so the next append starts on a fresh line."""
+    size = os.lseek(fd, 0, os.SEEK_END)
+    if size == 0:
+        return
+    position, block = size, 1 << 16
+    while position > 0:
+        start = max(0, position - block)
+        os.lseek(fd, start, os.SEEK_SET)
+        chunk = os.read(fd, position - start)
+        newline = chunk.rfind(b"\n")
+        if newline >= 0:
+            keep = start + newline + 1
+            if keep != size:
+                os.ftruncate(fd, keep)
+            return
+        position = start
+    os.ftruncate(fd, 0)
+
+
+class RecordWriter:
+    """Appends records to a JSONL file: one ``os.write`` of a whole line, then ``fsync`` (module docstring).
+
+    Holds an exclusive, non-blocking ``flock`` while open: a second writer on the same file gets a
+    RuntimeError instead of interleaving lines.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
+        self.path = pathlib.Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fsync = fsync
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        if fcntl is not None:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as error:
+                os.close(self._fd)
+                message = f"another sweep is writing {self.path}; run one writer per file"
+                raise RuntimeError(message) from error
+        _truncate_torn_tail(self._fd)
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Write `record` as one complete line (keys sorted) and make it durable."""
+        line = (canonical_json(record) + "\n").encode()
+        written = os.write(self._fd, line)
+        if written != len(line):  # a short write on a regular file means the disk is full
+            raise OSError(f"short write to {self.path}: {written} of {len(line)} bytes")
+        if self.fsync:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)  # closing releases the flock
+            self._fd = -1
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# ---------------------------------------------------------------------------------------------- executors
+
+
+class SerialExecutor(concurrent.futures.Executor):
+    """A `concurrent.futures.Executor` that runs each task in the calling process when it is submitted.
+
+    For debugging, for tiny sweeps, and as the reference the parallel executors are tested against.
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        future.set_running_or_notify_cancel()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as error:  # delivered through the future, as a pool does
+            future.set_exception(error)
+        return future
+
+
+def default_executor(max_workers: int | None = None) -> concurrent.futures.Executor:
+    """A process pool over the machine's cores (``os.cpu_count()``), or `SerialExecutor` for one worker.
+
+    Workers start from a fork server (a clean, single-threaded parent), not by forking the caller, which may
+    hold threads (tqdm's monitor, a Dask client) that fork would copy in an undefined state.
+    """
+    workers = max_workers if max_workers is not None else (os.cpu_count() or 1)
+    if workers < 1:
+        raise ValueError(f"max_workers must be >= 1; got {max_workers!r}")
+    if workers == 1:
+        return SerialExecutor()
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    return concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
+# ------------------------------------------------------------------------------------ versions, predictions
+
+
+@functools.lru_cache(maxsize=1)
+def package_versions() -> dict[str, str]:
+    """Versions of Python and of `VERSIONED_PACKAGES` (``"not installed"`` where absent)."""
+    versions = {"python": platform.python_version()}
+    for package in VERSIONED_PACKAGES:
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return versions
+
+
+@functools.lru_cache(maxsize=4096)
+def _predict_cached(names: tuple[str, ...] | None, params_json: str) -> tuple[str, str]:
+    bounds = importlib.import_module("bounds")
+    params = json.loads(params_json)
+    predicted: dict[str, float] = {}
+    errors: dict[str, str] = {}
+    for name in names if names is not None else tuple(bounds.names()):
+        try:
+            predicted[name] = float(bounds.get(name).evaluate(**params))
+        except (ValueError, TypeError, ZeroDivisionError, OverflowError) as error:
+            errors[name] = f"{type(error).__name__}: {error}"
+    return canonical_json(predicted), canonical_json(errors)
+
+
+def predict(params: Mapping[str, Any], names: Sequence[str] | None = None) -> tuple[dict, dict]:
+    """Catalog predictions ``bounds.get(name).evaluate(**params)`` for `names` (every catalog entry if None).
+
+    Returns ``(predicted, errors)``: the values, and for each entry that cannot be evaluated at `params`
+    (a symbol it needs is missing, a value outside its domain) the reason. Parameters the catalog does not
+    know (anything but its symbols Delta, L, sigma, varsigma, varsigma0, n, B, epsilon, lam, D) are dropped
+    before evaluation. Cached per process: a sweep's points mostly share their parameters.
+    """
+    symbols = ("Delta", "L", "sigma", "varsigma", "varsigma0", "n", "B", "epsilon", "lam", "D")
+    known = {key: value for key, value in params.items() if key in symbols and value is not None}
+    predicted, errors = _predict_cached(tuple(names) if names is not None else None, canonical_json(known))
+    return json.loads(predicted), json.loads(errors)
+
+
+# ------------------------------------------------------------------------------------- executing one point
+
+
+def execute(runner: Runner, point: Point) -> Record:
+    """Run one point and build its record (module docstring); top-level so executors can pickle it.
+
+    The runner returns ``{"result": {...}, "params": {...}}``: the measurements, and the catalog parameters
+    it derived while building the run (n, lam, D, ...); they are merged over ``point["params"]`` and the
+    catalog entries ``point.get("predict")`` (all by default) are evaluated there.
+    """
+    output = runner(point)
+    if not isinstance(output, Mapping) or "result" not in output:
+        raise TypeError(
+            f"runner {runner_name(runner)} must return a dict with a 'result' entry; got {output!r}"
+        )
+    unknown = set(output) - {"result", "params"}
+    if unknown:
+        raise TypeError(f"runner {runner_name(runner)} returned unknown entries {sorted(unknown)}")
+    params = {**point.get("params", {}), **output.get("params", {})}
+    predicted, errors = predict(params, point.get("predict"))
+    record = {
+        "key": point_key(point, runner),
+        "runner": runner_name(runner),
+        "point": point,
+        "params": params,
+        "result": output["result"],
+        "predicted": predicted,
+        "prediction_errors": errors,
+        "versions": package_versions(),
+    }
+    return json.loads(canonical_json(record))  # exactly what a reader of the file gets back
+
+
+# ----------------------------------------------------------------------------------------------- the sweep
+
+
+def run_sweep(
+    points: Iterable[Point],
+    path: str | os.PathLike[str],
+    *,
+    runner: Runner | None = None,
+    executor: concurrent.futures.Executor | None = None,
+    max_workers: int | None = None,
+    progress: bool = True,
+    desc: str | None = None,
+    fsync: bool = True,
+) -> list[Record]:
+    """Run every point of `points` whose record is not yet in `path`; return the records of all `points`.
+
+    - `runner`: ``runner(point) -> {"result": ..., "params": ...}``, a top-level function (default
+      `run_point`, the real algorithms).
+    - `executor`: any `concurrent.futures.Executor` (it is not shut down here): `SerialExecutor()`, a
+      ``ProcessPoolExecutor``, or a Dask cluster's ``Client.get_executor()``. Default: `default_executor`
+      (a process pool over `max_workers` cores, all of them if None), shut down at the end.
+    - Duplicate points run once. Records already in `path` for other points are kept and not returned.
+    - On the first failing run the pending runs are cancelled and a RuntimeError naming the point is raised;
+      every record finished before that is already on disk.
+
+    Returns the records in the order of `points` (first occurrence).
+    """
+    runner = run_point if runner is None else runner
+    name = runner_name(runner)
+    ordered: dict[str, Point] = {}
+    for point in points:
+        if not isinstance(point, Mapping):
+            raise TypeError(f"every sweep point must be a dict; got {type(point).__name__}")
+        clean = json.loads(canonical_json(point))
+        ordered.setdefault(point_key(clean, name), clean)
+
+    done = {record["key"]: record for record in read_records(path) if record.get("runner") == name}
+    todo = [(key, point) for key, point in ordered.items() if key not in done]
+
+    if todo:
+        own_executor = executor is None
+        pool = default_executor(max_workers) if own_executor else executor
+        try:
+            with RecordWriter(path, fsync=fsync) as writer:
+                # A record written by a concurrent process between reading and locking would be duplicated.
+                done.update((r["key"], r) for r in read_records(path) if r.get("runner") == name)
+                todo = [(key, point) for key, point in todo if key not in done]
+                bar = tqdm(total=len(ordered), initial=len(ordered) - len(todo), desc=desc or "sweep",
+                           disable=not progress, unit="run", file=sys.stderr)
+                try:
+                    for key, future, futures in _completed(pool, runner, todo):
+                        try:
+                            record = future.result()
+                        except Exception as error:
+                            for other in futures:
+                                other.cancel()
+                            raise RuntimeError(
+                                f"sweep point {key} failed: {error}\npoint: {canonical_json(ordered[key])}"
+                            ) from error
+                        writer.append(record)
+                        done[key] = record
+                        bar.update(1)
+                finally:
+                    bar.close()
+        finally:
+            if own_executor:
+                pool.shutdown(wait=True, cancel_futures=True)
+    return [done[key] for key in ordered]
+
+
+def _completed(
+    pool: concurrent.futures.Executor, runner: Runner, todo: Sequence[tuple[str, Point]]
+) -> Iterator[tuple[str, concurrent.futures.Future, Iterable[concurrent.futures.Future]]]:
+    """(key, finished future, every future) in completion order; one at a time, in order, when serial."""
+    if isinstance(pool, SerialExecutor):  # run lazily so each record is written as soon as it exists
+        for key, point in todo:
+            future = pool.submit(execute, runner, point)
+            yield key, future, (future,)
+        return
+    futures = {pool.submit(execute, runner, point): key for key, point in todo}
+    for future in concurrent.futures.as_completed(futures):
+        yield futures[future], future, futures
+
+
+# ------------------------------------------------------------------------------ the default (real) runner
+
+
+@functools.lru_cache(maxsize=16)
+def _build_problem(instance_json: str) -> Any:
+    description = json.loads(instance_json)
+    instances = importlib.import_module("instances")
+    kind = description.pop("kind", None)
+    constructors = {
+        "communication": "communication_instance",
+        "sampling": "sampling_instance",
+        "heterogeneous_quadratic": "heterogeneous_quadratic",
+        "digits": "digits_problem",
+    }
+    if kind not in constructors:
+        raise ValueError(f"point['instance']['kind'] must be one of {sorted(constructors)}; got {kind!r}")
+    return getattr(instances, constructors[kind])(**description)
+
+
+@functools.lru_cache(maxsize=16)
+def _build_gossip(
+    instance_json: str, graph_json: str, weights: str, kappa: float | None
+) -> tuple[Any, float, int | None]:
+    """(W, lam, diameter or None) for a point; cached per worker because sweeps reuse one W for many runs."""
+    instances = importlib.import_module("instances")
+    graph_description = json.loads(graph_json)
+    if graph_description is None:
+        graph = _build_problem(instance_json).graph()
+    else:
+        graph_description = dict(graph_description)
+        topology = graph_description.pop("topology")
+        graph_n = graph_description.pop("n")
+        graph = instances.topology(topology, graph_n, **graph_description)
+    W = instances.gossip_matrix(graph, weights)
+    if kappa is not None:
+        W = instances.lazy(W, kappa)
+    lam = float(instances.second_eigenvalue(W))
+    diameter = _diameter(graph)
+    return W, lam, diameter
+
+
+def _diameter(graph: Any) -> int | None:
+    networkx = importlib.import_module("networkx")
+    if graph.number_of_nodes() > 2000:  # all-pairs BFS; the instances record their own distances beyond
+        return None
+    return int(networkx.diameter(graph))
+
+
+def _build_oracle(problem: Any, description: Mapping[str, Any] | None) -> tuple[Any, dict[str, float]]:
+    if description is None:
+        return problem, {}
+    oracles = importlib.import_module("oracles")
+    description = dict(description)
+    kind = description.pop("kind")
+    params = {"sigma": description["sigma"]} if "sigma" in description else {}
+    return oracles.make_oracle(kind, problem, **description), params
+
+
+def run_point(point: Point) -> dict[str, Any]:
+    """The default runner: build the point's instance, graph, W and oracle, call `algorithms.run`.
+
+    Point fields (JSON):
+
+    - ``algorithm`` (str), ``step_size`` (float), ``iterations`` (int), ``batch`` (int, default 1),
+      ``seed`` (int, default 0), ``tol`` (float or None), ``hyper`` (dict of algorithm keywords);
+    - ``instance``: ``{"kind": "communication" | "sampling" | "heterogeneous_quadratic" | "digits",
+      **keywords of the matching instances constructor}``;
+    - ``graph``: ``{"topology": name, "n": n, **params}`` for ``instances.topology``, or None/absent to use
+      ``instance.graph()`` (the Setting 2 path/broom); ``weights`` (default ``"metropolis"``) for
+      ``instances.gossip_matrix``; ``kappa`` (optional) for ``instances.lazy``;
+    - ``oracle``: ``{"kind": ..., **params}`` for ``oracles.make_oracle``, or None/absent for exact
+      gradients;
+    - ``params``: catalog parameters of the comparison (Delta, L, sigma, epsilon, ...).
+
+    Derived catalog parameters: n (workers), lam (of the W actually used), D (the graph's diameter, for
+    graphs up to 2000 nodes), B (the batch) and sigma (the oracle's, when it has one).
+    """
+    algorithms = importlib.import_module("algorithms")
+    instance_json = canonical_json(point["instance"])
+    problem = _build_problem(instance_json)
+    kappa = point.get("kappa")
+    W, lam, diameter = _build_gossip(
+        instance_json, canonical_json(point.get("graph")), point.get("weights", "metropolis"),
+        None if kappa is None else float(kappa),
+    )
+    oracle, oracle_params = _build_oracle(problem, point.get("oracle"))
+    result = algorithms.run(
+        point["algorithm"], oracle, W,
+        step_size=point["step_size"], iterations=point["iterations"], batch=point.get("batch", 1),
+        seed=point.get("seed", 0), tol=point.get("tol"), **point.get("hyper", {}),
+    )
+    params: dict[str, Any] = {"n": int(problem.n), "lam": lam, "B": int(point.get("batch", 1))}
+    params.update(oracle_params)
+    if diameter is not None:
+        params["D"] = diameter
+    return {"result": to_jsonable(result.to_record()), "params": params}
+
+
+# --------------------------------------------------------------------------- a synthetic runner (tests)
+
+
+def power_law_runner(point: Point) -> dict[str, Any]:
+    """A deterministic synthetic runner with a known answer, for testing sweeps and fits without algorithms.
+
+    T_eps = round(scale * x**exponent * exp(noise * z)) with z ~ N(0, 1) drawn from ``point["seed"]``;
+    T_eps is None (the run "hit the cap") when it exceeds ``point.get("cap")``. ``point["sleep"]`` seconds
+    of sleep make a run slow enough to be killed mid-sweep.
+    """
+    import time
+
+    x = float(point["x"])
+    if not x > 0 or not math.isfinite(x):
+        raise ValueError(f"point['x'] must be a positive finite number; got {point['x']!r}")
+    rng = np.random.default_rng(int(point.get("seed", 0)))
+    value = float(point.get("scale", 1.0)) * x ** float(point["exponent"])
+    value *= math.exp(float(point.get("noise", 0.0)) * rng.standard_normal())
+    if point.get("sleep"):
+        time.sleep(float(point["sleep"]))
+    t_eps: int | None = max(1, round(value))
+    cap = point.get("cap")
+    if cap is not None and t_eps > cap:
+        t_eps = None
+    return {"result": {"t_eps": t_eps, "iterations": cap if t_eps is None else t_eps}, "params": {}}

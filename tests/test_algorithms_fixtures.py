@@ -1,0 +1,87 @@
+"""Small problems and reference recursions shared by the algorithm tests (no tests here).
+
+``DiagonalQuadratic`` is a private, closed-form heterogeneous problem (f_i(x) = 1/2 sum_j a_ij x_j^2 - b_i.x)
+so the reductions can be checked on an instance whose gradients are exact to the last bit; the instance
+package's problems are used wherever a test is about an instance of the paper.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+
+import instances
+from instances.gossip import metropolis
+
+
+class DiagonalQuadratic:
+    """f_i(x) = 1/2 sum_j a_ij x_j^2 - b_i . x: local smoothness max a_ij, optimum of f at mean(b)/mean(a)."""
+
+    def __init__(self, n: int = 6, d: int = 3, seed: int = 0, spread: float = 1.0) -> None:
+        rng = np.random.default_rng(seed)
+        self.n, self.dim = n, d
+        self.x0 = np.zeros(d)
+        self.a = rng.uniform(0.5, 2.0, (n, d))
+        self.b = spread * rng.standard_normal((n, d))
+        self.smoothness = float(self.a.max())
+
+    def _shape(self, X: np.ndarray) -> tuple[int, ...]:
+        return (self.n,) + (1,) * (X.ndim - 2) + (self.dim,)
+
+    def grad(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        return self.a.reshape(self._shape(X)) * X - self.b.reshape(self._shape(X))
+
+    def value(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        return np.sum(0.5 * self.a.reshape(self._shape(X)) * X**2 - self.b.reshape(self._shape(X)) * X, axis=-1)
+
+    def full_grad(self, x: np.ndarray) -> np.ndarray:
+        return self.a.mean(axis=0) * np.asarray(x, dtype=float) - self.b.mean(axis=0)
+
+    def full_value(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        return np.sum(0.5 * self.a.mean(axis=0) * x**2 - self.b.mean(axis=0) * x, axis=-1)
+
+
+class NoisyOracle:
+    """Unbiased Gaussian noise of variance sigma^2 / batch per coordinate block (a private stand-in used
+    where the test is about the engine's streams, not about an oracle of the paper)."""
+
+    def __init__(self, f: DiagonalQuadratic, sigma: float) -> None:
+        self.f = f
+        self.sigma = sigma
+
+    def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int) -> np.ndarray:
+        noise = rng.standard_normal(np.shape(X)) * (self.sigma / np.sqrt(batch))
+        return self.f.grad(X) + noise
+
+    def full_grad(self, x: np.ndarray) -> np.ndarray:
+        return self.f.full_grad(x)
+
+
+def ring_W(n: int):
+    return metropolis(nx.cycle_graph(n))
+
+
+def path_W(n: int):
+    return instances.gossip_matrix(nx.path_graph(n), "metropolis") if hasattr(instances, "gossip_matrix") \
+        else metropolis(nx.path_graph(n))
+
+
+def sampler(problem, seed: int, batch: int = 1):
+    """G(X) for an (n, d) stack drawing from default_rng(seed) exactly as the engine does for k = 1."""
+    if not hasattr(problem, "sample"):
+        return lambda X: problem.grad(X)
+    rng = np.random.default_rng(seed)
+    return lambda X: problem.sample(X[:, None, :], rng, batch)[:, 0, :]
+
+
+def model_trace(key: str = "x"):
+    """A callback that keeps copies of state.<key> for configuration 0, and the list it fills."""
+    trace: list[np.ndarray] = []
+
+    def callback(t, state, ctx):
+        trace.append(np.array(getattr(state, key)[:, 0, :]))
+
+    return callback, trace

@@ -1,0 +1,248 @@
+"""The sweep runner: grid, keys, durable appends, resume after SIGKILL, executor independence."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from paper_figures import sweep
+from paper_figures.sweep import (
+    RecordWriter,
+    SerialExecutor,
+    grid,
+    point_key,
+    power_law_runner,
+    read_records,
+    run_sweep,
+)
+
+SYNTHETIC_BASE = {"exponent": 1.5, "scale": 3.0, "noise": 0.2, "predict": []}
+
+
+def synthetic_points(count_x: int = 4, seeds: int = 3) -> list[dict]:
+    return grid({"x": [2.0**k for k in range(count_x)], "seed": list(range(seeds))}, base=SYNTHETIC_BASE)
+
+
+def by_key(records: list[dict]) -> dict[str, dict]:
+    return {record["key"]: record for record in records}
+
+
+# ------------------------------------------------------------------------------------------------ grid, keys
+
+
+def test_grid_is_the_row_major_product_with_dotted_axes() -> None:
+    points = grid({"algorithm": ["dpsgd", "detag"], "hyper.eta": [0.0, 0.2], "seed": [0, 1]},
+                  base={"hyper": {"R": 2}, "iterations": 10})
+    assert len(points) == 8
+    assert points[0] == {"algorithm": "dpsgd", "hyper": {"R": 2, "eta": 0.0}, "iterations": 10, "seed": 0}
+    assert [p["seed"] for p in points[:4]] == [0, 1, 0, 1]
+    assert points[-1]["algorithm"] == "detag" and points[-1]["hyper"] == {"R": 2, "eta": 0.2}
+    points[0]["hyper"]["R"] = 99  # every point owns its copy of the base
+    assert points[1]["hyper"]["R"] == 2
+
+
+@pytest.mark.parametrize(("axes", "error"), [
+    ({"seed": []}, ValueError),
+    ({"seed": 3}, TypeError),
+    ({"algorithm": "detag"}, TypeError),
+])
+def test_grid_rejects_bad_axes(axes: dict, error: type) -> None:
+    with pytest.raises(error, match="axis"):
+        grid(axes)
+
+
+def test_point_key_ignores_representation_but_not_content() -> None:
+    point = {"step_size": 0.5, "hyper": {"R": 2, "eta": 0.1}, "sizes": (1, 2), "seed": 3}
+    same = {"seed": np.int64(3), "sizes": [1, 2], "hyper": {"eta": np.float64(0.1), "R": 2}, "step_size": 0.5}
+    assert point_key(point) == point_key(same)
+    assert point_key(point) != point_key({**point, "seed": 4})
+    assert point_key(point) != point_key(point, power_law_runner)
+    assert len(point_key(point)) == 20
+
+
+def test_point_key_is_pinned_across_processes() -> None:
+    # A changed key would make every stored sweep rerun from scratch: pin one value, and check that another
+    # interpreter (another hash seed) agrees.
+    point = {"x": 2.0, "seed": 1, "exponent": 1.5}
+    key = point_key(point, power_law_runner)
+    code = ("from paper_figures.sweep import point_key, power_law_runner;"
+            "print(point_key({'seed': 1, 'exponent': 1.5, 'x': 2.0}, power_law_runner))")
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": "12345"})
+    assert other.stdout.strip() == key == "47fb60c73654c198dc8d"
+
+
+def test_runner_must_be_top_level() -> None:
+    with pytest.raises(TypeError, match="top-level"):
+        run_sweep([{"x": 1.0}], "unused.jsonl", runner=lambda point: {"result": {}})
+
+
+def test_to_jsonable_rejects_objects() -> None:
+    with pytest.raises(TypeError, match="JSON-able"):
+        sweep.to_jsonable({"f": object()})
+
+
+# ------------------------------------------------------------------------------------------ record files
+
+
+def test_reader_ignores_a_torn_last_line_and_writer_cuts_it(tmp_path) -> None:
+    path = tmp_path / "records.jsonl"
+    with RecordWriter(path, fsync=False) as writer:
+        writer.append({"key": "a", "value": 1})
+    with open(path, "ab") as handle:
+        handle.write(b'{"key": "b", "val')  # a writer killed mid-line
+    assert read_records(path) == [{"key": "a", "value": 1}]
+    with RecordWriter(path, fsync=False) as writer:
+        writer.append({"key": "c", "value": 3})
+    assert path.read_bytes() == b'{"key":"a","value":1}\n{"key":"c","value":3}\n'
+
+
+def test_reader_refuses_a_damaged_middle_line(tmp_path) -> None:
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(b'{"key": "a"}\nnot json\n{"key": "b"}\n')
+    with pytest.raises(ValueError, match="line 2"):
+        read_records(path)
+
+
+def test_a_second_writer_on_one_file_is_refused(tmp_path) -> None:
+    path = tmp_path / "records.jsonl"
+    with RecordWriter(path), pytest.raises(RuntimeError, match="another sweep"):
+        RecordWriter(path)
+    RecordWriter(path).close()  # the lock goes with the first writer
+
+
+# --------------------------------------------------------------------------------------------- the sweep
+
+
+def test_rerun_skips_finished_points_and_duplicates_run_once(tmp_path) -> None:
+    path = tmp_path / "s.jsonl"
+    points = synthetic_points()
+    first = run_sweep(points[:5], path, runner=power_law_runner, executor=SerialExecutor(), progress=False)
+    assert len(first) == 5
+    calls_before = path.read_bytes()
+    again = run_sweep(points[:5] + points[:2], path, runner=power_law_runner, progress=False)
+    assert path.read_bytes() == calls_before  # nothing ran, nothing was written
+    assert again == first
+    everything = run_sweep(points, path, runner=power_law_runner, executor=SerialExecutor(), progress=False)
+    assert [record["point"] for record in everything] == points
+    assert len(read_records(path)) == len(points)
+
+
+def test_record_contents(tmp_path) -> None:
+    (record,) = run_sweep([{"x": 4.0, "exponent": 2.0, "seed": 0, "predict": []}], tmp_path / "r.jsonl",
+                          runner=power_law_runner, executor=SerialExecutor(), progress=False)
+    assert record["result"] == {"t_eps": 16, "iterations": 16}
+    assert record["runner"] == "paper_figures.sweep:power_law_runner"
+    assert record["key"] == point_key(record["point"], power_law_runner)
+    assert {"python", "numpy", "scipy", "decbounds"} <= set(record["versions"])
+    assert record["predicted"] == {} and record["prediction_errors"] == {}
+
+
+def test_capped_runs_are_recorded_without_t_eps(tmp_path) -> None:
+    (record,) = run_sweep([{"x": 100.0, "exponent": 2.0, "cap": 50, "predict": []}], tmp_path / "c.jsonl",
+                          runner=power_law_runner, executor=SerialExecutor(), progress=False)
+    assert record["result"] == {"t_eps": None, "iterations": 50}
+
+
+def test_a_failing_run_raises_and_keeps_finished_records(tmp_path) -> None:
+    path = tmp_path / "f.jsonl"
+    points = [{"x": x, "exponent": 1.0, "predict": []} for x in (1.0, -1.0, 3.0)]
+    with pytest.raises(RuntimeError, match="failed: point\\['x'\\] must be a positive"):
+        run_sweep(points, path, runner=power_law_runner, executor=SerialExecutor(), progress=False)
+    assert [record["point"]["x"] for record in read_records(path)] == [1.0]
+
+
+KILLED_AXES = {"x": [1.0, 2.0, 4.0, 8.0, 16.0], "seed": list(range(12))}
+KILLED_BASE = {"exponent": 1.0, "noise": 0.1, "sleep": 0.01, "predict": []}
+KILLED_SWEEP = textwrap.dedent(f"""
+    import sys
+    from paper_figures.sweep import SerialExecutor, grid, power_law_runner, run_sweep
+    points = grid({KILLED_AXES!r}, base={KILLED_BASE!r})
+    run_sweep(points, sys.argv[1], runner=power_law_runner, executor=SerialExecutor(), progress=False)
+""")
+
+
+def test_resume_after_sigkill_loses_nothing_and_duplicates_nothing(tmp_path) -> None:
+    path = tmp_path / "killed.jsonl"
+    process = subprocess.Popen([sys.executable, "-c", KILLED_SWEEP, str(path)])
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if path.exists() and path.read_bytes().count(b"\n") >= 8:
+                break
+            assert process.poll() is None, "the sweep ended before it could be killed"
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait()
+    assert process.returncode == -signal.SIGKILL
+    finished = read_records(path)
+    assert 8 <= len(finished) < 60
+    with open(path, "ab") as handle:  # also survive a kill in the middle of a write
+        handle.write(b'{"key": "torn", "point": {"x"')
+
+    points = grid(KILLED_AXES, base=KILLED_BASE)
+    resumed = run_sweep(points, path, runner=power_law_runner, executor=SerialExecutor(), progress=False)
+    on_disk = read_records(path)
+    keys = [record["key"] for record in on_disk]
+    assert len(on_disk) == len(points) == 60
+    assert len(set(keys)) == 60
+    assert on_disk[: len(finished)] == finished  # nothing finished before the kill was redone
+    assert by_key(resumed) == by_key(on_disk)
+
+
+# ---------------------------------------------------------------------------------------------- executors
+
+
+def test_process_pool_records_equal_serial_records(tmp_path) -> None:
+    points = synthetic_points(count_x=3, seeds=2)
+    serial = run_sweep(points, tmp_path / "serial.jsonl", runner=power_law_runner,
+                       executor=SerialExecutor(), progress=False)
+    with sweep.default_executor(2) as pool:
+        assert isinstance(pool, concurrent.futures.ProcessPoolExecutor)
+        parallel = run_sweep(points, tmp_path / "pool.jsonl", runner=power_law_runner, executor=pool,
+                             progress=False)
+    assert parallel == serial
+    # Byte-identical lines, whatever order they were completed in.
+    lines = lambda name: sorted((tmp_path / name).read_bytes().splitlines())  # noqa: E731
+    assert lines("serial.jsonl") == lines("pool.jsonl")
+
+
+def test_dask_executor_records_equal_serial_records(tmp_path) -> None:
+    distributed = pytest.importorskip("distributed")
+    points = synthetic_points(count_x=3, seeds=2)
+    serial = run_sweep(points, tmp_path / "serial.jsonl", runner=power_law_runner,
+                       executor=SerialExecutor(), progress=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        on_dask = run_sweep(points, tmp_path / "dask.jsonl", runner=power_law_runner,
+                            executor=client.get_executor(), progress=False)
+    assert on_dask == serial
+
+
+def test_default_executor_choices() -> None:
+    assert isinstance(sweep.default_executor(1), SerialExecutor)
+    with pytest.raises(ValueError, match="max_workers"):
+        sweep.default_executor(0)
+
+
+def test_serial_executor_delivers_exceptions_through_the_future() -> None:
+    future = SerialExecutor().submit(power_law_runner, {"x": 0.0, "exponent": 1.0})
+    with pytest.raises(ValueError, match="positive"):
+        future.result()
+
+
+def test_records_are_plain_json(tmp_path) -> None:
+    records = run_sweep(synthetic_points(2, 1), tmp_path / "j.jsonl", runner=power_law_runner,
+                        executor=SerialExecutor(), progress=False)
+    for record in records:
+        assert json.loads(json.dumps(record)) == record
