@@ -91,6 +91,27 @@ def is_exact(oracle: Any) -> bool:
 # communication operators
 
 
+def _csr_kernel() -> Callable[..., None] | None:
+    """scipy's own CSR x dense-block kernel (what ``csr_array @ ndarray`` calls), used directly to write into
+    a preallocated output: the wrapper's checks cost more than the product for tiny states. It is checked
+    once against the public product (same bits) and left unused if the private name is gone."""
+    try:
+        from scipy.sparse._sparsetools import csr_matvecs
+    except ImportError:  # pragma: no cover - a scipy without the private module
+        return None
+    probe = sp.csr_array(np.array([[0.5, 0.5, 0.0], [0.25, 0.5, 0.25], [0.0, 0.5, 0.5]]))
+    block = np.arange(6.0).reshape(3, 2) / 7.0
+    out = np.zeros((3, 2))
+    try:
+        csr_matvecs(3, 3, 2, probe.indptr, probe.indices, probe.data, block.ravel(), out.ravel())
+    except Exception:  # pragma: no cover - a changed signature
+        return None
+    return csr_matvecs if np.array_equal(out, probe @ block) else None
+
+
+_CSR_MATVECS = _csr_kernel()
+
+
 class MixingOperator:
     """X <- M @ X on the worker axis of an (n, ...) array: rows of M are receivers, columns senders."""
 
@@ -106,11 +127,25 @@ class MixingOperator:
         coo = csr.tocoo()
         # directed off-diagonal links: the messages one round puts on the wire per array
         self.links = int(np.count_nonzero((coo.row != coo.col) & (coo.data != 0)))
+        csr.sort_indices()
         self.matrix: Any = csr.toarray() if backend == "dense" else csr
+        self._kernel = _CSR_MATVECS if backend == "sparse" else None
+        if self._kernel is not None:
+            self._indptr, self._indices, self._data = csr.indptr, csr.indices, csr.data
 
     def apply(self, Z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """M @ Z on axis 0; ``out`` (C-contiguous, Z's shape) receives the product when given."""
         flat = Z.reshape(self.n, -1)
+        if self._kernel is not None and (out is None or out.flags.c_contiguous):
+            if out is None:
+                out = np.zeros(Z.shape)
+            else:
+                out.fill(0.0)
+            if not flat.flags.c_contiguous:
+                flat = np.ascontiguousarray(flat)
+            self._kernel(self.n, self.n, flat.shape[1], self._indptr, self._indices, self._data, flat.ravel(),
+                         out.reshape(-1))
+            return out
         if self.backend == "dense" and out is not None:
             np.matmul(self.matrix, flat, out=out.reshape(self.n, -1))
             return out
@@ -200,11 +235,14 @@ class Context:
         self.vectors_sent += arrays
         self.messages += arrays * links
 
-    def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None) -> Any:
-        """One gossip round with W on each array (n, ...); returns one array or a tuple of them."""
+    def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None,
+               vectors: int | None = None) -> Any:
+        """One gossip round with W on each array (n, ...); returns one array or a tuple of them.
+        ``vectors`` counts the vectors each worker sends when one array stacks several (default: one per
+        array)."""
         if self.W is None:
             raise BudgetViolationError("this algorithm was prepared without a gossip matrix")
-        self._open_round(len(Z), self.W.links)
+        self._open_round(len(Z) if vectors is None else int(vectors), self.W.links)
         self.gossip_rounds += 1
         return self._apply(self.W, Z, out)
 

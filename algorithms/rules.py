@@ -506,56 +506,75 @@ class DeTAG(StepRule):
 
     def bind(self, ctx: Context, hypers: list[dict[str, Any]]) -> None:
         schedules = np.stack([h.pop("schedule") for h in hypers], axis=1)  # (R, k, 2)
-        self.coefficients = [(schedules[r, :, 0].reshape(1, ctx.k, 1).copy(),
-                              schedules[r, :, 1].reshape(1, ctx.k, 1).copy()) for r in range(self.R)]
-        self.plain_first = [bool(np.all(schedules[r, :, 1] == 0.0) and np.all(schedules[r, :, 0] == 1.0))
-                            for r in range(self.R)]
+        # x~ and y travel stacked as one (n, 2k, d) array: one product per round, both halves share the
+        # per-configuration coefficients
+        self.coefficients = [(np.tile(schedules[r, :, 0], 2).reshape(1, 2 * ctx.k, 1),
+                              np.tile(schedules[r, :, 1], 2).reshape(1, 2 * ctx.k, 1)) for r in range(self.R)]
+        self.plain = [bool(np.all(schedules[r, :, 1] == 0.0) and np.all(schedules[r, :, 0] == 1.0))
+                      for r in range(self.R)]
         betas = np.asarray([h["beta"] for h in hypers], dtype=float)
         self.beta = betas.reshape(1, ctx.k, 1) if np.any(betas) else None
         ctx.hyper.update(self.structural_values)
         ctx.hyper["beta"] = self.beta
 
     def init(self, ctx: Context) -> Any:
-        x = ctx.start_state()
-        return SimpleNamespace(x=x, xt=x.copy(), xt_prev=ctx.zeros(), y=ctx.zeros(), y_prev=ctx.zeros(),
-                               bx=ctx.zeros(), by=ctx.zeros(), g=ctx.zeros(), g_prev=ctx.zeros())
+        k = ctx.k
+        z = np.zeros((self.n, 2 * k, ctx.d))
+        z[:, :k] = ctx.x0  # x~ = x0, y = 0
+        return SimpleNamespace(x=ctx.start_state(), z=z, z_prev=np.zeros_like(z), buf=np.zeros_like(z),
+                               tmp=np.zeros_like(z), g=ctx.zeros(), g_prev=ctx.zeros(), k=k)
+
+    @staticmethod
+    def replica(s: Any) -> np.ndarray:
+        """x~ (n, k, d), a view into the stacked (x~, y)."""
+        return s.z[:, : s.k]
+
+    @staticmethod
+    def tracker(s: Any) -> np.ndarray:
+        """y (n, k, d), a view into the stacked (x~, y)."""
+        return s.z[:, s.k :]
 
     def step(self, s: Any, ctx: Context) -> Any:
         R = self.R
         r = ctx.t % R
-        ctx.gossip(s.xt, s.y, out=(s.bx, s.by))
-        if not self.plain_first[r]:
+        ctx.gossip(s.z, out=(s.buf,), vectors=2)
+        if not self.plain[r]:
             a, b = self.coefficients[r]
-            previous_x, previous_y = (s.xt, s.y) if r == 0 else (s.xt_prev, s.y_prev)  # z_{-1} := z_0
-            s.bx *= a
-            s.bx += b * previous_x
-            s.by *= a
-            s.by += b * previous_y
-        # rotate: prev <- current, current <- new (buffers reused)
-        s.xt_prev, s.xt, s.bx = s.xt, s.bx, s.xt_prev
-        s.y_prev, s.y, s.by = s.y, s.by, s.y_prev
+            previous = s.z if r == 0 else s.z_prev  # z_{-1} := z_0 at the phase start
+            s.buf *= a
+            np.multiply(previous, b, out=s.tmp)
+            s.buf += s.tmp
+        s.z_prev, s.z, s.buf = s.z, s.buf, s.z_prev  # prev <- current, current <- new
         if R == 1:
-            s.g[...] = ctx.sample(s.x)
+            s.g = ctx.sample(s.x)  # a fresh array: no copy
         else:
-            s.g += ctx.sample(s.x) * (1.0 / R)
+            s.g += ctx.sample(s.x)  # the sum; divided by R once per phase
         if r == R - 1:
-            np.subtract(s.xt, ctx.step_size * s.y, out=s.x)
+            k = s.k
+            if R > 1:
+                s.g *= 1.0 / R
+            replica, tracker = s.z[:, :k], s.z[:, k:]
+            np.multiply(tracker, ctx.step_size, out=s.x)
+            np.subtract(replica, s.x, out=s.x)  # x <- x~ - alpha y (post-gossip tracker, §11 item 7)
+            replica[...] = s.x  # the next phase gossips the new model
             if self.beta is None:
-                s.y += s.g
-                s.y -= s.g_prev
+                tracker += s.g
+                tracker -= s.g_prev
                 s.g_prev, s.g = s.g, s.g_prev
+                if R == 1:
+                    return s  # g is replaced by the next query; no need to clear it
             else:
                 # Alg. 4: v_(k+1) = beta v_(k) + g_(k); the correction is v_(k+1) - v_(k); g_prev holds v
                 new_v = self.beta * s.g_prev + s.g
-                s.y += new_v
-                s.y -= s.g_prev
+                tracker += new_v
+                tracker -= s.g_prev
                 s.g_prev[...] = new_v
             s.g[...] = 0.0
-            s.xt[...] = s.x
         return s
 
     def worker_arrays(self, s: Any) -> list[np.ndarray]:
-        return [s.x, s.xt, s.xt_prev, s.y, s.y_prev, s.g, s.g_prev]
+        k = s.k
+        return [s.x, s.z[:, :k], s.z[:, k:], s.z_prev[:, :k], s.z_prev[:, k:], s.g, s.g_prev]
 
 
 def default_phase_length(problem: Any, lam: float | None, iterations: int) -> int:

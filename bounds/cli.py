@@ -56,11 +56,12 @@ def _print_latex(rate: Rate) -> None:
         print(f"%   {line}")
 
 
-def _print_prediction(rate: Rate, reference: Rate, values: dict[str, float]) -> None:
+def _print_prediction(rate: Rate, reference: Rate, values: dict[str, float], stated_as: str) -> None:
     terms = rate.evaluate_terms(**values)
     total = rate.evaluate(**values)
     print(f"{rate.name}: {rate.kind} bound, {rate.source}")
-    print(f"convention: {rate.convention} ({_CRITERION[rate.convention]}); status: {rate.status}"
+    converted = f" (stated as {stated_as}, converted)" if stated_as != rate.convention else ""
+    print(f"convention: {rate.convention} ({_CRITERION[rate.convention]}){converted}; status: {rate.status}"
           + (f"; holds with probability >= {rate.probability:g} per run" if rate.probability < 1 else ""))
     width = max(len("total"), *map(len, terms))
     for key, value in terms.items():
@@ -91,15 +92,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
     values = {name: getattr(args, name) for name in RATE_SYMBOLS if getattr(args, name) is not None}
     try:
-        rate = get(args.name)
+        stated = get(args.name)
         reference = get(args.reference)
-        convention = args.convention or "grad_norm"
-        rate = rate.in_convention(convention)
+        rate = stated.in_convention(args.convention or "grad_norm")
         if args.latex:
             _print_latex(rate)
             if not values:
                 return 0
-        _print_prediction(rate, reference, values)
+        _print_prediction(rate, reference, values, stated.convention)
     except ValueError as err:
         print(f"decbounds predict: {err}", file=sys.stderr)
         return 2

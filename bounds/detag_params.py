@@ -76,7 +76,9 @@ def detag_phase_length(n: int, lam: float, varsigma0: float, T: int, Delta: floa
     T = _check_positive("T", T, integer=True)
     Delta = _check_positive("Delta", Delta)
     L = _check_positive("L", L)
-    heterogeneity_log = math.log(varsigma0**2 * T / (Delta * L)) if varsigma0 > 0 else -math.inf
+    # log(varsigma0^2 T/(Delta L)) taken term by term: varsigma0^2 underflows to 0 for tiny varsigma0
+    heterogeneity_log = (2 * math.log(varsigma0) + math.log(T) - math.log(Delta) - math.log(L)
+                         if varsigma0 > 0 else -math.inf)
     exponent = max(0.5 * math.log(n), 0.5 * heterogeneity_log)
     return max(1, math.ceil(exponent / math.sqrt(1.0 - lam)))
 

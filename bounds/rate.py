@@ -151,13 +151,19 @@ class Rate:
             raise ValueError(f"convention must be one of {CONVENTIONS}; got {convention!r}")
         if convention == self.convention:
             return self
-        eps_of = sp.sqrt(epsilon) if convention == "grad_norm_sq" else epsilon**2
-        return dataclasses.replace(
-            self,
-            convention=convention,
-            terms={key: expr.xreplace({epsilon: eps_of}) for key, expr in self.terms.items()},
-            doc=f"{self.doc}\n\n(Converted from {self.convention} to {convention}.)".strip(),
-        )
+        # Memoized on the instance (gap() and sweeps convert the same entries over and over); the frozen
+        # dataclass still has a __dict__, which cached_property uses the same way.
+        converted = self.__dict__.get("_converted")
+        if converted is None:
+            eps_of = sp.sqrt(epsilon) if convention == "grad_norm_sq" else epsilon**2
+            converted = dataclasses.replace(
+                self,
+                convention=convention,
+                terms={key: expr.xreplace({epsilon: eps_of}) for key, expr in self.terms.items()},
+                doc=f"{self.doc}\n\n(Converted from {self.convention} to {convention}.)".strip(),
+            )
+            self.__dict__["_converted"] = converted
+        return converted
 
     # -- numeric views -------------------------------------------------------------------------------
 

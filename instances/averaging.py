@@ -176,7 +176,7 @@ def multi_step_gossip(W: MatrixLike, Z: np.ndarray, schedule: np.ndarray) -> np.
 
 def accelerated_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None = None,
                        eta: float | None = None, start: str = "paper") -> np.ndarray:
-    """R steps of Alg. 3's two-tap gossip; lam defaults to ``second_eigenvalue(W)`` (see ``gossip_schedule``)."""
+    """R steps of Alg. 3's two-tap gossip (``gossip_schedule``); lam defaults to ``second_eigenvalue(W)``."""
     if lam is None:
         lam = second_eigenvalue(W)
     return multi_step_gossip(W, Z, gossip_schedule("two_tap", lam, R, eta=eta, start=start))

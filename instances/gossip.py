@@ -125,7 +125,8 @@ def check_gossip(W: MatrixLike, G: nx.Graph | None = None, *, nonnegative: bool 
     n = W.shape[0]
     if G is not None:
         if node_order(G) != n:
-            raise ValueError(f"W support is not inside G: W is {n} x {n} but G has {G.number_of_nodes()} nodes")
+            raise ValueError(f"W support is not inside G: W is {n} x {n} but G has "
+                             f"{G.number_of_nodes()} nodes")
         coo = sp.coo_array(W)
         off = (coo.row != coo.col) & (np.abs(coo.data) > atol)
         edges = set(G.edges)
@@ -157,7 +158,7 @@ def _edge_arrays(G: nx.Graph) -> tuple[int, np.ndarray, np.ndarray]:
 
 
 def _from_edge_weights(n: int, u: np.ndarray, v: np.ndarray, w: np.ndarray) -> sp.csr_array:
-    """W = I - A diag(w) A^T: off-diagonal w on each edge, the diagonal keeps 1 - (sum of its edge weights)."""
+    """W = I - A diag(w) A^T: w on each edge off the diagonal; the diagonal keeps 1 - (its edge weights)."""
     degree_weight = np.bincount(u, weights=w, minlength=n) + np.bincount(v, weights=w, minlength=n)
     rows = np.concatenate([u, v, np.arange(n)])
     cols = np.concatenate([v, u, np.arange(n)])
@@ -196,7 +197,7 @@ def uniform(G: nx.Graph) -> sp.csr_array:
 
 
 def path_matrix(G: nx.Graph) -> sp.csr_array:
-    """The Cor. 2 matrix on a path: W_{i,i+-1} = 1/2, end nodes keep 1/2; eigenvalues cos(pi k/n), lam = cos(pi/n).
+    """The Cor. 2 path matrix: W_{i,i+-1} = 1/2, end nodes keep 1/2; eigenvalues cos(pi k/n), lam = cos(pi/n).
 
     G must be a path graph (connected, n - 1 edges, degrees <= 2); its nodes may come in any order.
     """

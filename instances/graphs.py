@@ -9,6 +9,7 @@ under every translation of that group. ``instances.optimize`` uses it to reduce 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 
@@ -223,7 +224,7 @@ def broom(n: int, D: int) -> nx.Graph:
     G.add_nodes_from(left, part="left_leaf")
     G.add_nodes_from(path_nodes, part="path")
     G.add_nodes_from(right, part="right_leaf")
-    G.add_edges_from(zip(path_nodes[:-1], path_nodes[1:], strict=True))
+    G.add_edges_from(itertools.pairwise(path_nodes))
     G.add_edges_from((u, path_nodes[0]) for u in left)
     G.add_edges_from((u, path_nodes[-1]) for u in right)
     G = nx.Graph(G.subgraph(range(n)))  # nodes in order 0..n-1

@@ -289,9 +289,9 @@ def _solve_barrier(n: int, edges: np.ndarray, nonnegative: bool, tol: float,
     [, w > 0, 1 - |A| w > 0 for FMMC], Boyd & Vandenberghe §11.3.
 
     With L(w) = A diag(w) A^T, dS1/dw_e = a_e a_e^T and dS2/dw_e = -a_e a_e^T, so
-    grad_e = -a_e^T S1^{-1} a_e + a_e^T S2^{-1} a_e and Hess_ef = (a_e^T S1^{-1} a_f)^2 + (a_e^T S2^{-1} a_f)^2;
-    with P_k = A^T S_k^{-1} A that is P_1 o P_1 + P_2 o P_2 (Hadamard squares), m x m. Returns (w, nu/t),
-    nu/t bounding s - lam* on the central path (nu = 2n [+ m + n]).
+    grad_e = -a_e^T S1^{-1} a_e + a_e^T S2^{-1} a_e and Hess_ef = (a_e^T S1^{-1} a_f)^2 +
+    (a_e^T S2^{-1} a_f)^2; with P_k = A^T S_k^{-1} A that is P_1 o P_1 + P_2 o P_2 (Hadamard squares),
+    m x m. Returns (w, nu/t), nu/t bounding s - lam* on the central path (nu = 2n [+ m + n]).
     """
     u, v = edges[:, 0], edges[:, 1]
     m = len(edges)
@@ -331,7 +331,8 @@ def _solve_barrier(n: int, edges: np.ndarray, nonnegative: bool, tol: float,
             grad = np.zeros(m + 1)
             H = np.zeros((m + 1, m + 1))
             for S, sign in ((S1, 1.0), (S2, -1.0)):
-                Sinv = sla.cho_solve(sla.cho_factor(S, lower=True, check_finite=False), eye, check_finite=False)
+                factor = sla.cho_factor(S, lower=True, check_finite=False)
+                Sinv = sla.cho_solve(factor, eye, check_finite=False)
                 Q = Sinv[:, u] - Sinv[:, v]  # S^{-1} A
                 P = Q[u, :] - Q[v, :]  # A^T S^{-1} A
                 grad[:m] -= sign * np.diag(P)

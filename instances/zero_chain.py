@@ -22,6 +22,7 @@ Setting 1 instance and the Setting 2 split from it.
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 from scipy.special import ndtr
@@ -136,7 +137,7 @@ class ZeroChainFunctions:
                 ("dpsi_const", _HALF_SQRT_2PI * self.scale**3),
             )
         }
-        self._layouts: dict[tuple[int, int, int | None], tuple[np.ndarray, np.ndarray]] = {}
+        self._workspaces: dict[tuple[int, int, int | None, int], dict[str, np.ndarray]] = {}
 
     @staticmethod
     def _check_weights(name: str, weights: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray | None:
@@ -175,63 +176,74 @@ class ZeroChainFunctions:
             width = active_width(X)
         return min(int(width) + 1, self.T)
 
-    def _layout(self, rows: int, m: int, per_worker: int | None) -> tuple[np.ndarray, np.ndarray]:
-        """Flat (rows*m,) weight vectors for the kernel, cached per (rows, m, per_worker).
+    def _workspace(self, rows: int, m: int, per_worker: int | None) -> dict[str, np.ndarray]:
+        """Buffers and views for the flat kernel, cached per (rows, m, per_worker, thread).
 
-        ``first``: the first-term constant -c0 s sqrt(e) in column 0 and 0 elsewhere.
-        ``links``: -C s-free link weights in columns 0..m-2 and 0 in column m-1, which also kills the terms
-        that the flat shift carries from one row's last column into the next row's first.
-        ``per_worker`` is the number of rows per worker (None: unweighted, for the global f).
+        ``first``: the first-term constant -c0 s sqrt(e) in column 0 and 0 elsewhere; ``links``: -C in columns
+        0..m-2 and 0 in column m-1, which also kills the terms that the flat shift carries from one row's last
+        column into the next row's first. ``per_worker`` is the number of rows per worker (None: unweighted,
+        for the global f). Reusing buffers and pre-made shifted views matters at small sizes, where each
+        numpy call costs about as much as the arithmetic; keying by thread keeps concurrent callers apart.
         """
-        key = (rows, m, per_worker)
-        cached = self._layouts.get(key)
-        if cached is None:
-            first = np.zeros((rows, m))
-            links = np.zeros((rows, m))
-            if per_worker is None or self.first_weight is None:
-                first[:, 0] = self._first_const
-            else:
-                first[:, 0] = np.repeat(self._first_const * self.first_weight, per_worker)
-            if per_worker is None or self.link_weight is None:
-                links[:, : m - 1] = -1.0
-            else:
-                links[:, : m - 1] = -np.repeat(self.link_weight[:, : m - 1], per_worker, axis=0)
-            if len(self._layouts) > 64:  # bounded: shapes rarely vary within a run
-                self._layouts.clear()
-            cached = self._layouts[key] = (first.reshape(-1), links.reshape(-1))
-        return cached
+        key = (rows, m, per_worker, threading.get_ident())
+        ws = self._workspaces.get(key)
+        if ws is not None:
+            return ws
+        first = np.zeros((rows, m))
+        links = np.zeros((rows, m))
+        if per_worker is None or self.first_weight is None:
+            first[:, 0] = self._first_const
+        else:
+            first[:, 0] = np.repeat(self._first_const * self.first_weight, per_worker)
+        if per_worker is None or self.link_weight is None:
+            links[:, : m - 1] = -1.0
+        else:
+            links[:, : m - 1] = -np.repeat(self.link_weight[:, : m - 1], per_worker, axis=0)
+        size = rows * m
+        ws = {name: np.empty(size) for name in ("E", "v", "w", "P", "F", "acc")}
+        ws["first"] = first.reshape(-1)
+        ws["links"] = links.reshape(-1)
+        ws["acc"][0] = ws["first"][0]  # column 0 of row 0 has no predecessor; the kernel never writes it
+        ws["acc_tail"] = ws["acc"][1:]
+        ws["first_tail"] = ws["first"][1:]
+        ws["P_prev"] = ws["P"][:-1]
+        ws["F_head"] = ws["F"][:-1]
+        if len(self._workspaces) > 64:  # bounded: shapes rarely vary within a run
+            self._workspaces.clear()
+        self._workspaces[key] = ws
+        return ws
 
-    def _grad_flat(self, y: np.ndarray, out: np.ndarray, first: np.ndarray, links: np.ndarray) -> None:
-        """Write the gradient of the weighted chain at the rows of y into out; both flat (rows*m,), C-order.
+    def _grad_flat(self, y: np.ndarray, ws: dict[str, np.ndarray]) -> np.ndarray:
+        """The gradient of the weighted chain at the rows of y, flat (rows*m,) in C order (a new array).
 
         The rows are laid end to end, so "the next coordinate" of entry k is entry k+1 and every product of
-        neighbours is one contiguous whole-array call; the zero that `links` puts in each row's last column
+        neighbours is one contiguous whole-array call; the zero that ``links`` puts in each row's last column
         stops the chain there. Dropping the last column's forward link is exact: either m = T, or column m-1
         is zero in every row and the link's derivatives carry Psi(0) = Psi'(0) = 0. About twenty numpy calls
-        whatever the size.
+        whatever the size:
 
-        G_k = E_k (first_k + P_{k-1}) + P_k Phi(s_k z_{k+1}) / v_k^3 * const, with E = exp(-z^2/2),
-        P = -C s sqrt(e) Psi(|z|) and v = |x| - scale/2 (so 2|z| - 1 = 2 v / scale).
+        G_k = E_k (first_k + P_{k-1}) + P_k Phi(s_k z_{k+1}) * 0.5 sqrt(2 pi) scale^3 / v_k^3, where
+        E = exp(-z^2/2), P = -C s sqrt(e) Psi(|z|), s = gain/scale, v = |x| - scale/2 (2|z| - 1 = 2v/scale).
+        The first part is the first term and d link_{k-1}/d x_k = -Psi(|z_{k-1}|) Phi'(z_k); the second is
+        d link_k/d x_k = -Psi'(|z_k|) Phi(s_k z_{k+1}) with Psi'(u) = 4 Psi(u) / (2u - 1)^3.
         """
         k = self._constants
-        E = np.multiply(y, y)
+        E, v, w, P, F, acc = ws["E"], ws["v"], ws["w"], ws["P"], ws["F"], ws["acc"]
+        np.multiply(y, y, out=E)
         np.multiply(E, k["phi_exp"], out=E)
         np.exp(E, out=E)
-        v = np.abs(y)
+        np.abs(y, out=v)
         np.subtract(v, k["half_scale"], out=v)
         np.maximum(v, k["v_floor"], out=v)
-        w = np.multiply(v, v)
-        P = np.divide(k["psi_num"], w)
+        np.multiply(v, v, out=w)
+        np.divide(k["psi_num"], w, out=P)
         np.add(P, k["log_psi_shift"], out=P)
         np.exp(P, out=P)
-        np.multiply(P, links, out=P)
-        # first term and d link_{k-1} / d x_k = -Psi(|z_{k-1}|) Phi'(z_k)
-        out[0] = first[0]
-        np.add(P[:-1], first[1:], out=out[1:])
-        np.multiply(out, E, out=out)
-        # d link_k / d x_k = -Psi'(|z_k|) Phi(s_k z_{k+1}),  s Psi' sqrt(2 pi e) = s sqrt(e) Psi 0.5 sqrt(2 pi) / (2|z|-1)^3
-        F = np.sign(y)
-        np.multiply(F[:-1], y[1:], out=F[:-1])
+        np.multiply(P, ws["links"], out=P)
+        np.add(ws["P_prev"], ws["first_tail"], out=ws["acc_tail"])
+        out = np.multiply(acc, E)
+        np.sign(y, out=F)
+        np.multiply(ws["F_head"], y[1:], out=ws["F_head"])
         if self.scale != 1.0:
             np.multiply(F, k["inv_scale"], out=F)
         ndtr(F, out=F)
@@ -240,21 +252,20 @@ class ZeroChainFunctions:
         np.divide(F, w, out=F)
         np.multiply(F, k["dpsi_const"], out=F)
         np.add(out, F, out=out)
+        return out
 
     def _grad_rows(self, Y: np.ndarray, m: int, per_worker: int | None) -> np.ndarray:
         """Gradient (..., d) at the points Y (..., d), computed on the first m columns; per_worker as in
-        `_layout`."""
+        `_workspace`."""
         rows = Y.size // self.T
-        first, links = self._layout(rows, m, per_worker)
+        ws = self._workspace(rows, m, per_worker)
         if m == self.T:
             y = Y.reshape(-1) if Y.flags.c_contiguous else np.ascontiguousarray(Y).reshape(-1)
-            out = np.empty(Y.shape)
-            self._grad_flat(y, out.reshape(-1), first, links)
-            return out
-        y = np.ascontiguousarray(Y[..., :m]).reshape(-1)
-        g = np.empty(y.shape)
-        self._grad_flat(y, g, first, links)
-        out = np.zeros(Y.shape)
+            return self._grad_flat(y, ws).reshape(Y.shape)
+        g = self._grad_flat(np.ascontiguousarray(Y[..., :m]).reshape(-1), ws)
+        # Column-major, so the non-zero prefix is one contiguous block at the start of lazily zeroed memory:
+        # only its pages are touched, and the call's cost follows m, not d (same values as C order).
+        out = np.zeros(Y.shape, order="F")
         out[..., :m] = g.reshape((*Y.shape[:-1], m))
         return out
 

@@ -3,3 +3,46 @@
 Exact gradients, Gaussian noise, finite-sum sampling and the probabilistic zero-chain oracle of the
 lower-bound proof (§4 Setting 1), all behind one interface: ``oracle.sample(X, rng, batch)``.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+from oracles.base import ExactOracle, GaussianOracle, Oracle
+from oracles.finite_sum import FiniteSumOracle
+from oracles.zero_chain import VARIANCE_CONSTANT, ZeroChainOracle
+
+ORACLES: tuple[str, ...] = ("exact", "gaussian", "finite_sum", "zero_chain")
+
+
+def make_oracle(name: str, f: Any, **params: Any) -> Oracle:
+    """Build the named oracle over local functions f.
+
+    exact: no parameters; gaussian: sigma; finite_sum: replace (default True); zero_chain: p (default f.p).
+    """
+    builders = {
+        "exact": ExactOracle,
+        "gaussian": GaussianOracle,
+        "finite_sum": FiniteSumOracle,
+        "zero_chain": ZeroChainOracle,
+    }
+    if name not in builders:
+        raise ValueError(f"oracle name must be one of {ORACLES}; got name={name!r}")
+    try:
+        return builders[name](f, **params)
+    except TypeError as err:
+        if "argument" in str(err):
+            raise ValueError(f"oracle {name!r}: bad parameters {sorted(params)}: {err}") from err
+        raise
+
+
+__all__ = [
+    "ORACLES",
+    "VARIANCE_CONSTANT",
+    "ExactOracle",
+    "FiniteSumOracle",
+    "GaussianOracle",
+    "Oracle",
+    "ZeroChainOracle",
+    "make_oracle",
+]

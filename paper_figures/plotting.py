@@ -33,7 +33,7 @@ ALGORITHM_STYLES: dict[str, dict[str, Any]] = {
     "d2": {"color": "tab:orange", "marker": "^", "linestyle": "-", "label": "D$^2$"},
     "dpsgd": {"color": "tab:blue", "marker": "v", "linestyle": "-", "label": "D-PSGD"},
     "sgp": {"color": "tab:cyan", "marker": "<", "linestyle": "--", "label": "SGP"},
-    "centralized_sgd": {"color": "black", "marker": "x", "linestyle": ":", "label": "centralized SGD"},
+    "centralized": {"color": "black", "marker": "x", "linestyle": ":", "label": "centralized SGD"},
     "local_sgd": {"color": "tab:brown", "marker": ">", "linestyle": ":", "label": "local SGD"},
 }
 

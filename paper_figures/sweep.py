@@ -53,6 +53,9 @@ Point = dict[str, Any]
 Record = dict[str, Any]
 Runner = Callable[[Point], dict[str, Any]]
 
+#: Modules the fork server of `default_executor` imports once for all its workers.
+FORKSERVER_PRELOAD: tuple[str, ...] = ("paper_figures.sweep", "bounds", "instances", "oracles", "algorithms")
+
 #: Packages whose versions every record carries.
 VERSIONED_PACKAGES: tuple[str, ...] = (
     "decbounds", "numpy", "scipy", "sympy", "networkx", "cvxpy", "scikit-learn",
@@ -266,15 +269,21 @@ def default_executor(max_workers: int | None = None) -> concurrent.futures.Execu
     """A process pool over the machine's cores (``os.cpu_count()``), or `SerialExecutor` for one worker.
 
     Workers start from a fork server (a clean, single-threaded parent), not by forking the caller, which may
-    hold threads (tqdm's monitor, a Dask client) that fork would copy in an undefined state.
+    hold threads (tqdm's monitor, a Dask client) that fork would copy in an undefined state. The fork server
+    imports the decbounds packages once (`FORKSERVER_PRELOAD`), so that every worker of every pool in the
+    session starts with them loaded (importing cvxpy and sympy costs seconds per process). As with any
+    non-fork start method, a script that runs a sweep must guard it with ``if __name__ == "__main__":``.
     """
     workers = max_workers if max_workers is not None else (os.cpu_count() or 1)
     if workers < 1:
         raise ValueError(f"max_workers must be >= 1; got {max_workers!r}")
     if workers == 1:
         return SerialExecutor()
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(list(FORKSERVER_PRELOAD))  # no effect once the server runs
+    else:
+        context = multiprocessing.get_context("spawn")
     return concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context)
 
 
@@ -295,10 +304,12 @@ def package_versions() -> dict[str, str]:
 
 @functools.lru_cache(maxsize=4096)
 def _predict_cached(names: tuple[str, ...] | None, params_json: str) -> tuple[str, str]:
-    bounds = importlib.import_module("bounds")
-    params = json.loads(params_json)
     predicted: dict[str, float] = {}
     errors: dict[str, str] = {}
+    if names == ():
+        return canonical_json(predicted), canonical_json(errors)
+    bounds = importlib.import_module("bounds")
+    params = json.loads(params_json)
     for name in names if names is not None else tuple(bounds.names()):
         try:
             predicted[name] = float(bounds.get(name).evaluate(**params))
@@ -450,6 +461,7 @@ def _build_problem(instance_json: str) -> Any:
         "communication": "communication_instance",
         "sampling": "sampling_instance",
         "heterogeneous_quadratic": "heterogeneous_quadratic",
+        "heterogeneous_nonconvex": "heterogeneous_nonconvex",
         "digits": "digits_problem",
     }
     if kind not in constructors:
@@ -480,8 +492,13 @@ def _build_gossip(
 
 
 def _diameter(graph: Any) -> int | None:
+    """The diameter D: exact by a double BFS sweep on trees (path, broom; any size), all-pairs BFS on other
+    graphs up to 2000 nodes, None beyond (too slow to be worth it)."""
     networkx = importlib.import_module("networkx")
-    if graph.number_of_nodes() > 2000:  # all-pairs BFS; the instances record their own distances beyond
+    if networkx.is_tree(graph):
+        far = max(networkx.single_source_shortest_path_length(graph, 0).items(), key=lambda item: item[1])[0]
+        return int(max(networkx.single_source_shortest_path_length(graph, far).values()))
+    if graph.number_of_nodes() > 2000:
         return None
     return int(networkx.diameter(graph))
 
@@ -496,15 +513,20 @@ def _build_oracle(problem: Any, description: Mapping[str, Any] | None) -> tuple[
     return oracles.make_oracle(kind, problem, **description), params
 
 
+#: Catalog parameters read from the built instance when it has them (the hard instances carry their own).
+INSTANCE_PARAMETERS: tuple[str, ...] = ("Delta", "L", "epsilon", "sigma", "varsigma", "varsigma0")
+
+
 def run_point(point: Point) -> dict[str, Any]:
     """The default runner: build the point's instance, graph, W and oracle, call `algorithms.run`.
 
     Point fields (JSON):
 
     - ``algorithm`` (str), ``step_size`` (float), ``iterations`` (int), ``batch`` (int, default 1),
-      ``seed`` (int, default 0), ``tol`` (float or None), ``hyper`` (dict of algorithm keywords);
-    - ``instance``: ``{"kind": "communication" | "sampling" | "heterogeneous_quadratic" | "digits",
-      **keywords of the matching instances constructor}``;
+      ``seed`` (int, default 0), ``tol`` (float or None; absent: the instance's ``epsilon`` if it has one),
+      ``hyper`` (dict of algorithm keywords);
+    - ``instance``: ``{"kind": "communication" | "sampling" | "heterogeneous_quadratic" |
+      "heterogeneous_nonconvex" | "digits", **keywords of the matching instances constructor}``;
     - ``graph``: ``{"topology": name, "n": n, **params}`` for ``instances.topology``, or None/absent to use
       ``instance.graph()`` (the Setting 2 path/broom); ``weights`` (default ``"metropolis"``) for
       ``instances.gossip_matrix``; ``kappa`` (optional) for ``instances.lazy``;
@@ -513,7 +535,8 @@ def run_point(point: Point) -> dict[str, Any]:
     - ``params``: catalog parameters of the comparison (Delta, L, sigma, epsilon, ...).
 
     Derived catalog parameters: n (workers), lam (of the W actually used), D (the graph's diameter, for
-    graphs up to 2000 nodes), B (the batch) and sigma (the oracle's, when it has one).
+    graphs up to 2000 nodes), B (the batch), sigma (the oracle's, when it has one), and the instance's
+    own `INSTANCE_PARAMETERS` where ``point["params"]`` does not set them.
     """
     algorithms = importlib.import_module("algorithms")
     instance_json = canonical_json(point["instance"])
@@ -524,12 +547,17 @@ def run_point(point: Point) -> dict[str, Any]:
         None if kappa is None else float(kappa),
     )
     oracle, oracle_params = _build_oracle(problem, point.get("oracle"))
+    tol = point["tol"] if "tol" in point else getattr(problem, "epsilon", None)
     result = algorithms.run(
         point["algorithm"], oracle, W,
         step_size=point["step_size"], iterations=point["iterations"], batch=point.get("batch", 1),
-        seed=point.get("seed", 0), tol=point.get("tol"), **point.get("hyper", {}),
+        seed=point.get("seed", 0), tol=tol, **point.get("hyper", {}),
     )
     params: dict[str, Any] = {"n": int(problem.n), "lam": lam, "B": int(point.get("batch", 1))}
+    for name in INSTANCE_PARAMETERS:  # from the instance, unless the point sets them
+        value = getattr(problem, name, None)
+        if isinstance(value, (int, float)) and name not in point.get("params", {}):
+            params[name] = value
     params.update(oracle_params)
     if diameter is not None:
         params["D"] = diameter

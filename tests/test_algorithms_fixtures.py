@@ -7,6 +7,8 @@ package's problems are used wherever a test is about an instance of the paper.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import networkx as nx
 import numpy as np
 
@@ -34,7 +36,8 @@ class DiagonalQuadratic:
 
     def value(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=float)
-        return np.sum(0.5 * self.a.reshape(self._shape(X)) * X**2 - self.b.reshape(self._shape(X)) * X, axis=-1)
+        a, b = self.a.reshape(self._shape(X)), self.b.reshape(self._shape(X))
+        return np.sum(0.5 * a * X**2 - b * X, axis=-1)
 
     def full_grad(self, x: np.ndarray) -> np.ndarray:
         return self.a.mean(axis=0) * np.asarray(x, dtype=float) - self.b.mean(axis=0)
@@ -65,8 +68,7 @@ def ring_W(n: int):
 
 
 def path_W(n: int):
-    return instances.gossip_matrix(nx.path_graph(n), "metropolis") if hasattr(instances, "gossip_matrix") \
-        else metropolis(nx.path_graph(n))
+    return metropolis(nx.path_graph(n))
 
 
 def sampler(problem, seed: int, batch: int = 1):
@@ -85,3 +87,14 @@ def model_trace(key: str = "x"):
         trace.append(np.array(getattr(state, key)[:, 0, :]))
 
     return callback, trace
+
+
+class PathInstance(SimpleNamespace):
+    """Cor. 2's path instance (``instances.communication_instance``, THEORY.md §4 Setting 2 on a path) with
+    the quantities the tests compare against: T_c, dist, the graph, L, eps, Delta, n."""
+
+
+def path_instance(n: int, *, Delta: float, L: float, eps: float) -> PathInstance:
+    inst = instances.communication_instance(n, Delta=Delta, L=L, epsilon=eps)
+    return PathInstance(f=inst, T_c=inst.T_c, dist=inst.dist, graph=inst.graph(), L=L, eps=eps, Delta=Delta,
+                        n=n)

@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from test_algorithms_fixtures import DiagonalQuadratic, NoisyOracle, ring_W
 
 import algorithms
 from algorithms.rules import RULES, StepRule
-from test_algorithms_fixtures import DiagonalQuadratic, NoisyOracle, ring_W
 
 N, D = 6, 3
 
@@ -204,3 +204,53 @@ def test_problem_shape_mismatch():
         algorithms.run("dpsgd", bad, ring_W(N), step_size=0.1, iterations=1)
     with pytest.raises(TypeError, match="oracle"):
         algorithms.run("dpsgd", object(), ring_W(N), step_size=0.1, iterations=1)
+
+
+def test_real_oracles_give_the_same_bits_alone_or_in_a_batch():
+    import instances
+    import oracles
+
+    f = instances.heterogeneous_quadratic(N, D, 1.0, 2)
+    chain = instances.sampling_instance(N, T_c=4, p=0.3)
+    for oracle in (oracles.GaussianOracle(f, 0.5), oracles.ZeroChainOracle(chain)):
+        W = ring_W(N)
+        batch = algorithms.run_batch("dsgt", oracle, W, step_sizes=[0.01, 0.002], seeds=[1, 2], iterations=40,
+                                     record_every=5)
+        for result in batch:
+            alone = algorithms.run("dsgt", oracle, W, step_size=result.step_size, seed=result.seed,
+                                   iterations=40, record_every=5)
+            assert np.array_equal(alone.x_hat, result.x_hat) and alone.grad_norms == result.grad_norms
+
+
+def test_tune_keeps_steps_admissible_and_picks_the_fastest():
+    import instances
+    from algorithms.tune import tune
+
+    f = instances.heterogeneous_quadratic(N, D, 1.0, 5)
+    W = ring_W(N)
+    grid = [4.0 / f.smoothness, 1.0 / f.smoothness, 0.5 / f.smoothness, 0.1 / f.smoothness]
+    tuned = tune("dsgt", f, W, grid, tol=1e-5, iterations=3000, seeds=[0, 1])
+    assert tuned.excluded_steps == [grid[0]]
+    assert all(r.step_size <= 1.0 / f.smoothness for r in tuned.results)
+    finished = [r.t_eps for r in tuned.results if r.t_eps is not None]
+    assert tuned.t_eps == min(finished)
+    detag = tune("detag", f, W, tol=1e-5, iterations=3000)
+    assert {"eta", "R", "start"} <= set(detag.hyper) and detag.t_eps is not None
+    assert {r.hyper["R"] for r in detag.results} >= {1, 2, 3}
+    with pytest.raises(ValueError, match="admissible"):
+        tune("dsgt", f, W, [10.0], tol=1e-5, iterations=10)
+
+
+def test_cli_run_prints_t_eps_beside_the_bounds(capsys):
+    from paper_figures.cli import main
+
+    status = main(["run", "dsgt", "--instance", "comm-path", "--n", "9", "--Delta", str(262656 * 4),
+                   "--L", "1", "--epsilon", "1", "--step-size", "8", "--iterations", "3000"])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "measured T_eps" in out and "lower bound" in out and "catalog prediction (dsgt" in out
+    status = main(["run", "detag", "--n", "9", "--Delta", str(262656 * 4), "--L", "1", "--epsilon", "1",
+                   "--step-size", "8", "--iterations", "3000", "--R", "2", "--json"])
+    record = json.loads(capsys.readouterr().out)
+    assert status == 0 and record["lower_bound"] == 1 + 3 * 4 and record["t_eps"] >= record["lower_bound"]
+    assert record["hyper"]["R"] == 2

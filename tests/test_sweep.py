@@ -246,3 +246,45 @@ def test_records_are_plain_json(tmp_path) -> None:
                         executor=SerialExecutor(), progress=False)
     for record in records:
         assert json.loads(json.dumps(record)) == record
+
+
+# ------------------------------------------------------------------------------- the real default runner
+
+
+def real_points() -> list[dict]:
+    """Small real runs: Setting 2 on a 6-node path (exact gradients) and Setting 1 on 4 workers with the
+    probabilistic zero-chain oracle (random: the seed matters)."""
+    communication = grid(
+        {"algorithm": ["dsgt", "dpsgd"], "seed": [0]},
+        base={"instance": {"kind": "communication", "n": 6, "T_c": 3}, "weights": "metropolis",
+              "step_size": 1 / 456, "iterations": 3000},
+    )
+    sampling = grid(
+        {"algorithm": ["dsgt", "centralized"], "seed": [0, 1]},
+        base={"instance": {"kind": "sampling", "n": 4, "T_c": 3, "p": 0.2}, "oracle": {"kind": "zero_chain"},
+              "step_size": 1 / 152, "iterations": 3000},
+    )
+    return communication + sampling
+
+
+def test_real_runs_give_equal_records_serially_and_in_a_process_pool(tmp_path) -> None:
+    instances = pytest.importorskip("instances")
+    if not all(hasattr(instances, name) for name in ("topology", "gossip_matrix", "communication_instance")):
+        pytest.skip("the instances API has not landed completely yet")
+    points = real_points()
+    serial = run_sweep(points, tmp_path / "serial.jsonl", executor=SerialExecutor(), progress=False)
+    with sweep.default_executor(2) as pool:
+        parallel = run_sweep(points, tmp_path / "pool.jsonl", executor=pool, progress=False)
+    assert parallel == serial
+    path_records, sampling_records = serial[:2], serial[2:]
+    for record in path_records:
+        assert record["params"]["n"] == 6 and record["params"]["D"] == 5
+        assert record["result"]["t_eps"] is not None
+        # §11 item 17: no zero-respecting algorithm beats 1 + (T_c - 1) * dist on this instance.
+        assert record["result"]["t_eps"] >= record["predicted"]["hard_instance_communication"] > 1
+        # Exact gradients have no sigma; the catalog's rates need sigma > 0, and the record says why.
+        assert "sigma" in record["prediction_errors"]["lower_bound_gossip"]
+    for record in sampling_records:
+        assert record["result"]["seed"] == record["point"]["seed"]
+        assert record["params"]["sigma"] > 0 and record["predicted"]["hard_instance_sampling"] > 0
+    assert {record["params"]["D"] for record in sampling_records} == {1}

@@ -1,0 +1,99 @@
+"""`decbounds run ALGORITHM --instance comm-path --n 16 ...`: measured T_eps beside the explicit-constant
+lower bound of the hard instance and the catalog's prediction for the algorithm."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+# catalog entry of each algorithm (bounds.get); local SGD has none
+CATALOG_ENTRY = {"centralized": "centralized_sgd", "dpsgd": "dpsgd", "d2": "d2", "dsgt": "dsgt",
+                 "gt_dsgd": "gt_dsgd", "sgp": "sgp", "defacto": "defacto", "detag": "detag"}
+INSTANCES = ("comm-path", "comm-broom")
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the ``run`` subcommand."""
+    from algorithms.api import algorithm_names
+
+    parser = subparsers.add_parser("run", description=__doc__,
+                                   help="run an algorithm on a hard instance and compare with the bounds")
+    parser.add_argument("algorithm", choices=algorithm_names())
+    parser.add_argument("--instance", choices=INSTANCES, default="comm-path",
+                        help="Setting 2 instance: Cor. 2's path, or Thm 1's broom with diameter --D")
+    parser.add_argument("--n", type=int, default=16, help="workers")
+    parser.add_argument("--D", type=int, default=None, help="diameter of the broom instance")
+    parser.add_argument("--Delta", type=float, default=262656.0 * 5, help="range bound Delta")
+    parser.add_argument("--L", type=float, default=1.0, help="smoothness L")
+    parser.add_argument("--epsilon", type=float, default=1.0, help="target ||grad f|| <= epsilon")
+    parser.add_argument("--step-size", type=float, default=None, help="alpha (default 1/L)")
+    parser.add_argument("--iterations", type=int, default=100000, help="iteration cap")
+    parser.add_argument("--weights", default="metropolis", help="gossip weight rule (gossip_matrix)")
+    parser.add_argument("--R", type=int, default=None, help="DeTAG phase length (default Cor. 6)")
+    parser.add_argument("--eta", type=float, default=None, help="DeTAG two-tap eta (default §7.1 formula)")
+    parser.add_argument("--json", action="store_true", help="print one JSON record instead of a table")
+    parser.set_defaults(func=main)
+
+
+def _instance(args: argparse.Namespace) -> Any:
+    import instances
+
+    D = args.D if args.instance == "comm-broom" else None
+    if args.instance == "comm-broom" and D is None:
+        raise ValueError("--instance comm-broom needs --D (the diameter)")
+    return instances.communication_instance(args.n, D=D, Delta=args.Delta, L=args.L, epsilon=args.epsilon)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run, then print T_eps, the lower bound and the prediction; returns the exit status."""
+    import networkx as nx
+
+    import bounds
+    from algorithms.api import run
+    from algorithms.rules import instances_api
+
+    problem = _instance(args)
+    G = problem.graph()
+    W = instances_api("gossip_matrix")(G, args.weights)
+    lam = float(instances_api("second_eigenvalue")(W))
+    step = args.step_size if args.step_size is not None else 1.0 / float(problem.smoothness)
+    options: dict[str, Any] = {}
+    if args.algorithm == "detag":
+        options = {k: v for k, v in (("R", args.R), ("eta", args.eta)) if v is not None}
+    result = run(args.algorithm, problem, W, step_size=step, iterations=args.iterations, tol=args.epsilon,
+                 **options)
+
+    lower = bounds.get("hard_instance_communication").evaluate(Delta=args.Delta, L=args.L,
+                                                                epsilon=args.epsilon, n=args.n)
+    x0 = np.zeros((problem.n, problem.dim))
+    local = problem.grad(x0)
+    varsigma0 = float(np.sqrt(np.mean(np.sum((local - local.mean(axis=0)) ** 2, axis=-1))))
+    values = {"Delta": args.Delta, "L": args.L, "epsilon": args.epsilon, "n": args.n, "B": 1, "sigma": 0.0,
+              "lam": lam, "varsigma0": varsigma0, "varsigma": varsigma0, "D": nx.diameter(G)}
+    entry = CATALOG_ENTRY.get(args.algorithm)
+    prediction = None
+    if entry is not None:
+        rate = bounds.get(entry)
+        prediction = float(rate.evaluate(**{s.name: values[s.name] for s in rate.expr.free_symbols}))
+    record = {"algorithm": args.algorithm, "instance": args.instance, "n": args.n, "lam": lam,
+              "step_size": step, "t_eps": result.t_eps, "diverged": result.diverged,
+              "lower_bound": float(lower), "catalog_entry": entry, "prediction": prediction,
+              "hyper": result.hyper, "counters": result.counters}
+    if args.json:
+        print(json.dumps(record, default=str))
+        return 0
+    measured = "not reached" if result.t_eps is None else str(result.t_eps)
+    print(f"{args.algorithm} on {args.instance} (n={args.n}, lam={lam:.6f}, step={step:.4g})")
+    print(f"  measured T_eps                         {measured:>14}")
+    print(f"  lower bound (hard_instance_communication) {float(lower):>11.6g}")
+    if prediction is not None:
+        ratio = "" if result.t_eps is None else f"   (measured / predicted = {result.t_eps / prediction:.3g})"
+        print(f"  catalog prediction ({entry}, constants 1) {prediction:>10.6g}{ratio}")
+    if result.t_eps is not None and result.t_eps < lower and not math.isclose(result.t_eps, lower):
+        print("  WARNING: measured T_eps below the lower bound")
+        return 1
+    return 0

@@ -1,0 +1,106 @@
+"""`tune`: the best T_eps over a step-size grid (and, for DeTAG, over eta, R and the gossip start), as the
+paper tuned its baselines (THEORY.md §9), with step sizes held to the admissible range (§11 item 19)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from algorithms.api import rule_class, run_batch
+from algorithms.result import Result
+
+
+@dataclass
+class TuneResult:
+    """The winner of a tuning grid and every run behind it.
+
+    ``t_eps`` is the median over seeds of the winner's T_eps (a run that never reached eps counts as
+    infinite; §11 item 21 asks for medians); None when no configuration reached eps on most seeds.
+    ``excluded_steps`` lists grid steps dropped as inadmissible (> 1/smoothness).
+    """
+
+    algorithm: str
+    step_size: float | None
+    hyper: dict[str, Any]
+    t_eps: float | None
+    results: list[Result] = field(default_factory=list)
+    excluded_steps: list[float] = field(default_factory=list)
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "algorithm": self.algorithm,
+            "step_size": self.step_size,
+            "hyper": {k: v for k, v in self.hyper.items() if k != "factors"},
+            "t_eps": self.t_eps,
+            "excluded_steps": self.excluded_steps,
+            "runs": len(self.results),
+        }
+
+
+def default_step_grid(smoothness: float, count: int = 8) -> list[float]:
+    """1/L, 1/(2L), ..., 1/(2^(count-1) L): the admissible geometric grid."""
+    return [1.0 / (smoothness * 2.0**j) for j in range(count)]
+
+
+def detag_grid(problem: Any, W: Any, iterations: int) -> dict[str, list[Any]]:
+    """DeTAG's default search (§9 tuned eta in {0, 0.1, 0.2, 0.4} and R in {1, 2, 3}; §11 item 20 asks for R
+    down to small fractions of 1/sqrt(1 - lam)): eta in {formula, 0, 0.2, 0.4}, both starts, and R in
+    {1, 2, 3} with Cor. 6's R and its halves and quarters."""
+    from algorithms.rules import default_phase_length, symmetric_gossip
+
+    _, lam = symmetric_gossip(W, int(problem.n))
+    R_cor6 = default_phase_length(problem, lam, iterations)
+    R_values = sorted({1, 2, 3, R_cor6, max(1, math.ceil(R_cor6 / 2)), max(1, math.ceil(R_cor6 / 4))})
+    return {"eta": [None, 0.0, 0.2, 0.4], "start": ["paper", "plain"], "R": R_values}
+
+
+def tune(name: str, problem: Any, W: Any = None, grid: Any = None, *, tol: float, iterations: int,
+         seeds: Any = (0,), batch: int = 1, admissible: bool = True, **hyper: Any) -> TuneResult:
+    """Best median T_eps over ``grid`` (step sizes) x hyper grids x seeds.
+
+    ``grid`` defaults to ``default_step_grid(problem.smoothness)``. With ``admissible=True`` (default) steps
+    above 1/smoothness (the local L the instance states, §11 item 19) are dropped and listed in
+    ``excluded_steps``; a grid with none left is a ValueError. For DeTAG, hyper grids not given default to
+    ``detag_grid``. Ties go to the larger step (listed first in the default grid), then to grid order.
+    """
+    cls = rule_class(name)
+    f = problem.f if hasattr(problem, "sample") and hasattr(problem, "f") else problem
+    smoothness = getattr(f, "smoothness", None)
+    if grid is None:
+        if smoothness is None:
+            raise ValueError("grid is required: the problem states no smoothness to build a grid from")
+        grid = default_step_grid(float(smoothness))
+    steps = [float(s) for s in np.atleast_1d(np.asarray(grid, dtype=float))]
+    excluded: list[float] = []
+    if admissible:
+        if smoothness is None:
+            raise ValueError("admissible=True needs problem.smoothness (local L); pass admissible=False")
+        limit = 1.0 / float(smoothness) * (1.0 + 1e-12)
+        excluded = [s for s in steps if s > limit]
+        steps = [s for s in steps if s <= limit]
+        if not steps:
+            limit_text = f"{1.0 / float(smoothness):.6g}"
+            raise ValueError(f"grid has no admissible step size <= 1/smoothness = {limit_text}; pass "
+                             "admissible=False to tune outside that range")
+    if cls.name == "detag":
+        for key, values in detag_grid(f, W, iterations).items():
+            hyper.setdefault(key, values)
+    seed_list = list(np.atleast_1d(np.asarray(seeds)).tolist())
+    results = run_batch(name, problem, W, step_sizes=steps, seeds=seed_list, iterations=iterations,
+                        batch=batch, tol=tol, **hyper)
+    best: tuple[float, int] | None = None
+    winner: list[Result] = []
+    per_config = len(seed_list)
+    for start in range(0, len(results), per_config):
+        group = results[start : start + per_config]
+        values = [math.inf if r.t_eps is None else float(r.t_eps) for r in group]
+        median = float(np.median(values))
+        if math.isfinite(median) and (best is None or median < best[0]):
+            best = (median, start)
+            winner = group
+    if best is None:
+        return TuneResult(cls.name, None, {}, None, results, excluded)
+    return TuneResult(cls.name, winner[0].step_size, dict(winner[0].hyper), best[0], results, excluded)

@@ -1,0 +1,273 @@
+"""A non-convex problem on real data: scikit-learn's bundled 8x8 digits, split across workers with the
+paper's X%-shuffle partition (THEORY.md §9.1).
+
+Partition (§9.1): sort the points by label, shuffle only the first X% of them, split the sequence into n
+contiguous shards of equal size. X = 100 mixes everything (homogeneous), X = 0 gives each worker one or two
+labels (most heterogeneous); X is the empirical stand-in for varsigma0, and `DigitsProblem.varsigma0()`
+measures it at x0.
+
+As CIFAR-10 in the paper (5000 points per class, 8 equal shards), the classes are balanced by default: each
+keeps its first c points, c the largest count <= the smallest class (174) with n | 10 c, so the shards are
+equal and, at X = 0, a shard of 10c/n points spans at most ceil(10/n) + 1 labels (2 for n = 8).
+``balanced=False`` keeps all 1797 points but the last (1797 mod n) of the partition order.
+
+Models (hand-written, vectorized over workers and configurations, parameters (n, *batch, d)):
+- "mlp": 64-h-10 tanh network (h = 16: d = 1210), softmax cross-entropy, Glorot-uniform seeded x0;
+- "logistic_nonconvex": multinomial logistic regression (d = 650) plus the non-convex regularizer
+  reg * sum_k x_k^2 / (1 + x_k^2), x0 = 0.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import importlib.util
+import math
+import os
+
+import numpy as np
+import scipy.sparse.linalg as spla
+
+from instances.protocol import check_global_points, check_points
+
+MODELS: tuple[str, ...] = ("mlp", "logistic_nonconvex")
+NUM_CLASSES = 10
+NUM_FEATURES = 64
+
+
+@functools.lru_cache(maxsize=1)
+def load_digits_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """(features (1797, 64) scaled to [0, 1], labels (1797,)) of scikit-learn's bundled digits.
+
+    Reads the CSV that `sklearn.datasets.load_digits` reads, located without importing scikit-learn (whose
+    import costs seconds); falls back to `load_digits` if the file is not where it is expected.
+    """
+    spec = importlib.util.find_spec("sklearn")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for location in locations:
+        path = os.path.join(location, "datasets", "data", "digits.csv.gz")
+        if os.path.exists(path):
+            with gzip.open(path, "rt") as handle:
+                table = np.loadtxt(handle, delimiter=",")
+            return table[:, :NUM_FEATURES] / 16.0, table[:, NUM_FEATURES].astype(np.int64)
+    from sklearn.datasets import load_digits
+
+    bunch = load_digits()
+    return bunch.data / 16.0, bunch.target.astype(np.int64)
+
+
+def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float, seed: int | np.random.Generator,
+                      *, balanced: bool = True) -> np.ndarray:
+    """Indices (n, m) of the points each worker holds under the X%-shuffle partition (§9.1).
+
+    Sort by label (stable), shuffle only the first ``shuffled_percent`` % of the sequence, cut it into n
+    contiguous shards of m points. See the module docstring for ``balanced``.
+    """
+    labels = np.asarray(labels)
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"n (number of workers) must be an integer >= 1; got n={n!r}")
+    if isinstance(shuffled_percent, bool) or not isinstance(shuffled_percent, int | float | np.number):
+        raise TypeError(f"shuffled_percent must be a number in [0, 100]; got {shuffled_percent!r}")
+    if not 0 <= shuffled_percent <= 100:
+        raise ValueError(f"shuffled_percent must lie in [0, 100]; got shuffled_percent={shuffled_percent!r}")
+    if n > labels.size:
+        raise ValueError(f"n={n} workers is larger than the data ({labels.size} points)")
+    order = np.argsort(labels, kind="stable")
+    if balanced:
+        classes, counts = np.unique(labels, return_counts=True)
+        step = n // math.gcd(n, classes.size)  # n | (classes * c)  <=>  step | c
+        per_class = (int(counts.min()) // step) * step
+        if per_class == 0:
+            raise ValueError(
+                f"n={n} workers is larger than the balanced data allows (needs {step} points per class, "
+                f"the smallest class has {counts.min()}); pass balanced=False"
+            )
+        starts = np.searchsorted(labels[order], classes)
+        order = np.concatenate([order[s : s + per_class] for s in starts])
+    rng = np.random.default_rng(seed)
+    shuffled = round(order.size * shuffled_percent / 100.0)
+    order[:shuffled] = order[:shuffled][rng.permutation(shuffled)]
+    m = order.size // n
+    return order[: n * m].reshape(n, m)
+
+
+class DigitsProblem:
+    """The digits problem on n workers; follows `instances.protocol.FiniteSumFunctions`.
+
+    f_i(x) = (1/m) sum over worker i's shard of the model's loss; `sample_grad` gives per-sample gradient
+    means for `oracles.FiniteSumOracle`.
+    """
+
+    def __init__(self, n: int, *, shuffled_percent: float, seed: int, model: str = "mlp", hidden: int = 16,
+                 regularization: float = 1e-2, balanced: bool = True) -> None:
+        if model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}; got model={model!r}")
+        if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 1:
+            raise ValueError(f"hidden (width of the hidden layer) must be an integer >= 1; got {hidden!r}")
+        if not (math.isfinite(regularization) and regularization >= 0):
+            raise ValueError(f"regularization must be finite and >= 0; got {regularization!r}")
+        features, labels = load_digits_arrays()
+        partition_seed, init_seed = np.random.SeedSequence(seed).spawn(2)
+        self.shards = shuffle_partition(labels, n, shuffled_percent, partition_seed, balanced=balanced)
+        self.n = int(n)
+        self.samples_per_worker = self.shards.shape[1]
+        self.shuffled_percent = float(shuffled_percent)
+        self.model = model
+        self.hidden = hidden if model == "mlp" else 0
+        self.regularization = regularization if model == "logistic_nonconvex" else 0.0
+        self.features = features[self.shards]  # (n, m, 64)
+        self.labels = labels[self.shards]  # (n, m)
+        self._onehot = np.eye(NUM_CLASSES)[self.labels]  # (n, m, 10)
+        if model == "mlp":
+            h = self.hidden
+            self._shapes = ((NUM_FEATURES, h), (h,), (h, NUM_CLASSES), (NUM_CLASSES,))
+        else:
+            self._shapes = ((NUM_FEATURES, NUM_CLASSES), (NUM_CLASSES,))
+        self._offsets = np.cumsum([0] + [math.prod(s) for s in self._shapes])
+        self.dim = int(self._offsets[-1])
+        self.x0 = self._initial_point(np.random.default_rng(init_seed))
+        self._smoothness: float | None = None
+
+    def _initial_point(self, rng: np.random.Generator) -> np.ndarray:
+        x0 = np.zeros(self.dim)
+        if self.model == "mlp":  # Glorot-uniform weights, zero biases: a fixed seeded init
+            for index in (0, 2):
+                fan_in, fan_out = self._shapes[index]
+                limit = math.sqrt(6.0 / (fan_in + fan_out))
+                lo, hi = self._offsets[index], self._offsets[index + 1]
+                x0[lo:hi] = rng.uniform(-limit, limit, hi - lo)
+        return x0
+
+    # --- model -----------------------------------------------------------------------------------------
+    def _unpack(self, P: np.ndarray) -> list[np.ndarray]:
+        lead = P.shape[:-1]
+        bounds = zip(self._offsets[:-1], self._offsets[1:], strict=True)
+        return [P[..., lo:hi].reshape(*lead, *shape)
+                for (lo, hi), shape in zip(bounds, self._shapes, strict=True)]
+
+    def _loss_grad(self, P: np.ndarray, A: np.ndarray, Y: np.ndarray, want_grad: bool = True
+                   ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Mean loss (n, K) and gradient (n, K, d) of parameters P (n, K, d) on samples A (n, K|1, S, 64)
+        with one-hot labels Y (n, K|1, S, 10)."""
+        S = A.shape[-2]
+        if self.model == "mlp":
+            W1, b1, W2, b2 = self._unpack(P)
+            H = np.tanh(A @ W1 + b1[..., None, :])
+            logits = H @ W2 + b2[..., None, :]
+        else:
+            W, b = self._unpack(P)
+            logits = A @ W + b[..., None, :]
+        logits = logits - logits.max(axis=-1, keepdims=True)
+        log_norm = np.log(np.sum(np.exp(logits), axis=-1, keepdims=True))
+        log_prob = logits - log_norm
+        loss = -np.sum(Y * log_prob, axis=(-2, -1)) / S
+        if self.regularization:
+            loss = loss + self.regularization * np.sum(P**2 / (1.0 + P**2), axis=-1)
+        if not want_grad:
+            return loss, None
+        d_logits = (np.exp(log_prob) - Y) / S  # (n, K, S, 10)
+        if self.model == "mlp":
+            gW2 = np.swapaxes(H, -1, -2) @ d_logits
+            gb2 = d_logits.sum(axis=-2)
+            dZ1 = (d_logits @ np.swapaxes(W2, -1, -2)) * (1.0 - H * H)
+            gW1 = np.swapaxes(A, -1, -2) @ dZ1
+            gb1 = dZ1.sum(axis=-2)
+            parts = (gW1, gb1, gW2, gb2)
+        else:
+            parts = (np.swapaxes(A, -1, -2) @ d_logits, d_logits.sum(axis=-2))
+        lead = P.shape[:-1]
+        G = np.concatenate([np.broadcast_to(part, (*lead, *part.shape[len(lead):])).reshape(*lead, -1)
+                            for part in parts], axis=-1)
+        if self.regularization:
+            G += self.regularization * 2.0 * P / (1.0 + P**2) ** 2
+        return loss, G
+
+    def _full(self, X: np.ndarray, want_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        X = check_points(X, self.n, self.dim)
+        P = X.reshape(self.n, -1, self.dim)
+        loss, G = self._loss_grad(P, self.features[:, None], self._onehot[:, None], want_grad)
+        return loss.reshape(X.shape[:-1]), None if G is None else G.reshape(X.shape)
+
+    # --- protocol ----------------------------------------------------------------------------------------
+    def grad(self, X: np.ndarray) -> np.ndarray:
+        """Full-shard gradients (n, *batch, d)."""
+        return self._full(X, True)[1]
+
+    def value(self, X: np.ndarray) -> np.ndarray:
+        """Full-shard mean losses (n, *batch)."""
+        return self._full(X, False)[0]
+
+    def full_grad(self, x: np.ndarray) -> np.ndarray:
+        """Gradient of f = mean_i f_i at x (*batch, d)."""
+        x = check_global_points(x, self.dim)
+        return self.grad(np.broadcast_to(x, (self.n, *x.shape))).mean(axis=0)
+
+    def full_value(self, x: np.ndarray) -> np.ndarray:
+        x = check_global_points(x, self.dim)
+        return self.value(np.broadcast_to(x, (self.n, *x.shape))).mean(axis=0)
+
+    def sample_grad(self, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Mean per-sample gradient over the samples idx (n, *batch, B) of each worker's shard."""
+        X = check_points(X, self.n, self.dim)
+        idx = np.asarray(idx)
+        if idx.shape[:-1] != X.shape[:-1] or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError(f"idx must be integers of shape (n, *batch, B) = {X.shape[:-1]} + (B,); "
+                             f"got {idx.shape} {idx.dtype}")
+        if idx.size and (idx.min() < 0 or idx.max() >= self.samples_per_worker):
+            raise ValueError(f"idx must lie in [0, {self.samples_per_worker}) (samples per worker)")
+        P = X.reshape(self.n, -1, self.dim)
+        flat_idx = idx.reshape(self.n, P.shape[1], idx.shape[-1])
+        workers = np.arange(self.n)[:, None, None]
+        A = self.features[workers, flat_idx]
+        Y = self._onehot[workers, flat_idx]
+        return self._loss_grad(P, A, Y)[1].reshape(X.shape)
+
+    def varsigma0(self) -> float:
+        """Measured heterogeneity at x0: sqrt((1/n) sum_i ||grad f_i(x0) - grad f(x0)||^2), assumption (6)."""
+        G = self.grad(np.broadcast_to(self.x0, (self.n, self.dim)))
+        return float(np.sqrt(np.mean(np.sum((G - G.mean(axis=0)) ** 2, axis=-1))))
+
+    @property
+    def smoothness(self) -> float:
+        """L of the local f_i.
+
+        logistic_nonconvex: an upper bound, 1/2 max_i lambda_max(A_i^T A_i / m) + 2 reg, from the softmax
+        cross-entropy Hessian <= 1/2 (Boehning) on the features with a bias column, and |d^2/dx^2 x^2/(1+x^2)|
+        <= 2. mlp: an estimate, not a bound (a tanh network is not globally smooth): the largest |Hessian
+        eigenvalue| at x0 over the workers' full-shard losses (scipy eigsh on finite-difference
+        Hessian-vector products).
+        """
+        if self._smoothness is None:
+            self._smoothness = self._logistic_bound() if self.model != "mlp" else self._hessian_estimate()
+        return self._smoothness
+
+    def _logistic_bound(self) -> float:
+        m = self.samples_per_worker
+        with_bias = np.concatenate([self.features, np.ones((self.n, m, 1))], axis=-1)
+        gram = np.swapaxes(with_bias, -1, -2) @ with_bias / m
+        return 0.5 * float(np.linalg.eigvalsh(gram)[:, -1].max()) + 2.0 * self.regularization
+
+    def _hessian_estimate(self, step: float = 1e-5) -> float:
+        # All workers at once: Hessian-vector products of the block-diagonal operator diag(H_1, ..., H_n).
+        base = np.broadcast_to(self.x0, (self.n, self.dim))
+
+        def hvp(v: np.ndarray) -> np.ndarray:
+            V = np.asarray(v).reshape(self.n, self.dim)
+            return ((self.grad(base + step * V) - self.grad(base - step * V)) / (2.0 * step)).reshape(-1)
+
+        size = self.n * self.dim
+        operator = spla.LinearOperator((size, size), matvec=hvp, dtype=float)
+        start = np.random.default_rng(0).standard_normal(size)
+        top = spla.eigsh(operator, k=1, which="LM", v0=start, tol=1e-3, return_eigenvectors=False)
+        return float(abs(top[0]))
+
+    def __repr__(self) -> str:
+        return (f"DigitsProblem(n={self.n}, model={self.model!r}, "
+                f"shuffled_percent={self.shuffled_percent:g}, m={self.samples_per_worker}, d={self.dim})")
+
+
+def digits_problem(n: int, *, shuffled_percent: float, seed: int, model: str = "mlp", hidden: int = 16,
+                   regularization: float = 1e-2, balanced: bool = True) -> DigitsProblem:
+    """The digits problem on n workers under the X%-shuffle partition (§9.1); see `DigitsProblem`."""
+    return DigitsProblem(n, shuffled_percent=shuffled_percent, seed=seed, model=model, hidden=hidden,
+                         regularization=regularization, balanced=balanced)

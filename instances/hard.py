@@ -1,0 +1,226 @@
+"""The hard instances of the lower-bound proof (THEORY.md §4): Setting 1 (sampling) and Setting 2
+(communication, on the path of Cor. 2 and the broom of Thm. 1), rescaled for given (Delta, L, epsilon).
+
+Both are `ZeroChainFunctions`, so they follow the local-function protocol and keep the zero-chain kernel.
+
+Scaling (§4). With lambda_s the scale (not the eigenvalue, §11 item 10):
+- Setting 1: f_i(x) = (L lambda_s^2 / l1) f_hat(x / lambda_s), lambda_s = 2 l1 eps / L,
+  T_c = floor(Delta L / (4 Delta0 l1 eps^2))  (§11 item 2: the printed T_c omits L),
+  p = min((2 G_inf eps)^2 / sigma^2, 1).
+- Setting 2: f_i(x) = (L lambda_s^2 / (3 l1)) f_hat_i(x / lambda_s), lambda_s = 6 l1 eps / L,
+  T_c = floor(Delta L / (Delta0 l1 (12 eps)^2)) = floor(Delta L / (262656 eps^2)).
+In both the gradient factor L lambda_s / l1 (resp. / (3 l1)) is 2 eps, so ||grad f||_inf >= 2 eps while
+prog < T_c, and f(0) - inf f <= Delta.
+
+Unscaled forms: the defaults (L = l1, eps = 1/2 for Setting 1; L = 3 l1, eps = 1/2 for Setting 2) make
+lambda_s = 1 and the gain 1, i.e. f_hat itself (resp. the plain split), with Delta = 12 T_c (resp. 144 T_c).
+Pass ``T_c=`` instead of ``Delta=`` to get the smallest Delta with that chain length.
+"""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import numpy as np
+
+from instances.zero_chain import DELTA0, G_INF, L1, ZeroChainFunctions
+
+COMMUNICATION_T_C_DENOMINATOR = DELTA0 * L1 * 144.0  # Delta0 l1 12^2 = 262656
+
+
+def _positive(name: str, value: object, *, allow_zero: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise TypeError(f"{name} must be a real number; got {name}={value!r}")
+    value = float(value)
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {bound}; got {name}={value!r}")
+    return value
+
+
+def _count(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} must be an integer; got {name}={value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}; got {name}={value!r}")
+    return int(value)
+
+
+def _chain_length(Delta: float | None, T_c: int | None, L: float, epsilon: float, denominator: float,
+                  formula: str) -> tuple[float, int]:
+    """(Delta, T_c) with T_c = floor(Delta L / (denominator eps^2)); from T_c, the smallest such Delta."""
+    if (Delta is None) == (T_c is None):
+        raise ValueError("give exactly one of Delta (range bound) and T_c (chain length)")
+    def formula_value(Delta: float) -> int:
+        return math.floor(Delta * L / (denominator * epsilon**2))
+
+    if T_c is not None:
+        T_c = _count("T_c", T_c, 1)
+        Delta = T_c * denominator * epsilon**2 / L
+        while formula_value(Delta) < T_c:  # rounding: the formula must give T_c back
+            Delta = math.nextafter(Delta, math.inf)
+        return Delta, T_c
+    Delta = _positive("Delta", Delta)
+    T_c = formula_value(Delta)
+    if T_c < 1:
+        raise ValueError(
+            f"T_c = {formula} = {T_c} < 1: epsilon is too large for Delta and L "
+            f"(need Delta * L / ({denominator:g} * epsilon^2) >= 1; epsilon={epsilon!r})"
+        )
+    return Delta, T_c
+
+
+class SamplingInstance(ZeroChainFunctions):
+    """Setting 1 (§4): n workers sharing f(x) = (L lambda_s^2 / l1) f_hat(x / lambda_s) on the complete graph,
+    queried through the probabilistic zero-chain oracle with p (`oracles.ZeroChainOracle(instance)`).
+
+    Attributes: Delta, L, epsilon, sigma, p, T_c, scale (= lambda_s), smoothness (= L: the Hessian is
+    (L / l1) times that of f_hat, which is l1-smooth).
+    """
+
+    def __init__(self, n: int, *, Delta: float, L: float, epsilon: float, sigma: float, p: float,
+                 T_c: int) -> None:
+        scale = 2.0 * L1 * epsilon / L
+        super().__init__(T_c, n, scale=scale, gain=L * scale**2 / L1, smoothness=L)
+        self.Delta, self.L, self.epsilon, self.sigma, self.p, self.T_c = Delta, L, epsilon, sigma, p, T_c
+        self.D = 1
+
+    def graph(self) -> nx.Graph:
+        """The complete graph of Setting 1 (D = 1)."""
+        from instances.graphs import topology
+
+        return topology("complete", self.n)
+
+    def __repr__(self) -> str:
+        return (f"SamplingInstance(n={self.n}, T_c={self.T_c}, p={self.p:.4g}, Delta={self.Delta:.4g}, "
+                f"L={self.L:g}, epsilon={self.epsilon:g}, sigma={self.sigma:.4g})")
+
+
+def sampling_instance(n: int, *, Delta: float | None = None, T_c: int | None = None, L: float = L1,
+                      epsilon: float = 0.5, sigma: float | None = None, p: float | None = None
+                      ) -> SamplingInstance:
+    """Setting 1, the sampling term of Thm 1 (§4): T_c = floor(Delta L / (4 Delta0 l1 eps^2)) (§11 item 2),
+    lambda_s = 2 l1 eps / L, p = min((2 G_inf eps)^2 / sigma^2, 1).
+
+    Give exactly one of Delta and T_c, and exactly one of sigma and p (p in (0, 1]; then
+    sigma = 2 G_inf eps / sqrt(p), the smallest sigma with that p). With the defaults L = l1 and eps = 1/2
+    the instance is the unscaled f_hat (lambda_s = 1, gain 1), Delta = 12 T_c and sigma = 23 / sqrt(p).
+    """
+    n = _count("n", n, 1)
+    L = _positive("L", L)
+    epsilon = _positive("epsilon", epsilon)
+    Delta, T_c = _chain_length(Delta, T_c, L, epsilon, 4.0 * DELTA0 * L1,
+                               "floor(Delta L / (4 Delta0 l1 epsilon^2))")
+    if (sigma is None) == (p is None):
+        raise ValueError("give exactly one of sigma (oracle noise) and p (reveal probability)")
+    if sigma is not None:
+        sigma = _positive("sigma", sigma, allow_zero=True)
+        p = 1.0 if sigma == 0 else min((2.0 * G_INF * epsilon) ** 2 / sigma**2, 1.0)
+    else:
+        p = _positive("p", p)
+        if p > 1:
+            raise ValueError(f"p must lie in (0, 1]; got p={p!r}")
+        sigma = 2.0 * G_INF * epsilon / math.sqrt(p)
+    return SamplingInstance(n, Delta=Delta, L=L, epsilon=epsilon, sigma=sigma, p=p, T_c=T_c)
+
+
+def split_groups(n: int, D: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """(I0, I1, dist): the two end groups of the Setting 2 split and their hop distance (§4, Fig. 6).
+
+    Labels follow `instances.topology("broom", n, D=D)`: left leaves 0..a-1 (a = ceil((n-D+1)/2)), the
+    path a..a+D-2, then the right leaves; D = n-1 (and D=None, the path of Cor. 2) is 0-1-...-(n-1).
+
+    - Case 1, D >= n - 2 ceil(n/3) + 2 (and the path): I0 = the first c = ceil(n/3) labels, I1 = the last c,
+      dist = n - 2c + 1. The case condition is exactly what puts every leaf inside I0 or I1 and the n - 2c
+      middle nodes on the path. THEORY.md states this case as "the middle sub-path has ceil(n/3) nodes,
+      weights 2n/(n - ceil(n/3))": the same split when 3 | n; for other n that reading gives weights above
+      3 (n = 5: 5), breaking the 3 l1-smoothness the proof uses, so the ends of ceil(n/3) are kept.
+    - Case 2, otherwise: I0 = the first k = floor((n-D+1)/2) left leaves, I1 = the k right leaves, dist = D
+      (k >= ceil(n/3), so the weights n/k stay <= 3). D = 1 is the complete graph: halves, dist 1.
+    """
+    n = _count("n", n, 2)
+    if D is None:
+        D = n - 1
+    D = _count("D", D, 1)
+    if D > n - 1:
+        raise ValueError(f"D must lie in 1..n-1 (diameter of a graph on n nodes); got n={n}, D={D}")
+    c = -(-n // 3)
+    if D >= n - 2 * c + 2:
+        return np.arange(c), np.arange(n - c, n), n - 2 * c + 1
+    k = (n - D + 1) // 2
+    return np.arange(k), np.arange(n - k, n), D
+
+
+class CommunicationInstance(ZeroChainFunctions):
+    """Setting 2 (§4): the zero-chain split over the end groups I0, I1 of a path (Cor. 2) or broom (Thm 1).
+
+    Worker in I0: (n/|I0|) [-Psi(1) Phi(x_1) + sum_{i even} link_i]; in I1: (n/|I1|) sum_{i odd} link_i
+    (1-based link i joins x_i and x_{i+1}); everyone else 0. The workers' average is f_hat exactly, then
+    scaled by lambda_s = 6 l1 eps / L and gain L lambda_s^2 / (3 l1). Oracles are exact in Setting 2.
+
+    Smoothness: the links held by one group are disjoint (plus the first term on x_1 for I0), so f_hat_i's
+    Hessian is block diagonal with one link per block; a link's Hessian norm is <= l1 (about 134, measured
+    in the tests), so f_hat_i is w l1-smooth with w = n/|I| <= 3, and the scaled f_i is
+    (L / (3 l1)) w l1 <= L-smooth. ``smoothness`` = L max(3, w_max) / 3 (= L whenever w_max <= 3).
+
+    Attributes: Delta, L, epsilon, T_c, D (None for the Cor. 2 path), groups = (I0, I1), dist (I0-I1 hop
+    distance), weights (n/|I0|, n/|I1|), iteration_lower_bound = 1 + (T_c - 1) dist (§11 item 17).
+    """
+
+    def __init__(self, n: int, *, D: int | None, Delta: float, L: float, epsilon: float, T_c: int) -> None:
+        I0, I1, dist = split_groups(n, D)
+        if T_c < 1:
+            raise ValueError(f"T_c must be >= 1; got T_c={T_c!r}")
+        w0, w1 = n / I0.size, n / I1.size
+        first = np.zeros(n)
+        first[I0] = w0
+        links = np.zeros((n, T_c - 1))
+        links[I1, 0::2] = w1  # 1-based odd links (x_1-x_2, x_3-x_4, ...)
+        links[I0, 1::2] = w0  # 1-based even links
+        scale = 6.0 * L1 * epsilon / L
+        super().__init__(T_c, n, scale=scale, gain=L * scale**2 / (3.0 * L1), first_weight=first,
+                         link_weight=links, smoothness=L * max(3.0, w0, w1) / 3.0)
+        self.Delta, self.L, self.epsilon, self.T_c, self.D = Delta, L, epsilon, T_c, D
+        self.groups = (I0, I1)
+        self.dist = dist
+        self.weights = (w0, w1)
+
+    @property
+    def iteration_lower_bound(self) -> int:
+        """1 + (T_c - 1) * dist: iterations any zero-respecting algorithm needs before prog reaches T_c
+        (§11 item 17; T_c + (T_c - 1) dist for algorithms that gossip first and then query)."""
+        return 1 + (self.T_c - 1) * self.dist
+
+    def graph(self) -> nx.Graph:
+        """The path (D=None, Cor. 2) or the broom of diameter D (Thm 1), from `instances.topology`."""
+        from instances.graphs import topology
+
+        if self.D is None:
+            return topology("path", self.n)
+        return topology("broom", self.n, D=self.D)
+
+    def __repr__(self) -> str:
+        where = "path" if self.D is None else f"broom D={self.D}"
+        return (f"CommunicationInstance(n={self.n}, {where}, T_c={self.T_c}, dist={self.dist}, "
+                f"Delta={self.Delta:.4g}, L={self.L:g}, epsilon={self.epsilon:g})")
+
+
+def communication_instance(n: int, *, D: int | None = None, Delta: float | None = None,
+                           T_c: int | None = None, L: float = 3.0 * L1, epsilon: float = 0.5
+                           ) -> CommunicationInstance:
+    """Setting 2, the communication term (§4): T_c = floor(Delta L / (262656 eps^2)), lambda_s = 6 l1 eps / L.
+
+    D=None: the path of Cor. 2 (I0, I1 = the ceil(n/3) workers at each end); an integer D in 1..n-1: the
+    broom of Thm 1 with diameter D (both cases, see `split_groups`). Give exactly one of Delta and T_c. With
+    the defaults L = 3 l1 and eps = 1/2 the instance is the unscaled split (lambda_s = 1, gain 1,
+    smoothness 3 l1 = 456, §11 item 19) with Delta = 144 T_c.
+    """
+    n = _count("n", n, 2)
+    if D is not None:
+        D = _count("D", D, 1)
+    L = _positive("L", L)
+    epsilon = _positive("epsilon", epsilon)
+    Delta, T_c = _chain_length(Delta, T_c, L, epsilon, COMMUNICATION_T_C_DENOMINATOR,
+                               "floor(Delta L / (262656 epsilon^2))")
+    return CommunicationInstance(n, D=D, Delta=Delta, L=L, epsilon=epsilon, T_c=T_c)

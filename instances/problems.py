@@ -1,0 +1,237 @@
+"""Problems whose data heterogeneity is exact and known (THEORY.md §1, assumptions (5) and (6)).
+
+Both problems share one heterogeneity construction. Worker i holds
+``f_i(x) = g(x) + (bbar - b_i)^T x + sum_{j in S_c} c_ij s (1 - cos(x_j / s))`` with a common part g,
+deviations b_i - bbar supported on the coordinates S_b and c_i on the disjoint coordinates S_c, both
+averaging to zero over the workers, so that ``f = (1/n) sum_i f_i = g`` exactly and
+
+    grad f_i(x) - grad f(x) = (bbar - b_i) + c_i * sin(x / s)     (disjoint supports)
+    (1/n) sum_i ||grad f_i(x) - grad f(x)||^2 = varsigma0^2 + sum_{j in S_c} gamma_j^2 sin^2(x_j / s)
+
+with (1/n) sum_i ||b_i - bbar||^2 = varsigma0^2 and sum_j gamma_j^2 = (1/n) sum_i ||c_i||^2 = varsigma^2 -
+varsigma0^2. Hence the uniform heterogeneity (5) is sup_x = varsigma^2 (attained where sin = +-1 on S_c) and
+the heterogeneity at the start x0 = 0 (6) is varsigma0^2: the two are set independently, with
+0 <= varsigma0 <= varsigma. (With quadratics alone this is impossible: a finite uniform bound forces a common
+Hessian, and then the heterogeneity is the same constant everywhere.) The bounded sine term has curvature
+|c_ij| / s <= L/2 by the choice s = 2 max|c| / L, so each local f_i is L-smooth when g is L/2-smooth
+(g is L-smooth when varsigma0 = varsigma and the sine term is absent). Local f_i may be non-convex even
+when g is convex; the global f never sees the sine term.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from instances.protocol import check_global_points, check_points
+
+
+def _count(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} must be an integer; got {name}={value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}; got {name}={value!r}")
+    return int(value)
+
+
+def _nonnegative(name: str, value: object, *, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise TypeError(f"{name} must be a real number; got {name}={value!r}")
+    value = float(value)
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise ValueError(f"{name} must be finite and {'> 0' if positive else '>= 0'}; got {name}={value!r}")
+    return value
+
+
+def _centered_rows(rng: np.random.Generator, n: int, d: int, columns: np.ndarray, rms: float) -> np.ndarray:
+    """(n, d) rows averaging to zero, supported on `columns`, with (1/n) sum_i ||row_i||^2 = rms^2."""
+    rows = np.zeros((n, d))
+    if rms == 0 or columns.size == 0:
+        return rows
+    draw = rng.standard_normal((n, columns.size))
+    draw -= draw.mean(axis=0)
+    draw *= rms / math.sqrt(np.sum(draw**2) / n)
+    rows[:, columns] = draw
+    return rows
+
+
+class HeterogeneousProblem:
+    """Common machinery: the heterogeneity terms, the protocol methods, and the measured heterogeneity.
+
+    Subclasses provide the common part g through `_common_grad` and `_common_value`.
+    """
+
+    def __init__(self, n: int, d: int, varsigma: float, seed: int | np.random.Generator, *,
+                 varsigma0: float | None, L: float) -> None:
+        self.n = _count("n", n, 1)
+        self.dim = _count("d", d, 1)
+        self.varsigma = _nonnegative("varsigma", varsigma)
+        self.varsigma0 = self.varsigma if varsigma0 is None else _nonnegative("varsigma0", varsigma0)
+        self.smoothness = _nonnegative("L", L, positive=True)
+        if self.varsigma0 > self.varsigma:
+            raise ValueError(
+                f"varsigma0 (heterogeneity at x0) cannot exceed varsigma (its sup over x); got "
+                f"varsigma0={self.varsigma0!r} > varsigma={self.varsigma!r}"
+            )
+        if self.n == 1 and self.varsigma > 0:
+            raise ValueError(f"varsigma must be 0 with n = 1 worker; got varsigma={varsigma!r}")
+        self.rng = np.random.default_rng(seed)
+        gamma = math.sqrt(max(self.varsigma**2 - self.varsigma0**2, 0.0))
+        if self.varsigma0 > 0 and gamma > 0:
+            if self.dim < 2:
+                raise ValueError("d must be >= 2 when 0 < varsigma0 < varsigma (two disjoint supports)")
+            half = (self.dim + 1) // 2
+            b_columns, c_columns = np.arange(half), np.arange(half, self.dim)
+        else:
+            b_columns = c_columns = np.arange(self.dim)
+        self.x0 = np.zeros(self.dim)
+        self.b_deviation = _centered_rows(self.rng, self.n, self.dim, b_columns, self.varsigma0)  # b_i - bbar
+        self.c = _centered_rows(self.rng, self.n, self.dim, c_columns, gamma)
+        self.has_sine = gamma > 0
+        # curvature of the sine term, max|c| / s, is L/2
+        self.sine_scale = 2.0 * float(np.abs(self.c).max()) / self.smoothness if self.has_sine else 1.0
+        self.common_smoothness = self.smoothness / 2.0 if self.has_sine else self.smoothness
+
+    # --- common part (subclasses) ------------------------------------------------------------------------
+    def _common_grad(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _common_value(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    # --- protocol ----------------------------------------------------------------------------------------
+    def _per_worker(self, rows: np.ndarray, ndim: int) -> np.ndarray:
+        return rows.reshape((self.n,) + (1,) * (ndim - 2) + (self.dim,))
+
+    def grad(self, X: np.ndarray) -> np.ndarray:
+        """Local gradients (n, *batch, d): grad g(x) - (b_i - bbar) + c_i sin(x / s)."""
+        X = check_points(X, self.n, self.dim)
+        G = self._common_grad(X)
+        G -= self._per_worker(self.b_deviation, X.ndim)
+        if self.has_sine:
+            G += self._per_worker(self.c, X.ndim) * np.sin(X / self.sine_scale)
+        return G
+
+    def value(self, X: np.ndarray) -> np.ndarray:
+        """Local values (n, *batch)."""
+        X = check_points(X, self.n, self.dim)
+        values = self._common_value(X) - np.sum(self._per_worker(self.b_deviation, X.ndim) * X, axis=-1)
+        if self.has_sine:
+            s = self.sine_scale
+            values += np.sum(self._per_worker(self.c, X.ndim) * s * (1.0 - np.cos(X / s)), axis=-1)
+        return values
+
+    def full_grad(self, x: np.ndarray) -> np.ndarray:
+        """grad f = grad g at x (*batch, d): the heterogeneity terms average to zero."""
+        return self._common_grad(check_global_points(x, self.dim))
+
+    def full_value(self, x: np.ndarray) -> np.ndarray:
+        return self._common_value(check_global_points(x, self.dim))
+
+    def heterogeneity(self, x: np.ndarray) -> np.ndarray:
+        """sqrt((1/n) sum_i ||grad f_i(x) - grad f(x)||^2) at x (*batch, d), from the gradients."""
+        x = check_global_points(x, self.dim)
+        X = np.broadcast_to(x, (self.n, *x.shape))
+        deviation = self.grad(X) - self.full_grad(x)
+        return np.sqrt(np.mean(np.sum(deviation**2, axis=-1), axis=0))
+
+    def heterogeneity_maximizer(self) -> np.ndarray:
+        """A point where the heterogeneity equals varsigma: sin(x_j / s) = 1 on the sine coordinates."""
+        x = np.zeros(self.dim)
+        if self.has_sine:
+            x[np.any(self.c != 0, axis=0)] = 0.5 * math.pi * self.sine_scale
+        return x
+
+
+class HeterogeneousQuadratic(HeterogeneousProblem):
+    """f_i(x) = 1/2 x^T A x - b_i^T x (+ the bounded sine term when varsigma0 < varsigma).
+
+    A = Q diag(eigenvalues) Q^T with a seeded random rotation Q and eigenvalues evenly spaced in
+    [mu, L_A] (L_A = L, or L/2 with the sine term); bbar is a seeded direction scaled so that
+    f(0) - f* = Delta. Closed forms: x_star = A^{-1} bbar, f_star = -1/2 bbar^T A^{-1} bbar, f = g is
+    mu-strongly convex and L_A-smooth.
+    """
+
+    def __init__(self, n: int, d: int, varsigma: float, seed: int | np.random.Generator, *,
+                 varsigma0: float | None = None, L: float = 1.0, mu: float | None = None,
+                 Delta: float = 1.0) -> None:
+        super().__init__(n, d, varsigma, seed, varsigma0=varsigma0, L=L)
+        self.mu = self.common_smoothness / 10.0 if mu is None else _nonnegative("mu", mu, positive=True)
+        if self.mu > self.common_smoothness:
+            raise ValueError(f"mu must be <= {self.common_smoothness:g} (the common part's smoothness); "
+                             f"got mu={self.mu!r}")
+        self.Delta = _nonnegative("Delta", Delta)
+        Q, _ = np.linalg.qr(self.rng.standard_normal((self.dim, self.dim)))
+        self.eigenvalues = np.linspace(self.mu, self.common_smoothness, self.dim)
+        self.A = (Q * self.eigenvalues) @ Q.T
+        self.A = 0.5 * (self.A + self.A.T)
+        direction = self.rng.standard_normal(self.dim)
+        solve = np.linalg.solve(self.A, direction)
+        self.b_mean = direction * math.sqrt(2.0 * self.Delta / float(direction @ solve))
+        self.x_star = np.linalg.solve(self.A, self.b_mean)
+        self.f_star = -0.5 * float(self.b_mean @ self.x_star)
+
+    def _common_grad(self, x: np.ndarray) -> np.ndarray:
+        return x @ self.A - self.b_mean
+
+    def _common_value(self, x: np.ndarray) -> np.ndarray:
+        return 0.5 * np.sum((x @ self.A) * x, axis=-1) - x @ self.b_mean
+
+    def __repr__(self) -> str:
+        return (f"HeterogeneousQuadratic(n={self.n}, d={self.dim}, varsigma={self.varsigma:g}, "
+                f"varsigma0={self.varsigma0:g}, L={self.smoothness:g}, mu={self.mu:g})")
+
+
+class HeterogeneousNonconvex(HeterogeneousProblem):
+    """f_i(x) = kappa sum_j rho(x_j - t_j) + heterogeneity terms, rho(u) = u^2 / (1 + u^2).
+
+    rho'' = (2 - 6u^2) / (1 + u^2)^3 lies in [-1/2, 2], so g is non-convex and 2 kappa-smooth (kappa set to
+    make that L_A = L or L/2); rho'(u) = 2u / (1 + u^2)^2 vanishes only at u = 0, so the only stationary point
+    of f is the global minimum x_star = t, f_star = 0, and f(0) - f_star = Delta (t_j = tau for all j, tau
+    solved from d kappa rho(tau) = Delta; needs Delta < d kappa, the sup of f; default half of it).
+    """
+
+    def __init__(self, n: int, d: int, varsigma: float, seed: int | np.random.Generator, *,
+                 varsigma0: float | None = None, L: float = 1.0, Delta: float | None = None) -> None:
+        super().__init__(n, d, varsigma, seed, varsigma0=varsigma0, L=L)
+        self.kappa = self.common_smoothness / 2.0
+        if Delta is None:
+            Delta = 0.5 * self.dim * self.kappa
+        self.Delta = _nonnegative("Delta", Delta, positive=True)
+        level = self.Delta / (self.dim * self.kappa)
+        if level >= 1.0:
+            raise ValueError(f"Delta must be < d * kappa = {self.dim * self.kappa:g} (f is bounded by it); "
+                             f"got Delta={self.Delta!r}")
+        self.x_star = np.full(self.dim, math.sqrt(level / (1.0 - level)))  # rho(tau) = level
+        self.f_star = 0.0
+
+    def _common_grad(self, x: np.ndarray) -> np.ndarray:
+        u = x - self.x_star
+        return self.kappa * 2.0 * u / (1.0 + u * u) ** 2
+
+    def _common_value(self, x: np.ndarray) -> np.ndarray:
+        u2 = (x - self.x_star) ** 2
+        return self.kappa * np.sum(u2 / (1.0 + u2), axis=-1)
+
+    def __repr__(self) -> str:
+        return (f"HeterogeneousNonconvex(n={self.n}, d={self.dim}, varsigma={self.varsigma:g}, "
+                f"varsigma0={self.varsigma0:g}, L={self.smoothness:g})")
+
+
+def heterogeneous_quadratic(n: int, d: int, varsigma: float, seed: int | np.random.Generator, *,
+                            varsigma0: float | None = None, L: float = 1.0, mu: float | None = None,
+                            Delta: float = 1.0) -> HeterogeneousQuadratic:
+    """Local quadratics with uniform heterogeneity exactly varsigma and heterogeneity at x0 = 0 exactly
+    varsigma0 (default varsigma: then purely quadratic with a common Hessian); see the module docstring.
+
+    mu defaults to a tenth of the common part's smoothness; f(0) - f* = Delta.
+    """
+    return HeterogeneousQuadratic(n, d, varsigma, seed, varsigma0=varsigma0, L=L, mu=mu, Delta=Delta)
+
+
+def heterogeneous_nonconvex(n: int, d: int, varsigma: float, seed: int | np.random.Generator, *,
+                            varsigma0: float | None = None, L: float = 1.0, Delta: float | None = None
+                            ) -> HeterogeneousNonconvex:
+    """A non-convex f (sum of u^2/(1+u^2)) with one stationary point and the same exact heterogeneity."""
+    return HeterogeneousNonconvex(n, d, varsigma, seed, varsigma0=varsigma0, L=L, Delta=Delta)

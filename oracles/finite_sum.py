@@ -1,0 +1,44 @@
+"""Finite-sum sampling for the data-set problems: a query is the gradient of one data point of the worker's
+shard, drawn uniformly, so it is unbiased for f_i = (1/m) sum_s f_i(.; s) (THEORY.md §1)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from instances.protocol import FiniteSumFunctions
+from oracles.base import _OracleBase, check_batch, check_rng
+
+
+class FiniteSumOracle(_OracleBase):
+    """Mini-batch gradients of a finite-sum problem (``f.samples_per_worker``, ``f.sample_grad``).
+
+    Each worker, in each configuration, draws ``batch`` indices of its own shard and gets the mean of their
+    per-sample gradients. ``replace=True``: independent uniform indices. ``replace=False``: ``batch``
+    distinct indices (a uniformly random subset, needs batch <= m); each call draws afresh (no epochs).
+    """
+
+    def __init__(self, f: FiniteSumFunctions, replace: bool = True) -> None:
+        super().__init__(f)
+        for attribute in ("samples_per_worker", "sample_grad"):
+            if not hasattr(f, attribute):
+                raise TypeError(f"FiniteSumOracle needs a finite-sum problem; f lacks {attribute!r}")
+        self.replace = bool(replace)
+
+    def draw_indices(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
+        """The sample indices (n, *batch_axes, batch) one `sample` call uses."""
+        batch = check_batch(batch)
+        rng = check_rng(rng)
+        m = self.f.samples_per_worker
+        rows = np.shape(X)[:-1]
+        if self.replace:
+            return rng.integers(0, m, size=(*rows, batch))
+        if batch > m:
+            raise ValueError(f"batch={batch} exceeds the {m} samples per worker (without replacement)")
+        order = rng.permuted(np.broadcast_to(np.arange(m), (*rows, m)), axis=-1)
+        return order[..., :batch]
+
+    def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
+        return self.f.sample_grad(X, self.draw_indices(X, rng, batch))
+
+    def __repr__(self) -> str:
+        return f"FiniteSumOracle({self.f!r}, replace={self.replace})"

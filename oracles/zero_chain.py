@@ -1,0 +1,73 @@
+"""The probabilistic zero-chain oracle of the sampling lower bound (THEORY.md §4 Setting 1).
+
+With z ~ Bernoulli(p), one query returns [g]_j = grad_j f(x) (1 + 1{j > prog(x)} (z/p - 1)): exact on the
+coordinates already reached, and the one new coordinate prog(x) + 1 (the only j > prog(x) with a non-zero
+partial derivative, by the zero-chain property) is revealed, multiplied by 1/p, only when z = 1.
+
+A batch of B queries is the mean of B independent queries: with K = z_1 + ... + z_B ~ Binomial(B, p) the
+new coordinate is multiplied by K / (B p), so it appears iff at least one of the B Bernoullis succeeds
+(probability 1 - (1-p)^B <= B p, Lemma 8's count), and one binomial draw per row gives exactly that law.
+
+Unbiased; the variance of one query is |d_{prog+1} f|^2 (1 - p) / p and of a batch (1 - p) / (p B) times
+it. On f_hat, |d_{prog+1} f_hat| = Psi(|x_prog|) Phi'(0) <= e * sqrt(e), so the variance is at most
+e^3 (1 - p) / p (§11 item 23), below the proof's G_inf^2 (1 - p) / p; on the scaled instance both carry the
+gradient factor squared, (2 eps)^2.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from oracles.base import _OracleBase, check_batch, check_rng
+
+# sup over x of the variance of one query on f_hat, divided by (1 - p) / p (§11 item 23): (e^{3/2})^2.
+VARIANCE_CONSTANT = math.e**3
+
+
+class ZeroChainOracle(_OracleBase):
+    """Probabilistic zero-chain oracle with reveal probability p over a zero-chain instance.
+
+    ``f`` needs ``progress(X)`` (per-row prog, zero-respecting: x != 0 exactly, which is the same for the
+    scaled and unscaled coordinates). ``p`` defaults to ``f.p`` (set by `instances.sampling_instance`).
+    Every call draws one binomial per row and configuration, whether or not a row's chain is complete, so
+    the stream consumed depends only on the shape.
+    """
+
+    def __init__(self, f: object, p: float | None = None) -> None:
+        super().__init__(f)
+        if not hasattr(f, "progress"):
+            raise TypeError("ZeroChainOracle needs a zero-chain instance with progress(X)")
+        if p is None:
+            p = getattr(f, "p", None)
+            if p is None:
+                raise ValueError("p (reveal probability) is required: f has no attribute p")
+        if isinstance(p, bool) or not isinstance(p, int | float | np.integer | np.floating):
+            raise TypeError(f"p must be a real number; got p={p!r}")
+        if not (0.0 < p <= 1.0):
+            raise ValueError(f"p must lie in (0, 1]; got p={p!r}")
+        self.p = float(p)
+
+    def variance_bound(self, batch: int = 1) -> float:
+        """sup_x E||g - grad f||^2 for a batch of B on this instance: (gain/scale)^2 e^3 (1 - p) / (p B)."""
+        factor = getattr(self.f, "gain", 1.0) / getattr(self.f, "scale", 1.0)
+        return factor**2 * VARIANCE_CONSTANT * (1.0 - self.p) / (self.p * check_batch(batch))
+
+    def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
+        batch = check_batch(batch)
+        rng = check_rng(rng)
+        G = self.f.grad(X)
+        if self.p == 1.0:
+            return G
+        d = G.shape[-1]
+        successes = rng.binomial(batch, self.p, size=G.shape[:-1]).reshape(-1)
+        prog = np.asarray(self.f.progress(X)).reshape(-1)
+        rows = np.flatnonzero(prog < d)
+        if rows.size:
+            flat = G.reshape(-1, d)
+            flat[rows, prog[rows]] *= successes[rows] * (1.0 / (batch * self.p))
+        return G
+
+    def __repr__(self) -> str:
+        return f"ZeroChainOracle({self.f!r}, p={self.p:.4g})"

@@ -1,0 +1,201 @@
+"""The zero-chain function f_hat (THEORY.md §4; errata §11 items 1 and 3)."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate
+
+from instances.zero_chain import DELTA0, G_INF, L1, ZeroChainFunctions, phi, progress, psi, zero_chain
+
+
+def reference_grad(x: np.ndarray) -> np.ndarray:
+    """grad f_hat written term by term from the paper's formula (independent of the kernel)."""
+    def dpsi(z):
+        z = np.asarray(z, dtype=float)
+        u = np.maximum(2 * z - 1, 1e-3)
+        return np.where(z > 0.5, psi(z) * 4 / u**3, 0.0)
+
+    def dphi(z):
+        return math.sqrt(math.e) * np.exp(-np.asarray(z) ** 2 / 2)
+
+    T = x.shape[-1]
+    g = np.zeros_like(x)
+    g[..., 0] = -psi(1.0) * dphi(x[..., 0])
+    for i in range(T - 1):  # link_i = Psi(-x_i) Phi(-x_{i+1}) - Psi(x_i) Phi(x_{i+1}), 0-based i
+        a, b = x[..., i], x[..., i + 1]
+        g[..., i] += -dpsi(-a) * phi(-b) - dpsi(a) * phi(b)
+        g[..., i + 1] += -psi(-a) * dphi(-b) - psi(a) * dphi(b)
+    return g
+
+
+def reference_value(x: np.ndarray) -> np.ndarray:
+    value = -psi(1.0) * phi(x[..., 0])
+    for i in range(x.shape[-1] - 1):
+        a, b = x[..., i], x[..., i + 1]
+        value = value + psi(-a) * phi(-b) - psi(a) * phi(b)
+    return value
+
+
+def chain_points(T: int, rows: int, seed: int, spread: float = 1.5) -> np.ndarray:
+    """Rows with assorted progress levels (prefixes of non-zeros) and values around the kinks at +-1/2."""
+    rng = np.random.default_rng(seed)
+    X = spread * rng.standard_normal((rows, T))
+    levels = rng.integers(0, T + 1, size=rows)
+    X[np.arange(T) >= levels[:, None]] = 0.0
+    return X
+
+
+def test_phi_is_the_corrected_gaussian_integral():
+    # §11 item 1: Phi(z) = sqrt(e) int_{-inf}^z exp(-t^2/2) dt (the printed +t^2/2 diverges)
+    for z in (-3.0, -0.5, 0.0, 0.7, 2.5):
+        integral, _ = integrate.quad(lambda t: math.exp(-t * t / 2), -np.inf, z)
+        assert phi(z) == pytest.approx(math.sqrt(math.e) * integral, rel=1e-10)
+    assert phi(40.0) == pytest.approx(math.sqrt(2 * math.pi * math.e), rel=1e-14)  # finite limit
+
+
+def test_psi_definition():
+    assert psi(0.5) == 0.0 and psi(-3.0) == 0.0 and psi(0.5 + 1e-9) == 0.0
+    assert psi(1.0) == pytest.approx(1.0)
+    assert psi(3.0) == pytest.approx(math.exp(1 - 1 / 25))
+
+
+@given(T=st.integers(1, 9), seed=st.integers(0, 10_000))
+def test_grad_matches_reference_and_value(T, seed):
+    f = zero_chain(T, 6)
+    X = chain_points(T, 6, seed)
+    np.testing.assert_allclose(f.grad(X), reference_grad(X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(f.value(X), reference_value(X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(f.full_grad(X), reference_grad(X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(f.full_value(X), reference_value(X), rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=15)
+@given(T=st.integers(1, 7), seed=st.integers(0, 10_000))
+def test_grad_matches_finite_differences(T, seed):
+    f = zero_chain(T, 4)
+    X = chain_points(T, 4, seed)
+    h = 1e-6
+    fd = np.empty_like(X)
+    for j in range(T):
+        step = np.zeros(T)
+        step[j] = h
+        fd[:, j] = (f.value(X + step) - f.value(X - step)) / (2 * h)
+    np.testing.assert_allclose(f.grad(X), fd, atol=2e-6)
+
+
+def test_progress_definition():
+    X = np.array([[0.0, 0, 0], [1.0, 0, 0], [0.0, 0, -2], [3.0, 0, 1e-300]])
+    np.testing.assert_array_equal(progress(X), [0, 1, 3, 3])
+    f = zero_chain(3, 4)
+    np.testing.assert_array_equal(f.progress(X.reshape(4, 1, 3)), [[0], [1], [3], [3]])
+
+
+@given(T=st.integers(1, 12), seed=st.integers(0, 10_000))
+def test_zero_chain_property_and_gradient_floor(T, seed):
+    f = zero_chain(T, 8)
+    X = chain_points(T, 8, seed)
+    G = f.grad(X)
+    prog = progress(X)
+    beyond = np.arange(1, T + 1) > prog[:, None] + 1
+    assert np.all(G[beyond] == 0.0)  # support reaches at most prog + 1 (exactly zero)
+    short = prog < T
+    # §11 item 3: ||grad f_hat(x)||_inf >= 1 whenever prog(x) < T
+    assert np.all(np.abs(G[short]).max(axis=1) >= 1.0)
+    assert np.abs(G).max() <= G_INF
+
+
+def test_gradient_floor_at_its_tightest():
+    # the floor is approached where x_prog sits just past 1/2 in magnitude and the rest is large
+    f = zero_chain(2, 1)
+    grid = np.linspace(-4, 4, 801)
+    X = np.stack([grid, np.zeros_like(grid)], axis=1)[None]
+    assert np.abs(f.grad(X)).max(axis=-1).min() >= 1.0
+
+
+@settings(max_examples=20)
+@given(T=st.integers(2, 10), seed=st.integers(0, 10_000))
+def test_smoothness_estimate_below_l1(T, seed):
+    rng = np.random.default_rng(seed)
+    f = zero_chain(T, 1)
+    x = rng.uniform(-2, 2, size=(400, T))
+    y = x + rng.standard_normal((400, T)) * 10.0 ** rng.uniform(-4, -1, size=(400, 1))
+    ratio = np.linalg.norm(f.full_grad(x) - f.full_grad(y), axis=1) / np.linalg.norm(x - y, axis=1)
+    assert ratio.max() <= L1
+
+
+@given(T=st.integers(1, 10), seed=st.integers(0, 10_000))
+def test_range_bound(T, seed):
+    rng = np.random.default_rng(seed)
+    f = zero_chain(T, 1)
+    x = rng.standard_normal((500, T)) * 10.0 ** rng.uniform(-1, 2, size=(500, 1))
+    x[0] = 1e3  # deep along the chain
+    assert np.all(f.full_value(np.zeros(T)) - f.full_value(x) <= DELTA0 * T)
+
+
+def test_batch_axes_give_the_same_bits():
+    f = zero_chain(7, 5)
+    X = chain_points(7, 5 * 3, 1).reshape(5, 3, 7)
+    G = f.grad(X)
+    for j in range(3):
+        np.testing.assert_array_equal(G[:, j], f.grad(np.ascontiguousarray(X[:, j])))
+    np.testing.assert_array_equal(f.value(X)[:, 1], f.value(np.ascontiguousarray(X[:, 1])))
+    np.testing.assert_array_equal(f.grad(X.reshape(5, 3, 1, 7)).reshape(5, 3, 7), G)
+
+
+def test_active_prefix_path_for_long_chains():
+    # d above the scan threshold: the kernel works on the active prefix only; compare with the reference
+    T = 300
+    f = zero_chain(T, 4)
+    X = np.zeros((4, 2, T))
+    X[..., :10] = np.random.default_rng(3).normal(size=(4, 2, 10))
+    X[0, 1, 10] = 0.7
+    G = f.grad(X)
+    np.testing.assert_allclose(G, reference_grad(X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(f.grad(X, width=11), G)
+    np.testing.assert_array_equal(f.grad(X, width=T), G)
+    np.testing.assert_allclose(f.value(X), reference_value(X), rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(f.grad(np.zeros((4, T)))[:, 1:], 0.0)
+    # a non-contiguous view is accepted
+    np.testing.assert_array_equal(f.grad(X[:, ::-1])[:, 0], G[:, 1])
+
+
+def test_weighted_split_is_exact_linear_combination():
+    T, n = 6, 4
+    rng = np.random.default_rng(0)
+    links = rng.uniform(0, 2, size=(n, T - 1))
+    links /= links.mean(axis=0)
+    first = np.array([4.0, 0, 0, 0])
+    f = ZeroChainFunctions(T, n, first_weight=first, link_weight=links, scale=0.3, gain=2.0)
+    x = rng.normal(size=T) * 0.5
+    X = np.broadcast_to(x, (n, T)).copy()
+    np.testing.assert_allclose(f.grad(X).mean(axis=0), f.full_grad(x), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(f.value(X).mean(axis=0), f.full_value(x), rtol=1e-12)
+    np.testing.assert_allclose(f.full_grad(x), 2.0 / 0.3 * reference_grad(x / 0.3), rtol=1e-12)
+    # worker 1 holds only links: its first coordinate derivative has no first-term part
+    z = x / 0.3
+    first_term = -math.sqrt(math.e) * math.exp(-z[0] ** 2 / 2)
+    link_part = reference_grad(z)[0] - first_term
+    assert f.grad(X)[1, 0] == pytest.approx(2.0 / 0.3 * links[1, 0] * link_part, rel=1e-12, abs=1e-13)
+
+
+@pytest.mark.parametrize("T", [0, -1, 2.5, True])
+def test_bad_chain_length(T):
+    with pytest.raises(ValueError, match="T"):
+        zero_chain(T)
+
+
+def test_bad_shapes_and_weights():
+    f = zero_chain(4, 3)
+    with pytest.raises(ValueError, match="shape"):
+        f.grad(np.zeros((2, 4)))
+    with pytest.raises(ValueError, match="shape"):
+        f.grad(np.zeros((3, 5)))
+    with pytest.raises(ValueError, match="shape"):
+        f.full_grad(np.zeros(5))
+    with pytest.raises(ValueError, match="average to 1"):
+        ZeroChainFunctions(4, 2, link_weight=np.ones((2, 3)) * 2)
+    with pytest.raises(ValueError, match="scale"):
+        ZeroChainFunctions(4, 2, scale=0.0)
