@@ -10,6 +10,7 @@ from algorithms.api import algorithm_names, rule_class, run, run_batch
 from algorithms.engine import BudgetViolationError, Context, MixingOperator
 from algorithms.result import Result
 from algorithms.rules import RULES, StepRule
+from algorithms.tune import TuneResult, tune
 
 __all__ = [
     "RULES",
@@ -18,8 +19,10 @@ __all__ = [
     "MixingOperator",
     "Result",
     "StepRule",
+    "TuneResult",
     "algorithm_names",
     "rule_class",
     "run",
     "run_batch",
+    "tune",
 ]

@@ -60,13 +60,11 @@ class ZeroChainOracle(_OracleBase):
         G = self.f.grad(X)
         if self.p == 1.0:
             return G
-        d = G.shape[-1]
-        successes = rng.binomial(batch, self.p, size=G.shape[:-1]).reshape(-1)
-        prog = np.asarray(self.f.progress(X)).reshape(-1)
-        rows = np.flatnonzero(prog < d)
-        if rows.size:
-            flat = G.reshape(-1, d)
-            flat[rows, prog[rows]] *= successes[rows] * (1.0 / (batch * self.p))
+        successes = rng.binomial(batch, self.p, size=G.shape[:-1])
+        prog = np.asarray(self.f.progress(X))
+        rows = np.nonzero(prog < G.shape[-1])  # index tuples: G may be in either memory order
+        if rows[0].size:
+            G[(*rows, prog[rows])] *= successes[rows] * (1.0 / (batch * self.p))
         return G
 
     def __repr__(self) -> str:

@@ -142,6 +142,24 @@ def test_scaled_sampling_instance_oracle_variance_within_sigma2():
     assert oracle.variance_bound() <= 5.0**2
 
 
+def test_zero_chain_oracle_on_a_long_chain():
+    # T above the scan threshold: the gradient comes back column-major (prefix path); the oracle must
+    # still scale the right entries in place
+    f = zero_chain(200, 3)
+    X = np.zeros((3, 4000, 200))
+    X[:, :, :3] = 1.0
+    X[2, :, 3] = 1.0
+    G = ZeroChainOracle(f, p=0.25).sample(X, np.random.default_rng(0), 1)
+    exact = f.grad(X[:, :1])
+    np.testing.assert_array_equal(G[:, :, :3], np.broadcast_to(exact[:, :, :3], (3, 4000, 3)))
+    factors = G[:, :, 3] / exact[:, :, 3]
+    assert set(np.unique(factors[:2])) == {0.0, 4.0} and np.all(factors[2] == 1.0)
+    assert abs(np.mean(factors[:2] == 4.0) - 0.25) < 0.02
+    np.testing.assert_array_equal(G[:2, :, 4:], 0.0)
+    np.testing.assert_array_equal(G[2, :, 5:], 0.0)
+    assert set(np.unique(G[2, :, 4] / exact[2, 0, 4])) == {0.0, 4.0}
+
+
 def test_zero_chain_oracle_exact_at_p_1_and_reproducible():
     f = zero_chain(4, 3)
     X = np.zeros((3, 2, 4))
