@@ -325,6 +325,7 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
     stop_at = np.full(k, iterations, dtype=np.int64)
     diverged = np.zeros(k, dtype=bool)
     active = np.ones(k, dtype=bool)
+    stopped: np.ndarray | None = None  # ~active, or None while every configuration runs
     stop_counters: list[dict[str, int] | None] = [None] * k
     stop_x_hat = np.empty((k, ctx.d))
     stop_record: list[tuple[float, float] | None] = [None] * k
@@ -347,7 +348,7 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
 
     def settle(t: int, x_hat: np.ndarray, grad_norm: np.ndarray, mask: np.ndarray) -> None:
         """Close the configurations in ``mask`` at iteration t."""
-        nonlocal active
+        nonlocal active, stopped
         cons = consensus_of(rule.worker_arrays(state)[0], x_hat)
         for j in np.flatnonzero(mask):
             stop_at[j] = t
@@ -355,6 +356,7 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
             stop_x_hat[j] = x_hat[j]
             stop_record[j] = (float(grad_norm[j]), float(cons[j]))
         active = active & ~mask
+        stopped = None if active.all() else ~active
 
     def progress_row() -> np.ndarray:
         levels = [np.asarray(progress_of(a), dtype=np.int64).reshape(n, k) for a in rule.worker_arrays(state)]
@@ -370,7 +372,27 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
         done = grad_norm <= tol
         t_eps[done] = 0
         settle(0, x_hat, grad_norm, done)
-    anchor_x, anchor_grad = x_hat.copy(), grad_norm.copy()
+    anchor_x = x_hat.copy()
+
+    # the smoothness skip: slack / L, shrunk by 1e-9 so that rounding can only cost an evaluation, never
+    # skip a needed one
+    slack_scale = None if lipschitz is None else (1.0 - 1e-9) / lipschitz if lipschitz > 0 else np.inf
+
+    def skip_radius(grad_norm: np.ndarray) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """(squared radius, stopped or None): no active configuration can stop while its x_hat stays
+        within the radius of the anchor, since ||grad f|| stays in (tol, diverge_bound) while
+        L ||x - anchor|| < min(g - tol, bound - g); -1 where that slack is not positive. Stopped
+        configurations never force an evaluation (None: none has stopped). None when the smoothness
+        argument is off."""
+        if slack_scale is None:
+            return None
+        with np.errstate(invalid="ignore"):
+            slack = np.minimum(grad_norm - tol, diverge_bound - grad_norm)
+            slack *= slack_scale
+            radius = np.where(slack > 0.0, slack * slack, -1.0)
+        return radius, stopped
+
+    skip = skip_radius(grad_norm)
 
     t = 0
     with np.errstate(over="ignore", invalid="ignore"):
@@ -386,13 +408,23 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
             recording = t % record_every == 0 or t == iterations
             if tol is not None and (t % check_every == 0 or t == iterations):
                 x_hat = rule.average(state)
-                if lipschitz is not None and not recording:
-                    reach = lipschitz * _row_norms(x_hat - anchor_x)
-                    undecided = (anchor_grad - reach > tol) & (anchor_grad + reach < diverge_bound)
-                    if undecided[active].all():
+                if skip is not None and not recording:
+                    drift = x_hat - anchor_x
+                    inside = np.less(np.vecdot(drift, drift), skip[0])  # NaN: outside
+                    if skip[1] is not None:
+                        inside |= skip[1]
+                    if inside.all():
                         continue
                 grad_norm = _row_norms(full_grad(x_hat))
-                anchor_x, anchor_grad = x_hat, grad_norm
+                anchor_x = x_hat
+                if not recording:
+                    # the common case: no configuration stops here (NaN fails both comparisons)
+                    going = np.greater(grad_norm, tol) & np.less_equal(grad_norm, diverge_bound)
+                    if stopped is not None:
+                        going |= stopped
+                    if going.all():
+                        skip = skip_radius(grad_norm)
+                        continue
                 bad = active & (~np.isfinite(grad_norm) | (grad_norm > diverge_bound))
                 hit = active & ~bad & (grad_norm <= tol)
                 if bad.any():
@@ -405,6 +437,7 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
                     record(t, x_hat, grad_norm)
                 if not active.any():
                     break
+                skip = skip_radius(grad_norm)
             elif recording:
                 x_hat = rule.average(state)
                 grad_norm = _row_norms(full_grad(x_hat))

@@ -134,7 +134,8 @@ def _metropolis_ring(n: int) -> np.ndarray:
         (np.array([[0.0, 1.0], [1.0, 0.0]]), None, {}, "not connected"),
     ],
 )
-def test_every_check_gossip_failure_mode(W: np.ndarray, G: nx.Graph | None, kwargs: dict, message: str) -> None:
+def test_every_check_gossip_failure_mode(W: np.ndarray, G: nx.Graph | None, kwargs: dict,
+                                         message: str) -> None:
     with pytest.raises(ValueError, match=message):
         check_gossip(W, G, **kwargs)
 
@@ -159,8 +160,8 @@ def test_dense_and_sparse_inputs_agree() -> None:
         assert isinstance(lazy(form, 0.5), sp.csr_array)
 
 
-@pytest.mark.parametrize(("name", "weights"), [("ring", "uniform"), ("path", "path"), ("erdos_renyi", "metropolis"),
-                                               ("star", "metropolis")])
+@pytest.mark.parametrize(("name", "weights"), [("ring", "uniform"), ("path", "path"),
+                                               ("erdos_renyi", "metropolis"), ("star", "metropolis")])
 def test_sparse_eigensolver_matches_dense(monkeypatch: pytest.MonkeyPatch, name: str, weights: str) -> None:
     params = {"p": 0.2, "seed": 4} if name == "erdos_renyi" else {}
     W = gossip_matrix(topology(name, 60, **params), weights)

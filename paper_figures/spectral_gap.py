@@ -1,0 +1,421 @@
+"""Figure 3 — spectral gap: T_eps against 1/(1 - lam) through the lazy W_kappa, and loss curves per kappa.
+
+(a) Measured T_eps on Cor. 2's hard instance (``instances.communication_instance``, Setting 2 split of the
+zero chain over the end groups of a 12-node path, exact gradients, eps = 1/2 in unscaled units) with the
+slack matrix W_kappa = kappa W_0 + (1 - kappa) I of a Metropolis path W_0 (THEORY.md §9.2): its gap is
+exactly kappa (1 - lam(W_0)) because lambda_2 >= -lambda_n. Each method is tuned for the least T_eps:
+- step sizes only in the admissible range <= 1/L_local (§11 item 19; L_local = 3 l1 = 456 unscaled), largest
+  first; on the zero chain a larger admissible step never hurts, so once the largest step hits the cap the
+  smaller ones are skipped;
+- DeTAG also over R from 1 down to small fractions of 1/sqrt(1 - lam) (§11 item 20), eta in {Alg. 3's
+  formula, 0} and the gossip start (Alg. 3's z_{-1} = z_0, or a plain first step, §11 item 18);
+- branch and bound: a configuration that has not reached eps within the best T_eps found so far cannot win,
+  so later groups run with that cap. The tuned T_eps is the exact minimum over the grid.
+Runs that hit the iteration cap are drawn as open markers at the cap with an arrow, and counted in the table.
+Drawn beside them: the explicit lower bound 1 + (T_c - 1) dist of §11 item 17 (the catalog's
+``hard_instance_communication``; it does not depend on lam), a slope-1/2 line of Cor. 2's shape
+Delta L / (eps^2 sqrt(1 - lam)) (its constant is unspecified, so it is anchored at the best measured T_eps of
+kappa = 1), and each method's fitted power law. The exponent table compares each fitted slope with the
+slope of the method's catalog entry over the same kappa (Cor. 6 for DeTAG: 1/2; Table 2: 2 for D-PSGD,
+about 3 for D2 and DSGT, where varsigma stands in by the measured varsigma0 — only the exponent is used),
+over all kappa and over the communication-dominated end kappa <= 0.01.
+
+(b) Training loss f(x_bar) against iterations on the digits problem (0% shuffled, 16 workers on a ring,
+Metropolis W_0, the same lazy W_kappa), each method tuned for the least final loss as in Figure 4
+(``paper_figures.heterogeneity.tuned_curves``): the paper's Figure 3 analog (§9.2).
+
+Records: ``<out>/spectral_gap/records.jsonl`` (one line per tuned (method, kappa) of (a), one per
+configuration of (b)), through ``paper_figures.sweep`` (resumable). Tables: ``spectral_gap_exponents.md`` /
+``.csv`` (fits) and ``spectral_gap_teps.csv`` (every tuned T_eps), ``spectral_gap_tuned.md`` / ``.csv`` (b).
+
+Run: ``python -m paper_figures.spectral_gap [--full | --tiny] [--out DIR]``.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import math
+import pathlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import algorithms
+import instances
+from paper_figures import fit
+from paper_figures.heterogeneity import (
+    CurveMode,
+    Network,
+    digits,
+    make_executor,
+    mode_name,
+    network_matrix,
+    plot_curves,
+    summary_row,
+    tuned_curves,
+    write_table,
+)
+from paper_figures.plotting import (
+    BOUND_STYLE,
+    DEFAULT_OUT_DIR,
+    atomic_write_bytes,
+    blank_figure,
+    figure_main,
+    label,
+    save_figure,
+    style,
+)
+from paper_figures.sweep import run_sweep, to_jsonable
+
+#: Methods of panel (a); centralized SGD does not gossip, so it runs once (its T_eps does not depend on W).
+GOSSIP_ALGORITHMS: tuple[str, ...] = ("detag", "d2", "dsgt", "dpsgd")
+#: Catalog entry each method's measured exponent is compared with.
+PREDICTED_BY: dict[str, str] = {"detag": "detag", "dpsgd": "dpsgd", "dsgt": "dsgt", "d2": "d2",
+                                "centralized": "centralized_sgd"}
+#: Catalog entries evaluated for every record of panel (a).
+PREDICT: tuple[str, ...] = ("lower_bound_gossip", "hard_instance_communication", "detag", "dpsgd", "dsgt",
+                            "d2", "centralized_sgd")
+#: kappa at and below which the communication term dominates on the 12-node path (measured; §11 item 20).
+COMMUNICATION_KAPPA = 0.01
+
+
+@dataclass(frozen=True)
+class GapMode:
+    """What one mode of panel (a) computes."""
+
+    n: int
+    T_c: int
+    kappas: tuple[float, ...]
+    cap: int  # iteration cap of every run
+    step_factors: tuple[float, ...]  # step sizes as fractions of 1/L_local, largest first
+    R_fractions: tuple[float, ...]  # DeTAG's R candidates as fractions of 1/sqrt(1 - lam) (plus R = 1)
+    etas: tuple[float | None, ...] = (None, 0.0)  # None: Alg. 3's formula
+    starts: tuple[str, ...] = ("paper", "plain")
+
+
+GAP_MODES: dict[str, GapMode] = {
+    "tiny": GapMode(n=12, T_c=2, kappas=(1.0, 0.1, 0.01), cap=20_000, step_factors=(1.0,),
+                    R_fractions=(1 / 16,), etas=(None, 0.0), starts=("plain",)),
+    "quick": GapMode(n=12, T_c=2, kappas=(1.0, 0.1, 0.05, 0.01, 3e-3, 1e-3), cap=100_000,
+                     step_factors=(1.0,), R_fractions=(1 / 64, 1 / 32, 1 / 16), starts=("paper",)),
+    "full": GapMode(n=12, T_c=3, kappas=(1.0, 0.1, 0.05, 0.01, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5), cap=400_000,
+                    step_factors=(1.0, 0.5), R_fractions=(1 / 128, 1 / 64, 1 / 32, 1 / 16, 1 / 8)),
+}
+
+#: Panel (b): the digits problem on a 16-ring, 0% shuffled, for each kappa.
+CURVE_KAPPAS: tuple[float, ...] = (1.0, 0.1, 0.05, 0.01)
+CURVE_MODES: dict[str, CurveMode] = {
+    "tiny": CurveMode(iterations=20, points=4, tune_seeds=(0,), extra_seeds=(), step_factors=(1.0,),
+                      detag_eta_r=((0.0, 1),),
+                      batch=4, partitions=(0.0,), momenta=(0.0,), algorithms=("dpsgd", "detag")),
+    "quick": CurveMode(iterations=250, points=20, tune_seeds=(0,), extra_seeds=(), step_factors=(4.0, 2.0),
+                       detag_eta_r=((0.0, 1), (0.2, 2), (0.4, 2), (0.4, 4)), batch=16, partitions=(0.0,),
+                       momenta=(0.0,), algorithms=("dpsgd", "d2", "dsgt", "detag", "centralized")),
+    "full": CurveMode(iterations=600, points=30, tune_seeds=(0,), extra_seeds=(1, 2),
+                      step_factors=(8.0, 4.0, 2.0, 1.0),
+                      detag_eta_r=((0.0, 1), (0.2, 2), (0.4, 2), (0.4, 4), (0.6, 4), (0.4, 8)), batch=16,
+                      partitions=(0.0,), momenta=(0.0,),
+                      algorithms=("dpsgd", "d2", "dsgt", "detag", "centralized")),
+}
+CURVE_WORKERS = 16
+
+
+# ------------------------------------------------------------------------------------------ panel (a)
+
+
+@functools.lru_cache(maxsize=32)
+def path_instance(n: int, T_c: int, kappa: float) -> tuple[instances.CommunicationInstance, Any, float]:
+    """(Cor. 2's path instance, lazy Metropolis W_kappa on its path, lam of W_kappa)."""
+    problem = instances.communication_instance(n, T_c=T_c)
+    W = instances.lazy(instances.gossip_matrix(problem.graph(), "metropolis"), kappa)
+    return problem, W, float(instances.second_eigenvalue(W))
+
+
+def varsigma0_at_start(problem: Any) -> float:
+    """sqrt((1/n) sum_i ||grad f_i(x0) - grad f(x0)||^2), assumption (6) (THEORY.md §1)."""
+    local = problem.grad(np.broadcast_to(problem.x0, (problem.n, problem.dim)).copy())
+    return float(np.sqrt(np.mean(np.sum((local - local.mean(axis=0)) ** 2, axis=-1))))
+
+
+def detag_phase_lengths(lam: float, fractions: Sequence[float]) -> list[int]:
+    """R = 1 and R = round(f / sqrt(1 - lam)) for f in `fractions`, nearest first to a guess of the best.
+
+    The guess (1/30) / sqrt(1 - lam) is where the tuned R landed in exploratory runs on this instance; it
+    only orders the groups (the branch-and-bound cap makes the first good group cheapen the rest).
+    """
+    inverse_root_gap = 1.0 / math.sqrt(1.0 - lam)
+    candidates = {1, *(max(1, round(f * inverse_root_gap)) for f in fractions)}
+    guess = max(1.0, inverse_root_gap / 30.0)
+    return sorted(candidates, key=lambda R: (abs(math.log(R / guess)), R))
+
+
+def gossip_contraction(W: Any, lam: float, R: int, eta: float | None, start: str) -> float:
+    """max |p_R(mu)| over the non-trivial eigenvalues mu of W: the worst-case consensus contraction of
+    DeTAG's R-step two-tap gossip (Alg. 3; eta None is its formula). Above 1 the operator expands
+    disagreement (§11 item 18), so that configuration is not an admissible gossip and is not tuned over:
+    on the zero chain, where every partial derivative is <= 0, an expanding operator speeds progress up as a
+    too-large step does (§11 item 19)."""
+    mu = np.linalg.eigvalsh(W.toarray())[:-1]  # ascending; the last is the consensus eigenvalue 1
+    schedule = instances.gossip_schedule("two_tap", lam, int(R), eta=eta, start=start)
+    return float(np.abs(instances.schedule_polynomial(schedule, mu)).max())
+
+
+def tuned_t_eps(point: Mapping[str, Any]) -> dict[str, Any]:
+    """Sweep runner of panel (a): the least T_eps of one method at one kappa over its tuning grid.
+
+    Point fields: ``n, T_c, kappa, algorithm, cap, step_factors``; DeTAG also ``R_fractions, etas, starts``.
+    Groups run in order (DeTAG: one group per R, its eta x start configurations side by side); each runs
+    with the cap min(``cap``, best T_eps so far). Result: ``t_eps`` (the tuned minimum, None if every
+    configuration hit the cap), ``capped``, ``best`` (its step size and hyper-parameters) and ``configs``
+    (every configuration with its T_eps or the iteration it was stopped at).
+    """
+    problem, W, lam = path_instance(int(point["n"]), int(point["T_c"]), float(point["kappa"]))
+    algorithm = point["algorithm"]
+    smoothness = float(problem.smoothness)
+    steps = [float(factor) / smoothness for factor in point["step_factors"]]
+    configs: list[dict[str, Any]] = []
+    if algorithm == "detag":
+        groups = []
+        for R in detag_phase_lengths(lam, point["R_fractions"]):
+            for start in point["starts"]:
+                etas = []
+                for eta in point["etas"]:
+                    if gossip_contraction(W, lam, R, eta, start) < 1.0:
+                        etas.append(eta)
+                    else:
+                        configs.append({"step_size": None, "hyper": {"R": R, "eta": eta, "start": start},
+                                        "t_eps": None, "stopped_at": 0,
+                                        "skipped": "the R-step gossip expands disagreement (§11 item 18)"})
+                if etas:
+                    groups.append((steps, {"R": R, "start": start, "eta": etas}))
+    else:
+        groups = [([step], {}) for step in steps]  # largest admissible step first
+    cap = int(point["cap"])
+    best: dict[str, Any] | None = None
+    for group_steps, hyper in groups:
+        limit = cap if best is None else min(cap, int(best["t_eps"]))
+        if algorithm != "detag" and best is None and any("skipped" not in c for c in configs):
+            # §11 item 19: on the zero chain every partial derivative is <= 0, so a smaller step never
+            # reaches eps sooner; once the largest step hit the cap the smaller ones cannot finish either.
+            configs.append({"step_size": group_steps[0], "hyper": {}, "t_eps": None, "stopped_at": 0,
+                            "skipped": "a larger admissible step hit the cap (§11 item 19)"})
+            continue
+        results = algorithms.run_batch(algorithm, problem, W, step_sizes=group_steps, iterations=limit,
+                                       tol=problem.epsilon, **hyper)
+        for result in results:
+            entry = {"step_size": result.step_size,
+                     "hyper": {k: v for k, v in result.hyper.items() if k in ("R", "eta", "start", "form")},
+                     "t_eps": result.t_eps, "stopped_at": result.iterations}
+            configs.append(entry)
+            if result.t_eps is not None and (best is None or result.t_eps < best["t_eps"]):
+                best = entry
+    varsigma0 = varsigma0_at_start(problem)
+    params = {"n": problem.n, "lam": lam, "D": problem.n - 1, "Delta": problem.Delta, "L": problem.L,
+              "epsilon": problem.epsilon, "sigma": 0.0, "B": 1, "varsigma0": varsigma0,
+              "varsigma": varsigma0}  # varsigma (uniform, Table 2's D-PSGD row) stands in by varsigma0
+    result = {"t_eps": None if best is None else best["t_eps"], "capped": best is None, "cap": cap,
+              "best": best, "configs": configs, "hop_lower_bound": problem.iteration_lower_bound}
+    return {"result": to_jsonable(result), "params": params}
+
+
+def gap_points(mode: GapMode) -> list[dict[str, Any]]:
+    """The sweep points of panel (a): every gossip method at every kappa, centralized SGD once."""
+    base = {"figure": "spectral_gap_teps", "n": mode.n, "T_c": mode.T_c, "cap": mode.cap,
+            "step_factors": list(mode.step_factors), "predict": list(PREDICT)}
+    points = []
+    for kappa in mode.kappas:
+        for algorithm in GOSSIP_ALGORITHMS:
+            point = {**base, "kappa": kappa, "algorithm": algorithm}
+            if algorithm == "detag":
+                point.update(R_fractions=list(mode.R_fractions), etas=list(mode.etas),
+                             starts=list(mode.starts))
+            points.append(point)
+    points.append({**base, "kappa": 1.0, "algorithm": "centralized"})
+    return points
+
+
+def inv_gap(record: Mapping[str, Any]) -> float:
+    return 1.0 / (1.0 - float(record["params"]["lam"]))
+
+
+def exponent_rows(records: Sequence[Mapping[str, Any]]) -> list[fit.ExponentRow]:
+    """Measured vs predicted exponents of T_eps in 1/(1 - lam): all kappa, and kappa <= 0.01 (where the
+    communication term dominates), against each method's catalog entry and against Cor. 2."""
+    gossip = [r for r in records if r["point"]["algorithm"] in GOSSIP_ALGORITHMS]
+    small = [r for r in gossip if float(r["point"]["kappa"]) <= COMMUNICATION_KAPPA + 1e-15]
+    rows: list[fit.ExponentRow] = []
+    for sweep, group, predicted in (("3a, all kappa", gossip, PREDICTED_BY),
+                                    ("3a, kappa <= 0.01", small, PREDICTED_BY),
+                                    ("3a, kappa <= 0.01 vs Cor. 2", small, None)):
+        for algorithm in GOSSIP_ALGORITHMS:
+            mine = [r for r in group if r["point"]["algorithm"] == algorithm]
+            if len({r["point"]["kappa"] for r in mine}) < 2:
+                continue  # no slope from one kappa
+            name = PREDICTED_BY[algorithm] if predicted is not None else "lower_bound_gossip"
+            try:
+                rows += fit.exponent_rows(sweep, mine, "inv_gap", predicted=name)
+            except ValueError:  # fewer than 2 finished kappa: the measured side says so, no predicted slope
+                rows += fit.exponent_rows(sweep, mine, "inv_gap")
+    return rows
+
+
+def teps_table(records: Sequence[Mapping[str, Any]]) -> str:
+    """CSV of every tuned T_eps of panel (a), with the tuned configuration and the explicit bounds."""
+    columns = ("algorithm", "kappa", "lam", "inv_gap", "t_eps", "capped", "cap", "step_size", "R", "eta",
+               "start", "hop_lower_bound", "configs_run")
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for record in records:
+        result = record["result"]
+        best = result["best"] or {"step_size": "", "hyper": {}}
+        writer.writerow({
+            "algorithm": record["point"]["algorithm"], "kappa": record["point"]["kappa"],
+            "lam": record["params"]["lam"], "inv_gap": inv_gap(record), "t_eps": result["t_eps"] or "",
+            "capped": result["capped"], "cap": result["cap"], "step_size": best["step_size"],
+            "R": best["hyper"].get("R", ""), "eta": best["hyper"].get("eta", ""),
+            "start": best["hyper"].get("start", ""), "hop_lower_bound": result["hop_lower_bound"],
+            "configs_run": sum("skipped" not in c for c in result["configs"]),
+        })
+    return buffer.getvalue()
+
+
+def plot_gap_panel(axis: Any, records: Sequence[Mapping[str, Any]], rows: Sequence[fit.ExponentRow]) -> None:
+    """T_eps against 1/(1 - lam), log-log, with the bounds and the fitted slopes (module docstring)."""
+    gossip = [r for r in records if r["point"]["algorithm"] in GOSSIP_ALGORITHMS]
+    x_all = np.array([inv_gap(r) for r in gossip])
+    span = np.geomspace(x_all.min(), x_all.max(), 50)
+    fits = {row.algorithm: row.measured.fit for row in rows if row.sweep == "3a, kappa <= 0.01"}
+    predicted = {row.algorithm: row.predicted for row in rows if row.sweep == "3a, kappa <= 0.01"}
+    for algorithm in GOSSIP_ALGORITHMS:
+        mine = sorted((r for r in gossip if r["point"]["algorithm"] == algorithm), key=inv_gap)
+        if not mine:
+            continue
+        look = style(algorithm)
+        done = [(inv_gap(r), r["result"]["t_eps"]) for r in mine if r["result"]["t_eps"] is not None]
+        capped = [(inv_gap(r), r["result"]["cap"]) for r in mine if r["result"]["t_eps"] is None]
+        legend = look["label"]
+        measured = fits.get(algorithm)
+        if measured is not None:
+            legend += f": slope {measured.slope:.2f} [{measured.ci_low:.2f}, {measured.ci_high:.2f}]"
+            if predicted.get(algorithm) is not None:
+                legend += f" (bound: {predicted[algorithm]:.2f})"
+        if done:
+            x, y = zip(*done, strict=True)
+            axis.loglog(x, y, color=look["color"], marker=look["marker"], linestyle="-", linewidth=1.2,
+                        label=legend)
+        for x, cap in capped:
+            axis.loglog([x], [cap], color=look["color"], marker=look["marker"], markerfacecolor="none",
+                        linestyle="none")
+            axis.annotate("", xy=(x, cap * 1.8), xytext=(x, cap), arrowprops={"arrowstyle": "->",
+                                                                               "color": look["color"]})
+        if measured is not None:
+            x_fit = np.geomspace(measured.x_min, measured.x_max, 20)
+            axis.loglog(x_fit, measured.predict(x_fit), color=look["color"], linewidth=3, alpha=0.25)
+    central = [r for r in records if r["point"]["algorithm"] == "centralized"]
+    if central and central[0]["result"]["t_eps"] is not None:
+        axis.axhline(central[0]["result"]["t_eps"], color=style("centralized")["color"], linestyle=":",
+                     label=f"{label('centralized')} (no gossip): {central[0]['result']['t_eps']}")
+    hop = gossip[0]["result"]["hop_lower_bound"]
+    axis.axhline(hop, label=f"explicit lower bound $1+(T_c-1)\\,dist$ = {hop} (§11 item 17)", **BOUND_STYLE)
+    first = [r["result"]["t_eps"] for r in gossip
+             if float(r["point"]["kappa"]) == 1.0 and r["result"]["t_eps"]]
+    if first:
+        anchor = min(first) * np.sqrt(span / span.min())
+        axis.loglog(span, anchor, color="0.35", linestyle="-.", linewidth=1.2,
+                    label="Cor. 2 shape $\\propto (1-\\lambda)^{-1/2}$ (constant unknown; anchored at "
+                          "$\\kappa$=1)")
+    axis.axvspan(1.0 / (COMMUNICATION_KAPPA * (1.0 - _base_lam(gossip))) * 0.97, span.max() * 1.5,
+                 color="0.9", zorder=-1, label="fitted range: $\\kappa \\leq$ 0.01")
+    axis.set_xlim(span.min() / 1.3, span.max() * 1.5)
+    axis.set_xlabel("$1/(1-\\lambda)$ of $W_\\kappa$")
+    axis.set_ylabel("iterations to $\\|\\nabla f(\\bar x)\\| \\leq \\varepsilon$ (tuned)")
+    axis.grid(True, which="both", alpha=0.3)
+    axis.legend(fontsize="x-small", loc="upper left")
+
+
+def _base_lam(records: Sequence[Mapping[str, Any]]) -> float:
+    """lam of W_0 (kappa = 1) from the records: 1 - gap(W_kappa) / kappa."""
+    record = records[0]
+    return 1.0 - (1.0 - float(record["params"]["lam"])) / float(record["point"]["kappa"])
+
+
+# ------------------------------------------------------------------------------------------ panel (b)
+
+
+def curve_networks() -> list[Network]:
+    return [Network(f"16-ring, $\\kappa$ = {kappa:g}", f"_k{kappa:g}", "ring", CURVE_WORKERS,
+                    None if kappa == 1.0 else kappa) for kappa in CURVE_KAPPAS]
+
+
+# ------------------------------------------------------------------------------------------ the figure
+
+
+def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
+         tiny: bool = False) -> list[pathlib.Path]:
+    """Run (or resume) both sweeps and draw Figure 3; returns the PNG, PDF and table files."""
+    name = mode_name(full, tiny)
+    gap_mode, curve_mode = GAP_MODES[name], CURVE_MODES[name]
+    out_dir = pathlib.Path(out_dir)
+    path = out_dir / "spectral_gap" / "records.jsonl"
+    executor = make_executor(tiny)
+    summary: list[dict[str, Any]] = []
+    try:
+        records = run_sweep(gap_points(gap_mode), path, runner=tuned_t_eps, executor=executor,
+                            desc="spectral gap (a)", progress=not tiny)
+        curves = []
+        for network in curve_networks():
+            _, lam = network_matrix(network.topology, network.n, network.kappa)
+            for momentum in curve_mode.momenta:
+                problem = digits(CURVE_WORKERS, curve_mode.partitions[0])
+                winners = tuned_curves(curve_mode, network, curve_mode.partitions[0], momentum,
+                                       problem.smoothness, path, executor,
+                                       desc=f"spectral gap (b) {network.name}")
+                curves.append((network, lam, momentum, winners))
+                summary.extend(summary_row("3b", network.name, lam, momentum, r) for r in winners.values())
+    finally:
+        executor.shutdown(wait=True)
+
+    rows = exponent_rows(records)
+    fig = blank_figure(width=15.0, height=10.0)
+    top, bottom = fig.subfigures(2, 1, height_ratios=(1.35, 1.0))
+    axis = top.subplots(1, 1)
+    plot_gap_panel(axis, records, rows)
+    problem, _, lam0 = path_instance(gap_mode.n, gap_mode.T_c, 1.0)
+    axis.set_title(f"(a) Cor. 2 path instance: n = {gap_mode.n}, $T_c$ = {gap_mode.T_c}, exact gradients, "
+                   "eps = 1/2 (unscaled), each point tuned\n"
+                   f"$W_\\kappa = \\kappa W_0 + (1-\\kappa) I$ (Metropolis path, "
+                   f"$1-\\lambda_0$ = {1 - lam0:.4f}), "
+                   f"$\\kappa$ = {', '.join(f'{k:g}' for k in gap_mode.kappas)};\nadmissible steps "
+                   f"$\\leq 1/L$; cap {gap_mode.cap:,} (open markers + arrows)", fontsize="medium")
+    panels = bottom.subplots(len(curve_mode.momenta), len(curves) // len(curve_mode.momenta), squeeze=False,
+                             sharey=True)
+    varsigma0 = digits(CURVE_WORKERS, curve_mode.partitions[0]).varsigma0()
+    bottom.suptitle(f"(b) digits MLP, {CURVE_WORKERS} workers on a ring, 0% shuffled "
+                    f"($\\varsigma_0$ = {varsigma0:.2f}), B = {curve_mode.batch}: tuned training loss, "
+                    f"{len(curve_mode.tune_seeds) + len(curve_mode.extra_seeds)} seed(s)", fontsize="medium")
+    for index, (network, lam, momentum, winners) in enumerate(curves):
+        panel = panels.flat[index]
+        plot_curves(panel, winners, ("centralized", "dpsgd", "d2", "dsgt", "detag"))
+        panel.set_title(f"{network.name}: $1-\\lambda$ = {1 - lam:.2g}"
+                        + (f", momentum {momentum:g}" if momentum else ""), fontsize="medium")
+        panel.set_xlabel("iterations")
+    panels[0, 0].set_ylabel("training loss $f(\\bar x)$")
+    panels[0, 0].legend(fontsize="x-small", loc="lower left")
+    files = save_figure(fig, out_dir, "spectral_gap")
+    files += fit.write_exponent_table(rows, out_dir / "spectral_gap_exponents")
+    files.append(atomic_write_bytes(out_dir / "spectral_gap_teps.csv", teps_table(records).encode()))
+    files += write_table(summary, out_dir, "spectral_gap_tuned")
+    return files
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return figure_main(make, "Figure 3: T_eps against the spectral gap, and loss curves per kappa.", argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
