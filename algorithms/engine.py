@@ -110,6 +110,9 @@ def _csr_kernel() -> Callable[..., None] | None:
 
 
 _CSR_MATVECS = _csr_kernel()
+# Entries per block of rows in `MixingOperator.two_tap` (256 KiB of float64: a block, its product and the
+# previous iterate's block stay in a 1 MiB L2 cache).
+_BLOCK_ENTRIES = 32_768
 
 
 class MixingOperator:
@@ -133,18 +136,59 @@ class MixingOperator:
         if self._kernel is not None:
             self._indptr, self._indices, self._data = csr.indptr, csr.indices, csr.data
 
+    def two_tap(self, Z: np.ndarray, out: np.ndarray, a: np.ndarray, previous: np.ndarray, b: np.ndarray,
+                scratch: np.ndarray) -> np.ndarray:
+        """out <- a * (M @ Z) + b * previous (a, b broadcast against Z's trailing axes; ``scratch`` is an
+        array like Z), with the floating-point operations of ``apply`` then ``out *= a``,
+        ``scratch = previous * b``, ``out += scratch``, so the bits are the same.
+
+        On wide states the sparse kernel runs on blocks of rows of about 256 KiB and the combination follows
+        each block while it is in cache: one pass over memory instead of four (benchmarks/bench_engine.py).
+        Z, out, previous and scratch must be C-contiguous and distinct.
+        """
+        width = Z.size // self.n
+        rows = max(1, _BLOCK_ENTRIES // max(width, 1))
+        if self._kernel is None or rows >= self.n or not (Z.flags.c_contiguous and out.flags.c_contiguous):
+            self.apply(Z, out)
+            out *= a
+            np.multiply(previous, b, out=scratch)
+            out += scratch
+            return out
+        flat_in = Z.reshape(-1)
+        for start in range(0, self.n, rows):
+            stop = min(start + rows, self.n)
+            block = out[start:stop]
+            self._kernel_rows(flat_in, block.reshape(-1), start, stop, width)
+            block *= a
+            np.multiply(previous[start:stop], b, out=scratch[start:stop])
+            block += scratch[start:stop]
+        return out
+
+    def _kernel_rows(self, flat_in: np.ndarray, flat_block: np.ndarray, start: int, stop: int,
+                     width: int) -> None:
+        """Rows start..stop-1 of M @ Z into ``flat_block`` (their flat, C-contiguous slice of the output)."""
+        flat_block.fill(0.0)
+        self._kernel(stop - start, self.n, width, self._indptr[start : stop + 1], self._indices, self._data,
+                     flat_in, flat_block)
+
     def apply(self, Z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """M @ Z on axis 0; ``out`` (C-contiguous, Z's shape) receives the product when given."""
         flat = Z.reshape(self.n, -1)
         if self._kernel is not None and (out is None or out.flags.c_contiguous):
             if out is None:
-                out = np.zeros(Z.shape)
-            else:
-                out.fill(0.0)
+                out = np.empty(Z.shape)
             if not flat.flags.c_contiguous:
                 flat = np.ascontiguousarray(flat)
-            self._kernel(self.n, self.n, flat.shape[1], self._indptr, self._indices, self._data, flat.ravel(),
-                         out.reshape(-1))
+            width = flat.shape[1]
+            flat_in, flat_out = flat.reshape(-1), out.reshape(-1)
+            rows = max(1, _BLOCK_ENTRIES // max(width, 1))
+            if rows >= self.n:
+                self._kernel_rows(flat_in, flat_out, 0, self.n, width)
+                return out
+            # wide states: blocks of rows, each zeroed while in cache (one pass over the output)
+            for start in range(0, self.n, rows):
+                stop = min(start + rows, self.n)
+                self._kernel_rows(flat_in, flat_out[start * width : stop * width], start, stop, width)
             return out
         if self.backend == "dense" and out is not None:
             np.matmul(self.matrix, flat, out=out.reshape(self.n, -1))
@@ -245,6 +289,16 @@ class Context:
         self._open_round(len(Z) if vectors is None else int(vectors), self.W.links)
         self.gossip_rounds += 1
         return self._apply(self.W, Z, out)
+
+    def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: np.ndarray, previous: np.ndarray,
+                       b: np.ndarray, scratch: np.ndarray, *, vectors: int | None = None) -> np.ndarray:
+        """One gossip round of the two-tap recursion, out <- a * (W @ Z) + b * previous
+        (``MixingOperator.two_tap``); counted as ``gossip(Z, vectors=vectors)``."""
+        if self.W is None:
+            raise BudgetViolationError("this algorithm was prepared without a gossip matrix")
+        self._open_round(1 if vectors is None else int(vectors), self.W.links)
+        self.gossip_rounds += 1
+        return self.W.two_tap(Z, out, a, previous, b, scratch)
 
     def mix(self, M: MixingOperator, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None) -> Any:
         """One communication round with another matrix M (rows receive): X <- M @ X."""

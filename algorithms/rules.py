@@ -537,13 +537,12 @@ class DeTAG(StepRule):
     def step(self, s: Any, ctx: Context) -> Any:
         R = self.R
         r = ctx.t % R
-        ctx.gossip(s.z, out=(s.buf,), vectors=2)
-        if not self.plain[r]:
+        if self.plain[r]:
+            ctx.gossip(s.z, out=(s.buf,), vectors=2)
+        else:
             a, b = self.coefficients[r]
             previous = s.z if r == 0 else s.z_prev  # z_{-1} := z_0 at the phase start
-            s.buf *= a
-            np.multiply(previous, b, out=s.tmp)
-            s.buf += s.tmp
+            ctx.gossip_two_tap(s.z, s.buf, a, previous, b, s.tmp, vectors=2)  # buf = a W z + b previous
         s.z_prev, s.z, s.buf = s.z, s.buf, s.z_prev  # prev <- current, current <- new
         if R == 1:
             s.g = ctx.sample(s.x)  # a fresh array: no copy

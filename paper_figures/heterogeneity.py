@@ -214,7 +214,8 @@ def base_point(mode: CurveMode, network: Network, shuffled_percent: float, algor
         "figure": "loss_curves", "n": network.n if n is None else n, "shuffled_percent": shuffled_percent,
         "data_seed": DATA_SEED, "model": MODEL, "algorithm": algorithm,
         # centralized SGD averages exactly and never uses W: one run serves every kappa of a network
-        "network": {**network.describe(), "kappa": None} if algorithm == "centralized" else network.describe(),
+        "network": {**network.describe(), "kappa": None} if algorithm == "centralized"
+        else network.describe(),
         "step_size": step_size, "hyper": dict(hyper),
         "seeds": list(mode.tune_seeds if seeds is None else seeds),
         "iterations": mode.iterations, "batch": mode.batch,

@@ -98,7 +98,7 @@ class GapMode:
 
 
 GAP_MODES: dict[str, GapMode] = {
-    "tiny": GapMode(n=12, T_c=2, kappas=(1.0, 0.1, 0.01), cap=20_000, step_factors=(1.0,),
+    "tiny": GapMode(n=12, T_c=2, kappas=(1.0, 0.3, 0.1), cap=2_500, step_factors=(1.0,),
                     R_fractions=(1 / 16,), etas=(None, 0.0), starts=("plain",)),
     "quick": GapMode(n=12, T_c=2, kappas=(1.0, 0.1, 0.05, 0.01, 3e-3, 1e-3), cap=100_000,
                      step_factors=(1.0,), R_fractions=(1 / 64, 1 / 32, 1 / 16), starts=("paper",)),
@@ -387,7 +387,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     plot_gap_panel(axis, records, rows)
     problem, _, lam0 = path_instance(gap_mode.n, gap_mode.T_c, 1.0)
     axis.set_title(f"(a) Cor. 2 path instance: n = {gap_mode.n}, $T_c$ = {gap_mode.T_c}, exact gradients, "
-                   "eps = 1/2 (unscaled), each point tuned\n"
+                   "$\\varepsilon$ = 1/2 (unscaled), each point tuned\n"
                    f"$W_\\kappa = \\kappa W_0 + (1-\\kappa) I$ (Metropolis path, "
                    f"$1-\\lambda_0$ = {1 - lam0:.4f}), "
                    f"$\\kappa$ = {', '.join(f'{k:g}' for k in gap_mode.kappas)};\nadmissible steps "

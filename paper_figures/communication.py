@@ -1,0 +1,342 @@
+"""Figure 1, the communication term: measured T_eps against n on Cor. 2's path instance, beside the bounds.
+
+Instance (THEORY.md §4 Setting 2 / Cor. 2): ``instances.communication_instance(n, T_c=3)``, the unscaled
+split of a zero chain of length T_c = 3 over the ceil(n/3) workers at each end of a path, exact gradients,
+Metropolis weights (lam = 1/3 + (2/3) cos(pi/n), THEORY.md §N; lambda_min >= -1/3 as D^2 needs).
+
+Measured: T_eps (first t with ||grad f(x_hat_t)|| <= eps, eps = 1/2) of centralized SGD, DeFacto, DeTAG, DSGT,
+D^2 and D-PSGD, each tuned over admissible steps {1, 1/2} / L_local (L_local = 3 l1 = 456, §11 item 19) as one
+`algorithms.run_batch` per configuration group; DeTAG also over R in {1, 2, 4, 8} and over contracting
+accelerated gossip (two-tap with the plain first step, eta from §7.1 or 0; Chebyshev). The paper's own
+start of Alg. 3 (z_{-1} = z_0) is drawn as a separate series, "DeTAG, Alg. 3 as printed": its R-step operator
+expands disagreement for R well below 1/sqrt(1 - lam) (§11 item 18, the measured contraction is recorded),
+which on the monotone zero chain acts like an oversized step (§11 item 19).
+
+Drawn beside the measurements: the explicit-constant bound 1 + (T_c - 1)(n - 2 ceil(n/3) + 1)
+(``hard_instance_communication``, §11 item 17), and Cor. 2's shape 1/sqrt(1 - lam) (``lower_bound_gossip``'s
+communication term) as a slope guide scaled to touch the data from below (the largest multiple of the shape
+that no measured T_eps undercuts). Panel (b) divides every T_eps by the explicit bound.
+
+Caps: every run stops at ``cap`` iterations; a series that hits the cap at some n is marked there (open marker
+with an arrow at the cap) and is not run at larger n (T_eps grows with n on this instance; the skipped sizes
+are listed in the figure note). Fitted slopes are least squares of log T_eps on log n over each series' four
+largest finished n (small n is dominated by the per-coordinate descent cost, §11 item 20).
+
+Records: ``<out>/communication/records.jsonl`` through `paper_figures.sweep` (resumable); outputs
+``communication.png/.pdf`` and the exponent table ``communication_exponents.md/.csv``.
+
+Run: ``python -m paper_figures.communication [--full | --tiny] [--out DIR]``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import pathlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import algorithms
+import instances
+from paper_figures import exponents
+from paper_figures.fit import ExponentRow, exponent_rows, fit_records
+from paper_figures.plotting import (
+    BOUND_STYLE,
+    DEFAULT_OUT_DIR,
+    figure_main,
+    new_figure,
+    save_figure,
+    style,
+)
+from paper_figures.sweep import Record, SerialExecutor, default_executor, run_sweep
+
+NAME = "communication"
+
+#: Chain length of the zero chain (short: the hop count, not the chain, should dominate; §11 item 20).
+CHAIN_LENGTH = 3
+#: Step sizes tried, as fractions of 1/L_local (all admissible, §11 item 19).
+STEP_FRACTIONS: tuple[float, ...] = (1.0, 0.5)
+#: DeTAG's phase lengths tried (§9 tuned R in {1, 2, 3}; §11 item 20 asks for small R).
+DETAG_PHASES: tuple[int, ...] = (1, 2, 4, 8)
+
+#: The measured series: algorithm names of `algorithms`, plus DeTAG with Alg. 3's printed start.
+SERIES: tuple[str, ...] = ("centralized", "defacto", "detag", "detag_paper_start", "dsgt", "d2", "dpsgd")
+
+#: Catalog entries each series' exponent is compared with (fit.exponent_rows).
+PREDICTED_BY: dict[str, str] = {
+    "centralized": "centralized_sgd", "defacto": "defacto", "detag": "detag", "detag_paper_start": "detag",
+    "dsgt": "dsgt", "d2": "d2", "dpsgd": "dpsgd",
+}
+#: Catalog entries evaluated for every record.
+PREDICT: tuple[str, ...] = (
+    "hard_instance_communication", "lower_bound_gossip", "lower_bound_any", "centralized_sgd", "defacto",
+    "detag", "dsgt", "d2", "dpsgd",
+)
+
+#: Sizes and caps per mode. DeFacto needs 2 R ~ 2n iterations per descent step, so n starts at 3.
+MODES: dict[str, dict[str, Any]] = {
+    "tiny": {"sizes": (3, 6, 12), "cap": 6000, "serial": True},
+    "quick": {"sizes": (3, 6, 12, 24, 48, 96, 192), "cap": 32000, "serial": False},
+    "full": {"sizes": (3, 6, 12, 24, 48, 96, 192, 384, 768, 1536, 3072), "cap": 64000, "serial": False},
+}
+
+#: How many of a series' largest finished sizes enter its slope fit.
+FIT_TAIL = 4
+
+
+def _mode(full: bool, tiny: bool) -> str:
+    if full and tiny:
+        raise ValueError("full and tiny are exclusive; choose one mode")
+    return "full" if full else "tiny" if tiny else "quick"
+
+
+def path_metropolis_eigenvalues(n: int) -> np.ndarray:
+    """The non-trivial eigenvalues 1/3 + (2/3) cos(pi k / n), k = 1..n-1, of the Metropolis path matrix
+    (every edge 1/3, end nodes keep 2/3; THEORY.md §N)."""
+    if isinstance(n, bool) or int(n) != n or n < 2:
+        raise ValueError(f"n must be an integer >= 2; got n={n!r}")
+    return 1.0 / 3.0 + (2.0 / 3.0) * np.cos(np.pi * np.arange(1, int(n)) / int(n))
+
+
+def path_metropolis_lam(n: int) -> float:
+    """lam = max |mu| = 1/3 + (2/3) cos(pi/n) of the Metropolis path (the negative end stays >= -1/3)."""
+    return float(np.max(np.abs(path_metropolis_eigenvalues(n))))
+
+
+def cor2_varsigma0(n: int, epsilon: float) -> float:
+    """Heterogeneity at x0 of the path instance: 2 eps sqrt(e (n/ceil(n/3) - 1)) (bounds.catalog)."""
+    return 2.0 * epsilon * math.sqrt(math.e * (n / math.ceil(n / 3) - 1.0))
+
+
+def gossip_contraction(n: int, R: int, method: str, start: str, eta: float | None) -> float:
+    """max |p_R(mu)| over the non-trivial eigenvalues of the Metropolis path: the worst-case consensus
+    contraction of DeTAG's R-step gossip (> 1: the operator expands disagreement, §11 item 18)."""
+    lam = path_metropolis_lam(n)
+    schedule = instances.gossip_schedule(method, lam, R, eta=eta, start=start)
+    return float(np.max(np.abs(instances.schedule_polynomial(schedule, path_metropolis_eigenvalues(n)))))
+
+
+@functools.lru_cache(maxsize=4)
+def _instance(n: int, chain_length: int) -> tuple[Any, Any]:
+    problem = instances.communication_instance(n, T_c=chain_length)
+    return problem, instances.gossip_matrix(problem.graph(), "metropolis")
+
+
+def _detag_configurations(series: str) -> list[dict[str, Any]]:
+    """Batchable DeTAG settings of a series: contracting gossip for "detag", Alg. 3 as printed otherwise."""
+    if series == "detag_paper_start":
+        return [{"gossip": "two_tap", "start": "paper", "eta": None}]
+    return [{"gossip": "two_tap", "start": "plain", "eta": None},
+            {"gossip": "two_tap", "start": "plain", "eta": 0.0},
+            {"gossip": "chebyshev", "start": "plain", "eta": None}]
+
+
+def _summary(result: Any) -> dict[str, Any]:
+    hyper = {key: value for key, value in result.hyper.items() if key != "factors"}
+    return {"step_size": result.step_size, "hyper": hyper, "t_eps": result.t_eps,
+            "iterations": result.iterations, "diverged": result.diverged}
+
+
+def measure_point(point: dict[str, Any]) -> dict[str, Any]:
+    """The sweep runner: tuned T_eps of one series at one n (module docstring).
+
+    Point fields: ``series`` (one of `SERIES`), ``n``, ``chain_length``, ``cap`` (iterations),
+    ``step_fractions``, ``phases`` (DeTAG's R grid). Every configuration runs; the result is the one with the
+    least T_eps (ties to the larger step), with every configuration's outcome under ``grid``. DeTAG's R
+    values run from large to small, each capped at the best T_eps so far (a configuration that cannot beat
+    it cannot win; its entry says ``stopped_at_incumbent``).
+    """
+    series, n = point["series"], int(point["n"])
+    if series not in SERIES:
+        raise ValueError(f"point['series'] must be one of {SERIES}; got {series!r}")
+    problem, W = _instance(n, int(point["chain_length"]))
+    cap = int(point["cap"])
+    steps = [fraction / problem.smoothness for fraction in point["step_fractions"]]
+    grid: list[dict[str, Any]] = []
+    if series.startswith("detag"):
+        configurations = _detag_configurations(series)
+        incumbent = cap
+        for R in sorted((R for R in point["phases"] if R <= n), reverse=True):
+            for setting in configurations:  # one batch per setting: run_batch would cross list-valued hypers
+                limit = incumbent
+                results = algorithms.run_batch("detag", problem, W, step_sizes=steps, iterations=limit,
+                                               tol=problem.epsilon, R=R, **setting)
+                contraction = gossip_contraction(n, R, setting["gossip"], setting["start"], setting["eta"])
+                for result in results:
+                    entry = _summary(result)
+                    entry["contraction"] = contraction
+                    entry["stopped_at_incumbent"] = result.t_eps is None and limit < cap
+                    grid.append(entry)
+                    if result.t_eps is not None:
+                        incumbent = min(incumbent, int(result.t_eps))
+    else:
+        results = algorithms.run_batch(series, problem, W, step_sizes=steps, iterations=cap,
+                                       tol=problem.epsilon)
+        grid = [_summary(result) for result in results]
+    finished = [entry for entry in grid if entry["t_eps"] is not None]
+    best = min(finished, key=lambda e: (e["t_eps"], -e["step_size"])) if finished else grid[0]
+    result = {**best, "capped": best["t_eps"] is None, "cap": cap, "grid": grid,
+              "explicit_bound": int(problem.iteration_lower_bound), "dist": int(problem.dist)}
+    varsigma0 = cor2_varsigma0(n, problem.epsilon)
+    params = {"n": n, "lam": path_metropolis_lam(n), "D": n - 1, "B": 1, "sigma": 0.0,
+              "Delta": problem.Delta, "L": problem.L, "epsilon": problem.epsilon,
+              "varsigma0": varsigma0, "varsigma": varsigma0}
+    return {"result": result, "params": params}
+
+
+def sweep_points(mode: str) -> dict[int, list[dict[str, Any]]]:
+    """The sweep's points by n (every series at every size of the mode)."""
+    settings = MODES[mode]
+    base = {"chain_length": CHAIN_LENGTH, "cap": settings["cap"], "step_fractions": list(STEP_FRACTIONS),
+            "phases": list(DETAG_PHASES), "predict": list(PREDICT)}
+    return {n: [{**base, "series": series, "algorithm": series, "n": n} for series in SERIES]
+            for n in settings["sizes"]}
+
+
+def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True) -> list[Record]:
+    """Run (or resume) the sweep size by size; a series that hit the cap is not run at larger n."""
+    path = pathlib.Path(out_dir) / NAME / "records.jsonl"
+    executor = SerialExecutor() if MODES[mode]["serial"] else default_executor(2)
+    records: list[Record] = []
+    capped: set[str] = set()
+    try:
+        for n, points in sweep_points(mode).items():
+            active = [point for point in points if point["series"] not in capped]
+            if not active:
+                break
+            level = run_sweep(active, path, runner=measure_point, executor=executor, progress=progress,
+                              desc=f"{NAME} n={n}")
+            records += level
+            capped |= {record["point"]["series"] for record in level if record["result"]["capped"]}
+    finally:
+        executor.shutdown(wait=True)
+    return records
+
+
+# ------------------------------------------------------------------------------------------------- fits
+
+
+def tail_records(records: Sequence[Record], tail: int = FIT_TAIL) -> list[Record]:
+    """The records of the `tail` largest n at which a run finished (the fit's range)."""
+    finished = sorted((r for r in records if r["result"]["t_eps"] is not None), key=lambda r: r["params"]["n"])
+    return finished[-tail:]
+
+
+def exponent_table(records: Sequence[Record]) -> list[ExponentRow]:
+    """Measured (tail fit) against predicted exponent of T_eps in n, one row per series, plus the bounds."""
+    rows: list[ExponentRow] = []
+    for series in SERIES:
+        group = tail_records([r for r in records if r["point"]["series"] == series])
+        if len(group) >= 2:
+            rows += exponent_rows(NAME, group, "n", predicted=PREDICTED_BY)
+    return rows
+
+
+def _by_series(records: Sequence[Record]) -> dict[str, list[Record]]:
+    groups: dict[str, list[Record]] = {series: [] for series in SERIES}
+    for record in records:
+        groups[record["point"]["series"]].append(record)
+    for group in groups.values():
+        group.sort(key=lambda r: r["params"]["n"])
+    return groups
+
+
+def _series_style(series: str) -> dict[str, Any]:
+    if series == "detag_paper_start":
+        look = style("detag")
+        look.update(linestyle="--", marker="*", label="DeTAG, Alg. 3 as printed (expanding)")
+        return look
+    return style(series)
+
+
+def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pathlib.Path]:
+    """Draw panel (a) T_eps and bounds against n, panel (b) T_eps over the explicit bound."""
+    fig, (ax, ax_ratio) = new_figure(1, 2, width=6.6, height=5.0)
+    groups = _by_series(records)
+    sizes = sorted({r["params"]["n"] for r in records})
+    cap = MODES[mode]["cap"]
+    dense_n = np.unique(np.round(np.geomspace(min(sizes), max(sizes), 200)).astype(int))
+    dense_n = dense_n[dense_n >= 2]
+    explicit = np.array([1 + (CHAIN_LENGTH - 1) * (k - 2 * math.ceil(k / 3) + 1) for k in dense_n])
+    shape = 1.0 / np.sqrt(1.0 - np.array([path_metropolis_lam(int(k)) for k in dense_n]))
+    finished = [r for r in records if r["result"]["t_eps"] is not None]
+    if finished:
+        scale = min(r["result"]["t_eps"] * math.sqrt(1.0 - r["params"]["lam"]) for r in finished)
+        ax.plot(dense_n, scale * shape, color="0.6", linestyle=":", linewidth=1.5,
+                label=r"Cor. 2 shape $\propto 1/\sqrt{1-\lambda}$ (scaled to touch the data)")
+    ax.plot(dense_n, explicit, **BOUND_STYLE, label=r"explicit bound $1+(T_c-1)\,\mathrm{dist}$ (§11.17)")
+    notes = []
+    for series, group in groups.items():
+        if not group:
+            continue
+        look = _series_style(series)
+        done = [r for r in group if r["result"]["t_eps"] is not None]
+        capped = [r for r in group if r["result"]["t_eps"] is None]
+        fit = fit_records(tail_records(group), "n")
+        text = f"{look['label']}"
+        if fit.fit is not None:
+            text += f": slope {fit.fit.slope:.2f} [{fit.fit.ci_low:.2f}, {fit.fit.ci_high:.2f}]"
+        x = [r["params"]["n"] for r in done]
+        y = [r["result"]["t_eps"] for r in done]
+        ratio = [r["result"]["t_eps"] / r["result"]["explicit_bound"] for r in done]
+        common = {"color": look["color"], "marker": look["marker"], "linestyle": look["linestyle"]}
+        ax.plot(x, y, **common, markersize=6, label=text)
+        ax_ratio.plot(x, ratio, **common, markersize=6, label=look["label"])
+        for record in capped:
+            n = record["params"]["n"]
+            ax.plot([n], [cap], marker=look["marker"], markerfacecolor="none", color=look["color"],
+                    markersize=9, linestyle="none")
+            ax.annotate("", xy=(n, cap * 1.9), xytext=(n, cap * 1.05),
+                        arrowprops={"arrowstyle": "->", "color": look["color"]})
+            ratio_cap = cap / record["result"]["explicit_bound"]
+            ax_ratio.plot([n], [ratio_cap], marker=look["marker"], markerfacecolor="none",
+                          color=look["color"], markersize=9, linestyle="none")
+            ax_ratio.annotate("", xy=(n, ratio_cap * 1.9), xytext=(n, ratio_cap * 1.05),
+                              arrowprops={"arrowstyle": "->", "color": look["color"]})
+            skipped = [k for k in sizes if k > n]
+            if skipped:
+                notes.append(f"{look['label']}: capped at n={n}, not run at n>{n}")
+    ax.axhline(cap, color="0.8", linewidth=0.8)
+    ax.text(min(sizes), cap * 1.08, f"cap {cap:,} iterations (open markers, arrows: cap hit)", fontsize=7,
+            color="0.4")
+    for axis in (ax, ax_ratio):
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+        axis.set_xlabel("workers n on the path (Cor. 2 instance, $T_c$ = 3)")
+        axis.grid(True, which="major", alpha=0.3)
+    ax.set_ylabel(r"$T_\varepsilon$ (iterations; tuned over admissible steps)")
+    ax.set_title("(a) communication term: measured $T_\\varepsilon$ against the bounds", fontsize=10)
+    ax.set_ylim(top=cap * 4)
+    ax.legend(fontsize=6.5, loc="upper left")
+    ax_ratio.axhline(1.0, **BOUND_STYLE)
+    ax_ratio.set_ylabel(r"$T_\varepsilon$ / explicit bound")
+    ax_ratio.set_title("(b) distance to the explicit lower bound", fontsize=10)
+    note = "Slopes: least squares on each series' 4 largest finished n, 95% CI."
+    if notes:
+        note += "\n" + "\n".join(notes)
+    ax_ratio.text(0.02, 0.02, note, transform=ax_ratio.transAxes, fontsize=6.5, va="bottom", color="0.3")
+    ax_ratio.legend(fontsize=6.5, loc="upper left")
+    return save_figure(fig, out_dir, NAME)
+
+
+def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: bool = False
+         ) -> list[pathlib.Path]:
+    """Run (or resume) the sweep, draw the figure, write the exponent tables; return the files written."""
+    mode = _mode(full, tiny)
+    out_dir = pathlib.Path(out_dir)
+    records = run_measurements(out_dir, mode, progress=not tiny)
+    files = plot(records, out_dir, mode)
+    rows = exponent_table(records)
+    files += exponents.write_figure_table(rows, out_dir, NAME)
+    files += exponents.write_combined(out_dir)
+    return files
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return figure_main(make, "Figure 1: the communication term, T_eps against n on the path.", argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""The measured-vs-predicted exponent table of the measured figures (communication and sampling).
+
+Each measured figure writes its own rows (``<figure>_exponents.md`` and ``.csv``, from
+`paper_figures.fit.write_exponent_table`) and then calls `write_combined`, which joins the per-figure tables
+that exist in the output folder into ``exponents.md`` and ``exponents.csv``. The rows are not refitted here:
+the combined table is exactly the per-figure tables, one after the other, so it always matches the figures
+last drawn in that folder.
+
+Run: ``python -m paper_figures.exponents [--out DIR]`` rejoins the tables already written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+from collections.abc import Sequence
+
+from paper_figures.fit import ExponentRow, write_exponent_table
+from paper_figures.plotting import DEFAULT_OUT_DIR, atomic_write_bytes
+
+#: The figures whose tables are joined, in this order.
+MEASURED_FIGURES: tuple[str, ...] = ("communication", "sampling")
+
+COMBINED_STEM = "exponents"
+
+
+def write_figure_table(rows: Sequence[ExponentRow], out_dir: str | pathlib.Path, figure: str
+                       ) -> list[pathlib.Path]:
+    """Write ``<out_dir>/<figure>_exponents.md`` and ``.csv``; return both paths."""
+    if not figure or "/" in figure:
+        raise ValueError(f"figure must be a plain name; got figure={figure!r}")
+    return write_exponent_table(rows, pathlib.Path(out_dir) / f"{figure}_exponents")
+
+
+def _table_lines(path: pathlib.Path, header_lines: int) -> tuple[list[str], list[str]]:
+    lines = path.read_text().splitlines()
+    return lines[:header_lines], [line for line in lines[header_lines:] if line.strip()]
+
+
+def write_combined(out_dir: str | pathlib.Path, figures: Sequence[str] = MEASURED_FIGURES
+                   ) -> list[pathlib.Path]:
+    """Join the per-figure tables present in `out_dir` into ``exponents.md`` / ``exponents.csv``.
+
+    Returns the two paths, or [] when no figure has written its table yet. The markdown header (2 lines)
+    and CSV header (1 line) are taken from the first table; ValueError if the tables' headers differ.
+    """
+    out_dir = pathlib.Path(out_dir)
+    written = []
+    for suffix, header_lines in ((".md", 2), (".csv", 1)):
+        header: list[str] | None = None
+        body: list[str] = []
+        for figure in figures:
+            path = out_dir / f"{figure}_exponents{suffix}"
+            if not path.is_file():
+                continue
+            this_header, rows = _table_lines(path, header_lines)
+            if header is None:
+                header = this_header
+            elif this_header != header:
+                raise ValueError(f"{path}: its header {this_header} differs from {header}; "
+                                 "tables written by different versions cannot be joined")
+            body += rows
+        if header is None:
+            return []
+        text = "\n".join(header + body) + "\n"
+        written.append(atomic_write_bytes(out_dir / f"{COMBINED_STEM}{suffix}", text.encode()))
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Join the measured figures' exponent tables.")
+    parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT_DIR,
+                        help=f"output folder (default {DEFAULT_OUT_DIR})")
+    args = parser.parse_args(argv)
+    for path in write_combined(args.out):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,305 @@
+"""Figure 2, the sampling term: measured T_eps against sigma^2 and against n B on Setting 1, beside the bounds.
+
+Instance (THEORY.md §4 Setting 1): ``instances.sampling_instance(n, T_c=6, p=p)``, the unscaled zero chain
+(L = l1 = 152, eps = 1/2, Delta = 12 T_c) on every worker of the complete graph (Metropolis weights, W = 11^T/n),
+queried through the probabilistic zero-chain oracle (``oracles.ZeroChainOracle``) with reveal probability p
+and B queries per worker and iteration. Every run uses the admissible step 1/L (§11 item 19; in this regime
+the step size stops mattering, §11 item 22).
+
+Noise level. An instance with reveal probability p meets the variance bound sigma^2 = 4 e^3 eps^2 / p (the
+oracle's sup variance is 4 e^3 eps^2 (1 - p) / p, §11 item 23, measured in the oracles tests); that is the
+sigma^2 on the x axis and the sigma at which both catalog bounds are evaluated. There the sharper entry
+(``hard_instance_sampling_sharp``, p = 4 e^3 eps^2 / sigma^2) is built on exactly this instance and gives
+(T_c - 1)/(n B p (e - 1)); the paper's entry (``hard_instance_sampling``, p = (2 G_inf eps)^2 / sigma^2) is the
+same formula for an instance 26.3 times less likely to reveal, so it sits 26.3 times lower.
+
+The regime (§11 item 22): the slopes +1 in sigma^2 (i.e. in 1/p) and -1 in n B only show where
+(T_c - 1)/(n B p) dwarfs the noise-free descent cost (about 700 iterations at T_c = 6), so n B p <= 2e-3
+here. Each point runs ``SEEDS`` seeds side by side (one `algorithms.run_batch`); the figure shows the median
+and the interquartile range; the bounds hold with probability >= 1/2 per run (§11 item 21), so they are
+compared with the median. A seed that reaches the cap counts as infinitely slow in the median and is
+counted in the figure.
+
+Records: ``<out>/sampling/records.jsonl`` (one record per point, every seed's T_eps under
+``t_eps_seeds``); outputs ``sampling.png/.pdf`` and ``sampling_exponents.md/.csv``.
+
+Run: ``python -m paper_figures.sampling [--full | --tiny] [--out DIR]``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import pathlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import algorithms
+import bounds
+import instances
+import oracles
+from paper_figures import exponents
+from paper_figures.fit import ExponentRow, exponent_rows, fit_records
+from paper_figures.plotting import (
+    BOUND_STYLE,
+    DEFAULT_OUT_DIR,
+    figure_main,
+    new_figure,
+    save_figure,
+    style,
+)
+from paper_figures.sweep import Record, SerialExecutor, default_executor, run_sweep
+
+NAME = "sampling"
+
+#: Chain length (T_c - 1 = 5 reveals; §11 item 22 used 10, a shorter chain halves the cost).
+CHAIN_LENGTH = 6
+#: Seeds per point (§11 item 22 asks for at least 16).
+SEEDS = 16
+
+#: The two sweeps: (n, B, p) points. "sigma2" varies p at n B = 4; "nB" varies n and B at fixed p.
+MODES: dict[str, dict[str, Any]] = {
+    "tiny": {
+        "algorithms": ("centralized",), "chain_length": 3, "seeds": 16, "serial": True,
+        "sigma2": [(2, 1, p) for p in (2e-2, 1e-2, 5e-3)],
+        "nB": [(n, B, 1e-2) for n, B in ((2, 1), (4, 1), (2, 4))],
+    },
+    "quick": {
+        "algorithms": ("detag",), "chain_length": CHAIN_LENGTH, "seeds": SEEDS, "serial": False,
+        "sigma2": [(4, 1, p) for p in (5e-4, 2.5e-4, 1.25e-4)],
+        "nB": [(n, B, 2.5e-4) for n, B in ((2, 1), (4, 1), (8, 1), (2, 4))],
+    },
+    "full": {
+        "algorithms": ("detag", "centralized"), "chain_length": CHAIN_LENGTH, "seeds": SEEDS, "serial": False,
+        "sigma2": [(4, 1, p) for p in (5e-4, 2.5e-4, 1.25e-4, 6.25e-5)],
+        "nB": [(n, B, 1.25e-4) for n, B in ((2, 1), (4, 1), (8, 1), (16, 1), (2, 4), (4, 4))],
+    },
+}
+
+#: Catalog entries evaluated for every record; the first two are drawn.
+PREDICT: tuple[str, ...] = ("hard_instance_sampling", "hard_instance_sampling_sharp", "lower_bound_any",
+                            "centralized_sgd", "detag")
+BOUNDS_DRAWN: dict[str, dict[str, Any]] = {
+    "hard_instance_sampling_sharp": {"label": "explicit bound, sharp constant (§11.23)", "linestyle": "--"},
+    "hard_instance_sampling": {"label": "explicit bound, paper's constant (Setting 1)", "linestyle": "-."},
+}
+
+
+def _mode(full: bool, tiny: bool) -> str:
+    if full and tiny:
+        raise ValueError("full and tiny are exclusive; choose one mode")
+    return "full" if full else "tiny" if tiny else "quick"
+
+
+def noise_level(p: float, epsilon: float) -> float:
+    """sigma = 2 e^{3/2} eps / sqrt(p): the variance bound 4 e^3 eps^2 / p that an instance with reveal
+    probability p meets (module docstring; §11 item 23)."""
+    if not 0.0 < p <= 1.0:
+        raise ValueError(f"p must lie in (0, 1]; got p={p!r}")
+    return 2.0 * math.e**1.5 * epsilon / math.sqrt(p)
+
+
+def iteration_cap(n: int, batch: int, p: float, chain_length: int) -> int:
+    """16 (T_c - 1) / (1 - (1-p)^{nB}) + 5000: many times the expected reveal time plus the descent cost, so
+    a seed reaches it with negligible probability (and is then counted, never dropped)."""
+    reveal = 1.0 - (1.0 - p) ** (n * batch)
+    return int(math.ceil(16.0 * (chain_length - 1) / reveal)) + 5000
+
+
+@functools.lru_cache(maxsize=8)
+def _instance(n: int, p: float, chain_length: int) -> tuple[Any, Any, Any]:
+    problem = instances.sampling_instance(n, T_c=chain_length, p=p)
+    W = instances.gossip_matrix(problem.graph(), "metropolis") if n > 1 else None
+    return problem, oracles.ZeroChainOracle(problem), W
+
+
+def measure_point(point: dict[str, Any]) -> dict[str, Any]:
+    """The sweep runner: one algorithm at one (n, B, p), every seed side by side in one `run_batch`.
+
+    Point fields: ``algorithm``, ``n``, ``batch``, ``p``, ``chain_length``, ``seeds`` (count), ``cap``.
+    Result: ``t_eps`` (the median over seeds, a capped seed counting as infinite; None if half or more are
+    capped), ``t_eps_seeds`` (None where capped), ``quartiles``, ``capped_seeds``.
+    """
+    n, batch, p = int(point["n"]), int(point["batch"]), float(point["p"])
+    problem, oracle, W = _instance(n, p, int(point["chain_length"]))
+    hyper = {"R": 1} if point["algorithm"] == "detag" else {}
+    results = algorithms.run_batch(point["algorithm"], oracle, W, step_sizes=[1.0 / problem.smoothness],
+                                   seeds=list(range(int(point["seeds"]))), iterations=int(point["cap"]),
+                                   batch=batch, tol=problem.epsilon, **hyper)
+    t_eps = [result.t_eps for result in results]
+    as_float = np.array([math.inf if t is None else float(t) for t in t_eps])
+    median = float(np.median(as_float))
+    quartiles = [float(q) for q in np.percentile(as_float, [25, 75])]
+    result = {
+        "t_eps": median if math.isfinite(median) else None,
+        "t_eps_seeds": t_eps, "quartiles": [q if math.isfinite(q) else None for q in quartiles],
+        "capped_seeds": sum(t is None for t in t_eps), "cap": int(point["cap"]),
+        "step_size": 1.0 / problem.smoothness, "hyper": {k: v for k, v in results[0].hyper.items()},
+        "diverged": any(result.diverged for result in results),
+    }
+    params = {"n": n, "B": batch, "sigma": noise_level(p, problem.epsilon), "Delta": problem.Delta,
+              "L": problem.L, "epsilon": problem.epsilon, "lam": 0.0, "D": 1, "varsigma0": 0.0,
+              "p": p, "sigma_paper": problem.sigma, "T_c": problem.T_c}
+    return {"result": result, "params": params}
+
+
+def sweep_points(mode: str) -> dict[str, list[dict[str, Any]]]:
+    """The points of each sweep ("sigma2", "nB") of a mode, one per algorithm and (n, B, p)."""
+    settings = MODES[mode]
+    chain_length = settings["chain_length"]
+    sweeps = {}
+    for sweep in ("sigma2", "nB"):
+        sweeps[sweep] = [
+            {"algorithm": name, "n": n, "batch": B, "p": p, "chain_length": chain_length,
+             "seeds": settings["seeds"], "cap": iteration_cap(n, B, p, chain_length), "predict": list(PREDICT)}
+            for name in settings["algorithms"] for n, B, p in settings[sweep]
+        ]
+    return sweeps
+
+
+def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True
+                     ) -> dict[str, list[Record]]:
+    """Run (or resume) both sweeps in one pass (shared points run once); records by sweep."""
+    path = pathlib.Path(out_dir) / NAME / "records.jsonl"
+    sweeps = sweep_points(mode)
+    everything = [point for points in sweeps.values() for point in points]
+    # the slowest points (smallest n B p) first, so that two workers finish together
+    everything.sort(key=lambda point: point["n"] * point["batch"] * point["p"])
+    executor = SerialExecutor() if MODES[mode]["serial"] else default_executor(2)
+    try:
+        records = run_sweep(everything, path, runner=measure_point, executor=executor, progress=progress,
+                            desc=NAME)
+    finally:
+        executor.shutdown(wait=True)
+    by_key = {}
+    for record in records:
+        point = dict(record["point"])
+        by_key[_point_id(point)] = record
+    return {sweep: [by_key[_point_id(point)] for point in points] for sweep, points in sweeps.items()}
+
+
+def _point_id(point: dict[str, Any]) -> tuple[Any, ...]:
+    return (point["algorithm"], point["n"], point["batch"], point["p"])
+
+
+# ------------------------------------------------------------------------------------------------- fits
+
+
+def seed_records(records: Sequence[Record]) -> list[Record]:
+    """One record per seed (``result.t_eps`` = that seed's T_eps), for `fit.fit_records` with medians."""
+    expanded = []
+    for record in records:
+        for t_eps in record["result"]["t_eps_seeds"]:
+            expanded.append({**record, "result": {**record["result"], "t_eps": t_eps}})
+    return expanded
+
+
+VARIABLE_OF: dict[str, str] = {"sigma2": "sigma2", "nB": "nB"}
+
+
+def exponent_table(sweeps: dict[str, list[Record]]) -> list[ExponentRow]:
+    """Median fits of T_eps against sigma^2 and against n B, compared with both explicit bounds."""
+    rows: list[ExponentRow] = []
+    for sweep, records in sweeps.items():
+        expanded = seed_records(records)
+        for bound in ("hard_instance_sampling_sharp", "hard_instance_sampling"):
+            rows += exponent_rows(f"{NAME} ({bound})", expanded, VARIABLE_OF[sweep], predicted=bound,
+                                  aggregate="median")
+    return rows
+
+
+def _x(record: Record, sweep: str) -> float:
+    params = record["params"]
+    return params["sigma"] ** 2 if sweep == "sigma2" else params["n"] * params["B"]
+
+
+def plot(sweeps: dict[str, list[Record]], out_dir: pathlib.Path, mode: str) -> list[pathlib.Path]:
+    """Panel (a): median T_eps against sigma^2; panel (b): against n B; IQR bars, bounds, fitted slopes."""
+    fig, axes = new_figure(1, 2, width=6.0, height=4.8)
+    names = MODES[mode]["algorithms"]
+    offsets = {name: 1.0 + 0.04 * index for index, name in enumerate(names)}  # keep bars apart
+    for ax, sweep in zip(axes, ("sigma2", "nB"), strict=True):
+        records = sweeps[sweep]
+        xs = np.array(sorted({_x(r, sweep) for r in records}))
+        dense = np.geomspace(xs.min() / 1.3, xs.max() * 1.3, 60)
+        reference = records[0]["params"]
+        for bound, look in BOUNDS_DRAWN.items():
+            values = _bound_curve(bound, dense, sweep, reference)
+            ax.plot(dense, values, color=BOUND_STYLE["color"], linewidth=BOUND_STYLE["linewidth"],
+                    linestyle=look["linestyle"], label=look["label"])
+        for name in names:
+            group = sorted((r for r in records if r["point"]["algorithm"] == name), key=lambda r: _x(r, sweep))
+            look = style(name)
+            x = np.array([_x(r, sweep) for r in group]) * offsets[name]
+            median = np.array([np.nan if r["result"]["t_eps"] is None else r["result"]["t_eps"] for r in group])
+            low = np.array([r["result"]["quartiles"][0] for r in group], dtype=float)
+            high = np.array([np.nan if r["result"]["quartiles"][1] is None else r["result"]["quartiles"][1]
+                             for r in group])
+            fit = fit_records(seed_records(group), VARIABLE_OF[sweep], aggregate="median")
+            text = look["label"] + " (median, IQR)"
+            if fit.fit is not None:
+                text += f": slope {fit.fit.slope:.2f} [{fit.fit.ci_low:.2f}, {fit.fit.ci_high:.2f}]"
+            ax.errorbar(x, median, yerr=[median - low, high - median], color=look["color"],
+                        marker=look["marker"], linestyle="none", capsize=3, markersize=6, label=text)
+            if fit.fit is not None:
+                ax.plot(dense, fit.fit.predict(dense), color=look["color"], linewidth=0.8, alpha=0.6)
+            for record, xi, yi in zip(group, x, median, strict=True):
+                capped = record["result"]["capped_seeds"]
+                if capped:
+                    ax.annotate(f"{capped} capped", (xi, yi if np.isfinite(yi) else record["result"]["cap"]),
+                                fontsize=6, color=look["color"], textcoords="offset points", xytext=(4, 4))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.25)
+        ax.set_ylabel(r"$T_\varepsilon$ (iterations), median over %d seeds" % MODES[mode]["seeds"])
+        ax.legend(fontsize=6.5, loc="upper left" if sweep == "sigma2" else "upper right")
+    first = sweeps["sigma2"][0]["params"]
+    axes[0].set_xlabel(r"$\sigma^2 = 4e^3\varepsilon^2/p$ (n = %d, B = %d; p from %g to %g)"
+                       % (first["n"], first["B"], max(r["params"]["p"] for r in sweeps["sigma2"]),
+                          min(r["params"]["p"] for r in sweeps["sigma2"])))
+    axes[0].set_title(r"(a) sampling term against $\sigma^2$ (Setting 1, $T_c$ = %d)" % first["T_c"],
+                      fontsize=10)
+    second = sweeps["nB"][0]["params"]
+    pairs = ", ".join(f"{r['params']['n']}x{r['params']['B']}" for r in sweeps["nB"]
+                      if r["point"]["algorithm"] == names[0])
+    axes[1].set_xlabel(f"n B (workers x batch: {pairs}; p = {second['p']:g})")
+    axes[1].set_title(r"(b) sampling term against $nB$", fontsize=10)
+    return save_figure(fig, out_dir, NAME)
+
+
+def _bound_curve(bound: str, x: np.ndarray, sweep: str, reference: dict[str, Any]) -> np.ndarray:
+    """The catalog bound along the sweep variable, the other parameters held at `reference`."""
+    rate = bounds.get(bound)
+    values = []
+    for xi in x:
+        params = {key: reference[key] for key in ("n", "B", "sigma", "Delta", "L", "epsilon")}
+        if sweep == "sigma2":
+            params["sigma"] = math.sqrt(xi)
+        else:  # n B enters only as the product; vary n with B = 1 (n need not be an integer in the formula)
+            params["n"], params["B"] = 1, 1
+            values.append(float(rate.evaluate(**params)) / xi)
+            continue
+        values.append(float(rate.evaluate(**params)))
+    return np.array(values)
+
+
+def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: bool = False
+         ) -> list[pathlib.Path]:
+    """Run (or resume) both sweeps, draw the figure, write the exponent tables; return the files written."""
+    mode = _mode(full, tiny)
+    out_dir = pathlib.Path(out_dir)
+    sweeps = run_measurements(out_dir, mode, progress=not tiny)
+    files = plot(sweeps, out_dir, mode)
+    files += exponents.write_figure_table(exponent_table(sweeps), out_dir, NAME)
+    files += exponents.write_combined(out_dir)
+    return files
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return figure_main(make, "Figure 2: the sampling term, T_eps against sigma^2 and n B on Setting 1.", argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,108 @@
+"""Figures 3 and 4: the runners behind the measured points (tuned T_eps, loss curves) on tiny inputs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import algorithms
+from paper_figures import heterogeneity, spectral_gap
+
+
+def _gap_point(algorithm: str, kappa: float, **extra: object) -> dict:
+    point = {"figure": "spectral_gap_teps", "n": 12, "T_c": 2, "cap": 20_000, "step_factors": [1.0, 0.5],
+             "kappa": kappa, "algorithm": algorithm}
+    point.update(extra)
+    return point
+
+
+def test_tuned_t_eps_is_the_grid_minimum_and_respects_the_hop_bound() -> None:
+    # Branch and bound (later groups capped at the best so far) must return the plain grid minimum.
+    output = spectral_gap.tuned_t_eps(_gap_point("dsgt", 0.1))
+    problem, W, lam = spectral_gap.path_instance(12, 2, 0.1)
+    steps = [1 / problem.smoothness, 0.5 / problem.smoothness]
+    brute = algorithms.run_batch("dsgt", problem, W, step_sizes=steps, iterations=20_000, tol=problem.epsilon)
+    assert output["result"]["t_eps"] == min(r.t_eps for r in brute if r.t_eps is not None)
+    assert output["result"]["t_eps"] >= problem.iteration_lower_bound == output["result"]["hop_lower_bound"]
+    assert output["params"]["lam"] == pytest.approx(lam)
+    assert output["params"]["lam"] == pytest.approx(1 - 0.1 * (2 / 3) * (1 - math.cos(math.pi / 12)))
+    # varsigma0 of Cor. 2's instance in unscaled units: 2 eps sqrt(e (n / ceil(n/3) - 1)), eps = 1/2
+    assert output["params"]["varsigma0"] == pytest.approx(math.sqrt(math.e * (12 / 4 - 1)))
+
+
+def test_capped_largest_step_skips_the_smaller_ones() -> None:
+    output = spectral_gap.tuned_t_eps(_gap_point("dpsgd", 0.01, cap=50))
+    result = output["result"]
+    assert result["t_eps"] is None and result["capped"]
+    assert [c["stopped_at"] for c in result["configs"]] == [50, 0]
+    assert "skipped" in result["configs"][1]
+
+
+def test_expansive_detag_gossip_is_not_tuned_over() -> None:
+    # §11 item 18: on W_1 (lambda_n ~ -0.31) Alg. 3's start with its own eta expands disagreement at R = 1.
+    _, W, lam = spectral_gap.path_instance(12, 2, 1.0)
+    assert spectral_gap.gossip_contraction(W, lam, 1, None, "paper") > 1.0
+    assert spectral_gap.gossip_contraction(W, lam, 1, None, "plain") < 1.0
+    assert spectral_gap.gossip_contraction(W, lam, 1, 0.0, "paper") == pytest.approx(lam)
+    output = spectral_gap.tuned_t_eps(_gap_point("detag", 1.0, step_factors=[1.0], R_fractions=[],
+                                                 etas=[None, 0.0], starts=["paper"]))
+    skipped = [c for c in output["result"]["configs"] if "skipped" in c]
+    assert [c["hyper"]["eta"] for c in skipped] == [None]
+    assert output["result"]["best"]["hyper"]["eta"] == 0.0
+
+
+def test_detag_phase_lengths_start_near_the_guess() -> None:
+    lam = 1 - 1e-4  # 1/sqrt(1 - lam) = 100
+    lengths = spectral_gap.detag_phase_lengths(lam, [1 / 64, 1 / 32, 1 / 16, 1 / 10])
+    assert sorted(lengths) == [1, 2, 3, 6, 10]
+    assert lengths[0] == 3  # the guess 100/30
+    assert spectral_gap.detag_phase_lengths(0.5, [1 / 8]) == [1]
+
+
+def _curve_point(**extra: object) -> dict:
+    mode = heterogeneity.MODES["tiny"]
+    point = heterogeneity.base_point(mode, heterogeneity.Network("ring", "", "ring", 8), 0.0, "dpsgd", 0.1,
+                                     {"momentum": 0.9}, seeds=[0, 1])
+    point.update(extra)
+    return point
+
+
+def test_loss_curve_starts_at_f_x0_and_is_reproducible() -> None:
+    first = heterogeneity.loss_curve_point(_curve_point())
+    again = heterogeneity.loss_curve_point(_curve_point())
+    assert first == again
+    problem = heterogeneity.digits(8, 0.0)
+    loss = first["result"]["loss"]
+    assert len(loss) == 2 and loss[0][0] == pytest.approx(float(problem.full_value(problem.x0)))
+    assert first["result"]["checkpoints"][-1] == heterogeneity.MODES["tiny"].iterations
+    assert loss[0][-1] < loss[0][0] and loss[0] != loss[1]  # it trains; the seeds differ
+    assert first["params"]["varsigma0"] == pytest.approx(problem.varsigma0())
+
+
+def test_tuning_picks_the_least_mean_final_loss_and_merges_seeds() -> None:
+    def record(finals: list, step: float) -> dict:
+        return {"point": {"step_size": step, "seeds": [0]}, "params": {},
+                "result": {"checkpoints": [0, 1], "final_loss": finals, "loss": [[1.0, f] for f in finals],
+                           "diverged": [f is None for f in finals], "grad_norm": [0.0] * len(finals)}}
+
+    records = [record([0.5, None], 1.0), record([0.6, 0.7], 0.5), record([0.9, 0.9], 0.25)]
+    assert heterogeneity.mean_final_loss(records[0]) == math.inf
+    assert heterogeneity.best_record(records)["point"]["step_size"] == 0.5
+    merged = heterogeneity.merge_seeds(records[1], {**records[2], "point": {"step_size": 0.5, "seeds": [1]}})
+    assert merged["result"]["final_loss"] == [0.6, 0.7, 0.9, 0.9] and merged["point"]["seeds"] == [0, 1]
+    with pytest.raises(ValueError, match="checkpoints"):
+        heterogeneity.merge_seeds(records[1], {**records[2], "result": {**records[2]["result"],
+                                                                         "checkpoints": [0, 2]}})
+
+
+def test_curve_checkpoints_and_modes_are_consistent() -> None:
+    assert heterogeneity.curve_checkpoints(10, 4) == [0, 2, 5, 8, 10]
+    with pytest.raises(ValueError, match="points"):
+        heterogeneity.curve_checkpoints(10, 0)
+    for mode in heterogeneity.MODES.values():
+        assert not set(mode.tune_seeds) & set(mode.extra_seeds)
+        assert len(mode.tune_seeds) + len(mode.extra_seeds) >= 3  # bands over >= 3 seeds
+    assert np.all(np.diff(spectral_gap.GAP_MODES["full"].kappas) < 0)
+    assert min(spectral_gap.GAP_MODES["full"].kappas) <= 1e-4  # §11 item 20
