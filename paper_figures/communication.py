@@ -58,8 +58,9 @@ NAME = "communication"
 CHAIN_LENGTH = 3
 #: Step sizes tried, as fractions of 1/L_local (all admissible, §11 item 19).
 STEP_FRACTIONS: tuple[float, ...] = (1.0, 0.5)
-#: DeTAG's phase lengths tried (§9 tuned R in {1, 2, 3}; §11 item 20 asks for small R).
-DETAG_PHASES: tuple[int, ...] = (1, 2, 4, 8)
+#: The phase lengths tried for DeTAG with Alg. 3 as printed (its expanding operator wins at small R); the
+#: contracting series uses `detag_phases(n)`.
+PAPER_START_PHASES: tuple[int, ...] = (1, 2, 4, 8)
 
 #: The measured series: algorithm names of `algorithms`, plus DeTAG with Alg. 3's printed start.
 SERIES: tuple[str, ...] = ("centralized", "defacto", "detag", "detag_paper_start", "dsgt", "d2", "dpsgd")
@@ -77,9 +78,9 @@ PREDICT: tuple[str, ...] = (
 
 #: Sizes and caps per mode. DeFacto needs 2 R ~ 2n iterations per descent step, so n starts at 3.
 MODES: dict[str, dict[str, Any]] = {
-    "tiny": {"sizes": (3, 6, 12), "cap": 6000, "serial": True},
+    "tiny": {"sizes": (3, 6, 12), "cap": 2000, "serial": True},
     "quick": {"sizes": (3, 6, 12, 24, 48, 96, 192), "cap": 32000, "serial": False},
-    "full": {"sizes": (3, 6, 12, 24, 48, 96, 192, 384, 768, 1536, 3072), "cap": 64000, "serial": False},
+    "full": {"sizes": (3, 6, 12, 24, 48, 96, 192, 384, 768, 1536, 3072), "cap": 48000, "serial": False},
 }
 
 #: How many of a series' largest finished sizes enter its slope fit.
@@ -94,9 +95,9 @@ def _mode(full: bool, tiny: bool) -> str:
 
 def path_metropolis_eigenvalues(n: int) -> np.ndarray:
     """The non-trivial eigenvalues 1/3 + (2/3) cos(pi k / n), k = 1..n-1, of the Metropolis path matrix
-    (every edge 1/3, end nodes keep 2/3; THEORY.md §N)."""
-    if isinstance(n, bool) or int(n) != n or n < 2:
-        raise ValueError(f"n must be an integer >= 2; got n={n!r}")
+    (every edge 1/3, end nodes keep 2/3; THEORY.md §N). n >= 3: the 2-node path has edge weight 1/2."""
+    if isinstance(n, bool) or int(n) != n or n < 3:
+        raise ValueError(f"n must be an integer >= 3 (the path's inner nodes have degree 2); got n={n!r}")
     return 1.0 / 3.0 + (2.0 / 3.0) * np.cos(np.pi * np.arange(1, int(n)) / int(n))
 
 
@@ -124,13 +125,20 @@ def _instance(n: int, chain_length: int) -> tuple[Any, Any]:
     return problem, instances.gossip_matrix(problem.graph(), "metropolis")
 
 
-def _detag_configurations(series: str) -> list[dict[str, Any]]:
-    """Batchable DeTAG settings of a series: contracting gossip for "detag", Alg. 3 as printed otherwise."""
+def _detag_setting(series: str) -> dict[str, Any]:
+    """DeTAG's batchable settings of a series: contracting accelerated gossip (two-tap with the plain first
+    step, and Chebyshev; one batch) for "detag", Alg. 3 as printed (z_{-1} = z_0) otherwise."""
     if series == "detag_paper_start":
-        return [{"gossip": "two_tap", "start": "paper", "eta": None}]
-    return [{"gossip": "two_tap", "start": "plain", "eta": None},
-            {"gossip": "two_tap", "start": "plain", "eta": 0.0},
-            {"gossip": "chebyshev", "start": "plain", "eta": None}]
+        return {"gossip": "two_tap", "start": "paper", "eta": None}
+    return {"gossip": ["two_tap", "chebyshev"], "start": "plain", "eta": None}
+
+
+def detag_phases(n: int) -> list[int]:
+    """DeTAG's R grid for the contracting series: the powers of two between 1/64 and 1/8 of the accelerated
+    mixing time 1/sqrt(1 - lam) (at least R = 1; §11 item 20 asks for small fractions of it)."""
+    mixing = 1.0 / math.sqrt(1.0 - path_metropolis_lam(n))
+    low, high = max(1.0, mixing / 64.0), max(2.0, mixing / 8.0)
+    return [2**k for k in range(0, 31) if low <= 2**k <= high]
 
 
 def _summary(result: Any) -> dict[str, Any]:
@@ -156,21 +164,22 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
     steps = [fraction / problem.smoothness for fraction in point["step_fractions"]]
     grid: list[dict[str, Any]] = []
     if series.startswith("detag"):
-        configurations = _detag_configurations(series)
+        setting = _detag_setting(series)
+        # contracting gossip: larger R first (the best R grows with n); Alg. 3 as printed: R = 1 first
+        phases = sorted(point["phases"], reverse=series == "detag")
         incumbent = cap
-        for R in sorted((R for R in point["phases"] if R <= n), reverse=True):
-            for setting in configurations:  # one batch per setting: run_batch would cross list-valued hypers
-                limit = incumbent
-                results = algorithms.run_batch("detag", problem, W, step_sizes=steps, iterations=limit,
-                                               tol=problem.epsilon, R=R, **setting)
-                contraction = gossip_contraction(n, R, setting["gossip"], setting["start"], setting["eta"])
-                for result in results:
-                    entry = _summary(result)
-                    entry["contraction"] = contraction
-                    entry["stopped_at_incumbent"] = result.t_eps is None and limit < cap
-                    grid.append(entry)
-                    if result.t_eps is not None:
-                        incumbent = min(incumbent, int(result.t_eps))
+        for R in phases:
+            limit = incumbent
+            results = algorithms.run_batch("detag", problem, W, step_sizes=steps, iterations=limit,
+                                           tol=problem.epsilon, R=R, **setting)
+            for result in results:
+                entry = _summary(result)
+                entry["contraction"] = gossip_contraction(n, R, result.hyper["gossip"], result.hyper["start"],
+                                                          setting["eta"])
+                entry["stopped_at_incumbent"] = result.t_eps is None and limit < cap
+                grid.append(entry)
+                if result.t_eps is not None:
+                    incumbent = min(incumbent, int(result.t_eps))
     else:
         results = algorithms.run_batch(series, problem, W, step_sizes=steps, iterations=cap,
                                        tol=problem.epsilon)
@@ -190,9 +199,18 @@ def sweep_points(mode: str) -> dict[int, list[dict[str, Any]]]:
     """The sweep's points by n (every series at every size of the mode)."""
     settings = MODES[mode]
     base = {"chain_length": CHAIN_LENGTH, "cap": settings["cap"], "step_fractions": list(STEP_FRACTIONS),
-            "phases": list(DETAG_PHASES), "predict": list(PREDICT)}
-    return {n: [{**base, "series": series, "algorithm": series, "n": n} for series in SERIES]
-            for n in settings["sizes"]}
+            "predict": list(PREDICT)}
+    points = {}
+    for n in settings["sizes"]:
+        points[n] = []
+        for series in SERIES:
+            point = {**base, "series": series, "algorithm": series, "n": n}
+            if series == "detag":
+                point["phases"] = detag_phases(n)
+            elif series == "detag_paper_start":
+                point["phases"] = [R for R in PAPER_START_PHASES if R <= n]
+            points[n].append(point)
+    return points
 
 
 def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True) -> list[Record]:
@@ -253,12 +271,12 @@ def _series_style(series: str) -> dict[str, Any]:
 
 def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pathlib.Path]:
     """Draw panel (a) T_eps and bounds against n, panel (b) T_eps over the explicit bound."""
-    fig, (ax, ax_ratio) = new_figure(1, 2, width=6.6, height=5.0)
+    fig, (ax, ax_ratio) = new_figure(1, 2, width=6.6, height=5.6)
     groups = _by_series(records)
     sizes = sorted({r["params"]["n"] for r in records})
     cap = MODES[mode]["cap"]
-    dense_n = np.unique(np.round(np.geomspace(min(sizes), max(sizes), 200)).astype(int))
-    dense_n = dense_n[dense_n >= 2]
+    # multiples of 3 only: there ceil(n/3) = n/3 and the hop count n/3 + 1 has no rounding wiggle
+    dense_n = 3 * np.unique(np.round(np.geomspace(max(1, min(sizes) // 3), max(sizes) // 3, 200)).astype(int))
     explicit = np.array([1 + (CHAIN_LENGTH - 1) * (k - 2 * math.ceil(k / 3) + 1) for k in dense_n])
     shape = 1.0 / np.sqrt(1.0 - np.array([path_metropolis_lam(int(k)) for k in dense_n]))
     finished = [r for r in records if r["result"]["t_eps"] is not None]
@@ -283,7 +301,7 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
         ratio = [r["result"]["t_eps"] / r["result"]["explicit_bound"] for r in done]
         common = {"color": look["color"], "marker": look["marker"], "linestyle": look["linestyle"]}
         ax.plot(x, y, **common, markersize=6, label=text)
-        ax_ratio.plot(x, ratio, **common, markersize=6, label=look["label"])
+        ax_ratio.plot(x, ratio, **common, markersize=6)
         for record in capped:
             n = record["params"]["n"]
             ax.plot([n], [cap], marker=look["marker"], markerfacecolor="none", color=look["color"],
@@ -299,8 +317,8 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
             if skipped:
                 notes.append(f"{look['label']}: capped at n={n}, not run at n>{n}")
     ax.axhline(cap, color="0.8", linewidth=0.8)
-    ax.text(min(sizes), cap * 1.08, f"cap {cap:,} iterations (open markers, arrows: cap hit)", fontsize=7,
-            color="0.4")
+    ax.text(max(sizes), cap * 1.1, f"cap {cap:,} iterations (open marker + arrow: cap hit)", fontsize=7,
+            color="0.4", ha="right")
     for axis in (ax, ax_ratio):
         axis.set_xscale("log")
         axis.set_yscale("log")
@@ -309,7 +327,6 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
     ax.set_ylabel(r"$T_\varepsilon$ (iterations; tuned over admissible steps)")
     ax.set_title("(a) communication term: measured $T_\\varepsilon$ against the bounds", fontsize=10)
     ax.set_ylim(top=cap * 4)
-    ax.legend(fontsize=6.5, loc="upper left")
     ax_ratio.axhline(1.0, **BOUND_STYLE)
     ax_ratio.set_ylabel(r"$T_\varepsilon$ / explicit bound")
     ax_ratio.set_title("(b) distance to the explicit lower bound", fontsize=10)
@@ -317,7 +334,8 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
     if notes:
         note += "\n" + "\n".join(notes)
     ax_ratio.text(0.02, 0.02, note, transform=ax_ratio.transAxes, fontsize=6.5, va="bottom", color="0.3")
-    ax_ratio.legend(fontsize=6.5, loc="upper left")
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=7, frameon=False)
     return save_figure(fig, out_dir, NAME)
 
 

@@ -217,7 +217,7 @@ def _x(record: Record, sweep: str) -> float:
 
 def plot(sweeps: dict[str, list[Record]], out_dir: pathlib.Path, mode: str) -> list[pathlib.Path]:
     """Panel (a): median T_eps against sigma^2; panel (b): against n B; IQR bars, bounds, fitted slopes."""
-    fig, axes = new_figure(1, 2, width=6.0, height=4.8)
+    fig, axes = new_figure(1, 2, width=6.0, height=5.4)
     names = MODES[mode]["algorithms"]
     offsets = {name: 1.0 + 0.04 * index for index, name in enumerate(names)}  # keep bars apart
     for ax, sweep in zip(axes, ("sigma2", "nB"), strict=True):
@@ -254,7 +254,7 @@ def plot(sweeps: dict[str, list[Record]], out_dir: pathlib.Path, mode: str) -> l
         ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.25)
         ax.set_ylabel(r"$T_\varepsilon$ (iterations), median over %d seeds" % MODES[mode]["seeds"])
-        ax.legend(fontsize=6.5, loc="upper left" if sweep == "sigma2" else "upper right")
+        ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
     first = sweeps["sigma2"][0]["params"]
     axes[0].set_xlabel(r"$\sigma^2 = 4e^3\varepsilon^2/p$ (n = %d, B = %d; p from %g to %g)"
                        % (first["n"], first["B"], max(r["params"]["p"] for r in sweeps["sigma2"]),

@@ -102,8 +102,10 @@ GAP_MODES: dict[str, GapMode] = {
                     R_fractions=(1 / 16,), etas=(None, 0.0), starts=("plain",)),
     "quick": GapMode(n=12, T_c=2, kappas=(1.0, 0.1, 0.05, 0.01, 3e-3, 1e-3), cap=100_000,
                      step_factors=(1.0,), R_fractions=(1 / 64, 1 / 32, 1 / 16), starts=("paper",)),
-    "full": GapMode(n=12, T_c=3, kappas=(1.0, 0.1, 0.05, 0.01, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5), cap=400_000,
-                    step_factors=(1.0, 0.5), R_fractions=(1 / 128, 1 / 64, 1 / 32, 1 / 16, 1 / 8)),
+    # Steps: only 1/L_local in full as in quick; a full run with (1, 1/2) / L_local had 1/L win at every
+    # kappa for every method (§11 item 19), at twice the cost.
+    "full": GapMode(n=12, T_c=3, kappas=(1.0, 0.1, 0.05, 0.01, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5), cap=300_000,
+                    step_factors=(1.0,), R_fractions=(1 / 64, 1 / 32, 1 / 16), starts=("paper",)),
 }
 
 #: Panel (b): the digits problem on a 16-ring, 0% shuffled, for each kappa.
@@ -179,19 +181,20 @@ def tuned_t_eps(point: Mapping[str, Any]) -> dict[str, Any]:
     steps = [float(factor) / smoothness for factor in point["step_factors"]]
     configs: list[dict[str, Any]] = []
     if algorithm == "detag":
+        # One group per configuration, the likeliest first: a batch runs until its slowest member stops, so
+        # batching a slow configuration with the winner would cost the slow one's iterations.
         groups = []
         for R in detag_phase_lengths(lam, point["R_fractions"]):
             for start in point["starts"]:
-                etas = []
-                for eta in point["etas"]:
-                    if gossip_contraction(W, lam, R, eta, start) < 1.0:
-                        etas.append(eta)
-                    else:
+                # eta = 0 with R > 1 is R rounds of plain gossip per step, never the winner on the lazy
+                # path; it is tried at R = 1, where it is DSGT-like gradient tracking (§11 item 15).
+                for eta in point["etas"] if R == 1 else [eta for eta in point["etas"] if eta != 0.0]:
+                    if gossip_contraction(W, lam, R, eta, start) >= 1.0:
                         configs.append({"step_size": None, "hyper": {"R": R, "eta": eta, "start": start},
                                         "t_eps": None, "stopped_at": 0,
                                         "skipped": "the R-step gossip expands disagreement (§11 item 18)"})
-                if etas:
-                    groups.append((steps, {"R": R, "start": start, "eta": etas}))
+                        continue
+                    groups += [([step], {"R": R, "start": start, "eta": eta}) for step in steps]
     else:
         groups = [([step], {}) for step in steps]  # largest admissible step first
     cap = int(point["cap"])
