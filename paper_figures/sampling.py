@@ -1,17 +1,17 @@
-"""Figure 2, the sampling term: measured T_eps against sigma^2 and against n B on Setting 1, beside the bounds.
+"""Figure 2, the sampling term: measured T_eps against sigma^2 and against n B on Setting 1, beside bounds.
 
 Instance (THEORY.md §4 Setting 1): ``instances.sampling_instance(n, T_c=6, p=p)``, the unscaled zero chain
-(L = l1 = 152, eps = 1/2, Delta = 12 T_c) on every worker of the complete graph (Metropolis weights, W = 11^T/n),
-queried through the probabilistic zero-chain oracle (``oracles.ZeroChainOracle``) with reveal probability p
-and B queries per worker and iteration. Every run uses the admissible step 1/L (§11 item 19; in this regime
-the step size stops mattering, §11 item 22).
+(L = l1 = 152, eps = 1/2, Delta = 12 T_c) on every worker of the complete graph (Metropolis weights,
+W = 11^T/n), queried through the probabilistic zero-chain oracle (``oracles.ZeroChainOracle``) with reveal
+probability p and B queries per worker and iteration. Every run uses the admissible step 1/L (§11 item 19;
+in this regime the step size stops mattering, §11 item 22).
 
 Noise level. An instance with reveal probability p meets the variance bound sigma^2 = 4 e^3 eps^2 / p (the
 oracle's sup variance is 4 e^3 eps^2 (1 - p) / p, §11 item 23, measured in the oracles tests); that is the
 sigma^2 on the x axis and the sigma at which both catalog bounds are evaluated. There the sharper entry
 (``hard_instance_sampling_sharp``, p = 4 e^3 eps^2 / sigma^2) is built on exactly this instance and gives
-(T_c - 1)/(n B p (e - 1)); the paper's entry (``hard_instance_sampling``, p = (2 G_inf eps)^2 / sigma^2) is the
-same formula for an instance 26.3 times less likely to reveal, so it sits 26.3 times lower.
+(T_c - 1)/(n B p (e - 1)); the paper's entry (``hard_instance_sampling``, p = (2 G_inf eps)^2 / sigma^2) is
+the same formula for an instance 26.3 times less likely to reveal, so it sits 26.3 times lower.
 
 The regime (§11 item 22): the slopes +1 in sigma^2 (i.e. in 1/p) and -1 in n B only show where
 (T_c - 1)/(n B p) dwarfs the noise-free descent cost (about 700 iterations at T_c = 6), so n B p <= 2e-3
@@ -105,7 +105,7 @@ def iteration_cap(n: int, batch: int, p: float, chain_length: int) -> int:
     """16 (T_c - 1) / (1 - (1-p)^{nB}) + 5000: many times the expected reveal time plus the descent cost, so
     a seed reaches it with negligible probability (and is then counted, never dropped)."""
     reveal = 1.0 - (1.0 - p) ** (n * batch)
-    return int(math.ceil(16.0 * (chain_length - 1) / reveal)) + 5000
+    return math.ceil(16.0 * (chain_length - 1) / reveal) + 5000
 
 
 @functools.lru_cache(maxsize=8)
@@ -153,7 +153,8 @@ def sweep_points(mode: str) -> dict[str, list[dict[str, Any]]]:
     for sweep in ("sigma2", "nB"):
         sweeps[sweep] = [
             {"algorithm": name, "n": n, "batch": B, "p": p, "chain_length": chain_length,
-             "seeds": settings["seeds"], "cap": iteration_cap(n, B, p, chain_length), "predict": list(PREDICT)}
+             "seeds": settings["seeds"], "cap": iteration_cap(n, B, p, chain_length),
+             "predict": list(PREDICT)}
             for name in settings["algorithms"] for n, B, p in settings[sweep]
         ]
     return sweeps
@@ -230,13 +231,15 @@ def plot(sweeps: dict[str, list[Record]], out_dir: pathlib.Path, mode: str) -> l
             ax.plot(dense, values, color=BOUND_STYLE["color"], linewidth=BOUND_STYLE["linewidth"],
                     linestyle=look["linestyle"], label=look["label"])
         for name in names:
-            group = sorted((r for r in records if r["point"]["algorithm"] == name), key=lambda r: _x(r, sweep))
+            group = [r for r in records if r["point"]["algorithm"] == name]
+            group.sort(key=lambda r: _x(r, sweep))
             look = style(name)
             x = np.array([_x(r, sweep) for r in group]) * offsets[name]
-            median = np.array([np.nan if r["result"]["t_eps"] is None else r["result"]["t_eps"] for r in group])
-            low = np.array([r["result"]["quartiles"][0] for r in group], dtype=float)
-            high = np.array([np.nan if r["result"]["quartiles"][1] is None else r["result"]["quartiles"][1]
-                             for r in group])
+            median, low, high = (
+                np.array([np.nan if value is None else value for value in values], dtype=float)
+                for values in zip(*((r["result"]["t_eps"], *r["result"]["quartiles"]) for r in group),
+                                  strict=True)
+            )
             fit = fit_records(seed_records(group), VARIABLE_OF[sweep], aggregate="median")
             text = look["label"] + " (median, IQR)"
             if fit.fit is not None:
@@ -253,13 +256,13 @@ def plot(sweeps: dict[str, list[Record]], out_dir: pathlib.Path, mode: str) -> l
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.25)
-        ax.set_ylabel(r"$T_\varepsilon$ (iterations), median over %d seeds" % MODES[mode]["seeds"])
+        ax.set_ylabel(rf"$T_\varepsilon$ (iterations), median over {MODES[mode]['seeds']} seeds")
         ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
     first = sweeps["sigma2"][0]["params"]
-    axes[0].set_xlabel(r"$\sigma^2 = 4e^3\varepsilon^2/p$ (n = %d, B = %d; p from %g to %g)"
-                       % (first["n"], first["B"], max(r["params"]["p"] for r in sweeps["sigma2"]),
-                          min(r["params"]["p"] for r in sweeps["sigma2"])))
-    axes[0].set_title(r"(a) sampling term against $\sigma^2$ (Setting 1, $T_c$ = %d)" % first["T_c"],
+    p_values = [r["params"]["p"] for r in sweeps["sigma2"]]
+    axes[0].set_xlabel(rf"$\sigma^2 = 4e^3\varepsilon^2/p$ (n = {first['n']}, B = {first['B']}; "
+                       f"p from {max(p_values):g} to {min(p_values):g})")
+    axes[0].set_title(rf"(a) sampling term against $\sigma^2$ (Setting 1, $T_c$ = {first['T_c']})",
                       fontsize=10)
     second = sweeps["nB"][0]["params"]
     pairs = ", ".join(f"{r['params']['n']}x{r['params']['B']}" for r in sweeps["nB"]

@@ -98,7 +98,7 @@ class GapMode:
 
 
 GAP_MODES: dict[str, GapMode] = {
-    "tiny": GapMode(n=12, T_c=2, kappas=(1.0, 0.3, 0.1), cap=2_500, step_factors=(1.0,),
+    "tiny": GapMode(n=12, T_c=2, kappas=(1.0, 0.3, 0.1), cap=1_500, step_factors=(1.0,),
                     R_fractions=(1 / 16,), etas=(None, 0.0), starts=("plain",)),
     "quick": GapMode(n=12, T_c=2, kappas=(1.0, 0.1, 0.05, 0.01, 3e-3, 1e-3), cap=100_000,
                      step_factors=(1.0,), R_fractions=(1 / 64, 1 / 32, 1 / 16), starts=("paper",)),
@@ -409,7 +409,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
         panel.set_xlabel("iterations")
     panels[0, 0].set_ylabel("training loss $f(\\bar x)$")
     panels[0, 0].legend(fontsize="x-small", loc="lower left")
-    files = save_figure(fig, out_dir, "spectral_gap")
+    files = save_figure(fig, out_dir, "spectral_gap", dpi=60 if tiny else 150)  # tiny: a smoke test
     files += fit.write_exponent_table(rows, out_dir / "spectral_gap_exponents")
     files.append(atomic_write_bytes(out_dir / "spectral_gap_teps.csv", teps_table(records).encode()))
     files += write_table(summary, out_dir, "spectral_gap_tuned")

@@ -97,8 +97,11 @@ def test_no_measured_T_eps_beats_the_explicit_communication_bound(tiny_out) -> N
     for record in records:
         bound = record["predicted"]["hard_instance_communication"]
         assert bound == record["result"]["explicit_bound"]
+        # centralized SGD averages through a server, outside the class: it is exempt (and beats the bound
+        # once n is in the thousands, where the hop count exceeds its descent cost)
+        path_algorithm = record["point"]["series"] != "centralized"
         for entry in record["result"]["grid"]:
-            if entry["t_eps"] is not None:
+            if entry["t_eps"] is not None and path_algorithm:
                 assert entry["t_eps"] >= bound
                 assert entry["step_size"] <= 1.0 / 456.0 * (1 + 1e-12)  # admissible (§11 item 19)
 
