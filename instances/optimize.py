@@ -284,7 +284,7 @@ def _solve_cvxpy_sdp(n: int, edges: np.ndarray, nonnegative: bool, solver: str, 
 
 
 def _solve_barrier(n: int, edges: np.ndarray, nonnegative: bool, tol: float,
-                   mu: float = 12.0) -> tuple[np.ndarray, float]:
+                   mu: float = 3.0) -> tuple[np.ndarray, float]:
     """Log-barrier method for min s s.t. S1 = sI - X(w) > 0, S2 = sI + X(w) > 0 (X = W - 11^T/n)
     [, w > 0, 1 - |A| w > 0 for FMMC], Boyd & Vandenberghe §11.3.
 

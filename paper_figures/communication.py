@@ -368,7 +368,11 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return figure_main(make, "Figure 1: the communication term, T_eps against n on the path.", argv)
+    # The imported module's make, also under ``python -m``: record keys and pickled runners name the runner's
+    # module, which would otherwise be __main__ and miss the records of ``python -m paper_figures``.
+    from paper_figures import communication as figure
+
+    return figure_main(figure.make, "Figure 1: the communication term, T_eps against n on the path.", argv)
 
 
 if __name__ == "__main__":

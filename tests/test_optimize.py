@@ -1,0 +1,187 @@
+"""FDLA / FMMC (THEORY.md §L): orderings against the closed rules, solver agreement, the symmetry LP, the cache."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import instances
+from instances import optimize as optimize_module
+from instances.gossip import check_gossip, gossip_matrix, second_eigenvalue
+from instances.graphs import topology
+from instances.optimize import optimize_gossip
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DECBOUNDS_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _small_graph(n: int, seed: int) -> nx.Graph:
+    return topology("erdos_renyi", n, p=min(1.0, 2 * math.log(n) / n + 0.05), seed=seed)
+
+
+@settings(max_examples=6)
+@given(n=st.integers(4, 14), seed=st.integers(0, 10**6))
+def test_fmmc_beats_the_closed_rules_and_fdla_beats_fmmc(n: int, seed: int) -> None:
+    G = _small_graph(n, seed)
+    fmmc = optimize_gossip(G, "fmmc", cache=False)
+    fdla = optimize_gossip(G, "fdla", cache=False)
+    assert fmmc.solver == "CLARABEL" or fmmc.solver == "lp"
+    assert check_gossip(fmmc.W, G) == pytest.approx(fmmc.lam, abs=1e-12)
+    assert check_gossip(fdla.W, G, nonnegative=False) == pytest.approx(fdla.lam, abs=1e-12)
+    assert fmmc.lam <= second_eigenvalue(gossip_matrix(G, "metropolis")) + 1e-6
+    assert fmmc.lam <= second_eigenvalue(gossip_matrix(G, "max_degree")) + 1e-6
+    assert fdla.lam <= fmmc.lam + 1e-6
+
+
+@settings(max_examples=5)
+@given(n=st.integers(5, 12), seed=st.integers(0, 10**6), data=st.data())
+def test_adding_edges_never_makes_fmmc_worse(n: int, seed: int, data: st.DataObject) -> None:
+    G = _small_graph(n, seed)
+    missing = sorted(nx.non_edges(G))
+    if not missing:
+        return
+    extra = data.draw(st.lists(st.sampled_from(missing), min_size=1, max_size=3, unique=True))
+    H = G.copy()
+    H.add_edges_from(extra)
+    assert optimize_gossip(H, "fmmc", cache=False).lam <= optimize_gossip(G, "fmmc", cache=False).lam + 1e-6
+
+
+@pytest.mark.parametrize("method", ["fmmc", "fdla"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_barrier_agrees_with_clarabel(method: str, seed: int) -> None:
+    G = _small_graph(20, seed)
+    barrier = optimize_gossip(G, method, solver="barrier", cache=False)
+    clarabel = optimize_gossip(G, method, solver="CLARABEL", cache=False)
+    assert barrier.lam == pytest.approx(clarabel.lam, abs=1e-6)
+    assert barrier.optimality_gap is not None and barrier.optimality_gap < 1e-7
+
+
+def test_scs_is_available_and_close() -> None:
+    G = _small_graph(10, 3)
+    scs = optimize_gossip(G, "fmmc", solver="SCS", cache=False, solver_options={"eps_abs": 1e-6, "eps_rel": 1e-6})
+    assert scs.solver == "SCS"
+    assert scs.lam == pytest.approx(optimize_gossip(G, "fmmc", solver="CLARABEL", cache=False).lam, abs=1e-4)
+    check_gossip(scs.W, G)
+
+
+@pytest.mark.parametrize(("name", "n", "params"), [
+    ("ring", 9, {}), ("ring", 12, {}), ("torus", 12, {"r": 3, "c": 4}), ("hypercube", 8, {}),
+    ("ring_lattice", 11, {"k": 2}), ("exponential", 12, {}), ("complete", 6, {}),
+])
+@pytest.mark.parametrize("method", ["fmmc", "fdla"])
+def test_symmetry_lp_matches_the_full_sdp(name: str, n: int, params: dict, method: str) -> None:
+    G = topology(name, n, **params)
+    lp = optimize_gossip(G, method, cache=False)
+    assert lp.solver == "lp"
+    sdp = optimize_gossip(G, method, solver="CLARABEL", cache=False)
+    assert lp.lam == pytest.approx(sdp.lam, abs=1e-6)
+
+
+def test_known_optima() -> None:
+    # FMMC on an even ring: weight 1/2 on every edge, lam = cos(2 pi / n) (Boyd, Diaconis & Xiao 2004)
+    assert optimize_gossip(topology("ring", 1000), "fmmc", cache=False).lam == pytest.approx(
+        math.cos(2 * math.pi / 1000), abs=1e-8)
+    # hypercube Q_d: lam = (d - 1) / (d + 1)
+    assert optimize_gossip(topology("hypercube", 64), "fmmc", cache=False).lam == pytest.approx(5 / 7, abs=1e-8)
+    # complete graph: W = 11^T/n, lam = 0
+    assert optimize_gossip(topology("complete", 7), "fdla", cache=False).lam == pytest.approx(0.0, abs=1e-8)
+
+
+def test_circulant_detected_without_the_cayley_tag() -> None:
+    G = nx.circulant_graph(10, [1, 3])
+    assert "cayley" not in G.graph
+    assert optimize_gossip(G, "fmmc", cache=False).solver == "lp"
+    assert optimize_gossip(topology("path", 10), "fmmc", cache=False).solver == "CLARABEL"
+    with pytest.raises(ValueError, match="translation symmetry"):
+        optimize_gossip(topology("path", 10), "fmmc", solver="lp", cache=False)
+
+
+def test_large_symmetric_graphs_are_fast_enough_to_run() -> None:
+    torus = optimize_gossip(topology("torus", 1000, r=25, c=40), "fmmc", cache=False)
+    assert torus.solver == "lp" and torus.lam < second_eigenvalue(gossip_matrix(topology("torus", 1000, r=25,
+                                                                                         c=40)))
+
+
+def test_size_limit_is_stated() -> None:
+    with pytest.raises(ValueError, match=f"n = {optimize_module.BARRIER_MAX_N}"):
+        optimize_gossip(topology("path", optimize_module.BARRIER_MAX_N + 1), "fmmc", cache=False)
+
+
+def test_cache_roundtrip_env_and_argument(_private_cache: Path, tmp_path: Path) -> None:
+    G = _small_graph(8, 5)
+    first = optimize_gossip(G, "fmmc")
+    assert not first.from_cache
+    entries = sorted(_private_cache.glob("*.npz"))
+    assert len(entries) == 1 and entries[0].name.startswith("fmmc-n8-")
+    second = optimize_gossip(G, "fmmc")
+    assert second.from_cache and second.lam == first.lam and second.solver == first.solver
+    assert np.array_equal(second.W.toarray(), first.W.toarray())
+    optimize_gossip(G, "fdla")  # method is part of the key
+    assert len(list(_private_cache.glob("*.npz"))) == 2
+    other = tmp_path / "elsewhere"
+    assert not optimize_gossip(G, "fmmc", cache_dir=other).from_cache
+    assert optimize_gossip(G, "fmmc", cache_dir=other).from_cache
+    assert not list(_private_cache.glob("*.tmp"))  # no temporary files left behind
+
+
+def test_corrupt_or_foreign_cache_entries_are_resolved(_private_cache: Path) -> None:
+    G = _small_graph(8, 6)
+    optimize_gossip(G, "fmmc")
+    (entry,) = _private_cache.glob("*.npz")
+    entry.write_bytes(b"not an npz")  # as if a non-atomic writer had been killed
+    again = optimize_gossip(G, "fmmc")
+    assert not again.from_cache
+    assert optimize_gossip(G, "fmmc").from_cache  # rewritten
+
+
+def test_killed_write_leaves_no_entry(_private_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def crash(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(optimize_module.os, "replace", crash)
+    with pytest.raises(KeyboardInterrupt):
+        optimize_gossip(_small_graph(7, 1), "fmmc")
+    assert not list(_private_cache.glob("*")) if _private_cache.exists() else True
+
+
+def test_gossip_matrix_dispatches_to_the_optimizer() -> None:
+    G = topology("ring", 8)
+    W = gossip_matrix(G, "fmmc", cache=False)
+    assert second_eigenvalue(W) == pytest.approx(math.cos(2 * math.pi / 8), abs=1e-8)
+    assert instances.optimize_gossip is optimize_gossip
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"method": "slem"}, "method"),
+    ({"solver": "MOSEK"}, "solver"),
+    ({"tol": 0.0}, "tol"),
+])
+def test_bad_arguments(kwargs: dict, message: str) -> None:
+    args = {"method": "fmmc", **kwargs}
+    method = args.pop("method")
+    with pytest.raises(ValueError, match=message):
+        optimize_gossip(topology("ring", 5), method, cache=False, **args)
+
+
+def test_disconnected_and_directed_graphs_refused() -> None:
+    with pytest.raises(ValueError, match="connected"):
+        optimize_gossip(nx.empty_graph(3), "fmmc", cache=False)
+    with pytest.raises(TypeError, match="undirected"):
+        optimize_gossip(topology("exponential", 8, directed=True), "fmmc", cache=False)
+
+
+def test_cache_dir_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DECBOUNDS_CACHE_DIR")
+    assert optimize_module.default_cache_dir() == Path.home() / ".cache" / "decbounds" / "gossip"
+    monkeypatch.setenv("DECBOUNDS_CACHE_DIR", os.fspath(Path("/tmp/x")))
+    assert optimize_module.default_cache_dir() == Path("/tmp/x")
