@@ -216,7 +216,7 @@ def _catalog() -> dict[str, Rate]:
             source=f"{_PAPER}, proof of Thm 1, Setting 1 and Lemma 8 with delta = 1/2 (corrected T_c, §11 "
                    "item 2)",
             convention="grad_norm",
-            # Max(0, .): a chain shorter than 2 (Delta L too small for eps) makes the bound vacuous, not negative
+            # Max(0, .): a chain shorter than 2 (Delta L too small for eps) makes the bound vacuous
             terms={"sampling": sp.Max(0, SETTING1_CHAIN_LENGTH - 1)
                    / (n * B * SETTING1_REVEAL_PROBABILITY * (sp.E - 1))},
             assumptions=("complete graph, every worker holds the scaled zero chain (homogeneous)",
@@ -260,8 +260,8 @@ def _catalog() -> dict[str, Rate]:
             source=f"derived from {_PAPER}, Cor 2 / Setting 2 construction (exact hop count, §11 item 17)",
             convention="grad_norm",
             # T_c = 0 (Delta L < 262656 eps^2) leaves no chain: the bound is 0 then, never negative
-            terms={"communication": sp.Piecewise((0, SETTING2_CHAIN_LENGTH < 1),
-                                                 (1 + (SETTING2_CHAIN_LENGTH - 1) * PATH_HOP_DISTANCE, True))},
+            terms={"communication": sp.Piecewise(
+                (0, SETTING2_CHAIN_LENGTH < 1), (1 + (SETTING2_CHAIN_LENGTH - 1) * PATH_HOP_DISTANCE, True))},
             assumptions=("path graph on n workers, |I_0| = |I_1| = ceil(n/3) at the ends, exact gradients",
                          "zero-respecting: information moves one hop per iteration", "deterministic"),
             status="derived",

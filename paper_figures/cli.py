@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import sys
 from collections.abc import Sequence
 
@@ -29,8 +28,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for _name, module in SUBCOMMANDS:
-        if importlib.util.find_spec(module) is None:  # a package whose subcommand has not landed yet
-            continue
         importlib.import_module(module).add_parser(subparsers)
     return parser
 

@@ -105,6 +105,12 @@ def runner_name(runner: Runner) -> str:
         raise TypeError(
             f"runner must be a top-level function (picklable by reference); got {runner!r}"
         )
+    if module == "__main__":
+        # `python -m paper_figures.X` runs X as __main__: name it by its import name, so that the keys it
+        # writes equal those written when X is imported (by `python -m paper_figures`) and resume finds them
+        spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+        if spec is not None and spec.name:
+            module = spec.name
     return f"{module}:{qualname}"
 
 

@@ -217,3 +217,18 @@ def test_cor2_path_matrix_lam(n: int) -> None:
     W = gossip_matrix(instances.topology("path", n), "path")
     check_gossip(W, instances.topology("path", n))
     assert second_eigenvalue(W) == pytest.approx(math.cos(math.pi / n), abs=1e-10)
+
+
+def test_cli_prints_every_rule_side_by_side(capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
+    from paper_figures.cli import main
+
+    assert main(["gossip", "ring", "--n", "64", "--weights", "fmmc", "--cache-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+    assert set(rows) == {"fmmc*", "metropolis", "max_degree", "uniform", "fdla"}
+    c = math.cos(2 * math.pi / 64)
+    assert float(rows["fmmc*"][1]) == pytest.approx((1 + c) / (3 - c), abs=1e-9)
+    assert float(rows["uniform"][2]) == pytest.approx((2 / 3) * (1 - c), rel=1e-4)
+    assert main(["gossip", "broom", "--n", "9", "--D", "8", "--weights", "path", "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "path*" in out and f"{math.cos(math.pi / 9):.10f}" in out

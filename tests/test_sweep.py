@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import importlib.machinery
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import types
 
 import numpy as np
 import pytest
@@ -288,3 +290,17 @@ def test_real_runs_give_equal_records_serially_and_in_a_process_pool(tmp_path) -
         assert record["result"]["seed"] == record["point"]["seed"]
         assert record["params"]["sigma"] > 0 and record["predicted"]["hard_instance_sampling"] > 0
     assert {record["params"]["D"] for record in sampling_records} == {1}
+
+
+def test_runner_run_as_main_is_named_by_its_import_name(monkeypatch) -> None:
+    # `python -m paper_figures.X` runs X as __main__; its records must carry the keys that
+    # `python -m paper_figures` writes, or resume would redo every finished point
+    main_module = types.ModuleType("__main__")
+    main_module.__spec__ = importlib.machinery.ModuleSpec("paper_figures.some_figure", loader=None)
+    monkeypatch.setitem(sys.modules, "__main__", main_module)
+
+    def measure(point):
+        return point
+
+    measure.__module__, measure.__qualname__ = "__main__", "measure"
+    assert sweep.runner_name(measure) == "paper_figures.some_figure:measure"
