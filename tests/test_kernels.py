@@ -233,6 +233,11 @@ def test_a_nan_configuration_leaves_the_others_unchanged(name: str, record_every
     batch, problem = _run(name, steps, record_every, nan_since)
     wild = batch[0]
     assert wild.diverged and wild.t_eps is None
+    # its divergence is recorded once, at the iteration where it diverges alone, and never overwritten
+    (wild_alone,), _ = _run(name, steps[:1], record_every)
+    assert wild.iterations == wild_alone.iterations < 20 and wild.counters == wild_alone.counters
+    assert np.array_equal(wild.x_hat, wild_alone.x_hat, equal_nan=True)
+    assert wild.grad_norms == wild_alone.grad_norms and wild.checkpoints == wild_alone.checkpoints
     # the scenario happened: the wild configuration holds NaN while another one still runs
     assert 0 in nan_since and nan_since[0] < max(r.iterations for r in batch[1:])
     assert batch[1].t_eps is not None
