@@ -24,27 +24,14 @@ import math
 import networkx as nx
 import numpy as np
 
+from instances.validation import require_count, require_real
 from instances.zero_chain import DELTA0, G_INF, L1, ZeroChainFunctions
 
 COMMUNICATION_T_C_DENOMINATOR = DELTA0 * L1 * 144.0  # Delta0 l1 12^2 = 262656
 
 
-def _positive(name: str, value: object, *, allow_zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise TypeError(f"{name} must be a real number; got {name}={value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be finite and {bound}; got {name}={value!r}")
-    return value
 
 
-def _count(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an integer; got {name}={value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}; got {name}={value!r}")
-    return int(value)
 
 
 def _chain_length(Delta: float | None, T_c: int | None, L: float, epsilon: float, denominator: float,
@@ -56,12 +43,12 @@ def _chain_length(Delta: float | None, T_c: int | None, L: float, epsilon: float
         return math.floor(Delta * L / (denominator * epsilon**2))
 
     if T_c is not None:
-        T_c = _count("T_c", T_c, 1)
+        T_c = require_count("T_c", T_c, 1)
         Delta = T_c * denominator * epsilon**2 / L
         while formula_value(Delta) < T_c:  # rounding: the formula must give T_c back
             Delta = math.nextafter(Delta, math.inf)
         return Delta, T_c
-    Delta = _positive("Delta", Delta)
+    Delta = require_real("Delta", Delta)
     T_c = formula_value(Delta)
     if T_c < 1:
         raise ValueError(
@@ -107,18 +94,18 @@ def sampling_instance(n: int, *, Delta: float | None = None, T_c: int | None = N
     sigma = 2 G_inf eps / sqrt(p), the smallest sigma with that p). With the defaults L = l1 and eps = 1/2
     the instance is the unscaled f_hat (lambda_s = 1, gain 1), Delta = 12 T_c and sigma = 23 / sqrt(p).
     """
-    n = _count("n", n, 1)
-    L = _positive("L", L)
-    epsilon = _positive("epsilon", epsilon)
+    n = require_count("n", n, 1)
+    L = require_real("L", L)
+    epsilon = require_real("epsilon", epsilon)
     Delta, T_c = _chain_length(Delta, T_c, L, epsilon, 4.0 * DELTA0 * L1,
                                "floor(Delta L / (4 Delta0 l1 epsilon^2))")
     if (sigma is None) == (p is None):
         raise ValueError("give exactly one of sigma (oracle noise) and p (reveal probability)")
     if sigma is not None:
-        sigma = _positive("sigma", sigma, allow_zero=True)
+        sigma = require_real("sigma", sigma, allow_zero=True)
         p = 1.0 if sigma == 0 else min((2.0 * G_INF * epsilon) ** 2 / sigma**2, 1.0)
     else:
-        p = _positive("p", p)
+        p = require_real("p", p)
         if p > 1:
             raise ValueError(f"p must lie in (0, 1]; got p={p!r}")
         sigma = 2.0 * G_INF * epsilon / math.sqrt(p)
@@ -139,10 +126,10 @@ def split_groups(n: int, D: int | None = None) -> tuple[np.ndarray, np.ndarray, 
     - Case 2, otherwise: I0 = the first k = floor((n-D+1)/2) left leaves, I1 = the k right leaves, dist = D
       (k >= ceil(n/3), so the weights n/k stay <= 3). D = 1 is the complete graph: halves, dist 1.
     """
-    n = _count("n", n, 2)
+    n = require_count("n", n, 2)
     if D is None:
         D = n - 1
-    D = _count("D", D, 1)
+    D = require_count("D", D, 1)
     if D > n - 1:
         raise ValueError(f"D must lie in 1..n-1 (diameter of a graph on n nodes); got n={n}, D={D}")
     c = -(-n // 3)
@@ -216,11 +203,11 @@ def communication_instance(n: int, *, D: int | None = None, Delta: float | None 
     the defaults L = 3 l1 and eps = 1/2 the instance is the unscaled split (lambda_s = 1, gain 1,
     smoothness 3 l1 = 456, §11 item 19) with Delta = 144 T_c.
     """
-    n = _count("n", n, 2)
+    n = require_count("n", n, 2)
     if D is not None:
-        D = _count("D", D, 1)
-    L = _positive("L", L)
-    epsilon = _positive("epsilon", epsilon)
+        D = require_count("D", D, 1)
+    L = require_real("L", L)
+    epsilon = require_real("epsilon", epsilon)
     Delta, T_c = _chain_length(Delta, T_c, L, epsilon, COMMUNICATION_T_C_DENOMINATOR,
                                "floor(Delta L / (262656 epsilon^2))")
     return CommunicationInstance(n, D=D, Delta=Delta, L=L, epsilon=epsilon, T_c=T_c)

@@ -25,23 +25,7 @@ import math
 import numpy as np
 
 from instances.protocol import check_global_points, check_points
-
-
-def _count(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an integer; got {name}={value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}; got {name}={value!r}")
-    return int(value)
-
-
-def _nonnegative(name: str, value: object, *, positive: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise TypeError(f"{name} must be a real number; got {name}={value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
-        raise ValueError(f"{name} must be finite and {'> 0' if positive else '>= 0'}; got {name}={value!r}")
-    return value
+from instances.validation import require_count, require_real
 
 
 def _centered_rows(rng: np.random.Generator, n: int, d: int, columns: np.ndarray, rms: float) -> np.ndarray:
@@ -64,11 +48,12 @@ class HeterogeneousProblem:
 
     def __init__(self, n: int, d: int, varsigma: float, seed: int | np.random.Generator, *,
                  varsigma0: float | None, L: float) -> None:
-        self.n = _count("n", n, 1)
-        self.dim = _count("d", d, 1)
-        self.varsigma = _nonnegative("varsigma", varsigma)
-        self.varsigma0 = self.varsigma if varsigma0 is None else _nonnegative("varsigma0", varsigma0)
-        self.smoothness = _nonnegative("L", L, positive=True)
+        self.n = require_count("n", n, 1)
+        self.dim = require_count("d", d, 1)
+        self.varsigma = require_real("varsigma", varsigma, allow_zero=True)
+        self.varsigma0 = (self.varsigma if varsigma0 is None
+                          else require_real("varsigma0", varsigma0, allow_zero=True))
+        self.smoothness = require_real("L", L)
         if self.varsigma0 > self.varsigma:
             raise ValueError(
                 f"varsigma0 (heterogeneity at x0) cannot exceed varsigma (its sup over x); got "
@@ -157,11 +142,11 @@ class HeterogeneousQuadratic(HeterogeneousProblem):
                  varsigma0: float | None = None, L: float = 1.0, mu: float | None = None,
                  Delta: float = 1.0) -> None:
         super().__init__(n, d, varsigma, seed, varsigma0=varsigma0, L=L)
-        self.mu = self.common_smoothness / 10.0 if mu is None else _nonnegative("mu", mu, positive=True)
+        self.mu = self.common_smoothness / 10.0 if mu is None else require_real("mu", mu)
         if self.mu > self.common_smoothness:
             raise ValueError(f"mu must be <= {self.common_smoothness:g} (the common part's smoothness); "
                              f"got mu={self.mu!r}")
-        self.Delta = _nonnegative("Delta", Delta)
+        self.Delta = require_real("Delta", Delta, allow_zero=True)
         Q, _ = np.linalg.qr(self.rng.standard_normal((self.dim, self.dim)))
         self.eigenvalues = np.linspace(self.mu, self.common_smoothness, self.dim)
         self.A = (Q * self.eigenvalues) @ Q.T
@@ -198,7 +183,7 @@ class HeterogeneousNonconvex(HeterogeneousProblem):
         self.kappa = self.common_smoothness / 2.0
         if Delta is None:
             Delta = 0.5 * self.dim * self.kappa
-        self.Delta = _nonnegative("Delta", Delta, positive=True)
+        self.Delta = require_real("Delta", Delta)
         level = self.Delta / (self.dim * self.kappa)
         if level >= 1.0:
             raise ValueError(f"Delta must be < d * kappa = {self.dim * self.kappa:g} (f is bounded by it); "
