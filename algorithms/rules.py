@@ -27,16 +27,7 @@ def instances_api(name: str) -> Any:
     algorithms, and algorithms needs instances only when a rule is prepared)."""
     import instances
 
-    if hasattr(instances, name):
-        return getattr(instances, name)
-    # the package's __init__ re-exports these; the submodules are their homes
-    import importlib
-
-    for module in ("instances.gossip", "instances.averaging", "instances.graphs"):
-        mod = importlib.import_module(module)
-        if hasattr(mod, name):
-            return getattr(mod, name)
-    raise ImportError(f"instances provides no {name!r}")
+    return getattr(instances, name)
 
 
 # ------------------------------------------------------------------------------------------------------
