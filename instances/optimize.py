@@ -39,7 +39,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import cvxpy as cp
 import networkx as nx
 import numpy as np
 import scipy.linalg as sla
@@ -241,6 +240,7 @@ def _orbits(n: int, edges: np.ndarray, group: tuple[int, ...]) -> tuple[np.ndarr
 
 
 def _solve_translation_lp(n: int, edges: np.ndarray, group: tuple[int, ...], nonnegative: bool) -> np.ndarray:
+    import cvxpy as cp  # late: importing cvxpy costs ~1 s, and most gossip matrices never need it
     orbit, reps = _orbits(n, edges, group)
     orders = np.array(group, dtype=float)
     chars = np.array(np.unravel_index(np.arange(1, n), group)).T  # the non-trivial characters k
@@ -274,6 +274,7 @@ def _incidence(n: int, edges: np.ndarray) -> sp.csc_array:
 
 
 def _solve_cvxpy_sdp(n: int, edges: np.ndarray, nonnegative: bool, solver: str, options: dict) -> np.ndarray:
+    import cvxpy as cp  # late: importing cvxpy costs ~1 s, and most gossip matrices never need it
     A = _incidence(n, edges)
     w = cp.Variable(len(edges))
     s = cp.Variable()
