@@ -1,4 +1,5 @@
-"""Figure 1, the communication term: measured T_eps against n on Cor. 2's path instance, beside the bounds.
+"""Figure 1, the communication term: measured T_eps against n on Cor. 2's path instance, and against the
+diameter D on Thm 1's broom at fixed n, beside the bounds.
 
 Instance (THEORY.md §4 Setting 2 / Cor. 2): ``instances.communication_instance(n, T_c=3)``, the unscaled
 split of a zero chain of length T_c = 3 over the ceil(n/3) workers at each end of a path, exact gradients,
@@ -25,6 +26,16 @@ Caps: every run stops at ``cap`` iterations; a series that hits the cap at some 
 with an arrow at the cap) and is not run at larger n (T_eps grows with n on this instance; the skipped sizes
 are listed in the figure note). Fitted slopes are least squares of log T_eps on log n over each series' four
 largest finished n (small n is dominated by the per-coordinate descent cost, §11 item 20).
+
+Panel (c), the broom of Thm 1 (THEORY.md §4 Setting 2, Fig. 6): ``communication_instance(n, D=D, T_c=3)``
+at n = `MODES[mode]["broom_n"]` for the diameters `MODES[mode]["diameters"]`, Metropolis weights on
+``topology("broom", n, D=D)`` (lam and the spectrum for DeTAG's R grid from the dense matrix). Series
+`BROOM_SERIES` (DeFacto and Alg. 3 as printed stay on the path), tuned as on the path, against the explicit
+bound 1 + (T_c - 1) dist (``iteration_lower_bound``; dist = D below D = n - 2 ceil(n/3) + 2 and the path's
+n - 2 ceil(n/3) + 1 from there on, so the bound is flat beyond). The catalog's ``hard_instance_communication``
+is the path's count and is not evaluated for broom points. T_eps need not grow with D here (the hub's many
+leaves mix slowly at small D), so all diameters run as one sweep level and a capped run skips nothing.
+Slopes in D: least squares of log T_eps on log D over every finished diameter.
 
 Records: ``<out>/communication/records.jsonl`` through `paper_figures.sweep` (resumable); outputs
 ``communication.png/.pdf`` and the exponent table ``communication_exponents.md/.csv``.
@@ -80,11 +91,17 @@ PREDICT: tuple[str, ...] = (
     "detag", "dsgt", "d2", "dpsgd",
 )
 
-#: Sizes and caps per mode. DeFacto needs 2 R ~ 2n iterations per descent step, so n starts at 3.
+#: The series measured on the broom (panel c).
+BROOM_SERIES: tuple[str, ...] = ("centralized", "detag", "dsgt", "d2", "dpsgd")
+
+#: Sizes and caps per mode. DeFacto needs 2 R ~ 2n iterations per descent step, so n starts at 3. The broom
+#: panel runs at n = broom_n over `diameters` (D = n - 1 is the path; at n = 64 dist stops growing at D = 22).
 MODES: dict[str, dict[str, Any]] = {
-    "tiny": {"sizes": (3, 6, 12), "cap": 2000, "serial": True},
-    "quick": {"sizes": (3, 6, 12, 24, 48, 96, 192), "cap": 32000, "serial": False},
-    "full": {"sizes": (3, 6, 12, 24, 48, 96, 192, 384, 768, 1536, 3072), "cap": 48000, "serial": False},
+    "tiny": {"sizes": (3, 6, 12), "cap": 2000, "serial": True, "broom_n": 12, "diameters": (2, 11)},
+    "quick": {"sizes": (3, 6, 12, 24, 48, 96, 192), "cap": 32000, "serial": False, "broom_n": 64,
+              "diameters": (2, 4, 16, 63)},
+    "full": {"sizes": (3, 6, 12, 24, 48, 96, 192, 384, 768, 1536, 3072), "cap": 48000, "serial": False,
+             "broom_n": 64, "diameters": (2, 3, 4, 6, 8, 12, 16, 21, 22, 32, 48, 63)},
 }
 
 #: How many of a series' largest finished sizes enter its slope fit.
@@ -110,23 +127,41 @@ def path_metropolis_lam(n: int) -> float:
     return float(np.max(np.abs(path_metropolis_eigenvalues(n))))
 
 
-def cor2_varsigma0(n: int, epsilon: float) -> float:
-    """Heterogeneity at x0 of the path instance: 2 eps sqrt(e (n/ceil(n/3) - 1)) (bounds.catalog)."""
-    return 2.0 * epsilon * math.sqrt(math.e * (n / math.ceil(n / 3) - 1.0))
+def cor2_varsigma0(n: int, epsilon: float, group_size: int | None = None) -> float:
+    """Heterogeneity at x0 of the Setting 2 split: 2 eps sqrt(e (n/|I0| - 1)) (bounds.catalog), |I0| =
+    ceil(n/3) on the path (the default) or the broom's ``len(problem.groups[0])``."""
+    size = math.ceil(n / 3) if group_size is None else int(group_size)
+    return 2.0 * epsilon * math.sqrt(math.e * (n / size - 1.0))
 
 
-def gossip_contraction(n: int, R: int, method: str, start: str, eta: float | None) -> float:
-    """max |p_R(mu)| over the non-trivial eigenvalues of the Metropolis path: the worst-case consensus
-    contraction of DeTAG's R-step gossip (> 1: the operator expands disagreement, §11 item 18)."""
-    lam = path_metropolis_lam(n)
-    schedule = instances.gossip_schedule(method, lam, R, eta=eta, start=start)
-    return float(np.max(np.abs(instances.schedule_polynomial(schedule, path_metropolis_eigenvalues(n)))))
-
-
-@functools.lru_cache(maxsize=4)
-def _instance(n: int, chain_length: int) -> tuple[Any, Any]:
-    problem = instances.communication_instance(n, T_c=chain_length)
+@functools.lru_cache(maxsize=32)
+def _instance(n: int, chain_length: int, D: int | None = None) -> tuple[Any, Any]:
+    problem = instances.communication_instance(n, D=D, T_c=chain_length)
     return problem, instances.gossip_matrix(problem.graph(), "metropolis")
+
+
+@functools.lru_cache(maxsize=32)
+def gossip_eigenvalues(n: int, D: int | None = None) -> np.ndarray:
+    """The non-trivial eigenvalues of the Metropolis matrix: the path's closed form for D=None, else the
+    broom of diameter D (dense eigvalsh, the consensus eigenvalue 1 dropped; n is small on the broom)."""
+    if D is None:
+        return path_metropolis_eigenvalues(n)
+    _, W = _instance(n, CHAIN_LENGTH, D)
+    return np.sort(np.linalg.eigvalsh(W.toarray()))[:-1]
+
+
+def gossip_lam(n: int, D: int | None = None) -> float:
+    """lam = max |mu| over `gossip_eigenvalues(n, D)` (the path's closed form for D=None)."""
+    return path_metropolis_lam(n) if D is None else float(np.max(np.abs(gossip_eigenvalues(n, D))))
+
+
+def gossip_contraction(n: int, R: int, method: str, start: str, eta: float | None, D: int | None = None
+                       ) -> float:
+    """max |p_R(mu)| over the non-trivial eigenvalues of the Metropolis path (broom of diameter D if given):
+    the worst-case consensus contraction of DeTAG's R-step gossip (> 1: it expands disagreement, §11 item 18).
+    """
+    schedule = instances.gossip_schedule(method, gossip_lam(n, D), R, eta=eta, start=start)
+    return float(np.max(np.abs(instances.schedule_polynomial(schedule, gossip_eigenvalues(n, D)))))
 
 
 def _detag_setting(series: str) -> dict[str, Any]:
@@ -137,13 +172,13 @@ def _detag_setting(series: str) -> dict[str, Any]:
     return {"gossip": ["two_tap", "chebyshev"], "start": "plain", "eta": None}
 
 
-def detag_phases(n: int) -> list[int]:
+def detag_phases(n: int, D: int | None = None) -> list[int]:
     """DeTAG's R grid for the contracting series: the powers of two between 1/48 and 1/12 of the accelerated
     mixing time 1/sqrt(1 - lam) (and R = 1 or 2 at small n; §11 item 20 asks for small fractions of it).
 
     The band was found on a wider grid (1/64 to 1/8, measured up to n = 768): the winner sat at about 1/26 of
     1/sqrt(1 - lam) at every n from 96 on; two values per n keep the full sweep within its time budget."""
-    mixing = 1.0 / math.sqrt(1.0 - path_metropolis_lam(n))
+    mixing = 1.0 / math.sqrt(1.0 - gossip_lam(n, D))
     low, high = max(1.0, mixing / 48.0), max(2.0, mixing / 12.0)
     return [2**k for k in range(0, 31) if low <= 2**k <= high]
 
@@ -157,16 +192,19 @@ def _summary(result: Any) -> dict[str, Any]:
 def measure_point(point: dict[str, Any]) -> dict[str, Any]:
     """The sweep runner: tuned T_eps of one series at one n (module docstring).
 
-    Point fields: ``series`` (one of `SERIES`), ``n``, ``chain_length``, ``cap`` (iterations),
-    ``step_fractions``, ``phases`` (DeTAG's R grid). Every configuration runs; the result is the one with the
-    least T_eps (ties to the larger step), with every configuration's outcome under ``grid``. DeTAG's R
-    values run from large to small, each capped at the best T_eps so far (a configuration that cannot beat
-    it cannot win; its entry says ``stopped_at_incumbent``).
+    Point fields: ``series`` (one of `SERIES`; `BROOM_SERIES` on the broom), ``n``, ``chain_length``,
+    ``cap`` (iterations), ``step_fractions``, ``phases`` (DeTAG's R grid), ``D`` (broom points only: the
+    diameter; absent on the path, so the path's record keys are unchanged). Every configuration runs; the
+    result is the one with the least T_eps (ties to the larger step), with every configuration's outcome
+    under ``grid``. DeTAG's R values run from large to small, each capped at the best T_eps so far (a
+    configuration that cannot beat it cannot win; its entry says ``stopped_at_incumbent``).
     """
     series, n = point["series"], int(point["n"])
-    if series not in SERIES:
-        raise ValueError(f"point['series'] must be one of {SERIES}; got {series!r}")
-    problem, W = _instance(n, int(point["chain_length"]))
+    D = None if point.get("D") is None else int(point["D"])
+    allowed = SERIES if D is None else BROOM_SERIES
+    if series not in allowed:
+        raise ValueError(f"point['series'] must be one of {allowed}; got {series!r}")
+    problem, W = _instance(n, int(point["chain_length"]), D)
     cap = int(point["cap"])
     steps = [fraction / problem.smoothness for fraction in point["step_fractions"]]
     grid: list[dict[str, Any]] = []
@@ -182,7 +220,7 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
             for result in results:
                 entry = _summary(result)
                 entry["contraction"] = gossip_contraction(n, R, result.hyper["gossip"], result.hyper["start"],
-                                                          setting["eta"])
+                                                          setting["eta"], D)
                 entry["stopped_at_incumbent"] = result.t_eps is None and limit < cap
                 grid.append(entry)
                 if result.t_eps is not None:
@@ -195,46 +233,61 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
     best = min(finished, key=lambda e: (e["t_eps"], -e["step_size"])) if finished else grid[0]
     result = {**best, "capped": best["t_eps"] is None, "cap": cap, "grid": grid,
               "explicit_bound": int(problem.iteration_lower_bound), "dist": int(problem.dist)}
-    varsigma0 = cor2_varsigma0(n, problem.epsilon)
-    params = {"n": n, "lam": path_metropolis_lam(n), "D": n - 1, "B": 1, "sigma": 0.0,
+    varsigma0 = cor2_varsigma0(n, problem.epsilon, len(problem.groups[0]))
+    params = {"n": n, "lam": gossip_lam(n, D), "D": n - 1 if D is None else D, "B": 1, "sigma": 0.0,
               "Delta": problem.Delta, "L": problem.L, "epsilon": problem.epsilon,
               "varsigma0": varsigma0, "varsigma": varsigma0}
     return {"result": result, "params": params}
 
 
-def sweep_points(mode: str) -> dict[int, list[dict[str, Any]]]:
-    """The sweep's points by n (every series at every size of the mode)."""
+def is_broom(record: Record) -> bool:
+    """Whether a record is a broom point (panel c) rather than a path point."""
+    return record["point"].get("D") is not None
+
+
+def sweep_points(mode: str) -> dict[str, list[dict[str, Any]]]:
+    """The sweep's levels in run order: one per path size ("path n=..."; every series), then one level
+    "broom n=..." holding every broom series at every diameter of the mode."""
     settings = MODES[mode]
     base = {"chain_length": CHAIN_LENGTH, "cap": settings["cap"], "step_fractions": list(STEP_FRACTIONS),
             "predict": list(PREDICT)}
-    points = {}
+    levels: dict[str, list[dict[str, Any]]] = {}
     for n in settings["sizes"]:
-        points[n] = []
+        level = levels[f"path n={n}"] = []
         for series in SERIES:
             point = {**base, "series": series, "algorithm": series, "n": n}
             if series == "detag":
                 point["phases"] = detag_phases(n)
             elif series == "detag_paper_start":
                 point["phases"] = [R for R in PAPER_START_PHASES if R <= n]
-            points[n].append(point)
-    return points
+            level.append(point)
+    n = settings["broom_n"]
+    broom = {**base, "n": n, "predict": [name for name in PREDICT if name != "hard_instance_communication"]}
+    levels[f"broom n={n}"] = [
+        {**broom, "series": series, "algorithm": series, "D": D,
+         **({"phases": detag_phases(n, D)} if series == "detag" else {})}
+        for D in settings["diameters"] for series in BROOM_SERIES
+    ]
+    return levels
 
 
 def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True) -> list[Record]:
-    """Run (or resume) the sweep size by size; a series that hit the cap is not run at larger n."""
+    """Run (or resume) the sweep level by level; on the path a series that hit the cap is not run at larger
+    n (T_eps grows with n there); the broom is one level, so a cap there skips nothing."""
     path = pathlib.Path(out_dir) / NAME / "records.jsonl"
     executor = SerialExecutor() if MODES[mode]["serial"] else default_executor(2)
     records: list[Record] = []
     capped: set[str] = set()
     try:
-        for n, points in sweep_points(mode).items():
-            active = [point for point in points if point["series"] not in capped]
+        for label, points in sweep_points(mode).items():
+            active = [point for point in points if "D" in point or point["series"] not in capped]
             if not active:
-                break
+                continue
             level = run_sweep(active, path, runner=measure_point, executor=executor, progress=progress,
-                              desc=f"{NAME} n={n}")
+                              desc=f"{NAME} {label}")
             records += level
-            capped |= {record["point"]["series"] for record in level if record["result"]["capped"]}
+            capped |= {record["point"]["series"] for record in level
+                       if record["result"]["capped"] and not is_broom(record)}
     finally:
         executor.shutdown(wait=True)
     return records
@@ -249,23 +302,78 @@ def tail_records(records: Sequence[Record], tail: int = FIT_TAIL) -> list[Record
     return sorted(finished, key=lambda r: r["params"]["n"])[-tail:]
 
 
+def diameter(record: Record) -> float:
+    """The broom's diameter D of a record (the fit variable of panel c)."""
+    return float(record["point"]["D"])
+
+
 def exponent_table(records: Sequence[Record]) -> list[ExponentRow]:
-    """Measured (tail fit) against predicted exponent of T_eps in n, one row per series, plus the bounds."""
+    """Measured (tail fit) against predicted exponent of T_eps in n on the path, one row per series; then
+    the broom's measured exponent in D over every finished diameter (no catalog entry is a function of D
+    alone at fixed n, so no prediction)."""
     rows: list[ExponentRow] = []
+    path_records = [r for r in records if not is_broom(r)]
     for series in SERIES:
-        group = tail_records([r for r in records if r["point"]["series"] == series])
+        group = tail_records([r for r in path_records if r["point"]["series"] == series])
         if len(group) >= 2:
             rows += exponent_rows(NAME, group, "n", predicted=PREDICTED_BY)
+    broom = [r for r in records if is_broom(r)]
+    if broom:
+        rows += exponent_rows(f"{NAME} (broom n={broom[0]['params']['n']})", broom, diameter)
     return rows
 
 
-def _by_series(records: Sequence[Record]) -> dict[str, list[Record]]:
+def _by_series(records: Sequence[Record], key: str = "n") -> dict[str, list[Record]]:
     groups: dict[str, list[Record]] = {series: [] for series in SERIES}
     for record in records:
         groups[record["point"]["series"]].append(record)
     for group in groups.values():
-        group.sort(key=lambda r: r["params"]["n"])
+        group.sort(key=lambda r: r["params"][key])
     return groups
+
+
+def _mark_capped(ax: Any, x: float, level: float, look: dict[str, Any]) -> None:
+    """An open marker at the cap with an arrow up: the run hit the cap, its T_eps lies above."""
+    ax.plot([x], [level], marker=look["marker"], markerfacecolor="none", color=look["color"], markersize=9,
+            linestyle="none")
+    ax.annotate("", xy=(x, level * 1.9), xytext=(x, level * 1.05),
+                arrowprops={"arrowstyle": "->", "color": look["color"]})
+
+
+def _plot_broom(ax: Any, records: Sequence[Record], cap: int) -> None:
+    """Panel (c): T_eps against the broom's diameter D at fixed n, with 1 + (T_c - 1) dist(D)."""
+    n = records[0]["params"]["n"]
+    diameters = sorted({r["point"]["D"] for r in records})
+    dense_d = np.arange(min(diameters), max(diameters) + 1)
+    explicit = [1 + (CHAIN_LENGTH - 1) * instances.split_groups(n, int(d))[2] for d in dense_d]
+    ax.plot(dense_d, explicit, **BOUND_STYLE, drawstyle="steps-mid",
+            label=r"explicit bound $1+(T_c-1)\,\mathrm{dist}$ (broom)")
+    for series, group in _by_series(records, "D").items():
+        if not group:
+            continue
+        look = _series_style(series)
+        done = [r for r in group if r["result"]["t_eps"] is not None]
+        fit = fit_records(group, diameter)
+        text = f"{look['label']}"
+        if fit.fit is not None:
+            text += f": slope {fit.fit.slope:.2f} [{fit.fit.ci_low:.2f}, {fit.fit.ci_high:.2f}]"
+        ax.plot([r["point"]["D"] for r in done], [r["result"]["t_eps"] for r in done], color=look["color"],
+                marker=look["marker"], linestyle=look["linestyle"], markersize=6, label=text)
+        for record in group:
+            if record["result"]["t_eps"] is None:
+                _mark_capped(ax, record["point"]["D"], cap, look)
+    ax.axhline(cap, color="0.8", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylim(top=cap * 4)
+    ax.set_xlabel(f"broom diameter D at n = {n} (Thm 1 instance, $T_c$ = {CHAIN_LENGTH})")
+    ax.set_ylabel(r"$T_\varepsilon$ (iterations; tuned over admissible steps)")
+    ax.set_title("(c) broom: $T_\\varepsilon$ against the diameter D", fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.set_xticks(diameters, [str(d) for d in diameters], minor=False)
+    ax.set_xticks([], minor=True)
+    ax.legend(fontsize=6.5, loc="upper left", title="slope in D over all finished D, 95% CI",
+              title_fontsize=6.5)
 
 
 def _series_style(series: str) -> dict[str, Any]:
@@ -281,8 +389,11 @@ def _series_style(series: str) -> dict[str, Any]:
 
 
 def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pathlib.Path]:
-    """Draw panel (a) T_eps and bounds against n, panel (b) T_eps over the explicit bound."""
-    fig, (ax, ax_ratio) = new_figure(1, 2, width=6.6, height=5.6)
+    """Draw panel (a) T_eps and bounds against n, panel (b) T_eps over the explicit bound, both on the path,
+    and panel (c) T_eps against D on the broom."""
+    broom = [r for r in records if is_broom(r)]
+    records = [r for r in records if not is_broom(r)]
+    fig, (ax, ax_ratio, ax_broom) = new_figure(1, 3, width=6.0, height=5.6)
     groups = _by_series(records)
     sizes = sorted({r["params"]["n"] for r in records})
     cap = MODES[mode]["cap"]
@@ -316,15 +427,8 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
         ax_ratio.plot(x, ratio, **common, markersize=6)
         for record in capped:
             n = record["params"]["n"]
-            ax.plot([n], [cap], marker=look["marker"], markerfacecolor="none", color=look["color"],
-                    markersize=9, linestyle="none")
-            ax.annotate("", xy=(n, cap * 1.9), xytext=(n, cap * 1.05),
-                        arrowprops={"arrowstyle": "->", "color": look["color"]})
-            ratio_cap = cap / record["result"]["explicit_bound"]
-            ax_ratio.plot([n], [ratio_cap], marker=look["marker"], markerfacecolor="none",
-                          color=look["color"], markersize=9, linestyle="none")
-            ax_ratio.annotate("", xy=(n, ratio_cap * 1.9), xytext=(n, ratio_cap * 1.05),
-                              arrowprops={"arrowstyle": "->", "color": look["color"]})
+            _mark_capped(ax, n, cap, look)
+            _mark_capped(ax_ratio, n, cap / record["result"]["explicit_bound"], look)
             skipped = [k for k in sizes if k > n]
             if skipped:
                 notes.append(f"{look['label']}: capped at n={n}, not run at n>{n}")
@@ -351,6 +455,10 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
     ax_ratio.text(0.02, 0.02, note, transform=ax_ratio.transAxes, fontsize=6.5, va="bottom", color="0.3")
     handles, labels = ax.get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=7, frameon=False)
+    if broom:
+        _plot_broom(ax_broom, broom, cap)
+    else:
+        ax_broom.set_axis_off()
     return save_figure(fig, out_dir, NAME)
 
 

@@ -94,6 +94,7 @@ def test_no_measured_T_eps_beats_the_explicit_communication_bound(tiny_out) -> N
     # §11 item 17: every zero-respecting algorithm needs 1 + (T_c - 1) dist iterations, whatever its step.
     out, _ = tiny_out
     records = read_records(out / "communication" / "records.jsonl")
+    records = [record for record in records if not communication.is_broom(record)]
     assert {r["point"]["series"] for r in records} == set(communication.SERIES)
     for record in records:
         bound = record["predicted"]["hard_instance_communication"]
@@ -105,6 +106,25 @@ def test_no_measured_T_eps_beats_the_explicit_communication_bound(tiny_out) -> N
             if entry["t_eps"] is not None and path_algorithm:
                 assert entry["t_eps"] >= bound
                 assert entry["step_size"] <= 1.0 / 456.0 * (1 + 1e-12)  # admissible (§11 item 19)
+
+
+def test_no_broom_run_beats_its_iteration_lower_bound(tiny_out) -> None:
+    # Thm 1's broom (§4 Setting 2): 1 + (T_c - 1) dist with dist = D below n - 2 ceil(n/3) + 2; the tiny
+    # diameters 2 and 11 at n = 12 cover both cases (dist 2 and 5). Centralized SGD is exempt as on the path.
+    out, _ = tiny_out
+    broom = [r for r in read_records(out / "communication" / "records.jsonl") if communication.is_broom(r)]
+    mode = communication.MODES["tiny"]
+    assert {(r["point"]["series"], r["point"]["D"]) for r in broom} == {
+        (series, D) for series in communication.BROOM_SERIES for D in mode["diameters"]}
+    for record in broom:
+        problem = instances.communication_instance(mode["broom_n"], D=record["point"]["D"],
+                                                   T_c=communication.CHAIN_LENGTH)
+        assert record["result"]["explicit_bound"] == problem.iteration_lower_bound == 1 + 2 * problem.dist
+        assert "hard_instance_communication" not in record["predicted"]  # the catalog's count is the path's
+        if record["point"]["series"] == "centralized":
+            continue
+        finished = [entry["t_eps"] for entry in record["result"]["grid"] if entry["t_eps"] is not None]
+        assert finished and min(finished) >= problem.iteration_lower_bound
 
 
 def test_capped_series_is_marked_and_not_run_further(tiny_out) -> None:
