@@ -1,9 +1,9 @@
 """Property tests over the whole catalog (issue 2 §3): monotonicity in the problem constants, in n*B and in
 lam; DeTAG's gap to Cor 2 is its log factor; conversions and the vectorized evaluator agree with evaluate.
 
-Hard-instance entries are vacuous (<= 0) while their chain length T_c <= 1; there (T_c - 1)/p is negative and
-monotonicity flips sign, so each property is asserted at points where the entry is non-negative (the vacuous
-region itself is pinned in test_bounds_catalog.py::test_hard_instances_are_vacuous_for_large_epsilon).
+Hard-instance entries are 0 (vacuous, never negative) while their chain length T_c <= 1, so every property
+holds everywhere, the vacuous region included (pinned in
+test_bounds_catalog.py::test_hard_instances_are_vacuous_for_large_epsilon).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import itertools
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -53,40 +54,14 @@ def _check_nondecreasing(symbol: str, point: dict, factor: float) -> None:
     bigger = _scaled(point, symbol, factor)
     for rate in RATES:
         before = rate.evaluate(**point)
-        if before < 0:  # vacuous hard-instance bound (T_c = 0), see the module docstring
-            continue
         after = rate.evaluate(**bigger)
         assert _not_smaller(after, before), (rate.name, symbol, point, factor, before, after)
 
 
-@given(POINTS, FACTORS)
-def test_every_rate_nondecreasing_in_Delta(point, factor):
-    _check_nondecreasing("Delta", point, factor)
-
-
-@given(POINTS, FACTORS)
-def test_every_rate_nondecreasing_in_L(point, factor):
-    _check_nondecreasing("L", point, factor)
-
-
-@given(POINTS, FACTORS)
-def test_every_rate_nondecreasing_in_sigma(point, factor):
-    _check_nondecreasing("sigma", point, factor)
-
-
-@given(POINTS, FACTORS)
-def test_every_rate_nondecreasing_in_varsigma(point, factor):
-    _check_nondecreasing("varsigma", point, factor)
-
-
-@given(POINTS, FACTORS)
-def test_every_rate_nondecreasing_in_varsigma0(point, factor):
-    _check_nondecreasing("varsigma0", point, factor)
-
-
-@given(POINTS, FACTORS)
-def test_every_rate_nondecreasing_in_inverse_epsilon(point, factor):
-    _check_nondecreasing("inverse_epsilon", point, factor)
+@pytest.mark.parametrize("symbol", ["Delta", "L", "sigma", "varsigma", "varsigma0", "inverse_epsilon"])
+@given(point=POINTS, factor=FACTORS)
+def test_every_rate_nondecreasing(symbol, point, factor):
+    _check_nondecreasing(symbol, point, factor)
 
 
 @given(POINTS, st.integers(1, 50), st.sampled_from(["n", "B"]))
@@ -96,8 +71,6 @@ def test_sampling_terms_nonincreasing_in_n_times_B(point, factor, symbol):
         if "sampling" not in rate.terms:
             continue
         before = rate.evaluate_terms(**point)["sampling"]
-        if before < 0:
-            continue
         after = rate.evaluate_terms(**bigger)["sampling"]
         assert after <= before + TOLERANCE * (abs(before) + 1.0), (rate.name, symbol, point, factor)
 
