@@ -15,10 +15,10 @@ Randomness: configuration j draws from its own stream ``numpy.random.default_rng
 seeded through ``SeedSequence(seed_j)``); a stochastic oracle is queried once per configuration with that
 stream, so a configuration gives the same bits alone or inside a batch. Exact oracles are queried once for
 the whole batch.
-Gossip products use scipy.sparse CSR by default: its summation order per output entry does not depend on k,
-so batching is bit-exact. Dense BLAS products (``backend="dense"``) are faster for tiny n but BLAS may pick a
-different kernel for a different column count, so a configuration then agrees with its solo run only to
-rounding (measured in benchmarks/bench_engine.py).
+Gossip products use the compiled CSR kernels of ``algorithms.kernels`` by default, with scipy's summation
+order, which per output entry does not depend on k, so batching is bit-exact. Dense BLAS products
+(``backend="dense"``) may pick a different kernel for a different column count, so a configuration then
+agrees with its solo run only to rounding (measured in benchmarks/bench_engine.py).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 import scipy.sparse as sp
 
+from algorithms.kernels import csr_product, csr_two_tap
 from algorithms.result import Result
 
 GOSSIP_BACKENDS: tuple[str, ...] = ("sparse", "dense")
@@ -91,30 +92,6 @@ def is_exact(oracle: Any) -> bool:
 # communication operators
 
 
-def _csr_kernel() -> Callable[..., None] | None:
-    """scipy's own CSR x dense-block kernel (what ``csr_array @ ndarray`` calls), used directly to write into
-    a preallocated output: the wrapper's checks cost more than the product for tiny states. It is checked
-    once against the public product (same bits) and left unused if the private name is gone."""
-    try:
-        from scipy.sparse._sparsetools import csr_matvecs
-    except ImportError:  # pragma: no cover - a scipy without the private module
-        return None
-    probe = sp.csr_array(np.array([[0.5, 0.5, 0.0], [0.25, 0.5, 0.25], [0.0, 0.5, 0.5]]))
-    block = np.arange(6.0).reshape(3, 2) / 7.0
-    out = np.zeros((3, 2))
-    try:
-        csr_matvecs(3, 3, 2, probe.indptr, probe.indices, probe.data, block.ravel(), out.ravel())
-    except Exception:  # pragma: no cover - a changed signature
-        return None
-    return csr_matvecs if np.array_equal(out, probe @ block) else None
-
-
-_CSR_MATVECS = _csr_kernel()
-# Entries per block of rows on wide states (512 KiB of float64; 256 KiB to 1.3 MiB measured alike): the
-# block's product and combination finish while it is in cache.
-_BLOCK_ENTRIES = 65_536
-
-
 class MixingOperator:
     """X <- M @ X on the worker axis of an (n, ...) array: rows of M are receivers, columns senders."""
 
@@ -132,72 +109,62 @@ class MixingOperator:
         self.links = int(np.count_nonzero((coo.row != coo.col) & (coo.data != 0)))
         csr.sort_indices()
         self.matrix: Any = csr.toarray() if backend == "dense" else csr
-        self._kernel = _CSR_MATVECS if backend == "sparse" else None
-        if self._kernel is not None:
-            self._indptr, self._indices, self._data = csr.indptr, csr.indices, csr.data
+        if backend == "sparse":
+            # one index dtype, so the compiled kernels see one signature
+            self._csr = (csr.indptr.astype(np.intp), csr.indices.astype(np.intp), csr.data)
 
-    def two_tap(self, Z: np.ndarray, out: np.ndarray, a: np.ndarray, previous: np.ndarray, b: np.ndarray,
-                scratch: np.ndarray) -> np.ndarray:
-        """out <- a * (M @ Z) + b * previous (a, b broadcast against Z's trailing axes; ``scratch`` is an
-        array like Z), with the floating-point operations of ``apply`` then ``out *= a``,
-        ``scratch = previous * b``, ``out += scratch``, so the bits are the same.
+    def two_tap(self, Z: np.ndarray, out: np.ndarray, a: Any, previous: np.ndarray, b: Any) -> np.ndarray:
+        """out <- a * (M @ Z) + b * previous, each entry computed as ``(M Z) * a + previous * b`` (the bits of
+        ``apply`` then ``out *= a``, ``out += previous * b``). a and b are scalars or vary along axis 1 only
+        (shape (1, k, 1, ...): one coefficient per configuration), else they are broadcast the numpy way.
 
-        On wide states the sparse kernel runs on blocks of rows of about 512 KiB and the combination follows
-        each block while it is in cache: one pass over memory instead of four (benchmarks/bench_engine.py).
-        Z, out, previous and scratch must be C-contiguous and distinct.
+        Sparse: one fused pass (``algorithms.kernels.csr_two_tap``). Z, out and previous must be distinct.
         """
-        width = Z.size // self.n
-        rows = max(1, _BLOCK_ENTRIES // max(width, 1))
-        if self._kernel is None or rows >= self.n or not (Z.flags.c_contiguous and out.flags.c_contiguous):
-            self.apply(Z, out)
-            out *= a
-            np.multiply(previous, b, out=scratch)
-            out += scratch
-            return out
-        flat_in = Z.reshape(-1)
-        for start in range(0, self.n, rows):
-            stop = min(start + rows, self.n)
-            block = out[start:stop]
-            self._kernel_rows(flat_in, block.reshape(-1), start, stop, width)
-            block *= a
-            np.multiply(previous[start:stop], b, out=scratch[start:stop])
-            block += scratch[start:stop]
+        if (self.backend == "sparse" and out.flags.c_contiguous and previous.shape == Z.shape
+                and out.shape == Z.shape):
+            a_s, b_s = _per_segment(a, Z.shape[1:]), _per_segment(b, Z.shape[1:])
+            if a_s is not None and b_s is not None:
+                if a_s.size != b_s.size:  # one of them is a scalar
+                    a_s, b_s = np.broadcast_arrays(a_s, b_s)
+                width = Z.size // self.n
+                csr_two_tap(*self._csr, self._flat(Z), out.reshape(-1), width, np.ascontiguousarray(a_s),
+                            self._flat(previous), np.ascontiguousarray(b_s), max(width // a_s.size, 1))
+                return out
+        self.apply(Z, out)
+        out *= a
+        out += np.multiply(previous, b)
         return out
 
-    def _kernel_rows(self, flat_in: np.ndarray, flat_block: np.ndarray, start: int, stop: int,
-                     width: int) -> None:
-        """Rows start..stop-1 of M @ Z into ``flat_block`` (their flat, C-contiguous slice of the output)."""
-        flat_block.fill(0.0)
-        self._kernel(stop - start, self.n, width, self._indptr[start : stop + 1], self._indices, self._data,
-                     flat_in, flat_block)
+    @staticmethod
+    def _flat(Z: np.ndarray) -> np.ndarray:
+        """Z flattened in C order (a view when Z is C-contiguous)."""
+        return Z.reshape(-1) if Z.flags.c_contiguous else np.ascontiguousarray(Z).reshape(-1)
 
     def apply(self, Z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """M @ Z on axis 0; ``out`` (C-contiguous, Z's shape) receives the product when given."""
-        flat = Z.reshape(self.n, -1)
-        if self._kernel is not None and (out is None or out.flags.c_contiguous):
-            if out is None:
-                out = np.empty(Z.shape)
-            if not flat.flags.c_contiguous:
-                flat = np.ascontiguousarray(flat)
-            width = flat.shape[1]
-            flat_in, flat_out = flat.reshape(-1), out.reshape(-1)
-            rows = max(1, _BLOCK_ENTRIES // max(width, 1))
-            if rows >= self.n:
-                self._kernel_rows(flat_in, flat_out, 0, self.n, width)
-                return out
-            # wide states: blocks of rows, each zeroed while in cache (one pass over the output)
-            for start in range(0, self.n, rows):
-                stop = min(start + rows, self.n)
-                self._kernel_rows(flat_in, flat_out[start * width : stop * width], start, stop, width)
+        """M @ Z on axis 0; ``out`` (Z's shape, not Z itself) receives the product when given."""
+        if self.backend == "sparse":
+            target = out if out is not None and out.flags.c_contiguous else np.empty(Z.shape)
+            csr_product(*self._csr, self._flat(Z), target.reshape(-1), Z.size // self.n)
+            if out is None or out is target:
+                return target
+            out[...] = target
             return out
-        if self.backend == "dense" and out is not None:
+        flat = Z.reshape(self.n, -1)
+        if out is not None:
             np.matmul(self.matrix, flat, out=out.reshape(self.n, -1))
             return out
-        product = (self.matrix @ flat).reshape(Z.shape)
-        if out is None:
-            return product
-        out[...] = product
-        return out
+        return (self.matrix @ flat).reshape(Z.shape)
+
+
+def _per_segment(c: Any, tail: tuple[int, ...]) -> np.ndarray | None:
+    """A two-tap coefficient as one value per index of axis 1 (a 1-D float array: the rows of Z flatten to
+    that many equal segments), or None when it varies along another axis. A scalar is one segment."""
+    c = np.asarray(c, dtype=float)
+    if c.size == 1:
+        return c.reshape(1)
+    if tail and c.shape == (1, tail[0]) + (1,) * (len(tail) - 1):
+        return c.reshape(-1)
+    return None
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -291,14 +258,14 @@ class Context:
         return self._apply(self.W, Z, out)
 
     def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: np.ndarray, previous: np.ndarray,
-                       b: np.ndarray, scratch: np.ndarray, *, vectors: int | None = None) -> np.ndarray:
+                       b: np.ndarray, *, vectors: int | None = None) -> np.ndarray:
         """One gossip round of the two-tap recursion, out <- a * (W @ Z) + b * previous
         (``MixingOperator.two_tap``); counted as ``gossip(Z, vectors=vectors)``."""
         if self.W is None:
             raise BudgetViolationError("this algorithm was prepared without a gossip matrix")
         self._open_round(1 if vectors is None else int(vectors), self.W.links)
         self.gossip_rounds += 1
-        return self.W.two_tap(Z, out, a, previous, b, scratch)
+        return self.W.two_tap(Z, out, a, previous, b)
 
     def mix(self, M: MixingOperator, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None) -> Any:
         """One communication round with another matrix M (rows receive): X <- M @ X."""

@@ -513,7 +513,7 @@ class DeTAG(StepRule):
         z = np.zeros((self.n, 2 * k, ctx.d))
         z[:, :k] = ctx.x0  # x~ = x0, y = 0
         return SimpleNamespace(x=ctx.start_state(), z=z, z_prev=np.zeros_like(z), buf=np.zeros_like(z),
-                               tmp=np.zeros_like(z), g=ctx.zeros(), g_prev=ctx.zeros(), k=k)
+                               g=ctx.zeros(), g_prev=ctx.zeros(), k=k)
 
     @staticmethod
     def replica(s: Any) -> np.ndarray:
@@ -533,7 +533,7 @@ class DeTAG(StepRule):
         else:
             a, b = self.coefficients[r]
             previous = s.z if r == 0 else s.z_prev  # z_{-1} := z_0 at the phase start
-            ctx.gossip_two_tap(s.z, s.buf, a, previous, b, s.tmp, vectors=2)  # buf = a W z + b previous
+            ctx.gossip_two_tap(s.z, s.buf, a, previous, b, vectors=2)  # buf = a W z + b previous
         s.z_prev, s.z, s.buf = s.z, s.buf, s.z_prev  # prev <- current, current <- new
         if R == 1:
             s.g = ctx.sample(s.x)  # a fresh array: no copy

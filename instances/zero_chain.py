@@ -10,8 +10,9 @@ with the constants of Arjevani et al. Lemma 2: f_hat(0) - inf f_hat <= DELTA0 * 
 
 Only one of Psi(x_i), Psi(-x_i) is non-zero, so with s_i = sign(x_i) a link is
 ``link_i = -s_i Psi(|x_i|) Phi(s_i x_{i+1})`` and its partial derivatives are
-``d/dx_{i+1} = -Psi(|x_i|) Phi'(x_{i+1})`` and ``d/dx_i = -Psi'(|x_i|) Phi(s_i x_{i+1})``: the kernel below
-evaluates these with a dozen or two whole-array numpy calls and no loop over workers or coordinates.
+``d/dx_{i+1} = -Psi(|x_i|) Phi'(x_{i+1})`` and ``d/dx_i = -Psi'(|x_i|) Phi(s_i x_{i+1})``: the compiled
+kernel below (`chain_gradient`, numba) evaluates these in one pass, with the transcendental work only where
+Psi can be non-zero.
 
 `ZeroChainFunctions` is the general local-function object: worker i holds
 ``f_i(x) = gain * [c0_i * (-Phi(z_1)) + sum_j C_ij link_j(z)]`` at ``z = x / scale``. All weights 1 and
@@ -25,6 +26,7 @@ import math
 import threading
 
 import numpy as np
+from numba import njit
 from scipy.special import ndtr
 
 DELTA0 = 12.0  # f_hat(0) - inf f_hat <= DELTA0 * T   (Arjevani et al. Lemma 2)
@@ -39,10 +41,91 @@ _HALF_SQRT_2PI = 0.5 * math.sqrt(2.0 * math.pi)
 _V_FLOOR = 5e-4
 # Below this many coordinates scanning X for the active prefix costs more than it saves.
 _SCAN_MIN_DIM = 32
-# From this many entries (rows x active columns) on, the transcendental work is done only where Psi can be
-# non-zero (`_grad_compressed`); below it the dozen extra calls cost more than they save (measured:
-# 12 x 6 entries ~9 us dense, ~12 us compressed; 1152 x 6 entries ~160 us dense, 10-80 us compressed).
-_COMPRESS_MIN_SIZE = 256
+_SQRT1_2 = math.sqrt(0.5)
+
+
+@njit(cache=True, nogil=True)
+def _ndtr(a: float) -> float:
+    """The standard normal CDF, as cephes' ndtr (scipy.special.ndtr) computes it from erf / erfc."""
+    if a == 0.0:
+        return 0.5  # the chain's frontier, where the next coordinate is still zero
+    x = a * _SQRT1_2
+    z = abs(x)
+    if z < _SQRT1_2:
+        return 0.5 + 0.5 * math.erf(x)
+    y = 0.5 * math.erfc(z)
+    return 1.0 - y if x > 0.0 else y
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _link_terms(yk: float, following: float, link: float, constants: np.ndarray) -> tuple[float, float]:
+    """(P_k, the d link_k / d x_k term) at coordinate value yk with the next coordinate ``following`` (see
+    `chain_gradient`)."""
+    v = max(abs(yk) - constants[1], constants[2])
+    w = v * v
+    P = math.exp(constants[3] / w + constants[4]) * link
+    sign = (yk > 0.0) - (yk < 0.0) if yk == yk else yk  # np.sign, NaN included
+    return P, _ndtr(sign * following * constants[5]) * P / (w * v) * constants[6]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _gaussian_factor(yk: float, phi_exp: float) -> float:
+    """E = exp(-z^2/2) at x = yk (exp(0) = 1 exactly, without the call)."""
+    return math.exp(yk * yk * phi_exp) if yk != 0.0 else 1.0
+
+
+@njit(cache=True, nogil=True)
+def chain_gradient(y: np.ndarray, m: int, first: np.ndarray, links: np.ndarray, constants: np.ndarray,
+                   out: np.ndarray, active: np.ndarray) -> None:
+    """The gradient of the weighted chain at the rows of y (flat, rows x m in C order) into ``out``, which
+    must hold zeros; ``active`` is an int scratch array of y's size.
+
+    With E = exp(-z^2/2), P = -C s sqrt(e) Psi(|z|), s = gain/scale, v = |x| - scale/2 (2|z| - 1 = 2v/scale):
+        G_k = E_k (first_k + P_{k-1}) + P_k Phi(s_k z_{k+1}) * 0.5 sqrt(2 pi) scale^3 / v_k^3,
+    the first term and d link_{k-1}/d x_k = -Psi(|z_{k-1}|) Phi'(z_k), then d link_k/d x_k =
+    -Psi'(|z_k|) Phi(s_k z_{k+1}) with Psi'(u) = 4 Psi(u) / (2u - 1)^3. ``first`` holds the first-term
+    constant -c0 s sqrt(e) per row; ``links`` holds -C per entry, 0 in each row's last column (dropping that
+    column's forward link is exact: either m = T, or column m-1 is zero and Psi(0) = Psi'(0) = 0).
+
+    Psi(|z_k|) is exactly 0 for v_k <= v_floor (exp(1 - 1/(2v)^2) underflows), so P_k and its terms are
+    evaluated only on the active links {k : v_k > v_floor, C_k != 0}, collected in one pass (a branch per
+    entry that is mostly not taken: a row-by-row loop whose branches follow the data mispredicts more than
+    the arithmetic costs, and a branch-free compaction measured slower still): the cost follows the active
+    entries. A row (one point) with a NaN or inf coordinate is evaluated in full,
+    every term at every entry, so that non-finite values spread as the formula says (0 * NaN = NaN;
+    divergence detection relies on it).
+    """
+    phi_exp, half_scale, v_floor = constants[0], constants[1], constants[2]
+    size = y.shape[0]
+    count = 0
+    for k in range(size):
+        if y[k] != 0.0 and abs(y[k]) - half_scale > v_floor and links[k] != 0.0:
+            active[count] = k
+            count += 1
+    finite = True
+    for k in range(size):
+        finite &= y[k] - y[k] == 0.0  # False for NaN and inf
+    for row in range(size // m):
+        base = row * m
+        out[base] = first[row] * _gaussian_factor(y[base], phi_exp)  # acc_0 = first (+ no P_{-1})
+    # increasing k: out[k] already holds acc_k E_k when its own link term is added, as in the formula
+    for i in range(count):
+        k = active[i]
+        P, term = _link_terms(y[k], y[k + 1], links[k], constants)
+        out[k] += term
+        out[k + 1] = P * _gaussian_factor(y[k + 1], phi_exp)  # acc_{k+1} = P_k: column k + 1 >= 1
+    if not finite:
+        for row in range(size // m):
+            base = row * m
+            if math.isfinite(np.sum(y[base : base + m])):
+                continue
+            carried = 0.0  # P_{k-1}
+            for c in range(m):
+                k = base + c
+                acc = carried + first[row] if c == 0 else carried
+                following = y[k + 1] if c + 1 < m else 1.0
+                carried, term = _link_terms(y[k], following, links[k], constants)
+                out[k] = acc * math.exp(y[k] * y[k] * phi_exp) + term
 
 
 def psi(z: np.ndarray) -> np.ndarray:
@@ -125,23 +208,21 @@ class ZeroChainFunctions:
         self.first_weight = self._check_weights("first_weight", first_weight, (self.n,))
         self.link_weight = self._check_weights("link_weight", link_weight, (self.n, self.T - 1))
         self.smoothness = float(smoothness) if smoothness is not None else L1 * self.gain / self.scale**2
-        # Kernel constants with the scaling folded in (s = gain / scale is the gradient factor); 0-d arrays,
-        # which numpy broadcasts faster than Python floats.
+        # Kernel constants with the scaling folded in (s = gain / scale is the gradient factor), in the order
+        # `chain_gradient` unpacks them
         s = self.gain / self.scale
         self._first_const = -s * _SQRT_E
-        self._constants = {
-            name: np.array(value)
-            for name, value in (
-                ("phi_exp", -0.5 / self.scale**2),  # exp(x^2 * .) = exp(-z^2/2)
-                ("half_scale", 0.5 * self.scale),
-                ("v_floor", _V_FLOOR * self.scale),
-                ("psi_num", -0.25 * self.scale**2),  # exp(shift + . / v^2) = s sqrt(e) Psi(|z|)
-                ("log_psi_shift", math.log(s) + 1.5),
-                ("inv_scale", 1.0 / self.scale),
-                ("dpsi_const", _HALF_SQRT_2PI * self.scale**3),
-            )
-        }
-        self._workspaces: dict[tuple[int, int, int | None, int], dict[str, np.ndarray]] = {}
+        self._constants = np.array([
+            -0.5 / self.scale**2,  # phi_exp: exp(x^2 * .) = exp(-z^2/2)
+            0.5 * self.scale,  # half_scale
+            _V_FLOOR * self.scale,  # v_floor
+            -0.25 * self.scale**2,  # psi_num: exp(shift + . / v^2) = s sqrt(e) Psi(|z|)
+            math.log(s) + 1.5,  # log_psi_shift
+            1.0 / self.scale,  # inv_scale
+            _HALF_SQRT_2PI * self.scale**3,  # dpsi_const
+        ])
+        self._weights: dict[tuple[int, int, int | None], tuple[np.ndarray, np.ndarray]] = {}
+        self._scratch: dict[tuple[int, int], np.ndarray] = {}  # the kernel's index buffers, by size
 
     @staticmethod
     def _check_weights(name: str, weights: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray | None:
@@ -180,153 +261,46 @@ class ZeroChainFunctions:
             width = active_width(X)
         return min(int(width) + 1, self.T)
 
-    def _workspace(self, rows: int, m: int, per_worker: int | None) -> dict[str, np.ndarray]:
-        """Buffers and views for the flat kernel, cached per (rows, m, per_worker, thread).
-
-        ``first``: the first-term constant -c0 s sqrt(e) in column 0 and 0 elsewhere; ``links``: -C in columns
-        0..m-2 and 0 in column m-1, which also kills the terms that the flat shift carries from one row's last
-        column into the next row's first. ``per_worker`` is the number of rows per worker (None: unweighted,
-        for the global f). Reusing buffers and pre-made shifted views matters at small sizes, where each
-        numpy call costs about as much as the arithmetic; keying by thread keeps concurrent callers apart.
-        """
-        key = (rows, m, per_worker, threading.get_ident())
-        ws = self._workspaces.get(key)
-        if ws is not None:
-            return ws
-        first = np.zeros((rows, m))
-        links = np.zeros((rows, m))
+    def _kernel_weights(self, rows: int, m: int, per_worker: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """(first, links) for `chain_gradient`, cached per (rows, m, per_worker): ``first`` the first-term
+        constant -c0 s sqrt(e) per row, ``links`` -C per entry (rows x m, flat) with 0 in each row's last
+        column. ``per_worker`` is the number of rows per worker (None: unweighted, for the global f)."""
+        key = (rows, m, per_worker)
+        cached = self._weights.get(key)
+        if cached is not None:
+            return cached
         if per_worker is None or self.first_weight is None:
-            first[:, 0] = self._first_const
+            first = np.full(rows, self._first_const)
         else:
-            first[:, 0] = np.repeat(self._first_const * self.first_weight, per_worker)
+            first = np.repeat(self._first_const * self.first_weight, per_worker)
+        links = np.zeros((rows, m))
         if per_worker is None or self.link_weight is None:
             links[:, : m - 1] = -1.0
         else:
             links[:, : m - 1] = -np.repeat(self.link_weight[:, : m - 1], per_worker, axis=0)
-        size = rows * m
-        ws = {name: np.empty(size) for name in ("E", "v", "w", "P", "F", "acc")}
-        ws["first"] = first.reshape(-1)
-        ws["links"] = links.reshape(-1)
-        ws["acc"][0] = ws["first"][0]  # column 0 of row 0 has no predecessor; the kernel never writes it
-        # the compressed kernel: Psi(|z_k|) can be non-zero only where v_k > v_floor on a live link (the +inf
-        # threshold of a dead link, e.g. each row's last column, keeps k + 1 inside the row)
-        ws["threshold"] = np.where(ws["links"] != 0.0, self._constants["v_floor"], np.inf)
-        ws["mask"] = np.empty(size, dtype=bool)
-        ws["first_idx"] = np.flatnonzero(ws["first"])
-        ws["first_vals"] = ws["first"][ws["first_idx"]]
-        ws["acc_tail"] = ws["acc"][1:]
-        ws["first_tail"] = ws["first"][1:]
-        ws["P_prev"] = ws["P"][:-1]
-        ws["F_head"] = ws["F"][:-1]
-        if len(self._workspaces) > 64:  # bounded: shapes rarely vary within a run
-            self._workspaces.clear()
-        self._workspaces[key] = ws
-        return ws
-
-    def _grad_flat(self, y: np.ndarray, ws: dict[str, np.ndarray]) -> np.ndarray:
-        """The gradient of the weighted chain at the rows of y, flat (rows*m,) in C order (a new array).
-
-        The rows are laid end to end, so "the next coordinate" of entry k is entry k+1 and every product of
-        neighbours is one contiguous whole-array call; the zero that ``links`` puts in each row's last column
-        stops the chain there. Dropping the last column's forward link is exact: either m = T, or column m-1
-        is zero in every row and the link's derivatives carry Psi(0) = Psi'(0) = 0. About twenty numpy calls
-        whatever the size:
-
-        G_k = E_k (first_k + P_{k-1}) + P_k Phi(s_k z_{k+1}) * 0.5 sqrt(2 pi) scale^3 / v_k^3, where
-        E = exp(-z^2/2), P = -C s sqrt(e) Psi(|z|), s = gain/scale, v = |x| - scale/2 (2|z| - 1 = 2v/scale).
-        The first part is the first term and d link_{k-1}/d x_k = -Psi(|z_{k-1}|) Phi'(z_k); the second is
-        d link_k/d x_k = -Psi'(|z_k|) Phi(s_k z_{k+1}) with Psi'(u) = 4 Psi(u) / (2u - 1)^3.
-        """
-        k = self._constants
-        E, v, w, P, F, acc = ws["E"], ws["v"], ws["w"], ws["P"], ws["F"], ws["acc"]
-        np.multiply(y, y, out=E)
-        np.multiply(E, k["phi_exp"], out=E)
-        np.exp(E, out=E)
-        np.abs(y, out=v)
-        np.subtract(v, k["half_scale"], out=v)
-        np.maximum(v, k["v_floor"], out=v)
-        np.multiply(v, v, out=w)
-        np.divide(k["psi_num"], w, out=P)
-        np.add(P, k["log_psi_shift"], out=P)
-        np.exp(P, out=P)
-        np.multiply(P, ws["links"], out=P)
-        np.add(ws["P_prev"], ws["first_tail"], out=ws["acc_tail"])
-        out = np.multiply(acc, E)
-        np.sign(y, out=F)
-        np.multiply(ws["F_head"], y[1:], out=ws["F_head"])
-        if self.scale != 1.0:
-            np.multiply(F, k["inv_scale"], out=F)
-        ndtr(F, out=F)
-        np.multiply(F, P, out=F)
-        np.multiply(w, v, out=w)
-        np.divide(F, w, out=F)
-        np.multiply(F, k["dpsi_const"], out=F)
-        np.add(out, F, out=out)
-        return out
-
-    def _grad_compressed(self, y: np.ndarray, ws: dict[str, np.ndarray]) -> np.ndarray:
-        """`_grad_flat`'s values (the same formula, the same floating-point operations in the same order at
-        every non-zero entry), with the transcendental work only where it can be non-zero.
-
-        A = {k : v_k > v_floor on a live link} holds every k with Psi(|z_k|) != 0 (below the floor
-        exp(1 - 1/(2v)^2) underflows to 0, as the clip in `_grad_flat` relies on). So
-        G_k = first_k E_k (column 0) + P_{k-1} E_k (k - 1 in A) + P_k Phi(s_k z_{k+1}) c / v_k^3 (k in A),
-        and every other entry is zero: one ndtr and two exp per active entry instead of per entry. Only the
-        sign of some zero entries may differ from `_grad_flat` (+0 here), which no later arithmetic sees.
-        Points with a NaN or inf coordinate go to `_grad_flat`, so non-finite values spread as before.
-        """
-        k = self._constants
-        v = ws["v"]
-        np.abs(y, out=v)
-        np.subtract(v, k["half_scale"], out=v)
-        if not math.isfinite(np.add.reduce(v)):
-            return self._grad_flat(y, ws)  # NaN/inf must propagate exactly as before (divergence detection)
-        active = np.flatnonzero(np.greater(v, ws["threshold"], out=ws["mask"]))
-        out = np.zeros(y.size)
-        first_idx = ws["first_idx"]
-        E = y[first_idx]
-        np.multiply(E, E, out=E)
-        np.multiply(E, k["phi_exp"], out=E)
-        np.exp(E, out=E)
-        np.multiply(ws["first_vals"], E, out=E)
-        out[first_idx] = E  # acc_k = P_{k-1} + first_k = first_k: P of a row's last column is 0
-        if active.size == 0:
-            return out
-        v_active = v[active]
-        w = np.multiply(v_active, v_active)
-        P = np.divide(k["psi_num"], w)
-        np.add(P, k["log_psi_shift"], out=P)
-        np.exp(P, out=P)
-        np.multiply(P, ws["links"][active], out=P)
-        following = active + 1  # inside the row: a row's last column is never active
-        y_next = y[following]
-        E = np.multiply(y_next, y_next)
-        np.multiply(E, k["phi_exp"], out=E)
-        np.exp(E, out=E)
-        np.multiply(P, E, out=E)  # acc_{k+1} = P_k + first_{k+1} = P_k (column >= 1)
-        out[following] = E
-        F = np.sign(y[active])
-        np.multiply(F, y_next, out=F)
-        if self.scale != 1.0:
-            np.multiply(F, k["inv_scale"], out=F)
-        ndtr(F, out=F)
-        np.multiply(F, P, out=F)
-        np.multiply(w, v_active, out=w)
-        np.divide(F, w, out=F)
-        np.multiply(F, k["dpsi_const"], out=F)
-        out[active] += F
-        return out
+        if len(self._weights) > 64:  # bounded: shapes rarely vary within a run
+            self._weights.clear()
+            self._scratch.clear()
+        self._weights[key] = first, links.reshape(-1)
+        return self._weights[key]
 
     def _grad_rows(self, Y: np.ndarray, m: int, per_worker: int | None) -> np.ndarray:
         """Gradient (..., d) at the points Y (..., d), computed on the first m columns; per_worker as in
-        `_workspace`."""
+        `_kernel_weights`."""
         rows = Y.size // self.T
-        ws = self._workspace(rows, m, per_worker)
-        kernel = self._grad_flat if rows * m < _COMPRESS_MIN_SIZE else self._grad_compressed
+        first, links = self._kernel_weights(rows, m, per_worker)
+        key = (rows * m, threading.get_ident())  # per thread: the kernel releases the GIL
+        scratch = self._scratch.get(key)
+        if scratch is None:
+            scratch = self._scratch[key] = np.empty(rows * m, dtype=np.intp)
         if m == self.T:
             y = Y.reshape(-1) if Y.flags.c_contiguous else np.ascontiguousarray(Y).reshape(-1)
-            return kernel(y, ws).reshape(Y.shape)
-        g = kernel(np.ascontiguousarray(Y[..., :m]).reshape(-1), ws)
+            out = np.zeros(Y.shape)
+            chain_gradient(y, m, first, links, self._constants, out.reshape(-1), scratch)
+            return out
+        g = np.zeros(rows * m)
+        chain_gradient(np.ascontiguousarray(Y[..., :m]).reshape(-1), m, first, links, self._constants, g,
+                       scratch)
         # Column-major, so the non-zero prefix is one contiguous block at the start of lazily zeroed memory:
         # only its pages are touched, and the call's cost follows m, not d (same values as C order).
         out = np.zeros(Y.shape, order="F")

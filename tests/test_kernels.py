@@ -1,7 +1,8 @@
-"""The optimized kernels agree with their plain references: the compressed zero-chain gradient with the dense
-one (every value, NaN/inf included), the blocked sparse gossip product and ``MixingOperator.two_tap`` with
-``W @ Z`` and ``a * (W @ Z) + b * previous``, and a batch with a configuration gone NaN with the solo runs
-of the others (same T_eps, same bits, no evaluations forced by the stopped NaN configuration)."""
+"""The compiled kernels agree with their plain references: the zero-chain gradient with the formula term by
+term (and each point with its solo evaluation, NaN/inf included), the gossip product and
+``MixingOperator.two_tap`` with ``W @ Z`` and ``a * (W @ Z) + b * previous`` bit for bit, and a batch with a
+configuration gone NaN with the solo runs of the others (same T_eps, same bits, no evaluations forced by the
+stopped NaN configuration)."""
 
 from __future__ import annotations
 
@@ -12,17 +13,19 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from test_algorithms_fixtures import DiagonalQuadratic
+from test_zero_chain import reference_grad
 
 import algorithms
 import instances
-from algorithms.engine import _BLOCK_ENTRIES, MixingOperator
+from algorithms.engine import MixingOperator
+from algorithms.kernels import CHUNK
 from instances.zero_chain import ZeroChainFunctions
 
 # the module itself (``instances.zero_chain`` is also the name of the re-exported constructor)
 zc = importlib.import_module("instances.zero_chain")
 
 # --------------------------------------------------------------------------------------------------------
-# 1. the compressed zero-chain gradient
+# 1. the compiled zero-chain gradient
 
 
 def _chain_points(rng: np.random.Generator, shape: tuple[int, ...], scale: float) -> np.ndarray:
@@ -61,67 +64,53 @@ def _functions(kind: str, T: int, n: int, rng: np.random.Generator) -> ZeroChain
 
 # overflow and NaN warnings are expected on the huge and non-finite entries (the engine silences them too)
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize("kind", ["plain", "weighted"])
-@pytest.mark.parametrize("T", [6, 40])
-@pytest.mark.parametrize("rows", [1, 5, 40, 64, 300])
-@pytest.mark.parametrize("non_finite", [False, True])
-def test_compressed_kernel_equals_the_dense_kernel(kind: str, T: int, rows: int, non_finite: bool) -> None:
-    rng = np.random.default_rng([T, rows, non_finite, kind == "weighted"])
-    f = _functions(kind, T, 4, rng)
-    X = _chain_points(rng, (rows, T), f.scale)
-    if non_finite and rows >= 4:
-        X = _with_non_finite(rng, X)
-    for m in sorted({1, 2, T // 2, T}):
-        y = np.ascontiguousarray(X[:, :m]).reshape(-1)
-        # per_worker: None is the global f; rows // 4 splits the rows over the 4 workers' weights
-        for per_worker in ([None, rows // 4] if rows % 4 == 0 else [None]):
-            ws = f._workspace(rows, m, per_worker)
-            dense = f._grad_flat(y, ws)
-            compressed = f._grad_compressed(y, ws)
-            assert np.array_equal(compressed, dense, equal_nan=True), (m, per_worker)
-            assert np.array_equal(np.isnan(compressed), np.isnan(dense))
-    if non_finite and rows >= 4:
-        assert not np.all(np.isfinite(dense))  # the non-finite rows reached the kernels
+@pytest.mark.parametrize("T", [1, 2, 6, 40])
+@pytest.mark.parametrize("rows", [1, 5, 64, 300])
+def test_compiled_gradient_matches_the_formula_term_by_term(T: int, rows: int) -> None:
+    """The kernel evaluates Psi only on active links; the reference evaluates every term everywhere."""
+    rng = np.random.default_rng([T, rows])
+    f = zc.zero_chain(T, 1)
+    X = _chain_points(rng, (1, rows, T), 1.0)
+    G = f.grad(X)
+    np.testing.assert_allclose(G, reference_grad(X), rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(f.full_grad(X[0]), G[0], rtol=0, atol=0)
+    for width in range(T):  # the promise X[..., width:] == 0, kept by truncating X
+        Y = X.copy()
+        Y[..., width:] = 0.0
+        np.testing.assert_array_equal(f.grad(Y, width=width), f.grad(Y))
+    if T > 1 and rows >= 5:
+        assert np.count_nonzero(G[..., 1:]) > rows // 5  # the links are exercised, not only the first term
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize("batch", [1, 3, 16, 70])
+@pytest.mark.parametrize("kind", ["plain", "weighted"])
+@pytest.mark.parametrize("T", [6, 40])
+@pytest.mark.parametrize("batch", [3, 16, 70])
 @pytest.mark.parametrize("non_finite", [False, True])
-def test_grad_is_the_same_on_both_sides_of_the_threshold(batch: int, non_finite: bool,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """grad/full_grad through the public path: forcing either kernel for every size gives the same values,
-    and the default dispatch (by ``_COMPRESS_MIN_SIZE`` entries) agrees with both."""
-    n, T = 4, 40
-    rng = np.random.default_rng([batch, non_finite])
-    f = _functions("weighted", T, n, rng)
+def test_each_point_gets_the_bits_it_gets_alone(kind: str, T: int, batch: int, non_finite: bool) -> None:
+    """Rows never mix: a configuration's gradient inside a batch has the bits of its solo evaluation, NaN and
+    inf rows included, and a NaN coordinate makes its point's gradient NaN (divergence detection)."""
+    n = 4
+    rng = np.random.default_rng([T, batch, non_finite, kind == "weighted"])
+    f = _functions(kind, T, n, rng)
     X = _chain_points(rng, (n, batch, T), f.scale)
     if non_finite:
         X = _with_non_finite(rng, X)
-    x = X[0]
-
-    def both() -> tuple[np.ndarray, np.ndarray]:
-        return f.grad(X), f.full_grad(x)
-
-    threshold = zc._COMPRESS_MIN_SIZE
-    # rows x active columns of the kernel calls of grad and full_grad: batch 1 stays below the threshold,
-    # batches from 16 on cross it in both
-    entries = np.array([n * batch * f._prefix(X, None), batch * f._prefix(x, None)])
-    assert np.all(entries < threshold) if batch == 1 else True
-    assert np.all(entries >= threshold) if batch >= 16 else True
-    default = both()
-    monkeypatch.setattr(zc, "_COMPRESS_MIN_SIZE", 0)
-    compressed = both()
-    monkeypatch.setattr(zc, "_COMPRESS_MIN_SIZE", np.iinfo(np.int64).max)
-    dense = both()
-    for a, b, c in zip(default, compressed, dense, strict=True):
-        assert np.array_equal(b, c, equal_nan=True)
-        assert np.array_equal(a, c, equal_nan=True)
-        assert np.array_equal(np.isnan(b), np.isnan(c))
-    assert np.any(dense[0] != 0.0)  # not a vacuous comparison of zeros
+    G, g = f.grad(X), f.full_grad(X[0])
+    for j in range(batch):
+        alone = f.grad(np.ascontiguousarray(X[:, j : j + 1]))
+        assert np.array_equal(G[:, j : j + 1], alone, equal_nan=True), j
+        assert np.array_equal(g[j], f.full_grad(X[0, j]), equal_nan=True), j
+    has_nan = np.isnan(X).any(axis=-1)
+    assert np.array_equal(np.isnan(G).any(axis=-1) & has_nan, has_nan)
+    if non_finite:
+        assert has_nan.any() and not np.isfinite(X).all()
+        finite_rows = np.isfinite(X).all(axis=-1)
+        assert np.isfinite(G[finite_rows]).all()
 
 
 # --------------------------------------------------------------------------------------------------------
-# 2. the blocked gossip product and the two-tap combination
+# 2. the compiled gossip product and the two-tap combination
 
 
 def _ring_operator(n: int) -> tuple[MixingOperator, sp.csr_array]:
@@ -142,39 +131,61 @@ def _assert_close_to_dense(W: sp.csr_array, Z: np.ndarray, product: np.ndarray) 
     assert np.all(np.abs(product.reshape(flat.shape) - dense) <= bound)
 
 
-# (n, state shape after the worker axis): widths above _BLOCK_ENTRIES (one row per block), a width that
-# splits the rows into uneven blocks, and small widths that take the single-call path
-SHAPES = [(6, (3, 25_000)), (5, (70_001,)), (7, (2, 10_000)), (6, (2, 5)), (9, (1, 1)), (4, (3,))]
+# (n, state shape after the worker axis): rows wider than CHUNK with a partial last chunk, configuration
+# segments that straddle chunk boundaries, and narrow states of one chunk
+SHAPES = [(6, (3, 25_000)), (5, (70_001,)), (7, (2, 10_000)), (6, (2, 5)), (9, (1, 1)), (4, (3,)),
+          (5, (3, CHUNK + 7))]
+
+
+def _random_sparse(n: int, rng: np.random.Generator) -> sp.csr_array:
+    """A non-symmetric M with negative weights, an empty row (nothing received) and unsorted input indices."""
+    M = sp.random_array((n, n), density=0.4, rng=rng, format="lil")
+    M[1, :] = 0.0
+    M = sp.csr_array(M)
+    M.data -= 0.5
+    return M
 
 
 @pytest.mark.parametrize(("n", "tail"), SHAPES)
-def test_blocked_apply_equals_the_sparse_product(n: int, tail: tuple[int, ...]) -> None:
+def test_compiled_apply_equals_the_sparse_product(n: int, tail: tuple[int, ...]) -> None:
     op, W = _ring_operator(n)
     rng = np.random.default_rng([n, *tail])
     Z = rng.standard_normal((n, *tail))
+    Z[0] = -0.0  # scipy's sums start from +0.0: -0.0 inputs give +0.0, and so must the kernel
     expected = _reference_product(W, Z)
     assert np.array_equal(op.apply(Z), expected)
     out = np.full(Z.shape, np.nan)  # stale contents must be overwritten, never accumulated
     assert op.apply(Z, out) is out and np.array_equal(out, expected)
+    assert np.array_equal(np.signbit(out), np.signbit(expected))
     _assert_close_to_dense(W, Z, out)
-    # a strided (non-contiguous) input gives the same product
+    # a strided (non-contiguous) input and a strided output give the same product
     wide = np.empty((n, *tail[:-1], 2 * tail[-1]))
     wide[..., ::2] = Z
     assert np.array_equal(op.apply(wide[..., ::2]), expected)
+    wide[...] = np.nan
+    assert op.apply(Z, wide[..., 1::2]) is not None and np.array_equal(wide[..., 1::2], expected)
+    # a general matrix: empty row, negative weights
+    M = _random_sparse(n, rng)
+    assert np.array_equal(MixingOperator(M).apply(Z), _reference_product(M, Z))
 
 
 @pytest.mark.parametrize(("n", "tail"), SHAPES)
-def test_two_tap_equals_a_times_WZ_plus_b_times_previous(n: int, tail: tuple[int, ...]) -> None:
+@pytest.mark.parametrize("coefficients", ["per_configuration", "scalar_a", "scalars", "per_entry"])
+def test_two_tap_equals_a_times_WZ_plus_b_times_previous(n: int, tail: tuple[int, ...],
+                                                         coefficients: str) -> None:
     op, W = _ring_operator(n)
     rng = np.random.default_rng([n, *tail, 1])
     Z = rng.standard_normal((n, *tail))
     previous = rng.standard_normal(Z.shape)
-    coefficient_shape = (1, tail[0]) + (1,) * (len(tail) - 1) if len(tail) > 1 else (1,)
-    a = rng.uniform(0.5, 2.5, coefficient_shape)
-    b = rng.uniform(-1.5, 0.0, coefficient_shape)
-    out, scratch = np.full(Z.shape, np.nan), np.full(Z.shape, np.inf)
+    per_configuration = (1, tail[0]) + (1,) * (len(tail) - 1) if len(tail) > 1 else (1,)
+    shapes = {"per_configuration": (per_configuration, per_configuration),
+              "scalar_a": ((), per_configuration), "scalars": ((), ()),
+              "per_entry": ((1, *tail), (1, *tail))}[coefficients]
+    a = rng.uniform(0.5, 2.5, shapes[0])
+    b = rng.uniform(-1.5, 0.0, shapes[1])
+    out = np.full(Z.shape, np.nan)
     Z_before, previous_before = Z.copy(), previous.copy()
-    result = op.two_tap(Z, out, a, previous, b, scratch)
+    result = op.two_tap(Z, out, a, previous, b)
     assert result is out
     product = _reference_product(W, Z)
     # the same floating-point operations as apply, *= a, + previous * b: the same bits
@@ -184,14 +195,17 @@ def test_two_tap_equals_a_times_WZ_plus_b_times_previous(n: int, tail: tuple[int
     magnitude = np.abs(a) * (np.abs(W.toarray()) @ np.abs(Z).reshape(n, -1)).reshape(Z.shape) \
         + np.abs(b * previous)
     assert np.all(np.abs(out - expected) <= 1e-15 * magnitude)
+    # the dense backend computes the same combination (its product may round differently)
+    dense = MixingOperator(W, backend="dense").two_tap(Z, np.empty(Z.shape), a, previous, b)
+    assert np.allclose(dense, out, rtol=1e-13, atol=1e-13)
 
 
-def test_the_shapes_cover_blocked_and_single_call_paths() -> None:
-    widths = {n: int(np.prod(tail)) for n, tail in SHAPES}
-    rows = [max(1, _BLOCK_ENTRIES // w) for w in widths.values()]
-    assert any(w > _BLOCK_ENTRIES for w in widths.values())
-    assert any(1 < r < n and n % r for r, n in zip(rows, widths, strict=True))  # uneven blocks
-    assert any(r >= n for r, n in zip(rows, widths, strict=True))  # one call
+def test_the_shapes_cover_chunk_boundaries() -> None:
+    widths = [int(np.prod(tail)) for _, tail in SHAPES]
+    segments = [tail[-1] if len(tail) > 1 else w for (_, tail), w in zip(SHAPES, widths, strict=True)]
+    assert any(w > CHUNK and w % CHUNK for w in widths)  # a partial last chunk
+    assert any(w < CHUNK for w in widths)  # a single chunk
+    assert any(s % CHUNK and w > s for s, w in zip(segments, widths, strict=True))  # a straddling segment
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -1,0 +1,100 @@
+"""Compiled gossip kernels (numba): Z <- M Z and the two-tap round a (M Z) + b Z_prev in one pass.
+
+scipy's CSR x dense kernel (``csr_matvecs``) runs a scalar loop per output row; on the benchmark state
+(n = 256, 2 x 10^4 columns) it costs 2.5x a copy of the data it reads and writes, and the two-tap combination
+after it costs another three passes. These kernels walk each output row in chunks of ``CHUNK`` columns that
+stay in L1: the chunk receives its neighbours' rows (vectorized multiply-adds) and, for the two-tap round,
+is combined with the previous iterate before it leaves the cache. One read of Z and of Z_prev and one write
+of the output.
+
+Bits: every output entry is summed in CSR order starting from +0.0 (``0.0 + w_0 z_0 + w_1 z_1 + ...``), the
+order of scipy's kernel, and combined as ``(acc * a) + (prev * b)``, the order of ``out *= a;
+out += prev * b``; numba leaves ``fastmath`` off, so nothing is reassociated or fused into an FMA and the
+results equal scipy's product bit for bit (tests/test_kernels.py), whatever the number of columns, so a
+configuration gives the same bits alone and inside a batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Columns per chunk: 2048 float64 = 16 KiB of output plus 16 KiB per source row stream through L1/L2
+# (512 to 4096 measured alike on the benchmark state; 128 and less pay the loop overhead).
+CHUNK = 2048
+SHORT_SEGMENT = 64
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def _row_chunk(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, Z: np.ndarray, out: np.ndarray,
+               width: int, i: int, c0: int, size: int) -> None:
+    """out[i, c0:c0+size] <- sum_{jj in row i} data[jj] * Z[indices[jj], c0:c0+size], summed from +0.0 in CSR
+    order, on the flat (n * width,) arrays. Offsets are unsigned so that numba drops its negative-index
+    wrap-around test, which would keep LLVM from vectorizing the loops (2.5x slower measured)."""
+    target = np.uint64(i * width + c0)
+    lo, hi = indptr[i], indptr[i + 1]
+    if lo == hi:
+        for c in range(size):
+            out[target + np.uint64(c)] = 0.0
+        return
+    weight = data[lo]
+    source = np.uint64(indices[lo] * width + c0)
+    for c in range(size):
+        # 0.0 + keeps scipy's -0.0 -> +0.0 (numba sets no signed-zero flag that would drop it)
+        out[target + np.uint64(c)] = 0.0 + weight * Z[source + np.uint64(c)]
+    for jj in range(lo + 1, hi):
+        weight = data[jj]
+        source = np.uint64(indices[jj] * width + c0)
+        for c in range(size):
+            out[target + np.uint64(c)] += weight * Z[source + np.uint64(c)]
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def csr_product(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, Z: np.ndarray,
+                out: np.ndarray, width: int) -> None:
+    """out <- M Z for M in CSR form (rows receive), with Z and out the flat C-order (n * width,) arrays of
+    (n, width) states (distinct arrays)."""
+    for i in range(indptr.shape[0] - 1):
+        for c0 in range(0, width, CHUNK):
+            _row_chunk(indptr, indices, data, Z, out, width, i, c0, min(CHUNK, width - c0))
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def csr_two_tap(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, Z: np.ndarray, out: np.ndarray,
+                width: int, a: np.ndarray, previous: np.ndarray, b: np.ndarray, segment: int) -> None:
+    """out <- a (M Z) + b previous on flat (n * width,) arrays, computed as (acc * a_s) + (previous * b_s)
+    per entry, where column c of a row belongs to segment s = c // segment and a, b hold one coefficient
+    per segment (one per configuration of the engine's (n, k, d) state, whose rows are k segments of d).
+
+    Segments shorter than ``SHORT_SEGMENT`` columns take the coefficients from per-column copies made once
+    per call: a vectorized loop over a few columns costs more in set-up than in work (a batch of 96
+    configurations of d = 6 measured 3.5x slower that way)."""
+    expand = segment < SHORT_SEGMENT
+    a_col = np.empty(width if expand else 0)
+    b_col = np.empty(width if expand else 0)
+    if expand:
+        for s in range(width // segment):
+            for c in range(s * segment, (s + 1) * segment):
+                a_col[c] = a[s]
+                b_col[c] = b[s]
+    for i in range(indptr.shape[0] - 1):
+        for c0 in range(0, width, CHUNK):
+            c1 = min(c0 + CHUNK, width)
+            _row_chunk(indptr, indices, data, Z, out, width, i, c0, c1 - c0)
+            row = np.uint64(i * width)
+            if expand:
+                for c in range(np.uint64(c0), np.uint64(c1)):
+                    at = row + c
+                    out[at] = out[at] * a_col[c] + previous[at] * b_col[c]
+                continue
+            s = c0 // segment
+            start = c0
+            while start < c1:
+                stop = min((s + 1) * segment, c1)
+                a_s, b_s = a[s], b[s]
+                base = row + np.uint64(start)
+                for c in range(stop - start):
+                    at = base + np.uint64(c)
+                    out[at] = out[at] * a_s + previous[at] * b_s
+                start = stop
+                s += 1
