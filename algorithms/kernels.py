@@ -3,9 +3,9 @@
 scipy's CSR x dense kernel (``csr_matvecs``) runs a scalar loop per output row; on the benchmark state
 (n = 256, 2 x 10^4 columns) it costs 2.5x a copy of the data it reads and writes, and the two-tap combination
 after it costs another three passes. These kernels walk each output row in chunks of ``CHUNK`` columns that
-stay in L1: the chunk receives its neighbours' rows (vectorized multiply-adds) and, for the two-tap round,
-is combined with the previous iterate before it leaves the cache. One read of Z and of Z_prev and one write
-of the output.
+stay in L1: the chunk receives its neighbours' rows (vectorized multiply-adds, up to four rows per pass) and,
+for the two-tap round, is combined with the previous iterate before it leaves the cache. One read of Z and of
+Z_prev and one write of the output.
 
 Bits: every output entry is summed in CSR order starting from +0.0 (``0.0 + w_0 z_0 + w_1 z_1 + ...``), the
 order of scipy's kernel, and combined as ``(acc * a) + (prev * b)``, the order of ``out *= a;
@@ -19,34 +19,80 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-# Columns per chunk: 2048 float64 = 16 KiB of output plus 16 KiB per source row stream through L1/L2
-# (512 to 4096 measured alike on the benchmark state; 128 and less pay the loop overhead).
+# Columns per chunk: 2048 float64 = 16 KiB of output while its source rows stream through (on the benchmark
+# state 2048 beat 1024, 4096 and whole rows by 5-15%, and blocks of rows per chunk were slower still).
 CHUNK = 2048
+# Two-tap coefficients per segment below this many columns per segment, per column above (see csr_two_tap).
 SHORT_SEGMENT = 64
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _add_terms(Z: np.ndarray, out: np.ndarray, width: int, target: np.uint64, indices: np.ndarray,
+               data: np.ndarray, jj: int, count: int, c0: int, size: int, first: bool) -> int:
+    """out[target:target+size] <- (out or +0.0) + data[jj] Z[indices[jj], c0:] + ... for up to four of the
+    row's terms in one pass, added left to right; returns how many terms it took. One pass per four terms
+    instead of one per term: a ring's row is one read-modify-write of the output chunk, not three."""
+    u = np.uint64
+    if count >= 4:
+        w0, w1, w2, w3 = data[jj], data[jj + 1], data[jj + 2], data[jj + 3]
+        s0, s1 = u(indices[jj] * width + c0), u(indices[jj + 1] * width + c0)
+        s2, s3 = u(indices[jj + 2] * width + c0), u(indices[jj + 3] * width + c0)
+        if first:
+            for c in range(u(size)):
+                out[target + c] = (((0.0 + w0 * Z[s0 + c]) + w1 * Z[s1 + c]) + w2 * Z[s2 + c]) \
+                    + w3 * Z[s3 + c]
+        else:
+            for c in range(u(size)):
+                out[target + c] = (((out[target + c] + w0 * Z[s0 + c]) + w1 * Z[s1 + c]) + w2 * Z[s2 + c]) \
+                    + w3 * Z[s3 + c]
+        return 4
+    if count == 3:
+        w0, w1, w2 = data[jj], data[jj + 1], data[jj + 2]
+        s0, s1 = u(indices[jj] * width + c0), u(indices[jj + 1] * width + c0)
+        s2 = u(indices[jj + 2] * width + c0)
+        if first:
+            for c in range(u(size)):
+                out[target + c] = ((0.0 + w0 * Z[s0 + c]) + w1 * Z[s1 + c]) + w2 * Z[s2 + c]
+        else:
+            for c in range(u(size)):
+                out[target + c] = ((out[target + c] + w0 * Z[s0 + c]) + w1 * Z[s1 + c]) + w2 * Z[s2 + c]
+        return 3
+    if count == 2:
+        w0, w1 = data[jj], data[jj + 1]
+        s0, s1 = u(indices[jj] * width + c0), u(indices[jj + 1] * width + c0)
+        if first:
+            for c in range(u(size)):
+                out[target + c] = (0.0 + w0 * Z[s0 + c]) + w1 * Z[s1 + c]
+        else:
+            for c in range(u(size)):
+                out[target + c] = (out[target + c] + w0 * Z[s0 + c]) + w1 * Z[s1 + c]
+        return 2
+    w0, s0 = data[jj], u(indices[jj] * width + c0)
+    if first:
+        for c in range(u(size)):
+            out[target + c] = 0.0 + w0 * Z[s0 + c]
+    else:
+        for c in range(u(size)):
+            out[target + c] = out[target + c] + w0 * Z[s0 + c]
+    return 1
+
+
+@njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def _row_chunk(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, Z: np.ndarray, out: np.ndarray,
                width: int, i: int, c0: int, size: int) -> None:
     """out[i, c0:c0+size] <- sum_{jj in row i} data[jj] * Z[indices[jj], c0:c0+size], summed from +0.0 in CSR
     order, on the flat (n * width,) arrays. Offsets are unsigned so that numba drops its negative-index
-    wrap-around test, which would keep LLVM from vectorizing the loops (2.5x slower measured)."""
+    wrap-around test, which would keep LLVM from vectorizing the loops (2.5x slower measured); the +0.0
+    start keeps scipy's -0.0 -> +0.0 (numba sets no signed-zero flag that would drop it)."""
     target = np.uint64(i * width + c0)
     lo, hi = indptr[i], indptr[i + 1]
     if lo == hi:
-        for c in range(size):
-            out[target + np.uint64(c)] = 0.0
+        for c in range(np.uint64(size)):
+            out[target + c] = 0.0
         return
-    weight = data[lo]
-    source = np.uint64(indices[lo] * width + c0)
-    for c in range(size):
-        # 0.0 + keeps scipy's -0.0 -> +0.0 (numba sets no signed-zero flag that would drop it)
-        out[target + np.uint64(c)] = 0.0 + weight * Z[source + np.uint64(c)]
-    for jj in range(lo + 1, hi):
-        weight = data[jj]
-        source = np.uint64(indices[jj] * width + c0)
-        for c in range(size):
-            out[target + np.uint64(c)] += weight * Z[source + np.uint64(c)]
+    jj = lo
+    while jj < hi:
+        jj += _add_terms(Z, out, width, target, indices, data, jj, hi - jj, c0, size, jj == lo)
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
@@ -68,7 +114,7 @@ def csr_two_tap(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, Z: np
 
     Segments shorter than ``SHORT_SEGMENT`` columns take the coefficients from per-column copies made once
     per call: a vectorized loop over a few columns costs more in set-up than in work (a batch of 96
-    configurations of d = 6 measured 3.5x slower that way)."""
+    configurations of d = 6 measured 1.9x slower per segment)."""
     expand = segment < SHORT_SEGMENT
     a_col = np.empty(width if expand else 0)
     b_col = np.empty(width if expand else 0)

@@ -11,8 +11,7 @@ with the constants of Arjevani et al. Lemma 2: f_hat(0) - inf f_hat <= DELTA0 * 
 Only one of Psi(x_i), Psi(-x_i) is non-zero, so with s_i = sign(x_i) a link is
 ``link_i = -s_i Psi(|x_i|) Phi(s_i x_{i+1})`` and its partial derivatives are
 ``d/dx_{i+1} = -Psi(|x_i|) Phi'(x_{i+1})`` and ``d/dx_i = -Psi'(|x_i|) Phi(s_i x_{i+1})``: the compiled
-kernel below (`chain_gradient`, numba) evaluates these in one pass, with the transcendental work only where
-Psi can be non-zero.
+kernels below (numba) evaluate these with the transcendental work only where Psi can be non-zero.
 
 `ZeroChainFunctions` is the general local-function object: worker i holds
 ``f_i(x) = gain * [c0_i * (-Phi(z_1)) + sum_j C_ij link_j(z)]`` at ``z = x / scale``. All weights 1 and
@@ -58,45 +57,36 @@ def _ndtr(a: float) -> float:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _link_terms(yk: float, following: float, link: float, constants: np.ndarray) -> tuple[float, float]:
-    """(P_k, the d link_k / d x_k term) at coordinate value yk with the next coordinate ``following`` (see
-    `chain_gradient`)."""
+def _psi_argument(yk: float, constants: np.ndarray) -> tuple[float, float, float]:
+    """(v, v^2, psi_num / v^2 + log_psi_shift), v = max(|x| - scale/2, v_floor): P = exp(the third) * C."""
     v = max(abs(yk) - constants[1], constants[2])
     w = v * v
-    P = math.exp(constants[3] / w + constants[4]) * link
-    sign = (yk > 0.0) - (yk < 0.0) if yk == yk else yk  # np.sign, NaN included
-    return P, _ndtr(sign * following * constants[5]) * P / (w * v) * constants[6]
+    return v, w, constants[3] / w + constants[4]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _gaussian_factor(yk: float, phi_exp: float) -> float:
-    """E = exp(-z^2/2) at x = yk (exp(0) = 1 exactly, without the call)."""
-    return math.exp(yk * yk * phi_exp) if yk != 0.0 else 1.0
+def _link_term(yk: float, following: float, P: float, v: float, w: float, constants: np.ndarray) -> float:
+    """d link_k / d x_k = P_k ndtr(s_k z_{k+1}) * dpsi_const / v^3, s_k = sign(x_k) (NaN for NaN)."""
+    sign = (yk > 0.0) - (yk < 0.0) if yk == yk else yk  # np.sign, NaN included
+    return _ndtr(sign * following * constants[5]) * P / (w * v) * constants[6]
 
 
 @njit(cache=True, nogil=True)
-def chain_gradient(y: np.ndarray, m: int, first: np.ndarray, links: np.ndarray, constants: np.ndarray,
-                   out: np.ndarray, active: np.ndarray) -> None:
-    """The gradient of the weighted chain at the rows of y (flat, rows x m in C order) into ``out``, which
-    must hold zeros; ``active`` is an int scratch array of y's size.
+def chain_exponents(y: np.ndarray, m: int, links: np.ndarray, constants: np.ndarray, active: np.ndarray,
+                    exponents: np.ndarray) -> tuple[int, bool]:
+    """First pass of the zero-chain gradient (see `ZeroChainFunctions._grad_rows`): the active links
+    {k : v_k > v_floor, C_k != 0} into ``active`` (their count is returned, with whether y is finite), and
+    the exponents whose exp the gradient needs into ``exponents``: -z_0^2/2 per row, then per active link
+    that of P_k and -z_{k+1}^2/2.
 
-    With E = exp(-z^2/2), P = -C s sqrt(e) Psi(|z|), s = gain/scale, v = |x| - scale/2 (2|z| - 1 = 2v/scale):
-        G_k = E_k (first_k + P_{k-1}) + P_k Phi(s_k z_{k+1}) * 0.5 sqrt(2 pi) scale^3 / v_k^3,
-    the first term and d link_{k-1}/d x_k = -Psi(|z_{k-1}|) Phi'(z_k), then d link_k/d x_k =
-    -Psi'(|z_k|) Phi(s_k z_{k+1}) with Psi'(u) = 4 Psi(u) / (2u - 1)^3. ``first`` holds the first-term
-    constant -c0 s sqrt(e) per row; ``links`` holds -C per entry, 0 in each row's last column (dropping that
-    column's forward link is exact: either m = T, or column m-1 is zero and Psi(0) = Psi'(0) = 0).
-
-    Psi(|z_k|) is exactly 0 for v_k <= v_floor (exp(1 - 1/(2v)^2) underflows), so P_k and its terms are
-    evaluated only on the active links {k : v_k > v_floor, C_k != 0}, collected in one pass (a branch per
-    entry that is mostly not taken: a row-by-row loop whose branches follow the data mispredicts more than
-    the arithmetic costs, and a branch-free compaction measured slower still): the cost follows the active
-    entries. A row (one point) with a NaN or inf coordinate is evaluated in full,
-    every term at every entry, so that non-finite values spread as the formula says (0 * NaN = NaN;
-    divergence detection relies on it).
+    Psi(|z_k|) is exactly 0 for v_k <= v_floor (exp(1 - 1/(2v)^2) underflows), so only active links carry
+    link terms: the cost follows the active entries. Collecting them takes one branch per entry that is
+    mostly not taken (a row-by-row loop whose branches follow the data mispredicts more than the
+    arithmetic costs, and a branch-free compaction measured slower still).
     """
     phi_exp, half_scale, v_floor = constants[0], constants[1], constants[2]
     size = y.shape[0]
+    rows = size // m
     count = 0
     for k in range(size):
         if y[k] != 0.0 and abs(y[k]) - half_scale > v_floor and links[k] != 0.0:
@@ -105,27 +95,51 @@ def chain_gradient(y: np.ndarray, m: int, first: np.ndarray, links: np.ndarray, 
     finite = True
     for k in range(size):
         finite &= y[k] - y[k] == 0.0  # False for NaN and inf
-    for row in range(size // m):
-        base = row * m
-        out[base] = first[row] * _gaussian_factor(y[base], phi_exp)  # acc_0 = first (+ no P_{-1})
-    # increasing k: out[k] already holds acc_k E_k when its own link term is added, as in the formula
+    for row in range(rows):
+        exponents[row] = y[row * m] * y[row * m] * phi_exp
     for i in range(count):
         k = active[i]
-        P, term = _link_terms(y[k], y[k + 1], links[k], constants)
-        out[k] += term
-        out[k + 1] = P * _gaussian_factor(y[k + 1], phi_exp)  # acc_{k+1} = P_k: column k + 1 >= 1
-    if not finite:
-        for row in range(size // m):
-            base = row * m
-            if math.isfinite(np.sum(y[base : base + m])):
-                continue
-            carried = 0.0  # P_{k-1}
-            for c in range(m):
-                k = base + c
-                acc = carried + first[row] if c == 0 else carried
-                following = y[k + 1] if c + 1 < m else 1.0
-                carried, term = _link_terms(y[k], following, links[k], constants)
-                out[k] = acc * math.exp(y[k] * y[k] * phi_exp) + term
+        exponents[rows + 2 * i] = _psi_argument(y[k], constants)[2]
+        exponents[rows + 2 * i + 1] = y[k + 1] * y[k + 1] * phi_exp
+    return count, finite
+
+
+@njit(cache=True, nogil=True)
+def chain_assemble(y: np.ndarray, m: int, first: np.ndarray, links: np.ndarray, constants: np.ndarray,
+                   active: np.ndarray, count: int, exps: np.ndarray, finite: bool, out: np.ndarray) -> None:
+    """Second pass: the gradient into ``out`` (zeros on entry) from `chain_exponents`' output, its
+    exponents replaced by their exp.
+
+    G_k = E_k (first_k + P_{k-1}) + (link term of k), the terms in increasing k, so out[k] holds
+    acc_k E_k when its own link term is added, as the formula orders them. A row (one point) with a NaN or
+    inf coordinate is then evaluated again in full, every term at every entry (exp from libm), so that
+    non-finite values spread as the formula says (0 * NaN = NaN; divergence detection relies on it).
+    """
+    rows = y.shape[0] // m
+    for row in range(rows):
+        out[row * m] = first[row] * exps[row]  # acc_0 = first (+ no P_{-1})
+    for i in range(count):
+        k = active[i]
+        v, w, _ = _psi_argument(y[k], constants)
+        P = exps[rows + 2 * i] * links[k]
+        out[k] += _link_term(y[k], y[k + 1], P, v, w, constants)
+        out[k + 1] = P * exps[rows + 2 * i + 1]  # acc_{k+1} = P_k: column k + 1 >= 1
+    if finite:
+        return
+    for row in range(rows):
+        base = row * m
+        if math.isfinite(np.sum(y[base : base + m])):
+            continue
+        carried = 0.0  # P_{k-1}
+        for c in range(m):
+            k = base + c
+            acc = carried + first[row] if c == 0 else carried
+            v, w, exponent = _psi_argument(y[k], constants)
+            P = math.exp(exponent) * links[k]
+            following = y[k + 1] if c + 1 < m else 1.0
+            term = _link_term(y[k], following, P, v, w, constants)
+            out[k] = acc * math.exp(y[k] * y[k] * constants[0]) + term
+            carried = P
 
 
 def psi(z: np.ndarray) -> np.ndarray:
@@ -222,7 +236,8 @@ class ZeroChainFunctions:
             _HALF_SQRT_2PI * self.scale**3,  # dpsi_const
         ])
         self._weights: dict[tuple[int, int, int | None], tuple[np.ndarray, np.ndarray]] = {}
-        self._scratch: dict[tuple[int, int], np.ndarray] = {}  # the kernel's index buffers, by size
+        # the kernels' buffers, by (size, thread)
+        self._scratch: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
 
     @staticmethod
     def _check_weights(name: str, weights: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray | None:
@@ -286,21 +301,41 @@ class ZeroChainFunctions:
 
     def _grad_rows(self, Y: np.ndarray, m: int, per_worker: int | None) -> np.ndarray:
         """Gradient (..., d) at the points Y (..., d), computed on the first m columns; per_worker as in
-        `_kernel_weights`."""
+        `_kernel_weights`.
+
+        With E = exp(-z^2/2), P = -C s sqrt(e) Psi(|z|), s = gain/scale, v = |x| - scale/2 (so that
+        2|z| - 1 = 2v/scale):
+            G_k = E_k (first_k + P_{k-1}) + P_k ndtr(s_k z_{k+1}) * 0.5 sqrt(2 pi) scale^3 / v_k^3,
+        the first term and d link_{k-1}/d x_k = -Psi(|z_{k-1}|) Phi'(z_k), then d link_k/d x_k =
+        -Psi'(|z_k|) Phi(s_k z_{k+1}) with Psi'(u) = 4 Psi(u) / (2u - 1)^3; ``first`` holds -c0 s sqrt(e) per
+        row and ``links`` -C per entry, 0 in each row's last column (dropping that column's forward link is
+        exact: either m = T, or column m-1 is zero and Psi(0) = Psi'(0) = 0).
+
+        Two compiled passes (`chain_exponents`, `chain_assemble`) around one numpy ``exp`` of every exponent
+        the active entries need: numpy's vectorized exp costs a fifth of a scalar libm call per value, and
+        gives each value the same bits wherever it sits in the array, so a point gets the same gradient
+        alone or in a batch (tests/test_kernels.py).
+        """
         rows = Y.size // self.T
         first, links = self._kernel_weights(rows, m, per_worker)
-        key = (rows * m, threading.get_ident())  # per thread: the kernel releases the GIL
+        key = (rows * m, threading.get_ident())  # per thread: the kernels release the GIL
         scratch = self._scratch.get(key)
         if scratch is None:
-            scratch = self._scratch[key] = np.empty(rows * m, dtype=np.intp)
+            scratch = self._scratch[key] = (np.empty(rows * m, dtype=np.intp), np.empty(rows + 2 * rows * m))
+        active, exponents = scratch
         if m == self.T:
             y = Y.reshape(-1) if Y.flags.c_contiguous else np.ascontiguousarray(Y).reshape(-1)
             out = np.zeros(Y.shape)
-            chain_gradient(y, m, first, links, self._constants, out.reshape(-1), scratch)
+            g = out.reshape(-1)
+        else:
+            y = np.ascontiguousarray(Y[..., :m]).reshape(-1)
+            g = np.zeros(rows * m)
+        count, finite = chain_exponents(y, m, links, self._constants, active, exponents)
+        used = exponents[: rows + 2 * count]
+        np.exp(used, out=used)
+        chain_assemble(y, m, first, links, self._constants, active, count, exponents, finite, g)
+        if m == self.T:
             return out
-        g = np.zeros(rows * m)
-        chain_gradient(np.ascontiguousarray(Y[..., :m]).reshape(-1), m, first, links, self._constants, g,
-                       scratch)
         # Column-major, so the non-zero prefix is one contiguous block at the start of lazily zeroed memory:
         # only its pages are touched, and the call's cost follows m, not d (same values as C order).
         out = np.zeros(Y.shape, order="F")
