@@ -22,6 +22,9 @@ from numba import njit
 # Columns per chunk: 2048 float64 = 16 KiB of output while its source rows stream through (on the benchmark
 # state 2048 beat 1024, 4096 and whole rows by 5-15%, and blocks of rows per chunk were slower still).
 CHUNK = 2048
+# States narrower than this many columns take one term per pass (`_narrow_row`; measured on a 1536-node path
+# with 6 columns: 25 us against 57 us with up to four terms per pass, which win from about 128 columns on).
+NARROW = 128
 # Two-tap coefficients per segment below this many columns per segment, per column above (see csr_two_tap).
 SHORT_SEGMENT = 64
 
@@ -95,12 +98,29 @@ def _row_chunk(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, Z: np.
         jj += _add_terms(Z, out, width, target, indices, data, jj, hi - jj, c0, size, jj == lo)
 
 
+@njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _narrow_row(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, Z: np.ndarray, out: np.ndarray,
+                width: int, i: int) -> None:
+    """Row i of M Z for a narrow state, one term per pass over the row (scipy's loop): on short rows the
+    set-up of `_add_terms`' passes costs more than it saves."""
+    target = np.uint64(i * width)
+    for c in range(np.uint64(width)):
+        out[target + c] = 0.0
+    for jj in range(indptr[i], indptr[i + 1]):
+        weight, source = data[jj], np.uint64(indices[jj] * width)
+        for c in range(np.uint64(width)):
+            out[target + c] += weight * Z[source + c]
+
+
 @njit(cache=True, nogil=True, boundscheck=False)
 def csr_product(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, Z: np.ndarray,
                 out: np.ndarray, width: int) -> None:
     """out <- M Z for M in CSR form (rows receive), with Z and out the flat C-order (n * width,) arrays of
     (n, width) states (distinct arrays)."""
     for i in range(indptr.shape[0] - 1):
+        if width < NARROW:
+            _narrow_row(indptr, indices, data, Z, out, width, i)
+            continue
         for c0 in range(0, width, CHUNK):
             _row_chunk(indptr, indices, data, Z, out, width, i, c0, min(CHUNK, width - c0))
 
@@ -124,10 +144,13 @@ def csr_two_tap(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, Z: np
                 a_col[c] = a[s]
                 b_col[c] = b[s]
     for i in range(indptr.shape[0] - 1):
+        row = np.uint64(i * width)
         for c0 in range(0, width, CHUNK):
             c1 = min(c0 + CHUNK, width)
-            _row_chunk(indptr, indices, data, Z, out, width, i, c0, c1 - c0)
-            row = np.uint64(i * width)
+            if width < NARROW:
+                _narrow_row(indptr, indices, data, Z, out, width, i)
+            else:
+                _row_chunk(indptr, indices, data, Z, out, width, i, c0, c1 - c0)
             if expand:
                 for c in range(np.uint64(c0), np.uint64(c1)):
                     at = row + c

@@ -18,7 +18,7 @@ from test_zero_chain import reference_grad
 import algorithms
 import instances
 from algorithms.engine import MixingOperator
-from algorithms.kernels import CHUNK
+from algorithms.kernels import CHUNK, NARROW
 from instances.zero_chain import ZeroChainFunctions
 
 # the module itself (``instances.zero_chain`` is also the name of the re-exported constructor)
@@ -134,12 +134,12 @@ def _assert_close_to_dense(W: sp.csr_array, Z: np.ndarray, product: np.ndarray) 
 # (n, state shape after the worker axis): rows wider than CHUNK with a partial last chunk, configuration
 # segments that straddle chunk boundaries, and narrow states of one chunk
 SHAPES = [(6, (3, 25_000)), (5, (70_001,)), (7, (2, 10_000)), (6, (2, 5)), (9, (1, 1)), (4, (3,)),
-          (5, (3, CHUNK + 7))]
+          (5, (3, CHUNK + 7)), (8, (4, 75))]
 
 
 def _random_sparse(n: int, rng: np.random.Generator) -> sp.csr_array:
     """A non-symmetric M with negative weights, an empty row (nothing received) and unsorted input indices."""
-    M = sp.random_array((n, n), density=0.4, rng=rng, format="lil")
+    M = sp.random_array((n, n), density=0.75, rng=rng, format="lil")  # rows of 0 to n terms
     M[1, :] = 0.0
     M = sp.csr_array(M)
     M.data -= 0.5
@@ -204,7 +204,8 @@ def test_the_shapes_cover_chunk_boundaries() -> None:
     widths = [int(np.prod(tail)) for _, tail in SHAPES]
     segments = [tail[-1] if len(tail) > 1 else w for (_, tail), w in zip(SHAPES, widths, strict=True)]
     assert any(w > CHUNK and w % CHUNK for w in widths)  # a partial last chunk
-    assert any(w < CHUNK for w in widths)  # a single chunk
+    assert any(NARROW <= w < CHUNK for w in widths)  # a single chunk of multi-term passes
+    assert any(w < NARROW for w in widths)  # one term per pass
     assert any(s % CHUNK and w > s for s, w in zip(segments, widths, strict=True))  # a straddling segment
 
 
