@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 import scipy.sparse as sp
 
-from algorithms.kernels import csr_product, csr_two_tap
+from algorithms.kernels import csr_product, csr_two_tap, keep_going, outside
 from algorithms.result import Result
 
 GOSSIP_BACKENDS: tuple[str, ...] = ("sparse", "dense")
@@ -281,6 +281,8 @@ class Context:
 
     @staticmethod
     def _apply(M: MixingOperator, Z: Sequence[np.ndarray], out: Sequence[np.ndarray] | None) -> Any:
+        if len(Z) == 1:  # the common case, without the tuple
+            return M.apply(Z[0], None if out is None else out[0])
         if out is None:
             results = tuple(M.apply(z) for z in Z)
         else:
@@ -317,16 +319,6 @@ class LoopSettings:
     callback: Callable[[int, Any, Context], None] | None = None  # called after init (t=0) and each iteration
 
 
-def _squared_distances(A: np.ndarray) -> np.ndarray:
-    """Row sums of squares of (k, d), for the skip test only (its bits decide nothing recorded)."""
-    if _VECDOT is not None:
-        return _VECDOT(A, A)
-    return np.einsum("kd,kd->k", A, A)
-
-
-_VECDOT = getattr(np, "vecdot", None)  # numpy >= 2.0: a ufunc, cheaper to call than einsum
-
-
 def _row_norms(A: np.ndarray) -> np.ndarray:
     return np.sqrt(np.einsum("kd,kd->k", A, A))
 
@@ -339,7 +331,9 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
     smoothness bound L of the global f is known, the exact test is skipped while it cannot succeed:
     | ||grad f(y)|| - ||grad f(x)|| | <= L ||y - x||, so after an exact evaluation g at x, no iterate y with
     g - L ||y - x|| > tol can meet the target (and none with g + L ||y - x|| below the divergence bound can
-    diverge). T_eps is still exact.
+    diverge). T_eps is still exact. Only the configurations that left their radius are evaluated (in a batch
+    of step sizes a few move fast and force most evaluations), so ``full_grad`` must treat the rows of x
+    independently, as the local-function protocol asks.
     """
     k, n = ctx.k, ctx.n
     full_grad: Callable[[np.ndarray], np.ndarray] = ctx.problem.full_grad
@@ -356,7 +350,7 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
     stop_at = np.full(k, iterations, dtype=np.int64)
     diverged = np.zeros(k, dtype=bool)
     active = np.ones(k, dtype=bool)
-    stopped: np.ndarray | None = None  # ~active, or None while every configuration runs
+    stopped = np.zeros(k, dtype=bool)  # ~active
     stop_counters: list[dict[str, int] | None] = [None] * k
     stop_x_hat = np.empty((k, ctx.d))
     stop_record: list[tuple[float, float] | None] = [None] * k
@@ -387,7 +381,7 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
             stop_x_hat[j] = x_hat[j]
             stop_record[j] = (float(grad_norm[j]), float(cons[j]))
         active = active & ~mask
-        stopped = None if active.all() else ~active
+        stopped = ~active
 
     def progress_row() -> np.ndarray:
         levels = [np.asarray(progress_of(a), dtype=np.int64).reshape(n, k) for a in rule.worker_arrays(state)]
@@ -404,26 +398,16 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
         t_eps[done] = 0
         settle(0, x_hat, grad_norm, done)
     anchor_x = x_hat.copy()
+    grad_norm = grad_norm.copy()  # updated in place for the configurations evaluated
 
-    # the smoothness skip: slack / L, shrunk by 1e-9 so that rounding can only cost an evaluation, never
-    # skip a needed one
-    slack_scale = None if lipschitz is None else (1.0 - 1e-9) / lipschitz if lipschitz > 0 else np.inf
-
-    def skip_radius(grad_norm: np.ndarray) -> tuple[np.ndarray, np.ndarray | None] | None:
-        """(squared radius, stopped or None): no active configuration can stop while its x_hat stays
-        within the radius of the anchor, since ||grad f|| stays in (tol, diverge_bound) while
-        L ||x - anchor|| < min(g - tol, bound - g); -1 where that slack is not positive. Stopped
-        configurations never force an evaluation (None: none has stopped). None when the smoothness
-        argument is off."""
-        if slack_scale is None:
-            return None
+    # the smoothness skip (see the docstring): squared radii from slack / L, shrunk by 1e-9 so that rounding
+    # can only cost an evaluation, never skip a needed one; scale 0 (no smoothness bound, or no tol) turns
+    # it off
+    slack_scale = 0.0 if lipschitz is None else (1.0 - 1e-9) / lipschitz if lipschitz > 0 else np.inf
+    radius = np.full(k, -1.0)
+    if tol is not None:
         with np.errstate(invalid="ignore"):
-            slack = np.minimum(grad_norm - tol, diverge_bound - grad_norm)
-            slack *= slack_scale
-            radius = np.where(slack > 0.0, slack * slack, -1.0)
-        return radius, stopped
-
-    skip = skip_radius(grad_norm)
+            keep_going(grad_norm, tol, diverge_bound, stopped, slack_scale, radius)
 
     t = 0
     with np.errstate(over="ignore", invalid="ignore"):
@@ -439,23 +423,18 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
             recording = t % record_every == 0 or t == iterations
             if tol is not None and (t % check_every == 0 or t == iterations):
                 x_hat = rule.average(state)
-                if skip is not None and not recording:
-                    drift = x_hat - anchor_x
-                    inside = np.less(_squared_distances(drift), skip[0])  # NaN: outside
-                    if skip[1] is not None:
-                        inside |= skip[1]
-                    if inside.all():
-                        continue
-                grad_norm = _row_norms(full_grad(x_hat))
-                anchor_x = x_hat
-                if not recording:
-                    # the common case: no configuration stops here (NaN fails both comparisons)
-                    going = np.greater(grad_norm, tol) & np.less_equal(grad_norm, diverge_bound)
-                    if stopped is not None:
-                        going |= stopped
-                    if going.all():
-                        skip = skip_radius(grad_norm)
-                        continue
+                due = None if recording else outside(x_hat, anchor_x, radius, stopped)
+                if due is not None and due.size == 0:
+                    continue
+                if due is None or due.size == k:
+                    grad_norm = _row_norms(full_grad(x_hat))
+                    anchor_x = x_hat
+                else:  # only these can have stopped: the others keep their last evaluation and anchor
+                    grad_norm[due] = _row_norms(full_grad(x_hat[due]))
+                    anchor_x[due] = x_hat[due]
+                # the common case: no configuration stops here (NaN fails both comparisons)
+                if keep_going(grad_norm, tol, diverge_bound, stopped, slack_scale, radius) and not recording:
+                    continue
                 bad = active & (~np.isfinite(grad_norm) | (grad_norm > diverge_bound))
                 hit = active & ~bad & (grad_norm <= tol)
                 if bad.any():
@@ -468,7 +447,6 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
                     record(t, x_hat, grad_norm)
                 if not active.any():
                     break
-                skip = skip_radius(grad_norm)
             elif recording:
                 x_hat = rule.average(state)
                 grad_norm = _row_norms(full_grad(x_hat))

@@ -167,3 +167,43 @@ def csr_two_tap(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, Z: np
                     out[at] = out[at] * a_s + previous[at] * b_s
                 start = stop
                 s += 1
+
+
+# ------------------------------------------------------------------------------------------------------
+# the engine's stopping test (see algorithms.engine.execute): one call each instead of five numpy calls, which
+# is most of the test's cost on small states
+
+
+@njit(cache=True, nogil=True)
+def keep_going(grad_norm: np.ndarray, tol: float, bound: np.ndarray, stopped: np.ndarray, scale: float,
+               radius: np.ndarray) -> bool:
+    """Whether every running configuration j keeps going (tol < g_j <= bound_j; NaN does not), and the
+    squared skip radii: radius_j <- (scale * min(g_j - tol, bound_j - g_j))^2 where that slack is positive,
+    else -1 (scale = 0: never skip)."""
+    going = True
+    for j in range(grad_norm.shape[0]):
+        g = grad_norm[j]
+        slack = min(g - tol, bound[j] - g) * scale
+        radius[j] = slack * slack if slack > 0.0 else -1.0
+        if not stopped[j] and not (g > tol and g <= bound[j]):
+            going = False
+    return going
+
+
+@njit(cache=True, nogil=True)
+def outside(x_hat: np.ndarray, anchor: np.ndarray, radius: np.ndarray, stopped: np.ndarray) -> np.ndarray:
+    """The running configurations whose x_hat (k, d) is not strictly within their squared radius of their
+    anchor (NaN: outside), in increasing order: only they can have stopped since their last evaluation."""
+    found = np.empty(x_hat.shape[0], dtype=np.intp)
+    count = 0
+    for j in range(x_hat.shape[0]):
+        if stopped[j]:
+            continue
+        total = 0.0
+        for c in range(x_hat.shape[1]):
+            step = x_hat[j, c] - anchor[j, c]
+            total += step * step
+        if not total < radius[j]:
+            found[count] = j
+            count += 1
+    return found[:count]

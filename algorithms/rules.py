@@ -297,7 +297,10 @@ class D2(StepRule):
 class DSGT(StepRule):
     """DSGT (Zhang & You 2019c), combine-then-adapt gradient tracking (THEORY.md §11 item 16):
     x_{t+1} = W x_t - alpha y_t,  y_{t+1} = W y_t + G(x_{t+1}) - G(x_t),  y_0 = G(x_0).
-    One iteration queries at x_t, then gossips x_t and y_{t-1} in one round (two vectors)."""
+    One iteration queries at x_t, then gossips x_t and y_{t-1} in one round (two vectors). They stay two
+    contiguous arrays: stacked as one (n, 2k, d) array the round is one product, but every update then runs
+    on strided views, which cost numpy more than the product saves (a 96-configuration batch of the 12-node
+    path: 96 against 71 us per iteration)."""
 
     name = "dsgt"
 

@@ -73,28 +73,36 @@ def _link_term(yk: float, following: float, P: float, v: float, w: float, consta
 
 @njit(cache=True, nogil=True)
 def chain_exponents(y: np.ndarray, m: int, links: np.ndarray, constants: np.ndarray, active: np.ndarray,
-                    exponents: np.ndarray) -> tuple[int, bool]:
+                    exponents: np.ndarray, mask: np.ndarray) -> tuple[int, bool]:
     """First pass of the zero-chain gradient (see `ZeroChainFunctions._grad_rows`): the active links
     {k : v_k > v_floor, C_k != 0} into ``active`` (their count is returned, with whether y is finite), and
     the exponents whose exp the gradient needs into ``exponents``: -z_0^2/2 per row, then per active link
     that of P_k and -z_{k+1}^2/2.
 
     Psi(|z_k|) is exactly 0 for v_k <= v_floor (exp(1 - 1/(2v)^2) underflows), so only active links carry
-    link terms: the cost follows the active entries. Collecting them takes one branch per entry that is
-    mostly not taken (a row-by-row loop whose branches follow the data mispredicts more than the
-    arithmetic costs, and a branch-free compaction measured slower still).
+    link terms: the cost follows the active entries. They are found with a branch-free (vectorized) pass
+    that writes a byte ``mask`` (y's size rounded up to 8), then a scan of its 8-byte words that looks
+    inside the rare non-zero ones: a row-by-row loop whose branches follow the data mispredicts more than
+    the arithmetic costs (measured on a 96-configuration batch: 2.8 us against 4.9 us for one branch per
+    entry).
     """
     phi_exp, half_scale, v_floor = constants[0], constants[1], constants[2]
     size = y.shape[0]
     rows = size // m
-    count = 0
-    for k in range(size):
-        if y[k] != 0.0 and abs(y[k]) - half_scale > v_floor and links[k] != 0.0:
-            active[count] = k
-            count += 1
     finite = True
     for k in range(size):
+        mask[k] = (abs(y[k]) - half_scale > v_floor) & (links[k] != 0.0)  # NaN: False
         finite &= y[k] - y[k] == 0.0  # False for NaN and inf
+    for k in range(size, mask.shape[0]):
+        mask[k] = False
+    words = mask.view(np.uint64)
+    count = 0
+    for i in range(words.shape[0]):
+        if words[i] != 0:
+            for k in range(8 * i, 8 * i + 8):
+                if mask[k]:
+                    active[count] = k
+                    count += 1
     for row in range(rows):
         exponents[row] = y[row * m] * y[row * m] * phi_exp
     for i in range(count):
@@ -235,9 +243,7 @@ class ZeroChainFunctions:
             1.0 / self.scale,  # inv_scale
             _HALF_SQRT_2PI * self.scale**3,  # dpsi_const
         ])
-        self._weights: dict[tuple[int, int, int | None], tuple[np.ndarray, np.ndarray]] = {}
-        # the kernels' buffers, by (size, thread)
-        self._scratch: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._inputs: dict[tuple[int, int, int | None, int], tuple[np.ndarray, ...]] = {}
 
     @staticmethod
     def _check_weights(name: str, weights: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray | None:
@@ -276,12 +282,14 @@ class ZeroChainFunctions:
             width = active_width(X)
         return min(int(width) + 1, self.T)
 
-    def _kernel_weights(self, rows: int, m: int, per_worker: int | None) -> tuple[np.ndarray, np.ndarray]:
-        """(first, links) for `chain_gradient`, cached per (rows, m, per_worker): ``first`` the first-term
-        constant -c0 s sqrt(e) per row, ``links`` -C per entry (rows x m, flat) with 0 in each row's last
-        column. ``per_worker`` is the number of rows per worker (None: unweighted, for the global f)."""
-        key = (rows, m, per_worker)
-        cached = self._weights.get(key)
+    def _kernel_inputs(self, rows: int, m: int, per_worker: int | None) -> tuple[np.ndarray, ...]:
+        """(first, links, active, exponents, mask) for the kernels, cached per (rows, m, per_worker,
+        thread): ``first`` the first-term constant -c0 s sqrt(e) per row, ``links`` -C per entry (rows x m,
+        flat) with 0 in each row's last column, and the kernels' scratch buffers (per thread: the kernels
+        release the GIL). ``per_worker`` is the number of rows per worker (None: unweighted, for the global
+        f)."""
+        key = (rows, m, per_worker, threading.get_ident())
+        cached = self._inputs.get(key)
         if cached is not None:
             return cached
         if per_worker is None or self.first_weight is None:
@@ -293,15 +301,16 @@ class ZeroChainFunctions:
             links[:, : m - 1] = -1.0
         else:
             links[:, : m - 1] = -np.repeat(self.link_weight[:, : m - 1], per_worker, axis=0)
-        if len(self._weights) > 64:  # bounded: shapes rarely vary within a run
-            self._weights.clear()
-            self._scratch.clear()
-        self._weights[key] = first, links.reshape(-1)
-        return self._weights[key]
+        if len(self._inputs) >= 256:  # bounded: the engine evaluates subsets of a batch, so sizes vary
+            self._inputs.clear()
+        size = rows * m
+        cached = self._inputs[key] = (first, links.reshape(-1), np.empty(size, dtype=np.intp),
+                                      np.empty(rows + 2 * size), np.empty(-(-size // 8) * 8, dtype=bool))
+        return cached
 
     def _grad_rows(self, Y: np.ndarray, m: int, per_worker: int | None) -> np.ndarray:
         """Gradient (..., d) at the points Y (..., d), computed on the first m columns; per_worker as in
-        `_kernel_weights`.
+        `_kernel_inputs`.
 
         With E = exp(-z^2/2), P = -C s sqrt(e) Psi(|z|), s = gain/scale, v = |x| - scale/2 (so that
         2|z| - 1 = 2v/scale):
@@ -317,12 +326,7 @@ class ZeroChainFunctions:
         alone or in a batch (tests/test_kernels.py).
         """
         rows = Y.size // self.T
-        first, links = self._kernel_weights(rows, m, per_worker)
-        key = (rows * m, threading.get_ident())  # per thread: the kernels release the GIL
-        scratch = self._scratch.get(key)
-        if scratch is None:
-            scratch = self._scratch[key] = (np.empty(rows * m, dtype=np.intp), np.empty(rows + 2 * rows * m))
-        active, exponents = scratch
+        first, links, active, exponents, mask = self._kernel_inputs(rows, m, per_worker)
         if m == self.T:
             y = Y.reshape(-1) if Y.flags.c_contiguous else np.ascontiguousarray(Y).reshape(-1)
             out = np.zeros(Y.shape)
@@ -330,7 +334,7 @@ class ZeroChainFunctions:
         else:
             y = np.ascontiguousarray(Y[..., :m]).reshape(-1)
             g = np.zeros(rows * m)
-        count, finite = chain_exponents(y, m, links, self._constants, active, exponents)
+        count, finite = chain_exponents(y, m, links, self._constants, active, exponents, mask)
         used = exponents[: rows + 2 * count]
         np.exp(used, out=used)
         chain_assemble(y, m, first, links, self._constants, active, count, exponents, finite, g)
