@@ -430,8 +430,9 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
                     grad_norm = _row_norms(full_grad(x_hat))
                     anchor_x = x_hat
                 else:  # only these can have stopped: the others keep their last evaluation and anchor
-                    grad_norm[due] = _row_norms(full_grad(x_hat[due]))
-                    anchor_x[due] = x_hat[due]
+                    moved = x_hat[due]
+                    grad_norm[due] = _row_norms(full_grad(moved))
+                    anchor_x[due] = moved
                 # the common case: no configuration stops here (NaN fails both comparisons)
                 if keep_going(grad_norm, tol, diverge_bound, stopped, slack_scale, radius) and not recording:
                     continue

@@ -57,11 +57,10 @@ def _ndtr(a: float) -> float:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _psi_argument(yk: float, constants: np.ndarray) -> tuple[float, float, float]:
-    """(v, v^2, psi_num / v^2 + log_psi_shift), v = max(|x| - scale/2, v_floor): P = exp(the third) * C."""
+def _clipped_v(yk: float, constants: np.ndarray) -> tuple[float, float]:
+    """(v, v^2) with v = max(|x| - scale/2, v_floor); P = exp(psi_num / v^2 + log_psi_shift) * C."""
     v = max(abs(yk) - constants[1], constants[2])
-    w = v * v
-    return v, w, constants[3] / w + constants[4]
+    return v, v * v
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -107,7 +106,7 @@ def chain_exponents(y: np.ndarray, m: int, links: np.ndarray, constants: np.ndar
         exponents[row] = y[row * m] * y[row * m] * phi_exp
     for i in range(count):
         k = active[i]
-        exponents[rows + 2 * i] = _psi_argument(y[k], constants)[2]
+        exponents[rows + 2 * i] = constants[3] / _clipped_v(y[k], constants)[1] + constants[4]
         exponents[rows + 2 * i + 1] = y[k + 1] * y[k + 1] * phi_exp
     return count, finite
 
@@ -128,7 +127,7 @@ def chain_assemble(y: np.ndarray, m: int, first: np.ndarray, links: np.ndarray, 
         out[row * m] = first[row] * exps[row]  # acc_0 = first (+ no P_{-1})
     for i in range(count):
         k = active[i]
-        v, w, _ = _psi_argument(y[k], constants)
+        v, w = _clipped_v(y[k], constants)
         P = exps[rows + 2 * i] * links[k]
         out[k] += _link_term(y[k], y[k + 1], P, v, w, constants)
         out[k + 1] = P * exps[rows + 2 * i + 1]  # acc_{k+1} = P_k: column k + 1 >= 1
@@ -142,8 +141,8 @@ def chain_assemble(y: np.ndarray, m: int, first: np.ndarray, links: np.ndarray, 
         for c in range(m):
             k = base + c
             acc = carried + first[row] if c == 0 else carried
-            v, w, exponent = _psi_argument(y[k], constants)
-            P = math.exp(exponent) * links[k]
+            v, w = _clipped_v(y[k], constants)
+            P = math.exp(constants[3] / w + constants[4]) * links[k]
             following = y[k + 1] if c + 1 < m else 1.0
             term = _link_term(y[k], following, P, v, w, constants)
             out[k] = acc * math.exp(y[k] * y[k] * constants[0]) + term
