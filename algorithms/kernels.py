@@ -3,9 +3,9 @@
 scipy's CSR x dense kernel (``csr_matvecs``) runs a scalar loop per output row; on the benchmark state
 (n = 256, 2 x 10^4 columns) it costs 2.5x a copy of the data it reads and writes, and the two-tap combination
 after it costs another three passes. These kernels walk each output row in chunks of ``CHUNK`` columns that
-stay in L1: the chunk receives its neighbours' rows (vectorized multiply-adds, up to four rows per pass) and,
-for the two-tap round, is combined with the previous iterate before it leaves the cache. One read of Z and of
-Z_prev and one write of the output.
+stay in L1 (narrow states take scipy's own loop order, `_narrow_row`): the chunk receives its neighbours'
+rows (vectorized multiply-adds, up to four rows per pass) and, for the two-tap round, is combined with the
+previous iterate before it leaves the cache. One read of Z and of Z_prev and one write of the output.
 
 Bits: every output entry is summed in CSR order starting from +0.0 (``0.0 + w_0 z_0 + w_1 z_1 + ...``), the
 order of scipy's kernel, and combined as ``(acc * a) + (prev * b)``, the order of ``out *= a;
@@ -25,7 +25,8 @@ CHUNK = 2048
 # States narrower than this many columns take one term per pass (`_narrow_row`; measured on a 1536-node path
 # with 6 columns: 25 us against 57 us with up to four terms per pass, which win from about 128 columns on).
 NARROW = 128
-# Two-tap coefficients per segment below this many columns per segment, per column above (see csr_two_tap).
+# Segments (configurations) shorter than this many columns take the two-tap coefficients from per-column
+# copies, longer ones per segment (see csr_two_tap).
 SHORT_SEGMENT = 64
 
 

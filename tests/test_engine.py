@@ -108,6 +108,27 @@ def test_t_eps_is_exact_with_the_cheap_stopping_test(quad):
         assert norms[-1] <= 1e-6 < norms[:-1].min()  # the first checkpoint below tol is T_eps
 
 
+def test_a_batch_evaluates_only_the_configurations_that_left_their_radius():
+    """The stopping test of a batch passes full_grad only the rows of configurations outside their smoothness
+    radius; each configuration still stops at its exact T_eps, with the bits of its exhaustive solo run."""
+    sizes: list[int] = []
+
+    class Counting(DiagonalQuadratic):
+        def full_grad(self, x: np.ndarray) -> np.ndarray:
+            sizes.append(x.shape[0] if x.ndim == 2 else 1)
+            return super().full_grad(x)
+
+    steps = [0.005, 0.03, 0.1]
+    batch = algorithms.run_batch("dsgt", Counting(N, D, seed=4), ring_W(N), step_sizes=steps, iterations=4000,
+                                 tol=1e-6, record_every=10**6)
+    assert any(0 < size < len(steps) for size in sizes)  # the subset path ran
+    for result, step in zip(batch, steps, strict=True):
+        exact = algorithms.run("dsgt", DiagonalQuadratic(N, D, seed=4), ring_W(N), step_size=step,
+                               iterations=4000, tol=1e-6, exact_check=True)
+        assert result.t_eps is not None and result.t_eps == exact.t_eps
+        assert np.array_equal(result.x_hat, exact.x_hat)
+
+
 def test_each_configuration_stops_on_its_own(quad):
     results = algorithms.run_batch("dsgt", quad, ring_W(N), step_sizes=[0.01, 0.1, 5.0], iterations=5000,
                                    tol=1e-6)
