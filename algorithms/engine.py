@@ -2,9 +2,9 @@
 
 k configurations (step sizes x seeds x batchable hyper-parameters) run side by side as one state of
 shape (n, k, d): worker axis first, so a gossip round is one matrix product on axis 0 of the (n, k*d)
-reshape, and scalar hyper-parameters broadcast as (1, k, 1). Each configuration stops on its own: it records
-its T_eps (or its divergence) once and is never overwritten, while the others go on; the loop ends when every
-configuration has stopped or the iteration cap is reached.
+reshape, and scalar hyper-parameters broadcast as (1, k, d) arrays. Each configuration stops on its own: it
+records its T_eps (or its divergence) once and is never overwritten, while the others go on; the loop ends
+when every configuration has stopped or the iteration cap is reached.
 
 Per iteration a rule may query at most ``batch`` samples per worker (``ctx.sample``) and communicate at most
 once (``ctx.gossip`` with W, ``ctx.mix`` with another matrix, ``ctx.exact_average``); one communication round
@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 import scipy.sparse as sp
 
-from algorithms.kernels import csr_product, csr_two_tap, keep_going, outside
+from algorithms.kernels import csr_product, csr_two_tap, keep_going, outside, record_evaluated
 from algorithms.result import Result
 
 GOSSIP_BACKENDS: tuple[str, ...] = ("sparse", "dense")
@@ -174,9 +174,13 @@ def _per_segment(c: Any, tail: tuple[int, ...]) -> np.ndarray | None:
 class Context:
     """What a rule sees: shapes, the hyper-parameters, and the counted oracle and communication calls.
 
-    Attributes: ``n, k, d``; ``batch`` (B); ``step_size`` (1, k, 1); ``hyper`` (name -> (1, k, 1) array for
+    Attributes: ``n, k, d``; ``batch`` (B); ``step_size`` (1, k, d); ``hyper`` (name -> (1, k, d) array for
     batched numeric hyper-parameters, else the plain value); ``t`` (the current iteration, from 0);
     ``W`` (the gossip ``MixingOperator``), ``x0`` (d,), ``problem`` (the local functions).
+
+    Per-configuration values are repeated along d (`per_configuration`): numpy multiplies an (n, k, d)
+    array by a (1, k, 1) one in inner loops of length d, which for small d costs twice as much as by the
+    repeated (1, k, d) array (a 96-configuration batch of d = 6: 6.3 against 3.3 us per product).
     """
 
     def __init__(self, *, problem: Any, oracle: Any, W: MixingOperator | None, step_size: np.ndarray,
@@ -190,7 +194,7 @@ class Context:
         self.W = W
         self.backend = backend
         self.batch = int(batch)
-        self.step_size = np.asarray(step_size, dtype=float).reshape(1, self.k, 1)
+        self.step_size = self.per_configuration(step_size)
         self.hyper = hyper
         self.t = 0
         self._exact = is_exact(oracle)
@@ -205,6 +209,11 @@ class Context:
         self.messages = 0
         self._queries_now = 0
         self._round_now = False
+
+    def per_configuration(self, values: Any) -> np.ndarray:
+        """k values, one per configuration, as a (1, k, d) array (each repeated along d)."""
+        column = np.asarray(values, dtype=float).reshape(1, self.k, 1)
+        return np.ascontiguousarray(np.broadcast_to(column, (1, self.k, self.d)))
 
     # -- state helpers ---------------------------------------------------------------------------------
     def start_state(self) -> np.ndarray:
@@ -399,6 +408,7 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
         settle(0, x_hat, grad_norm, done)
     anchor_x = x_hat.copy()
     grad_norm = grad_norm.copy()  # updated in place for the configurations evaluated
+    due, moved = np.empty(k, dtype=np.intp), np.empty((k, ctx.d))  # `outside`'s output
 
     # the smoothness skip (see the docstring): squared radii from slack / L, shrunk by 1e-9 so that rounding
     # can only cost an evaluation, never skip a needed one; scale 0 (no smoothness bound, or no tol) turns
@@ -423,16 +433,15 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
             recording = t % record_every == 0 or t == iterations
             if tol is not None and (t % check_every == 0 or t == iterations):
                 x_hat = rule.average(state)
-                due = None if recording else outside(x_hat, anchor_x, radius, stopped)
-                if due is not None and due.size == 0:
+                count = k if recording else outside(x_hat, anchor_x, radius, stopped, due, moved)
+                if count == 0:
                     continue
-                if due is None or due.size == k:
+                if count == k:
                     grad_norm = _row_norms(full_grad(x_hat))
                     anchor_x = x_hat
                 else:  # only these can have stopped: the others keep their last evaluation and anchor
-                    moved = x_hat[due]
-                    grad_norm[due] = _row_norms(full_grad(moved))
-                    anchor_x[due] = moved
+                    norms = _row_norms(full_grad(moved[:count]))
+                    record_evaluated(due, count, norms, moved, grad_norm, anchor_x)
                 # the common case: no configuration stops here (NaN fails both comparisons)
                 if keep_going(grad_norm, tol, diverge_bound, stopped, slack_scale, radius) and not recording:
                     continue

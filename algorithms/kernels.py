@@ -192,10 +192,11 @@ def keep_going(grad_norm: np.ndarray, tol: float, bound: np.ndarray, stopped: np
 
 
 @njit(cache=True, nogil=True)
-def outside(x_hat: np.ndarray, anchor: np.ndarray, radius: np.ndarray, stopped: np.ndarray) -> np.ndarray:
-    """The running configurations whose x_hat (k, d) is not strictly within their squared radius of their
-    anchor (NaN: outside), in increasing order: only they can have stopped since their last evaluation."""
-    found = np.empty(x_hat.shape[0], dtype=np.intp)
+def outside(x_hat: np.ndarray, anchor: np.ndarray, radius: np.ndarray, stopped: np.ndarray, due: np.ndarray,
+            moved: np.ndarray) -> int:
+    """How many running configurations have an x_hat (k, d) not strictly within their squared radius of their
+    anchor (NaN: outside): only they can have stopped since their last evaluation. Their indices, in
+    increasing order, go to ``due`` and their x_hat rows to ``moved`` (both with room for k)."""
     count = 0
     for j in range(x_hat.shape[0]):
         if stopped[j]:
@@ -205,6 +206,17 @@ def outside(x_hat: np.ndarray, anchor: np.ndarray, radius: np.ndarray, stopped: 
             step = x_hat[j, c] - anchor[j, c]
             total += step * step
         if not total < radius[j]:
-            found[count] = j
+            due[count] = j
+            moved[count, :] = x_hat[j, :]
             count += 1
-    return found[:count]
+    return count
+
+
+@njit(cache=True, nogil=True)
+def record_evaluated(due: np.ndarray, count: int, norms: np.ndarray, moved: np.ndarray, grad_norm: np.ndarray,
+                     anchor: np.ndarray) -> None:
+    """grad_norm[due[i]] <- norms[i] and anchor[due[i]] <- moved[i] for the first ``count`` entries of
+    `outside`'s output: the evaluated configurations' new norms and anchors."""
+    for i in range(count):
+        grad_norm[due[i]] = norms[i]
+        anchor[due[i], :] = moved[i, :]

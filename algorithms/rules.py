@@ -104,7 +104,7 @@ def support_graph(W: Any, n: int) -> nx.Graph:
 
 class StepRule:
     """Shared plumbing. Subclasses set ``name``, ``structural`` (hyper-parameters that change the shape of
-    an iteration: one batch per value) and ``batchable`` (per-configuration values, broadcast (1, k, 1))."""
+    an iteration: one batch per value) and ``batchable`` (per-configuration values, (1, k, d) arrays)."""
 
     name: ClassVar[str] = ""
     structural: ClassVar[dict[str, Any]] = {}
@@ -140,11 +140,11 @@ class StepRule:
         return hyper
 
     def bind(self, ctx: Context, hypers: list[dict[str, Any]]) -> None:
-        """Broadcast the batchable numeric values to (1, k, 1) arrays in ``ctx.hyper``."""
+        """The batchable numeric values as (1, k, d) arrays in ``ctx.hyper`` (`Context.per_configuration`)."""
         for name in self.batchable:
             values = [h[name] for h in hypers]
             if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-                ctx.hyper[name] = np.asarray(values, dtype=float).reshape(1, ctx.k, 1)
+                ctx.hyper[name] = ctx.per_configuration(values)
             else:
                 ctx.hyper[name] = values
         ctx.hyper.update(self.structural_values)
@@ -507,7 +507,7 @@ class DeTAG(StepRule):
         self.plain = [bool(np.all(schedules[r, :, 1] == 0.0) and np.all(schedules[r, :, 0] == 1.0))
                       for r in range(self.R)]
         betas = np.asarray([h["beta"] for h in hypers], dtype=float)
-        self.beta = betas.reshape(1, ctx.k, 1) if np.any(betas) else None
+        self.beta = ctx.per_configuration(betas) if np.any(betas) else None
         ctx.hyper.update(self.structural_values)
         ctx.hyper["beta"] = self.beta
 
