@@ -23,6 +23,7 @@ agrees with its solo run only to rounding (measured in benchmarks/bench_engine.p
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -125,10 +126,11 @@ class MixingOperator:
             a_s, b_s = _per_segment(a, Z.shape[1:]), _per_segment(b, Z.shape[1:])
             if a_s is not None and b_s is not None:
                 if a_s.size != b_s.size:  # one of them is a scalar
-                    a_s, b_s = np.broadcast_arrays(a_s, b_s)
+                    a_s, b_s = np.full(b_s.size, a_s[0]) if a_s.size == 1 else a_s, \
+                        np.full(a_s.size, b_s[0]) if b_s.size == 1 else b_s
                 width = Z.size // self.n
-                csr_two_tap(*self._csr, self._flat(Z), out.reshape(-1), width, np.ascontiguousarray(a_s),
-                            self._flat(previous), np.ascontiguousarray(b_s), max(width // a_s.size, 1))
+                csr_two_tap(*self._csr, self._flat(Z), out.reshape(-1), width, a_s, self._flat(previous), b_s,
+                            max(width // a_s.size, 1))
                 return out
         self.apply(Z, out)
         out *= a
@@ -140,11 +142,19 @@ class MixingOperator:
         """Z flattened in C order (a view when Z is C-contiguous)."""
         return Z.reshape(-1) if Z.flags.c_contiguous else np.ascontiguousarray(Z).reshape(-1)
 
-    def apply(self, Z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """M @ Z on axis 0; ``out`` (Z's shape, not Z itself) receives the product when given."""
+    def apply(self, Z: np.ndarray, out: np.ndarray | None = None,
+              add: np.ndarray | None = None) -> np.ndarray:
+        """M @ Z on axis 0, plus ``add`` (Z's shape) when given, with the bits of the product then ``+= add``
+        (sparse: in the same pass, as the two-tap round with a = b = 1); ``out`` (Z's shape, not Z or add)
+        receives the result when given."""
         if self.backend == "sparse":
             target = out if out is not None and out.flags.c_contiguous else np.empty(Z.shape)
-            csr_product(*self._csr, self._flat(Z), target.reshape(-1), Z.size // self.n)
+            width = Z.size // self.n
+            if add is None:
+                csr_product(*self._csr, self._flat(Z), target.reshape(-1), width)
+            else:
+                one, flat_out = _scalar(1.0), target.reshape(-1)
+                csr_two_tap(*self._csr, self._flat(Z), flat_out, width, one, self._flat(add), one, width)
             if out is None or out is target:
                 return target
             out[...] = target
@@ -152,19 +162,33 @@ class MixingOperator:
         flat = Z.reshape(self.n, -1)
         if out is not None:
             np.matmul(self.matrix, flat, out=out.reshape(self.n, -1))
-            return out
-        return (self.matrix @ flat).reshape(Z.shape)
+        else:
+            out = (self.matrix @ flat).reshape(Z.shape)
+        if add is not None:
+            out += add
+        return out
 
 
 def _per_segment(c: Any, tail: tuple[int, ...]) -> np.ndarray | None:
-    """A two-tap coefficient as one value per index of axis 1 (a 1-D float array: the rows of Z flatten to
-    that many equal segments), or None when it varies along another axis. A scalar is one segment."""
+    """A two-tap coefficient as one value per index of axis 1 (a contiguous 1-D float array: the rows of Z
+    flatten to that many equal segments), or None when it varies along another axis. A scalar is one
+    segment."""
+    if isinstance(c, float):
+        return _scalar(c)
     c = np.asarray(c, dtype=float)
     if c.size == 1:
         return c.reshape(1)
     if tail and c.shape == (1, tail[0]) + (1,) * (len(tail) - 1):
-        return c.reshape(-1)
+        return np.ascontiguousarray(c.reshape(-1))
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _scalar(value: float) -> np.ndarray:
+    """A read-only one-element array of ``value`` (the common scalar coefficients, made once)."""
+    array = np.array([value])
+    array.flags.writeable = False
+    return array
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -256,15 +280,22 @@ class Context:
         self.messages += arrays * links
 
     def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None,
-               vectors: int | None = None) -> Any:
+               vectors: int | None = None, add: Sequence[np.ndarray | None] | None = None) -> Any:
         """One gossip round with W on each array (n, ...); returns one array or a tuple of them.
         ``vectors`` counts the vectors each worker sends when one array stacks several (default: one per
-        array)."""
+        array). ``add`` (with ``out``): per array, None or an array V received locally, so that the output is
+        W Z + V, in the same pass and with the bits of the product then ``+= V``."""
         if self.W is None:
             raise BudgetViolationError("this algorithm was prepared without a gossip matrix")
         self._open_round(len(Z) if vectors is None else int(vectors), self.W.links)
         self.gossip_rounds += 1
-        return self._apply(self.W, Z, out)
+        if add is None:
+            return self._apply(self.W, Z, out)
+        if out is None:
+            raise ValueError("gossip(add=...) needs out=")
+        for z, o, v in zip(Z, out, add, strict=True):
+            self.W.apply(z, o, add=v)
+        return out[0] if len(out) == 1 else tuple(out)
 
     def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: np.ndarray, previous: np.ndarray,
                        b: np.ndarray, *, vectors: int | None = None) -> np.ndarray:

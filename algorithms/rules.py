@@ -310,8 +310,7 @@ class DSGT(StepRule):
 
     def step(self, s: Any, ctx: Context) -> Any:
         g = ctx.sample(s.x)
-        ctx.gossip(s.x, s.y, out=(s.bx, s.by))
-        s.by += g
+        ctx.gossip(s.x, s.y, out=(s.bx, s.by), add=(None, g))  # by = W y_{t-1} + G(x_t)
         s.by -= s.g_prev  # y_t = W y_{t-1} + G(x_t) - G(x_{t-1})
         s.g_prev[...] = g
         s.bx -= ctx.step_size * self.heavy_ball(s.v, s.by, ctx)

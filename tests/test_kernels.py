@@ -170,6 +170,20 @@ def test_compiled_apply_equals_the_sparse_product(n: int, tail: tuple[int, ...])
 
 
 @pytest.mark.parametrize(("n", "tail"), SHAPES)
+def test_apply_with_add_equals_the_product_then_plus_equals(n: int, tail: tuple[int, ...]) -> None:
+    """W Z + V in one pass (DSGT's y-round) has the bits of the product followed by ``+= V``."""
+    op, W = _ring_operator(n)
+    rng = np.random.default_rng([n, *tail, 2])
+    Z, V = rng.standard_normal((n, *tail)), rng.standard_normal((n, *tail))
+    expected = _reference_product(W, Z)
+    expected += V
+    out = np.full(Z.shape, np.nan)
+    assert op.apply(Z, out, add=V) is out and np.array_equal(out, expected)
+    dense = MixingOperator(W, backend="dense").apply(Z, np.empty(Z.shape), add=V)
+    assert np.allclose(dense, expected, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize(("n", "tail"), SHAPES)
 @pytest.mark.parametrize("coefficients", ["per_configuration", "scalar_a", "scalars", "per_entry"])
 def test_two_tap_equals_a_times_WZ_plus_b_times_previous(n: int, tail: tuple[int, ...],
                                                          coefficients: str) -> None:
