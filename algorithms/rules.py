@@ -240,7 +240,8 @@ class DPSGD(StepRule):
         self.atc = self.structural_values["form"] == "atc"
 
     def init(self, ctx: Context) -> Any:
-        return SimpleNamespace(x=ctx.start_state(), buf=ctx.zeros(), v=self.momentum_buffer(ctx))
+        return SimpleNamespace(x=ctx.start_state(), buf=ctx.zeros(), v=self.momentum_buffer(ctx),
+                               step=ctx.zeros(), minus_alpha=-ctx.step_size)
 
     def step(self, s: Any, ctx: Context) -> Any:
         direction = self.heavy_ball(s.v, ctx.sample(s.x), ctx)
@@ -248,8 +249,9 @@ class DPSGD(StepRule):
             s.x -= ctx.step_size * direction
             ctx.gossip(s.x, out=(s.buf,))
         else:
-            ctx.gossip(s.x, out=(s.buf,))
-            s.buf -= ctx.step_size * direction
+            # W X + (-alpha G) in the product's pass: the bits of W X - alpha G, one pass fewer
+            np.multiply(direction, s.minus_alpha, out=s.step)
+            ctx.gossip(s.x, out=(s.buf,), add=(s.step,))
         s.x, s.buf = s.buf, s.x
         return s
 

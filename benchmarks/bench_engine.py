@@ -8,7 +8,7 @@
 2. Sparse (CSR) against dense gossip products at n = 1024 (and a few smaller n, to place the crossover).
 3. Tiny states: the 12-node path zero-chain instance (d = 6): one configuration per iteration (target
    <= 30 us) and a batch of 96 configurations (12 step sizes x 8 seeds; target <= 3x one configuration).
-   Times are the CPU time of whole runs divided by their iterations (best of 7 runs, single and batch runs
+   Times are the CPU time of whole runs divided by their iterations (best of 11 runs, single and batch runs
    alternating), so the iterations that evaluate the exact stopping test are counted, not hidden by a
    median.
 
@@ -193,7 +193,7 @@ def bench_tiny() -> None:
     x[:, :, :2] = 0.7 * getattr(problem, "scale", 1.0)
     grad = _best_of(lambda: [problem.grad(x) for _ in range(1000)]) / 1000
     print(f"\n3. Tiny states: path zero chain n=12, d={problem.dim}; tol never met, so every iteration "
-          "runs the stopping test (CPU time per iteration, best of 7 alternating runs)")
+          "runs the stopping test (CPU time per iteration, best of 11 alternating runs)")
     print(f"   (the instance's own gradient call costs {grad * 1e6:.1f} us at k = 1)")
     print(f"{'algorithm':<12}{'backend':<8}{'1 config us/it':>16}{'96 configs us/it':>18}{'ratio':>8}")
     for name in ("dpsgd", "dsgt", "detag"):
@@ -206,7 +206,7 @@ def bench_tiny() -> None:
                 algorithms.run_batch(name, problem, W, step_sizes=steps, seeds=seeds, iterations=iterations,
                                      tol=1e-9, record_every=10**9, backend=backend)
 
-            t1, t96 = _interleaved_per_iteration((one, many), 2000)
+            t1, t96 = _interleaved_per_iteration((one, many), 2000, repeats=11)
             print(f"{name:<12}{backend:<8}{t1 * 1e6:>16.1f}{t96 * 1e6:>18.1f}{t96 / t1:>8.2f}")
 
 
