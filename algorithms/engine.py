@@ -125,12 +125,11 @@ class MixingOperator:
                 and out.shape == Z.shape):
             a_s, b_s = _per_segment(a, Z.shape[1:]), _per_segment(b, Z.shape[1:])
             if a_s is not None and b_s is not None:
-                if a_s.size != b_s.size:  # one of them is a scalar
-                    a_s, b_s = np.full(b_s.size, a_s[0]) if a_s.size == 1 else a_s, \
-                        np.full(a_s.size, b_s[0]) if b_s.size == 1 else b_s
+                count = max(a_s.size, b_s.size)  # a scalar one is repeated per segment
+                a_s, b_s = (c if c.size == count else np.full(count, c[0]) for c in (a_s, b_s))
                 width = Z.size // self.n
                 csr_two_tap(*self._csr, self._flat(Z), out.reshape(-1), width, a_s, self._flat(previous), b_s,
-                            max(width // a_s.size, 1))
+                            max(width // count, 1))
                 return out
         self.apply(Z, out)
         out *= a
@@ -283,19 +282,13 @@ class Context:
                vectors: int | None = None, add: Sequence[np.ndarray | None] | None = None) -> Any:
         """One gossip round with W on each array (n, ...); returns one array or a tuple of them.
         ``vectors`` counts the vectors each worker sends when one array stacks several (default: one per
-        array). ``add`` (with ``out``): per array, None or an array V received locally, so that the output is
-        W Z + V, in the same pass and with the bits of the product then ``+= V``."""
+        array). ``add``: per array, None or a local array V, so that the result is W Z + V, in the product's
+        pass and with the bits of the product then ``+= V`` (`MixingOperator.apply`)."""
         if self.W is None:
             raise BudgetViolationError("this algorithm was prepared without a gossip matrix")
         self._open_round(len(Z) if vectors is None else int(vectors), self.W.links)
         self.gossip_rounds += 1
-        if add is None:
-            return self._apply(self.W, Z, out)
-        if out is None:
-            raise ValueError("gossip(add=...) needs out=")
-        for z, o, v in zip(Z, out, add, strict=True):
-            self.W.apply(z, o, add=v)
-        return out[0] if len(out) == 1 else tuple(out)
+        return self._apply(self.W, Z, out, add)
 
     def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: np.ndarray, previous: np.ndarray,
                        b: np.ndarray, *, vectors: int | None = None) -> np.ndarray:
@@ -320,14 +313,13 @@ class Context:
         return means[0] if len(means) == 1 else means
 
     @staticmethod
-    def _apply(M: MixingOperator, Z: Sequence[np.ndarray], out: Sequence[np.ndarray] | None) -> Any:
-        if len(Z) == 1:  # the common case, without the tuple
-            return M.apply(Z[0], None if out is None else out[0])
-        if out is None:
-            results = tuple(M.apply(z) for z in Z)
-        else:
-            results = tuple(M.apply(z, o) for z, o in zip(Z, out, strict=True))
-        return results[0] if len(results) == 1 else results
+    def _apply(M: MixingOperator, Z: Sequence[np.ndarray], out: Sequence[np.ndarray] | None,
+               add: Sequence[np.ndarray | None] | None = None) -> Any:
+        if len(Z) == 1:  # the common case, without the tuples
+            return M.apply(Z[0], None if out is None else out[0], None if add is None else add[0])
+        outs = [None] * len(Z) if out is None else out
+        adds = [None] * len(Z) if add is None else add
+        return tuple(M.apply(z, o, v) for z, o, v in zip(Z, outs, adds, strict=True))
 
     def counters(self, iterations: int) -> dict[str, int]:
         return {
@@ -447,8 +439,7 @@ def execute(rule: Rule, ctx: Context, settings: LoopSettings, *, algorithm: str,
     slack_scale = 0.0 if lipschitz is None else (1.0 - 1e-9) / lipschitz if lipschitz > 0 else np.inf
     radius = np.full(k, -1.0)
     if tol is not None:
-        with np.errstate(invalid="ignore"):
-            keep_going(grad_norm, tol, diverge_bound, stopped, slack_scale, radius)
+        keep_going(grad_norm, tol, diverge_bound, stopped, slack_scale, radius)
 
     t = 0
     with np.errstate(over="ignore", invalid="ignore"):

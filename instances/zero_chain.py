@@ -58,9 +58,21 @@ def _ndtr(a: float) -> float:
 
 @njit(cache=True, nogil=True, inline="always")
 def _clipped_v(yk: float, constants: np.ndarray) -> tuple[float, float]:
-    """(v, v^2) with v = max(|x| - scale/2, v_floor); P = exp(psi_num / v^2 + log_psi_shift) * C."""
+    """(v, v^2) with v = max(|x| - scale/2, v_floor)."""
     v = max(abs(yk) - constants[1], constants[2])
     return v, v * v
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _psi_exponent(w: float, constants: np.ndarray) -> float:
+    """psi_num / v^2 + log_psi_shift, so that P = exp(this) * (-C) = -C s sqrt(e) Psi(|z|) (w = v^2)."""
+    return constants[3] / w + constants[4]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _gauss_exponent(yk: float, constants: np.ndarray) -> float:
+    """-z^2/2 at x = yk (z = x / scale), so that E = exp(this)."""
+    return yk * yk * constants[0]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -85,7 +97,7 @@ def chain_exponents(y: np.ndarray, m: int, links: np.ndarray, constants: np.ndar
     the arithmetic costs (measured on a 96-configuration batch: 2.8 us against 4.9 us for one branch per
     entry).
     """
-    phi_exp, half_scale, v_floor = constants[0], constants[1], constants[2]
+    half_scale, v_floor = constants[1], constants[2]
     size = y.shape[0]
     rows = size // m
     finite = True
@@ -103,11 +115,11 @@ def chain_exponents(y: np.ndarray, m: int, links: np.ndarray, constants: np.ndar
                     active[count] = k
                     count += 1
     for row in range(rows):
-        exponents[row] = y[row * m] * y[row * m] * phi_exp
+        exponents[row] = _gauss_exponent(y[row * m], constants)
     for i in range(count):
         k = active[i]
-        exponents[rows + 2 * i] = constants[3] / _clipped_v(y[k], constants)[1] + constants[4]
-        exponents[rows + 2 * i + 1] = y[k + 1] * y[k + 1] * phi_exp
+        exponents[rows + 2 * i] = _psi_exponent(_clipped_v(y[k], constants)[1], constants)
+        exponents[rows + 2 * i + 1] = _gauss_exponent(y[k + 1], constants)
     return count, finite
 
 
@@ -142,10 +154,10 @@ def chain_assemble(y: np.ndarray, m: int, first: np.ndarray, links: np.ndarray, 
             k = base + c
             acc = carried + first[row] if c == 0 else carried
             v, w = _clipped_v(y[k], constants)
-            P = math.exp(constants[3] / w + constants[4]) * links[k]
+            P = math.exp(_psi_exponent(w, constants)) * links[k]
             following = y[k + 1] if c + 1 < m else 1.0
             term = _link_term(y[k], following, P, v, w, constants)
-            out[k] = acc * math.exp(y[k] * y[k] * constants[0]) + term
+            out[k] = acc * math.exp(_gauss_exponent(y[k], constants)) + term
             carried = P
 
 
