@@ -24,7 +24,7 @@ import math
 import networkx as nx
 import numpy as np
 
-from instances.validation import require_count, require_real
+from bounds.validation import require_count, require_real
 from instances.zero_chain import DELTA0, G_INF, L1, ZeroChainFunctions
 
 COMMUNICATION_T_C_DENOMINATOR = DELTA0 * L1 * 144.0  # Delta0 l1 12^2 = 262656

@@ -24,8 +24,8 @@ import math
 
 import numpy as np
 
+from bounds.validation import require_count, require_real
 from instances.protocol import check_global_points, check_points
-from instances.validation import require_count, require_real
 
 
 def _centered_rows(rng: np.random.Generator, n: int, d: int, columns: np.ndarray, rms: float) -> np.ndarray:

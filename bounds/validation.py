@@ -1,0 +1,258 @@
+"""The project's one validation module: argument checks shared by every package.
+
+``bounds`` imports nothing of the other decbounds packages, so every package may import from here. Each
+check returns the value in its canonical type (``float``, ``int``, ``numpy.random.Generator``, a float
+matrix) or raises
+
+- ``TypeError`` when the value has the wrong type (a string, ``None``, a bool where a number is wanted, a
+  complex number, a float where a count is wanted), and
+- ``ValueError`` when it has the right type but breaks a rule (not finite, out of range, too large),
+
+with a message naming the argument, the value and the rule, e.g.
+``kappa must be a real number in (0, 1]; got kappa=1.5``.
+
+>>> require_real("L", 2)
+2.0
+>>> require_count("n", 4, minimum=2)
+4
+>>> require_probability("p", 0.25)
+0.25
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+from typing import Any
+
+import numpy as np
+
+#: Default ceiling on counts that size an allocation (entries of an array): 2**31 float64 entries are
+#: 16 GiB, far beyond what a laptop or a CI runner holds; a larger request is refused before allocating.
+MAX_ENTRIES = 2**31
+
+
+def _show(value: object) -> str:
+    """A short repr for error messages (arrays and long strings abridged)."""
+    if isinstance(value, np.ndarray):
+        return f"array of shape {value.shape} and dtype {value.dtype}"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _is_real_type(value: object) -> bool:
+    return (not isinstance(value, bool | np.bool_)
+            and isinstance(value, numbers.Real | np.integer | np.floating))
+
+
+def require_real(name: str, value: object, *, minimum: float | None = 0.0, maximum: float | None = None,
+                 allow_zero: bool = False, allow_minimum: bool | None = None, maximum_inclusive: bool = True,
+                 finite: bool = True) -> float:
+    """``value`` as a float: a real number (not bool, not complex, not a string), finite unless
+    ``finite=False``, and inside the range.
+
+    The range: ``minimum`` (default 0) is excluded unless ``allow_minimum`` (``allow_zero`` is its name for
+    minimum 0, kept for the common "> 0 or >= 0" choice); ``maximum`` is included unless
+    ``maximum_inclusive=False``; ``minimum=None`` / ``maximum=None`` lift that side. Ints of any size are
+    accepted if they convert to a finite float (10**400 does not: ValueError "overflows float").
+
+    >>> require_real("sigma", 0, allow_zero=True)
+    0.0
+    """
+    if not _is_real_type(value):
+        raise TypeError(f"{name} must be a real number; got {name}={_show(value)} "
+                        f"(type {type(value).__name__})")
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        raise ValueError(f"{name} must be a finite real number; got {name}={_show(value)}, which overflows "
+                         "float") from None
+    if finite and not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite real number; got {name}={_show(value)}")
+    if math.isnan(number):
+        raise ValueError(f"{name} must be a real number, not NaN; got {name}={_show(value)}")
+    include_min = allow_zero if allow_minimum is None else allow_minimum
+    if minimum is not None and (number < minimum or (number == minimum and not include_min)):
+        rule = f">= {minimum:g}" if include_min else f"> {minimum:g}"
+        raise ValueError(f"{name} must be {rule}; got {name}={_show(value)}")
+    if maximum is not None and (number > maximum or (number == maximum and not maximum_inclusive)):
+        rule = f"<= {maximum:g}" if maximum_inclusive else f"< {maximum:g}"
+        raise ValueError(f"{name} must be {rule}; got {name}={_show(value)}")
+    return number
+
+
+def require_positive(name: str, value: object) -> float:
+    """A finite real number > 0."""
+    return require_real(name, value)
+
+
+def require_nonnegative(name: str, value: object) -> float:
+    """A finite real number >= 0."""
+    return require_real(name, value, allow_zero=True)
+
+
+def require_count(name: str, value: object, minimum: int = 0, *, maximum: int | None = None,
+                  what: str | None = None) -> int:
+    """``value`` as an int: an integer (Python int or numpy integer; not bool, not a float such as 3.0 or
+    NaN) with ``minimum <= value`` and, when given, ``value <= maximum``.
+
+    ``what`` explains the maximum in the message (e.g. "entries a (T_c x n) array can hold").
+
+    >>> require_count("R", 0)
+    0
+    """
+    if isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be an integer, not a bool; got {name}={value!r}")
+    if isinstance(value, float | np.floating) and math.isnan(value):
+        raise TypeError(f"{name} must be an integer; got {name}=nan")
+    try:
+        count = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{name} must be an integer; got {name}={_show(value)} "
+                        f"(type {type(value).__name__})") from None
+    if count < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={count}")
+    if maximum is not None and count > maximum:
+        reason = f" ({what})" if what else ""
+        raise ValueError(f"{name} must be an integer <= {maximum}{reason}; got {name}={count}")
+    return count
+
+
+def require_size(name: str, entries: int, *, limit: int = MAX_ENTRIES, detail: str = "") -> int:
+    """Refuse an allocation of ``entries`` float64 numbers above ``limit`` before it happens, naming the
+    argument that sized it (``detail`` says how, e.g. "n * T_c")."""
+    if entries > limit:
+        how = f" ({detail} = {entries} entries)" if detail else f" ({entries} entries)"
+        raise ValueError(f"{name} is too large: the arrays it sizes would need more than {limit} float64 "
+                         f"entries{how}, about {8 * entries / 2**30:.3g} GiB")
+    return int(entries)
+
+
+def require_probability(name: str, value: object, *, allow_zero: bool = False) -> float:
+    """A real number in (0, 1] (or [0, 1] with ``allow_zero``)."""
+    return require_real(name, value, allow_zero=allow_zero, maximum=1.0)
+
+
+def require_fraction(name: str, value: object) -> float:
+    """A real number in [0, 1) (e.g. lam = max(|lambda_2|, |lambda_n|) of a gossip matrix)."""
+    return require_real(name, value, allow_zero=True, maximum=1.0, maximum_inclusive=False)
+
+
+def require_choice(name: str, value: object, choices: tuple[str, ...] | list[str]) -> str:
+    """One of ``choices`` (strings); TypeError for a non-string, ValueError listing the choices."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, one of {tuple(choices)}; got {name}={_show(value)}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}; got {name}={value!r}")
+    return value
+
+
+def require_bool(name: str, value: object) -> bool:
+    """A bool (or numpy bool)."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be True or False; got {name}={_show(value)}")
+    return bool(value)
+
+
+def require_seed(name: str, value: object, *, allow_none: bool = False) -> int | np.random.Generator | None:
+    """A seed: an int >= 0 (any size numpy's SeedSequence takes) or a ``numpy.random.Generator``
+    (``None`` only with ``allow_none``: fresh OS entropy, not reproducible)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, np.random.Generator):
+        return value
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} must be an int >= 0 or a numpy.random.Generator; got {name}={_show(value)}")
+    if value < 0:
+        raise ValueError(f"{name} must be an int >= 0 (numpy seeds are non-negative); got {name}={value}")
+    return int(value)
+
+
+def as_generator(name: str, value: object, *, allow_none: bool = False) -> np.random.Generator:
+    """``require_seed`` then ``numpy.random.default_rng``: the Generator itself, or a new one from the int."""
+    seed = require_seed(name, value, allow_none=allow_none)
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+def require_matrix(name: str, value: Any, *, square: bool = True, finite: bool = True,
+                   min_size: int = 1) -> np.ndarray:
+    """A dense 2-D real float array (copy-free where possible): not complex, not object, every entry
+    finite, square unless ``square=False``, at least ``min_size`` rows. Sparse matrices: see
+    ``require_sparse_entries``."""
+    if value is None or isinstance(value, str | bytes | numbers.Number):
+        raise TypeError(f"{name} must be a 2-D array of real numbers; got {name}={_show(value)}")
+    arr = np.asarray(value)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise TypeError(f"{name} must be a 2-D array of real numbers; got dtype {arr.dtype}")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real, not complex; got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D matrix; got shape {arr.shape}")
+    if square and arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"{name} must be square; got shape {arr.shape}")
+    if arr.shape[0] < min_size or arr.shape[1] < min_size:
+        raise ValueError(f"{name} must have at least {min_size} row(s) and column(s); got shape {arr.shape}")
+    arr = arr.astype(float, copy=False)
+    if finite and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must have finite entries; got {_nonfinite(arr)}")
+    return arr
+
+
+def _nonfinite(data: np.ndarray) -> str:
+    bad = ~np.isfinite(data)
+    return f"{int(bad.sum())} non-finite entr{'y' if bad.sum() == 1 else 'ies'} (e.g. {data[bad].flat[0]!r})"
+
+
+def require_finite_entries(name: str, data: np.ndarray) -> np.ndarray:
+    """Check that every entry of ``data`` (e.g. a sparse matrix's ``.data``) is finite and real."""
+    if np.iscomplexobj(data):
+        raise TypeError(f"{name} must be real, not complex; got dtype {data.dtype}")
+    if not np.all(np.isfinite(data)):
+        raise ValueError(f"{name} must have finite entries; got {_nonfinite(np.asarray(data))}")
+    return data
+
+
+def require_array(name: str, value: Any, *, ndim: int | None = None, finite: bool = True) -> np.ndarray:
+    """A real float array (any shape, or exactly ``ndim`` dimensions), finite unless ``finite=False``."""
+    if value is None or isinstance(value, str | bytes):
+        raise TypeError(f"{name} must be an array of real numbers; got {name}={_show(value)}")
+    arr = np.asarray(value)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise TypeError(f"{name} must be an array of real numbers; got dtype {arr.dtype}")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real, not complex; got dtype {arr.dtype}")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s); got shape {arr.shape}")
+    arr = arr.astype(float, copy=False)
+    if finite and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must have finite entries; got {_nonfinite(arr)}")
+    return arr
+
+
+def require_graph(name: str, G: Any, *, directed: bool | None = False, connected: bool = False,
+                  allow_multigraph: bool = False) -> Any:
+    """A networkx graph (duck-typed: ``nodes``, ``edges``, ``is_directed``, ``is_multigraph``), undirected
+    when ``directed=False``, directed when True, either when None; a multigraph only with
+    ``allow_multigraph``; with ``connected``, connected (the error lists the components' sizes and a few
+    nodes of each). The networkx import stays lazy: bounds itself never needs it."""
+    if not all(hasattr(G, attr) for attr in ("nodes", "edges", "is_directed", "is_multigraph")):
+        raise TypeError(f"{name} must be a networkx graph; got {name}={_show(G)} (type {type(G).__name__})")
+    if directed is False and G.is_directed():
+        raise TypeError(f"{name} must be an undirected networkx.Graph; got a {type(G).__name__}")
+    if directed is True and not G.is_directed():
+        raise TypeError(f"{name} must be a networkx.DiGraph; got a {type(G).__name__}")
+    if G.is_multigraph() and not allow_multigraph:
+        raise TypeError(f"{name} must be a simple graph, not a {type(G).__name__} (parallel edges have no "
+                        f"single gossip weight); collapse it first with networkx.Graph({name})")
+    if connected and G.number_of_nodes() > 1:
+        import networkx as nx
+
+        components = (list(nx.weakly_connected_components(G)) if G.is_directed()
+                      else list(nx.connected_components(G)))
+        if len(components) > 1:
+            components.sort(key=lambda c: (-len(c), min(c, key=repr)))
+            shown = "; ".join(f"{len(c)} node(s) {sorted(c, key=repr)[:5]}" for c in components[:4])
+            more = f"; and {len(components) - 4} more" if len(components) > 4 else ""
+            raise ValueError(f"{name} must be connected; it has {len(components)} components: {shown}{more}")
+    return G
