@@ -52,13 +52,20 @@ from instances.hard import (  # noqa: F401
     sampling_instance,
     split_groups,
 )
+from instances.heterogeneity import varsigma0_at_start  # noqa: F401
 from instances.problems import (  # noqa: F401
     HeterogeneousNonconvex,
     HeterogeneousQuadratic,
     heterogeneous_nonconvex,
     heterogeneous_quadratic,
 )
-from instances.protocol import FiniteSumFunctions, LocalFunctions  # noqa: F401
+from instances.protocol import (  # noqa: F401
+    FiniteSumFunctions,
+    LocalFunctions,
+    default_radius,
+    instance_radius,
+    local_gradients_at_start,
+)
 from instances.zero_chain import (  # noqa: F401
     DELTA0,
     G_INF,

@@ -2,6 +2,11 @@
 
 The worker axis comes first and any batch axes follow, so one call evaluates k configurations side by side:
 ``X`` has shape ``(n, *batch, d)`` and ``X[i, ...]`` are points of worker i.
+
+The region a run may explore: an instance may declare ``radius``, the sup-norm distance from x0 beyond which
+an iterate (or any other per-worker array of an algorithm's state, such as a tracker) has left the region
+its analysis lives in; the engine then reports the run as diverged (`instance_radius`). Instances that do
+not declare one get `default_radius`.
 """
 
 from __future__ import annotations
@@ -9,6 +14,9 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+
+#: `default_radius` is this many times the scale of the start: |x0| plus one step's move at x0.
+DEFAULT_RADIUS_FACTOR = 1e6
 
 
 @runtime_checkable
@@ -35,6 +43,9 @@ class LocalFunctions(Protocol):
     def full_value(self, x: np.ndarray) -> np.ndarray:
         """The global f at points x of shape (*batch, d) -> (*batch)."""
         ...
+
+    # Optional: ``radius: float``, the region of the analysis (module docstring). Not a protocol member, so
+    # that problems without one still match; read it through `instance_radius`.
 
 
 @runtime_checkable
@@ -67,3 +78,51 @@ def check_global_points(x: np.ndarray, dim: int, name: str = "x") -> np.ndarray:
     if x.ndim < 1 or x.shape[-1] != dim:
         raise ValueError(f"{name} must have shape (*batch, d) with d = {dim}; got shape {x.shape}")
     return x
+
+
+def local_gradients_at_start(f: LocalFunctions) -> np.ndarray:
+    """The n local gradients grad f_i(x0), shape (n, d) (one ``grad`` call at the common start)."""
+    x0 = np.asarray(f.x0, dtype=float)
+    return np.asarray(f.grad(np.broadcast_to(x0, (int(f.n), x0.size)).copy()), dtype=float)
+
+
+def default_radius(f: LocalFunctions, step_size: float) -> float:
+    """The divergence radius of a problem that declares none:
+    ``DEFAULT_RADIUS_FACTOR * (||x0||_inf + max(step_size, 1/L) * max_i ||grad f_i(x0)||_inf)``, i.e. a
+    million times the start's own scale (its size plus the length of one step from it, at the larger of the
+    step and 1/L, L = ``f.smoothness`` when stated); 1 stands in for that scale when it is 0 (a stationary
+    start at the origin).
+
+    Example:
+        >>> import numpy as np
+        >>> from types import SimpleNamespace
+        >>> f = SimpleNamespace(n=1, dim=1, x0=np.array([2.0]), grad=lambda X: 0 * X, smoothness=1.0)
+        >>> default_radius(f, 0.5)
+        2000000.0
+    """
+    step = float(step_size)
+    smoothness = getattr(f, "smoothness", None)
+    if smoothness is not None and float(smoothness) > 0:
+        step = max(step, 1.0 / float(smoothness))
+    x0 = np.asarray(f.x0, dtype=float)
+    start = float(np.max(np.abs(x0), initial=0.0))
+    move = step * float(np.max(np.abs(local_gradients_at_start(f)), initial=0.0))
+    scale = start + move
+    return DEFAULT_RADIUS_FACTOR * (scale if np.isfinite(scale) and scale > 0 else 1.0)
+
+
+def instance_radius(f: LocalFunctions, step_size: float) -> float:
+    """The radius the instance declares (``f.radius``), else `default_radius` for this step size.
+
+    Example:
+        >>> import instances
+        >>> instances.protocol.instance_radius(instances.zero_chain(4), 0.01) > 0
+        True
+    """
+    declared = getattr(f, "radius", None)
+    if declared is None:
+        return default_radius(f, step_size)
+    declared = float(declared)
+    if not declared > 0:
+        raise ValueError(f"problem.radius must be a positive number; got radius={declared!r}")
+    return declared
