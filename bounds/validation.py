@@ -201,7 +201,8 @@ def require_matrix(name: str, value: Any, *, square: bool = True, finite: bool =
 
 def _nonfinite(data: np.ndarray) -> str:
     bad = ~np.isfinite(data)
-    return f"{int(bad.sum())} non-finite entr{'y' if bad.sum() == 1 else 'ies'} (e.g. {data[bad].flat[0]!r})"
+    count, example = int(bad.sum()), float(data[bad].flat[0])
+    return f"{count} non-finite entr{'y' if count == 1 else 'ies'} (e.g. {example!r})"
 
 
 def require_finite_entries(name: str, data: np.ndarray) -> np.ndarray:
@@ -230,6 +231,13 @@ def require_array(name: str, value: Any, *, ndim: int | None = None, finite: boo
     return arr
 
 
+def _sorted_nodes(nodes: set) -> list:
+    try:
+        return sorted(nodes)
+    except TypeError:  # mixed node types
+        return sorted(nodes, key=repr)
+
+
 def require_graph(name: str, G: Any, *, directed: bool | None = False, connected: bool = False,
                   allow_multigraph: bool = False) -> Any:
     """A networkx graph (duck-typed: ``nodes``, ``edges``, ``is_directed``, ``is_multigraph``), undirected
@@ -251,8 +259,9 @@ def require_graph(name: str, G: Any, *, directed: bool | None = False, connected
         components = (list(nx.weakly_connected_components(G)) if G.is_directed()
                       else list(nx.connected_components(G)))
         if len(components) > 1:
-            components.sort(key=lambda c: (-len(c), min(c, key=repr)))
-            shown = "; ".join(f"{len(c)} node(s) {sorted(c, key=repr)[:5]}" for c in components[:4])
+            ordered = [_sorted_nodes(c) for c in components]
+            ordered.sort(key=len, reverse=True)
+            shown = "; ".join(f"{len(c)} node(s) {c[:5]}" for c in ordered[:4])
             more = f"; and {len(components) - 4} more" if len(components) > 4 else ""
             raise ValueError(f"{name} must be connected; it has {len(components)} components: {shown}{more}")
     return G

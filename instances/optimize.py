@@ -45,8 +45,9 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from instances.gossip import _from_edge_weights, second_eigenvalue
+from bounds.validation import require_bool, require_choice, require_graph, require_real
 from instances.graphs import node_order
+from instances.matrices import from_edge_weights, second_eigenvalue
 
 METHODS: tuple[str, ...] = ("fdla", "fmmc")
 SOLVERS: tuple[str, ...] = ("auto", "lp", "barrier", "CLARABEL", "SCS")
@@ -84,12 +85,15 @@ def default_cache_dir() -> Path:
 
 
 def _edges(G: nx.Graph) -> tuple[int, np.ndarray]:
-    if G.is_directed():
+    if isinstance(G, nx.Graph) and G.is_directed():
         raise TypeError("FDLA/FMMC need an undirected networkx.Graph")
+    require_graph("G", G)
     n = node_order(G)
-    e = np.array(sorted((min(a, b), max(a, b)) for a, b in G.edges if a != b), dtype=np.int64).reshape(-1, 2)
+    e = np.array(sorted((min(a, b), max(a, b)) for a, b in G.edges() if a != b),
+                 dtype=np.int64).reshape(-1, 2)
     if n > 1 and not nx.is_connected(G):
-        raise ValueError("G must be connected: FDLA/FMMC of a disconnected graph has lam = 1")
+        # the same message as gossip_matrix's (the components named); FDLA/FMMC would give lam = 1
+        require_graph("G", G, connected=True)
     return n, e
 
 
@@ -132,19 +136,19 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
     ``{"eps_abs": 1e-6}`` for SCS). cache_dir overrides ``default_cache_dir()``; cache=False neither reads
     nor writes.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got method={method!r}")
-    if solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {SOLVERS}; got solver={solver!r}")
-    if not (0.0 < float(tol) < 1.0):
-        raise ValueError(f"tol must lie in (0, 1); got tol={tol!r}")
+    method = require_choice("method", method, METHODS)
+    solver = require_choice("solver", solver, SOLVERS)
+    tol = require_real("tol", tol, maximum=1.0, maximum_inclusive=False)
+    cache = require_bool("cache", cache)
+    if solver_options is not None and not isinstance(solver_options, dict):
+        raise TypeError(f"solver_options must be a dict of cvxpy solve() keywords; got {solver_options!r}")
     n, edges = _edges(G)
     path = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     path = path / _cache_key(method, n, edges)
     if cache:
         hit = _cache_load(path, edges)
         if hit is not None:
-            W = _from_edge_weights(n, edges[:, 0], edges[:, 1], hit["weights"])
+            W = from_edge_weights(n, edges[:, 0], edges[:, 1], hit["weights"])
             gap = float(hit["optimality_gap"])
             return OptimizedGossip(W, float(hit["lam"]), method, str(hit["solver"]), float(hit["seconds"]),
                                    edges, hit["weights"], True, None if np.isnan(gap) else gap)
@@ -181,7 +185,7 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
         weights = _solve_cvxpy_sdp(n, edges, nonnegative, solver, solver_options or {})
     weights = _project(n, edges, weights, nonnegative)
     seconds = time.perf_counter() - start
-    W = _from_edge_weights(n, edges[:, 0], edges[:, 1], weights)
+    W = from_edge_weights(n, edges[:, 0], edges[:, 1], weights)
     lam = second_eigenvalue(W)
     if cache:
         _cache_store(path, edges=edges, weights=weights, lam=np.float64(lam), solver=np.str_(solver),

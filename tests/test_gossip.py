@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import instances
-from instances import gossip as gossip_module
+from instances import matrices as matrices_module
 from instances.gossip import (
     check_gossip,
     column_stochastic_matrix,
@@ -78,7 +78,11 @@ def test_max_degree_is_aperiodic_on_bipartite_regular_graphs() -> None:
 
 def test_disconnected_graph_is_refused() -> None:
     G = nx.disjoint_union(nx.path_graph(3), nx.path_graph(3))
-    W = gossip_matrix(G, "metropolis")
+    # issue 14: a disconnected G used to give a lam = 1 W without a word; now the components are named
+    with pytest.raises(ValueError, match=r"must be connected; it has 2 components: 3 node\(s\) \[0, 1, 2\]"):
+        gossip_matrix(G, "metropolis")
+    with pytest.warns(RuntimeWarning, match="2 connected components"):
+        W = gossip_matrix(G, "metropolis", allow_disconnected=True)
     with pytest.raises(ValueError, match="not connected"):
         check_gossip(W, G)
     assert second_eigenvalue(W) == pytest.approx(1.0)
@@ -166,7 +170,7 @@ def test_sparse_eigensolver_matches_dense(monkeypatch: pytest.MonkeyPatch, name:
     params = {"p": 0.2, "seed": 4} if name == "erdos_renyi" else {}
     W = gossip_matrix(topology(name, 60, **params), weights)
     dense = second_eigenvalue(W)
-    monkeypatch.setattr(gossip_module, "DENSE_EIG_LIMIT", 10)
+    monkeypatch.setattr(matrices_module, "DENSE_EIG_LIMIT", 10)
     assert second_eigenvalue(W) == pytest.approx(dense, abs=1e-9)
 
 
