@@ -21,9 +21,6 @@ from bounds.catalog import (
     SETTING1_REVEAL_PROBABILITY,
     SETTING1_REVEAL_PROBABILITY_SHARP,
     SETTING2_CHAIN_LENGTH,
-    ZERO_CHAIN_GRAD_INF,
-    ZERO_CHAIN_RANGE,
-    ZERO_CHAIN_SMOOTHNESS,
     dominant_term,
     gap,
     get,
@@ -32,6 +29,15 @@ from bounds.catalog import (
     setting1_chain_length,
     setting1_reveal_probability,
     setting2_chain_length,
+)
+from bounds.constants import (
+    SETTING1_CHAIN_DENOMINATOR,
+    SETTING2_CHAIN_DENOMINATOR,
+    ZERO_CHAIN_GRAD_INF,
+    ZERO_CHAIN_RANGE,
+    ZERO_CHAIN_SMOOTHNESS,
+    chain_length,
+    smallest_range,
 )
 from bounds.detag_params import (
     accelerated_gossip_eta,
@@ -50,9 +56,11 @@ __all__ = [
     "KINDS",
     "PATH_HOP_DISTANCE",
     "RATE_SYMBOLS",
+    "SETTING1_CHAIN_DENOMINATOR",
     "SETTING1_CHAIN_LENGTH",
     "SETTING1_REVEAL_PROBABILITY",
     "SETTING1_REVEAL_PROBABILITY_SHARP",
+    "SETTING2_CHAIN_DENOMINATOR",
     "SETTING2_CHAIN_LENGTH",
     "STATUSES",
     "ZERO_CHAIN_GRAD_INF",
@@ -61,6 +69,7 @@ __all__ = [
     "Rate",
     "accelerated_gossip_eta",
     "accelerated_gossip_rho",
+    "chain_length",
     "detag_phase_length",
     "detag_step_size",
     "dominant_term",
@@ -71,4 +80,5 @@ __all__ = [
     "setting1_chain_length",
     "setting1_reveal_probability",
     "setting2_chain_length",
+    "smallest_range",
 ]

@@ -41,6 +41,12 @@ from __future__ import annotations
 
 import sympy as sp
 
+from bounds.constants import (
+    SETTING1_CHAIN_DENOMINATOR,
+    SETTING2_CHAIN_DENOMINATOR,
+    ZERO_CHAIN_GRAD_INF,
+    chain_length,
+)
 from bounds.rate import CONVENTIONS, Rate, _exact, _validated
 from bounds.symbols import (
     RATE_SYMBOLS,
@@ -57,10 +63,8 @@ from bounds.symbols import (
     varsigma0,
 )
 
-# --- The zero-chain construction's constants (Arjevani et al. Lemma 2; THEORY.md §4) --------------------
-ZERO_CHAIN_RANGE = 12  # Delta_0: f(0) - inf f <= Delta_0 * T_c
-ZERO_CHAIN_SMOOTHNESS = 152  # l_1
-ZERO_CHAIN_GRAD_INF = 23  # G_inf: ||grad f||_inf <= G_inf
+# The zero-chain construction's constants (Arjevani et al. Lemma 2) live in bounds.constants, the one
+# definition that instances/ imports too.
 
 
 def _capped_probability(numerator: sp.Expr) -> sp.Expr:
@@ -71,7 +75,7 @@ def _capped_probability(numerator: sp.Expr) -> sp.Expr:
 
 #: Setting 1 chain length, corrected (§11 item 2): floor(Delta L / (4 Delta_0 l_1 eps^2)) = floor(Delta L /
 #: (7296 eps^2)). The paper prints floor(Delta / (Delta_0 l_1 (2 eps)^2)), without L.
-SETTING1_CHAIN_LENGTH = sp.floor(Delta * L / (4 * ZERO_CHAIN_RANGE * ZERO_CHAIN_SMOOTHNESS * epsilon**2))
+SETTING1_CHAIN_LENGTH = sp.floor(Delta * L / (SETTING1_CHAIN_DENOMINATOR * epsilon**2))
 
 #: Setting 1 reveal probability p = min((2 G_inf eps)^2 / sigma^2, 1) (THEORY.md §4).
 SETTING1_REVEAL_PROBABILITY = _capped_probability((2 * ZERO_CHAIN_GRAD_INF * epsilon) ** 2)
@@ -81,7 +85,7 @@ SETTING1_REVEAL_PROBABILITY = _capped_probability((2 * ZERO_CHAIN_GRAD_INF * eps
 SETTING1_REVEAL_PROBABILITY_SHARP = _capped_probability(4 * sp.E**3 * epsilon**2)
 
 #: Setting 2 / Cor 2 chain length floor(Delta L / (Delta_0 l_1 (12 eps)^2)) = floor(Delta L / (262656 eps^2)).
-SETTING2_CHAIN_LENGTH = sp.floor(Delta * L / (ZERO_CHAIN_RANGE * ZERO_CHAIN_SMOOTHNESS * (12 * epsilon) ** 2))
+SETTING2_CHAIN_LENGTH = sp.floor(Delta * L / (SETTING2_CHAIN_DENOMINATOR * epsilon**2))
 
 #: Hops between the end groups I_0 and I_1 (|I_0| = |I_1| = ceil(n/3)) of Cor 2's path (§11 item 17).
 PATH_HOP_DISTANCE = n - 2 * sp.ceiling(n / 3) + 1
@@ -435,8 +439,9 @@ def _exact_value(expr: sp.Expr, **values: float) -> sp.Expr:
 
 
 def setting1_chain_length(Delta: float, L: float, epsilon: float) -> int:
-    """T_c = floor(Delta L / (4 * 12 * 152 * eps^2)) of Setting 1 (§4, corrected by §11 item 2)."""
-    return int(_exact_value(SETTING1_CHAIN_LENGTH, Delta=Delta, L=L, epsilon=epsilon))
+    """T_c = floor(Delta L / (4 * 12 * 152 * eps^2)) of Setting 1 (§4, corrected by §11 item 2), exact
+    (``bounds.constants.chain_length``, the definition instances.sampling_instance uses)."""
+    return chain_length(Delta, L, epsilon, SETTING1_CHAIN_DENOMINATOR)
 
 
 def setting1_reveal_probability(epsilon: float, sigma: float, *, sharp: bool = False) -> float:
@@ -446,8 +451,9 @@ def setting1_reveal_probability(epsilon: float, sigma: float, *, sharp: bool = F
 
 
 def setting2_chain_length(Delta: float, L: float, epsilon: float) -> int:
-    """T_c = floor(Delta L / (262656 eps^2)) of Setting 2 and Cor 2's path instance (§4)."""
-    return int(_exact_value(SETTING2_CHAIN_LENGTH, Delta=Delta, L=L, epsilon=epsilon))
+    """T_c = floor(Delta L / (262656 eps^2)) of Setting 2 and Cor 2's path instance (§4), exact
+    (``bounds.constants.chain_length``, the definition instances.communication_instance uses)."""
+    return chain_length(Delta, L, epsilon, SETTING2_CHAIN_DENOMINATOR)
 
 
 def path_hop_distance(n: int) -> int:

@@ -46,6 +46,12 @@ def _is_real_type(value: object) -> bool:
             and isinstance(value, numbers.Real | np.integer | np.floating))
 
 
+def describe_int(value: int) -> str:
+    """An int for a message: as is up to 20 digits, else its magnitude ("about 10^302")."""
+    text = str(value)
+    return text if len(text) <= 20 else f"{'-' if value < 0 else ''}about 10^{len(text.lstrip('-')) - 1}"
+
+
 def require_real(name: str, value: object, *, minimum: float | None = 0.0, maximum: float | None = None,
                  allow_zero: bool = False, allow_minimum: bool | None = None, maximum_inclusive: bool = True,
                  finite: bool = True) -> float:
@@ -112,10 +118,10 @@ def require_count(name: str, value: object, minimum: int = 0, *, maximum: int | 
         raise TypeError(f"{name} must be an integer; got {name}={_show(value)} "
                         f"(type {type(value).__name__})") from None
     if count < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={count}")
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={describe_int(count)}")
     if maximum is not None and count > maximum:
         reason = f" ({what})" if what else ""
-        raise ValueError(f"{name} must be an integer <= {maximum}{reason}; got {name}={count}")
+        raise ValueError(f"{name} must be an integer <= {maximum}{reason}; got {name}={describe_int(count)}")
     return count
 
 
@@ -123,9 +129,9 @@ def require_size(name: str, entries: int, *, limit: int = MAX_ENTRIES, detail: s
     """Refuse an allocation of ``entries`` float64 numbers above ``limit`` before it happens, naming the
     argument that sized it (``detail`` says how, e.g. "n * T_c")."""
     if entries > limit:
-        how = f" ({detail} = {entries} entries)" if detail else f" ({entries} entries)"
+        how = f"{detail} = {describe_int(entries)}" if detail else describe_int(entries)
         raise ValueError(f"{name} is too large: the arrays it sizes would need more than {limit} float64 "
-                         f"entries{how}, about {8 * entries / 2**30:.3g} GiB")
+                         f"entries ({how} entries)")
     return int(entries)
 
 

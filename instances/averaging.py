@@ -11,6 +11,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from bounds.detag_params import accelerated_gossip_eta
+from bounds.validation import (
+    require_array,
+    require_choice,
+    require_count,
+    require_fraction,
+    require_graph,
+)
 from instances.gossip import MatrixLike, as_csr, second_eigenvalue
 from instances.graphs import node_order
 
@@ -33,13 +40,14 @@ def exact_averaging_factors(G: nx.Graph) -> list[sp.csr_array]:
     matrices; DeFacto is not a gossip protocol, THEORY.md §5). The one-node graph (D = 0) gets one identity
     factor, so that DeFacto's phase length 2R stays positive.
     """
-    n = node_order(G)
-    if G.is_directed():
+    if isinstance(G, nx.Graph) and G.is_directed():
         raise TypeError("exact_averaging_factors needs an undirected networkx.Graph")
+    require_graph("G", G)
+    n = node_order(G)
     if n == 1:
         return [sp.csr_array(np.ones((1, 1)))]
-    if not nx.is_connected(G):
-        raise ValueError("G must be connected for exact averaging (a disconnected graph has no finite D)")
+    # a disconnected graph has no finite diameter D, so no exact averaging (the components are named)
+    require_graph("G", G, connected=True)
     root = min(nx.center(G))
     parent: dict[int, int] = {}
     depth = {root: 0}
@@ -91,17 +99,17 @@ def _csr(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, n: int) -> sp.csr
 # multi-step gossip as a coefficient schedule
 
 
+#: Most gossip steps one schedule holds (an (R, 2) array; R = 10**7 is 160 MB).
+MAX_GOSSIP_STEPS = 10**7
+
+
 def _check_R(R: object) -> int:
-    if isinstance(R, bool) or not isinstance(R, (int, np.integer)) or R < 0:
-        raise ValueError(f"R must be a non-negative integer number of gossip steps; got R={R!r}")
-    return int(R)
+    return require_count("R", R, 0, maximum=MAX_GOSSIP_STEPS, what="gossip steps in one schedule")
 
 
 def _check_lam(lam: object) -> float:
-    lam_f = float(lam)  # type: ignore[arg-type]
-    if not (0.0 <= lam_f < 1.0):
-        raise ValueError(f"lam must lie in [0, 1) (lam = max(|lambda_2|, |lambda_n|) of W); got lam={lam!r}")
-    return lam_f
+    # lam = max(|lambda_2|, |lambda_n|) of W
+    return require_fraction("lam", lam)
 
 
 def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None,
@@ -121,10 +129,8 @@ def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None
     """
     R = _check_R(R)
     lam = _check_lam(lam)
-    if method not in GOSSIP_METHODS:
-        raise ValueError(f"method must be one of {GOSSIP_METHODS}; got method={method!r}")
-    if start not in GOSSIP_STARTS:
-        raise ValueError(f"start must be one of {GOSSIP_STARTS}; got start={start!r}")
+    method = require_choice("method", method, GOSSIP_METHODS)
+    start = require_choice("start", start, GOSSIP_STARTS)
     schedule = np.zeros((R, 2))
     schedule[:, 0] = 1.0
     if method == "plain" or R == 0:
@@ -132,9 +138,7 @@ def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None
     if method == "two_tap":
         if eta is None:
             eta = accelerated_gossip_eta(lam)
-        eta = float(eta)
-        if not (0.0 <= eta < 1.0):
-            raise ValueError(f"eta must lie in [0, 1); got eta={eta!r}")
+        eta = require_fraction("eta", eta)
         schedule[:, 0] = 1.0 + eta
         schedule[:, 1] = -eta
         if start == "plain":
@@ -158,10 +162,10 @@ def multi_step_gossip(W: MatrixLike, Z: np.ndarray, schedule: np.ndarray) -> np.
     Z has shape (n, *rest); W acts on axis 0 (one sparse product per step on the (n, -1) reshape).
     """
     W = as_csr(W)
-    Z = np.asarray(Z, dtype=float)
+    Z = require_array("Z", Z, finite=False)  # non-finite states are the caller's to detect (divergence)
     if Z.ndim == 0 or Z.shape[0] != W.shape[0]:
         raise ValueError(f"Z must have the worker axis first with n={W.shape[0]} rows; got shape {Z.shape}")
-    schedule = np.asarray(schedule, dtype=float)
+    schedule = require_array("schedule", schedule)
     if schedule.ndim != 2 or schedule.shape[1] != 2:
         raise ValueError(f"schedule must have shape (R, 2); got {schedule.shape}")
     flat = Z.reshape(Z.shape[0], -1)
@@ -192,8 +196,11 @@ def chebyshev_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None 
 def schedule_polynomial(schedule: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """p_R(mu) for eigenvalues mu: the R-step operator of ``multi_step_gossip`` is p_R(W), so for a symmetric
     W its consensus contraction ||p_R(W) - 11^T/n||_2 is max |p_R(mu)| over the non-trivial eigenvalues."""
-    mu = np.asarray(mu, dtype=float)
+    mu = require_array("mu", mu)
+    schedule = require_array("schedule", schedule)
+    if schedule.ndim != 2 or schedule.shape[1] != 2:
+        raise ValueError(f"schedule must have shape (R, 2); got {schedule.shape}")
     previous = current = np.ones_like(mu)
-    for a, b in np.asarray(schedule, dtype=float):
+    for a, b in schedule:
         previous, current = current, a * mu * current + b * previous
     return current

@@ -16,6 +16,15 @@ from collections.abc import Callable
 import networkx as nx
 import numpy as np
 
+from bounds.validation import (
+    require_bool,
+    require_choice,
+    require_count,
+    require_probability,
+    require_real,
+    require_seed,
+)
+
 TOPOLOGIES: tuple[str, ...] = (
     "ring",
     "path",
@@ -31,23 +40,23 @@ TOPOLOGIES: tuple[str, ...] = (
 )
 
 DEFAULT_CONNECT_ATTEMPTS = 100
+#: Largest graph built: networkx keeps a dict per node and per edge (about 1 KB per node of a sparse graph),
+#: so 10**6 nodes is already about a gigabyte; a larger n is refused before anything is allocated.
+MAX_NODES = 10**6
+MAX_CONNECT_ATTEMPTS = 10**4
 
 
 def _check_n(n: object, minimum: int = 1, name: str = "n") -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer number of workers; got {n!r}")
-    if n < minimum:
-        raise ValueError(f"{name} must be >= {minimum}; got {name}={n}")
-    return int(n)
+    return require_count(name, n, minimum, maximum=MAX_NODES,
+                         what="networkx holds about 1 KB per node; larger graphs are refused")
 
 
 def _seed_of(seed: object) -> int | None:
     """networkx wants an int seed (or a RandomState); turn a Generator into an int drawn from it."""
-    if seed is None or isinstance(seed, (int, np.integer)):
-        return None if seed is None else int(seed)
+    seed = require_seed("seed", seed, allow_none=True)
     if isinstance(seed, np.random.Generator):
         return int(seed.integers(2**31 - 1))
-    raise TypeError(f"seed must be an int or a numpy.random.Generator; got {type(seed).__name__}")
+    return seed
 
 
 def _circulant(n: int, offsets: list[int]) -> nx.Graph:
@@ -132,6 +141,7 @@ def exponential(n: int, directed: bool = False) -> nx.Graph | nx.DiGraph:
     of Ying et al. 2021, for push-sum (see ``gossip.column_stochastic_matrix``).
     """
     n = _check_n(n)
+    directed = require_bool("directed", directed)
     offsets = sorted({(1 << k) % n for k in range(max(n - 1, 1).bit_length()) if (1 << k) < n} - {0})
     if directed:
         G = nx.DiGraph()
@@ -154,11 +164,17 @@ def erdos_renyi(n: int, p: float, seed: int | np.random.Generator | None = None,
                 max_attempts: int = DEFAULT_CONNECT_ATTEMPTS) -> nx.Graph:
     """G(n, p), redrawn (seeds derived from ``seed``) until connected, at most ``max_attempts`` draws."""
     n = _check_n(n)
-    if not (0.0 <= float(p) <= 1.0):
-        raise ValueError(f"erdos_renyi needs 0 <= p <= 1; got p={p!r}")
+    p = require_probability("p", p, allow_zero=True)
+    if n > 1 and 1.0 - p == 1.0:
+        # fast_gnp_random_graph divides by log(1 - p) = 0 here; and a connected draw needs n - 1 edges, each
+        # present with probability p < 2**-53: hopeless, so say so now rather than after max_attempts draws
+        raise ValueError(f"erdos_renyi(n={n}): p={p!r} is below 2**-53, so 1 - p rounds to 1 and a connected "
+                         "G(n, p) is practically impossible; use p >= ln(n)/n")
+    seed = _seed_of(seed)
+
     # fast_gnp_random_graph draws the same G(n, p) law in O(n + m) (gnp_random_graph visits all n^2/2 pairs)
     def draw(s: int) -> nx.Graph:
-        return nx.fast_gnp_random_graph(n, float(p), seed=s)
+        return nx.fast_gnp_random_graph(n, p, seed=s)
 
     return _redraw_until_connected(draw, seed, max_attempts, f"erdos_renyi(n={n}, p={p})")
 
@@ -167,11 +183,11 @@ def random_geometric(n: int, radius: float, seed: int | np.random.Generator | No
                      max_attempts: int = DEFAULT_CONNECT_ATTEMPTS) -> nx.Graph:
     """Random geometric graph in the unit square, redrawn until connected (like ``erdos_renyi``)."""
     n = _check_n(n)
-    if not float(radius) > 0.0:
-        raise ValueError(f"random_geometric needs radius > 0; got radius={radius!r}")
+    radius = require_real("radius", radius)
+    seed = _seed_of(seed)
 
     def draw(s: int) -> nx.Graph:
-        return _plain(nx.random_geometric_graph(n, float(radius), seed=s))
+        return _plain(nx.random_geometric_graph(n, radius, seed=s))
 
     return _redraw_until_connected(draw, seed, max_attempts, f"random_geometric(n={n}, radius={radius})")
 
@@ -187,7 +203,7 @@ def _plain(G: nx.Graph) -> nx.Graph:
 
 def _redraw_until_connected(draw: Callable[[int], nx.Graph], seed: object, max_attempts: int,
                             what: str) -> nx.Graph:
-    max_attempts = _check_n(max_attempts, 1, "max_attempts")
+    max_attempts = require_count("max_attempts", max_attempts, 1, maximum=MAX_CONNECT_ATTEMPTS)
     base = _seed_of(seed)
     # a SeedSequence turns (seed, attempt) into independent draws; same seed, same graph
     root = np.random.SeedSequence(base)
@@ -257,8 +273,7 @@ def topology(name: str, n: int, **params: object) -> nx.Graph:
     Parameters by name: torus (r, c), exponential (directed), erdos_renyi (p, seed, max_attempts),
     random_geometric (radius, seed, max_attempts), ring_lattice (k), broom (D).
     """
-    if not isinstance(name, str) or name not in _BUILDERS:
-        raise ValueError(f"topology name must be one of {TOPOLOGIES}; got name={name!r}")
+    name = require_choice("name", name, TOPOLOGIES)
     builder = _BUILDERS[name]
     try:
         G = builder(n, **params)

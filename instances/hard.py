@@ -24,38 +24,66 @@ import math
 import networkx as nx
 import numpy as np
 
-from bounds.validation import require_count, require_real
-from instances.zero_chain import DELTA0, G_INF, L1, ZeroChainFunctions
+from bounds.constants import (
+    SETTING1_CHAIN_DENOMINATOR,
+    SETTING2_CHAIN_DENOMINATOR,
+    chain_length,
+    smallest_range,
+)
+from bounds.validation import describe_int, require_count, require_probability, require_real, require_size
+from instances.zero_chain import G_INF, L1, ZeroChainFunctions
 
-COMMUNICATION_T_C_DENOMINATOR = DELTA0 * L1 * 144.0  # Delta0 l1 12^2 = 262656
+COMMUNICATION_T_C_DENOMINATOR = SETTING2_CHAIN_DENOMINATOR  # Delta0 l1 12^2 = 262656
+
+#: Most entries (workers x chain length) an instance may hold: the Setting 2 split stores an (n, T_c - 1)
+#: weight array and every run an (n, T_c) state per configuration, so 10**8 entries (800 MB) is refused
+#: before it is allocated rather than failing with a MemoryError halfway.
+MAX_INSTANCE_ENTRIES = 10**8
 
 
-
-
-
-
-def _chain_length(Delta: float | None, T_c: int | None, L: float, epsilon: float, denominator: float,
+def _chain_length(Delta: float | None, T_c: int | None, L: float, epsilon: float, n: int, denominator: int,
                   formula: str) -> tuple[float, int]:
-    """(Delta, T_c) with T_c = floor(Delta L / (denominator eps^2)); from T_c, the smallest such Delta."""
+    """(Delta, T_c) with T_c = floor(Delta L / (denominator eps^2)) exactly (``bounds.constants``); from
+    T_c, the smallest float Delta with that chain length."""
     if (Delta is None) == (T_c is None):
         raise ValueError("give exactly one of Delta (range bound) and T_c (chain length)")
-    def formula_value(Delta: float) -> int:
-        return math.floor(Delta * L / (denominator * epsilon**2))
-
     if T_c is not None:
         T_c = require_count("T_c", T_c, 1)
-        Delta = T_c * denominator * epsilon**2 / L
-        while formula_value(Delta) < T_c:  # rounding: the formula must give T_c back
-            Delta = math.nextafter(Delta, math.inf)
-        return Delta, T_c
+        require_size("T_c", n * T_c, limit=MAX_INSTANCE_ENTRIES,
+                     detail=f"n * T_c = {n} * {describe_int(T_c)}")
+        return smallest_range(T_c, L, epsilon, denominator), T_c
     Delta = require_real("Delta", Delta)
-    T_c = formula_value(Delta)
+    T_c = chain_length(Delta, L, epsilon, denominator)
     if T_c < 1:
         raise ValueError(
             f"T_c = {formula} = {T_c} < 1: epsilon is too large for Delta and L "
-            f"(need Delta * L / ({denominator:g} * epsilon^2) >= 1; epsilon={epsilon!r})"
+            f"(need Delta * L / ({denominator} * epsilon^2) >= 1; Delta={Delta!r}, L={L!r}, "
+            f"epsilon={epsilon!r})"
         )
+    if n * T_c > MAX_INSTANCE_ENTRIES:
+        raise ValueError(f"Delta={Delta!r} is too large for L={L!r} and epsilon={epsilon!r}: T_c = {formula} "
+                         f"= {describe_int(T_c)}, so the instance would hold n * T_c = "
+                         f"{describe_int(n * T_c)} entries (limit {MAX_INSTANCE_ENTRIES})")
     return Delta, T_c
+
+
+#: The zero-chain kernels use scale^3 and 1/scale^2 and the gradient factor gain/scale; keeping them inside
+#: [1e-100, 1e100] keeps every one of those a normal float64.
+SCALE_RANGE = (1e-100, 1e100)
+
+
+def _scaling(L: float, epsilon: float, factor: float, divisor: float) -> tuple[float, float]:
+    """(scale, gain) = (factor l1 eps / L, L scale^2 / (divisor l1)), refused (ValueError naming L and
+    epsilon) when the scale or the gradient factor gain / scale leaves ``SCALE_RANGE``."""
+    low, high = SCALE_RANGE
+    scale = factor * L1 * epsilon / L
+    gradient_factor = L * scale / (divisor * L1) if math.isfinite(scale) else math.inf  # = gain / scale
+    if not (low <= scale <= high and low <= gradient_factor <= high):
+        raise ValueError(f"L={L!r} and epsilon={epsilon!r} give the scale lambda_s = {factor:g} l1 epsilon "
+                         f"/ L = {scale:.3g} and the gradient factor L lambda_s / ({divisor:g} l1) = "
+                         f"{gradient_factor:.3g}; both must lie in [{low:g}, {high:g}] for float64 (choose L "
+                         "and epsilon closer to 1)")
+    return scale, gradient_factor * scale
 
 
 class SamplingInstance(ZeroChainFunctions):
@@ -68,8 +96,8 @@ class SamplingInstance(ZeroChainFunctions):
 
     def __init__(self, n: int, *, Delta: float, L: float, epsilon: float, sigma: float, p: float,
                  T_c: int) -> None:
-        scale = 2.0 * L1 * epsilon / L
-        super().__init__(T_c, n, scale=scale, gain=L * scale**2 / L1, smoothness=L)
+        scale, gain = _scaling(L, epsilon, 2.0, 1.0)
+        super().__init__(T_c, n, scale=scale, gain=gain, smoothness=L)
         self.Delta, self.L, self.epsilon, self.sigma, self.p, self.T_c = Delta, L, epsilon, sigma, p, T_c
         self.D = 1
 
@@ -97,18 +125,24 @@ def sampling_instance(n: int, *, Delta: float | None = None, T_c: int | None = N
     n = require_count("n", n, 1)
     L = require_real("L", L)
     epsilon = require_real("epsilon", epsilon)
-    Delta, T_c = _chain_length(Delta, T_c, L, epsilon, 4.0 * DELTA0 * L1,
-                               "floor(Delta L / (4 Delta0 l1 epsilon^2))")
     if (sigma is None) == (p is None):
         raise ValueError("give exactly one of sigma (oracle noise) and p (reveal probability)")
     if sigma is not None:
         sigma = require_real("sigma", sigma, allow_zero=True)
-        p = 1.0 if sigma == 0 else min((2.0 * G_INF * epsilon) ** 2 / sigma**2, 1.0)
+        # min(ratio, 1)^2 = min(ratio^2, 1) without squaring a huge ratio (float ** overflows with an error)
+        p = 1.0 if sigma == 0 else min(2.0 * G_INF * epsilon / sigma, 1.0) ** 2
+        if p == 0.0:
+            raise ValueError(f"sigma={sigma!r} and epsilon={epsilon!r} give the reveal probability p = "
+                             "(2 G_inf epsilon / sigma)^2 = 0.0 (underflow); choose sigma / epsilon < 1e150")
     else:
-        p = require_real("p", p)
-        if p > 1:
-            raise ValueError(f"p must lie in (0, 1]; got p={p!r}")
+        p = require_probability("p", p)
         sigma = 2.0 * G_INF * epsilon / math.sqrt(p)
+        if not math.isfinite(sigma):
+            raise ValueError(f"p={p!r} and epsilon={epsilon!r} give sigma = 2 G_inf epsilon / sqrt(p) = inf "
+                             "(overflow)")
+    Delta, T_c = _chain_length(Delta, T_c, L, epsilon, n, SETTING1_CHAIN_DENOMINATOR,
+                               "floor(Delta L / (4 Delta0 l1 epsilon^2))")
+    _scaling(L, epsilon, 2.0, 1.0)
     return SamplingInstance(n, Delta=Delta, L=L, epsilon=epsilon, sigma=sigma, p=p, T_c=T_c)
 
 
@@ -165,8 +199,8 @@ class CommunicationInstance(ZeroChainFunctions):
         links = np.zeros((n, T_c - 1))
         links[I1, 0::2] = w1  # 1-based odd links (x_1-x_2, x_3-x_4, ...)
         links[I0, 1::2] = w0  # 1-based even links
-        scale = 6.0 * L1 * epsilon / L
-        super().__init__(T_c, n, scale=scale, gain=L * scale**2 / (3.0 * L1), first_weight=first,
+        scale, gain = _scaling(L, epsilon, 6.0, 3.0)
+        super().__init__(T_c, n, scale=scale, gain=gain, first_weight=first,
                          link_weight=links, smoothness=L * max(3.0, w0, w1) / 3.0)
         self.Delta, self.L, self.epsilon, self.T_c, self.D = Delta, L, epsilon, T_c, D
         self.groups = (I0, I1)
@@ -208,6 +242,7 @@ def communication_instance(n: int, *, D: int | None = None, Delta: float | None 
         D = require_count("D", D, 1)
     L = require_real("L", L)
     epsilon = require_real("epsilon", epsilon)
-    Delta, T_c = _chain_length(Delta, T_c, L, epsilon, COMMUNICATION_T_C_DENOMINATOR,
+    Delta, T_c = _chain_length(Delta, T_c, L, epsilon, n, SETTING2_CHAIN_DENOMINATOR,
                                "floor(Delta L / (262656 epsilon^2))")
+    _scaling(L, epsilon, 6.0, 3.0)
     return CommunicationInstance(n, D=D, Delta=Delta, L=L, epsilon=epsilon, T_c=T_c)

@@ -28,9 +28,12 @@ import numpy as np
 from numba import njit
 from scipy.special import ndtr
 
-DELTA0 = 12.0  # f_hat(0) - inf f_hat <= DELTA0 * T   (Arjevani et al. Lemma 2)
-L1 = 152.0  # f_hat is L1-smooth
-G_INF = 23.0  # ||grad f_hat||_inf <= G_INF
+from bounds.constants import ZERO_CHAIN_GRAD_INF, ZERO_CHAIN_RANGE, ZERO_CHAIN_SMOOTHNESS
+
+# The constants of Arjevani et al. Lemma 2, defined once in bounds.constants (floats here for the kernels)
+DELTA0 = float(ZERO_CHAIN_RANGE)  # f_hat(0) - inf f_hat <= DELTA0 * T
+L1 = float(ZERO_CHAIN_SMOOTHNESS)  # f_hat is L1-smooth
+G_INF = float(ZERO_CHAIN_GRAD_INF)  # ||grad f_hat||_inf <= G_INF
 
 _SQRT_E = math.sqrt(math.e)
 _PHI_TOTAL = math.sqrt(2.0 * math.pi * math.e)  # Phi(+inf)

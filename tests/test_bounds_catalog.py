@@ -131,7 +131,7 @@ def test_hard_instance_sampling_chain_length_includes_L_erratum_2():
     assert printed == 1
     # The correction is what the Delta-constraint demands: with lambda_s = 2 l_1 eps / L,
     # f(0) - inf f <= (L lambda_s^2 / l_1) Delta_0 T_c <= Delta  <=>  T_c <= Delta L / (4 Delta_0 l_1 eps^2).
-    l1, d0 = catalog.ZERO_CHAIN_SMOOTHNESS, catalog.ZERO_CHAIN_RANGE
+    l1, d0 = bounds.ZERO_CHAIN_SMOOTHNESS, bounds.ZERO_CHAIN_RANGE
     scale = 2 * l1 * epsilon / L
     t_max = sp.solve(sp.Eq(L * scale**2 / l1 * d0 * T, Delta), T)[0]
     assert sp.simplify(t_max - Delta * L / (7296 * epsilon**2)) == 0
@@ -141,7 +141,7 @@ def test_hard_instance_sampling_chain_length_includes_L_erratum_2():
 def test_setting2_chain_length_satisfies_its_constraints():
     # lambda_s = 6 l_1 eps / L, f = (L lambda_s^2 / (3 l_1)) f^(x/lambda_s): gradient scale 2 eps > eps, and
     # the range (L lambda_s^2/(3 l_1)) Delta_0 T_c <= Delta for T_c = floor(Delta L/262656 eps^2) (12x slack).
-    l1, d0 = catalog.ZERO_CHAIN_SMOOTHNESS, catalog.ZERO_CHAIN_RANGE
+    l1, d0 = bounds.ZERO_CHAIN_SMOOTHNESS, bounds.ZERO_CHAIN_RANGE
     scale = 6 * l1 * epsilon / L
     assert sp.simplify(L * scale / (3 * l1) - 2 * epsilon) == 0
     range_per_link = L * scale**2 / (3 * l1) * d0

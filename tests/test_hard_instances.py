@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import bounds
+import bounds.rate
 from instances.hard import communication_instance, sampling_instance, split_groups
 from instances.zero_chain import DELTA0, L1, zero_chain
 
@@ -162,9 +164,46 @@ def test_unscaled_defaults_and_t_c_constructor():
     np.testing.assert_array_equal(f.full_grad(np.ones((2, 10))), zero_chain(10).full_grad(np.ones((2, 10))))
     g = communication_instance(6, T_c=7)
     assert g.Delta == pytest.approx(144 * 7)
-    for T_c in range(1, 60):  # the T_c constructor gives a Delta whose formula returns T_c
+    for T_c in range(1, 60):  # the T_c constructor gives the smallest Delta whose (exact) formula returns T_c
         h = sampling_instance(2, T_c=T_c, L=0.3, epsilon=0.07, sigma=1.0)
-        assert math.floor(h.Delta * 0.3 / (4 * DELTA0 * L1 * 0.07**2)) == T_c
+        assert bounds.setting1_chain_length(h.Delta, 0.3, 0.07) == T_c
+        assert bounds.setting1_chain_length(math.nextafter(h.Delta, 0), 0.3, 0.07) == T_c - 1
+        k = communication_instance(3, T_c=T_c, L=0.3, epsilon=0.07)
+        assert bounds.setting2_chain_length(k.Delta, 0.3, 0.07) == T_c
+
+
+@pytest.mark.parametrize(("build", "catalog", "expected"), [
+    # issue 14: the instances took a float floor (9, 35, and "T_c = 0" for the third), bounds/ an exact one
+    (lambda: communication_instance(4, Delta=26265.6, L=1.0, epsilon=0.1),
+     lambda: bounds.setting2_chain_length(26265.6, 1.0, 0.1), 10),
+    (lambda: sampling_instance(7, Delta=875.52, L=3.0, epsilon=0.1, p=1.0),
+     lambda: bounds.setting1_chain_length(875.52, 3.0, 0.1), 36),
+    (lambda: communication_instance(4, Delta=2626.56, L=1.0, epsilon=0.1),
+     lambda: bounds.setting2_chain_length(2626.56, 1.0, 0.1), 1),
+])
+def test_chain_length_agrees_with_the_catalog(build, catalog, expected):
+    assert build().T_c == catalog() == expected
+    point = {"Delta": 26265.6, "L": 1.0, "epsilon": 0.1, "n": 4, "B": 1, "sigma": 0.0}
+    T_c = bounds.setting2_chain_length(26265.6, 1.0, 0.1)
+    assert float(bounds.SETTING2_CHAIN_LENGTH.subs({bounds.RATE_SYMBOLS[k]: bounds.rate._exact(v)
+                                                    for k, v in point.items()
+                                                    if k in ("Delta", "L", "epsilon")})) == T_c
+
+
+@pytest.mark.parametrize(("build", "message"), [
+    # issue 14 reproducers: ZeroDivisionError, OverflowError, MemoryError before; now errors naming arguments
+    (lambda: communication_instance(7, T_c=6, epsilon=5e-324), r"T_c=6, L=456.0 and epsilon=5e-324"),
+    (lambda: communication_instance(2, Delta=1e308), r"Delta=1e\+308 is too large.*about 10\^305"),
+    (lambda: sampling_instance(11, T_c=3, p=10**400), r"p must be a finite real number.*overflows float"),
+    (lambda: communication_instance(3, T_c=3, L=1e308), r"L=1e\+308 and epsilon=0.5 give the scale"),
+    (lambda: communication_instance(3, T_c=10**12), r"T_c is too large"),
+    (lambda: sampling_instance(3, T_c=2, sigma=1e300), r"sigma=1e\+300 and epsilon=0.5"),
+    (lambda: sampling_instance(3, T_c=2, p=True), r"p must be a real number"),
+    (lambda: communication_instance(3.0, T_c=2), r"n must be an integer"),
+])
+def test_extreme_inputs_are_named_errors(build, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        build()
 
 
 def test_bad_input():

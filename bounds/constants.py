@@ -1,0 +1,100 @@
+"""The paper's constants of the zero-chain construction and the hard instances' chain lengths, defined once.
+
+The zero chain f_hat of Carmon et al. (Arjevani et al. 2019, Lemma 2; Lu & De Sa 2021, §4) satisfies
+f_hat(0) - inf f_hat <= Delta_0 T, is l_1-smooth and has ||grad f_hat||_inf <= G_inf, with
+
+    Delta_0 = 12,  l_1 = 152,  G_inf = 23.
+
+The hard instances rescale it to (Delta, L, eps); their chain lengths are
+
+- Setting 1 (sampling, corrected to include L, docs/errata):  T_c = floor(Delta L / (4 Delta_0 l_1 eps^2))
+  = floor(Delta L / (7296 eps^2));
+- Setting 2 / Cor. 2 (communication):  T_c = floor(Delta L / (Delta_0 l_1 (12 eps)^2))
+  = floor(Delta L / (262656 eps^2)).
+
+``chain_length`` evaluates them in exact rational arithmetic on the decimals the user typed (0.1 is 1/10,
+so floor(26265.6 / (262656 * 0.01)) is 10, where float64 gives 9). ``bounds.catalog`` writes the same
+formulas symbolically from these constants, and ``instances.hard`` / ``instances.zero_chain`` import them
+from here: one definition, every side agrees.
+
+>>> chain_length(26265.6, 1.0, 0.1, SETTING2_CHAIN_DENOMINATOR)
+10
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from bounds.validation import require_count, require_real
+
+ZERO_CHAIN_RANGE = 12  # Delta_0: f_hat(0) - inf f_hat <= Delta_0 * T
+ZERO_CHAIN_SMOOTHNESS = 152  # l_1: f_hat is l_1-smooth
+ZERO_CHAIN_GRAD_INF = 23  # G_inf: ||grad f_hat||_inf <= G_inf
+
+#: Setting 1: T_c = floor(Delta L / (SETTING1_CHAIN_DENOMINATOR eps^2)), 4 Delta_0 l_1 = 7296.
+SETTING1_CHAIN_DENOMINATOR = 4 * ZERO_CHAIN_RANGE * ZERO_CHAIN_SMOOTHNESS
+#: Setting 2 and Cor. 2: T_c = floor(Delta L / (SETTING2_CHAIN_DENOMINATOR eps^2)), Delta_0 l_1 12^2 = 262656.
+SETTING2_CHAIN_DENOMINATOR = ZERO_CHAIN_RANGE * ZERO_CHAIN_SMOOTHNESS * 12**2
+
+CHAIN_DENOMINATORS = (SETTING1_CHAIN_DENOMINATOR, SETTING2_CHAIN_DENOMINATOR)
+
+
+def exact_decimal(value: float) -> Fraction:
+    """The decimal a user typed, exactly: 0.1 -> 1/10 (the shortest repr of the float, as a fraction)."""
+    return Fraction(repr(float(value)))
+
+
+def _check_denominator(denominator: object) -> int:
+    if denominator not in CHAIN_DENOMINATORS:
+        raise ValueError(f"denominator must be one of {CHAIN_DENOMINATORS} (Setting 1, Setting 2); "
+                         f"got denominator={denominator!r}")
+    return int(denominator)  # type: ignore[call-overload]
+
+
+def chain_length(Delta: float, L: float, epsilon: float, denominator: int) -> int:
+    """T_c = floor(Delta L / (denominator eps^2)) in exact arithmetic (a Python int, possibly huge).
+
+    ``denominator`` is ``SETTING1_CHAIN_DENOMINATOR`` or ``SETTING2_CHAIN_DENOMINATOR``. Delta, L, epsilon:
+    finite reals > 0 (ValueError/TypeError naming them otherwise).
+
+    >>> chain_length(875.52, 3.0, 0.1, SETTING1_CHAIN_DENOMINATOR)
+    36
+    """
+    Delta = require_real("Delta", Delta)
+    L = require_real("L", L)
+    epsilon = require_real("epsilon", epsilon)
+    denominator = _check_denominator(denominator)
+    ratio = exact_decimal(Delta) * exact_decimal(L) / (denominator * exact_decimal(epsilon) ** 2)
+    return math.floor(ratio)
+
+
+def smallest_range(T_c: int, L: float, epsilon: float, denominator: int) -> float:
+    """The smallest float Delta whose ``chain_length`` is at least T_c: Delta = T_c denominator eps^2 / L,
+    rounded up to the next float where the rounding lost the chain's last link.
+
+    ValueError naming T_c, L and epsilon when that Delta is not a positive finite float (it underflows to 0
+    or overflows).
+
+    >>> smallest_range(10, 1.0, 0.1, SETTING2_CHAIN_DENOMINATOR)
+    26265.6
+    """
+    T_c = require_count("T_c", T_c, 1)
+    L = require_real("L", L)
+    epsilon = require_real("epsilon", epsilon)
+    denominator = _check_denominator(denominator)
+    exact = T_c * denominator * exact_decimal(epsilon) ** 2 / exact_decimal(L)
+    try:
+        Delta = float(exact)
+    except OverflowError:
+        Delta = math.inf
+    if not (math.isfinite(Delta) and Delta > 0.0):
+        raise ValueError(f"T_c={T_c}, L={L!r} and epsilon={epsilon!r} give Delta = T_c * {denominator} * "
+                         f"epsilon^2 / L = {float(exact):.3g}, which is not a positive finite float "
+                         "(underflow or overflow); choose epsilon and L closer to 1"
+                         if exact < 2**1000 else
+                         f"T_c={T_c}, L={L!r} and epsilon={epsilon!r} give Delta = T_c * {denominator} * "
+                         "epsilon^2 / L above the largest float (overflow); choose a smaller T_c or epsilon")
+    while chain_length(Delta, L, epsilon, denominator) < T_c:
+        Delta = math.nextafter(Delta, math.inf)
+    return Delta
