@@ -23,8 +23,31 @@ def accelerated_gossip_eta(lam: float) -> float:
     eta = (1 - sqrt(1 - lam^2)) / (1 + sqrt(1 - lam^2)); it makes the recursion
     z_{r+1} = (1 + eta) W z_r - eta z_{r-1} critically damped at the eigenvalues +-lam.
 
+    Parameters
+    ----------
+    lam : float
+        max(|lambda_2|, |lambda_n|) of the gossip matrix W, in [0, 1).
+
+    Returns
+    -------
+    float
+        eta in [0, 1); 0 at lam = 0 (no acceleration needed), tending to 1 as lam -> 1.
+
+    Raises
+    ------
+    ValueError
+        If lam is outside [0, 1) or NaN.
+
+    References
+    ----------
+    Lu & De Sa 2021, Alg. 3; Liu & Morse 2011.
+
+    Examples
+    --------
     >>> round(accelerated_gossip_eta(0.0), 12)
     0.0
+    >>> round(accelerated_gossip_eta(0.95), 4)
+    0.5241
     """
     lam = _check_lam(lam)
     s = math.sqrt(1.0 - lam * lam)
@@ -38,8 +61,33 @@ def accelerated_gossip_rho(lam: float, R: int) -> float:
     that the paper drops (THEORY.md §7.2, §11 item 9); item 18 shows it grows like 1/sqrt(1 - lam) for the
     paper's start z_{-1} = z_0.
 
+    Parameters
+    ----------
+    lam : float
+        max(|lambda_2|, |lambda_n|) of the gossip matrix W, in [0, 1).
+    R : int
+        Number of gossip steps, >= 0.
+
+    Returns
+    -------
+    float
+        rho in [0, 1); 1 at R = 0.
+
+    Raises
+    ------
+    ValueError
+        If lam is outside [0, 1) or R is not a non-negative integer.
+
+    References
+    ----------
+    Lu & De Sa 2021, eq. (26); Ye et al. 2020.
+
+    Examples
+    --------
     >>> accelerated_gossip_rho(0.0, 3)
     0.0
+    >>> round(accelerated_gossip_rho(0.95, 10), 4)
+    0.0796
     """
     lam = _check_lam(lam)
     if int(R) != R or R < 0:
@@ -67,8 +115,40 @@ def detag_phase_length(n: int, lam: float, varsigma0: float, T: int, Delta: floa
     Rounding up keeps the property the proof uses: rho = (1 - sqrt(1 - lam))^R <= exp(-R sqrt(1 - lam))
     <= 1/sqrt(n). varsigma0 = 0 (homogeneous start) drops the second logarithm.
 
+    Parameters
+    ----------
+    n : int
+        Number of workers, >= 1.
+    lam : float
+        max(|lambda_2|, |lambda_n|) of W, in [0, 1).
+    varsigma0 : float
+        Heterogeneity at the start point, assumption (6), >= 0.
+    T : int
+        Iteration budget, >= 1.
+    Delta, L : float
+        f(0) - inf f and the smoothness constant, > 0.
+
+    Returns
+    -------
+    int
+        R >= 1.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of its range; TypeError for a non-number.
+
+    References
+    ----------
+    Lu & De Sa 2021/2023, Cor. 6.
+
+    Examples
+    --------
     >>> detag_phase_length(16, 0.0, 0.0, 1000, 1.0, 1.0)
     2
+    >>> R = detag_phase_length(16, 0.95, 1.0, 10**6, 1.0, 1.0)
+    >>> R, accelerated_gossip_rho(0.95, R) <= 1 / 4
+    (31, True)
     """
     n = _check_positive("n", n, integer=True)
     lam = _check_lam(lam)
@@ -93,6 +173,38 @@ def detag_step_size(n: int, lam: float, varsigma0: float, T: int, Delta: float, 
 
     ``R`` defaults to ``detag_phase_length``. The last term alone keeps alpha <= (1 - rho)^2/(32 L), the
     step-size condition of Thm 5.
+
+    Parameters
+    ----------
+    n, lam, varsigma0, T, Delta, L
+        As in `detag_phase_length`.
+    sigma : float
+        Standard deviation of one stochastic gradient, >= 0.
+    B : int
+        Queries per worker and iteration, >= 1.
+    R : int, optional
+        Phase length; default `detag_phase_length(n, lam, varsigma0, T, Delta, L)`.
+
+    Returns
+    -------
+    float
+        alpha > 0.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of its range; TypeError for a non-number.
+
+    References
+    ----------
+    Lu & De Sa 2021/2023, Cor. 6 and Thm 5.
+
+    Examples
+    --------
+    >>> round(detag_step_size(16, 0.95, 1.0, 10**6, 1.0, 1.0, 1.0, 1), 5)
+    0.02484
+    >>> round(detag_step_size(16, 0.95, 1.0, 10**6, 1.0, 1.0, 1.0, 1, R=4), 5)
+    0.00521
     """
     if R is None:
         R = detag_phase_length(n, lam, varsigma0, T, Delta, L)
