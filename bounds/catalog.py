@@ -374,14 +374,59 @@ CATALOG: dict[str, Rate] = _catalog()
 
 
 def names(kind: str | None = None) -> tuple[str, ...]:
-    """Catalog names in catalog order; ``kind="lower"`` / ``"upper"`` filters."""
+    """Catalog names in catalog order.
+
+    Parameters
+    ----------
+    kind : {None, "lower", "upper"}, optional
+        Keep only the lower or the upper bounds; None (default) keeps all.
+
+    Returns
+    -------
+    tuple of str
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not None, "lower" or "upper".
+
+    Examples
+    --------
+    >>> names()[:3]
+    ('lower_bound_any', 'lower_bound_gossip', 'lower_bound_async')
+    >>> "detag" in names("upper") and "detag" not in names("lower")
+    True
+    """
     if kind not in (None, "lower", "upper"):
         raise ValueError(f"kind must be None, 'lower' or 'upper'; got {kind!r}")
     return tuple(name for name, rate in CATALOG.items() if kind is None or rate.kind == kind)
 
 
 def get(name: str) -> Rate:
-    """The catalog entry ``name``; ValueError listing the valid names otherwise."""
+    """The catalog entry ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name of `names()`.
+
+    Returns
+    -------
+    Rate
+
+    Raises
+    ------
+    ValueError
+        For an unknown name; the message lists the valid ones.
+    TypeError
+        If ``name`` is not a string.
+
+    Examples
+    --------
+    >>> rate = get("lower_bound_gossip")
+    >>> rate.kind, rate.convention, list(rate.terms)
+    ('lower', 'grad_norm', ['sampling', 'communication'])
+    """
     if not isinstance(name, str):
         raise TypeError(f"name must be a string; got {type(name).__name__}")
     try:
@@ -400,8 +445,40 @@ def gap(name: str | Rate, reference: str | Rate = "lower_bound_gossip", *, term:
 
     ``convention`` (default: the reference's) says what ``epsilon`` means; both rates are converted to it
     with ``Rate.in_convention``. ``term="communication"`` divides that term only (Table 2's "gap" column).
-    ValueError for an unknown name or term, for the checks of ``Rate.evaluate``, and when the reference is
-    vacuous (<= 0) at the point.
+
+    Parameters
+    ----------
+    name, reference : str or Rate
+        Catalog names or `Rate` objects; the reference defaults to Cor. 2's lower bound.
+    term : str, optional
+        Divide this term only (it must exist in both); default the whole bounds.
+    convention : {"grad_norm", "grad_norm_sq"}, optional
+        What ``epsilon`` means; default the reference's convention.
+    **values : float
+        The symbols both rates need (Delta, L, sigma, n, B, epsilon, lam, ...).
+
+    Returns
+    -------
+    float
+        The ratio (absolute constants 1 on both sides).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name or term, for the checks of `Rate.evaluate`, and when the reference is vacuous
+        (<= 0) at the point.
+
+    References
+    ----------
+    Lu & De Sa 2021/2023, Table 2 (the "gap to lower bound" column).
+
+    Examples
+    --------
+    >>> values = dict(Delta=1, L=1, sigma=1, varsigma0=1, n=16, B=1, epsilon=0.01, lam=0.95)
+    >>> round(gap("detag", **values), 3)
+    1.045
+    >>> round(gap("detag", term="communication", **values), 4)  # DeTAG's log factor
+    7.3877
     """
     rate, ref = _resolve(name), _resolve(reference)
     convention = ref.convention if convention is None else convention
@@ -421,7 +498,33 @@ def gap(name: str | Rate, reference: str | Rate = "lower_bound_gossip", *, term:
 
 
 def dominant_term(name: str | Rate, *, convention: str | None = None, **values: float) -> str:
-    """The name of the largest term at the point (eps read in ``convention``, default the entry's own)."""
+    """The name of the largest term of a rate at one point.
+
+    Parameters
+    ----------
+    name : str or Rate
+        A catalog name or a `Rate`.
+    convention : {"grad_norm", "grad_norm_sq"}, optional
+        What ``epsilon`` means; default the entry's own convention.
+    **values : float
+        The symbols the rate needs.
+
+    Returns
+    -------
+    str
+        A key of ``rate.terms``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name and for the checks of `Rate.evaluate`.
+
+    Examples
+    --------
+    >>> values = dict(Delta=1, L=1, sigma=1, varsigma0=1, n=16, B=1, epsilon=0.01, lam=0.95)
+    >>> dominant_term("detag", **values), dominant_term("detag", **{**values, "sigma": 0.01})
+    ('sampling', 'communication')
+    """
     rate = _resolve(name)
     if convention is not None:
         rate = rate.in_convention(convention)
@@ -440,22 +543,48 @@ def _exact_value(expr: sp.Expr, **values: float) -> sp.Expr:
 
 def setting1_chain_length(Delta: float, L: float, epsilon: float) -> int:
     """T_c = floor(Delta L / (4 * 12 * 152 * eps^2)) of Setting 1 (§4, corrected by §11 item 2), exact
-    (``bounds.constants.chain_length``, the definition instances.sampling_instance uses)."""
+    (``bounds.constants.chain_length``, the definition instances.sampling_instance uses).
+
+    Examples
+    --------
+    >>> setting1_chain_length(Delta=7296, L=1, epsilon=0.5)
+    4
+    """
     return chain_length(Delta, L, epsilon, SETTING1_CHAIN_DENOMINATOR)
 
 
 def setting1_reveal_probability(epsilon: float, sigma: float, *, sharp: bool = False) -> float:
-    """p = min((2 * 23 eps)^2 / sigma^2, 1), or with ``sharp`` min(4 e^3 eps^2 / sigma^2, 1) (§11 item 23)."""
+    """p = min((2 * 23 eps)^2 / sigma^2, 1), or with ``sharp`` min(4 e^3 eps^2 / sigma^2, 1) (§11 item 23).
+
+    Examples
+    --------
+    >>> setting1_reveal_probability(0.01, 1.0)
+    0.2116
+    >>> round(setting1_reveal_probability(0.01, 1.0, sharp=True), 5)
+    0.00803
+    """
     expr = SETTING1_REVEAL_PROBABILITY_SHARP if sharp else SETTING1_REVEAL_PROBABILITY
     return float(_exact_value(expr, epsilon=epsilon, sigma=sigma))
 
 
 def setting2_chain_length(Delta: float, L: float, epsilon: float) -> int:
     """T_c = floor(Delta L / (262656 eps^2)) of Setting 2 and Cor 2's path instance (§4), exact
-    (``bounds.constants.chain_length``, the definition instances.communication_instance uses)."""
+    (``bounds.constants.chain_length``, the definition instances.communication_instance uses).
+
+    Examples
+    --------
+    >>> setting2_chain_length(Delta=1e6, L=1, epsilon=1)
+    3
+    """
     return chain_length(Delta, L, epsilon, SETTING2_CHAIN_DENOMINATOR)
 
 
 def path_hop_distance(n: int) -> int:
-    """n - 2 ceil(n/3) + 1: hops between the end groups of Cor 2's path instance (§11 item 17)."""
+    """n - 2 ceil(n/3) + 1: hops between the end groups of Cor 2's path instance (§11 item 17).
+
+    Examples
+    --------
+    >>> [path_hop_distance(n) for n in (3, 16, 64)]
+    [2, 5, 21]
+    """
     return int(_exact_value(PATH_HOP_DISTANCE, n=n))
