@@ -24,8 +24,28 @@ import math
 
 import numpy as np
 
-from bounds.validation import require_count, require_real
+from bounds.validation import require_count, require_real, require_seed, require_size
 from instances.protocol import check_global_points, check_points
+
+#: Magnitudes a problem accepts for L, Delta, varsigma and varsigma0: inside it every closed form below
+#: (x*, f*, gradients at x0 and at x*, squared heterogeneities) is a finite float64 without underflow.
+MAGNITUDE_RANGE = (1e-100, 1e100)
+#: Largest condition number L_A / mu of the quadratic: beyond 1e12, x* = A^{-1} bbar keeps no reliable digit
+#: in float64 (and mu = 5e-324 vanished from A altogether, giving f(0) - f* = 0 instead of Delta).
+MAX_CONDITION = 1e12
+#: Largest problem: the quadratic stores a d x d matrix and every problem an (n, d) array per term.
+MAX_PROBLEM_ENTRIES = 10**8
+
+
+def _magnitude(name: str, value: object, *, allow_zero: bool = False) -> float:
+    low, high = MAGNITUDE_RANGE
+    value = require_real(name, value, allow_zero=allow_zero, maximum=high)
+    if value != 0 and value < low:
+        raise ValueError(f"{name} must be 0 or in [{low:g}, {high:g}] (float64 headroom for its squares); "
+                         f"got {name}={value!r}" if allow_zero else
+                         f"{name} must lie in [{low:g}, {high:g}] (float64 headroom for its squares); "
+                         f"got {name}={value!r}")
+    return value
 
 
 def _centered_rows(rng: np.random.Generator, n: int, d: int, columns: np.ndarray, rms: float) -> np.ndarray:
@@ -50,10 +70,13 @@ class HeterogeneousProblem:
                  varsigma0: float | None, L: float) -> None:
         self.n = require_count("n", n, 1)
         self.dim = require_count("d", d, 1)
-        self.varsigma = require_real("varsigma", varsigma, allow_zero=True)
+        require_size("d", self.n * self.dim, limit=MAX_PROBLEM_ENTRIES,
+                     detail=f"n * d = {self.n} * {self.dim}")
+        self.varsigma = _magnitude("varsigma", varsigma, allow_zero=True)
         self.varsigma0 = (self.varsigma if varsigma0 is None
-                          else require_real("varsigma0", varsigma0, allow_zero=True))
-        self.smoothness = require_real("L", L)
+                          else _magnitude("varsigma0", varsigma0, allow_zero=True))
+        self.smoothness = _magnitude("L", L)
+        seed = require_seed("seed", seed)
         if self.varsigma0 > self.varsigma:
             raise ValueError(
                 f"varsigma0 (heterogeneity at x0) cannot exceed varsigma (its sup over x); got "
@@ -62,7 +85,10 @@ class HeterogeneousProblem:
         if self.n == 1 and self.varsigma > 0:
             raise ValueError(f"varsigma must be 0 with n = 1 worker; got varsigma={varsigma!r}")
         self.rng = np.random.default_rng(seed)
-        gamma = math.sqrt(max(self.varsigma**2 - self.varsigma0**2, 0.0))
+        # (v - v0)(v + v0), not v^2 - v0^2: no square of a large varsigma is formed
+        gamma = math.sqrt(max((self.varsigma - self.varsigma0) * (self.varsigma + self.varsigma0), 0.0))
+        if gamma < MAGNITUDE_RANGE[0]:
+            gamma = 0.0  # varsigma0 within 1e-100 of varsigma: a sine scale that small would give sin(inf)
         if self.varsigma0 > 0 and gamma > 0:
             if self.dim < 2:
                 raise ValueError("d must be >= 2 when 0 < varsigma0 < varsigma (two disjoint supports)")
@@ -142,11 +168,17 @@ class HeterogeneousQuadratic(HeterogeneousProblem):
                  varsigma0: float | None = None, L: float = 1.0, mu: float | None = None,
                  Delta: float = 1.0) -> None:
         super().__init__(n, d, varsigma, seed, varsigma0=varsigma0, L=L)
+        require_size("d", self.dim * self.dim, limit=MAX_PROBLEM_ENTRIES,
+                     detail=f"the d x d Hessian, d * d = {self.dim} * {self.dim}")
         self.mu = self.common_smoothness / 10.0 if mu is None else require_real("mu", mu)
         if self.mu > self.common_smoothness:
             raise ValueError(f"mu must be <= {self.common_smoothness:g} (the common part's smoothness); "
                              f"got mu={self.mu!r}")
-        self.Delta = require_real("Delta", Delta, allow_zero=True)
+        if self.mu * MAX_CONDITION < self.common_smoothness:
+            raise ValueError(f"mu must be >= {self.common_smoothness / MAX_CONDITION:.3g} (condition number "
+                             f"L_A / mu at most {MAX_CONDITION:g}, L_A = {self.common_smoothness:g}); "
+                             f"got mu={self.mu!r}")
+        self.Delta = _magnitude("Delta", Delta, allow_zero=True)
         Q, _ = np.linalg.qr(self.rng.standard_normal((self.dim, self.dim)))
         self.eigenvalues = np.linspace(self.mu, self.common_smoothness, self.dim)
         self.A = (Q * self.eigenvalues) @ Q.T
@@ -156,6 +188,11 @@ class HeterogeneousQuadratic(HeterogeneousProblem):
         self.b_mean = direction * math.sqrt(2.0 * self.Delta / float(direction @ solve))
         self.x_star = np.linalg.solve(self.A, self.b_mean)
         self.f_star = -0.5 * float(self.b_mean @ self.x_star)
+        # the closed forms must reproduce what was asked: f(0) - f* = Delta (and finite gradients)
+        if not (np.all(np.isfinite(self.x_star)) and math.isclose(-self.f_star, self.Delta, rel_tol=1e-6)):
+            raise ValueError(f"Delta={self.Delta!r} with mu={self.mu!r} and L={self.smoothness!r} is not "
+                             f"representable: f(0) - f* came out as {-self.f_star!r} (float64 over/underflow)"
+                             )
 
     def _common_grad(self, x: np.ndarray) -> np.ndarray:
         return x @ self.A - self.b_mean
@@ -183,7 +220,7 @@ class HeterogeneousNonconvex(HeterogeneousProblem):
         self.kappa = self.common_smoothness / 2.0
         if Delta is None:
             Delta = 0.5 * self.dim * self.kappa
-        self.Delta = require_real("Delta", Delta)
+        self.Delta = _magnitude("Delta", Delta)
         level = self.Delta / (self.dim * self.kappa)
         if level >= 1.0:
             raise ValueError(f"Delta must be < d * kappa = {self.dim * self.kappa:g} (f is bounded by it); "

@@ -24,8 +24,8 @@ def finite_difference_check(f, X, seed, h=1e-6):
 
 @pytest.mark.parametrize("build", BUILDERS)
 @settings(max_examples=15)
-@given(n=st.integers(2, 6), d=st.integers(2, 7), varsigma=st.floats(0.0, 3.0), share=st.floats(0.0, 1.0),
-       seed=st.integers(0, 1000))
+@given(n=st.integers(2, 6), d=st.integers(2, 7), varsigma=st.just(0.0) | st.floats(1e-6, 3.0),
+       share=st.just(0.0) | st.floats(1e-6, 1.0), seed=st.integers(0, 1000))
 def test_heterogeneity_is_exact(build, n, d, varsigma, share, seed):
     f = build(n, d, varsigma, seed, varsigma0=share * varsigma, L=2.0)
     assert f.heterogeneity(f.x0) == pytest.approx(share * varsigma, abs=1e-12)  # (6) at x0 = 0
@@ -36,6 +36,27 @@ def test_heterogeneity_is_exact(build, n, d, varsigma, share, seed):
     finite_difference_check(f, X, seed)
     np.testing.assert_allclose(f.grad(np.broadcast_to(x, (n, *x.shape))).mean(axis=0), f.full_grad(x),
                                atol=1e-12)
+
+
+def test_issue_14_extreme_problems_are_named_errors():
+    # before: inf gradients and nan heterogeneity (Delta=1e308), f(0) - f* = 0 instead of Delta (mu=5e-324),
+    # an OverflowError (varsigma=1e300), a MemoryError (d = 10**5 allocates d x d)
+    for call, message in [
+        (lambda: heterogeneous_quadratic(6, 5, 0.0, 6, Delta=1e308), r"Delta must be <= 1e\+100"),
+        (lambda: heterogeneous_quadratic(3, 1, 0.0, 3, mu=5e-324), r"mu must be >= 1e-12 \(condition"),
+        (lambda: heterogeneous_quadratic(3, 1, 1e300, 0), r"varsigma must be <= 1e\+100"),
+        (lambda: heterogeneous_quadratic(3, 10**5, 1.0, 0), r"d is too large"),
+        (lambda: heterogeneous_quadratic(3, 2, 1.0, -1), r"seed must be an int >= 0"),
+        (lambda: heterogeneous_quadratic(3, 2, 1.0, 0.5), r"seed must be an int"),
+        (lambda: heterogeneous_nonconvex(3, 2, float("nan"), 0), r"varsigma must be a finite"),
+        (lambda: heterogeneous_quadratic(3, 2, 1.0, 0, L=True), r"L must be a real number"),
+    ]:
+        with pytest.raises((ValueError, TypeError), match=message):
+            call()
+    # at the edge of the range every closed form is still finite and exact
+    f = heterogeneous_quadratic(3, 2, 1e100, 0, Delta=1e100, L=1e100, mu=1e88)
+    assert -f.f_star == pytest.approx(1e100) and np.all(np.isfinite(f.grad(np.zeros((3, 2)))))
+    assert f.heterogeneity(f.x0) == pytest.approx(1e100)
 
 
 @pytest.mark.parametrize("build", BUILDERS)
