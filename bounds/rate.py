@@ -133,7 +133,24 @@ class Rate:
         return tuple(name for name, sym in RATE_SYMBOLS.items() if sym in used)
 
     def latex(self, *, terms: bool = False) -> str:
-        """LaTeX of the bound (``terms=True``: one ``name: expression`` line per term)."""
+        """LaTeX of the bound.
+
+        Parameters
+        ----------
+        terms : bool, optional
+            One ``name: expression`` line per term instead of the sum.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> from bounds import get
+        >>> print(get("lower_bound_gossip").latex(terms=True))
+        sampling: \\frac{\\Delta L \\sigma^{2}}{B \\varepsilon^{4} n}
+        communication: \\frac{\\Delta L}{\\varepsilon^{2} \\sqrt{1 - \\lambda}}
+        """
         if terms:
             return "\n".join(f"{key}: {sp.latex(expr, symbol_names=_LATEX_NAMES)}"
                              for key, expr in self.terms.items())
@@ -146,6 +163,29 @@ class Rate:
         eps -> eps^2 (THEORY.md §M: eps_sq = eps_norm^2). By Jensen, E||g|| <= sqrt(E||g||^2), so the
         conversion is rigorous for upper bounds stated in grad_norm_sq and for lower bounds stated in
         grad_norm; the other two directions are the customary identification, exact up to that gap.
+
+        Parameters
+        ----------
+        convention : {"grad_norm", "grad_norm_sq"}
+
+        Returns
+        -------
+        Rate
+            ``self`` when already in that convention, else a converted copy (memoized).
+
+        Raises
+        ------
+        ValueError
+            For an unknown convention.
+
+        Examples
+        --------
+        >>> from bounds import get
+        >>> cor2 = get("lower_bound_gossip")
+        >>> point = dict(Delta=1, L=1, sigma=0, n=16, B=1, lam=0.75)
+        >>> squared = cor2.in_convention("grad_norm_sq")
+        >>> cor2.evaluate(epsilon=0.01, **point), squared.evaluate(epsilon=1e-4, **point)
+        (20000.0, 20000.0)
         """
         if convention not in CONVENTIONS:
             raise ValueError(f"convention must be one of {CONVENTIONS}; got {convention!r}")
@@ -210,6 +250,28 @@ class Rate:
         and ignored. ValueError names the offending keyword for: an unknown keyword, a missing symbol, a
         non-positive value (sigma, varsigma, varsigma0 and lam may be 0), lam outside [0, 1), a non-integer
         n, B or D, or a non-finite value.
+
+        Parameters
+        ----------
+        **values : float
+            Scalar values of the symbols (``bounds.RATE_SYMBOLS``).
+
+        Returns
+        -------
+        float
+            T_eps predicted with absolute constants 1.
+
+        Raises
+        ------
+        ValueError
+            Naming the keyword and the violated property.
+
+        Examples
+        --------
+        >>> from bounds import get
+        >>> values = dict(Delta=1, L=1, sigma=1, varsigma0=1, n=16, B=1, epsilon=0.01, lam=0.95)
+        >>> round(get("detag").evaluate(**values))
+        6580388
         """
         total = math.fsum(self.evaluate_terms(**values).values())
         return total
@@ -221,6 +283,18 @@ class Rate:
         a rate that does not depend on a swept symbol comes back as a flat array. Floating point: floor and
         ceiling are evaluated in float64 here, so at exact integer boundaries (e.g. floor(1/0.1**2)) the
         vectorized value may be one step below ``evaluate``'s exact one.
+
+        Returns
+        -------
+        callable
+            ``f(**values) -> numpy.ndarray``.
+
+        Examples
+        --------
+        >>> from bounds import get
+        >>> f = get("lower_bound_gossip").lambdify()
+        >>> f(Delta=1, L=1, sigma=0, n=16, B=1, epsilon=[0.1, 0.01], lam=0.75)
+        array([  200., 20000.])
         """
         function = self._numpy_terms
 
