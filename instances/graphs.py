@@ -66,7 +66,29 @@ def _circulant(n: int, offsets: list[int]) -> nx.Graph:
 
 
 def ring(n: int) -> nx.Graph:
-    """Cycle C_n (n >= 3); n = 1, 2 give the single node and the single edge."""
+    """Cycle C_n (n >= 3); n = 1, 2 give the single node and the single edge.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes (workers), 1 <= n <= MAX_NODES.
+
+    Returns
+    -------
+    networkx.Graph
+        Nodes 0..n-1, i ~ i + 1 mod n; ``G.graph["cayley"] = (n,)``. Diameter floor(n/2).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and the violated property; TypeError for a non-integer n.
+
+    Examples
+    --------
+    >>> G = ring(8)
+    >>> G.number_of_edges(), nx.diameter(G)
+    (8, 4)
+    """
     n = _check_n(n)
     if n <= 2:
         G = nx.path_graph(n)
@@ -76,17 +98,85 @@ def ring(n: int) -> nx.Graph:
 
 
 def path(n: int) -> nx.Graph:
-    """Path 0-1-...-(n-1), diameter n - 1 (the hard graph of Cor. 2)."""
+    """Path 0-1-...-(n-1), diameter n - 1 (the hard graph of Cor. 2).
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes (workers), 1 <= n <= MAX_NODES.
+
+    Returns
+    -------
+    networkx.Graph
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and the violated property; TypeError for a non-integer n.
+
+    References
+    ----------
+    Lu & De Sa 2021, Cor. 2 (with the gossip matrix of ``gossip_matrix(G, "path")``, lam = cos(pi/n)).
+
+    Examples
+    --------
+    >>> G = path(5)
+    >>> G.number_of_edges(), nx.diameter(G)
+    (4, 4)
+    """
     return nx.path_graph(_check_n(n))
 
 
 def star(n: int) -> nx.Graph:
-    """Star K_{1,n-1} with centre 0."""
+    """Star K_{1,n-1} with centre 0.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes (workers), 1 <= n <= MAX_NODES.
+
+    Returns
+    -------
+    networkx.Graph
+        Diameter 2 for n >= 3.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and the violated property; TypeError for a non-integer n.
+
+    Examples
+    --------
+    >>> G = star(5)
+    >>> G.degree[0], nx.diameter(G)
+    (4, 2)
+    """
     return nx.star_graph(_check_n(n) - 1)
 
 
 def complete(n: int) -> nx.Graph:
-    """Complete graph K_n (diameter 1)."""
+    """Complete graph K_n (diameter 1).
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes (workers), 1 <= n <= MAX_NODES.
+
+    Returns
+    -------
+    networkx.Graph
+        ``G.graph["cayley"] = (n,)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and the violated property; TypeError for a non-integer n.
+
+    Examples
+    --------
+    >>> complete(5).number_of_edges()
+    10
+    """
     n = _check_n(n)
     G = nx.complete_graph(n)
     G.graph["cayley"] = (n,)
@@ -97,6 +187,29 @@ def torus(n: int, r: int | None = None, c: int | None = None) -> nx.Graph:
     """2-D torus C_r x C_c with n = r*c; node i*c + j is cell (i, j). r, c default to the most square split.
 
     Each factor must have r, c >= 3 (a factor of 2 would double an edge; use the hypercube for that).
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes, r * c.
+    r, c : int, optional
+        Rows and columns, each >= 3; give one, both or neither.
+
+    Returns
+    -------
+    networkx.Graph
+        ``G.graph["torus"] = G.graph["cayley"] = (r, c)``.
+
+    Raises
+    ------
+    ValueError
+        If r * c != n or a factor is below 3.
+
+    Examples
+    --------
+    >>> G = torus(12)
+    >>> G.graph["torus"], G.number_of_edges(), nx.diameter(G)
+    ((3, 4), 24, 3)
     """
     n = _check_n(n)
     if r is None and c is None:
@@ -121,7 +234,29 @@ def torus(n: int, r: int | None = None, c: int | None = None) -> nx.Graph:
 
 
 def hypercube(n: int) -> nx.Graph:
-    """Hypercube Q_d with n = 2^d; nodes i and i XOR 2^k are linked."""
+    """Hypercube Q_d with n = 2^d; nodes i and i XOR 2^k are linked.
+
+    Parameters
+    ----------
+    n : int
+        A power of 2.
+
+    Returns
+    -------
+    networkx.Graph
+        d-regular, diameter d; ``G.graph["cayley"] = (2,) * d``.
+
+    Raises
+    ------
+    ValueError
+        If n is not a power of 2.
+
+    Examples
+    --------
+    >>> G = hypercube(8)
+    >>> G.number_of_edges(), nx.diameter(G)
+    (12, 3)
+    """
     n = _check_n(n)
     if n & (n - 1):
         raise ValueError(f"hypercube needs n a power of 2; got n={n}")
@@ -139,6 +274,33 @@ def exponential(n: int, directed: bool = False) -> nx.Graph | nx.DiGraph:
 
     Undirected (default): i ~ i +- 2^k, a circulant. ``directed=True``: the DiGraph i -> i + 2^k mod n
     of Ying et al. 2021, for push-sum (see ``gossip.column_stochastic_matrix``).
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    directed : bool, optional
+        Return the directed graph (default False).
+
+    Returns
+    -------
+    networkx.Graph or networkx.DiGraph
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and the violated property.
+
+    References
+    ----------
+    Ying et al., "Exponential graph is provably efficient for decentralized deep training", NeurIPS 2021.
+
+    Examples
+    --------
+    >>> sorted(exponential(8)[0])
+    [1, 2, 4, 6, 7]
+    >>> sorted(exponential(8, directed=True).successors(0))
+    [1, 2, 4]
     """
     n = _check_n(n)
     directed = require_bool("directed", directed)
@@ -152,7 +314,34 @@ def exponential(n: int, directed: bool = False) -> nx.Graph | nx.DiGraph:
 
 
 def ring_lattice(n: int, k: int = 1) -> nx.Graph:
-    """Ring lattice: i linked to its k nearest neighbours on each side (Yuan et al. 2022); k=1 is the ring."""
+    """Ring lattice: i linked to its k nearest neighbours on each side (Yuan et al. 2022); k=1 is the ring.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    k : int, optional
+        Neighbours on each side, 2 k < n (default 1).
+
+    Returns
+    -------
+    networkx.Graph
+        2k-regular circulant; ``G.graph["cayley"] = (n,)``.
+
+    Raises
+    ------
+    ValueError
+        If 2 k >= n.
+
+    References
+    ----------
+    Yuan et al., NeurIPS 2022: ring lattices realize every lam in [0, cos(pi/n)].
+
+    Examples
+    --------
+    >>> sorted(ring_lattice(10, 2)[0])
+    [1, 2, 8, 9]
+    """
     n = _check_n(n)
     k = _check_n(k, 1, "k")
     if 2 * k >= n:
@@ -162,7 +351,35 @@ def ring_lattice(n: int, k: int = 1) -> nx.Graph:
 
 def erdos_renyi(n: int, p: float, seed: int | np.random.Generator | None = None,
                 max_attempts: int = DEFAULT_CONNECT_ATTEMPTS) -> nx.Graph:
-    """G(n, p), redrawn (seeds derived from ``seed``) until connected, at most ``max_attempts`` draws."""
+    """G(n, p), redrawn (seeds derived from ``seed``) until connected, at most ``max_attempts`` draws.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    p : float
+        Edge probability in [0, 1]; p = 2 ln(n)/n is connected with high probability.
+    seed : int or numpy.random.Generator, optional
+        Same seed, same graph.
+    max_attempts : int, optional
+        Draws before giving up (default 100).
+
+    Returns
+    -------
+    networkx.Graph
+        Connected; ``G.graph["attempt"]`` is the index of the draw kept.
+
+    Raises
+    ------
+    ValueError
+        For bad arguments, or when no draw in ``max_attempts`` is connected.
+
+    Examples
+    --------
+    >>> G = erdos_renyi(50, 0.16, seed=1)
+    >>> nx.is_connected(G), G.number_of_edges() == erdos_renyi(50, 0.16, seed=1).number_of_edges()
+    (True, True)
+    """
     n = _check_n(n)
     p = require_probability("p", p, allow_zero=True)
     if n > 1 and 1.0 - p == 1.0:
@@ -181,7 +398,34 @@ def erdos_renyi(n: int, p: float, seed: int | np.random.Generator | None = None,
 
 def random_geometric(n: int, radius: float, seed: int | np.random.Generator | None = None,
                      max_attempts: int = DEFAULT_CONNECT_ATTEMPTS) -> nx.Graph:
-    """Random geometric graph in the unit square, redrawn until connected (like ``erdos_renyi``)."""
+    """Random geometric graph in the unit square, redrawn until connected (like ``erdos_renyi``).
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    radius : float
+        Nodes closer than ``radius`` are linked.
+    seed : int or numpy.random.Generator, optional
+        Same seed, same graph.
+    max_attempts : int, optional
+        Draws before giving up (default 100).
+
+    Returns
+    -------
+    networkx.Graph
+        Connected; node attribute ``pos`` holds the positions.
+
+    Raises
+    ------
+    ValueError
+        For bad arguments, or when no draw in ``max_attempts`` is connected.
+
+    Examples
+    --------
+    >>> nx.is_connected(random_geometric(30, 0.35, seed=2))
+    True
+    """
     n = _check_n(n)
     radius = require_real("radius", radius)
     seed = _seed_of(seed)
@@ -224,6 +468,33 @@ def broom(n: int, D: int) -> nx.Graph:
     leaves; node attribute ``part`` is "left_leaf", "path" or "right_leaf". D = n-1 is exactly the path
     0-1-...-(n-1) (one leaf on each end). D = 2 is a star (path of one node A = B, all nodes leaves). D = 1
     is the complete graph K_n (the only graph of diameter 1; every node gets part "path").
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes, >= 2.
+    D : int
+        Diameter, 1 <= D <= n - 1.
+
+    Returns
+    -------
+    networkx.Graph
+        ``G.graph["broom"]`` holds D and the node lists ``left``, ``path``, ``right``.
+
+    Raises
+    ------
+    ValueError
+        If D is outside 1..n-1.
+
+    References
+    ----------
+    Lu & De Sa 2021/2023, proof of Thm 1, Setting 2 (Fig. 6).
+
+    Examples
+    --------
+    >>> G = broom(10, 4)
+    >>> nx.diameter(G), G.graph["broom"]["path"]
+    (4, [4, 5, 6])
     """
     n = _check_n(n, 2)
     D = _check_n(D, 1, "D")
