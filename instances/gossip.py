@@ -43,6 +43,37 @@ def check_gossip(W: MatrixLike, G: nx.Graph | None = None, *, nonnegative: bool 
     Properties, checked in this order; the first that fails raises ``ValueError`` naming it: square,
     symmetric, rows sum to 1, non-negative (``nonnegative=False`` skips it: FDLA weights may be negative),
     support inside G plus the diagonal (when G is given), connected (lam < 1).
+
+    Parameters
+    ----------
+    W : numpy.ndarray or scipy.sparse matrix
+        The candidate gossip matrix.
+    G : networkx.Graph, optional
+        When given, W must be supported on its edges plus the diagonal.
+    nonnegative : bool, optional
+        Require non-negative entries (default True).
+    atol : float, optional
+        Tolerance of every equality check.
+
+    Returns
+    -------
+    float
+        lam = max(|lambda_2|, |lambda_n|) < 1.
+
+    Raises
+    ------
+    ValueError
+        Naming the first property that fails.
+
+    Examples
+    --------
+    >>> W = metropolis(nx.path_graph(4))
+    >>> round(check_gossip(W, nx.path_graph(4)), 4)
+    0.8047
+    >>> check_gossip(np.array([[0.5, 0.5], [0.4, 0.6]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: W is not symmetric: max |W - W^T| = 0.1 > atol=1e-09
     """
     nonnegative = require_bool("nonnegative", nonnegative)
     atol = check_atol(atol)
@@ -90,7 +121,28 @@ def _edge_arrays(G: nx.Graph) -> tuple[int, np.ndarray, np.ndarray]:
 
 
 def metropolis(G: nx.Graph) -> sp.csr_array:
-    """Metropolis-Hastings weights W_ij = 1 / (1 + max(d_i, d_j)) on edges (THEORY.md §9.2, §L)."""
+    """Metropolis-Hastings weights W_ij = 1 / (1 + max(d_i, d_j)) on edges (THEORY.md §9.2, §L).
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        Simple undirected graph on the nodes 0..n-1.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+        Symmetric doubly stochastic W, n x n, supported on G plus the diagonal.
+
+    Raises
+    ------
+    TypeError
+        For a directed graph or a multigraph.
+
+    Examples
+    --------
+    >>> metropolis(nx.path_graph(3)).toarray().round(3).tolist()
+    [[0.667, 0.333, 0.0], [0.333, 0.333, 0.333], [0.0, 0.333, 0.667]]
+    """
     n, u, v = _edge_arrays(G)
     deg = np.bincount(np.concatenate([u, v]), minlength=n)
     return from_edge_weights(n, u, v, 1.0 / (1.0 + np.maximum(deg[u], deg[v])))
@@ -102,6 +154,26 @@ def max_degree(G: nx.Graph) -> sp.csr_array:
     CVX's ``max_deg.m`` uses 1/d_max, which on a regular bipartite graph (an even ring, the hypercube) puts
     an eigenvalue at -1 (lam = 1); the +1 keeps every diagonal entry >= 1/(d_max + 1) > 0, so W is a gossip
     matrix with lam < 1 on every connected graph. On a regular graph it equals ``uniform``.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        Simple undirected graph on the nodes 0..n-1.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+        Symmetric doubly stochastic W, n x n, supported on G plus the diagonal.
+
+    Raises
+    ------
+    TypeError
+        For a directed graph or a multigraph.
+
+    Examples
+    --------
+    >>> max_degree(nx.star_graph(3)).toarray()[1].tolist()
+    [0.25, 0.75, 0.0, 0.0]
     """
     n, u, v = _edge_arrays(G)
     deg = np.bincount(np.concatenate([u, v]), minlength=n)
@@ -109,7 +181,30 @@ def max_degree(G: nx.Graph) -> sp.csr_array:
 
 
 def uniform(G: nx.Graph) -> sp.csr_array:
-    """Equal weight 1/(d+1) on self and on each neighbour; only for d-regular graphs (else not stochastic)."""
+    """Equal weight 1/(d+1) on self and on each neighbour; only for d-regular graphs (else not stochastic).
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        Simple undirected graph on the nodes 0..n-1.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+        Symmetric doubly stochastic W, n x n, supported on G plus the diagonal.
+
+    Raises
+    ------
+    TypeError
+        For a directed graph or a multigraph.
+    ValueError
+        If G is not regular.
+
+    Examples
+    --------
+    >>> uniform(nx.cycle_graph(6)).toarray()[0].round(3).tolist()
+    [0.333, 0.333, 0.0, 0.0, 0.0, 0.333]
+    """
     n, u, v = _edge_arrays(G)
     deg = np.bincount(np.concatenate([u, v]), minlength=n)
     if len(deg) and deg.min() != deg.max():
@@ -121,6 +216,32 @@ def path_matrix(G: nx.Graph) -> sp.csr_array:
     """The Cor. 2 path matrix: W_{i,i+-1} = 1/2, end nodes keep 1/2; eigenvalues cos(pi k/n), lam = cos(pi/n).
 
     G must be a path graph (connected, n - 1 edges, degrees <= 2); its nodes may come in any order.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        Simple undirected graph on the nodes 0..n-1.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+        Symmetric doubly stochastic W, n x n, supported on G plus the diagonal.
+
+    Raises
+    ------
+    TypeError
+        For a directed graph or a multigraph.
+    ValueError
+        If G is not a path.
+
+    References
+    ----------
+    Lu & De Sa 2021, Cor. 2.
+
+    Examples
+    --------
+    >>> bool(np.isclose(second_eigenvalue(path_matrix(nx.path_graph(8))), np.cos(np.pi / 8)))
+    True
     """
     n, u, v = _edge_arrays(G)
     deg = np.bincount(np.concatenate([u, v]), minlength=n)
@@ -196,6 +317,27 @@ def lazy_gap_is_exact(lambda_2: float, lambda_n: float, kappa: float) -> bool:
     lam(W) = -lambda_n > lambda_2 and kappa < 1, both |mu_n| and mu_2 are < 1 - kappa + kappa lam and the
     lazy gap is strictly larger than kappa * gap(W). So the exact condition is kappa == 1 or
     lambda_2 >= -lambda_n.
+
+    Parameters
+    ----------
+    lambda_2, lambda_n : float
+        The largest and the smallest eigenvalue of W other than the 1 of the consensus direction.
+    kappa : float
+        The laziness, 0 < kappa <= 1.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    ValueError
+        For eigenvalues outside [-1, 1], lambda_n > lambda_2, or kappa outside (0, 1].
+
+    Examples
+    --------
+    >>> lazy_gap_is_exact(0.9, -0.5, 0.5), lazy_gap_is_exact(0.2, -0.9, 0.5)
+    (True, False)
     """
     lambda_2 = require_real("lambda_2", lambda_2, minimum=-1.0, allow_minimum=True, maximum=1.0)
     lambda_n = require_real("lambda_n", lambda_n, minimum=-1.0, allow_minimum=True, maximum=lambda_2)
