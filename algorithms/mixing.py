@@ -9,15 +9,19 @@ in increasing order, the order of scipy's CSR x dense product, and nothing in th
 number of columns: a configuration gets the same bits alone and inside a batch (tests/test_mixing.py).
 The two-tap round ``a (M Z) + b P`` is computed per entry as ``(M Z) * a + P * b``.
 
-How (measured in benchmarks/bench_engine.py): a banded or circulant M (rings, paths, tori's rows ...) is
-applied by diagonals: for each offset o = column - row, in increasing order, the rows holding that offset
-get ``w[:, None] * Z[rows + o]`` added, where ``Z[rows + o]`` is a slice (a view, no gather). That is the
-CSR order per row, and every numpy call is vectorized. Wide states are processed in blocks of rows small
-enough to stay in the L2 cache, so the terms of a row and the two-tap combination meet the row while it is
-cached. Any other M goes through scipy's CSR kernel (``csr_matvecs``, a scalar loop per row, the order
-above). ``backend="dense"`` uses a BLAS matrix product instead: faster for small dense M, but BLAS may sum
-in a different order for a different number of columns, so batched runs then agree with single runs only
-to rounding.
+How (measured in benchmarks/bench_engine.py): scipy's CSR kernel ``csr_matvecs``, called directly so that
+it writes into a given array (the public ``M @ Z`` allocates its result). It accumulates each output row
+term by term (``y += w_j z_j``, one compiled pass per term). Wide states go block by block of rows small
+enough for the L2 cache, so that the two-tap combination and the ``add`` of DSGT's round meet each block
+while it is still cached instead of streaming the whole state through memory three more times.
+``backend="dense"`` uses a BLAS matrix product instead: faster for small dense M, but BLAS may sum in a
+different order for a different number of columns, so batched runs then agree with single runs only to
+rounding.
+
+Tried and dropped (measured on the 12-node path and on the ring n = 256 with 2 x 10^4 columns): applying a
+banded M by diagonals in numpy, ``w[:, None] * Z[rows + o]`` summed offset by offset (the same CSR order, and
+slices instead of gathers), costs two numpy passes per term against one compiled pass, and on tiny states
+six ufunc calls with broadcasting cost 25-30 us against 3-4 us for one kernel call.
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ import threading
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from instances.gossip import as_csr
 
@@ -40,9 +43,8 @@ GOSSIP_BACKENDS: tuple[str, ...] = ("sparse", "dense")
 # Bytes of one block of output rows (and of each array read beside it): small enough that the block, its
 # source rows and the two-tap's previous rows stay in a 1 MiB L2 cache together.
 BLOCK_BYTES = 1 << 17
-# A matrix is applied by diagonals when that takes at most this many numpy calls per (block of) rows;
-# beyond it (scattered, random graphs) scipy's kernel wins.
-MAX_DIAGONAL_CALLS = 24
+# Per-configuration coefficients are repeated along the last axis when it is shorter than this (`_repeated`).
+SHORT_ROW = 64
 
 
 class MixingOperator:
@@ -67,9 +69,8 @@ class MixingOperator:
         # directed off-diagonal links: the messages one round puts on the wire per array
         self.links = int(np.count_nonzero((coo.row != coo.col) & (coo.data != 0)))
         self.matrix: Any = csr.toarray() if backend == "dense" else csr
-        self._runs = _diagonal_runs(csr)
-        calls = sum(1 if first else 2 for first, *_ in self._runs)
-        self._by_diagonals = calls <= MAX_DIAGONAL_CALLS
+        # one index dtype for both index arrays (the kernel is instantiated per dtype pair)
+        self._indptr, self._indices = csr.indptr.astype(np.intp), csr.indices.astype(np.intp)
         self._scratch = threading.local()
 
     # -- the product ---------------------------------------------------------------------------------------
@@ -89,66 +90,46 @@ class MixingOperator:
              b: Any) -> np.ndarray:
         """out <- M Z, then ``*= a`` when a is not None, then ``+= previous * b`` (b None: ``+= previous``)
         when previous is given, block by block of rows."""
-        Z = np.asarray(Z, dtype=float)
-        if Z.ndim < 1 or Z.shape[0] != self.n:
-            raise ValueError(f"{self.name}: the state's first axis must have length n={self.n}; "
+        if type(Z) is not np.ndarray or Z.dtype != np.float64:
+            Z = np.asarray(Z, dtype=float)
+        n = self.n
+        if Z.ndim < 1 or Z.shape[0] != n:
+            raise ValueError(f"{self.name}: the state's first axis must have length n={n}; "
                              f"got shape {Z.shape}")
         if not Z.flags.c_contiguous:
             Z = np.ascontiguousarray(Z)
         usable = out is not None and out.flags.c_contiguous and out.shape == Z.shape
         target = out if usable else np.empty(Z.shape)
-        width = Z.size // self.n if self.n else 0
-        source, result = Z.reshape(self.n, width), target.reshape(self.n, width)
+        width = Z.size // n if n else 0
+        a, b = _repeated(a, Z.shape), _repeated(b, Z.shape)
         if self.backend == "dense":
-            np.matmul(self.matrix, source, out=result)
-            self._combine(target, slice(None), a, previous, b)
-        elif self._by_diagonals:
-            rows = max(1, BLOCK_BYTES // (8 * max(width, 1)))
-            scratch = self._buffer(min(rows, self.n) * width)
-            for start in range(0, self.n, rows):
-                stop = min(start + rows, self.n)
-                self._diagonals(source, result, start, stop, scratch)
-                self._combine(target, slice(start, stop), a, previous, b)
+            np.matmul(self.matrix, Z.reshape(n, width), out=target.reshape(n, width))
+            _combine(target, slice(None), a, previous, b, None)
         else:
-            _csr_product(self.matrix, source, result)
-            self._combine(target, slice(None), a, previous, b)
+            rows = max(1, BLOCK_BYTES // (8 * max(width, 1)))
+            scratch = None if b is None else self._buffer(min(rows, n) * width)
+            source, result = Z.reshape(-1), target.reshape(-1)
+            for start in range(0, n, rows):
+                stop = min(start + rows, n)
+                self._rows_product(source, result, start, stop, width)
+                _combine(target, slice(start, stop), a, previous, b, scratch)
         if out is None or out is target:
             return target
         out[...] = target
         return out
 
-    def _diagonals(self, source: np.ndarray, result: np.ndarray, start: int, stop: int,
-                   scratch: np.ndarray) -> None:
-        """result[start:stop] <- rows start..stop-1 of M source, summed diagonal by diagonal (CSR order)."""
-        width = source.shape[1]
-        for first, run_lo, run_hi, offset, weights in self._runs:
-            lo, hi = max(run_lo, start), min(run_hi, stop)
-            if lo >= hi:
-                continue
-            if weights is None:  # rows that receive nothing
-                result[lo:hi] = 0.0
-                continue
-            w = weights[lo - run_lo : hi - run_lo]
-            rows = source[lo + offset : hi + offset]
-            if first:
-                np.multiply(rows, w, out=result[lo:hi])
-            else:
-                term = scratch[: (hi - lo) * width].reshape(hi - lo, width)
-                np.multiply(rows, w, out=term)
-                np.add(result[lo:hi], term, out=result[lo:hi])
-
-    @staticmethod
-    def _combine(target: np.ndarray, rows: slice, a: Any, previous: np.ndarray | None, b: Any) -> None:
-        """target[rows] *= a, then += previous[rows] * b (or += previous[rows] when b is None)."""
-        if a is not None:
-            block = target[rows]
-            block *= a
-        if previous is not None:
-            block = target[rows]
-            if b is None:
-                block += previous[rows]
-            else:
-                block += np.multiply(previous[rows], b)
+    def _rows_product(self, source: np.ndarray, result: np.ndarray, start: int, stop: int,
+                      width: int) -> None:
+        """Rows start..stop-1 of M Z into result (both flat (n * width,) C-order arrays), CSR order per
+        entry: scipy's kernel on the rows' slice of indptr (its offsets index the whole indices/data)."""
+        block = result[start * width : stop * width]
+        if _csr_matvecs is None:  # pragma: no cover - the public product, the same sums
+            product = self.matrix[start:stop] @ source.reshape(self.n, width)
+            block[...] = np.asarray(product).reshape(-1)
+            return
+        block.fill(0.0)  # the kernel accumulates into its output, from +0.0 as scipy's product does
+        _csr_matvecs(stop - start, self.n, width, self._indptr[start : stop + 1], self._indices,
+                     self.matrix.data, source, block)
 
     def _buffer(self, size: int) -> np.ndarray:
         """A per-thread scratch array of at least ``size`` floats (numpy releases the GIL: threads that share
@@ -159,46 +140,43 @@ class MixingOperator:
         return buffer
 
 
-def _diagonal_runs(csr: sp.csr_array) -> list[tuple[bool, int, int, int, np.ndarray | None]]:
-    """M's stored entries grouped by offset o = column - row in increasing order (per row, the CSR order),
-    each offset's rows split into maximal runs of consecutive rows that all hold it and for which it is, or
-    is not, the row's first term: (first, lo, hi, o, weights (hi - lo, 1)). Rows without entries come
-    last as runs (True, lo, hi, 0, None): they are set to zero."""
-    counts = np.diff(csr.indptr)
-    rows = np.repeat(np.arange(csr.shape[0]), counts)
-    offsets = csr.indices - rows
-    first = np.zeros(rows.size, dtype=bool)
-    first[csr.indptr[:-1][counts > 0]] = True
-    order = np.lexsort((rows, offsets))  # by offset, then row
-    runs: list[tuple[bool, int, int, int, np.ndarray | None]] = []
-    start = 0
-    for i in range(1, order.size + 1):
-        if i < order.size:
-            p, q = order[i - 1], order[i]
-            if offsets[p] == offsets[q] and rows[q] == rows[p] + 1 and first[q] == first[p]:
-                continue
-        chosen = order[start:i]
-        lo = int(rows[chosen[0]])
-        runs.append((bool(first[chosen[0]]), lo, lo + chosen.size, int(offsets[chosen[0]]),
-                     csr.data[chosen].reshape(-1, 1).copy()))
-        start = i
-    empty = np.flatnonzero(counts == 0)
-    for lo, hi in _consecutive_ranges(empty):
-        runs.append((True, lo, hi, 0, None))
-    return runs
-
-
-def _consecutive_ranges(values: np.ndarray) -> list[tuple[int, int]]:
-    """Sorted distinct integers as maximal ranges [lo, hi) of consecutive values."""
-    breaks = np.flatnonzero(np.diff(values) != 1) + 1
-    return [(int(part[0]), int(part[-1]) + 1) for part in np.split(values, breaks) if part.size]
-
-
-def _csr_product(M: sp.csr_array, source: np.ndarray, result: np.ndarray) -> None:
-    """result <- M source (both (n, width) C-contiguous) with scipy's CSR kernel, in CSR order per entry."""
-    if _csr_matvecs is None:  # pragma: no cover
-        result[...] = M @ source
+def _combine(target: np.ndarray, rows: slice, a: Any, previous: np.ndarray | None, b: Any,
+             scratch: np.ndarray | None) -> None:
+    """target[rows] *= a (a not None), then += previous[rows] * b (b None: += previous[rows]); ``scratch``
+    (flat, room for the block, or None) receives the product previous * b."""
+    if a is None and previous is None:
         return
-    result.fill(0.0)  # the kernel accumulates into its output
-    n, width = source.shape
-    _csr_matvecs(n, n, width, M.indptr, M.indices, M.data, source.reshape(-1), result.reshape(-1))
+    block = target[rows]
+    if a is not None:
+        block *= _rows_of(a, target, rows)
+    if previous is None:
+        return
+    if b is None:
+        block += previous[rows]
+        return
+    coefficient = _rows_of(b, target, rows)
+    if scratch is None:
+        block += np.multiply(previous[rows], coefficient)
+        return
+    term = scratch[: block.size].reshape(block.shape)
+    np.multiply(previous[rows], coefficient, out=term)
+    block += term
+
+
+def _repeated(c: Any, shape: tuple[int, ...]) -> Any:
+    """A per-configuration coefficient of shape (1, k, 1, ...) repeated to (1, k, d, ...) when the state's
+    rows are short: numpy multiplies by a (1, k, 1) array in inner loops of length d, which on a batch of 96
+    configurations of d = 6 costs several times the product itself. Long rows keep the broadcast."""
+    if (type(c) is not np.ndarray or c.ndim != len(shape) or c.ndim < 3 or c.shape[0] != 1
+            or shape[-1] >= SHORT_ROW or c.shape[1:] == shape[1:]):
+        return c
+    full = np.empty((1, *shape[1:]))
+    np.copyto(full, c)
+    return full
+
+
+def _rows_of(c: Any, target: np.ndarray, rows: slice) -> Any:
+    """The part of a coefficient broadcast against target that meets target[rows]."""
+    if np.ndim(c) == target.ndim and np.shape(c)[0] > 1:
+        return c[rows]
+    return c

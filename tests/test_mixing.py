@@ -81,27 +81,39 @@ def test_apply_equals_scipys_product(n: int, tail: tuple[int, ...]) -> None:
         assert op.apply(Z, wide[..., 1::2]) is not None and np.array_equal(wide[..., 1::2], expected), label
 
 
-def test_both_ways_and_any_blocking_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Diagonals against scipy's kernel, and blocks of 1, 2, 3 rows or all of them: identical bits."""
+def test_any_blocking_and_the_public_product_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of 1, 2, 3 rows or all of them, and scipy's public product (the fallback should the private
+    kernel go away): identical bits."""
     n = 11
     rng = np.random.default_rng(5)
     Z = rng.standard_normal((n, 4, 33))
+    previous = rng.standard_normal(Z.shape)
+    a, b = rng.uniform(0.5, 2.0, (1, 4, 1)), rng.uniform(-1.0, 0.0, (1, 4, 1))
     for label, M in _matrices(n, rng).items():
         op = MixingOperator(M)
-        op._by_diagonals = False
-        expected = op.apply(Z)
-        op._by_diagonals = True
+        expected = _reference_product(sp.csr_array(M), Z)
+        tapped = expected * a + previous * b
         for rows in (1, 2, 3, n):
             monkeypatch.setattr(mixing, "BLOCK_BYTES", rows * 8 * 4 * 33)
             assert np.array_equal(op.apply(Z), expected), (label, rows)
+            assert np.array_equal(op.two_tap(Z, np.empty(Z.shape), a, previous, b), tapped), (label, rows)
+            assert np.array_equal(op.apply(Z, add=previous), expected + previous), (label, rows)
+        monkeypatch.setattr(mixing, "_csr_matvecs", None)
+        assert np.array_equal(op.apply(Z), expected), label
+        assert np.array_equal(op.two_tap(Z, np.empty(Z.shape), a, previous, b), tapped), label
+        monkeypatch.undo()
 
 
-def test_which_matrices_go_by_diagonals() -> None:
-    rng = np.random.default_rng(2)
-    matrices = _matrices(64, rng)
-    assert MixingOperator(matrices["ring"])._by_diagonals
-    assert MixingOperator(matrices["path"])._by_diagonals
-    assert not MixingOperator(matrices["random"])._by_diagonals
+def test_coefficients_varying_along_the_worker_axis(monkeypatch: pytest.MonkeyPatch) -> None:
+    """a and b of shape (n, 1, 1) (one value per worker) are cut with the blocks of rows."""
+    n = 7
+    rng = np.random.default_rng(8)
+    W = instances.gossip_matrix(nx.cycle_graph(n), "metropolis")
+    Z, previous = rng.standard_normal((n, 2, 9)), rng.standard_normal((n, 2, 9))
+    a, b = rng.uniform(0.5, 2.0, (n, 1, 1)), rng.uniform(-1.0, 0.0, (n, 1, 9))
+    monkeypatch.setattr(mixing, "BLOCK_BYTES", 2 * 8 * 18)
+    out = MixingOperator(W).two_tap(Z, np.empty(Z.shape), a, previous, b)
+    assert np.array_equal(out, _reference_product(W, Z) * a + previous * b)
 
 
 @pytest.mark.parametrize("graph", ["ring", "path", "chords", "random"])
