@@ -5,7 +5,7 @@ edge): the epigraph form min s s.t. -sI <= I - 11^T/n - A diag(w) A^T <= sI (two
 w >= 0 and diag(W) >= 0 (a non-negative W: a Markov chain); FDLA allows negative weights, so
 lam_FDLA <= lam_FMMC.
 
-Solvers (measured on a 2-core machine, Erdos-Renyi p = 2 ln n / n, FMMC; see ``benchmarks/bench_fmmc.py``):
+Solvers (their measured times are in the README's "Benchmarks"; ``benchmarks/bench_fmmc.py`` measures them):
 
 - ``"lp"`` -- graphs with a translation symmetry (``G.graph["cayley"]``, or any circulant, detected): the
   group averages an optimal W into one that is constant on each edge orbit {x, x+s}, and W is then
@@ -13,13 +13,13 @@ Solvers (measured on a 2-core machine, Erdos-Renyi p = 2 ln n / n, FMMC; see ``b
   becomes a linear program in the orbit weights (rings, tori, hypercubes, ring lattices: n = 1000 in well
   under a second), solved by cvxpy with solver CLARABEL (HiGHS prints a banner it cannot be told to drop).
 - ``"CLARABEL"`` / ``"SCS"`` -- cvxpy on the two-LMI edge form, solver named. Clarabel is accurate (1e-9)
-  but its KKT system grows with n^2: 4.7 s at n = 50, 85 s at n = 100. SCS at its default eps 1e-4 took
-  2.1 s at n = 50 and 15 s at n = 100 and is only ~1e-5 accurate; at eps 1e-3, 1.6 s and 3e-5..2e-3 off.
+  but its KKT system grows with n^2, which makes it too slow from about n = 100 on. SCS is faster but only
+  ~1e-5 accurate at its default eps 1e-4, and 3e-5..2e-3 off at eps 1e-3.
 - ``"barrier"`` -- the same SDP solved by a log-barrier Newton method written for its structure: every
   constraint matrix a_e a_e^T is rank one, so the Newton system is m x m with entries (a_e^T S^{-1} a_f)^2
   (the trick of DSDP-type solvers) instead of Clarabel's n^2-sized KKT system. Accurate to ``tol`` (the
-  duality-gap bound nu/t of the barrier path; it agrees with Clarabel to 1e-9 at n = 50). Measured, FMMC,
-  one BLAS thread: 0.37 s at n = 50, 1.2 s at n = 100, 7.2 s at n = 200 (m = 1044).
+  duality-gap bound nu/t of the barrier path; it agrees with Clarabel to 1e-9 at n = 50). It runs with one
+  BLAS thread and meets the benchmark targets up to n = 200 (m = 1044).
 - ``"auto"`` -- "lp" for symmetric graphs; cvxpy CLARABEL for n <= 20 (a fraction of a second there);
   "barrier" for n <= 300; above that a ``ValueError`` stating the limit (each Newton step factors an
   m x m matrix, m ~ n ln n: minutes beyond n ~ 300).
@@ -178,7 +178,7 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
         gap = 0.0
     elif solver == "barrier":
         # one BLAS thread: the Newton steps are many mid-sized products, and a threaded OpenBLAS beside any
-        # other busy process ran ER n = 100 in 31 s instead of 2.2 s (measured, 2 cores)
+        # other busy process runs an order of magnitude slower (README, "Benchmarks")
         with threadpool_limits(limits=1, user_api="blas"):
             weights, gap = _solve_barrier(n, edges, nonnegative, tol)
     else:
