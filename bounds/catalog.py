@@ -10,7 +10,7 @@ Entries (``names()`` lists them in this order):
   ``hard_instance_sampling_sharp`` (our sharper constant, §11 item 23), ``hard_instance_communication``
   (Cor 2's path instance, exact hop count of §11 item 17);
 - later results (THEORY.md §M): ``koloskova2020``, ``yuan2022_lower_bound``, ``mg_dsgd``,
-  ``alghunaim_yuan2022``, ``huang_yuan2022``, ``centralized_lower_bound``.
+  ``alghunaim_yuan2022``, ``exact_diffusion``, ``extra``, ``huang_yuan2022``, ``centralized_lower_bound``.
 
 Comparing entries stated in different conventions: ``gap`` converts both rates to one convention (the
 reference's unless ``convention=`` says otherwise) before dividing, so eps always means the same criterion on
@@ -39,6 +39,8 @@ classes the bounds quantify over, never a contradiction to hide:
 
 from __future__ import annotations
 
+import math
+
 import sympy as sp
 
 from bounds.constants import (
@@ -47,7 +49,7 @@ from bounds.constants import (
     ZERO_CHAIN_GRAD_INF,
     chain_length,
 )
-from bounds.rate import CONVENTIONS, Rate, _exact, _validated
+from bounds.rate import CONVENTIONS, Rate, RateOverflowError, _exact, _validated
 from bounds.symbols import (
     RATE_SYMBOLS,
     B,
@@ -342,6 +344,48 @@ def _catalog() -> dict[str, Rate]:
                 "times L Delta.",
         ),
         Rate(
+            name="exact_diffusion",
+            kind="upper",
+            source="Exact Diffusion: Yuan, Ying, Zhao, Sayed, IEEE TSP 67(3) 2019; NIDS: Li, Shi, Yan, "
+                   "IEEE TSP 67(17) 2019; non-convex stochastic rate from Alghunaim & Yuan, IEEE TSP 2022 "
+                   "(arXiv 2110.09993), SUDA's ED/D^2 case",
+            convention="grad_norm_sq",
+            terms={
+                "sampling": L * Delta * sigma**2 / (n * B * epsilon**2),
+                "consensus_noise": L * Delta * lam * sigma
+                / (sp.sqrt(B) * sp.sqrt(1 - lam) * epsilon ** sp.Rational(3, 2)),
+                "communication": L * Delta * lam / ((1 - lam) * epsilon),
+            },
+            assumptions=(_SYMMETRIC_W, "lazy combination W~ = (I + W)/2 (no lambda_min condition)",
+                         "no heterogeneity assumption", _BATCH, "the L Delta prefactor is our normalization"),
+            status="recalled",
+            doc="The alghunaim_yuan2022 form for the algorithm it analyses (ED = D^2 with W~ = (I + W)/2; "
+                "NIDS with a common step is the same recursion), exponents [recalled], UNCONFIRMED: "
+                "T = L Delta [sigma^2/(n eps^2) + lam sigma/(sqrt(1 - lam) eps^(3/2)) "
+                "+ lam/((1 - lam) eps)]. "
+                "Its communication term is 1/gap (no acceleration), against Cor 2's 1/sqrt(gap).",
+        ),
+        Rate(
+            name="extra",
+            kind="upper",
+            source="EXTRA: Shi, Ling, Wu, Yin, SIAM J. Optim. 25(2) 2015; non-convex stochastic rate as in "
+                   "Alghunaim & Yuan, IEEE TSP 2022 (arXiv 2110.09993), whose SUDA family contains EXTRA",
+            convention="grad_norm_sq",
+            terms={
+                "sampling": L * Delta * sigma**2 / (n * B * epsilon**2),
+                "consensus_noise": L * Delta * sigma
+                / (sp.sqrt(B) * sp.sqrt(1 - lam) * epsilon ** sp.Rational(3, 2)),
+                "communication": L * Delta / ((1 - lam) * epsilon),
+            },
+            assumptions=(_SYMMETRIC_W, "W~ = (I + W)/2 in the correction term", "no heterogeneity assumption",
+                         _BATCH, "the L Delta prefactor is our normalization"),
+            status="recalled",
+            doc="Shape recalled as SUDA's ED/D^2 rate without the lam factors (EXTRA's network terms are not "
+                "smaller than ED's), UNCONFIRMED: T = L Delta [sigma^2/(n eps^2) + sigma/(sqrt(1 - lam) "
+                "eps^(3/2)) + 1/((1 - lam) eps)]. Shi et al. 2015 prove exact convergence for convex f with "
+                "exact gradients and alpha = O(1/L); the non-convex stochastic rate is not theirs.",
+        ),
+        Rate(
             name="huang_yuan2022",
             kind="lower",
             source="Huang & Yuan 2022 (arXiv 2211.00533), time-varying networks",
@@ -485,51 +529,58 @@ def gap(name: str | Rate, reference: str | Rate = "lower_bound_gossip", *, term:
     if convention not in CONVENTIONS:
         raise ValueError(f"convention must be one of {CONVENTIONS}; got {convention!r}")
     rate, ref = rate.in_convention(convention), ref.in_convention(convention)
-    if term is None:
-        top, bottom = rate.evaluate(**values), ref.evaluate(**values)
-    else:
+    if term is not None:
         for r in (rate, ref):
             if term not in r.terms:
                 raise ValueError(f"{r.name} has no term {term!r}; its terms are {list(r.terms)}")
-        top, bottom = rate.evaluate_terms(**values)[term], ref.evaluate_terms(**values)[term]
-    if not bottom > 0:
-        raise ValueError(f"reference {ref.name} is vacuous (= {bottom!r} <= 0) at {values}; no ratio")
-    return top / bottom
+    try:
+        top, bottom = _values(rate, term, values), _values(ref, term, values)
+        ratio = top / bottom if bottom > 0 else math.nan
+    except (RateOverflowError, ZeroDivisionError, OverflowError):
+        ratio = math.nan
+    if math.isfinite(ratio) and ratio != 0.0:
+        return ratio
+    # float64 overflowed, or underflowed to 0 on one side: the ratio of the precise values instead
+    top_p, bottom_p = _precise_values(rate, term, values), _precise_values(ref, term, values)
+    if not bottom_p > 0:
+        raise ValueError(f"reference {ref.name} is vacuous (= {sp.N(bottom_p, 6)} <= 0) at {values}; "
+                         "no ratio")
+    ratio_p = top_p / bottom_p
+    ratio = float(ratio_p)
+    if not math.isfinite(ratio):
+        raise RateOverflowError(f"gap({rate.name}, {ref.name}): overflow: the ratio = {sp.N(ratio_p, 4)} "
+                                f"exceeds the largest float64 (about 1.8e308) at {values}")
+    return ratio
+
+
+def _values(rate: Rate, term: str | None, values: dict[str, float]) -> float:
+    return rate.evaluate(**values) if term is None else rate.evaluate_terms(**values)[term]
+
+
+def _precise_values(rate: Rate, term: str | None, values: dict[str, float]) -> sp.Float:
+    terms = rate.precise_terms(**values)
+    return sp.Add(*terms.values()) if term is None else terms[term]
 
 
 def dominant_term(name: str | Rate, *, convention: str | None = None, **values: float) -> str:
-    """The name of the largest term of a rate at one point.
+    """The name of the largest term at the point (eps read in ``convention``, default the entry's own).
 
-    Parameters
-    ----------
-    name : str or Rate
-        A catalog name or a `Rate`.
-    convention : {"grad_norm", "grad_norm_sq"}, optional
-        What ``epsilon`` means; default the entry's own convention.
-    **values : float
-        The symbols the rate needs.
-
-    Returns
-    -------
-    str
-        A key of ``rate.terms``.
-
-    Raises
-    ------
-    ValueError
-        For an unknown name and for the checks of `Rate.evaluate`.
-
-    Examples
-    --------
-    >>> values = dict(Delta=1, L=1, sigma=1, varsigma0=1, n=16, B=1, epsilon=0.01, lam=0.95)
-    >>> dominant_term("detag", **values), dominant_term("detag", **{**values, "sigma": 0.01})
-    ('sampling', 'communication')
+    The terms are compared in high precision (``Rate.precise_terms``) whenever float64 cannot tell them
+    apart (an overflow, or a term that underflowed to 0), so the answer never rests on an inf or a NaN.
     """
     rate = _resolve(name)
     if convention is not None:
+        if convention not in CONVENTIONS:
+            raise ValueError(f"convention must be one of {CONVENTIONS}; got convention={convention!r}")
         rate = rate.in_convention(convention)
-    term_values = rate.evaluate_terms(**values)
-    return max(term_values, key=term_values.__getitem__)
+    try:
+        term_values = rate.evaluate_terms(**values)
+        if all(v != 0.0 for v in term_values.values()) or len(term_values) == 1:
+            return max(term_values, key=term_values.__getitem__)
+    except RateOverflowError:
+        pass
+    precise = rate.precise_terms(**values)
+    return max(precise, key=precise.__getitem__)
 
 
 def _exact_value(expr: sp.Expr, **values: float) -> sp.Expr:
