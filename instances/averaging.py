@@ -39,6 +39,34 @@ def exact_averaging_factors(G: nx.Graph) -> list[sp.csr_array]:
     The factors are column stochastic but neither symmetric nor doubly stochastic (they are not gossip
     matrices; DeFacto is not a gossip protocol, THEORY.md §5). The one-node graph (D = 0) gets one identity
     factor, so that DeFacto's phase length 2R stays positive.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        Connected, undirected, on the nodes 0..n-1.
+
+    Returns
+    -------
+    list of scipy.sparse.csr_array
+        The R factors, applied first to last.
+
+    Raises
+    ------
+    ValueError
+        For a disconnected graph (no exact averaging exists); TypeError for a directed one.
+
+    References
+    ----------
+    Lu & De Sa 2021/2023, Lemma 3 and App. C.3 (Alg. 5); Ko 2010.
+
+    Examples
+    --------
+    >>> factors = exact_averaging_factors(nx.path_graph(5))
+    >>> product = np.eye(5)
+    >>> for F in factors:
+    ...     product = F @ product
+    >>> len(factors), bool(np.allclose(product, 1 / 5))
+    (4, True)
     """
     if isinstance(G, nx.Graph) and G.is_directed():
         raise TypeError("exact_averaging_factors needs an undirected networkx.Graph")
@@ -126,6 +154,39 @@ def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None
       lam = 0 is the limit p_R(t) = t^R, plain gossip.
     - "plain": a = 1, b = 0.
     Every row has a_r + b_r = 1, so the average of z is kept exactly (to rounding).
+
+    Parameters
+    ----------
+    method : {"two_tap", "chebyshev", "plain"}
+    lam : float
+        max(|lambda_2|, |lambda_n|) of W, in [0, 1).
+    R : int
+        Number of steps, >= 0.
+    eta : float, optional
+        Two-tap momentum in [0, 1); default Alg. 3's formula.
+    start : {"paper", "plain"}, optional
+        First step of the two-tap recursion (default "paper", z_{-1} = z_0).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (R, 2).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of its range.
+
+    References
+    ----------
+    Lu & De Sa 2021, Alg. 3; Liu & Morse 2011.
+
+    Examples
+    --------
+    >>> gossip_schedule("two_tap", 0.5, 3, start="plain").round(4).tolist()
+    [[1.0, 0.0], [1.0718, -0.0718], [1.0718, -0.0718]]
+    >>> gossip_schedule("chebyshev", 0.5, 3).round(4).tolist()
+    [[1.0, 0.0], [1.1429, -0.1429], [1.0769, -0.0769]]
     """
     R = _check_R(R)
     lam = _check_lam(lam)
@@ -160,6 +221,31 @@ def multi_step_gossip(W: MatrixLike, Z: np.ndarray, schedule: np.ndarray) -> np.
     """Apply z_{r+1} = a_r W z_r + b_r z_{r-1} (z_{-1} := z_0) for each row (a_r, b_r) of ``schedule``.
 
     Z has shape (n, *rest); W acts on axis 0 (one sparse product per step on the (n, -1) reshape).
+
+    Parameters
+    ----------
+    W : numpy.ndarray or scipy.sparse matrix
+        n x n mixing matrix.
+    Z : numpy.ndarray
+        Shape (n, *rest), the worker axis first.
+    schedule : numpy.ndarray
+        Shape (R, 2), from `gossip_schedule`.
+
+    Returns
+    -------
+    numpy.ndarray
+        z_R, the shape of Z.
+
+    Raises
+    ------
+    ValueError
+        For mismatched shapes.
+
+    Examples
+    --------
+    >>> W = np.array([[0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]])
+    >>> multi_step_gossip(W, np.array([1.0, 0.0, 0.0]), gossip_schedule("plain", 0.0, 2)).tolist()
+    [0.5, 0.25, 0.25]
     """
     W = as_csr(W)
     Z = require_array("Z", Z, finite=False)  # non-finite states are the caller's to detect (divergence)
@@ -180,14 +266,34 @@ def multi_step_gossip(W: MatrixLike, Z: np.ndarray, schedule: np.ndarray) -> np.
 
 def accelerated_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None = None,
                        eta: float | None = None, start: str = "paper") -> np.ndarray:
-    """R steps of Alg. 3's two-tap gossip (``gossip_schedule``); lam defaults to ``second_eigenvalue(W)``."""
+    """R steps of Alg. 3's two-tap gossip (``gossip_schedule``); lam defaults to ``second_eigenvalue(W)``.
+
+    Parameters and errors as `gossip_schedule` and `multi_step_gossip`.
+
+    Examples
+    --------
+    >>> W = np.array([[0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]])
+    >>> z = accelerated_gossip(W, np.array([1.0, 0.0, 0.0]), 4, start="plain")
+    >>> round(float(z.mean()), 12), bool(np.abs(z - 1 / 3).max() < 0.05)
+    (0.333333333333, True)
+    """
     if lam is None:
         lam = second_eigenvalue(W)
     return multi_step_gossip(W, Z, gossip_schedule("two_tap", lam, R, eta=eta, start=start))
 
 
 def chebyshev_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None = None) -> np.ndarray:
-    """R steps of Chebyshev gossip z_R = T_R(W/lam) z_0 / T_R(1/lam) (THEORY.md §N)."""
+    """R steps of Chebyshev gossip z_R = T_R(W/lam) z_0 / T_R(1/lam) (THEORY.md §N).
+
+    Parameters and errors as `gossip_schedule` and `multi_step_gossip`.
+
+    Examples
+    --------
+    >>> W = np.array([[0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]])
+    >>> z = chebyshev_gossip(W, np.array([1.0, 0.0, 0.0]), 2)
+    >>> round(float(np.abs(z - 1 / 3).max() / (2 / 3)), 4)  # contraction 1 / T_2(1/lam) = 1/7 at lam = 1/2
+    0.1429
+    """
     if lam is None:
         lam = second_eigenvalue(W)
     return multi_step_gossip(W, Z, gossip_schedule("chebyshev", lam, R))
@@ -195,7 +301,13 @@ def chebyshev_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None 
 
 def schedule_polynomial(schedule: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """p_R(mu) for eigenvalues mu: the R-step operator of ``multi_step_gossip`` is p_R(W), so for a symmetric
-    W its consensus contraction ||p_R(W) - 11^T/n||_2 is max |p_R(mu)| over the non-trivial eigenvalues."""
+    W its consensus contraction ||p_R(W) - 11^T/n||_2 is max |p_R(mu)| over the non-trivial eigenvalues.
+
+    Examples
+    --------
+    >>> schedule_polynomial(gossip_schedule("plain", 0.0, 3), np.array([0.5, -0.5])).tolist()
+    [0.125, -0.125]
+    """
     mu = require_array("mu", mu)
     schedule = require_array("schedule", schedule)
     if schedule.ndim != 2 or schedule.shape[1] != 2:
