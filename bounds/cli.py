@@ -13,8 +13,8 @@ import argparse
 import sys
 from typing import Any
 
-from bounds.catalog import CATALOG, gap, get
-from bounds.rate import CONVENTIONS, Rate
+from bounds.catalog import CATALOG, dominant_term, gap, get
+from bounds.rate import CONVENTIONS, Rate, RateOverflowError
 from bounds.symbols import DESCRIPTIONS, INTEGER, RATE_SYMBOLS
 
 _CRITERION = {"grad_norm": "E||grad f|| <= eps", "grad_norm_sq": "E||grad f||^2 <= eps"}
@@ -56,9 +56,25 @@ def _print_latex(rate: Rate) -> None:
         print(f"%   {line}")
 
 
+def _ratio(rate: Rate, reference: Rate, values: dict[str, float], term: str | None = None) -> str:
+    """The ratio formatted, or "n/a (why)" where the reference is vacuous; an overflow propagates."""
+    try:
+        return f"{gap(rate, reference, term=term, convention=rate.convention, **values):.6g}"
+    except RateOverflowError:
+        raise
+    except ValueError as err:
+        return f"n/a ({err})"
+
+
 def _print_prediction(rate: Rate, reference: Rate, values: dict[str, float], stated_as: str) -> None:
+    # everything is computed before the first line is printed: bad input or an overflow is one error
+    # message and a non-zero exit status, never half a table (or a "nan" printed as if it were a number)
     terms = rate.evaluate_terms(**values)
     total = rate.evaluate(**values)
+    dominant = dominant_term(rate, **values)
+    ratio = _ratio(rate, reference, values)
+    comm = (_ratio(rate, reference, values, "communication")
+            if "communication" in rate.terms and "communication" in reference.terms else None)
     print(f"{rate.name}: {rate.kind} bound, {rate.source}")
     converted = f" (stated as {stated_as}, converted)" if stated_as != rate.convention else ""
     print(f"convention: {rate.convention} ({_CRITERION[rate.convention]}){converted}; status: {rate.status}"
@@ -67,19 +83,10 @@ def _print_prediction(rate: Rate, reference: Rate, values: dict[str, float], sta
     for key, value in terms.items():
         print(f"  {key:<{width}}  {value:.6g}")
     print(f"  {'total':<{width}}  {total:.6g}")
-    print(f"dominant term: {max(terms, key=terms.__getitem__)}")
-    try:
-        ratio = gap(rate, reference, convention=rate.convention, **values)
-    except ValueError as err:
-        print(f"ratio to {reference.name}: n/a ({err})")
-        return
-    print(f"ratio to {reference.name}: {ratio:.6g}")
-    if "communication" in rate.terms and "communication" in reference.terms:
-        try:
-            comm = gap(rate, reference, term="communication", convention=rate.convention, **values)
-            print(f"communication-term ratio: {comm:.6g}")
-        except (ValueError, ZeroDivisionError) as err:
-            print(f"communication-term ratio: n/a ({err})")
+    print(f"dominant term: {dominant}")
+    print(f"ratio to {reference.name}: {ratio}")
+    if comm is not None:
+        print(f"communication-term ratio: {comm}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -100,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
             if not values:
                 return 0
         _print_prediction(rate, reference, values, stated.convention)
-    except ValueError as err:
+    except (ValueError, TypeError) as err:
         print(f"decbounds predict: {err}", file=sys.stderr)
         return 2
     return 0

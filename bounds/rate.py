@@ -45,6 +45,8 @@ def _validated(name: str, value: Any) -> np.ndarray:
         raise TypeError(f"{name} must be a real number or an array of them; got {type(value).__name__}")
     try:
         arr = np.asarray(value, dtype=float)
+    except OverflowError:
+        raise ValueError(f"{name} must be finite; got {name}={value!r:.80}, which overflows float") from None
     except (TypeError, ValueError) as err:
         raise TypeError(f"{name} must be a real number or an array of them; got {value!r}") from err
     if not np.all(np.isfinite(arr)):
@@ -60,6 +62,18 @@ def _validated(name: str, value: Any) -> np.ndarray:
     if name in INTEGER and np.any(arr != np.round(arr)):
         raise ValueError(f"{name} must be an integer ({DESCRIPTIONS[name]}); got {value!r}")
     return arr
+
+
+class RateOverflowError(ValueError):
+    """The true value of a bound (or of a ratio of bounds) exceeds the largest float64, about 1.8e308."""
+
+
+#: Decimal digits of the high-precision fallback (sympy/mpmath, which have no exponent range limit).
+_PRECISE_DIGITS = 30
+
+
+def _describe_point(values: Mapping[str, Any]) -> str:
+    return ", ".join(f"{name}={float(value)!r}" for name, value in values.items())
 
 
 def _exact(value: float) -> sp.Rational:
@@ -230,18 +244,62 @@ class Rate:
         # floor/ceiling jump at the decimals users type; those entries are evaluated in exact arithmetic.
         return self.expr.has(sp.floor, sp.ceiling)
 
-    def evaluate_terms(self, **values: float) -> dict[str, float]:
-        """Each term's value at a point (scalars), by term name; see ``evaluate`` for the checks."""
+    def precise_terms(self, **values: float) -> dict[str, sp.Float]:
+        """Each term's value at a point as a sympy Float of 30 digits, with no exponent range limit.
+
+        The inputs are read as the decimals typed (0.1 = 1/10) and the terms evaluated exactly before
+        rounding, so nothing over- or underflows: this is the reference ``evaluate`` falls back to.
+        """
+        checked = self._scalars(values)
+        return self._precise(checked)
+
+    def _scalars(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
         checked = self._checked(values)
         for name, arr in checked.items():
             if arr.ndim != 0:
                 raise ValueError(f"{name} must be a scalar in evaluate(); use lambdify() for arrays")
-        if self._is_exact:
-            subs = {RATE_SYMBOLS[name]: _exact(float(checked[name])) for name in self.arguments}
-            return {key: float(sp.N(expr.xreplace(subs), 17)) for key, expr in self.terms.items()}
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            raw = self._numpy_terms(*(float(checked[name]) for name in self.arguments))
-        return {key: float(value) for key, value in zip(self.terms, raw, strict=True)}
+        return checked
+
+    def _precise(self, checked: Mapping[str, np.ndarray]) -> dict[str, sp.Float]:
+        subs = {RATE_SYMBOLS[name]: _exact(float(checked[name])) for name in self.arguments}
+        precise = {}
+        for key, expr in self.terms.items():
+            value = sp.N(expr.xreplace(subs), _PRECISE_DIGITS)
+            if not (value.is_real and value.is_finite):
+                raise ValueError(f"{self.name}: term {key!r} is undefined ({value}) at "
+                                 f"{_describe_point(checked)}")
+            precise[key] = value
+        return precise
+
+    def _as_floats(self, precise: Mapping[str, sp.Float], checked: Mapping[str, Any]) -> dict[str, float]:
+        out = {}
+        for key, value in precise.items():
+            number = float(value)
+            if not math.isfinite(number):
+                raise RateOverflowError(
+                    f"{self.name}: overflow: term {key!r} = {sp.N(value, 4)} exceeds the largest float64 "
+                    f"(about 1.8e308) at {_describe_point(checked)}")
+            out[key] = number
+        return out
+
+    def evaluate_terms(self, **values: float) -> dict[str, float]:
+        """Each term's value at a point (scalars), by term name; see ``evaluate`` for the checks.
+
+        float64 first; where that over- or underflows into inf or NaN (or divides by an underflowed zero),
+        the terms are evaluated again with ``precise_terms``. A term whose true value exceeds the largest
+        float raises ``RateOverflowError`` (a ValueError saying "overflow"); nothing comes back inf or NaN.
+        """
+        checked = self._scalars(values)
+        if not self._is_exact:
+            try:
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    raw = self._numpy_terms(*(float(checked[name]) for name in self.arguments))
+                floats = {key: float(value) for key, value in zip(self.terms, raw, strict=True)}
+            except (ZeroDivisionError, OverflowError, FloatingPointError):
+                floats = None
+            if floats is not None and all(math.isfinite(v) for v in floats.values()):
+                return floats
+        return self._as_floats(self._precise(checked), checked)
 
     def evaluate(self, **values: float) -> float:
         """T_eps predicted by the bound at one point: the sum of the term values.
@@ -249,31 +307,17 @@ class Rate:
         Every symbol in ``self.arguments`` must be given; other symbols of ``bounds.symbols`` are accepted
         and ignored. ValueError names the offending keyword for: an unknown keyword, a missing symbol, a
         non-positive value (sigma, varsigma, varsigma0 and lam may be 0), lam outside [0, 1), a non-integer
-        n, B or D, or a non-finite value.
-
-        Parameters
-        ----------
-        **values : float
-            Scalar values of the symbols (``bounds.RATE_SYMBOLS``).
-
-        Returns
-        -------
-        float
-            T_eps predicted with absolute constants 1.
-
-        Raises
-        ------
-        ValueError
-            Naming the keyword and the violated property.
-
-        Examples
-        --------
-        >>> from bounds import get
-        >>> values = dict(Delta=1, L=1, sigma=1, varsigma0=1, n=16, B=1, epsilon=0.01, lam=0.95)
-        >>> round(get("detag").evaluate(**values))
-        6580388
+        n, B or D, or a non-finite value. The value is always a finite float: where float64 arithmetic
+        would overflow on the way, the bound is evaluated in high precision, and a bound whose true value
+        exceeds the largest float raises ``RateOverflowError`` (a ValueError whose message says "overflow").
         """
-        total = math.fsum(self.evaluate_terms(**values).values())
+        terms = self.evaluate_terms(**values)
+        total = math.fsum(terms.values())
+        if not math.isfinite(total):  # finite terms whose sum overflows
+            checked = self._scalars(values)
+            exact_total = sp.Add(*self._precise(checked).values())
+            raise RateOverflowError(f"{self.name}: overflow: the bound = {sp.N(exact_total, 4)} exceeds the "
+                                    f"largest float64 (about 1.8e308) at {_describe_point(checked)}")
         return total
 
     def lambdify(self) -> Callable[..., np.ndarray]:
@@ -304,8 +348,16 @@ class Rate:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 parts = function(*(checked[name] for name in self.arguments))
             total = np.zeros(shape)
-            for part in parts:
-                total = total + np.broadcast_to(np.asarray(part, dtype=float), shape)
+            with np.errstate(over="ignore", invalid="ignore"):
+                for part in parts:
+                    total = total + np.broadcast_to(np.asarray(part, dtype=float), shape)
+            # points where float64 over- or underflowed on the way: evaluated again one by one (precisely),
+            # and a true overflow is a RateOverflowError, as in evaluate()
+            if not np.all(np.isfinite(total)):
+                broadcast = {name: np.broadcast_to(arr, shape) for name, arr in checked.items()}
+                for position in np.argwhere(~np.isfinite(total)):
+                    index = tuple(position)
+                    total[index] = self.evaluate(**{k: float(arr[index]) for k, arr in broadcast.items()})
             return total
 
         vectorized.__doc__ = f"Vectorized {self.name}: T_eps = {self.expr}"

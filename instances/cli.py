@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import networkx as nx
@@ -50,13 +51,23 @@ def _applicable(G: nx.Graph, weights: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build the graph, then time each applicable weight rule (the chosen one first) and print a table."""
+    """Build the graph, then time each applicable weight rule (the chosen one first) and print a table.
+
+    Bad input (a ValueError/TypeError of the package API) is one line on stderr and exit status 2.
+    """
+    try:
+        return _run(args)
+    except (ValueError, TypeError) as err:
+        print(f"decbounds gossip: {err}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     params = {name: getattr(args, name) for name in ("r", "c", "p", "radius", "k", "D", "seed")
               if getattr(args, name) is not None}
     G = topology(args.topology, args.n, **params)
     rules = [args.weights] + [w for w in WEIGHT_RULES if w != args.weights and _applicable(G, w)]
-    print(f"{args.topology} n={G.number_of_nodes()} edges={G.number_of_edges()}")
-    print(f"{'weights':<12} {'lam':>14} {'gap':>12} {'seconds':>9}  solver")
+    rows = []
     for weights in rules:
         start = time.perf_counter()
         if weights in ("fdla", "fmmc"):
@@ -67,5 +78,8 @@ def run(args: argparse.Namespace) -> int:
             lam, solver = second_eigenvalue(gossip_matrix(G, weights)), "closed rule"
         seconds = time.perf_counter() - start
         mark = "*" if weights == args.weights else " "
-        print(f"{weights + mark:<12} {lam:>14.10f} {1.0 - lam:>12.4e} {seconds:>9.3f}  {solver}")
+        rows.append(f"{weights + mark:<12} {lam:>14.10f} {1.0 - lam:>12.4e} {seconds:>9.3f}  {solver}")
+    print(f"{args.topology} n={G.number_of_nodes()} edges={G.number_of_edges()}")
+    print(f"{'weights':<12} {'lam':>14} {'gap':>12} {'seconds':>9}  solver")
+    print("\n".join(rows))
     return 0
