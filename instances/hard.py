@@ -121,6 +121,37 @@ def sampling_instance(n: int, *, Delta: float | None = None, T_c: int | None = N
     Give exactly one of Delta and T_c, and exactly one of sigma and p (p in (0, 1]; then
     sigma = 2 G_inf eps / sqrt(p), the smallest sigma with that p). With the defaults L = l1 and eps = 1/2
     the instance is the unscaled f_hat (lambda_s = 1, gain 1), Delta = 12 T_c and sigma = 23 / sqrt(p).
+
+    Parameters
+    ----------
+    n : int
+        Workers, >= 1 (complete graph, every worker holds f).
+    Delta, T_c : float, int
+        Exactly one: the range bound f(0) - inf f, or the chain length.
+    L, epsilon : float, optional
+        Smoothness and target accuracy (defaults l1 = 152 and 1/2: the unscaled chain).
+    sigma, p : float
+        Exactly one: the oracle's noise level, or the reveal probability in (0, 1].
+
+    Returns
+    -------
+    SamplingInstance
+        Local functions with ``T_c``, ``p``, ``sigma``, ``Delta``; wrap them in `oracles.ZeroChainOracle`.
+
+    Raises
+    ------
+    ValueError
+        For a missing or doubled choice, an out-of-range value, or epsilon too large for a chain (T_c < 1).
+
+    References
+    ----------
+    Lu & De Sa 2021/2023, proof of Thm 1, Setting 1 and Lemma 8.
+
+    Examples
+    --------
+    >>> f = sampling_instance(4, T_c=6, p=0.01)
+    >>> f.T_c, f.Delta, round(f.sigma, 3)
+    (6, 72.0, 230.0)
     """
     n = require_count("n", n, 1)
     L = require_real("L", L)
@@ -236,6 +267,40 @@ def communication_instance(n: int, *, D: int | None = None, Delta: float | None 
     broom of Thm 1 with diameter D (both cases, see `split_groups`). Give exactly one of Delta and T_c. With
     the defaults L = 3 l1 and eps = 1/2 the instance is the unscaled split (lambda_s = 1, gain 1,
     smoothness 3 l1 = 456, §11 item 19) with Delta = 144 T_c.
+
+    Parameters
+    ----------
+    n : int
+        Workers, >= 2.
+    D : int, optional
+        Diameter of the broom (1..n-1); None (default) is Cor. 2's path.
+    Delta, T_c : float, int
+        Exactly one: the range bound, or the chain length.
+    L, epsilon : float, optional
+        Smoothness and target accuracy (defaults 3 l1 = 456 and 1/2: the unscaled split).
+
+    Returns
+    -------
+    CommunicationInstance
+        Local functions with ``T_c``, ``dist``, ``iteration_lower_bound`` = 1 + (T_c - 1) dist and
+        ``graph()``, the path or broom they live on.
+
+    Raises
+    ------
+    ValueError
+        For a missing or doubled choice, an out-of-range value, or epsilon too large for a chain.
+
+    References
+    ----------
+    Lu & De Sa 2021/2023, proof of Thm 1, Setting 2 (Fig. 6), and Cor. 2.
+
+    Examples
+    --------
+    >>> f = communication_instance(16, T_c=3)
+    >>> f.dist, f.iteration_lower_bound, f.smoothness
+    (5, 11, 456.0)
+    >>> communication_instance(64, D=10, T_c=3).iteration_lower_bound
+    21
     """
     n = require_count("n", n, 2)
     if D is not None:
