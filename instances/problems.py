@@ -248,6 +248,38 @@ def heterogeneous_quadratic(n: int, d: int, varsigma: float, seed: int | np.rand
     varsigma0 (default varsigma: then purely quadratic with a common Hessian); see the module docstring.
 
     mu defaults to a tenth of the common part's smoothness; f(0) - f* = Delta.
+
+    Parameters
+    ----------
+    n, d : int
+        Workers and dimension.
+    varsigma : float
+        Uniform heterogeneity, assumption (5): sup_x sqrt((1/n) sum_i ||grad f_i(x) - grad f(x)||^2).
+    seed : int or numpy.random.Generator
+        Same seed, same problem.
+    varsigma0 : float, optional
+        Heterogeneity at x0 = 0, assumption (6), <= varsigma (default varsigma).
+    L, mu : float, optional
+        Smoothness of every f_i and strong convexity of the common part.
+    Delta : float, optional
+        f(0) - f*.
+
+    Returns
+    -------
+    HeterogeneousQuadratic
+        Local functions with ``varsigma``, ``varsigma0``, ``f_star``, ``x_star``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of its range.
+
+    Examples
+    --------
+    >>> from instances import varsigma0_at_start
+    >>> f = heterogeneous_quadratic(8, 5, 0.5, seed=0, varsigma0=0.2)
+    >>> float(f.full_value(f.x0) - f.f_star), round(varsigma0_at_start(f), 12)
+    (1.0, 0.2)
     """
     return HeterogeneousQuadratic(n, d, varsigma, seed, varsigma0=varsigma0, L=L, mu=mu, Delta=Delta)
 
@@ -255,5 +287,13 @@ def heterogeneous_quadratic(n: int, d: int, varsigma: float, seed: int | np.rand
 def heterogeneous_nonconvex(n: int, d: int, varsigma: float, seed: int | np.random.Generator, *,
                             varsigma0: float | None = None, L: float = 1.0, Delta: float | None = None
                             ) -> HeterogeneousNonconvex:
-    """A non-convex f (sum of u^2/(1+u^2)) with one stationary point and the same exact heterogeneity."""
+    """A non-convex f (sum of u^2/(1+u^2)) with one stationary point and the same exact heterogeneity.
+
+    Parameters as `heterogeneous_quadratic` (no mu; Delta defaults to the construction's own range).
+
+    Examples
+    --------
+    >>> heterogeneous_nonconvex(8, 5, 0.5, seed=0)
+    HeterogeneousNonconvex(n=8, d=5, varsigma=0.5, varsigma0=0.5, L=1)
+    """
     return HeterogeneousNonconvex(n, d, varsigma, seed, varsigma0=varsigma0, L=L, Delta=Delta)
