@@ -278,7 +278,7 @@ def heterogeneous_quadratic(n: int, d: int, varsigma: float, seed: int | np.rand
     --------
     >>> from instances import varsigma0_at_start
     >>> f = heterogeneous_quadratic(8, 5, 0.5, seed=0, varsigma0=0.2)
-    >>> float(f.full_value(f.x0) - f.f_star), round(varsigma0_at_start(f), 12)
+    >>> round(float(f.full_value(f.x0) - f.f_star), 12), round(varsigma0_at_start(f), 12)
     (1.0, 0.2)
     """
     return HeterogeneousQuadratic(n, d, varsigma, seed, varsigma0=varsigma0, L=L, mu=mu, Delta=Delta)
