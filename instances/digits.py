@@ -62,6 +62,39 @@ def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float, seed:
 
     Sort by label (stable), shuffle only the first ``shuffled_percent`` % of the sequence, cut it into n
     contiguous shards of m points. See the module docstring for ``balanced``.
+
+    Parameters
+    ----------
+    labels : numpy.ndarray
+        One integer label per point.
+    n : int
+        Workers, >= 1.
+    shuffled_percent : float
+        X in [0, 100]; 0 is the most heterogeneous split, 100 a plain shuffle.
+    seed : int or numpy.random.Generator
+        Same seed, same partition.
+    balanced : bool, optional
+        See the module docstring.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n, m): the indices of worker i's points in row i.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of its range; TypeError for a non-number.
+
+    References
+    ----------
+    Lu & De Sa 2023 (JMLR), the heterogeneity experiment (Sect. 7.1); docs/theory.md §9.1.
+
+    Examples
+    --------
+    >>> labels = np.repeat(np.arange(4), 6)
+    >>> [sorted({int(v) for v in labels[row]}) for row in shuffle_partition(labels, 4, 0, seed=0)]
+    [[0], [1], [2], [3]]
     """
     labels = np.asarray(labels)
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
@@ -268,6 +301,12 @@ class DigitsProblem:
 
 def digits_problem(n: int, *, shuffled_percent: float, seed: int, model: str = "mlp", hidden: int = 16,
                    regularization: float = 1e-2, balanced: bool = True) -> DigitsProblem:
-    """The digits problem on n workers under the X%-shuffle partition (§9.1); see `DigitsProblem`."""
+    """The digits problem on n workers under the X%-shuffle partition (§9.1); see `DigitsProblem`.
+
+    Examples
+    --------
+    >>> digits_problem(8, shuffled_percent=0, seed=0)
+    DigitsProblem(n=8, model='mlp', shuffled_percent=0, m=215, d=1210)
+    """
     return DigitsProblem(n, shuffled_percent=shuffled_percent, seed=seed, model=model, hidden=hidden,
                          regularization=regularization, balanced=balanced)

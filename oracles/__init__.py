@@ -19,6 +19,29 @@ def make_oracle(name: str, f: Any, **params: Any) -> Oracle:
     """Build the named oracle over local functions f.
 
     exact: no parameters; gaussian: sigma; finite_sum: replace (default True); zero_chain: p (default f.p).
+
+    Parameters
+    ----------
+    name : {"exact", "gaussian", "finite_sum", "zero_chain"}
+    f : local functions
+        Any object with the local-function protocol (docs/architecture.md).
+    **params
+        The oracle's own parameters, as above.
+
+    Returns
+    -------
+    Oracle
+
+    Raises
+    ------
+    ValueError
+        For an unknown name or parameters the oracle does not take.
+
+    Examples
+    --------
+    >>> import instances
+    >>> make_oracle("zero_chain", instances.sampling_instance(2, T_c=4, p=0.5)).p
+    0.5
     """
     builders = {
         "exact": ExactOracle,
