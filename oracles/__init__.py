@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bounds.validation import require_choice
 from oracles.base import ExactOracle, GaussianOracle, Oracle
 from oracles.finite_sum import FiniteSumOracle
 from oracles.zero_chain import VARIANCE_CONSTANT, ZeroChainOracle
@@ -49,8 +50,7 @@ def make_oracle(name: str, f: Any, **params: Any) -> Oracle:
         "finite_sum": FiniteSumOracle,
         "zero_chain": ZeroChainOracle,
     }
-    if name not in builders:
-        raise ValueError(f"oracle name must be one of {ORACLES}; got name={name!r}")
+    name = require_choice("name", name, ORACLES)
     try:
         return builders[name](f, **params)
     except TypeError as err:

@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from bounds.validation import require_count, require_real
 from instances.protocol import LocalFunctions
 
 
@@ -33,16 +34,20 @@ class Oracle(Protocol):
     def full_grad(self, x: np.ndarray) -> np.ndarray: ...
 
 
+#: Most queries per worker in one call (the finite-sum oracle draws an index array of this size per row).
+MAX_BATCH = 10**7
+
+
 def check_batch(batch: object) -> int:
-    """The batch B as an int >= 1; raise ValueError naming it otherwise."""
-    if isinstance(batch, bool) or not isinstance(batch, int | np.integer) or batch < 1:
-        raise ValueError(f"batch must be an integer >= 1 (queries per worker); got batch={batch!r}")
-    return int(batch)
+    """The batch B (queries per worker) as an int in [1, MAX_BATCH]; TypeError/ValueError naming it."""
+    return require_count("batch", batch, 1, maximum=MAX_BATCH, what="queries per worker in one call")
 
 
 def check_rng(rng: object) -> np.random.Generator:
+    """rng must be a ``numpy.random.Generator`` (seed it with ``numpy.random.default_rng(seed)``)."""
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
+        raise TypeError(f"rng must be a numpy.random.Generator; got rng={rng!r:.60} "
+                        f"(type {type(rng).__name__})")
     return rng
 
 
@@ -68,7 +73,16 @@ class _OracleBase:
 
 
 class ExactOracle(_OracleBase):
-    """Exact local gradients (sigma = 0): every query returns grad f_i(x); rng is not touched."""
+    """Exact local gradients (sigma = 0): every query returns grad f_i(x); rng is not touched.
+
+    Examples
+    --------
+    >>> import instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 0.1, seed=0)
+    >>> X = np.zeros((4, 3))
+    >>> bool(np.array_equal(ExactOracle(f).sample(X), f.grad(X)))
+    True
+    """
 
     exact = True
 
@@ -86,15 +100,33 @@ class GaussianOracle(_OracleBase):
     A batch of B queries averages B independent N(0, sigma^2/d I) vectors, which is exactly one
     N(0, sigma^2/(d B) I) vector, so one normal draw per coordinate is made whatever B:
     E||g - grad f_i||^2 = sigma^2 / B.
+
+    Parameters
+    ----------
+    f : local functions
+        Any object with the local-function protocol.
+    sigma : float
+        Standard deviation of one query, >= 0 (the whole vector).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a sigma that is not a finite real >= 0.
+
+    Examples
+    --------
+    >>> import instances
+    >>> oracle = GaussianOracle(instances.heterogeneous_quadratic(4, 3, 0.1, seed=0), sigma=0.5)
+    >>> oracle.sample(np.zeros((4, 7, 3)), np.random.default_rng(0), batch=2).shape  # 7 configurations
+    (4, 7, 3)
+    >>> oracle.queries_per_call(np.zeros((4, 7, 3)), batch=2)
+    56
     """
 
     def __init__(self, f: LocalFunctions, sigma: float) -> None:
         super().__init__(f)
-        if isinstance(sigma, bool) or not isinstance(sigma, int | float | np.integer | np.floating):
-            raise TypeError(f"sigma must be a real number; got sigma={sigma!r}")
-        if not (math.isfinite(sigma) and sigma >= 0):
-            raise ValueError(f"sigma must be finite and >= 0; got sigma={sigma!r}")
-        self.sigma = float(sigma)
+        # sigma^2 / B is the variance per coordinate times d: keep sigma^2 finite
+        self.sigma = require_real("sigma", sigma, allow_zero=True, maximum=1e150)
 
     def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
         batch = check_batch(batch)

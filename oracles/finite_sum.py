@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bounds.validation import require_bool
 from instances.protocol import FiniteSumFunctions
 from oracles.base import _OracleBase, check_batch, check_rng
 
@@ -15,6 +16,14 @@ class FiniteSumOracle(_OracleBase):
     Each worker, in each configuration, draws ``batch`` indices of its own shard and gets the mean of their
     per-sample gradients. ``replace=True``: independent uniform indices. ``replace=False``: ``batch``
     distinct indices (a uniformly random subset, needs batch <= m); each call draws afresh (no epochs).
+
+    Examples
+    --------
+    >>> import instances
+    >>> oracle = FiniteSumOracle(instances.digits_problem(4, shuffled_percent=100, seed=0), replace=False)
+    >>> indices = oracle.draw_indices(np.zeros((4, oracle.f.dim)), np.random.default_rng(0), batch=8)
+    >>> indices.shape, all(len(set(row)) == 8 for row in indices)
+    ((4, 8), True)
     """
 
     def __init__(self, f: FiniteSumFunctions, replace: bool = True) -> None:
@@ -22,7 +31,7 @@ class FiniteSumOracle(_OracleBase):
         for attribute in ("samples_per_worker", "sample_grad"):
             if not hasattr(f, attribute):
                 raise TypeError(f"FiniteSumOracle needs a finite-sum problem; f lacks {attribute!r}")
-        self.replace = bool(replace)
+        self.replace = require_bool("replace", replace)
 
     def draw_indices(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
         """The sample indices (n, *batch_axes, batch) one `sample` call uses."""

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from bounds.validation import require_probability
 from oracles.base import _OracleBase, check_batch, check_rng
 
 # sup over x of the variance of one query on f_hat, divided by (1 - p) / p (§11 item 23): (e^{3/2})^2.
@@ -33,6 +34,34 @@ class ZeroChainOracle(_OracleBase):
     scaled and unscaled coordinates). ``p`` defaults to ``f.p`` (set by `instances.sampling_instance`).
     Every call draws one binomial per row and configuration, whether or not a row's chain is complete, so
     the stream consumed depends only on the shape.
+
+    Parameters
+    ----------
+    f : zero-chain local functions
+        For example `instances.sampling_instance(...)`.
+    p : float, optional
+        Reveal probability in (0, 1]; default ``f.p``.
+
+    Raises
+    ------
+    TypeError
+        If f has no ``progress``.
+    ValueError
+        If p is missing or outside (0, 1].
+
+    References
+    ----------
+    Lu & De Sa 2021/2023, proof of Thm 1, Setting 1; Arjevani et al. 2019.
+
+    Examples
+    --------
+    >>> import instances
+    >>> oracle = ZeroChainOracle(instances.sampling_instance(2, T_c=4, p=0.5))
+    >>> X = np.zeros((2, 4))
+    >>> oracle.sample(X, np.random.default_rng(0)).round(4)[:, 0]  # revealed (x 1/p) on worker 0 only
+    array([-3.2974, -0.    ])
+    >>> round(oracle.variance_bound(), 4)  # e^3 (1 - p) / p
+    20.0855
     """
 
     def __init__(self, f: object, p: float | None = None) -> None:
@@ -43,11 +72,7 @@ class ZeroChainOracle(_OracleBase):
             p = getattr(f, "p", None)
             if p is None:
                 raise ValueError("p (reveal probability) is required: f has no attribute p")
-        if isinstance(p, bool) or not isinstance(p, int | float | np.integer | np.floating):
-            raise TypeError(f"p must be a real number; got p={p!r}")
-        if not (0.0 < p <= 1.0):
-            raise ValueError(f"p must lie in (0, 1]; got p={p!r}")
-        self.p = float(p)
+        self.p = require_probability("p", p)
 
     def variance_bound(self, batch: int = 1) -> float:
         """sup_x E||g - grad f||^2 for a batch of B on this instance: (gain/scale)^2 e^3 (1 - p) / (p B)."""
