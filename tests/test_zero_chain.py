@@ -199,3 +199,102 @@ def test_bad_shapes_and_weights():
         ZeroChainFunctions(4, 2, link_weight=np.ones((2, 3)) * 2)
     with pytest.raises(ValueError, match="scale"):
         ZeroChainFunctions(4, 2, scale=0.0)
+
+
+# --------------------------------------------------------------------------------------------------------
+# chain_gradient (active links only) against the formula, and each point against its solo evaluation
+
+
+def _chain_points(rng: np.random.Generator, shape: tuple[int, ...], scale: float) -> np.ndarray:
+    """Points of the given shape whose rows have random progress levels (0 = the zero row .. d), with entries
+    spread over the regions of Psi: |x| well below, near and well above scale / 2, including the v_floor
+    boundary where Psi underflows, and some huge finite values."""
+    d = shape[-1]
+    X = rng.uniform(-2.5, 2.5, shape) * scale
+    special = scale * np.array([0.5, 0.5 + 5e-4, 0.5 + 5e-4 * (1 + 1e-12), 0.518, 0.52, 1.0, 3.0, 1e160])
+    picks = rng.random(shape) < 0.2
+    X[picks] = rng.choice(special, picks.sum()) * rng.choice([-1.0, 1.0], picks.sum())
+    X[rng.random(shape) < 0.1] = 0.0  # zeros inside the active prefix
+    levels = rng.integers(0, d + 1, shape[:-1])
+    X[np.arange(d) >= levels[..., None]] = 0.0
+    return X
+
+
+def _with_non_finite(rng: np.random.Generator, X: np.ndarray) -> np.ndarray:
+    """X with NaN, +inf and -inf written into a few rows, inside their active prefix."""
+    X = X.copy()
+    rows = X.reshape(-1, X.shape[-1])
+    for value, row in zip((np.nan, np.inf, -np.inf, np.nan), rng.choice(len(rows), 4, replace=False),
+                          strict=True):
+        rows[row, rng.integers(0, max(1, X.shape[-1] // 2))] = value
+    return X
+
+
+def _functions(kind: str, T: int, n: int, rng: np.random.Generator) -> ZeroChainFunctions:
+    if kind == "plain":
+        return zero_chain(T, n)
+    first = rng.uniform(0.0, 2.0, n)
+    links = rng.uniform(0.0, 2.0, (n, T - 1))
+    return ZeroChainFunctions(T, n, scale=2.7, gain=0.3, first_weight=first / first.mean(),
+                              link_weight=links / links.mean(axis=0))
+
+
+# overflow and NaN warnings are expected on the huge and non-finite entries (the engine silences them too)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("T", [1, 2, 6, 40])
+@pytest.mark.parametrize("rows", [1, 5, 64, 300])
+def test_gradient_matches_the_formula_term_by_term(T: int, rows: int) -> None:
+    """chain_gradient evaluates Psi only on active links; the reference evaluates every term everywhere."""
+    rng = np.random.default_rng([T, rows])
+    f = zero_chain(T, 1)
+    X = _chain_points(rng, (1, rows, T), 1.0)
+    G = f.grad(X)
+    np.testing.assert_allclose(G, reference_grad(X), rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(f.full_grad(X[0]), G[0], rtol=0, atol=0)
+    for width in range(T):  # the promise X[..., width:] == 0, kept by truncating X
+        Y = X.copy()
+        Y[..., width:] = 0.0
+        np.testing.assert_array_equal(f.grad(Y, width=width), f.grad(Y))
+    if T > 1 and rows >= 5:
+        assert np.count_nonzero(G[..., 1:]) > rows // 5  # the links are exercised, not only the first term
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("kind", ["plain", "weighted"])
+@pytest.mark.parametrize("T", [6, 40])
+@pytest.mark.parametrize("batch", [3, 16, 70])
+@pytest.mark.parametrize("non_finite", [False, True])
+def test_each_point_gets_the_bits_it_gets_alone(kind: str, T: int, batch: int, non_finite: bool) -> None:
+    """Rows never mix: a configuration's gradient inside a batch has the bits of its solo evaluation, NaN and
+    inf rows included, and a NaN coordinate makes its point's gradient NaN (divergence detection)."""
+    n = 4
+    rng = np.random.default_rng([T, batch, non_finite, kind == "weighted"])
+    f = _functions(kind, T, n, rng)
+    X = _chain_points(rng, (n, batch, T), f.scale)
+    if non_finite:
+        X = _with_non_finite(rng, X)
+    G, g = f.grad(X), f.full_grad(X[0])
+    for j in range(batch):
+        alone = f.grad(np.ascontiguousarray(X[:, j : j + 1]))
+        assert np.array_equal(G[:, j : j + 1], alone, equal_nan=True), j
+        assert np.array_equal(g[j], f.full_grad(X[0, j]), equal_nan=True), j
+    has_nan = np.isnan(X).any(axis=-1)
+    assert np.array_equal(np.isnan(G).any(axis=-1) & has_nan, has_nan)
+    if non_finite:
+        assert has_nan.any() and not np.isfinite(X).all()
+        finite_rows = np.isfinite(X).all(axis=-1)
+        assert np.isfinite(G[finite_rows]).all()
+
+
+def test_the_work_stays_in_the_promised_prefix():
+    """With ``width`` the columns past width + 1 are never read: a NaN planted there (breaking the promise on
+    purpose) does not reach the gradient, and the gradient is exactly zero past width + 1."""
+    f = zero_chain(100_000, 3)
+    X = np.zeros((3, 2, 100_000))
+    X[..., :10] = np.random.default_rng(4).uniform(-2, 2, (3, 2, 10))
+    G = f.grad(X, width=10)
+    X[..., 50] = np.nan
+    G_planted = f.grad(X, width=10)
+    assert np.array_equal(G_planted, G) and not G[..., 11:].any()
+    np.testing.assert_allclose(G[..., :12], reference_grad(X[..., :12].copy() * (np.arange(12) < 10)),
+                               rtol=1e-12, atol=1e-12)
