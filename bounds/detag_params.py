@@ -7,14 +7,16 @@ One definition, used by the catalog (`bounds`), the gossip operators (`instances
 from __future__ import annotations
 
 import math
-import numbers
+
+from bounds.validation import require_real
 
 
 def _check_lam(lam: float) -> float:
-    lam = float(lam)
-    if not (0.0 <= lam < 1.0) or math.isnan(lam):
+    # TypeError for a non-number; NaN and out-of-range values get the one message naming the interval
+    value = math.nan if isinstance(lam, float) and math.isnan(lam) else require_real("lam", lam, minimum=None)
+    if not 0.0 <= value < 1.0:
         raise ValueError(f"lam must lie in [0, 1) (lam = max(|lambda_2|, |lambda_n|) of W); got lam={lam!r}")
-    return lam
+    return value
 
 
 def accelerated_gossip_eta(lam: float) -> float:
@@ -90,21 +92,18 @@ def accelerated_gossip_rho(lam: float, R: int) -> float:
     0.0796
     """
     lam = _check_lam(lam)
-    if int(R) != R or R < 0:
-        raise ValueError(f"R must be a non-negative integer number of gossip steps; got R={R!r}")
+    try:
+        R = _check_positive("R", R, integer=True, allow_zero=True)
+    except ValueError:
+        raise ValueError(f"R must be a non-negative integer number of gossip steps; got R={R!r}") from None
     return (1.0 - math.sqrt(1.0 - lam)) ** int(R)
 
 
 def _check_positive(name: str, value: float, *, integer: bool = False, allow_zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {value!r}")
-    value = float(value)
-    if math.isnan(value) or math.isinf(value):
-        raise ValueError(f"{name} must be finite; got {value!r}")
-    if value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}; got {value!r}")
+    """A finite real > 0 (>= 0 with ``allow_zero``); with ``integer`` also integral (16 and 16.0 alike)."""
+    value = require_real(name, value, allow_zero=allow_zero)
     if integer and value != int(value):
-        raise ValueError(f"{name} must be an integer; got {value!r}")
+        raise ValueError(f"{name} must be an integer; got {name}={value!r}")
     return value
 
 
@@ -216,9 +215,24 @@ def detag_step_size(n: int, lam: float, varsigma0: float, T: int, Delta: float, 
     sigma = _check_positive("sigma", sigma, allow_zero=True)
     B = _check_positive("B", B, integer=True)
     R = int(_check_positive("R", R, integer=True))
-    rho = accelerated_gossip_rho(lam, R)
-    noise = math.sqrt(sigma**2 * T * L / (B * R**2 * n * Delta))
-    heterogeneity = (rho ** (2 / 3) * L ** (2 / 3) * varsigma0 ** (2 / 3) * T ** (1 / 3)
-                     / (R ** (1 / 3) * Delta ** (1 / 3) * (1.0 - rho)))
-    smoothness = 32.0 * L / (1.0 - rho) ** 2
-    return 1.0 / (noise + heterogeneity + smoothness)
+    lam = _check_lam(lam)
+    # In log space, so that no intermediate over- or underflows (sigma^2 T, rho^R, ... at extreme inputs):
+    # alpha = 1 / (noise + heterogeneity + smoothness) = exp(-logsumexp(log terms)).
+    base = 1.0 - math.sqrt(1.0 - lam)  # rho = base^R
+    log_rho = R * math.log(base) if base > 0 else -math.inf
+    log_one_minus_rho = math.log1p(-math.exp(log_rho))
+    logs = [math.log(32.0) + math.log(L) - 2.0 * log_one_minus_rho]  # smoothness
+    if sigma > 0:
+        logs.append(0.5 * (2 * math.log(sigma) + math.log(T) + math.log(L) - math.log(B) - 2 * math.log(R)
+                           - math.log(n) - math.log(Delta)))  # noise
+    if varsigma0 > 0 and log_rho > -math.inf:
+        logs.append((2 / 3) * (log_rho + math.log(L) + math.log(varsigma0)) + (math.log(T) - math.log(R)
+                    - math.log(Delta)) / 3 - log_one_minus_rho)  # heterogeneity
+    top = max(logs)
+    log_alpha = -(top + math.log(math.fsum(math.exp(value - top) for value in logs)))
+    alpha = math.exp(log_alpha) if log_alpha < 709.0 else math.inf
+    if not (0.0 < alpha < math.inf):
+        raise ValueError(f"the step size of Cor. 6 is alpha = exp({log_alpha:.6g}), which is not a positive "
+                         f"finite float (n={n!r}, lam={lam!r}, varsigma0={varsigma0!r}, T={T!r}, "
+                         f"Delta={Delta!r}, L={L!r}, sigma={sigma!r}, B={B!r}, R={R!r})")
+    return alpha

@@ -72,7 +72,7 @@ def test_eta_and_rho_values():
         (lambda: detag_phase_length(4, 0.5, -1.0, 10, 1.0, 1.0), "varsigma0 must be >= 0"),
         (lambda: detag_phase_length(4, 0.5, 1.0, 0, 1.0, 1.0), "T must be > 0"),
         (lambda: detag_phase_length(4, 0.5, 1.0, 10, 0.0, 1.0), "Delta must be > 0"),
-        (lambda: detag_phase_length(4, 0.5, 1.0, 10, 1.0, math.inf), "L must be finite"),
+        (lambda: detag_phase_length(4, 0.5, 1.0, 10, 1.0, math.inf), "L must be a finite"),
         (lambda: detag_step_size(4, 0.5, 1.0, 10, 1.0, 1.0, -1.0, 1), "sigma must be >= 0"),
         (lambda: detag_step_size(4, 0.5, 1.0, 10, 1.0, 1.0, 1.0, 0), "B must be > 0"),
         (lambda: detag_step_size(4, 0.5, 1.0, 10, 1.0, 1.0, 1.0, 1, R=0), "R must be > 0"),
@@ -91,3 +91,21 @@ def test_non_numbers_are_type_errors():
         detag_phase_length("4", 0.5, 1.0, 10, 1.0, 1.0)
     with pytest.raises(TypeError, match="T must be a real number"):
         detag_phase_length(4, 0.5, 1.0, True, 1.0, 1.0)
+
+
+def test_step_size_in_log_space_at_extreme_inputs():
+    # issue 14: sigma^2 T overflowed to inf and the step size silently became 0.0; now the formula is summed
+    # in log space, and a step size that is not a positive float is a ValueError naming the inputs
+    alpha = detag_step_size(16, 0.95, 1.0, 10**300, 1e300, 1e-300, 1e300, 1)
+    assert 0.0 < alpha < 1e-100
+    with pytest.raises(ValueError, match=r"step size of Cor. 6 is alpha = exp\(-1044"):
+        detag_step_size(16, 0.5, 1.0, 10, 1.0, 1e308, 1e300, 1)
+    with pytest.raises(ValueError, match=r"T must be a finite real number.*overflows float"):
+        detag_phase_length(16, 0.5, 1.0, 10**400, 1.0, 1.0)
+    # the log-space sum agrees with the direct formula where the latter is representable
+    n, lam, v0, T, Delta, L, sigma, B, R = 16, 0.9, 0.7, 10**5, 2.0, 3.0, 0.5, 2, 5
+    rho = accelerated_gossip_rho(lam, R)
+    direct = 1.0 / (math.sqrt(sigma**2 * T * L / (B * R**2 * n * Delta))
+                     + rho ** (2 / 3) * L ** (2 / 3) * v0 ** (2 / 3) * T ** (1 / 3)
+                     / (R ** (1 / 3) * Delta ** (1 / 3) * (1.0 - rho)) + 32.0 * L / (1.0 - rho) ** 2)
+    assert detag_step_size(n, lam, v0, T, Delta, L, sigma, B, R=R) == pytest.approx(direct, rel=1e-12)
