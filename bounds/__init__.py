@@ -45,6 +45,7 @@ from bounds.detag_params import (
     detag_phase_length,
     detag_step_size,
 )
+from bounds.pep import WorstCase, worst_case
 from bounds.rate import CONVENTIONS, KINDS, STATUSES, Rate
 from bounds.symbols import RATE_SYMBOLS
 
@@ -67,6 +68,7 @@ __all__ = [
     "ZERO_CHAIN_RANGE",
     "ZERO_CHAIN_SMOOTHNESS",
     "Rate",
+    "WorstCase",
     "accelerated_gossip_eta",
     "accelerated_gossip_rho",
     "chain_length",
@@ -81,4 +83,5 @@ __all__ = [
     "setting1_reveal_probability",
     "setting2_chain_length",
     "smallest_range",
+    "worst_case",
 ]
