@@ -1,28 +1,50 @@
-"""algorithms: the class A — DeTAG, DeFacto and the baselines as small step rules on one vectorized engine.
+"""algorithms: the class A -- DeTAG, DeFacto and the baselines as small step rules on one vectorized engine.
 
 ``run(name, problem, W, *, step_size, iterations, ...) -> Result`` runs one configuration;
 ``run_batch`` runs a grid of configurations side by side as one (n, k, d) state; ``tune`` picks the best
-T_eps over an admissible step-size grid (and DeTAG's eta, R and gossip start). See engine.py for the A_B
-accounting (THEORY.md §1-2) and rules.py for each algorithm's recursion.
+T_eps over an admissible step-size grid (and DeTAG's eta, R and gossip start).
+
+Extending: subclass `StepRule` (step_rule.py says what ``init``, ``step`` and ``average`` receive and may
+do; the state is a `State` dataclass), give it a ``name`` and a `PlotStyle`, and ``register`` it: one
+registry entry holds everything about an algorithm (class, aliases, catalog entry, plot style).
 """
 
-from algorithms.api import algorithm_names, rule_class, run, run_batch
-from algorithms.engine import BudgetViolationError, Context, MixingOperator
-from algorithms.result import Result
-from algorithms.rules import RULES, StepRule
+from algorithms import rules  # noqa: F401  (registers the built-in algorithms)
+from algorithms.api import run, run_batch
+from algorithms.engine import BudgetViolationError, Context
+from algorithms.mixing import MixingOperator
+from algorithms.registry import (
+    Entry,
+    PlotStyle,
+    algorithm_names,
+    entries,
+    entry,
+    register,
+    rule_class,
+    unregister,
+)
+from algorithms.result import Result, to_jsonable
+from algorithms.step_rule import State, StepRule
 from algorithms.tune import TuneResult, tune
 
 __all__ = [
-    "RULES",
     "BudgetViolationError",
     "Context",
+    "Entry",
     "MixingOperator",
+    "PlotStyle",
     "Result",
+    "State",
     "StepRule",
     "TuneResult",
     "algorithm_names",
+    "entries",
+    "entry",
+    "register",
     "rule_class",
     "run",
     "run_batch",
+    "to_jsonable",
     "tune",
+    "unregister",
 ]

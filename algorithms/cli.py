@@ -8,17 +8,12 @@ import json
 import math
 from typing import Any
 
-import numpy as np
-
-# catalog entry of each algorithm (bounds.get); local SGD has none
-CATALOG_ENTRY = {"centralized": "centralized_sgd", "dpsgd": "dpsgd", "d2": "d2", "dsgt": "dsgt",
-                 "gt_dsgd": "gt_dsgd", "sgp": "sgp", "defacto": "defacto", "detag": "detag"}
 INSTANCES = ("comm-path", "comm-broom")
 
 
 def add_parser(subparsers: Any) -> None:
     """Register the ``run`` subcommand."""
-    from algorithms.api import algorithm_names
+    from algorithms import algorithm_names
 
     parser = subparsers.add_parser("run", description=__doc__,
                                    help="run an algorithm on a hard instance and compare with the bounds")
@@ -53,13 +48,13 @@ def main(args: argparse.Namespace) -> int:
     import networkx as nx
 
     import bounds
-    from algorithms.api import run
-    from algorithms.rules import instances_api
+    import instances
+    from algorithms import entry, run
 
     problem = _instance(args)
     G = problem.graph()
-    W = instances_api("gossip_matrix")(G, args.weights)
-    lam = float(instances_api("second_eigenvalue")(W))
+    W = instances.gossip_matrix(G, args.weights)
+    lam = float(instances.second_eigenvalue(W))
     step = args.step_size if args.step_size is not None else 1.0 / float(problem.smoothness)
     options: dict[str, Any] = {}
     if args.algorithm == "detag":
@@ -72,31 +67,30 @@ def main(args: argparse.Namespace) -> int:
                                                                     epsilon=args.epsilon, n=args.n)
     else:  # the catalog entry is Cor. 2's path; the broom's own hop count is 1 + (T_c - 1) dist
         lower = problem.iteration_lower_bound
-    x0 = np.zeros((problem.n, problem.dim))
-    local = problem.grad(x0)
-    varsigma0 = float(np.sqrt(np.mean(np.sum((local - local.mean(axis=0)) ** 2, axis=-1))))
+    varsigma0 = instances.varsigma0_at_start(problem)
     values = {"Delta": args.Delta, "L": args.L, "epsilon": args.epsilon, "n": args.n, "B": 1, "sigma": 0.0,
               "lam": lam, "varsigma0": varsigma0, "varsigma": varsigma0, "D": nx.diameter(G)}
-    entry = CATALOG_ENTRY.get(args.algorithm)
+    catalog_entry = entry(args.algorithm).catalog_entry
     prediction = None
-    if entry is not None:
-        rate = bounds.get(entry)
+    if catalog_entry is not None:
+        rate = bounds.get(catalog_entry)
         prediction = float(rate.evaluate(**{s.name: values[s.name] for s in rate.expr.free_symbols}))
     record = {"algorithm": args.algorithm, "instance": args.instance, "n": args.n, "lam": lam,
-              "step_size": step, "t_eps": result.t_eps, "diverged": result.diverged,
-              "lower_bound": float(lower), "catalog_entry": entry, "prediction": prediction,
+              "step_size": step, "status": result.status, "message": result.message, "t_eps": result.t_eps,
+              "t_eps_local": result.t_eps_local, "diverged": result.diverged,
+              "lower_bound": float(lower), "catalog_entry": catalog_entry, "prediction": prediction,
               "hyper": result.hyper, "counters": result.counters}
     if args.json:
         print(json.dumps(record, default=str))
         return 0
-    measured = "not reached" if result.t_eps is None else str(result.t_eps)
+    measured = result.status if result.t_eps is None else str(result.t_eps)
     print(f"{args.algorithm} on {args.instance} (n={args.n}, lam={lam:.6f}, step={step:.4g})")
     print(f"  measured T_eps                         {measured:>14}")
     source = "hard_instance_communication" if args.instance == "comm-path" else "1 + (T_c - 1) dist"
     print(f"  lower bound ({source}) {float(lower):>11.6g}")
     if prediction is not None:
         ratio = "" if result.t_eps is None else f"   (measured / predicted = {result.t_eps / prediction:.3g})"
-        print(f"  catalog prediction ({entry}, constants 1) {prediction:>10.6g}{ratio}")
+        print(f"  catalog prediction ({catalog_entry}, constants 1) {prediction:>10.6g}{ratio}")
     if result.t_eps is not None and result.t_eps < lower and not math.isclose(result.t_eps, lower):
         print("  WARNING: measured T_eps below the lower bound")
         return 1

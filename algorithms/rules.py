@@ -12,164 +12,29 @@ buffer v <- momentum v + u, kept per worker and never communicated.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import networkx as nx
 import numpy as np
 import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 
-from algorithms.engine import Context, MixingOperator
-
-
-def instances_api(name: str) -> Any:
-    """A function of the instances package by its public name (late import: instances imports nothing of
-    algorithms, and algorithms needs instances only when a rule is prepared)."""
-    import instances
-
-    return getattr(instances, name)
-
-
-# ------------------------------------------------------------------------------------------------------
-# matrices
+from algorithms.engine import Context
+from algorithms.mixing import MixingOperator
+from algorithms.registry import PlotStyle, register
+from algorithms.step_rule import State, StepRule, check_size, support_graph
+from bounds.detag_params import accelerated_gossip_eta, detag_phase_length
+from instances.averaging import exact_averaging_factors, gossip_schedule
+from instances.gossip import as_csr
+from instances.heterogeneity import varsigma0_at_start
+from instances.protocol import LocalFunctions
 
 
-def _csr(M: Any, name: str) -> sp.csr_array:
-    if sp.issparse(M):
-        out = sp.csr_array(M, dtype=float)
-    else:
-        arr = np.asarray(M, dtype=float)
-        if arr.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D matrix; got shape {arr.shape}")
-        out = sp.csr_array(arr)
-    return out
+@dataclass(eq=False)
+class MomentumState(State):
+    """Local models x and the heavy-ball buffer v (None without momentum)."""
 
-
-def _check_size(M: sp.csr_array, n: int, name: str) -> None:
-    if M.shape != (n, n):
-        raise ValueError(f"{name} shape mismatch: the problem has n={n} workers but {name} is "
-                         f"{M.shape[0]} x {M.shape[1]}")
-
-
-def symmetric_gossip(W: Any, n: int) -> tuple[sp.csr_array, float]:
-    """W checked as a gossip matrix (``instances.check_gossip``: symmetric, doubly stochastic,
-    connected) of size n; returns (W as CSR, lam)."""
-    if W is None:
-        raise ValueError("W is required: this algorithm gossips with a symmetric doubly stochastic W")
-    M = _csr(W, "W")
-    _check_size(M, n, "W")
-    lam = float(instances_api("check_gossip")(M, nonnegative=False))
-    return M, lam
-
-
-def column_stochastic(W: Any, n: int, atol: float = 1e-9) -> sp.csr_array:
-    """The push-sum matrix P (rows receive, columns sum to 1, non-negative) of SGP; a networkx DiGraph is
-    turned into one by ``instances.column_stochastic_matrix``."""
-    if W is None:
-        raise ValueError("W is required: SGP pushes with a column-stochastic matrix (or pass a DiGraph)")
-    if isinstance(W, nx.Graph):
-        W = instances_api("column_stochastic_matrix")(W if W.is_directed() else W.to_directed())
-    P = _csr(W, "W")
-    _check_size(P, n, "W")
-    if P.nnz and P.data.min() < -atol:
-        raise ValueError(f"W is not non-negative (push-sum weights): min entry {P.data.min():.3g}")
-    deviation = float(np.max(np.abs(P.sum(axis=0) - 1.0)))
-    if deviation > atol:
-        raise ValueError(f"W is not column-stochastic: max |1^T W - 1^T| = {deviation:.3g} > {atol:g}")
-    return P
-
-
-def support_graph(W: Any, n: int) -> nx.Graph:
-    """The undirected graph of W's off-diagonal support (or W itself when it is a networkx graph)."""
-    if isinstance(W, nx.Graph):
-        if W.number_of_nodes() != n:
-            raise ValueError(f"W shape mismatch: the problem has n={n} workers but the graph has "
-                             f"{W.number_of_nodes()} nodes")
-        return nx.Graph(W)
-    M = _csr(W, "W")
-    _check_size(M, n, "W")
-    coo = M.tocoo()
-    G = nx.Graph()
-    G.add_nodes_from(range(n))
-    off = (coo.row != coo.col) & (coo.data != 0)
-    G.add_edges_from(zip(coo.row[off].tolist(), coo.col[off].tolist(), strict=True))
-    if not nx.is_connected(G):
-        raise ValueError("W is not connected: its support graph has several components")
-    return G
-
-
-# ------------------------------------------------------------------------------------------------------
-# the rule base
-
-
-class StepRule:
-    """Shared plumbing. Subclasses set ``name``, ``structural`` (hyper-parameters that change the shape of
-    an iteration: one batch per value) and ``batchable`` (per-configuration values, (1, k, d) arrays)."""
-
-    name: ClassVar[str] = ""
-    structural: ClassVar[dict[str, Any]] = {}
-    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
-    communication: ClassVar[str] = "gossip"  # "gossip" (symmetric W), "push" (column-stochastic), "exact"
-    gossips: ClassVar[bool] = True  # information moves on the graph only (zero-respecting audit applies)
-
-    def __init__(self, problem: Any, W: Any, structural: dict[str, Any], *, iterations: int,
-                 backend: str) -> None:
-        self.n = int(problem.n)
-        self.lam: float | None = None
-        self.matrix: sp.csr_array | None = None
-        if self.communication == "gossip":
-            self.matrix, self.lam = symmetric_gossip(W, self.n)
-        elif self.communication == "push":
-            self.matrix = column_stochastic(W, self.n)
-        self.structural_values = dict(structural)
-        self.iterations = iterations
-        self.backend = backend
-        self.prepare(problem, W)
-
-    def prepare(self, problem: Any, W: Any) -> None:
-        """Validate and precompute what depends on the structural hyper-parameters."""
-
-    def resolve(self, hyper: dict[str, Any]) -> dict[str, Any]:
-        """Per-configuration values with defaults filled in (recorded in Result.hyper)."""
-        for name in ("momentum", "beta"):
-            if name in hyper:
-                value = float(hyper[name])
-                if not 0.0 <= value < 1.0:
-                    raise ValueError(f"{name} must lie in [0, 1); got {name}={hyper[name]!r}")
-                hyper[name] = value
-        return hyper
-
-    def bind(self, ctx: Context, hypers: list[dict[str, Any]]) -> None:
-        """The batchable numeric values as (1, k, d) arrays in ``ctx.hyper`` (`Context.per_configuration`)."""
-        for name in self.batchable:
-            values = [h[name] for h in hypers]
-            if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-                ctx.hyper[name] = ctx.per_configuration(values)
-            else:
-                ctx.hyper[name] = values
-        ctx.hyper.update(self.structural_values)
-
-    # -- helpers for subclasses -------------------------------------------------------------------------
-    @staticmethod
-    def momentum_buffer(ctx: Context) -> np.ndarray | None:
-        mu = ctx.hyper.get("momentum")
-        if mu is None or not np.any(mu):
-            return None
-        return ctx.zeros()
-
-    @staticmethod
-    def heavy_ball(v: np.ndarray | None, direction: np.ndarray, ctx: Context) -> np.ndarray:
-        if v is None:
-            return direction
-        v *= ctx.hyper["momentum"]
-        v += direction
-        return v
-
-    def average(self, state: Any) -> np.ndarray:
-        return np.add.reduce(state.x, axis=0) * (1.0 / self.n)
-
-    def worker_arrays(self, state: Any) -> list[np.ndarray]:
-        return [state.x]
+    v: np.ndarray | None
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -178,16 +43,20 @@ class StepRule:
 
 class CentralizedSGD(StepRule):
     """Mini-batch SGD with an exact average of the gradients every iteration (parameter server /
-    AllReduce): x <- x - alpha mean_i G_i(x); n B samples per step (THEORY.md §3, the centralized anchor)."""
+    AllReduce): x <- x - alpha mean_i G_i(x); n B samples per step (the centralized anchor of Lu & De Sa
+    2021, Table 2)."""
 
     name = "centralized"
+    aliases = ("sgd",)
+    catalog_entry = "centralized_sgd"
+    style = PlotStyle(color="black", marker="x", linestyle=":", label="centralized SGD")
     communication = "exact"
     gossips = False
 
-    def init(self, ctx: Context) -> Any:
-        return SimpleNamespace(x=ctx.start_state(), v=self.momentum_buffer(ctx))
+    def init(self, ctx: Context) -> MomentumState:
+        return MomentumState(x=ctx.start_state(), v=self.momentum_buffer(ctx))
 
-    def step(self, s: Any, ctx: Context) -> Any:
+    def step(self, s: MomentumState, ctx: Context) -> MomentumState:
         mean_grad = ctx.exact_average(ctx.sample(s.x))
         s.x -= ctx.step_size * self.heavy_ball(s.v, np.broadcast_to(mean_grad, s.x.shape), ctx)
         return s
@@ -198,21 +67,23 @@ class LocalSGD(StepRule):
     models are replaced by their exact average (one AllReduce round in that iteration)."""
 
     name = "local_sgd"
+    aliases = ("fedavg",)
+    style = PlotStyle(color="tab:brown", marker=">", linestyle=":", label="local SGD")
     structural: ClassVar[dict[str, Any]] = {"H": 4}
     communication = "exact"
     gossips = False
 
-    def prepare(self, problem: Any, W: Any) -> None:
+    def prepare(self, problem: LocalFunctions, W: Any) -> None:
         H = self.structural_values["H"]
         if int(H) != H or H < 1:
             raise ValueError(f"H (local steps between averages) must be a positive integer; got H={H!r}")
         self.H = int(H)
         self.structural_values["H"] = self.H
 
-    def init(self, ctx: Context) -> Any:
-        return SimpleNamespace(x=ctx.start_state(), v=self.momentum_buffer(ctx))
+    def init(self, ctx: Context) -> MomentumState:
+        return MomentumState(x=ctx.start_state(), v=self.momentum_buffer(ctx))
 
-    def step(self, s: Any, ctx: Context) -> Any:
+    def step(self, s: MomentumState, ctx: Context) -> MomentumState:
         s.x -= ctx.step_size * self.heavy_ball(s.v, ctx.sample(s.x), ctx)
         if (ctx.t + 1) % self.H == 0:
             s.x[...] = ctx.exact_average(s.x)
@@ -223,8 +94,17 @@ class LocalSGD(StepRule):
 # gossip baselines
 
 
+@dataclass(eq=False)
+class DPSGDState(MomentumState):
+    """x, v, and two scratch arrays: ``buf`` (the gossip output, swapped with x) and ``step`` (-alpha G)."""
+
+    buf: np.ndarray
+    step: np.ndarray
+    minus_alpha: np.ndarray
+
+
 class DPSGD(StepRule):
-    """D-PSGD (Lian et al. 2017), THEORY.md §11 item 16.
+    """D-PSGD (Lian et al. 2017).
 
     ``form="cta"`` (Lian's, combine-then-adapt): X <- W X - alpha G(X), the gradient at the local pre-gossip
     model, computed while communicating. ``form="atc"`` (adapt-then-combine): X <- W (X - alpha G(X)); with
@@ -232,85 +112,105 @@ class DPSGD(StepRule):
     """
 
     name = "dpsgd"
+    aliases = ("d-psgd", "dsgd")
+    catalog_entry = "dpsgd"
+    style = PlotStyle(color="tab:blue", marker="v", label="D-PSGD")
     structural: ClassVar[dict[str, Any]] = {"form": "cta"}
 
-    def prepare(self, problem: Any, W: Any) -> None:
+    def prepare(self, problem: LocalFunctions, W: Any) -> None:
         if self.structural_values["form"] not in ("cta", "atc"):
             raise ValueError(f"form must be 'cta' or 'atc'; got form={self.structural_values['form']!r}")
         self.atc = self.structural_values["form"] == "atc"
 
-    def init(self, ctx: Context) -> Any:
-        return SimpleNamespace(x=ctx.start_state(), buf=ctx.zeros(), v=self.momentum_buffer(ctx),
-                               step=ctx.zeros(), minus_alpha=-ctx.step_size)
+    def init(self, ctx: Context) -> DPSGDState:
+        return DPSGDState(x=ctx.start_state(), v=self.momentum_buffer(ctx), buf=ctx.zeros(),
+                          step=ctx.zeros(), minus_alpha=-ctx.step_size)
 
-    def step(self, s: Any, ctx: Context) -> Any:
+    def step(self, s: DPSGDState, ctx: Context) -> DPSGDState:
         direction = self.heavy_ball(s.v, ctx.sample(s.x), ctx)
         if self.atc:
             s.x -= ctx.step_size * direction
             ctx.gossip(s.x, out=(s.buf,))
         else:
-            # W X + (-alpha G) in the product's pass: the bits of W X - alpha G, one pass fewer
+            # W X + (-alpha G) in the product's pass: the bits of W X - alpha G
             np.multiply(direction, s.minus_alpha, out=s.step)
             ctx.gossip(s.x, out=(s.buf,), add=(s.step,))
         s.x, s.buf = s.buf, s.x
         return s
 
 
+@dataclass(eq=False)
+class D2State(MomentumState):
+    """x, v, the previous models and update direction, and the scratch array ``half``."""
+
+    x_prev: np.ndarray
+    u_prev: np.ndarray
+    half: np.ndarray
+
+
 class D2(StepRule):
     """D^2 (Tang et al. 2018b): X_{t+1} = W (2 X_t - X_{t-1} - alpha G(X_t) + alpha G(X_{t-1})), with
     X_{-1} = X_0 and G(X_{-1}) = 0 (so the first step is W (X_0 - alpha G(X_0))). Needs
-    lambda_min(W) >= -1/3 (THEORY.md §8 notes)."""
+    lambda_min(W) >= -1/3."""
 
     name = "d2"
+    catalog_entry = "d2"
+    style = PlotStyle(color="tab:orange", marker="^", label="D$^2$")
 
-    def prepare(self, problem: Any, W: Any) -> None:
+    def prepare(self, problem: LocalFunctions, W: Any) -> None:
         M = self.matrix
         assert M is not None
         if self.n <= 2000:
             lowest = float(np.linalg.eigvalsh(M.toarray())[0])
         else:
-            import scipy.sparse.linalg as spla
-
             lowest = float(spla.eigsh(M, k=1, which="SA", return_eigenvectors=False)[0])
         if lowest < -1.0 / 3.0 - 1e-12:
             raise ValueError(f"W has lambda_min = {lowest:.6g} < -1/3, which D2 requires (Tang et al. "
                              "2018b); use a lazier W (instances.lazy)")
 
-    def init(self, ctx: Context) -> Any:
+    def init(self, ctx: Context) -> D2State:
         x = ctx.start_state()
-        return SimpleNamespace(x=x, x_prev=x.copy(), u_prev=ctx.zeros(), half=ctx.zeros(),
-                               v=self.momentum_buffer(ctx))
+        return D2State(x=x, v=self.momentum_buffer(ctx), x_prev=x.copy(), u_prev=ctx.zeros(),
+                       half=ctx.zeros())
 
-    def step(self, s: Any, ctx: Context) -> Any:
+    def step(self, s: D2State, ctx: Context) -> D2State:
         u = self.heavy_ball(s.v, ctx.sample(s.x), ctx)
-        a = ctx.step_size
         np.multiply(s.x, 2.0, out=s.half)
         s.half -= s.x_prev
-        s.half -= a * (u - s.u_prev)
+        s.half -= ctx.step_size * (u - s.u_prev)
         s.u_prev[...] = u
         s.x_prev, s.x = s.x, s.x_prev  # x_prev <- x; the old x_prev buffer receives the new x
         ctx.gossip(s.half, out=(s.x,))
         return s
 
-    def worker_arrays(self, s: Any) -> list[np.ndarray]:
+    def worker_arrays(self, s: D2State) -> list[np.ndarray]:
         return [s.x, s.x_prev, s.u_prev]
 
 
+@dataclass(eq=False)
+class TrackingState(MomentumState):
+    """x, v, the tracker y, the last gradient g_prev, and gossip outputs (swapped with x and y)."""
+
+    y: np.ndarray
+    g_prev: np.ndarray
+    bx: np.ndarray
+    by: np.ndarray
+
+
 class DSGT(StepRule):
-    """DSGT (Zhang & You 2019c), combine-then-adapt gradient tracking (THEORY.md §11 item 16):
+    """DSGT (Zhang & You 2019c), combine-then-adapt gradient tracking:
     x_{t+1} = W x_t - alpha y_t,  y_{t+1} = W y_t + G(x_{t+1}) - G(x_t),  y_0 = G(x_0).
-    One iteration queries at x_t, then gossips x_t and y_{t-1} in one round (two vectors). They stay two
-    contiguous arrays: stacked as one (n, 2k, d) array the round is one product, but every update then runs
-    on strided views, which cost numpy more than the product saves (a 96-configuration batch of the 12-node
-    path: 96 against 71 us per iteration)."""
+    One iteration queries at x_t, then gossips x_t and y_{t-1} in one round (two vectors)."""
 
     name = "dsgt"
+    catalog_entry = "dsgt"
+    style = PlotStyle(color="tab:green", marker="s", label="DSGT")
 
-    def init(self, ctx: Context) -> Any:
-        return SimpleNamespace(x=ctx.start_state(), y=ctx.zeros(), g_prev=ctx.zeros(), bx=ctx.zeros(),
-                               by=ctx.zeros(), v=self.momentum_buffer(ctx))
+    def init(self, ctx: Context) -> TrackingState:
+        return TrackingState(x=ctx.start_state(), v=self.momentum_buffer(ctx), y=ctx.zeros(),
+                             g_prev=ctx.zeros(), bx=ctx.zeros(), by=ctx.zeros())
 
-    def step(self, s: Any, ctx: Context) -> Any:
+    def step(self, s: TrackingState, ctx: Context) -> TrackingState:
         g = ctx.sample(s.x)
         ctx.gossip(s.x, s.y, out=(s.bx, s.by), add=(None, g))  # by = W y_{t-1} + G(x_t)
         s.by -= s.g_prev  # y_t = W y_{t-1} + G(x_t) - G(x_{t-1})
@@ -320,69 +220,80 @@ class DSGT(StepRule):
         s.y, s.by = s.by, s.y
         return s
 
-    def worker_arrays(self, s: Any) -> list[np.ndarray]:
+    def worker_arrays(self, s: TrackingState) -> list[np.ndarray]:
         return [s.x, s.y, s.g_prev]
 
 
 class GTDSGD(StepRule):
-    """GT-DSGD (Xin, Khan & Kar 2021), adapt-then-combine gradient tracking (THEORY.md §11 item 16):
+    """GT-DSGD (Xin, Khan & Kar 2021), adapt-then-combine gradient tracking:
     x_{k+1} = W (x_k - alpha y_k),  y_{k+1} = W (y_k + G(x_{k+1}) - G(x_k)),  y_0 = G(x_0).
     The y-round needs G(x_{k+1}), which needs the x-round: two communication rounds per update, so one
     update takes two engine iterations (iteration 2k gossips x, iteration 2k+1 queries at x_{k+1} and
     gossips y); iteration 0 also queries G(x_0)."""
 
     name = "gt_dsgd"
+    aliases = ("gt-dsgd",)
+    catalog_entry = "gt_dsgd"
+    style = PlotStyle(color="tab:olive", marker="P", linestyle="--", label="GT-DSGD")
 
-    def init(self, ctx: Context) -> Any:
-        return SimpleNamespace(x=ctx.start_state(), y=ctx.zeros(), g_prev=ctx.zeros(), buf=ctx.zeros(),
-                               v=self.momentum_buffer(ctx))
+    def init(self, ctx: Context) -> TrackingState:
+        return TrackingState(x=ctx.start_state(), v=self.momentum_buffer(ctx), y=ctx.zeros(),
+                             g_prev=ctx.zeros(), bx=ctx.zeros(), by=ctx.zeros())
 
-    def step(self, s: Any, ctx: Context) -> Any:
+    def step(self, s: TrackingState, ctx: Context) -> TrackingState:
         if ctx.t % 2 == 0:
             if ctx.t == 0:
                 g = ctx.sample(s.x)
                 s.y[...] = g
                 s.g_prev[...] = g
             s.x -= ctx.step_size * self.heavy_ball(s.v, s.y, ctx)
-            ctx.gossip(s.x, out=(s.buf,))
-            s.x, s.buf = s.buf, s.x
+            ctx.gossip(s.x, out=(s.bx,))
+            s.x, s.bx = s.bx, s.x
         else:
             g = ctx.sample(s.x)
             s.y += g
             s.y -= s.g_prev
             s.g_prev[...] = g
-            ctx.gossip(s.y, out=(s.buf,))
-            s.y, s.buf = s.buf, s.y
+            ctx.gossip(s.y, out=(s.by,))
+            s.y, s.by = s.by, s.y
         return s
 
-    def worker_arrays(self, s: Any) -> list[np.ndarray]:
+    def worker_arrays(self, s: TrackingState) -> list[np.ndarray]:
         return [s.x, s.y, s.g_prev]
+
+
+@dataclass(eq=False)
+class PushSumState(MomentumState):
+    """x = z / w, the pushed numerators z, the push-sum weights w (n, 1, 1), and the push operator."""
+
+    z: np.ndarray
+    w: np.ndarray
+    push: MixingOperator
 
 
 class SGP(StepRule):
     """Stochastic gradient push (Assran et al. 2019): push-sum on a column-stochastic P (rows receive),
     z <- P (z - alpha G(x)),  w <- P w,  x = z / w, with z_0 = x_0 and w_0 = 1. A round carries z and the
     scalar weight w (counted as two arrays). With a symmetric doubly stochastic P, w stays 1 and SGP is
-    adapt-then-combine D-PSGD (THEORY.md §11 item 16)."""
+    adapt-then-combine D-PSGD."""
 
     name = "sgp"
+    catalog_entry = "sgp"
+    style = PlotStyle(color="tab:cyan", marker="<", linestyle="--", label="SGP")
     communication = "push"
 
-    def prepare(self, problem: Any, W: Any) -> None:
-        assert self.matrix is not None
-
-    def init(self, ctx: Context) -> Any:
+    def init(self, ctx: Context) -> PushSumState:
         x = ctx.start_state()
-        return SimpleNamespace(x=x, z=x.copy(), w=np.ones((self.n, 1, 1)), v=self.momentum_buffer(ctx),
-                               push=MixingOperator(self.matrix, backend=ctx.backend, name="W"))
+        return PushSumState(x=x, v=self.momentum_buffer(ctx), z=x.copy(), w=np.ones((self.n, 1, 1)),
+                            push=ctx.operator(self.matrix, name="W"))
 
-    def step(self, s: Any, ctx: Context) -> Any:
+    def step(self, s: PushSumState, ctx: Context) -> PushSumState:
         s.z -= ctx.step_size * self.heavy_ball(s.v, ctx.sample(s.x), ctx)
         s.z, s.w = ctx.mix(s.push, s.z, s.w)
         np.divide(s.z, s.w, out=s.x)
         return s
 
-    def worker_arrays(self, s: Any) -> list[np.ndarray]:
+    def worker_arrays(self, s: PushSumState) -> list[np.ndarray]:
         return [s.x, s.z]
 
 
@@ -390,91 +301,132 @@ class SGP(StepRule):
 # the paper's algorithms
 
 
+@dataclass(eq=False)
+class DeFactoState(State):
+    """x, the replica being averaged through the factors, the phase's mean gradient g, the factors."""
+
+    replica: np.ndarray
+    g: np.ndarray
+    factors: list[MixingOperator]
+
+
 class DeFacto(StepRule):
-    """DeFacto (Alg. 1, THEORY.md §5) with the exact-averaging factors F_0..F_{R-1} of
+    """DeFacto (Alg. 1 of Lu & De Sa 2021) with the exact-averaging factors F_0..F_{R-1} of
     ``instances.exact_averaging_factors`` (F_{R-1} ... F_0 = 11^T/n, each supported on the graph).
 
-    Rounds of 2R iterations: R compute iterations accumulate g <- g + G(x_k) at the round-start model, then R
-    communicate iterations apply the factors F_{r-R} (the erratum of §11 item 4: index r - R, not r).
-    ``form="intended"`` (default) averages x_k - alpha g / R through the factors, so
-    x_{k+1} = mean_i(x_{k,i} - alpha g_i / R): centralized SGD with batch B R per worker. ``form="literal"``
-    is Alg. 1 as printed: the factors average the pre-step copy and each worker then subtracts its own
-    alpha g_i / R, so the models stay apart (the discrepancy flagged in §5).
+    Rounds of 2R iterations: R compute iterations accumulate g <- g + G(x_k) / R at the round-start model,
+    then R communicate iterations apply the factors F_{r-R} (the erratum: index r - R, not r).
+    ``form="intended"`` (default) averages x_k - alpha g through the factors, so
+    x_{k+1} = mean_i(x_{k,i} - alpha g_i): centralized SGD with batch B R per worker. ``form="literal"`` is
+    Alg. 1 as printed: the factors average the pre-step copy and each worker then subtracts its own
+    alpha g_i, so the models stay apart. g holds the mean, not the sum, of the R gradients, so that it stays
+    on the gradients' scale (the divergence radius applies to it).
     ``W`` may be a gossip matrix or a networkx graph (its support is the graph); ``factors=`` overrides.
     """
 
     name = "defacto"
+    catalog_entry = "defacto"
+    style = PlotStyle(color="tab:purple", marker="D", label="DeFacto")
     structural: ClassVar[dict[str, Any]] = {"form": "intended", "factors": None}
     batchable: ClassVar[dict[str, Any]] = {}
     communication = "graph"
 
-    def prepare(self, problem: Any, W: Any) -> None:
+    def prepare(self, problem: LocalFunctions, W: Any) -> None:
         form = self.structural_values["form"]
         if form not in ("intended", "literal"):
             raise ValueError(f"form must be 'intended' or 'literal'; got form={form!r}")
         self.intended = form == "intended"
         factors = self.structural_values["factors"]
         if factors is None:
-            factors = instances_api("exact_averaging_factors")(support_graph(W, self.n))
-        factors = [_csr(F, "factors") for F in factors]
-        if not factors:
+            factors = exact_averaging_factors(support_graph(W, self.n))
+        matrices: list[sp.csr_array] = [as_csr(F, "factors") for F in factors]
+        if not matrices:
             raise ValueError("factors must hold at least one matrix")
-        for F in factors:
-            _check_size(F, self.n, "factors")
-        self.factor_matrices = factors
-        self.R = len(factors)
+        for F in matrices:
+            check_size(F, self.n, "factors")
+        self.factor_matrices = matrices
+        self.R = len(matrices)
         self.structural_values["R"] = self.R
         self.structural_values["factors"] = None if self.structural_values["factors"] is None else "given"
 
-    def init(self, ctx: Context) -> Any:
-        ops = [MixingOperator(F, backend=ctx.backend, name=f"F_{r}")
-               for r, F in enumerate(self.factor_matrices)]
-        return SimpleNamespace(x=ctx.start_state(), replica=ctx.zeros(), g=ctx.zeros(), ops=ops)
+    def init(self, ctx: Context) -> DeFactoState:
+        factors = [ctx.operator(F, name=f"F_{r}") for r, F in enumerate(self.factor_matrices)]
+        return DeFactoState(x=ctx.start_state(), replica=ctx.zeros(), g=ctx.zeros(), factors=factors)
 
-    def step(self, s: Any, ctx: Context) -> Any:
+    def step(self, s: DeFactoState, ctx: Context) -> DeFactoState:
         R = self.R
         r = ctx.t % (2 * R)
         if r < R:
-            s.g += ctx.sample(s.x)
+            s.g += ctx.sample(s.x) * (1.0 / R)
             return s
         if r == R:
             s.replica[...] = s.x
             if self.intended:
-                s.replica -= ctx.step_size * s.g * (1.0 / R)
-        s.replica = ctx.mix(s.ops[r - R], s.replica)
+                s.replica -= ctx.step_size * s.g
+        s.replica = ctx.mix(s.factors[r - R], s.replica)
         if r == 2 * R - 1:
             s.x[...] = s.replica
             if not self.intended:
-                s.x -= ctx.step_size * s.g * (1.0 / R)
+                s.x -= ctx.step_size * s.g
             s.g[...] = 0.0
         return s
 
-    def worker_arrays(self, s: Any) -> list[np.ndarray]:
+    def worker_arrays(self, s: DeFactoState) -> list[np.ndarray]:
         return [s.x, s.replica, s.g]
 
 
+@dataclass(eq=False)
+class DeTAGState(State):
+    """x, the stacked (x~, y) of one round ``z`` (n, 2k, d) with the previous one and a scratch array, the
+    phase's gradient sum g and the last phase's g_prev (or, with beta, the momentum v), and the per-round
+    gossip coefficients of the k configurations (``coefficients[r]`` = (a, b), each (1, 2k, 1);
+    ``plain[r]``: a = 1, b = 0 for all)."""
+
+    z: np.ndarray
+    z_prev: np.ndarray
+    buf: np.ndarray
+    g: np.ndarray
+    g_prev: np.ndarray
+    coefficients: list[tuple[np.ndarray, np.ndarray]]
+    plain: list[bool]
+    beta: np.ndarray | None
+
+    @property
+    def replica(self) -> np.ndarray:
+        """x~ (n, k, d), a view into the stacked (x~, y)."""
+        return self.z[:, : self.x.shape[1]]
+
+    @property
+    def tracker(self) -> np.ndarray:
+        """y (n, k, d), a view into the stacked (x~, y)."""
+        return self.z[:, self.x.shape[1] :]
+
+
 class DeTAG(StepRule):
-    """DeTAG (Alg. 2 with the accelerated gossip of Alg. 3; THEORY.md §6-§7), with Alg. 4's momentum ``beta``.
+    """DeTAG (Alg. 2 with the accelerated gossip of Alg. 3 of Lu & De Sa 2021), with Alg. 4's momentum
+    ``beta``.
 
     Phases of R iterations (k = t // R, r = t mod R). Every iteration gossips the replica x~ and the tracker
     y in one round with step r of ``instances.gossip_schedule`` (z_{r+1} = a_r W z_r + b_r z_{r-1},
     z_{-1} := z_0 at each phase start), and queries B samples at the phase-start model x_k,
-    g_(k) <- g_(k) + G(x_k) / R. At the phase end, with the post-gossip tracker (§11 item 7):
+    g_(k) <- g_(k) + G(x_k) / R. At the phase end, with the post-gossip tracker:
         x <- x~ - alpha y;  v_(k+1) = beta v_(k) + g_(k);  y <- y + v_(k+1) - v_(k);  x~ <- x
     (beta = 0: y <- y + g_(k) - g_(k-1)). With R = 1 and eta = 0 this is adapt-then-combine gradient tracking
-    with the one-phase-stale gradient (§11 item 15): Y_{t+1} = W (Y_t + G(X_{t-1}) - G(X_{t-2})),
-    X_{t+1} = W X_t - alpha Y_{t+1}.
+    with the one-phase-stale gradient: Y_{t+1} = W (Y_t + G(X_{t-1}) - G(X_{t-2})), X_{t+1} = W X_t - alpha
+    Y_{t+1}.
 
     Defaults: ``gossip="two_tap"``, ``start="paper"``,
-    eta = ``bounds.detag_params.accelerated_gossip_eta(lam)`` (§7.1), R from Cor. 6
-    (``default_phase_length``). eta, start, gossip and beta may vary across a batch.
+    eta = ``bounds.detag_params.accelerated_gossip_eta(lam)``, R from Cor. 6 (`default_phase_length`).
+    eta, start, gossip and beta may vary across a batch.
     """
 
     name = "detag"
+    catalog_entry = "detag"
+    style = PlotStyle(color="tab:red", marker="o", label="DeTAG")
     structural: ClassVar[dict[str, Any]] = {"R": None}
     batchable: ClassVar[dict[str, Any]] = {"eta": None, "gossip": "two_tap", "start": "paper", "beta": 0.0}
 
-    def prepare(self, problem: Any, W: Any) -> None:
+    def prepare(self, problem: LocalFunctions, W: Any) -> None:
         R = self.structural_values["R"]
         if R is None:
             R = default_phase_length(problem, self.lam, self.iterations)
@@ -483,59 +435,49 @@ class DeTAG(StepRule):
         self.R = int(R)
         self.structural_values["R"] = self.R
 
-    def resolve(self, hyper: dict[str, Any]) -> dict[str, Any]:
-        hyper = super().resolve(hyper)
-        if hyper["gossip"] == "two_tap" and hyper["eta"] is None:
-            from bounds.detag_params import accelerated_gossip_eta
+    def resolve(self, values: dict[str, Any]) -> dict[str, Any]:
+        values = super().resolve(values)
+        assert self.lam is not None
+        if values["gossip"] == "two_tap" and values["eta"] is None:
+            values["eta"] = accelerated_gossip_eta(self.lam)
+        if values["gossip"] != "two_tap" and values["eta"] is not None:
+            raise ValueError(f"eta applies to gossip='two_tap' only; got gossip={values['gossip']!r} with "
+                             f"eta={values['eta']!r}")
+        if values["eta"] is not None:
+            values["eta"] = float(values["eta"])
+        self.schedule(values)  # validates method, start and eta (ValueError naming them)
+        return values
 
-            hyper["eta"] = accelerated_gossip_eta(self.lam)
-        if hyper["gossip"] != "two_tap" and hyper["eta"] is not None:
-            raise ValueError(f"eta applies to gossip='two_tap' only; got gossip={hyper['gossip']!r} with "
-                             f"eta={hyper['eta']!r}")
-        if hyper["eta"] is not None:
-            hyper["eta"] = float(hyper["eta"])
-        # validates method, start and eta (ValueError naming them)
-        hyper["schedule"] = instances_api("gossip_schedule")(hyper["gossip"], self.lam, self.R,
-                                                             eta=hyper["eta"], start=hyper["start"])
-        return hyper
+    def schedule(self, values: dict[str, Any]) -> np.ndarray:
+        """The (R, 2) gossip coefficients of one configuration (``instances.gossip_schedule``)."""
+        assert self.lam is not None
+        return gossip_schedule(values["gossip"], self.lam, self.R, eta=values["eta"], start=values["start"])
 
-    def bind(self, ctx: Context, hypers: list[dict[str, Any]]) -> None:
-        schedules = np.stack([h.pop("schedule") for h in hypers], axis=1)  # (R, k, 2)
+    def init(self, ctx: Context) -> DeTAGState:
+        k = ctx.k
+        keys = ("gossip", "eta", "start")
+        configurations = [{key: _value(ctx.hyper[key], j) for key in keys} for j in range(k)]
+        schedules = np.stack([self.schedule(c) for c in configurations], axis=1)  # (R, k, 2)
         # x~ and y travel stacked as one (n, 2k, d) array: one product per round, both halves share the
         # per-configuration coefficients
-        self.coefficients = [(np.tile(schedules[r, :, 0], 2).reshape(1, 2 * ctx.k, 1),
-                              np.tile(schedules[r, :, 1], 2).reshape(1, 2 * ctx.k, 1)) for r in range(self.R)]
-        self.plain = [bool(np.all(schedules[r, :, 1] == 0.0) and np.all(schedules[r, :, 0] == 1.0))
-                      for r in range(self.R)]
-        betas = np.asarray([h["beta"] for h in hypers], dtype=float)
-        self.beta = ctx.per_configuration(betas) if np.any(betas) else None
-        ctx.hyper.update(self.structural_values)
-        ctx.hyper["beta"] = self.beta
-
-    def init(self, ctx: Context) -> Any:
-        k = ctx.k
+        coefficients = [(np.tile(schedules[r, :, 0], 2).reshape(1, 2 * k, 1),
+                         np.tile(schedules[r, :, 1], 2).reshape(1, 2 * k, 1)) for r in range(self.R)]
+        plain = [bool(np.all(schedules[r, :, 1] == 0.0) and np.all(schedules[r, :, 0] == 1.0))
+                 for r in range(self.R)]
+        beta = ctx.hyper["beta"]
         z = np.zeros((self.n, 2 * k, ctx.d))
         z[:, :k] = ctx.x0  # x~ = x0, y = 0
-        return SimpleNamespace(x=ctx.start_state(), z=z, z_prev=np.zeros_like(z), buf=np.zeros_like(z),
-                               g=ctx.zeros(), g_prev=ctx.zeros(), k=k)
+        return DeTAGState(x=ctx.start_state(), z=z, z_prev=np.zeros_like(z), buf=np.zeros_like(z),
+                          g=ctx.zeros(), g_prev=ctx.zeros(), coefficients=coefficients, plain=plain,
+                          beta=beta if np.any(beta) else None)
 
-    @staticmethod
-    def replica(s: Any) -> np.ndarray:
-        """x~ (n, k, d), a view into the stacked (x~, y)."""
-        return s.z[:, : s.k]
-
-    @staticmethod
-    def tracker(s: Any) -> np.ndarray:
-        """y (n, k, d), a view into the stacked (x~, y)."""
-        return s.z[:, s.k :]
-
-    def step(self, s: Any, ctx: Context) -> Any:
+    def step(self, s: DeTAGState, ctx: Context) -> DeTAGState:
         R = self.R
         r = ctx.t % R
-        if self.plain[r]:
+        if s.plain[r]:
             ctx.gossip(s.z, out=(s.buf,), vectors=2)
         else:
-            a, b = self.coefficients[r]
+            a, b = s.coefficients[r]
             previous = s.z if r == 0 else s.z_prev  # z_{-1} := z_0 at the phase start
             ctx.gossip_two_tap(s.z, s.buf, a, previous, b, vectors=2)  # buf = a W z + b previous
         s.z_prev, s.z, s.buf = s.z, s.buf, s.z_prev  # prev <- current, current <- new
@@ -544,14 +486,13 @@ class DeTAG(StepRule):
         else:
             s.g += ctx.sample(s.x)  # the sum; divided by R once per phase
         if r == R - 1:
-            k = s.k
             if R > 1:
                 s.g *= 1.0 / R
-            replica, tracker = s.z[:, :k], s.z[:, k:]
+            replica, tracker = s.replica, s.tracker
             np.multiply(tracker, ctx.step_size, out=s.x)
-            np.subtract(replica, s.x, out=s.x)  # x <- x~ - alpha y (post-gossip tracker, §11 item 7)
+            np.subtract(replica, s.x, out=s.x)  # x <- x~ - alpha y (the post-gossip tracker)
             replica[...] = s.x  # the next phase gossips the new model
-            if self.beta is None:
+            if s.beta is None:
                 tracker += s.g
                 tracker -= s.g_prev
                 s.g_prev, s.g = s.g, s.g_prev
@@ -559,44 +500,44 @@ class DeTAG(StepRule):
                     return s  # g is replaced by the next query; no need to clear it
             else:
                 # Alg. 4: v_(k+1) = beta v_(k) + g_(k); the correction is v_(k+1) - v_(k); g_prev holds v
-                new_v = self.beta * s.g_prev + s.g
+                new_v = s.beta * s.g_prev + s.g
                 tracker += new_v
                 tracker -= s.g_prev
                 s.g_prev[...] = new_v
             s.g[...] = 0.0
         return s
 
-    def worker_arrays(self, s: Any) -> list[np.ndarray]:
-        k = s.k
-        return [s.x, s.z[:, :k], s.z[:, k:], s.z_prev[:, :k], s.z_prev[:, k:], s.g, s.g_prev]
+    def worker_arrays(self, s: DeTAGState) -> list[np.ndarray]:
+        k = s.x.shape[1]
+        return [s.x, s.replica, s.tracker, s.z_prev[:, :k], s.z_prev[:, k:], s.g, s.g_prev]
 
 
-def default_phase_length(problem: Any, lam: float | None, iterations: int) -> int:
+def _value(values: Any, j: int) -> Any:
+    """Configuration j's value of a hyper-parameter as the engine hands it over (a (1, k, d) array or a
+    list of k values)."""
+    if isinstance(values, np.ndarray):
+        return float(values[0, j, 0])
+    return values[j]
+
+
+def default_phase_length(problem: LocalFunctions, lam: float | None, iterations: int) -> int:
     """Cor. 6's phase length, ``bounds.detag_params.detag_phase_length``:
     R = ceil(max{(1/2) log n, (1/2) log(varsigma0^2 T / (Delta L))} / sqrt(1 - lam)), T = ``iterations``.
 
-    varsigma0 is measured at the start point (assumption (6)); Delta and L are the problem's ``Delta`` and
-    ``smoothness``. A problem that does not state both keeps only the log n branch (varsigma0 taken as 0).
+    varsigma0 is measured at the start point (``instances.varsigma0_at_start``); Delta and L are the
+    problem's ``Delta`` and ``smoothness``. A problem that does not state both keeps only the log n branch
+    (varsigma0 taken as 0).
     """
-    from bounds.detag_params import detag_phase_length
-
     if lam is None:
         raise ValueError("R needs lam: DeTAG gossips with a symmetric W")
-    n = int(problem.n)
-    x0 = np.asarray(problem.x0, dtype=float)
-    local = np.asarray(problem.grad(np.broadcast_to(x0, (n, x0.size)).copy()))
-    varsigma0 = float(np.sqrt(np.mean(np.sum((local - local.mean(axis=0)) ** 2, axis=-1))))
     Delta = getattr(problem, "Delta", None)
     L = getattr(problem, "smoothness", None)
     if Delta is None or L is None:
         varsigma0, Delta, L = 0.0, 1.0, 1.0
-    return detag_phase_length(n, lam, varsigma0, max(int(iterations), 1), float(Delta), float(L))
+    else:
+        varsigma0 = varsigma0_at_start(problem)
+    return detag_phase_length(int(problem.n), lam, varsigma0, max(int(iterations), 1), float(Delta), float(L))
 
 
-RULES: dict[str, type[StepRule]] = {
-    rule.name: rule
-    for rule in (CentralizedSGD, LocalSGD, DPSGD, D2, DSGT, GTDSGD, SGP, DeFacto, DeTAG)
-}
-
-ALIASES: dict[str, str] = {"sgd": "centralized", "fedavg": "local_sgd", "d-psgd": "dpsgd",
-                           "gt-dsgd": "gt_dsgd", "dsgd": "dpsgd"}
+for _rule in (CentralizedSGD, LocalSGD, DPSGD, D2, DSGT, GTDSGD, SGP, DeFacto, DeTAG):
+    register(_rule)

@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from algorithms.api import rule_class, run_batch
+from algorithms.api import run_batch
+from algorithms.registry import rule_class
 from algorithms.result import Result
 
 
@@ -49,7 +50,8 @@ def detag_grid(problem: Any, W: Any, iterations: int) -> dict[str, list[Any]]:
     """DeTAG's default search (§9 tuned eta in {0, 0.1, 0.2, 0.4} and R in {1, 2, 3}; §11 item 20 asks for R
     down to small fractions of 1/sqrt(1 - lam)): eta in {formula, 0, 0.2, 0.4}, both starts, and R in
     {1, 2, 3} with Cor. 6's R and its halves and quarters."""
-    from algorithms.rules import default_phase_length, symmetric_gossip
+    from algorithms.rules import default_phase_length
+    from algorithms.step_rule import symmetric_gossip
 
     _, lam = symmetric_gossip(W, int(problem.n))
     R_cor6 = default_phase_length(problem, lam, iterations)

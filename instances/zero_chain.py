@@ -27,6 +27,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from bounds.constants import ZERO_CHAIN_GRAD_INF, ZERO_CHAIN_RANGE, ZERO_CHAIN_SMOOTHNESS
+from bounds.validation import describe_int, require_count, require_real, require_size
 
 # The constants of Arjevani et al. Lemma 2, defined once in bounds.constants (floats here)
 DELTA0 = float(ZERO_CHAIN_RANGE)  # f_hat(0) - inf f_hat <= DELTA0 * T
@@ -187,13 +188,11 @@ class ZeroChainFunctions:
         link_weight: np.ndarray | None = None,
         smoothness: float | None = None,
     ) -> None:
-        if isinstance(T, bool) or not isinstance(T, int | np.integer) or T < 1:
-            raise ValueError(f"T (chain length) must be an integer >= 1; got T={T!r}")
-        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-            raise ValueError(f"n (number of workers) must be an integer >= 1; got n={n!r}")
-        for name, value in (("scale", scale), ("gain", gain)):
-            if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a finite positive number; got {name}={value!r}")
+        T = require_count("T", T, 1)  # the chain length
+        n = require_count("n", n, 1)  # workers
+        # the per-worker weights (n, T - 1) and every state (n, T): refused before allocating
+        require_size("T", n * T, limit=10**8, detail=f"n * T = {n} * {describe_int(T)}")
+        scale, gain = require_real("scale", scale), require_real("gain", gain)
         self.T = int(T)
         self.n = int(n)
         self.dim = self.T

@@ -21,20 +21,15 @@ matplotlib.use("Agg")  # headless; before pyplot is imported anywhere
 
 import matplotlib.pyplot as plt
 
+import algorithms
+
 #: Default output folder of every figure (git-ignored).
 DEFAULT_OUT_DIR = pathlib.Path(__file__).resolve().parent / "out"
 
-#: One look per algorithm (matplotlib's colour-blind-friendly tab10 colours); `style` falls back for others.
+#: One look per algorithm registered at import, from its registry entry (``algorithms.entry(name).style``);
+#: `style` reads the registry itself, so algorithms registered later are drawn in their own style too.
 ALGORITHM_STYLES: dict[str, dict[str, Any]] = {
-    "detag": {"color": "tab:red", "marker": "o", "linestyle": "-", "label": "DeTAG"},
-    "defacto": {"color": "tab:purple", "marker": "D", "linestyle": "-", "label": "DeFacto"},
-    "dsgt": {"color": "tab:green", "marker": "s", "linestyle": "-", "label": "DSGT"},
-    "gt_dsgd": {"color": "tab:olive", "marker": "P", "linestyle": "--", "label": "GT-DSGD"},
-    "d2": {"color": "tab:orange", "marker": "^", "linestyle": "-", "label": "D$^2$"},
-    "dpsgd": {"color": "tab:blue", "marker": "v", "linestyle": "-", "label": "D-PSGD"},
-    "sgp": {"color": "tab:cyan", "marker": "<", "linestyle": "--", "label": "SGP"},
-    "centralized": {"color": "black", "marker": "x", "linestyle": ":", "label": "centralized SGD"},
-    "local_sgd": {"color": "tab:brown", "marker": ">", "linestyle": ":", "label": "local SGD"},
+    found.name: found.style.as_dict() for found in algorithms.entries()
 }
 
 #: Lower bounds are drawn in grey, dashed; upper-bound predictions in the algorithm's colour, dotted.
@@ -46,8 +41,8 @@ _FALLBACK_MARKERS = ("*", "h", "p", "X", "d", "8")
 
 def style(algorithm: str) -> dict[str, Any]:
     """Matplotlib keywords (color, marker, linestyle, label) of `algorithm`; stable for unknown names too."""
-    if algorithm in ALGORITHM_STYLES:
-        return dict(ALGORITHM_STYLES[algorithm])
+    if algorithm in algorithms.algorithm_names():
+        return algorithms.entry(algorithm).style.as_dict()
     index = sum(algorithm.encode()) % len(_FALLBACK_COLORS)  # stable across processes, unlike hash()
     return {"color": _FALLBACK_COLORS[index], "marker": _FALLBACK_MARKERS[index], "linestyle": "-",
             "label": algorithm}

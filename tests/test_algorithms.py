@@ -9,6 +9,8 @@ import scipy.sparse as sp
 from test_algorithms_fixtures import DiagonalQuadratic, NoisyOracle, model_trace, ring_W, sampler
 
 import algorithms
+import instances
+from algorithms.step_rule import support_graph
 
 N, D, T, ALPHA, SEED = 6, 3, 24, 0.05, 7
 
@@ -106,7 +108,7 @@ def test_defacto_is_centralized_sgd_with_batch_BR_at_phase_ends(noisy):
 
     Gr = nx.path_graph(N)
     W = ring_W(N)
-    factors = algorithms.rules.instances_api("exact_averaging_factors")(Gr)
+    factors = instances.exact_averaging_factors(Gr)
     R = len(factors)
     phases = 3
     trace = _trace("defacto", noisy, W, iterations=2 * R * phases, factors=factors)
@@ -121,7 +123,7 @@ def test_defacto_is_centralized_sgd_with_batch_BR_at_phase_ends(noisy):
 def test_defacto_literal_form_keeps_local_gradients(noisy):
     """§5 caveat: Alg. 1 as printed averages the pre-step copy; each worker keeps its own gradient step."""
     W = ring_W(N)
-    R = len(algorithms.rules.instances_api("exact_averaging_factors")(algorithms.rules.support_graph(W, N)))
+    R = len(instances.exact_averaging_factors(support_graph(W, N)))
     trace = _trace("defacto", noisy, W, iterations=2 * R, form="literal")
     G = sampler(noisy, SEED)
     g = sum(G(np.zeros((N, D))) for _ in range(R))
@@ -212,11 +214,11 @@ def test_detag_tracker_mean_is_mean_gradient_and_gossip_keeps_averages(noisy):
                 return
             r = (t - 1) % R
             if r == R - 1:  # phase end: tracker mean == mean of the gradient it tracks (g_prev)
-                np.testing.assert_allclose(algorithms.rules.DeTAG.tracker(state).mean(axis=0),
+                np.testing.assert_allclose(state.tracker.mean(axis=0),
                                            state.g_prev.mean(axis=0), atol=1e-12)
                 checked.append(t)
             else:  # inside a phase: x~ keeps the phase-start model average
-                np.testing.assert_allclose(algorithms.rules.DeTAG.replica(state).mean(axis=0),
+                np.testing.assert_allclose(state.replica.mean(axis=0),
                                            state.x.mean(axis=0), atol=1e-12)
 
         algorithms.run("detag", noisy, W, step_size=ALPHA, iterations=5 * R, R=R, callback=audit, **options)
@@ -322,8 +324,6 @@ def test_every_algorithm_reaches_eps_on_a_heterogeneous_quadratic(name, step, op
     and centralized SGD converge to the stationary point itself; D-PSGD, SGP and local SGD stop at a
     heterogeneity bias O(alpha varsigma), so they are held to an eps above it at a small step (Table 2: their
     terms carry varsigma)."""
-    import instances
-
     f = instances.heterogeneous_quadratic(8, 4, 1.0, 3)
     tol = 1e-2 if name in ("dpsgd", "sgp", "local_sgd") else 1e-6
     result = algorithms.run(name, f, ring_W(8), step_size=step, iterations=20000, tol=tol, **options)

@@ -47,6 +47,36 @@ class DiagonalQuadratic:
         return np.sum(0.5 * self.a.mean(axis=0) * x**2 - self.b.mean(axis=0) * x, axis=-1)
 
 
+class DiagonalFiniteSum:
+    """f_i(x) = (1/m) sum_s 1/2 sum_j a_isj x_j^2 - b_is . x: a finite-sum problem (``samples_per_worker``,
+    ``sample_grad``) whose gradients are computed point by point, for ``oracles.FiniteSumOracle``."""
+
+    def __init__(self, n: int = 6, d: int = 3, samples: int = 5, seed: int = 0) -> None:
+        rng = np.random.default_rng(seed)
+        self.n, self.dim, self.samples_per_worker = n, d, samples
+        self.x0 = np.zeros(d)
+        self.a = rng.uniform(0.5, 2.0, (n, samples, d))
+        self.b = rng.standard_normal((n, samples, d))
+        self.smoothness = float(self.a.max())
+
+    def _per_worker(self, values: np.ndarray, ndim: int) -> np.ndarray:
+        return values.reshape((self.n,) + (1,) * (ndim - 2) + (self.dim,))
+
+    def grad(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        a, b = self._per_worker(self.a.mean(axis=1), X.ndim), self._per_worker(self.b.mean(axis=1), X.ndim)
+        return a * X - b
+
+    def full_grad(self, x: np.ndarray) -> np.ndarray:
+        return self.a.mean(axis=(0, 1)) * np.asarray(x, dtype=float) - self.b.mean(axis=(0, 1))
+
+    def sample_grad(self, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        workers = np.arange(self.n).reshape((self.n,) + (1,) * (idx.ndim - 1))
+        a, b = self.a[workers, idx], self.b[workers, idx]  # (n, *batch, B, d)
+        return np.add.reduce(a * X[..., None, :] - b, axis=-2) * (1.0 / idx.shape[-1])
+
+
 class NoisyOracle:
     """Unbiased Gaussian noise of variance sigma^2 / batch per coordinate block (a private stand-in used
     where the test is about the engine's streams, not about an oracle of the paper)."""

@@ -1,20 +1,21 @@
-"""The engine: A_B budget enforcement, batching (same bits alone or in a batch), exact T_eps with the cheap
-stopping test, divergence, records, and bad input."""
+"""The engine: A_B budget enforcement, the registry, batching (every field of a Result has the same bits
+alone or in a batch, for every algorithm and oracle), exact T_eps, records, and bad input."""
 
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from test_algorithms_fixtures import DiagonalQuadratic, NoisyOracle, ring_W
+from test_algorithms_fixtures import DiagonalFiniteSum, DiagonalQuadratic, NoisyOracle, ring_W
 
 import algorithms
-from algorithms.rules import RULES, StepRule
+import instances
+import oracles
 
 N, D = 6, 3
+EVERY = ("centralized", "local_sgd", "dpsgd", "d2", "dsgt", "gt_dsgd", "sgp", "defacto", "detag")
 
 
 @pytest.fixture
@@ -22,11 +23,12 @@ def quad():
     return DiagonalQuadratic(N, D, seed=4)
 
 
-class _TwoQueries(StepRule):
+class _TwoQueries(algorithms.StepRule):
     name = "two_queries"
+    style = algorithms.PlotStyle(color="k", marker="o", label="two queries")
 
     def init(self, ctx):
-        return SimpleNamespace(x=ctx.start_state())
+        return algorithms.State(x=ctx.start_state())
 
     def step(self, s, ctx):
         ctx.sample(s.x)
@@ -43,35 +45,137 @@ class _TwoRounds(_TwoQueries):
         return s
 
 
+class _HalfQueries(_TwoQueries):
+    name = "half_queries"
+
+    def step(self, s, ctx):
+        ctx.sample(s.x, 1)
+        ctx.sample(s.x, 1)
+        return s
+
+
+@pytest.fixture
+def registered():
+    """Register rules for one test and remove them afterwards."""
+    added: list[str] = []
+
+    def add(rule):
+        algorithms.register(rule)
+        added.append(rule.name)
+        return rule
+
+    yield add
+    for name in added:
+        algorithms.unregister(name)
+
+
 @pytest.mark.parametrize("rule", [_TwoQueries, _TwoRounds])
-def test_budget_violations_raise(rule, quad, monkeypatch):
-    monkeypatch.setitem(RULES, rule.name, rule)
+def test_budget_violations_raise(rule, quad, registered):
+    registered(rule)
     with pytest.raises(algorithms.BudgetViolationError):
         algorithms.run(rule.name, quad, ring_W(N), step_size=0.1, iterations=2)
 
 
-def test_two_queries_fit_a_batch_of_two(quad, monkeypatch):
-    monkeypatch.setitem(RULES, _TwoQueries.name, _TwoQueries)
-    monkeypatch.setattr(_TwoQueries, "step", lambda self, s, ctx: (ctx.sample(s.x, 1), ctx.sample(s.x, 1))[0]
-                        is not None and s)
-    result = algorithms.run(_TwoQueries.name, quad, ring_W(N), step_size=0.1, iterations=3, batch=2)
+def test_two_queries_fit_a_batch_of_two(quad, registered):
+    registered(_HalfQueries)
+    result = algorithms.run(_HalfQueries.name, quad, ring_W(N), step_size=0.1, iterations=3, batch=2)
     assert result.counters["gradient_queries"] == 6
 
 
-@pytest.mark.parametrize("name", ["dpsgd", "detag", "dsgt", "defacto"])
-def test_a_configuration_gives_the_same_bits_alone_or_in_a_batch(name):
-    oracle = NoisyOracle(DiagonalQuadratic(N, D, seed=5), sigma=0.5)
+# -- the registry --------------------------------------------------------------------------------------
+
+
+def test_one_registry_entry_holds_everything_about_an_algorithm():
+    import bounds
+
+    assert algorithms.algorithm_names()[:9] == EVERY
+    for name in EVERY:
+        found = algorithms.entry(name)
+        assert found.rule.name == name and algorithms.rule_class(name) is found.rule
+        assert isinstance(found.style, algorithms.PlotStyle) and found.style.label
+        if found.catalog_entry is not None:
+            assert bounds.get(found.catalog_entry).name == found.catalog_entry
+    assert algorithms.entry("FedAvg").name == "local_sgd" and algorithms.entry("d-psgd").name == "dpsgd"
+    assert algorithms.entry("local_sgd").catalog_entry is None
+
+
+def test_register_refuses_taken_names_and_non_rules(registered):
+    class Clash(_TwoQueries):
+        name = "dsgt"
+
+    with pytest.raises(ValueError, match="already registered"):
+        algorithms.register(Clash)
+    with pytest.raises(TypeError, match="StepRule"):
+        algorithms.register(object)
+
+    class NoStyle(algorithms.StepRule):
+        name = "no_style"
+
+    with pytest.raises(ValueError, match="style"):
+        algorithms.register(NoStyle)
+    registered(_TwoQueries)
+    assert "two_queries" in algorithms.algorithm_names()
+
+
+def test_plot_styles_come_from_the_registry():
+    from paper_figures.plotting import style
+
+    for found in algorithms.entries():
+        assert style(found.name) == found.style.as_dict()
+
+
+# -- bits: alone or in a batch --------------------------------------------------------------------------
+
+FIELDS = ("status", "message", "t_eps", "t_eps_local", "iterations", "checkpoints", "grad_norms",
+          "worst_worker_grad_norms", "consensus", "counters", "seed", "step_size", "hyper", "radius")
+
+
+def _oracles():
+    """Every oracle of the package over a problem whose gradients are computed point by point (the
+    engine's bit-identity promise, algorithms/engine.py)."""
+    f = DiagonalQuadratic(N, D, seed=5)
+    chain = instances.sampling_instance(N, T_c=4, p=0.3)
+    return {"exact": f, "gaussian": oracles.GaussianOracle(f, 0.5),
+            "finite_sum": oracles.FiniteSumOracle(DiagonalFiniteSum(N, D, samples=7, seed=2)),
+            "zero_chain": oracles.ZeroChainOracle(chain)}
+
+
+ORACLES = _oracles()
+
+
+def _same(a, b) -> None:
+    for name in FIELDS:
+        assert getattr(a, name) == getattr(b, name), name
+    assert np.array_equal(a.x_hat, b.x_hat, equal_nan=True)
+
+
+@pytest.mark.parametrize("oracle", list(ORACLES))
+@pytest.mark.parametrize("name", EVERY)
+def test_every_field_has_the_same_bits_alone_or_in_a_batch(name, oracle):
+    problem = ORACLES[oracle]
+    f = problem.f if hasattr(problem, "f") else problem
+    steps = [0.3 / f.smoothness, 3.0 / f.smoothness]
+    tol = 0.5 if oracle == "zero_chain" else 0.05
     W = ring_W(N)
-    steps, seeds = [0.01, 0.05, 0.1], [3, 11]
-    batch = algorithms.run_batch(name, oracle, W, step_sizes=steps, seeds=seeds, iterations=60, tol=0.05,
-                                 record_every=1)
-    assert [(r.step_size, r.seed) for r in batch] == [(a, s) for a in steps for s in seeds]
+    batch = algorithms.run_batch(name, problem, W, step_sizes=steps, seeds=[3, 11], iterations=60, tol=tol,
+                                 record_every=7)
+    assert [(r.step_size, r.seed) for r in batch] == [(a, s) for a in steps for s in (3, 11)]
     for result in batch:
-        alone = algorithms.run(name, oracle, W, step_size=result.step_size, seed=result.seed, iterations=60,
-                               tol=0.05, record_every=1)
-        assert alone.t_eps == result.t_eps
-        assert np.array_equal(alone.x_hat, result.x_hat)
-        assert alone.grad_norms == result.grad_norms
+        alone = algorithms.run(name, problem, W, step_size=result.step_size, seed=result.seed, iterations=60,
+                               tol=tol, record_every=7)
+        _same(alone, result)
+
+
+def test_batched_hyper_grids_match_single_runs(quad):
+    W = ring_W(N)
+    grid = algorithms.run_batch("detag", quad, W, step_sizes=[0.1], eta=[0.0, 0.2], start=["paper", "plain"],
+                                R=[1, 2], iterations=300, tol=1e-5)
+    assert len(grid) == 8
+    for result in grid:
+        h = result.hyper
+        alone = algorithms.run("detag", quad, W, step_size=0.1, eta=h["eta"], start=h["start"], R=h["R"],
+                               iterations=300, tol=1e-5)
+        _same(alone, result)
 
 
 def test_dense_backend_agrees_to_rounding(quad):
@@ -84,49 +188,30 @@ def test_dense_backend_agrees_to_rounding(quad):
         np.testing.assert_allclose(a.x_hat, b.x_hat, rtol=1e-12)
 
 
-def test_batched_hyper_grids_match_single_runs(quad):
-    W = ring_W(N)
-    grid = algorithms.run_batch("detag", quad, W, step_sizes=[0.1], eta=[0.0, 0.2], start=["paper", "plain"],
-                                R=[1, 2], iterations=300, tol=1e-5)
-    assert len(grid) == 8
-    for result in grid:
-        h = result.hyper
-        alone = algorithms.run("detag", quad, W, step_size=0.1, eta=h["eta"], start=h["start"], R=h["R"],
-                               iterations=300, tol=1e-5)
-        assert alone.t_eps == result.t_eps and np.array_equal(alone.x_hat, result.x_hat)
+# -- the stopping test ----------------------------------------------------------------------------------
 
 
-def test_t_eps_is_exact_with_the_cheap_stopping_test(quad):
+@pytest.mark.parametrize("check_every", [1, 7])
+def test_t_eps_is_the_first_checkpoint_below_tol(quad, check_every):
     W = ring_W(N)
     for name in ("dsgt", "detag", "d2"):
-        fast = algorithms.run(name, quad, W, step_size=0.05, iterations=3000, tol=1e-6)
-        exact = algorithms.run(name, quad, W, step_size=0.05, iterations=3000, tol=1e-6, exact_check=True,
-                               record_every=1)
-        assert fast.t_eps is not None and fast.t_eps == exact.t_eps
-        norms = np.asarray(exact.grad_norms)
-        assert exact.checkpoints[-1] == exact.t_eps
-        assert norms[-1] <= 1e-6 < norms[:-1].min()  # the first checkpoint below tol is T_eps
+        result = algorithms.run(name, quad, W, step_size=0.05, iterations=3000, tol=1e-6, record_every=1,
+                                check_every=check_every)
+        traced = algorithms.run(name, quad, W, step_size=0.05, iterations=result.iterations + 1,
+                                record_every=1)
+        norms = np.asarray(traced.grad_norms)
+        checks = [t for t in traced.checkpoints if t % check_every == 0]
+        assert result.t_eps == next(t for t in checks if norms[t] <= 1e-6)
+        worst = np.asarray(traced.worst_worker_grad_norms)
+        assert result.t_eps_local == next(t for t in checks if worst[t] <= 1e-6)
+        assert result.iterations == max(result.t_eps, result.t_eps_local) and result.status == "converged"
 
 
-def test_a_batch_evaluates_only_the_configurations_that_left_their_radius():
-    """The stopping test of a batch passes full_grad only the rows of configurations outside their smoothness
-    radius; each configuration still stops at its exact T_eps, with the bits of its exhaustive solo run."""
-    sizes: list[int] = []
-
-    class Counting(DiagonalQuadratic):
-        def full_grad(self, x: np.ndarray) -> np.ndarray:
-            sizes.append(x.shape[0] if x.ndim == 2 else 1)
-            return super().full_grad(x)
-
-    steps = [0.005, 0.03, 0.1]
-    batch = algorithms.run_batch("dsgt", Counting(N, D, seed=4), ring_W(N), step_sizes=steps, iterations=4000,
-                                 tol=1e-6, record_every=10**6)
-    assert any(0 < size < len(steps) for size in sizes)  # the subset path ran
-    for result, step in zip(batch, steps, strict=True):
-        exact = algorithms.run("dsgt", DiagonalQuadratic(N, D, seed=4), ring_W(N), step_size=step,
-                               iterations=4000, tol=1e-6, exact_check=True)
-        assert result.t_eps is not None and result.t_eps == exact.t_eps
-        assert np.array_equal(result.x_hat, exact.x_hat)
+def test_stop_average_stops_at_t_eps(quad):
+    result = algorithms.run("dsgt", quad, ring_W(N), step_size=0.05, iterations=3000, tol=1e-6,
+                            stop="average")
+    assert result.iterations == result.t_eps == result.counters["iterations"]
+    assert result.checkpoints[-1] == result.t_eps and result.grad_norms[-1] <= 1e-6
 
 
 def test_each_configuration_stops_on_its_own(quad):
@@ -134,26 +219,32 @@ def test_each_configuration_stops_on_its_own(quad):
                                    tol=1e-6)
     slow, fast, wild = results
     assert fast.t_eps < slow.t_eps
-    assert fast.iterations == fast.t_eps and fast.counters["iterations"] == fast.t_eps
-    assert wild.diverged and wild.t_eps is None
-    assert fast.checkpoints[-1] == fast.t_eps
-
-
-def test_divergence_is_reported_without_t_eps(quad):
-    result = algorithms.run("dpsgd", quad, ring_W(N), step_size=50.0, iterations=500, tol=1e-8)
-    assert result.diverged and result.t_eps is None and result.iterations < 500
+    assert fast.iterations == fast.counters["iterations"] == max(fast.t_eps, fast.t_eps_local)
+    assert wild.diverged and wild.t_eps is None and wild.status == "diverged"
+    assert fast.checkpoints[-1] == fast.iterations
 
 
 def test_t_eps_zero_when_the_start_is_stationary(quad):
     result = algorithms.run("dpsgd", quad, ring_W(N), step_size=0.1, iterations=10, tol=1e6)
-    assert result.t_eps == 0 and result.counters["gradient_queries"] == 0
+    assert result.t_eps == result.t_eps_local == 0 and result.counters["gradient_queries"] == 0
 
 
-def test_to_record_is_json(quad):
+def test_to_record_is_json_with_status_and_both_t_eps(quad):
     result = algorithms.run("detag", quad, ring_W(N), step_size=0.1, iterations=50, tol=1e-3)
     record = json.loads(json.dumps(result.to_record()))
     assert record["algorithm"] == "detag" and record["hyper"]["R"] >= 1 and record["step_size"] == 0.1
     assert set(record["counters"]) >= {"iterations", "gradient_queries", "gossip_rounds", "vectors_sent"}
+    assert record["status"] == result.status and record["message"] == result.message
+    assert record["t_eps_local"] == result.t_eps_local
+    assert len(record["worst_worker_grad_norms"]) == len(record["checkpoints"])
+
+
+def test_to_jsonable_keeps_non_finite_floats_and_refuses_objects():
+    value = algorithms.to_jsonable({"a": np.float64(np.inf), "b": (np.int32(2), None), 3: {np.nan}})
+    assert value["a"] == np.inf and value["b"] == [2, None] and np.isnan(value["3"][0])
+    assert json.loads(json.dumps(value))["a"] == np.inf
+    with pytest.raises(TypeError, match="JSON"):
+        algorithms.to_jsonable({"f": object()})
 
 
 def test_seed_reproducibility_with_noise():
@@ -216,6 +307,10 @@ def test_unknown_hyper_parameter_and_bad_values(quad):
         algorithms.run("dsgt", quad, ring_W(N), step_size=0.1, iterations=1, batch=0)
     with pytest.raises(ValueError, match="tol"):
         algorithms.run("dsgt", quad, ring_W(N), step_size=0.1, iterations=1, tol=-1.0)
+    with pytest.raises(ValueError, match="stop"):
+        algorithms.run("dsgt", quad, ring_W(N), step_size=0.1, iterations=1, stop="never")
+    with pytest.raises(ValueError, match="radius"):
+        algorithms.run("dsgt", quad, ring_W(N), step_size=0.1, iterations=1, radius=0.0)
 
 
 def test_problem_shape_mismatch():
@@ -227,39 +322,20 @@ def test_problem_shape_mismatch():
         algorithms.run("dpsgd", object(), ring_W(N), step_size=0.1, iterations=1)
 
 
-def test_real_oracles_give_the_same_bits_alone_or_in_a_batch():
-    import instances
-    import oracles
-
-    f = instances.heterogeneous_quadratic(N, D, 1.0, 2)
-    chain = instances.sampling_instance(N, T_c=4, p=0.3)
-    for oracle in (oracles.GaussianOracle(f, 0.5), oracles.ZeroChainOracle(chain)):
-        W = ring_W(N)
-        batch = algorithms.run_batch("dsgt", oracle, W, step_sizes=[0.01, 0.002], seeds=[1, 2], iterations=40,
-                                     record_every=5)
-        for result in batch:
-            alone = algorithms.run("dsgt", oracle, W, step_size=result.step_size, seed=result.seed,
-                                   iterations=40, record_every=5)
-            assert np.array_equal(alone.x_hat, result.x_hat) and alone.grad_norms == result.grad_norms
-
-
 def test_tune_keeps_steps_admissible_and_picks_the_fastest():
-    import instances
-    from algorithms.tune import tune
-
     f = instances.heterogeneous_quadratic(N, D, 1.0, 5)
     W = ring_W(N)
     grid = [4.0 / f.smoothness, 1.0 / f.smoothness, 0.5 / f.smoothness, 0.1 / f.smoothness]
-    tuned = tune("dsgt", f, W, grid, tol=1e-5, iterations=3000, seeds=[0, 1])
+    tuned = algorithms.tune("dsgt", f, W, grid, tol=1e-5, iterations=3000, seeds=[0, 1])
     assert tuned.excluded_steps == [grid[0]]
     assert all(r.step_size <= 1.0 / f.smoothness for r in tuned.results)
     finished = [r.t_eps for r in tuned.results if r.t_eps is not None]
     assert tuned.t_eps == min(finished)
-    detag = tune("detag", f, W, tol=1e-5, iterations=3000)
+    detag = algorithms.tune("detag", f, W, tol=1e-5, iterations=3000)
     assert {"eta", "R", "start"} <= set(detag.hyper) and detag.t_eps is not None
     assert {r.hyper["R"] for r in detag.results} >= {1, 2, 3}
     with pytest.raises(ValueError, match="admissible"):
-        tune("dsgt", f, W, [10.0], tol=1e-5, iterations=10)
+        algorithms.tune("dsgt", f, W, [10.0], tol=1e-5, iterations=10)
 
 
 def test_cli_run_prints_t_eps_beside_the_bounds(capsys):
@@ -274,4 +350,4 @@ def test_cli_run_prints_t_eps_beside_the_bounds(capsys):
                    "--step-size", "8", "--iterations", "3000", "--R", "2", "--json"])
     record = json.loads(capsys.readouterr().out)
     assert status == 0 and record["lower_bound"] == 1 + 3 * 4 and record["t_eps"] >= record["lower_bound"]
-    assert record["hyper"]["R"] == 2
+    assert record["hyper"]["R"] == 2 and record["status"] == "converged"

@@ -1,0 +1,134 @@
+"""The registry: one entry per algorithm, holding everything about it.
+
+An entry is read off the rule class itself (`StepRule`'s class attributes ``name``, ``aliases``,
+``catalog_entry``, ``style``), so adding an algorithm is one class plus one ``register`` call, in one file:
+
+    >>> import algorithms
+    >>> class Averaging(algorithms.StepRule):
+    ...     name = "averaging_example"
+    ...     style = algorithms.PlotStyle(color="tab:gray", marker="o", label="averaging")
+    ...     def init(self, ctx):
+    ...         return algorithms.State(x=ctx.start_state())
+    ...     def step(self, state, ctx):
+    ...         state.x = ctx.gossip(state.x)
+    ...         return state
+    >>> _ = algorithms.register(Averaging)
+    >>> algorithms.entry("averaging_example").style.label
+    'averaging'
+    >>> algorithms.unregister("averaging_example")
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from algorithms.step_rule import StepRule
+
+
+@dataclass(frozen=True)
+class PlotStyle:
+    """How figures draw an algorithm: matplotlib's ``color``, ``marker``, ``linestyle`` and the ``label``."""
+
+    color: str
+    marker: str
+    label: str
+    linestyle: str = "-"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The matplotlib keywords (color, marker, linestyle, label)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Everything the package knows about one algorithm.
+
+    ``rule``: the `StepRule` subclass; ``name``: its registry name; ``aliases``: other names ``run``
+    accepts; ``catalog_entry``: the ``bounds`` catalog entry of its predicted rate (``bounds.get``), None when
+    the catalog has none; ``style``: its look in figures.
+    """
+
+    name: str
+    rule: type[StepRule]
+    aliases: tuple[str, ...]
+    catalog_entry: str | None
+    style: PlotStyle
+
+
+_ENTRIES: dict[str, Entry] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register(rule: type[StepRule]) -> type[StepRule]:
+    """Add ``rule`` (a `StepRule` subclass) to the registry under ``rule.name`` and ``rule.aliases``;
+    returns the class, so it also works as a class decorator.
+
+    ValueError when the name or an alias is taken by another rule, or the class has no name or style;
+    TypeError when ``rule`` is not a StepRule subclass.
+    """
+    from algorithms.step_rule import StepRule
+
+    if not (isinstance(rule, type) and issubclass(rule, StepRule)):
+        raise TypeError(f"rule must be a StepRule subclass; got {rule!r}")
+    name = rule.name
+    if not isinstance(name, str) or not name or name != name.lower():
+        raise ValueError(f"rule.name must be a non-empty lower-case string; got name={name!r}")
+    if not isinstance(rule.style, PlotStyle):
+        raise ValueError(f"{name}: rule.style must be a PlotStyle; got style={rule.style!r}")
+    for key in (name, *rule.aliases):
+        owner = _ALIASES.get(key.lower())
+        if owner is not None and _ENTRIES[owner].rule is not rule:
+            raise ValueError(f"algorithm name {key!r} is already registered (by {owner!r})")
+    _ENTRIES[name] = Entry(name=name, rule=rule, aliases=tuple(rule.aliases),
+                           catalog_entry=rule.catalog_entry, style=rule.style)
+    for key in (name, *rule.aliases):
+        _ALIASES[key.lower()] = name
+    return rule
+
+
+def unregister(name: str) -> None:
+    """Remove the algorithm ``name`` and its aliases (tests and plugins that register temporarily)."""
+    found = entry(name)
+    del _ENTRIES[found.name]
+    for key in [key for key, owner in _ALIASES.items() if owner == found.name]:
+        del _ALIASES[key]
+
+
+def entry(name: str) -> Entry:
+    """The entry registered under ``name`` or one of its aliases (case-insensitive); ValueError naming the
+    known algorithms otherwise."""
+    if not isinstance(name, str):
+        raise TypeError(f"algorithm name must be a string; got {type(name).__name__}")
+    key = _ALIASES.get(name.lower())
+    if key is None:  # maybe a plugin's (entry-point group decbounds.algorithms), loaded once
+        from algorithms.plugins import load_plugins, plugin_errors
+
+        load_plugins()
+        key = _ALIASES.get(name.lower())
+    if key is None:
+        broken = "".join(f"; plugin {message}" for message in plugin_errors().values())
+        raise ValueError(f"unknown algorithm {name!r}; known: {', '.join(_ENTRIES)}{broken}")
+    return _ENTRIES[key]
+
+
+def entries() -> tuple[Entry, ...]:
+    """Every registered entry, in registration order (plugins' included)."""
+    from algorithms.plugins import load_plugins
+
+    load_plugins()
+    return tuple(_ENTRIES.values())
+
+
+def algorithm_names() -> tuple[str, ...]:
+    """The registered algorithm names, in registration order (plugins' included)."""
+    from algorithms.plugins import load_plugins
+
+    load_plugins()
+    return tuple(_ENTRIES)
+
+
+def rule_class(name: str) -> type[StepRule]:
+    """The step rule registered under ``name`` (or an alias such as "fedavg"); ValueError otherwise."""
+    return entry(name).rule

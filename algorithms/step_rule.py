@@ -1,0 +1,199 @@
+"""`StepRule`: the one abstraction of an algorithm on the engine, and `State`, the base of its typed state.
+
+A rule is a small class. The engine (``algorithms.engine.execute``) owns the loop, the randomness, the
+counters and the stopping test; the rule owns the recursion. Its life:
+
+1. ``rule = Rule(problem, W, structural, iterations=T)``: once per batch of configurations that share the
+   shape of an iteration. The base constructor checks W for the rule's ``communication`` kind (a symmetric
+   gossip matrix, a column-stochastic push matrix, or a graph) and stores it as CSR in ``self.matrix`` with
+   its ``self.lam``; then ``prepare(problem, W)`` validates the structural hyper-parameters
+   (``self.structural_values`` holds them, defaults filled in) and precomputes what depends on them.
+2. ``rule.resolve(values) -> values``: once per configuration, the batchable hyper-parameters (defaults
+   filled in) checked and completed; what it returns is recorded in ``Result.hyper``.
+3. ``rule.init(ctx) -> state``: the start state, a `State` (dataclass) holding (n, k, d) arrays: worker axis
+   first, one slice per configuration, d the problem's dimension. It may read ``ctx`` but not query or
+   communicate.
+4. ``rule.step(state, ctx) -> state``: one iteration of the class A_B (Lu & De Sa 2021, §2): at most
+   ``ctx.batch`` queries per worker through ``ctx.sample`` and at most one communication round through
+   ``ctx.gossip`` / ``ctx.gossip_two_tap`` / ``ctx.mix`` / ``ctx.exact_average`` (one round may carry several
+   arrays). The engine counts both and raises `BudgetViolationError` beyond them. ``ctx.t`` is the iteration
+   (from 0). A step may update the state's arrays in place and must not keep references to ``ctx`` across
+   iterations; it must treat the k configurations independently (no mixing along axis 1).
+5. ``rule.average(state) -> x_hat`` (k, d): the output the stopping test reads (default: the mean of
+   ``state.x`` over the workers). ``rule.worker_arrays(state)``: every per-worker array that carries
+   information, the local models first (default ``[state.x]``): the divergence guard checks all of them and
+   the zero-respecting audit reads their progress.
+
+Registry data (class attributes, read by `algorithms.register`): ``name``, ``aliases``, ``catalog_entry``
+(the ``bounds`` catalog entry of the predicted rate), ``style`` (a `PlotStyle`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import networkx as nx
+import numpy as np
+import scipy.sparse as sp
+
+from algorithms.registry import PlotStyle
+from instances.gossip import as_csr, check_gossip, column_stochastic_matrix
+from instances.protocol import LocalFunctions
+
+if TYPE_CHECKING:
+    from algorithms.engine import Context
+
+#: The kinds of communication a rule declares (``StepRule.communication``).
+COMMUNICATION_KINDS: tuple[str, ...] = ("gossip", "push", "graph", "exact")
+
+
+@dataclass(eq=False)
+class State:
+    """The base of every rule's state: ``x``, the local models (n, k, d). Subclasses add their arrays as
+    dataclass fields (trackers, buffers, momentum ``v``: None when the momentum is 0)."""
+
+    x: np.ndarray
+
+
+def check_size(M: sp.csr_array, n: int, name: str) -> None:
+    """ValueError unless M is n x n (the problem has n workers)."""
+    if M.shape != (n, n):
+        raise ValueError(f"{name} shape mismatch: the problem has n={n} workers but {name} is "
+                         f"{M.shape[0]} x {M.shape[1]}")
+
+
+def symmetric_gossip(W: Any, n: int) -> tuple[sp.csr_array, float]:
+    """W checked as a gossip matrix of size n (``instances.check_gossip``: symmetric, doubly stochastic,
+    connected; negative weights allowed); returns (W as CSR, lam)."""
+    if W is None:
+        raise ValueError("W is required: this algorithm gossips with a symmetric doubly stochastic W")
+    M = as_csr(W, "W")
+    check_size(M, n, "W")
+    return M, float(check_gossip(M, nonnegative=False))
+
+
+def column_stochastic(W: Any, n: int, atol: float = 1e-9) -> sp.csr_array:
+    """The push-sum matrix P (rows receive, columns sum to 1, non-negative) of SGP; a networkx graph is
+    turned into one by ``instances.column_stochastic_matrix`` (an undirected one as its symmetric digraph)."""
+    if W is None:
+        raise ValueError("W is required: SGP pushes with a column-stochastic matrix (or pass a DiGraph)")
+    if isinstance(W, nx.Graph):
+        W = column_stochastic_matrix(W if W.is_directed() else W.to_directed())
+    P = as_csr(W, "W")
+    check_size(P, n, "W")
+    if P.nnz and P.data.min() < -atol:
+        raise ValueError(f"W is not non-negative (push-sum weights): min entry {P.data.min():.3g}")
+    deviation = float(np.max(np.abs(P.sum(axis=0) - 1.0)))
+    if deviation > atol:
+        raise ValueError(f"W is not column-stochastic: max |1^T W - 1^T| = {deviation:.3g} > {atol:g}")
+    return P
+
+
+def support_graph(W: Any, n: int) -> nx.Graph:
+    """The undirected graph of W's off-diagonal support (or W itself when it is a networkx graph)."""
+    if isinstance(W, nx.Graph):
+        if W.number_of_nodes() != n:
+            raise ValueError(f"W shape mismatch: the problem has n={n} workers but the graph has "
+                             f"{W.number_of_nodes()} nodes")
+        return nx.Graph(W)
+    M = as_csr(W, "W")
+    check_size(M, n, "W")
+    coo = M.tocoo()
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    off = (coo.row != coo.col) & (coo.data != 0)
+    G.add_edges_from(zip(coo.row[off].tolist(), coo.col[off].tolist(), strict=True))
+    if not nx.is_connected(G):
+        raise ValueError("W is not connected: its support graph has several components")
+    return G
+
+
+class StepRule:
+    """One algorithm on the engine (module docstring: what each method receives and may do).
+
+    Class attributes a subclass sets:
+        name: registry name (lower case); aliases: other accepted names; catalog_entry: the ``bounds``
+            catalog entry of the predicted rate (None: none); style: its `PlotStyle`.
+        structural: hyper-parameters that change the shape of an iteration (one batch per value), with
+            defaults. batchable: per-configuration hyper-parameters, with defaults; numeric ones reach the
+            rule as (1, k, d) arrays in ``ctx.hyper``, others as a list of k values.
+        communication: "gossip" (symmetric doubly stochastic W), "push" (column-stochastic W), "graph" (W
+            is a graph or matrix whose support the rule uses) or "exact" (all-reduce; W unused).
+        gossips: whether information moves on the graph only (the zero-respecting audit applies).
+    """
+
+    name: ClassVar[str] = ""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    catalog_entry: ClassVar[str | None] = None
+    style: ClassVar[PlotStyle | None] = None
+    structural: ClassVar[dict[str, Any]] = {}
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
+    communication: ClassVar[str] = "gossip"
+    gossips: ClassVar[bool] = True
+
+    def __init__(self, problem: LocalFunctions, W: Any, structural: dict[str, Any], *,
+                 iterations: int) -> None:
+        if self.communication not in COMMUNICATION_KINDS:
+            raise ValueError(f"{self.name}: communication must be one of {COMMUNICATION_KINDS}; "
+                             f"got {self.communication!r}")
+        self.n = int(problem.n)
+        self.lam: float | None = None
+        self.matrix: sp.csr_array | None = None
+        if self.communication == "gossip":
+            self.matrix, self.lam = symmetric_gossip(W, self.n)
+        elif self.communication == "push":
+            self.matrix = column_stochastic(W, self.n)
+        self.structural_values = {**type(self).structural, **structural}
+        self.iterations = int(iterations)
+        self.prepare(problem, W)
+
+    # -- the interface --------------------------------------------------------------------------------------
+    def prepare(self, problem: LocalFunctions, W: Any) -> None:
+        """Validate and precompute what depends on the structural hyper-parameters (default: nothing)."""
+
+    def resolve(self, values: dict[str, Any]) -> dict[str, Any]:
+        """One configuration's batchable values, checked, with defaults filled in (default: momentum and
+        beta in [0, 1))."""
+        for name in ("momentum", "beta"):
+            if name in values:
+                value = float(values[name])
+                if not 0.0 <= value < 1.0:
+                    raise ValueError(f"{name} must lie in [0, 1); got {name}={values[name]!r}")
+                values[name] = value
+        return values
+
+    def init(self, ctx: Context) -> State:
+        """The start state (see the module docstring)."""
+        raise NotImplementedError
+
+    def step(self, state: State, ctx: Context) -> State:
+        """One iteration within the A_B budget (see the module docstring)."""
+        raise NotImplementedError
+
+    def average(self, state: State) -> np.ndarray:
+        """The output x_hat (k, d): the workers' mean of the local models."""
+        return np.add.reduce(state.x, axis=0) * (1.0 / self.n)
+
+    def worker_arrays(self, state: State) -> list[np.ndarray]:
+        """Every per-worker (n, ...) array that carries information, the local models first."""
+        return [state.x]
+
+    # -- helpers for subclasses --------------------------------------------------------------------------
+    @staticmethod
+    def momentum_buffer(ctx: Context) -> np.ndarray | None:
+        """A zero heavy-ball buffer (n, k, d), or None when every configuration's momentum is 0."""
+        mu = ctx.hyper.get("momentum")
+        if mu is None or not np.any(mu):
+            return None
+        return ctx.zeros()
+
+    @staticmethod
+    def heavy_ball(v: np.ndarray | None, direction: np.ndarray, ctx: Context) -> np.ndarray:
+        """Heavy-ball (the paper ran every method with momentum 0.9, §7): v <- momentum v + direction,
+        returned in place of the direction; the direction itself when there is no buffer."""
+        if v is None:
+            return direction
+        v *= ctx.hyper["momentum"]
+        v += direction
+        return v
