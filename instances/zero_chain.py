@@ -22,6 +22,7 @@ Setting 1 instance and the Setting 2 split from it.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import ndtr
@@ -40,30 +41,48 @@ _HALF_SQRT_2PI = 0.5 * math.sqrt(2.0 * math.pi)
 # |z| - 1/2 is clipped at this fraction of the scale before 1/(...)^2: there exp(1 - 1/(2v)^2) = exp(-1e6)
 # is exactly 0.0 in float64, as Psi is (it underflows for 2v < 0.036), so the clip changes no bit.
 _V_FLOOR = 5e-4
+# Inputs of at most this many entries take the dense form of the gradient (`chain_gradient_dense`).
+DENSE_ENTRIES = 256
 # Below this many coordinates scanning X for the active prefix costs more than it saves.
 _SCAN_MIN_DIM = 32
 
 
-def chain_gradient(y: np.ndarray, m: int, first: np.ndarray, links: np.ndarray, threshold: np.ndarray,
-                   constants: np.ndarray) -> np.ndarray:
+class ChainInputs(NamedTuple):
+    """Per-entry inputs of `chain_gradient` for rows x m points (flat arrays, C order), made once per shape:
+    ``first`` the first-term constant -c0 s sqrt(e) per row, ``links`` -C per entry with 0 in each row's
+    last column, ``threshold`` v_floor where ``links`` is non-zero and +inf elsewhere (no link there is
+    active), ``inner`` False in each row's last column (whose next coordinate is past the row's end)."""
+
+    first: np.ndarray
+    links: np.ndarray
+    threshold: np.ndarray
+    inner: np.ndarray
+
+
+def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[float, ...]) -> np.ndarray:
     """The zero-chain gradient at the rows of y (flat, rows x m in C order) as a new flat array (see
-    `ZeroChainFunctions._grad_rows` for the formula and the inputs; ``threshold`` is v_floor where
-    ``links`` is non-zero, +inf elsewhere).
+    `ZeroChainFunctions._grad_rows` for the formula).
 
     Psi(|z_k|) is exactly 0 where v_k = |x_k| - scale/2 <= v_floor (exp(1 - 1/(2v)^2) underflows), so only
     the active links A = {k : v_k > threshold_k} carry link terms:
         G_k = first_k E_k (column 0) + P_{k-1} E_{k} (k - 1 in A) + (link term of k) (k in A),
     and every other entry is zero: one exp per row, two exp and one ndtr per active link, in about thirty
-    numpy calls whatever the size. Every operation is elementwise in a fixed order (numpy's exp and scipy's
-    ndtr give a value the same bits wherever it sits in the array), so a point gets the same gradient alone
-    or in a batch. A row with a NaN or inf coordinate is evaluated again in full (`_chain_gradient_full`),
-    so that non-finite values spread as the formula says (0 * NaN = NaN; divergence detection relies on it).
+    numpy calls whatever the size. Small inputs (at most ``DENSE_ENTRIES``) take `chain_gradient_dense`
+    instead, every term at every entry in about twenty calls: per-call overhead, not arithmetic, is their
+    cost. Both give every entry the same value: each entry's value comes from the same elementwise
+    operations in the same order (numpy's exp and scipy's ndtr give a value the same bits wherever it sits
+    in the array), and the terms the sparse form leaves out are exact zeros. So a point gets the same
+    gradient alone or in a batch. A row with a NaN or inf coordinate is evaluated in full, so that
+    non-finite values spread as the formula says (0 * NaN = NaN; divergence detection relies on it).
     """
+    if y.size <= DENSE_ENTRIES:
+        return chain_gradient_dense(y, m, inputs, constants)
+    first, links, threshold, _ = inputs
     phi_exp, half_scale, _, psi_num, log_psi_shift, inv_scale, dpsi_const = constants
     rows = y.size // m
     v = np.abs(y)
     v -= half_scale
-    active = np.flatnonzero(v > threshold)  # NaN compares False
+    active = np.greater(v, threshold).nonzero()[0]  # NaN compares False
     count = active.size
     following = active + 1  # inside the row: a row's last column is never active (its link is 0)
     # the exponents: [psi of each active link | -z^2/2 of each row's first entry | of each active k + 1]
@@ -95,33 +114,52 @@ def chain_gradient(y: np.ndarray, m: int, first: np.ndarray, links: np.ndarray, 
         term *= dpsi_const
         out[active] += term
     if not math.isfinite(np.add.reduce(v)):  # a NaN or inf somewhere (or an overflowing sum: harmless)
-        _chain_gradient_full(y, m, first, links, constants, out)
+        Y, G = y.reshape(rows, m), out.reshape(rows, m)
+        bad = np.flatnonzero(~np.isfinite(Y).all(axis=1))
+        if bad.size:
+            per_entry = (links, inputs.threshold, inputs.inner)
+            subset = ChainInputs(first[bad], *(a.reshape(rows, m)[bad].reshape(-1) for a in per_entry))
+            full = chain_gradient_dense(Y[bad].reshape(-1), m, subset, constants)
+            G[bad] = full.reshape(-1, m)
     return out
 
 
-def _chain_gradient_full(y: np.ndarray, m: int, first: np.ndarray, links: np.ndarray, constants: np.ndarray,
-                         out: np.ndarray) -> None:
-    """Overwrite the rows of ``out`` whose point has a NaN or inf coordinate with every term of the formula
-    evaluated at every entry (P of a row's last column is 0 * finite, so the row's end stops the chain)."""
+def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
+                         constants: tuple[float, ...]) -> np.ndarray:
+    """`chain_gradient` with every term of the formula at every entry (the same operations per entry):
+    G_k = acc_k E_k + P_k ndtr(s_k z_{k+1}) dpsi / v_k^3 with acc_k = first_k in column 0 and P_{k-1}
+    elsewhere, v clipped at v_floor (where Psi underflows to 0) and z_{k+1} := 1 past a row's end (whose
+    link is 0)."""
     phi_exp, half_scale, v_floor, psi_num, log_psi_shift, inv_scale, dpsi_const = constants
-    Y = y.reshape(-1, m)
-    bad = np.flatnonzero(~np.isfinite(Y).all(axis=1))
-    if not bad.size:
-        return
-    Yb = Y[bad]
-    C = links.reshape(-1, m)[bad]
-    v = np.maximum(np.abs(Yb) - half_scale, v_floor)
-    w = v * v
-    P = np.exp(psi_num / w + log_psi_shift) * C
-    E = np.exp(Yb * Yb * phi_exp)
-    acc = np.zeros_like(Yb)
-    acc[:, 1:] = P[:, :-1]
-    acc[:, 0] += first[bad]
-    following = np.ones_like(Yb)
-    following[:, :-1] = Yb[:, 1:]
-    term = np.sign(Yb) * following * inv_scale
-    term = ndtr(term) * P / (w * v) * dpsi_const
-    out.reshape(-1, m)[bad] = acc * E + term
+    first, links, _, inner = inputs
+    size = y.size
+    v = np.abs(y)
+    v -= half_scale
+    np.maximum(v, v_floor, out=v)
+    w = np.multiply(v, v)
+    exponents = np.empty(2 * size)  # [psi exponent | -z^2/2] per entry
+    P, E = exponents[:size], exponents[size:]
+    np.divide(psi_num, w, out=P)
+    P += log_psi_shift
+    np.multiply(y, y, out=E)
+    E *= phi_exp
+    np.exp(exponents, out=exponents)
+    P *= links
+    out = np.empty(size)
+    out[1:] = P[:-1]  # acc_k = P_{k-1} ...
+    out[::m] = first  # ... but the first term in column 0 (a previous row's P, 0 or NaN, must not leak)
+    out *= E
+    term = np.sign(y)
+    np.multiply(term[:-1], y[1:], out=term[:-1], where=inner[:-1])  # z_{k+1} := 1 past the row's end
+    if inv_scale != 1.0:
+        term *= inv_scale
+    ndtr(term, out=term)
+    term *= P
+    w *= v
+    term /= w
+    term *= dpsi_const
+    out += term
+    return out
 
 
 def psi(z: np.ndarray) -> np.ndarray:
@@ -203,10 +241,10 @@ class ZeroChainFunctions:
         self.link_weight = self._check_weights("link_weight", link_weight, (self.n, self.T - 1))
         self.smoothness = float(smoothness) if smoothness is not None else L1 * self.gain / self.scale**2
         # Constants with the scaling folded in (s = gain / scale is the gradient factor), in the order
-        # `chain_gradient` unpacks them
+        # `chain_gradient` unpacks them (Python floats: cheaper as ufunc operands than numpy scalars)
         s = self.gain / self.scale
         self._first_const = -s * _SQRT_E
-        self._constants = np.array([
+        self._constants = (
             -0.5 / self.scale**2,  # phi_exp: exp(x^2 * .) = exp(-z^2/2)
             0.5 * self.scale,  # half_scale
             _V_FLOOR * self.scale,  # v_floor
@@ -214,8 +252,8 @@ class ZeroChainFunctions:
             math.log(s) + 1.5,  # log_psi_shift
             1.0 / self.scale,  # inv_scale
             _HALF_SQRT_2PI * self.scale**3,  # dpsi_const
-        ])
-        self._inputs: dict[tuple[int, int, int | None], tuple[np.ndarray, ...]] = {}
+        )
+        self._inputs: dict[tuple[int, int, int | None], ChainInputs] = {}
 
     @staticmethod
     def _check_weights(name: str, weights: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray | None:
@@ -254,12 +292,9 @@ class ZeroChainFunctions:
             width = active_width(X)
         return min(int(width) + 1, self.T)
 
-    def _chain_inputs(self, rows: int, m: int, per_worker: int | None) -> tuple[np.ndarray, ...]:
-        """(first, links, threshold) for `chain_gradient`, cached per (rows, m, per_worker): ``first`` the
-        first-term constant -c0 s sqrt(e) per row, ``links`` -C per entry (rows x m, flat) with 0 in each
-        row's last column, ``threshold`` v_floor where ``links`` is non-zero and +inf elsewhere (no link
-        there is active). ``per_worker`` is the number of rows per worker (None: unweighted, for the global
-        f)."""
+    def _chain_inputs(self, rows: int, m: int, per_worker: int | None) -> ChainInputs:
+        """`ChainInputs` for rows x m points, cached per (rows, m, per_worker). ``per_worker`` is the number
+        of rows per worker (None: unweighted, for the global f)."""
         key = (rows, m, per_worker)
         cached = self._inputs.get(key)
         if cached is not None:
@@ -275,9 +310,10 @@ class ZeroChainFunctions:
             links[:, : m - 1] = -np.repeat(self.link_weight[:, : m - 1], per_worker, axis=0)
         links = links.reshape(-1)
         threshold = np.where(links != 0.0, self._constants[2], np.inf)
+        inner = (np.arange(rows * m) % m) != m - 1
         if len(self._inputs) >= 256:  # bounded: the engine evaluates subsets of a batch, so sizes vary
             self._inputs.clear()
-        cached = self._inputs[key] = (first, links, threshold)
+        cached = self._inputs[key] = ChainInputs(first, links, threshold, inner)
         return cached
 
     def _grad_rows(self, Y: np.ndarray, m: int, per_worker: int | None) -> np.ndarray:
@@ -294,12 +330,12 @@ class ZeroChainFunctions:
         on the active links only; everything here costs O(rows x m), not O(rows x d).
         """
         rows = Y.size // self.T
-        first, links, threshold = self._chain_inputs(rows, m, per_worker)
+        inputs = self._chain_inputs(rows, m, per_worker)
         if m == self.T:
             y = Y.reshape(-1) if Y.flags.c_contiguous else np.ascontiguousarray(Y).reshape(-1)
-            return chain_gradient(y, m, first, links, threshold, self._constants).reshape(Y.shape)
+            return chain_gradient(y, m, inputs, self._constants).reshape(Y.shape)
         y = np.ascontiguousarray(Y[..., :m]).reshape(-1)
-        g = chain_gradient(y, m, first, links, threshold, self._constants)
+        g = chain_gradient(y, m, inputs, self._constants)
         # Column-major, so the non-zero prefix is one contiguous block at the start of lazily zeroed memory:
         # only its pages are touched, and the call's cost follows m, not d (same values as C order).
         out = np.zeros(Y.shape, order="F")
