@@ -161,12 +161,12 @@ def require_bool(name: str, value: object) -> bool:
     return bool(value)
 
 
-def require_seed(name: str, value: object, *, allow_none: bool = False) -> int | np.random.Generator | None:
-    """A seed: an int >= 0 (any size numpy's SeedSequence takes) or a ``numpy.random.Generator``
-    (``None`` only with ``allow_none``: fresh OS entropy, not reproducible)."""
+def require_seed(name: str, value: object, *, allow_none: bool = False) -> Any:
+    """A seed: an int >= 0 (any size numpy's SeedSequence takes), a ``numpy.random.Generator`` or a
+    ``numpy.random.SeedSequence`` (``None`` only with ``allow_none``: fresh OS entropy, not reproducible)."""
     if value is None and allow_none:
         return None
-    if isinstance(value, np.random.Generator):
+    if isinstance(value, np.random.Generator | np.random.SeedSequence):
         return value
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
         raise TypeError(f"{name} must be an int >= 0 or a numpy.random.Generator; got {name}={_show(value)}")

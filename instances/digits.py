@@ -28,6 +28,7 @@ import os
 import numpy as np
 import scipy.sparse.linalg as spla
 
+from bounds.validation import require_bool, require_choice, require_count, require_real, require_seed
 from instances.protocol import check_global_points, check_points
 
 MODELS: tuple[str, ...] = ("mlp", "logistic_nonconvex")
@@ -97,12 +98,13 @@ def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float, seed:
     [[0], [1], [2], [3]]
     """
     labels = np.asarray(labels)
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-        raise ValueError(f"n (number of workers) must be an integer >= 1; got n={n!r}")
-    if isinstance(shuffled_percent, bool) or not isinstance(shuffled_percent, int | float | np.number):
-        raise TypeError(f"shuffled_percent must be a number in [0, 100]; got {shuffled_percent!r}")
-    if not 0 <= shuffled_percent <= 100:
-        raise ValueError(f"shuffled_percent must lie in [0, 100]; got shuffled_percent={shuffled_percent!r}")
+    if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer):
+        raise TypeError(f"labels must be a 1-D array of integer class labels; got shape {labels.shape} and "
+                        f"dtype {labels.dtype}")
+    n = require_count("n", n, 1)  # workers
+    shuffled_percent = require_real("shuffled_percent", shuffled_percent, allow_zero=True, maximum=100.0)
+    seed = require_seed("seed", seed)
+    balanced = require_bool("balanced", balanced)
     if n > labels.size:
         raise ValueError(f"n={n} workers is larger than the data ({labels.size} points)")
     order = np.argsort(labels, kind="stable")
@@ -133,12 +135,12 @@ class DigitsProblem:
 
     def __init__(self, n: int, *, shuffled_percent: float, seed: int, model: str = "mlp", hidden: int = 16,
                  regularization: float = 1e-2, balanced: bool = True) -> None:
-        if model not in MODELS:
-            raise ValueError(f"model must be one of {MODELS}; got model={model!r}")
-        if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 1:
-            raise ValueError(f"hidden (width of the hidden layer) must be an integer >= 1; got {hidden!r}")
-        if not (math.isfinite(regularization) and regularization >= 0):
-            raise ValueError(f"regularization must be finite and >= 0; got {regularization!r}")
+        model = require_choice("model", model, MODELS)
+        hidden = require_count("hidden", hidden, 1, maximum=10**4, what="width of the hidden layer")
+        regularization = require_real("regularization", regularization, allow_zero=True)
+        seed = require_seed("seed", seed)
+        if isinstance(seed, np.random.Generator):  # SeedSequence wants entropy, not a Generator
+            seed = int(seed.integers(2**63))
         features, labels = load_digits_arrays()
         partition_seed, init_seed = np.random.SeedSequence(seed).spawn(2)
         self.shards = shuffle_partition(labels, n, shuffled_percent, partition_seed, balanced=balanced)
