@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from bounds.validation import require_bool, require_choice, require_count, require_real, require_seed
+from instances.heterogeneity import varsigma0_at_start
 from instances.protocol import check_global_points, check_points
 
 MODELS: tuple[str, ...] = ("mlp", "logistic_nonconvex")
@@ -259,8 +260,7 @@ class DigitsProblem:
 
     def varsigma0(self) -> float:
         """Measured heterogeneity at x0: sqrt((1/n) sum_i ||grad f_i(x0) - grad f(x0)||^2), assumption (6)."""
-        G = self.grad(np.broadcast_to(self.x0, (self.n, self.dim)))
-        return float(np.sqrt(np.mean(np.sum((G - G.mean(axis=0)) ** 2, axis=-1))))
+        return varsigma0_at_start(self)
 
     @property
     def smoothness(self) -> float:
