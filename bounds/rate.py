@@ -285,16 +285,19 @@ class Rate:
     def evaluate_terms(self, **values: float) -> dict[str, float]:
         """Each term's value at a point (scalars), by term name; see ``evaluate`` for the checks.
 
-        float64 first; where that over- or underflows into inf or NaN (or divides by an underflowed zero),
-        the terms are evaluated again with ``precise_terms``. A term whose true value exceeds the largest
+        float64 first; where that over- or underflows anywhere on the way (or produces a NaN or divides by
+        zero), the terms are evaluated again with ``precise_terms``. A term whose true value exceeds the largest
         float raises ``RateOverflowError`` (a ValueError saying "overflow"); nothing comes back inf or NaN.
         """
         checked = self._scalars(values)
         if not self._is_exact:
             try:
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    raw = self._numpy_terms(*(float(checked[name]) for name in self.arguments))
-                floats = {key: float(value) for key, value in zip(self.terms, raw, strict=True)}
+                # numpy scalars under errstate "raise": an overflow, a NaN, a division by zero and also an
+                # underflow (Delta L = 1e-400 -> 0 would turn a representable 1e-80 into 0) each send the
+                # point to the precise evaluation below
+                with np.errstate(all="raise"):
+                    raw = self._numpy_terms(*(np.float64(checked[name]) for name in self.arguments))
+                    floats = {key: float(value) for key, value in zip(self.terms, raw, strict=True)}
             except (ZeroDivisionError, OverflowError, FloatingPointError):
                 floats = None
             if floats is not None and all(math.isfinite(v) for v in floats.values()):
