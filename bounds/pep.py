@@ -17,7 +17,8 @@ Colla & Hendrickx, IEEE TAC 2023):
   eigenvalues off the consensus direction lie in [lam_min, lam_max] (the spectral relaxation of Colla &
   Hendrickx: necessary conditions on the Gram matrix, so its value is an upper bound on that class).
 
-The SDP is over the Gram matrix G of the basis vectors x0, every queried gradient, and (spectral class) the
+The SDP is over the Gram matrix G of the basis vectors (x0 = 0, without loss: only differences of points
+enter), every queried gradient, and (spectral class) the
 disagreement part of every gossip output; function values are scalar variables. The method's iterates are
 linear in the basis, so the method descriptions of ``bounds.pep_methods`` run directly on coefficient rows.
 Interpolation for L-smooth functions (Taylor et al. 2017), for every ordered pair (a, b) of agent i's points:
@@ -218,7 +219,9 @@ class _GramBuilder:
 
     def __init__(self, N: int, capacity: int, W: np.ndarray | None, lam: float):
         self.N, self.capacity, self.W, self.lam = N, capacity, W, lam
-        self.size = 1  # basis vector 0 is x0
+        # x0 = 0: every constraint involves only differences of points, so x0 would be a basis vector that
+        # no constraint touches (a free direction of G, which only slows the solver down)
+        self.size = 0
         self.n_values = 0
         self.points: list[list[tuple[np.ndarray, int, int]]] = [[] for _ in range(N)]  # (coeffs, grad, value)
         self.columns: list[tuple[np.ndarray, np.ndarray]] = []
@@ -361,7 +364,7 @@ def _build(spec: MethodSpec, K: int, step_size: float, W: np.ndarray | None, N: 
     while True:
         builder = _GramBuilder(N, capacity, W, lam)
         try:
-            x0 = np.repeat(builder.unit(0)[None, :], N, axis=0)
+            x0 = np.zeros((N, capacity))
             iterates = spec.run(builder, x0, K, step_size, **params)
             if len(iterates) != K + 1:
                 raise RuntimeError(f"method {spec.name} returned {len(iterates)} iterates; expected K+1")
@@ -408,8 +411,8 @@ def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarr
                             (np.r_[np.arange(len(a_idx)), np.arange(len(a_idx))],
                              np.r_[fs[a_idx], fs[b_idx]])), shape=(len(a_idx), b.n_values))
         value_rows.append(vr.tocsr())
-    interp_G = sps.vstack(rows).tocsr()
-    interp_F = sps.vstack(value_rows).tocsr()
+    interp_G = sps.vstack(rows).tocsr() if rows else sps.csr_array((0, nb * nb))
+    interp_F = sps.vstack(value_rows).tocsr() if rows else sps.csr_array((0, b.n_values))
 
     # performance measure rows: ||grad f(point_k)||^2, grad f = mean over agents
     mean_g = np.array([Gk.mean(axis=0) for Gk in measured])
@@ -421,7 +424,7 @@ def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarr
     init_row = np.zeros(b.n_values)
     xbarK = iterates[-1].mean(axis=0)
     for i in range(N):
-        init_row[b.oracle(i, b.unit(0))[1]] += 1.0 / N
+        init_row[b.oracle(i, np.zeros(b.capacity))[1]] += 1.0 / N
         init_row[b.oracle(i, np.pad(xbarK, (0, b.capacity - nb)))[1]] -= 1.0 / N
     # (the two look-ups above find existing points; they add no variable)
 
@@ -444,7 +447,9 @@ def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarr
     g = cp.vec(G, order="F")
     init_con = init_row @ F <= Delta
     het_con = het_rows @ g <= varsigma**2
-    constraints = [interp_G @ g + interp_F @ F >= 0, t <= measure_rows @ g, init_con, het_con]
+    constraints = [t <= measure_rows @ g, init_con, het_con]
+    if interp_G.shape[0]:
+        constraints.append(interp_G @ g + interp_F @ F >= 0)
     lo, hi = spectrum
     if W is None and m:
         A_e, B_e, C_e = (cp.reshape(M @ g, (m, m), order="C") for M in (A_c, B_c, C_c))
@@ -468,6 +473,10 @@ def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarr
         raise RuntimeError(f"{where}: solver {solver} failed: {err}") from err
     solve_seconds = time.perf_counter() - t0
     status = problem.status
+    if status in ("unbounded", "unbounded_inaccurate"):
+        raise RuntimeError(f"{where}: solver {solver} reports status {status!r}: the worst case is infinite "
+                           "(the method never leaves x0 in K iterations, or the class allows unbounded "
+                           "disagreement)")
     if status not in ("optimal", "optimal_inaccurate") or G.value is None or t.value is None:
         raise RuntimeError(f"{where}: solver {solver} returned status {status!r}; no worst case")
 
@@ -476,7 +485,7 @@ def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarr
     scale = max(1.0, float(np.max(np.abs(Gv))), float(np.max(np.abs(Fv), initial=0.0)))
     eig = np.linalg.eigvalsh(0.5 * (Gv + Gv.T))
     violations = {
-        "interpolation": float(max(0.0, -np.min(interp_G @ gv + interp_F @ Fv))),
+        "interpolation": float(max(0.0, -np.min(interp_G @ gv + interp_F @ Fv, initial=0.0))),
         "measure": float(max(0.0, tv - np.min(measure_rows @ gv))),
         "initial_condition": float(max(0.0, init_row @ Fv - Delta)),
         "dissimilarity": float(max(0.0, np.max(het_rows @ gv) - varsigma**2)),

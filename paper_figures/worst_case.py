@@ -1,0 +1,168 @@
+"""Computed worst cases (performance estimation, ``bounds.worst_case``) beside the catalog's rates.
+
+Every point is an SDP: the exact worst case of min_k ||grad f(x-bar^k)||^2 after K iterations over N = 2
+agents with L-smooth non-convex f_i, f(x0) - f(x-bar^K) <= Delta, dissimilarity varsigma^2 at the averages,
+and every symmetric W with W 1 = 1 whose spectrum off consensus lies in [-lam, lam] (the spectral relaxation
+of Colla & Hendrickx 2023, an upper bound on that class). L = Delta = varsigma = 1, one step size for every
+method (``STEP`` = 0.5/L, not tuned), DeTAG with R = 2 accelerated rounds per phase and Alg. 3's eta(lam).
+
+(a) the worst case against the number of gossip rounds (a DeTAG phase counts R rounds) at lam = ``LAM_A``;
+(b) the worst case against 1 - lam at fixed K.
+
+Beside them, each method's catalog rate read as a bound after T iterations: a rate T_eps = C / eps^2
+(communication term, sigma = 0, constants 1, varsigma = varsigma0 = 1, n = 2) promises
+||grad f||^2 <= C / T after T iterations (eps = 1 inside DeTAG's log); the gossip lower bound of Cor. 2,
+Delta L / (sqrt(1 - lam) T), drawn the same way, is the best any gossip method can promise. The computed
+worst case is the exact value (up to the solver's tolerance, reported in the table) of what the rates bound
+from above; a rate curve above the points is valid and its distance to them is its looseness at these
+constants. Measured T_eps on the hard instance is not drawn here (the hard instance's T_eps lives in
+Figures 2-3; a worst case over all L-smooth f_i at K <= 10 is a different regime).
+
+Tables: ``worst_case.csv`` (every solve: method, K, rounds, lam, value, status, gap, violation, seconds,
+Gram size, the rate's and the lower bound's value at the same point).
+
+Run: ``python -m paper_figures.worst_case [--full | --tiny] [--out DIR]``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import pathlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import bounds
+from bounds.pep_methods import METHODS
+from paper_figures.plotting import (
+    BOUND_STYLE,
+    DEFAULT_OUT_DIR,
+    atomic_write_bytes,
+    figure_main,
+    new_figure,
+    save_figure,
+    style,
+)
+
+#: (worst-case method, catalog rate compared with, the rate's communication term is in eps^-2 of this
+#: convention) -- D-PSGD as Lian et al.'s combine-then-adapt DGD.
+FIGURE_METHODS: tuple[tuple[str, str], ...] = (("dgd_cta", "dpsgd"), ("dsgt", "dsgt"), ("extra", "extra"),
+                                               ("detag", "detag"))
+STEP = 0.5
+LAM_A = 0.5
+R = 2
+RATE_VALUES = {"Delta": 1.0, "L": 1.0, "sigma": 0.0, "varsigma": 1.0, "varsigma0": 1.0, "n": 2, "B": 1}
+
+
+@dataclass(frozen=True)
+class Mode:
+    K_a: tuple[int, ...]
+    lams_b: tuple[float, ...]
+    K_b: int
+
+
+MODES = {
+    "tiny": Mode(K_a=(1, 2), lams_b=(0.0, 0.8), K_b=2),
+    "quick": Mode(K_a=(1, 2, 3, 4, 5), lams_b=(0.0, 0.3, 0.6, 0.8, 0.9), K_b=3),
+    "full": Mode(K_a=(1, 2, 3, 4, 5, 6, 8, 10), lams_b=(0.0, 0.2, 0.4, 0.6, 0.7, 0.8, 0.9, 0.95), K_b=6),
+}
+
+
+def rounds(method: str, K: int) -> int:
+    """Gossip rounds (the paper's iterations) of K iterations of `method`: a DeTAG phase is R rounds."""
+    return K * R if method == "detag" else K
+
+
+def rate_after(name: str, lam: float, T: int) -> float:
+    """The catalog rate `name` read as a bound on ||grad f||^2 after T iterations: its communication term
+    C / eps^2 at sigma = 0, eps = 1 (``RATE_VALUES``), divided by T (module docstring)."""
+    rate = bounds.get(name)
+    values = {k: v for k, v in {**RATE_VALUES, "lam": lam, "epsilon": 1.0}.items()
+              if k in {s.name for s in rate.expr.free_symbols}}
+    return float(rate.evaluate_terms(**values)["communication"]) / T
+
+
+def solve_point(method: str, K: int, lam: float) -> dict[str, Any]:
+    """One SDP and its row of the table."""
+    result = bounds.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam),
+                               **({"R": R} if method == "detag" else {}))
+    T = rounds(method, K)
+    catalog = dict(FIGURE_METHODS)[method]
+    return {"method": method, "K": K, "rounds": T, "lam": lam, "value": result.value, "status": result.status,
+            "gap": result.gap, "violation": max(result.violations.values()),
+            "seconds": result.build_seconds + result.solve_seconds, "gram": result.sdp_size["gram"],
+            "rate": catalog, "rate_value": rate_after(catalog, lam, T),
+            "lower_bound": rate_after("lower_bound_gossip", lam, T)}
+
+
+def _rounds_of(row: dict[str, Any]) -> float:
+    return row["rounds"]
+
+
+def _gap_of(row: dict[str, Any]) -> float:
+    return 1.0 - row["lam"]
+
+
+def table(rows: Sequence[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})
+    return buffer.getvalue()
+
+
+def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
+         tiny: bool = False) -> list[pathlib.Path]:
+    """Solve every point and draw ``worst_case.png`` / ``.pdf``; returns those files and the CSV table."""
+    if full and tiny:
+        raise ValueError("full and tiny are exclusive; choose one mode")
+    mode = MODES["full" if full else "tiny" if tiny else "quick"]
+    # one DeTAG phase never moves (the tracker starts at 0): its worst case is infinite, so DeTAG starts at 2
+    rows_a = [solve_point(method, K, LAM_A) for method, _ in FIGURE_METHODS for K in mode.K_a
+              if K >= (2 if method == "detag" else 1)]
+    rows_b = [solve_point(method, mode.K_b, lam) for method, _ in FIGURE_METHODS for lam in mode.lams_b]
+
+    fig, (axis_a, axis_b) = new_figure(1, 2, width=6.0, height=4.6)
+    for method, catalog in FIGURE_METHODS:
+        look = style(catalog)
+        color, marker = look.get("color"), look.get("marker", "o")
+        label = METHODS[method].label
+        for axis, rows, x_of in ((axis_a, rows_a, _rounds_of), (axis_b, rows_b, _gap_of)):
+            mine = sorted((r for r in rows if r["method"] == method), key=x_of)
+            xs = [x_of(r) for r in mine]
+            axis.plot(xs, [r["value"] for r in mine], color=color, marker=marker, linestyle="-",
+                      label=f"{label}: worst case (SDP)")
+            axis.plot(xs, [r["rate_value"] for r in mine], color=color, linestyle=":", linewidth=1.3,
+                      label=f"{catalog} rate, C/T")
+    for axis, rows, x_of in ((axis_a, rows_a, _rounds_of), (axis_b, rows_b, _gap_of)):
+        ref = sorted({(x_of(r), r["lower_bound"]) for r in rows if r["method"] == FIGURE_METHODS[0][0]})
+        axis.plot([x for x, _ in ref], [v for _, v in ref], **BOUND_STYLE,
+                  label="gossip lower bound (Cor. 2), $\\Delta L/(\\sqrt{1-\\lambda}\\,T)$")
+        axis.set_yscale("log")
+        axis.grid(True, which="both", alpha=0.3)
+    axis_a.set_xlabel("gossip rounds T (DeTAG: K phases x R)")
+    axis_a.set_ylabel("$\\min_k \\|\\nabla f(\\bar x^k)\\|^2$ (worst case; rates: bound after T)")
+    axis_a.set_title(f"(a) against T, spectrum in [-{LAM_A:g}, {LAM_A:g}], step {STEP:g}/L",
+                     fontsize="medium")
+    axis_b.set_xscale("log")
+    axis_b.set_xlabel("$1-\\lambda$ (spectrum in $[-\\lambda, \\lambda]$)")
+    K_rounds = ", ".join(f"{METHODS[m].label.split(' ')[0]} T = {rounds(m, mode.K_b)}"
+                         for m in ("dgd_cta", "detag"))
+    axis_b.set_title(f"(b) against $1-\\lambda$ at K = {mode.K_b} ({K_rounds})", fontsize="medium")
+    axis_a.legend(fontsize="x-small", ncol=1, loc="best")
+    fig.suptitle("Computed worst cases (N = 2, L = $\\Delta$ = $\\varsigma$ = 1, spectral class, Clarabel) "
+                 "beside the catalog's rates", fontsize="medium")
+    files = save_figure(fig, out_dir, "worst_case", dpi=60 if tiny else 150)
+    csv_path = pathlib.Path(out_dir) / "worst_case.csv"
+    files.append(atomic_write_bytes(csv_path, table(rows_a + rows_b).encode()))
+    return files
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return figure_main(make, "Computed worst cases (PEP) beside the catalog's rates.", argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
