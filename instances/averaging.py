@@ -69,7 +69,7 @@ def exact_averaging_factors(G: nx.Graph) -> list[sp.csr_array]:
     (4, True)
     """
     if isinstance(G, nx.Graph) and G.is_directed():
-        raise TypeError("exact_averaging_factors needs an undirected networkx.Graph")
+        raise TypeError("G must be an undirected networkx.Graph for exact_averaging_factors")
     require_graph("G", G)
     n = node_order(G)
     if n == 1:

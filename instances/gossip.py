@@ -111,8 +111,8 @@ def check_gossip(W: MatrixLike, G: nx.Graph | None = None, *, nonnegative: bool 
 
 def _edge_arrays(G: nx.Graph) -> tuple[int, np.ndarray, np.ndarray]:
     if isinstance(G, nx.Graph) and G.is_directed():
-        raise TypeError("gossip_matrix needs an undirected networkx.Graph (use column_stochastic_matrix "
-                        "for a DiGraph)")
+        raise TypeError("G must be an undirected networkx.Graph for gossip_matrix (use "
+                        "column_stochastic_matrix for a DiGraph)")
     require_graph("G", G)
     n = node_order(G)
     # (u, v) pairs only: a multigraph was refused above, so no edge key can be read as a node
@@ -272,8 +272,8 @@ def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnecte
     weights = require_choice("weights", weights, WEIGHT_RULES)
     allow_disconnected = require_bool("allow_disconnected", allow_disconnected)
     if isinstance(G, nx.Graph) and G.is_directed():
-        raise TypeError("gossip_matrix needs an undirected networkx.Graph (use column_stochastic_matrix "
-                        "for a DiGraph)")
+        raise TypeError("G must be an undirected networkx.Graph for gossip_matrix (use "
+                        "column_stochastic_matrix for a DiGraph)")
     require_graph("G", G)
     node_order(G)
     if allow_disconnected and weights in ("fdla", "fmmc", "path"):

@@ -562,6 +562,6 @@ def node_order(G: nx.Graph) -> int:
     if n == 0:
         raise ValueError("G must have at least one node")
     if set(G.nodes) != set(range(n)):
-        raise ValueError("G nodes must be the integers 0..n-1 (worker indices); relabel with "
+        raise ValueError("G must have the nodes 0..n-1 (worker indices); relabel with "
                          "networkx.convert_node_labels_to_integers")
     return n

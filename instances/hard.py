@@ -31,6 +31,7 @@ from bounds.constants import (
     smallest_range,
 )
 from bounds.validation import describe_int, require_count, require_probability, require_real, require_size
+from instances.graphs import MAX_NODES
 from instances.zero_chain import G_INF, L1, ZeroChainFunctions
 
 COMMUNICATION_T_C_DENOMINATOR = SETTING2_CHAIN_DENOMINATOR  # Delta0 l1 12^2 = 262656
@@ -191,7 +192,7 @@ def split_groups(n: int, D: int | None = None) -> tuple[np.ndarray, np.ndarray, 
     - Case 2, otherwise: I0 = the first k = floor((n-D+1)/2) left leaves, I1 = the k right leaves, dist = D
       (k >= ceil(n/3), so the weights n/k stay <= 3). D = 1 is the complete graph: halves, dist 1.
     """
-    n = require_count("n", n, 2)
+    n = require_count("n", n, 2, maximum=MAX_NODES, what="workers of a graph")
     if D is None:
         D = n - 1
     D = require_count("D", D, 1)

@@ -86,7 +86,7 @@ def default_cache_dir() -> Path:
 
 def _edges(G: nx.Graph) -> tuple[int, np.ndarray]:
     if isinstance(G, nx.Graph) and G.is_directed():
-        raise TypeError("FDLA/FMMC need an undirected networkx.Graph")
+        raise TypeError("G must be an undirected networkx.Graph for FDLA/FMMC")
     require_graph("G", G)
     n = node_order(G)
     e = np.array(sorted((min(a, b), max(a, b)) for a, b in G.edges() if a != b),

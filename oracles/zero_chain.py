@@ -67,7 +67,8 @@ class ZeroChainOracle(_OracleBase):
     def __init__(self, f: object, p: float | None = None) -> None:
         super().__init__(f)
         if not hasattr(f, "progress"):
-            raise TypeError("ZeroChainOracle needs a zero-chain instance with progress(X)")
+            raise TypeError(f"f must be a zero-chain instance with progress(X) for ZeroChainOracle; got "
+                            f"{type(f).__name__}")
         if p is None:
             p = getattr(f, "p", None)
             if p is None:
