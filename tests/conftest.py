@@ -1,6 +1,8 @@
 """Suite-wide settings: hypothesis runs without per-example deadlines (CI is a shared 2-core machine) and
 with a bounded number of examples, so the whole suite stays well under its 10-minute budget."""
 
+import os
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -10,4 +12,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
     derandomize=True,  # same examples on every run: a red CI is reproducible
 )
-settings.load_profile("decbounds")
+# FUZZ=1: the long fuzz run of tests/test_fuzz.py (each of its tests raises its own example count, over
+# 10,000 in total; other tests keep theirs). Fresh random examples on every run, no database writes.
+settings.register_profile(
+    "fuzz",
+    parent=settings.get_profile("decbounds"),
+    derandomize=False,
+    database=None,
+    print_blob=True,  # a failure prints the @reproduce_failure blob that replays it
+)
+settings.load_profile("fuzz" if os.environ.get("FUZZ") == "1" else "decbounds")
