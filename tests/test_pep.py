@@ -272,3 +272,47 @@ def test_result_fields_and_repr() -> None:
     assert r.iterates.shape[:2] == (4, 2) and r.solve_seconds > 0 and r.gap >= 0
     assert "detag" in repr(r) and "CLARABEL" in repr(r)
     assert bounds.worst_case is worst_case
+
+
+# -- CLI and figure ------------------------------------------------------------------------------------------
+
+def _cli(argv: list[str]) -> int:
+    import argparse
+
+    from bounds.pep_cli import add_parser
+
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["worst-case", *argv])
+    return args.func(args)
+
+
+def test_cli_prints_value_gap_and_time(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cli(["dgd_atc", "--K", "2", "--L", "1", "--step", "1", "--lam-min", "0", "--lam-max", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "0.666667" in out and "primal-dual gap" in out and "solve time" in out  # GD: 4/(3K)
+
+
+def test_cli_exact_W_file_and_errors(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "W.npy"
+    np.save(path, J2)
+    assert _cli(["dgd_atc", "--K", "3", "--step", "1", "--W", str(path)]) == 0
+    assert "0.444444" in capsys.readouterr().out
+    assert _cli(["dsgt", "--K", "0", "--lam-min", "0", "--lam-max", "0.5"]) == 2
+    assert "K must be" in capsys.readouterr().err
+    assert _cli(["dsgt", "--K", "2"]) == 2
+    assert _cli(["detag", "--K", "1", "--lam-min", "0", "--lam-max", "0.5"]) == 1  # infinite worst case
+    assert "unbounded" in capsys.readouterr().err
+    assert _cli(["--list"]) == 0 and "detag" in capsys.readouterr().out
+
+
+def test_figure_tiny_writes_the_table_with_rates(tmp_path) -> None:
+    from paper_figures import worst_case as figure
+
+    files = figure.make(tmp_path, tiny=True)
+    assert {p.suffix for p in files} == {".png", ".pdf", ".csv"}
+    lines = (tmp_path / "worst_case.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    rows = [dict(zip(header, line.split(","), strict=True)) for line in lines[1:]]
+    assert all(row["status"] in ("optimal", "optimal_inaccurate") for row in rows)
+    assert all(float(row["value"]) > 0 and float(row["lower_bound"]) > 0 for row in rows)
