@@ -316,3 +316,60 @@ def test_figure_tiny_writes_the_table_with_rates(tmp_path) -> None:
     rows = [dict(zip(header, line.split(","), strict=True)) for line in lines[1:]]
     assert all(row["status"] in ("optimal", "optimal_inaccurate") for row in rows)
     assert all(float(row["value"]) > 0 and float(row["lower_bound"]) > 0 for row in rows)
+
+
+# -- the engine's step rules on the recovered worst case ----------------------------------------------------
+
+class _RecoveredProblem:
+    """The worst case's local functions as a table: grad f_i at each recovered point (the LocalFunctions
+    protocol of the engine). A point outside the table answers 0; the rule's queries there are counted (the
+    engine's own measurements, grad f at each worker's model, are not the rule's)."""
+
+    def __init__(self, result) -> None:
+        self.result, self.n, self.dim = result, result.N, result.iterates.shape[2]
+        self.x0 = np.array(result.iterates[0][0])
+        self.unknown = 0
+        self.scale = max(1.0, float(np.max(np.abs(result.iterates))))
+
+    def _lookup(self, i: int, x: np.ndarray, count: bool = True) -> np.ndarray:
+        dist = np.linalg.norm(self.result.points[i] - x, axis=1)
+        j = int(np.argmin(dist))
+        if dist[j] > 1e-6 * self.scale:
+            self.unknown += count
+            return np.zeros(self.dim)
+        return self.result.gradients[i][j]
+
+    def grad(self, X: np.ndarray, count: bool = True) -> np.ndarray:
+        X = np.asarray(X)
+        flat = X.reshape(self.n, -1, self.dim)
+        out = np.array([[self._lookup(i, x, count) for x in flat[i]] for i in range(self.n)])
+        return out.reshape(X.shape)
+
+    def full_grad(self, x: np.ndarray) -> np.ndarray:
+        return np.mean(self.grad(np.broadcast_to(x, (self.n, *np.shape(x))), count=False), axis=0)
+
+    def value(self, X: np.ndarray) -> np.ndarray:
+        return np.zeros(np.shape(X)[:-1])
+
+
+@pytest.mark.parametrize(("method", "engine", "options"), [
+    ("dgd_cta", "dpsgd", {"form": "cta"}), ("dgd_atc", "dpsgd", {"form": "atc"}), ("dsgt", "dsgt", {}),
+    ("extra", "extra", {}), ("detag", "detag", {"R": 2, "eta": 0.2, "gossip": "two_tap", "start": "paper"}),
+])
+def test_engine_step_rules_reproduce_the_recovered_iterates(method: str, engine: str, options: dict) -> None:
+    algorithms = pytest.importorskip("algorithms")
+    K, alpha = 3, 0.8
+    W = random_W(3, np.array([-0.3, 0.6]), seed=2)
+    extra = {"R": 2, "eta": 0.2} if method == "detag" else {}
+    result = worst_case(method, K=K, step_size=alpha, W=W, **extra)
+    problem = _RecoveredProblem(result)
+    rounds = K * 2 if method == "detag" else K
+    states: dict[int, np.ndarray] = {}
+    algorithms.run(engine, problem, W, step_size=alpha, iterations=rounds, radius=1e12,
+                   callback=lambda t, s, ctx: states.__setitem__(t, np.array(s.x[:, 0, :])), **options)
+    per_iterate = 2 if method == "detag" else 1  # a DeTAG phase is R = 2 engine iterations
+    engine_iterates = np.array([states[k * per_iterate] for k in range(K + 1)])
+    scale = max(1.0, float(np.max(np.abs(result.iterates))))
+    assert np.max(np.abs(engine_iterates - result.iterates)) <= 1e-5 * scale
+    # only DeTAG's last phase queries a point the worst case never needed (G(X_{K-1}) enters Y_K only)
+    assert problem.unknown == 0 or method == "detag"
