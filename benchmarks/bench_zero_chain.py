@@ -6,7 +6,7 @@
    prefix only; without it, one read of X finds the prefix, and that read grows with d.
 2. The 12-node path instance of Cor. 2 (d = 6), the shape the engine uses: grad for X (12, 6) and
    (12, 1, 6), and one probabilistic zero-chain oracle query on (12, 1, 6) (feeds the engine's
-   <= 30 us per-iteration target).
+   <= 35 us per-iteration target).
 """
 
 from __future__ import annotations
