@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="K <= 6 and N <= 4 only")
     args = parser.parse_args(argv)
     Ks = (2, 4, 6) if args.quick else (2, 4, 6, 8, 10)
-    Ns = (2, 3, 4) if args.quick else (2, 3, 4, 6, 8)
+    Ns = (2, 3, 4) if args.quick else (2, 3, 4, 5, 6)
     print(f"{'class':<9} {'method':<8} {'K':>3} {'N':>5} {'gram':>4} {'cons':>6} {'seconds':>8} "
           f"{'value':>12} "
           f"{'status':<19} {'gap':>8} {'viol':>8} {'lmi':>4}")
