@@ -4,6 +4,7 @@ paper tuned its baselines (THEORY.md §9), with step sizes held to the admissibl
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,9 +19,12 @@ from algorithms.result import Result
 class TuneResult:
     """The winner of a tuning grid and every run behind it.
 
-    ``t_eps`` is the median over seeds of the winner's T_eps (a run that never reached eps counts as
-    infinite; §11 item 21 asks for medians); None when no configuration reached eps on most seeds.
-    ``excluded_steps`` lists grid steps dropped as inadmissible (> 1/smoothness).
+    ``t_eps`` is the median over seeds of the winner's score, by default its T_eps (a run that never
+    reached eps counts as infinite; §11 item 21 asks for medians); None when no configuration reached eps
+    on most seeds. ``excluded_steps`` lists grid steps dropped as inadmissible (> 1/smoothness).
+    ``results`` holds every run in the order run, ``limits`` the iteration cap each ran under (below
+    ``iterations`` where branch and bound pruned it) and ``winner`` the winning configuration's runs, one
+    per seed.
     """
 
     algorithm: str
@@ -29,6 +33,8 @@ class TuneResult:
     t_eps: float | None
     results: list[Result] = field(default_factory=list)
     excluded_steps: list[float] = field(default_factory=list)
+    limits: list[int] = field(default_factory=list)
+    winner: list[Result] = field(default_factory=list)
 
     def to_record(self) -> dict[str, Any]:
         return {
@@ -59,14 +65,38 @@ def detag_grid(problem: Any, W: Any, iterations: int) -> dict[str, list[Any]]:
     return {"eta": [None, 0.0, 0.2, 0.4], "start": ["paper", "plain"], "R": R_values}
 
 
-def tune(name: str, problem: Any, W: Any = None, grid: Any = None, *, tol: float, iterations: int,
-         seeds: Any = (0,), batch: int = 1, admissible: bool = True, **hyper: Any) -> TuneResult:
-    """Best median T_eps over ``grid`` (step sizes) x hyper grids x seeds.
+def t_eps_score(result: Result) -> float:
+    """The default tuning score: T_eps at x-bar, infinite when the run never reached eps."""
+    return math.inf if result.t_eps is None else float(result.t_eps)
+
+
+def local_t_eps_score(result: Result) -> float:
+    """T_eps of the workers' own models (``Result.t_eps_local``) as a tuning score; infinite if unreached."""
+    value = getattr(result, "t_eps_local", None)
+    return math.inf if value is None else float(value)
+
+
+def tune(name: str, problem: Any, W: Any = None, grid: Any = None, *, tol: float | None, iterations: int,
+         seeds: Any = (0,), batch: int = 1, admissible: bool = True,
+         groups: Sequence[Mapping[str, Any]] | None = None, prune: bool = False,
+         score: Callable[[Result], float] = t_eps_score,
+         callback: Callable[[int, Any, Any], None] | None = None, record_every: int | None = None,
+         **hyper: Any) -> TuneResult:
+    """Least median ``score`` (T_eps by default) over ``grid`` (step sizes) x hyper grids x seeds.
 
     ``grid`` defaults to ``default_step_grid(problem.smoothness)``. With ``admissible=True`` (default) steps
     above 1/smoothness (the local L the instance states, §11 item 19) are dropped and listed in
-    ``excluded_steps``; a grid with none left is a ValueError. For DeTAG, hyper grids not given default to
-    ``detag_grid``. Ties go to the larger step (listed first in the default grid), then to grid order.
+    ``excluded_steps``; a grid with none left is a ValueError. For DeTAG, hyper grids set neither in
+    ``hyper`` nor in a group default to ``detag_grid``. Ties go to the configuration run first (the larger
+    step, listed first in the default grid, then grid order).
+
+    ``groups`` (optional): configuration groups run one after another, each one ``run_batch`` over the
+    step grid x its own hyper values (merged over ``hyper``) x seeds; for grids that are not a product
+    (DeTAG's (eta, R) pairs) and for an order of search. With ``prune=True`` each group runs only up to the
+    best median score found so far (branch and bound: a configuration that has not reached eps by then
+    cannot win, so the winner and its score are those of the unpruned search); ``prune`` needs a score that
+    counts iterations (`t_eps_score`, `local_t_eps_score`). ``limits`` holds the iteration cap each result
+    ran under. ``callback`` and ``record_every`` go to ``run_batch``.
     """
     cls = rule_class(name)
     f = problem.f if hasattr(problem, "sample") and hasattr(problem, "f") else problem
@@ -87,22 +117,37 @@ def tune(name: str, problem: Any, W: Any = None, grid: Any = None, *, tol: float
             limit_text = f"{1.0 / float(smoothness):.6g}"
             raise ValueError(f"grid has no admissible step size <= 1/smoothness = {limit_text}; pass "
                              "admissible=False to tune outside that range")
+    group_list = [dict(group) for group in groups] if groups is not None else [{}]
+    if not group_list:
+        raise ValueError("groups must hold at least one configuration group")
     if cls.name == "detag":
-        for key, values in detag_grid(f, W, iterations).items():
-            hyper.setdefault(key, values)
+        given = set(hyper).union(*group_list)
+        if not {"eta", "start", "R"} <= given:
+            for key, values in detag_grid(f, W, iterations).items():
+                if key not in given:
+                    hyper[key] = values
     seed_list = list(np.atleast_1d(np.asarray(seeds)).tolist())
-    results = run_batch(name, problem, W, step_sizes=steps, seeds=seed_list, iterations=iterations,
-                        batch=batch, tol=tol, **hyper)
+    per_config = len(seed_list)
+    results: list[Result] = []
+    limits: list[int] = []
     best: tuple[float, int] | None = None
     winner: list[Result] = []
-    per_config = len(seed_list)
-    for start in range(0, len(results), per_config):
-        group = results[start : start + per_config]
-        values = [math.inf if r.t_eps is None else float(r.t_eps) for r in group]
-        median = float(np.median(values))
-        if math.isfinite(median) and (best is None or median < best[0]):
-            best = (median, start)
-            winner = group
+    for group in group_list:
+        cap = iterations
+        if prune and best is not None:
+            cap = min(iterations, math.floor(best[0]))
+        batch_results = run_batch(name, problem, W, step_sizes=steps, seeds=seed_list, iterations=cap,
+                                  batch=batch, tol=tol, callback=callback, record_every=record_every,
+                                  **{**hyper, **group})
+        for start in range(0, len(batch_results), per_config):
+            configuration = batch_results[start : start + per_config]
+            median = float(np.median([score(result) for result in configuration]))
+            if math.isfinite(median) and (best is None or median < best[0]):
+                best = (median, len(results) + start)
+                winner = configuration
+        results += batch_results
+        limits += [cap] * len(batch_results)
     if best is None:
-        return TuneResult(cls.name, None, {}, None, results, excluded)
-    return TuneResult(cls.name, winner[0].step_size, dict(winner[0].hyper), best[0], results, excluded)
+        return TuneResult(cls.name, None, {}, None, results, excluded, limits=limits)
+    return TuneResult(cls.name, winner[0].step_size, dict(winner[0].hyper), best[0], results, excluded,
+                      limits=limits, winner=winner)

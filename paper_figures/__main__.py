@@ -8,19 +8,33 @@ failure is reported does not stop the others; the exit status is 1 if any failed
 from __future__ import annotations
 
 import argparse
-import importlib
 import pathlib
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from paper_figures import (
+    communication,
+    gossip,
+    heterogeneity,
+    predictions,
+    sampling,
+    spectral_gap,
+    worst_case,
+)
 from paper_figures.plotting import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
 
-#: Every figure module of the package (``paper_figures.<name>``), in the order they are made.
-FIGURES: tuple[str, ...] = (
-    "predictions", "gossip", "communication", "sampling", "spectral_gap", "heterogeneity",
-)
+#: Every figure of the package (module ``paper_figures.<name>``) and its ``make``, in the order they are made.
+FIGURES: dict[str, Callable[..., list[pathlib.Path]]] = {
+    "predictions": predictions.make,
+    "gossip": gossip.make,
+    "communication": communication.make,
+    "sampling": sampling.make,
+    "spectral_gap": spectral_gap.make,
+    "heterogeneity": heterogeneity.make,
+    "worst_case": worst_case.make,
+}
 
 
 def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFAULT_OUT_DIR, *,
@@ -41,7 +55,7 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
     for name in names:
         start = time.perf_counter()
         try:
-            files = importlib.import_module(f"paper_figures.{name}").make(out_dir, full=full, tiny=tiny)
+            files = FIGURES[name](out_dir, full=full, tiny=tiny)
         except Exception:
             failures.append(name)
             print(f"[{name}] FAILED after {time.perf_counter() - start:.1f} s:", flush=True)

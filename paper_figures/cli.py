@@ -1,40 +1,87 @@
 """The `decbounds` console script: one subcommand per package, each a thin layer over that package's API.
 
 Each package that offers a subcommand has a module ``<package>/cli.py`` with
-``add_parser(subparsers) -> None``; the parser it adds sets ``func(args) -> int``.
+``add_parser(subparsers) -> None``; the parser it adds sets ``func(args) -> int``. The registration
+functions below import that module only when called, and `main` calls only the one of the subcommand on
+the command line: ``decbounds predict`` never imports numpy's consumers, matplotlib or the algorithms.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
-from collections.abc import Sequence
-
-# (subcommand, module providing add_parser)
-SUBCOMMANDS: tuple[tuple[str, str], ...] = (
-    ("predict", "bounds.cli"),
-    ("gossip", "instances.cli"),
-    ("run", "algorithms.cli"),
-    ("figures", "paper_figures.figures_cli"),
-)
+from collections.abc import Callable, Sequence
+from typing import Any
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every subcommand registered."""
+def _add_predict(subparsers: Any) -> None:
+    from bounds.cli import add_parser
+
+    add_parser(subparsers)
+
+
+def _add_worst_case(subparsers: Any) -> None:
+    from bounds.pep_cli import add_parser
+
+    add_parser(subparsers)
+
+
+def _add_gossip(subparsers: Any) -> None:
+    from instances.cli import add_parser
+
+    add_parser(subparsers)
+
+
+def _add_run(subparsers: Any) -> None:
+    from algorithms.cli import add_parser
+
+    add_parser(subparsers)
+
+
+def _add_verify(subparsers: Any) -> None:
+    from paper_figures.verify import add_parser
+
+    add_parser(subparsers)
+
+
+def _add_figures(subparsers: Any) -> None:
+    from paper_figures.figures_cli import add_parser
+
+    add_parser(subparsers)
+
+
+#: subcommand -> the function that registers it (and imports its package's cli module).
+SUBCOMMANDS: dict[str, Callable[[Any], None]] = {
+    "predict": _add_predict,
+    "worst-case": _add_worst_case,
+    "gossip": _add_gossip,
+    "run": _add_run,
+    "figures": _add_figures,
+    "verify": _add_verify,
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The top-level parser with `command` registered, or every subcommand when `command` is None or unknown
+    (for ``--help`` and for argparse's own error message)."""
     parser = argparse.ArgumentParser(
         prog="decbounds",
         description="Predicted and measured complexity of decentralized training (Lu & De Sa 2021/2023).",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for _name, module in SUBCOMMANDS:
-        importlib.import_module(module).add_parser(subparsers)
+    wanted = [SUBCOMMANDS[command]] if command in SUBCOMMANDS else list(SUBCOMMANDS.values())
+    registered: list[Callable[[Any], None]] = []
+    for register in wanted:
+        if register not in registered:  # one module may register several subcommands
+            register(subparsers)
+            registered.append(register)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `decbounds` script; returns the exit status."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
         parser.print_help()

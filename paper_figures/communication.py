@@ -56,7 +56,14 @@ import numpy as np
 import algorithms
 import instances
 from paper_figures import exponents
-from paper_figures.fit import ExponentRow, exponent_rows, fit_records
+from paper_figures.fit import (
+    ExponentRow,
+    exponent_rows,
+    fit_records,
+    is_diverged,
+    is_finished,
+    worker_output,
+)
 from paper_figures.plotting import (
     BOUND_STYLE,
     DEFAULT_OUT_DIR,
@@ -65,7 +72,15 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
-from paper_figures.sweep import Record, SerialExecutor, default_executor, run_sweep
+from paper_figures.sweep import (
+    Record,
+    SerialExecutor,
+    default_executor,
+    outcome,
+    run_sweep,
+    tune_worker_output,
+    winner_index,
+)
 
 NAME = "communication"
 
@@ -183,21 +198,16 @@ def detag_phases(n: int, D: int | None = None) -> list[int]:
     return [2**k for k in range(0, 31) if low <= 2**k <= high]
 
 
-def _summary(result: Any) -> dict[str, Any]:
-    hyper = {key: value for key, value in result.hyper.items() if key != "factors"}
-    return {"step_size": result.step_size, "hyper": hyper, "t_eps": result.t_eps,
-            "iterations": result.iterations, "diverged": result.diverged}
-
-
 def measure_point(point: dict[str, Any]) -> dict[str, Any]:
-    """The sweep runner: tuned T_eps of one series at one n (module docstring).
+    """The sweep runner: tuned T_eps of one series at one n (module docstring), through `algorithms.tune`.
 
     Point fields: ``series`` (one of `SERIES`; `BROOM_SERIES` on the broom), ``n``, ``chain_length``,
     ``cap`` (iterations), ``step_fractions``, ``phases`` (DeTAG's R grid), ``D`` (broom points only: the
-    diameter; absent on the path, so the path's record keys are unchanged). Every configuration runs; the
-    result is the one with the least T_eps (ties to the larger step), with every configuration's outcome
-    under ``grid``. DeTAG's R values run from large to small, each capped at the best T_eps so far (a
-    configuration that cannot beat it cannot win; its entry says ``stopped_at_incumbent``).
+    diameter; absent on the path, so the path's record keys are unchanged). The result is the tuned winner
+    (least T_eps at x-bar, ties to the configuration run first: the larger step) with every configuration's
+    outcome under ``grid``, and the worker-output T_eps tuned on its own (`sweep.tune_worker_output`).
+    DeTAG's R values run from large to small as branch-and-bound groups (``tune(groups=..., prune=True)``):
+    a configuration stopped at the best T_eps so far cannot win; its entry says ``stopped_at_incumbent``.
     """
     series, n = point["series"], int(point["n"])
     D = None if point.get("D") is None else int(point["D"])
@@ -207,32 +217,28 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
     problem, W = _instance(n, int(point["chain_length"]), D)
     cap = int(point["cap"])
     steps = [fraction / problem.smoothness for fraction in point["step_fractions"]]
-    grid: list[dict[str, Any]] = []
+    options: dict[str, Any] = {}
     if series.startswith("detag"):
         setting = _detag_setting(series)
         # contracting gossip: larger R first (the best R grows with n); Alg. 3 as printed: R = 1 first
         phases = sorted(point["phases"], reverse=series == "detag")
-        incumbent = cap
-        for R in phases:
-            limit = incumbent
-            results = algorithms.run_batch("detag", problem, W, step_sizes=steps, iterations=limit,
-                                           tol=problem.epsilon, R=R, **setting)
-            for result in results:
-                entry = _summary(result)
-                entry["contraction"] = gossip_contraction(n, R, result.hyper["gossip"], result.hyper["start"],
-                                                          setting["eta"], D)
-                entry["stopped_at_incumbent"] = result.t_eps is None and limit < cap
-                grid.append(entry)
-                if result.t_eps is not None:
-                    incumbent = min(incumbent, int(result.t_eps))
-    else:
-        results = algorithms.run_batch(series, problem, W, step_sizes=steps, iterations=cap,
-                                       tol=problem.epsilon)
-        grid = [_summary(result) for result in results]
-    finished = [entry for entry in grid if entry["t_eps"] is not None]
-    best = min(finished, key=lambda e: (e["t_eps"], -e["step_size"])) if finished else grid[0]
-    result = {**best, "capped": best["t_eps"] is None, "cap": cap, "grid": grid,
-              "explicit_bound": int(problem.iteration_lower_bound), "dist": int(problem.dist)}
+        options = {"groups": [{"R": R} for R in phases], "prune": True, **setting}
+    name = "detag" if series.startswith("detag") else series
+    tuned = algorithms.tune(name, problem, W, steps, tol=problem.epsilon, iterations=cap, **options)
+    grid: list[dict[str, Any]] = []
+    for result, limit in zip(tuned.results, tuned.limits, strict=True):
+        entry = outcome(result)
+        if series.startswith("detag"):
+            entry["contraction"] = gossip_contraction(n, result.hyper["R"], result.hyper["gossip"],
+                                                      result.hyper["start"], setting["eta"], D)
+            entry["stopped_at_incumbent"] = result.t_eps is None and limit < cap
+        grid.append(entry)
+    best = grid[winner_index(tuned)] if tuned.winner else grid[0]
+    local = tune_worker_output(tuned, name, problem, W, steps, tol=problem.epsilon, iterations=cap,
+                               **options)
+    result = {**best, "status": tuned_status(grid, best), "capped": best["t_eps"] is None, "cap": cap,
+              "grid": grid, **local, "explicit_bound": int(problem.iteration_lower_bound),
+              "dist": int(problem.dist)}
     varsigma0 = cor2_varsigma0(n, problem.epsilon, len(problem.groups[0]))
     params = {"n": n, "lam": gossip_lam(n, D), "D": n - 1 if D is None else D, "B": 1, "sigma": 0.0,
               "Delta": problem.Delta, "L": problem.L, "epsilon": problem.epsilon,
@@ -298,7 +304,7 @@ def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True)
 
 def tail_records(records: Sequence[Record], tail: int = FIT_TAIL) -> list[Record]:
     """The records of the `tail` largest n at which a run finished (the fit's range)."""
-    finished = [r for r in records if r["result"]["t_eps"] is not None]
+    finished = [r for r in records if is_finished(r)]
     return sorted(finished, key=lambda r: r["params"]["n"])[-tail:]
 
 
@@ -313,14 +319,34 @@ def exponent_table(records: Sequence[Record]) -> list[ExponentRow]:
     alone at fixed n, so no prediction)."""
     rows: list[ExponentRow] = []
     path_records = [r for r in records if not is_broom(r)]
-    for series in SERIES:
-        group = tail_records([r for r in path_records if r["point"]["series"] == series])
-        if len(group) >= 2:
-            rows += exponent_rows(NAME, group, "n", predicted=PREDICTED_BY)
     broom = [r for r in records if is_broom(r)]
-    if broom:
-        rows += exponent_rows(f"{NAME} (broom n={broom[0]['params']['n']})", broom, diameter)
+    for output, convert in (("", list), (" (worker output)", worker_output)):
+        for series in SERIES:
+            group = tail_records(convert([r for r in path_records if r["point"]["series"] == series]))
+            if len(group) >= 2:
+                rows += exponent_rows(NAME + output, group, "n", predicted=PREDICTED_BY)
+        if broom:
+            rows += exponent_rows(f"{NAME} (broom n={broom[0]['params']['n']}){output}", convert(broom),
+                                  diameter)
     return rows
+
+
+def tuned_status(grid: Sequence[dict[str, Any]], best: dict[str, Any]) -> str:
+    """The status of a tuned point: "converged" when its winner reached eps, "diverged" when every
+    configuration diverged, "max_iterations" otherwise."""
+    if best["t_eps"] is not None:
+        return "converged"
+    return "diverged" if all(entry["status"] == "diverged" for entry in grid) else "max_iterations"
+
+
+def cor2_anchor(records: Sequence[Record]) -> float | None:
+    """The scale c of the Cor. 2 guide c / sqrt(1 - lam): the largest that no finished path-algorithm run
+    undercuts, min T_eps sqrt(1 - lam) over them (centralized SGD is outside the class). Capped and diverged
+    runs never anchor it; None when no run finished."""
+    finished = [r for r in records if r["point"]["series"] != "centralized" and is_finished(r)]
+    if not finished:
+        return None
+    return min(r["result"]["t_eps"] * math.sqrt(1.0 - r["params"]["lam"]) for r in finished)
 
 
 def _by_series(records: Sequence[Record], key: str = "n") -> dict[str, list[Record]]:
@@ -332,12 +358,29 @@ def _by_series(records: Sequence[Record], key: str = "n") -> dict[str, list[Reco
     return groups
 
 
-def _mark_capped(ax: Any, x: float, level: float, look: dict[str, Any]) -> None:
-    """An open marker at the cap with an arrow up: the run hit the cap, its T_eps lies above."""
+def _mark_capped(ax: Any, x: float, level: float, look: dict[str, Any], diverged: bool = False) -> None:
+    """An open marker at the cap with an arrow up: the run hit the cap, its T_eps lies above. A diverged
+    point (every configuration left the instance's region) is a large X at the cap instead."""
+    if diverged:
+        ax.plot([x], [level], marker="X", color=look["color"], markersize=10, linestyle="none",
+                markeredgecolor="black", markeredgewidth=0.6)
+        return
     ax.plot([x], [level], marker=look["marker"], markerfacecolor="none", color=look["color"], markersize=9,
             linestyle="none")
     ax.annotate("", xy=(x, level * 1.9), xytext=(x, level * 1.05),
                 arrowprops={"arrowstyle": "->", "color": look["color"]})
+
+
+def _plot_worker_output(ax: Any, group: Sequence[Record], x_of: Any, look: dict[str, Any],
+                        scale: Any = None) -> None:
+    """The worker-output T_eps of a series (every worker's own model eps-stationary, tuned on its own):
+    the series' colour, dashed, hollow markers; `scale(record)` divides it (panel b)."""
+    done = [r for r in worker_output(group) if is_finished(r)]
+    if not done:
+        return
+    y = [r["result"]["t_eps"] / (scale(r) if scale else 1.0) for r in done]
+    ax.plot([x_of(r) for r in done], y, color=look["color"], marker=look["marker"], markerfacecolor="none",
+            linestyle="--", linewidth=1.0, markersize=5, alpha=0.8)
 
 
 def _plot_broom(ax: Any, records: Sequence[Record], cap: int) -> None:
@@ -352,16 +395,17 @@ def _plot_broom(ax: Any, records: Sequence[Record], cap: int) -> None:
         if not group:
             continue
         look = _series_style(series)
-        done = [r for r in group if r["result"]["t_eps"] is not None]
+        done = [r for r in group if is_finished(r)]
         fit = fit_records(group, diameter)
         text = f"{look['label']}"
         if fit.fit is not None:
             text += f": slope {fit.fit.slope:.2f} [{fit.fit.ci_low:.2f}, {fit.fit.ci_high:.2f}]"
         ax.plot([r["point"]["D"] for r in done], [r["result"]["t_eps"] for r in done], color=look["color"],
                 marker=look["marker"], linestyle=look["linestyle"], markersize=6, label=text)
+        _plot_worker_output(ax, group, diameter, look)
         for record in group:
-            if record["result"]["t_eps"] is None:
-                _mark_capped(ax, record["point"]["D"], cap, look)
+            if not is_finished(record):
+                _mark_capped(ax, record["point"]["D"], cap, look, is_diverged(record))
     ax.axhline(cap, color="0.8", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -401,10 +445,8 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
     dense_n = 3 * np.unique(np.round(np.geomspace(max(1, min(sizes) // 3), max(sizes) // 3, 200)).astype(int))
     explicit = np.array([1 + (CHAIN_LENGTH - 1) * (k - 2 * math.ceil(k / 3) + 1) for k in dense_n])
     shape = 1.0 / np.sqrt(1.0 - np.array([path_metropolis_lam(int(k)) for k in dense_n]))
-    on_path = [r for r in records if r["point"]["series"] != "centralized"]
-    finished = [r for r in on_path if r["result"]["t_eps"] is not None]
-    if finished:
-        scale = min(r["result"]["t_eps"] * math.sqrt(1.0 - r["params"]["lam"]) for r in finished)
+    scale = cor2_anchor(records)
+    if scale is not None:
         ax.plot(dense_n, scale * shape, color="0.6", linestyle=":", linewidth=1.5,
                 label=r"Cor. 2 shape $\propto 1/\sqrt{1-\lambda}$ (scaled to touch the path algorithms)")
     ax.plot(dense_n, explicit, **BOUND_STYLE, label=r"explicit bound $1+(T_c-1)\,\mathrm{dist}$ (§11.17)")
@@ -413,8 +455,8 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
         if not group:
             continue
         look = _series_style(series)
-        done = [r for r in group if r["result"]["t_eps"] is not None]
-        capped = [r for r in group if r["result"]["t_eps"] is None]
+        done = [r for r in group if is_finished(r)]
+        capped = [r for r in group if not is_finished(r)]
         fit = fit_records(tail_records(group), "n")
         text = f"{look['label']}"
         if fit.fit is not None:
@@ -425,13 +467,17 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
         common = {"color": look["color"], "marker": look["marker"], "linestyle": look["linestyle"]}
         ax.plot(x, y, **common, markersize=6, label=text)
         ax_ratio.plot(x, ratio, **common, markersize=6)
+        _plot_worker_output(ax, group, lambda r: r["params"]["n"], look)
+        _plot_worker_output(ax_ratio, group, lambda r: r["params"]["n"], look,
+                            lambda r: r["result"]["explicit_bound"])
         for record in capped:
             n = record["params"]["n"]
-            _mark_capped(ax, n, cap, look)
-            _mark_capped(ax_ratio, n, cap / record["result"]["explicit_bound"], look)
+            _mark_capped(ax, n, cap, look, is_diverged(record))
+            _mark_capped(ax_ratio, n, cap / record["result"]["explicit_bound"], look, is_diverged(record))
             skipped = [k for k in sizes if k > n]
             if skipped:
-                notes.append(f"{look['label']}: capped at n={n}, not run at n>{n}")
+                notes.append(f"{look['label']}: {'diverged' if is_diverged(record) else 'capped'} at n={n}, "
+                             f"not run at n>{n}")
     ax.axhline(cap, color="0.8", linewidth=0.8)
     ax.text(min(sizes), cap * 1.1, f"cap {cap:,} iterations (open marker + arrow: cap hit)", fontsize=7,
             color="0.4", ha="left")
@@ -446,11 +492,13 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
     ax_ratio.axhline(1.0, **BOUND_STYLE)
     ax_ratio.set_ylabel(r"$T_\varepsilon$ / explicit bound")
     ax_ratio.set_title("(b) distance to the explicit lower bound", fontsize=10)
-    note = "Slopes: least squares on each series' 4 largest finished n, 95% CI."
+    note = ("Slopes: least squares on each series' 4 largest finished n, 95% CI (x-bar output).\n"
+            "Solid: T_eps at x-bar; dashed, hollow: every worker's own model eps-stationary (tuned on "
+            "its own).\nOpen marker + arrow: cap hit; X: diverged (never fitted, never anchors a guide).")
     if notes:
         note += "\n" + "\n".join(notes)
     low = min([0.5] + [r["result"]["t_eps"] / r["result"]["explicit_bound"] for r in records
-                       if r["result"]["t_eps"] is not None])
+                       if is_finished(r)])
     ax_ratio.set_ylim(bottom=low / 12.0)  # room for the note under the data
     ax_ratio.text(0.02, 0.02, note, transform=ax_ratio.transAxes, fontsize=6.5, va="bottom", color="0.3")
     handles, labels = ax.get_legend_handles_labels()

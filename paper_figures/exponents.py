@@ -42,13 +42,15 @@ def write_combined(out_dir: str | pathlib.Path, figures: Sequence[str] = MEASURE
     """Join the per-figure tables present in `out_dir` into ``exponents.md`` / ``exponents.csv``.
 
     Returns the two paths, or [] when no figure has written its table yet. The markdown header (2 lines)
-    and CSV header (1 line) are taken from the first table; ValueError if the tables' headers differ.
+    and CSV header (1 line) are taken from the first table; ValueError if the tables' headers differ. The
+    markdown tables' notes (the runs behind violated rows) follow the joined table.
     """
     out_dir = pathlib.Path(out_dir)
     written = []
     for suffix, header_lines in ((".md", 2), (".csv", 1)):
         header: list[str] | None = None
         body: list[str] = []
+        notes: list[str] = []
         for figure in figures:
             path = out_dir / f"{figure}_exponents{suffix}"
             if not path.is_file():
@@ -59,10 +61,13 @@ def write_combined(out_dir: str | pathlib.Path, figures: Sequence[str] = MEASURE
             elif this_header != header:
                 raise ValueError(f"{path}: its header {this_header} differs from {header}; "
                                  "tables written by different versions cannot be joined")
+            if suffix == ".md":
+                notes += [line for line in rows if not line.startswith("|")]
+                rows = [line for line in rows if line.startswith("|")]
             body += rows
         if header is None:
             return []
-        text = "\n".join(header + body) + "\n"
+        text = "\n".join(header + body + (["", *notes] if notes else [])) + "\n"
         written.append(atomic_write_bytes(out_dir / f"{COMBINED_STEM}{suffix}", text.encode()))
     return written
 

@@ -2,9 +2,14 @@
 
 A measured exponent a in T_eps ~ c * x^a is the slope of the ordinary least-squares line through
 (log x, log T_eps); its (1 - alpha) confidence interval is slope +- t_{1-alpha/2, m-2} * se(slope), with m
-the number of runs fitted and se the usual OLS standard error (``scipy.stats.linregress``). Runs that did
-not reach eps (hit the iteration cap, or diverged: ``result["t_eps"] is None``) are excluded from the fit
-and counted, never silently dropped.
+the number of runs fitted and se the usual OLS standard error (``scipy.stats.linregress``). Only finished
+runs enter a fit (`is_finished`: a T_eps, and status "converged" where the record has one); runs that hit
+the iteration cap and runs that diverged are excluded and counted apart, never silently dropped.
+
+Verdicts are one-sided, by the kind of the catalog entry (`verdict`): a lower bound is "violated" only
+when the measured exponent is significantly below it (the whole interval below), an upper bound only when
+it is significantly above; otherwise "consistent", and "tight" for an upper bound the interval covers.
+A fit over finished runs at fewer than `MIN_POINTS` sweep points gives "too few points", never a verdict.
 
 The predicted exponent of a catalog entry is the same least-squares slope of log(predicted T_eps) over the
 same records: the average log-derivative of the bound over exactly the measured range, so floors, minima
@@ -18,7 +23,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import pathlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -27,6 +31,8 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
+
+import bounds
 
 Record = dict[str, Any]
 Variable = str | Callable[[Record], float]
@@ -67,6 +73,7 @@ class ExponentFit:
     x_min: float
     x_max: float
     r_squared: float
+    distinct_x: int = 0  # sweep points: distinct x values among the runs fitted
 
     def covers(self, exponent: float) -> bool:
         """Whether `exponent` lies inside the confidence interval (widened by rounding, 1e-9 relative)."""
@@ -111,7 +118,7 @@ def fit_exponent(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarra
         slope=slope, intercept=intercept, stderr=stderr,
         ci_low=slope - half_width, ci_high=slope + half_width, confidence=confidence,
         n_points=int(x.size), x_min=float(x.min()), x_max=float(x.max()),
-        r_squared=1.0 - residual / total if total > 0 else 1.0,
+        r_squared=1.0 - residual / total if total > 0 else 1.0, distinct_x=int(np.unique(x).size),
     )
 
 
@@ -134,39 +141,34 @@ def variable_name(variable: Variable) -> str:
 
 
 def is_finished(record: Record) -> bool:
-    """Whether the run reached eps: a T_eps was measured (not capped, not diverged)."""
-    return record["result"].get("t_eps") is not None
+    """Whether the run reached eps: a T_eps was measured and the status (where recorded) is "converged"
+    (not capped, not diverged)."""
+    result = record["result"]
+    return result.get("t_eps") is not None and result.get("status", "converged") == "converged"
 
 
-def _drop_dotted(point: Mapping[str, Any], dotted: str) -> None:
-    *parents, leaf = dotted.split(".")
-    for part in parents:
-        point = point.get(part, {})
-        if not isinstance(point, dict):
-            return
-    point.pop(leaf, None)
+def is_diverged(record: Record) -> bool:
+    """Whether the run diverged (status "diverged", or the older ``diverged`` flag without a T_eps)."""
+    result = record["result"]
+    if "status" in result:
+        return result["status"] == "diverged"
+    return bool(result.get("diverged")) and result.get("t_eps") is None
 
 
-def best_records(records: Iterable[Record], over: Sequence[str] = ("step_size",)) -> list[Record]:
-    """Per group of points equal except in the fields `over` (dotted names allowed), the run with least T_eps.
+def worker_output(records: Iterable[Record]) -> list[Record]:
+    """The records with T_eps of the workers' own models in place of T_eps at x-bar (``t_eps_local``; no
+    all-reduce at the output), for fitting and drawing the worker-output side with the same functions.
 
-    This is the tuned T_eps of §9 / §11 item 19: the minimum over a hyper-parameter grid, each seed kept
-    apart. Unfinished runs count as infinitely slow; a group with no finished run keeps one unfinished run so
-    that the cap still shows in the fit's count.
-    """
-    best: dict[str, Record] = {}
+    A record without ``t_eps_local`` counts as not finished (status "max_iterations" unless diverged)."""
+    swapped = []
     for record in records:
-        point = json.loads(json.dumps(record["point"]))
-        for field in over:
-            _drop_dotted(point, field)
-        key = json.dumps(point, sort_keys=True)
-        t_eps = record["result"].get("t_eps")
-        score = math.inf if t_eps is None else float(t_eps)
-        current = best.get(key)
-        current_t = None if current is None else current["result"].get("t_eps")
-        if current is None or score < (math.inf if current_t is None else float(current_t)):
-            best[key] = record
-    return list(best.values())
+        result = dict(record["result"])
+        local = result.get("t_eps_local")
+        result["t_eps"] = local
+        if not is_diverged(record):
+            result["status"] = "converged" if local is not None else "max_iterations"
+        swapped.append({**record, "result": result})
+    return swapped
 
 
 def median_by_x(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -182,16 +184,18 @@ class RecordFit:
     variable: str
     fit: ExponentFit | None
     runs: int
-    unfinished: int
+    unfinished: int  # capped or diverged: not in the fit
     reason: str = ""
+    diverged: int = 0  # of the unfinished, those that diverged
 
 
 def fit_records(records: Sequence[Record], variable: Variable, *, aggregate: str = "none",
                 confidence: float = 0.95) -> RecordFit:
     """Fit T_eps ~ x^a over the finished runs of `records`; `aggregate="median"` fits the per-x medians.
 
-    Runs without T_eps are excluded and counted in ``unfinished``. Returns ``fit=None`` with a reason when
-    fewer than 3 usable points (or 2 distinct x) remain.
+    Runs that did not finish (`is_finished`) are excluded and counted in ``unfinished`` (``diverged`` of
+    them diverged). Returns ``fit=None`` with a reason when fewer than 3 usable points (or 2 distinct x)
+    remain.
     """
     if aggregate not in ("none", "median"):
         raise ValueError(f"aggregate must be 'none' or 'median'; got {aggregate!r}")
@@ -203,9 +207,10 @@ def fit_records(records: Sequence[Record], variable: Variable, *, aggregate: str
         x, y = median_by_x(x, y)
     name = variable_name(variable)
     unfinished = len(records) - len(finished)
+    diverged = sum(is_diverged(record) for record in records)
     if x.size < 3 or np.unique(x).size < 2:
-        return RecordFit(name, None, len(records), unfinished, f"only {x.size} usable points")
-    return RecordFit(name, fit_exponent(x, y, confidence=confidence), len(records), unfinished)
+        return RecordFit(name, None, len(records), unfinished, f"only {x.size} usable points", diverged)
+    return RecordFit(name, fit_exponent(x, y, confidence=confidence), len(records), unfinished, "", diverged)
 
 
 def predicted_exponent(records: Sequence[Record], catalog_name: str, variable: Variable) -> float:
@@ -233,9 +238,41 @@ def predicted_exponent(records: Sequence[Record], catalog_name: str, variable: V
 # ------------------------------------------------------------------------------------------------ tables
 
 
+#: The fewest sweep points (distinct x with a finished run) a verdict is drawn from; below it the table says
+#: "too few points".
+MIN_POINTS = 4
+
+VERDICTS: tuple[str, ...] = ("consistent", "tight", "violated", "too few points")
+
+
+def verdict(fit: ExponentFit | None, predicted: float | None, kind: str | None) -> str:
+    """The one-sided verdict of a measured exponent against a catalog entry's exponent (module docstring).
+
+    ``kind`` is the entry's kind ("lower": T_eps >= the bound; "upper": T_eps <= it). Against a lower bound
+    "violated" when the whole interval lies below the predicted exponent, else "consistent"; against an
+    upper bound "violated" when the whole interval lies above it, "tight" when it covers it, else
+    "consistent" (measured significantly below: the bound is loose on this range). "too few points" when
+    the fit is missing or has finished runs at fewer than `MIN_POINTS` distinct x (sweep points; seeds
+    at one x are replicates, not points); "" without a prediction.
+    """
+    if predicted is None or kind is None:
+        return ""
+    if kind not in ("lower", "upper"):
+        raise ValueError(f"kind must be 'lower' or 'upper'; got kind={kind!r}")
+    if fit is None or fit.distinct_x < MIN_POINTS:
+        return "too few points"
+    slack = 1e-9 * max(1.0, abs(predicted))
+    if kind == "lower":
+        return "violated" if fit.ci_high < predicted - slack else "consistent"
+    if fit.ci_low > predicted + slack:
+        return "violated"
+    return "tight" if fit.covers(predicted) else "consistent"
+
+
 @dataclass(frozen=True)
 class ExponentRow:
-    """One row of the measured-vs-predicted exponent table."""
+    """One row of the measured-vs-predicted exponent table; ``runs`` are the records fitted (for showing a
+    violation's runs)."""
 
     sweep: str
     algorithm: str
@@ -243,13 +280,13 @@ class ExponentRow:
     measured: RecordFit
     predicted_name: str | None
     predicted: float | None
+    kind: str | None = None
+    runs: tuple[Record, ...] = ()
 
     @property
-    def agrees(self) -> bool | None:
-        """Whether the predicted exponent lies in the measured CI (None when either is missing)."""
-        if self.measured.fit is None or self.predicted is None:
-            return None
-        return self.measured.fit.covers(self.predicted)
+    def verdict(self) -> str:
+        """`verdict` of this row: "consistent", "tight", "violated", "too few points", or "" (none)."""
+        return verdict(self.measured.fit, self.predicted, self.kind)
 
 
 def exponent_rows(sweep: str, records: Sequence[Record], variable: Variable, *,
@@ -258,7 +295,8 @@ def exponent_rows(sweep: str, records: Sequence[Record], variable: Variable, *,
     """One row per algorithm (``record["point"]["algorithm"]``) of `records`, in order of appearance.
 
     `predicted` names the catalog entry to compare with: one name for all algorithms, or a mapping from
-    algorithm to name (algorithms missing from it get no prediction).
+    algorithm to name (algorithms missing from it get no prediction); the entry's kind (``bounds.get``)
+    decides the verdict.
     """
     groups: dict[str, list[Record]] = {}
     for record in records:
@@ -267,16 +305,18 @@ def exponent_rows(sweep: str, records: Sequence[Record], variable: Variable, *,
     for algorithm, group in groups.items():
         measured = fit_records(group, variable, aggregate=aggregate, confidence=confidence)
         name = predicted.get(algorithm) if isinstance(predicted, Mapping) else predicted
-        value = None
+        value, kind = None, None
+        finished = [record for record in group if is_finished(record)]
         if name is not None:
-            finished = [record for record in group if is_finished(record)] or group
-            value = predicted_exponent(finished, name, variable)
-        rows.append(ExponentRow(sweep, algorithm, variable_name(variable), measured, name, value))
+            value = predicted_exponent(finished or group, name, variable)
+            kind = bounds.get(name).kind
+        rows.append(ExponentRow(sweep, algorithm, variable_name(variable), measured, name, value, kind,
+                                tuple(finished)))
     return rows
 
 
 _COLUMNS = ("sweep", "algorithm", "variable", "measured", "ci_low", "ci_high", "runs_fitted", "unfinished",
-            "predicted_by", "predicted", "agrees")
+            "diverged", "predicted_by", "kind", "predicted", "verdict")
 
 
 def _row_cells(row: ExponentRow) -> dict[str, Any]:
@@ -288,9 +328,11 @@ def _row_cells(row: ExponentRow) -> dict[str, Any]:
         "ci_high": None if fit is None else fit.ci_high,
         "runs_fitted": 0 if fit is None else fit.n_points,
         "unfinished": row.measured.unfinished,
+        "diverged": row.measured.diverged,
         "predicted_by": row.predicted_name or "",
+        "kind": row.kind or "",
         "predicted": row.predicted,
-        "agrees": "" if row.agrees is None else ("yes" if row.agrees else "NO"),
+        "verdict": row.verdict,
     }
 
 
@@ -305,24 +347,38 @@ def exponent_table_csv(rows: Sequence[ExponentRow]) -> str:
 
 
 def exponent_table_markdown(rows: Sequence[ExponentRow]) -> str:
-    """The table as markdown: measured slope with its CI, runs fitted / unfinished, predicted exponent."""
+    """The table as markdown: measured slope with its CI, runs fitted / not finished (of them diverged), the
+    predicted exponent with its entry and kind, and the verdict; under it, the runs behind every violated
+    row (a violation means a bug, or an algorithm outside the class the bound speaks of)."""
     lines = [
-        "| sweep | algorithm | variable | measured exponent (95% CI) | runs (unfinished) | predicted (by) "
-        "| agrees |",
+        "| sweep | algorithm | variable | measured exponent (95% CI) | runs fitted (not finished; diverged) "
+        "| predicted (by, kind) | verdict |",
         "|---|---|---|---|---|---|---|",
     ]
+    violations = []
     for row in rows:
         cells = _row_cells(row)
         fit = row.measured.fit
         measured = "n/a" if fit is None else f"{fit.slope:.2f} [{fit.ci_low:.2f}, {fit.ci_high:.2f}]"
         if fit is not None and abs(fit.confidence - 0.95) > 1e-12:
             measured += f" ({fit.confidence:.0%})"
-        predicted = "" if row.predicted is None else f"{row.predicted:.2f} ({row.predicted_name})"
+        predicted = "" if row.predicted is None else f"{row.predicted:.2f} ({row.predicted_name}, {row.kind})"
         lines.append(
             f"| {row.sweep} | {row.algorithm} | {VARIABLE_LABELS.get(row.variable, row.variable)} "
             f"| {measured} "
-            f"| {cells['runs_fitted']} ({cells['unfinished']}) | {predicted} | {cells['agrees']} |"
+            f"| {cells['runs_fitted']} ({cells['unfinished']}; {cells['diverged']}) | {predicted} "
+            f"| {cells['verdict']} |"
         )
+        if row.verdict == "violated":
+            x_of = variable_function(row.variable) if row.variable in VARIABLES else None
+            runs = ", ".join(
+                (f"{row.variable} = {x_of(record):.4g}: " if x_of else "")
+                + f"T_eps = {record['result']['t_eps']} (record {record.get('key')})"
+                for record in row.runs)
+            violations.append(f"- violated: {row.sweep} / {row.algorithm} against {row.predicted_name} "
+                              f"({row.kind}): runs {runs}")
+    if violations:
+        lines += ["", *violations]
     return "\n".join(lines) + "\n"
 
 

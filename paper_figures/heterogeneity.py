@@ -51,7 +51,7 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
-from paper_figures.sweep import SerialExecutor, default_executor, run_sweep, to_jsonable
+from paper_figures.sweep import SerialExecutor, default_executor, outcome, run_sweep, to_jsonable
 
 #: The methods of Figure 2 in the paper plus GT-DSGD and centralized SGD (THEORY.md §9).
 ALGORITHMS: tuple[str, ...] = ("dpsgd", "d2", "dsgt", "gt_dsgd", "detag", "centralized")
@@ -152,25 +152,13 @@ def _finite_or_none(values: np.ndarray) -> list[float | None]:
     return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
 
 
-def loss_curve_point(point: Mapping[str, Any]) -> dict[str, Any]:
-    """Sweep runner: one configuration on the digits problem over several seeds; f(x_hat) at checkpoints.
-
-    Point fields: ``n, shuffled_percent, data_seed, model`` (the problem), ``network``
-    (``{"topology", "n", "kappa"}``), ``algorithm``, ``step_size``, ``hyper`` (keywords of
-    ``algorithms.run_batch``: ``momentum``, or DeTAG's ``beta, eta, R``), ``seeds``, ``iterations``,
-    ``batch``, ``checkpoints``. The seeds run side by side as one batch (each with its own stream).
-
-    Result: ``checkpoints``, ``loss`` (one list per seed; None where the loss is not finite), ``final_loss``
-    (per seed), ``diverged`` (per seed) and the final ``grad_norm`` (per seed).
-    """
-    problem = digits(int(point["n"]), float(point["shuffled_percent"]),
-                     int(point.get("data_seed", DATA_SEED)), str(point.get("model", MODEL)))
-    network = point["network"]
-    kappa = network.get("kappa")
-    W, lam = network_matrix(network["topology"], int(network["n"]), None if kappa is None else float(kappa))
-    checkpoints = [int(t) for t in point["checkpoints"]]
-    wanted = set(checkpoints)
-    seeds = [int(seed) for seed in point["seeds"]]
+def loss_curves(problem: Any, W: Any, algorithm: str, step_size: float, hyper: Mapping[str, Any],
+                seeds: Sequence[int], iterations: int, batch: int, checkpoints: Sequence[int]
+                ) -> dict[str, Any]:
+    """One configuration on the digits problem over `seeds` side by side (each with its own stream):
+    f(x_hat) at `checkpoints` per seed (None where not finite), the final loss, divergence and the final
+    gradient norm per seed."""
+    wanted = set(int(t) for t in checkpoints)
     losses: dict[int, np.ndarray] = {}
 
     def record_loss(t: int, state: Any, ctx: Any) -> None:
@@ -180,113 +168,121 @@ def loss_curve_point(point: Mapping[str, Any]) -> dict[str, Any]:
                 losses[t] = np.asarray(problem.full_value(x_hat), dtype=float).reshape(len(seeds))
 
     results = algorithms.run_batch(
-        point["algorithm"], oracles.FiniteSumOracle(problem), W, step_sizes=[float(point["step_size"])],
-        seeds=seeds, iterations=int(point["iterations"]), batch=int(point["batch"]),
-        record_every=max(1, int(point["iterations"])), callback=record_loss, **point.get("hyper", {}),
+        algorithm, oracles.FiniteSumOracle(problem), W, step_sizes=[step_size], seeds=list(seeds),
+        iterations=iterations, batch=batch, record_every=max(1, iterations), callback=record_loss, **hyper,
     )
     table = np.array([losses.get(t, np.full(len(seeds), np.nan)) for t in checkpoints])  # (checkpoints, k)
     loss = [_finite_or_none(table[:, j]) for j in range(len(seeds))]
-    result = {
-        "checkpoints": checkpoints,
+    return {
+        "checkpoints": [int(t) for t in checkpoints],
         "loss": loss,
         "final_loss": [curve[-1] for curve in loss],
         "diverged": [bool(r.diverged) or curve[-1] is None for r, curve in zip(results, loss, strict=True)],
         "grad_norm": _finite_or_none(np.array([r.grad_norms[-1] for r in results], dtype=float)),
-        "hyper": {key: value for key, value in results[0].hyper.items() if key != "schedule"},
+        "status": [outcome(r)["status"] for r in results],
     }
+
+
+def final_loss_score(problem: Any) -> Callable[[Any], float]:
+    """The tuning score of §9.1: f(x_hat) at the end of the run, infinite for a diverged or non-finite run."""
+    def score(result: Any) -> float:
+        if result.diverged or result.x_hat is None:
+            return math.inf
+        with np.errstate(all="ignore"):
+            value = float(np.asarray(problem.full_value(result.x_hat)).reshape(()))
+        return value if math.isfinite(value) else math.inf
+
+    return score
+
+
+def momentum_hyper(algorithm: str, momentum: float) -> dict[str, Any]:
+    """Heavy-ball momentum as the algorithm takes it: DeTAG's Alg. 4 ``beta``, the others' ``momentum``;
+    DeTAG also with Alg. 3's own gossip start (so that `algorithms.tune` searches only what is given)."""
+    if algorithm == "detag":
+        return {"start": "paper", **({"beta": momentum} if momentum else {})}
+    return {"momentum": momentum} if momentum else {}
+
+
+def tuned_curve(point: Mapping[str, Any]) -> dict[str, Any]:
+    """Sweep runner: tune one method at one (network, partition, momentum) and draw its loss curves.
+
+    Point fields: ``n, shuffled_percent, data_seed, model`` (the problem), ``network``
+    (``{"topology", "n", "kappa"}``), ``algorithm``, ``momentum``, ``step_sizes``, ``detag_eta_r``,
+    ``tune_seeds``, ``extra_seeds``, ``iterations``, ``batch``, ``checkpoints``.
+
+    Tuning (§9.1) through `algorithms.tune` with the final loss f(x_hat_T) as the score (`final_loss_score`;
+    the median over ``tune_seeds``): stage 1 every step of ``step_sizes`` (DeTAG with (eta, R) = (0, 1));
+    stage 2, for DeTAG, the (eta, R) pairs of ``detag_eta_r`` at the stage-1 step (ties to stage 1). The
+    winner then runs on ``tune_seeds + extra_seeds`` for its curves (`loss_curves`). Result: the curves,
+    the winner's ``step_size`` and ``hyper``, and ``tuning``: every configuration tried with its score.
+    """
+    problem = digits(int(point["n"]), float(point["shuffled_percent"]),
+                     int(point.get("data_seed", DATA_SEED)), str(point.get("model", MODEL)))
+    network = point["network"]
+    kappa = network.get("kappa")
+    W, lam = network_matrix(network["topology"], int(network["n"]), None if kappa is None else float(kappa))
+    algorithm = point["algorithm"]
+    oracle = oracles.FiniteSumOracle(problem)
+    score = final_loss_score(problem)
+    common = {"tol": None, "iterations": int(point["iterations"]), "seeds": list(point["tune_seeds"]),
+              "batch": int(point["batch"]), "admissible": False, "score": score}
+    hyper = momentum_hyper(algorithm, float(point["momentum"]))
+    stage1 = {**hyper, "eta": 0.0, "R": 1} if algorithm == "detag" else hyper
+    tuned = algorithms.tune(algorithm, oracle, W, list(point["step_sizes"]), **common, **stage1)
+    runs = list(tuned.results)
+    if algorithm == "detag" and len(point["detag_eta_r"]) > 1 and tuned.winner:
+        pairs = [{"eta": float(eta), "R": int(R)} for eta, R in point["detag_eta_r"]]
+        second = algorithms.tune(algorithm, oracle, W, [tuned.step_size], groups=pairs, **common, **hyper)
+        runs += second.results
+        if second.winner and second.t_eps < tuned.t_eps:
+            tuned = second
+    winner = tuned.winner[0] if tuned.winner else runs[0]
+    settings = {key: value for key, value in winner.hyper.items()
+                if key in ("momentum", "beta", "eta", "R", "start")}
+    seeds = [*point["tune_seeds"], *point["extra_seeds"]]
+    result = loss_curves(problem, W, algorithm, winner.step_size, settings, seeds, int(point["iterations"]),
+                         int(point["batch"]), point["checkpoints"])
+    result.update(step_size=winner.step_size, hyper=settings, seeds=seeds,
+                  tuning=[{"step_size": r.step_size, "hyper": outcome(r)["hyper"], "seed": r.seed,
+                           "score": score(r)} for r in runs])
     params = {"n": problem.n, "lam": lam, "B": int(point["batch"]), "varsigma0": problem.varsigma0()}
     return {"result": to_jsonable(result), "params": params}
 
 
-def momentum_hyper(algorithm: str, momentum: float) -> dict[str, float]:
-    """Heavy-ball momentum as the algorithm takes it: DeTAG's Alg. 4 ``beta``, the others' ``momentum``."""
-    if momentum == 0.0:
-        return {}
-    return {"beta": momentum} if algorithm == "detag" else {"momentum": momentum}
-
-
-def base_point(mode: CurveMode, network: Network, shuffled_percent: float, algorithm: str, step_size: float,
-               hyper: Mapping[str, Any], *, n: int | None = None, seeds: Sequence[int] | None = None
-               ) -> dict[str, Any]:
-    """The sweep point of one loss-curve configuration (fields of `loss_curve_point`); the tuning seeds
-    unless `seeds` is given."""
+def curve_point(mode: CurveMode, network: Network, shuffled_percent: float, momentum: float, algorithm: str,
+                smoothness: float, *, n: int | None = None) -> dict[str, Any]:
+    """The sweep point of one method's tuned curves (fields of `tuned_curve`): steps ``step_factors / L``,
+    times 1 - beta with momentum (module docstring)."""
     return {
         "figure": "loss_curves", "n": network.n if n is None else n, "shuffled_percent": shuffled_percent,
-        "data_seed": DATA_SEED, "model": MODEL, "algorithm": algorithm,
+        "data_seed": DATA_SEED, "model": MODEL, "algorithm": algorithm, "momentum": momentum,
         # centralized SGD averages exactly and never uses W: one run serves every kappa of a network
         "network": {**network.describe(), "kappa": None} if algorithm == "centralized"
         else network.describe(),
-        "step_size": step_size, "hyper": dict(hyper),
-        "seeds": list(mode.tune_seeds if seeds is None else seeds),
+        "step_sizes": [factor * (1.0 - momentum) / smoothness for factor in mode.step_factors],
+        "detag_eta_r": [list(pair) for pair in mode.detag_eta_r] if algorithm == "detag" else [],
+        "tune_seeds": list(mode.tune_seeds), "extra_seeds": list(mode.extra_seeds),
         "iterations": mode.iterations, "batch": mode.batch,
         "checkpoints": curve_checkpoints(mode.iterations, mode.points),
         "predict": [],  # loss curves are not compared with a catalog entry point by point
     }
 
 
-def mean_final_loss(record: Mapping[str, Any]) -> float:
-    """Mean final loss over the seeds; a diverged or non-finite seed makes it infinite (never the winner)."""
-    finals = record["result"]["final_loss"]
-    if any(value is None for value in finals):
-        return math.inf
-    return float(np.mean(finals))
-
-
-def best_record(records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
-    """The record with the least mean final loss over its seeds (§9.1 tuning); the first one on ties."""
-    if not records:
-        raise ValueError("best_record needs at least one record")
-    return min(records, key=mean_final_loss)
-
-
-def tuned_curves(mode: CurveMode, network: Network, shuffled_percent: float, momentum: float,
-                 smoothness: float, path: pathlib.Path, executor: Any, *, n: int | None = None,
-                 desc: str = "") -> dict[str, Mapping[str, Any]]:
-    """Tune every algorithm of `mode` at one (network, partition, momentum); {algorithm: winning record}.
-
-    Stage 1: every method over the step grid (DeTAG with (eta, R) = (0, 1)) on ``mode.tune_seeds``; stage 2:
-    DeTAG over ``mode.detag_eta_r`` at its stage-1 step; stage 3: each winner again on ``mode.extra_seeds``.
-    Every stage goes through `run_sweep` (records appended to `path`, finished points skipped). The returned
-    record of a method is its winner with the extra seeds' curves appended (``point["seeds"]`` lists all).
-    """
-    steps = [factor * (1.0 - momentum) / smoothness for factor in mode.step_factors]
-    stage1 = {}
-    for algorithm in mode.algorithms:
-        hyper = momentum_hyper(algorithm, momentum)
-        if algorithm == "detag":
-            hyper = {**hyper, "eta": 0.0, "R": 1}
-        stage1[algorithm] = [base_point(mode, network, shuffled_percent, algorithm, step, hyper, n=n)
-                             for step in steps]
-    points = [point for group in stage1.values() for point in group]
-    records = iter(run_sweep(points, path, runner=loss_curve_point, executor=executor, desc=desc,
-                             progress=False))  # in the order of `points` (all distinct)
-    winners = {alg: best_record([next(records) for _ in group]) for alg, group in stage1.items()}
-    if "detag" in winners and len(mode.detag_eta_r) > 1:
-        step = winners["detag"]["point"]["step_size"]
-        hyper = momentum_hyper("detag", momentum)
-        stage2 = [base_point(mode, network, shuffled_percent, "detag", step, {**hyper, "eta": eta, "R": R},
-                             n=n) for eta, R in mode.detag_eta_r]
-        records = run_sweep(stage2, path, runner=loss_curve_point, executor=executor, desc=desc,
-                            progress=False)
-        winners["detag"] = best_record([winners["detag"], *records])
-    if mode.extra_seeds:
-        extra = [{**record["point"], "seeds": list(mode.extra_seeds)} for record in winners.values()]
-        records = run_sweep(extra, path, runner=loss_curve_point, executor=executor, desc=desc,
-                            progress=False)
-        winners = {algorithm: merge_seeds(winner, more)
-                   for (algorithm, winner), more in zip(winners.items(), records, strict=True)}
-    return winners
-
-
-def merge_seeds(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
-    """One record of a configuration from two records of it on different seeds (per-seed lists joined)."""
-    if first["result"]["checkpoints"] != second["result"]["checkpoints"]:
-        raise ValueError("merge_seeds needs records with the same checkpoints")
-    result = dict(first["result"])
-    for key in ("loss", "final_loss", "diverged", "grad_norm"):
-        result[key] = list(first["result"][key]) + list(second["result"][key])
-    point = {**first["point"], "seeds": list(first["point"]["seeds"]) + list(second["point"]["seeds"])}
-    return {**first, "point": point, "result": result, "key": None}
+def tuned_curves(panels: Sequence[tuple[CurveMode, Network, float, float]], path: pathlib.Path, executor: Any,
+                 *, n: int | None = None, desc: str = "", progress: bool = False
+                 ) -> list[dict[str, Mapping[str, Any]]]:
+    """Tune every method of each panel (mode, network, partition, momentum) as one sweep (`run_sweep` over
+    `tuned_curve` points: records appended to `path`, finished points skipped); per panel
+    {algorithm: record}."""
+    layout = []
+    for mode, network, shuffled, momentum in panels:
+        smoothness = digits(network.n if n is None else n, shuffled).smoothness
+        layout.append({algorithm: curve_point(mode, network, shuffled, momentum, algorithm, smoothness, n=n)
+                       for algorithm in mode.algorithms})
+    points = [point for panel in layout for point in panel.values()]
+    records = iter(run_sweep(points, path, runner=tuned_curve, executor=executor, desc=desc or "curves",
+                             progress=progress))  # in the order of `points`
+    return [{algorithm: next(records) for algorithm in panel} for panel in layout]
 
 
 def make_executor(tiny: bool) -> Any:
@@ -320,10 +316,10 @@ def plot_curves(axis: Any, winners: Mapping[str, Mapping[str, Any]], order: Sequ
 
 def describe_hyper(record: Mapping[str, Any]) -> str:
     """Step size and tuned hyper-parameters of a record, short."""
-    point = record["point"]
-    text = f"$\\alpha$={point['step_size']:.3g}"
-    hyper = point.get("hyper", {})
-    if point["algorithm"] == "detag":
+    result = record["result"]
+    text = f"$\\alpha$={result['step_size']:.3g}"
+    hyper = result.get("hyper", {})
+    if record["point"]["algorithm"] == "detag":
         text += f", $\\eta$={hyper.get('eta', 0):g}, R={hyper.get('R', 1)}"
     return text
 
@@ -351,11 +347,11 @@ def summary_row(figure: str, network: str, lam: float, momentum: float, record: 
                 ) -> dict[str, Any]:
     """One row of the tuned table for a winning record."""
     finals = [value for value in record["result"]["final_loss"] if value is not None]
-    hyper = record["point"].get("hyper", {})
+    hyper = record["result"].get("hyper", {})
     return {
         "figure": figure, "network": network, "lam": lam, "momentum": momentum,
         "shuffled_percent": record["point"]["shuffled_percent"], "varsigma0": record["params"]["varsigma0"],
-        "algorithm": record["point"]["algorithm"], "step_size": record["point"]["step_size"],
+        "algorithm": record["point"]["algorithm"], "step_size": record["result"]["step_size"],
         "eta": hyper.get("eta", "") if record["point"]["algorithm"] == "detag" else "",
         "R": hyper.get("R", "") if record["point"]["algorithm"] == "detag" else "",
         "final_loss_median": float(np.median(finals)) if finals else math.nan,
@@ -384,39 +380,39 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
     executor = executor_factory(tiny)
     files: list[pathlib.Path] = []
     rows: list[dict[str, Any]] = []
+    panels = [(mode, network, shuffled, momentum) for network in mode.networks for momentum in mode.momenta
+              for shuffled in mode.partitions]
     try:
-        for network in mode.networks:
-            _, lam = network_matrix(network.topology, network.n, network.kappa)
-            fig = blank_figure(width=3.4 * len(mode.partitions), height=3.0 * len(mode.momenta) + 0.9)
-            axes = fig.subplots(len(mode.momenta), len(mode.partitions), squeeze=False, sharex=True)
-            for row, momentum in enumerate(mode.momenta):
-                for column, shuffled in enumerate(mode.partitions):
-                    problem = digits(network.n, shuffled)
-                    desc = f"heterogeneity {network.name} {shuffled:g}% beta={momentum}"
-                    winners = tuned_curves(mode, network, shuffled, momentum, problem.smoothness, path,
-                                           executor, desc=desc)
-                    axis = axes[row, column]
-                    plot_curves(axis, winners, mode.algorithms)
-                    axis.set_title(f"{shuffled:g}% shuffled, $\\varsigma_0$ = {problem.varsigma0():.2f}, "
-                                   f"momentum {momentum:g}", fontsize="medium")
-                    tuned = "; ".join(f"{label(a)}: {describe_hyper(r)}" for a, r in winners.items())
-                    axis.text(0.02, 0.02, tuned.replace("; ", "\n"), transform=axis.transAxes, fontsize=5.5,
-                              va="bottom", ha="left", color="0.25")
-                    rows.extend(summary_row("4", network.name, lam, momentum, record)
-                                for record in winners.values())
-                    if row == len(mode.momenta) - 1:
-                        axis.set_xlabel("iterations")
-                    if column == 0:
-                        axis.set_ylabel("training loss $f(\\bar x)$")
-            axes[0, 0].legend(fontsize="small", loc="upper right")
-            fig.suptitle(f"Figure 4: digits MLP (d = {digits(network.n, 0.0).dim}), {network.name} "
-                         f"($\\lambda$ = {lam:.4f}), B = {mode.batch}, median and min-max over "
-                         f"{len(mode.tune_seeds) + len(mode.extra_seeds)} seeds; each method tuned (§9.1) "
-                         "on "
-                         f"seed(s) {', '.join(map(str, mode.tune_seeds))}")
-            files += save_figure(fig, out_dir, f"heterogeneity{network.slug}", dpi=60 if tiny else 150)
+        tuned = iter(tuned_curves(panels, path, executor, desc="heterogeneity", progress=not tiny))
     finally:
         executor.shutdown(wait=True)
+    for network in mode.networks:
+        _, lam = network_matrix(network.topology, network.n, network.kappa)
+        fig = blank_figure(width=3.4 * len(mode.partitions), height=3.0 * len(mode.momenta) + 0.9)
+        axes = fig.subplots(len(mode.momenta), len(mode.partitions), squeeze=False, sharex=True)
+        for row, momentum in enumerate(mode.momenta):
+            for column, shuffled in enumerate(mode.partitions):
+                problem = digits(network.n, shuffled)
+                winners = next(tuned)
+                axis = axes[row, column]
+                plot_curves(axis, winners, mode.algorithms)
+                axis.set_title(f"{shuffled:g}% shuffled, $\\varsigma_0$ = {problem.varsigma0():.2f}, "
+                               f"momentum {momentum:g}", fontsize="medium")
+                text = "; ".join(f"{label(a)}: {describe_hyper(r)}" for a, r in winners.items())
+                axis.text(0.02, 0.02, text.replace("; ", "\n"), transform=axis.transAxes, fontsize=5.5,
+                          va="bottom", ha="left", color="0.25")
+                rows.extend(summary_row("4", network.name, lam, momentum, record)
+                            for record in winners.values())
+                if row == len(mode.momenta) - 1:
+                    axis.set_xlabel("iterations")
+                if column == 0:
+                    axis.set_ylabel("training loss $f(\\bar x)$")
+        axes[0, 0].legend(fontsize="small", loc="upper right")
+        fig.suptitle(f"Figure 4: digits MLP (d = {digits(network.n, 0.0).dim}), {network.name} "
+                     f"($\\lambda$ = {lam:.4f}), B = {mode.batch}, median and min-max over "
+                     f"{len(mode.tune_seeds) + len(mode.extra_seeds)} seeds; each method tuned (§9.1) "
+                     f"on seed(s) {', '.join(map(str, mode.tune_seeds))}")
+        files += save_figure(fig, out_dir, f"heterogeneity{network.slug}", dpi=60 if tiny else 150)
     files += write_table(rows, out_dir, "heterogeneity_tuned")
     return files
 

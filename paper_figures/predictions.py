@@ -14,6 +14,7 @@ Run: ``python -m paper_figures.predictions [--full | --tiny] [--out DIR]``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import pathlib
 from collections.abc import Sequence
@@ -76,7 +77,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     gaps = np.logspace(math.log10(MIN_GAP), 0.0, points)
     curves = predicted_curves(gaps)
     fig, axes = new_figure(1, 2, width=6.4, height=6.0, sharey=True)
-    other_colors = iter(_OTHER_COLORS)
+    other_colors = itertools.cycle(_OTHER_COLORS)  # the catalog may outgrow the palette
     for axis, kind in zip(axes, ("lower", "upper"), strict=True):
         if kind == "upper":  # the reference every upper bound is measured against
             axis.loglog(gaps, curves["lower_bound_gossip"], label="lower_bound_gossip (reference)",

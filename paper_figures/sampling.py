@@ -51,7 +51,7 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
-from paper_figures.sweep import Record, SerialExecutor, default_executor, run_sweep
+from paper_figures.sweep import Record, SerialExecutor, default_executor, outcome, run_sweep
 
 NAME = "sampling"
 
@@ -120,25 +120,33 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
     """The sweep runner: one algorithm at one (n, B, p), every seed side by side in one `run_batch`.
 
     Point fields: ``algorithm``, ``n``, ``batch``, ``p``, ``chain_length``, ``seeds`` (count), ``cap``.
-    Result: ``t_eps`` (the median over seeds, a capped seed counting as infinite; None if half or more are
-    capped), ``t_eps_seeds`` (None where capped), ``quartiles``, ``capped_seeds``.
+    Result: ``t_eps`` (the median over seeds from `algorithms.tune` over the one step 1/L, a capped seed
+    counting as infinite; None if half or more are capped), ``t_eps_seeds`` (None where capped),
+    ``quartiles``, ``capped_seeds``; ``t_eps_local`` / ``t_eps_local_seeds`` the same for the workers' own
+    models; ``status`` per seed.
     """
     n, batch, p = int(point["n"]), int(point["batch"]), float(point["p"])
     problem, oracle, W = _instance(n, p, int(point["chain_length"]))
-    hyper = {"R": 1} if point["algorithm"] == "detag" else {}
-    results = algorithms.run_batch(point["algorithm"], oracle, W, step_sizes=[1.0 / problem.smoothness],
-                                   seeds=list(range(int(point["seeds"]))), iterations=int(point["cap"]),
-                                   batch=batch, tol=problem.epsilon, **hyper)
+    # one configuration (the admissible step 1/L; DeTAG with R = 1 and Alg. 3's own eta and start)
+    hyper = {"R": 1, "eta": None, "start": "paper"} if point["algorithm"] == "detag" else {}
+    tuned = algorithms.tune(point["algorithm"], oracle, W, [1.0 / problem.smoothness],
+                            seeds=list(range(int(point["seeds"]))), iterations=int(point["cap"]),
+                            batch=batch, tol=problem.epsilon, **hyper)
+    results = tuned.results
     t_eps = [result.t_eps for result in results]
     as_float = np.array([math.inf if t is None else float(t) for t in t_eps])
-    median = float(np.median(as_float))
     quartiles = [float(q) for q in np.percentile(as_float, [25, 75])]
+    local = [getattr(result, "t_eps_local", None) for result in results]
+    local_float = np.array([math.inf if t is None else float(t) for t in local])
+    local_median = float(np.median(local_float))
     result = {
-        "t_eps": median if math.isfinite(median) else None,
-        "t_eps_seeds": t_eps, "quartiles": [q if math.isfinite(q) else None for q in quartiles],
+        "t_eps": tuned.t_eps, "t_eps_seeds": t_eps,
+        "quartiles": [q if math.isfinite(q) else None for q in quartiles],
+        "t_eps_local": local_median if math.isfinite(local_median) else None, "t_eps_local_seeds": local,
         "capped_seeds": sum(t is None for t in t_eps), "cap": int(point["cap"]),
         "step_size": 1.0 / problem.smoothness, "hyper": {k: v for k, v in results[0].hyper.items()},
         "diverged": any(result.diverged for result in results),
+        "status": [outcome(result)["status"] for result in results],
     }
     params = {"n": n, "B": batch, "sigma": noise_level(p, problem.epsilon), "Delta": problem.Delta,
               "L": problem.L, "epsilon": problem.epsilon, "lam": 0.0, "D": 1, "varsigma0": 0.0,

@@ -11,7 +11,9 @@ exactly kappa (1 - lam(W_0)) because lambda_2 >= -lambda_n. Each method is tuned
   formula, 0} and the gossip start (Alg. 3's z_{-1} = z_0, or a plain first step, §11 item 18);
 - branch and bound: a configuration that has not reached eps within the best T_eps found so far cannot win,
   so later groups run with that cap. The tuned T_eps is the exact minimum over the grid.
-Runs that hit the iteration cap are drawn as open markers at the cap with an arrow, and counted in the table.
+Runs that hit the iteration cap are drawn as open markers at the cap with an arrow, diverged points as a
+large X at the cap; both are counted in the table and never fitted. Solid lines: T_eps at x-bar; dashed,
+hollow: the worker-output T_eps (every worker's own model eps-stationary), tuned on its own.
 Drawn beside them: the explicit lower bound 1 + (T_c - 1) dist of §11 item 17 (the catalog's
 ``hard_instance_communication``; it does not depend on lam), a slope-1/2 line of Cor. 2's shape
 Delta L / (eps^2 sqrt(1 - lam)) (its constant is unspecified, so it is anchored at the best measured T_eps of
@@ -69,7 +71,7 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
-from paper_figures.sweep import run_sweep, to_jsonable
+from paper_figures.sweep import outcome, run_sweep, to_jsonable, tune_worker_output
 
 #: Methods of panel (a); centralized SGD does not gossip, so it runs once (its T_eps does not depend on W).
 GOSSIP_ALGORITHMS: tuple[str, ...] = ("detag", "d2", "dsgt", "dpsgd")
@@ -81,6 +83,8 @@ PREDICT: tuple[str, ...] = ("lower_bound_gossip", "hard_instance_communication",
                             "d2", "centralized_sgd")
 #: kappa at and below which the communication term dominates on the 12-node path (measured; §11 item 20).
 COMMUNICATION_KAPPA = 0.01
+#: The exponent-table sweep of the worker-output T_eps drawn in panel (a).
+WORKER_SWEEP = "3a, kappa <= 0.01 (worker output)"
 
 
 @dataclass(frozen=True)
@@ -111,10 +115,11 @@ GAP_MODES: dict[str, GapMode] = {
 #: Panel (b): the digits problem on a 16-ring, 0% shuffled, for each kappa.
 CURVE_KAPPAS: tuple[float, ...] = (1.0, 0.1, 0.05, 0.01)
 CURVE_MODES: dict[str, CurveMode] = {
-    "tiny": CurveMode(iterations=20, points=4, tune_seeds=(0,), extra_seeds=(), step_factors=(1.0,),
+    "tiny": CurveMode(iterations=20, points=4, tune_seeds=(0,), extra_seeds=(1, 2), step_factors=(1.0,),
                       detag_eta_r=((0.0, 1),),
                       batch=4, partitions=(0.0,), momenta=(0.0,), algorithms=("dpsgd", "detag")),
-    "quick": CurveMode(iterations=250, points=20, tune_seeds=(0,), extra_seeds=(), step_factors=(4.0, 2.0),
+    "quick": CurveMode(iterations=250, points=20, tune_seeds=(0,), extra_seeds=(1, 2),
+                       step_factors=(4.0, 2.0),
                        detag_eta_r=((0.0, 1), (0.2, 2), (0.4, 2), (0.4, 4)), batch=16, partitions=(0.0,),
                        momenta=(0.0,), algorithms=("dpsgd", "d2", "dsgt", "detag", "centralized")),
     "full": CurveMode(iterations=600, points=30, tune_seeds=(0,), extra_seeds=(1, 2),
@@ -135,12 +140,6 @@ def path_instance(n: int, T_c: int, kappa: float) -> tuple[instances.Communicati
     problem = instances.communication_instance(n, T_c=T_c)
     W = instances.lazy(instances.gossip_matrix(problem.graph(), "metropolis"), kappa)
     return problem, W, float(instances.second_eigenvalue(W))
-
-
-def varsigma0_at_start(problem: Any) -> float:
-    """sqrt((1/n) sum_i ||grad f_i(x0) - grad f(x0)||^2), assumption (6) (THEORY.md §1)."""
-    local = problem.grad(np.broadcast_to(problem.x0, (problem.n, problem.dim)).copy())
-    return float(np.sqrt(np.mean(np.sum((local - local.mean(axis=0)) ** 2, axis=-1))))
 
 
 def detag_phase_lengths(lam: float, fractions: Sequence[float]) -> list[int]:
@@ -167,22 +166,24 @@ def gossip_contraction(W: Any, lam: float, R: int, eta: float | None, start: str
 
 
 def tuned_t_eps(point: Mapping[str, Any]) -> dict[str, Any]:
-    """Sweep runner of panel (a): the least T_eps of one method at one kappa over its tuning grid.
+    """Sweep runner of panel (a): the least T_eps of one method at one kappa over its tuning grid, through
+    `algorithms.tune`.
 
     Point fields: ``n, T_c, kappa, algorithm, cap, step_factors``; DeTAG also ``R_fractions, etas, starts``.
-    Groups run in order (DeTAG: one group per R, its eta x start configurations side by side); each runs
-    with the cap min(``cap``, best T_eps so far). Result: ``t_eps`` (the tuned minimum, None if every
-    configuration hit the cap), ``capped``, ``best`` (its step size and hyper-parameters) and ``configs``
-    (every configuration with its T_eps or the iteration it was stopped at).
+    DeTAG's configurations run as branch-and-bound groups, the likeliest first (``tune(groups=...,
+    prune=True)``: each with the cap min(``cap``, best T_eps so far)); one group per configuration, since a
+    batch runs until its slowest member stops. Result: ``t_eps`` (the tuned minimum, None if every
+    configuration hit the cap), ``capped``, ``best`` (its step size and hyper-parameters), ``configs``
+    (every configuration with its T_eps or the iteration it was stopped at), and the worker-output T_eps
+    tuned on its own (`sweep.tune_worker_output`).
     """
     problem, W, lam = path_instance(int(point["n"]), int(point["T_c"]), float(point["kappa"]))
     algorithm = point["algorithm"]
     smoothness = float(problem.smoothness)
     steps = [float(factor) / smoothness for factor in point["step_factors"]]
     configs: list[dict[str, Any]] = []
+    options: dict[str, Any] = {}
     if algorithm == "detag":
-        # One group per configuration, the likeliest first: a batch runs until its slowest member stops, so
-        # batching a slow configuration with the winner would cost the slow one's iterations.
         groups = []
         for R in detag_phase_lengths(lam, point["R_fractions"]):
             for start in point["starts"]:
@@ -194,34 +195,31 @@ def tuned_t_eps(point: Mapping[str, Any]) -> dict[str, Any]:
                                         "t_eps": None, "stopped_at": 0,
                                         "skipped": "the R-step gossip expands disagreement (§11 item 18)"})
                         continue
-                    groups += [([step], {"R": R, "start": start, "eta": eta}) for step in steps]
-    else:
-        groups = [([step], {}) for step in steps]  # largest admissible step first
+                    groups.append({"R": R, "start": start, "eta": eta})
+        options = {"groups": groups, "prune": True}
     cap = int(point["cap"])
     best: dict[str, Any] | None = None
-    for group_steps, hyper in groups:
-        limit = cap if best is None else min(cap, int(best["t_eps"]))
-        if algorithm != "detag" and best is None and any("skipped" not in c for c in configs):
-            # §11 item 19: on the zero chain every partial derivative is <= 0, so a smaller step never
-            # reaches eps sooner; once the largest step hit the cap the smaller ones cannot finish either.
-            configs.append({"step_size": group_steps[0], "hyper": {}, "t_eps": None, "stopped_at": 0,
-                            "skipped": "a larger admissible step hit the cap (§11 item 19)"})
-            continue
-        results = algorithms.run_batch(algorithm, problem, W, step_sizes=group_steps, iterations=limit,
-                                       tol=problem.epsilon, **hyper)
-        for result in results:
-            entry = {"step_size": result.step_size,
-                     "hyper": {k: v for k, v in result.hyper.items() if k in ("R", "eta", "start", "form")},
-                     "t_eps": result.t_eps, "stopped_at": result.iterations}
+    local: dict[str, Any] = {"t_eps_local": None, "best_local": None, "t_eps_local_of_best": None}
+    if algorithm != "detag" or options["groups"]:
+        tuned = algorithms.tune(algorithm, problem, W, steps, tol=problem.epsilon, iterations=cap, **options)
+        for result in tuned.results:
+            entry = outcome(result)
+            entry["hyper"] = {k: v for k, v in entry["hyper"].items() if k in ("R", "eta", "start", "form")}
+            entry["stopped_at"] = result.iterations
             configs.append(entry)
-            if result.t_eps is not None and (best is None or result.t_eps < best["t_eps"]):
+            if result is (tuned.winner[0] if tuned.winner else None):
                 best = entry
-    varsigma0 = varsigma0_at_start(problem)
+        local = tune_worker_output(tuned, algorithm, problem, W, steps, tol=problem.epsilon, iterations=cap,
+                                   **options)
+    varsigma0 = instances.varsigma0_at_start(problem)
     params = {"n": problem.n, "lam": lam, "D": problem.n - 1, "Delta": problem.Delta, "L": problem.L,
               "epsilon": problem.epsilon, "sigma": 0.0, "B": 1, "varsigma0": varsigma0,
               "varsigma": varsigma0}  # varsigma (uniform, Table 2's D-PSGD row) stands in by varsigma0
-    result = {"t_eps": None if best is None else best["t_eps"], "capped": best is None, "cap": cap,
-              "best": best, "configs": configs, "hop_lower_bound": problem.iteration_lower_bound}
+    status = "converged" if best is not None else (
+        "diverged" if configs and all(c.get("status") == "diverged" for c in configs) else "max_iterations")
+    result = {"t_eps": None if best is None else best["t_eps"], "status": status, "capped": best is None,
+              "cap": cap,
+              "best": best, "configs": configs, "hop_lower_bound": problem.iteration_lower_bound, **local}
     return {"result": to_jsonable(result), "params": params}
 
 
@@ -251,9 +249,13 @@ def exponent_rows(records: Sequence[Mapping[str, Any]]) -> list[fit.ExponentRow]
     gossip = [r for r in records if r["point"]["algorithm"] in GOSSIP_ALGORITHMS]
     small = [r for r in gossip if float(r["point"]["kappa"]) <= COMMUNICATION_KAPPA + 1e-15]
     rows: list[fit.ExponentRow] = []
+    worker_all, worker_small = fit.worker_output(gossip), fit.worker_output(small)
     for sweep, group, predicted in (("3a, all kappa", gossip, PREDICTED_BY),
                                     ("3a, kappa <= 0.01", small, PREDICTED_BY),
-                                    ("3a, kappa <= 0.01 vs Cor. 2", small, None)):
+                                    ("3a, kappa <= 0.01 vs Cor. 2", small, None),
+                                    ("3a, all kappa (worker output)", worker_all, PREDICTED_BY),
+                                    (WORKER_SWEEP, worker_small, PREDICTED_BY),
+                                    ("3a, kappa <= 0.01 vs Cor. 2 (worker output)", worker_small, None)):
         for algorithm in GOSSIP_ALGORITHMS:
             mine = [r for r in group if r["point"]["algorithm"] == algorithm]
             if len({r["point"]["kappa"] for r in mine}) < 2:
@@ -293,14 +295,17 @@ def plot_gap_panel(axis: Any, records: Sequence[Mapping[str, Any]], rows: Sequen
     x_all = np.array([inv_gap(r) for r in gossip])
     span = np.geomspace(x_all.min(), x_all.max(), 50)
     fits = {row.algorithm: row.measured.fit for row in rows if row.sweep == "3a, kappa <= 0.01"}
+    worker_fits = {row.algorithm: row.measured.fit for row in rows if row.sweep == WORKER_SWEEP}
     predicted = {row.algorithm: row.predicted for row in rows if row.sweep == "3a, kappa <= 0.01"}
     for algorithm in GOSSIP_ALGORITHMS:
         mine = sorted((r for r in gossip if r["point"]["algorithm"] == algorithm), key=inv_gap)
         if not mine:
             continue
         look = style(algorithm)
-        done = [(inv_gap(r), r["result"]["t_eps"]) for r in mine if r["result"]["t_eps"] is not None]
-        capped = [(inv_gap(r), r["result"]["cap"]) for r in mine if r["result"]["t_eps"] is None]
+        done = [(inv_gap(r), r["result"]["t_eps"]) for r in mine if fit.is_finished(r)]
+        capped = [(inv_gap(r), r["result"]["cap"], fit.is_diverged(r))
+                  for r in mine if not fit.is_finished(r)]
+        local = [(inv_gap(r), r["result"]["t_eps"]) for r in fit.worker_output(mine) if fit.is_finished(r)]
         legend = look["label"]
         measured = fits.get(algorithm)
         if measured is not None:
@@ -311,7 +316,19 @@ def plot_gap_panel(axis: Any, records: Sequence[Mapping[str, Any]], rows: Sequen
             x, y = zip(*done, strict=True)
             axis.loglog(x, y, color=look["color"], marker=look["marker"], linestyle="-", linewidth=1.2,
                         label=legend)
-        for x, cap in capped:
+        worker = worker_fits.get(algorithm)
+        if local:
+            x, y = zip(*local, strict=True)
+            text = f"{look['label']}, worker output"
+            if worker is not None:
+                text += f": slope {worker.slope:.2f} [{worker.ci_low:.2f}, {worker.ci_high:.2f}]"
+            axis.loglog(x, y, color=look["color"], marker=look["marker"], markerfacecolor="none",
+                        linestyle="--", linewidth=1.0, alpha=0.8, label=text)
+        for x, cap, diverged in capped:
+            if diverged:  # every configuration left the instance's region: a large X at the cap
+                axis.loglog([x], [cap], color=look["color"], marker="X", markersize=10, linestyle="none",
+                            markeredgecolor="black", markeredgewidth=0.6)
+                continue
             axis.loglog([x], [cap], color=look["color"], marker=look["marker"], markerfacecolor="none",
                         linestyle="none")
             axis.annotate("", xy=(x, cap * 1.8), xytext=(x, cap), arrowprops={"arrowstyle": "->",
@@ -325,8 +342,8 @@ def plot_gap_panel(axis: Any, records: Sequence[Mapping[str, Any]], rows: Sequen
                      label=f"{label('centralized')} (no gossip): {central[0]['result']['t_eps']}")
     hop = gossip[0]["result"]["hop_lower_bound"]
     axis.axhline(hop, label=f"explicit lower bound $1+(T_c-1)\\,dist$ = {hop} (§11 item 17)", **BOUND_STYLE)
-    first = [r["result"]["t_eps"] for r in gossip
-             if float(r["point"]["kappa"]) == 1.0 and r["result"]["t_eps"]]
+    first = [r["result"]["t_eps"] for r in gossip  # capped and diverged points never anchor the guide
+             if float(r["point"]["kappa"]) == 1.0 and fit.is_finished(r)]
     if first:
         anchor = min(first) * np.sqrt(span / span.min())
         axis.loglog(span, anchor, color="0.35", linestyle="-.", linewidth=1.2,
@@ -336,7 +353,8 @@ def plot_gap_panel(axis: Any, records: Sequence[Mapping[str, Any]], rows: Sequen
                  color="0.9", zorder=-1, label="fitted range: $\\kappa \\leq$ 0.01")
     axis.set_xlim(span.min() / 1.3, span.max() * 1.5)
     axis.set_xlabel("$1/(1-\\lambda)$ of $W_\\kappa$")
-    axis.set_ylabel("iterations to $\\|\\nabla f(\\bar x)\\| \\leq \\varepsilon$ (tuned)")
+    axis.set_ylabel("iterations to $\\|\\nabla f(\\bar x)\\| \\leq \\varepsilon$ (solid) or "
+                    "$\\max_i \\|\\nabla f(x_i)\\| \\leq \\varepsilon$ (dashed), tuned")
     axis.grid(True, which="both", alpha=0.3)
     axis.legend(fontsize="x-small", loc="upper left")
 
@@ -370,16 +388,14 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     try:
         records = run_sweep(gap_points(gap_mode), path, runner=tuned_t_eps, executor=executor,
                             desc="spectral gap (a)", progress=not tiny)
+        panels = [(curve_mode, network, curve_mode.partitions[0], momentum) for network in curve_networks()
+                  for momentum in curve_mode.momenta]
+        tuned = tuned_curves(panels, path, executor, desc="spectral gap (b)", progress=not tiny)
         curves = []
-        for network in curve_networks():
+        for (_, network, _, momentum), winners in zip(panels, tuned, strict=True):
             _, lam = network_matrix(network.topology, network.n, network.kappa)
-            for momentum in curve_mode.momenta:
-                problem = digits(CURVE_WORKERS, curve_mode.partitions[0])
-                winners = tuned_curves(curve_mode, network, curve_mode.partitions[0], momentum,
-                                       problem.smoothness, path, executor,
-                                       desc=f"spectral gap (b) {network.name}")
-                curves.append((network, lam, momentum, winners))
-                summary.extend(summary_row("3b", network.name, lam, momentum, r) for r in winners.values())
+            curves.append((network, lam, momentum, winners))
+            summary.extend(summary_row("3b", network.name, lam, momentum, r) for r in winners.values())
     finally:
         executor.shutdown(wait=True)
 
@@ -388,7 +404,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     top, bottom = fig.subfigures(2, 1, height_ratios=(1.35, 1.0))
     axis = top.subplots(1, 1)
     plot_gap_panel(axis, records, rows)
-    problem, _, lam0 = path_instance(gap_mode.n, gap_mode.T_c, 1.0)
+    _, _, lam0 = path_instance(gap_mode.n, gap_mode.T_c, 1.0)
     axis.set_title(f"(a) Cor. 2 path instance: n = {gap_mode.n}, $T_c$ = {gap_mode.T_c}, exact gradients, "
                    "$\\varepsilon$ = 1/2 (unscaled), each point tuned\n"
                    f"$W_\\kappa = \\kappa W_0 + (1-\\kappa) I$ (Metropolis path, "

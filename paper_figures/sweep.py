@@ -3,8 +3,8 @@
 A *point* is a JSON-able dict describing one run completely (algorithm, instance, graph and weights, oracle,
 step size, iterations, batch, seed, hyper-parameters, the catalog parameters it is compared against). `grid`
 builds points as a cartesian product; `run_sweep` runs every point not yet in the record file through a
-*runner* (a picklable top-level function ``runner(point) -> dict``, `run_point` by default) and appends one
-record per finished run.
+*runner* (a picklable top-level function ``runner(point) -> dict``; each figure module has its own) and
+appends one record per finished run.
 
 Record file format (JSON Lines, one record per line, keys sorted)::
 
@@ -28,21 +28,23 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import hashlib
-import importlib
-import importlib.metadata
 import itertools
 import json
-import math
 import multiprocessing
 import os
 import pathlib
 import platform
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from importlib import metadata
 from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
+
+import algorithms
+import bounds
+from algorithms.tune import local_t_eps_score
 
 try:  # POSIX only; elsewhere the one-writer rule is the caller's
     import fcntl
@@ -122,7 +124,7 @@ def point_key(point: Mapping[str, Any], runner: Runner | str | None = None) -> s
     another runner is not mistaken for a finished one.
     """
     name = runner if isinstance(runner, str) or runner is None else runner_name(runner)
-    text = canonical_json({"point": point, "runner": name or runner_name(run_point)})
+    text = canonical_json({"point": point, "runner": name or ""})
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
@@ -302,8 +304,8 @@ def package_versions() -> dict[str, str]:
     versions = {"python": platform.python_version()}
     for package in VERSIONED_PACKAGES:
         try:
-            versions[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
             versions[package] = "not installed"
     return versions
 
@@ -314,7 +316,6 @@ def _predict_cached(names: tuple[str, ...] | None, params_json: str) -> tuple[st
     errors: dict[str, str] = {}
     if names == ():
         return canonical_json(predicted), canonical_json(errors)
-    bounds = importlib.import_module("bounds")
     params = json.loads(params_json)
     for name in names if names is not None else tuple(bounds.names()):
         try:
@@ -378,7 +379,7 @@ def run_sweep(
     points: Iterable[Point],
     path: str | os.PathLike[str],
     *,
-    runner: Runner | None = None,
+    runner: Runner,
     executor: concurrent.futures.Executor | None = None,
     max_workers: int | None = None,
     progress: bool = True,
@@ -387,8 +388,8 @@ def run_sweep(
 ) -> list[Record]:
     """Run every point of `points` whose record is not yet in `path`; return the records of all `points`.
 
-    - `runner`: ``runner(point) -> {"result": ..., "params": ...}``, a top-level function (default
-      `run_point`, the real algorithms).
+    - `runner`: ``runner(point) -> {"result": ..., "params": ...}``, a top-level function (each figure has
+      its own; it builds the run from the point and tunes through `algorithms.tune`).
     - `executor`: any `concurrent.futures.Executor` (it is not shut down here): `SerialExecutor()`, a
       ``ProcessPoolExecutor``, or a Dask cluster's ``Client.get_executor()``. Default: `default_executor`
       (a process pool over `max_workers` cores, all of them if None), shut down at the end.
@@ -398,7 +399,6 @@ def run_sweep(
 
     Returns the records in the order of `points` (first occurrence).
     """
-    runner = run_point if runner is None else runner
     name = runner_name(runner)
     ordered: dict[str, Point] = {}
     for point in points:
@@ -455,143 +455,40 @@ def _completed(
         yield futures[future], future, futures
 
 
-# ------------------------------------------------------------------------------ the default (real) runner
+# ------------------------------------------------------------------------------------ results in records
 
 
-@functools.lru_cache(maxsize=16)
-def _build_problem(instance_json: str) -> Any:
-    description = json.loads(instance_json)
-    instances = importlib.import_module("instances")
-    kind = description.pop("kind", None)
-    constructors = {
-        "communication": "communication_instance",
-        "sampling": "sampling_instance",
-        "heterogeneous_quadratic": "heterogeneous_quadratic",
-        "heterogeneous_nonconvex": "heterogeneous_nonconvex",
-        "digits": "digits_problem",
-    }
-    if kind not in constructors:
-        raise ValueError(f"point['instance']['kind'] must be one of {sorted(constructors)}; got {kind!r}")
-    return getattr(instances, constructors[kind])(**description)
+def outcome(result: Any) -> dict[str, Any]:
+    """What a figure record keeps of one `algorithms.Result`: the configuration (step size, hyper-parameters
+    without DeTAG's per-round schedule), T_eps at x-bar and at the workers' own models (``t_eps_local``),
+    the iterations run, ``status`` ('converged' | 'max_iterations' | 'diverged'), ``message`` and
+    ``diverged``."""
+    hyper = {key: value for key, value in result.hyper.items() if key not in ("factors", "schedule")}
+    status = getattr(result, "status", None) or (
+        "diverged" if result.diverged else "converged" if result.t_eps is not None else "max_iterations")
+    return {"step_size": result.step_size, "hyper": hyper, "t_eps": result.t_eps,
+            "t_eps_local": getattr(result, "t_eps_local", None), "iterations": result.iterations,
+            "status": status, "message": getattr(result, "message", ""), "diverged": result.diverged}
 
 
-@functools.lru_cache(maxsize=16)
-def _build_gossip(
-    instance_json: str, graph_json: str, weights: str, kappa: float | None
-) -> tuple[Any, float, int | None]:
-    """(W, lam, diameter or None) for a point; cached per worker because sweeps reuse one W for many runs."""
-    instances = importlib.import_module("instances")
-    graph_description = json.loads(graph_json)
-    if graph_description is None:
-        graph = _build_problem(instance_json).graph()
-    else:
-        graph_description = dict(graph_description)
-        topology = graph_description.pop("topology")
-        graph_n = graph_description.pop("n")
-        graph = instances.topology(topology, graph_n, **graph_description)
-    W = instances.gossip_matrix(graph, weights)
-    if kappa is not None:
-        W = instances.lazy(W, kappa)
-    lam = float(instances.second_eigenvalue(W))
-    diameter = _diameter(graph)
-    return W, lam, diameter
+def winner_index(tuned: Any) -> int:
+    """The position of a `algorithms.TuneResult`'s winner among its ``results`` (ValueError if none)."""
+    if not tuned.winner:
+        raise ValueError("the tuning found no configuration that reached eps")
+    return next(index for index, result in enumerate(tuned.results) if result is tuned.winner[0])
 
 
-def _diameter(graph: Any) -> int | None:
-    """The diameter D: exact by a double BFS sweep on trees (path, broom; any size), all-pairs BFS on other
-    graphs up to 2000 nodes, None beyond (too slow to be worth it)."""
-    networkx = importlib.import_module("networkx")
-    if networkx.is_tree(graph):
-        far = max(networkx.single_source_shortest_path_length(graph, 0).items(), key=lambda item: item[1])[0]
-        return int(max(networkx.single_source_shortest_path_length(graph, far).values()))
-    if graph.number_of_nodes() > 2000:
-        return None
-    return int(networkx.diameter(graph))
-
-
-def _build_oracle(problem: Any, description: Mapping[str, Any] | None) -> tuple[Any, dict[str, float]]:
-    if description is None:
-        return problem, {}
-    oracles = importlib.import_module("oracles")
-    description = dict(description)
-    kind = description.pop("kind")
-    params = {"sigma": description["sigma"]} if "sigma" in description else {}
-    return oracles.make_oracle(kind, problem, **description), params
-
-
-#: Catalog parameters read from the built instance when it has them (the hard instances carry their own).
-INSTANCE_PARAMETERS: tuple[str, ...] = ("Delta", "L", "epsilon", "sigma", "varsigma", "varsigma0")
-
-
-def run_point(point: Point) -> dict[str, Any]:
-    """The default runner: build the point's instance, graph, W and oracle, call `algorithms.run`.
-
-    Point fields (JSON):
-
-    - ``algorithm`` (str), ``step_size`` (float), ``iterations`` (int), ``batch`` (int, default 1),
-      ``seed`` (int, default 0), ``tol`` (float or None; absent: the instance's ``epsilon`` if it has one),
-      ``hyper`` (dict of algorithm keywords);
-    - ``instance``: ``{"kind": "communication" | "sampling" | "heterogeneous_quadratic" |
-      "heterogeneous_nonconvex" | "digits", **keywords of the matching instances constructor}``;
-    - ``graph``: ``{"topology": name, "n": n, **params}`` for ``instances.topology``, or None/absent to use
-      ``instance.graph()`` (the Setting 2 path/broom); ``weights`` (default ``"metropolis"``) for
-      ``instances.gossip_matrix``; ``kappa`` (optional) for ``instances.lazy``;
-    - ``oracle``: ``{"kind": ..., **params}`` for ``oracles.make_oracle``, or None/absent for exact
-      gradients;
-    - ``params``: catalog parameters of the comparison (Delta, L, sigma, epsilon, ...).
-
-    Derived catalog parameters: n (workers), lam (of the W actually used), D (the graph's diameter, for
-    graphs up to 2000 nodes), B (the batch), sigma (the oracle's, when it has one), and the instance's
-    own `INSTANCE_PARAMETERS` where ``point["params"]`` does not set them.
-    """
-    algorithms = importlib.import_module("algorithms")
-    instance_json = canonical_json(point["instance"])
-    problem = _build_problem(instance_json)
-    kappa = point.get("kappa")
-    W, lam, diameter = _build_gossip(
-        instance_json, canonical_json(point.get("graph")), point.get("weights", "metropolis"),
-        None if kappa is None else float(kappa),
-    )
-    oracle, oracle_params = _build_oracle(problem, point.get("oracle"))
-    tol = point["tol"] if "tol" in point else getattr(problem, "epsilon", None)
-    result = algorithms.run(
-        point["algorithm"], oracle, W,
-        step_size=point["step_size"], iterations=point["iterations"], batch=point.get("batch", 1),
-        seed=point.get("seed", 0), tol=tol, **point.get("hyper", {}),
-    )
-    params: dict[str, Any] = {"n": int(problem.n), "lam": lam, "B": int(point.get("batch", 1))}
-    for name in INSTANCE_PARAMETERS:  # from the instance, unless the point sets them
-        value = getattr(problem, name, None)
-        if isinstance(value, (int, float)) and name not in point.get("params", {}):
-            params[name] = value
-    params.update(oracle_params)
-    if diameter is not None:
-        params["D"] = diameter
-    return {"result": to_jsonable(result.to_record()), "params": params}
-
-
-# --------------------------------------------------------------------------- a synthetic runner (tests)
-
-
-def power_law_runner(point: Point) -> dict[str, Any]:
-    """A deterministic synthetic runner with a known answer, for testing sweeps and fits without algorithms.
-
-    T_eps = round(scale * x**exponent * exp(noise * z)) with z ~ N(0, 1) drawn from ``point["seed"]``;
-    T_eps is None (the run "hit the cap") when it exceeds ``point.get("cap")``. ``point["sleep"]`` seconds
-    of sleep make a run slow enough to be killed mid-sweep.
-    """
-    import time
-
-    x = float(point["x"])
-    if not x > 0 or not math.isfinite(x):
-        raise ValueError(f"point['x'] must be a positive finite number; got {point['x']!r}")
-    rng = np.random.default_rng(int(point.get("seed", 0)))
-    value = float(point.get("scale", 1.0)) * x ** float(point["exponent"])
-    value *= math.exp(float(point.get("noise", 0.0)) * rng.standard_normal())
-    if point.get("sleep"):
-        time.sleep(float(point["sleep"]))
-    t_eps: int | None = max(1, round(value))
-    cap = point.get("cap")
-    if cap is not None and t_eps > cap:
-        t_eps = None
-    return {"result": {"t_eps": t_eps, "iterations": cap if t_eps is None else t_eps}, "params": {}}
+def tune_worker_output(tuned: Any, name: str, problem: Any, W: Any, grid: Any, **options: Any
+                       ) -> dict[str, Any]:
+    """The worker-output side of a tuned point: ``t_eps_local``, the least T_eps at which every worker's
+    own model is eps-stationary over the same grid (`algorithms.tune` with `local_t_eps_score`; `options`
+    are the keywords of the x-bar tuning `tuned`), its configuration ``best_local``, and
+    ``t_eps_local_of_best``, the worker-output T_eps of the x-bar winner itself (None where its run
+    stopped first)."""
+    if not tuned.results or not hasattr(tuned.results[0], "t_eps_local"):  # an engine without worker T_eps
+        return {"t_eps_local": None, "best_local": None, "t_eps_local_of_best": None}
+    local = algorithms.tune(name, problem, W, grid, score=local_t_eps_score, **options)
+    own = tuned.winner[0].t_eps_local if tuned.winner else None
+    return {"t_eps_local": None if local.t_eps is None else round(local.t_eps),
+            "best_local": outcome(local.winner[0]) if local.winner else None,
+            "t_eps_local_of_best": own}

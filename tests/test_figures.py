@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.machinery
-import importlib.util
-import sys
-import types
-
 import numpy as np
 import pytest
 
@@ -17,7 +11,7 @@ from paper_figures.__main__ import FIGURES, run_figures
 
 @pytest.mark.parametrize("name", FIGURES)
 def test_figure_tiny_mode_writes_png_and_pdf(name: str, tmp_path) -> None:
-    files = importlib.import_module(f"paper_figures.{name}").make(tmp_path, tiny=True)
+    files = FIGURES[name](tmp_path, tiny=True)
     suffixes = {path.suffix for path in files}
     assert {".png", ".pdf"} <= suffixes
     for path in files:
@@ -32,15 +26,10 @@ def test_figure_tiny_mode_writes_png_and_pdf(name: str, tmp_path) -> None:
 
 
 def test_runner_reports_failures_and_goes_on(tmp_path, monkeypatch, capsys) -> None:
-    broken = types.ModuleType("paper_figures.broken")
-    broken.__spec__ = importlib.machinery.ModuleSpec("paper_figures.broken", loader=None)
-
-    def make(out_dir, *, full=False, tiny=False):
+    def broken(out_dir, *, full=False, tiny=False):
         raise RuntimeError("boom")
 
-    broken.make = make
-    monkeypatch.setitem(sys.modules, "paper_figures.broken", broken)
-    monkeypatch.setattr(runner, "FIGURES", ("broken", "predictions"))
+    monkeypatch.setattr(runner, "FIGURES", {"broken": broken, "predictions": FIGURES["predictions"]})
     assert run_figures(None, tmp_path, tiny=True) == 1
     output = capsys.readouterr()
     assert "[broken] FAILED" in output.out and "RuntimeError: boom" in output.err
@@ -76,7 +65,7 @@ def test_consensus_contraction_is_the_polynomial_bound() -> None:
     # The measured worst-case contraction equals max |p_R(mu)| over the non-trivial eigenvalues of W, and
     # plain gossip contracts by exactly lam^R.
     instances = pytest.importorskip("instances")
-    gossip = importlib.import_module("paper_figures.gossip")
+    from paper_figures import gossip
     W = instances.gossip_matrix(instances.topology("path", 12), "path")
     lam = instances.second_eigenvalue(W)
     assert lam == pytest.approx(np.cos(np.pi / 12))
@@ -96,7 +85,7 @@ def test_consensus_contraction_is_the_polynomial_bound() -> None:
 
 def test_fmmc_gap_is_at_least_the_heuristics(tmp_path, monkeypatch) -> None:
     pytest.importorskip("instances")
-    gossip = importlib.import_module("paper_figures.gossip")
+    from paper_figures import gossip
     gaps = gossip.spectral_gaps({"path": (6,), "erdos_renyi": (10,)})
     for topology in gaps:
         best_heuristic = max(gaps[topology]["metropolis"][0], gaps[topology]["max_degree"][0])

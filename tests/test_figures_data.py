@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 import pytest
@@ -32,12 +33,12 @@ def test_tuned_t_eps_is_the_grid_minimum_and_respects_the_hop_bound() -> None:
     assert output["params"]["varsigma0"] == pytest.approx(math.sqrt(math.e * (12 / 4 - 1)))
 
 
-def test_capped_largest_step_skips_the_smaller_ones() -> None:
+def test_a_capped_grid_has_no_t_eps_and_says_where_each_run_stopped() -> None:
     output = spectral_gap.tuned_t_eps(_gap_point("dpsgd", 0.01, cap=50))
     result = output["result"]
-    assert result["t_eps"] is None and result["capped"]
-    assert [c["stopped_at"] for c in result["configs"]] == [50, 0]
-    assert "skipped" in result["configs"][1]
+    assert result["t_eps"] is None and result["capped"] and result["best"] is None
+    assert [c["stopped_at"] for c in result["configs"]] == [50, 50]
+    assert {c["status"] for c in result["configs"]} == {"max_iterations"}
 
 
 def test_expansive_detag_gossip_is_not_tuned_over() -> None:
@@ -61,48 +62,58 @@ def test_detag_phase_lengths_start_near_the_guess() -> None:
     assert spectral_gap.detag_phase_lengths(0.5, [1 / 8]) == [1]
 
 
-def _curve_point(**extra: object) -> dict:
+def _curve_point(algorithm: str = "dpsgd", momentum: float = 0.9, **extra: object) -> dict:
     mode = heterogeneity.MODES["tiny"]
-    point = heterogeneity.base_point(mode, heterogeneity.Network("ring", "", "ring", 8), 0.0, "dpsgd", 0.1,
-                                     {"momentum": 0.9}, seeds=[0, 1])
+    problem = heterogeneity.digits(8, 0.0)
+    point = heterogeneity.curve_point(mode, heterogeneity.Network("ring", "", "ring", 8), 0.0, momentum,
+                                      algorithm, problem.smoothness)
     point.update(extra)
     return point
 
 
-def test_loss_curve_starts_at_f_x0_and_is_reproducible() -> None:
-    first = heterogeneity.loss_curve_point(_curve_point())
-    again = heterogeneity.loss_curve_point(_curve_point())
+def test_tuned_curve_starts_at_f_x0_and_is_reproducible() -> None:
+    first = heterogeneity.tuned_curve(_curve_point())
+    again = heterogeneity.tuned_curve(_curve_point())
     assert first == again
     problem = heterogeneity.digits(8, 0.0)
     loss = first["result"]["loss"]
-    assert len(loss) == 2 and loss[0][0] == pytest.approx(float(problem.full_value(problem.x0)))
-    assert first["result"]["checkpoints"][-1] == heterogeneity.MODES["tiny"].iterations
+    mode = heterogeneity.MODES["tiny"]
+    assert len(loss) == len(mode.tune_seeds) + len(mode.extra_seeds) >= 3  # bands over >= 3 seeds
+    assert loss[0][0] == pytest.approx(float(problem.full_value(problem.x0)))
+    assert first["result"]["checkpoints"][-1] == mode.iterations
     assert loss[0][-1] < loss[0][0] and loss[0] != loss[1]  # it trains; the seeds differ
     assert first["params"]["varsigma0"] == pytest.approx(problem.varsigma0())
 
 
-def test_tuning_picks_the_least_mean_final_loss_and_merges_seeds() -> None:
-    def record(finals: list, step: float) -> dict:
-        return {"point": {"step_size": step, "seeds": [0]}, "params": {},
-                "result": {"checkpoints": [0, 1], "final_loss": finals, "loss": [[1.0, f] for f in finals],
-                           "diverged": [f is None for f in finals], "grad_norm": [0.0] * len(finals)}}
+def test_tuning_picks_the_least_final_loss_through_algorithms_tune() -> None:
+    point = _curve_point(momentum=0.0, step_sizes=[0.5 / heterogeneity.digits(8, 0.0).smoothness,
+                                                    1.0 / heterogeneity.digits(8, 0.0).smoothness,
+                                                    200.0 / heterogeneity.digits(8, 0.0).smoothness])
+    result = heterogeneity.tuned_curve(point)["result"]
+    scores = {entry["step_size"]: entry["score"] for entry in result["tuning"]}
+    assert len(scores) == 3 and result["step_size"] == min(scores, key=scores.get)
+    # the winner's curve on the tuning seed is the run it was tuned on: its final loss is its score
+    assert result["final_loss"][0] == pytest.approx(scores[result["step_size"]], rel=1e-9)
+    score = heterogeneity.final_loss_score(heterogeneity.digits(8, 0.0))
+    assert score(types.SimpleNamespace(diverged=True, x_hat=None)) == math.inf  # never the winner
 
-    records = [record([0.5, None], 1.0), record([0.6, 0.7], 0.5), record([0.9, 0.9], 0.25)]
-    assert heterogeneity.mean_final_loss(records[0]) == math.inf
-    assert heterogeneity.best_record(records)["point"]["step_size"] == 0.5
-    merged = heterogeneity.merge_seeds(records[1], {**records[2], "point": {"step_size": 0.5, "seeds": [1]}})
-    assert merged["result"]["final_loss"] == [0.6, 0.7, 0.9, 0.9] and merged["point"]["seeds"] == [0, 1]
-    with pytest.raises(ValueError, match="checkpoints"):
-        heterogeneity.merge_seeds(records[1], {**records[2], "result": {**records[2]["result"],
-                                                                         "checkpoints": [0, 2]}})
+
+def test_detag_is_tuned_coordinate_wise() -> None:
+    result = heterogeneity.tuned_curve(_curve_point("detag", momentum=0.0))["result"]
+    tried = [(entry["hyper"]["eta"], entry["hyper"]["R"]) for entry in result["tuning"]]
+    steps = len(heterogeneity.MODES["tiny"].step_factors)
+    assert tried[:steps] == [(0.0, 1)] * steps  # stage 1: steps at (eta, R) = (0, 1)
+    assert tried[steps:] == [tuple(pair) for pair in heterogeneity.MODES["tiny"].detag_eta_r]  # stage 2
+    best = min(result["tuning"], key=lambda entry: entry["score"])
+    assert (result["hyper"]["eta"], result["hyper"]["R"]) == (best["hyper"]["eta"], best["hyper"]["R"])
 
 
 def test_curve_checkpoints_and_modes_are_consistent() -> None:
     assert heterogeneity.curve_checkpoints(10, 4) == [0, 2, 5, 8, 10]
     with pytest.raises(ValueError, match="points"):
         heterogeneity.curve_checkpoints(10, 0)
-    for mode in heterogeneity.MODES.values():
+    for mode in (*heterogeneity.MODES.values(), *spectral_gap.CURVE_MODES.values()):
         assert not set(mode.tune_seeds) & set(mode.extra_seeds)
-        assert len(mode.tune_seeds) + len(mode.extra_seeds) >= 3  # bands over >= 3 seeds
+        assert len(mode.tune_seeds) + len(mode.extra_seeds) >= 3  # bands over >= 3 seeds (issue 11)
     assert np.all(np.diff(spectral_gap.GAP_MODES["full"].kappas) < 0)
     assert min(spectral_gap.GAP_MODES["full"].kappas) <= 1e-4  # §11 item 20

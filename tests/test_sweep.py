@@ -5,7 +5,9 @@ from __future__ import annotations
 import concurrent.futures
 import importlib.machinery
 import json
+import math
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -16,16 +18,43 @@ import types
 import numpy as np
 import pytest
 
-from paper_figures import sweep
+from paper_figures import communication, sampling, sweep
 from paper_figures.sweep import (
     RecordWriter,
     SerialExecutor,
     grid,
     point_key,
-    power_law_runner,
     read_records,
     run_sweep,
 )
+
+#: This module's folder: subprocesses import `power_law_runner` from it (as the pool's workers do).
+TESTS = str(pathlib.Path(__file__).resolve().parent)
+#: The runner's name when it lived in paper_figures.sweep, so that the pinned key below still pins it.
+PINNED_RUNNER = "paper_figures.sweep:power_law_runner"
+
+
+def power_law_runner(point: dict) -> dict:
+    """A deterministic synthetic runner with a known answer, for testing sweeps without algorithms.
+
+    T_eps = round(scale * x**exponent * exp(noise * z)) with z ~ N(0, 1) drawn from ``point["seed"]``;
+    T_eps is None (the run "hit the cap") when it exceeds ``point.get("cap")``. ``point["sleep"]`` seconds
+    of sleep make a run slow enough to be killed mid-sweep.
+    """
+    x = float(point["x"])
+    if not x > 0 or not math.isfinite(x):
+        raise ValueError(f"point['x'] must be a positive finite number; got {point['x']!r}")
+    rng = np.random.default_rng(int(point.get("seed", 0)))
+    value = float(point.get("scale", 1.0)) * x ** float(point["exponent"])
+    value *= math.exp(float(point.get("noise", 0.0)) * rng.standard_normal())
+    if point.get("sleep"):
+        time.sleep(float(point["sleep"]))
+    t_eps: int | None = max(1, round(value))
+    cap = point.get("cap")
+    if cap is not None and t_eps > cap:
+        t_eps = None
+    return {"result": {"t_eps": t_eps, "iterations": cap if t_eps is None else t_eps}, "params": {}}
+
 
 SYNTHETIC_BASE = {"exponent": 1.5, "scale": 3.0, "noise": 0.2, "predict": []}
 
@@ -75,9 +104,9 @@ def test_point_key_is_pinned_across_processes() -> None:
     # A changed key would make every stored sweep rerun from scratch: pin one value, and check that another
     # interpreter (another hash seed) agrees.
     point = {"x": 2.0, "seed": 1, "exponent": 1.5}
-    key = point_key(point, power_law_runner)
-    code = ("from paper_figures.sweep import point_key, power_law_runner;"
-            "print(point_key({'seed': 1, 'exponent': 1.5, 'x': 2.0}, power_law_runner))")
+    key = point_key(point, PINNED_RUNNER)
+    code = ("from paper_figures.sweep import point_key;"
+            f"print(point_key({{'seed': 1, 'exponent': 1.5, 'x': 2.0}}, {PINNED_RUNNER!r}))")
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": "12345"})
     assert other.stdout.strip() == key == "47fb60c73654c198dc8d"
@@ -143,7 +172,7 @@ def test_record_contents(tmp_path) -> None:
     (record,) = run_sweep([{"x": 4.0, "exponent": 2.0, "seed": 0, "predict": []}], tmp_path / "r.jsonl",
                           runner=power_law_runner, executor=SerialExecutor(), progress=False)
     assert record["result"] == {"t_eps": 16, "iterations": 16}
-    assert record["runner"] == "paper_figures.sweep:power_law_runner"
+    assert record["runner"] == f"{__name__}:power_law_runner"
     assert record["key"] == point_key(record["point"], power_law_runner)
     assert {"python", "numpy", "scipy", "decbounds"} <= set(record["versions"])
     assert record["predicted"] == {} and record["prediction_errors"] == {}
@@ -167,7 +196,9 @@ KILLED_AXES = {"x": [1.0, 2.0, 4.0, 8.0, 16.0], "seed": list(range(12))}
 KILLED_BASE = {"exponent": 1.0, "noise": 0.1, "sleep": 0.01, "predict": []}
 KILLED_SWEEP = textwrap.dedent(f"""
     import sys
-    from paper_figures.sweep import SerialExecutor, grid, power_law_runner, run_sweep
+    sys.path.insert(0, {TESTS!r})
+    from paper_figures.sweep import SerialExecutor, grid, run_sweep
+    from {__name__} import power_law_runner
     points = grid({KILLED_AXES!r}, base={KILLED_BASE!r})
     run_sweep(points, sys.argv[1], runner=power_law_runner, executor=SerialExecutor(), progress=False)
 """)
@@ -250,46 +281,39 @@ def test_records_are_plain_json(tmp_path) -> None:
         assert json.loads(json.dumps(record)) == record
 
 
-# ------------------------------------------------------------------------------- the real default runner
+# ---------------------------------------------------------------------------------- real figure runners
 
 
-def real_points() -> list[dict]:
-    """Small real runs: Setting 2 on a 6-node path (exact gradients) and Setting 1 on 4 workers with the
-    probabilistic zero-chain oracle (random: the seed matters)."""
-    communication = grid(
-        {"algorithm": ["dsgt", "dpsgd"], "seed": [0]},
-        base={"instance": {"kind": "communication", "n": 6, "T_c": 3}, "weights": "metropolis",
-              "step_size": 1 / 456, "iterations": 3000},
-    )
-    sampling = grid(
-        {"algorithm": ["dsgt", "centralized"], "seed": [0, 1]},
-        base={"instance": {"kind": "sampling", "n": 4, "T_c": 3, "p": 0.2}, "oracle": {"kind": "zero_chain"},
-              "step_size": 1 / 152, "iterations": 3000},
-    )
-    return communication + sampling
+def real_points() -> tuple[list[dict], list[dict]]:
+    """Small real runs through the figures' own runners (which tune through `algorithms.tune`): Cor. 2's
+    path at n = 6 (exact gradients) and Setting 1 on 2 workers with the probabilistic zero-chain oracle
+    (random: the seed matters)."""
+    path = [point for point in communication.sweep_points("tiny")["path n=6"]
+            if point["series"] in ("dsgt", "dpsgd")]
+    setting1 = sampling.sweep_points("tiny")["nB"][:2]
+    return path, setting1
 
 
 def test_real_runs_give_equal_records_serially_and_in_a_process_pool(tmp_path) -> None:
-    instances = pytest.importorskip("instances")
-    if not all(hasattr(instances, name) for name in ("topology", "gossip_matrix", "communication_instance")):
-        pytest.skip("the instances API has not landed completely yet")
-    points = real_points()
-    serial = run_sweep(points, tmp_path / "serial.jsonl", executor=SerialExecutor(), progress=False)
-    with sweep.default_executor(2) as pool:
-        parallel = run_sweep(points, tmp_path / "pool.jsonl", executor=pool, progress=False)
+    path_points, sampling_points = real_points()
+    serial, parallel = [], []
+    runners = ((path_points, communication.measure_point), (sampling_points, sampling.measure_point))
+    for points, runner in runners:
+        serial += run_sweep(points, tmp_path / "serial.jsonl", runner=runner, executor=SerialExecutor(),
+                            progress=False)
+        with sweep.default_executor(2) as pool:
+            parallel += run_sweep(points, tmp_path / "pool.jsonl", runner=runner, executor=pool,
+                                  progress=False)
     assert parallel == serial
-    path_records, sampling_records = serial[:2], serial[2:]
-    for record in path_records:
+    for record in serial[:2]:
         assert record["params"]["n"] == 6 and record["params"]["D"] == 5
-        assert record["result"]["t_eps"] is not None
-        # §11 item 17: no zero-respecting algorithm beats 1 + (T_c - 1) * dist on this instance.
+        assert record["result"]["status"] == "converged" and record["result"]["t_eps"] is not None
+        # no zero-respecting algorithm beats 1 + (T_c - 1) * dist on this instance (Lu & De Sa 2021, Thm 1)
         assert record["result"]["t_eps"] >= record["predicted"]["hard_instance_communication"] > 1
-        # Exact gradients have no sigma; the catalog's rates need sigma > 0, and the record says why.
-        assert "sigma" in record["prediction_errors"]["lower_bound_gossip"]
-    for record in sampling_records:
-        assert record["result"]["seed"] == record["point"]["seed"]
+        assert set(record["predicted"]) | set(record["prediction_errors"]) == set(communication.PREDICT)
+    for record in serial[2:]:
+        assert len(record["result"]["t_eps_seeds"]) == record["point"]["seeds"]
         assert record["params"]["sigma"] > 0 and record["predicted"]["hard_instance_sampling"] > 0
-    assert {record["params"]["D"] for record in sampling_records} == {1}
 
 
 def test_runner_run_as_main_is_named_by_its_import_name(monkeypatch) -> None:
