@@ -1,0 +1,828 @@
+"""`decbounds verify module:Class`: hold a user's step rule against the lower bounds on the paper's instances.
+
+``verify(rule, ...)`` (and the CLI) runs, for a `algorithms.StepRule` subclass given as a class, a registered
+name, or a ``module:Class`` / ``path/to/file.py:Class`` spec:
+
+1. **the class audit** (Lu & De Sa 2021, §2): the rule runs on Cor. 2's path instance (zero chain split over
+   the end groups, exact gradients, Metropolis W, step 1/L) with the engine's A_B budget (at most B queries
+   and one communication round per iteration; a violation raises `algorithms.BudgetViolationError` naming
+   the iteration) and the zero-respecting audit on the zero chain: after iteration t+1 no worker's state
+   (every array of ``rule.worker_arrays``) holds a coordinate beyond the furthest one its closed
+   neighbourhood held after t, plus the one its own oracle may reveal. A rule that raises inside ``step`` or
+   whose iterates become non-finite fails the audit, which names the iteration;
+2. **the communication term**: T_eps against n on Cor. 2's path (``instances.communication_instance``,
+   T_c = 3), tuned over the admissible steps {1, 1/2}/L; x-bar's and the workers' own T_eps;
+3. **the spectral gap**: T_eps against 1/(1 - lam) through the lazy W_kappa = kappa W + (1 - kappa) I of the
+   12-node (tiny: 6-node) path;
+4. **the sampling term**: median T_eps over seeds against sigma^2 and against n B on Setting 1
+   (``instances.sampling_instance`` with the probabilistic zero-chain oracle, complete graph, step 1/L).
+
+Beside the rule, in the same run: DeTAG, D^2 and centralized SGD (the figures' own runners,
+``paper_figures.communication`` / ``spectral_gap`` / ``sampling``, with the phase grid cut to small R in the
+quick modes). Every run is checked against the explicit-constant lower bound of its instance
+(``hard_instance_communication``: 1 + (T_c - 1) dist; ``hard_instance_sampling_sharp`` at the median), and
+each term's log-log exponent (``paper_figures.fit``, 95% t interval) against the optimal one (1 in n on the
+path, 1/2 in 1/(1 - lam), +1 in sigma^2, -1 in n B). Verdict per term:
+
+- "BELOW the lower bound: outside the class or a bug" when a run beat the explicit bound (its parameters
+  and seed are named);
+- "matches the lower bound's order" when the interval covers the optimal exponent;
+- "worse: measured exponent x [lo, hi] against the optimal y" when the interval lies on the bad side of it
+  and the reference algorithm (DeTAG for the communication terms, centralized SGD for sampling) measured in
+  the same run lies below the rule's interval, i.e. the sizes do resolve the difference;
+- "not resolved on this range" otherwise (the n-independent descent cost of the zero chain dominates T_eps
+  at small sizes, §11 item 20: the quick sizes cannot show the asymptotic exponent).
+
+Outputs in ``out``: ``records.jsonl`` (every run, appended as it finishes, kept when a later one fails;
+resumable: a rerun with the same rule source and settings reuses them), ``audit.json``, ``exponents.csv``,
+``report.md`` and ``report.png``. ``VerifyReport.exit_status`` is 1 when the audit fails or a bound is beaten,
+0 otherwise; bad input raises `VerifyInputError` (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import io
+import json
+import math
+import pathlib
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import algorithms
+import instances
+import oracles
+from paper_figures import communication, fit, sampling, spectral_gap
+from paper_figures.plotting import atomic_write_bytes, new_figure, style
+from paper_figures.sweep import RecordWriter, SerialExecutor, run_sweep, to_jsonable
+
+#: The algorithms measured beside the rule in the same run.
+BASELINES: tuple[str, ...] = ("detag", "d2", "centralized")
+#: Optimal exponent of each term (the lower bound's order) and the fit variable.
+TERMS: dict[str, dict[str, Any]] = {
+    "communication": {"variable": "n", "optimal": 1.0, "reference": "detag",
+                      "title": "communication term: T_eps against n on Cor. 2's path"},
+    "spectral_gap": {"variable": "inv_gap", "optimal": 0.5, "reference": "detag",
+                     "title": "spectral gap: T_eps against 1/(1 - lam) through lazy W_kappa"},
+    "sampling_sigma2": {"variable": "sigma2", "optimal": 1.0, "reference": "centralized",
+                        "title": "sampling term: median T_eps against sigma^2 (Setting 1)"},
+    "sampling_nB": {"variable": "nB", "optimal": -1.0, "reference": "centralized",
+                    "title": "sampling term: median T_eps against n B (Setting 1)"},
+}
+VERDICT_MATCH = "matches the lower bound's order"
+VERDICT_BELOW = "BELOW the lower bound: outside the class or a bug"
+
+
+class VerifyInputError(ValueError):
+    """Bad input to `verify`: a spec that does not import, a class that is not a step rule, ... (one line)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """Sizes of one verify run (``verify(mode=...)``; ``sizes=`` overrides fields by name)."""
+
+    comm_sizes: tuple[int, ...]
+    comm_cap: int
+    gap_n: int
+    gap_chain: int
+    kappas: tuple[float, ...]
+    gap_cap: int
+    sampling_chain: int
+    sampling_seeds: int
+    sigma2_points: tuple[tuple[int, int, float], ...]  # (n, B, p)
+    nb_points: tuple[tuple[int, int, float], ...]
+    detag_phases: tuple[int, ...] | None  # None: the figures' own R grids
+    audit_n: int = 9
+    audit_iterations: int = 1200
+    step_fractions: tuple[float, ...] = (1.0, 0.5)
+
+
+MODES: dict[str, Settings] = {
+    "tiny": Settings(comm_sizes=(6, 9, 12, 15), comm_cap=3000, gap_n=6, gap_chain=2,
+                     kappas=(1.0, 0.3, 0.1, 0.03), gap_cap=4000, sampling_chain=3, sampling_seeds=4,
+                     sigma2_points=((2, 1, 8e-3), (2, 1, 4e-3), (2, 1, 2e-3)),
+                     nb_points=((2, 1, 4e-3), (4, 1, 4e-3), (2, 4, 4e-3)), detag_phases=(1,),
+                     audit_iterations=900, step_fractions=(1.0,)),
+    # the sampling points sit where the reveal time (T_c - 1)/(n B p) is at least the ~400 iterations of
+    # descent of the T_c = 3 chain (measured), so that the sigma^2 and n B slopes show
+    "quick": Settings(comm_sizes=(6, 12, 24, 48), comm_cap=8000, gap_n=12, gap_chain=2,
+                      kappas=(1.0, 0.3, 0.1, 0.03), gap_cap=20000, sampling_chain=3, sampling_seeds=8,
+                      sigma2_points=((2, 1, 4e-3), (2, 1, 2e-3), (2, 1, 1e-3)),
+                      nb_points=((2, 1, 1e-3), (4, 1, 1e-3), (8, 1, 1e-3)), detag_phases=(1, 2),
+                      step_fractions=(1.0,)),
+    "full": Settings(comm_sizes=(6, 12, 24, 48, 96, 192), comm_cap=32000, gap_n=12, gap_chain=2,
+                     kappas=(1.0, 0.1, 0.03, 0.01, 3e-3, 1e-3), gap_cap=100000, sampling_chain=6,
+                     sampling_seeds=16,
+                     sigma2_points=((4, 1, 5e-4), (4, 1, 2.5e-4), (4, 1, 1.25e-4)),
+                     nb_points=((2, 1, 2.5e-4), (4, 1, 2.5e-4), (8, 1, 2.5e-4), (2, 4, 2.5e-4)),
+                     detag_phases=None),
+}
+
+
+# ------------------------------------------------------------------------------------------- the rule
+
+
+def load_rule(spec: Any) -> type[algorithms.StepRule]:
+    """The rule class of ``spec``: a StepRule subclass, a registered algorithm name, or ``module:Class`` /
+    ``path/to/file.py:Class`` (the current directory is importable, as with ``python -m``).
+    VerifyInputError (one line) otherwise."""
+    if isinstance(spec, type):
+        if not issubclass(spec, algorithms.StepRule):
+            raise VerifyInputError(f"{spec.__qualname__} is not a step rule: subclass algorithms.StepRule")
+        return spec
+    if not isinstance(spec, str) or not spec:
+        raise VerifyInputError(f"rule must be a StepRule subclass or a 'module:Class' string; got {spec!r}")
+    if ":" not in spec:
+        try:
+            return algorithms.rule_class(spec)
+        except ValueError:
+            raise VerifyInputError(f"{spec!r} is neither 'module:Class' nor a registered algorithm "
+                                   f"({', '.join(algorithms.algorithm_names())})") from None
+    module_name, _, class_name = spec.rpartition(":")
+    if not module_name or not class_name:
+        raise VerifyInputError(f"expected 'module:Class' or 'path/to/file.py:Class'; got {spec!r}")
+    try:
+        if module_name.endswith(".py"):
+            path = pathlib.Path(module_name)
+            if not path.is_file():
+                raise FileNotFoundError(f"no file {module_name}")
+            loader_spec = importlib.util.spec_from_file_location(path.stem, path)
+            assert loader_spec is not None and loader_spec.loader is not None
+            module = importlib.util.module_from_spec(loader_spec)
+            sys.modules[path.stem] = module
+            loader_spec.loader.exec_module(module)
+        else:
+            if "" not in sys.path and str(pathlib.Path.cwd()) not in sys.path:
+                sys.path.insert(0, str(pathlib.Path.cwd()))
+            module = importlib.import_module(module_name)
+    except Exception as exc:  # any failure of the user's module is one line
+        raise VerifyInputError(f"cannot import {module_name!r}: {type(exc).__name__}: "
+                               f"{_one_line(exc)}") from None
+    rule = getattr(module, class_name, None)
+    if rule is None:
+        raise VerifyInputError(f"module {module_name!r} has no attribute {class_name!r}")
+    if not (isinstance(rule, type) and issubclass(rule, algorithms.StepRule)):
+        raise VerifyInputError(f"{spec} is not a step rule: {rule!r} does not subclass algorithms.StepRule")
+    return rule
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else ""
+
+
+def _registered(rule: type[algorithms.StepRule]) -> tuple[str, bool]:
+    """Register ``rule`` if it is not (a default name and style filled in); (its name, whether added)."""
+    for entry in algorithms.entries():
+        if entry.rule is rule:
+            return entry.name, False
+    name = rule.name or rule.__name__.lower()
+    extra: dict[str, Any] = {}
+    if rule.name != name:
+        extra["name"] = name
+    if not isinstance(rule.style, algorithms.PlotStyle):
+        extra["style"] = algorithms.PlotStyle(color="tab:pink", marker="P", label=name)
+    if extra:
+        rule = type(rule.__name__, (rule,), {**extra, "__module__": rule.__module__})
+    try:
+        algorithms.register(rule)
+    except (TypeError, ValueError) as exc:
+        raise VerifyInputError(f"cannot register the rule: {exc}") from None
+    return name, True
+
+
+def fingerprint(rule: type[algorithms.StepRule]) -> str:
+    """A hash of the rule's source (so that records of an edited rule are not reused)."""
+    try:
+        text = inspect.getsource(rule)
+    except (OSError, TypeError):
+        text = f"{rule.__module__}.{rule.__qualname__}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------------------------------- the audit
+
+
+def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0) -> dict[str, Any]:
+    """The class audit of algorithm ``name`` on Cor. 2's path instance (module docstring, item 1).
+
+    Returns ``{"passed", "checks": [{"condition", "passed", "detail"}], "rule", ...}``; never raises for a
+    misbehaving rule (a raising ``step`` is a failed check naming the iteration)."""
+    problem = instances.communication_instance(n, T_c=4)
+    W = instances.gossip_matrix(problem.graph(), "metropolis")
+    rule = algorithms.rule_class(name)
+    where = {"t": 0}
+
+    def track(t: int, state: Any, ctx: Any) -> None:
+        where["t"] = t
+
+    checks: list[dict[str, Any]] = []
+    out: dict[str, Any] = {"rule": name, "instance": f"communication_instance(n={n}, T_c=4), Metropolis path",
+                           "step_size": 1.0 / problem.smoothness, "iterations": iterations, "seed": seed}
+    try:
+        result = algorithms.run(name, problem, W, step_size=1.0 / problem.smoothness, iterations=iterations,
+                                seed=seed, tol=problem.epsilon, stop="both", record_progress=True,
+                                callback=track)
+    except algorithms.BudgetViolationError as exc:
+        checks.append({"condition": "A_B budget (at most B queries and one round per iteration)",
+                       "passed": False, "detail": f"{name}: {_one_line(exc)}"})
+        return {**out, "passed": False, "checks": checks}
+    except Exception as exc:  # the user's step raised: a verdict, not a traceback
+        checks.append({"condition": "step runs", "passed": False,
+                       "detail": f"{name} raised {type(exc).__name__} in step at iteration {where['t']}: "
+                                 f"{_one_line(exc)}"})
+        return {**out, "passed": False, "checks": checks}
+    checks.append({"condition": "A_B budget (at most B queries and one round per iteration)", "passed": True,
+                   "detail": f"{result.counters['gradient_queries']} queries and "
+                             f"{result.counters['communication_rounds']} rounds per worker in "
+                             f"{result.iterations} iterations"})
+    finite = not (result.diverged and "non-finite" in result.message)
+    checks.append({"condition": "iterates stay finite", "passed": finite,
+                   "detail": f"{name}: {result.message}" if not finite else "yes"})
+    if not rule.gossips or rule.communication == "exact":
+        checks.append({"condition": "zero-respecting on the graph (one hop per iteration)", "passed": True,
+                       "detail": "not applicable: the rule declares communication that is not gossip on "
+                                 "the graph (gossips=False or exact averaging), so it is outside the gossip "
+                                 "class and the path bounds are a reference only"})
+    else:
+        checks.append(_zero_respecting(name, result.progress, problem.graph()))
+    out.update(passed=all(check["passed"] for check in checks), checks=checks, status=result.status,
+               t_eps=result.t_eps)
+    return out
+
+
+def _zero_respecting(name: str, progress: np.ndarray | None, graph: Any) -> dict[str, Any]:
+    """First (iteration, worker) whose progress runs ahead of its closed neighbourhood's by more than 1."""
+    condition = "zero-respecting on the zero chain (one hop per iteration)"
+    if progress is None or len(progress) < 2:
+        return {"condition": condition, "passed": False, "detail": f"{name}: no progress was recorded"}
+    n = progress.shape[1]
+    reach = np.zeros_like(progress[:-1])
+    for i in range(n):
+        closed = [i, *graph.neighbors(i)]
+        reach[:, i] = progress[:-1, closed].max(axis=1)
+    ahead = progress[1:] > reach + 1
+    if ahead.any():
+        t, i = (int(v) for v in np.argwhere(ahead)[0])
+        return {"condition": condition, "passed": False,
+                "detail": f"{name}: after iteration {t + 1} worker {i} holds chain coordinate "
+                          f"{int(progress[t + 1, i])}, but its closed neighbourhood held at most "
+                          f"{int(reach[t, i])} after iteration {t} (information moved more than one hop, or "
+                          "the rule used something other than its oracle and W)"}
+    top = int(progress.max())
+    detail = f"held over {len(progress) - 1} iterations; the chain progressed to coordinate {top}"
+    if top < 2:
+        detail += " (too little progress for the check to bite)"
+    return {"condition": condition, "passed": True, "detail": detail}
+
+
+# --------------------------------------------------------------------------------------- measurements
+
+
+def measure(point: dict[str, Any]) -> dict[str, Any]:
+    """The sweep runner of every verify run: the figures' runners for the baselines, `_tune_rule` for the
+    rule under test (point field ``rule_id`` set)."""
+    term, name = point["term"], point["algorithm"]
+    if term == "communication":
+        if point.get("rule_id") is None:
+            return communication.measure_point(point)
+        problem = instances.communication_instance(int(point["n"]), T_c=int(point["chain_length"]))
+        W = instances.gossip_matrix(problem.graph(), "metropolis")
+        steps = [fraction / problem.smoothness for fraction in point["step_fractions"]]
+        result = _tune_rule(name, problem, W, steps, tol=problem.epsilon, cap=int(point["cap"]),
+                            seeds=[int(point["seed"])], hyper=point.get("hyper", {}))
+        n = problem.n
+        result.update(explicit_bound=int(problem.iteration_lower_bound), dist=int(problem.dist))
+        varsigma0 = communication.cor2_varsigma0(n, problem.epsilon)
+        params = {"n": n, "lam": communication.gossip_lam(n), "D": n - 1, "B": 1, "sigma": 0.0,
+                  "Delta": problem.Delta, "L": problem.L, "epsilon": problem.epsilon, "varsigma0": varsigma0,
+                  "varsigma": varsigma0}
+        return {"result": result, "params": params}
+    if term == "spectral_gap":
+        if point.get("rule_id") is None:
+            return spectral_gap.tuned_t_eps(point)
+        problem, W, lam = spectral_gap.path_instance(int(point["n"]), int(point["T_c"]),
+                                                     float(point["kappa"]))
+        steps = [factor / problem.smoothness for factor in point["step_factors"]]
+        result = _tune_rule(name, problem, W, steps, tol=problem.epsilon, cap=int(point["cap"]),
+                            seeds=[int(point["seed"])], hyper=point.get("hyper", {}))
+        result["hop_lower_bound"] = int(problem.iteration_lower_bound)
+        params = {"n": problem.n, "lam": lam, "D": problem.n - 1, "Delta": problem.Delta, "L": problem.L,
+                  "epsilon": problem.epsilon, "sigma": 0.0, "B": 1}
+        return {"result": result, "params": params}
+    if term == "sampling":
+        if point.get("rule_id") is None:
+            return sampling.measure_point(point)
+        n, batch, p = int(point["n"]), int(point["batch"]), float(point["p"])
+        problem = instances.sampling_instance(n, T_c=int(point["chain_length"]), p=p)
+        W = instances.gossip_matrix(problem.graph(), "metropolis") if n > 1 else None
+        seeds = [int(point["seed"]) + j for j in range(int(point["seeds"]))]
+        result = _tune_rule(name, oracles.ZeroChainOracle(problem), W, [1.0 / problem.smoothness],
+                            tol=problem.epsilon, cap=int(point["cap"]), seeds=seeds, batch=batch,
+                            hyper=point.get("hyper", {}))
+        params = {"n": n, "B": batch, "sigma": sampling.noise_level(p, problem.epsilon),
+                  "Delta": problem.Delta, "L": problem.L, "epsilon": problem.epsilon, "lam": 0.0, "D": 1,
+                  "varsigma0": 0.0, "p": p, "T_c": problem.T_c}
+        return {"result": result, "params": params}
+    raise ValueError(f"point['term'] must be communication, spectral_gap or sampling; got {term!r}")
+
+
+def _tune_rule(name: str, problem: Any, W: Any, steps: Sequence[float], *, tol: float, cap: int,
+               seeds: Sequence[int], batch: int = 1, hyper: Mapping[str, Any]) -> dict[str, Any]:
+    """`algorithms.tune` of the rule under test over ``steps`` x its ``hyper`` grids (the least median T_eps
+    over seeds), as a record's result; a rule that raises is a result with status "error" naming the
+    iteration, so that the sweep goes on and the record is kept."""
+    where = {"t": 0}
+
+    def track(t: int, state: Any, ctx: Any) -> None:
+        where["t"] = t
+
+    try:
+        tuned = algorithms.tune(name, problem, W, list(steps), tol=tol, iterations=cap, seeds=list(seeds),
+                                batch=batch, callback=track, **dict(hyper))
+    except Exception as exc:  # the user's rule: a verdict, not a traceback
+        kind = "A_B budget violated" if isinstance(exc, algorithms.BudgetViolationError) else \
+            f"raised {type(exc).__name__} in step at iteration {where['t']}"
+        return {"t_eps": None, "t_eps_local": None, "status": "error", "capped": False, "cap": cap,
+                "message": f"{name} {kind}: {_one_line(exc)}", "seeds": list(seeds), "t_eps_seeds": [],
+                "step_size": None, "hyper": {}}
+    per_seed = len(seeds)
+    best = tuned.winner
+    chosen = best or tuned.results[:per_seed]
+    statuses = [result.status for result in chosen]
+    local = [result.t_eps_local for result in chosen]
+    local_float = [math.inf if t is None else float(t) for t in local]
+    local_median = float(np.median(local_float)) if local_float else math.inf
+    status = "converged" if best else ("diverged" if statuses and all(s == "diverged" for s in statuses)
+                                       else "max_iterations")
+    return to_jsonable({
+        "t_eps": tuned.t_eps, "t_eps_local": local_median if math.isfinite(local_median) else None,
+        "status": status, "capped": not best and status != "diverged", "cap": cap,
+        "message": chosen[0].message if chosen else "", "seeds": list(seeds),
+        "t_eps_seeds": [result.t_eps for result in chosen], "status_seeds": statuses,
+        "step_size": tuned.step_size, "hyper": {k: v for k, v in tuned.hyper.items() if _plain(v)},
+        "grid": [{"step_size": r.step_size, "t_eps": r.t_eps, "status": r.status, "seed": r.seed}
+                 for r in tuned.results],
+    })
+
+
+def _plain(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def sweep_points(name: str, rule_id: str, settings: Settings, *, seed: int, hyper: Mapping[str, Any],
+                 baselines: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Every run of the three experiments, by term: the rule's points carry ``rule_id`` (its source hash)
+    and the hyper-parameter grids it is tuned over; the baselines' points are the figures' own."""
+    series = [name, *[b for b in baselines if b != name]]
+    levels: dict[str, list[dict[str, Any]]] = {"communication": [], "spectral_gap": [], "sampling": []}
+    for n in settings.comm_sizes:
+        for algorithm in series:
+            point = {"term": "communication", "series": algorithm, "algorithm": algorithm, "n": n,
+                     "chain_length": communication.CHAIN_LENGTH, "cap": settings.comm_cap,
+                     "step_fractions": list(settings.step_fractions), "seed": seed,
+                     "predict": ["hard_instance_communication", "lower_bound_gossip"]}
+            if algorithm == name:
+                point.update(rule_id=rule_id, hyper=dict(hyper))
+            elif algorithm == "detag":
+                phases = communication.detag_phases(n)
+                point["phases"] = list(settings.detag_phases or phases)
+            levels["communication"].append(point)
+    for kappa in settings.kappas:
+        for algorithm in series:
+            point = {"term": "spectral_gap", "algorithm": algorithm, "n": settings.gap_n,
+                     "T_c": settings.gap_chain, "kappa": kappa, "cap": settings.gap_cap,
+                     "step_factors": [1.0], "seed": seed,
+                     "predict": ["hard_instance_communication", "lower_bound_gossip"]}
+            if algorithm == name:
+                point.update(rule_id=rule_id, hyper=dict(hyper))
+            elif algorithm == "detag":
+                point.update(R_fractions=[1 / 32, 1 / 16] if settings.detag_phases is None else [],
+                             etas=[None, 0.0], starts=["paper"])
+            levels["spectral_gap"].append(point)
+    seen: set[tuple[Any, ...]] = set()
+    for points in (settings.sigma2_points, settings.nb_points):
+        for n, B, p in points:
+            for algorithm in series:
+                if (algorithm, n, B, p) in seen:
+                    continue
+                seen.add((algorithm, n, B, p))
+                point = {"term": "sampling", "algorithm": algorithm, "n": n, "batch": B, "p": p,
+                         "chain_length": settings.sampling_chain, "seeds": settings.sampling_seeds,
+                         "seed": seed, "cap": sampling.iteration_cap(n, B, p, settings.sampling_chain),
+                         "predict": ["hard_instance_sampling_sharp", "hard_instance_sampling"]}
+                if algorithm == name:
+                    point.update(rule_id=rule_id, hyper=dict(hyper))
+                levels["sampling"].append(point)
+    return levels
+
+
+# ---------------------------------------------------------------------------------------------- verdicts
+
+
+def _fit_records(term: str, records: Sequence[dict[str, Any]], settings: Settings) -> list[dict[str, Any]]:
+    """The records a term's fit reads: the path points, the gap points, or one pseudo-record per seed of
+    the sampling points of that sweep (the slope of the median with the seeds as replicates)."""
+    if term in ("communication", "spectral_gap"):
+        return [r for r in records if r["point"]["term"] == term]
+    wanted = {(n, B, p) for n, B, p in (settings.sigma2_points if term == "sampling_sigma2"
+                                        else settings.nb_points)}
+    out = []
+    for record in records:
+        point = record["point"]
+        if point["term"] != "sampling" or (point["n"], point["batch"], point["p"]) not in wanted:
+            continue
+        for t in record["result"].get("t_eps_seeds") or [None]:
+            status = "converged" if t is not None else record["result"].get("status", "max_iterations")
+            out.append({**record, "result": {"t_eps": t, "status": status if t is None else "converged"}})
+    return out
+
+
+def explicit_bound(record: dict[str, Any]) -> float | None:
+    """The explicit-constant lower bound a record's T_eps is held to (None where none applies)."""
+    result, point = record["result"], record["point"]
+    if point["term"] == "communication":
+        return result.get("explicit_bound")
+    if point["term"] == "spectral_gap":
+        return result.get("hop_lower_bound")
+    return record.get("predicted", {}).get("hard_instance_sampling_sharp")
+
+
+def below_bound(records: Sequence[dict[str, Any]], name: str) -> list[str]:
+    """Each of ``name``'s runs (a median over seeds for sampling) below its explicit lower bound, in words."""
+    found = []
+    for record in records:
+        point, result = record["point"], record["result"]
+        bound = explicit_bound(record)
+        if point["algorithm"] != name or result.get("t_eps") is None or bound is None:
+            continue
+        if result["t_eps"] < bound:
+            where = {key: point[key] for key in ("n", "kappa", "batch", "p", "seed", "seeds") if key in point}
+            found.append(f"{point['term']} run {where}: T_eps = {result['t_eps']} < explicit bound "
+                         f"{bound:.6g} (step {result.get('step_size')}, hyper {result.get('hyper')})")
+    return found
+
+
+def term_verdict(term: str, rule_fit: fit.RecordFit, reference_fit: fit.RecordFit | None,
+                 below: Sequence[str]) -> str:
+    """The verdict of one term (module docstring)."""
+    optimal = TERMS[term]["optimal"]
+    if below:
+        return f"{VERDICT_BELOW} ({below[0]})"
+    f = rule_fit.fit
+    if f is None or f.n_points < fit.MIN_POINTS:
+        why = rule_fit.reason or f"{0 if f is None else f.n_points} finished runs"
+        return f"not resolved on this range: too few finished runs to fit ({why}; {rule_fit.unfinished} " \
+               "hit the cap, diverged or failed)"
+    measured = f"measured exponent {f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]"
+    if f.covers(optimal):
+        return f"{VERDICT_MATCH} ({measured}, optimal {optimal:g})"
+    worse_side = f.ci_low > optimal  # every optimal exponent is an upper end: larger is worse (n B: -1)
+    reference = None if reference_fit is None else reference_fit.fit
+    if worse_side and reference is not None and reference.ci_high < f.ci_low:
+        return f"worse: {measured} against the optimal {optimal:g} (the reference measured " \
+               f"{reference.slope:.2f} [{reference.ci_low:.2f}, {reference.ci_high:.2f}] on the same range)"
+    side = "above" if worse_side else "below"
+    return (f"not resolved on this range: {measured} lies {side} the optimal {optimal:g}, but the sizes do "
+            "not separate it from the reference algorithm (the zero chain's size-independent descent cost "
+            "dominates small instances; run without --quick for larger ones)")
+
+
+# -------------------------------------------------------------------------------------------- the report
+
+
+@dataclasses.dataclass
+class VerifyReport:
+    """What `verify` found: the audit, each term's verdict and fits, the files written."""
+
+    rule: str
+    mode: str
+    seed: int
+    audit: dict[str, Any]
+    verdicts: dict[str, str]
+    fits: dict[str, dict[str, fit.RecordFit]]
+    records: list[dict[str, Any]]
+    files: list[pathlib.Path]
+    errors: list[str]
+    seconds: float
+
+    @property
+    def beaten(self) -> bool:
+        """Whether some run of the rule beat an explicit lower bound."""
+        return any(v.startswith(VERDICT_BELOW) for v in self.verdicts.values())
+
+    @property
+    def exit_status(self) -> int:
+        """1 when the audit failed or a lower bound was beaten (a CI gate), else 0."""
+        return 1 if (not self.audit["passed"] or self.beaten) else 0
+
+
+def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = None, seed: int = 0,
+           hyper: Mapping[str, Any] | None = None, baselines: Sequence[str] = BASELINES,
+           sizes: Mapping[str, Any] | None = None, budget: int | None = None,
+           progress: bool = True) -> VerifyReport:
+    """Verify ``rule`` (module docstring): the class audit, then the three experiments beside
+    ``baselines``; writes the report files into ``out`` (default ``./verify-<name>``) and returns them.
+
+    ``mode``: "quick" (<= 3 minutes on 2 cores), "full", or "tiny" (tests). ``hyper``: the rule's
+    hyper-parameter grids it is tuned over (lists are grid axes, as in `algorithms.tune`). ``sizes``:
+    `Settings` fields to override (e.g. ``{"comm_sizes": (6, 9, 12, 15)}``); ``budget``: one iteration cap
+    for every run (overrides the mode's caps). ``seed``: the seed of every run (sampling: seed, seed+1, ...).
+
+    Example (tiny sizes; ``mode="quick"`` is what the CLI runs):
+        >>> import tempfile, paper_figures.verify as v
+        >>> report = v.verify("exact_diffusion", mode="tiny", out=tempfile.mkdtemp(), baselines=(),
+        ...                   progress=False)  # doctest: +SKIP
+        >>> report.exit_status  # doctest: +SKIP
+        0
+    """
+    started = time.perf_counter()
+    if mode not in MODES:
+        raise VerifyInputError(f"mode must be one of {tuple(MODES)}; got mode={mode!r}")
+    settings = MODES[mode]
+    if sizes:
+        unknown = set(sizes) - {f.name for f in dataclasses.fields(Settings)}
+        if unknown:
+            raise VerifyInputError(f"unknown sizes field(s) {sorted(unknown)}; known: "
+                                   f"{[f.name for f in dataclasses.fields(Settings)]}")
+        settings = dataclasses.replace(settings, **dict(sizes))
+    if budget is not None:
+        if isinstance(budget, bool) or int(budget) != budget or budget < 1:
+            raise VerifyInputError(f"budget must be a positive integer; got budget={budget!r}")
+        settings = dataclasses.replace(settings, comm_cap=int(budget), gap_cap=int(budget))
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise VerifyInputError(f"seed must be a non-negative integer; got seed={seed!r}")
+    allowed = (*BASELINES, "dpsgd", "dsgt")
+    for baseline in baselines:
+        if baseline not in allowed:
+            raise VerifyInputError(f"baselines must be among {allowed}; got {baseline!r}")
+    cls = load_rule(rule)
+    name, added = _registered(cls)
+    out_dir = pathlib.Path(out if out is not None else f"verify-{name}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    records_path = out_dir / "records.jsonl"
+    try:
+        audited = audit(name, n=settings.audit_n, iterations=settings.audit_iterations, seed=int(seed))
+        with RecordWriter(records_path) as writer:
+            writer.append(to_jsonable({"key": f"audit:{name}:{fingerprint(cls)}", "runner": "verify.audit",
+                                       "audit": audited}))
+        atomic_write_bytes(out_dir / "audit.json", json.dumps(to_jsonable(audited), indent=2).encode())
+        records: list[dict[str, Any]] = []
+        errors: list[str] = []
+        if audited["passed"]:
+            levels = sweep_points(name, fingerprint(cls), settings, seed=int(seed), hyper=dict(hyper or {}),
+                                  baselines=baselines)
+            for term, points in levels.items():
+                try:
+                    records += run_sweep(points, records_path, runner=measure, executor=SerialExecutor(),
+                                         progress=progress, desc=f"verify {name}: {term}")
+                except RuntimeError as exc:  # a baseline failed: keep going, say so
+                    errors.append(f"{term}: {_one_line(exc)}")
+        verdicts, fits = _verdicts(name, records, settings, audited, baselines)
+        files = [records_path, out_dir / "audit.json"]
+        files += _write_exponents(out_dir, fits, verdicts, name)
+        files += _plot(out_dir, name, records, settings)
+        report = VerifyReport(rule=name, mode=mode, seed=int(seed), audit=audited, verdicts=verdicts,
+                              fits=fits, records=records, files=files, errors=errors,
+                              seconds=time.perf_counter() - started)
+        text = report_markdown(report, settings, cls)
+        atomic_write_bytes(out_dir / "report.md", text.encode())
+        report.files.insert(0, out_dir / "report.md")
+        return report
+    finally:
+        if added:
+            algorithms.unregister(name)
+
+
+def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, audited: dict[str, Any],
+              baselines: Sequence[str]) -> tuple[dict[str, str], dict[str, dict[str, fit.RecordFit]]]:
+    verdicts: dict[str, str] = {}
+    fits: dict[str, dict[str, fit.RecordFit]] = {}
+    if not audited["passed"]:
+        failed = [c for c in audited["checks"] if not c["passed"]]
+        verdicts["audit"] = "FAILED: " + "; ".join(f"{c['condition']}: {c['detail']}" for c in failed)
+        return verdicts, fits
+    verdicts["audit"] = "passed: " + "; ".join(c["condition"] for c in audited["checks"])
+    for term, spec in TERMS.items():
+        chosen = _fit_records(term, records, settings)
+        fits[term] = {}
+        for algorithm in [name, *[b for b in baselines if b != name]]:
+            mine = [r for r in chosen if r["point"]["algorithm"] == algorithm]
+            if mine:
+                fits[term][algorithm] = fit.fit_records(mine, spec["variable"])
+        if name not in fits[term]:
+            continue
+        source = "sampling" if term.startswith("sampling") else term
+        below = below_bound([r for r in records if r["point"]["term"] == source], name)
+        failed = [r["result"]["message"] for r in records
+                  if r["point"]["term"] == source and r["point"]["algorithm"] == name
+                  and r["result"].get("status") == "error"]
+        verdict = term_verdict(term, fits[term][name], fits[term].get(spec["reference"]), below)
+        capped = _capped_where_reference_finished(chosen, name, spec["reference"], spec["variable"])
+        if capped and not below and not verdict.startswith(VERDICT_MATCH):
+            verdict = f"worse: {capped}"
+        if failed:
+            verdict = f"error: {failed[0]}"
+        verdicts[term] = verdict
+    return verdicts, fits
+
+
+def _capped_where_reference_finished(records: Sequence[dict[str, Any]], name: str, reference: str,
+                                     variable: str) -> str:
+    """In words, the first x at which the rule hit the cap while the reference algorithm finished ("" if
+    none): at these sizes the rule is slower than the reference by more than the cap allows."""
+    x_of = fit.VARIABLES[variable]
+    finished = {x_of(r): r["result"]["t_eps"] for r in records
+                if r["point"]["algorithm"] == reference and fit.is_finished(r)}
+    for record in sorted(records, key=x_of):
+        result = record["result"]
+        if record["point"]["algorithm"] == name and result.get("t_eps") is None \
+                and result.get("status") == "max_iterations" and x_of(record) in finished:
+            return (f"hit the iteration cap {record['point'].get('cap', result.get('cap'))} at {variable} = "
+                    f"{x_of(record):.4g} where {reference} finished in {finished[x_of(record)]} iterations")
+    return ""
+
+
+def _write_exponents(out_dir: pathlib.Path, fits: Mapping[str, Mapping[str, fit.RecordFit]],
+                     verdicts: Mapping[str, str], name: str) -> list[pathlib.Path]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["term", "algorithm", "variable", "measured", "ci_low", "ci_high", "runs_fitted",
+                     "unfinished", "optimal", "verdict"])
+    for term, by_algorithm in fits.items():
+        for algorithm, record_fit in by_algorithm.items():
+            f = record_fit.fit
+            writer.writerow([term, algorithm, TERMS[term]["variable"],
+                             "" if f is None else f"{f.slope:.6g}", "" if f is None else f"{f.ci_low:.6g}",
+                             "" if f is None else f"{f.ci_high:.6g}", 0 if f is None else f.n_points,
+                             record_fit.unfinished, TERMS[term]["optimal"],
+                             verdicts.get(term, "") if algorithm == name else ""])
+    path = out_dir / "exponents.csv"
+    atomic_write_bytes(path, buffer.getvalue().encode())
+    return [path]
+
+
+def _series(records: Sequence[dict[str, Any]], term: str, algorithm: str, x_of: Any
+            ) -> tuple[list[float], list[float]]:
+    xs, ys = [], []
+    for record in records:
+        if record["point"]["term"] == term and record["point"]["algorithm"] == algorithm \
+                and record["result"].get("t_eps") is not None:
+            xs.append(x_of(record))
+            ys.append(float(record["result"]["t_eps"]))
+    order = np.argsort(xs)
+    return [xs[i] for i in order], [ys[i] for i in order]
+
+
+def _plot(out_dir: pathlib.Path, name: str, records: Sequence[dict[str, Any]], settings: Settings
+          ) -> list[pathlib.Path]:
+    """report.png: T_eps of the rule and the baselines with the explicit bounds, one panel per sweep."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = new_figure(1, 4, width=3.6, height=3.4)
+    algorithms_seen = list(dict.fromkeys(r["point"]["algorithm"] for r in records))
+    panels = [("communication", "n", fit.VARIABLES["n"], "n (path)"),
+              ("spectral_gap", "inv_gap", fit.VARIABLES["inv_gap"], "1/(1 - lam) (lazy path)"),
+              ("sampling_sigma2", "sigma2", fit.VARIABLES["sigma2"], "sigma^2 (Setting 1)"),
+              ("sampling_nB", "nB", fit.VARIABLES["nB"], "n B (Setting 1)")]
+    for ax, (term, _, x_of, label) in zip(axes, panels, strict=True):
+        source = "sampling" if term.startswith("sampling") else term
+        wanted = records if source != "sampling" else [
+            r for r in records if r["point"]["term"] == "sampling"
+            and (r["point"]["n"], r["point"]["batch"], r["point"]["p"]) in set(
+                settings.sigma2_points if term == "sampling_sigma2" else settings.nb_points)]
+        for algorithm in algorithms_seen:
+            xs, ys = _series(wanted, source, algorithm, x_of)
+            if xs:
+                look = style(algorithm)
+                if algorithm == name:
+                    look.update(linewidth=2.2, markersize=8)
+                ax.plot(xs, ys, **{k: v for k, v in look.items() if k != "label"}, label=look["label"])
+        bound_points = sorted((x_of(r), explicit_bound(r)) for r in wanted if r["point"]["term"] == source
+                              and r["point"]["algorithm"] == name and explicit_bound(r) is not None)
+        if bound_points:
+            ax.plot(*zip(*bound_points, strict=True), color="black", linestyle="--",
+                    label="explicit lower bound")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(label)
+        ax.set_title(term.replace("_", " "), fontsize=9)
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("T_eps (iterations; sampling: median over seeds)")
+    axes[0].legend(fontsize=6.5)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    plt.close(fig)
+    path = out_dir / "report.png"
+    atomic_write_bytes(path, buffer.getvalue())
+    return [path]
+
+
+def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorithms.StepRule]) -> str:
+    """report.md: the verdicts first, then the audit, the exponent table, and the run's parameters."""
+    lines = [f"# decbounds verify: {report.rule}", "",
+             f"Rule `{rule.__module__}.{rule.__qualname__}` (registry name `{report.rule}`), "
+             f"mode `{report.mode}`, seed {report.seed}, {report.seconds:.0f} s. "
+             f"Exit status {report.exit_status} "
+             "(1: the audit failed or a lower bound was beaten).", "", "## Verdicts", "",
+             "| term | verdict |", "|---|---|"]
+    for term, verdict in report.verdicts.items():
+        title = TERMS[term]["title"] if term in TERMS else "class audit (A_B budget, zero-respecting)"
+        lines.append(f"| {title} | {verdict} |")
+    lines += ["", "## Class audit", "", f"{report.audit['instance']}, step {report.audit['step_size']:.4g}, "
+              f"{report.audit['iterations']} iterations, seed {report.audit['seed']}.", ""]
+    for check in report.audit["checks"]:
+        mark = "pass" if check["passed"] else "FAIL"
+        lines.append(f"- **{mark}** {check['condition']}: {check['detail']}")
+    if report.fits:
+        lines += ["", "## Exponents (log-log least squares, 95% t interval; finished runs only)", "",
+                  "| term | algorithm | measured exponent | runs fitted (not finished) | optimal |",
+                  "|---|---|---|---|---|"]
+        for term, by_algorithm in report.fits.items():
+            for algorithm, record_fit in by_algorithm.items():
+                f = record_fit.fit
+                measured = "n/a" if f is None else f"{f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]"
+                runs = 0 if f is None else f.n_points
+                lines.append(f"| {term} | {algorithm} | {measured} | {runs} ({record_fit.unfinished}) "
+                             f"| {TERMS[term]['optimal']:g} |")
+        lines += ["", "## Measured T_eps", "", "| term | algorithm | x | T_eps (x-bar) | T_eps (workers) | "
+                  "explicit bound | status |", "|---|---|---|---|---|---|---|"]
+        for record in report.records:
+            point, result = record["point"], record["result"]
+            x = {"communication": f"n={point.get('n')}", "spectral_gap": f"kappa={point.get('kappa')}",
+                 "sampling": f"n={point.get('n')} B={point.get('batch')} p={point.get('p')}"}[point["term"]]
+            bound = explicit_bound(record)
+            lines.append(f"| {point['term']} | {point['algorithm']} | {x} | {result.get('t_eps')} | "
+                         f"{result.get('t_eps_local')} | {'' if bound is None else f'{bound:.4g}'} | "
+                         f"{result.get('status', '')} |")
+    if report.errors:
+        lines += ["", "## Errors", "", *[f"- {e}" for e in report.errors]]
+    lines += ["", "## Parameters", "", "```", json.dumps(to_jsonable(dataclasses.asdict(settings))), "```",
+              "",
+              "Files: report.md, report.png, records.jsonl (every run), audit.json, exponents.csv.", ""]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------- the CLI
+
+
+def _hyper_arguments(items: Sequence[str]) -> dict[str, Any]:
+    grids: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise VerifyInputError(f"--hyper expects KEY=V1,V2,...; got {item!r}")
+        values = [json.loads(v) if v.strip() not in ("", "None") else None for v in text.split(",")] \
+            if all(_is_json(v) for v in text.split(",")) else text.split(",")
+        grids[key] = values if len(values) > 1 else values[0]
+    return grids
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return text.strip() == "None"
+    return True
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the ``verify`` subcommand."""
+    parser = subparsers.add_parser(
+        "verify", help="hold your step rule against the lower bounds (class audit, three experiments)",
+        description="Run a step rule through the class audit and the paper's experiments beside DeTAG, D2 "
+                    "and centralized SGD; write report.md, report.png, records.jsonl, exponents.csv.")
+    parser.add_argument("rule", help="module:Class, path/to/file.py:Class, or a registered algorithm name")
+    parser.add_argument("--quick", action="store_true", help="small sizes (<= 3 minutes on 2 cores)")
+    parser.add_argument("--tiny", action="store_true", help="smallest sizes (smoke tests)")
+    parser.add_argument("--out", default=None, help="output directory (default ./verify-<name>)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
+    parser.add_argument("--hyper", action="append", default=[], metavar="KEY=V1,V2",
+                        help="a hyper-parameter grid of the rule, tuned over (repeatable)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run verify from parsed arguments; print the verdicts; return the exit status (2: bad input)."""
+    mode = "tiny" if args.tiny else "quick" if args.quick else "full"
+    try:
+        report = verify(args.rule, mode=mode, out=args.out, seed=args.seed,
+                        hyper=_hyper_arguments(args.hyper), progress=not args.no_progress)
+    except VerifyInputError as exc:
+        print(f"decbounds verify: error: {exc}", file=sys.stderr)
+        return 2
+    for term, verdict in report.verdicts.items():
+        print(f"{term}: {verdict}")
+    print(f"report: {report.files[0]}")
+    return report.exit_status
