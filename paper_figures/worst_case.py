@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import pathlib
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -84,16 +86,23 @@ def rate_after(name: str, lam: float, T: int) -> float:
 
 
 def solve_point(method: str, K: int, lam: float) -> dict[str, Any]:
-    """One SDP and its row of the table."""
-    result = bounds.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam),
-                               **({"R": R} if method == "detag" else {}))
+    """One SDP and its row of the table; a solve that fails its checks is a row with value nan and the
+    reason as its status (drawn as a gap in the curve, never as a number)."""
     T = rounds(method, K)
     catalog = dict(FIGURE_METHODS)[method]
-    return {"method": method, "K": K, "rounds": T, "lam": lam, "value": result.value, "status": result.status,
-            "gap": result.gap, "violation": max(result.violations.values()),
-            "seconds": result.build_seconds + result.solve_seconds, "gram": result.sdp_size["gram"],
-            "rate": catalog, "rate_value": rate_after(catalog, lam, T),
-            "lower_bound": rate_after("lower_bound_gossip", lam, T)}
+    row: dict[str, Any] = {"method": method, "K": K, "rounds": T, "lam": lam}
+    start = time.perf_counter()
+    try:
+        result = bounds.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam),
+                                   **({"R": R} if method == "detag" else {}))
+        row.update(value=result.value, status=result.status, gap=result.gap,
+                   violation=max(result.violations.values()), gram=result.sdp_size["gram"])
+    except RuntimeError as err:
+        row.update(value=math.nan, status=f"failed: {err}".replace(",", ";"), gap=math.nan,
+                   violation=math.nan, gram=0)
+    row.update(seconds=time.perf_counter() - start, rate=catalog, rate_value=rate_after(catalog, lam, T),
+               lower_bound=rate_after("lower_bound_gossip", lam, T))
+    return row
 
 
 def _rounds_of(row: dict[str, Any]) -> float:
