@@ -49,9 +49,10 @@ _SCAN_MIN_DIM = 32
 
 class ChainInputs(NamedTuple):
     """Per-entry inputs of `chain_gradient` for rows x m points (flat arrays, C order), made once per shape:
-    ``first`` the first-term constant -c0 s sqrt(e) per row, ``links`` -C per entry with 0 in each row's
-    last column, ``threshold`` v_floor where ``links`` is non-zero and +inf elsewhere (no link there is
-    active), ``inner`` False in each row's last column (whose next coordinate is past the row's end)."""
+    ``first`` the first-term constant -c0 s sqrt(e) per row, ``links`` -C s e^1.5 per entry (so that
+    P = exp(psi_num / v^2) * links, as s sqrt(e) Psi(|z|) = s e^1.5 exp(psi_num / v^2)) with 0 in each
+    row's last column, ``threshold`` v_floor where ``links`` is non-zero and +inf elsewhere (no link there
+    is active), ``inner`` False in each row's last column (whose next coordinate is past the row's end)."""
 
     first: np.ndarray
     links: np.ndarray
@@ -78,7 +79,7 @@ def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[
     if y.size <= DENSE_ENTRIES:
         return chain_gradient_dense(y, m, inputs, constants)
     first, links, threshold, _ = inputs
-    phi_exp, half_scale, _, psi_num, log_psi_shift, inv_scale, dpsi_const = constants
+    phi_exp, half_scale, _, psi_num, _, inv_scale, dpsi_const = constants
     rows = y.size // m
     v = np.abs(y)
     v -= half_scale
@@ -91,7 +92,6 @@ def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[
     v_active = v[active]
     w = np.multiply(v_active, v_active)
     np.divide(psi_num, w, out=psi_part)
-    psi_part += log_psi_shift
     y_first, y_next = y[::m], y[following]
     np.multiply(y_first, y_first, out=gauss_part[:rows])
     np.multiply(y_next, y_next, out=gauss_part[rows:])
@@ -101,7 +101,7 @@ def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[
     np.multiply(first, gauss_part[:rows], out=out[::m])
     if count:
         P = psi_part
-        P *= links[active]  # P_k = -C_k s sqrt(e) Psi(|z_k|)
+        P *= links[active]  # P_k = -C_k s sqrt(e) Psi(|z_k|) (links holds -C s e^1.5)
         out[following] = P * gauss_part[rows:]  # + P_k E_{k+1}: column k + 1 >= 1 holds nothing yet
         term = np.sign(y[active])
         term *= y_next
@@ -130,7 +130,7 @@ def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
     G_k = acc_k E_k + P_k ndtr(s_k z_{k+1}) dpsi / v_k^3 with acc_k = first_k in column 0 and P_{k-1}
     elsewhere, v clipped at v_floor (where Psi underflows to 0) and z_{k+1} := 1 past a row's end (whose
     link is 0)."""
-    phi_exp, half_scale, v_floor, psi_num, log_psi_shift, inv_scale, dpsi_const = constants
+    phi_exp, half_scale, v_floor, psi_num, _, inv_scale, dpsi_const = constants
     first, links, _, inner = inputs
     size = y.size
     v = np.abs(y)
@@ -140,15 +140,13 @@ def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
     exponents = np.empty(2 * size)  # [psi exponent | -z^2/2] per entry
     P, E = exponents[:size], exponents[size:]
     np.divide(psi_num, w, out=P)
-    P += log_psi_shift
     np.multiply(y, y, out=E)
     E *= phi_exp
     np.exp(exponents, out=exponents)
     P *= links
     out = np.empty(size)
-    out[1:] = P[:-1]  # acc_k = P_{k-1} ...
-    out[::m] = first  # ... but the first term in column 0 (a previous row's P, 0 or NaN, must not leak)
-    out *= E
+    np.multiply(P[:-1], E[1:], out=out[1:])  # acc_k E_k with acc_k = P_{k-1} ...
+    np.multiply(first, E[::m], out=out[::m])  # ... but the first term in column 0 (no previous row's P)
     term = np.sign(y)
     np.multiply(term[:-1], y[1:], out=term[:-1], where=inner[:-1])  # z_{k+1} := 1 past the row's end
     if inv_scale != 1.0:
@@ -249,7 +247,7 @@ class ZeroChainFunctions:
             0.5 * self.scale,  # half_scale
             _V_FLOOR * self.scale,  # v_floor
             -0.25 * self.scale**2,  # psi_num: exp(shift + . / v^2) = s sqrt(e) Psi(|z|)
-            math.log(s) + 1.5,  # log_psi_shift
+            math.log(s) + 1.5,  # log_psi_shift (the links carry exp(shift) as a factor)
             1.0 / self.scale,  # inv_scale
             _HALF_SQRT_2PI * self.scale**3,  # dpsi_const
         )
@@ -308,8 +306,8 @@ class ZeroChainFunctions:
             links[:, : m - 1] = -1.0
         else:
             links[:, : m - 1] = -np.repeat(self.link_weight[:, : m - 1], per_worker, axis=0)
-        links = links.reshape(-1)
-        threshold = np.where(links != 0.0, self._constants[2], np.inf)
+        threshold = np.where(links != 0.0, self._constants[2], np.inf).reshape(-1)
+        links = (links * math.exp(self._constants[4])).reshape(-1)
         inner = (np.arange(rows * m) % m) != m - 1
         if len(self._inputs) >= 256:  # bounded: the engine evaluates subsets of a batch, so sizes vary
             self._inputs.clear()
@@ -325,9 +323,9 @@ class ZeroChainFunctions:
             G_k = E_k (first_k + P_{k-1}) + P_k ndtr(s_k z_{k+1}) * 0.5 sqrt(2 pi) scale^3 / v_k^3,
         the first term and d link_{k-1}/d x_k = -Psi(|z_{k-1}|) Phi'(z_k), then d link_k/d x_k =
         -Psi'(|z_k|) Phi(s_k z_{k+1}) with Psi'(u) = 4 Psi(u) / (2u - 1)^3; ``first`` holds -c0 s sqrt(e) per
-        row and ``links`` -C per entry, 0 in each row's last column (dropping that column's forward link is
-        exact: either m = T, or column m-1 is zero and Psi(0) = Psi'(0) = 0). `chain_gradient` evaluates it
-        on the active links only; everything here costs O(rows x m), not O(rows x d).
+        row and ``links`` -C s e^1.5 per entry, 0 in each row's last column (dropping that column's forward
+        link is exact: either m = T, or column m-1 is zero and Psi(0) = Psi'(0) = 0). `chain_gradient`
+        evaluates it on the active links only; everything here costs O(rows x m), not O(rows x d).
         """
         rows = Y.size // self.T
         inputs = self._chain_inputs(rows, m, per_worker)
