@@ -42,6 +42,7 @@ import numpy as np
 import algorithms
 import instances
 import oracles
+from algorithms.result import to_jsonable
 from paper_figures.plotting import (
     DEFAULT_OUT_DIR,
     atomic_write_bytes,
@@ -51,7 +52,7 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
-from paper_figures.sweep import SerialExecutor, default_executor, outcome, run_sweep, to_jsonable
+from paper_figures.sweep import SerialExecutor, default_executor, outcome, run_sweep
 
 #: The methods of Figure 2 in the paper plus GT-DSGD and centralized SGD (THEORY.md §9).
 ALGORITHMS: tuple[str, ...] = ("dpsgd", "d2", "dsgt", "gt_dsgd", "detag", "centralized")

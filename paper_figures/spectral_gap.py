@@ -48,6 +48,7 @@ import numpy as np
 
 import algorithms
 import instances
+from algorithms.result import to_jsonable
 from paper_figures import fit
 from paper_figures.heterogeneity import (
     CurveMode,
@@ -71,7 +72,7 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
-from paper_figures.sweep import outcome, run_sweep, to_jsonable, tune_worker_output
+from paper_figures.sweep import outcome, run_sweep, tune_worker_output
 
 #: Methods of panel (a); centralized SGD does not gossip, so it runs once (its T_eps does not depend on W).
 GOSSIP_ALGORITHMS: tuple[str, ...] = ("detag", "d2", "dsgt", "dpsgd")

@@ -30,6 +30,7 @@ import functools
 import hashlib
 import itertools
 import json
+import math
 import multiprocessing
 import os
 import pathlib
@@ -39,11 +40,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
-import numpy as np
 from tqdm.auto import tqdm
 
 import algorithms
 import bounds
+from algorithms.result import to_jsonable
 from algorithms.tune import local_t_eps_score
 
 try:  # POSIX only; elsewhere the one-writer rule is the caller's
@@ -65,33 +66,6 @@ VERSIONED_PACKAGES: tuple[str, ...] = (
 
 
 # --------------------------------------------------------------------------------------------- JSON and keys
-
-
-def to_jsonable(value: Any) -> Any:
-    """`value` with numpy scalars/arrays, tuples, sets and paths turned into plain JSON types (recursively).
-
-    Dict keys become strings. Floats stay floats (NaN and infinities are written as Python's json writes
-    them), so a record read back compares equal to the one written.
-    """
-    if isinstance(value, Mapping):
-        return {str(key): to_jsonable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(item) for item in value]
-    if isinstance(value, (set, frozenset)):
-        return sorted(to_jsonable(item) for item in value)
-    if isinstance(value, np.ndarray):
-        return to_jsonable(value.tolist())
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    if isinstance(value, pathlib.PurePath):
-        return str(value)
-    if value is None or isinstance(value, (str, int, float)):
-        return value
-    raise TypeError(f"a sweep point or result must be JSON-able; got {type(value).__name__}: {value!r}")
 
 
 def canonical_json(value: Any) -> str:
@@ -464,11 +438,9 @@ def outcome(result: Any) -> dict[str, Any]:
     the iterations run, ``status`` ('converged' | 'max_iterations' | 'diverged'), ``message`` and
     ``diverged``."""
     hyper = {key: value for key, value in result.hyper.items() if key not in ("factors", "schedule")}
-    status = getattr(result, "status", None) or (
-        "diverged" if result.diverged else "converged" if result.t_eps is not None else "max_iterations")
     return {"step_size": result.step_size, "hyper": hyper, "t_eps": result.t_eps,
-            "t_eps_local": getattr(result, "t_eps_local", None), "iterations": result.iterations,
-            "status": status, "message": getattr(result, "message", ""), "diverged": result.diverged}
+            "t_eps_local": result.t_eps_local, "iterations": result.iterations, "status": result.status,
+            "message": result.message, "diverged": result.diverged}
 
 
 def winner_index(tuned: Any) -> int:
@@ -481,14 +453,25 @@ def winner_index(tuned: Any) -> int:
 def tune_worker_output(tuned: Any, name: str, problem: Any, W: Any, grid: Any, **options: Any
                        ) -> dict[str, Any]:
     """The worker-output side of a tuned point: ``t_eps_local``, the least T_eps at which every worker's
-    own model is eps-stationary over the same grid (`algorithms.tune` with `local_t_eps_score`; `options`
-    are the keywords of the x-bar tuning `tuned`), its configuration ``best_local``, and
-    ``t_eps_local_of_best``, the worker-output T_eps of the x-bar winner itself (None where its run
-    stopped first)."""
-    if not tuned.results or not hasattr(tuned.results[0], "t_eps_local"):  # an engine without worker T_eps
-        return {"t_eps_local": None, "best_local": None, "t_eps_local_of_best": None}
-    local = algorithms.tune(name, problem, W, grid, score=local_t_eps_score, **options)
-    own = tuned.winner[0].t_eps_local if tuned.winner else None
-    return {"t_eps_local": None if local.t_eps is None else round(local.t_eps),
-            "best_local": outcome(local.winner[0]) if local.winner else None,
-            "t_eps_local_of_best": own}
+    own model is eps-stationary over the same grid (the minimum of `local_t_eps_score`), its configuration
+    ``best_local``, and ``t_eps_local_of_best``, the worker-output T_eps of the x-bar winner itself.
+
+    `options` are the keywords of the x-bar tuning `tuned` (one seed). Runs stop when both outputs are
+    eps-stationary, so the x-bar runs already hold every worker T_eps except where branch and bound cut a
+    run short; the minimum over them is exact when no run cut short at iteration m without a worker T_eps
+    has m below that minimum (it could not have beaten it). Otherwise the grid is tuned again with
+    ``score=local_t_eps_score`` (`algorithms.tune`).
+    """
+    cap = int(options["iterations"])
+    runs = list(zip(tuned.results, tuned.limits, strict=True))
+    finished = [result for result, _ in runs if result.t_eps_local is not None]
+    best = min(finished, key=local_t_eps_score, default=None)
+    bound = math.inf if best is None else float(best.t_eps_local)
+    exact = all(result.t_eps_local is not None or result.diverged or limit >= min(cap, bound)
+                for result, limit in runs)
+    if not exact:
+        local = algorithms.tune(name, problem, W, grid, score=local_t_eps_score, **options)
+        best = local.winner[0] if local.winner else None
+    return {"t_eps_local": None if best is None else best.t_eps_local,
+            "best_local": None if best is None else outcome(best),
+            "t_eps_local_of_best": tuned.winner[0].t_eps_local if tuned.winner else None}
