@@ -71,6 +71,7 @@ class MixingOperator:
         self.matrix: Any = csr.toarray() if backend == "dense" else csr
         # one index dtype for both index arrays (the kernel is instantiated per dtype pair)
         self._indptr, self._indices = csr.indptr.astype(np.intp), csr.indices.astype(np.intp)
+        self._data = csr.data
         self._scratch = threading.local()
 
     # -- the product ---------------------------------------------------------------------------------------
@@ -90,29 +91,35 @@ class MixingOperator:
              b: Any) -> np.ndarray:
         """out <- M Z, then ``*= a`` when a is not None, then ``+= previous * b`` (b None: ``+= previous``)
         when previous is given, block by block of rows."""
-        if type(Z) is not np.ndarray or Z.dtype != np.float64:
-            Z = np.asarray(Z, dtype=float)
+        if type(Z) is not np.ndarray or Z.dtype != np.float64 or not Z.flags.c_contiguous:
+            Z = np.ascontiguousarray(Z, dtype=float)
         n = self.n
         if Z.ndim < 1 or Z.shape[0] != n:
             raise ValueError(f"{self.name}: the state's first axis must have length n={n}; "
                              f"got shape {Z.shape}")
-        if not Z.flags.c_contiguous:
-            Z = np.ascontiguousarray(Z)
         usable = out is not None and out.flags.c_contiguous and out.shape == Z.shape
         target = out if usable else np.empty(Z.shape)
         width = Z.size // n if n else 0
-        a, b = _repeated(a, Z.shape), _repeated(b, Z.shape)
+        combine = a is not None or previous is not None
+        if combine:
+            a, b = _repeated(a, Z.shape), _repeated(b, Z.shape)
         if self.backend == "dense":
             np.matmul(self.matrix, Z.reshape(n, width), out=target.reshape(n, width))
-            _combine(target, slice(None), a, previous, b, None)
+            if combine:
+                _combine(target, slice(None), a, previous, b, None)
+        elif 8 * width * n <= BLOCK_BYTES:  # one block: the common small state, with the least overhead
+            self._rows_product(Z.reshape(-1), target.reshape(-1), 0, n, width)
+            if combine:
+                _combine(target, slice(None), a, previous, b, None)
         else:
-            rows = max(1, BLOCK_BYTES // (8 * max(width, 1)))
+            rows = max(1, BLOCK_BYTES // (8 * width))
             scratch = None if b is None else self._buffer(min(rows, n) * width)
             source, result = Z.reshape(-1), target.reshape(-1)
             for start in range(0, n, rows):
                 stop = min(start + rows, n)
                 self._rows_product(source, result, start, stop, width)
-                _combine(target, slice(start, stop), a, previous, b, scratch)
+                if combine:
+                    _combine(target, slice(start, stop), a, previous, b, scratch)
         if out is None or out is target:
             return target
         out[...] = target
@@ -128,8 +135,8 @@ class MixingOperator:
             block[...] = np.asarray(product).reshape(-1)
             return
         block.fill(0.0)  # the kernel accumulates into its output, from +0.0 as scipy's product does
-        _csr_matvecs(stop - start, self.n, width, self._indptr[start : stop + 1], self._indices,
-                     self.matrix.data, source, block)
+        indptr = self._indptr if start == 0 and stop == self.n else self._indptr[start : stop + 1]
+        _csr_matvecs(stop - start, self.n, width, indptr, self._indices, self._data, source, block)
 
     def _buffer(self, size: int) -> np.ndarray:
         """A per-thread scratch array of at least ``size`` floats (numpy releases the GIL: threads that share
@@ -167,9 +174,9 @@ def _repeated(c: Any, shape: tuple[int, ...]) -> Any:
     """A per-configuration coefficient of shape (1, k, 1, ...) repeated to (1, k, d, ...) when the state's
     rows are short: numpy multiplies by a (1, k, 1) array in inner loops of length d, which on a batch of 96
     configurations of d = 6 costs several times the product itself. Long rows keep the broadcast."""
-    if (type(c) is not np.ndarray or c.ndim != len(shape) or c.ndim < 3 or c.shape[0] != 1
+    if (type(c) is not np.ndarray or c.size < 8 or c.ndim != len(shape) or c.ndim < 3 or c.shape[0] != 1
             or shape[-1] >= SHORT_ROW or c.shape[1:] == shape[1:]):
-        return c
+        return c  # few configurations (few short inner loops), long rows, or nothing to repeat
     full = np.empty((1, *shape[1:]))
     np.copyto(full, c)
     return full
