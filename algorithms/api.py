@@ -71,7 +71,7 @@ def _grid(cls: type[StepRule], hyper: dict[str, Any]) -> dict[str, list[Any]]:
 def run_batch(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, step_sizes: Any, iterations: int,
               seeds: Sequence[int] = (0,), batch: int = 1, tol: float | None = None, check_every: int = 1,
               record_every: int | None = None, record_progress: bool = False, stop: str = "both",
-              radius: float | None = None, backend: str = "sparse",
+              radius: float | None = None, exact_check: bool = False, backend: str = "sparse",
               callback: Callable[[int, State, Context], None] | None = None, **hyper: Any) -> list[Result]:
     """Run every configuration of the grid step_sizes x (hyper grids) x seeds; one Result each, in that
     order (seed varies fastest).
@@ -85,7 +85,10 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, ste
     ``tol``: the target eps of the stopping test, run every ``check_every`` iterations. ``stop``: "both"
     (default) runs each configuration until x_hat and every worker's model are eps-stationary (``t_eps`` and
     ``t_eps_local``), "average" until x_hat is. ``radius``: the divergence radius around x0 (default: the
-    instance's, ``instances.protocol.instance_radius``). ``record_every``: history spacing (default: about
+    instance's, ``instances.protocol.instance_radius``). The stopping test skips the evaluations that the
+    problem's ``smoothness`` proves cannot succeed (``algorithms.engine.certified_above``; T_eps is exact
+    either way); ``exact_check=True`` evaluates at every check, for a problem whose stated smoothness is not
+    a true bound. ``record_every``: history spacing (default: about
     1000 entries). ``callback(t, state, ctx)`` is called after the start (t = 0) and after every iteration t
     (for audits and tests; one call per structural group). ``backend``: "sparse" or "dense" gossip products
     (``algorithms.mixing``).
@@ -131,13 +134,20 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, ste
                       seeds=seeds_here, backend=backend)
         settings = LoopSettings(iterations=iterations, tol=tol, check_every=check_every,
                                 record_every=record_every, record_progress=record_progress, stop=stop,
-                                radius=radius, callback=callback)
+                                radius=radius, callback=callback,
+                                smoothness=None if exact_check else _smoothness(f))
         recorded = [{**rule.structural_values, **values} for values in resolved]
         group_results = execute(rule, ctx, settings, algorithm=cls.name, seeds=seeds_here, step_sizes=steps,
                                 hypers=recorded)
         for index, result in zip(indices, group_results, strict=True):
             results[index] = result
     return [r for r in results if r is not None]
+
+
+def _smoothness(f: LocalFunctions) -> float | None:
+    """The stated smoothness L of f (None when the problem states none)."""
+    value = getattr(f, "smoothness", None)
+    return None if value is None else require_positive("problem.smoothness", float(value))
 
 
 def _freeze(value: Any) -> Any:

@@ -11,7 +11,9 @@ while the others go on; the loop ends when every configuration has stopped or at
 
 Checkpoints (``execute``):
 - the stopping test, every ``check_every`` iterations and at the cap (and at t = 0): T_eps is the first
-  such t with ||grad f(x_hat)|| <= tol, t_eps_local the first with max_i ||grad f(x_i)|| <= tol;
+  such t with ||grad f(x_hat)|| <= tol, t_eps_local the first with max_i ||grad f(x_i)|| <= tol. An
+  evaluation is skipped where the smoothness of f proves it cannot succeed (`certified_above`), so T_eps
+  stays exact while full_grad runs only every few iterations of a configuration far from eps;
 - the divergence guard (`divergence`): at every checkpoint, a non-finite gradient norm, or x_hat or a local
   model outside the radius that the instance declares (``instances.protocol.instance_radius``); at every
   ``GUARD_EVERY``-th iteration, before a T_eps is accepted, and at the stop, every entry of every other
@@ -234,22 +236,24 @@ class LoopSettings:
     record_progress: bool = False
     stop: str = "both"
     radius: float | None = None  # None: the instance's (instances.protocol.instance_radius)
+    smoothness: float | None = None  # L of f for the certificate (`certified_above`); None: always evaluate
     callback: Callable[[int, State, Context], None] | None = None  # after init (t = 0) and each iteration
 
 
 @dataclass
 class Snapshot:
-    """What one checkpoint measured, per configuration: x_hat (k, d), ||grad f(x_hat)|| (k,), and
-    max_i ||grad f(x_i)|| (k,) when the workers were evaluated."""
+    """What one evaluation measured, per configuration: x_hat (k, d), ||grad f(x_hat)|| (k,), and, when the
+    workers were evaluated, ||grad f(x_i)|| (n, k) and their max over i (k,)."""
 
     x_hat: np.ndarray
     grad_norm: np.ndarray
-    worst_worker: np.ndarray | None
+    worker_norms: np.ndarray | None = None
+    worst_worker: np.ndarray | None = None
 
 
 @dataclass
 class Book:
-    """Per-configuration outcomes and the shared history."""
+    """Per-configuration outcomes, the shared history, and the anchors of the smoothness certificate."""
 
     k: int
     d: int
@@ -260,6 +264,8 @@ class Book:
     local_pending: bool = True  # some running configuration has no t_eps_local yet
     history: list[tuple[Any, ...]] = field(default_factory=list)
     progress: list[np.ndarray] = field(default_factory=list)
+    anchor: tuple[np.ndarray, np.ndarray] | None = None  # (x_hat, squared radii): `anchor_at`
+    anchor_models: tuple[np.ndarray, np.ndarray] | None = None  # (models, squared radii)
 
     def __post_init__(self) -> None:
         self.t_eps = np.full(self.k, -1, dtype=np.int64)
@@ -278,32 +284,70 @@ def _max_abs(A: np.ndarray) -> np.ndarray:
     return np.abs(A).max(axis=(0, 2))
 
 
-def measure(rule: StepRule, state: State, f: LocalFunctions, workers: bool) -> Snapshot:
-    """x_hat and ||grad f(x_hat)||, and with ``workers`` every worker's ||grad f(x_i)|| (max over i), in one
-    ``full_grad`` call on the (n + 1, k, d) stack of x_hat and the models."""
-    x_hat = rule.average(state)
+def measure(x_hat: np.ndarray, models: np.ndarray, f: LocalFunctions, workers: bool) -> Snapshot:
+    """||grad f(x_hat)||, and with ``workers`` every worker's ||grad f(x_i)||, in one ``full_grad`` call on
+    the (n + 1, k, d) stack of x_hat and the models."""
     if not workers:
-        return Snapshot(x_hat, _row_norms(f.full_grad(x_hat)), None)
-    models = rule.worker_arrays(state)[0]
+        return Snapshot(x_hat, _row_norms(f.full_grad(x_hat)))
     norms = _row_norms(f.full_grad(np.concatenate([x_hat[None], models], axis=0)))
-    return Snapshot(x_hat, norms[0], np.max(norms[1:], axis=0))
+    return Snapshot(x_hat, norms[0], norms[1:], np.max(norms[1:], axis=0))
 
 
-def divergence(t: int, snap: Snapshot, arrays: list[np.ndarray], radius: np.ndarray,
+def anchor_at(book: Book, snap: Snapshot, models: np.ndarray, tol: float, L: float | None) -> None:
+    """Make the evaluation ``snap`` the anchor of `certified_above`: the squared radii
+    ((||grad f(a)|| - tol) (1 - 1e-9) / L)^2 around x_hat and around each worker's model within which a point
+    is provably not eps-stationary (-1 where the norm is not above tol; +inf where the test is not pending,
+    so that it never asks for an evaluation)."""
+    if L is None:
+        return
+    shrink = (1.0 - 1e-9) / L  # rounding can only cost an evaluation, never skip a needed one
+
+    def squared(norms: np.ndarray, pending: np.ndarray) -> np.ndarray:
+        slack = (norms - tol) * shrink
+        radii = np.where(slack > 0.0, slack * slack, -1.0)  # NaN: -1, nothing is certified
+        return np.where(pending, radii, np.inf)
+
+    book.anchor = (snap.x_hat, squared(snap.grad_norm, book.running & (book.t_eps < 0)))
+    pending = book.running & (book.t_eps_local < 0)
+    book.anchor_models = None
+    if snap.worker_norms is not None and pending.any():
+        book.anchor_models = (models.copy(), squared(snap.worker_norms, pending[None]))
+
+
+def certified_above(book: Book, x_hat: np.ndarray, models: np.ndarray) -> bool:
+    """Whether no running configuration can meet a pending stopping test now, proven from the anchor
+    (`anchor_at`) without an evaluation. f is L-smooth, so | ||grad f(y)|| - ||grad f(a)|| | <= L ||y - a||:
+    a point y with ||y - a|| < (||grad f(a)|| - tol) / L is not eps-stationary. x_hat is certified by its
+    anchor, and the workers (for t_eps_local) by any one worker certified by its own; NaN certifies
+    nothing."""
+    if book.anchor is None:
+        return False
+    anchor, radii = book.anchor
+    step = x_hat - anchor
+    if not (np.add.reduce(step * step, axis=-1) < radii).all():
+        return False
+    if book.local_pending:
+        if book.anchor_models is None:
+            return False
+        anchor, radii = book.anchor_models
+        step = models - anchor
+        if not (np.add.reduce(step * step, axis=-1) < radii).any(axis=0).all():
+            return False
+    return True
+
+
+def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.ndarray,
                bound: np.ndarray) -> dict[int, str]:
-    """The configurations that diverged at t, each with the reason: a non-finite gradient norm at x_hat, or
-    x_hat or an entry of the per-worker ``arrays`` (the models first) outside the sup-norm ball of ``radius``
-    around x0 (tested as |entry| <= ``bound`` = radius + |x0|_inf, which NaN fails)."""
-    checks = [("iterate", np.abs(snap.x_hat).max(axis=1))]
-    checks += [("iterate" if i == 0 else "auxiliary state", _max_abs(a)) for i, a in enumerate(arrays)]
-    inside = [size <= bound for _, size in checks]
-    if (snap.grad_norm < np.inf).all() and all(within.all() for within in inside):  # the common case
+    """The configurations whose state left the region at t, each with the reason: x_hat or an entry of the
+    per-worker ``arrays`` (the models first) non-finite or outside the sup-norm ball of ``radius`` around x0
+    (tested as |entry| <= ``bound`` = radius + |x0|_inf, which NaN fails)."""
+    if all(np.abs(a).max() <= bound.min() for a in arrays):  # the common case, in few numpy calls
         return {}
+    checks = [("iterate", np.abs(x_hat).max(axis=1))]
+    checks += [("iterate" if i == 0 else "auxiliary state", _max_abs(a)) for i, a in enumerate(arrays)]
     found: dict[int, str] = {}
-    for j in np.flatnonzero(~(snap.grad_norm < np.inf)):
-        found[int(j)] = f"non-finite gradient norm at x_hat at t = {t}"
-    for (what, size), within in zip(checks, inside, strict=True):
-        for j in np.flatnonzero(~within):
+    for what, size in checks:
+        for j in np.flatnonzero(~(size <= bound)):
             if int(j) not in found:
                 found[int(j)] = (f"non-finite {what} at t = {t}" if not np.isfinite(size[j]) else
                                  f"{what} norm {size[j]:.3g} above the instance radius {radius[j]:.3g} "
@@ -311,12 +355,12 @@ def divergence(t: int, snap: Snapshot, arrays: list[np.ndarray], radius: np.ndar
     return found
 
 
-def history_row(t: int, rule: StepRule, state: State, snap: Snapshot, f: LocalFunctions) -> tuple[Any, ...]:
+def history_row(t: int, snap: Snapshot, models: np.ndarray, f: LocalFunctions) -> tuple[Any, ...]:
     """The checkpoint t for every configuration: (t, ||grad f(x_hat)||, max_i ||grad f(x_i)||, consensus
     distance sqrt(mean_i ||x_i - x_hat||^2), x_hat)."""
     if snap.worst_worker is None:
-        snap.worst_worker = measure(rule, state, f, workers=True).worst_worker
-    spread = rule.worker_arrays(state)[0] - snap.x_hat[None]
+        snap = measure(snap.x_hat, models, f, workers=True)
+    spread = models - snap.x_hat[None]
     consensus = np.sqrt(np.add.reduce(np.add.reduce(spread * spread, axis=0), axis=-1) / spread.shape[0])
     return (t, snap.grad_norm.copy(), snap.worst_worker.copy(), consensus, snap.x_hat.copy())
 
@@ -356,7 +400,7 @@ def outcome(book: Book, j: int, t: int, diverged: dict[int, str], tol: float | N
 
 def checkpoint(t: int, rule: StepRule, state: State, ctx: Context, book: Book, settings: LoopSettings,
                radius: np.ndarray, bound: np.ndarray, last: bool) -> None:
-    """The end of iteration t: the stopping test, the divergence guard and the record, where due."""
+    """The end of iteration t: the divergence guard, the stopping test and the record, where due."""
     tol = settings.tol
     testing = tol is not None and (t % settings.check_every == 0 or last)
     recording = t % settings.record_every == 0 or last
@@ -364,14 +408,21 @@ def checkpoint(t: int, rule: StepRule, state: State, ctx: Context, book: Book, s
     if not (testing or recording or guarding):
         return
     f = ctx.problem
-    snap = measure(rule, state, f, workers=recording or (testing and book.local_pending))
+    x_hat = rule.average(state)
     arrays = rule.worker_arrays(state)
-    diverged = divergence(t, snap, arrays if guarding else arrays[:1], radius, bound)
-    reached = stopping_test(book, t, snap, tol) if testing else None
+    models = arrays[0]
+    diverged = divergence(t, x_hat, arrays if guarding else arrays[:1], radius, bound)
+    snap, reached = None, None
+    if testing and (recording or not certified_above(book, x_hat, models)):
+        snap = measure(x_hat, models, f, workers=recording or book.local_pending)
+        for j in np.flatnonzero(~(snap.grad_norm < np.inf)):
+            diverged.setdefault(int(j), f"non-finite gradient norm at x_hat at t = {t}")
+        reached = stopping_test(book, t, snap, tol)
+        anchor_at(book, snap, models, tol, settings.smoothness)
     closing = set(diverged) | set(np.flatnonzero(book.running)) if last else set(diverged)
     if reached is not None:
         if not guarding:  # a T_eps is accepted only for a state inside the radius
-            for j, why in divergence(t, snap, arrays, radius, bound).items():
+            for j, why in divergence(t, x_hat, arrays, radius, bound).items():
                 if reached[j]:
                     diverged.setdefault(j, why)
                     closing.add(j)
@@ -382,11 +433,11 @@ def checkpoint(t: int, rule: StepRule, state: State, ctx: Context, book: Book, s
     closing = {int(j) for j in closing if book.running[j]}
     if not (recording or closing):
         return
-    row = history_row(t, rule, state, snap, f)
+    row = history_row(t, snap or measure(x_hat, models, f, workers=True), models, f)
     if recording:
         book.history.append(row)
     for j in sorted(closing):
-        status, message = outcome(book, j, t, diverged, tol, float(snap.grad_norm[j]))
+        status, message = outcome(book, j, t, diverged, tol, float(row[1][j]))
         book.running[j] = False
         if status == "diverged":
             book.t_eps[j] = book.t_eps_local[j] = -1

@@ -207,6 +207,30 @@ def test_t_eps_is_the_first_checkpoint_below_tol(quad, check_every):
         assert result.iterations == max(result.t_eps, result.t_eps_local) and result.status == "converged"
 
 
+def test_the_smoothness_certificate_skips_evaluations_and_keeps_t_eps_exact():
+    """The stopping test evaluates full_grad only where the smoothness of f cannot rule eps out; T_eps,
+    t_eps_local and every recorded field equal those of the run that evaluates at every check."""
+    calls: list[int] = []
+
+    class Counting(DiagonalQuadratic):
+        def full_grad(self, x: np.ndarray) -> np.ndarray:
+            calls.append(1)
+            return super().full_grad(x)
+
+    steps = [0.005, 0.03, 0.1]
+    for name in ("dsgt", "detag", "dpsgd"):
+        calls.clear()
+        tol = 1e-2 if name == "dpsgd" else 1e-6
+        batch = algorithms.run_batch(name, Counting(N, D, seed=4), ring_W(N), step_sizes=steps,
+                                     iterations=4000, tol=tol, record_every=10**6)
+        assert len(calls) < max(r.iterations for r in batch) // 2, name
+        exact = algorithms.run_batch(name, DiagonalQuadratic(N, D, seed=4), ring_W(N), step_sizes=steps,
+                                     iterations=4000, tol=tol, record_every=10**6, exact_check=True)
+        assert any(result.t_eps is not None for result in batch)
+        for result, reference in zip(batch, exact, strict=True):
+            _same(result, reference)
+
+
 def test_stop_average_stops_at_t_eps(quad):
     result = algorithms.run("dsgt", quad, ring_W(N), step_size=0.05, iterations=3000, tol=1e-6,
                             stop="average")
