@@ -237,7 +237,9 @@ class Rate:
     @cached_property
     def _numpy_terms(self) -> Callable[..., tuple[Any, ...]]:
         args = [RATE_SYMBOLS[name] for name in self.arguments]
-        return sp.lambdify(args, tuple(self.terms.values()), modules="numpy")
+        # the module, not the string "numpy": for the string lambdify runs ``from numpy import *``, which
+        # loads numpy.f2py, numpy.testing, numpy.ma, ... (0.3 s of `decbounds predict`); same functions
+        return sp.lambdify(args, tuple(self.terms.values()), modules=np)
 
     @cached_property
     def _is_exact(self) -> bool:
