@@ -42,7 +42,7 @@ import bounds
 import instances
 import oracles
 from paper_figures import exponents
-from paper_figures.fit import ExponentRow, exponent_rows, fit_records
+from paper_figures.fit import ExponentRow, exponent_rows, fit_records, worker_output
 from paper_figures.plotting import (
     BOUND_STYLE,
     DEFAULT_OUT_DIR,
@@ -51,7 +51,7 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
-from paper_figures.sweep import Record, SerialExecutor, default_executor, outcome, run_sweep
+from paper_figures.sweep import Record, SerialExecutor, default_executor, run_sweep
 
 NAME = "sampling"
 
@@ -123,7 +123,7 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
     Result: ``t_eps`` (the median over seeds from `algorithms.tune` over the one step 1/L, a capped seed
     counting as infinite; None if half or more are capped), ``t_eps_seeds`` (None where capped),
     ``quartiles``, ``capped_seeds``; ``t_eps_local`` / ``t_eps_local_seeds`` the same for the workers' own
-    models; ``status`` per seed.
+    models; ``status`` of the median and ``status_seeds`` per seed.
     """
     n, batch, p = int(point["n"]), int(point["batch"]), float(point["p"])
     problem, oracle, W = _instance(n, p, int(point["chain_length"]))
@@ -136,7 +136,7 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
     t_eps = [result.t_eps for result in results]
     as_float = np.array([math.inf if t is None else float(t) for t in t_eps])
     quartiles = [float(q) for q in np.percentile(as_float, [25, 75])]
-    local = [getattr(result, "t_eps_local", None) for result in results]
+    local = [result.t_eps_local for result in results]
     local_float = np.array([math.inf if t is None else float(t) for t in local])
     local_median = float(np.median(local_float))
     result = {
@@ -146,7 +146,9 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
         "capped_seeds": sum(t is None for t in t_eps), "cap": int(point["cap"]),
         "step_size": 1.0 / problem.smoothness, "hyper": {k: v for k, v in results[0].hyper.items()},
         "diverged": any(result.diverged for result in results),
-        "status": [outcome(result)["status"] for result in results],
+        "status": "converged" if tuned.t_eps is not None else (
+            "diverged" if all(result.diverged for result in results) else "max_iterations"),
+        "status_seeds": [result.status for result in results],
     }
     params = {"n": n, "B": batch, "sigma": noise_level(p, problem.epsilon), "Delta": problem.Delta,
               "L": problem.L, "epsilon": problem.epsilon, "lam": 0.0, "D": 1, "varsigma0": 0.0,
@@ -198,11 +200,15 @@ def _point_id(point: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def seed_records(records: Sequence[Record]) -> list[Record]:
-    """One record per seed (``result.t_eps`` = that seed's T_eps), for `fit.fit_records` with medians."""
+    """One record per seed (``result.t_eps``, ``t_eps_local`` and ``status`` that seed's), for
+    `fit.fit_records` with medians."""
     expanded = []
     for record in records:
-        for t_eps in record["result"]["t_eps_seeds"]:
-            expanded.append({**record, "result": {**record["result"], "t_eps": t_eps}})
+        result = record["result"]
+        for t_eps, local, status in zip(result["t_eps_seeds"], result["t_eps_local_seeds"],
+                                        result["status_seeds"], strict=True):
+            expanded.append({**record, "result": {**result, "t_eps": t_eps, "t_eps_local": local,
+                                                  "status": status}})
     return expanded
 
 
@@ -212,12 +218,14 @@ VARIABLE_OF: dict[str, str] = {"sigma2": "sigma2", "nB": "nB"}
 def exponent_table(sweeps: dict[str, list[Record]]) -> list[ExponentRow]:
     """Fits of T_eps against sigma^2 and against n B over every seed's run (T_eps of a point scales as x times
     a seed-noise factor, so the least-squares slope of log T_eps is that of the median), compared with both
-    explicit bounds."""
+    explicit bounds; then the same for the worker-output T_eps (every worker's own model eps-stationary)."""
     rows: list[ExponentRow] = []
-    for sweep, records in sweeps.items():
-        expanded = seed_records(records)
-        for bound in ("hard_instance_sampling_sharp", "hard_instance_sampling"):
-            rows += exponent_rows(f"{NAME} ({bound})", expanded, VARIABLE_OF[sweep], predicted=bound)
+    for output, convert in (("", list), (", worker output", worker_output)):
+        for sweep, records in sweeps.items():
+            expanded = convert(seed_records(records))
+            for bound in ("hard_instance_sampling_sharp", "hard_instance_sampling"):
+                rows += exponent_rows(f"{NAME} ({bound}{output})", expanded, VARIABLE_OF[sweep],
+                                      predicted=bound)
     return rows
 
 

@@ -3,6 +3,7 @@ and the joined exponent table."""
 
 from __future__ import annotations
 
+import csv
 import math
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 import bounds
 import instances
 import oracles
-from paper_figures import communication, exponents, sampling
+from paper_figures import communication, exponents, fit, sampling
 from paper_figures.sweep import read_records
 
 
@@ -88,6 +89,22 @@ def test_tiny_figures_write_their_files(tiny_out) -> None:
     assert combined[0].startswith("sweep,algorithm,variable")
     assert any(line.startswith("communication,") for line in combined)
     assert any(line.startswith("sampling (") for line in combined)
+
+
+def test_every_fit_counts_the_runs_it_used_and_both_outputs_are_fitted(tiny_out) -> None:
+    # Per-seed sampling records carry each seed's own status: every finished seed enters its fit (a list
+    # of statuses once made every seed "unfinished"), and the worker-output side has rows of its own.
+    out, _ = tiny_out
+    rows = list(csv.DictReader((out / "exponents.csv").open()))
+    sampling_rows = [row for row in rows if row["sweep"].startswith("sampling (")]
+    assert len(sampling_rows) == 8 and sum("worker output" in row["sweep"] for row in sampling_rows) == 4
+    seeds = sampling.MODES["tiny"]["seeds"]
+    for row in sampling_rows:
+        assert int(row["runs_fitted"]) + int(row["unfinished"]) == 3 * seeds
+        assert int(row["runs_fitted"]) > 0 and row["measured"] != ""
+    assert any(row["sweep"] == "communication (worker output)" for row in rows)
+    for row in rows:
+        assert row["verdict"] in ("", *fit.VERDICTS)
 
 
 def test_no_measured_T_eps_beats_the_explicit_communication_bound(tiny_out) -> None:
