@@ -129,8 +129,9 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
         raise ValueError("full and tiny are exclusive; choose one mode")
     mode = MODES["full" if full else "tiny" if tiny else "quick"]
     # one DeTAG phase never moves (the tracker starts at 0): its worst case is infinite, so DeTAG starts at 2
+    # phases, and stops at the others' largest round count (its SDP grows with the 2 R gossip rounds a phase)
     rows_a = [solve_point(method, K, LAM_A) for method, _ in FIGURE_METHODS for K in mode.K_a
-              if K >= (2 if method == "detag" else 1)]
+              if (2 if method == "detag" else 1) <= K and rounds(method, K) <= max(mode.K_a)]
     rows_b = [solve_point(method, mode.K_b, lam) for method, _ in FIGURE_METHODS for lam in mode.lams_b]
 
     fig, (axis_a, axis_b) = new_figure(1, 2, width=6.0, height=4.6)
