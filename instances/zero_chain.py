@@ -52,12 +52,11 @@ class ChainInputs(NamedTuple):
     ``first`` the first-term constant -c0 s sqrt(e) per row, ``links`` -C s e^1.5 per entry (so that
     P = exp(psi_num / v^2) * links, as s sqrt(e) Psi(|z|) = s e^1.5 exp(psi_num / v^2)) with 0 in each
     row's last column, ``threshold`` v_floor where ``links`` is non-zero and +inf elsewhere (no link there
-    is active), ``inner`` False in each row's last column (whose next coordinate is past the row's end)."""
+    is active)."""
 
     first: np.ndarray
     links: np.ndarray
     threshold: np.ndarray
-    inner: np.ndarray
 
 
 def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[float, ...]) -> np.ndarray:
@@ -78,7 +77,7 @@ def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[
     """
     if y.size <= DENSE_ENTRIES:
         return chain_gradient_dense(y, m, inputs, constants)
-    first, links, threshold, _ = inputs
+    first, links, threshold = inputs
     phi_exp, half_scale, _, psi_num, _, inv_scale, dpsi_const = constants
     rows = y.size // m
     v = np.abs(y)
@@ -117,7 +116,7 @@ def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[
         Y, G = y.reshape(rows, m), out.reshape(rows, m)
         bad = np.flatnonzero(~np.isfinite(Y).all(axis=1))
         if bad.size:
-            per_entry = (links, inputs.threshold, inputs.inner)
+            per_entry = (links, inputs.threshold)
             subset = ChainInputs(first[bad], *(a.reshape(rows, m)[bad].reshape(-1) for a in per_entry))
             full = chain_gradient_dense(Y[bad].reshape(-1), m, subset, constants)
             G[bad] = full.reshape(-1, m)
@@ -131,7 +130,7 @@ def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
     elsewhere, v clipped at v_floor (where Psi underflows to 0) and z_{k+1} := 1 past a row's end (whose
     link is 0)."""
     phi_exp, half_scale, v_floor, psi_num, _, inv_scale, dpsi_const = constants
-    first, links, _, inner = inputs
+    first, links, _ = inputs
     size = y.size
     v = np.abs(y)
     v -= half_scale
@@ -148,7 +147,8 @@ def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
     np.multiply(P[:-1], E[1:], out=out[1:])  # acc_k E_k with acc_k = P_{k-1} ...
     np.multiply(first, E[::m], out=out[::m])  # ... but the first term in column 0 (no previous row's P)
     term = np.sign(y)
-    np.multiply(term[:-1], y[1:], out=term[:-1], where=inner[:-1])  # z_{k+1} := 1 past the row's end
+    term[:-1] *= y[1:]
+    np.sign(y[m - 1 :: m], out=term[m - 1 :: m])  # z_{k+1} := 1 past a row's end (not the next row's z_1)
     if inv_scale != 1.0:
         term *= inv_scale
     ndtr(term, out=term)
@@ -308,10 +308,9 @@ class ZeroChainFunctions:
             links[:, : m - 1] = -np.repeat(self.link_weight[:, : m - 1], per_worker, axis=0)
         threshold = np.where(links != 0.0, self._constants[2], np.inf).reshape(-1)
         links = (links * math.exp(self._constants[4])).reshape(-1)
-        inner = (np.arange(rows * m) % m) != m - 1
         if len(self._inputs) >= 256:  # bounded: the engine evaluates subsets of a batch, so sizes vary
             self._inputs.clear()
-        cached = self._inputs[key] = ChainInputs(first, links, threshold, inner)
+        cached = self._inputs[key] = ChainInputs(first, links, threshold)
         return cached
 
     def _grad_rows(self, Y: np.ndarray, m: int, per_worker: int | None) -> np.ndarray:
