@@ -636,6 +636,9 @@ def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, 
                 fits[term][algorithm] = fit.fit_records(mine, spec["variable"])
         if name not in fits[term]:
             continue
+        if term in ("communication", "spectral_gap"):  # the workers' own models, no all-reduce at the output
+            mine = fit.worker_output([r for r in chosen if r["point"]["algorithm"] == name])
+            fits[term][f"{name} (workers)"] = fit.fit_records(mine, spec["variable"])
         source = "sampling" if term.startswith("sampling") else term
         below = below_bound([r for r in records if r["point"]["term"] == source], name)
         failed = [r["result"]["message"] for r in records
