@@ -27,6 +27,15 @@ from algorithms.result import Result, to_jsonable
 from algorithms.step_rule import State, StepRule
 from algorithms.tune import TuneResult, tune
 
+# isort: split
+# Written only through the public API above (tests/test_new_algorithms.py checks their imports).
+from algorithms.exact_diffusion import ExactDiffusion
+from algorithms.extra import Extra
+from algorithms.mg_dsgd import MGDSGD
+
+for _rule in (Extra, ExactDiffusion, MGDSGD):
+    register(_rule)
+
 __all__ = [
     "BudgetViolationError",
     "Context",
