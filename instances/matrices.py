@@ -61,9 +61,14 @@ def from_edge_weights(n: int, u: np.ndarray, v: np.ndarray, w: np.ndarray) -> sp
     return W
 
 
+#: Largest tolerance of the gossip checks: beyond it "rows sum to 1 within atol" says nothing (atol = 1e308
+#: or NaN would switch every check off).
+MAX_ATOL = 0.1
+
+
 def check_atol(atol: object) -> float:
-    """The tolerance of the gossip checks: a finite real number >= 0 (NaN would switch every check off)."""
-    return require_real("atol", atol, allow_zero=True)
+    """The tolerance of the gossip checks: a finite real number in [0, MAX_ATOL]."""
+    return require_real("atol", atol, allow_zero=True, maximum=MAX_ATOL)
 
 
 def check_symmetric_stochastic(W: sp.csr_array, atol: float, name: str = "W") -> None:

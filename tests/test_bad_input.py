@@ -50,7 +50,7 @@ def test_nan_in_a_large_sparse_w_is_refused_before_arpack():
         instances.second_eigenvalue(W)
 
 
-@pytest.mark.parametrize("atol", [float("nan"), -1.0, float("inf"), "1e-9", None])
+@pytest.mark.parametrize("atol", [float("nan"), -1.0, float("inf"), 1e308, 0.5, "1e-9", None])
 def test_atol_must_be_a_finite_nonnegative_number(atol):
     W = np.full((2, 2), 0.5)
     for call in (lambda: instances.check_gossip(W, atol=atol),

@@ -448,8 +448,10 @@ def test_fuzz_gossip_checks(W: Any, kappa: Any, atol: Any, nonnegative: Any) -> 
     if lam is not REJECTED:
         assert 0.0 <= lam < 1.0
     gap = attempt(lambda: instances.spectral_gap(W, atol=atol), ["W", "atol"])
-    if gap is not REJECTED:
-        assert 0.0 <= gap <= 1.0 + 1e-9
+    if gap is not REJECTED:  # negative where lam > 1: a symmetric stochastic W with negative entries
+        assert math.isfinite(gap) and gap <= 1.0 + 1e-9
+        if lam is not REJECTED:
+            assert gap == pytest.approx(1.0 - lam, abs=1e-12)
     lazy = attempt(lambda: instances.lazy(W, kappa), ["W", "kappa"])
     if lazy is not REJECTED:
         assert_finite(lazy)
@@ -664,6 +666,11 @@ def _run_cli(argv: list[str]) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
+#: --n of the gossip subcommand: small sizes or strings that must be refused before anything is built
+GOSSIP_N_TEXT = st.one_of(
+    st.integers(1, 9).map(str),
+    st.sampled_from(["0", "-1", "x", "", "1e3", "2.5", "1000001", str(10**12), "9" * 40, "nan"]),
+)
 NUMBER_TEXT = st.one_of(
     st.floats(1e-6, 1e6).map(repr),
     st.integers(-5, 10**6).map(str),
@@ -708,7 +715,7 @@ def test_fuzz_cli_predict(argv: list[str]) -> None:
 @budget(4, 60)
 @given(
     topology=st.sampled_from(["ring", "path", "complete", "star", "erdos_renyi", "torus", "broom", "nope"]),
-    n=st.one_of(st.integers(1, 9).map(str), NUMBER_TEXT),
+    n=GOSSIP_N_TEXT,
     extra=st.lists(
         st.sampled_from(
             [
