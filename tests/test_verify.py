@@ -228,3 +228,11 @@ def test_readme_section_runs_as_written(tmp_path):
     assert "## Verdicts" in report and "class audit" in report
     for term in ("communication", "spectral_gap", "sampling_sigma2", "sampling_nB"):
         assert f"\n{term}: " in "\n" + done.stdout
+
+
+def test_cli_hyper_grids_parse_and_malformed_ones_are_one_line_errors(tmp_path, capsys, monkeypatch):
+    assert v._hyper_arguments(["R=1,2,4", "form=cta", "eta=None"]) == {"R": [1, 2, 4], "form": "cta",
+                                                                         "eta": None}
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["verify", "extra", "--tiny", "--hyper", "R", "--no-progress"]) == 2
+    assert "--hyper expects KEY=V1,V2" in capsys.readouterr().err
