@@ -300,18 +300,18 @@ def anchor_at(book: Book, snap: Snapshot, models: np.ndarray, tol: float, L: flo
     so that it never asks for an evaluation)."""
     if L is None:
         return
-    shrink = (1.0 - 1e-9) / L  # rounding can only cost an evaluation, never skip a needed one
-
-    def squared(norms: np.ndarray, pending: np.ndarray) -> np.ndarray:
-        slack = (norms - tol) * shrink
-        radii = np.where(slack > 0.0, slack * slack, -1.0)  # NaN: -1, nothing is certified
-        return np.where(pending, radii, np.inf)
-
-    book.anchor = (snap.x_hat, squared(snap.grad_norm, book.running & (book.t_eps < 0)))
+    book.anchor = (snap.x_hat, _squared_radii(snap.grad_norm, tol, L, book.running & (book.t_eps < 0)))
     pending = book.running & (book.t_eps_local < 0)
     book.anchor_models = None
     if snap.worker_norms is not None and pending.any():
-        book.anchor_models = (models.copy(), squared(snap.worker_norms, pending[None]))
+        book.anchor_models = (models.copy(), _squared_radii(snap.worker_norms, tol, L, pending[None]))
+
+
+def _squared_radii(norms: np.ndarray, tol: float, L: float, pending: np.ndarray) -> np.ndarray:
+    """((norms - tol) (1 - 1e-9) / L)^2 where positive, -1 elsewhere (NaN included), +inf where not pending;
+    the 1e-9 shrink lets rounding cost an evaluation, never skip a needed one."""
+    slack = (norms - tol) * ((1.0 - 1e-9) / L)
+    return np.where(pending, np.where(slack > 0.0, slack * slack, -1.0), np.inf)
 
 
 def certified_above(book: Book, x_hat: np.ndarray, models: np.ndarray) -> bool:
