@@ -104,6 +104,18 @@ class HeterogeneousProblem:
         self.sine_scale = 2.0 * float(np.abs(self.c).max()) / self.smoothness if self.has_sine else 1.0
         self.common_smoothness = self.smoothness / 2.0 if self.has_sine else self.smoothness
 
+    def _check_resolution(self) -> None:
+        """The heterogeneity rides on the common gradient: below 1e-8 of its size at x0 and at the maximizer
+        of the heterogeneity, float64 local gradients lose it (Delta = 1e100 with varsigma = 1 measured 0), so
+        such inputs are refused, naming them."""
+        scale = max(float(np.linalg.norm(self._common_grad(self.x0))),
+                    float(np.linalg.norm(self._common_grad(self.heterogeneity_maximizer()))))
+        for name, value in (("varsigma", self.varsigma), ("varsigma0", self.varsigma0)):
+            if 0 < value < 1e-8 * scale:
+                raise ValueError(f"{name}={value!r} is below 1e-8 * ||grad f|| = {1e-8 * scale:.3g} at x0 "
+                                 f"(Delta={self.Delta!r}, L={self.smoothness!r}): float64 local gradients "
+                                 f"would lose the heterogeneity; raise {name} or lower Delta or L")
+
     # --- common part (subclasses) ------------------------------------------------------------------------
     def _common_grad(self, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -188,6 +200,7 @@ class HeterogeneousQuadratic(HeterogeneousProblem):
         self.b_mean = direction * math.sqrt(2.0 * self.Delta / float(direction @ solve))
         self.x_star = np.linalg.solve(self.A, self.b_mean)
         self.f_star = -0.5 * float(self.b_mean @ self.x_star)
+        self._check_resolution()
         # the closed forms must reproduce what was asked: f(0) - f* = Delta (and finite gradients)
         if not (np.all(np.isfinite(self.x_star)) and math.isclose(-self.f_star, self.Delta, rel_tol=1e-6)):
             raise ValueError(f"Delta={self.Delta!r} with mu={self.mu!r} and L={self.smoothness!r} is not "
@@ -218,15 +231,15 @@ class HeterogeneousNonconvex(HeterogeneousProblem):
                  varsigma0: float | None = None, L: float = 1.0, Delta: float | None = None) -> None:
         super().__init__(n, d, varsigma, seed, varsigma0=varsigma0, L=L)
         self.kappa = self.common_smoothness / 2.0
-        if Delta is None:
-            Delta = 0.5 * self.dim * self.kappa
-        self.Delta = _magnitude("Delta", Delta)
+        # the default (half the sup of f) is derived from L, so only a given Delta is held to the range
+        self.Delta = 0.5 * self.dim * self.kappa if Delta is None else _magnitude("Delta", Delta)
         level = self.Delta / (self.dim * self.kappa)
         if level >= 1.0:
             raise ValueError(f"Delta must be < d * kappa = {self.dim * self.kappa:g} (f is bounded by it); "
                              f"got Delta={self.Delta!r}")
         self.x_star = np.full(self.dim, math.sqrt(level / (1.0 - level)))  # rho(tau) = level
         self.f_star = 0.0
+        self._check_resolution()
 
     def _common_grad(self, x: np.ndarray) -> np.ndarray:
         u = x - self.x_star

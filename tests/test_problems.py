@@ -50,6 +50,9 @@ def test_issue_14_extreme_problems_are_named_errors():
         (lambda: heterogeneous_quadratic(3, 2, 1.0, 0.5), r"seed must be an int"),
         (lambda: heterogeneous_nonconvex(3, 2, float("nan"), 0), r"varsigma must be a finite"),
         (lambda: heterogeneous_quadratic(3, 2, 1.0, 0, L=True), r"L must be a real number"),
+        # found by FUZZ=1: the heterogeneity drowned in a common gradient 1e50 (or 1e18) times larger
+        (lambda: heterogeneous_quadratic(2, 1, 1.0, 0, Delta=1e100), r"varsigma=1.0 is below 1e-8"),
+        (lambda: heterogeneous_nonconvex(2, 1, 1.0, 0, L=2.0**63), r"varsigma=1.0 is below 1e-8"),
     ]:
         with pytest.raises((ValueError, TypeError), match=message):
             call()
