@@ -341,7 +341,8 @@ def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.n
     """The configurations whose state left the region at t, each with the reason: x_hat or an entry of the
     per-worker ``arrays`` (the models first) non-finite or outside the sup-norm ball of ``radius`` around x0
     (tested as |entry| <= ``bound`` = radius + |x0|_inf, which NaN fails)."""
-    if all(np.abs(a).max() <= bound.min() for a in arrays):  # the common case, in few numpy calls
+    smallest = float(bound.min()) if bound.size > 1 else float(bound[0])
+    if all(np.abs(a).max() <= smallest for a in arrays):  # the common case, in few numpy calls
         return {}
     checks = [("iterate", np.abs(x_hat).max(axis=1))]
     checks += [("iterate" if i == 0 else "auxiliary state", _max_abs(a)) for i, a in enumerate(arrays)]
