@@ -828,6 +828,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
     parser.add_argument("--hyper", action="append", default=[], metavar="KEY=V1,V2",
                         help="a hyper-parameter grid of the rule, tuned over (repeatable)")
+    parser.add_argument("--baselines", default=",".join(BASELINES),
+                        help="comma-separated algorithms measured beside the rule (default "
+                             f"{','.join(BASELINES)}; empty: none)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=main)
 
@@ -836,8 +839,10 @@ def main(args: argparse.Namespace) -> int:
     """Run verify from parsed arguments; print the verdicts; return the exit status (2: bad input)."""
     mode = "tiny" if args.tiny else "quick" if args.quick else "full"
     try:
+        baselines = tuple(b.strip() for b in args.baselines.split(",") if b.strip())
         report = verify(args.rule, mode=mode, out=args.out, seed=args.seed,
-                        hyper=_hyper_arguments(args.hyper), progress=not args.no_progress)
+                        hyper=_hyper_arguments(args.hyper), baselines=baselines,
+                        progress=not args.no_progress)
     except VerifyInputError as exc:
         print(f"decbounds verify: error: {exc}", file=sys.stderr)
         return 2

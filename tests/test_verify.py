@@ -209,8 +209,9 @@ def _readme_section() -> str:
 
 
 def test_readme_section_runs_as_written(tmp_path):
-    """The rule file and the command of the README, in a fresh directory outside the package; the one
-    change is --quick -> --tiny (the same code path at smaller sizes, so that the suite stays fast)."""
+    """The rule file and the command of the README, in a fresh directory outside the package; the changes
+    are --quick -> --tiny and one baseline (the same code path at smaller sizes, so that the suite stays
+    fast)."""
     section = _readme_section()
     (code,) = re.findall(r"```python\n(# my_rule\.py\n.*?)```", section, flags=re.S)
     (command,) = [line.strip() for block in re.findall(r"```(?:bash|sh)\n(.*?)```", section, flags=re.S)
@@ -218,7 +219,8 @@ def test_readme_section_runs_as_written(tmp_path):
     (tmp_path / "my_rule.py").write_text(code)
     args = command.split()[2:]
     assert "--quick" in args
-    args = ["--tiny" if arg == "--quick" else arg for arg in args] + ["--no-progress"]
+    args = ["--tiny" if arg == "--quick" else arg for arg in args] + ["--no-progress", "--baselines",
+                                                                       "centralized"]
     script = "import sys; from paper_figures.cli import main; sys.exit(main(['verify', *sys.argv[1:]]))"
     done = subprocess.run([sys.executable, "-c", script, *args], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300)
