@@ -121,8 +121,9 @@ MODES: dict[str, Settings] = {
                       sigma2_points=((2, 1, 4e-3), (2, 1, 2e-3), (2, 1, 1e-3)),
                       nb_points=((2, 1, 1e-3), (4, 1, 1e-3), (8, 1, 1e-3)), detag_phases=(1, 2),
                       step_fractions=(1.0,)),
-    "full": Settings(comm_sizes=(6, 12, 24, 48, 96, 192), comm_cap=32000, gap_n=12, gap_chain=2,
-                     kappas=(1.0, 0.1, 0.03, 0.01, 3e-3, 1e-3), gap_cap=100000, sampling_chain=6,
+    # not timed end to end (the budget is 20 minutes); sized from single runs measured on 2 cores
+    "full": Settings(comm_sizes=(6, 12, 24, 48, 96), comm_cap=16000, gap_n=12, gap_chain=2,
+                     kappas=(1.0, 0.1, 0.03, 0.01, 3e-3), gap_cap=50000, sampling_chain=6,
                      sampling_seeds=16,
                      sigma2_points=((4, 1, 5e-4), (4, 1, 2.5e-4), (4, 1, 1.25e-4)),
                      nb_points=((2, 1, 2.5e-4), (4, 1, 2.5e-4), (8, 1, 2.5e-4), (2, 4, 2.5e-4)),
