@@ -31,7 +31,7 @@ path, 1/2 in 1/(1 - lam), +1 in sigma^2, -1 in n B). Verdict per term:
   and the reference algorithm (DeTAG for the communication terms, centralized SGD for sampling) measured in
   the same run lies below the rule's interval, i.e. the sizes do resolve the difference;
 - "not resolved on this range" otherwise (the n-independent descent cost of the zero chain dominates T_eps
-  at small sizes, §11 item 20: the quick sizes cannot show the asymptotic exponent).
+  at small sizes, docs/errata.md E20 and E22: the quick sizes cannot show the asymptotic exponent).
 
 Outputs in ``out``: ``records.jsonl`` (every run, appended as it finishes, kept when a later one fails;
 resumable: a rerun with the same rule source and settings reuses them), ``audit.json``, ``exponents.csv``,
