@@ -17,6 +17,9 @@ from bounds.validation import require_choice, require_count, require_positive
 from instances.protocol import LocalFunctions
 from oracles.base import Oracle
 
+#: The largest iteration cap a run accepts (10^12 iterations take days even at a microsecond each).
+MAX_ITERATIONS = 10**12
+
 # hyper-parameters whose value is itself a list (never a grid axis)
 _LIST_VALUED = frozenset({"factors"})
 
@@ -35,10 +38,11 @@ def as_oracle(problem: Oracle | LocalFunctions) -> tuple[Oracle | None, LocalFun
 
 
 def _step_sizes(values: Any) -> list[float]:
-    grid = np.atleast_1d(np.asarray(values, dtype=float))
-    if grid.ndim != 1 or grid.size == 0:
+    grid = values.tolist() if isinstance(values, np.ndarray) else values
+    grid = list(grid) if isinstance(grid, (list, tuple)) else [grid]
+    if not grid or any(isinstance(value, (list, tuple)) for value in grid):
         raise ValueError(f"step_size must be a positive number or a non-empty 1-D grid; got {values!r}")
-    return [require_positive("step_size", float(value)) for value in grid]
+    return [require_positive("step_size", value) for value in grid]
 
 
 def _check_problem(f: LocalFunctions) -> None:
@@ -97,7 +101,8 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, ste
     oracle, f = as_oracle(problem)
     _check_problem(f)
     alphas = _step_sizes(step_sizes)
-    iterations = require_count("iterations", iterations, 0)
+    iterations = require_count("iterations", iterations, 0, maximum=MAX_ITERATIONS,
+                               what="a run that finishes: about a microsecond each at best")
     batch = require_count("batch", batch, 1)
     check_every = require_count("check_every", check_every, 1)
     if record_every is not None:

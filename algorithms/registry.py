@@ -100,7 +100,7 @@ def entry(name: str) -> Entry:
     """The entry registered under ``name`` or one of its aliases (case-insensitive); ValueError naming the
     known algorithms otherwise."""
     if not isinstance(name, str):
-        raise TypeError(f"algorithm name must be a string; got {type(name).__name__}")
+        raise TypeError(f"name (the algorithm) must be a string; got {type(name).__name__}")
     key = _ALIASES.get(name.lower())
     if key is None:  # maybe a plugin's (entry-point group decbounds.algorithms), loaded once
         from algorithms.plugins import load_plugins, plugin_errors
@@ -109,7 +109,8 @@ def entry(name: str) -> Entry:
         key = _ALIASES.get(name.lower())
     if key is None:
         broken = "".join(f"; plugin {message}" for message in plugin_errors().values())
-        raise ValueError(f"unknown algorithm {name!r}; known: {', '.join(_ENTRIES)}{broken}")
+        raise ValueError(f"unknown algorithm {name!r}: name must be a registered algorithm; known: "
+                         f"{', '.join(_ENTRIES)}{broken}")
     return _ENTRIES[key]
 
 

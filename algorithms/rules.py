@@ -24,7 +24,8 @@ from algorithms.mixing import MixingOperator
 from algorithms.registry import PlotStyle, register
 from algorithms.step_rule import State, StepRule, check_size, support_graph
 from bounds.detag_params import accelerated_gossip_eta, detag_phase_length
-from instances.averaging import exact_averaging_factors, gossip_schedule
+from bounds.validation import require_choice, require_count, require_real
+from instances.averaging import GOSSIP_METHODS, GOSSIP_STARTS, exact_averaging_factors, gossip_schedule
 from instances.gossip import as_csr
 from instances.heterogeneity import varsigma0_at_start
 from instances.protocol import LocalFunctions
@@ -74,10 +75,7 @@ class LocalSGD(StepRule):
     gossips = False
 
     def prepare(self, problem: LocalFunctions, W: Any) -> None:
-        H = self.structural_values["H"]
-        if int(H) != H or H < 1:
-            raise ValueError(f"H (local steps between averages) must be a positive integer; got H={H!r}")
-        self.H = int(H)
+        self.H = require_count("H", self.structural_values["H"], 1)
         self.structural_values["H"] = self.H
 
     def init(self, ctx: Context) -> MomentumState:
@@ -430,21 +428,22 @@ class DeTAG(StepRule):
         R = self.structural_values["R"]
         if R is None:
             R = default_phase_length(problem, self.lam, self.iterations)
-        if int(R) != R or R < 1:
-            raise ValueError(f"R (phase length) must be a positive integer; got R={R!r}")
-        self.R = int(R)
+        self.R = require_count("R", R, 1)
         self.structural_values["R"] = self.R
 
     def resolve(self, values: dict[str, Any]) -> dict[str, Any]:
         values = super().resolve(values)
         assert self.lam is not None
+        values["gossip"] = require_choice("gossip", values["gossip"], GOSSIP_METHODS)
+        values["start"] = require_choice("start", values["start"], GOSSIP_STARTS)
         if values["gossip"] == "two_tap" and values["eta"] is None:
             values["eta"] = accelerated_gossip_eta(self.lam)
         if values["gossip"] != "two_tap" and values["eta"] is not None:
             raise ValueError(f"eta applies to gossip='two_tap' only; got gossip={values['gossip']!r} with "
                              f"eta={values['eta']!r}")
         if values["eta"] is not None:
-            values["eta"] = float(values["eta"])
+            values["eta"] = require_real("eta", values["eta"], allow_zero=True, maximum=1.0,
+                                         maximum_inclusive=False)
         self.schedule(values)  # validates method, start and eta (ValueError naming them)
         return values
 

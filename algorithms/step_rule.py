@@ -38,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from algorithms.registry import PlotStyle
+from bounds.validation import require_real
 from instances.gossip import as_csr, check_gossip, column_stochastic_matrix
 from instances.protocol import LocalFunctions
 
@@ -157,10 +158,8 @@ class StepRule:
         beta in [0, 1))."""
         for name in ("momentum", "beta"):
             if name in values:
-                value = float(values[name])
-                if not 0.0 <= value < 1.0:
-                    raise ValueError(f"{name} must lie in [0, 1); got {name}={values[name]!r}")
-                values[name] = value
+                values[name] = require_real(name, values[name], allow_zero=True, maximum=1.0,
+                                            maximum_inclusive=False)
         return values
 
     def init(self, ctx: Context) -> State:

@@ -17,6 +17,8 @@ import numpy as np
 
 #: `default_radius` is this many times the scale of the start: |x0| plus one step's move at x0.
 DEFAULT_RADIUS_FACTOR = 1e6
+#: ... and at most this: beyond it squared norms overflow, so no gradient or distance is meaningful.
+MAX_RADIUS = 1e150
 
 
 @runtime_checkable
@@ -91,7 +93,7 @@ def default_radius(f: LocalFunctions, step_size: float) -> float:
     ``DEFAULT_RADIUS_FACTOR * (||x0||_inf + max(step_size, 1/L) * max_i ||grad f_i(x0)||_inf)``, i.e. a
     million times the start's own scale (its size plus the length of one step from it, at the larger of the
     step and 1/L, L = ``f.smoothness`` when stated); 1 stands in for that scale when it is 0 (a stationary
-    start at the origin).
+    start at the origin), and it is at most ``MAX_RADIUS``.
 
     Example:
         >>> import numpy as np
@@ -108,7 +110,9 @@ def default_radius(f: LocalFunctions, step_size: float) -> float:
     start = float(np.max(np.abs(x0), initial=0.0))
     move = step * float(np.max(np.abs(local_gradients_at_start(f)), initial=0.0))
     scale = start + move
-    return DEFAULT_RADIUS_FACTOR * (scale if np.isfinite(scale) and scale > 0 else 1.0)
+    if not np.isfinite(scale):
+        return MAX_RADIUS
+    return min(DEFAULT_RADIUS_FACTOR * (scale if scale > 0 else 1.0), MAX_RADIUS)
 
 
 def instance_radius(f: LocalFunctions, step_size: float) -> float:
