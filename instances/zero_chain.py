@@ -71,9 +71,10 @@ def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[
     instead, every term at every entry in about twenty calls: per-call overhead, not arithmetic, is their
     cost. Both give every entry the same value: each entry's value comes from the same elementwise
     operations in the same order (numpy's exp and scipy's ndtr give a value the same bits wherever it sits
-    in the array), and the terms the sparse form leaves out are exact zeros. So a point gets the same
-    gradient alone or in a batch. A row with a NaN or inf coordinate is evaluated in full, so that
-    non-finite values spread as the formula says (0 * NaN = NaN; divergence detection relies on it).
+    in the array), and the terms the sparse form leaves out are exact zeros (a zero entry may carry the
+    other sign: -0.0 == 0.0). So a point gets the same gradient alone or in a batch. A row with a NaN or
+    inf coordinate is evaluated in full, so that non-finite values spread as the formula says
+    (0 * NaN = NaN; divergence detection relies on it).
     """
     if y.size <= DENSE_ENTRIES:
         return chain_gradient_dense(y, m, inputs, constants)
