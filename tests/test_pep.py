@@ -373,3 +373,12 @@ def test_engine_step_rules_reproduce_the_recovered_iterates(method: str, engine:
     assert np.max(np.abs(engine_iterates - result.iterates)) <= 1e-5 * scale
     # only DeTAG's last phase queries a point the worst case never needed (G(X_{K-1}) enters Y_K only)
     assert problem.unknown == 0 or method == "detag"
+
+
+@pytest.mark.parametrize("method", ["dsgt", "detag"])
+def test_swap_symmetric_two_block_form_gives_the_full_form_value(method: str) -> None:
+    two_blocks = worst_case(method, K=3, step_size=0.7, spectrum=(-0.3, 0.8))
+    full = worst_case(method, K=3, step_size=0.7, spectrum=(-0.3, 0.8), symmetry=False)
+    assert len(two_blocks.sdp_size["blocks"]) == 2 and len(full.sdp_size["blocks"]) == 1
+    assert sum(two_blocks.sdp_size["blocks"]) == full.sdp_size["gram"]
+    assert two_blocks.value == pytest.approx(full.value, rel=1e-5)
