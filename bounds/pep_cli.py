@@ -96,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"solver {result.solver}: status {result.status}, primal-dual gap {result.gap:.2e}, "
           f"max constraint violation {max(result.violations.values()):.1e}")
     print(f"solve time {result.solve_seconds:.2f} s (build {result.build_seconds:.2f} s); SDP: Gram "
-          f"{size['gram']}x{size['gram']}, {size['values']} values, {size['scalar_constraints']} scalar "
+          f"{size['gram']}x{size['gram']}"
+          + (" (two swap blocks {}+{})".format(*size["blocks"]) if len(size["blocks"]) == 2 else "")
+          + f", {size['values']} values, {size['scalar_constraints']} scalar "
           f"constraints" + (f", LMI {size['lmi']}x{size['lmi']}" if size["lmi"] else ""))
     return 0
