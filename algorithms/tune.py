@@ -23,8 +23,8 @@ class TuneResult:
     reached eps counts as infinite; §11 item 21 asks for medians); None when no configuration reached eps
     on most seeds. ``excluded_steps`` lists grid steps dropped as inadmissible (> 1/smoothness).
     ``results`` holds every run in the order run, ``limits`` the iteration cap each ran under (below
-    ``iterations`` where branch and bound pruned it) and ``winner`` the winning configuration's runs, one
-    per seed.
+    ``iterations`` where branch and bound pruned it), ``winner`` the winning configuration's runs, one per
+    seed, and ``winner_group`` the index of the configuration group it came from.
     """
 
     algorithm: str
@@ -35,6 +35,7 @@ class TuneResult:
     excluded_steps: list[float] = field(default_factory=list)
     limits: list[int] = field(default_factory=list)
     winner: list[Result] = field(default_factory=list)
+    winner_group: int | None = None
 
     def to_record(self) -> dict[str, Any]:
         return {
@@ -81,7 +82,7 @@ def tune(name: str, problem: Any, W: Any = None, grid: Any = None, *, tol: float
          groups: Sequence[Mapping[str, Any]] | None = None, prune: bool = False,
          score: Callable[[Result], float] = t_eps_score,
          callback: Callable[[int, Any, Any], None] | None = None, record_every: int | None = None,
-         **hyper: Any) -> TuneResult:
+         stop: str = "both", incumbent: float | None = None, **hyper: Any) -> TuneResult:
     """Least median ``score`` (T_eps by default) over ``grid`` (step sizes) x hyper grids x seeds.
 
     ``grid`` defaults to ``default_step_grid(problem.smoothness)``. With ``admissible=True`` (default) steps
@@ -96,7 +97,10 @@ def tune(name: str, problem: Any, W: Any = None, grid: Any = None, *, tol: float
     best median score found so far (branch and bound: a configuration that has not reached eps by then
     cannot win, so the winner and its score are those of the unpruned search); ``prune`` needs a score that
     counts iterations (`t_eps_score`, `local_t_eps_score`). ``limits`` holds the iteration cap each result
-    ran under. ``callback`` and ``record_every`` go to ``run_batch``.
+    ran under. ``incumbent``: a score known to be reachable (e.g. by one configuration run before); only
+    configurations that beat it can win, and with ``prune`` every group runs at most that long.
+    ``callback``, ``record_every`` and ``stop`` go to ``run_batch`` (``stop="average"`` ends a run at its
+    x-bar T_eps: enough when the score is `t_eps_score`, and faster).
     """
     cls = rule_class(name)
     f = problem.f if hasattr(problem, "sample") and hasattr(problem, "f") else problem
@@ -130,24 +134,26 @@ def tune(name: str, problem: Any, W: Any = None, grid: Any = None, *, tol: float
     per_config = len(seed_list)
     results: list[Result] = []
     limits: list[int] = []
-    best: tuple[float, int] | None = None
+    best: tuple[float, int] | None = None if incumbent is None else (float(incumbent), -1)
     winner: list[Result] = []
-    for group in group_list:
+    winner_group: int | None = None
+    for group_index, group in enumerate(group_list):
         cap = iterations
         if prune and best is not None:
             cap = min(iterations, math.floor(best[0]))
         batch_results = run_batch(name, problem, W, step_sizes=steps, seeds=seed_list, iterations=cap,
                                   batch=batch, tol=tol, callback=callback, record_every=record_every,
-                                  **{**hyper, **group})
+                                  stop=stop, **{**hyper, **group})
         for start in range(0, len(batch_results), per_config):
             configuration = batch_results[start : start + per_config]
             median = float(np.median([score(result) for result in configuration]))
             if math.isfinite(median) and (best is None or median < best[0]):
                 best = (median, len(results) + start)
                 winner = configuration
+                winner_group = group_index
         results += batch_results
         limits += [cap] * len(batch_results)
-    if best is None:
+    if not winner:
         return TuneResult(cls.name, None, {}, None, results, excluded, limits=limits)
     return TuneResult(cls.name, winner[0].step_size, dict(winner[0].hyper), best[0], results, excluded,
-                      limits=limits, winner=winner)
+                      limits=limits, winner=winner, winner_group=winner_group)

@@ -6,8 +6,8 @@ split of a zero chain of length T_c = 3 over the ceil(n/3) workers at each end o
 Metropolis weights (lam = 1/3 + (2/3) cos(pi/n), THEORY.md §N; lambda_min >= -1/3 as D^2 needs).
 
 Measured: T_eps (first t with ||grad f(x_hat_t)|| <= eps, eps = 1/2) of centralized SGD, DeFacto, DeTAG, DSGT,
-D^2 and D-PSGD, each tuned over admissible steps {1, 1/2} / L_local (L_local = 3 l1 = 456, §11 item 19) as one
-`algorithms.run_batch` per configuration group; DeTAG also over R (`detag_phases`: powers of two between 1/48
+D^2 and D-PSGD, each tuned over admissible steps {1, 1/2} / L_local (L_local = 3 l1 = 456, §11 item 19)
+through `algorithms.tune`; DeTAG also over R (`detag_phases`: powers of two between 1/48
 and 1/12 of 1/sqrt(1 - lam)) and over contracting accelerated gossip (two-tap with the plain first step and
 eta of §7.1; Chebyshev). The paper's own start of Alg. 3 (z_{-1} = z_0) is a separate series, "DeTAG, Alg. 3
 as printed", tuned over R in {1, 2, 4, 8}: its R-step operator expands disagreement for R well below
@@ -53,7 +53,6 @@ from typing import Any
 
 import numpy as np
 
-import algorithms
 import instances
 from paper_figures import exponents
 from paper_figures.fit import (
@@ -78,7 +77,7 @@ from paper_figures.sweep import (
     default_executor,
     outcome,
     run_sweep,
-    tune_worker_output,
+    tune_both,
     winner_index,
 )
 
@@ -205,7 +204,7 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
     ``cap`` (iterations), ``step_fractions``, ``phases`` (DeTAG's R grid), ``D`` (broom points only: the
     diameter; absent on the path, so the path's record keys are unchanged). The result is the tuned winner
     (least T_eps at x-bar, ties to the configuration run first: the larger step) with every configuration's
-    outcome under ``grid``, and the worker-output T_eps tuned on its own (`sweep.tune_worker_output`).
+    outcome under ``grid``, and the worker-output T_eps tuned on its own (`sweep.tune_both`).
     DeTAG's R values run from large to small as branch-and-bound groups (``tune(groups=..., prune=True)``):
     a configuration stopped at the best T_eps so far cannot win; its entry says ``stopped_at_incumbent``.
     """
@@ -224,7 +223,7 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
         phases = sorted(point["phases"], reverse=series == "detag")
         options = {"groups": [{"R": R} for R in phases], "prune": True, **setting}
     name = "detag" if series.startswith("detag") else series
-    tuned = algorithms.tune(name, problem, W, steps, tol=problem.epsilon, iterations=cap, **options)
+    tuned, local = tune_both(name, problem, W, steps, tol=problem.epsilon, iterations=cap, **options)
     grid: list[dict[str, Any]] = []
     for result, limit in zip(tuned.results, tuned.limits, strict=True):
         entry = outcome(result)
@@ -234,8 +233,6 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
             entry["stopped_at_incumbent"] = result.t_eps is None and limit < cap
         grid.append(entry)
     best = grid[winner_index(tuned)] if tuned.winner else grid[0]
-    local = tune_worker_output(tuned, name, problem, W, steps, tol=problem.epsilon, iterations=cap,
-                               **options)
     result = {**best, "status": tuned_status(grid, best), "capped": best["t_eps"] is None, "cap": cap,
               "grid": grid, **local, "explicit_bound": int(problem.iteration_lower_bound),
               "dist": int(problem.dist)}

@@ -6,8 +6,9 @@ is split over 8 workers on a ring (Metropolis W) with the X%-shuffle partition, 
 B-sample mini-batches of its own shard (``oracles.FiniteSumOracle``) and is plotted as f(average model)
 against iterations: the median over seeds with the min-max band.
 
-Tuning (§9.1): every method's step size over a grid, the configuration with the least mean final loss over
-the seeds wins; DeTAG additionally over (eta, R). The grids are given relative to the estimated smoothness
+Tuning (§9.1), through `algorithms.tune` with the final loss f(x_hat_T) as its score: every method's step
+size over a grid, the configuration with the least median final loss over the tuning seeds wins; DeTAG
+additionally over (eta, R). The grids are given relative to the estimated smoothness
 1/L of the problem, and with heavy-ball momentum beta the steps are scaled by (1 - beta) so that the effective
 step alpha / (1 - beta) covers the same range. DeTAG is tuned coordinate-wise: its step with
 (eta, R) = (0, 1) first, then (eta, R) over eta in {0, 0.1, 0.2, 0.4} x R in {1, 2, 3} at that step (the full
@@ -19,8 +20,9 @@ times smaller), where Table 2 puts D-PSGD's heterogeneity penalty (ς n/(1 - lam
 methods'. Each panel title gives the measured heterogeneity at the start, varsigma0 = sqrt((1/n) sum_i
 ||grad f_i(x0) - grad f(x0)||^2) of that partition (``DigitsProblem.varsigma0``).
 
-Records: one JSON line per (network, momentum, partition, method, grid value) in
-``<out>/heterogeneity/records.jsonl`` through ``paper_figures.sweep`` (resumable). Tables: the tuned
+Records: one JSON line per (network, momentum, partition, method) in ``<out>/heterogeneity/records.jsonl``
+through ``paper_figures.sweep`` (resumable): the winner's curves on every seed and every configuration
+tried with its score. Tables: the tuned
 configurations with their final losses, ``heterogeneity_tuned.md`` / ``.csv``.
 
 Run: ``python -m paper_figures.heterogeneity [--full | --tiny] [--out DIR]``.

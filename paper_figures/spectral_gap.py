@@ -24,10 +24,11 @@ over all kappa and over the communication-dominated end kappa <= 0.01.
 
 (b) Training loss f(x_bar) against iterations on the digits problem (0% shuffled, 16 workers on a ring,
 Metropolis W_0, the same lazy W_kappa), each method tuned for the least final loss as in Figure 4
-(``paper_figures.heterogeneity.tuned_curves``): the paper's Figure 3 analog (§9.2).
+(``paper_figures.heterogeneity.tuned_curves``, through `algorithms.tune`): the paper's Figure 3 analog
+(§9.2). Medians over 3 seeds (the tuning seed and two more) with min-max bands.
 
-Records: ``<out>/spectral_gap/records.jsonl`` (one line per tuned (method, kappa) of (a), one per
-configuration of (b)), through ``paper_figures.sweep`` (resumable). Tables: ``spectral_gap_exponents.md`` /
+Records: ``<out>/spectral_gap/records.jsonl`` (one line per tuned (method, kappa) of (a), one per tuned
+(method, kappa) of (b)), through ``paper_figures.sweep`` (resumable). Tables: ``spectral_gap_exponents.md`` /
 ``.csv`` (fits) and ``spectral_gap_teps.csv`` (every tuned T_eps), ``spectral_gap_tuned.md`` / ``.csv`` (b).
 
 Run: ``python -m paper_figures.spectral_gap [--full | --tiny] [--out DIR]``.
@@ -46,7 +47,6 @@ from typing import Any
 
 import numpy as np
 
-import algorithms
 import instances
 from algorithms.result import to_jsonable
 from paper_figures import fit
@@ -72,7 +72,7 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
-from paper_figures.sweep import outcome, run_sweep, tune_worker_output
+from paper_figures.sweep import outcome, run_sweep, tune_both
 
 #: Methods of panel (a); centralized SGD does not gossip, so it runs once (its T_eps does not depend on W).
 GOSSIP_ALGORITHMS: tuple[str, ...] = ("detag", "d2", "dsgt", "dpsgd")
@@ -176,7 +176,7 @@ def tuned_t_eps(point: Mapping[str, Any]) -> dict[str, Any]:
     batch runs until its slowest member stops. Result: ``t_eps`` (the tuned minimum, None if every
     configuration hit the cap), ``capped``, ``best`` (its step size and hyper-parameters), ``configs``
     (every configuration with its T_eps or the iteration it was stopped at), and the worker-output T_eps
-    tuned on its own (`sweep.tune_worker_output`).
+    tuned on its own (`sweep.tune_both`).
     """
     problem, W, lam = path_instance(int(point["n"]), int(point["T_c"]), float(point["kappa"]))
     algorithm = point["algorithm"]
@@ -202,7 +202,8 @@ def tuned_t_eps(point: Mapping[str, Any]) -> dict[str, Any]:
     best: dict[str, Any] | None = None
     local: dict[str, Any] = {"t_eps_local": None, "best_local": None, "t_eps_local_of_best": None}
     if algorithm != "detag" or options["groups"]:
-        tuned = algorithms.tune(algorithm, problem, W, steps, tol=problem.epsilon, iterations=cap, **options)
+        tuned, local = tune_both(algorithm, problem, W, steps, tol=problem.epsilon, iterations=cap,
+                                 **options)
         for result in tuned.results:
             entry = outcome(result)
             entry["hyper"] = {k: v for k, v in entry["hyper"].items() if k in ("R", "eta", "start", "form")}
@@ -210,8 +211,6 @@ def tuned_t_eps(point: Mapping[str, Any]) -> dict[str, Any]:
             configs.append(entry)
             if result is (tuned.winner[0] if tuned.winner else None):
                 best = entry
-        local = tune_worker_output(tuned, algorithm, problem, W, steps, tol=problem.epsilon, iterations=cap,
-                                   **options)
     varsigma0 = instances.varsigma0_at_start(problem)
     params = {"n": problem.n, "lam": lam, "D": problem.n - 1, "Delta": problem.Delta, "L": problem.L,
               "epsilon": problem.epsilon, "sigma": 0.0, "B": 1, "varsigma0": varsigma0,
@@ -270,9 +269,10 @@ def exponent_rows(records: Sequence[Mapping[str, Any]]) -> list[fit.ExponentRow]
 
 
 def teps_table(records: Sequence[Mapping[str, Any]]) -> str:
-    """CSV of every tuned T_eps of panel (a), with the tuned configuration and the explicit bounds."""
-    columns = ("algorithm", "kappa", "lam", "inv_gap", "t_eps", "capped", "cap", "step_size", "R", "eta",
-               "start", "hop_lower_bound", "configs_run")
+    """CSV of every tuned T_eps of panel (a) (x-bar, and the worker output tuned on its own), with the
+    x-bar winner's configuration and the explicit bounds."""
+    columns = ("algorithm", "kappa", "lam", "inv_gap", "t_eps", "t_eps_local", "status", "capped", "cap",
+               "step_size", "R", "eta", "start", "hop_lower_bound", "configs_run")
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
@@ -282,6 +282,7 @@ def teps_table(records: Sequence[Mapping[str, Any]]) -> str:
         writer.writerow({
             "algorithm": record["point"]["algorithm"], "kappa": record["point"]["kappa"],
             "lam": record["params"]["lam"], "inv_gap": inv_gap(record), "t_eps": result["t_eps"] or "",
+            "t_eps_local": result.get("t_eps_local") or "", "status": result.get("status", ""),
             "capped": result["capped"], "cap": result["cap"], "step_size": best["step_size"],
             "R": best["hyper"].get("R", ""), "eta": best["hyper"].get("eta", ""),
             "start": best["hyper"].get("start", ""), "hop_lower_bound": result["hop_lower_bound"],

@@ -450,28 +450,74 @@ def winner_index(tuned: Any) -> int:
     return next(index for index, result in enumerate(tuned.results) if result is tuned.winner[0])
 
 
+def tune_both(name: str, problem: Any, W: Any, grid: Any, **options: Any) -> tuple[Any, dict[str, Any]]:
+    """`algorithms.tune` for T_eps at x-bar, then the worker-output side (`tune_worker_output`).
+
+    A branch-and-bound search (``prune=True``) stops each run at its x-bar T_eps (``stop="average"``,
+    the same T_eps, fewer iterations) and tunes the worker output again; a plain search runs until both
+    outputs are eps-stationary, so its runs hold the worker-output T_eps as well.
+    """
+    stop = "average" if options.get("prune") else "both"
+    tuned = algorithms.tune(name, problem, W, grid, stop=stop, **options)
+    return tuned, tune_worker_output(tuned, name, problem, W, grid, **options)
+
+
 def tune_worker_output(tuned: Any, name: str, problem: Any, W: Any, grid: Any, **options: Any
                        ) -> dict[str, Any]:
     """The worker-output side of a tuned point: ``t_eps_local``, the least T_eps at which every worker's
     own model is eps-stationary over the same grid (the minimum of `local_t_eps_score`), its configuration
     ``best_local``, and ``t_eps_local_of_best``, the worker-output T_eps of the x-bar winner itself.
 
-    `options` are the keywords of the x-bar tuning `tuned` (one seed). Runs stop when both outputs are
-    eps-stationary, so the x-bar runs already hold every worker T_eps except where branch and bound cut a
-    run short; the minimum over them is exact when no run cut short at iteration m without a worker T_eps
-    has m below that minimum (it could not have beaten it). Otherwise the grid is tuned again with
-    ``score=local_t_eps_score`` (`algorithms.tune`).
+    `options` are the keywords of the x-bar tuning `tuned` (one seed). The runs of `tuned` decide it when
+    every run either measured its worker T_eps or ran at least as long as the least one measured (then it
+    could not have beaten it). Otherwise the grid is tuned again with ``score=local_t_eps_score`` until both
+    outputs are eps-stationary, branch and bound starting from the x-bar winner's group.
     """
     cap = int(options["iterations"])
-    runs = list(zip(tuned.results, tuned.limits, strict=True))
-    finished = [result for result, _ in runs if result.t_eps_local is not None]
+    finished = [result for result in tuned.results if result.t_eps_local is not None]
     best = min(finished, key=local_t_eps_score, default=None)
     bound = math.inf if best is None else float(best.t_eps_local)
-    exact = all(result.t_eps_local is not None or result.diverged or limit >= min(cap, bound)
-                for result, limit in runs)
+    # a run that stopped at iteration m (cap, branch and bound, or its x-bar T_eps) without a worker T_eps
+    # has none <= m
+    exact = all(result.t_eps_local is not None or result.diverged or result.iterations >= min(cap, bound)
+                for result in tuned.results)
+    own = tuned.winner[0].t_eps_local if tuned.winner else None
     if not exact:
-        local = algorithms.tune(name, problem, W, grid, score=local_t_eps_score, **options)
-        best = local.winner[0] if local.winner else None
+        best, alone = _tune_local(tuned, name, problem, W, grid, **options)
+        own = None if alone is None else alone.t_eps_local
     return {"t_eps_local": None if best is None else best.t_eps_local,
             "best_local": None if best is None else outcome(best),
-            "t_eps_local_of_best": tuned.winner[0].t_eps_local if tuned.winner else None}
+            "t_eps_local_of_best": own}
+
+
+#: Keywords of `algorithms.tune` that are not hyper-parameters of the algorithm.
+_TUNE_OPTIONS = frozenset({"tol", "iterations", "seeds", "batch", "admissible", "prune", "score", "callback",
+                           "record_every", "stop", "incumbent", "groups"})
+
+
+def _tune_local(tuned: Any, name: str, problem: Any, W: Any, grid: Any, **options: Any) -> tuple[Any, Any]:
+    """The run with the least worker-output T_eps over the grid of `tuned` (`algorithms.tune` with
+    ``score=local_t_eps_score``, runs until both outputs are eps-stationary), or None; and the x-bar
+    winner's own run to its worker T_eps (None without a winner).
+
+    Branch and bound from a known value: the x-bar winner's configuration runs first on its own; its worker
+    T_eps U caps every group (``incumbent=U + 1``), the winner's group first. Only a configuration with
+    a worker T_eps <= U can win, so the answer is the grid's minimum.
+    """
+    groups = list(options.pop("groups", None) or [{}])
+    settings = {key: value for key, value in options.items() if key in _TUNE_OPTIONS}
+    hyper = {key: value for key, value in options.items() if key not in _TUNE_OPTIONS}
+    first: Any = None
+    if tuned.winner:
+        winner, group = tuned.winner[0], groups.pop(tuned.winner_group or 0)
+        groups.insert(0, group)
+        one = {key: winner.hyper[key] if isinstance(value, (list, tuple)) else value
+               for key, value in {**hyper, **group}.items()}
+        single = {**settings, "prune": False}
+        alone = algorithms.tune(name, problem, W, [winner.step_size], score=local_t_eps_score, stop="both",
+                                **single, **one)
+        first = alone.winner[0] if alone.winner else None
+    incumbent = None if first is None else first.t_eps_local + 1
+    local = algorithms.tune(name, problem, W, grid, score=local_t_eps_score, stop="both", groups=groups,
+                            incumbent=incumbent, **settings, **hyper)
+    return (local.winner[0] if local.winner else first), first

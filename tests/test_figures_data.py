@@ -117,3 +117,23 @@ def test_curve_checkpoints_and_modes_are_consistent() -> None:
         assert len(mode.tune_seeds) + len(mode.extra_seeds) >= 3  # bands over >= 3 seeds (issue 11)
     assert np.all(np.diff(spectral_gap.GAP_MODES["full"].kappas) < 0)
     assert min(spectral_gap.GAP_MODES["full"].kappas) <= 1e-4  # §11 item 20
+
+
+def test_branch_and_bound_tuning_gives_the_grid_minimum_of_both_outputs() -> None:
+    # communication.measure_point tunes DeTAG over R groups with algorithms.tune(prune=True) and the
+    # worker output again from the x-bar winner's value: both must equal the brute-force grid minima.
+    from paper_figures import communication
+
+    point = next(p for p in communication.sweep_points("quick")["path n=24"] if p["series"] == "detag")
+    point = {**point, "phases": [1, 2, 4]}
+    result = communication.measure_point(point)["result"]
+    problem, W = communication._instance(24, communication.CHAIN_LENGTH, None)
+    steps = [fraction / problem.smoothness for fraction in point["step_fractions"]]
+    brute = [r for R in point["phases"]
+             for r in algorithms.run_batch("detag", problem, W, step_sizes=steps, iterations=point["cap"],
+                                           tol=problem.epsilon, R=R, **communication._detag_setting("detag"))]
+    assert result["t_eps"] == min(r.t_eps for r in brute if r.t_eps is not None)
+    assert result["t_eps_local"] == min(r.t_eps_local for r in brute if r.t_eps_local is not None)
+    assert result["t_eps_local"] >= result["t_eps"] and result["status"] == "converged"
+    assert any(entry["stopped_at_incumbent"] for entry in result["grid"])  # the pruning did cut runs
+    assert result["t_eps_local_of_best"] >= result["t_eps_local"]
