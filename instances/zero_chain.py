@@ -51,8 +51,8 @@ class ChainInputs(NamedTuple):
     """Per-entry inputs of `chain_gradient` for rows x m points (flat arrays, C order), made once per shape:
     ``first`` the first-term constant -c0 s sqrt(e) per row, ``links`` -C s e^1.5 per entry (so that
     P = exp(psi_num / v^2) * links, as s sqrt(e) Psi(|z|) = s e^1.5 exp(psi_num / v^2)) with 0 in each
-    row's last column, ``threshold`` v_floor where ``links`` is non-zero and +inf elsewhere (no link there
-    is active)."""
+    row's last column, ``threshold`` the |x| above which a link is active, scale/2 + v_floor where ``links``
+    is non-zero and +inf elsewhere."""
 
     first: np.ndarray
     links: np.ndarray
@@ -64,7 +64,7 @@ def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[
     `ZeroChainFunctions._grad_rows` for the formula).
 
     Psi(|z_k|) is exactly 0 where v_k = |x_k| - scale/2 <= v_floor (exp(1 - 1/(2v)^2) underflows), so only
-    the active links A = {k : v_k > threshold_k} carry link terms:
+    the active links A = {k : |x_k| > threshold_k} carry link terms:
         G_k = first_k E_k (column 0) + P_{k-1} E_{k} (k - 1 in A) + (link term of k) (k in A),
     and every other entry is zero: one exp per row, two exp and one ndtr per active link, in about thirty
     numpy calls whatever the size. Small inputs (at most ``DENSE_ENTRIES``) take `chain_gradient_dense`
@@ -81,15 +81,17 @@ def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[
     first, links, threshold = inputs
     phi_exp, half_scale, _, psi_num, _, inv_scale, dpsi_const = constants
     rows = y.size // m
-    v = np.abs(y)
-    v -= half_scale
-    active = np.greater(v, threshold).nonzero()[0]  # NaN compares False
+    magnitude = np.abs(y)
+    # |x| > scale/2 + v_floor rather than |x| - scale/2 > v_floor: one pass fewer over all entries, and an
+    # entry that rounding puts on the other side of the floor has Psi = 0 either way (exact zeros)
+    active = np.greater(magnitude, threshold).nonzero()[0]  # NaN compares False
     count = active.size
     following = active + 1  # inside the row: a row's last column is never active (its link is 0)
     # the exponents: [psi of each active link | -z^2/2 of each row's first entry | of each active k + 1]
     exponents = np.empty(count + rows + count)
     psi_part, gauss_part = exponents[:count], exponents[count:]
-    v_active = v[active]
+    v_active = magnitude[active]
+    v_active -= half_scale
     w = np.multiply(v_active, v_active)
     np.divide(psi_num, w, out=psi_part)
     y_first, y_next = y[::m], y[following]
@@ -113,7 +115,7 @@ def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[
         term /= w
         term *= dpsi_const
         out[active] += term
-    if not math.isfinite(np.add.reduce(v)):  # a NaN or inf somewhere (or an overflowing sum: harmless)
+    if not math.isfinite(np.add.reduce(magnitude)):  # a NaN or inf (or a sum overflowing: harmless)
         Y, G = y.reshape(rows, m), out.reshape(rows, m)
         bad = np.flatnonzero(~np.isfinite(Y).all(axis=1))
         if bad.size:
@@ -307,7 +309,7 @@ class ZeroChainFunctions:
             links[:, : m - 1] = -1.0
         else:
             links[:, : m - 1] = -np.repeat(self.link_weight[:, : m - 1], per_worker, axis=0)
-        threshold = np.where(links != 0.0, self._constants[2], np.inf).reshape(-1)
+        threshold = np.where(links != 0.0, self._constants[1] + self._constants[2], np.inf).reshape(-1)
         links = (links * math.exp(self._constants[4])).reshape(-1)
         if len(self._inputs) >= 256:  # bounded: the engine evaluates subsets of a batch, so sizes vary
             self._inputs.clear()
