@@ -1,4 +1,4 @@
-"""The engine: the only iteration loop of decbounds, an algorithm of the class A_B (Lu & De Sa 2021, §2).
+"""The engine: the only iteration loop of decbounds, an algorithm of the class A_B (docs/theory.md §1.5).
 
 Per iteration a rule may query at most B samples per worker (``ctx.sample``) and communicate at most once
 (``ctx.gossip`` / ``ctx.gossip_two_tap`` with W, ``ctx.mix`` with another matrix, ``ctx.exact_average``);

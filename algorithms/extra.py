@@ -9,7 +9,7 @@ step size:
     X^{k+2} = (I + W) X^{k+1} - W~ X^k - alpha (G(X^{k+1}) - G(X^k))
 
 Only W X^{k+1} is new at step k+2: W~ X^k = (X^k + W X^k)/2 reuses the product kept from the previous
-iteration, so one iteration is one gossip round and B queries per worker (class A_B, Lu & De Sa 2021, §2).
+iteration, so one iteration is one gossip round and B queries per worker (class A_B, docs/theory.md §1.5).
 With exact gradients and alpha = O(1/L) the models converge to the exact stationary point of the global f
 even on heterogeneous data (no bias of D-PSGD's fixed point); with stochastic gradients they keep a noise
 floor. Status of the statement here: recalled from the paper.

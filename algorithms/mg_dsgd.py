@@ -12,7 +12,7 @@ of accelerated gossip (FastMix)
 
 and sets x^{k+1} = z^R. No gradient tracking.
 
-In the iterations of the class A_B (Lu & De Sa 2021, §2: at most B queries and one round per iteration) an
+In the iterations of the class A_B (docs/theory.md §1.5: at most B queries and one round per iteration) an
 outer step takes 2R iterations with ``form="atc"`` (the default, the rule above): R iterations each query B
 samples at x^k, then R iterations each run one gossip round on phi. ``form="cta"`` overlaps them in R
 iterations: the R rounds mix x^k while the R queries accumulate g at x^k, and x^{k+1} = FastMix(x^k) - gamma g

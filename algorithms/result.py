@@ -1,7 +1,7 @@
 """`Result`: the one record type every algorithm run returns (like scipy's ``OptimizeResult``), and
 `to_jsonable`, the one conversion of results and records to plain JSON types.
 
-T_eps (Lu & De Sa 2021, §3): the first checkpoint t with ||grad f(x_hat_t)|| <= tol, x_hat_t the average of
+T_eps (docs/theory.md (A3)): the first checkpoint t with ||grad f(x_hat_t)|| <= tol, x_hat_t the average of
 the local models after t iterations (t = 0 is the start point). ``t_eps_local`` is the first checkpoint at
 which every worker's own model x_i is eps-stationary, ||grad f(x_i)|| <= tol for all i: the output a worker
 can hold without an all-reduce. A diverged run carries neither.

@@ -1,8 +1,8 @@
-"""Step rules: centralized SGD, local SGD, D-PSGD, D2, DSGT, GT-DSGD, SGP, DeFacto, DeTAG (THEORY.md §5-§8).
+"""Step rules: centralized SGD, local SGD, D-PSGD, D2, DSGT, GT-DSGD, SGP, DeFacto, DeTAG (§5-§8).
 
 Notation per configuration: X is the (n, d) stack of local models (rows = workers), G(X) the B-sample
 stochastic gradients at the rows of X, W the gossip matrix applied as X <- W X on the worker axis, alpha the
-step size. Every rule keeps the A_B budget of THEORY.md §1: at most B queries per worker and one communication
+step size. Every rule keeps the A_B budget of §1: at most B queries per worker and one communication
 round per iteration. A rule's first entry of ``worker_arrays`` is the local models; the others are every other
 per-worker array that carries information (replicas, trackers, buffers), used by the zero-respecting audit.
 

@@ -13,7 +13,7 @@ counters and the stopping test; the rule owns the recursion. Its life:
 3. ``rule.init(ctx) -> state``: the start state, a `State` (dataclass) holding (n, k, d) arrays: worker axis
    first, one slice per configuration, d the problem's dimension. It may read ``ctx`` but not query or
    communicate.
-4. ``rule.step(state, ctx) -> state``: one iteration of the class A_B (Lu & De Sa 2021, §2): at most
+4. ``rule.step(state, ctx) -> state``: one iteration of the class A_B (docs/theory.md §1.5): at most
    ``ctx.batch`` queries per worker through ``ctx.sample`` and at most one communication round through
    ``ctx.gossip`` / ``ctx.gossip_two_tap`` / ``ctx.mix`` / ``ctx.exact_average`` (one round may carry several
    arrays). The engine counts both and raises `BudgetViolationError` beyond them. ``ctx.t`` is the iteration
@@ -189,7 +189,7 @@ class StepRule:
 
     @staticmethod
     def heavy_ball(v: np.ndarray | None, direction: np.ndarray, ctx: Context) -> np.ndarray:
-        """Heavy-ball (the paper ran every method with momentum 0.9, §7): v <- momentum v + direction,
+        """Heavy-ball (the paper ran every method with momentum 0.9, §9): v <- momentum v + direction,
         returned in place of the direction; the direction itself when there is no buffer."""
         if v is None:
             return direction

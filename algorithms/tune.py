@@ -1,5 +1,5 @@
 """`tune`: the best T_eps over a step-size grid (and, for DeTAG, over eta, R and the gossip start), as the
-paper tuned its baselines (THEORY.md §9), with step sizes held to the admissible range (§11 item 19)."""
+paper tuned its baselines (§9), with step sizes held to the admissible range (errata E19)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class TuneResult:
     """The winner of a tuning grid and every run behind it.
 
     ``t_eps`` is the median over seeds of the winner's score, by default its T_eps (a run that never
-    reached eps counts as infinite; §11 item 21 asks for medians); None when no configuration reached eps
+    reached eps counts as infinite; errata E21 asks for medians); None when no configuration reached eps
     on most seeds. ``excluded_steps`` lists grid steps dropped as inadmissible (> 1/smoothness).
     ``results`` holds every run in the order run, ``limits`` the iteration cap each ran under (below
     ``iterations`` where branch and bound pruned it), ``winner`` the winning configuration's runs, one per
@@ -54,7 +54,7 @@ def default_step_grid(smoothness: float, count: int = 8) -> list[float]:
 
 
 def detag_grid(problem: Any, W: Any, iterations: int) -> dict[str, list[Any]]:
-    """DeTAG's default search (§9 tuned eta in {0, 0.1, 0.2, 0.4} and R in {1, 2, 3}; §11 item 20 asks for R
+    """DeTAG's default search (§9 tuned eta in {0, 0.1, 0.2, 0.4} and R in {1, 2, 3}; errata E20 asks for R
     down to small fractions of 1/sqrt(1 - lam)): eta in {formula, 0, 0.2, 0.4}, both starts, and R in
     {1, 2, 3} with Cor. 6's R and its halves and quarters."""
     from algorithms.rules import default_phase_length
@@ -86,7 +86,7 @@ def tune(name: str, problem: Any, W: Any = None, grid: Any = None, *, tol: float
     """Least median ``score`` (T_eps by default) over ``grid`` (step sizes) x hyper grids x seeds.
 
     ``grid`` defaults to ``default_step_grid(problem.smoothness)``. With ``admissible=True`` (default) steps
-    above 1/smoothness (the local L the instance states, §11 item 19) are dropped and listed in
+    above 1/smoothness (the local L the instance states, docs/errata.md E19) are dropped and listed in
     ``excluded_steps``; a grid with none left is a ValueError. For DeTAG, hyper grids set neither in
     ``hyper`` nor in a group default to ``detag_grid``. Ties go to the configuration run first (the larger
     step, listed first in the default grid, then grid order).

@@ -7,9 +7,9 @@ Entries (``names()`` lists them in this order):
   ``sgp``, ``d2``, ``dsgt``, ``gt_dsgd`` (as printed, absolute constants 1), ``centralized_sgd`` (the
   mini-batch SGD rate of Thm 4's proof, corrected);
 - the hard instances with their explicit constants: ``hard_instance_sampling`` (Setting 1, Lemma 8),
-  ``hard_instance_sampling_sharp`` (our sharper constant, §11 item 23), ``hard_instance_communication``
-  (Cor 2's path instance, exact hop count of §11 item 17);
-- later results (THEORY.md §M): ``koloskova2020``, ``yuan2022_lower_bound``, ``mg_dsgd``,
+  ``hard_instance_sampling_sharp`` (our sharper constant, docs/errata.md E23), ``hard_instance_communication``
+  (Cor 2's path instance, exact hop count of docs/errata.md E17);
+- later results (docs/theory.md §13): ``koloskova2020``, ``yuan2022_lower_bound``, ``mg_dsgd``,
   ``alghunaim_yuan2022``, ``exact_diffusion``, ``extra``, ``huang_yuan2022``, ``centralized_lower_bound``.
 
 Comparing entries stated in different conventions: ``gap`` converts both rates to one convention (the
@@ -75,21 +75,21 @@ def _capped_probability(numerator: sp.Expr) -> sp.Expr:
     return numerator / sp.Max(sigma**2, numerator)
 
 
-#: Setting 1 chain length, corrected (§11 item 2): floor(Delta L / (4 Delta_0 l_1 eps^2)) = floor(Delta L /
+#: Setting 1 chain length, corrected (errata E2): floor(Delta L / (4 Delta_0 l_1 eps^2)) = floor(Delta L /
 #: (7296 eps^2)). The paper prints floor(Delta / (Delta_0 l_1 (2 eps)^2)), without L.
 SETTING1_CHAIN_LENGTH = sp.floor(Delta * L / (SETTING1_CHAIN_DENOMINATOR * epsilon**2))
 
-#: Setting 1 reveal probability p = min((2 G_inf eps)^2 / sigma^2, 1) (THEORY.md §4).
+#: Setting 1 reveal probability p = min((2 G_inf eps)^2 / sigma^2, 1) (docs/theory.md §4).
 SETTING1_REVEAL_PROBABILITY = _capped_probability((2 * ZERO_CHAIN_GRAD_INF * epsilon) ** 2)
 
-#: Our sharper reveal probability p = min(4 e^3 eps^2 / sigma^2, 1) (§11 item 23; derivation in
+#: Our sharper reveal probability p = min(4 e^3 eps^2 / sigma^2, 1) (docs/errata.md E23; derivation in
 #: ``hard_instance_sampling_sharp``'s doc).
 SETTING1_REVEAL_PROBABILITY_SHARP = _capped_probability(4 * sp.E**3 * epsilon**2)
 
 #: Setting 2 / Cor 2 chain length floor(Delta L / (Delta_0 l_1 (12 eps)^2)) = floor(Delta L / (262656 eps^2)).
 SETTING2_CHAIN_LENGTH = sp.floor(Delta * L / (SETTING2_CHAIN_DENOMINATOR * epsilon**2))
 
-#: Hops between the end groups I_0 and I_1 (|I_0| = |I_1| = ceil(n/3)) of Cor 2's path (§11 item 17).
+#: Hops between the end groups I_0 and I_1 (|I_0| = |I_1| = ceil(n/3)) of Cor 2's path (docs/errata.md E17).
 PATH_HOP_DISTANCE = n - 2 * sp.ceiling(n / 3) + 1
 
 #: Heterogeneity at the start point of Cor 2's path instance (derived by us; see the module docstring):
@@ -97,7 +97,7 @@ PATH_HOP_DISTANCE = n - 2 * sp.ceiling(n / 3) + 1
 #: varsigma0^2 = 4 e eps^2 (n/|I_0| - 1) with |I_0| = ceil(n/3).
 COR2_INSTANCE_VARSIGMA0 = 2 * epsilon * sp.sqrt(sp.E * (n / sp.ceiling(n / 3) - 1))
 
-#: Mini-batch SGD after T iterations, bound on the average E||grad f||^2 as corrected in §11 item 5:
+#: Mini-batch SGD after T iterations, bound on the average E||grad f||^2 as corrected in docs/errata.md E5:
 #: sigma sqrt(Delta L) / sqrt(n B T) + Delta L / T (the paper prints Delta L sigma / sqrt(n B T)).
 CENTRALIZED_SGD_AFTER_T = sigma * sp.sqrt(Delta * L) / sp.sqrt(n * B * T) + Delta * L / T
 
@@ -125,7 +125,7 @@ def _catalog() -> dict[str, Rate]:
             assumptions=("any zero-respecting algorithm in A_B", "graph of diameter D in {1, ..., n-1}",
                          "f in F_{Delta,L}, oracle in O_{sigma^2}"),
             doc="Omega(Delta L sigma^2/(n B eps^4) + Delta L D/eps^2); the maximum of two hard instances "
-                "(§4 Settings 1 and 2). n = B = D = 1 recovers Arjevani et al.; sigma = 0, D = 1 Carmon "
+                "(docs/theory.md §4.2-§4.3). n = B = D = 1 recovers Arjevani et al.; sigma = 0, D = 1 Carmon "
                 "et al.",
         ),
         Rate(
@@ -138,7 +138,7 @@ def _catalog() -> dict[str, Rate]:
                          "proved at lam = cos(pi/n) on the path graph only; Yuan et al. 2022 extend it to "
                          "lam in [0, cos(pi/n)] with ring lattices", "n >= 2"),
             doc="Omega(Delta L sigma^2/(n B eps^4) + Delta L/(eps^2 sqrt(1 - lam))), from Thm 1 with "
-                "1/sqrt(1 - cos(pi/n)) = O(D) on the path (THEORY.md §3).",
+                "1/sqrt(1 - cos(pi/n)) = O(D) on the path (docs/theory.md §3).",
         ),
         Rate(
             name="lower_bound_async",
@@ -150,7 +150,7 @@ def _catalog() -> dict[str, Rate]:
             assumptions=("one iteration = one gradient update on a randomly chosen worker",
                          "holds with probability 1"),
             doc="Omega(Delta L sigma^2/(B eps^4) + Delta L D/eps^2): no 1/n on the sampling term, because "
-                "an iteration updates a single worker (THEORY.md §2).",
+                "an iteration updates a single worker (docs/theory.md §2).",
         ),
         Rate(
             name="defacto",
@@ -173,15 +173,15 @@ def _catalog() -> dict[str, Rate]:
                          "R = max(log(n)/2, log(varsigma0^2 T/(Delta L))/2)/sqrt(1 - lam) and alpha of Cor 6 "
                          "(bounds.detag_params)",
                          "accelerated gossip contraction rho = (1 - sqrt(1 - lam))^R without Ye et al.'s "
-                         "absolute constant (UNCONFIRMED, §11 item 9)"),
+                         "absolute constant (UNCONFIRMED, docs/errata.md E9)"),
             doc="O(Delta L sigma^2/(n B eps^4) + Delta L log(n + varsigma0 n/(eps sqrt(Delta L)))/(eps^2 "
                 "sqrt(1 - lam))). The 'n +' inside the log is Cor 6's (and Thm 7's); Table 2 prints the log "
-                "without it (§11 item 6), which would go negative for small varsigma0. The ratio to Cor 2's "
+                "without it (errata E6), which would go negative for small varsigma0. The ratio to Cor 2's "
                 "communication term is exactly the log factor.",
         ),
     ]
     table2_note = ("Table 2 as printed, absolute constants 1; the term mixes units (varsigma is a gradient "
-                   "norm) and is reproduced as tabulated (THEORY.md §8).")
+                   "norm) and is reproduced as tabulated (docs/theory.md §8).")
     dpsgd_comm = Delta * L * n * varsigma / (epsilon**2 * (1 - lam) ** 2)
     tracking_comm = lam**2 * Delta * L * n * varsigma0 / (epsilon**2 * (1 - lam) ** 3)
     for name, source, comm, assumption in (
@@ -206,7 +206,7 @@ def _catalog() -> dict[str, Rate]:
             name="centralized_sgd",
             kind="upper",
             source=f"mini-batch SGD with n B samples per step, as used in the proof of {_PAPER}, Thm 4 "
-                   "(corrected, §11 item 5)",
+                   "(corrected, docs/errata.md E5)",
             convention="grad_norm",
             terms={"sampling": _SAMPLING, "optimization": Delta * L / epsilon**2},
             assumptions=("a central server (or exact averaging every iteration)",),
@@ -219,15 +219,15 @@ def _catalog() -> dict[str, Rate]:
         Rate(
             name="hard_instance_sampling",
             kind="lower",
-            source=f"{_PAPER}, proof of Thm 1, Setting 1 and Lemma 8 with delta = 1/2 (corrected T_c, §11 "
-                   "item 2)",
+            source=f"{_PAPER}, proof of Thm 1, Setting 1 and Lemma 8 with delta = 1/2 (corrected T_c, "
+                   "docs/errata.md E2)",
             convention="grad_norm",
             # Max(0, .): a chain shorter than 2 (Delta L too small for eps) makes the bound vacuous
             terms={"sampling": sp.Max(0, SETTING1_CHAIN_LENGTH - 1)
                    / (n * B * SETTING1_REVEAL_PROBABILITY * (sp.E - 1))},
             assumptions=("complete graph, every worker holds the scaled zero chain (homogeneous)",
                          "probabilistic zero-chain oracle with reveal probability p", "zero-respecting",
-                         "holds with probability >= 1/2 per run (§11 item 21)"),
+                         "holds with probability >= 1/2 per run (docs/errata.md E21)"),
             probability=0.5,
             doc="T_eps >= (T_c - 1)/(n B p (e - 1)) with T_c = floor(Delta L/(7296 eps^2)) (Delta_0 l_1 = "
                 "12 * 152, corrected to include L) and p = min((2 * 23 eps)^2/sigma^2, 1). Explicit "
@@ -238,7 +238,7 @@ def _catalog() -> dict[str, Rate]:
         Rate(
             name="hard_instance_sampling_sharp",
             kind="lower",
-            source="derived by us from the Setting 1 construction of " + _PAPER + " (THEORY.md §11 item 23)",
+            source="derived by us from the Setting 1 construction of " + _PAPER + " (docs/errata.md E23)",
             convention="grad_norm",
             terms={"sampling": sp.Max(0, SETTING1_CHAIN_LENGTH - 1)
                    / (n * B * SETTING1_REVEAL_PROBABILITY_SHARP * (sp.E - 1))},
@@ -263,7 +263,7 @@ def _catalog() -> dict[str, Rate]:
         Rate(
             name="hard_instance_communication",
             kind="lower",
-            source=f"derived from {_PAPER}, Cor 2 / Setting 2 construction (exact hop count, §11 item 17)",
+            source=f"derived from {_PAPER}, Cor 2 / Setting 2 construction (exact hop count, errata E17)",
             convention="grad_norm",
             # T_c = 0 (Delta L < 262656 eps^2) leaves no chain: the bound is 0 then, never negative
             terms={"communication": sp.Piecewise(
@@ -295,7 +295,7 @@ def _catalog() -> dict[str, Rate]:
                          "fixed W: consensus rate p = 1 - lam^2, window tau = 1", _BATCH),
             status="recalled",
             doc="O(L Delta [sigma^2/(n eps) + (zeta tau + sigma sqrt(p tau))/(p eps^(3/2)) + tau/(p eps)]) "
-                "for E||grad f||^2 <= eps, with tau = 1 and p = 1 - lam^2 for a fixed W (THEORY.md §M, "
+                "for E||grad f||^2 <= eps, with tau = 1 and p = 1 - lam^2 for a fixed W (docs/theory.md §13, "
                 "[recalled]).",
         ),
         Rate(
@@ -396,7 +396,7 @@ def _catalog() -> dict[str, Rate]:
             status="recalled",
             doc="Expected shape: the same sigma term, no square-root acceleration of the connectivity term "
                 "(1/gamma, not 1/sqrt(gamma)), consistent with Kovalev et al. and Metelev et al. "
-                "(THEORY.md §M, formula [recalled]).",
+                "(docs/theory.md §13, formula [recalled]).",
         ),
         Rate(
             name="centralized_lower_bound",
@@ -593,7 +593,7 @@ def _exact_value(expr: sp.Expr, **values: float) -> sp.Expr:
 
 
 def setting1_chain_length(Delta: float, L: float, epsilon: float) -> int:
-    """T_c = floor(Delta L / (4 * 12 * 152 * eps^2)) of Setting 1 (§4, corrected by §11 item 2), exact
+    """T_c = floor(Delta L / (4 * 12 * 152 * eps^2)) of Setting 1 (§4, corrected by errata E2), exact
     (``bounds.constants.chain_length``, the definition instances.sampling_instance uses).
 
     Examples
@@ -605,7 +605,7 @@ def setting1_chain_length(Delta: float, L: float, epsilon: float) -> int:
 
 
 def setting1_reveal_probability(epsilon: float, sigma: float, *, sharp: bool = False) -> float:
-    """p = min((2 * 23 eps)^2 / sigma^2, 1), or with ``sharp`` min(4 e^3 eps^2 / sigma^2, 1) (§11 item 23).
+    """p = min((2 * 23 eps)^2 / sigma^2, 1), or with ``sharp`` min(4 e^3 eps^2 / sigma^2, 1) (errata E23).
 
     Examples
     --------
@@ -619,7 +619,7 @@ def setting1_reveal_probability(epsilon: float, sigma: float, *, sharp: bool = F
 
 
 def setting2_chain_length(Delta: float, L: float, epsilon: float) -> int:
-    """T_c = floor(Delta L / (262656 eps^2)) of Setting 2 and Cor 2's path instance (§4), exact
+    """T_c = floor(Delta L / (262656 eps^2)) of Setting 2 and Cor 2's path instance (docs/theory.md §4), exact
     (``bounds.constants.chain_length``, the definition instances.communication_instance uses).
 
     Examples
@@ -631,7 +631,7 @@ def setting2_chain_length(Delta: float, L: float, epsilon: float) -> int:
 
 
 def path_hop_distance(n: int) -> int:
-    """n - 2 ceil(n/3) + 1: hops between the end groups of Cor 2's path instance (§11 item 17).
+    """n - 2 ceil(n/3) + 1: hops between the end groups of Cor 2's path instance (docs/errata.md E17).
 
     Examples
     --------

@@ -1,4 +1,4 @@
-"""DeTAG's parameter rules (Cor. 6) and accelerated gossip's eta and rho (Alg. 3, eq. 26, §7).
+"""DeTAG's parameter rules (Cor. 6) and accelerated gossip's eta and rho (Alg. 3, eq. 26, docs/theory.md §7).
 
 One definition, used by the catalog (`bounds`), the gossip operators (`instances`) and the DeTAG step rule
 (`algorithms`).
@@ -20,7 +20,7 @@ def _check_lam(lam: float) -> float:
 
 
 def accelerated_gossip_eta(lam: float) -> float:
-    """Momentum of the two-tap accelerated gossip, Alg. 3 (§7.1).
+    """Momentum of the two-tap accelerated gossip, Alg. 3 (docs/theory.md §7.1).
 
     eta = (1 - sqrt(1 - lam^2)) / (1 + sqrt(1 - lam^2)); it makes the recursion
     z_{r+1} = (1 + eta) W z_r - eta z_{r-1} critically damped at the eigenvalues +-lam.
@@ -60,8 +60,8 @@ def accelerated_gossip_rho(lam: float, R: int) -> float:
     """Contraction of R accelerated-gossip steps as the paper states it (eq. 26): (1 - sqrt(1 - lam))^R.
 
     UNCONFIRMED constant: Ye et al. state the bound with an extra absolute constant (recalled as sqrt(14))
-    that the paper drops (THEORY.md §7.2, §11 item 9); item 18 shows it grows like 1/sqrt(1 - lam) for the
-    paper's start z_{-1} = z_0.
+    that the paper drops (docs/theory.md §7.2, docs/errata.md E9); docs/errata.md E18 shows it grows like
+    1/sqrt(1 - lam) for the paper's start z_{-1} = z_0.
 
     Parameters
     ----------

@@ -198,7 +198,7 @@ def _check_W(W: Any) -> np.ndarray:
     if not np.all(np.isfinite(W)):
         raise ValueError("W must be finite")
     if not np.allclose(W, W.T, rtol=0, atol=1e-10):
-        raise ValueError("W must be symmetric (the gossip class of the paper, §1)")
+        raise ValueError("W must be symmetric (the gossip class of the paper, docs/theory.md §1)")
     if not np.allclose(W.sum(axis=1), 1.0, rtol=0, atol=1e-10):
         raise ValueError("W must have rows summing to 1 (W 1 = 1)")
     return 0.5 * (W + W.T)

@@ -1,11 +1,11 @@
 """The record type of the catalog: one iteration-complexity bound T_eps as a sum of named sympy terms.
 
-A ``Rate`` is data (THEORY.md §M, design notes): the symbolic bound split into named terms (``sampling``,
+A ``Rate`` is data (docs/theory.md §13): the symbolic bound split into named terms (``sampling``,
 ``communication``, ...), the accuracy convention it is stated in, whether it is a lower or an upper bound,
 where it comes from and how sure we are of it. Every bound counts iterations with absolute constants set to
 1 unless the entry says otherwise (the hard-instance entries carry the construction's explicit constants).
 
-Conventions (THEORY.md §1): ``grad_norm`` means the criterion E||grad f(x)|| <= eps (the paper's, rates in
+Conventions (§1): ``grad_norm`` means the criterion E||grad f(x)|| <= eps (the paper's, rates in
 eps^-4 and eps^-2); ``grad_norm_sq`` means E||grad f(x)||^2 <= eps (most later papers, rates in eps^-2 and
 eps^-1). ``Rate.in_convention`` converts by the identification eps_sq = eps_norm^2.
 """
@@ -38,7 +38,7 @@ _LATEX_NAMES = {
 
 
 def _validated(name: str, value: Any) -> np.ndarray:
-    """``value`` as a float array after checking the domain of symbol ``name`` (THEORY.md §1)."""
+    """``value`` as a float array after checking the domain of symbol ``name`` (docs/theory.md §1)."""
     if isinstance(value, bool | np.bool_) or isinstance(value, str | bytes):
         raise TypeError(f"{name} must be a real number; got {value!r}")
     if not isinstance(value, numbers.Real | np.ndarray | list | tuple):
@@ -93,11 +93,11 @@ class Rate:
         terms: term name -> sympy expression in the symbols of ``bounds.symbols``; at least ``sampling`` and
             ``communication`` where the source splits them.
         assumptions: the conditions under which the bound holds (heterogeneity form, class of W, ...).
-        status: ``"confirmed"`` (checked against the paper), ``"recalled"`` (THEORY.md [recalled]) or
+        status: ``"confirmed"`` (checked against the paper), ``"recalled"`` (docs/theory.md's [recalled]) or
             ``"derived"`` (derived by us from the construction; the derivation is in ``doc``).
         doc: derivation and notes.
         probability: the bound holds with at least this probability per run (1.0 for in-expectation bounds;
-            0.5 for the hard-instance sampling bound, THEORY.md §11 item 21).
+            0.5 for the hard-instance sampling bound, docs/errata.md E21).
     """
 
     name: str
@@ -174,7 +174,7 @@ class Rate:
         """The same bound stated in the other accuracy convention.
 
         grad_norm -> grad_norm_sq substitutes eps -> sqrt(eps); grad_norm_sq -> grad_norm substitutes
-        eps -> eps^2 (THEORY.md §M: eps_sq = eps_norm^2). By Jensen, E||g|| <= sqrt(E||g||^2), so the
+        eps -> eps^2 (docs/theory.md §13: eps_sq = eps_norm^2). By Jensen, E||g|| <= sqrt(E||g||^2), so the
         conversion is rigorous for upper bounds stated in grad_norm_sq and for lower bounds stated in
         grad_norm; the other two directions are the customary identification, exact up to that gap.
 

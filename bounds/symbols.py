@@ -1,4 +1,4 @@
-"""The sympy symbols every rate is written in (THEORY.md §1, §M notation).
+"""The sympy symbols every rate is written in (docs/theory.md §1).
 
 Assumptions are declared where they are true, so that sympy simplifies ``sqrt(x**2)`` to ``x`` and the like:
 

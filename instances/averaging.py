@@ -1,5 +1,5 @@
 """Exact averaging in finitely many rounds (DeFacto, Lemma 3 / App. C.3) and multi-step gossip operators:
-accelerated two-tap gossip (Alg. 3, §7) and Chebyshev gossip (THEORY.md §N), as coefficient schedules.
+accelerated two-tap gossip (Alg. 3, §7) and Chebyshev gossip (§14), as coefficient schedules.
 
 Orientation everywhere: rows are workers and a round acts as ``X <- F @ X`` on the worker axis 0.
 """
@@ -37,7 +37,7 @@ def exact_averaging_factors(G: nx.Graph) -> list[sp.csr_array]:
     sender; propagate rounds then let each node u at depth l keep its value / d_u (d_u = subtree size) and
     send value * d_v / d_u to each child v. R = 2 * radius, and radius in [ceil(D/2), D] gives D <= R <= 2D.
     The factors are column stochastic but neither symmetric nor doubly stochastic (they are not gossip
-    matrices; DeFacto is not a gossip protocol, THEORY.md §5). The one-node graph (D = 0) gets one identity
+    matrices; DeFacto is not a gossip protocol, §5). The one-node graph (D = 0) gets one identity
     factor, so that DeFacto's phase length 2R stays positive.
 
     Parameters
@@ -144,11 +144,11 @@ def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None
                     start: str = "paper") -> np.ndarray:
     """Rows (a_r, b_r), r < R, of the recursion z_{r+1} = a_r W z_r + b_r z_{r-1} with z_{-1} := z_0.
 
-    - "two_tap" (Alg. 3, §7.1): a = 1 + eta, b = -eta, eta = ``accelerated_gossip_eta(lam)`` =
+    - "two_tap" (Alg. 3, docs/theory.md §7.1): a = 1 + eta, b = -eta, eta = ``accelerated_gossip_eta(lam)`` =
       (1 - sqrt(1-lam^2)) / (1 + sqrt(1-lam^2)) unless given. ``start="paper"`` keeps z_{-1} = z_0 in the
       first step (as Alg. 3); ``start="plain"`` makes the first step plain gossip, a_0 = 1, b_0 = 0
-      (THEORY.md §11 item 18: the paper's start expands disagreement along an eigenvalue near -lam).
-    - "chebyshev": z_R = p_R(W) z_0 with p_R(t) = T_R(t/lam) / T_R(1/lam) (§N), by the Chebyshev three-term
+      (docs/errata.md E18: the paper's start expands disagreement along an eigenvalue near -lam).
+    - "chebyshev": z_R = p_R(W) z_0 with p_R(t) = T_R(t/lam) / T_R(1/lam) (§14), by the Chebyshev three-term
       recurrence: a_0 = 1, b_0 = 0, then a_r = 2 c_r / (lam c_{r+1}), b_r = -c_{r-1} / c_{r+1} with
       c_r = T_r(1/lam), computed through the ratios q_r = c_{r-1}/c_r (no overflow for large R).
       lam = 0 is the limit p_R(t) = t^R, plain gossip.
@@ -283,7 +283,7 @@ def accelerated_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | Non
 
 
 def chebyshev_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None = None) -> np.ndarray:
-    """R steps of Chebyshev gossip z_R = T_R(W/lam) z_0 / T_R(1/lam) (THEORY.md §N).
+    """R steps of Chebyshev gossip z_R = T_R(W/lam) z_0 / T_R(1/lam) (docs/theory.md §14).
 
     Parameters and errors as `gossip_schedule` and `multi_step_gossip`.
 

@@ -1,5 +1,5 @@
 """A non-convex problem on real data: scikit-learn's bundled 8x8 digits, split across workers with the
-paper's X%-shuffle partition (THEORY.md §9.1).
+paper's X%-shuffle partition (docs/theory.md §9.1).
 
 Partition (§9.1): sort the points by label, shuffle only the first X% of them, split the sequence into n
 contiguous shards of equal size. X = 100 mixes everything (homogeneous), X = 0 gives each worker one or two
@@ -60,7 +60,7 @@ def load_digits_arrays() -> tuple[np.ndarray, np.ndarray]:
 
 def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float, seed: int | np.random.Generator,
                       *, balanced: bool = True) -> np.ndarray:
-    """Indices (n, m) of the points each worker holds under the X%-shuffle partition (§9.1).
+    """Indices (n, m) of the points each worker holds under the X%-shuffle partition (docs/theory.md §9.1).
 
     Sort by label (stable), shuffle only the first ``shuffled_percent`` % of the sequence, cut it into n
     contiguous shards of m points. See the module docstring for ``balanced``.

@@ -1,4 +1,4 @@
-"""Gossip matrices W and their spectra (THEORY.md §1 "Gossip", §9.2, §N).
+"""Gossip matrices W and their spectra (docs/theory.md §1.6, §9.2, §14).
 
 A gossip matrix is symmetric, doubly stochastic and supported on the graph plus the diagonal; the paper's
 mixing parameter is lam = max(|lambda_2|, |lambda_n|) = ||W - 11^T/n||_2 and the spectral gap is 1 - lam.
@@ -38,7 +38,7 @@ WEIGHT_RULES: tuple[str, ...] = ("metropolis", "max_degree", "uniform", "fdla", 
 
 def check_gossip(W: MatrixLike, G: nx.Graph | None = None, *, nonnegative: bool = True,
                  atol: float = DEFAULT_ATOL) -> float:
-    """Check that W is a gossip matrix (THEORY.md §1) and return its lam.
+    """Check that W is a gossip matrix (docs/theory.md §1) and return its lam.
 
     Properties, checked in this order; the first that fails raises ``ValueError`` naming it: square,
     symmetric, rows sum to 1, non-negative (``nonnegative=False`` skips it: FDLA weights may be negative),
@@ -121,7 +121,7 @@ def _edge_arrays(G: nx.Graph) -> tuple[int, np.ndarray, np.ndarray]:
 
 
 def metropolis(G: nx.Graph) -> sp.csr_array:
-    """Metropolis-Hastings weights W_ij = 1 / (1 + max(d_i, d_j)) on edges (THEORY.md §9.2, §L).
+    """Metropolis-Hastings weights W_ij = 1 / (1 + max(d_i, d_j)) on edges (docs/theory.md §9.2, §12).
 
     Parameters
     ----------
@@ -294,7 +294,7 @@ def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnecte
 
 
 def lazy(W: MatrixLike, kappa: float) -> sp.csr_array:
-    """The slack matrix W_kappa = kappa W + (1 - kappa) I, 0 < kappa <= 1 (THEORY.md §9.2, Lu et al. 2020).
+    """The slack matrix W_kappa = kappa W + (1 - kappa) I, 0 < kappa <= 1 (§9.2, Lu et al. 2020).
 
     Its eigenvalues are kappa mu + 1 - kappa; 1 - lam(W_kappa) = kappa (1 - lam(W)) holds exactly under the
     condition of ``lazy_gap_is_exact``. kappa must be a real number (not a bool or a string).
@@ -309,7 +309,7 @@ def lazy(W: MatrixLike, kappa: float) -> sp.csr_array:
 
 def lazy_gap_is_exact(lambda_2: float, lambda_n: float, kappa: float) -> bool:
     """Whether gap(lazy(W, kappa)) = kappa * gap(W) for a W with extreme non-trivial eigenvalues
-    lambda_2 >= lambda_n (THEORY.md §9.2: "exactly, when lam is attained at lambda_2").
+    lambda_2 >= lambda_n (docs/theory.md §9.2: "exactly, when lam is attained at lambda_2").
 
     The lazy spectrum is mu = kappa lambda + 1 - kappa. If lambda_2 >= -lambda_n (lam(W) = lambda_2), then
     mu_2 = 1 - kappa (1 - lambda_2) >= |mu_n| because kappa (lambda_2 + lambda_n) + 2 (1 - kappa) >= 0, so

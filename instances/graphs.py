@@ -1,4 +1,4 @@
-"""Communication graphs G of the paper's (f, O, G) triple (THEORY.md §1, §4 Setting 2, §N).
+"""Communication graphs G of the paper's (f, O, G) triple (§1, §4.3, Setting 2, §14).
 
 Every builder returns a ``networkx.Graph`` on the integer nodes ``0..n-1`` (the worker indices, i.e. the row
 order of every gossip matrix). Graphs with a translation symmetry (ring, ring lattice, exponential, complete,
@@ -270,7 +270,7 @@ def hypercube(n: int) -> nx.Graph:
 
 
 def exponential(n: int, directed: bool = False) -> nx.Graph | nx.DiGraph:
-    """Static exponential graph: i linked to i + 2^k mod n for 2^k < n (THEORY.md §N).
+    """Static exponential graph: i linked to i + 2^k mod n for 2^k < n (docs/theory.md §14).
 
     Undirected (default): i ~ i +- 2^k, a circulant. ``directed=True``: the DiGraph i -> i + 2^k mod n
     of Ying et al. 2021, for push-sum (see ``gossip.column_stochastic_matrix``).
@@ -461,7 +461,7 @@ def _redraw_until_connected(draw: Callable[[int], nx.Graph], seed: object, max_a
 
 
 def broom(n: int, D: int) -> nx.Graph:
-    """The hard graph of Thm. 1, Setting 2 (§4, Fig. 6): diameter exactly D, 1 <= D <= n - 1.
+    """The hard graph of Thm. 1, Setting 2 (docs/theory.md §4, Fig. 6): diameter exactly D, 1 <= D <= n - 1.
 
     A path A..B of D - 1 nodes with ceil((n-D+1)/2) leaves on A and floor((n-D+1)/2) leaves on B.
     Labels run left to right: left leaves 0..a-1, the path a..a+D-2 (A = a, B = a+D-2), then the right

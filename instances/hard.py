@@ -1,11 +1,11 @@
-"""The hard instances of the lower-bound proof (THEORY.md §4): Setting 1 (sampling) and Setting 2
+"""The hard instances of the lower-bound proof (docs/theory.md §4): Setting 1 (sampling) and Setting 2
 (communication, on the path of Cor. 2 and the broom of Thm. 1), rescaled for given (Delta, L, epsilon).
 
 Both are `ZeroChainFunctions`, so they follow the local-function protocol and keep the zero-chain kernel.
 
-Scaling (§4). With lambda_s the scale (not the eigenvalue, §11 item 10):
+Scaling (docs/theory.md §4). With lambda_s the scale (not the eigenvalue, docs/errata.md E10):
 - Setting 1: f_i(x) = (L lambda_s^2 / l1) f_hat(x / lambda_s), lambda_s = 2 l1 eps / L,
-  T_c = floor(Delta L / (4 Delta0 l1 eps^2))  (§11 item 2: the printed T_c omits L),
+  T_c = floor(Delta L / (4 Delta0 l1 eps^2))  (docs/errata.md E2: the printed T_c omits L),
   p = min((2 G_inf eps)^2 / sigma^2, 1).
 - Setting 2: f_i(x) = (L lambda_s^2 / (3 l1)) f_hat_i(x / lambda_s), lambda_s = 6 l1 eps / L,
   T_c = floor(Delta L / (Delta0 l1 (12 eps)^2)) = floor(Delta L / (262656 eps^2)).
@@ -116,7 +116,7 @@ class SamplingInstance(ZeroChainFunctions):
 def sampling_instance(n: int, *, Delta: float | None = None, T_c: int | None = None, L: float = L1,
                       epsilon: float = 0.5, sigma: float | None = None, p: float | None = None
                       ) -> SamplingInstance:
-    """Setting 1, the sampling term of Thm 1 (§4): T_c = floor(Delta L / (4 Delta0 l1 eps^2)) (§11 item 2),
+    """Setting 1, the sampling term of Thm 1 (§4): T_c = floor(Delta L / (4 Delta0 l1 eps^2)) (errata E2),
     lambda_s = 2 l1 eps / L, p = min((2 G_inf eps)^2 / sigma^2, 1).
 
     Give exactly one of Delta and T_c, and exactly one of sigma and p (p in (0, 1]; then
@@ -186,7 +186,7 @@ def split_groups(n: int, D: int | None = None) -> tuple[np.ndarray, np.ndarray, 
 
     - Case 1, D >= n - 2 ceil(n/3) + 2 (and the path): I0 = the first c = ceil(n/3) labels, I1 = the last c,
       dist = n - 2c + 1. The case condition is exactly what puts every leaf inside I0 or I1 and the n - 2c
-      middle nodes on the path. THEORY.md states this case as "the middle sub-path has ceil(n/3) nodes,
+      middle nodes on the path. The paper states this case as "the middle sub-path has ceil(n/3) nodes,
       weights 2n/(n - ceil(n/3))": the same split when 3 | n; for other n that reading gives weights above
       3 (n = 5: 5), breaking the 3 l1-smoothness the proof uses, so the ends of ceil(n/3) are kept.
     - Case 2, otherwise: I0 = the first k = floor((n-D+1)/2) left leaves, I1 = the k right leaves, dist = D
@@ -218,7 +218,7 @@ class CommunicationInstance(ZeroChainFunctions):
     (L / (3 l1)) w l1 <= L-smooth. ``smoothness`` = L max(3, w_max) / 3 (= L whenever w_max <= 3).
 
     Attributes: Delta, L, epsilon, T_c, D (None for the Cor. 2 path), groups = (I0, I1), dist (I0-I1 hop
-    distance), weights (n/|I0|, n/|I1|), iteration_lower_bound = 1 + (T_c - 1) dist (§11 item 17).
+    distance), weights (n/|I0|, n/|I1|), iteration_lower_bound = 1 + (T_c - 1) dist (docs/errata.md E17).
     """
 
     def __init__(self, n: int, *, D: int | None, Delta: float, L: float, epsilon: float, T_c: int) -> None:
@@ -242,7 +242,7 @@ class CommunicationInstance(ZeroChainFunctions):
     @property
     def iteration_lower_bound(self) -> int:
         """1 + (T_c - 1) * dist: iterations any zero-respecting algorithm needs before prog reaches T_c
-        (§11 item 17; T_c + (T_c - 1) dist for algorithms that gossip first and then query)."""
+        (docs/errata.md E17; T_c + (T_c - 1) dist for algorithms that gossip first and then query)."""
         return 1 + (self.T_c - 1) * self.dist
 
     def graph(self) -> nx.Graph:
@@ -267,7 +267,7 @@ def communication_instance(n: int, *, D: int | None = None, Delta: float | None 
     D=None: the path of Cor. 2 (I0, I1 = the ceil(n/3) workers at each end); an integer D in 1..n-1: the
     broom of Thm 1 with diameter D (both cases, see `split_groups`). Give exactly one of Delta and T_c. With
     the defaults L = 3 l1 and eps = 1/2 the instance is the unscaled split (lambda_s = 1, gain 1,
-    smoothness 3 l1 = 456, §11 item 19) with Delta = 144 T_c.
+    smoothness 3 l1 = 456, docs/errata.md E19) with Delta = 144 T_c.
 
     Parameters
     ----------

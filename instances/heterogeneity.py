@@ -14,7 +14,7 @@ from instances.protocol import LocalFunctions, local_gradients_at_start
 
 
 def varsigma0_at_start(f: LocalFunctions) -> float:
-    """varsigma0 = sqrt((1/n) sum_i ||grad f_i(x0) - grad f(x0)||^2), assumption (6) (Lu & De Sa 2021, §3).
+    """varsigma0 = sqrt((1/n) sum_i ||grad f_i(x0) - grad f(x0)||^2), assumption (6) (docs/theory.md (A6)).
 
     Example (every worker holds the same function, so the spread is 0):
         >>> import instances

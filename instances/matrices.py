@@ -3,7 +3,7 @@ with its checks, the W = I - A diag(w) A^T edge-weight form, and the spectra (la
 
 A gossip matrix is symmetric, doubly stochastic and supported on the graph plus the diagonal; the paper's
 mixing parameter is lam = max(|lambda_2|, |lambda_n|) = ||W - 11^T/n||_2 and the spectral gap is 1 - lam
-(Lu & De Sa 2021, §2). This module sits below both ``instances.gossip`` (weight rules, checks) and
+(docs/theory.md (A7)). This module sits below both ``instances.gossip`` (weight rules, checks) and
 ``instances.optimize`` (FDLA/FMMC), so that neither imports the other's private names.
 """
 
@@ -83,7 +83,7 @@ def check_symmetric_stochastic(W: sp.csr_array, atol: float, name: str = "W") ->
 
 def second_eigenvalue(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     """lam = max(|lambda_2|, |lambda_n|) = ||W - 11^T/n||_2 of a symmetric W with W 1 = 1 (Lu & De Sa 2021,
-    §2).
+    docs/theory.md §2).
 
     Dense ``numpy.linalg.eigvalsh`` for n <= ``DENSE_EIG_LIMIT``; beyond, ``scipy.sparse.linalg.eigsh``:
     Lanczos on W - 11^T/n, and when that stalls (a 5000-ring, lambda_2 within 1e-6 of 1) shift-invert
@@ -130,7 +130,7 @@ def _sparse_second_eigenvalue(W: sp.csr_array) -> float:
 
 
 def spectral_gap(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
-    """1 - lam, lam = ``second_eigenvalue(W)`` (Lu & De Sa 2021, §2).
+    """1 - lam, lam = ``second_eigenvalue(W)`` (docs/theory.md (A7)).
 
     >>> spectral_gap([[0.5, 0.5], [0.5, 0.5]])
     1.0

@@ -1,4 +1,4 @@
-"""Optimized gossip matrices: FDLA (Xiao & Boyd 2004) and FMMC (Boyd, Diaconis & Xiao 2004), THEORY.md §L.
+"""Optimized gossip matrices: FDLA (Xiao & Boyd 2004) and FMMC (Boyd, Diaconis & Xiao 2004), §12.
 
 Both minimize lam = ||W - 11^T/n||_2 over W = I - A diag(w) A^T (A the n x m incidence matrix, one weight per
 edge): the epigraph form min s s.t. -sI <= I - 11^T/n - A diag(w) A^T <= sI (two n x n LMIs). FMMC adds
@@ -284,7 +284,7 @@ def _solve_cvxpy_sdp(n: int, edges: np.ndarray, nonnegative: bool, solver: str, 
     s = cp.Variable()
     X = np.eye(n) - np.full((n, n), 1.0 / n) - A @ cp.diag(w) @ A.T  # W - 11^T/n
     identity = np.eye(n)
-    constraints = [X << s * identity, X >> -s * identity]  # two n x n LMIs (§L: 11x faster than norm(., 2))
+    constraints = [X << s * identity, X >> -s * identity]  # two n x n LMIs (§12: 11x faster than norm(., 2))
     if nonnegative:
         constraints += [w >= 0, abs(A) @ w <= 1]
     problem = cp.Problem(cp.Minimize(s), constraints)

@@ -1,4 +1,4 @@
-"""Problems whose data heterogeneity is exact and known (THEORY.md §1, assumptions (5) and (6)).
+"""Problems whose data heterogeneity is exact and known (docs/theory.md §1, assumptions (5) and (6)).
 
 Both problems share one heterogeneity construction. Worker i holds
 ``f_i(x) = g(x) + (bbar - b_i)^T x + sum_{j in S_c} c_ij s (1 - cos(x_j / s))`` with a common part g,

@@ -1,4 +1,4 @@
-"""The local-function protocol every problem in `instances` follows (ARCHITECTURE.md, "instances/").
+"""The local-function protocol every problem in `instances` follows (docs/architecture.md, "instances/").
 
 The worker axis comes first and any batch axes follow, so one call evaluates k configurations side by side:
 ``X`` has shape ``(n, *batch, d)`` and ``X[i, ...]`` are points of worker i.
@@ -23,12 +23,12 @@ MAX_RADIUS = 1e150
 
 @runtime_checkable
 class LocalFunctions(Protocol):
-    """n local functions f_1 ... f_n on R^d and their average f = (1/n) sum_i f_i (THEORY.md §1)."""
+    """n local functions f_1 ... f_n on R^d and their average f = (1/n) sum_i f_i (docs/theory.md §1)."""
 
     n: int
     dim: int
     x0: np.ndarray
-    smoothness: float  # L of every local f_i; admissible steps are <= 1 / smoothness (§11 item 19)
+    smoothness: float  # L of every local f_i; admissible steps are <= 1 / smoothness (docs/errata.md E19)
 
     def grad(self, X: np.ndarray) -> np.ndarray:
         """Exact local gradients, (n, *batch, d) -> (n, *batch, d): row i is grad f_i at X[i, ...]."""

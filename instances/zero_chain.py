@@ -1,12 +1,12 @@
-"""The zero-chain function of Carmon et al. (2019) used by the lower-bound proof (THEORY.md §4).
+"""The zero-chain function of Carmon et al. (2019) used by the lower-bound proof (docs/theory.md §4).
 
     Psi(z) = 0 for z <= 1/2,  exp(1 - 1/(2z - 1)^2) for z > 1/2
-    Phi(z) = sqrt(e) * int_{-inf}^z exp(-t^2/2) dt = sqrt(2 pi e) * ndtr(z)     (§11 item 1: minus sign)
+    Phi(z) = sqrt(e) * int_{-inf}^z exp(-t^2/2) dt = sqrt(2 pi e) * ndtr(z)     (errata E1: minus sign)
     f_hat(x) = -Psi(1) Phi(x_1) + sum_{i=1}^{T-1} link_i(x),
     link_i(x) = Psi(-x_i) Phi(-x_{i+1}) - Psi(x_i) Phi(x_{i+1})
 
 with the constants of Arjevani et al. Lemma 2: f_hat(0) - inf f_hat <= DELTA0 * T, f_hat is L1-smooth,
-||grad f_hat||_inf <= G_INF, and ||grad f_hat(x)||_inf >= 1 whenever prog(x) < T (§11 item 3: the gradient).
+||grad f_hat||_inf <= G_INF, and ||grad f_hat(x)||_inf >= 1 whenever prog(x) < T (errata E3: the gradient).
 
 Only one of Psi(x_i), Psi(-x_i) is non-zero, so with s_i = sign(x_i) a link is
 ``link_i = -s_i Psi(|x_i|) Phi(s_i x_{i+1})`` and its partial derivatives are
@@ -164,19 +164,19 @@ def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
 
 
 def psi(z: np.ndarray) -> np.ndarray:
-    """Psi(z) = exp(1 - 1/(2z - 1)^2) for z > 1/2, else 0 (THEORY.md §4)."""
+    """Psi(z) = exp(1 - 1/(2z - 1)^2) for z > 1/2, else 0 (docs/theory.md §4)."""
     z = np.asarray(z, dtype=float)
     u = np.maximum(2.0 * z - 1.0, 2.0 * _V_FLOOR)
     return np.where(z > 0.5, np.exp(1.0 - 1.0 / (u * u)), 0.0)
 
 
 def phi(z: np.ndarray) -> np.ndarray:
-    """Phi(z) = sqrt(e) * int_{-inf}^z exp(-t^2/2) dt = sqrt(2 pi e) ndtr(z) (§11 item 1: exponent -t^2/2)."""
+    """Phi(z) = sqrt(e) * int_{-inf}^z exp(-t^2/2) dt = sqrt(2 pi e) ndtr(z) (errata E1: exponent -t^2/2)."""
     return _PHI_TOTAL * ndtr(np.asarray(z, dtype=float))
 
 
 def progress(X: np.ndarray) -> np.ndarray:
-    """prog per row: max{i >= 1 : x_i != 0} with 1-based coordinates, 0 for the zero row (THEORY.md §4).
+    """prog per row: max{i >= 1 : x_i != 0} with 1-based coordinates, 0 for the zero row (docs/theory.md §4).
 
     Zero-respecting: the test is x != 0 exactly, so it is the same for x and for x / scale.
     X of shape (*rows, d) gives an int array of shape (*rows).
@@ -205,7 +205,7 @@ class ZeroChainFunctions:
     ----------
     T : chain length (= dim).
     n : number of workers.
-    scale, gain : x is divided by ``scale`` and f multiplied by ``gain`` (THEORY.md §4 rescaling, where
+    scale, gain : x is divided by ``scale`` and f multiplied by ``gain`` (docs/theory.md §4 rescaling, where
         scale = lambda_s and gain = L lambda_s^2 / l1 or L lambda_s^2 / (3 l1)).
     first_weight : (n,) weights c0 of the first term, or None for all ones.
     link_weight : (n, T-1) weights C of the links, or None for all ones.
@@ -408,7 +408,7 @@ class ZeroChainFunctions:
 
 
 def zero_chain(T: int, n: int = 1) -> ZeroChainFunctions:
-    """The unscaled zero-chain f_hat of chain length T on n workers that all hold it (THEORY.md §4).
+    """The unscaled zero-chain f_hat of chain length T on n workers that all hold it (docs/theory.md §4).
 
     dim = T, x0 = 0, smoothness = L1 = 152; constants DELTA0 = 12, L1 = 152, G_INF = 23 (module level).
     """

@@ -1,4 +1,4 @@
-"""The oracle interface and the exact and Gaussian oracles (THEORY.md §1, "Oracle class O_sigma^2").
+"""The oracle interface and the exact and Gaussian oracles (docs/theory.md §1.3, the oracle class O_sigma^2).
 
 Every oracle answers ``sample(X, rng, batch)``: X holds the stacked local points, shape (n, *batch_axes, d)
 (worker axis first; e.g. (n, k, d) for k configurations side by side), and the answer has the same shape:
@@ -22,7 +22,7 @@ from instances.protocol import LocalFunctions
 
 @runtime_checkable
 class Oracle(Protocol):
-    """A stochastic first-order oracle over local functions ``f`` (ARCHITECTURE.md "oracles/")."""
+    """A stochastic first-order oracle over local functions ``f`` (docs/architecture.md, "oracles/")."""
 
     f: LocalFunctions
     exact: bool  # True when sample() ignores rng and returns exact gradients

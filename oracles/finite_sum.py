@@ -1,5 +1,5 @@
 """Finite-sum sampling for the data-set problems: a query is the gradient of one data point of the worker's
-shard, drawn uniformly, so it is unbiased for f_i = (1/m) sum_s f_i(.; s) (THEORY.md §1)."""
+shard, drawn uniformly, so it is unbiased for f_i = (1/m) sum_s f_i(.; s) (docs/theory.md §1)."""
 
 from __future__ import annotations
 

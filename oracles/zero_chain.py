@@ -1,4 +1,4 @@
-"""The probabilistic zero-chain oracle of the sampling lower bound (THEORY.md §4 Setting 1).
+"""The probabilistic zero-chain oracle of the sampling lower bound (docs/theory.md §4.2, Setting 1).
 
 With z ~ Bernoulli(p), one query returns [g]_j = grad_j f(x) (1 + 1{j > prog(x)} (z/p - 1)): exact on the
 coordinates already reached, and the one new coordinate prog(x) + 1 (the only j > prog(x) with a non-zero
@@ -10,7 +10,7 @@ new coordinate is multiplied by K / (B p), so it appears iff at least one of the
 
 Unbiased; the variance of one query is |d_{prog+1} f|^2 (1 - p) / p and of a batch (1 - p) / (p B) times
 it. On f_hat, |d_{prog+1} f_hat| = Psi(|x_prog|) Phi'(0) <= e * sqrt(e), so the variance is at most
-e^3 (1 - p) / p (§11 item 23), below the proof's G_inf^2 (1 - p) / p; on the scaled instance both carry the
+e^3 (1 - p) / p (errata E23), below the proof's G_inf^2 (1 - p) / p; on the scaled instance both carry the
 gradient factor squared, (2 eps)^2.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 from bounds.validation import require_probability
 from oracles.base import _OracleBase, check_batch, check_rng
 
-# sup over x of the variance of one query on f_hat, divided by (1 - p) / p (§11 item 23): (e^{3/2})^2.
+# sup over x of the variance of one query on f_hat, divided by (1 - p) / p (docs/errata.md E23): (e^{3/2})^2.
 VARIANCE_CONSTANT = math.e**3
 
 

@@ -1,23 +1,23 @@
 """Figure 1, the communication term: measured T_eps against n on Cor. 2's path instance, and against the
 diameter D on Thm 1's broom at fixed n, beside the bounds.
 
-Instance (THEORY.md §4 Setting 2 / Cor. 2): ``instances.communication_instance(n, T_c=3)``, the unscaled
+Instance (§4.3–§4.4, Setting 2 / Cor. 2): ``instances.communication_instance(n, T_c=3)``, the unscaled
 split of a zero chain of length T_c = 3 over the ceil(n/3) workers at each end of a path, exact gradients,
-Metropolis weights (lam = 1/3 + (2/3) cos(pi/n), THEORY.md §N; lambda_min >= -1/3 as D^2 needs).
+Metropolis weights (lam = 1/3 + (2/3) cos(pi/n), docs/theory.md §14; lambda_min >= -1/3 as D^2 needs).
 
 Measured: T_eps (first t with ||grad f(x_hat_t)|| <= eps, eps = 1/2) of centralized SGD, DeFacto, DeTAG, DSGT,
-D^2 and D-PSGD, each tuned over admissible steps {1, 1/2} / L_local (L_local = 3 l1 = 456, §11 item 19)
+D^2 and D-PSGD, each tuned over admissible steps {1, 1/2} / L_local (L_local = 3 l1 = 456, docs/errata.md E19)
 through `algorithms.tune`; DeTAG also over R (`detag_phases`: powers of two between 1/48
 and 1/12 of 1/sqrt(1 - lam)) and over contracting accelerated gossip (two-tap with the plain first step and
 eta of §7.1; Chebyshev). The paper's own start of Alg. 3 (z_{-1} = z_0) is a separate series, "DeTAG, Alg. 3
 as printed", tuned over R in {1, 2, 4, 8}: its R-step operator expands disagreement for R well below
-1/sqrt(1 - lam) (§11 item 18; the measured contraction is in each record), which on the monotone zero chain
-acts like an oversized step (§11 item 19). Centralized SGD averages exactly every iteration through a
+1/sqrt(1 - lam) (errata E18; the measured contraction is in each record), which on the monotone zero chain
+acts like an oversized step (docs/errata.md E19). Centralized SGD averages exactly every iteration through a
 server: it is outside the class the bounds speak of (information does not travel along the path) and is
 drawn as the descent-cost reference.
 
 Drawn beside the measurements: the explicit-constant bound 1 + (T_c - 1)(n - 2 ceil(n/3) + 1)
-(``hard_instance_communication``, §11 item 17), and Cor. 2's shape 1/sqrt(1 - lam) (``lower_bound_gossip``'s
+(``hard_instance_communication``, errata E17), and Cor. 2's shape 1/sqrt(1 - lam) (``lower_bound_gossip``'s
 communication term) as a slope guide scaled to touch the decentralized data from below (the largest multiple
 of the shape that no measured T_eps of a path algorithm undercuts). Panel (b) divides every T_eps by the
 explicit bound.
@@ -25,9 +25,9 @@ explicit bound.
 Caps: every run stops at ``cap`` iterations; a series that hits the cap at some n is marked there (open marker
 with an arrow at the cap) and is not run at larger n (T_eps grows with n on this instance; the skipped sizes
 are listed in the figure note). Fitted slopes are least squares of log T_eps on log n over each series' four
-largest finished n (small n is dominated by the per-coordinate descent cost, §11 item 20).
+largest finished n (small n is dominated by the per-coordinate descent cost, docs/errata.md E20).
 
-Panel (c), the broom of Thm 1 (THEORY.md §4 Setting 2, Fig. 6): ``communication_instance(n, D=D, T_c=3)``
+Panel (c), the broom of Thm 1 (§4.3, Setting 2, Fig. 6): ``communication_instance(n, D=D, T_c=3)``
 at n = `MODES[mode]["broom_n"]` for the diameters `MODES[mode]["diameters"]`, Metropolis weights on
 ``topology("broom", n, D=D)`` (lam and the spectrum for DeTAG's R grid from the dense matrix). Series
 `BROOM_SERIES` (DeFacto and Alg. 3 as printed stay on the path), tuned as on the path, against the explicit
@@ -83,9 +83,9 @@ from paper_figures.sweep import (
 
 NAME = "communication"
 
-#: Chain length of the zero chain (short: the hop count, not the chain, should dominate; §11 item 20).
+#: Chain length of the zero chain (short: the hop count, not the chain, should dominate; docs/errata.md E20).
 CHAIN_LENGTH = 3
-#: Step sizes tried, as fractions of 1/L_local (all admissible, §11 item 19).
+#: Step sizes tried, as fractions of 1/L_local (all admissible, docs/errata.md E19).
 STEP_FRACTIONS: tuple[float, ...] = (1.0, 0.5)
 #: The phase lengths tried for DeTAG with Alg. 3 as printed (its expanding operator wins at small R); the
 #: contracting series uses `detag_phases(n)`.
@@ -130,7 +130,7 @@ def _mode(full: bool, tiny: bool) -> str:
 
 def path_metropolis_eigenvalues(n: int) -> np.ndarray:
     """The non-trivial eigenvalues 1/3 + (2/3) cos(pi k / n), k = 1..n-1, of the Metropolis path matrix
-    (every edge 1/3, end nodes keep 2/3; THEORY.md §N). n >= 3: the 2-node path has edge weight 1/2."""
+    (every edge 1/3, end nodes keep 2/3; docs/theory.md §14). n >= 3: the 2-node path has edge weight 1/2."""
     if isinstance(n, bool) or int(n) != n or n < 3:
         raise ValueError(f"n must be an integer >= 3 (the path's inner nodes have degree 2); got n={n!r}")
     return 1.0 / 3.0 + (2.0 / 3.0) * np.cos(np.pi * np.arange(1, int(n)) / int(n))
@@ -172,7 +172,7 @@ def gossip_lam(n: int, D: int | None = None) -> float:
 def gossip_contraction(n: int, R: int, method: str, start: str, eta: float | None, D: int | None = None
                        ) -> float:
     """max |p_R(mu)| over the non-trivial eigenvalues of the Metropolis path (broom of diameter D if given):
-    the worst-case consensus contraction of DeTAG's R-step gossip (> 1: it expands disagreement, §11 item 18).
+    the worst-case consensus contraction of DeTAG's R-step gossip (> 1: it expands disagreement, errata E18).
     """
     schedule = instances.gossip_schedule(method, gossip_lam(n, D), R, eta=eta, start=start)
     return float(np.max(np.abs(instances.schedule_polynomial(schedule, gossip_eigenvalues(n, D)))))
@@ -188,7 +188,7 @@ def _detag_setting(series: str) -> dict[str, Any]:
 
 def detag_phases(n: int, D: int | None = None) -> list[int]:
     """DeTAG's R grid for the contracting series: the powers of two between 1/48 and 1/12 of the accelerated
-    mixing time 1/sqrt(1 - lam) (and R = 1 or 2 at small n; §11 item 20 asks for small fractions of it).
+    mixing time 1/sqrt(1 - lam) (and R = 1 or 2 at small n; errata E20 asks for small fractions of it).
 
     The band was found on a wider grid (1/64 to 1/8, measured up to n = 768): the winner sat at about 1/26 of
     1/sqrt(1 - lam) at every n from 96 on; two values per n keep the full sweep within its time budget."""
@@ -446,7 +446,7 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
     if scale is not None:
         ax.plot(dense_n, scale * shape, color="0.6", linestyle=":", linewidth=1.5,
                 label=r"Cor. 2 shape $\propto 1/\sqrt{1-\lambda}$ (scaled to touch the path algorithms)")
-    ax.plot(dense_n, explicit, **BOUND_STYLE, label=r"explicit bound $1+(T_c-1)\,\mathrm{dist}$ (§11.17)")
+    ax.plot(dense_n, explicit, **BOUND_STYLE, label=r"explicit bound $1+(T_c-1)\,\mathrm{dist}$ (errata E17)")
     notes = []
     for series, group in groups.items():
         if not group:

@@ -13,9 +13,9 @@ A fit over finished runs at fewer than `MIN_POINTS` sweep points gives "too few 
 
 The predicted exponent of a catalog entry is the same least-squares slope of log(predicted T_eps) over the
 same records: the average log-derivative of the bound over exactly the measured range, so floors, minima
-and logarithms in a bound (THEORY.md §4, §6) enter as they act there.
+and logarithms in a bound (docs/theory.md §4, §6) enter as they act there.
 
-Variables (THEORY.md §3, §6, §8): ``n`` (workers), ``inv_gap`` = 1/(1 - lam), ``sigma2`` = sigma^2,
+Variables (docs/theory.md §3, §6, §8): ``n`` (workers), ``inv_gap`` = 1/(1 - lam), ``sigma2`` = sigma^2,
 ``nB`` = n * B, read from each record's ``params``; any callable ``record -> float`` works too.
 """
 

@@ -1,16 +1,16 @@
 """Figure 5 — gossip: (a) spectral gaps of FMMC, Metropolis and max-degree weights; (b) multi-step gossip.
 
 (a) The spectral gap 1 - lam of the fastest-mixing Markov chain (FMMC, Boyd, Diaconis & Xiao 2004; THEORY.md
-§L), of Metropolis-Hastings weights and of max-degree weights on standard topologies, against n
-(THEORY.md §N lists the closed forms for ring, path, torus and hypercube).
+§12), of Metropolis-Hastings weights and of max-degree weights on standard topologies, against n
+(docs/theory.md §14 lists the closed forms for ring, path, torus and hypercube).
 
 (b) Consensus error against the number R of gossip rounds: the worst-case contraction
 ``||M_R(X) - X_bar|| / ||X - X_bar||`` over all starts X, i.e. the spectral norm of the R-step operator on the
 disagreement space, measured by applying ``instances.multi_step_gossip`` to the projector I - 11^T/n. Methods:
 plain gossip (W^R), Alg. 3's two-tap accelerated gossip with the paper's start z_{-1} = z_0 and with a plain
-first step (THEORY.md §11 item 18), and Chebyshev gossip; against the paper's rate
+first step (docs/errata.md E18), and Chebyshev gossip; against the paper's rate
 rho = (1 - sqrt(1 - lam))^R of eq. (26) (``bounds.detag_params.accelerated_gossip_rho``; its absolute
-constant is UNCONFIRMED, §7.2, §11 item 9). On the Cor. 2 path matrix (lambda_n = -lam) the paper's start
+constant is UNCONFIRMED, §7.2, errata E9). On the Cor. 2 path matrix (lambda_n = -lam) the paper's start
 expands disagreement for small R before its rate sets in; that transient is what panel (b) shows.
 
 Run: ``python -m paper_figures.gossip [--full | --tiny] [--out DIR]``.

@@ -56,11 +56,11 @@ from paper_figures.plotting import (
 )
 from paper_figures.sweep import SerialExecutor, default_executor, outcome, run_sweep
 
-#: The methods of Figure 2 in the paper plus GT-DSGD and centralized SGD (THEORY.md §9).
+#: The methods of Figure 2 in the paper plus GT-DSGD and centralized SGD (docs/theory.md §9).
 ALGORITHMS: tuple[str, ...] = ("dpsgd", "d2", "dsgt", "gt_dsgd", "detag", "centralized")
-#: X% shuffled, most homogeneous first (§9.1).
+#: X% shuffled, most homogeneous first (docs/theory.md §9.1).
 PARTITIONS: tuple[float, ...] = (100.0, 50.0, 25.0, 0.0)
-#: DeTAG's (eta, R) grid of §9.1 (eta in {0, 0.1, 0.2, 0.4}, R in {1, 2, 3}).
+#: DeTAG's (eta, R) grid of docs/theory.md §9.1 (eta in {0, 0.1, 0.2, 0.4}, R in {1, 2, 3}).
 DETAG_ETA_R: tuple[tuple[float, int], ...] = tuple(
     (eta, R) for R in (1, 2, 3) for eta in (0.0, 0.1, 0.2, 0.4)
 )

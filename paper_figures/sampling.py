@@ -1,22 +1,22 @@
 """Figure 2, the sampling term: measured T_eps against sigma^2 and against n B on Setting 1, beside bounds.
 
-Instance (THEORY.md §4 Setting 1): ``instances.sampling_instance(n, T_c=6, p=p)``, the unscaled zero chain
+Instance (§4.2, Setting 1): ``instances.sampling_instance(n, T_c=6, p=p)``, the unscaled zero chain
 (L = l1 = 152, eps = 1/2, Delta = 12 T_c) on every worker of the complete graph (Metropolis weights,
 W = 11^T/n), queried through the probabilistic zero-chain oracle (``oracles.ZeroChainOracle``) with reveal
-probability p and B queries per worker and iteration. Every run uses the admissible step 1/L (§11 item 19;
-in this regime the step size stops mattering, §11 item 22).
+probability p and B queries per worker and iteration. Every run uses the admissible step 1/L (errata E19;
+in this regime the step size stops mattering, docs/errata.md E22).
 
 Noise level. An instance with reveal probability p meets the variance bound sigma^2 = 4 e^3 eps^2 / p (the
-oracle's sup variance is 4 e^3 eps^2 (1 - p) / p, §11 item 23, measured in the oracles tests); that is the
+oracle's sup variance is 4 e^3 eps^2 (1 - p) / p, errata E23, measured in the oracles tests); that is the
 sigma^2 on the x axis and the sigma at which both catalog bounds are evaluated. There the sharper entry
 (``hard_instance_sampling_sharp``, p = 4 e^3 eps^2 / sigma^2) is built on exactly this instance and gives
 (T_c - 1)/(n B p (e - 1)); the paper's entry (``hard_instance_sampling``, p = (2 G_inf eps)^2 / sigma^2) is
 the same formula for an instance 26.3 times less likely to reveal, so it sits 26.3 times lower.
 
-The regime (§11 item 22): the slopes +1 in sigma^2 (i.e. in 1/p) and -1 in n B only show where
+The regime (docs/errata.md E22): the slopes +1 in sigma^2 (i.e. in 1/p) and -1 in n B only show where
 (T_c - 1)/(n B p) dwarfs the noise-free descent cost (about 700 iterations at T_c = 6), so n B p <= 2e-3
 here. Each point runs ``SEEDS`` seeds side by side (one `algorithms.run_batch`); the figure shows the median
-and the interquartile range; the bounds hold with probability >= 1/2 per run (§11 item 21), so they are
+and the interquartile range; the bounds hold with probability >= 1/2 per run (docs/errata.md E21), so they are
 compared with the median. A seed that reaches the cap counts as infinitely slow in the median and is
 counted in the figure. Slopes are least squares of log T_eps over every seed's run (95% CI); T_eps at a
 point is x times a seed-noise factor, so this is the slope of the median with the seeds as replicates.
@@ -55,9 +55,9 @@ from paper_figures.sweep import Record, SerialExecutor, default_executor, run_sw
 
 NAME = "sampling"
 
-#: Chain length (T_c - 1 = 5 reveals; §11 item 22 used 10, a shorter chain halves the cost).
+#: Chain length (T_c - 1 = 5 reveals; docs/errata.md E22 used 10, a shorter chain halves the cost).
 CHAIN_LENGTH = 6
-#: Seeds per point (§11 item 22 asks for at least 16).
+#: Seeds per point (docs/errata.md E22 asks for at least 16).
 SEEDS = 16
 
 #: The two sweeps: (n, B, p) points. "sigma2" varies p at n B = 4; "nB" varies n and B at fixed p.
@@ -83,7 +83,7 @@ MODES: dict[str, dict[str, Any]] = {
 PREDICT: tuple[str, ...] = ("hard_instance_sampling", "hard_instance_sampling_sharp", "lower_bound_any",
                             "centralized_sgd", "detag")
 BOUNDS_DRAWN: dict[str, dict[str, Any]] = {
-    "hard_instance_sampling_sharp": {"label": "explicit bound, sharp constant (§11.23)", "linestyle": "--"},
+    "hard_instance_sampling_sharp": {"label": "sharp explicit bound (errata E23)", "linestyle": "--"},
     "hard_instance_sampling": {"label": "explicit bound, paper's constant (Setting 1)", "linestyle": "-."},
 }
 
@@ -96,7 +96,7 @@ def _mode(full: bool, tiny: bool) -> str:
 
 def noise_level(p: float, epsilon: float) -> float:
     """sigma = 2 e^{3/2} eps / sqrt(p): the variance bound 4 e^3 eps^2 / p that an instance with reveal
-    probability p meets (module docstring; §11 item 23)."""
+    probability p meets (module docstring; docs/errata.md E23)."""
     if not 0.0 < p <= 1.0:
         raise ValueError(f"p must lie in (0, 1]; got p={p!r}")
     return 2.0 * math.e**1.5 * epsilon / math.sqrt(p)

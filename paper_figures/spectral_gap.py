@@ -2,19 +2,19 @@
 
 (a) Measured T_eps on Cor. 2's hard instance (``instances.communication_instance``, Setting 2 split of the
 zero chain over the end groups of a 12-node path, exact gradients, eps = 1/2 in unscaled units) with the
-slack matrix W_kappa = kappa W_0 + (1 - kappa) I of a Metropolis path W_0 (THEORY.md §9.2): its gap is
+slack matrix W_kappa = kappa W_0 + (1 - kappa) I of a Metropolis path W_0 (docs/theory.md §9.2): its gap is
 exactly kappa (1 - lam(W_0)) because lambda_2 >= -lambda_n. Each method is tuned for the least T_eps:
-- step sizes only in the admissible range <= 1/L_local (§11 item 19; L_local = 3 l1 = 456 unscaled), largest
+- step sizes only in the admissible range <= 1/L_local (errata E19; L_local = 3 l1 = 456 unscaled), largest
   first; on the zero chain a larger admissible step never hurts, so once the largest step hits the cap the
   smaller ones are skipped;
-- DeTAG also over R from 1 down to small fractions of 1/sqrt(1 - lam) (§11 item 20), eta in {Alg. 3's
-  formula, 0} and the gossip start (Alg. 3's z_{-1} = z_0, or a plain first step, §11 item 18);
+- DeTAG also over R from 1 down to small fractions of 1/sqrt(1 - lam) (docs/errata.md E20), eta in {Alg. 3's
+  formula, 0} and the gossip start (Alg. 3's z_{-1} = z_0, or a plain first step, docs/errata.md E18);
 - branch and bound: a configuration that has not reached eps within the best T_eps found so far cannot win,
   so later groups run with that cap. The tuned T_eps is the exact minimum over the grid.
 Runs that hit the iteration cap are drawn as open markers at the cap with an arrow, diverged points as a
 large X at the cap; both are counted in the table and never fitted. Solid lines: T_eps at x-bar; dashed,
 hollow: the worker-output T_eps (every worker's own model eps-stationary), tuned on its own.
-Drawn beside them: the explicit lower bound 1 + (T_c - 1) dist of §11 item 17 (the catalog's
+Drawn beside them: the explicit lower bound 1 + (T_c - 1) dist of docs/errata.md E17 (the catalog's
 ``hard_instance_communication``; it does not depend on lam), a slope-1/2 line of Cor. 2's shape
 Delta L / (eps^2 sqrt(1 - lam)) (its constant is unspecified, so it is anchored at the best measured T_eps of
 kappa = 1), and each method's fitted power law. The exponent table compares each fitted slope with the
@@ -25,7 +25,7 @@ over all kappa and over the communication-dominated end kappa <= 0.01.
 (b) Training loss f(x_bar) against iterations on the digits problem (0% shuffled, 16 workers on a ring,
 Metropolis W_0, the same lazy W_kappa), each method tuned for the least final loss as in Figure 4
 (``paper_figures.heterogeneity.tuned_curves``, through `algorithms.tune`): the paper's Figure 3 analog
-(§9.2). Medians over 3 seeds (the tuning seed and two more) with min-max bands.
+(docs/theory.md §9.2). Medians over 3 seeds (the tuning seed and two more) with min-max bands.
 
 Records: ``<out>/spectral_gap/records.jsonl`` (one line per tuned (method, kappa) of (a), one per tuned
 (method, kappa) of (b)), through ``paper_figures.sweep`` (resumable). Tables: ``spectral_gap_exponents.md`` /
@@ -82,7 +82,7 @@ PREDICTED_BY: dict[str, str] = {"detag": "detag", "dpsgd": "dpsgd", "dsgt": "dsg
 #: Catalog entries evaluated for every record of panel (a).
 PREDICT: tuple[str, ...] = ("lower_bound_gossip", "hard_instance_communication", "detag", "dpsgd", "dsgt",
                             "d2", "centralized_sgd")
-#: kappa at and below which the communication term dominates on the 12-node path (measured; §11 item 20).
+#: kappa at and below which the communication term dominates on the 12-node path (measured; errata E20).
 COMMUNICATION_KAPPA = 0.01
 #: The exponent-table sweep of the worker-output T_eps drawn in panel (a).
 WORKER_SWEEP = "3a, kappa <= 0.01 (worker output)"
@@ -108,7 +108,7 @@ GAP_MODES: dict[str, GapMode] = {
     "quick": GapMode(n=12, T_c=2, kappas=(1.0, 0.1, 0.05, 0.01, 3e-3, 1e-3), cap=100_000,
                      step_factors=(1.0,), R_fractions=(1 / 64, 1 / 32, 1 / 16), starts=("paper",)),
     # Steps: only 1/L_local in full as in quick; a full run with (1, 1/2) / L_local had 1/L win at every
-    # kappa for every method (§11 item 19), at twice the cost.
+    # kappa for every method (docs/errata.md E19), at twice the cost.
     "full": GapMode(n=12, T_c=3, kappas=(1.0, 0.1, 0.05, 0.01, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5), cap=300_000,
                     step_factors=(1.0,), R_fractions=(1 / 64, 1 / 32, 1 / 16), starts=("paper",)),
 }
@@ -158,9 +158,9 @@ def detag_phase_lengths(lam: float, fractions: Sequence[float]) -> list[int]:
 def gossip_contraction(W: Any, lam: float, R: int, eta: float | None, start: str) -> float:
     """max |p_R(mu)| over the non-trivial eigenvalues mu of W: the worst-case consensus contraction of
     DeTAG's R-step two-tap gossip (Alg. 3; eta None is its formula). Above 1 the operator expands
-    disagreement (§11 item 18), so that configuration is not an admissible gossip and is not tuned over:
+    disagreement (errata E18), so that configuration is not an admissible gossip and is not tuned over:
     on the zero chain, where every partial derivative is <= 0, an expanding operator speeds progress up as a
-    too-large step does (§11 item 19)."""
+    too-large step does (docs/errata.md E19)."""
     mu = np.linalg.eigvalsh(W.toarray())[:-1]  # ascending; the last is the consensus eigenvalue 1
     schedule = instances.gossip_schedule("two_tap", lam, int(R), eta=eta, start=start)
     return float(np.abs(instances.schedule_polynomial(schedule, mu)).max())
@@ -189,12 +189,12 @@ def tuned_t_eps(point: Mapping[str, Any]) -> dict[str, Any]:
         for R in detag_phase_lengths(lam, point["R_fractions"]):
             for start in point["starts"]:
                 # eta = 0 with R > 1 is R rounds of plain gossip per step, never the winner on the lazy
-                # path; it is tried at R = 1, where it is DSGT-like gradient tracking (§11 item 15).
+                # path; it is tried at R = 1, where it is DSGT-like gradient tracking (docs/errata.md E15).
                 for eta in point["etas"] if R == 1 else [eta for eta in point["etas"] if eta != 0.0]:
                     if gossip_contraction(W, lam, R, eta, start) >= 1.0:
                         configs.append({"step_size": None, "hyper": {"R": R, "eta": eta, "start": start},
                                         "t_eps": None, "stopped_at": 0,
-                                        "skipped": "the R-step gossip expands disagreement (§11 item 18)"})
+                                        "skipped": "the R-step gossip expands disagreement (errata E18)"})
                         continue
                     groups.append({"R": R, "start": start, "eta": eta})
         options = {"groups": groups, "prune": True}
@@ -343,7 +343,7 @@ def plot_gap_panel(axis: Any, records: Sequence[Mapping[str, Any]], rows: Sequen
         axis.axhline(central[0]["result"]["t_eps"], color=style("centralized")["color"], linestyle=":",
                      label=f"{label('centralized')} (no gossip): {central[0]['result']['t_eps']}")
     hop = gossip[0]["result"]["hop_lower_bound"]
-    axis.axhline(hop, label=f"explicit lower bound $1+(T_c-1)\\,dist$ = {hop} (§11 item 17)", **BOUND_STYLE)
+    axis.axhline(hop, label=f"explicit lower bound $1+(T_c-1)\\,dist$ = {hop} (errata E17)", **BOUND_STYLE)
     first = [r["result"]["t_eps"] for r in gossip  # capped and diverged points never anchor the guide
              if float(r["point"]["kappa"]) == 1.0 and fit.is_finished(r)]
     if first:

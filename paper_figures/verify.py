@@ -3,7 +3,7 @@
 ``verify(rule, ...)`` (and the CLI) runs, for a `algorithms.StepRule` subclass given as a class, a registered
 name, or a ``module:Class`` / ``path/to/file.py:Class`` spec:
 
-1. **the class audit** (Lu & De Sa 2021, §2): the rule runs on Cor. 2's path instance (zero chain split over
+1. **the class audit** (docs/theory.md §1.5, §2): the rule runs on Cor. 2's path instance (zero chain split over
    the end groups, exact gradients, Metropolis W, step 1/L) with the engine's A_B budget (at most B queries
    and one communication round per iteration; a violation raises `algorithms.BudgetViolationError` naming
    the iteration) and the zero-respecting audit on the zero chain: after iteration t+1 no worker's state
@@ -271,7 +271,7 @@ def _zero_respecting(name: str, progress: np.ndarray | None, graph: Any, holders
     """First (iteration, worker) whose progress runs ahead of what it may know: the furthest chain coordinate
     of its closed neighbourhood one iteration earlier, plus one only where that neighbourhood holds a worker
     whose oracle can reveal one (``holders``: the end groups I0, I1; every other worker's local function is
-    0, so its oracle returns 0; Lu & De Sa 2021, §2, condition 2). The neighbour's reveal is allowed, not
+    0, so its oracle returns 0; docs/theory.md §2, condition 2). The neighbour's reveal is allowed, not
     only the worker's own: an adapt-then-combine round (D^2, Exact Diffusion) relays a neighbour's fresh
     gradient in the same iteration, which still moves information one hop per iteration."""
     condition = "zero-respecting on the zero chain (one hop per iteration)"

@@ -1,5 +1,5 @@
 """Each algorithm against its recursion written out here, iterate for iterate with the same seed
-(THEORY.md §11 items 15-16), plus the invariants of gradient tracking and gossip."""
+(docs/errata.md E15-E16), plus the invariants of gradient tracking and gossip."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _close(a, b):
 
 
 def test_detag_R1_eta0_is_atc_tracking_with_stale_gradient(noisy):
-    """§11 item 15: Y_{t+1} = W (Y_t + G(X_{t-1}) - G(X_{t-2})), X_{t+1} = W X_t - alpha Y_{t+1}."""
+    """docs/errata.md E15: Y_{t+1} = W (Y_t + G(X_{t-1}) - G(X_{t-2})), X_{t+1} = W X_t - alpha Y_{t+1}."""
     W = ring_W(N)
     trace = _trace("detag", noisy, W, R=1, eta=0.0)
     G = sampler(noisy, SEED)
@@ -59,7 +59,7 @@ def test_dpsgd_is_lian_combine_then_adapt(noisy):
 
 
 def test_dpsgd_cta_with_exact_averaging_is_not_centralized(noisy):
-    """§11 item 16: Lian's form with W = 11^T/n keeps each worker's own last step, so models differ."""
+    """docs/errata.md E16: Lian's form with W = 11^T/n keeps each worker's own last step, so models differ."""
     J = np.full((N, N), 1.0 / N)
     trace = _trace("dpsgd", noisy, J, iterations=3)
     assert np.ptp(trace[3], axis=0).max() > 1e-6
@@ -234,8 +234,8 @@ def test_dsgt_tracker_mean_is_mean_gradient(noisy):
 
 
 def test_detag_average_model_runs_sgd_with_stale_mean_gradient(noisy):
-    """Xbar_{k+1} = Xbar_k - alpha * mean G(X_{k-1}): the post-gossip tracker is one phase stale (§6, §11
-    item 7), here with R = 3."""
+    """Xbar_{k+1} = Xbar_k - alpha * mean G(X_{k-1}): the post-gossip tracker is one phase stale
+    (docs/theory.md §6.2, docs/errata.md E7), here with R = 3."""
     R = 3
     xs, gs = [], []
 

@@ -1,6 +1,6 @@
 """Runs on the paper's hard instances: no gossip algorithm beats the explicit hop count of Cor. 2's path
-instance (THEORY.md §11 item 17) at any step size, and the zero-respecting audit shows information moving at
-most one hop per iteration (§2)."""
+instance (docs/errata.md E17) at any step size, and the zero-respecting audit shows information moving at
+most one hop per iteration (docs/theory.md §2)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _communication_bound(instance) -> int:
 
     rate = bounds.get("hard_instance_communication")
     value = rate.evaluate(Delta=instance.Delta, L=instance.L, epsilon=instance.eps, n=instance.n)
-    assert value == 1 + (instance.T_c - 1) * instance.dist  # the exact hop count, §11 item 17
+    assert value == 1 + (instance.T_c - 1) * instance.dist  # the exact hop count, docs/errata.md E17
     return int(value)
 
 
@@ -28,7 +28,7 @@ def test_no_run_beats_the_communication_lower_bound(n):
     instance = path_instance(n, **SCALE)
     bound = _communication_bound(instance)
     W = path_W(n)
-    # admissible steps (<= 1/L) and far beyond them (§11 item 19: large steps only help on zero chains)
+    # admissible steps (<= 1/L) and far beyond them (docs/errata.md E19: large steps only help on zero chains)
     steps = [0.5 / instance.L, 1.0 / instance.L, 2.0**instance.dist / instance.L, 1e4 / instance.L]
     reached = 0
     for name in GOSSIP_ALGORITHMS:
@@ -65,7 +65,7 @@ def test_zero_respecting_audit_one_hop_per_iteration(name):
 
 def test_median_t_eps_is_not_below_the_sampling_lower_bound():
     """Setting 1 (complete graph, probabilistic zero-chain oracle): the bound holds with probability
-    >= 1/2 per run, so the median over seeds is tested (§11 item 21)."""
+    >= 1/2 per run, so the median over seeds is tested (docs/errata.md E21)."""
     import networkx as nx
 
     import bounds

@@ -120,7 +120,7 @@ def model_trace(key: str = "x"):
 
 
 class PathInstance(SimpleNamespace):
-    """Cor. 2's path instance (``instances.communication_instance``, THEORY.md §4 Setting 2 on a path) with
+    """Cor. 2's path instance (``instances.communication_instance``, §4.3, Setting 2 on a path) with
     the quantities the tests compare against: T_c, dist, the graph, L, eps, Delta, n."""
 
 

@@ -1,4 +1,4 @@
-"""Exact-averaging factors (Lemma 3, GATHER-PROPAGATE) and multi-step gossip (Alg. 3, Chebyshev, §11 item 18).
+"""Exact-averaging factors (Lemma 3, GATHER-PROPAGATE) and multi-step gossip (Alg. 3, Chebyshev, errata E18).
 
 Measured consensus contraction C = max_R ||p_R(W) - 11^T/n||_2 / (1 - sqrt(1 - lam))^R over R up to
 20/sqrt(1 - lam) (worst case over eigenvalues, n = 8..128; path = Cor. 2 matrix with lambda_n = -lam, lazy
@@ -186,7 +186,7 @@ def test_measured_contraction_bounds(n: int, kind: str) -> None:
     _, paper_start = _contraction_constant(W, "two_tap", "paper")
     assert paper_start <= 2.5 / math.sqrt(1 - lam)
     if kind.startswith("path"):
-        # §11 item 18: the paper's start grows like 1/sqrt(1 - lam) when -lam is an eigenvalue
+        # docs/errata.md E18: the paper's start grows like 1/sqrt(1 - lam) when -lam is an eigenvalue
         assert paper_start >= 1.5 / math.sqrt(1 - lam)
         assert paper_start > 3.0 * plain_start or n == 8
     else:

@@ -1,5 +1,6 @@
 """The catalog against the paper: Thm 1 special cases, Table 2's gap column, the hard-instance numbers, the
-§11 errata that touch bounds (items 2, 5, 6, 17, 21, 23), and where upper bounds fall below lower bounds."""
+errata that touch bounds (docs/errata.md E2, E5, E6, E17, E21, E23), and where upper bounds fall below
+lower bounds."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def test_defacto_matches_theorem1_and_yuan_matches_cor2():
 
 # --- Table 2's gap column ---------------------------------------------------------------------------------
 
-#: Table 2's "gap to lower bound" column as printed (THEORY.md §8).
+#: Table 2's "gap to lower bound" column as printed (docs/theory.md §8).
 TABLE2_GAP = {
     "defacto": None,  # O(1) against Thm 1's D, not Cor 2's
     "detag": sp.log(varsigma0 * n / (epsilon * sp.sqrt(Delta * L))),
@@ -96,7 +97,7 @@ def test_detag_gap_is_its_log_factor_with_n_plus_inside_erratum_6():
     ratio = _communication_ratio("detag")
     cor6_log = sp.log(n + varsigma0 * n / (epsilon * sp.sqrt(Delta * L)))
     assert sp.simplify(ratio - cor6_log) == 0
-    # Table 2's printed column lacks the "n +" (§11 item 6): the two differ, and agree once n is dropped.
+    # Table 2's printed column lacks the "n +" (errata E6): the two differ, and agree once n is dropped.
     assert sp.simplify(ratio - TABLE2_GAP["detag"]) != 0
     argument = varsigma0 * n / (epsilon * sp.sqrt(Delta * L))
     assert sp.simplify(cor6_log.subs(n + argument, argument) - TABLE2_GAP["detag"]) == 0

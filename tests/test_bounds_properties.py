@@ -1,4 +1,4 @@
-"""Property tests over the whole catalog (issue 2 §3): monotonicity in the problem constants, in n*B and in
+"""Property tests over the whole catalog: monotonicity in the problem constants, in n*B and in
 lam; DeTAG's gap to Cor 2 is its log factor; conversions and the vectorized evaluator agree with evaluate.
 
 Hard-instance entries are 0 (vacuous, never negative) while their chain length T_c <= 1, so every property

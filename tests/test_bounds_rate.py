@@ -1,4 +1,4 @@
-"""The Rate record: evaluate / lambdify / latex / in_convention and every ValueError (issue 2 §2, §3)."""
+"""The Rate record: evaluate / lambdify / latex / in_convention and every ValueError."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The digits problem and the paper's X%-shuffle partition (THEORY.md §9.1)."""
+"""The digits problem and the paper's X%-shuffle partition (docs/theory.md §9.1)."""
 
 import itertools
 

@@ -78,7 +78,7 @@ def test_consensus_contraction_is_the_polynomial_bound() -> None:
         np.testing.assert_allclose(measured, expected, rtol=1e-9)
     np.testing.assert_allclose(gossip.consensus_contraction(W, lam, "plain", "paper", rounds),
                                lam ** np.array(rounds), rtol=1e-9)
-    # §11 item 18: the paper's start expands disagreement on the path for small R; the plain start does not.
+    # errata E18: the paper's start expands disagreement on the path for small R; the plain start does not.
     assert gossip.consensus_contraction(W, lam, "two_tap", "paper", [3])[0] > 1.0
     assert gossip.consensus_contraction(W, lam, "two_tap", "plain", [3])[0] < 1.0
 
@@ -89,4 +89,4 @@ def test_fmmc_gap_is_at_least_the_heuristics(tmp_path, monkeypatch) -> None:
     gaps = gossip.spectral_gaps({"path": (6,), "erdos_renyi": (10,)})
     for topology in gaps:
         best_heuristic = max(gaps[topology]["metropolis"][0], gaps[topology]["max_degree"][0])
-        assert gaps[topology]["fmmc"][0] >= best_heuristic - 1e-4  # SCS-level accuracy (THEORY.md §L.2)
+        assert gaps[topology]["fmmc"][0] >= best_heuristic - 1e-4  # SCS-level accuracy (docs/theory.md §12.2)

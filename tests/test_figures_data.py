@@ -42,7 +42,7 @@ def test_a_capped_grid_has_no_t_eps_and_says_where_each_run_stopped() -> None:
 
 
 def test_expansive_detag_gossip_is_not_tuned_over() -> None:
-    # §11 item 18: on W_1 (lambda_n ~ -0.31) Alg. 3's start with its own eta expands disagreement at R = 1.
+    # errata E18: on W_1 (lambda_n ~ -0.31) Alg. 3's start with its own eta expands disagreement at R = 1.
     _, W, lam = spectral_gap.path_instance(12, 2, 1.0)
     assert spectral_gap.gossip_contraction(W, lam, 1, None, "paper") > 1.0
     assert spectral_gap.gossip_contraction(W, lam, 1, None, "plain") < 1.0
@@ -116,7 +116,7 @@ def test_curve_checkpoints_and_modes_are_consistent() -> None:
         assert not set(mode.tune_seeds) & set(mode.extra_seeds)
         assert len(mode.tune_seeds) + len(mode.extra_seeds) >= 3  # bands over >= 3 seeds (issue 11)
     assert np.all(np.diff(spectral_gap.GAP_MODES["full"].kappas) < 0)
-    assert min(spectral_gap.GAP_MODES["full"].kappas) <= 1e-4  # §11 item 20
+    assert min(spectral_gap.GAP_MODES["full"].kappas) <= 1e-4  # docs/errata.md E20
 
 
 def test_branch_and_bound_tuning_gives_the_grid_minimum_of_both_outputs() -> None:

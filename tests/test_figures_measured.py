@@ -38,7 +38,7 @@ def test_path_metropolis_spectrum_is_the_closed_form(n: int) -> None:
 
 
 def test_paper_start_expands_and_plain_start_contracts() -> None:
-    # §11 item 18 on the 48-node Metropolis path at R = 1 and 2: the printed start expands disagreement.
+    # errata E18 on the 48-node Metropolis path at R = 1 and 2: the printed start expands disagreement.
     for R in (1, 2):
         assert communication.gossip_contraction(48, R, "two_tap", "paper", None) > 1.0
         assert communication.gossip_contraction(48, R, "two_tap", "plain", None) < 1.0
@@ -57,7 +57,7 @@ def test_detag_phase_grid_follows_the_mixing_time() -> None:
 
 
 def test_noise_level_is_the_sharp_constructions_sigma() -> None:
-    # An instance with reveal probability p meets sigma^2 = 4 e^3 eps^2 / p (§11 item 23), and at that sigma
+    # An instance with reveal probability p meets sigma^2 = 4 e^3 eps^2 / p (errata E23), and at that sigma
     # the sharp entry's p is exactly the instance's, the paper's 529 / e^3 = 26.3 times larger.
     for p in (1e-2, 2.5e-4):
         problem = instances.sampling_instance(4, T_c=6, p=p)
@@ -108,7 +108,7 @@ def test_every_fit_counts_the_runs_it_used_and_both_outputs_are_fitted(tiny_out)
 
 
 def test_no_measured_T_eps_beats_the_explicit_communication_bound(tiny_out) -> None:
-    # §11 item 17: every zero-respecting algorithm needs 1 + (T_c - 1) dist iterations, whatever its step.
+    # errata E17: every zero-respecting algorithm needs 1 + (T_c - 1) dist iterations, whatever its step.
     out, _ = tiny_out
     records = read_records(out / "communication" / "records.jsonl")
     records = [record for record in records if not communication.is_broom(record)]
@@ -122,11 +122,11 @@ def test_no_measured_T_eps_beats_the_explicit_communication_bound(tiny_out) -> N
         for entry in record["result"]["grid"]:
             if entry["t_eps"] is not None and path_algorithm:
                 assert entry["t_eps"] >= bound
-                assert entry["step_size"] <= 1.0 / 456.0 * (1 + 1e-12)  # admissible (§11 item 19)
+                assert entry["step_size"] <= 1.0 / 456.0 * (1 + 1e-12)  # admissible (docs/errata.md E19)
 
 
 def test_no_broom_run_beats_its_iteration_lower_bound(tiny_out) -> None:
-    # Thm 1's broom (§4 Setting 2): 1 + (T_c - 1) dist with dist = D below n - 2 ceil(n/3) + 2; the tiny
+    # Thm 1's broom (§4.3, Setting 2): 1 + (T_c - 1) dist with dist = D below n - 2 ceil(n/3) + 2; the tiny
     # diameters 2 and 11 at n = 12 cover both cases (dist 2 and 5). Centralized SGD is exempt as on the path.
     out, _ = tiny_out
     broom = [r for r in read_records(out / "communication" / "records.jsonl") if communication.is_broom(r)]
@@ -154,7 +154,7 @@ def test_capped_series_is_marked_and_not_run_further(tiny_out) -> None:
 
 
 def test_sampling_median_respects_both_bounds(tiny_out) -> None:
-    # The bounds hold with probability >= 1/2 per run (§11 item 21): compare them with the median.
+    # The bounds hold with probability >= 1/2 per run (docs/errata.md E21): compare them with the median.
     out, _ = tiny_out
     records = read_records(out / "sampling" / "records.jsonl")
     assert records

@@ -1,4 +1,4 @@
-"""Weight rules, spectra (THEORY.md §N closed forms), the lazy slack matrix, check_gossip, push-sum."""
+"""Weight rules, spectra (docs/theory.md §14 closed forms), the lazy slack matrix, check_gossip, push-sum."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The rescaled hard instances of §4: Setting 1, Setting 2 on the path and the broom (§11 items 2, 17)."""
+"""The rescaled hard instances of §4: Setting 1, Setting 2 on the path and the broom (errata E2, E17)."""
 
 import math
 
@@ -69,14 +69,14 @@ def test_path_instance_matches_corollary_2():
     np.testing.assert_array_equal(f.groups[0], [0, 1, 2, 3])
     np.testing.assert_array_equal(f.groups[1], [8, 9, 10, 11])
     assert f.dist == 5 and f.weights == (3.0, 3.0)
-    assert f.iteration_lower_bound == 1 + 5 * 5  # §11 item 17
+    assert f.iteration_lower_bound == 1 + 5 * 5  # docs/errata.md E17
     assert f.graph().number_of_edges() == 11
-    assert f.scale == 1.0 and f.gain == 1.0 and f.smoothness == 3 * L1  # §11 item 19: 456
+    assert f.scale == 1.0 and f.gain == 1.0 and f.smoothness == 3 * L1  # docs/errata.md E19: 456
 
 
 @pytest.mark.parametrize("step", [1.0 / (3 * L1), 1e6])
 def test_information_moves_one_hop_per_iteration(step):
-    # §11 items 17, 19: under zero-respecting updates prog(t) <= 1 + floor((t - 1) / dist). Steps beyond the
+    # errata E17, E19: under zero-respecting updates prog(t) <= 1 + floor((t - 1) / dist). Steps beyond the
     # admissible 1/L_local push each new coordinate past the Psi threshold 1/2 at once and attain the count.
     n, T = 9, 5
     f = communication_instance(n, T_c=T)
@@ -109,7 +109,7 @@ def test_broom_both_cases():
 def test_setting1_scaling_and_corrected_chain_length():
     Delta, L, eps, sigma = 3.0, 2.0, 0.01, 1.5
     f = sampling_instance(8, Delta=Delta, L=L, epsilon=eps, sigma=sigma)
-    # §11 item 2: floor(Delta L / (4 Delta0 l1 eps^2)), not the printed floor(Delta / (Delta0 l1 (2 eps)^2))
+    # errata E2: floor(Delta L / (4 Delta0 l1 eps^2)), not the printed floor(Delta / (Delta0 l1 (2 eps)^2))
     assert f.T_c == math.floor(Delta * L / (4 * DELTA0 * L1 * eps**2)) == 8
     assert math.floor(Delta / (DELTA0 * L1 * (2 * eps) ** 2)) == 4  # the printed one differs
     assert f.scale == pytest.approx(2 * L1 * eps / L)

@@ -1,4 +1,4 @@
-"""FDLA / FMMC (THEORY.md §L): orderings against the closed rules, solver agreement, symmetry LP, cache."""
+"""FDLA / FMMC (§12): orderings against the closed rules, solver agreement, symmetry LP, cache."""
 
 from __future__ import annotations
 

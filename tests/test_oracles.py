@@ -1,5 +1,5 @@
 """Oracles: unbiasedness and variance by Monte Carlo (fixed seeds), query counts, the zero-chain oracle's
-batch semantics and the §11 item 23 variance constant."""
+batch semantics and the docs/errata.md E23 variance constant."""
 
 import math
 
@@ -112,7 +112,7 @@ def test_zero_chain_oracle_reveals_with_probability_1_minus_q_to_the_b():
 
 
 def test_zero_chain_oracle_variance_within_e_cubed_bound():
-    # §11 item 23: the randomized partial derivative is Psi(|x_k|) Phi'(0) <= e^{3/2}, so the variance of
+    # errata E23: the randomized partial derivative is Psi(|x_k|) Phi'(0) <= e^{3/2}, so the variance of
     # one query is <= e^3 (1 - p) / p, about 26x below the proof's G_inf^2 (1 - p) / p.
     p = 0.2
     f = zero_chain(4, 3)

@@ -61,7 +61,7 @@ def test_pepit_agreement_at_a_short_step_and_other_L() -> None:
         pepit_value, rel=1e-5)
 
 
-# -- known values (independent implementation, §P of the design notes) --------------------------------------
+# -- known values (independent implementation, §16 of the design notes) --------------------------------------
 
 @pytest.mark.parametrize(("method", "lam", "expected"), [
     ("dgd_atc", 0.5, 0.811824), ("dgd_cta", 0.5, 1.565726), ("dsgt", 0.5, 1.289394),

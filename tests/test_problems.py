@@ -1,4 +1,4 @@
-"""Problems with exact, known heterogeneity (THEORY.md §1, assumptions (5) and (6))."""
+"""Problems with exact, known heterogeneity (docs/theory.md §1, assumptions (5) and (6))."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""The zero-chain function f_hat (THEORY.md §4; errata §11 items 1 and 3)."""
+"""The zero-chain function f_hat (docs/theory.md §4; docs/errata.md E1 and E3)."""
 
 import math
 
@@ -49,7 +49,7 @@ def chain_points(T: int, rows: int, seed: int, spread: float = 1.5) -> np.ndarra
 
 
 def test_phi_is_the_corrected_gaussian_integral():
-    # §11 item 1: Phi(z) = sqrt(e) int_{-inf}^z exp(-t^2/2) dt (the printed +t^2/2 diverges)
+    # docs/errata.md E1: Phi(z) = sqrt(e) int_{-inf}^z exp(-t^2/2) dt (the printed +t^2/2 diverges)
     for z in (-3.0, -0.5, 0.0, 0.7, 2.5):
         integral, _ = integrate.quad(lambda t: math.exp(-t * t / 2), -np.inf, z)
         assert phi(z) == pytest.approx(math.sqrt(math.e) * integral, rel=1e-10)
@@ -102,7 +102,7 @@ def test_zero_chain_property_and_gradient_floor(T, seed):
     beyond = np.arange(1, T + 1) > prog[:, None] + 1
     assert np.all(G[beyond] == 0.0)  # support reaches at most prog + 1 (exactly zero)
     short = prog < T
-    # §11 item 3: ||grad f_hat(x)||_inf >= 1 whenever prog(x) < T
+    # docs/errata.md E3: ||grad f_hat(x)||_inf >= 1 whenever prog(x) < T
     assert np.all(np.abs(G[short]).max(axis=1) >= 1.0)
     assert np.abs(G).max() <= G_INF
 
