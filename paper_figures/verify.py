@@ -3,7 +3,7 @@
 ``verify(rule, ...)`` (and the CLI) runs, for a `algorithms.StepRule` subclass given as a class, a registered
 name, or a ``module:Class`` / ``path/to/file.py:Class`` spec:
 
-1. **the class audit** (docs/theory.md §1.5, §2): the rule runs on Cor. 2's path instance (zero chain split over
+1. **the class audit** (docs/theory.md §2): the rule runs on Cor. 2's path instance (zero chain split over
    the end groups, exact gradients, Metropolis W, step 1/L) with the engine's A_B budget (at most B queries
    and one communication round per iteration; a violation raises `algorithms.BudgetViolationError` naming
    the iteration) and the zero-respecting audit on the zero chain: after iteration t+1 no worker's state
