@@ -1,8 +1,8 @@
 """Figure 5 — gossip: (a) spectral gaps of FMMC, Metropolis and max-degree weights; (b) multi-step gossip.
 
-(a) The spectral gap 1 - lam of the fastest-mixing Markov chain (FMMC, Boyd, Diaconis & Xiao 2004; THEORY.md
-§12), of Metropolis-Hastings weights and of max-degree weights on standard topologies, against n
-(docs/theory.md §14 lists the closed forms for ring, path, torus and hypercube).
+(a) The spectral gap 1 - lam of the fastest-mixing Markov chain (FMMC, Boyd, Diaconis & Xiao 2004;
+docs/theory.md §12), of Metropolis-Hastings weights and of max-degree weights on standard topologies, against
+n (docs/theory.md §14 lists the closed forms for ring, path, torus and hypercube).
 
 (b) Consensus error against the number R of gossip rounds: the worst-case contraction
 ``||M_R(X) - X_bar|| / ||X - X_bar||`` over all starts X, i.e. the spectral norm of the R-step operator on the
