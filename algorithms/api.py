@@ -176,7 +176,7 @@ def run(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, step_size
         >>> import algorithms, instances
         >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
         >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
-        >>> algorithms.run("dsgt", f, W, step_size=0.5, iterations=2000, tol=1e-6).status
+        >>> algorithms.run("dsgt", f, W, step_size=0.2, iterations=2000, tol=1e-6).status
         'converged'
     """
     if np.ndim(step_size) != 0:

@@ -1,0 +1,41 @@
+"""The Examples sections of the docstrings run as doctests, so that what a user copies from them works.
+
+Every module of the five packages is collected; a module without examples passes trivially. Examples keep
+to what is fast and deterministic (seeded generators, rounded printouts).
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+PACKAGES = ("bounds", "instances", "oracles", "algorithms", "paper_figures")
+
+
+def _modules() -> list[str]:
+    names = []
+    for package in PACKAGES:
+        names.append(package)
+        module = importlib.import_module(package)
+        names += [info.name for info in pkgutil.walk_packages(module.__path__, prefix=package + ".")
+                  if not info.name.endswith("__main__")]
+    return sorted(names)
+
+
+MODULES = _modules()
+
+
+def test_the_modules_documented_with_examples_are_collected() -> None:
+    for name in ("bounds.detag_params", "bounds.catalog", "instances.graphs", "instances.gossip"):
+        assert name in MODULES
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+                             verbose=False, report=True)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"
