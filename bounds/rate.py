@@ -288,8 +288,9 @@ class Rate:
         """Each term's value at a point (scalars), by term name; see ``evaluate`` for the checks.
 
         float64 first; where that over- or underflows anywhere on the way (or produces a NaN or divides by
-        zero), the terms are evaluated again with ``precise_terms``. A term whose true value exceeds the largest
-        float raises ``RateOverflowError`` (a ValueError saying "overflow"); nothing comes back inf or NaN.
+        zero), the terms are evaluated again with ``precise_terms``. A term whose true value exceeds the
+        largest float raises ``RateOverflowError`` (a ValueError saying "overflow"); nothing comes back inf
+        or NaN.
         """
         checked = self._scalars(values)
         if not self._is_exact:
