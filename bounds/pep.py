@@ -91,7 +91,8 @@ class WorstCase:
         build_seconds, solve_seconds: time to build the SDP (method + coefficients), and cvxpy's solve
             (canonicalization + solver).
         sdp_size: gram (side of G), values (function values), scalar_constraints, lmi (side of the spectral
-            LMI, 0 for exact W), gossip_columns, oracle_points.
+            LMI, 0 for exact W), gossip_columns, oracle_points, blocks (the PSD blocks' sides: (gram,), or the
+            two swap blocks of N = 2).
         iterates: (K+1, N, d) recovered worst-case iterates; ``average_gradients`` (K+1, d) grad f(x-bar^k);
             ``points``, ``gradients``, ``values``: per agent, every point where f_i was evaluated, with its
             gradient and value (the interpolation data: a worst-case f_i exists through them);
