@@ -54,7 +54,7 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
-from paper_figures.sweep import SerialExecutor, default_executor, outcome, run_sweep
+from paper_figures.sweep import SerialExecutor, default_executor, outcome, point_key, run_sweep
 
 #: The methods of Figure 2 in the paper plus GT-DSGD and centralized SGD (docs/theory.md §9).
 ALGORITHMS: tuple[str, ...] = ("dpsgd", "d2", "dsgt", "gt_dsgd", "detag", "centralized")
@@ -283,9 +283,11 @@ def tuned_curves(panels: Sequence[tuple[CurveMode, Network, float, float]], path
         layout.append({algorithm: curve_point(mode, network, shuffled, momentum, algorithm, smoothness, n=n)
                        for algorithm in mode.algorithms})
     points = [point for panel in layout for point in panel.values()]
-    records = iter(run_sweep(points, path, runner=tuned_curve, executor=executor, desc=desc or "curves",
-                             progress=progress))  # in the order of `points`
-    return [{algorithm: next(records) for algorithm in panel} for panel in layout]
+    # a point shared by panels (centralized SGD ignores kappa) runs once: look records up by key
+    records = {record["key"]: record for record in run_sweep(
+        points, path, runner=tuned_curve, executor=executor, desc=desc or "curves", progress=progress)}
+    return [{algorithm: records[point_key(to_jsonable(point), tuned_curve)]
+             for algorithm, point in panel.items()} for panel in layout]
 
 
 def make_executor(tiny: bool) -> Any:

@@ -137,3 +137,17 @@ def test_branch_and_bound_tuning_gives_the_grid_minimum_of_both_outputs() -> Non
     assert result["t_eps_local"] >= result["t_eps"] and result["status"] == "converged"
     assert any(entry["stopped_at_incumbent"] for entry in result["grid"])  # the pruning did cut runs
     assert result["t_eps_local_of_best"] >= result["t_eps_local"]
+
+
+def test_panels_sharing_a_point_each_get_its_record(tmp_path) -> None:
+    # centralized SGD ignores kappa, so two kappa panels share its point; the sweep runs it once and both
+    # panels must still get it (spectral_gap (b) once raised StopIteration here).
+    mode = heterogeneity.CurveMode(iterations=4, points=2, tune_seeds=(0,), extra_seeds=(),
+                                   step_factors=(1.0,), detag_eta_r=(), batch=2, partitions=(0.0,),
+                                   momenta=(0.0,), algorithms=("centralized", "dpsgd"))
+    panels = [(mode, heterogeneity.Network(f"k{kappa}", "", "ring", 4, kappa), 0.0, 0.0)
+              for kappa in (None, 0.5)]
+    first, second = heterogeneity.tuned_curves(panels, tmp_path / "r.jsonl", heterogeneity.SerialExecutor())
+    assert first["centralized"] == second["centralized"]
+    assert first["dpsgd"]["point"]["network"]["kappa"] is None
+    assert second["dpsgd"]["point"]["network"]["kappa"] == 0.5
