@@ -1,5 +1,5 @@
 """`tune`: the best T_eps over a step-size grid (and, for DeTAG, over eta, R and the gossip start), as the
-paper tuned its baselines (§9), with step sizes held to the admissible range (errata E19)."""
+paper tuned its baselines (docs/theory.md §9), with step sizes held to the admissible range (errata E19)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The paper's constants of the zero-chain construction and the hard instances' chain lengths, defined once.
 
-The zero chain f_hat of Carmon et al. (Arjevani et al. 2019, Lemma 2; Lu & De Sa 2021, §4) satisfies
+The zero chain f_hat of Carmon et al. (Arjevani et al. 2019, Lemma 2; docs/theory.md §4.1) satisfies
 f_hat(0) - inf f_hat <= Delta_0 T, is l_1-smooth and has ||grad f_hat||_inf <= G_inf, with
 
     Delta_0 = 12,  l_1 = 152,  G_inf = 23.
