@@ -75,6 +75,12 @@ class ZeroChainOracle(_OracleBase):
                 raise ValueError("p (reveal probability) is required: f has no attribute p")
         self.p = require_probability("p", p)
 
+    @property
+    def estimate_scale(self) -> float:
+        """1/p: a revealed coordinate comes back multiplied by z/p, so trackers that sum estimates may hold
+        values 1/p times the true gradient's scale (the engine widens its auxiliary-state bound by this)."""
+        return 1.0 / self.p
+
     def variance_bound(self, batch: int = 1) -> float:
         """sup_x E||g - grad f||^2 for a batch of B on this instance: (gain/scale)^2 e^3 (1 - p) / (p B)."""
         factor = getattr(self.f, "gain", 1.0) / getattr(self.f, "scale", 1.0)

@@ -15,6 +15,7 @@ import pytest
 import scipy.sparse as sp
 import sympy
 
+import algorithms
 import bounds
 import instances
 from bounds import validation
@@ -231,3 +232,29 @@ def test_validation_canonical_values():
     assert validation.as_generator("seed", rng) is rng
     assert validation.as_generator("seed", 5).integers(100) == np.random.default_rng(5).integers(100)
     assert validation.require_matrix("W", [[1, 0], [0, 1]]).dtype == float
+
+
+@pytest.mark.parametrize("iterations", [10**20, 2**63])
+def test_run_refuses_an_iteration_count_no_run_finishes(iterations):
+    f = instances.heterogeneous_quadratic(3, 2, 0.1, 0)
+    W = instances.gossip_matrix(instances.topology("ring", 3))
+    with pytest.raises(ValueError, match="iterations"):
+        algorithms.run("dpsgd", f, W, step_size=0.1, iterations=iterations)
+
+
+def test_run_with_no_iterations_reports_a_nan_gradient_at_the_start_as_diverged():
+    f = instances.heterogeneous_quadratic(3, 2, 0.1, 0)
+
+    class NaNGradient:
+        n, dim, x0, smoothness = f.n, f.dim, f.x0, f.smoothness
+
+        def grad(self, X):
+            return np.full_like(X, np.nan)
+
+        def full_grad(self, x):
+            return np.full_like(x, np.nan)
+
+    W = instances.gossip_matrix(instances.topology("ring", 3))
+    result = algorithms.run("dpsgd", NaNGradient(), W, step_size=0.1, iterations=0, tol=1e-3)
+    assert result.diverged and result.status == "diverged" and result.t_eps is None
+    assert "non-finite" in result.message

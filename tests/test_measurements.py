@@ -13,6 +13,7 @@ from test_algorithms_fixtures import DiagonalQuadratic, ring_W
 
 import algorithms
 import instances
+import oracles
 
 
 def _path(n: int, T_c: int = 3):
@@ -152,3 +153,15 @@ def test_a_diverging_configuration_leaves_the_others_unchanged(name):
             result.status, result.message, result.t_eps, result.iterations)
         assert alone.grad_norms == result.grad_norms and alone.checkpoints == result.checkpoints
         assert np.array_equal(alone.x_hat, result.x_hat, equal_nan=True)
+
+
+def test_trackers_may_hold_the_probabilistic_oracles_inflated_estimates():
+    """Errata E41: DeTAG's tracker sums estimates scaled by 1/p; at p = 1.25e-4 it exceeds the instance
+    radius while the run converges (the engine once called this seed diverged at t = 2848)."""
+    f = instances.sampling_instance(4, T_c=6, p=1.25e-4)
+    oracle = oracles.ZeroChainOracle(f)
+    assert oracle.estimate_scale == 8000.0
+    W = instances.gossip_matrix(f.graph(), "metropolis")
+    result = algorithms.run("detag", oracle, W, step_size=1 / f.smoothness, R=1, eta=None, start="paper",
+                            seed=6, tol=f.epsilon, iterations=20000)
+    assert result.status == "converged" and result.t_eps == 4253
