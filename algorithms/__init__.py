@@ -28,7 +28,7 @@ from algorithms.step_rule import State, StepRule
 from algorithms.tune import TuneResult, tune
 
 # isort: split
-# Written only through the public API above (tests/test_new_algorithms.py checks their imports).
+# Written only through the public API above (tests/algorithms/test_new_algorithms.py checks their imports).
 from algorithms.exact_diffusion import ExactDiffusion
 from algorithms.extra import Extra
 from algorithms.mg_dsgd import MGDSGD

@@ -6,7 +6,8 @@ is viewed as (n, width) and each output row is a weighted sum of input rows. The
 
 Bits. Every output entry is summed in CSR order, ``w_0 z_0 + w_1 z_1 + ...`` over the row's stored columns
 in increasing order, the order of scipy's CSR x dense product, and nothing in that sum depends on the
-number of columns: a configuration gets the same bits alone and inside a batch (tests/test_mixing.py).
+number of columns: a configuration gets the same bits alone and inside a batch
+(tests/algorithms/test_mixing.py).
 The two-tap round ``a (M Z) + b P`` is computed per entry as ``(M Z) * a + P * b``.
 
 How (measured in benchmarks/bench_engine.py): scipy's CSR kernel ``csr_matvecs``, called directly so that

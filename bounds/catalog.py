@@ -17,7 +17,7 @@ reference's unless ``convention=`` says otherwise) before dividing, so eps alway
 both sides; ``dominant_term`` reads eps in the entry's own convention unless ``convention=`` is given (the
 conversion does not change which term dominates, only what the eps you pass means).
 
-Where an upper bound falls below a lower bound (constants 1; pinned in tests/test_bounds_catalog.py)
+Where an upper bound falls below a lower bound (constants 1; pinned in tests/bounds/test_bounds_catalog.py)
 --------------------------------------------------------------------------------------------------------
 The O/Omega bounds hide absolute constants, so "below" is information about those constants or about the
 classes the bounds quantify over, never a contradiction to hide:

@@ -18,7 +18,7 @@ import algorithms
 from paper_figures import cli
 from paper_figures import verify as v
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 VERDICT_STARTS = ("matches the lower bound's order", "worse: ", "not resolved on this range", v.VERDICT_BELOW,
                   "error: ")
 # tiny sizes with few points, so that a whole verify stays a few seconds

@@ -10,7 +10,7 @@ import types
 
 import numpy as np
 import pytest
-from test_algorithms_fixtures import DiagonalQuadratic
+from support import DiagonalQuadratic
 
 import algorithms
 import bounds

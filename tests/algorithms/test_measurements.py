@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_algorithms_fixtures import DiagonalQuadratic, ring_W
+from support import DiagonalQuadratic, ring_W
 
 import algorithms
 import instances

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from test_algorithms_fixtures import DiagonalFiniteSum, DiagonalQuadratic, NoisyOracle, ring_W
+from support import DiagonalFiniteSum, DiagonalQuadratic, NoisyOracle, ring_W
 
 import algorithms
 import instances

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from test_algorithms_fixtures import DiagonalQuadratic, NoisyOracle, model_trace, ring_W, sampler
+from support import DiagonalQuadratic, NoisyOracle, model_trace, ring_W, sampler
 
 import algorithms
 import instances

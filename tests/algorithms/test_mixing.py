@@ -12,7 +12,7 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from test_algorithms_fixtures import DiagonalQuadratic
+from support import DiagonalQuadratic
 
 import algorithms
 import instances

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_algorithms_fixtures import path_instance, path_W
+from support import path_instance, path_W
 
 import algorithms
 
