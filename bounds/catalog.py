@@ -115,6 +115,14 @@ _BATCH = ("one sample per iteration in the source; a B-query mini-batch enters a
 
 
 def _catalog() -> dict[str, Rate]:
+    # SUDA's ED/D^2 case (Alghunaim & Yuan 2022): one set of terms for D^2 and Exact Diffusion, which is D^2
+    # run with the lazy matrix (I + W)/2
+    suda_terms = {
+        "sampling": L * Delta * sigma**2 / (n * B * epsilon**2),
+        "consensus_noise": L * Delta * lam * sigma
+        / (sp.sqrt(B) * sp.sqrt(1 - lam) * epsilon ** sp.Rational(3, 2)),
+        "communication": L * Delta * lam / ((1 - lam) * epsilon),
+    }
     entries = [
         Rate(
             name="lower_bound_any",
@@ -329,12 +337,7 @@ def _catalog() -> dict[str, Rate]:
             kind="upper",
             source="Alghunaim & Yuan, IEEE TSP 2022 (arXiv 2110.09993), SUDA: ED/D^2",
             convention="grad_norm_sq",
-            terms={
-                "sampling": L * Delta * sigma**2 / (n * B * epsilon**2),
-                "consensus_noise": L * Delta * lam * sigma
-                / (sp.sqrt(B) * sp.sqrt(1 - lam) * epsilon ** sp.Rational(3, 2)),
-                "communication": L * Delta * lam / ((1 - lam) * epsilon),
-            },
+            terms=dict(suda_terms),
             assumptions=(_SYMMETRIC_W, "no heterogeneity assumption (ED/D^2 are heterogeneity-free)", _BATCH,
                          "the L Delta prefactor is our normalization"),
             status="recalled",
@@ -350,12 +353,7 @@ def _catalog() -> dict[str, Rate]:
                    "IEEE TSP 67(17) 2019; non-convex stochastic rate from Alghunaim & Yuan, IEEE TSP 2022 "
                    "(arXiv 2110.09993), SUDA's ED/D^2 case",
             convention="grad_norm_sq",
-            terms={
-                "sampling": L * Delta * sigma**2 / (n * B * epsilon**2),
-                "consensus_noise": L * Delta * lam * sigma
-                / (sp.sqrt(B) * sp.sqrt(1 - lam) * epsilon ** sp.Rational(3, 2)),
-                "communication": L * Delta * lam / ((1 - lam) * epsilon),
-            },
+            terms=dict(suda_terms),
             assumptions=(_SYMMETRIC_W, "lazy combination W~ = (I + W)/2 (no lambda_min condition)",
                          "no heterogeneity assumption", _BATCH, "the L Delta prefactor is our normalization"),
             status="recalled",
