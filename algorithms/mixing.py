@@ -10,21 +10,20 @@ number of columns: a configuration gets the same bits alone and inside a batch
 (tests/algorithms/test_mixing.py).
 The two-tap round ``a (M Z) + b P`` is computed per entry as ``(M Z) * a + P * b``.
 
-How (measured in benchmarks/bench_engine.py): scipy's CSR kernel ``csr_matvecs``, called directly so that
-it writes into a given array (the public ``M @ Z`` allocates its result). It accumulates each output row
-term by term (``y += w_j z_j``, one compiled pass per term). Wide states go block by block of rows (about
-1 MiB, `BLOCK_BYTES`), so that the two-tap combination and the ``add`` of DSGT's round meet each block
-while it is still cached instead of streaming the whole state through memory three more times: on the
-ring n = 256 with 2 x 10^4 columns the two-tap round took 14-15 ms blocked against 20-25 ms as a product
-followed by three whole-array passes (a copy of that state: 4.3-4.6 ms).
+How: scipy's CSR kernel ``csr_matvecs``, called directly so that it writes into a given array (the public
+``M @ Z`` allocates its result). It accumulates each output row term by term (``y += w_j z_j``, one
+compiled pass per term). Wide states go block by block of rows (about 1 MiB, `BLOCK_BYTES`), so that the
+two-tap combination and the ``add`` of DSGT's round meet each block while it is still cached instead of
+streaming the whole state through memory three more times (the measured times, blocked and unblocked, are
+in the README's "Benchmarks"; ``benchmarks/bench_engine.py`` measures them).
 ``backend="dense"`` uses a BLAS matrix product instead: faster for small dense M, but BLAS may sum in a
 different order for a different number of columns, so batched runs then agree with single runs only to
 rounding.
 
-Tried and dropped (measured on the 12-node path and on the ring n = 256 with 2 x 10^4 columns): applying a
-banded M by diagonals in numpy, ``w[:, None] * Z[rows + o]`` summed offset by offset (the same CSR order, and
-slices instead of gathers), costs two numpy passes per term against one compiled pass, and on tiny states
-six ufunc calls with broadcasting cost 25-30 us against 3-4 us for one kernel call.
+Tried and dropped (README, "Benchmarks"): applying a banded M by diagonals in numpy,
+``w[:, None] * Z[rows + o]`` summed offset by offset (the same CSR order, and slices instead of gathers),
+costs two numpy passes per term against one compiled pass, and on tiny states its half-dozen broadcasting
+ufunc calls cost several times one kernel call.
 """
 
 from __future__ import annotations
@@ -43,9 +42,8 @@ except ImportError:  # pragma: no cover - a future scipy without the private mod
 
 GOSSIP_BACKENDS: tuple[str, ...] = ("sparse", "dense")
 
-# Bytes of one block of output rows. Measured on the ring n = 256 with 2 x 10^4 columns (160 KB rows): 1 MiB
-# (6 rows) took 14.4-14.7 ms per two-tap round against 15-17 ms for 128-512 KiB (more blocks, more calls)
-# and 15.6-19 ms for 2-8 MiB (the block leaves the 1 MiB L2 before the combination reads it again).
+# Bytes of one block of output rows: the fastest of the sizes tried (README, "Benchmarks"); smaller blocks
+# mean more blocks and more calls, larger ones leave the 1 MiB L2 before the combination reads them again.
 BLOCK_BYTES = 1 << 20
 # Per-configuration coefficients are repeated along the last axis when it is shorter than this (`_repeated`).
 SHORT_ROW = 64

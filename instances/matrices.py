@@ -15,7 +15,8 @@ import scipy.sparse.linalg as spla
 
 from bounds.validation import require_finite_entries, require_matrix, require_real
 
-# Dense eigvalsh up to this size (a 2000 x 2000 eigvalsh takes ~1 s on 2 cores); Lanczos (eigsh) beyond.
+# Dense eigvalsh up to this size (where its n^3 cost reaches about a second; README, "Benchmarks");
+# Lanczos (eigsh) beyond.
 DENSE_EIG_LIMIT = 2000
 DEFAULT_ATOL = 1e-9
 

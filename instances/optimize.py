@@ -244,7 +244,7 @@ def _orbits(n: int, edges: np.ndarray, group: tuple[int, ...]) -> tuple[np.ndarr
 
 
 def _solve_translation_lp(n: int, edges: np.ndarray, group: tuple[int, ...], nonnegative: bool) -> np.ndarray:
-    import cvxpy as cp  # late: importing cvxpy costs ~1 s, and most gossip matrices never need it
+    import cvxpy as cp  # late: importing cvxpy is slow (README, "Benchmarks"); most gossip matrices skip it
     orbit, reps = _orbits(n, edges, group)
     orders = np.array(group, dtype=float)
     chars = np.array(np.unravel_index(np.arange(1, n), group)).T  # the non-trivial characters k
@@ -278,13 +278,13 @@ def _incidence(n: int, edges: np.ndarray) -> sp.csc_array:
 
 
 def _solve_cvxpy_sdp(n: int, edges: np.ndarray, nonnegative: bool, solver: str, options: dict) -> np.ndarray:
-    import cvxpy as cp  # late: importing cvxpy costs ~1 s, and most gossip matrices never need it
+    import cvxpy as cp  # late: importing cvxpy is slow (README, "Benchmarks"); most gossip matrices skip it
     A = _incidence(n, edges)
     w = cp.Variable(len(edges))
     s = cp.Variable()
     X = np.eye(n) - np.full((n, n), 1.0 / n) - A @ cp.diag(w) @ A.T  # W - 11^T/n
     identity = np.eye(n)
-    constraints = [X << s * identity, X >> -s * identity]  # two n x n LMIs (§12: 11x faster than norm(., 2))
+    constraints = [X << s * identity, X >> -s * identity]  # two n x n LMIs, not norm(., 2): theory.md §12.2
     if nonnegative:
         constraints += [w >= 0, abs(A) @ w <= 1]
     problem = cp.Problem(cp.Minimize(s), constraints)

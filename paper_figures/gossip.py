@@ -66,8 +66,8 @@ SIZES: dict[str, GossipFigureSize] = {
         consensus_graphs=(("path", 10, "path"),), max_rounds=40,
     ),
     "quick": GossipFigureSize(
-        # FMMC is an SDP on the path and on Erdős–Rényi graphs (no symmetry to reduce it): measured 0.4 s
-        # at path n = 32 and 0.9 s at ER n = 32, but 14 s and 24 s at n = 64 (2 cores); only FULL goes there.
+        # FMMC is an SDP on the path and on Erdős–Rényi graphs (no symmetry to reduce it): its time grows
+        # about 30-fold from n = 32 to n = 64 (README, "Benchmarks"); only FULL goes there.
         sizes={"ring": (8, 16, 32, 64, 128), "path": (8, 12, 16, 24, 32), "torus": (16, 36, 64, 100),
                "hypercube": (8, 16, 32, 64), "erdos_renyi": (16, 24, 32)},
         consensus_graphs=(("path", 32, "path"), ("ring", 32, "metropolis")), max_rounds=200,

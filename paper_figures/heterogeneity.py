@@ -230,7 +230,7 @@ def tuned_curve(point: Mapping[str, Any]) -> dict[str, Any]:
     common = {"tol": None, "iterations": int(point["iterations"]), "seeds": list(point["tune_seeds"]),
               "batch": int(point["batch"]), "admissible": False, "score": score,
               # the score reads the final x_hat only: one record per run, not a full-data gradient of
-              # every model at every iteration (that was 95% of the figure's time)
+              # every model at every iteration (the dominant cost otherwise; README, "Benchmarks")
               "record_every": int(point["iterations"])}
     hyper = momentum_hyper(algorithm, float(point["momentum"]))
     stage1 = {**hyper, "eta": 0.0, "R": 1} if algorithm == "detag" else hyper
