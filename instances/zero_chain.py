@@ -75,6 +75,27 @@ def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[
     other sign: -0.0 == 0.0). So a point gets the same gradient alone or in a batch. A row with a NaN or
     inf coordinate is evaluated in full, so that non-finite values spread as the formula says
     (0 * NaN = NaN; divergence detection relies on it).
+
+    Parameters
+    ----------
+    y : numpy.ndarray of float64, shape (rows * m,)
+        The points, C-ordered rows of m columns (the first m coordinates; the rest are zero).
+    m : int
+        Columns per row, >= 1.
+    inputs : ChainInputs
+        The per-entry constants for this shape (`ZeroChainFunctions` builds and caches them).
+    constants : tuple of float
+        The scaling constants in `ZeroChainFunctions`' order.
+
+    Returns
+    -------
+    numpy.ndarray, shape (rows * m,)
+        The gradient entries, flat like ``y``. No validation: this is the engine's inner loop; use
+        `ZeroChainFunctions.grad` from outside.
+
+    References
+    ----------
+    docs/theory.md §4.1 (Z4); the derivatives are in this module's docstring.
     """
     if y.size <= DENSE_ENTRIES:
         return chain_gradient_dense(y, m, inputs, constants)
@@ -164,22 +185,82 @@ def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
 
 
 def psi(z: np.ndarray) -> np.ndarray:
-    """Psi(z) = exp(1 - 1/(2z - 1)^2) for z > 1/2, else 0 (docs/theory.md §4)."""
+    """Psi(z) = exp(1 - 1/(2z - 1)^2) for z > 1/2, else 0: the gate of each link of the chain.
+
+    Parameters
+    ----------
+    z : array_like of float
+        Points, any shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        Psi at each point, same shape; in [0, e), exactly 0 for z <= 1/2 (and where it underflows, for
+        2z - 1 below about 0.036).
+
+    References
+    ----------
+    Carmon et al. (2019), Lower bounds for finding stationary points I, eq. (10); docs/theory.md (Z2).
+
+    Examples
+    --------
+    >>> psi(np.array([0.5, 1.0, 2.0])).round(4)
+    array([0.    , 1.    , 2.4324])
+    """
     z = np.asarray(z, dtype=float)
     u = np.maximum(2.0 * z - 1.0, 2.0 * _V_FLOOR)
     return np.where(z > 0.5, np.exp(1.0 - 1.0 / (u * u)), 0.0)
 
 
 def phi(z: np.ndarray) -> np.ndarray:
-    """Phi(z) = sqrt(e) * int_{-inf}^z exp(-t^2/2) dt = sqrt(2 pi e) ndtr(z) (errata E1: exponent -t^2/2)."""
+    """Phi(z) = sqrt(e) * int_{-inf}^z exp(-t^2/2) dt = sqrt(2 pi e) ndtr(z) (errata E1: exponent -t^2/2).
+
+    Parameters
+    ----------
+    z : array_like of float
+        Points, any shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        Phi at each point, same shape; increasing from 0 to sqrt(2 pi e) (about 4.13).
+
+    References
+    ----------
+    Carmon et al. (2019), eq. (10), with the sign of the exponent corrected; docs/theory.md (Z3),
+    docs/errata.md E1.
+
+    Examples
+    --------
+    >>> round(float(phi(0.0)), 4)  # half of sqrt(2 pi e)
+    2.0664
+    """
     return _PHI_TOTAL * ndtr(np.asarray(z, dtype=float))
 
 
 def progress(X: np.ndarray) -> np.ndarray:
-    """prog per row: max{i >= 1 : x_i != 0} with 1-based coordinates, 0 for the zero row (docs/theory.md §4).
+    """prog per row: max{i >= 1 : x_i != 0} with 1-based coordinates, 0 for the zero row.
 
     Zero-respecting: the test is x != 0 exactly, so it is the same for x and for x / scale.
-    X of shape (*rows, d) gives an int array of shape (*rows).
+
+    Parameters
+    ----------
+    X : array_like, shape (*rows, d)
+        Points, one per row (the last axis is the coordinate axis).
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (*rows)
+        The progress of each row, in 0..d.
+
+    References
+    ----------
+    Carmon et al. (2019), Def. 1; docs/theory.md (Z1).
+
+    Examples
+    --------
+    >>> progress(np.array([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]))
+    array([2, 0])
     """
     X = np.asarray(X)
     d = X.shape[-1]
@@ -187,7 +268,24 @@ def progress(X: np.ndarray) -> np.ndarray:
 
 
 def active_width(X: np.ndarray) -> int:
-    """Largest prog over all rows of X: X[..., w:] == 0 for w = active_width(X). One read of X."""
+    """Largest prog over all rows of X: X[..., w:] == 0 for w = active_width(X). One read of X.
+
+    Parameters
+    ----------
+    X : numpy.ndarray, shape (..., d)
+        Points, one per row.
+
+    Returns
+    -------
+    int
+        The smallest w with ``X[..., w:] == 0``, in 0..d (the ``width`` that `ZeroChainFunctions.grad`
+        accepts).
+
+    Examples
+    --------
+    >>> active_width(np.array([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0]]))
+    3
+    """
     d = X.shape[-1]
     columns = np.flatnonzero(np.any(X.reshape(-1, d), axis=0))
     return int(columns[-1]) + 1 if columns.size else 0
@@ -203,17 +301,64 @@ class ZeroChainFunctions:
 
     Parameters
     ----------
-    T : chain length (= dim).
-    n : number of workers.
-    scale, gain : x is divided by ``scale`` and f multiplied by ``gain`` (docs/theory.md §4 rescaling, where
-        scale = lambda_s and gain = L lambda_s^2 / l1 or L lambda_s^2 / (3 l1)).
-    first_weight : (n,) weights c0 of the first term, or None for all ones.
-    link_weight : (n, T-1) weights C of the links, or None for all ones.
-    smoothness : the stated L of every local f_i; default ``L1 * gain / scale**2`` (exact for weights 1).
+    T : int
+        Chain length (= dim), >= 1.
+    n : int, default 1
+        Number of workers, >= 1; n * T at most 10^8.
+    scale, gain : float, default 1.0
+        x is divided by ``scale`` and f multiplied by ``gain`` (the rescaling of docs/theory.md §4.2 and
+        §4.3, where scale = lambda_s and gain = L lambda_s^2 / l1 or L lambda_s^2 / (3 l1)); finite reals.
+    first_weight : array_like, shape (n,), optional
+        Weights c0 of the first term, non-negative, averaging to 1 over the workers; None for all ones.
+    link_weight : array_like, shape (n, T-1), optional
+        Weights C of the links, non-negative, each column averaging to 1 over the workers; None for all
+        ones.
+    smoothness : float, optional
+        The stated L of every local f_i; default ``L1 * gain / scale**2`` (exact for weights 1).
 
+    Attributes
+    ----------
+    T, n, dim, scale, gain, smoothness, first_weight, link_weight
+        As given (``dim`` = T).
+    x0 : numpy.ndarray, shape (T,)
+        The start point, 0.
+    radius : float
+        The sup-norm region of the analysis; a run leaving it is reported diverged.
+
+    Raises
+    ------
+    ValueError
+        If T or n is not a positive integer, n * T exceeds 10^8, scale or gain is not finite, or a weight
+        array has the wrong shape, a negative or non-finite entry, or does not average to 1 over the workers.
+    TypeError
+        If T, n, scale or gain is not a number.
+
+    Notes
+    -----
     ``grad(X, width=None)``: ``width`` is an optional promise that ``X[..., width:] == 0`` (e.g. the largest
     progress of a zero-respecting run); without it X is scanned once for its active prefix when d is large.
     Either way the transcendental work covers only the active prefix plus one coordinate, not d.
+
+    References
+    ----------
+    Arjevani et al. (2019), Lower bounds for non-convex stochastic optimization, Lemma 2 (the constants);
+    Lu & De Sa (2021), Optimal Complexity in Decentralized Training, App. B.1-B.2 (the weighted split);
+    docs/theory.md §4.1 (Z4)-(Z5).
+
+    Examples
+    --------
+    The zero-chain property: at x0 = 0 only the first coordinate has a non-zero gradient, and it is at
+    least 1 in absolute value (Z5):
+
+    >>> f = ZeroChainFunctions(4, n=2)
+    >>> f.full_grad(f.x0).round(4)
+    array([-1.6487, -0.    , -0.    ,  0.    ])
+    >>> f.grad(np.zeros((2, 4))).shape
+    (2, 4)
+    >>> f.progress(np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]))
+    array([1, 0])
+    >>> ZeroChainFunctions(5, 2, scale=2.0, gain=3.0, first_weight=[0.5, 1.5])
+    ZeroChainFunctions(T=5, n=2, scale=2, gain=3, smoothness=114)
     """
 
     def __init__(
@@ -360,7 +505,24 @@ class ZeroChainFunctions:
 
     # --- protocol ---------------------------------------------------------------------------------------
     def grad(self, X: np.ndarray, width: int | None = None) -> np.ndarray:
-        """Exact local gradients (n, *batch, d): gain/scale * grad f_hat_i(X/scale), zero past prog + 1."""
+        """Exact local gradients (n, *batch, d): gain/scale * grad f_hat_i(X/scale), zero past prog + 1.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, *batch, d)
+            Worker i's points in ``X[i]``.
+        width : int, optional
+            A promise that ``X[..., width:] == 0``; saves the scan for the active prefix.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, *batch, d)
+
+        Raises
+        ------
+        ValueError
+            If X does not have shape (n, *batch, d).
+        """
         X = self._check(X)
         return self._grad_rows(X, self._prefix(X, width), X.size // (self.n * self.T))
 
@@ -370,7 +532,24 @@ class ZeroChainFunctions:
         return self._values(X[..., : self._prefix(X, width)] / self.scale, weighted=True)
 
     def full_grad(self, x: np.ndarray, width: int | None = None) -> np.ndarray:
-        """Gradient of f = mean_i f_i = gain * f_hat(x / scale) at x of shape (*batch, d)."""
+        """Gradient of f = mean_i f_i = gain * f_hat(x / scale) at x of shape (*batch, d).
+
+        Parameters
+        ----------
+        x : array_like, shape (*batch, d)
+            Points of the global objective.
+        width : int, optional
+            A promise that ``x[..., width:] == 0``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (*batch, d)
+
+        Raises
+        ------
+        ValueError
+            If the last axis of x is not d.
+        """
         x = self._check_global(x)
         return self._grad_rows(x, self._prefix(x, width), None)
 
@@ -386,9 +565,9 @@ class ZeroChainFunctions:
     prog = progress
 
     #: `radius` in units of the chain's natural scale, the larger of its coordinate scale and its gradient
-    #: bound. Measured on the communication instance (both scales 1 and 69 there): the converging runs of the
-    #: communication figure keep every model entry below 23 and every tracker entry below 360, while the runs
-    #: of Alg. 3 as printed that the gradient test counted as converged had passed 1e17.
+    #: bound: well above every entry of the communication figure's converging runs, far below the states of
+    #: the runs of Alg. 3 as printed that the gradient test counted as converged (measured values in the
+    #: README's "Benchmarks").
     RADIUS_MULTIPLE = 1000.0
 
     @property
@@ -408,8 +587,35 @@ class ZeroChainFunctions:
 
 
 def zero_chain(T: int, n: int = 1) -> ZeroChainFunctions:
-    """The unscaled zero-chain f_hat of chain length T on n workers that all hold it (docs/theory.md §4).
+    """The unscaled zero-chain f_hat of chain length T on n workers that all hold it.
 
     dim = T, x0 = 0, smoothness = L1 = 152; constants DELTA0 = 12, L1 = 152, G_INF = 23 (module level).
+
+    Parameters
+    ----------
+    T : int
+        Chain length (= dimension), >= 1.
+    n : int, default 1
+        Number of workers, >= 1.
+
+    Returns
+    -------
+    ZeroChainFunctions
+        Every weight 1, scale = gain = 1.
+
+    Raises
+    ------
+    ValueError
+        If T or n is not a positive integer, or n * T exceeds 10^8.
+
+    References
+    ----------
+    Carmon et al. (2019); Arjevani et al. (2019), Lemma 2; docs/theory.md §4.1 (Z4), (Z5).
+
+    Examples
+    --------
+    >>> f = zero_chain(10)
+    >>> f.smoothness, round(float(f.full_value(f.x0)), 4)
+    (152.0, -2.0664)
     """
     return ZeroChainFunctions(T, n)
