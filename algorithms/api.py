@@ -26,7 +26,31 @@ _LIST_VALUED = frozenset({"factors"})
 
 def as_oracle(problem: Oracle | LocalFunctions) -> tuple[Oracle | None, LocalFunctions]:
     """(oracle or None, local functions f). An object with ``sample`` and ``f`` is an oracle; anything
-    else is taken as the local functions themselves, queried exactly."""
+    else is taken as the local functions themselves, queried exactly.
+
+    Parameters
+    ----------
+    problem : Oracle or LocalFunctions
+        An oracle (``oracles``), or local functions (``instances.protocol.LocalFunctions``).
+
+    Returns
+    -------
+    tuple
+        ``(oracle, f)`` for an oracle, ``(None, problem)`` for local functions.
+
+    Raises
+    ------
+    TypeError
+        If ``problem`` is neither: no ``sample`` and ``f``, and one of ``n``, ``dim``, ``x0``, ``grad``,
+        ``full_grad`` missing (the message names it).
+
+    Examples
+    --------
+    >>> import instances
+    >>> oracle, f = as_oracle(instances.zero_chain(4, n=2))
+    >>> oracle is None, f.n
+    (True, 2)
+    """
     if hasattr(problem, "sample") and hasattr(problem, "f"):
         return problem, problem.f  # type: ignore[return-value]
     for attribute in ("n", "dim", "x0", "grad", "full_grad"):
@@ -86,16 +110,82 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, ste
     ``numpy.random.default_rng(seed_j)``, so its bits do not depend on the rest of the batch
     (``algorithms.engine``: when they are the same, and why).
 
-    ``tol``: the target eps of the stopping test, run every ``check_every`` iterations. ``stop``: "both"
-    (default) runs each configuration until x_hat and every worker's model are eps-stationary (``t_eps`` and
-    ``t_eps_local``), "average" until x_hat is. ``radius``: the divergence radius around x0 (default: the
-    instance's, ``instances.protocol.instance_radius``). The stopping test skips the evaluations that the
-    problem's ``smoothness`` proves cannot succeed (``algorithms.engine.certified_above``; T_eps is exact
-    either way); ``exact_check=True`` evaluates at every check, for a problem whose stated smoothness is not
-    a true bound. ``record_every``: history spacing (default: about
-    1000 entries). ``callback(t, state, ctx)`` is called after the start (t = 0) and after every iteration t
-    (for audits and tests; one call per structural group). ``backend``: "sparse" or "dense" gossip products
-    (``algorithms.mixing``).
+    The stopping test skips the evaluations that the problem's ``smoothness`` proves cannot succeed
+    (``algorithms.engine.certified_above``; T_eps is exact either way).
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm or alias (``algorithms.algorithm_names()``; case-insensitive).
+    problem : Oracle or LocalFunctions
+        An oracle (``oracles``; stochastic gradients) or local functions (queried exactly), see `as_oracle`.
+    W : array_like or sparse matrix, optional
+        The n x n gossip matrix (``instances.gossip_matrix``); algorithms that gossip require it, rules that
+        average exactly (centralized SGD, local SGD) ignore it.
+    step_sizes : float or sequence of float
+        One step size or a non-empty 1-D grid, each > 0.
+    iterations : int
+        The iteration cap, in 0..10^12.
+    seeds : sequence of int, default (0,)
+        Non-negative seeds; configuration j samples from ``numpy.random.default_rng(seeds_j)``.
+    batch : int, default 1
+        Samples per stochastic gradient, >= 1.
+    tol : float, optional
+        The target eps of the stopping test (> 0); None runs every configuration to ``iterations``.
+    check_every : int, default 1
+        Iterations between stopping tests, >= 1.
+    record_every : int, optional
+        History spacing, >= 1 (default: about 1000 entries).
+    record_progress : bool, default False
+        Also record the zero-chain progress of the models.
+    stop : {"both", "average"}
+        "both" runs each configuration until x_hat and every worker's model are eps-stationary (``t_eps``
+        and ``t_eps_local``), "average" until x_hat is.
+    radius : float, optional
+        The divergence radius around x0 (> 0; default: the instance's,
+        ``instances.protocol.instance_radius``).
+    exact_check : bool, default False
+        Evaluate at every check, for a problem whose stated smoothness is not a true bound.
+    backend : {"sparse", "dense"}
+        Gossip products by scipy's CSR kernel (bit-identical alone and in a batch) or by BLAS
+        (``algorithms.mixing``).
+    callback : callable, optional
+        ``callback(t, state, ctx)``, called after the start (t = 0) and after every iteration t (for audits
+        and tests; one call per structural group).
+    **hyper
+        The algorithm's hyper-parameters (its ``structural`` and ``batchable`` class attributes), each a
+        value or a grid.
+
+    Returns
+    -------
+    list of Result
+        One per configuration, step sizes outermost, then the hyper grids in the order given, seeds
+        innermost.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not registered, a step size, ``tol`` or ``radius`` is not positive, ``iterations``,
+        ``batch``, ``check_every``, ``record_every`` or a seed is out of range, ``stop`` or ``backend`` is
+        not one of the choices, ``seeds`` or a grid is empty, a hyper-parameter is unknown to the algorithm,
+        or the problem's ``n`` / ``x0`` are malformed.
+    TypeError
+        If ``problem`` is neither an oracle nor local functions, or ``name`` is not a string.
+
+    References
+    ----------
+    docs/theory.md (A3) (T_eps at x_hat) and §2 (the class A_B the step rules belong to).
+
+    Examples
+    --------
+    Two step sizes x two seeds, four results, seed innermost (exact gradients here, so seeds agree):
+
+    >>> import instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> runs = run_batch("dpsgd", f, W, step_sizes=[0.1, 0.2], seeds=[0, 1], iterations=2000, tol=1e-3)
+    >>> [(r.step_size, r.seed, r.t_eps) for r in runs]
+    [(0.1, 0, 599), (0.1, 1, 599), (0.2, 0, 298), (0.2, 1, 298)]
     """
     cls = rule_class(name)
     oracle, f = as_oracle(problem)
@@ -168,16 +258,61 @@ def run(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, step_size
     exactly) with gossip matrix W; returns its Result (T_eps of the average model and of the workers' own
     models, status and message).
 
-    Hyper-parameters go in ``options`` (e.g. ``form="atc"``, ``momentum=0.9``, DeTAG's ``R=``, ``eta=``,
-    ``gossip=``, ``start=``, ``beta=``); engine options (``record_every``, ``stop``, ``radius``, ``backend``,
-    ``callback``) too. ``run`` is ``run_batch`` with k = 1.
+    ``run`` is `run_batch` with k = 1.
 
-    Example:
-        >>> import algorithms, instances
-        >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
-        >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
-        >>> algorithms.run("dsgt", f, W, step_size=0.2, iterations=2000, tol=1e-6).status
-        'converged'
+    Parameters
+    ----------
+    name : str
+        A registered algorithm or alias (``algorithms.algorithm_names()``).
+    problem : Oracle or LocalFunctions
+        An oracle, or local functions queried exactly (`as_oracle`).
+    W : array_like or sparse matrix, optional
+        The n x n gossip matrix; required by the algorithms that gossip.
+    step_size : float
+        One step size, > 0 (`run_batch` takes grids).
+    iterations : int
+        The iteration cap, in 0..10^12.
+    batch : int, default 1
+        Samples per stochastic gradient, >= 1.
+    seed : int, default 0
+        Seed of the configuration's ``numpy.random.default_rng``, >= 0.
+    tol : float, optional
+        The target eps (> 0); None runs to ``iterations``.
+    check_every : int, default 1
+        Iterations between stopping tests.
+    record_progress : bool, default False
+        Also record the zero-chain progress.
+    **options
+        Hyper-parameters, one value each (e.g. ``form="atc"``, ``momentum=0.9``, DeTAG's ``R=``, ``eta=``,
+        ``gossip=``, ``start=``, ``beta=``), and engine options (``record_every``, ``stop``, ``radius``,
+        ``exact_check``, ``backend``, ``callback``) as in `run_batch`.
+
+    Returns
+    -------
+    Result
+        T_eps of the average model and of the workers' own models, status ("converged",
+        "max_iterations" or "diverged"), message and history.
+
+    Raises
+    ------
+    ValueError
+        If ``step_size`` or a hyper-parameter is a grid (use `run_batch`), or for any bad value
+        `run_batch` refuses.
+    TypeError
+        As `run_batch`.
+
+    References
+    ----------
+    docs/theory.md (A3) (T_eps).
+
+    Examples
+    --------
+    >>> import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> result = algorithms.run("dsgt", f, W, step_size=0.2, iterations=2000, tol=1e-6)
+    >>> result.status, result.t_eps, result.t_eps_local
+    ('converged', 640, 640)
     """
     if np.ndim(step_size) != 0:
         raise ValueError(f"step_size must be one number for run (use run_batch for grids); got {step_size!r}")

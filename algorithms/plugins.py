@@ -27,13 +27,48 @@ _errors: dict[str, str] = {}
 
 
 def plugin_errors() -> dict[str, str]:
-    """Entry-point name -> why it could not be registered (after `load_plugins`)."""
+    """Entry-point name -> why it could not be registered (after `load_plugins`).
+
+    Returns
+    -------
+    dict of str to str
+        A copy; empty when every plugin registered (or none is installed).
+
+    Examples
+    --------
+    >>> isinstance(plugin_errors(), dict)
+    True
+    """
     return dict(_errors)
 
 
 def load_plugins(*, force: bool = False) -> tuple[str, ...]:
-    """Register the step rules of every ``decbounds.algorithms`` entry point, once per process (``force``:
-    again, e.g. after installing a plugin at run time). Returns the names registered by this call."""
+    """Register the step rules of every ``decbounds.algorithms`` entry point, once per process.
+
+    A plugin that fails to import, names something that is not a step rule or whose name is taken is
+    skipped with a `RuntimeWarning` and recorded in `plugin_errors`; nothing is raised.
+
+    Parameters
+    ----------
+    force : bool, default False
+        Scan the entry points again, e.g. after installing a plugin at run time.
+
+    Returns
+    -------
+    tuple of str
+        The algorithm names registered by this call (empty when the plugins were loaded already).
+
+    References
+    ----------
+    docs/extending.md (adding an algorithm).
+
+    Examples
+    --------
+    >>> import algorithms
+    >>> _ = algorithms.algorithm_names()  # loads the plugins once
+    >>> load_plugins()  # a second call does nothing
+    ()
+    """
     if _state["loading"] or (_state["loaded"] and not force):
         return ()
     from algorithms.registry import register

@@ -29,7 +29,22 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class PlotStyle:
-    """How figures draw an algorithm: matplotlib's ``color``, ``marker``, ``linestyle`` and the ``label``."""
+    """How figures draw an algorithm: matplotlib's ``color``, ``marker``, ``linestyle`` and the ``label``.
+
+    Parameters
+    ----------
+    color, marker : str
+        Any matplotlib color and marker.
+    label : str
+        The legend text.
+    linestyle : str, default "-"
+        A matplotlib line style.
+
+    Examples
+    --------
+    >>> PlotStyle("tab:gray", "o", "averaging").as_dict()
+    {'color': 'tab:gray', 'marker': 'o', 'label': 'averaging', 'linestyle': '-'}
+    """
 
     color: str
     marker: str
@@ -43,11 +58,27 @@ class PlotStyle:
 
 @dataclass(frozen=True)
 class Entry:
-    """Everything the package knows about one algorithm.
+    """Everything the package knows about one algorithm (read off the rule class by `register`).
 
-    ``rule``: the `StepRule` subclass; ``name``: its registry name; ``aliases``: other names ``run``
-    accepts; ``catalog_entry``: the ``bounds`` catalog entry of its predicted rate (``bounds.get``), None when
-    the catalog has none; ``style``: its look in figures.
+    Parameters
+    ----------
+    name : str
+        Its registry name (lower case).
+    rule : type of StepRule
+        The `StepRule` subclass.
+    aliases : tuple of str
+        Other names ``run`` accepts.
+    catalog_entry : str or None
+        The ``bounds`` catalog entry of its predicted rate (``bounds.get``), None when the catalog has none.
+    style : PlotStyle
+        Its look in figures.
+
+    Examples
+    --------
+    >>> import algorithms
+    >>> found = algorithms.entry("fedavg")
+    >>> found.name, found.aliases, found.catalog_entry
+    ('local_sgd', ('fedavg',), None)
     """
 
     name: str
@@ -63,10 +94,39 @@ _ALIASES: dict[str, str] = {}
 
 def register(rule: type[StepRule]) -> type[StepRule]:
     """Add ``rule`` (a `StepRule` subclass) to the registry under ``rule.name`` and ``rule.aliases``;
-    returns the class, so it also works as a class decorator.
+    returns the class, so it also works as a class decorator. Registering the same class again is a no-op.
 
-    ValueError when the name or an alias is taken by another rule, or the class has no name or style;
-    TypeError when ``rule`` is not a StepRule subclass.
+    Parameters
+    ----------
+    rule : type of StepRule
+        The class; its ``name`` (non-empty, lower case), ``aliases``, ``catalog_entry`` and ``style`` (a
+        `PlotStyle`) make the `Entry`.
+
+    Returns
+    -------
+    type of StepRule
+        ``rule`` itself.
+
+    Raises
+    ------
+    ValueError
+        If the name or an alias is taken by another rule, or the class has no lower-case name or no
+        `PlotStyle`.
+    TypeError
+        If ``rule`` is not a StepRule subclass.
+
+    References
+    ----------
+    docs/extending.md (adding an algorithm, a worked example).
+
+    Examples
+    --------
+    See the module docstring for a whole rule; registering something else is refused:
+
+    >>> register(object)
+    Traceback (most recent call last):
+    ...
+    TypeError: rule must be a StepRule subclass; got <class 'object'>
     """
     from algorithms.step_rule import StepRule
 
@@ -89,7 +149,18 @@ def register(rule: type[StepRule]) -> type[StepRule]:
 
 
 def unregister(name: str) -> None:
-    """Remove the algorithm ``name`` and its aliases (tests and plugins that register temporarily)."""
+    """Remove the algorithm ``name`` and its aliases (tests and plugins that register temporarily).
+
+    Parameters
+    ----------
+    name : str
+        A registered name or alias.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not registered.
+    """
     found = entry(name)
     del _ENTRIES[found.name]
     for key in [key for key, owner in _ALIASES.items() if owner == found.name]:
@@ -97,8 +168,31 @@ def unregister(name: str) -> None:
 
 
 def entry(name: str) -> Entry:
-    """The entry registered under ``name`` or one of its aliases (case-insensitive); ValueError naming the
-    known algorithms otherwise."""
+    """The entry registered under ``name`` or one of its aliases (case-insensitive).
+
+    An unknown name first loads the plugins (``algorithms.plugins``), once per process.
+
+    Parameters
+    ----------
+    name : str
+        An algorithm name or alias.
+
+    Returns
+    -------
+    Entry
+
+    Raises
+    ------
+    ValueError
+        If no algorithm has that name (the message lists the known ones and any broken plugin).
+    TypeError
+        If ``name`` is not a string.
+
+    Examples
+    --------
+    >>> entry("DeTAG").style.label
+    'DeTAG'
+    """
     if not isinstance(name, str):
         raise TypeError(f"name (the algorithm) must be a string; got {type(name).__name__}")
     key = _ALIASES.get(name.lower())
@@ -115,7 +209,18 @@ def entry(name: str) -> Entry:
 
 
 def entries() -> tuple[Entry, ...]:
-    """Every registered entry, in registration order (plugins' included)."""
+    """Every registered entry, in registration order (plugins' included).
+
+    Returns
+    -------
+    tuple of Entry
+
+    Examples
+    --------
+    >>> import algorithms
+    >>> [e.name for e in entries()][:3]
+    ['centralized', 'local_sgd', 'dpsgd']
+    """
     from algorithms.plugins import load_plugins
 
     load_plugins()
@@ -123,7 +228,18 @@ def entries() -> tuple[Entry, ...]:
 
 
 def algorithm_names() -> tuple[str, ...]:
-    """The registered algorithm names, in registration order (plugins' included)."""
+    """The registered algorithm names, in registration order (plugins' included).
+
+    Returns
+    -------
+    tuple of str
+
+    Examples
+    --------
+    >>> import algorithms
+    >>> "detag" in algorithm_names(), "fedavg" in algorithm_names()  # aliases are not names
+    (True, False)
+    """
     from algorithms.plugins import load_plugins
 
     load_plugins()
@@ -131,5 +247,28 @@ def algorithm_names() -> tuple[str, ...]:
 
 
 def rule_class(name: str) -> type[StepRule]:
-    """The step rule registered under ``name`` (or an alias such as "fedavg"); ValueError otherwise."""
+    """The step rule registered under ``name`` (or an alias such as "fedavg").
+
+    Parameters
+    ----------
+    name : str
+        An algorithm name or alias (case-insensitive).
+
+    Returns
+    -------
+    type of StepRule
+
+    Raises
+    ------
+    ValueError
+        If no algorithm has that name.
+    TypeError
+        If ``name`` is not a string.
+
+    Examples
+    --------
+    >>> import algorithms
+    >>> rule_class("fedavg").__name__
+    'LocalSGD'
+    """
     return entry(name).rule
