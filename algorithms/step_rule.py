@@ -52,13 +52,39 @@ COMMUNICATION_KINDS: tuple[str, ...] = ("gossip", "push", "graph", "exact")
 @dataclass(eq=False)
 class State:
     """The base of every rule's state: ``x``, the local models (n, k, d). Subclasses add their arrays as
-    dataclass fields (trackers, buffers, momentum ``v``: None when the momentum is 0)."""
+    dataclass fields (trackers, buffers, momentum ``v``: None when the momentum is 0).
+
+    Parameters
+    ----------
+    x : numpy.ndarray, shape (n, k, d)
+        The local models: worker axis first, one slice per configuration, d the problem's dimension.
+
+    Examples
+    --------
+    >>> State(x=np.zeros((4, 2, 3))).x.shape
+    (4, 2, 3)
+    """
 
     x: np.ndarray
 
 
 def check_size(M: sp.csr_array, n: int, name: str) -> None:
-    """ValueError unless M is n x n (the problem has n workers)."""
+    """ValueError unless M is n x n (the problem has n workers).
+
+    Parameters
+    ----------
+    M : scipy.sparse.csr_array
+        The matrix.
+    n : int
+        The problem's number of workers.
+    name : str
+        The argument's name, for the message.
+
+    Raises
+    ------
+    ValueError
+        If M is not n x n.
+    """
     if M.shape != (n, n):
         raise ValueError(f"{name} shape mismatch: the problem has n={n} workers but {name} is "
                          f"{M.shape[0]} x {M.shape[1]}")
@@ -66,7 +92,33 @@ def check_size(M: sp.csr_array, n: int, name: str) -> None:
 
 def symmetric_gossip(W: Any, n: int) -> tuple[sp.csr_array, float]:
     """W checked as a gossip matrix of size n (``instances.check_gossip``: symmetric, doubly stochastic,
-    connected; negative weights allowed); returns (W as CSR, lam)."""
+    connected; negative weights allowed); returns (W as CSR, lam).
+
+    Parameters
+    ----------
+    W : array_like or sparse matrix
+        The n x n gossip matrix.
+    n : int
+        The problem's number of workers.
+
+    Returns
+    -------
+    tuple of (scipy.sparse.csr_array, float)
+        W as CSR and lam, its second-largest eigenvalue magnitude (docs/theory.md §1.6).
+
+    Raises
+    ------
+    ValueError
+        If W is None, not n x n, not symmetric, not doubly stochastic or not connected.
+
+    Examples
+    --------
+    >>> import instances
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> M, lam = symmetric_gossip(W, 4)
+    >>> M.shape, round(lam, 4)
+    ((4, 4), 0.3333)
+    """
     if W is None:
         raise ValueError("W is required: this algorithm gossips with a symmetric doubly stochastic W")
     M = as_csr(W, "W")
@@ -76,7 +128,32 @@ def symmetric_gossip(W: Any, n: int) -> tuple[sp.csr_array, float]:
 
 def column_stochastic(W: Any, n: int, atol: float = 1e-9) -> sp.csr_array:
     """The push-sum matrix P (rows receive, columns sum to 1, non-negative) of SGP; a networkx graph is
-    turned into one by ``instances.column_stochastic_matrix`` (an undirected one as its symmetric digraph)."""
+    turned into one by ``instances.column_stochastic_matrix`` (an undirected one as its symmetric digraph).
+
+    Parameters
+    ----------
+    W : array_like, sparse matrix or networkx.Graph
+        The n x n push matrix, or a graph to build it from.
+    n : int
+        The problem's number of workers.
+    atol : float, default 1e-9
+        Tolerance of the non-negativity and column-sum checks.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+
+    Raises
+    ------
+    ValueError
+        If W is None, not n x n, has a negative entry or a column not summing to 1.
+
+    Examples
+    --------
+    >>> P = column_stochastic(nx.cycle_graph(4), 4)
+    >>> P.sum(axis=0)
+    array([1., 1., 1., 1.])
+    """
     if W is None:
         raise ValueError("W is required: SGP pushes with a column-stochastic matrix (or pass a DiGraph)")
     if isinstance(W, nx.Graph):
@@ -92,7 +169,29 @@ def column_stochastic(W: Any, n: int, atol: float = 1e-9) -> sp.csr_array:
 
 
 def support_graph(W: Any, n: int) -> nx.Graph:
-    """The undirected graph of W's off-diagonal support (or W itself when it is a networkx graph)."""
+    """The undirected graph of W's off-diagonal support (or W itself when it is a networkx graph).
+
+    Parameters
+    ----------
+    W : array_like, sparse matrix or networkx.Graph
+        An n x n matrix or a graph on n nodes.
+    n : int
+        The problem's number of workers.
+
+    Returns
+    -------
+    networkx.Graph
+
+    Raises
+    ------
+    ValueError
+        If W has the wrong size, or (a matrix) its support is not connected.
+
+    Examples
+    --------
+    >>> support_graph(np.full((3, 3), 1 / 3), 3).number_of_edges()
+    3
+    """
     if isinstance(W, nx.Graph):
         if W.number_of_nodes() != n:
             raise ValueError(f"W shape mismatch: the problem has n={n} workers but the graph has "
@@ -122,6 +221,53 @@ class StepRule:
         communication: "gossip" (symmetric doubly stochastic W), "push" (column-stochastic W), "graph" (W
             is a graph or matrix whose support the rule uses) or "exact" (all-reduce; W unused).
         gossips: whether information moves on the graph only (the zero-respecting audit applies).
+
+    Parameters
+    ----------
+    problem : LocalFunctions
+        The local functions (``n`` workers, dimension ``dim``).
+    W : array_like, sparse matrix or networkx.Graph
+        The communication matrix for the rule's ``communication`` kind (None for "exact").
+    structural : dict
+        The structural hyper-parameters of this batch (defaults filled in from the class).
+    iterations : int
+        The run's iteration cap (rules whose schedule depends on it read ``self.iterations``).
+
+    Attributes
+    ----------
+    n : int
+        Workers.
+    matrix : scipy.sparse.csr_array or None
+        W as CSR ("gossip" and "push").
+    lam : float or None
+        W's second-largest eigenvalue magnitude ("gossip" only).
+    structural_values : dict
+        The structural hyper-parameters, defaults filled in.
+
+    Raises
+    ------
+    ValueError
+        If ``communication`` is not one of `COMMUNICATION_KINDS`, W does not fit it (see `symmetric_gossip`,
+        `column_stochastic`), or ``prepare`` refuses a structural value.
+
+    References
+    ----------
+    docs/theory.md §1.5 (the protocol class A_B: one iteration's budget); docs/extending.md (adding an
+    algorithm).
+
+    Examples
+    --------
+    Rules are built by ``algorithms.run``; by hand:
+
+    >>> import instances
+    >>> from algorithms.rules import DPSGD
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> rule = DPSGD(f, W, {}, iterations=10)
+    >>> rule.structural_values, round(rule.lam, 4)
+    ({'form': 'cta'}, 0.3333)
+    >>> rule.resolve({"momentum": 0.9})
+    {'momentum': 0.9}
     """
 
     name: ClassVar[str] = ""
@@ -155,7 +301,25 @@ class StepRule:
 
     def resolve(self, values: dict[str, Any]) -> dict[str, Any]:
         """One configuration's batchable values, checked, with defaults filled in (default: momentum and
-        beta in [0, 1))."""
+        beta in [0, 1)).
+
+        Parameters
+        ----------
+        values : dict
+            The configuration's batchable hyper-parameters.
+
+        Returns
+        -------
+        dict
+            The values as recorded in ``Result.hyper``.
+
+        Raises
+        ------
+        ValueError
+            If a value is outside its range (here: momentum or beta not in [0, 1)).
+        TypeError
+            If a value is not a number.
+        """
         for name in ("momentum", "beta"):
             if name in values:
                 values[name] = require_real(name, values[name], allow_zero=True, maximum=1.0,
@@ -163,15 +327,54 @@ class StepRule:
         return values
 
     def init(self, ctx: Context) -> State:
-        """The start state (see the module docstring)."""
+        """The start state (see the module docstring).
+
+        Parameters
+        ----------
+        ctx : Context
+            The batch's context (``ctx.start_state()``, ``ctx.zeros()``, ``ctx.hyper``); no queries or
+            communication here.
+
+        Returns
+        -------
+        State
+            Arrays of shape (n, k, d).
+        """
         raise NotImplementedError
 
     def step(self, state: State, ctx: Context) -> State:
-        """One iteration within the A_B budget (see the module docstring)."""
+        """One iteration within the A_B budget (see the module docstring).
+
+        Parameters
+        ----------
+        state : State
+            The state after iteration ``ctx.t - 1``; may be updated in place.
+        ctx : Context
+            At most ``ctx.batch`` queries per worker (``ctx.sample``) and one communication round
+            (``ctx.gossip``, ``ctx.gossip_two_tap``, ``ctx.mix`` or ``ctx.exact_average``).
+
+        Returns
+        -------
+        State
+
+        Raises
+        ------
+        BudgetViolationError
+            (from the engine) If the step queries or communicates beyond the budget.
+        """
         raise NotImplementedError
 
     def average(self, state: State) -> np.ndarray:
-        """The output x_hat (k, d): the workers' mean of the local models."""
+        """The output x_hat (k, d): the workers' mean of the local models.
+
+        Parameters
+        ----------
+        state : State
+
+        Returns
+        -------
+        numpy.ndarray, shape (k, d)
+        """
         return np.add.reduce(state.x, axis=0) * (1.0 / self.n)
 
     def worker_arrays(self, state: State) -> list[np.ndarray]:
