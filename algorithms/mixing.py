@@ -52,11 +52,43 @@ SHORT_ROW = 64
 class MixingOperator:
     """X <- M @ X on the worker axis of an (n, ...) array: rows of M are receivers, columns senders.
 
+    Parameters
+    ----------
+    M : array_like or sparse matrix
+        The n x n matrix (a gossip matrix W, or SGP's push matrix).
+    backend : {"sparse", "dense"}
+        "sparse": scipy's CSR kernel, the same bits for any number of columns (module docstring); "dense":
+        a BLAS product, equal only to rounding across batch sizes.
+    name : str, default "W"
+        The matrix's name in error messages.
+
+    Attributes
+    ----------
+    n : int
+        Workers (rows of M).
+    links : int
+        Directed off-diagonal non-zeros: the messages one round puts on the wire per array.
+    matrix : scipy.sparse.csr_array or numpy.ndarray
+        M in the backend's form.
+
+    Raises
+    ------
+    ValueError
+        If ``backend`` is not one of `GOSSIP_BACKENDS`, or M is not a square finite matrix.
+
+    References
+    ----------
+    docs/theory.md §1.6 (gossip) and §7.1 (the two-tap recursion of accelerated gossip).
+
+    Examples
+    --------
     >>> import numpy as np
     >>> W = MixingOperator(np.array([[0.5, 0.5], [0.5, 0.5]]))
     >>> W.apply(np.array([[1.0, 2.0], [3.0, 4.0]]))
     array([[2., 3.],
            [2., 3.]])
+    >>> W.links
+    2
     """
 
     def __init__(self, M: Any, *, backend: str = "sparse", name: str = "W") -> None:
@@ -80,13 +112,72 @@ class MixingOperator:
     def apply(self, Z: np.ndarray, out: np.ndarray | None = None,
               add: np.ndarray | None = None) -> np.ndarray:
         """M @ Z on axis 0, plus ``add`` (Z's shape) when given, with the bits of the product then ``+= add``;
-        ``out`` (Z's shape, not Z or add) receives the result when given."""
+        ``out`` (Z's shape, not Z or add) receives the result when given.
+
+        Parameters
+        ----------
+        Z : numpy.ndarray, shape (n, ...)
+            The state, worker axis first.
+        out : numpy.ndarray, optional
+            Receives the result (Z's shape; not Z or ``add``).
+        add : numpy.ndarray, optional
+            Added to the product (DSGT's ``+ G``), Z's shape.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``out`` when given, else a new array.
+
+        Raises
+        ------
+        ValueError
+            If Z's first axis is not n.
+
+        Examples
+        --------
+        >>> W = MixingOperator(np.full((2, 2), 0.5))
+        >>> W.apply(np.array([[1.0, 2.0], [3.0, 4.0]]), add=np.ones((2, 2)))
+        array([[3., 4.],
+               [3., 4.]])
+        """
         return self._run(Z, out, None, add, None)
 
     def two_tap(self, Z: np.ndarray, out: np.ndarray, a: Any, previous: np.ndarray, b: Any) -> np.ndarray:
         """out <- a * (M @ Z) + b * previous, each entry computed as ``(M Z) * a + previous * b`` (the bits of
         ``apply`` then ``out *= a``, ``out += previous * b``); a and b broadcast against Z the numpy way.
-        Z, out and previous must be distinct arrays."""
+        Z, out and previous must be distinct arrays.
+
+        Parameters
+        ----------
+        Z, previous : numpy.ndarray, shape (n, ...)
+            The current and the previous state.
+        out : numpy.ndarray
+            Receives the result, Z's shape.
+        a, b : float or numpy.ndarray
+            Coefficients, broadcast against Z (per configuration: shape (1, k, 1)).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``out``.
+
+        Raises
+        ------
+        ValueError
+            If Z's first axis is not n.
+
+        References
+        ----------
+        docs/theory.md (G1): accelerated gossip is ``(1 + eta) W Z - eta Z_prev``.
+
+        Examples
+        --------
+        >>> W = MixingOperator(np.full((2, 2), 0.5))
+        >>> Z = np.array([[1.0, 2.0], [3.0, 4.0]])
+        >>> W.two_tap(Z, np.empty((2, 2)), 2.0, np.ones((2, 2)), -1.0)
+        array([[3., 5.],
+               [3., 5.]])
+        """
         return self._run(Z, out, a, previous, b)
 
     def _run(self, Z: np.ndarray, out: np.ndarray | None, a: Any, previous: np.ndarray | None,
