@@ -55,7 +55,15 @@ STOP_RULES: tuple[str, ...] = ("both", "average")
 
 
 class BudgetViolationError(RuntimeError):
-    """A rule broke the A_B budget of one iteration (more than B queries or more than one round)."""
+    """A rule broke the A_B budget of one iteration (more than B queries or more than one round).
+
+    Raised by `Context` inside a rule's ``step``; it means the rule is not in the class A_B
+    (docs/theory.md §1.5), so it is an error of the rule, never caught by the engine.
+
+    Examples
+    --------
+    See `Context`.
+    """
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -64,8 +72,26 @@ class BudgetViolationError(RuntimeError):
 
 def per_configuration(values: Sequence[float] | np.ndarray, d: int) -> np.ndarray:
     """k values, one per configuration, as a C-contiguous (1, k, d) array (each repeated along d): numpy
-    multiplies an (n, k, d) array by a (1, k, 1) one in inner loops of length d, which for small d costs
-    about twice as much as by the repeated array."""
+    multiplies an (n, k, d) array by a (1, k, 1) one in inner loops of length d, which for small d is
+    markedly slower than by the repeated array.
+
+    Parameters
+    ----------
+    values : sequence of float
+        One value per configuration.
+    d : int
+        The problem's dimension.
+
+    Returns
+    -------
+    numpy.ndarray, shape (1, k, d)
+
+    Examples
+    --------
+    >>> per_configuration([0.1, 0.2], 3)
+    array([[[0.1, 0.1, 0.1],
+            [0.2, 0.2, 0.2]]])
+    """
     column = np.asarray(values, dtype=float).reshape(1, -1, 1)
     return np.ascontiguousarray(np.broadcast_to(column, (1, column.shape[1], d)))
 
@@ -74,7 +100,28 @@ def batch_hyper(structural: Mapping[str, Any], configurations: Sequence[Mapping[
                 d: int) -> dict[str, Any]:
     """The hyper-parameters a rule reads in ``ctx.hyper``: each batchable one as a (1, k, d) array when all
     k values are numbers (`per_configuration`), else as the list of the k values; the structural ones as
-    their single value."""
+    their single value.
+
+    Parameters
+    ----------
+    structural : mapping
+        The batch's structural hyper-parameters.
+    configurations : sequence of mapping
+        Each configuration's batchable hyper-parameters (all with the same keys).
+    d : int
+        The problem's dimension.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> hyper = batch_hyper({"R": 2}, [{"momentum": 0.0, "start": "paper"},
+    ...                                {"momentum": 0.9, "start": "plain"}], 2)
+    >>> hyper["momentum"].shape, hyper["start"], hyper["R"]
+    ((1, 2, 2), ['paper', 'plain'], 2)
+    """
     hyper: dict[str, Any] = {}
     for name in configurations[0] if configurations else ():
         values = [values[name] for values in configurations]
@@ -109,6 +156,51 @@ class Context:
     Attributes: ``n, k, d``; ``batch`` (B); ``step_size`` (1, k, d); ``hyper`` (`batch_hyper`); ``t`` (the
     current iteration, from 0); ``W`` (the gossip `MixingOperator`, None for rules that do not gossip with
     W); ``x0`` (d,); ``problem`` (the local functions); ``counters`` (`Counters`).
+
+    ``algorithms.run_batch`` builds one per batch; a rule only calls its methods.
+
+    Parameters
+    ----------
+    problem : LocalFunctions
+        The local functions (n workers, dimension d, start x0).
+    oracle : Oracle or None
+        The stochastic oracle; None (or an exact oracle) queries ``problem.grad`` once for the whole batch.
+    W : MixingOperator or None
+        The gossip operator.
+    step_sizes : sequence of float
+        One step size per configuration.
+    hyper : mapping
+        `batch_hyper`'s dict.
+    batch : int
+        B, the queries per worker and iteration.
+    seeds : sequence of int
+        One seed per configuration: configuration j samples from ``numpy.random.default_rng(seeds[j])``.
+    backend : {"sparse", "dense"}
+        The gossip backend of `operator`.
+
+    References
+    ----------
+    docs/theory.md §1.5 (the class A_B) and §1.8 (what an iteration costs).
+
+    Examples
+    --------
+    One D-PSGD iteration by hand, and the budget it may not exceed:
+
+    >>> import instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = MixingOperator(instances.gossip_matrix(instances.topology("ring", 4), "metropolis"))
+    >>> ctx = Context(problem=f, oracle=None, W=W, step_sizes=[0.1, 0.2], hyper={}, batch=1, seeds=[0, 1])
+    >>> X = ctx.start_state()
+    >>> X.shape  # (n, k, d)
+    (4, 2, 3)
+    >>> ctx.begin_iteration(0)
+    >>> X = ctx.gossip(X - ctx.step_size * ctx.sample(X))
+    >>> ctx.gossip(X)
+    Traceback (most recent call last):
+    ...
+    algorithms.engine.BudgetViolationError: iteration 0: a second communication round in one iteration
+    >>> ctx.counters.gradient_queries, ctx.counters.messages  # 8 directed links of the ring
+    (1, 8)
     """
 
     def __init__(self, *, problem: LocalFunctions, oracle: Oracle | None, W: MixingOperator | None,
@@ -155,7 +247,24 @@ class Context:
     # -- counted calls ----------------------------------------------------------------------------------
     def sample(self, X: np.ndarray, queries: int | None = None) -> np.ndarray:
         """Stochastic gradients at X (n, k, d), the mean of ``queries`` (default B) queries per worker and
-        configuration. Counted; at most B queries per worker in one iteration."""
+        configuration. Counted; at most B queries per worker in one iteration.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (n, k, d)
+            The points, one per worker and configuration.
+        queries : int, optional
+            Queries averaged (default B).
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, k, d)
+
+        Raises
+        ------
+        BudgetViolationError
+            If the iteration's queries would exceed B per worker (or ``queries`` < 1).
+        """
         b = self.batch if queries is None else int(queries)
         if b < 1 or self._queries_now + b > self.batch:
             raise BudgetViolationError(f"iteration {self.t}: {self._queries_now} + {b} queries per worker "
@@ -186,9 +295,28 @@ class Context:
     def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None, vectors: int | None = None,
                add: Sequence[np.ndarray | None] | None = None) -> Any:
         """One gossip round with W on each array (n, ...); returns one array or a tuple of them.
-        ``vectors`` counts the vectors each worker sends when one array stacks several (default: one per
-        array). ``add``: per array, None or a local array V, so that the result is W Z + V (the bits of the
-        product then ``+= V``)."""
+
+        Parameters
+        ----------
+        *Z : numpy.ndarray, shape (n, ...)
+            The arrays sent in this round.
+        out : sequence of numpy.ndarray, optional
+            Per array, where the result goes.
+        vectors : int, optional
+            The vectors each worker sends when one array stacks several (default: one per array).
+        add : sequence of (numpy.ndarray or None), optional
+            Per array, None or a local array V, so that the result is W Z + V (the bits of the product then
+            ``+= V``).
+
+        Returns
+        -------
+        numpy.ndarray or tuple of numpy.ndarray
+
+        Raises
+        ------
+        BudgetViolationError
+            If the iteration already had its communication round, or there is no gossip matrix.
+        """
         W = self._gossip_operator()
         self._open_round(len(Z) if vectors is None else int(vectors), W.links)
         self.counters.gossip_rounds += 1
@@ -207,14 +335,37 @@ class Context:
         return W.two_tap(Z, out, a, previous, b)
 
     def mix(self, M: MixingOperator, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None) -> Any:
-        """One communication round with another operator M (rows receive): X <- M @ X for each array."""
+        """One communication round with another operator M (rows receive): X <- M @ X for each array.
+
+        Parameters
+        ----------
+        M : MixingOperator
+            From `operator` (DeFacto's factors, push-sum's matrix).
+        *Z : numpy.ndarray, shape (n, ...)
+            The arrays sent.
+        out : sequence of numpy.ndarray, optional
+            Per array, where the result goes.
+
+        Returns
+        -------
+        numpy.ndarray or tuple of numpy.ndarray
+
+        Raises
+        ------
+        BudgetViolationError
+            If the iteration already had its communication round.
+        """
         self._open_round(len(Z), M.links)
         outs = [None] * len(Z) if out is None else out
         results = tuple(M.apply(z, o) for z, o in zip(Z, outs, strict=True))
         return results[0] if len(results) == 1 else results
 
     def exact_average(self, *Z: np.ndarray) -> Any:
-        """One exact-averaging round (AllReduce / parameter server): the worker mean, shape (1, ...)."""
+        """One exact-averaging round (AllReduce / parameter server): the worker mean, shape (1, ...).
+
+        Counted as n (n - 1) messages per array. Raises `BudgetViolationError` when the iteration already
+        had its communication round.
+        """
         self._open_round(len(Z), self.n * (self.n - 1))
         self.counters.exact_averages += 1
         means = tuple(np.add.reduce(z, axis=0, keepdims=True) * (1.0 / self.n) for z in Z)
@@ -227,7 +378,8 @@ class Context:
 
 @dataclass
 class LoopSettings:
-    """Stopping and recording settings of one engine run (see ``algorithms.run_batch``)."""
+    """Stopping and recording settings of one engine run (``algorithms.run_batch`` documents each field;
+    ``smoothness`` is the L of `certified_above`, None to evaluate at every check)."""
 
     iterations: int
     tol: float | None = None
@@ -319,7 +471,26 @@ def certified_above(book: Book, x_hat: np.ndarray, models: np.ndarray) -> bool:
     (`anchor_at`) without an evaluation. f is L-smooth, so | ||grad f(y)|| - ||grad f(a)|| | <= L ||y - a||:
     a point y with ||y - a|| < (||grad f(a)|| - tol) / L is not eps-stationary. x_hat is certified by its
     anchor, and the workers (for t_eps_local) by any one worker certified by its own; NaN certifies
-    nothing."""
+    nothing.
+
+    Parameters
+    ----------
+    book : Book
+        The run's outcomes and anchors.
+    x_hat : numpy.ndarray, shape (k, d)
+        The current outputs.
+    models : numpy.ndarray, shape (n, k, d)
+        The current local models.
+
+    Returns
+    -------
+    bool
+        True when the evaluation can be skipped; False when it must run (also when there is no anchor).
+
+    References
+    ----------
+    docs/theory.md §1.2 (L-smoothness of the class F_{Delta,L}).
+    """
     if book.anchor is None:
         return False
     anchor, radii = book.anchor
@@ -345,7 +516,37 @@ def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.n
     Auxiliary arrays (trackers, buffers) hold gradient estimates, which an oracle may inflate: the
     probabilistic zero-chain oracle returns the true coordinate times z/p. Their bound is ``bound`` times
     ``auxiliary_scale``, the oracle's ``estimate_scale`` (1/p there; 1 for unbiased bounded-noise oracles);
-    without it a converging DeTAG run at p = 1.25e-4 read as diverged (errata E41)."""
+    without it a converging DeTAG run at p = 1.25e-4 read as diverged (errata E41).
+
+    Parameters
+    ----------
+    t : int
+        The iteration (for the message).
+    x_hat : numpy.ndarray, shape (k, d)
+        The outputs.
+    arrays : list of numpy.ndarray, each (n, k, ...)
+        The rule's ``worker_arrays``, the local models first.
+    radius, bound : numpy.ndarray, shape (k,)
+        Per configuration, the radius and radius + |x0|_inf.
+    auxiliary_scale : float, default 1.0
+        Widening of the bound for the arrays after the first (`estimate_scale`).
+
+    Returns
+    -------
+    dict of int to str
+        Configuration index -> the reason; empty when every configuration is inside.
+
+    References
+    ----------
+    docs/errata.md E41.
+
+    Examples
+    --------
+    >>> X = np.zeros((2, 2, 3))
+    >>> X[1, 1, 0] = 50.0  # worker 1 of configuration 1
+    >>> divergence(7, X.mean(axis=0), [X], np.array([10.0, 10.0]), np.array([10.0, 10.0]))
+    {1: 'iterate norm 25 above the instance radius 10 at t = 7'}
+    """
     smallest = float(bound.min()) if bound.size > 1 else float(bound[0])
     if all(np.abs(a).max() <= smallest * (1.0 if i == 0 else auxiliary_scale)
            for i, a in enumerate(arrays)):  # the common case, in few numpy calls
@@ -365,7 +566,27 @@ def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.n
 
 def estimate_scale(oracle: object) -> float:
     """How far an oracle's estimates may exceed the true gradient's scale (its ``estimate_scale``, default 1):
-    the factor by which `divergence` widens the bound on auxiliary state."""
+    the factor by which `divergence` widens the bound on auxiliary state.
+
+    Parameters
+    ----------
+    oracle : object or None
+        An oracle; None (exact gradients) or one without ``estimate_scale`` gives 1.
+
+    Returns
+    -------
+    float
+        At least 1.
+
+    References
+    ----------
+    docs/errata.md E41.
+
+    Examples
+    --------
+    >>> estimate_scale(None)
+    1.0
+    """
     scale = float(getattr(oracle, "estimate_scale", 1.0)) if oracle is not None else 1.0
     return scale if scale >= 1.0 else 1.0
 
@@ -465,7 +686,42 @@ def checkpoint(t: int, rule: StepRule, state: State, ctx: Context, book: Book, s
 def execute(rule: StepRule, ctx: Context, settings: LoopSettings, *, algorithm: str, seeds: Sequence[int],
             step_sizes: Sequence[float], hypers: Sequence[dict[str, Any]]) -> list[Result]:
     """Run ``rule`` for up to ``settings.iterations`` iterations on ctx's k configurations; one Result each
-    (module docstring: the A_B budget, the checkpoints, the bits)."""
+    (module docstring: the A_B budget, the checkpoints, the bits).
+
+    The one loop of the package; ``algorithms.run_batch`` validates the user's input and calls it once per
+    structural group.
+
+    Parameters
+    ----------
+    rule : StepRule
+        The prepared rule.
+    ctx : Context
+        The batch's context.
+    settings : LoopSettings
+        Stopping and recording.
+    algorithm : str
+        The name recorded in each Result.
+    seeds, step_sizes : sequence
+        Per configuration, as in ``ctx``.
+    hypers : sequence of dict
+        Per configuration, the hyper-parameters recorded in ``Result.hyper``.
+
+    Returns
+    -------
+    list of Result
+        One per configuration, in ctx's order.
+
+    Raises
+    ------
+    ValueError
+        If ``settings.record_progress`` is set for a problem without a ``progress`` method.
+    BudgetViolationError
+        If the rule breaks the A_B budget.
+
+    References
+    ----------
+    docs/theory.md §1.5 and (A3).
+    """
     f = ctx.problem
     settings.record_every = settings.record_every or max(1, settings.iterations // DEFAULT_RECORDS)
     radius = np.array([settings.radius if settings.radius is not None else instance_radius(f, alpha)
