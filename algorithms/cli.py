@@ -14,6 +14,7 @@ INSTANCES = ("comm-path", "comm-broom")
 def add_parser(subparsers: Any) -> None:
     """Register the ``run`` subcommand."""
     from algorithms import algorithm_names
+    from instances import WEIGHT_RULES
 
     parser = subparsers.add_parser("run", description=__doc__,
                                    help="run an algorithm on a hard instance and compare with the bounds")
@@ -27,7 +28,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--epsilon", type=float, default=1.0, help="target ||grad f|| <= epsilon")
     parser.add_argument("--step-size", type=float, default=None, help="alpha (default 1/L)")
     parser.add_argument("--iterations", type=int, default=100000, help="iteration cap")
-    parser.add_argument("--weights", default="metropolis", help="gossip weight rule (gossip_matrix)")
+    parser.add_argument("--weights", default="metropolis", choices=WEIGHT_RULES,
+                        help="gossip weight rule (instances.gossip_matrix; any in instances.WEIGHT_RULES)")
     parser.add_argument("--R", type=int, default=None, help="DeTAG phase length (default Cor. 6)")
     parser.add_argument("--eta", type=float, default=None, help="DeTAG two-tap eta (default §7.1 formula)")
     parser.add_argument("--json", action="store_true", help="print one JSON record instead of a table")

@@ -9,12 +9,15 @@ Every function accepts a dense ``numpy.ndarray`` or any ``scipy.sparse`` matrix 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
-from bounds.validation import require_bool, require_choice, require_graph, require_real
+from bounds.registry import Registry
+from bounds.validation import require_bool, require_graph, require_real
 from instances.graphs import node_order
 from instances.matrices import (  # noqa: F401  (re-exported: the gossip API of this module)
     DEFAULT_ATOL,
@@ -29,7 +32,10 @@ from instances.matrices import (  # noqa: F401  (re-exported: the gossip API of 
 )
 from instances.optimize import optimize_gossip
 
-WEIGHT_RULES: tuple[str, ...] = ("metropolis", "max_degree", "uniform", "fdla", "fmmc", "path")
+#: The weight-rule registry: name -> rule ``(G, **options) -> scipy.sparse.csr_array``, filled below the
+#: rules. ``WEIGHT_RULES.register(name, rule)`` makes a new rule known to `gossip_matrix` and the CLIs;
+#: ``name in WEIGHT_RULES`` and iterating it give the names, as the tuple it replaces did.
+WEIGHT_RULES: Registry[Callable[..., sp.csr_array]] = Registry("weight rule", field="weights")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -250,47 +256,71 @@ def path_matrix(G: nx.Graph) -> sp.csr_array:
     return from_edge_weights(n, u, v, np.full(u.shape, 0.5))
 
 
+def fdla(G: nx.Graph, **options: Any) -> sp.csr_array:
+    """Fastest distributed linear averaging (Xiao & Boyd 2004): the W of least lam; entries may be negative.
+
+    ``options`` go to `instances.optimize.optimize_gossip` (solver, cache, cache_dir, tol, solver_options).
+
+    >>> W = fdla(nx.star_graph(4), cache=False)  # FMMC's lam on this star is 0.75
+    >>> round(second_eigenvalue(W), 4), round(float(W.toarray().min()), 4)
+    (0.6667, -0.3333)
+    """
+    return optimize_gossip(G, "fdla", **options).W
+
+
+def fmmc(G: nx.Graph, **options: Any) -> sp.csr_array:
+    """Fastest-mixing Markov chain (Boyd, Diaconis & Xiao 2004): the non-negative W of least lam.
+
+    ``options`` go to `instances.optimize.optimize_gossip` (solver, cache, cache_dir, tol, solver_options).
+
+    >>> round(second_eigenvalue(fmmc(nx.path_graph(4), cache=False)), 4)
+    0.7071
+    """
+    return optimize_gossip(G, "fmmc", **options).W
+
+
+WEIGHT_RULES.register("metropolis", metropolis)
+WEIGHT_RULES.register("max_degree", max_degree)
+WEIGHT_RULES.register("uniform", uniform)
+WEIGHT_RULES.register("fdla", fdla)
+WEIGHT_RULES.register("fmmc", fmmc)
+WEIGHT_RULES.register("path", path_matrix)
+
+
 def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnected: bool = False,
                   **options: object) -> sp.csr_array:
     """A symmetric doubly stochastic W supported on G plus the diagonal, as ``scipy.sparse.csr_array``.
 
-    weights: "metropolis", "max_degree", "uniform" (regular graphs), "path" (Cor. 2, path graphs), "fdla"
-    (fastest distributed linear averaging; entries may be negative) or "fmmc" (fastest-mixing Markov chain,
-    non-negative). The last two are solved by ``instances.optimize.optimize_gossip``; ``options`` are passed
-    on to it (solver, cache, cache_dir, symmetry, ...).
+    weights: a name in ``WEIGHT_RULES``: "metropolis", "max_degree", "uniform" (regular graphs), "path"
+    (Cor. 2, path graphs), "fdla" (fastest distributed linear averaging; entries may be negative), "fmmc"
+    (fastest-mixing Markov chain, non-negative), or any rule registered with ``WEIGHT_RULES.register``. FDLA
+    and FMMC are solved by ``instances.optimize.optimize_gossip``; ``options`` are passed on to the rule
+    (for those two: solver, cache, cache_dir, tol, solver_options); a rule that takes none refuses them.
 
     G must be a simple undirected ``networkx.Graph`` on the nodes 0..n-1 (a MultiGraph is refused, TypeError:
     collapse it with ``networkx.Graph(G)``) and connected: a disconnected G gives lam = 1, on which gossip
     never reaches consensus, so it is a ValueError listing the components, unless ``allow_disconnected=True``
     (for studying exactly that), which returns the W with a ``RuntimeWarning`` (rules metropolis, max_degree,
-    uniform only; FDLA/FMMC have no meaning there).
+    uniform; FDLA, FMMC and path refuse a disconnected G themselves).
 
     >>> W = gossip_matrix(nx.path_graph(3))
     >>> W.toarray().round(3).tolist()
     [[0.667, 0.333, 0.0], [0.333, 0.333, 0.333], [0.0, 0.333, 0.667]]
     """
-    weights = require_choice("weights", weights, WEIGHT_RULES)
+    rule = WEIGHT_RULES[weights]
     allow_disconnected = require_bool("allow_disconnected", allow_disconnected)
     if isinstance(G, nx.Graph) and G.is_directed():
         raise TypeError("G must be an undirected networkx.Graph for gossip_matrix (use "
                         "column_stochastic_matrix for a DiGraph)")
     require_graph("G", G)
     node_order(G)
-    if allow_disconnected and weights in ("fdla", "fmmc", "path"):
-        raise ValueError(f"allow_disconnected=True applies to the rules metropolis, max_degree and uniform; "
-                         f"weights={weights!r} needs a connected graph")
     if not allow_disconnected:
         require_graph("G", G, connected=True)
     elif G.number_of_nodes() > 1 and not nx.is_connected(G):
         warnings.warn(f"gossip_matrix: G has {nx.number_connected_components(G)} connected components, so "
                       "W has lam = 1 and gossip never reaches consensus across them", RuntimeWarning,
                       stacklevel=2)
-    if weights in ("fdla", "fmmc"):
-        return optimize_gossip(G, weights, **options).W
-    if options:
-        raise ValueError(f"weights={weights!r} takes no options; got {sorted(options)}")
-    rule = {"metropolis": metropolis, "max_degree": max_degree, "uniform": uniform, "path": path_matrix}
-    return rule[weights](G)
+    return WEIGHT_RULES.build(rule.name, G, **options)
 
 
 def lazy(W: MatrixLike, kappa: float) -> sp.csr_array:

@@ -295,7 +295,7 @@ TOPOLOGY_PARAMS = {
 
 @st.composite
 def topology_calls(draw: st.DrawFn) -> tuple[Any, Any, dict[str, Any]]:
-    name = draw(st.one_of(st.sampled_from(instances.TOPOLOGIES), WEIRD))
+    name = draw(st.one_of(st.sampled_from(instances.TOPOLOGIES.names()), WEIRD))
     n = draw(counts(1, 40))
     params = (
         {key: draw(value) for key, value in TOPOLOGY_PARAMS.get(name, {}).items() if draw(st.booleans())}
@@ -623,7 +623,7 @@ def _problem(name: str) -> Any:
 
 @budget(50, 1200)
 @given(
-    name=st.one_of(st.sampled_from(oracles.ORACLES), WEIRD),
+    name=st.one_of(st.sampled_from(oracles.ORACLES.names()), WEIRD),
     problem=st.sampled_from(list(ORACLE_PROBLEMS)),
     params=st.fixed_dictionaries(
         {},
