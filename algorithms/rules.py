@@ -45,7 +45,28 @@ class MomentumState(State):
 class CentralizedSGD(StepRule):
     """Mini-batch SGD with an exact average of the gradients every iteration (parameter server /
     AllReduce): x <- x - alpha mean_i G_i(x); n B samples per step (the centralized anchor of Lu & De Sa
-    2021, Table 2)."""
+    2021, Table 2).
+
+    ``algorithms.run("centralized", problem, step_size=..., ...)`` (alias "sgd"); W is not used.
+
+    Parameters
+    ----------
+    momentum : float, default 0.0
+        Heavy-ball momentum in [0, 1) (batchable).
+
+    References
+    ----------
+    Lu & De Sa (2021), Optimal Complexity in Decentralized Training, Table 2 and the proof of Thm 4;
+    docs/theory.md §8 and (F4), docs/errata.md E5.
+
+    Examples
+    --------
+    >>> import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> algorithms.run("centralized", f, step_size=0.5, iterations=1000, tol=1e-2).t_eps
+    73
+    """
 
     name = "centralized"
     aliases = ("sgd",)
@@ -65,7 +86,34 @@ class CentralizedSGD(StepRule):
 
 class LocalSGD(StepRule):
     """Local SGD / FedAvg: x_i <- x_i - alpha G_i(x_i) on every worker, and every H-th iteration the
-    models are replaced by their exact average (one AllReduce round in that iteration)."""
+    models are replaced by their exact average (one AllReduce round in that iteration).
+
+    ``algorithms.run("local_sgd", ...)`` (alias "fedavg"); W is not used.
+
+    Parameters
+    ----------
+    H : int, default 4
+        Iterations between averages, >= 1 (structural).
+    momentum : float, default 0.0
+        Heavy-ball momentum in [0, 1) (batchable; the buffer is never averaged).
+
+    Raises
+    ------
+    ValueError
+        If H is not a positive integer.
+
+    Examples
+    --------
+    The average model converges with the centralized one; a worker's own model one iteration later (it
+    is eps-stationary only right after an average):
+
+    >>> import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> result = algorithms.run("fedavg", f, step_size=0.5, iterations=1000, tol=1e-2, H=2)
+    >>> result.t_eps, result.t_eps_local
+    (73, 74)
+    """
 
     name = "local_sgd"
     aliases = ("fedavg",)
@@ -107,6 +155,35 @@ class DPSGD(StepRule):
     ``form="cta"`` (Lian's, combine-then-adapt): X <- W X - alpha G(X), the gradient at the local pre-gossip
     model, computed while communicating. ``form="atc"`` (adapt-then-combine): X <- W (X - alpha G(X)); with
     W = 11^T/n it is centralized SGD.
+
+    Parameters
+    ----------
+    form : {"cta", "atc"}
+        Combine-then-adapt (default) or adapt-then-combine (structural).
+    momentum : float, default 0.0
+        Heavy-ball momentum in [0, 1) (batchable).
+
+    Raises
+    ------
+    ValueError
+        If ``form`` is neither.
+
+    References
+    ----------
+    Lian et al. (2017), Can decentralized algorithms outperform centralized algorithms?; Lu & De Sa (2021),
+    Table 2; docs/theory.md §8, docs/errata.md E16 (cta versus atc).
+
+    Examples
+    --------
+    Under heterogeneity the average model reaches eps but the workers' own models stay apart (D-PSGD's
+    bias, docs/errata.md E40):
+
+    >>> import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> result = algorithms.run("dpsgd", f, W, step_size=0.5, iterations=1000, tol=1e-2)
+    >>> result.t_eps, result.t_eps_local
+    (73, None)
     """
 
     name = "dpsgd"
@@ -149,7 +226,32 @@ class D2State(MomentumState):
 class D2(StepRule):
     """D^2 (Tang et al. 2018b): X_{t+1} = W (2 X_t - X_{t-1} - alpha G(X_t) + alpha G(X_{t-1})), with
     X_{-1} = X_0 and G(X_{-1}) = 0 (so the first step is W (X_0 - alpha G(X_0))). Needs
-    lambda_min(W) >= -1/3."""
+    lambda_min(W) >= -1/3.
+
+    Parameters
+    ----------
+    momentum : float, default 0.0
+        Heavy-ball momentum in [0, 1) (batchable).
+
+    Raises
+    ------
+    ValueError
+        If W has lambda_min(W) < -1/3 (use ``instances.lazy(W)``).
+
+    References
+    ----------
+    Tang et al. (2018), D^2: Decentralized training over decentralized data; Lu & De Sa (2021), Table 2;
+    docs/theory.md §8.
+
+    Examples
+    --------
+    >>> import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> result = algorithms.run("d2", f, W, step_size=0.5, iterations=1000, tol=1e-2)
+    >>> result.t_eps, result.t_eps_local
+    (73, 75)
+    """
 
     name = "d2"
     catalog_entry = "d2"
@@ -198,7 +300,28 @@ class TrackingState(MomentumState):
 class DSGT(StepRule):
     """DSGT (Zhang & You 2019c), combine-then-adapt gradient tracking:
     x_{t+1} = W x_t - alpha y_t,  y_{t+1} = W y_t + G(x_{t+1}) - G(x_t),  y_0 = G(x_0).
-    One iteration queries at x_t, then gossips x_t and y_{t-1} in one round (two vectors)."""
+    One iteration queries at x_t, then gossips x_t and y_{t-1} in one round (two vectors).
+
+    Parameters
+    ----------
+    momentum : float, default 0.0
+        Heavy-ball momentum in [0, 1) (batchable).
+
+    References
+    ----------
+    Zhang & You (2019), Decentralized stochastic gradient tracking for non-convex empirical risk
+    minimization; Lu & De Sa (2021), Table 2; docs/theory.md §8, docs/errata.md E15.
+
+    Examples
+    --------
+    Tracking removes the heterogeneity bias (every worker converges), but the step must be admissible:
+
+    >>> import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> [algorithms.run("dsgt", f, W, step_size=s, iterations=1000, tol=1e-2).status for s in (0.2, 0.5)]
+    ['converged', 'diverged']
+    """
 
     name = "dsgt"
     catalog_entry = "dsgt"
@@ -227,7 +350,28 @@ class GTDSGD(StepRule):
     x_{k+1} = W (x_k - alpha y_k),  y_{k+1} = W (y_k + G(x_{k+1}) - G(x_k)),  y_0 = G(x_0).
     The y-round needs G(x_{k+1}), which needs the x-round: two communication rounds per update, so one
     update takes two engine iterations (iteration 2k gossips x, iteration 2k+1 queries at x_{k+1} and
-    gossips y); iteration 0 also queries G(x_0)."""
+    gossips y); iteration 0 also queries G(x_0).
+
+    Parameters
+    ----------
+    momentum : float, default 0.0
+        Heavy-ball momentum in [0, 1) (batchable).
+
+    References
+    ----------
+    Xin, Khan & Kar (2021), An improved convergence analysis for decentralized online stochastic
+    non-convex optimization; Lu & De Sa (2021), Table 2; docs/theory.md §8, docs/errata.md E37.
+
+    Examples
+    --------
+    Two engine iterations per update, so twice D-PSGD's count at the same step:
+
+    >>> import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> algorithms.run("gt_dsgd", f, W, step_size=0.5, iterations=1000, tol=1e-2).t_eps
+    145
+    """
 
     name = "gt_dsgd"
     aliases = ("gt-dsgd",)
@@ -273,7 +417,33 @@ class SGP(StepRule):
     """Stochastic gradient push (Assran et al. 2019): push-sum on a column-stochastic P (rows receive),
     z <- P (z - alpha G(x)),  w <- P w,  x = z / w, with z_0 = x_0 and w_0 = 1. A round carries z and the
     scalar weight w (counted as two arrays). With a symmetric doubly stochastic P, w stays 1 and SGP is
-    adapt-then-combine D-PSGD."""
+    adapt-then-combine D-PSGD.
+
+    W: a column-stochastic matrix, or a networkx graph (``instances.column_stochastic_matrix``).
+
+    Parameters
+    ----------
+    momentum : float, default 0.0
+        Heavy-ball momentum in [0, 1) (batchable).
+
+    Raises
+    ------
+    ValueError
+        If W is missing, negative or not column-stochastic.
+
+    References
+    ----------
+    Assran et al. (2019), Stochastic gradient push for distributed deep learning; Lu & De Sa (2021),
+    Table 2; docs/theory.md §8, docs/errata.md E16.
+
+    Examples
+    --------
+    >>> import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> algorithms.run("sgp", f, W, step_size=0.5, iterations=1000, tol=1e-2).t_eps
+    73
+    """
 
     name = "sgp"
     catalog_entry = "sgp"
@@ -320,6 +490,36 @@ class DeFacto(StepRule):
     alpha g_i, so the models stay apart. g holds the mean, not the sum, of the R gradients, so that it stays
     on the gradients' scale (the divergence radius applies to it).
     ``W`` may be a gossip matrix or a networkx graph (its support is the graph); ``factors=`` overrides.
+
+    Parameters
+    ----------
+    form : {"intended", "literal"}
+        (F2) (default) or Alg. 1 as printed (structural).
+    factors : sequence of (n, n) matrices, optional
+        F_0..F_{R-1} with product 11^T/n (structural); default ``instances.exact_averaging_factors``.
+
+    Raises
+    ------
+    ValueError
+        If ``form`` is neither, ``factors`` is empty or a factor is not n x n, or W's support is not
+        connected.
+
+    References
+    ----------
+    Lu & De Sa (2021), Alg. 1 and Thm 4; docs/theory.md §5 (F1)-(F3), docs/errata.md E4, E36.
+
+    Examples
+    --------
+    On the 4-ring R = 4 factors: rounds of 8 iterations, the intended form is centralized SGD with
+    batch B R:
+
+    >>> import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> G = instances.topology("ring", 4)
+    >>> result = algorithms.run("defacto", f, G, step_size=0.5, iterations=1000, tol=1e-2)
+    >>> result.hyper["R"], result.t_eps, result.t_eps_local
+    (4, 584, 584)
     """
 
     name = "defacto"
@@ -416,6 +616,42 @@ class DeTAG(StepRule):
     Defaults: ``gossip="two_tap"``, ``start="paper"``,
     eta = ``bounds.detag_params.accelerated_gossip_eta(lam)``, R from Cor. 6 (`default_phase_length`).
     eta, start, gossip and beta may vary across a batch.
+
+    Parameters
+    ----------
+    R : int, optional
+        Phase length, >= 1 (structural); default Cor. 6's (D4).
+    eta : float, optional
+        Two-tap coefficient in [0, 1) (batchable); default (G1)'s eta for W's lam. Only with
+        ``gossip="two_tap"``.
+    gossip : str, default "two_tap"
+        One of ``instances.averaging.GOSSIP_METHODS`` (batchable).
+    start : str, default "paper"
+        z_{-1} = z_0 as Alg. 3 prints it, or "plain" (batchable; docs/errata.md E18).
+    beta : float, default 0.0
+        Alg. 4's momentum in [0, 1) (batchable).
+
+    Raises
+    ------
+    ValueError
+        If R is not a positive integer, eta is outside [0, 1) or given with another gossip method, or
+        ``gossip`` / ``start`` is not one of the choices.
+
+    References
+    ----------
+    Lu & De Sa (2021), Alg. 2-4, Thm 5, Cor. 6, Thm 7; docs/theory.md §6 (D1)-(D8) and §7 (G1),
+    docs/errata.md E7, E15, E18.
+
+    Examples
+    --------
+    >>> import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> result = algorithms.run("detag", f, W, step_size=0.5, iterations=1000, tol=1e-2)
+    >>> result.hyper["R"], round(result.hyper["eta"], 4), result.t_eps
+    (5, 0.0294, 350)
+    >>> algorithms.run("detag", f, W, step_size=0.5, iterations=1000, tol=1e-2, R=1, eta=0.0).t_eps
+    70
     """
 
     name = "detag"
@@ -448,7 +684,22 @@ class DeTAG(StepRule):
         return values
 
     def schedule(self, values: dict[str, Any]) -> np.ndarray:
-        """The (R, 2) gossip coefficients of one configuration (``instances.gossip_schedule``)."""
+        """The (R, 2) gossip coefficients (a_r, b_r) of one configuration (``instances.gossip_schedule``).
+
+        Parameters
+        ----------
+        values : dict
+            The configuration's ``gossip``, ``eta`` and ``start``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (R, 2)
+
+        Raises
+        ------
+        ValueError
+            If the method, start or eta is invalid.
+        """
         assert self.lam is not None
         return gossip_schedule(values["gossip"], self.lam, self.R, eta=values["eta"], start=values["start"])
 
@@ -526,6 +777,35 @@ def default_phase_length(problem: LocalFunctions, lam: float | None, iterations:
     varsigma0 is measured at the start point (``instances.varsigma0_at_start``); Delta and L are the
     problem's ``Delta`` and ``smoothness``. A problem that does not state both keeps only the log n branch
     (varsigma0 taken as 0).
+
+    Parameters
+    ----------
+    problem : LocalFunctions
+        The local functions (``n``; ``Delta`` and ``smoothness`` when stated).
+    lam : float or None
+        W's second-largest eigenvalue magnitude, in [0, 1).
+    iterations : int
+        The run's cap, T in (D4).
+
+    Returns
+    -------
+    int
+        R >= 1.
+
+    Raises
+    ------
+    ValueError
+        If ``lam`` is None (DeTAG needs a symmetric W).
+
+    References
+    ----------
+    Lu & De Sa (2021), Cor. 6; docs/theory.md (D4).
+
+    Examples
+    --------
+    >>> import instances
+    >>> default_phase_length(instances.heterogeneous_quadratic(4, 3, 1.0, seed=0), 1 / 3, 1000)
+    5
     """
     if lam is None:
         raise ValueError("R needs lam: DeTAG gossips with a symmetric W")
