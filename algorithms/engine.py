@@ -274,6 +274,9 @@ class Context:
         if self._exact:
             return self.problem.grad(X)
         assert self.oracle is not None
+        many = getattr(self.oracle, "sample_configurations", None)
+        if many is not None:  # one gradient evaluation for the whole batch where the oracle can
+            return many(X, self._rngs, b)
         out = np.empty_like(X)
         for j, rng in enumerate(self._rngs):
             out[:, j : j + 1] = self.oracle.sample(X[:, j : j + 1], rng, b)

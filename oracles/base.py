@@ -12,6 +12,7 @@ All randomness comes from the caller's ``numpy.random.Generator``: same generato
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -70,6 +71,31 @@ class _OracleBase:
     def full_grad(self, x: np.ndarray) -> np.ndarray:
         """Gradient of the global f = mean_i f_i at x (*batch, d); not an oracle query."""
         return self.f.full_grad(x)
+
+    def sample_configurations(self, X: np.ndarray, rngs: Sequence[np.random.Generator], batch: int = 1
+                              ) -> np.ndarray:
+        """Answers for k configurations side by side: X of shape (n, k, d), configuration j drawing from
+        ``rngs[j]``; bit for bit the k calls ``sample(X[:, j:j+1], rngs[j], batch)`` stacked on axis 1
+        (what the engine needs so that a batch of configurations repeats every solo run).
+
+        This default makes the k calls; an oracle whose randomness acts after a deterministic gradient
+        (`GaussianOracle`, `ZeroChainOracle`) overrides it to evaluate that gradient once for the whole
+        batch, which costs one call of ``f.grad`` instead of k (the problem must compute each point
+        independently, the engine's condition for batches).
+
+        Examples
+        --------
+        >>> import instances
+        >>> oracle = GaussianOracle(instances.heterogeneous_quadratic(4, 3, 0.1, seed=0), sigma=0.5)
+        >>> X = np.zeros((4, 2, 3))
+        >>> both = oracle.sample_configurations(X, [np.random.default_rng(0), np.random.default_rng(1)])
+        >>> bool(np.array_equal(both[:, 1:], oracle.sample(X[:, 1:], np.random.default_rng(1))))
+        True
+        """
+        out = np.empty_like(X, dtype=float)
+        for j, rng in enumerate(rngs):
+            out[:, j : j + 1] = self.sample(X[:, j : j + 1], rng, batch)
+        return out
 
 
 class ExactOracle(_OracleBase):
@@ -133,6 +159,17 @@ class GaussianOracle(_OracleBase):
         rng = check_rng(rng)
         G = self.f.grad(X)
         noise = rng.standard_normal(G.shape)
+        noise *= self.sigma / math.sqrt(self.f.dim * batch)
+        noise += G
+        return noise
+
+    def sample_configurations(self, X: np.ndarray, rngs: Sequence[np.random.Generator], batch: int = 1
+                              ) -> np.ndarray:
+        batch = check_batch(batch)
+        G = self.f.grad(X)
+        # each configuration's draw has the shape its solo call draws, (n, 1, d), from its own generator
+        shape = (G.shape[0], 1, *G.shape[2:])
+        noise = np.concatenate([check_rng(rng).standard_normal(shape) for rng in rngs], axis=1)
         noise *= self.sigma / math.sqrt(self.f.dim * batch)
         noise += G
         return noise

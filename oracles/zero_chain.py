@@ -17,6 +17,7 @@ gradient factor squared, (2 eps)^2.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -93,6 +94,21 @@ class ZeroChainOracle(_OracleBase):
         if self.p == 1.0:
             return G
         successes = rng.binomial(batch, self.p, size=G.shape[:-1])
+        return self._reveal(X, G, successes, batch)
+
+    def sample_configurations(self, X: np.ndarray, rngs: Sequence[np.random.Generator], batch: int = 1
+                              ) -> np.ndarray:
+        batch = check_batch(batch)
+        G = self.f.grad(X)
+        if self.p == 1.0:
+            return G
+        # each configuration draws what its solo call draws, an (n, 1) array from its own generator
+        successes = np.concatenate([check_rng(rng).binomial(batch, self.p, size=(G.shape[0], 1))
+                                    for rng in rngs], axis=1)
+        return self._reveal(X, G, successes, batch)
+
+    def _reveal(self, X: np.ndarray, G: np.ndarray, successes: np.ndarray, batch: int) -> np.ndarray:
+        """Scale each row's progress coordinate (the next link of the chain) by successes / (B p)."""
         prog = np.asarray(self.f.progress(X))
         rows = np.nonzero(prog < G.shape[-1])  # index tuples: G may be in either memory order
         if rows[0].size:
