@@ -48,14 +48,69 @@ class MultiGossipState(State):
 
 def default_rounds(n: int, lam: float) -> int:
     """R = ceil(log(n) / (2 sqrt(1 - lam))), at least 1: FastMix rounds that contract disagreement by about
-    1/sqrt(n) (the log n of the recalled rate, as DeTAG's R of Lu & De Sa 2021, Cor. 6)."""
+    1/sqrt(n) (the log n of the recalled rate, as DeTAG's R of Lu & De Sa 2021, Cor. 6).
+
+    Parameters
+    ----------
+    n : int
+        Workers (n < 2 counts as 2).
+    lam : float
+        W's second-largest eigenvalue magnitude, in [0, 1).
+
+    Returns
+    -------
+    int
+        R >= 1.
+
+    References
+    ----------
+    docs/theory.md §15 (MG-DSGD) and (D4) (the log n branch).
+
+    Examples
+    --------
+    >>> default_rounds(16, 0.9)
+    5
+    """
     return max(1, math.ceil(0.5 * math.log(max(n, 2)) / math.sqrt(1.0 - lam)))
 
 
 class MGDSGD(StepRule):
     """MG-DSGD (Yuan et al. 2022, recalled): R accumulated gradients, one local step, R rounds of accelerated
     gossip per outer step (module docstring). Structural: ``R`` (rounds and gradients per outer step),
-    ``form`` ("atc": 2R iterations per outer step; "cta": R), ``eta`` (None: the formula)."""
+    ``form`` ("atc": 2R iterations per outer step; "cta": R), ``eta`` (None: the formula).
+
+    Parameters
+    ----------
+    R : int, optional
+        Gossip rounds and accumulated gradients per outer step, >= 1 (structural); default
+        `default_rounds`.
+    form : {"atc", "cta"}
+        "atc" (default): R query iterations, then R gossip iterations; "cta": both interleaved, R
+        iterations per outer step (structural).
+    eta : float, optional
+        FastMix coefficient in [0, 1) (structural); default ``bounds.accelerated_gossip_eta(lam)``, (G1).
+
+    Raises
+    ------
+    ValueError
+        If R is not a positive integer, ``form`` is not one of `FORMS`, or eta is outside [0, 1).
+
+    References
+    ----------
+    Yuan et al. (2022), Revisiting optimal convergence rate for smooth and non-convex stochastic
+    decentralized optimization, NeurIPS; docs/theory.md §15, docs/errata.md E39.
+
+    Examples
+    --------
+    No gradient tracking: the average converges, the workers' models keep the heterogeneity bias:
+
+    >>> import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> result = algorithms.run("mg_dsgd", f, W, step_size=0.5, iterations=1000, tol=1e-2)
+    >>> result.hyper["R"], result.t_eps, result.t_eps_local
+    (1, 146, None)
+    """
 
     name = "mg_dsgd"
     aliases = ("mg-dsgd",)
