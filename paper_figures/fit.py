@@ -61,7 +61,35 @@ VARIABLE_LABELS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class ExponentFit:
-    """The least-squares line log y = intercept + slope * log x, with a t confidence interval on the slope."""
+    """The least-squares line log y = intercept + slope * log x, with a t confidence interval on the slope.
+
+    Parameters
+    ----------
+    slope, intercept : float
+        Of the line in (log x, log y).
+    stderr : float
+        The OLS standard error of the slope.
+    ci_low, ci_high : float
+        The slope's confidence interval.
+    confidence : float
+        Its level, in (0, 1).
+    n_points : int
+        Points fitted.
+    x_min, x_max : float
+        The range of x fitted.
+    r_squared : float
+        Coefficient of determination (1 for a constant y).
+    distinct_x : int
+        Distinct x values among the points (sweep points; seeds at one x are replicates).
+
+    Examples
+    --------
+    >>> fit = fit_exponent([1, 2, 4, 8], [3.0, 6.2, 11.8, 24.5])
+    >>> round(fit.slope, 3), fit.covers(1.0)
+    (1.002, True)
+    >>> round(float(fit.predict(16)), 1)
+    48.6
+    """
 
     slope: float
     intercept: float
@@ -89,7 +117,28 @@ def fit_exponent(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarra
                  confidence: float = 0.95) -> ExponentFit:
     """Fit y ~ c * x^a by least squares on (log x, log y); the CI uses scipy.stats.t with m - 2 dof.
 
-    Needs at least 3 points at 2 or more distinct x, all positive and finite.
+    Parameters
+    ----------
+    x, y : array_like of float
+        The same number of points (at least 3, at 2 or more distinct x), all positive and finite.
+    confidence : float, default 0.95
+        Level of the slope's interval, in (0, 1).
+
+    Returns
+    -------
+    ExponentFit
+
+    Raises
+    ------
+    ValueError
+        If x and y differ in length, a value is not positive and finite, there are fewer than 3 points or
+        fewer than 2 distinct x, or ``confidence`` is outside (0, 1).
+
+    Examples
+    --------
+    >>> fit = fit_exponent([1, 2, 4, 8], [3.0, 6.2, 11.8, 24.5])
+    >>> round(fit.slope, 2), round(fit.ci_low, 2), round(fit.ci_high, 2)
+    (1.0, 0.93, 1.08)
     """
     x = np.asarray(x, dtype=float).ravel()
     y = np.asarray(y, dtype=float).ravel()
@@ -126,7 +175,27 @@ def fit_exponent(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarra
 
 
 def variable_function(variable: Variable) -> Callable[[Record], float]:
-    """The function record -> x of a variable name in `VARIABLES`, or `variable` itself if callable."""
+    """The function record -> x of a variable name in `VARIABLES`, or `variable` itself if callable.
+
+    Parameters
+    ----------
+    variable : str or callable
+        "n", "inv_gap", "sigma2", "nB", or a function record -> float.
+
+    Returns
+    -------
+    callable
+
+    Raises
+    ------
+    ValueError
+        If ``variable`` is an unknown name.
+
+    Examples
+    --------
+    >>> variable_function("inv_gap")({"params": {"lam": 0.75}})
+    4.0
+    """
     if callable(variable):
         return variable
     if variable not in VARIABLES:
@@ -142,7 +211,15 @@ def variable_name(variable: Variable) -> str:
 
 def is_finished(record: Record) -> bool:
     """Whether the run reached eps: a T_eps was measured and the status (where recorded) is "converged"
-    (not capped, not diverged)."""
+    (not capped, not diverged).
+
+    Examples
+    --------
+    >>> is_finished({"result": {"t_eps": 12, "status": "converged"}})
+    True
+    >>> is_finished({"result": {"t_eps": None, "status": "max_iterations"}})
+    False
+    """
     result = record["result"]
     return result.get("t_eps") is not None and result.get("status", "converged") == "converged"
 
@@ -159,7 +236,23 @@ def worker_output(records: Iterable[Record]) -> list[Record]:
     """The records with T_eps of the workers' own models in place of T_eps at x-bar (``t_eps_local``; no
     all-reduce at the output), for fitting and drawing the worker-output side with the same functions.
 
-    A record without ``t_eps_local`` counts as not finished (status "max_iterations" unless diverged)."""
+    A record without ``t_eps_local`` counts as not finished (status "max_iterations" unless diverged).
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Sweep records (``result`` with ``t_eps``, ``t_eps_local``, ``status``).
+
+    Returns
+    -------
+    list of dict
+        New records; the inputs are not changed.
+
+    Examples
+    --------
+    >>> worker_output([{"result": {"t_eps": 5, "t_eps_local": None, "status": "converged"}}])
+    [{'result': {'t_eps': None, 't_eps_local': None, 'status': 'max_iterations'}}]
+    """
     swapped = []
     for record in records:
         result = dict(record["result"])
@@ -172,14 +265,36 @@ def worker_output(records: Iterable[Record]) -> list[Record]:
 
 
 def median_by_x(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The median of y at each distinct x (sorted by x): medians over seeds, for plots and robust fits."""
+    """The median of y at each distinct x (sorted by x): medians over seeds, for plots and robust fits.
+
+    Examples
+    --------
+    >>> median_by_x(np.array([1.0, 1.0, 2.0]), np.array([3.0, 5.0, 7.0]))
+    (array([1., 2.]), array([4., 7.]))
+    """
     levels = np.unique(x)
     return levels, np.array([np.median(y[x == level]) for level in levels])
 
 
 @dataclass(frozen=True)
 class RecordFit:
-    """The fit of T_eps against a variable over a set of records, with what was excluded and why."""
+    """The fit of T_eps against a variable over a set of records, with what was excluded and why.
+
+    Parameters
+    ----------
+    variable : str
+        The variable's name.
+    fit : ExponentFit or None
+        None when too few finished runs remain (``reason`` says why).
+    runs : int
+        Records given.
+    unfinished : int
+        Of them, capped or diverged (not in the fit).
+    reason : str
+        Why there is no fit ("" when there is one).
+    diverged : int
+        Of the unfinished, those that diverged.
+    """
 
     variable: str
     fit: ExponentFit | None
@@ -196,6 +311,39 @@ def fit_records(records: Sequence[Record], variable: Variable, *, aggregate: str
     Runs that did not finish (`is_finished`) are excluded and counted in ``unfinished`` (``diverged`` of
     them diverged). Returns ``fit=None`` with a reason when fewer than 3 usable points (or 2 distinct x)
     remain.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        Sweep records (``paper_figures.sweep.read_records``).
+    variable : str or callable
+        See `variable_function`.
+    aggregate : {"none", "median"}
+        Fit every run, or the median over seeds at each x.
+    confidence : float, default 0.95
+        Level of the slope's interval.
+
+    Returns
+    -------
+    RecordFit
+
+    Raises
+    ------
+    ValueError
+        If ``aggregate`` or ``variable`` is unknown, or a record lacks the variable's parameter.
+
+    Examples
+    --------
+    T_eps = 5 n^2 over two seeds at four n, and one capped run at n = 64:
+
+    >>> def record(n, t):  # a sweep record, reduced to what the fit reads
+    ...     return {"key": n, "point": {"algorithm": "detag"}, "params": {"n": n},
+    ...             "result": {"t_eps": t, "status": "converged" if t else "max_iterations"},
+    ...             "predicted": {"lower_bound_gossip": 2.0 * n * n}}
+    >>> records = [record(n, 5 * n * n + s) for n in (4, 8, 16, 32) for s in (0, 1)] + [record(64, None)]
+    >>> result = fit_records(records, "n")
+    >>> result.runs, result.unfinished, round(result.fit.slope, 2)
+    (9, 1, 2.0)
     """
     if aggregate not in ("none", "median"):
         raise ValueError(f"aggregate must be 'none' or 'median'; got {aggregate!r}")
@@ -216,7 +364,34 @@ def fit_records(records: Sequence[Record], variable: Variable, *, aggregate: str
 def predicted_exponent(records: Sequence[Record], catalog_name: str, variable: Variable) -> float:
     """Least-squares slope of log(predicted T_eps of `catalog_name`) against log x over `records`.
 
-    Raises ValueError if a record lacks that prediction, or if the prediction is not positive.
+    Parameters
+    ----------
+    records : sequence of dict
+        Sweep records with ``predicted[catalog_name]`` (``paper_figures.sweep`` evaluates it).
+    catalog_name : str
+        A ``bounds`` catalog entry.
+    variable : str or callable
+        See `variable_function`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If a record lacks that prediction, the records cover fewer than 2 distinct x, or a prediction is
+        not positive.
+
+    Examples
+    --------
+    >>> def record(n, t):  # a sweep record, reduced to what the fit reads
+    ...     return {"key": n, "point": {"algorithm": "detag"}, "params": {"n": n},
+    ...             "result": {"t_eps": t, "status": "converged" if t else "max_iterations"},
+    ...             "predicted": {"lower_bound_gossip": 2.0 * n * n}}
+    >>> records = [record(n, 5 * n * n + s) for n in (4, 8, 16, 32) for s in (0, 1)] + [record(64, None)]
+    >>> round(predicted_exponent(records, "lower_bound_gossip", "n"), 6)
+    2.0
     """
     x_of = variable_function(variable)
     x, y = [], []
@@ -254,6 +429,31 @@ def verdict(fit: ExponentFit | None, predicted: float | None, kind: str | None) 
     "consistent" (measured significantly below: the bound is loose on this range). "too few points" when
     the fit is missing or has finished runs at fewer than `MIN_POINTS` distinct x (sweep points; seeds
     at one x are replicates, not points); "" without a prediction.
+
+    Parameters
+    ----------
+    fit : ExponentFit or None
+        The measured fit.
+    predicted : float or None
+        The catalog entry's exponent (`predicted_exponent`).
+    kind : {"lower", "upper"} or None
+        The entry's kind.
+
+    Returns
+    -------
+    str
+        One of `VERDICTS`, or "".
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is neither "lower" nor "upper".
+
+    Examples
+    --------
+    >>> fit = fit_exponent([4, 8, 16, 32], [80, 330, 1270, 5150])
+    >>> [verdict(fit, 2.0, "lower"), verdict(fit, 2.5, "lower"), verdict(fit, 2.0, "upper")]
+    ['consistent', 'violated', 'tight']
     """
     if predicted is None or kind is None:
         return ""
@@ -297,6 +497,41 @@ def exponent_rows(sweep: str, records: Sequence[Record], variable: Variable, *,
     `predicted` names the catalog entry to compare with: one name for all algorithms, or a mapping from
     algorithm to name (algorithms missing from it get no prediction); the entry's kind (``bounds.get``)
     decides the verdict.
+
+    Parameters
+    ----------
+    sweep : str
+        The sweep's label in the table.
+    records : sequence of dict
+        Sweep records.
+    variable : str or callable
+        See `variable_function`.
+    predicted : str or mapping of str to str, optional
+        The catalog entry (or one per algorithm).
+    aggregate, confidence
+        As in `fit_records`.
+
+    Returns
+    -------
+    list of ExponentRow
+
+    Raises
+    ------
+    ValueError
+        As `fit_records` and `predicted_exponent`; an unknown catalog entry as ``bounds.get``.
+
+    Examples
+    --------
+    >>> def record(n, t):  # a sweep record, reduced to what the fit reads
+    ...     return {"key": n, "point": {"algorithm": "detag"}, "params": {"n": n},
+    ...             "result": {"t_eps": t, "status": "converged" if t else "max_iterations"},
+    ...             "predicted": {"lower_bound_gossip": 2.0 * n * n}}
+    >>> records = [record(n, 5 * n * n + s) for n in (4, 8, 16, 32) for s in (0, 1)] + [record(64, None)]
+    >>> (row,) = exponent_rows("example", records, "n", predicted="lower_bound_gossip")
+    >>> row.algorithm, row.kind, row.verdict
+    ('detag', 'lower', 'consistent')
+    >>> print(exponent_table_markdown([row]).splitlines()[2])
+    | example | detag | n | 2.00 [1.99, 2.00] | 8 (1; 0) | 2.00 (lower_bound_gossip, lower) | consistent |
     """
     groups: dict[str, list[Record]] = {}
     for record in records:
@@ -337,7 +572,16 @@ def _row_cells(row: ExponentRow) -> dict[str, Any]:
 
 
 def exponent_table_csv(rows: Sequence[ExponentRow]) -> str:
-    """The table as CSV (full precision)."""
+    """The table as CSV (full precision), one line per row under a header of the column names.
+
+    Parameters
+    ----------
+    rows : sequence of ExponentRow
+
+    Returns
+    -------
+    str
+    """
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=_COLUMNS, lineterminator="\n")
     writer.writeheader()
@@ -349,7 +593,17 @@ def exponent_table_csv(rows: Sequence[ExponentRow]) -> str:
 def exponent_table_markdown(rows: Sequence[ExponentRow]) -> str:
     """The table as markdown: measured slope with its CI, runs fitted / not finished (of them diverged), the
     predicted exponent with its entry and kind, and the verdict; under it, the runs behind every violated
-    row (a violation means a bug, or an algorithm outside the class the bound speaks of)."""
+    row (a violation means a bug, or an algorithm outside the class the bound speaks of).
+
+    Parameters
+    ----------
+    rows : sequence of ExponentRow
+
+    Returns
+    -------
+    str
+        See `exponent_rows` for an example.
+    """
     lines = [
         "| sweep | algorithm | variable | measured exponent (95% CI) | runs fitted (not finished; diverged) "
         "| predicted (by, kind) | verdict |",
@@ -383,7 +637,19 @@ def exponent_table_markdown(rows: Sequence[ExponentRow]) -> str:
 
 
 def write_exponent_table(rows: Sequence[ExponentRow], stem: str | pathlib.Path) -> list[pathlib.Path]:
-    """Write ``<stem>.md`` and ``<stem>.csv`` atomically; return both paths."""
+    """Write ``<stem>.md`` and ``<stem>.csv`` atomically; return both paths.
+
+    Parameters
+    ----------
+    rows : sequence of ExponentRow
+    stem : str or pathlib.Path
+        The path without suffix.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The markdown and the CSV file.
+    """
     from paper_figures.plotting import atomic_write_bytes
 
     stem = pathlib.Path(stem)
