@@ -47,6 +47,31 @@ import bounds
 from algorithms.result import to_jsonable
 from algorithms.tune import local_t_eps_score
 
+__all__ = [
+    "FORKSERVER_PRELOAD",
+    "VERSIONED_PACKAGES",
+    "Point",
+    "Record",
+    "RecordWriter",
+    "Runner",
+    "SerialExecutor",
+    "canonical_json",
+    "default_executor",
+    "execute",
+    "grid",
+    "outcome",
+    "package_versions",
+    "point_key",
+    "predict",
+    "read_records",
+    "run_sweep",
+    "runner_name",
+    "to_jsonable",
+    "tune_both",
+    "tune_worker_output",
+    "winner_index",
+]
+
 try:  # POSIX only; elsewhere the one-writer rule is the caller's
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX
@@ -69,12 +94,36 @@ VERSIONED_PACKAGES: tuple[str, ...] = (
 
 
 def canonical_json(value: Any) -> str:
-    """The canonical text of `value`: sorted keys, no whitespace, numpy types converted (`to_jsonable`)."""
+    """The canonical text of `value`: sorted keys, no whitespace, numpy types converted (`to_jsonable`).
+
+    Raises
+    ------
+    TypeError
+        If `value` holds something that is not JSON-able.
+
+    Examples
+    --------
+    >>> canonical_json({"b": 1, "a": (1.5, None)})
+    '{"a":[1.5,null],"b":1}'
+    """
     return json.dumps(to_jsonable(value), sort_keys=True, separators=(",", ":"))
 
 
 def runner_name(runner: Runner) -> str:
-    """``module:qualname`` of a runner; it must be a top-level function so that it pickles by reference."""
+    """``module:qualname`` of a runner; it must be a top-level function so that it pickles by reference.
+
+    A runner of a module run as ``python -m`` is named by its import name, so that its keys match.
+
+    Raises
+    ------
+    TypeError
+        If `runner` is a lambda, a nested function or has no module.
+
+    Examples
+    --------
+    >>> runner_name(canonical_json)
+    'paper_figures.sweep:canonical_json'
+    """
     module = getattr(runner, "__module__", None)
     qualname = getattr(runner, "__qualname__", None)
     if not module or not qualname or "<" in qualname:
@@ -96,6 +145,23 @@ def point_key(point: Mapping[str, Any], runner: Runner | str | None = None) -> s
     Equal points give equal keys in every process and on every machine (dict order, tuples vs lists and
     numpy vs Python scalars do not matter); the runner's name is part of the key so that a sweep run with
     another runner is not mistaken for a finished one.
+
+    Parameters
+    ----------
+    point : mapping
+        A JSON-able grid point.
+    runner : callable or str, optional
+        The runner, or its `runner_name`.
+
+    Returns
+    -------
+    str
+        20 hex digits.
+
+    Examples
+    --------
+    >>> point_key({"a": 1, "b": [1, 2]}) == point_key({"b": (1, 2), "a": 1})
+    True
     """
     name = runner if isinstance(runner, str) or runner is None else runner_name(runner)
     text = canonical_json({"point": point, "runner": name or ""})
@@ -121,8 +187,31 @@ def grid(axes: Mapping[str, Sequence[Any]], base: Mapping[str, Any] | None = Non
     Axis names may be dotted to reach into nested dicts: ``{"hyper.eta": [0.0, 0.2]}`` sets
     ``point["hyper"]["eta"]``. Concatenate the lists of several `grid` calls for non-rectangular sweeps.
 
+    Parameters
+    ----------
+    axes : mapping of str to sequence
+        Axis name (dotted for nesting) -> its non-empty list of values.
+    base : mapping, optional
+        What every point holds besides the axes (deep-copied).
+
+    Returns
+    -------
+    list of dict
+        The points, JSON types only.
+
+    Raises
+    ------
+    TypeError
+        If an axis is not a sequence (a string is not one).
+    ValueError
+        If an axis is empty, or a dotted axis runs into a value that is not a dict.
+
+    Examples
+    --------
     >>> [p["seed"] for p in grid({"step_size": [0.1, 0.2], "seed": [0, 1]})]
     [0, 1, 0, 1]
+    >>> grid({"hyper.eta": [0.0, 0.2]}, base={"algorithm": "detag"})[1]
+    {'algorithm': 'detag', 'hyper': {'eta': 0.2}}
     """
     for name, values in axes.items():
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
@@ -147,6 +236,24 @@ def read_records(path: str | os.PathLike[str]) -> list[Record]:
 
     A line that does not parse anywhere but at the end means the file was damaged by something other than a
     killed sweep, and raises ValueError naming the line.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The JSONL file; a missing file has no records.
+
+    Returns
+    -------
+    list of dict
+
+    Raises
+    ------
+    ValueError
+        If a complete line is not JSON.
+
+    Examples
+    --------
+    See `run_sweep`.
     """
     path = pathlib.Path(path)
     if not path.exists():
@@ -191,6 +298,20 @@ class RecordWriter:
 
     Holds an exclusive, non-blocking ``flock`` while open: a second writer on the same file gets a
     RuntimeError instead of interleaving lines.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The JSONL file (created with its folders; a torn last line is cut away).
+    fsync : bool, default True
+        ``fsync`` after every record (durability; off only for tests).
+
+    Raises
+    ------
+    RuntimeError
+        If another writer holds the file.
+    OSError
+        On a short write (a full disk).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
@@ -235,6 +356,11 @@ class SerialExecutor(concurrent.futures.Executor):
     """A `concurrent.futures.Executor` that runs each task in the calling process when it is submitted.
 
     For debugging, for tiny sweeps, and as the reference the parallel executors are tested against.
+
+    Examples
+    --------
+    >>> SerialExecutor().submit(sum, [1, 2, 3]).result()
+    6
     """
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
@@ -253,8 +379,27 @@ def default_executor(max_workers: int | None = None) -> concurrent.futures.Execu
     Workers start from a fork server (a clean, single-threaded parent), not by forking the caller, which may
     hold threads (tqdm's monitor, a Dask client) that fork would copy in an undefined state. The fork server
     imports the decbounds packages once (`FORKSERVER_PRELOAD`), so that every worker of every pool in the
-    session starts with them loaded (importing cvxpy and sympy costs seconds per process). As with any
+    session starts with them loaded (importing cvxpy and sympy is slow, once per process). As with any
     non-fork start method, a script that runs a sweep must guard it with ``if __name__ == "__main__":``.
+
+    Parameters
+    ----------
+    max_workers : int, optional
+        Processes, >= 1 (default ``os.cpu_count()``).
+
+    Returns
+    -------
+    concurrent.futures.Executor
+
+    Raises
+    ------
+    ValueError
+        If ``max_workers`` < 1.
+
+    Examples
+    --------
+    >>> type(default_executor(1)).__name__
+    'SerialExecutor'
     """
     workers = max_workers if max_workers is not None else (os.cpu_count() or 1)
     if workers < 1:
@@ -306,6 +451,31 @@ def predict(params: Mapping[str, Any], names: Sequence[str] | None = None) -> tu
     (a symbol it needs is missing, a value outside its domain) the reason. Parameters the catalog does not
     know (anything but its symbols Delta, L, sigma, varsigma, varsigma0, n, B, epsilon, lam, D) are dropped
     before evaluation. Cached per process: a sweep's points mostly share their parameters.
+
+    Parameters
+    ----------
+    params : mapping
+        Catalog parameters of a point.
+    names : sequence of str, optional
+        Catalog entries (``bounds.names()``); None for all, ``[]`` for none.
+
+    Returns
+    -------
+    tuple of (dict, dict)
+        name -> predicted T_eps, and name -> why it could not be evaluated.
+
+    References
+    ----------
+    docs/theory.md §3.2 (T2) for the entry of the example.
+
+    Examples
+    --------
+    >>> params = {"Delta": 1, "L": 1, "sigma": 1, "n": 16, "B": 1, "epsilon": 0.1, "lam": 0.9, "run": 7}
+    >>> predicted, errors = predict(params, ["lower_bound_gossip"])
+    >>> round(predicted["lower_bound_gossip"], 2), errors
+    (941.23, {})
+    >>> sorted(predict({"n": 16}, ["lower_bound_gossip"])[1])
+    ['lower_bound_gossip']
     """
     symbols = ("Delta", "L", "sigma", "varsigma", "varsigma0", "n", "B", "epsilon", "lam", "D")
     known = {key: value for key, value in params.items() if key in symbols and value is not None}
@@ -322,6 +492,23 @@ def execute(runner: Runner, point: Point) -> Record:
     The runner returns ``{"result": {...}, "params": {...}}``: the measurements, and the catalog parameters
     it derived while building the run (n, lam, D, ...); they are merged over ``point["params"]`` and the
     catalog entries ``point.get("predict")`` (all by default) are evaluated there.
+
+    Parameters
+    ----------
+    runner : callable
+        ``runner(point) -> {"result": ..., "params": ...}``, top-level.
+    point : dict
+        The grid point.
+
+    Returns
+    -------
+    dict
+        The record: key, runner, point, params, result, predicted, prediction_errors, versions.
+
+    Raises
+    ------
+    TypeError
+        If the runner returns anything but a dict with "result" (and optionally "params").
     """
     output = runner(point)
     if not isinstance(output, Mapping) or "result" not in output:
@@ -371,7 +558,55 @@ def run_sweep(
     - On the first failing run the pending runs are cancelled and a RuntimeError naming the point is raised;
       every record finished before that is already on disk.
 
-    Returns the records in the order of `points` (first occurrence).
+    Parameters
+    ----------
+    points : iterable of dict
+        The grid (`grid`).
+    path : str or os.PathLike
+        The record file (JSONL).
+    runner : callable
+        See above.
+    executor : concurrent.futures.Executor, optional
+        See above.
+    max_workers : int, optional
+        Processes of the default executor.
+    progress : bool, default True
+        Show a tqdm bar on stderr.
+    desc : str, optional
+        The bar's label.
+    fsync : bool, default True
+        Passed to `RecordWriter`.
+
+    Returns
+    -------
+    list of dict
+        The records in the order of `points` (first occurrence).
+
+    Raises
+    ------
+    TypeError
+        If a point is not a dict, or the runner is not a top-level function.
+    RuntimeError
+        If a run fails (naming its point), or another sweep writes the same file.
+
+    Examples
+    --------
+    A toy runner; the second sweep resumes, running only the new point:
+
+    >>> import pathlib, shutil, tempfile
+    >>> def square(point):
+    ...     return {"result": {"t_eps": point["x"] ** 2}, "params": {"n": point["x"]}}
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> points = grid({"x": [1, 2, 3]}, base={"predict": []})
+    >>> records = run_sweep(points, folder / "toy.jsonl", runner=square, executor=SerialExecutor(),
+    ...                     progress=False)
+    >>> [record["result"]["t_eps"] for record in records]
+    [1, 4, 9]
+    >>> records = run_sweep(grid({"x": [1, 2, 3, 4]}, base={"predict": []}), folder / "toy.jsonl",
+    ...                     runner=square, executor=SerialExecutor(), progress=False)
+    >>> len(records), len(read_records(folder / "toy.jsonl"))
+    (4, 4)
+    >>> shutil.rmtree(folder)
     """
     name = runner_name(runner)
     ordered: dict[str, Point] = {}
@@ -436,7 +671,17 @@ def outcome(result: Any) -> dict[str, Any]:
     """What a figure record keeps of one `algorithms.Result`: the configuration (step size, hyper-parameters
     without DeTAG's per-round schedule), T_eps at x-bar and at the workers' own models (``t_eps_local``),
     the iterations run, ``status`` ('converged' | 'max_iterations' | 'diverged'), ``message`` and
-    ``diverged``."""
+    ``diverged``.
+
+    Examples
+    --------
+    >>> import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> kept = outcome(algorithms.run("dsgt", f, W, step_size=0.2, iterations=1000, tol=1e-2))
+    >>> kept["t_eps"], kept["status"], kept["hyper"]
+    (184, 'converged', {'momentum': 0.0})
+    """
     hyper = {key: value for key, value in result.hyper.items() if key not in ("factors", "schedule")}
     return {"step_size": result.step_size, "hyper": hyper, "t_eps": result.t_eps,
             "t_eps_local": result.t_eps_local, "iterations": result.iterations, "status": result.status,
@@ -444,10 +689,10 @@ def outcome(result: Any) -> dict[str, Any]:
 
 
 def winner_index(tuned: Any) -> int:
-    """The position of a `algorithms.TuneResult`'s winner among its ``results`` (ValueError if none)."""
-    if not tuned.winner:
+    """The position of a tuned `algorithms.Result`'s winner among its ``grid.runs`` (ValueError if none)."""
+    if tuned.grid.winner is None:
         raise ValueError("the tuning found no configuration that reached eps")
-    return next(index for index, result in enumerate(tuned.results) if result is tuned.winner[0])
+    return tuned.grid.winner
 
 
 def tune_both(name: str, problem: Any, W: Any, grid: Any, **options: Any) -> tuple[Any, dict[str, Any]]:
@@ -474,14 +719,14 @@ def tune_worker_output(tuned: Any, name: str, problem: Any, W: Any, grid: Any, *
     outputs are eps-stationary, branch and bound starting from the x-bar winner's group.
     """
     cap = int(options["iterations"])
-    finished = [result for result in tuned.results if result.t_eps_local is not None]
+    finished = [result for result in tuned.grid.runs if result.t_eps_local is not None]
     best = min(finished, key=local_t_eps_score, default=None)
     bound = math.inf if best is None else float(best.t_eps_local)
     # a run that stopped at iteration m (cap, branch and bound, or its x-bar T_eps) without a worker T_eps
     # has none <= m
     exact = all(result.t_eps_local is not None or result.diverged or result.iterations >= min(cap, bound)
-                for result in tuned.results)
-    own = tuned.winner[0].t_eps_local if tuned.winner else None
+                for result in tuned.grid.runs)
+    own = tuned.t_eps_local if tuned.grid.winner is not None else None
     if not exact:
         best, alone = _tune_local(tuned, name, problem, W, grid, **options)
         own = None if alone is None else alone.t_eps_local
@@ -508,16 +753,16 @@ def _tune_local(tuned: Any, name: str, problem: Any, W: Any, grid: Any, **option
     settings = {key: value for key, value in options.items() if key in _TUNE_OPTIONS}
     hyper = {key: value for key, value in options.items() if key not in _TUNE_OPTIONS}
     first: Any = None
-    if tuned.winner:
-        winner, group = tuned.winner[0], groups.pop(tuned.winner_group or 0)
+    if tuned.grid.winner is not None:
+        winner, group = tuned, groups.pop(tuned.grid.winner_group or 0)
         groups.insert(0, group)
         one = {key: winner.hyper[key] if isinstance(value, (list, tuple)) else value
                for key, value in {**hyper, **group}.items()}
         single = {**settings, "prune": False}
         alone = algorithms.tune(name, problem, W, [winner.step_size], score=local_t_eps_score, stop="both",
                                 **single, **one)
-        first = alone.winner[0] if alone.winner else None
+        first = alone if alone.grid.winner is not None else None
     incumbent = None if first is None else first.t_eps_local + 1
     local = algorithms.tune(name, problem, W, grid, score=local_t_eps_score, stop="both", groups=groups,
                             incumbent=incumbent, **settings, **hyper)
-    return (local.winner[0] if local.winner else first), first
+    return (local if local.grid.winner is not None else first), first
