@@ -232,7 +232,8 @@ def tuned_curve(point: Mapping[str, Any]) -> dict[str, Any]:
               # the score reads the final x_hat only: one record per run, not a full-data gradient of
               # every model at every iteration (the dominant cost otherwise; README, "Benchmarks")
               "record_every": int(point["iterations"])}
-    hyper = momentum_hyper(algorithm, float(point["momentum"]))
+    # point["hyper"] (optional): further hyper-parameter grids of the method (`decbounds verify --digits`)
+    hyper = {**momentum_hyper(algorithm, float(point["momentum"])), **point.get("hyper", {})}
     stage1 = {**hyper, "eta": 0.0, "R": 1} if algorithm == "detag" else hyper
     tuned = algorithms.tune(algorithm, oracle, W, list(point["step_sizes"]), **common, **stage1)
     runs = list(tuned.results)
@@ -244,7 +245,7 @@ def tuned_curve(point: Mapping[str, Any]) -> dict[str, Any]:
             tuned = second
     winner = tuned.winner[0] if tuned.winner else runs[0]
     settings = {key: value for key, value in winner.hyper.items()
-                if key in ("momentum", "beta", "eta", "R", "start")}
+                if key in ("momentum", "beta", "eta", "R", "start", *point.get("hyper", {}))}
     seeds = [*point["tune_seeds"], *point["extra_seeds"]]
     result = loss_curves(problem, W, algorithm, winner.step_size, settings, seeds, int(point["iterations"]),
                          int(point["batch"]), point["checkpoints"])

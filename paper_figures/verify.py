@@ -11,18 +11,31 @@ name, or a ``module:Class`` / ``path/to/file.py:Class`` spec:
    neighbourhood held after t, plus the one its own oracle may reveal. A rule that raises inside ``step`` or
    whose iterates become non-finite fails the audit, which names the iteration;
 2. **the communication term**: T_eps against n on Cor. 2's path (``instances.communication_instance``,
-   T_c = 3), tuned over the admissible steps {1, 1/2}/L; x-bar's and the workers' own T_eps;
+   T_c = 3), tuned over the admissible steps {1, 1/2}/L; x-bar's and the workers' own T_eps. Then the same
+   on Thm 1's broom of fixed diameter D = ``broom_diameter`` (``communication_instance(n, D=D)``, the end
+   groups D hops apart at every n of ``broom_sizes``): there the bound does not grow with n. The broom is
+   the instance of Thm 1's communication term Delta L D / eps^2 (catalog ``lower_bound_any``; explicit
+   count 1 + (T_c - 1) D, docs/theory.md §4.3), n-independent at fixed D, so its optimal exponent in n is
+   0, not the path's 1 (on the path D = n - 1 grows with n); Cor. 2's 1/sqrt(1 - lam) is proved on the path
+   only and is not a bound for a given broom;
 3. **the spectral gap**: T_eps against 1/(1 - lam) through the lazy W_kappa = kappa W + (1 - kappa) I of the
    12-node (tiny: 6-node) path;
 4. **the sampling term**: median T_eps over seeds against sigma^2 and against n B on Setting 1
-   (``instances.sampling_instance`` with the probabilistic zero-chain oracle, complete graph, step 1/L).
+   (``instances.sampling_instance`` with the probabilistic zero-chain oracle, complete graph, step 1/L);
+5. optionally (``digits=True``, ``--digits``) **the digits MLP at 0% shuffled** (the paper's Figure 2
+   setting: ``instances.digits_problem`` on an 8-worker Metropolis ring, each worker holding one or two
+   labels), tuned by ``paper_figures.heterogeneity``'s own runner (`heterogeneity.tuned_curve`: the step
+   grid scored by the final training loss, DeTAG also over (eta, R)) at that figure's sizes of the mode:
+   the final training loss f(x-bar) per method, median and range over seeds, compared with DeTAG's and
+   D^2's. There is no lower bound on this problem, so this term has a comparison, not an exponent, and
+   never sets the exit status.
 
 Beside the rule, in the same run: DeTAG, D^2 and centralized SGD (the figures' own runners,
 ``paper_figures.communication`` / ``spectral_gap`` / ``sampling``, with the phase grid cut to small R in the
 quick modes). Every run is checked against the explicit-constant lower bound of its instance
 (``hard_instance_communication``: 1 + (T_c - 1) dist; ``hard_instance_sampling_sharp`` at the median), and
 each term's log-log exponent (``paper_figures.fit``, 95% t interval) against the optimal one (1 in n on the
-path, 1/2 in 1/(1 - lam), +1 in sigma^2, -1 in n B). Verdict per term:
+path, 0 in n on the broom of fixed diameter, 1/2 in 1/(1 - lam), +1 in sigma^2, -1 in n B). Verdict per term:
 
 - "BELOW the lower bound: outside the class or a bug" when a run beat the explicit bound (its parameters
   and seed are named);
@@ -35,8 +48,9 @@ path, 1/2 in 1/(1 - lam), +1 in sigma^2, -1 in n B). Verdict per term:
 
 Outputs in ``out``: ``records.jsonl`` (every run, appended as it finishes, kept when a later one fails;
 resumable: a rerun with the same rule source and settings reuses them), ``audit.json``, ``exponents.csv``,
-``report.md`` and ``report.png``. ``VerifyReport.exit_status`` is 1 when the audit fails or a bound is beaten,
-0 otherwise; bad input raises `VerifyInputError` (one line).
+``report.md`` and ``report.png`` (with the digits term also ``digits.md`` and ``digits.csv``).
+``VerifyReport.exit_status`` is 1 when the audit fails or a bound is beaten, 0 otherwise; bad input raises
+`VerifyInputError` (one line).
 """
 
 from __future__ import annotations
@@ -62,9 +76,40 @@ import numpy as np
 import algorithms
 import instances
 import oracles
-from paper_figures import communication, fit, sampling, spectral_gap
+from paper_figures import communication, fit, heterogeneity, sampling, spectral_gap
 from paper_figures.plotting import atomic_write_bytes, style
 from paper_figures.sweep import RecordWriter, SerialExecutor, run_sweep, to_jsonable
+
+__all__ = [
+    "BASELINES",
+    "COMMUNICATION_TERMS",
+    "DIGITS_REFERENCES",
+    "DIGITS_SHUFFLED",
+    "DIGITS_WORKERS",
+    "MODES",
+    "TERMS",
+    "VERDICT_BELOW",
+    "VERDICT_MATCH",
+    "Settings",
+    "VerifyInputError",
+    "VerifyReport",
+    "add_parser",
+    "audit",
+    "below_bound",
+    "digits_curve_mode",
+    "digits_points",
+    "digits_verdict",
+    "explicit_bound",
+    "final_losses",
+    "fingerprint",
+    "load_rule",
+    "main",
+    "measure",
+    "report_markdown",
+    "sweep_points",
+    "term_verdict",
+    "verify",
+]
 
 #: The algorithms measured beside the rule in the same run.
 BASELINES: tuple[str, ...] = ("detag", "d2", "centralized")
@@ -72,6 +117,10 @@ BASELINES: tuple[str, ...] = ("detag", "d2", "centralized")
 TERMS: dict[str, dict[str, Any]] = {
     "communication": {"variable": "n", "optimal": 1.0, "reference": "detag",
                       "title": "communication term: T_eps against n on Cor. 2's path"},
+    # Thm 1's instance at fixed D: lower_bound_any's Delta L D / eps^2 does not depend on n
+    "communication_broom": {"variable": "n", "optimal": 0.0, "reference": "detag",
+                            "title": "communication term: T_eps against n on Thm 1's broom of fixed "
+                                     "diameter D (bound Delta L D / eps^2, flat in n)"},
     "spectral_gap": {"variable": "inv_gap", "optimal": 0.5, "reference": "detag",
                      "title": "spectral gap: T_eps against 1/(1 - lam) through lazy W_kappa"},
     "sampling_sigma2": {"variable": "sigma2", "optimal": 1.0, "reference": "centralized",
@@ -81,6 +130,11 @@ TERMS: dict[str, dict[str, Any]] = {
 }
 VERDICT_MATCH = "matches the lower bound's order"
 VERDICT_BELOW = "BELOW the lower bound: outside the class or a bug"
+#: The terms measured on Setting 2's zero chain with exact gradients (path and broom); their records hold
+#: x-bar's and the workers' own T_eps.
+COMMUNICATION_TERMS: tuple[str, ...] = ("communication", "communication_broom")
+#: The digits term (item 5): the algorithms its verdict compares the rule with, and their names in words.
+DIGITS_REFERENCES: dict[str, str] = {"detag": "DeTAG", "d2": "D^2"}
 
 
 class VerifyInputError(ValueError):
@@ -106,6 +160,15 @@ class Settings:
     audit_n: int = 9
     audit_iterations: int = 1200
     step_fractions: tuple[float, ...] = (1.0, 0.5)
+    # the broom of Thm 1 at fixed diameter: D below n - 2 ceil(n/3) + 2 at every size keeps the end groups
+    # D hops apart (split_groups' second case), so the explicit bound 1 + (T_c - 1) D is the same at every n
+    broom_sizes: tuple[int, ...] = (6, 12, 24, 48)
+    broom_diameter: int = 3
+    broom_cap: int = 8000
+    # the digits term: paper_figures.heterogeneity's mode of the same name (its iterations, step grid, seeds,
+    # DeTAG's (eta, R) pairs); digits_iterations overrides its iteration count
+    digits_mode: str = "quick"
+    digits_iterations: int | None = None
 
 
 MODES: dict[str, Settings] = {
@@ -113,21 +176,23 @@ MODES: dict[str, Settings] = {
                      kappas=(1.0, 0.3, 0.1, 0.03), gap_cap=4000, sampling_chain=3, sampling_seeds=4,
                      sigma2_points=((2, 1, 8e-3), (2, 1, 4e-3), (2, 1, 2e-3)),
                      nb_points=((2, 1, 4e-3), (4, 1, 4e-3), (2, 4, 4e-3)), detag_phases=(1,),
-                     audit_iterations=600, step_fractions=(1.0,), comm_chain=2),
+                     audit_iterations=600, step_fractions=(1.0,), comm_chain=2,
+                     broom_sizes=(6, 9, 12, 15), broom_cap=3000, digits_mode="tiny"),
     # the sampling points sit where the reveal time (T_c - 1)/(n B p) is at least the ~400 iterations of
     # descent of the T_c = 3 chain (measured), so that the sigma^2 and n B slopes show
     "quick": Settings(comm_sizes=(6, 12, 24, 48), comm_cap=8000, gap_n=12, gap_chain=2,
                       kappas=(1.0, 0.3, 0.1, 0.03), gap_cap=20000, sampling_chain=3, sampling_seeds=8,
                       sigma2_points=((2, 1, 4e-3), (2, 1, 2e-3), (2, 1, 1e-3)),
                       nb_points=((2, 1, 1e-3), (4, 1, 1e-3), (8, 1, 1e-3)), detag_phases=(1, 2),
-                      step_fractions=(1.0,)),
+                      step_fractions=(1.0,), broom_sizes=(6, 12, 24, 48), broom_cap=8000),
     # not timed end to end (the issue's budget is 20 minutes); sized from single runs measured on 2 cores
     "full": Settings(comm_sizes=(6, 12, 24, 48, 96), comm_cap=16000, gap_n=12, gap_chain=2,
                      kappas=(1.0, 0.1, 0.03, 0.01, 3e-3), gap_cap=50000, sampling_chain=6,
                      sampling_seeds=16,
                      sigma2_points=((4, 1, 5e-4), (4, 1, 2.5e-4), (4, 1, 1.25e-4)),
                      nb_points=((2, 1, 2.5e-4), (4, 1, 2.5e-4), (8, 1, 2.5e-4), (2, 4, 2.5e-4)),
-                     detag_phases=None),
+                     detag_phases=None, broom_sizes=(6, 12, 24, 48, 96), broom_cap=16000,
+                     digits_mode="full"),
 }
 
 
@@ -308,20 +373,21 @@ def measure(point: dict[str, Any]) -> dict[str, Any]:
     """The sweep runner of every verify run: the figures' runners for the baselines, `_tune_rule` for the
     rule under test (point field ``rule_id`` set)."""
     term, name = point["term"], point["algorithm"]
-    if term == "communication":
+    if term in COMMUNICATION_TERMS:  # the path (no "D") or the broom of diameter point["D"]
         if point.get("rule_id") is None:
             return communication.measure_point(point)
-        problem = instances.communication_instance(int(point["n"]), T_c=int(point["chain_length"]))
+        D = None if point.get("D") is None else int(point["D"])
+        problem = instances.communication_instance(int(point["n"]), D=D, T_c=int(point["chain_length"]))
         W = instances.gossip_matrix(problem.graph(), "metropolis")
         steps = [fraction / problem.smoothness for fraction in point["step_fractions"]]
         result = _tune_rule(name, problem, W, steps, tol=problem.epsilon, cap=int(point["cap"]),
                             seeds=[int(point["seed"])], hyper=point.get("hyper", {}))
         n = problem.n
         result.update(explicit_bound=int(problem.iteration_lower_bound), dist=int(problem.dist))
-        varsigma0 = communication.cor2_varsigma0(n, problem.epsilon)
-        params = {"n": n, "lam": communication.gossip_lam(n), "D": n - 1, "B": 1, "sigma": 0.0,
-                  "Delta": problem.Delta, "L": problem.L, "epsilon": problem.epsilon, "varsigma0": varsigma0,
-                  "varsigma": varsigma0}
+        varsigma0 = communication.cor2_varsigma0(n, problem.epsilon, len(problem.groups[0]))
+        params = {"n": n, "lam": communication.gossip_lam(n, D), "D": n - 1 if D is None else D, "B": 1,
+                  "sigma": 0.0, "Delta": problem.Delta, "L": problem.L, "epsilon": problem.epsilon,
+                  "varsigma0": varsigma0, "varsigma": varsigma0}
         return {"result": result, "params": params}
     if term == "spectral_gap":
         if point.get("rule_id") is None:
@@ -349,7 +415,8 @@ def measure(point: dict[str, Any]) -> dict[str, Any]:
                   "Delta": problem.Delta, "L": problem.L, "epsilon": problem.epsilon, "lam": 0.0, "D": 1,
                   "varsigma0": 0.0, "p": p, "T_c": problem.T_c}
         return {"result": result, "params": params}
-    raise ValueError(f"point['term'] must be communication, spectral_gap or sampling; got {term!r}")
+    raise ValueError(f"point['term'] must be one of {(*COMMUNICATION_TERMS, 'spectral_gap', 'sampling')}; "
+                     f"got {term!r}")
 
 
 def _tune_rule(name: str, problem: Any, W: Any, steps: Sequence[float], *, tol: float, cap: int,
@@ -372,8 +439,8 @@ def _tune_rule(name: str, problem: Any, W: Any, steps: Sequence[float], *, tol: 
                 "message": f"{name} {kind}: {_one_line(exc)}", "seeds": list(seeds), "t_eps_seeds": [],
                 "step_size": None, "hyper": {}}
     per_seed = len(seeds)
-    best = tuned.winner
-    chosen = best or tuned.results[:per_seed]
+    best = tuned.grid.winner_runs
+    chosen = best or tuned.grid.runs[:per_seed]
     statuses = [result.status for result in chosen]
     local = [result.t_eps_local for result in chosen]
     local_float = [math.inf if t is None else float(t) for t in local]
@@ -381,13 +448,14 @@ def _tune_rule(name: str, problem: Any, W: Any, steps: Sequence[float], *, tol: 
     status = "converged" if best else ("diverged" if statuses and all(s == "diverged" for s in statuses)
                                        else "max_iterations")
     return to_jsonable({
-        "t_eps": tuned.t_eps, "t_eps_local": local_median if math.isfinite(local_median) else None,
+        "t_eps": tuned.grid.score, "t_eps_local": local_median if math.isfinite(local_median) else None,
         "status": status, "capped": not best and status != "diverged", "cap": cap,
         "message": chosen[0].message if chosen else "", "seeds": list(seeds),
         "t_eps_seeds": [result.t_eps for result in chosen], "status_seeds": statuses,
-        "step_size": tuned.step_size, "hyper": {k: v for k, v in tuned.hyper.items() if _plain(v)},
+        "step_size": tuned.step_size if best else None,
+        "hyper": {k: v for k, v in tuned.hyper.items() if _plain(v)} if best else {},
         "grid": [{"step_size": r.step_size, "t_eps": r.t_eps, "status": r.status, "seed": r.seed}
-                 for r in tuned.results],
+                 for r in tuned.grid.runs],
     })
 
 
@@ -400,19 +468,26 @@ def sweep_points(name: str, rule_id: str, settings: Settings, *, seed: int, hype
     """Every run of the three experiments, by term: the rule's points carry ``rule_id`` (its source hash)
     and the hyper-parameter grids it is tuned over; the baselines' points are the figures' own."""
     series = [name, *[b for b in baselines if b != name]]
-    levels: dict[str, list[dict[str, Any]]] = {"communication": [], "spectral_gap": [], "sampling": []}
-    for n in settings.comm_sizes:
-        for algorithm in series:
-            point = {"term": "communication", "series": algorithm, "algorithm": algorithm, "n": n,
-                     "chain_length": settings.comm_chain, "cap": settings.comm_cap,
-                     "step_fractions": list(settings.step_fractions), "seed": seed,
-                     "predict": ["hard_instance_communication", "lower_bound_gossip"]}
-            if algorithm == name:
-                point.update(rule_id=rule_id, hyper=dict(hyper))
-            elif algorithm == "detag":
-                phases = communication.detag_phases(n)
-                point["phases"] = list(settings.detag_phases or phases)
-            levels["communication"].append(point)
+    levels: dict[str, list[dict[str, Any]]] = {"communication": [], "communication_broom": [],
+                                               "spectral_gap": [], "sampling": []}
+    broom = [(n, settings.broom_diameter) for n in settings.broom_sizes]
+    for term, sizes in (("communication", [(n, None) for n in settings.comm_sizes]),
+                        ("communication_broom", broom)):
+        for n, D in sizes:
+            for algorithm in series:
+                point = {"term": term, "series": algorithm, "algorithm": algorithm, "n": n,
+                         "chain_length": settings.comm_chain,
+                         "cap": settings.comm_cap if D is None else settings.broom_cap,
+                         "step_fractions": list(settings.step_fractions), "seed": seed,
+                         "predict": ["hard_instance_communication", "lower_bound_gossip"] if D is None
+                         else ["lower_bound_any"]}
+                if D is not None:
+                    point["D"] = D
+                if algorithm == name:
+                    point.update(rule_id=rule_id, hyper=dict(hyper))
+                elif algorithm == "detag":
+                    point["phases"] = list(settings.detag_phases or communication.detag_phases(n, D))
+                levels[term].append(point)
     for kappa in settings.kappas:
         for algorithm in series:
             point = {"term": "spectral_gap", "algorithm": algorithm, "n": settings.gap_n,
@@ -442,13 +517,99 @@ def sweep_points(name: str, rule_id: str, settings: Settings, *, seed: int, hype
     return levels
 
 
+# ------------------------------------------------------------------------------------------ the digits term
+
+#: Workers of the digits term's ring (the paper's Figure 2 uses 8) and its data partition (0% shuffled).
+DIGITS_WORKERS = 8
+DIGITS_SHUFFLED = 0.0
+
+
+def digits_curve_mode(settings: Settings, series: Sequence[str], seed: int) -> heterogeneity.CurveMode:
+    """`heterogeneity.MODES[settings.digits_mode]` cut to the digits term: the 8-worker ring at 0% shuffled
+    without momentum, the given ``series``, the seeds shifted by ``seed`` (tuning on ``seed``), and
+    ``digits_iterations`` if set."""
+    base = heterogeneity.MODES[settings.digits_mode]
+    return dataclasses.replace(
+        base, iterations=settings.digits_iterations or base.iterations, partitions=(DIGITS_SHUFFLED,),
+        momenta=(0.0,), networks=(heterogeneity.Network(f"{DIGITS_WORKERS}-worker ring", "", "ring",
+                                                        DIGITS_WORKERS),),
+        algorithms=tuple(series), tune_seeds=tuple(seed + s for s in base.tune_seeds),
+        extra_seeds=tuple(seed + s for s in base.extra_seeds))
+
+
+def digits_points(name: str, rule_id: str, settings: Settings, *, seed: int, hyper: Mapping[str, Any],
+                  baselines: Sequence[str]) -> list[dict[str, Any]]:
+    """The digits term's sweep points: `heterogeneity.curve_point` of each series (runner
+    `heterogeneity.tuned_curve`, the figure's own tuner), with ``term = "digits"``; the rule's point carries
+    its source hash and its hyper-parameter grids."""
+    series = [name, *[b for b in baselines if b != name]]
+    mode = digits_curve_mode(settings, series, seed)
+    network = mode.networks[0]
+    smoothness = heterogeneity.digits(network.n, DIGITS_SHUFFLED).smoothness
+    points = []
+    for algorithm in series:
+        point = heterogeneity.curve_point(mode, network, DIGITS_SHUFFLED, 0.0, algorithm, smoothness)
+        point["term"] = "digits"
+        if algorithm == name:
+            point.update(rule_id=rule_id, hyper=dict(hyper))
+        points.append(point)
+    return points
+
+
+def final_losses(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A digits record's final training losses f(x-bar_T) over its seeds: median, min, max (None when no
+    seed ended finite) and the number of diverged seeds."""
+    result = record["result"]
+    finals = [float(v) for v in result.get("final_loss", []) if v is not None]
+    return {"median": float(np.median(finals)) if finals else None, "min": min(finals, default=None),
+            "max": max(finals, default=None), "seeds": len(result.get("final_loss", [])),
+            "diverged": sum(bool(v) for v in result.get("diverged", []))}
+
+
+def _loss_range(summary: Mapping[str, Any]) -> str:
+    if summary["median"] is None:
+        return f"diverged on all {summary['seeds']} seeds"
+    text = f"{summary['median']:.4g} [{summary['min']:.4g}, {summary['max']:.4g}]"
+    return text + (f" ({summary['diverged']} diverged seeds)" if summary["diverged"] else "")
+
+
+def digits_verdict(name: str, records: Sequence[dict[str, Any]], iterations: int) -> str:
+    """The digits term's comparison: the rule's final training loss (median [min, max] over seeds) against
+    each of `DIGITS_REFERENCES` measured in the same run: "lower than" when the rule's whole range lies below
+    the reference's, "higher than" when above, "overlapping" otherwise. No lower bound is involved."""
+    by_algorithm = {r["point"]["algorithm"]: final_losses(r) for r in records
+                    if r["point"]["term"] == "digits"}
+    if name not in by_algorithm:
+        return "not run"
+    mine = by_algorithm[name]
+    setting = (f"median [min, max] final training loss f(x-bar) over {mine['seeds']} seeds after "
+               f"{iterations} iterations, {DIGITS_SHUFFLED:g}% shuffled digits, {DIGITS_WORKERS}-worker ring")
+    compared = []
+    for reference in DIGITS_REFERENCES:
+        if reference == name or reference not in by_algorithm:
+            continue
+        other = by_algorithm[reference]
+        if mine["median"] is None or other["median"] is None:
+            relation = "not comparable with"
+        elif mine["max"] < other["min"]:
+            relation = "lower than"
+        elif mine["min"] > other["max"]:
+            relation = "higher than"
+        else:
+            relation = "overlapping"
+        compared.append(f"{relation} {DIGITS_REFERENCES[reference]} ({_loss_range(other)})")
+    if not compared:
+        return f"{name}: {_loss_range(mine)} ({setting}); neither DeTAG nor D^2 was measured beside it"
+    return f"{'; '.join(compared)}: {name} {_loss_range(mine)} ({setting})"
+
+
 # ---------------------------------------------------------------------------------------------- verdicts
 
 
 def _fit_records(term: str, records: Sequence[dict[str, Any]], settings: Settings) -> list[dict[str, Any]]:
     """The records a term's fit reads: the path points, the gap points, or one pseudo-record per seed of
     the sampling points of that sweep (the slope of the median with the seeds as replicates)."""
-    if term in ("communication", "spectral_gap"):
+    if term in (*COMMUNICATION_TERMS, "spectral_gap"):
         return [r for r in records if r["point"]["term"] == term]
     wanted = {(n, B, p) for n, B, p in (settings.sigma2_points if term == "sampling_sigma2"
                                         else settings.nb_points)}
@@ -466,7 +627,7 @@ def _fit_records(term: str, records: Sequence[dict[str, Any]], settings: Setting
 def explicit_bound(record: dict[str, Any]) -> float | None:
     """The explicit-constant lower bound a record's T_eps is held to (None where none applies)."""
     result, point = record["result"], record["point"]
-    if point["term"] == "communication":
+    if point["term"] in COMMUNICATION_TERMS:
         return result.get("explicit_bound")
     if point["term"] == "spectral_gap":
         return result.get("hop_lower_bound")
@@ -482,7 +643,8 @@ def below_bound(records: Sequence[dict[str, Any]], name: str) -> list[str]:
         if point["algorithm"] != name or result.get("t_eps") is None or bound is None:
             continue
         if result["t_eps"] < bound:
-            where = {key: point[key] for key in ("n", "kappa", "batch", "p", "seed", "seeds") if key in point}
+            where = {key: point[key] for key in ("n", "D", "kappa", "batch", "p", "seed", "seeds")
+                     if key in point}
             found.append(f"{point['term']} run {where}: T_eps = {result['t_eps']} < explicit bound "
                          f"{bound:.6g} (step {result.get('step_size')}, hyper {result.get('hyper')})")
     return found
@@ -530,6 +692,7 @@ class VerifyReport:
     files: list[pathlib.Path]
     errors: list[str]
     seconds: float
+    digits: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # the digits term's table rows
 
     @property
     def beaten(self) -> bool:
@@ -542,10 +705,50 @@ class VerifyReport:
         return 1 if (not self.audit["passed"] or self.beaten) else 0
 
 
+def _check_settings(settings: Settings) -> None:
+    """VerifyInputError (one line) for sizes the experiments cannot run: a broom whose end groups would not
+    sit ``broom_diameter`` hops apart at every size, an unknown digits mode, a non-positive iteration
+    count."""
+    D = settings.broom_diameter
+    if not _positive_int(D):
+        raise VerifyInputError(f"broom_diameter must be a positive integer; got broom_diameter={D!r}")
+    for n in settings.broom_sizes:
+        if not _positive_int(n) or n < 2:
+            raise VerifyInputError(f"broom_sizes must hold integers >= 2; got {n!r}")
+        limit = n - 2 * math.ceil(n / 3) + 2
+        if D >= limit:
+            raise VerifyInputError(
+                f"broom_sizes: at n={n} the broom of diameter {D} puts its end groups n - 2 ceil(n/3) + 1 "
+                f"hops apart, not D (needs D < n - 2 ceil(n/3) + 2 = {limit}); use larger n or a smaller "
+                "broom_diameter")
+    if settings.digits_mode not in heterogeneity.MODES:
+        raise VerifyInputError(f"digits_mode must be one of {tuple(heterogeneity.MODES)}; got "
+                               f"digits_mode={settings.digits_mode!r}")
+    iterations = settings.digits_iterations
+    if iterations is not None and not _positive_int(iterations):
+        raise VerifyInputError(f"digits_iterations must be a positive integer or None; got "
+                               f"digits_iterations={iterations!r}")
+
+
+def _positive_int(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= 1
+
+
+def _digits_rows(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The digits term's table (`heterogeneity.summary_row`: step, DeTAG's eta and R, final loss median,
+    min, max, diverged seeds), one row per algorithm."""
+    digits_records = [r for r in records if r["point"]["term"] == "digits"]
+    if not digits_records:
+        return []
+    _, lam = heterogeneity.network_matrix("ring", DIGITS_WORKERS, None)
+    return [heterogeneity.summary_row("verify", f"{DIGITS_WORKERS}-worker ring", lam, 0.0, record)
+            for record in digits_records]
+
+
 def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = None, seed: int = 0,
            hyper: Mapping[str, Any] | None = None, baselines: Sequence[str] = BASELINES,
            sizes: Mapping[str, Any] | None = None, budget: int | None = None,
-           progress: bool = True) -> VerifyReport:
+           progress: bool = True, digits: bool = False) -> VerifyReport:
     """Verify ``rule`` (module docstring): the class audit, then the three experiments beside
     ``baselines``; writes the report files into ``out`` (default ``./verify-<name>``) and returns them.
 
@@ -553,6 +756,7 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
     hyper-parameter grids it is tuned over (lists are grid axes, as in `algorithms.tune`). ``sizes``:
     `Settings` fields to override (e.g. ``{"comm_sizes": (6, 9, 12, 15)}``); ``budget``: one iteration cap
     for every run (overrides the mode's caps). ``seed``: the seed of every run (sampling: seed, seed+1, ...).
+    ``digits``: also run the digits term (module docstring, item 5; minutes in the quick mode).
 
     Example (tiny sizes; ``mode="quick"`` is what the CLI runs):
         >>> import tempfile, paper_figures.verify as v
@@ -574,9 +778,13 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
     if budget is not None:
         if isinstance(budget, bool) or int(budget) != budget or budget < 1:
             raise VerifyInputError(f"budget must be a positive integer; got budget={budget!r}")
-        settings = dataclasses.replace(settings, comm_cap=int(budget), gap_cap=int(budget))
+        settings = dataclasses.replace(settings, comm_cap=int(budget), gap_cap=int(budget),
+                                       broom_cap=int(budget))
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise VerifyInputError(f"seed must be a non-negative integer; got seed={seed!r}")
+    if not isinstance(digits, bool):
+        raise VerifyInputError(f"digits must be True or False; got digits={digits!r}")
+    _check_settings(settings)
     allowed = (*BASELINES, "dpsgd", "dsgt")
     for baseline in baselines:
         if baseline not in allowed:
@@ -597,19 +805,31 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
         if audited["passed"]:
             levels = sweep_points(name, fingerprint(cls), settings, seed=int(seed), hyper=dict(hyper or {}),
                                   baselines=baselines)
+            if digits:
+                levels["digits"] = digits_points(name, fingerprint(cls), settings, seed=int(seed),
+                                                 hyper=dict(hyper or {}), baselines=baselines)
             for term, points in levels.items():
+                runner = heterogeneity.tuned_curve if term == "digits" else measure
                 try:
-                    records += run_sweep(points, records_path, runner=measure, executor=SerialExecutor(),
+                    records += run_sweep(points, records_path, runner=runner, executor=SerialExecutor(),
                                          progress=progress, desc=f"verify {name}: {term}")
                 except RuntimeError as exc:  # a baseline failed: keep going, say so
                     errors.append(f"{term}: {_one_line(exc)}")
         verdicts, fits = _verdicts(name, records, settings, audited, baselines)
         files = [records_path, out_dir / "audit.json"]
         files += _write_exponents(out_dir, fits, verdicts, name)
+        digits_rows: list[dict[str, Any]] = []
+        if digits and audited["passed"]:
+            iterations = digits_curve_mode(settings, [name], int(seed)).iterations
+            failed = [e for e in errors if e.startswith("digits:")]
+            verdicts["digits"] = (f"error: {failed[0].removeprefix('digits: ')}" if failed
+                                  else digits_verdict(name, records, iterations))
+            digits_rows = _digits_rows(records)
+            files += heterogeneity.write_table(digits_rows, out_dir, "digits")
         files += _plot(out_dir, name, records, settings)
         report = VerifyReport(rule=name, mode=mode, seed=int(seed), audit=audited, verdicts=verdicts,
                               fits=fits, records=records, files=files, errors=errors,
-                              seconds=time.perf_counter() - started)
+                              seconds=time.perf_counter() - started, digits=digits_rows)
         text = report_markdown(report, settings, cls)
         atomic_write_bytes(out_dir / "report.md", text.encode())
         report.files.insert(0, out_dir / "report.md")
@@ -637,7 +857,7 @@ def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, 
                 fits[term][algorithm] = fit.fit_records(mine, spec["variable"])
         if name not in fits[term]:
             continue
-        if term in ("communication", "spectral_gap"):  # the workers' own models, no all-reduce at the output
+        if term in (*COMMUNICATION_TERMS, "spectral_gap"):  # the workers' own models, no all-reduce
             mine = fit.worker_output([r for r in chosen if r["point"]["algorithm"] == name])
             fits[term][f"{name} (workers)"] = fit.fit_records(mine, spec["variable"])
         source = "sampling" if term.startswith("sampling") else term
@@ -704,17 +924,21 @@ def _series(records: Sequence[dict[str, Any]], term: str, algorithm: str, x_of: 
 
 def _plot(out_dir: pathlib.Path, name: str, records: Sequence[dict[str, Any]], settings: Settings
           ) -> list[pathlib.Path]:
-    """report.png: T_eps of the rule and the baselines with the explicit bounds, one panel per sweep."""
+    """report.png: T_eps of the rule and the baselines with the explicit bounds, one panel per sweep; with
+    the digits term a sixth panel, its training loss against iterations (median and min-max band)."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 4, figsize=(14.4, 3.6))  # no constrained layout: it costs seconds here
-    fig.subplots_adjust(left=0.05, right=0.99, bottom=0.16, top=0.9, wspace=0.28)
-    algorithms_seen = list(dict.fromkeys(r["point"]["algorithm"] for r in records))
+    fig, grid = plt.subplots(2, 3, figsize=(12.0, 7.2))  # no constrained layout: it costs seconds here
+    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.08, top=0.95, wspace=0.28, hspace=0.3)
+    axes = list(grid.flat)
+    algorithms_seen = list(dict.fromkeys(r["point"]["algorithm"] for r in records
+                                         if r["point"]["term"] != "digits"))
     panels = [("communication", "n", fit.VARIABLES["n"], "n (path)"),
+              ("communication_broom", "n", fit.VARIABLES["n"], f"n (broom, D = {settings.broom_diameter})"),
               ("spectral_gap", "inv_gap", fit.VARIABLES["inv_gap"], "1/(1 - lam) (lazy path)"),
               ("sampling_sigma2", "sigma2", fit.VARIABLES["sigma2"], "sigma^2 (Setting 1)"),
               ("sampling_nB", "nB", fit.VARIABLES["nB"], "n B (Setting 1)")]
-    for ax, (term, _, x_of, label) in zip(axes, panels, strict=True):
+    for ax, (term, _, x_of, label) in zip(axes, panels, strict=False):
         source = "sampling" if term.startswith("sampling") else term
         wanted = records if source != "sampling" else [
             r for r in records if r["point"]["term"] == "sampling"
@@ -737,9 +961,20 @@ def _plot(out_dir: pathlib.Path, name: str, records: Sequence[dict[str, Any]], s
         ax.set_xlabel(label)
         ax.set_title(term.replace("_", " "), fontsize=9)
         ax.grid(True, alpha=0.3)
-    axes[0].set_ylabel("T_eps (iterations; sampling: median over seeds)")
+    axes[0].set_ylabel("T_eps (iterations)")
+    axes[3].set_ylabel("median T_eps over seeds (iterations)")
     if axes[0].get_legend_handles_labels()[0]:
         axes[0].legend(fontsize=6.5)
+    digits_records = {r["point"]["algorithm"]: r for r in records if r["point"]["term"] == "digits"}
+    if digits_records:
+        heterogeneity.plot_curves(axes[5], digits_records, list(digits_records))
+        axes[5].set_xlabel("iterations")
+        axes[5].set_ylabel("training loss f(x-bar)")
+        axes[5].set_title(f"digits MLP, {DIGITS_SHUFFLED:g}% shuffled, {DIGITS_WORKERS}-worker ring",
+                          fontsize=9)
+        axes[5].legend(fontsize=6.5)
+    else:
+        axes[5].set_axis_off()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90)
     plt.close(fig)
@@ -756,9 +991,11 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
              f"Exit status {report.exit_status} "
              "(1: the audit failed or a lower bound was beaten).", "", "## Verdicts", "",
              "| term | verdict |", "|---|---|"]
+    titles = {"audit": "class audit (A_B budget, zero-respecting)",
+              "digits": f"digits MLP at {DIGITS_SHUFFLED:g}% shuffled (final training loss; no lower bound)",
+              **{term: spec["title"] for term, spec in TERMS.items()}}
     for term, verdict in report.verdicts.items():
-        title = TERMS[term]["title"] if term in TERMS else "class audit (A_B budget, zero-respecting)"
-        lines.append(f"| {title} | {verdict} |")
+        lines.append(f"| {titles[term]} | {verdict} |")
     lines += ["", "## Class audit", "", f"{report.audit['instance']}, step {report.audit['step_size']:.4g}, "
               f"{report.audit['iterations']} iterations, seed {report.audit['seed']}.", ""]
     for check in report.audit["checks"]:
@@ -779,17 +1016,30 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
                   "explicit bound | status |", "|---|---|---|---|---|---|---|"]
         for record in report.records:
             point, result = record["point"], record["result"]
-            x = {"communication": f"n={point.get('n')}", "spectral_gap": f"kappa={point.get('kappa')}",
+            if point["term"] == "digits":
+                continue
+            x = {"communication": f"n={point.get('n')}",
+                 "communication_broom": f"n={point.get('n')} D={point.get('D')}",
+                 "spectral_gap": f"kappa={point.get('kappa')}",
                  "sampling": f"n={point.get('n')} B={point.get('batch')} p={point.get('p')}"}[point["term"]]
             bound = explicit_bound(record)
             lines.append(f"| {point['term']} | {point['algorithm']} | {x} | {result.get('t_eps')} | "
                          f"{result.get('t_eps_local')} | {'' if bound is None else f'{bound:.4g}'} | "
                          f"{result.get('status', '')} |")
+    if report.digits:
+        markdown, _ = heterogeneity.tuned_table(report.digits)
+        lines += ["", f"## Digits MLP at {DIGITS_SHUFFLED:g}% shuffled ({DIGITS_WORKERS}-worker ring)", "",
+                  "Each method tuned by the Figure 4 runner (`paper_figures.heterogeneity.tuned_curve`: the "
+                  "step grid scored by the final training loss on the tuning seed, DeTAG also over "
+                  "(eta, R)); final training loss f(x-bar) over every seed. Also in digits.md / digits.csv.",
+                  "",
+                  markdown.rstrip("\n")]
     if report.errors:
         lines += ["", "## Errors", "", *[f"- {e}" for e in report.errors]]
     lines += ["", "## Parameters", "", "```", json.dumps(to_jsonable(dataclasses.asdict(settings))), "```",
               "",
-              "Files: report.md, report.png, records.jsonl (every run), audit.json, exponents.csv.", ""]
+              "Files: report.md, report.png, records.jsonl (every run), audit.json, exponents.csv"
+              + (", digits.md, digits.csv." if report.digits else "."), ""]
     return "\n".join(lines)
 
 
@@ -832,18 +1082,31 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--baselines", default=",".join(BASELINES),
                         help="comma-separated algorithms measured beside the rule (default "
                              f"{','.join(BASELINES)}; empty: none)")
+    parser.add_argument("--digits", action="store_true",
+                        help="also the digits MLP at 0%% shuffled (Figure 2 setting) beside DeTAG and D2: "
+                             "final training loss, no lower bound (minutes)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=main)
+    parser.error = _one_line_error  # type: ignore[method-assign]  # a bad value is one line, not usage
+
+
+def _one_line_error(message: str) -> None:
+    """argparse's error for the verify subcommand (e.g. ``--seed x``): one line on stderr, exit status 2."""
+    print(f"decbounds verify: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def main(args: argparse.Namespace) -> int:
     """Run verify from parsed arguments; print the verdicts; return the exit status (2: bad input)."""
-    mode = "tiny" if args.tiny else "quick" if args.quick else "full"
     try:
+        if args.quick and args.tiny:
+            raise VerifyInputError("--quick and --tiny are exclusive: choose one mode (neither: the full "
+                                   "mode)")
+        mode = "tiny" if args.tiny else "quick" if args.quick else "full"
         baselines = tuple(b.strip() for b in args.baselines.split(",") if b.strip())
         report = verify(args.rule, mode=mode, out=args.out, seed=args.seed,
                         hyper=_hyper_arguments(args.hyper), baselines=baselines,
-                        progress=not args.no_progress)
+                        progress=not args.no_progress, digits=args.digits)
     except VerifyInputError as exc:
         print(f"decbounds verify: error: {exc}", file=sys.stderr)
         return 2

@@ -22,7 +22,8 @@ README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 VERDICT_STARTS = ("matches the lower bound's order", "worse: ", "not resolved on this range", v.VERDICT_BELOW,
                   "error: ")
 # tiny sizes with few points, so that a whole verify stays a few seconds
-SMALL = {"comm_sizes": (6, 9, 12, 15), "kappas": (1.0, 0.3, 0.1, 0.03), "sampling_seeds": 4}
+SMALL = {"comm_sizes": (6, 9, 12, 15), "kappas": (1.0, 0.3, 0.1, 0.03), "sampling_seeds": 4,
+         "broom_sizes": (6, 9, 12, 15)}
 
 
 def _records(out: pathlib.Path) -> list[dict]:
@@ -44,13 +45,24 @@ def test_new_algorithms_verify_in_tiny_mode(tmp_path, name, hyper):
     records = _records(tmp_path)
     assert records[0]["runner"] == "verify.audit"
     measured = [r for r in records[1:] if r["point"]["algorithm"] == name]
-    assert len(measured) == 4 + 4 + 5  # path sizes, kappas, sampling points
+    assert len(measured) == 4 + 4 + 4 + 5  # path sizes, broom sizes, kappas, sampling points
     for record in measured:
-        if record["point"]["term"] == "communication" and record["result"]["t_eps"] is not None:
+        if record["point"]["term"] in v.COMMUNICATION_TERMS and record["result"]["t_eps"] is not None:
             assert record["result"]["t_eps"] >= record["result"]["explicit_bound"]
     with open(tmp_path / "exponents.csv") as handle:
         rows = list(csv.DictReader(handle))
     assert {row["term"] for row in rows} == set(v.TERMS)
+    assert not any(r["point"]["term"] == "digits" for r in records[1:])  # the digits term is opt-in
+    # the broom: its own verdict row and exponent rows, every size with its groups D = 3 hops apart
+    broom = [r for r in measured if r["point"]["term"] == "communication_broom"]
+    assert {r["point"]["n"] for r in broom} == set(SMALL["broom_sizes"])
+    assert {(r["point"]["D"], r["result"]["dist"], r["params"]["D"]) for r in broom} == {(3, 3, 3)}
+    assert len({r["result"]["explicit_bound"] for r in broom}) == 1  # flat in n at fixed D
+    broom_rows = {row["algorithm"]: row for row in rows if row["term"] == "communication_broom"}
+    assert {name, f"{name} (workers)"} <= set(broom_rows)
+    assert float(broom_rows[name]["optimal"]) == 0.0 and broom_rows[name]["verdict"] == report.verdicts[
+        "communication_broom"]
+    assert "Thm 1's broom" in text and "| communication_broom | " in text and "n=15 D=3" in text
     assert (tmp_path / "report.png").stat().st_size > 10_000
 
 
@@ -67,6 +79,72 @@ def test_baselines_are_measured_in_the_same_run_and_a_rerun_resumes(tmp_path):
                      progress=False)
     assert again.verdicts == report.verdicts
     assert len(_records(tmp_path)) == lines + 1  # only the audit line is new: every run was reused
+
+
+def test_the_broom_term_exponent_is_the_catalogs():
+    """The broom's optimal exponent in n is that of lower_bound_any's communication term Delta L D / eps^2
+    (Thm 1) at fixed D: 0; the path's 1 is the exponent of its hop distance n - 2 ceil(n/3) + 1 ~ n/3."""
+    import sympy as sp
+
+    import bounds
+
+    term = bounds.get("lower_bound_any").terms["communication"]
+    n = sp.Symbol("n", positive=True)
+    by_name = {str(s): s for s in term.free_symbols}
+    assert "D" in by_name and "n" not in by_name
+    assert float(sp.simplify(n * sp.diff(term, n) / term)) == v.TERMS["communication_broom"]["optimal"] == 0
+    D = by_name["D"]
+    assert float(sp.simplify(D * sp.diff(term, D) / term)) == 1  # the bound grows with the diameter instead
+    assert v.TERMS["communication"]["optimal"] == 1
+
+
+def test_digits_term_in_tiny_mode(tmp_path):
+    """--digits: the rule (with its hyper-parameter grid) beside D^2 on the digits MLP at 0% shuffled, tuned
+    by the Figure 4 runner; a verdict row, the table in report.md and digits.csv, a sixth panel in
+    report.png, and no effect on the exit status."""
+    sizes = {**SMALL, "comm_sizes": (6, 9, 12), "broom_sizes": (6, 9, 12), "kappas": (1.0, 0.1, 0.03),
+             "sigma2_points": ((2, 1, 8e-3), (2, 1, 4e-3)), "nb_points": ((2, 1, 8e-3),),
+             "digits_iterations": 12}
+    report = v.verify("mg_dsgd", mode="tiny", out=tmp_path, hyper={"R": 2, "form": "cta"}, baselines=("d2",),
+                      sizes=sizes, progress=False, digits=True)
+    assert report.exit_status == 0
+    verdict = report.verdicts["digits"]
+    assert re.match(r"(lower than|higher than|overlapping) D\^2 \(\d", verdict), verdict
+    assert "mg_dsgd " in verdict and "over 3 seeds after 12 iterations, 0% shuffled digits" in verdict
+    digits = [r for r in _records(tmp_path)[1:] if r["point"]["term"] == "digits"]
+    assert {r["point"]["algorithm"] for r in digits} == {"mg_dsgd", "d2"}
+    mine = next(r for r in digits if r["point"]["algorithm"] == "mg_dsgd")
+    assert mine["point"]["rule_id"] == v.fingerprint(algorithms.rule_class("mg_dsgd"))
+    assert mine["result"]["hyper"]["R"] == 2 and mine["result"]["hyper"]["form"] == "cta"
+    assert mine["point"]["network"] == {"topology": "ring", "n": 8, "kappa": None}
+    assert mine["point"]["shuffled_percent"] == 0.0 and mine["result"]["checkpoints"][-1] == 12
+    text = (tmp_path / "report.md").read_text()
+    assert "| digits MLP at 0% shuffled (final training loss; no lower bound) | " in text
+    assert "## Digits MLP at 0% shuffled (8-worker ring)" in text
+    with open(tmp_path / "digits.csv") as handle:
+        rows = {row["algorithm"]: row for row in csv.DictReader(handle)}
+    assert set(rows) == {"mg_dsgd", "d2"}
+    summary = v.final_losses(mine)
+    assert float(rows["mg_dsgd"]["final_loss_median"]) == pytest.approx(summary["median"])
+    assert summary["min"] <= summary["median"] <= summary["max"]
+    assert f"| mg_dsgd | {float(rows['mg_dsgd']['step_size']):.4g} |" in text
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_digits_verdict_compares_ranges():
+    def record(algorithm, finals):
+        return {"point": {"term": "digits", "algorithm": algorithm},
+                "result": {"final_loss": finals, "diverged": [f is None for f in finals]}}
+
+    records = [record("mine", [0.1, 0.2, 0.15]), record("detag", [0.3, 0.4, 0.35]),
+               record("d2", [0.18, 0.5, 0.3])]
+    verdict = v.digits_verdict("mine", records, 100)
+    assert verdict.startswith("lower than DeTAG (0.35 [0.3, 0.4]); overlapping D^2 (0.3 [0.18, 0.5]): "
+                              "mine 0.15")
+    records[0] = record("mine", [None, None, None])
+    assert "not comparable with DeTAG" in v.digits_verdict("mine", records, 100)
+    assert "diverged on all 3 seeds" in v.digits_verdict("mine", records, 100)
+    assert "neither DeTAG nor D^2 was measured" in v.digits_verdict("mine", records[:1], 100)
 
 
 # ------------------------------------------------------------------------------- misbehaving rules
@@ -190,6 +268,19 @@ def test_bad_specs_are_one_line_errors(tmp_path, monkeypatch):
         v.verify("extra", mode="huge")
     with pytest.raises(v.VerifyInputError, match="unknown sizes field"):
         v.verify("extra", mode="tiny", sizes={"diameter": 3})
+    bad_options = {
+        "digits must be True or False; got digits='yes'": {"digits": "yes"},
+        "broom_sizes: at n=6 the broom of diameter 4 puts its end groups": {"sizes": {"broom_diameter": 4}},
+        "broom_diameter must be a positive integer; got broom_diameter=0": {"sizes": {"broom_diameter": 0}},
+        "broom_sizes must hold integers >= 2; got 6.5": {"sizes": {"broom_sizes": (6.5, 12)}},
+        "digits_mode must be one of ('tiny', 'quick', 'full'); got digits_mode='huge'":
+            {"sizes": {"digits_mode": "huge"}},
+        "digits_iterations must be a positive integer or None; got digits_iterations=0":
+            {"sizes": {"digits_iterations": 0}},
+    }
+    for message, options in bad_options.items():
+        with pytest.raises(v.VerifyInputError, match=re.escape(message)):
+            v.verify("extra", mode="tiny", out=tmp_path / "out", progress=False, **options)
 
 
 def test_cli_bad_spec_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
@@ -197,6 +288,16 @@ def test_cli_bad_spec_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
     assert cli.main(["verify", "no_such_module_xyz:Rule", "--tiny", "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("decbounds verify: error: cannot import") and "\n" not in err
+    assert cli.main(["verify", "extra", "--quick", "--tiny", "--digits", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("decbounds verify: error: --quick and --tiny are exclusive: choose one mode (neither: the "
+                   "full mode)")
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["verify", "extra", "--tiny", "--digits", "--seed", "x"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "decbounds verify: error: argument --seed: invalid int value: 'x'"
+    assert not (tmp_path / "verify-extra").exists()  # nothing ran
 
 
 # ---------------------------------------------------------------------------------------------- README
