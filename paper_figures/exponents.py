@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from paper_figures.fit import ExponentRow, write_exponent_table
 from paper_figures.plotting import DEFAULT_OUT_DIR, atomic_write_bytes
 
+__all__ = ["COMBINED_STEM", "MEASURED_FIGURES", "main", "write_combined", "write_figure_table"]
+
 #: The figures whose tables are joined, in this order.
 MEASURED_FIGURES: tuple[str, ...] = ("communication", "sampling")
 
@@ -26,7 +28,26 @@ COMBINED_STEM = "exponents"
 
 def write_figure_table(rows: Sequence[ExponentRow], out_dir: str | pathlib.Path, figure: str
                        ) -> list[pathlib.Path]:
-    """Write ``<out_dir>/<figure>_exponents.md`` and ``.csv``; return both paths."""
+    """Write ``<out_dir>/<figure>_exponents.md`` and ``.csv``; return both paths.
+
+    Parameters
+    ----------
+    rows : sequence of ExponentRow
+        From ``paper_figures.fit.exponent_rows``.
+    out_dir : str or pathlib.Path
+        The output folder.
+    figure : str
+        The figure's plain name (no "/").
+
+    Returns
+    -------
+    list of pathlib.Path
+
+    Raises
+    ------
+    ValueError
+        If ``figure`` is empty or holds a "/".
+    """
     if not figure or "/" in figure:
         raise ValueError(f"figure must be a plain name; got figure={figure!r}")
     return write_exponent_table(rows, pathlib.Path(out_dir) / f"{figure}_exponents")
@@ -44,6 +65,38 @@ def write_combined(out_dir: str | pathlib.Path, figures: Sequence[str] = MEASURE
     Returns the two paths, or [] when no figure has written its table yet. The markdown header (2 lines)
     and CSV header (1 line) are taken from the first table; ValueError if the tables' headers differ. The
     markdown tables' notes (the runs behind violated rows) follow the joined table.
+
+    Parameters
+    ----------
+    out_dir : str or pathlib.Path
+        The folder the figures wrote to.
+    figures : sequence of str
+        Figure names, in table order (default `MEASURED_FIGURES`).
+
+    Returns
+    -------
+    list of pathlib.Path
+        ``exponents.md`` and ``exponents.csv``, or [] when no table exists.
+
+    Raises
+    ------
+    ValueError
+        If two tables' headers differ (written by different versions).
+
+    Examples
+    --------
+    >>> import shutil, tempfile
+    >>> from paper_figures.fit import exponent_rows
+    >>> def record(n):
+    ...     return {"point": {"algorithm": "dsgt"}, "params": {"n": n},
+    ...             "result": {"t_eps": 3 * n, "status": "converged"}}
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> write_combined(folder)  # nothing written yet
+    []
+    >>> _ = write_figure_table(exponent_rows("n", [record(n) for n in (4, 8, 16)], "n"), folder, "sampling")
+    >>> [path.name for path in write_combined(folder)]
+    ['exponents.md', 'exponents.csv']
+    >>> shutil.rmtree(folder)
     """
     out_dir = pathlib.Path(out_dir)
     written = []

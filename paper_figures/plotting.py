@@ -23,6 +23,22 @@ import matplotlib.pyplot as plt
 
 import algorithms
 
+__all__ = [
+    "ALGORITHM_STYLES",
+    "BOUND_STYLE",
+    "DEFAULT_OUT_DIR",
+    "add_figure_arguments",
+    "atomic_write_bytes",
+    "blank_figure",
+    "figure_main",
+    "full_from_environment",
+    "label",
+    "new_figure",
+    "save_figure",
+    "style",
+    "wants_full",
+]
+
 #: Default output folder of every figure (git-ignored).
 DEFAULT_OUT_DIR = pathlib.Path(__file__).resolve().parent / "out"
 
@@ -40,7 +56,26 @@ _FALLBACK_MARKERS = ("*", "h", "p", "X", "d", "8")
 
 
 def style(algorithm: str) -> dict[str, Any]:
-    """Matplotlib keywords (color, marker, linestyle, label) of `algorithm`; stable for unknown names too."""
+    """Matplotlib keywords (color, marker, linestyle, label) of `algorithm`; stable for unknown names too.
+
+    Parameters
+    ----------
+    algorithm : str
+        A registered algorithm name (its `algorithms.PlotStyle`), or any other name (a fallback look chosen
+        from the name's bytes, the same in every process).
+
+    Returns
+    -------
+    dict
+        Keywords for ``Axes.plot``.
+
+    Examples
+    --------
+    >>> style("detag")
+    {'color': 'tab:red', 'marker': 'o', 'label': 'DeTAG', 'linestyle': '-'}
+    >>> style("my_method")["label"]
+    'my_method'
+    """
     if algorithm in algorithms.algorithm_names():
         return algorithms.entry(algorithm).style.as_dict()
     index = sum(algorithm.encode()) % len(_FALLBACK_COLORS)  # stable across processes, unlike hash()
@@ -49,13 +84,40 @@ def style(algorithm: str) -> dict[str, Any]:
 
 
 def label(algorithm: str) -> str:
-    """The display name of `algorithm`."""
+    """The display name of `algorithm` (its `style`'s label).
+
+    Examples
+    --------
+    >>> label("d2")
+    'D$^2$'
+    """
     return style(algorithm)["label"]
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: float = 4.2,
                **subplots: Any) -> tuple[matplotlib.figure.Figure, Any]:
-    """``plt.subplots`` with a constrained layout and a panel size of `width` x `height` inches."""
+    """``plt.subplots`` with a constrained layout and a panel size of `width` x `height` inches.
+
+    Parameters
+    ----------
+    nrows, ncols : int, default 1
+        Panels.
+    width, height : float
+        Inches per panel.
+    **subplots
+        Passed to ``plt.subplots`` (``sharey=True``, ...).
+
+    Returns
+    -------
+    tuple of (matplotlib.figure.Figure, Axes or array of Axes)
+
+    Examples
+    --------
+    >>> fig, axes = new_figure(1, 2)
+    >>> fig.get_size_inches().tolist(), len(axes)
+    ([12.8, 4.2], 2)
+    >>> plt.close(fig)
+    """
     return plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), layout="constrained",
                         **subplots)
 
@@ -66,7 +128,30 @@ def blank_figure(width: float = 6.4, height: float = 4.2) -> matplotlib.figure.F
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> pathlib.Path:
-    """Write `data` to `path` through a temporary file in the same folder and ``os.replace``."""
+    """Write `data` to `path` through a temporary file in the same folder and ``os.replace``.
+
+    A killed run leaves the old file or the new one, never half a file; the folder is created.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The destination.
+    data : bytes
+        The whole content.
+
+    Returns
+    -------
+    pathlib.Path
+        `path`.
+
+    Examples
+    --------
+    >>> import shutil
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> atomic_write_bytes(folder / "a" / "note.txt", b"done").read_text()
+    'done'
+    >>> shutil.rmtree(folder)
+    """
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -84,7 +169,27 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> pathlib.Pat
 
 def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], name: str, *,
                 dpi: int = 150) -> list[pathlib.Path]:
-    """Save `fig` as ``<out_dir>/<name>.png`` and ``.pdf`` (each atomically), close it, return both paths."""
+    """Save `fig` as ``<out_dir>/<name>.png`` and ``.pdf`` (each atomically), close it, return both paths.
+
+    The PDF carries no creation date and the PNG no software tag, so that the same figure gives the same
+    bytes from run to run.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        Closed afterwards, also on error.
+    out_dir : str or os.PathLike
+        Output folder (created).
+    name : str
+        File stem.
+    dpi : int, default 150
+        Resolution of the PNG.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and the PDF.
+    """
     out_dir = pathlib.Path(out_dir)
     paths = []
     try:
@@ -115,13 +220,36 @@ def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def wants_full(args: argparse.Namespace) -> bool:
-    """Full mode: ``--full``, or ``FULL=1`` in the environment unless ``--tiny`` was given."""
+    """Full mode: ``--full``, or ``FULL=1`` in the environment unless ``--tiny`` was given.
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser()
+    >>> add_figure_arguments(parser)
+    >>> wants_full(parser.parse_args(["--tiny"]))
+    False
+    """
     return bool(args.full or (full_from_environment() and not args.tiny))
 
 
 def figure_main(make: Callable[..., list[pathlib.Path]], description: str,
                 argv: Sequence[str] | None = None) -> int:
-    """A figure module's ``main(argv)``: parse the common options, call ``make``, print the files written."""
+    """A figure module's ``main(argv)``: parse the common options, call ``make``, print the files written.
+
+    Parameters
+    ----------
+    make : callable
+        The figure's ``make(out_dir, *, full, tiny) -> list of paths``.
+    description : str
+        The command's help text.
+    argv : sequence of str, optional
+        Arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+    """
     parser = argparse.ArgumentParser(description=description)
     add_figure_arguments(parser)
     args = parser.parse_args(argv)
