@@ -65,6 +65,25 @@ from bounds.symbols import (
     varsigma0,
 )
 
+__all__ = [
+    "CATALOG",
+    "CENTRALIZED_SGD_AFTER_T",
+    "COR2_INSTANCE_VARSIGMA0",
+    "PATH_HOP_DISTANCE",
+    "SETTING1_CHAIN_LENGTH",
+    "SETTING1_REVEAL_PROBABILITY",
+    "SETTING1_REVEAL_PROBABILITY_SHARP",
+    "SETTING2_CHAIN_LENGTH",
+    "dominant_term",
+    "gap",
+    "get",
+    "names",
+    "path_hop_distance",
+    "setting1_chain_length",
+    "setting1_reveal_probability",
+    "setting2_chain_length",
+]
+
 # The zero-chain construction's constants (Arjevani et al. Lemma 2) live in bounds.constants, the one
 # definition that instances/ imports too.
 
@@ -330,7 +349,10 @@ def _catalog() -> dict[str, Rate]:
                          "'additional mild conditions' of the source (not recalled)"),
             status="recalled",
             doc="Matches yuan2022_lower_bound up to logarithms. The hidden log is recalled as log n (the "
-                "multi-gossip rounds that reach a 1/sqrt(n) contraction, as in DeTAG's R) -- UNCONFIRMED.",
+                "multi-gossip rounds that reach a 1/sqrt(n) contraction, as in DeTAG's R) -- UNCONFIRMED. "
+                "A search of public pages, code and issues (the queries are listed in algorithms.mg_dsgd) "
+                "found the paper's title, authors and abstract but not its algorithm statement or this "
+                "rate, so the entry and the rule stay recalled.",
         ),
         Rate(
             name="alghunaim_yuan2022",
