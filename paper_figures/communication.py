@@ -81,6 +81,38 @@ from paper_figures.sweep import (
     winner_index,
 )
 
+__all__ = [
+    "BROOM_SERIES",
+    "CHAIN_LENGTH",
+    "FIT_TAIL",
+    "MODES",
+    "NAME",
+    "PAPER_START_PHASES",
+    "PREDICT",
+    "PREDICTED_BY",
+    "SERIES",
+    "STEP_FRACTIONS",
+    "cor2_anchor",
+    "cor2_varsigma0",
+    "detag_phases",
+    "diameter",
+    "exponent_table",
+    "gossip_contraction",
+    "gossip_eigenvalues",
+    "gossip_lam",
+    "is_broom",
+    "main",
+    "make",
+    "measure_point",
+    "path_metropolis_eigenvalues",
+    "path_metropolis_lam",
+    "plot",
+    "run_measurements",
+    "sweep_points",
+    "tail_records",
+    "tuned_status",
+]
+
 NAME = "communication"
 
 #: Chain length of the zero chain (short: the hop count, not the chain, should dominate; docs/errata.md E20).
@@ -225,14 +257,14 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
     name = "detag" if series.startswith("detag") else series
     tuned, local = tune_both(name, problem, W, steps, tol=problem.epsilon, iterations=cap, **options)
     grid: list[dict[str, Any]] = []
-    for result, limit in zip(tuned.results, tuned.limits, strict=True):
+    for result, limit in zip(tuned.grid.runs, tuned.grid.limits, strict=True):
         entry = outcome(result)
         if series.startswith("detag"):
             entry["contraction"] = gossip_contraction(n, result.hyper["R"], result.hyper["gossip"],
                                                       result.hyper["start"], setting["eta"], D)
             entry["stopped_at_incumbent"] = result.t_eps is None and limit < cap
         grid.append(entry)
-    best = grid[winner_index(tuned)] if tuned.winner else grid[0]
+    best = grid[winner_index(tuned)] if tuned.grid.winner is not None else grid[0]
     result = {**best, "status": tuned_status(grid, best), "capped": best["t_eps"] is None, "cap": cap,
               "grid": grid, **local, "explicit_bound": int(problem.iteration_lower_bound),
               "dist": int(problem.dist)}
@@ -509,7 +541,34 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: bool = False
          ) -> list[pathlib.Path]:
-    """Run (or resume) the sweep, draw the figure, write the exponent tables; return the files written."""
+    """Run (or resume) the sweep, draw the figure, write the exponent tables; return the files written.
+
+    Records go to ``<out_dir>/communication.jsonl`` (resumable, ``paper_figures.sweep``).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        Output folder (created; default ``paper_figures/out``).
+    full : bool, default False
+        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
+    tiny : bool, default False
+        A seconds-long sweep for the test suite (wins over ``full``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and PDF, the figure's exponent tables and the combined ones (``paper_figures.exponents``).
+
+    References
+    ----------
+    Lu & De Sa (2021), Thm 1 and Cor. 2; docs/theory.md §4.3, §4.4; docs/errata.md E17-E20, E25.
+
+    Examples
+    --------
+    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
+
+        python -m paper_figures.communication --tiny --out /tmp/figures
+    """
     mode = _mode(full, tiny)
     out_dir = pathlib.Path(out_dir)
     records = run_measurements(out_dir, mode, progress=not tiny)

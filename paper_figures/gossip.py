@@ -31,6 +31,21 @@ import instances
 from bounds.detag_params import accelerated_gossip_rho
 from paper_figures.plotting import BOUND_STYLE, DEFAULT_OUT_DIR, blank_figure, figure_main, save_figure
 
+__all__ = [
+    "GOSSIP_METHODS",
+    "METHOD_COLORS",
+    "SIZES",
+    "TOPOLOGY_TITLES",
+    "WEIGHT_RULES",
+    "WEIGHT_STYLES",
+    "GossipFigureSize",
+    "build_graph",
+    "consensus_contraction",
+    "main",
+    "make",
+    "spectral_gaps",
+]
+
 WEIGHT_RULES: tuple[str, ...] = ("fmmc", "metropolis", "max_degree")
 WEIGHT_STYLES: dict[str, dict[str, Any]] = {
     "fmmc": {"color": "tab:red", "marker": "o", "linestyle": "-", "label": "FMMC (cvxpy)"},
@@ -126,7 +141,33 @@ def _rounds(max_rounds: int) -> np.ndarray:
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
          tiny: bool = False) -> list[pathlib.Path]:
-    """Compute and draw Figure 5; write ``gossip.png`` and ``gossip.pdf`` to `out_dir`."""
+    """Compute and draw Figure 5; write ``gossip.png`` and ``gossip.pdf`` to `out_dir`.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        Output folder (created; default ``paper_figures/out``).
+    full : bool, default False
+        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
+    tiny : bool, default False
+        A seconds-long sweep for the test suite (wins over ``full``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        ``gossip.png`` and ``gossip.pdf``.
+
+    References
+    ----------
+    Boyd, Diaconis & Xiao (2004), Fastest mixing Markov chain on a graph; docs/theory.md §7.2, §12,
+    §14; docs/errata.md E18, E29, E30.
+
+    Examples
+    --------
+    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
+
+        python -m paper_figures.gossip --tiny --out /tmp/figures
+    """
     if full and tiny:
         raise ValueError("full and tiny are exclusive; choose one mode")
     size = SIZES["full" if full else "tiny" if tiny else "quick"]

@@ -56,6 +56,35 @@ from paper_figures.plotting import (
 )
 from paper_figures.sweep import SerialExecutor, default_executor, outcome, point_key, run_sweep
 
+__all__ = [
+    "ALGORITHMS",
+    "DATA_SEED",
+    "DETAG_ETA_R",
+    "MODEL",
+    "MODES",
+    "PARTITIONS",
+    "CurveMode",
+    "Network",
+    "curve_checkpoints",
+    "curve_point",
+    "describe_hyper",
+    "digits",
+    "final_loss_score",
+    "loss_curves",
+    "main",
+    "make",
+    "make_executor",
+    "mode_name",
+    "momentum_hyper",
+    "network_matrix",
+    "plot_curves",
+    "summary_row",
+    "tuned_curve",
+    "tuned_curves",
+    "tuned_table",
+    "write_table",
+]
+
 #: The methods of Figure 2 in the paper plus GT-DSGD and centralized SGD (docs/theory.md §9).
 ALGORITHMS: tuple[str, ...] = ("dpsgd", "d2", "dsgt", "gt_dsgd", "detag", "centralized")
 #: X% shuffled, most homogeneous first (docs/theory.md §9.1).
@@ -236,14 +265,14 @@ def tuned_curve(point: Mapping[str, Any]) -> dict[str, Any]:
     hyper = {**momentum_hyper(algorithm, float(point["momentum"])), **point.get("hyper", {})}
     stage1 = {**hyper, "eta": 0.0, "R": 1} if algorithm == "detag" else hyper
     tuned = algorithms.tune(algorithm, oracle, W, list(point["step_sizes"]), **common, **stage1)
-    runs = list(tuned.results)
-    if algorithm == "detag" and len(point["detag_eta_r"]) > 1 and tuned.winner:
+    runs = list(tuned.grid.runs)
+    if algorithm == "detag" and len(point["detag_eta_r"]) > 1 and tuned.grid.winner is not None:
         pairs = [{"eta": float(eta), "R": int(R)} for eta, R in point["detag_eta_r"]]
         second = algorithms.tune(algorithm, oracle, W, [tuned.step_size], groups=pairs, **common, **hyper)
-        runs += second.results
-        if second.winner and second.t_eps < tuned.t_eps:
+        runs += second.grid.runs
+        if second.grid.score is not None and second.grid.score < tuned.grid.score:
             tuned = second
-    winner = tuned.winner[0] if tuned.winner else runs[0]
+    winner = tuned  # the winner's run on the first seed (the first configuration's when none won)
     settings = {key: value for key, value in winner.hyper.items()
                 if key in ("momentum", "beta", "eta", "R", "start", *point.get("hyper", {}))}
     seeds = [*point["tune_seeds"], *point["extra_seeds"]]
@@ -381,7 +410,34 @@ def write_table(rows: Sequence[dict[str, Any]], out_dir: pathlib.Path, stem: str
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: bool = False,
          executor_factory: Callable[[bool], Any] = make_executor) -> list[pathlib.Path]:
-    """Run (or resume) the sweep and draw Figure 4: one PNG + PDF per network, and the tuned table."""
+    """Run (or resume) the sweep and draw Figure 4: one PNG + PDF per network, and the tuned table.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        Output folder (created; default ``paper_figures/out``).
+    full : bool, default False
+        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
+    tiny : bool, default False
+        A seconds-long sweep for the test suite (wins over ``full``).
+    executor_factory : callable, default `make_executor`
+        ``executor_factory(tiny) -> concurrent.futures.Executor`` for the sweep.
+
+    Returns
+    -------
+    list of pathlib.Path
+        One PNG and PDF per network, and the table of tuned hyper-parameters.
+
+    References
+    ----------
+    Lu & De Sa (2021/2023), Sect. 7 (the heterogeneity experiment); docs/theory.md §9.1; docs/errata.md E32.
+
+    Examples
+    --------
+    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
+
+        python -m paper_figures.heterogeneity --tiny --out /tmp/figures
+    """
     name = mode_name(full, tiny)
     mode = MODES[name]
     out_dir = pathlib.Path(out_dir)

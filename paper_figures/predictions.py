@@ -32,6 +32,8 @@ from paper_figures.plotting import (
     style,
 )
 
+__all__ = ["MIN_GAP", "PARAMETERS", "main", "make", "predicted_curves"]
+
 PARAMETERS: dict[str, float] = {
     "Delta": 100.0, "L": 1.0, "sigma": 0.1, "varsigma": 1.0, "varsigma0": 1.0,
     "n": 16, "B": 1, "D": 15, "epsilon": 0.01,
@@ -72,7 +74,34 @@ def _groups(curves: dict[str, np.ndarray], kind: str) -> list[list[str]]:
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
          tiny: bool = False) -> list[pathlib.Path]:
-    """Write ``predictions.png`` and ``predictions.pdf`` to ``out_dir``; return the two paths."""
+    """Write ``predictions.png`` and ``predictions.pdf`` to ``out_dir``; return the two paths.
+
+    No sweep: every curve is a catalog entry evaluated at `PARAMETERS` (`predicted_curves`).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        Output folder (created; default ``paper_figures/out``).
+    full : bool, default False
+        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
+    tiny : bool, default False
+        A seconds-long sweep for the test suite (wins over ``full``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        ``predictions.png`` and ``predictions.pdf``.
+
+    References
+    ----------
+    docs/theory.md §8 (Table 2) and §13 (the catalog).
+
+    Examples
+    --------
+    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
+
+        python -m paper_figures.predictions --tiny --out /tmp/figures
+    """
     points = 16 if tiny else 1000 if full else 200
     gaps = np.logspace(math.log10(MIN_GAP), 0.0, points)
     curves = predicted_curves(gaps)

@@ -53,6 +53,26 @@ from paper_figures.plotting import (
 )
 from paper_figures.sweep import Record, SerialExecutor, default_executor, run_sweep
 
+__all__ = [
+    "BOUNDS_DRAWN",
+    "CHAIN_LENGTH",
+    "MODES",
+    "NAME",
+    "PREDICT",
+    "SEEDS",
+    "VARIABLE_OF",
+    "exponent_table",
+    "iteration_cap",
+    "main",
+    "make",
+    "measure_point",
+    "noise_level",
+    "plot",
+    "run_measurements",
+    "seed_records",
+    "sweep_points",
+]
+
 NAME = "sampling"
 
 #: Chain length (T_c - 1 = 5 reveals; docs/errata.md E22 used 10, a shorter chain halves the cost).
@@ -132,7 +152,7 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
     tuned = algorithms.tune(point["algorithm"], oracle, W, [1.0 / problem.smoothness],
                             seeds=list(range(int(point["seeds"]))), iterations=int(point["cap"]),
                             batch=batch, tol=problem.epsilon, **hyper)
-    results = tuned.results
+    results = tuned.grid.runs
     t_eps = [result.t_eps for result in results]
     as_float = np.array([math.inf if t is None else float(t) for t in t_eps])
     quartiles = [float(q) for q in np.percentile(as_float, [25, 75])]
@@ -140,13 +160,13 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
     local_float = np.array([math.inf if t is None else float(t) for t in local])
     local_median = float(np.median(local_float))
     result = {
-        "t_eps": tuned.t_eps, "t_eps_seeds": t_eps,
+        "t_eps": tuned.grid.score, "t_eps_seeds": t_eps,
         "quartiles": [q if math.isfinite(q) else None for q in quartiles],
         "t_eps_local": local_median if math.isfinite(local_median) else None, "t_eps_local_seeds": local,
         "capped_seeds": sum(t is None for t in t_eps), "cap": int(point["cap"]),
         "step_size": 1.0 / problem.smoothness, "hyper": {k: v for k, v in results[0].hyper.items()},
         "diverged": any(result.diverged for result in results),
-        "status": "converged" if tuned.t_eps is not None else (
+        "status": "converged" if tuned.grid.score is not None else (
             "diverged" if all(result.diverged for result in results) else "max_iterations"),
         "status_seeds": [result.status for result in results],
     }
@@ -311,7 +331,32 @@ def _bound_curve(bound: str, x: np.ndarray, sweep: str, reference: dict[str, Any
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: bool = False
          ) -> list[pathlib.Path]:
-    """Run (or resume) both sweeps, draw the figure, write the exponent tables; return the files written."""
+    """Run (or resume) both sweeps, draw the figure, write the exponent tables; return the files written.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        Output folder (created; default ``paper_figures/out``).
+    full : bool, default False
+        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
+    tiny : bool, default False
+        A seconds-long sweep for the test suite (wins over ``full``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and PDF, the figure's exponent tables and the combined ones (``paper_figures.exponents``).
+
+    References
+    ----------
+    Lu & De Sa (2021), Thm 1 (the sampling term); docs/theory.md §4.2; docs/errata.md E21-E23, E34.
+
+    Examples
+    --------
+    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
+
+        python -m paper_figures.sampling --tiny --out /tmp/figures
+    """
     mode = _mode(full, tiny)
     out_dir = pathlib.Path(out_dir)
     sweeps = run_measurements(out_dir, mode, progress=not tiny)

@@ -74,6 +74,31 @@ from paper_figures.plotting import (
 )
 from paper_figures.sweep import outcome, run_sweep, tune_both
 
+__all__ = [
+    "COMMUNICATION_KAPPA",
+    "CURVE_KAPPAS",
+    "CURVE_MODES",
+    "CURVE_WORKERS",
+    "GAP_MODES",
+    "GOSSIP_ALGORITHMS",
+    "PREDICT",
+    "PREDICTED_BY",
+    "WORKER_SWEEP",
+    "GapMode",
+    "curve_networks",
+    "detag_phase_lengths",
+    "exponent_rows",
+    "gap_points",
+    "gossip_contraction",
+    "inv_gap",
+    "main",
+    "make",
+    "path_instance",
+    "plot_gap_panel",
+    "teps_table",
+    "tuned_t_eps",
+]
+
 #: Methods of panel (a); centralized SGD does not gossip, so it runs once (its T_eps does not depend on W).
 GOSSIP_ALGORITHMS: tuple[str, ...] = ("detag", "d2", "dsgt", "dpsgd")
 #: Catalog entry each method's measured exponent is compared with.
@@ -204,12 +229,12 @@ def tuned_t_eps(point: Mapping[str, Any]) -> dict[str, Any]:
     if algorithm != "detag" or options["groups"]:
         tuned, local = tune_both(algorithm, problem, W, steps, tol=problem.epsilon, iterations=cap,
                                  **options)
-        for result in tuned.results:
+        for index, result in enumerate(tuned.grid.runs):
             entry = outcome(result)
             entry["hyper"] = {k: v for k, v in entry["hyper"].items() if k in ("R", "eta", "start", "form")}
             entry["stopped_at"] = result.iterations
             configs.append(entry)
-            if result is (tuned.winner[0] if tuned.winner else None):
+            if index == tuned.grid.winner:
                 best = entry
     varsigma0 = instances.varsigma0_at_start(problem)
     params = {"n": problem.n, "lam": lam, "D": problem.n - 1, "Delta": problem.Delta, "L": problem.L,
@@ -380,7 +405,33 @@ def curve_networks() -> list[Network]:
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
          tiny: bool = False) -> list[pathlib.Path]:
-    """Run (or resume) both sweeps and draw Figure 3; returns the PNG, PDF and table files."""
+    """Run (or resume) both sweeps and draw Figure 3; returns the PNG, PDF and table files.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        Output folder (created; default ``paper_figures/out``).
+    full : bool, default False
+        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
+    tiny : bool, default False
+        A seconds-long sweep for the test suite (wins over ``full``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and PDF of both panels and the T_eps table.
+
+    References
+    ----------
+    Lu & De Sa (2021/2023), Sect. 7 (the spectral-gap experiment); docs/theory.md §9.2;
+    docs/errata.md E20, E33.
+
+    Examples
+    --------
+    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
+
+        python -m paper_figures.spectral_gap --tiny --out /tmp/figures
+    """
     name = mode_name(full, tiny)
     gap_mode, curve_mode = GAP_MODES[name], CURVE_MODES[name]
     out_dir = pathlib.Path(out_dir)

@@ -47,6 +47,22 @@ from paper_figures.plotting import (
     style,
 )
 
+__all__ = [
+    "FIGURE_METHODS",
+    "LAM_A",
+    "MODES",
+    "RATE_VALUES",
+    "STEP",
+    "Mode",
+    "R",
+    "main",
+    "make",
+    "rate_after",
+    "rounds",
+    "solve_point",
+    "table",
+]
+
 #: (worst-case method, catalog rate compared with, the rate's communication term is in eps^-2 of this
 #: convention) -- D-PSGD as Lian et al.'s combine-then-adapt DGD.
 FIGURE_METHODS: tuple[tuple[str, str], ...] = (("dgd_cta", "dpsgd"), ("dsgt", "dsgt"), ("extra", "extra"),
@@ -124,7 +140,32 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
          tiny: bool = False) -> list[pathlib.Path]:
-    """Solve every point and draw ``worst_case.png`` / ``.pdf``; returns those files and the CSV table."""
+    """Solve every point and draw ``worst_case.png`` / ``.pdf``; returns those files and the CSV table.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        Output folder (created; default ``paper_figures/out``).
+    full : bool, default False
+        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
+    tiny : bool, default False
+        A seconds-long sweep for the test suite (wins over ``full``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        ``worst_case.png``, ``worst_case.pdf`` and ``worst_case.csv``.
+
+    References
+    ----------
+    docs/theory.md §16 (performance estimation).
+
+    Examples
+    --------
+    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
+
+        python -m paper_figures.worst_case --tiny --out /tmp/figures
+    """
     if full and tiny:
         raise ValueError("full and tiny are exclusive; choose one mode")
     mode = MODES["full" if full else "tiny" if tiny else "quick"]
