@@ -17,6 +17,8 @@ from bounds.validation import require_choice, require_count, require_positive
 from instances.protocol import LocalFunctions
 from oracles.base import Oracle
 
+__all__ = ["MAX_ITERATIONS", "as_oracle", "run", "run_batch"]
+
 #: The largest iteration cap a run accepts (10^12 iterations take days even at a microsecond each).
 MAX_ITERATIONS = 10**12
 

@@ -8,6 +8,8 @@ import json
 import math
 from typing import Any
 
+__all__ = ["INSTANCES", "add_parser", "main"]
+
 INSTANCES = ("comm-path", "comm-broom")
 
 

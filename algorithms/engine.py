@@ -46,6 +46,21 @@ from algorithms.step_rule import State, StepRule
 from instances.protocol import LocalFunctions, instance_radius
 from oracles.base import Oracle
 
+__all__ = [
+    "DEFAULT_RECORDS",
+    "GUARD_EVERY",
+    "STOP_RULES",
+    "BudgetViolationError",
+    "Context",
+    "LoopSettings",
+    "batch_hyper",
+    "certified_above",
+    "divergence",
+    "estimate_scale",
+    "execute",
+    "per_configuration",
+]
+
 # History entries kept when ``record_every`` is not given (iterations // this, at least 1).
 DEFAULT_RECORDS = 1000
 # Every this many iterations the divergence guard reads every per-worker array of the state.

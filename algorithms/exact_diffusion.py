@@ -25,6 +25,8 @@ import numpy as np
 
 from algorithms import Context, PlotStyle, State, StepRule
 
+__all__ = ["DiffusionState", "ExactDiffusion"]
+
 
 @dataclass(eq=False)
 class DiffusionState(State):

@@ -24,6 +24,8 @@ import numpy as np
 
 from algorithms import Context, PlotStyle, State, StepRule
 
+__all__ = ["Extra", "ExtraState"]
+
 
 @dataclass(eq=False)
 class ExtraState(State):

@@ -35,6 +35,8 @@ import numpy as np
 
 from instances.gossip import as_csr
 
+__all__ = ["BLOCK_BYTES", "GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator"]
+
 try:  # scipy's CSR x dense kernel, writing into a given output (the public ``@`` allocates a new array)
     from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
 except ImportError:  # pragma: no cover - a future scipy without the private module: the public product

@@ -19,6 +19,8 @@ import importlib.metadata
 import warnings
 from typing import Any
 
+__all__ = ["GROUP", "load_plugins", "plugin_errors"]
+
 #: The entry-point group scanned for step rules.
 GROUP = "decbounds.algorithms"
 

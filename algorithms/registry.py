@@ -26,6 +26,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from algorithms.step_rule import StepRule
 
+__all__ = [
+    "Entry",
+    "PlotStyle",
+    "algorithm_names",
+    "entries",
+    "entry",
+    "register",
+    "rule_class",
+    "unregister",
+]
+
 
 @dataclass(frozen=True)
 class PlotStyle:

@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+__all__ = ["STATUSES", "Result", "Status", "to_jsonable"]
+
 Status = Literal["converged", "max_iterations", "diverged"]
 STATUSES: tuple[str, ...] = ("converged", "max_iterations", "diverged")
 

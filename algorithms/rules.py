@@ -30,6 +30,26 @@ from instances.gossip import as_csr
 from instances.heterogeneity import varsigma0_at_start
 from instances.protocol import LocalFunctions
 
+__all__ = [
+    "D2",
+    "DPSGD",
+    "DSGT",
+    "GTDSGD",
+    "SGP",
+    "CentralizedSGD",
+    "D2State",
+    "DPSGDState",
+    "DeFacto",
+    "DeFactoState",
+    "DeTAG",
+    "DeTAGState",
+    "LocalSGD",
+    "MomentumState",
+    "PushSumState",
+    "TrackingState",
+    "default_phase_length",
+]
+
 
 @dataclass(eq=False)
 class MomentumState(State):

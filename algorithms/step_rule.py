@@ -45,6 +45,16 @@ from instances.protocol import LocalFunctions
 if TYPE_CHECKING:
     from algorithms.engine import Context
 
+__all__ = [
+    "COMMUNICATION_KINDS",
+    "State",
+    "StepRule",
+    "check_size",
+    "column_stochastic",
+    "support_graph",
+    "symmetric_gossip",
+]
+
 #: The kinds of communication a rule declares (``StepRule.communication``).
 COMMUNICATION_KINDS: tuple[str, ...] = ("gossip", "push", "graph", "exact")
 

@@ -14,6 +14,8 @@ from algorithms.api import run_batch
 from algorithms.registry import rule_class
 from algorithms.result import Result
 
+__all__ = ["default_step_grid", "detag_grid", "local_t_eps_score", "t_eps_score", "tune"]
+
 
 @dataclass
 class TuneResult:

@@ -17,6 +17,8 @@ from bounds.catalog import CATALOG, dominant_term, gap, get
 from bounds.rate import CONVENTIONS, Rate, RateOverflowError
 from bounds.symbols import DESCRIPTIONS, INTEGER, RATE_SYMBOLS
 
+__all__ = ["add_parser", "run"]
+
 _CRITERION = {"grad_norm": "E||grad f|| <= eps", "grad_norm_sq": "E||grad f||^2 <= eps"}
 
 

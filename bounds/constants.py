@@ -28,6 +28,18 @@ from fractions import Fraction
 
 from bounds.validation import require_count, require_real
 
+__all__ = [
+    "CHAIN_DENOMINATORS",
+    "SETTING1_CHAIN_DENOMINATOR",
+    "SETTING2_CHAIN_DENOMINATOR",
+    "ZERO_CHAIN_GRAD_INF",
+    "ZERO_CHAIN_RANGE",
+    "ZERO_CHAIN_SMOOTHNESS",
+    "chain_length",
+    "exact_decimal",
+    "smallest_range",
+]
+
 ZERO_CHAIN_RANGE = 12  # Delta_0: f_hat(0) - inf f_hat <= Delta_0 * T
 ZERO_CHAIN_SMOOTHNESS = 152  # l_1: f_hat is l_1-smooth
 ZERO_CHAIN_GRAD_INF = 23  # G_inf: ||grad f_hat||_inf <= G_inf

@@ -10,6 +10,8 @@ import math
 
 from bounds.validation import require_real
 
+__all__ = ["accelerated_gossip_eta", "accelerated_gossip_rho", "detag_phase_length", "detag_step_size"]
+
 
 def _check_lam(lam: float) -> float:
     # TypeError for a non-number; NaN and out-of-range values get the one message naming the interval

@@ -58,6 +58,17 @@ import numpy as np
 
 from bounds.pep_methods import METHODS, MethodSpec, method_spec
 
+__all__ = [
+    "CHECK_TOLERANCE",
+    "CLARABEL_DEFAULTS",
+    "GAP_TOLERANCE",
+    "MEASURES",
+    "SCS_DEFAULTS",
+    "SOLVERS",
+    "WorstCase",
+    "worst_case",
+]
+
 SOLVERS = ("CLARABEL", "SCS")
 MEASURES = ("average", "worker")
 

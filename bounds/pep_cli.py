@@ -18,6 +18,8 @@ from typing import Any
 from bounds.pep import MEASURES, SOLVERS, worst_case
 from bounds.pep_methods import METHODS
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(subparsers: Any) -> None:
     """Register the ``worst-case`` subcommand on ``subparsers`` (an argparse sub-parsers action)."""

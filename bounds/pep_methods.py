@@ -30,6 +30,20 @@ from typing import Any, Protocol
 
 import numpy as np
 
+__all__ = [
+    "METHODS",
+    "MethodSpec",
+    "NumpyOps",
+    "Ops",
+    "accelerated_gossip",
+    "detag",
+    "dgd_atc",
+    "dgd_cta",
+    "dsgt",
+    "extra",
+    "method_spec",
+]
+
 
 class Ops(Protocol):
     """What a method description may call (besides numpy arithmetic on the arrays it is given)."""

@@ -25,6 +25,8 @@ import sympy as sp
 
 from bounds.symbols import DESCRIPTIONS, INTEGER, NONNEGATIVE, RATE_SYMBOLS, epsilon
 
+__all__ = ["CONVENTIONS", "KINDS", "STATUSES", "Rate", "RateOverflowError"]
+
 KINDS = ("lower", "upper")
 CONVENTIONS = ("grad_norm", "grad_norm_sq")
 STATUSES = ("confirmed", "recalled", "derived")

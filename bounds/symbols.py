@@ -18,6 +18,24 @@ from __future__ import annotations
 
 import sympy as sp
 
+__all__ = [
+    "DESCRIPTIONS",
+    "INTEGER",
+    "NONNEGATIVE",
+    "RATE_SYMBOLS",
+    "B",
+    "D",
+    "Delta",
+    "L",
+    "T",
+    "epsilon",
+    "lam",
+    "n",
+    "sigma",
+    "varsigma",
+    "varsigma0",
+]
+
 Delta = sp.Symbol("Delta", positive=True)
 L = sp.Symbol("L", positive=True)
 sigma = sp.Symbol("sigma", nonnegative=True)

@@ -28,6 +28,26 @@ from typing import Any
 
 import numpy as np
 
+__all__ = [
+    "MAX_ENTRIES",
+    "as_generator",
+    "describe_int",
+    "require_array",
+    "require_bool",
+    "require_choice",
+    "require_count",
+    "require_finite_entries",
+    "require_fraction",
+    "require_graph",
+    "require_matrix",
+    "require_nonnegative",
+    "require_positive",
+    "require_probability",
+    "require_real",
+    "require_seed",
+    "require_size",
+]
+
 #: Default ceiling on counts that size an allocation (entries of an array): 2**31 float64 entries are
 #: 16 GiB, far beyond what a laptop or a CI runner holds; a larger request is refused before allocating.
 MAX_ENTRIES = 2**31

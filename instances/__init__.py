@@ -10,8 +10,8 @@ Every local-function object follows the protocol of docs/architecture.md: ``n``,
 """
 
 # --- graphs and gossip (G) ---------------------------------------------------------------------------
-# Re-exports (the package's graph and gossip API; noqa: re-exported, not used here).
-from instances.averaging import (  # noqa: F401
+# Re-exports: the package's graph and gossip API (listed in __all__ below).
+from instances.averaging import (
     GOSSIP_METHODS,
     GOSSIP_STARTS,
     accelerated_gossip,
@@ -21,7 +21,7 @@ from instances.averaging import (  # noqa: F401
     multi_step_gossip,
     schedule_polynomial,
 )
-from instances.gossip import (  # noqa: F401
+from instances.gossip import (
     WEIGHT_RULES,
     check_gossip,
     column_stochastic_matrix,
@@ -31,42 +31,42 @@ from instances.gossip import (  # noqa: F401
     second_eigenvalue,
     spectral_gap,
 )
-from instances.graphs import TOPOLOGIES, topology  # noqa: F401
-from instances.optimize import OptimizedGossip, optimize_gossip  # noqa: F401
+from instances.graphs import TOPOLOGIES, topology
+from instances.optimize import OptimizedGossip, optimize_gossip
 
 # isort: split
 # --- end graphs and gossip ---------------------------------------------------------------------------
 
 # --- functions (f) -----------------------------------------------------------------------------------
-# Re-exports (this block's names are the package's function API; noqa: re-exported, not used here).
-from instances.digits import (  # noqa: F401
+# Re-exports: the package's function API (listed in __all__ below).
+from instances.digits import (
     DigitsProblem,
     digits_problem,
     load_digits_arrays,
     shuffle_partition,
 )
-from instances.hard import (  # noqa: F401
+from instances.hard import (
     CommunicationInstance,
     SamplingInstance,
     communication_instance,
     sampling_instance,
     split_groups,
 )
-from instances.heterogeneity import varsigma0_at_start  # noqa: F401
-from instances.problems import (  # noqa: F401
+from instances.heterogeneity import varsigma0_at_start
+from instances.problems import (
     HeterogeneousNonconvex,
     HeterogeneousQuadratic,
     heterogeneous_nonconvex,
     heterogeneous_quadratic,
 )
-from instances.protocol import (  # noqa: F401
+from instances.protocol import (
     FiniteSumFunctions,
     LocalFunctions,
     default_radius,
     instance_radius,
     local_gradients_at_start,
 )
-from instances.zero_chain import (  # noqa: F401
+from instances.zero_chain import (
     DELTA0,
     G_INF,
     L1,
@@ -74,5 +74,53 @@ from instances.zero_chain import (  # noqa: F401
     progress,
     zero_chain,
 )
+
+__all__ = [
+    "DELTA0",
+    "GOSSIP_METHODS",
+    "GOSSIP_STARTS",
+    "G_INF",
+    "L1",
+    "TOPOLOGIES",
+    "WEIGHT_RULES",
+    "CommunicationInstance",
+    "DigitsProblem",
+    "FiniteSumFunctions",
+    "HeterogeneousNonconvex",
+    "HeterogeneousQuadratic",
+    "LocalFunctions",
+    "OptimizedGossip",
+    "SamplingInstance",
+    "ZeroChainFunctions",
+    "accelerated_gossip",
+    "chebyshev_gossip",
+    "check_gossip",
+    "column_stochastic_matrix",
+    "communication_instance",
+    "default_radius",
+    "digits_problem",
+    "exact_averaging_factors",
+    "gossip_matrix",
+    "gossip_schedule",
+    "heterogeneous_nonconvex",
+    "heterogeneous_quadratic",
+    "instance_radius",
+    "lazy",
+    "lazy_gap_is_exact",
+    "load_digits_arrays",
+    "local_gradients_at_start",
+    "multi_step_gossip",
+    "optimize_gossip",
+    "progress",
+    "sampling_instance",
+    "schedule_polynomial",
+    "second_eigenvalue",
+    "shuffle_partition",
+    "spectral_gap",
+    "split_groups",
+    "topology",
+    "varsigma0_at_start",
+    "zero_chain",
+]
 
 # --- end functions -----------------------------------------------------------------------------------

@@ -21,6 +21,18 @@ from bounds.validation import (
 from instances.gossip import MatrixLike, as_csr, second_eigenvalue
 from instances.graphs import node_order
 
+__all__ = [
+    "GOSSIP_METHODS",
+    "GOSSIP_STARTS",
+    "MAX_GOSSIP_STEPS",
+    "accelerated_gossip",
+    "chebyshev_gossip",
+    "exact_averaging_factors",
+    "gossip_schedule",
+    "multi_step_gossip",
+    "schedule_polynomial",
+]
+
 GOSSIP_METHODS: tuple[str, ...] = ("two_tap", "chebyshev", "plain")
 GOSSIP_STARTS: tuple[str, ...] = ("paper", "plain")
 

@@ -15,6 +15,8 @@ from instances.gossip import WEIGHT_RULES, gossip_matrix, second_eigenvalue
 from instances.graphs import TOPOLOGIES, topology
 from instances.optimize import SOLVERS, optimize_gossip
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``gossip`` subcommand; its parser sets ``func(args) -> int``."""

@@ -32,6 +32,16 @@ from bounds.validation import require_bool, require_choice, require_count, requi
 from instances.heterogeneity import varsigma0_at_start
 from instances.protocol import check_global_points, check_points
 
+__all__ = [
+    "MODELS",
+    "NUM_CLASSES",
+    "NUM_FEATURES",
+    "DigitsProblem",
+    "digits_problem",
+    "load_digits_arrays",
+    "shuffle_partition",
+]
+
 MODELS: tuple[str, ...] = ("mlp", "logistic_nonconvex")
 NUM_CLASSES = 10
 NUM_FEATURES = 64

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from bounds.registry import Registry
 from bounds.validation import require_bool, require_graph, require_real
 from instances.graphs import node_order
-from instances.matrices import (  # noqa: F401  (re-exported: the gossip API of this module)
+from instances.matrices import (  # re-exported (in __all__): the gossip API of this module
     DEFAULT_ATOL,
     DENSE_EIG_LIMIT,
     MatrixLike,
@@ -31,6 +31,30 @@ from instances.matrices import (  # noqa: F401  (re-exported: the gossip API of 
     spectral_gap,
 )
 from instances.optimize import optimize_gossip
+
+__all__ = [
+    "DEFAULT_ATOL",
+    "DENSE_EIG_LIMIT",
+    "WEIGHT_RULES",
+    "MatrixLike",
+    "as_csr",
+    "check_atol",
+    "check_gossip",
+    "check_symmetric_stochastic",
+    "column_stochastic_matrix",
+    "fdla",
+    "fmmc",
+    "from_edge_weights",
+    "gossip_matrix",
+    "lazy",
+    "lazy_gap_is_exact",
+    "max_degree",
+    "metropolis",
+    "path_matrix",
+    "second_eigenvalue",
+    "spectral_gap",
+    "uniform",
+]
 
 #: The weight-rule registry: name -> rule ``(G, **options) -> scipy.sparse.csr_array``, filled below the
 #: rules. ``WEIGHT_RULES.register(name, rule)`` makes a new rule known to `gossip_matrix` and the CLIs;

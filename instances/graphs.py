@@ -25,6 +25,26 @@ from bounds.validation import (
     require_seed,
 )
 
+__all__ = [
+    "DEFAULT_CONNECT_ATTEMPTS",
+    "MAX_CONNECT_ATTEMPTS",
+    "MAX_NODES",
+    "TOPOLOGIES",
+    "broom",
+    "complete",
+    "erdos_renyi",
+    "exponential",
+    "hypercube",
+    "node_order",
+    "path",
+    "random_geometric",
+    "ring",
+    "ring_lattice",
+    "star",
+    "topology",
+    "torus",
+]
+
 #: The topology registry: name -> builder ``(n, **params) -> networkx.Graph`` on the nodes 0..n-1, filled at
 #: the bottom of this module. ``TOPOLOGIES.register(name, builder)`` makes a new topology known to
 #: `topology`, the ``decbounds gossip`` CLI and the figures; ``name in TOPOLOGIES`` and iterating it give

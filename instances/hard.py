@@ -34,6 +34,17 @@ from bounds.validation import describe_int, require_count, require_probability, 
 from instances.graphs import MAX_NODES
 from instances.zero_chain import G_INF, L1, ZeroChainFunctions
 
+__all__ = [
+    "COMMUNICATION_T_C_DENOMINATOR",
+    "MAX_INSTANCE_ENTRIES",
+    "SCALE_RANGE",
+    "CommunicationInstance",
+    "SamplingInstance",
+    "communication_instance",
+    "sampling_instance",
+    "split_groups",
+]
+
 COMMUNICATION_T_C_DENOMINATOR = SETTING2_CHAIN_DENOMINATOR  # Delta0 l1 12^2 = 262656
 
 #: Most entries (workers x chain length) an instance may hold: the Setting 2 split stores an (n, T_c - 1)

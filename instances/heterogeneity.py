@@ -12,6 +12,8 @@ import numpy as np
 
 from instances.protocol import LocalFunctions, local_gradients_at_start
 
+__all__ = ["varsigma0_at_start"]
+
 
 def varsigma0_at_start(f: LocalFunctions) -> float:
     """varsigma0 = sqrt((1/n) sum_i ||grad f_i(x0) - grad f(x0)||^2), assumption (6) (docs/theory.md (A6)).

@@ -15,6 +15,19 @@ import scipy.sparse.linalg as spla
 
 from bounds.validation import require_finite_entries, require_matrix, require_real
 
+__all__ = [
+    "DEFAULT_ATOL",
+    "DENSE_EIG_LIMIT",
+    "MAX_ATOL",
+    "MatrixLike",
+    "as_csr",
+    "check_atol",
+    "check_symmetric_stochastic",
+    "from_edge_weights",
+    "second_eigenvalue",
+    "spectral_gap",
+]
+
 # Dense eigvalsh up to this size (where its n^3 cost reaches about a second; README, "Benchmarks");
 # Lanczos (eigsh) beyond.
 DENSE_EIG_LIMIT = 2000

@@ -49,6 +49,18 @@ from bounds.validation import require_bool, require_choice, require_graph, requi
 from instances.graphs import node_order
 from instances.matrices import from_edge_weights, second_eigenvalue
 
+__all__ = [
+    "BARRIER_MAX_N",
+    "CACHE_ENV",
+    "CACHE_VERSION",
+    "CVXPY_AUTO_MAX_N",
+    "METHODS",
+    "SOLVERS",
+    "OptimizedGossip",
+    "default_cache_dir",
+    "optimize_gossip",
+]
+
 METHODS: tuple[str, ...] = ("fdla", "fmmc")
 SOLVERS: tuple[str, ...] = ("auto", "lp", "barrier", "CLARABEL", "SCS")
 CVXPY_AUTO_MAX_N = 20

@@ -27,6 +27,17 @@ import numpy as np
 from bounds.validation import require_count, require_real, require_seed, require_size
 from instances.protocol import check_global_points, check_points
 
+__all__ = [
+    "MAGNITUDE_RANGE",
+    "MAX_CONDITION",
+    "MAX_PROBLEM_ENTRIES",
+    "HeterogeneousNonconvex",
+    "HeterogeneousProblem",
+    "HeterogeneousQuadratic",
+    "heterogeneous_nonconvex",
+    "heterogeneous_quadratic",
+]
+
 #: Magnitudes a problem accepts for L, Delta, varsigma and varsigma0: inside it every closed form below
 #: (x*, f*, gradients at x0 and at x*, squared heterogeneities) is a finite float64 without underflow.
 MAGNITUDE_RANGE = (1e-100, 1e100)

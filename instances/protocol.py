@@ -15,6 +15,18 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+__all__ = [
+    "DEFAULT_RADIUS_FACTOR",
+    "MAX_RADIUS",
+    "FiniteSumFunctions",
+    "LocalFunctions",
+    "check_global_points",
+    "check_points",
+    "default_radius",
+    "instance_radius",
+    "local_gradients_at_start",
+]
+
 #: `default_radius` is this many times the scale of the start: |x0| plus one step's move at x0.
 DEFAULT_RADIUS_FACTOR = 1e6
 #: ... and at most this: beyond it squared norms overflow, so no gradient or distance is meaningful.

@@ -30,6 +30,22 @@ from scipy.special import ndtr
 from bounds.constants import ZERO_CHAIN_GRAD_INF, ZERO_CHAIN_RANGE, ZERO_CHAIN_SMOOTHNESS
 from bounds.validation import describe_int, require_count, require_real, require_size
 
+__all__ = [
+    "DELTA0",
+    "DENSE_ENTRIES",
+    "G_INF",
+    "L1",
+    "ChainInputs",
+    "ZeroChainFunctions",
+    "active_width",
+    "chain_gradient",
+    "chain_gradient_dense",
+    "phi",
+    "progress",
+    "psi",
+    "zero_chain",
+]
+
 # The constants of Arjevani et al. Lemma 2, defined once in bounds.constants (floats here)
 DELTA0 = float(ZERO_CHAIN_RANGE)  # f_hat(0) - inf f_hat <= DELTA0 * T
 L1 = float(ZERO_CHAIN_SMOOTHNESS)  # f_hat is L1-smooth

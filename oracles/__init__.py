@@ -14,6 +14,17 @@ from oracles.base import ExactOracle, GaussianOracle, Oracle
 from oracles.finite_sum import FiniteSumOracle
 from oracles.zero_chain import VARIANCE_CONSTANT, ZeroChainOracle
 
+__all__ = [
+    "ORACLES",
+    "VARIANCE_CONSTANT",
+    "ExactOracle",
+    "FiniteSumOracle",
+    "GaussianOracle",
+    "Oracle",
+    "ZeroChainOracle",
+    "make_oracle",
+]
+
 #: The oracle registry: name -> builder ``(f, **params) -> Oracle``. ``ORACLES.register(name, builder)``
 #: makes a new oracle known to `make_oracle`; ``name in ORACLES`` and iterating it give the names, as the
 #: tuple it replaces did.
@@ -56,14 +67,3 @@ def make_oracle(name: str, f: Any, **params: Any) -> Oracle:
     """
     return ORACLES.build(name, f, **params)
 
-
-__all__ = [
-    "ORACLES",
-    "VARIANCE_CONSTANT",
-    "ExactOracle",
-    "FiniteSumOracle",
-    "GaussianOracle",
-    "Oracle",
-    "ZeroChainOracle",
-    "make_oracle",
-]

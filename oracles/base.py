@@ -20,6 +20,8 @@ import numpy as np
 from bounds.validation import require_count, require_real
 from instances.protocol import LocalFunctions
 
+__all__ = ["MAX_BATCH", "ExactOracle", "GaussianOracle", "Oracle", "check_batch", "check_rng"]
+
 
 @runtime_checkable
 class Oracle(Protocol):

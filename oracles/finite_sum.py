@@ -9,6 +9,8 @@ from bounds.validation import require_bool
 from instances.protocol import FiniteSumFunctions
 from oracles.base import _OracleBase, check_batch, check_rng
 
+__all__ = ["FiniteSumOracle"]
+
 
 class FiniteSumOracle(_OracleBase):
     """Mini-batch gradients of a finite-sum problem (``f.samples_per_worker``, ``f.sample_grad``).

@@ -24,6 +24,8 @@ import numpy as np
 from bounds.validation import require_probability
 from oracles.base import _OracleBase, check_batch, check_rng
 
+__all__ = ["VARIANCE_CONSTANT", "ZeroChainOracle"]
+
 # sup over x of the variance of one query on f_hat, divided by (1 - p) / p (docs/errata.md E23): (e^{3/2})^2.
 VARIANCE_CONSTANT = math.e**3
 

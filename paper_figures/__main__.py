@@ -26,6 +26,8 @@ from paper_figures import (
 )
 from paper_figures.plotting import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
 
+__all__ = ["FIGURES", "add_arguments", "main", "run_figures", "run_from_arguments"]
+
 #: Every figure of the package (module ``paper_figures.<name>``) and its ``make``, in the order they are made.
 FIGURES: dict[str, Callable[..., list[pathlib.Path]]] = {
     "predictions": predictions.make,

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+__all__ = ["SUBCOMMANDS", "build_parser", "main"]
+
 
 def _add_predict(subparsers: Any) -> None:
     from bounds.cli import add_parser

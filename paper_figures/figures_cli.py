@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+__all__ = ["add_parser"]
+
 
 def add_parser(subparsers: Any) -> None:
     """Add ``figures [--full | --tiny] [--only NAME ...] [--out DIR]`` to the `decbounds` script."""

@@ -34,6 +34,32 @@ from scipy import stats
 
 import bounds
 
+__all__ = [
+    "MIN_POINTS",
+    "VARIABLES",
+    "VARIABLE_LABELS",
+    "VERDICTS",
+    "ExponentFit",
+    "ExponentRow",
+    "Record",
+    "RecordFit",
+    "Variable",
+    "exponent_rows",
+    "exponent_table_csv",
+    "exponent_table_markdown",
+    "fit_exponent",
+    "fit_records",
+    "is_diverged",
+    "is_finished",
+    "median_by_x",
+    "predicted_exponent",
+    "variable_function",
+    "variable_name",
+    "verdict",
+    "worker_output",
+    "write_exponent_table",
+]
+
 Record = dict[str, Any]
 Variable = str | Callable[[Record], float]
 
