@@ -162,20 +162,47 @@ def _mode(full: bool, tiny: bool) -> str:
 
 def path_metropolis_eigenvalues(n: int) -> np.ndarray:
     """The non-trivial eigenvalues 1/3 + (2/3) cos(pi k / n), k = 1..n-1, of the Metropolis path matrix
-    (every edge 1/3, end nodes keep 2/3; docs/theory.md §14). n >= 3: the 2-node path has edge weight 1/2."""
+    (every edge 1/3, end nodes keep 2/3; docs/theory.md §14). n >= 3: the 2-node path has edge weight 1/2.
+
+    Raises
+    ------
+    ValueError
+        If n is not an integer >= 3.
+
+    Examples
+    --------
+    >>> path_metropolis_eigenvalues(4).round(4)
+    array([ 0.8047,  0.3333, -0.1381])
+    """
     if isinstance(n, bool) or int(n) != n or n < 3:
         raise ValueError(f"n must be an integer >= 3 (the path's inner nodes have degree 2); got n={n!r}")
     return 1.0 / 3.0 + (2.0 / 3.0) * np.cos(np.pi * np.arange(1, int(n)) / int(n))
 
 
 def path_metropolis_lam(n: int) -> float:
-    """lam = max |mu| = 1/3 + (2/3) cos(pi/n) of the Metropolis path (the negative end stays >= -1/3)."""
+    """lam = max |mu| = 1/3 + (2/3) cos(pi/n) of the Metropolis path (the negative end stays >= -1/3).
+
+    Examples
+    --------
+    >>> round(path_metropolis_lam(16), 4)
+    0.9872
+    """
     return float(np.max(np.abs(path_metropolis_eigenvalues(n))))
 
 
 def cor2_varsigma0(n: int, epsilon: float, group_size: int | None = None) -> float:
     """Heterogeneity at x0 of the Setting 2 split: 2 eps sqrt(e (n/|I0| - 1)) (bounds.catalog), |I0| =
-    ceil(n/3) on the path (the default) or the broom's ``len(problem.groups[0])``."""
+    ceil(n/3) on the path (the default) or the broom's ``len(problem.groups[0])``.
+
+    References
+    ----------
+    docs/theory.md §4.3 (Setting 2) and §4.4 (the path instance).
+
+    Examples
+    --------
+    >>> round(cor2_varsigma0(9, 0.1), 4)  # 2 * 0.1 * sqrt(2 e)
+    0.4663
+    """
     size = math.ceil(n / 3) if group_size is None else int(group_size)
     return 2.0 * epsilon * math.sqrt(math.e * (n / size - 1.0))
 
@@ -205,6 +232,28 @@ def gossip_contraction(n: int, R: int, method: str, start: str, eta: float | Non
                        ) -> float:
     """max |p_R(mu)| over the non-trivial eigenvalues of the Metropolis path (broom of diameter D if given):
     the worst-case consensus contraction of DeTAG's R-step gossip (> 1: it expands disagreement, errata E18).
+
+    Parameters
+    ----------
+    n : int
+        Workers on the path (or the broom), >= 3.
+    R : int
+        Gossip steps, >= 1.
+    method, start : str
+        As ``instances.gossip_schedule``.
+    eta : float or None
+        The two-tap coefficient (None: (G1)'s).
+    D : int, optional
+        The broom's diameter; None for the path.
+
+    References
+    ----------
+    docs/theory.md §7.2; docs/errata.md E18.
+
+    Examples
+    --------
+    >>> round(gossip_contraction(16, 4, "two_tap", "plain", None), 4)
+    0.8606
     """
     schedule = instances.gossip_schedule(method, gossip_lam(n, D), R, eta=eta, start=start)
     return float(np.max(np.abs(instances.schedule_polynomial(schedule, gossip_eigenvalues(n, D)))))
@@ -223,7 +272,13 @@ def detag_phases(n: int, D: int | None = None) -> list[int]:
     mixing time 1/sqrt(1 - lam) (and R = 1 or 2 at small n; errata E20 asks for small fractions of it).
 
     The band was found on a wider grid (1/64 to 1/8, measured up to n = 768): the winner sat at about 1/26 of
-    1/sqrt(1 - lam) at every n from 96 on; two values per n keep the full sweep within its time budget."""
+    1/sqrt(1 - lam) at every n from 96 on; two values per n keep the full sweep within its time budget.
+
+    Examples
+    --------
+    >>> detag_phases(16), detag_phases(96)
+    ([1, 2], [2, 4])
+    """
     mixing = 1.0 / math.sqrt(1.0 - gossip_lam(n, D))
     low, high = max(1.0, mixing / 48.0), max(2.0, mixing / 12.0)
     return [2**k for k in range(0, 31) if low <= 2**k <= high]

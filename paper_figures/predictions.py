@@ -45,7 +45,30 @@ _STATUS_LINESTYLE = {"confirmed": "-", "derived": "--", "recalled": ":"}
 
 
 def predicted_curves(gaps: np.ndarray, parameters: dict[str, float] = PARAMETERS) -> dict[str, np.ndarray]:
-    """T_eps of every catalog entry (grad_norm convention) at lam = 1 - gaps, by name."""
+    """T_eps of every catalog entry (grad_norm convention) at lam = 1 - gaps, by name.
+
+    Parameters
+    ----------
+    gaps : numpy.ndarray
+        Spectral gaps 1 - lam, in (0, 1].
+    parameters : dict
+        The other catalog parameters (default `PARAMETERS`).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        One curve per catalog entry.
+
+    References
+    ----------
+    docs/theory.md §8 and §13; (T2) for the entry of the example.
+
+    Examples
+    --------
+    >>> curves = predicted_curves(np.array([0.5, 0.01]))
+    >>> round(float(curves["lower_bound_gossip"][1]))
+    16250000
+    """
     lam = 1.0 - np.asarray(gaps, dtype=float)
     curves = {}
     for name in bounds.names():

@@ -116,7 +116,18 @@ def _mode(full: bool, tiny: bool) -> str:
 
 def noise_level(p: float, epsilon: float) -> float:
     """sigma = 2 e^{3/2} eps / sqrt(p): the variance bound 4 e^3 eps^2 / p that an instance with reveal
-    probability p meets (module docstring; docs/errata.md E23)."""
+    probability p meets (module docstring; docs/errata.md E23).
+
+    Raises
+    ------
+    ValueError
+        If p is not in (0, 1].
+
+    Examples
+    --------
+    >>> round(noise_level(0.25, 0.1), 4)
+    1.7927
+    """
     if not 0.0 < p <= 1.0:
         raise ValueError(f"p must lie in (0, 1]; got p={p!r}")
     return 2.0 * math.e**1.5 * epsilon / math.sqrt(p)
@@ -124,7 +135,13 @@ def noise_level(p: float, epsilon: float) -> float:
 
 def iteration_cap(n: int, batch: int, p: float, chain_length: int) -> int:
     """16 (T_c - 1) / (1 - (1-p)^{nB}) + 5000: many times the expected reveal time plus the descent cost, so
-    a seed reaches it with negligible probability (and is then counted, never dropped)."""
+    a seed reaches it with negligible probability (and is then counted, never dropped).
+
+    Examples
+    --------
+    >>> iteration_cap(4, 1, 0.25, 6)
+    5118
+    """
     reveal = 1.0 - (1.0 - p) ** (n * batch)
     return math.ceil(16.0 * (chain_length - 1) / reveal) + 5000
 
