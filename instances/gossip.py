@@ -327,9 +327,43 @@ def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnecte
     (for studying exactly that), which returns the W with a ``RuntimeWarning`` (rules metropolis, max_degree,
     uniform; FDLA, FMMC and path refuse a disconnected G themselves).
 
+    Parameters
+    ----------
+    G : networkx.Graph
+        Simple, undirected, on the nodes 0..n-1; connected unless ``allow_disconnected``.
+    weights : str, default "metropolis"
+        A registered weight rule (see above).
+    allow_disconnected : bool, default False
+        Return the W of a disconnected G (with a RuntimeWarning) instead of refusing it.
+    **options
+        Passed to the rule.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+        W, n x n, symmetric, rows and columns summing to 1.
+
+    Raises
+    ------
+    TypeError
+        If G is not a simple undirected networkx graph (a MultiGraph or a DiGraph).
+    ValueError
+        If ``weights`` is not registered, G is disconnected (and not allowed), G does not fit the rule
+        ("uniform" on a non-regular graph, "path" on a non-path), or the rule refuses an option.
+
+    References
+    ----------
+    docs/theory.md §1.6 (gossip), §4.4 (the path weights of Cor. 2), §12 (FDLA and FMMC), §14 (spectral
+    gaps); docs/errata.md E30.
+
+    Examples
+    --------
     >>> W = gossip_matrix(nx.path_graph(3))
     >>> W.toarray().round(3).tolist()
     [[0.667, 0.333, 0.0], [0.333, 0.333, 0.333], [0.0, 0.333, 0.667]]
+    >>> from instances.matrices import spectral_gap
+    >>> round(spectral_gap(gossip_matrix(nx.cycle_graph(8))), 4)  # 1 - (1 + 2 cos(2 pi / 8)) / 3
+    0.1953
     """
     rule = WEIGHT_RULES[weights]
     allow_disconnected = require_bool("allow_disconnected", allow_disconnected)
@@ -351,8 +385,32 @@ def lazy(W: MatrixLike, kappa: float) -> sp.csr_array:
     """The slack matrix W_kappa = kappa W + (1 - kappa) I, 0 < kappa <= 1 (§9.2, Lu et al. 2020).
 
     Its eigenvalues are kappa mu + 1 - kappa; 1 - lam(W_kappa) = kappa (1 - lam(W)) holds exactly under the
-    condition of ``lazy_gap_is_exact``. kappa must be a real number (not a bool or a string).
+    condition of ``lazy_gap_is_exact``.
 
+    Parameters
+    ----------
+    W : array_like or sparse matrix
+        A square matrix (a gossip matrix).
+    kappa : float
+        The laziness, 0 < kappa <= 1.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+
+    Raises
+    ------
+    ValueError
+        If kappa is outside (0, 1] or W is not a finite square matrix.
+    TypeError
+        If kappa is not a real number (a bool or a string).
+
+    References
+    ----------
+    Lu & De Sa (2023), Sect. 7 (the spectral-gap experiment, after Lu et al. 2020); docs/theory.md §9.2.
+
+    Examples
+    --------
     >>> lazy(np.array([[0.0, 1.0], [1.0, 0.0]]), 0.5).toarray().tolist()
     [[0.5, 0.5], [0.5, 0.5]]
     """
@@ -401,7 +459,29 @@ def lazy_gap_is_exact(lambda_2: float, lambda_n: float, kappa: float) -> bool:
 
 def column_stochastic_matrix(G: nx.DiGraph) -> sp.csr_array:
     """Push-sum mixing matrix of a digraph (SGP): node j splits its mass equally over itself and its
-    out-neighbours, P[i, j] = 1 / (1 + outdeg(j)) for i in {j} u out(j); columns sum to 1."""
+    out-neighbours, P[i, j] = 1 / (1 + outdeg(j)) for i in {j} u out(j); columns sum to 1.
+
+    Parameters
+    ----------
+    G : networkx.DiGraph
+        On the nodes 0..n-1.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+        P, rows receive, columns send.
+
+    References
+    ----------
+    Assran et al. (2019), Stochastic gradient push for distributed deep learning.
+
+    Examples
+    --------
+    >>> column_stochastic_matrix(nx.DiGraph([(0, 1), (1, 2), (2, 0)])).toarray()
+    array([[0.5, 0. , 0.5],
+           [0.5, 0.5, 0. ],
+           [0. , 0.5, 0.5]])
+    """
     if not isinstance(G, nx.DiGraph):
         raise TypeError(f"column_stochastic_matrix needs a networkx.DiGraph; got {type(G).__name__}")
     require_graph("G", G, directed=True)

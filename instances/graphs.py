@@ -543,11 +543,34 @@ for _builder in (ring, path, star, complete, torus, hypercube, exponential, erdo
 def topology(name: str, n: int, **params: object) -> nx.Graph:
     """Build the named topology on nodes 0..n-1 (names: ``TOPOLOGIES``, the built-in ones and any registered).
 
-    Parameters by name: torus (r, c), exponential (directed), erdos_renyi (p, seed, max_attempts),
-    random_geometric (radius, seed, max_attempts), ring_lattice (k), broom (D).
+    Parameters
+    ----------
+    name : str
+        A name in ``TOPOLOGIES``: ring, path, star, complete, torus, hypercube, exponential, erdos_renyi,
+        random_geometric, ring_lattice, broom, or a registered one.
+    n : int
+        Nodes, >= 1 (each builder states its own range, e.g. a power of two for hypercube).
+    **params
+        By name: torus (r, c), exponential (directed), erdos_renyi (p, seed, max_attempts),
+        random_geometric (radius, seed, max_attempts), ring_lattice (k), broom (D).
 
-    Raises ValueError for a name not in ``TOPOLOGIES`` (listing them) or parameters the builder does not take.
+    Returns
+    -------
+    networkx.Graph
+        With ``G.graph["name"]`` set.
 
+    Raises
+    ------
+    ValueError
+        For a name not in ``TOPOLOGIES`` (listing them), parameters the builder does not take, or an n or
+        parameter outside the builder's range.
+
+    References
+    ----------
+    docs/theory.md §1.7 (the graph class) and §14 (spectral gaps of these topologies).
+
+    Examples
+    --------
     >>> topology("ring_lattice", 8, k=2).graph["name"]
     'ring_lattice'
     >>> _ = TOPOLOGIES.register("wheel", lambda n: nx.wheel_graph(n), description="hub 0 and a rim of n - 1")
