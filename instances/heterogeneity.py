@@ -18,10 +18,31 @@ __all__ = ["varsigma0_at_start"]
 def varsigma0_at_start(f: LocalFunctions) -> float:
     """varsigma0 = sqrt((1/n) sum_i ||grad f_i(x0) - grad f(x0)||^2), assumption (6) (docs/theory.md (A6)).
 
-    Example (every worker holds the same function, so the spread is 0):
-        >>> import instances
-        >>> instances.varsigma0_at_start(instances.zero_chain(3, n=4))
-        0.0
+    Parameters
+    ----------
+    f : LocalFunctions
+        The local functions (``grad`` at the stacked start point).
+
+    Returns
+    -------
+    float
+        varsigma0 >= 0.
+
+    References
+    ----------
+    Lu & De Sa (2021), assumption (6) and Cor. 6 (varsigma0 in the phase length); docs/theory.md (A6),
+    (D4).
+
+    Examples
+    --------
+    Every worker holds the same function, so the spread is 0; the heterogeneous quadratic is built with
+    varsigma0 = 1:
+
+    >>> import instances
+    >>> instances.varsigma0_at_start(instances.zero_chain(3, n=4))
+    0.0
+    >>> round(instances.varsigma0_at_start(instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)), 6)
+    1.0
     """
     local = local_gradients_at_start(f)
     return float(np.sqrt(np.mean(np.sum((local - local.mean(axis=0)) ** 2, axis=-1))))

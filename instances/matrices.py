@@ -39,9 +39,27 @@ MatrixLike = np.ndarray | sp.spmatrix | sp.sparray
 def as_csr(W: MatrixLike, name: str = "W") -> sp.csr_array:
     """W as a float ``csr_array`` (dense arrays and every scipy.sparse format accepted).
 
-    TypeError for what is not a real matrix (None, a string, complex or object entries); ValueError for a
-    matrix that is not 2-D, not square, empty (0 x 0) or has a NaN or infinite entry.
+    Parameters
+    ----------
+    W : array_like or scipy.sparse matrix
+        A square real matrix.
+    name : str, default "W"
+        The argument's name in error messages.
 
+    Returns
+    -------
+    scipy.sparse.csr_array
+        Float entries.
+
+    Raises
+    ------
+    TypeError
+        For what is not a real matrix (None, a string, complex or object entries).
+    ValueError
+        For a matrix that is not 2-D, not square, empty (0 x 0) or has a NaN or infinite entry.
+
+    Examples
+    --------
     >>> as_csr([[0.5, 0.5], [0.5, 0.5]]).shape
     (2, 2)
     """
@@ -103,8 +121,36 @@ def second_eigenvalue(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     Lanczos on W - 11^T/n, and when that stalls (a 5000-ring, lambda_2 within 1e-6 of 1) shift-invert
     around +1 (the two eigenvalues nearest, 1 and lambda_2) and -1 (lambda_n).
 
+    Parameters
+    ----------
+    W : array_like or scipy.sparse matrix
+        Symmetric, rows summing to 1 (negative entries allowed).
+    atol : float, default 1e-9
+        Tolerance of the symmetry and row-sum checks, in [0, 0.1].
+
+    Returns
+    -------
+    float
+        lam in [0, 1] for a gossip matrix (1: disconnected or periodic).
+
+    Raises
+    ------
+    ValueError
+        If W is not symmetric or its rows do not sum to 1 within ``atol``, or as `as_csr`.
+    TypeError
+        As `as_csr`.
+
+    References
+    ----------
+    Lu & De Sa (2021), Sect. 2; docs/theory.md §1.6 and (A7); docs/errata.md E10 (lam is two things in
+    the paper).
+
+    Examples
+    --------
     >>> second_eigenvalue([[0.5, 0.5], [0.5, 0.5]])
     0.0
+    >>> round(second_eigenvalue([[2/3, 1/3, 0], [1/3, 1/3, 1/3], [0, 1/3, 2/3]]), 4)  # Metropolis, 3-path
+    0.6667
     """
     atol = check_atol(atol)
     W = as_csr(W)
@@ -146,6 +192,24 @@ def _sparse_second_eigenvalue(W: sp.csr_array) -> float:
 def spectral_gap(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     """1 - lam, lam = ``second_eigenvalue(W)`` (docs/theory.md (A7)).
 
+    Parameters
+    ----------
+    W : array_like or scipy.sparse matrix
+        Symmetric, rows summing to 1.
+    atol : float, default 1e-9
+        As `second_eigenvalue`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError, TypeError
+        As `second_eigenvalue`.
+
+    Examples
+    --------
     >>> spectral_gap([[0.5, 0.5], [0.5, 0.5]])
     1.0
     """
