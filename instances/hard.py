@@ -104,6 +104,21 @@ class SamplingInstance(ZeroChainFunctions):
 
     Attributes: Delta, L, epsilon, sigma, p, T_c, scale (= lambda_s), smoothness (= L: the Hessian is
     (L / l1) times that of f_hat, which is l1-smooth).
+
+    Build it with `sampling_instance`, which validates the parameters and derives the scaling; the
+    constructor takes them as computed there.
+
+    References
+    ----------
+    Lu & De Sa (2021), proof of Thm 1, Setting 1; docs/theory.md §4.2.
+
+    Examples
+    --------
+    >>> f = sampling_instance(4, T_c=6, p=0.01)
+    >>> f
+    SamplingInstance(n=4, T_c=6, p=0.01, Delta=72, L=152, epsilon=0.5, sigma=230)
+    >>> f.graph().number_of_edges(), f.D
+    (6, 1)
     """
 
     def __init__(self, n: int, *, Delta: float, L: float, epsilon: float, sigma: float, p: float,
@@ -202,6 +217,33 @@ def split_groups(n: int, D: int | None = None) -> tuple[np.ndarray, np.ndarray, 
       3 (n = 5: 5), breaking the 3 l1-smoothness the proof uses, so the ends of ceil(n/3) are kept.
     - Case 2, otherwise: I0 = the first k = floor((n-D+1)/2) left leaves, I1 = the k right leaves, dist = D
       (k >= ceil(n/3), so the weights n/k stay <= 3). D = 1 is the complete graph: halves, dist 1.
+
+    Parameters
+    ----------
+    n : int
+        Workers, >= 2.
+    D : int, optional
+        The broom's diameter, in 1..n-1; None for Cor. 2's path (D = n - 1).
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray, int)
+        I0, I1 (node labels) and their hop distance.
+
+    Raises
+    ------
+    ValueError
+        If n < 2 or D is outside 1..n-1.
+
+    References
+    ----------
+    Lu & De Sa (2021), proof of Thm 1, Setting 2 (Fig. 6); docs/theory.md §4.3, §4.4; docs/errata.md E26.
+
+    Examples
+    --------
+    >>> I0, I1, dist = split_groups(9)
+    >>> I0.tolist(), I1.tolist(), dist
+    ([0, 1, 2], [6, 7, 8], 4)
     """
     n = require_count("n", n, 2, maximum=MAX_NODES, what="workers of a graph")
     if D is None:
@@ -230,6 +272,23 @@ class CommunicationInstance(ZeroChainFunctions):
 
     Attributes: Delta, L, epsilon, T_c, D (None for the Cor. 2 path), groups = (I0, I1), dist (I0-I1 hop
     distance), weights (n/|I0|, n/|I1|), iteration_lower_bound = 1 + (T_c - 1) dist (docs/errata.md E17).
+
+    Build it with `communication_instance`, which validates the parameters and derives the scaling.
+
+    Raises
+    ------
+    ValueError
+        If T_c < 1, or as `split_groups`.
+
+    References
+    ----------
+    Lu & De Sa (2021), proof of Thm 1, Setting 2, and Cor. 2; docs/theory.md §4.3, §4.4.
+
+    Examples
+    --------
+    >>> f = communication_instance(9, T_c=3)
+    >>> f.dist, f.weights, f.iteration_lower_bound
+    (4, (3.0, 3.0), 9)
     """
 
     def __init__(self, n: int, *, D: int | None, Delta: float, L: float, epsilon: float, T_c: int) -> None:
