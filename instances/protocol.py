@@ -35,7 +35,33 @@ MAX_RADIUS = 1e150
 
 @runtime_checkable
 class LocalFunctions(Protocol):
-    """n local functions f_1 ... f_n on R^d and their average f = (1/n) sum_i f_i (docs/theory.md §1)."""
+    """n local functions f_1 ... f_n on R^d and their average f = (1/n) sum_i f_i (docs/theory.md §1).
+
+    A structural protocol: any object with these attributes and methods is accepted (``isinstance`` works,
+    it is ``runtime_checkable``); nothing needs to subclass it.
+
+    Attributes
+    ----------
+    n : int
+        Workers.
+    dim : int
+        d, the dimension.
+    x0 : numpy.ndarray, shape (d,)
+        The common start point.
+    smoothness : float
+        L of every local f_i; admissible steps are <= 1 / smoothness (docs/errata.md E19).
+
+    References
+    ----------
+    docs/theory.md §1.1-§1.2; docs/extending.md (adding an instance, a worked example).
+
+    Examples
+    --------
+    >>> import instances
+    >>> f = instances.zero_chain(4, n=2)
+    >>> isinstance(f, LocalFunctions), f.grad(np.zeros((2, 3, 4))).shape  # 3 configurations per worker
+    (True, (2, 3, 4))
+    """
 
     n: int
     dim: int
@@ -95,7 +121,15 @@ def check_global_points(x: np.ndarray, dim: int, name: str = "x") -> np.ndarray:
 
 
 def local_gradients_at_start(f: LocalFunctions) -> np.ndarray:
-    """The n local gradients grad f_i(x0), shape (n, d) (one ``grad`` call at the common start)."""
+    """The n local gradients grad f_i(x0), shape (n, d) (one ``grad`` call at the common start).
+
+    Examples
+    --------
+    >>> import instances
+    >>> local_gradients_at_start(instances.zero_chain(4, n=2)).round(4)
+    array([[-1.6487, -0.    , -0.    ,  0.    ],
+           [-1.6487, -0.    , -0.    ,  0.    ]])
+    """
     x0 = np.asarray(f.x0, dtype=float)
     return np.asarray(f.grad(np.broadcast_to(x0, (int(f.n), x0.size)).copy()), dtype=float)
 
@@ -107,12 +141,24 @@ def default_radius(f: LocalFunctions, step_size: float) -> float:
     step and 1/L, L = ``f.smoothness`` when stated); 1 stands in for that scale when it is 0 (a stationary
     start at the origin), and it is at most ``MAX_RADIUS``.
 
-    Example:
-        >>> import numpy as np
-        >>> from types import SimpleNamespace
-        >>> f = SimpleNamespace(n=1, dim=1, x0=np.array([2.0]), grad=lambda X: 0 * X, smoothness=1.0)
-        >>> default_radius(f, 0.5)
-        2000000.0
+    Parameters
+    ----------
+    f : LocalFunctions
+        The problem (``x0``, ``grad``, optionally ``smoothness``).
+    step_size : float
+        The run's step size.
+
+    Returns
+    -------
+    float
+        In (0, ``MAX_RADIUS``].
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> f = SimpleNamespace(n=1, dim=1, x0=np.array([2.0]), grad=lambda X: 0 * X, smoothness=1.0)
+    >>> default_radius(f, 0.5)
+    2000000.0
     """
     step = float(step_size)
     smoothness = getattr(f, "smoothness", None)
@@ -130,10 +176,29 @@ def default_radius(f: LocalFunctions, step_size: float) -> float:
 def instance_radius(f: LocalFunctions, step_size: float) -> float:
     """The radius the instance declares (``f.radius``), else `default_radius` for this step size.
 
-    Example:
-        >>> import instances
-        >>> instances.protocol.instance_radius(instances.zero_chain(4), 0.01) > 0
-        True
+    Parameters
+    ----------
+    f : LocalFunctions
+        The problem.
+    step_size : float
+        The run's step size (for `default_radius`).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the declared radius is not positive.
+
+    Examples
+    --------
+    The zero chain declares 1000 times its scale, here the gradient bound 23:
+
+    >>> import instances
+    >>> instance_radius(instances.zero_chain(4), 0.01)
+    23000.0
     """
     declared = getattr(f, "radius", None)
     if declared is None:
