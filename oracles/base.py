@@ -25,7 +25,29 @@ __all__ = ["MAX_BATCH", "ExactOracle", "GaussianOracle", "Oracle", "check_batch"
 
 @runtime_checkable
 class Oracle(Protocol):
-    """A stochastic first-order oracle over local functions ``f`` (docs/architecture.md, "oracles/")."""
+    """A stochastic first-order oracle over local functions ``f`` (docs/architecture.md, "oracles/").
+
+    A structural protocol (module docstring: what ``sample``, ``queries_per_call`` and ``full_grad``
+    answer); ``algorithms.run`` takes any object that has them.
+
+    Attributes
+    ----------
+    f : LocalFunctions
+        The local functions queried.
+    exact : bool
+        True when ``sample`` ignores rng and returns exact gradients (the engine then queries once for a
+        whole batch of configurations).
+
+    References
+    ----------
+    docs/theory.md §1.3 (A4), the oracle class O_sigma^2.
+
+    Examples
+    --------
+    >>> import instances
+    >>> isinstance(ExactOracle(instances.zero_chain(3)), Oracle)
+    True
+    """
 
     f: LocalFunctions
     exact: bool  # True when sample() ignores rng and returns exact gradients
@@ -42,7 +64,13 @@ MAX_BATCH = 10**7
 
 
 def check_batch(batch: object) -> int:
-    """The batch B (queries per worker) as an int in [1, MAX_BATCH]; TypeError/ValueError naming it."""
+    """The batch B (queries per worker) as an int in [1, MAX_BATCH]; TypeError/ValueError naming it.
+
+    Examples
+    --------
+    >>> check_batch(4)
+    4
+    """
     return require_count("batch", batch, 1, maximum=MAX_BATCH, what="queries per worker in one call")
 
 
@@ -102,6 +130,16 @@ class _OracleBase:
 
 class ExactOracle(_OracleBase):
     """Exact local gradients (sigma = 0): every query returns grad f_i(x); rng is not touched.
+
+    Parameters
+    ----------
+    f : LocalFunctions
+        Any object with the local-function protocol.
+
+    Raises
+    ------
+    TypeError
+        If f lacks ``n``, ``dim``, ``grad`` or ``full_grad``.
 
     Examples
     --------

@@ -19,6 +19,25 @@ class FiniteSumOracle(_OracleBase):
     per-sample gradients. ``replace=True``: independent uniform indices. ``replace=False``: ``batch``
     distinct indices (a uniformly random subset, needs batch <= m); each call draws afresh (no epochs).
 
+    Parameters
+    ----------
+    f : FiniteSumFunctions
+        A finite-sum problem (``instances.digits_problem``).
+    replace : bool, default True
+        Draw with or without replacement.
+
+    Raises
+    ------
+    TypeError
+        If f lacks ``samples_per_worker`` or ``sample_grad`` (or the local-function protocol), or
+        ``replace`` is not a bool.
+    ValueError
+        (from `sample`) If ``replace=False`` and batch exceeds the samples per worker.
+
+    References
+    ----------
+    docs/theory.md §1.3 (A4): uniform sampling is unbiased; its variance is the shard's.
+
     Examples
     --------
     >>> import instances
@@ -36,7 +55,28 @@ class FiniteSumOracle(_OracleBase):
         self.replace = require_bool("replace", replace)
 
     def draw_indices(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
-        """The sample indices (n, *batch_axes, batch) one `sample` call uses."""
+        """The sample indices (n, *batch_axes, batch) one `sample` call uses.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (n, *batch_axes, d)
+            The points (only the shape is read).
+        rng : numpy.random.Generator
+            The configuration's generator.
+        batch : int, default 1
+            Indices per worker, in [1, MAX_BATCH].
+
+        Returns
+        -------
+        numpy.ndarray of int, shape (n, *batch_axes, batch)
+
+        Raises
+        ------
+        TypeError
+            If rng is not a Generator or batch not an integer.
+        ValueError
+            If batch is out of range, or above the samples per worker without replacement.
+        """
         batch = check_batch(batch)
         rng = check_rng(rng)
         m = self.f.samples_per_worker
