@@ -1023,8 +1023,8 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
                  "spectral_gap": f"kappa={point.get('kappa')}",
                  "sampling": f"n={point.get('n')} B={point.get('batch')} p={point.get('p')}"}[point["term"]]
             bound = explicit_bound(record)
-            lines.append(f"| {point['term']} | {point['algorithm']} | {x} | {result.get('t_eps')} | "
-                         f"{result.get('t_eps_local')} | {'' if bound is None else f'{bound:.4g}'} | "
+            lines.append(f"| {point['term']} | {point['algorithm']} | {x} | {_count(result.get('t_eps'))} | "
+                         f"{_count(result.get('t_eps_local'))} | {'' if bound is None else f'{bound:.4g}'} | "
                          f"{result.get('status', '')} |")
     if report.digits:
         markdown, _ = heterogeneity.tuned_table(report.digits)
@@ -1041,6 +1041,11 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
               "Files: report.md, report.png, records.jsonl (every run), audit.json, exponents.csv"
               + (", digits.md, digits.csv." if report.digits else "."), ""]
     return "\n".join(lines)
+
+
+def _count(value: Any) -> Any:
+    """An iteration count as written in the report: 1306 for 1306.0 (a median over one seed), 1306.5 kept."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 # ----------------------------------------------------------------------------------------------- the CLI
