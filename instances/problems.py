@@ -164,7 +164,15 @@ class HeterogeneousProblem:
         return self._common_value(check_global_points(x, self.dim))
 
     def heterogeneity(self, x: np.ndarray) -> np.ndarray:
-        """sqrt((1/n) sum_i ||grad f_i(x) - grad f(x)||^2) at x (*batch, d), from the gradients."""
+        """sqrt((1/n) sum_i ||grad f_i(x) - grad f(x)||^2) at x (*batch, d), from the gradients.
+
+        The left side of (A5) at x (docs/theory.md §1.4); at x0 it is varsigma0.
+
+        Raises
+        ------
+        ValueError
+            If the last axis of x is not d.
+        """
         x = check_global_points(x, self.dim)
         X = np.broadcast_to(x, (self.n, *x.shape))
         deviation = self.grad(X) - self.full_grad(x)
@@ -185,6 +193,20 @@ class HeterogeneousQuadratic(HeterogeneousProblem):
     [mu, L_A] (L_A = L, or L/2 with the sine term); bbar is a seeded direction scaled so that
     f(0) - f* = Delta. Closed forms: x_star = A^{-1} bbar, f_star = -1/2 bbar^T A^{-1} bbar, f = g is
     mu-strongly convex and L_A-smooth.
+
+    Build it with `heterogeneous_quadratic` (its docstring lists the parameters and what it refuses).
+
+    References
+    ----------
+    docs/theory.md §1.4 (A5)-(A6) (the heterogeneity it sets exactly); docs/errata.md E31.
+
+    Examples
+    --------
+    >>> f = heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> f.Delta, round(float(f.full_value(f.x0) - f.f_star), 6), bool(np.allclose(f.full_grad(f.x_star), 0))
+    (1.0, 1.0, True)
+    >>> round(float(f.heterogeneity(f.x0)), 6)  # varsigma0
+    1.0
     """
 
     def __init__(self, n: int, d: int, varsigma: float, seed: int | np.random.Generator, *,
@@ -236,6 +258,18 @@ class HeterogeneousNonconvex(HeterogeneousProblem):
     make that L_A = L or L/2); rho'(u) = 2u / (1 + u^2)^2 vanishes only at u = 0, so the only stationary point
     of f is the global minimum x_star = t, f_star = 0, and f(0) - f_star = Delta (t_j = tau for all j, tau
     solved from d kappa rho(tau) = Delta; needs Delta < d kappa, the sup of f; default half of it).
+
+    Build it with `heterogeneous_nonconvex`.
+
+    References
+    ----------
+    docs/theory.md §1.4 (A5)-(A6).
+
+    Examples
+    --------
+    >>> f = heterogeneous_nonconvex(8, 5, 0.5, seed=0)
+    >>> f.Delta, f.f_star, round(float(f.full_value(f.x0)), 6)
+    (1.25, 0.0, 1.25)
     """
 
     def __init__(self, n: int, d: int, varsigma: float, seed: int | np.random.Generator, *,
@@ -317,6 +351,21 @@ def heterogeneous_nonconvex(n: int, d: int, varsigma: float, seed: int | np.rand
     """A non-convex f (sum of u^2/(1+u^2)) with one stationary point and the same exact heterogeneity.
 
     Parameters as `heterogeneous_quadratic` (no mu; Delta defaults to the construction's own range).
+
+    Returns
+    -------
+    HeterogeneousNonconvex
+
+    Raises
+    ------
+    ValueError
+        As `heterogeneous_quadratic`, and for Delta >= d kappa (f is bounded by it).
+    TypeError
+        As `heterogeneous_quadratic`.
+
+    References
+    ----------
+    docs/theory.md §1.4 (A5)-(A6).
 
     Examples
     --------
