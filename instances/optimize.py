@@ -73,10 +73,25 @@ CACHE_VERSION = 1  # bump when the solution format or the projection changes
 class OptimizedGossip:
     """An optimized gossip matrix and how it was obtained.
 
-    W: the projected matrix; lam: max(|lambda_2|, |lambda_n|) of W computed by numpy; edge_weights: w in
-    the order of ``edges``; solver: "lp", "barrier", "CLARABEL" or "SCS"; solve_seconds: wall time of the
-    solve (of the original solve when ``from_cache``); optimality_gap: the solver's bound on lam - lam* where
-    it gives one (barrier: nu/t; lp: 0 up to the LP tolerance), else None.
+    Parameters
+    ----------
+    W : scipy.sparse.csr_array
+        The projected matrix.
+    lam : float
+        max(|lambda_2|, |lambda_n|) of W, computed by numpy (never the solver's own value).
+    method : {"fdla", "fmmc"}
+    solver : str
+        "lp", "barrier", "CLARABEL" or "SCS".
+    solve_seconds : float
+        Wall time of the solve (of the original solve when ``from_cache``).
+    edges : numpy.ndarray, shape (m, 2)
+        The edges (u < v), sorted.
+    edge_weights : numpy.ndarray, shape (m,)
+        w in the order of ``edges``.
+    from_cache : bool
+        Read from the disk cache.
+    optimality_gap : float or None
+        The solver's bound on lam - lam* where it gives one (barrier: nu/t; lp: 0 up to the LP tolerance).
     """
 
     W: sp.csr_array
@@ -91,7 +106,12 @@ class OptimizedGossip:
 
 
 def default_cache_dir() -> Path:
-    """``$DECBOUNDS_CACHE_DIR`` if set, else ``~/.cache/decbounds/gossip``."""
+    """``$DECBOUNDS_CACHE_DIR`` if set, else ``~/.cache/decbounds/gossip``.
+
+    Returns
+    -------
+    pathlib.Path
+    """
     env = os.environ.get(CACHE_ENV)
     return Path(env) if env else Path.home() / ".cache" / "decbounds" / "gossip"
 
@@ -144,9 +164,50 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
                     solver_options: dict | None = None) -> OptimizedGossip:
     """Solve FDLA (``method="fdla"``) or FMMC (``"fmmc"``) on G; see the module docstring for the solvers.
 
-    tol: target accuracy of lam (barrier duality-gap bound). solver_options go to cvxpy's ``solve`` (e.g.
-    ``{"eps_abs": 1e-6}`` for SCS). cache_dir overrides ``default_cache_dir()``; cache=False neither reads
-    nor writes.
+    Parameters
+    ----------
+    G : networkx.Graph
+        Simple, undirected, connected, on the nodes 0..n-1.
+    method : {"fmmc", "fdla"}
+        Fastest-mixing Markov chain (non-negative W) or fastest distributed linear averaging.
+    solver : {"auto", "lp", "barrier", "CLARABEL", "SCS"}
+        See the module docstring.
+    cache : bool, default True
+        Read and write the disk cache; False neither reads nor writes.
+    cache_dir : str or os.PathLike, optional
+        Overrides ``default_cache_dir()``.
+    tol : float, default 1e-8
+        Target accuracy of lam (barrier duality-gap bound), in (0, 1).
+    solver_options : dict, optional
+        Passed to cvxpy's ``solve`` (e.g. ``{"eps_abs": 1e-6}`` for SCS).
+
+    Returns
+    -------
+    OptimizedGossip
+
+    Raises
+    ------
+    ValueError
+        For an unknown method or solver, a tol outside (0, 1), a disconnected G, "lp" on a graph without
+        translation symmetry, or "auto" beyond the barrier method's size limit.
+    TypeError
+        If G is directed or not a networkx graph, or an option has the wrong type.
+    RuntimeError
+        If the solver returns no solution.
+
+    References
+    ----------
+    Xiao & Boyd (2004), Fast linear iterations for distributed averaging; Boyd, Diaconis & Xiao (2004),
+    Fastest mixing Markov chain on a graph; docs/theory.md §12; docs/errata.md E30.
+
+    Examples
+    --------
+    The 4-path: both problems give weight 1/2 on every edge (lam = 1/sqrt(2)); the barrier method needs no
+    cvxpy:
+
+    >>> result = optimize_gossip(nx.path_graph(4), "fmmc", solver="barrier", cache=False)
+    >>> round(result.lam, 6), result.edge_weights.round(4).tolist(), result.solver
+    (0.707107, [0.5, 0.5, 0.5], 'barrier')
     """
     method = require_choice("method", method, METHODS)
     solver = require_choice("solver", solver, SOLVERS)
