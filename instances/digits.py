@@ -52,7 +52,19 @@ def load_digits_arrays() -> tuple[np.ndarray, np.ndarray]:
     """(features (1797, 64) scaled to [0, 1], labels (1797,)) of scikit-learn's bundled digits.
 
     Reads the CSV that `sklearn.datasets.load_digits` reads, located without importing scikit-learn (whose
-    import costs seconds); falls back to `load_digits` if the file is not where it is expected.
+    import is slow); falls back to `load_digits` if the file is not where it is expected. Cached: one read
+    per process.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray)
+        Features of shape (1797, 64) in [0, 1] and integer labels 0..9 of shape (1797,).
+
+    Examples
+    --------
+    >>> features, labels = load_digits_arrays()
+    >>> features.shape, float(features.max()), sorted(set(labels.tolist())) == list(range(10))
+    ((1797, 64), 1.0, True)
     """
     spec = importlib.util.find_spec("sklearn")
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
@@ -142,6 +154,50 @@ class DigitsProblem:
 
     f_i(x) = (1/m) sum over worker i's shard of the model's loss; `sample_grad` gives per-sample gradient
     means for `oracles.FiniteSumOracle`.
+
+    Parameters
+    ----------
+    n : int
+        Workers, >= 1.
+    shuffled_percent : float
+        X in [0, 100] of the X%-shuffle partition (`shuffle_partition`); 0 is the most heterogeneous.
+    seed : int or numpy.random.Generator
+        Seeds the partition and the initial point.
+    model : {"mlp", "logistic_nonconvex"}
+        A 64-h-10 tanh network with softmax cross-entropy, or multinomial logistic regression with the
+        non-convex regularizer reg sum_k x_k^2 / (1 + x_k^2) (module docstring).
+    hidden : int, default 16
+        Width of the MLP's hidden layer, in 1..10^4.
+    regularization : float, default 1e-2
+        reg of the logistic model, >= 0.
+    balanced : bool, default True
+        See `shuffle_partition`.
+
+    Attributes
+    ----------
+    n, dim, x0, samples_per_worker, shards, features, labels
+        As the protocol asks, and the data behind it.
+    smoothness : float
+        An upper bound (logistic) or an estimate at x0 (mlp), see the property.
+
+    Raises
+    ------
+    ValueError
+        For a model not in `MODELS`, or an argument out of its range (the message names it).
+    TypeError
+        For a non-number.
+
+    References
+    ----------
+    Lu & De Sa (2023), Sect. 7 (the heterogeneity experiment); docs/theory.md §9.1; docs/errata.md E32.
+
+    Examples
+    --------
+    >>> f = digits_problem(4, shuffled_percent=0, seed=0, model="logistic_nonconvex")
+    >>> f
+    DigitsProblem(n=4, model='logistic_nonconvex', shuffled_percent=0, m=435, d=650)
+    >>> round(f.varsigma0(), 2)  # no shuffling: each worker holds few labels
+    1.85
     """
 
     def __init__(self, n: int, *, shuffled_percent: float, seed: int, model: str = "mlp", hidden: int = 16,
@@ -314,6 +370,20 @@ class DigitsProblem:
 def digits_problem(n: int, *, shuffled_percent: float, seed: int, model: str = "mlp", hidden: int = 16,
                    regularization: float = 1e-2, balanced: bool = True) -> DigitsProblem:
     """The digits problem on n workers under the X%-shuffle partition (§9.1); see `DigitsProblem`.
+
+    Parameters
+    ----------
+    n, shuffled_percent, seed, model, hidden, regularization, balanced
+        As `DigitsProblem`.
+
+    Returns
+    -------
+    DigitsProblem
+
+    Raises
+    ------
+    ValueError, TypeError
+        As `DigitsProblem`.
 
     Examples
     --------
