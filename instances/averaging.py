@@ -282,6 +282,15 @@ def accelerated_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | Non
 
     Parameters and errors as `gossip_schedule` and `multi_step_gossip`.
 
+    Returns
+    -------
+    numpy.ndarray
+        z_R, Z's shape.
+
+    References
+    ----------
+    Lu & De Sa (2021), Alg. 3; docs/theory.md §7.1 (G1); docs/errata.md E18 (the start z_{-1} = z_0).
+
     Examples
     --------
     >>> W = np.array([[0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]])
@@ -299,6 +308,15 @@ def chebyshev_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None 
 
     Parameters and errors as `gossip_schedule` and `multi_step_gossip`.
 
+    Returns
+    -------
+    numpy.ndarray
+        z_R, Z's shape.
+
+    References
+    ----------
+    docs/theory.md §7.3.
+
     Examples
     --------
     >>> W = np.array([[0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]])
@@ -314,6 +332,27 @@ def chebyshev_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None 
 def schedule_polynomial(schedule: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """p_R(mu) for eigenvalues mu: the R-step operator of ``multi_step_gossip`` is p_R(W), so for a symmetric
     W its consensus contraction ||p_R(W) - 11^T/n||_2 is max |p_R(mu)| over the non-trivial eigenvalues.
+
+    Parameters
+    ----------
+    schedule : numpy.ndarray, shape (R, 2)
+        The coefficients (a_r, b_r) of ``gossip_schedule``.
+    mu : array_like
+        Eigenvalues.
+
+    Returns
+    -------
+    numpy.ndarray
+        p_R at each mu, mu's shape.
+
+    Raises
+    ------
+    ValueError
+        If schedule is not (R, 2), or an entry is not finite.
+
+    References
+    ----------
+    docs/theory.md §7.2 (the contraction of the proof); docs/errata.md E18, E29.
 
     Examples
     --------

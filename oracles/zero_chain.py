@@ -81,11 +81,43 @@ class ZeroChainOracle(_OracleBase):
     @property
     def estimate_scale(self) -> float:
         """1/p: a revealed coordinate comes back multiplied by z/p, so trackers that sum estimates may hold
-        values 1/p times the true gradient's scale (the engine widens its auxiliary-state bound by this)."""
+        values 1/p times the true gradient's scale (the engine widens its auxiliary-state bound by this).
+
+        References
+        ----------
+        docs/errata.md E41.
+
+        Examples
+        --------
+        >>> import instances
+        >>> ZeroChainOracle(instances.sampling_instance(4, T_c=6, p=0.01)).estimate_scale
+        100.0
+        """
         return 1.0 / self.p
 
     def variance_bound(self, batch: int = 1) -> float:
-        """sup_x E||g - grad f||^2 for a batch of B on this instance: (gain/scale)^2 e^3 (1 - p) / (p B)."""
+        """sup_x E||g - grad f||^2 for a batch of B on this instance: (gain/scale)^2 e^3 (1 - p) / (p B).
+
+        Parameters
+        ----------
+        batch : int, default 1
+            B, in [1, MAX_BATCH].
+
+        Returns
+        -------
+        float
+
+        References
+        ----------
+        docs/theory.md §4.2; docs/errata.md E23 (this sharper constant).
+
+        Examples
+        --------
+        >>> import instances
+        >>> oracle = ZeroChainOracle(instances.sampling_instance(4, T_c=6, p=0.01))
+        >>> round(oracle.variance_bound(), 2), round(oracle.variance_bound(4), 2)
+        (1988.47, 497.12)
+        """
         factor = getattr(self.f, "gain", 1.0) / getattr(self.f, "scale", 1.0)
         return factor**2 * VARIANCE_CONSTANT * (1.0 - self.p) / (self.p * check_batch(batch))
 
