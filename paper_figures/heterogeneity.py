@@ -166,7 +166,14 @@ def digits(n: int, shuffled_percent: float, seed: int = DATA_SEED, model: str = 
 
 @functools.lru_cache(maxsize=16)
 def network_matrix(topology: str, n: int, kappa: float | None) -> tuple[Any, float]:
-    """(W, lam): Metropolis weights on ``instances.topology(topology, n)``, lazy when kappa is given."""
+    """(W, lam): Metropolis weights on ``instances.topology(topology, n)``, lazy when kappa is given.
+
+    Examples
+    --------
+    >>> W, lam = network_matrix("ring", 8, 0.5)
+    >>> W.shape, round(lam, 4)
+    ((8, 8), 0.9024)
+    """
     W = instances.gossip_matrix(instances.topology(topology, n), "metropolis")
     if kappa is not None:
         W = instances.lazy(W, kappa)
@@ -174,7 +181,18 @@ def network_matrix(topology: str, n: int, kappa: float | None) -> tuple[Any, flo
 
 
 def curve_checkpoints(iterations: int, points: int) -> list[int]:
-    """0 and `points` evenly spaced iterations up to `iterations` (the last one included)."""
+    """0 and `points` evenly spaced iterations up to `iterations` (the last one included).
+
+    Raises
+    ------
+    ValueError
+        If iterations or points is < 1.
+
+    Examples
+    --------
+    >>> curve_checkpoints(100, 4)
+    [0, 25, 50, 75, 100]
+    """
     if iterations < 1 or points < 1:
         raise ValueError(f"iterations and points must be >= 1; got {iterations}, {points}")
     return sorted({0, *np.linspace(0, iterations, points + 1).round().astype(int).tolist()})
@@ -229,7 +247,13 @@ def final_loss_score(problem: Any) -> Callable[[Any], float]:
 
 def momentum_hyper(algorithm: str, momentum: float) -> dict[str, Any]:
     """Heavy-ball momentum as the algorithm takes it: DeTAG's Alg. 4 ``beta``, the others' ``momentum``;
-    DeTAG also with Alg. 3's own gossip start (so that `algorithms.tune` searches only what is given)."""
+    DeTAG also with Alg. 3's own gossip start (so that `algorithms.tune` searches only what is given).
+
+    Examples
+    --------
+    >>> momentum_hyper("detag", 0.9), momentum_hyper("dsgt", 0.9), momentum_hyper("dsgt", 0.0)
+    ({'start': 'paper', 'beta': 0.9}, {'momentum': 0.9}, {})
+    """
     if algorithm == "detag":
         return {"start": "paper", **({"beta": momentum} if momentum else {})}
     return {"momentum": momentum} if momentum else {}

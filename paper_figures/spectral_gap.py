@@ -162,7 +162,18 @@ CURVE_WORKERS = 16
 
 @functools.lru_cache(maxsize=32)
 def path_instance(n: int, T_c: int, kappa: float) -> tuple[instances.CommunicationInstance, Any, float]:
-    """(Cor. 2's path instance, lazy Metropolis W_kappa on its path, lam of W_kappa)."""
+    """(Cor. 2's path instance, lazy Metropolis W_kappa on its path, lam of W_kappa).
+
+    References
+    ----------
+    docs/theory.md §4.4 and §9.2 (the lazy W_kappa).
+
+    Examples
+    --------
+    >>> problem, W, lam = path_instance(12, 3, 0.5)
+    >>> problem.n, round(lam, 4)
+    (12, 0.9886)
+    """
     problem = instances.communication_instance(n, T_c=T_c)
     W = instances.lazy(instances.gossip_matrix(problem.graph(), "metropolis"), kappa)
     return problem, W, float(instances.second_eigenvalue(W))
@@ -185,7 +196,14 @@ def gossip_contraction(W: Any, lam: float, R: int, eta: float | None, start: str
     DeTAG's R-step two-tap gossip (Alg. 3; eta None is its formula). Above 1 the operator expands
     disagreement (errata E18), so that configuration is not an admissible gossip and is not tuned over:
     on the zero chain, where every partial derivative is <= 0, an expanding operator speeds progress up as a
-    too-large step does (docs/errata.md E19)."""
+    too-large step does (docs/errata.md E19).
+
+    Examples
+    --------
+    >>> _, W, lam = path_instance(12, 3, 0.5)
+    >>> round(gossip_contraction(W, lam, 4, None, "plain"), 4)
+    0.8737
+    """
     mu = np.linalg.eigvalsh(W.toarray())[:-1]  # ascending; the last is the consensus eigenvalue 1
     schedule = instances.gossip_schedule("two_tap", lam, int(R), eta=eta, start=start)
     return float(np.abs(instances.schedule_polynomial(schedule, mu)).max())

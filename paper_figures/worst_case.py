@@ -94,7 +94,13 @@ def rounds(method: str, K: int) -> int:
 
 def rate_after(name: str, lam: float, T: int) -> float:
     """The catalog rate `name` read as a bound on ||grad f||^2 after T iterations: its communication term
-    C / eps^2 at sigma = 0, eps = 1 (``RATE_VALUES``), divided by T (module docstring)."""
+    C / eps^2 at sigma = 0, eps = 1 (``RATE_VALUES``), divided by T (module docstring).
+
+    Examples
+    --------
+    >>> round(rate_after("lower_bound_gossip", 0.5, 10), 4)  # 1 / (sqrt(1 - 0.5) * 10)
+    0.1414
+    """
     rate = bounds.get(name)
     values = {k: v for k, v in {**RATE_VALUES, "lam": lam, "epsilon": 1.0}.items()
               if k in {s.name for s in rate.expr.free_symbols}}
