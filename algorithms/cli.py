@@ -14,7 +14,13 @@ INSTANCES = ("comm-path", "comm-broom")
 
 
 def add_parser(subparsers: Any) -> None:
-    """Register the ``run`` subcommand."""
+    """Register the ``run`` subcommand.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``decbounds`` parser's subcommands; the new parser sets ``func=main``.
+    """
     from algorithms import algorithm_names
     from instances import WEIGHT_RULES
 
@@ -48,7 +54,28 @@ def _instance(args: argparse.Namespace) -> Any:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run, then print T_eps, the lower bound and the prediction; returns the exit status."""
+    """Run, then print T_eps, the lower bound and the prediction; returns the exit status.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        From the parser of `add_parser` (``decbounds run ALGORITHM ...``).
+
+    Returns
+    -------
+    int
+        The exit status.
+
+    Raises
+    ------
+    ValueError
+        For ``--instance comm-broom`` without ``--D``, or bad values the instance or ``algorithms.run``
+        refuses.
+
+    References
+    ----------
+    Lu & De Sa (2021), Thm 1 and Cor. 2 (the instances); docs/theory.md §4.3, §4.4.
+    """
     import networkx as nx
 
     import bounds

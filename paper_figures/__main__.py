@@ -44,7 +44,33 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
                 full: bool = False, tiny: bool = False) -> int:
     """Make the figures `names` (all of `FIGURES` if None) in order; print what each wrote and its time.
 
-    Returns the exit status: 0 if every figure was made, 1 if any failed.
+    A figure that fails is reported (with its traceback) and the others still run.
+
+    Parameters
+    ----------
+    names : sequence of str, optional
+        Figures of `FIGURES`, in the order to make them; None for all.
+    out_dir : pathlib.Path
+        Output folder.
+    full, tiny : bool
+        The mode (exclusive); neither is the quick mode.
+
+    Returns
+    -------
+    int
+        The exit status: 0 if every figure was made, 1 if any failed.
+
+    Raises
+    ------
+    ValueError
+        If both ``full`` and ``tiny`` are set, or a name is not a figure.
+
+    Examples
+    --------
+    >>> run_figures(["nope"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown figure(s) ['nope']; the figures are ['predictions', 'gossip', ...]
     """
     if full and tiny:
         raise ValueError("full and tiny are exclusive; choose one mode")

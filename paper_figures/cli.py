@@ -65,7 +65,25 @@ SUBCOMMANDS: dict[str, Callable[[Any], None]] = {
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The top-level parser with `command` registered, or every subcommand when `command` is None or unknown
-    (for ``--help`` and for argparse's own error message)."""
+    (for ``--help`` and for argparse's own error message).
+
+    Registering only the command asked for keeps ``decbounds predict`` from importing the figure modules.
+
+    Parameters
+    ----------
+    command : str, optional
+        A subcommand name (``SUBCOMMANDS``).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+
+    Examples
+    --------
+    >>> args = build_parser("run").parse_args(["run", "dsgt", "--n", "8"])
+    >>> args.algorithm, args.n, args.instance
+    ('dsgt', 8, 'comm-path')
+    """
     parser = argparse.ArgumentParser(
         prog="decbounds",
         description="Predicted and measured complexity of decentralized training (Lu & De Sa 2021/2023).",
@@ -81,7 +99,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `decbounds` script; returns the exit status."""
+    """Entry point of the `decbounds` script; returns the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The subcommand's status; 2 (after printing the help) without a subcommand.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
