@@ -10,8 +10,8 @@ Solvers (their measured times are in the README's "Benchmarks"; ``benchmarks/ben
 - ``"lp"`` -- graphs with a translation symmetry (``G.graph["cayley"]``, or any circulant, detected): the
   group averages an optimal W into one that is constant on each edge orbit {x, x+s}, and W is then
   diagonalized by the group characters, eigenvalue 1 - sum_s w_s mult_s (1 - cos theta_s(k)). The SDP
-  becomes a linear program in the orbit weights (rings, tori, hypercubes, ring lattices: n = 1000 in well
-  under a second), solved by cvxpy with solver CLARABEL (HiGHS prints a banner it cannot be told to drop).
+  becomes a linear program in the orbit weights (rings, tori, hypercubes, ring lattices; fast at n = 1000),
+  solved by cvxpy with solver CLARABEL (HiGHS prints a banner it cannot be told to drop).
 - ``"CLARABEL"`` / ``"SCS"`` -- cvxpy on the two-LMI edge form, solver named. Clarabel is accurate (1e-9)
   but its KKT system grows with n^2, which makes it too slow from about n = 100 on. SCS is faster but only
   ~1e-5 accurate at its default eps 1e-4, and 3e-5..2e-3 off at eps 1e-3.
@@ -20,7 +20,7 @@ Solvers (their measured times are in the README's "Benchmarks"; ``benchmarks/ben
   (the trick of DSDP-type solvers) instead of Clarabel's n^2-sized KKT system. Accurate to ``tol`` (the
   duality-gap bound nu/t of the barrier path; it agrees with Clarabel to 1e-9 at n = 50). It runs with one
   BLAS thread and meets the benchmark targets up to n = 200 (m = 1044).
-- ``"auto"`` -- "lp" for symmetric graphs; cvxpy CLARABEL for n <= 20 (a fraction of a second there);
+- ``"auto"`` -- "lp" for symmetric graphs; cvxpy CLARABEL for n <= 20 (where its KKT system is small);
   "barrier" for n <= 300; above that a ``ValueError`` stating the limit (each Newton step factors an
   m x m matrix, m ~ n ln n: minutes beyond n ~ 300).
 
