@@ -388,13 +388,35 @@ class StepRule:
         return np.add.reduce(state.x, axis=0) * (1.0 / self.n)
 
     def worker_arrays(self, state: State) -> list[np.ndarray]:
-        """Every per-worker (n, ...) array that carries information, the local models first."""
+        """Every per-worker (n, ...) array that carries information, the local models first.
+
+        The divergence guard checks all of them and the zero-respecting audit reads their progress; a rule
+        with trackers, replicas or buffers lists them (default ``[state.x]``).
+
+        Parameters
+        ----------
+        state : State
+
+        Returns
+        -------
+        list of numpy.ndarray
+        """
         return [state.x]
 
     # -- helpers for subclasses --------------------------------------------------------------------------
     @staticmethod
     def momentum_buffer(ctx: Context) -> np.ndarray | None:
-        """A zero heavy-ball buffer (n, k, d), or None when every configuration's momentum is 0."""
+        """A zero heavy-ball buffer (n, k, d), or None when every configuration's momentum is 0.
+
+        Parameters
+        ----------
+        ctx : Context
+            Reads ``ctx.hyper["momentum"]``.
+
+        Returns
+        -------
+        numpy.ndarray or None
+        """
         mu = ctx.hyper.get("momentum")
         if mu is None or not np.any(mu):
             return None
@@ -403,7 +425,26 @@ class StepRule:
     @staticmethod
     def heavy_ball(v: np.ndarray | None, direction: np.ndarray, ctx: Context) -> np.ndarray:
         """Heavy-ball (the paper ran every method with momentum 0.9, §9): v <- momentum v + direction,
-        returned in place of the direction; the direction itself when there is no buffer."""
+        returned in place of the direction; the direction itself when there is no buffer.
+
+        Parameters
+        ----------
+        v : numpy.ndarray or None
+            The buffer of `momentum_buffer`, updated in place.
+        direction : numpy.ndarray, shape (n, k, d)
+            The rule's update direction (a stochastic gradient, a tracker).
+        ctx : Context
+            Reads ``ctx.hyper["momentum"]``, shape (1, k, d).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``v`` after the update, or ``direction`` when v is None.
+
+        References
+        ----------
+        docs/theory.md §9 (the paper's experiments) and §6.5 (Alg. 4, DeTAG's own momentum).
+        """
         if v is None:
             return direction
         v *= ctx.hyper["momentum"]
