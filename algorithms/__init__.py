@@ -23,9 +23,9 @@ from algorithms.registry import (
     rule_class,
     unregister,
 )
-from algorithms.result import Result, to_jsonable
+from algorithms.result import Grid, Result, to_jsonable
 from algorithms.step_rule import State, StepRule
-from algorithms.tune import TuneResult, tune
+from algorithms.tune import tune
 
 # isort: split
 # Written only through the public API above (tests/algorithms/test_new_algorithms.py checks their imports).
@@ -40,12 +40,12 @@ __all__ = [
     "BudgetViolationError",
     "Context",
     "Entry",
+    "Grid",
     "MixingOperator",
     "PlotStyle",
     "Result",
     "State",
     "StepRule",
-    "TuneResult",
     "algorithm_names",
     "entries",
     "entry",

@@ -1,5 +1,6 @@
-"""`Result`: the one record type every algorithm run returns (like scipy's ``OptimizeResult``), and
-`to_jsonable`, the one conversion of results and records to plain JSON types.
+"""`Result`: the one record type every algorithm run returns (like scipy's ``OptimizeResult``), `Grid`: the
+tuning grid `algorithms.tune` attaches to the winner's `Result`, and `to_jsonable`, the one conversion of
+results and records to plain JSON types.
 
 T_eps (docs/theory.md (A3)): the first checkpoint t with ||grad f(x_hat_t)|| <= tol, x_hat_t the average of
 the local models after t iterations (t = 0 is the start point). ``t_eps_local`` is the first checkpoint at
@@ -17,7 +18,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["STATUSES", "Result", "Status", "to_jsonable"]
+__all__ = ["STATUSES", "Grid", "Result", "Status", "to_jsonable"]
 
 Status = Literal["converged", "max_iterations", "diverged"]
 STATUSES: tuple[str, ...] = ("converged", "max_iterations", "diverged")
@@ -57,36 +58,176 @@ def to_jsonable(value: Any) -> Any:
     raise TypeError(f"a record must be JSON-able; got {type(value).__name__}: {value!r}")
 
 
+@dataclass(frozen=True, repr=False)
+class Grid:
+    """The tuning behind a `Result` that `algorithms.tune` returned: every run of the grid and the winner.
+
+    The winner is the configuration with the least median ``score`` over the seeds (by default T_eps at
+    x-bar, a run that never reached tol counting as infinite; docs/errata.md E21 asks for medians), ties to
+    the configuration run first.
+
+    Parameters
+    ----------
+    score : float or None
+        The winner's median score over ``seeds`` (with the default score, the median T_eps the figures
+        plot); None when no configuration reached a finite median score.
+    runs : tuple of Result
+        Every run in the order run: configuration by configuration, the seeds innermost.
+    limits : tuple of int
+        The iteration cap each run of ``runs`` ran under (below ``iterations`` where branch and bound
+        pruned it).
+    seeds : tuple of int
+        The seeds every configuration ran on.
+    excluded_steps : tuple of float
+        Grid steps dropped as inadmissible (> 1/smoothness, docs/errata.md E19).
+    winner : int or None
+        The position in ``runs`` of the winner's run on its first seed (its other seeds follow it); None
+        when no configuration reached a finite median score.
+    winner_group : int or None
+        The index of the configuration group the winner came from (``tune(groups=...)``), or None.
+
+    Examples
+    --------
+    >>> run = Result("dsgt", "converged", "reached tol", 12, 12, 12, [0, 12], [1.0, 0.01],
+    ...              [1.0, 0.02], [0.0, 0.0], {}, 0, 0.5, 1)
+    >>> grid = Grid(score=12.0, runs=(run,), limits=(100,), seeds=(0,), winner=0)
+    >>> grid
+    Grid(1 run over 1 seed, score 12, winner 0)
+    >>> grid.winner_runs == (run,)
+    True
+    """
+
+    score: float | None
+    runs: tuple[Result, ...]
+    limits: tuple[int, ...]
+    seeds: tuple[int, ...]
+    excluded_steps: tuple[float, ...] = ()
+    winner: int | None = None
+    winner_group: int | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.limits) != len(self.runs):
+            raise ValueError(f"limits must hold one cap per run; got {len(self.limits)} for "
+                             f"{len(self.runs)} runs")
+        if not self.seeds or len(self.runs) % len(self.seeds):
+            raise ValueError(f"runs must hold every configuration on each of the {len(self.seeds)} seeds; "
+                             f"got {len(self.runs)} runs")
+        if (self.winner is None) != (self.score is None):
+            raise ValueError("winner and score must be both None (no winner) or both set; got "
+                             f"winner={self.winner!r}, score={self.score!r}")
+        if self.winner is not None and not (0 <= self.winner and self.winner % len(self.seeds) == 0
+                                            and self.winner < len(self.runs)):
+            raise ValueError(f"winner must index the first seed's run of a configuration in runs; got "
+                             f"winner={self.winner!r}")
+
+    @property
+    def winner_runs(self) -> tuple[Result, ...]:
+        """The winner's runs, one per seed (empty when no configuration reached a finite median score)."""
+        if self.winner is None:
+            return ()
+        return self.runs[self.winner : self.winner + len(self.seeds)]
+
+    def summary(self) -> str:
+        """One line: the number of runs and seeds and the winner's median score."""
+        runs = f"{len(self.runs)} run{'s' if len(self.runs) != 1 else ''}"
+        seeds = f"{len(self.seeds)} seed{'s' if len(self.seeds) != 1 else ''}"
+        score = "no winner" if self.score is None else f"score {self.score:.6g}"
+        return f"{runs} over {seeds}, {score}"
+
+    def __repr__(self) -> str:
+        winner = "" if self.winner is None else f", winner {self.winner}"
+        excluded = f", excluded steps {list(self.excluded_steps)}" if self.excluded_steps else ""
+        return f"Grid({self.summary()}{winner}{excluded})"
+
+    def to_record(self) -> dict[str, Any]:
+        """A JSON-able dict (`to_jsonable`): the score, seeds, excluded steps, the winner's position and
+        group, and each run in brief (step size, hyper-parameters, seed, status, both T_eps, iterations and
+        the cap it ran under)."""
+        return to_jsonable({
+            "score": self.score, "seeds": self.seeds, "excluded_steps": self.excluded_steps,
+            "winner": self.winner, "winner_group": self.winner_group,
+            "runs": [{"step_size": run.step_size,
+                      "hyper": {key: value for key, value in run.hyper.items() if key != "factors"},
+                      "seed": run.seed, "status": run.status, "t_eps": run.t_eps,
+                      "t_eps_local": run.t_eps_local, "iterations": run.iterations, "limit": limit}
+                     for run, limit in zip(self.runs, self.limits, strict=True)],
+        })
+
+
 @dataclass(repr=False)
 class Result:
-    """Outcome of one configuration of one algorithm.
+    """Outcome of one configuration of one algorithm, like scipy's ``OptimizeResult``.
 
-    Attributes:
-        algorithm: registry name (e.g. ``"detag"``).
-        status: ``"converged"`` (x_hat reached tol: ``t_eps`` is set), ``"max_iterations"`` (the cap came
-            first, or no tol was given), or ``"diverged"`` (the state left the instance's region).
-        message: why the run stopped, in words (e.g. "iterate norm 1.5e+19 above the instance radius 6.9e+03
-            at t = 303").
-        t_eps: first checkpoint with ||grad f(x_hat)|| <= tol, or None (not reached, no tol, or diverged).
-        t_eps_local: first checkpoint at which every worker's own model x_i has ||grad f(x_i)|| <= tol, or
-            None (not reached before the run stopped, no tol, or diverged).
-        iterations: iterations this configuration ran before it stopped.
-        checkpoints: iterations at which the histories below were recorded (the last one is the stop).
-        grad_norms: ||grad f(x_hat)|| at the checkpoints.
-        worst_worker_grad_norms: max_i ||grad f(x_i)|| over the workers' own models at the checkpoints.
-        consensus: sqrt(mean_i ||x_i - x_hat||^2) of the local models at the checkpoints.
-        counters: A_B accounting at the stop: iterations, gradient_queries (per worker),
-            communication_rounds, gossip_rounds (with W), exact_averages, vectors_sent (per worker),
-            messages (vectors on all links).
-        seed: the configuration's seed; its stream is ``numpy.random.default_rng(seed)``.
-        step_size: alpha.
-        batch: B, queries per worker per iteration.
-        hyper: every other hyper-parameter, resolved (defaults filled in, e.g. DeTAG's R and eta).
-        tol: the target eps, or None.
-        radius: the divergence radius the run was judged against (`instances.protocol.instance_radius`).
-        progress: with ``record_progress=True`` on a zero-chain problem, an int array (iterations + 1, n):
-            the largest progress over each worker's whole state after each iteration.
-        x_hat: the output (average model) at the stop.
+    `algorithms.run` returns one; `algorithms.run_batch` one per configuration; `algorithms.tune` the
+    winner's run on its first seed with the tuning attached as ``grid`` (one type for a run and a tuned
+    run: a tuned result is a result with the grid attached).
+
+    Attributes
+    ----------
+    algorithm : str
+        Registry name (e.g. ``"detag"``).
+    status : {"converged", "max_iterations", "diverged"}
+        ``"converged"`` (x_hat reached tol: ``t_eps`` is set), ``"max_iterations"`` (the cap came first, or
+        no tol was given), or ``"diverged"`` (the state left the instance's region).
+    message : str
+        Why the run stopped, in words (e.g. "iterate norm 1.5e+19 above the instance radius 6.9e+03 at
+        t = 303"); for a tuned result without a winner, that no configuration reached a finite score.
+    t_eps : int or None
+        First checkpoint with ||grad f(x_hat)|| <= tol (docs/theory.md (A3)), or None (not reached, no tol,
+        or diverged). Always this run's own value: the median over seeds of a tuned result is
+        ``grid.score``.
+    t_eps_local : int or None
+        First checkpoint at which every worker's own model x_i has ||grad f(x_i)|| <= tol, or None (not
+        reached before the run stopped, no tol, or diverged).
+    iterations : int
+        Iterations this configuration ran before it stopped.
+    checkpoints : list of int
+        Iterations at which the histories below were recorded (the last one is the stop).
+    grad_norms : list of float
+        ||grad f(x_hat)|| at the checkpoints.
+    worst_worker_grad_norms : list of float
+        max_i ||grad f(x_i)|| over the workers' own models at the checkpoints.
+    consensus : list of float
+        sqrt(mean_i ||x_i - x_hat||^2) of the local models at the checkpoints.
+    counters : dict of str to int
+        A_B accounting at the stop: iterations, gradient_queries (per worker), communication_rounds,
+        gossip_rounds (with W), exact_averages, vectors_sent (per worker), messages (vectors on all links).
+    seed : int
+        The configuration's seed; its stream is ``numpy.random.default_rng(seed)``.
+    step_size : float
+        alpha.
+    batch : int
+        B, queries per worker per iteration.
+    hyper : dict
+        Every other hyper-parameter, resolved (defaults filled in, e.g. DeTAG's R and eta).
+    tol : float or None
+        The target eps.
+    radius : float
+        The divergence radius the run was judged against (`instances.protocol.instance_radius`).
+    progress : numpy.ndarray or None
+        With ``record_progress=True`` on a zero-chain problem, an int array (iterations + 1, n): the largest
+        progress over each worker's whole state after each iteration.
+    x_hat : numpy.ndarray or None
+        The output (average model) at the stop.
+    grid : Grid or None
+        The tuning behind this result when `algorithms.tune` returned it (every run, the winner's median
+        score over seeds, the excluded steps); None for a plain run.
+
+    Raises
+    ------
+    ValueError
+        On a status outside ``STATUSES``, or a diverged run that carries a T_eps.
+
+    Examples
+    --------
+    >>> import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, 5)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4))
+    >>> result = algorithms.run("dsgt", f, W, step_size=0.125, iterations=3000, tol=1e-5)
+    >>> result.status, result.t_eps, result.reached, result.grid is None
+    ('converged', 643, True, True)
+    >>> result
+    Result(dsgt, converged, t_eps=643, t_eps_local=643, iterations=643, step_size=0.125, seed=0, ...)
     """
 
     algorithm: str
@@ -108,6 +249,7 @@ class Result:
     radius: float = math.inf
     progress: np.ndarray | None = None
     x_hat: np.ndarray | None = None
+    grid: Grid | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -127,13 +269,16 @@ class Result:
 
     def __repr__(self) -> str:
         hyper = ", ".join(f"{key}={value!r}" for key, value in self.hyper.items() if key != "factors")
+        grid = "" if self.grid is None else f", grid=({self.grid.summary()})"
         return (f"Result({self.algorithm}, {self.status}, t_eps={self.t_eps}, "
                 f"t_eps_local={self.t_eps_local}, iterations={self.iterations}, "
                 f"step_size={self.step_size:.4g}, seed={self.seed}"
-                f"{', ' + hyper if hyper else ''}: {self.message})")
+                f"{', ' + hyper if hyper else ''}{grid}: {self.message})")
 
     def to_record(self) -> dict[str, Any]:
-        """A JSON-able dict (`to_jsonable`) of every field except the large arrays (progress, x_hat)."""
+        """A JSON-able dict (`to_jsonable`) of every field except the large arrays (progress, x_hat); the
+        grid (`Grid.to_record`) under ``"grid"`` when there is one."""
+        grid = {} if self.grid is None else {"grid": self.grid.to_record()}
         return to_jsonable(
             {
                 "algorithm": self.algorithm,
@@ -154,5 +299,6 @@ class Result:
                 "hyper": {key: value for key, value in self.hyper.items() if key != "factors"},
                 "tol": self.tol,
                 "radius": self.radius,
+                **grid,
             }
         )

@@ -5,49 +5,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from algorithms.api import run_batch
 from algorithms.registry import rule_class
-from algorithms.result import Result
+from algorithms.result import Grid, Result
 
 __all__ = ["default_step_grid", "detag_grid", "local_t_eps_score", "t_eps_score", "tune"]
-
-
-@dataclass
-class TuneResult:
-    """The winner of a tuning grid and every run behind it.
-
-    ``t_eps`` is the median over seeds of the winner's score, by default its T_eps (a run that never
-    reached eps counts as infinite; errata E21 asks for medians); None when no configuration reached eps
-    on most seeds. ``excluded_steps`` lists grid steps dropped as inadmissible (> 1/smoothness).
-    ``results`` holds every run in the order run, ``limits`` the iteration cap each ran under (below
-    ``iterations`` where branch and bound pruned it), ``winner`` the winning configuration's runs, one per
-    seed, and ``winner_group`` the index of the configuration group it came from.
-    """
-
-    algorithm: str
-    step_size: float | None
-    hyper: dict[str, Any]
-    t_eps: float | None
-    results: list[Result] = field(default_factory=list)
-    excluded_steps: list[float] = field(default_factory=list)
-    limits: list[int] = field(default_factory=list)
-    winner: list[Result] = field(default_factory=list)
-    winner_group: int | None = None
-
-    def to_record(self) -> dict[str, Any]:
-        return {
-            "algorithm": self.algorithm,
-            "step_size": self.step_size,
-            "hyper": {k: v for k, v in self.hyper.items() if k != "factors"},
-            "t_eps": self.t_eps,
-            "excluded_steps": self.excluded_steps,
-            "runs": len(self.results),
-        }
 
 
 def default_step_grid(smoothness: float, count: int = 8) -> list[float]:
@@ -84,25 +51,87 @@ def tune(name: str, problem: Any, W: Any = None, grid: Any = None, *, tol: float
          groups: Sequence[Mapping[str, Any]] | None = None, prune: bool = False,
          score: Callable[[Result], float] = t_eps_score,
          callback: Callable[[int, Any, Any], None] | None = None, record_every: int | None = None,
-         stop: str = "both", incumbent: float | None = None, **hyper: Any) -> TuneResult:
-    """Least median ``score`` (T_eps by default) over ``grid`` (step sizes) x hyper grids x seeds.
+         stop: str = "both", incumbent: float | None = None, **hyper: Any) -> Result:
+    """The configuration of least median ``score`` (T_eps by default) over ``grid`` (step sizes) x hyper
+    grids x seeds, as a `Result` with the whole grid attached (``result.grid``, a `Grid`).
 
-    ``grid`` defaults to ``default_step_grid(problem.smoothness)``. With ``admissible=True`` (default) steps
-    above 1/smoothness (the local L the instance states, docs/errata.md E19) are dropped and listed in
-    ``excluded_steps``; a grid with none left is a ValueError. For DeTAG, hyper grids set neither in
-    ``hyper`` nor in a group default to ``detag_grid``. Ties go to the configuration run first (the larger
-    step, listed first in the default grid, then grid order).
+    The paper tuned its baselines over step sizes (docs/theory.md §9); steps are held to the admissible
+    range (docs/errata.md E19) and the winner is the least median over seeds (docs/errata.md E21). Ties go
+    to the configuration run first (the larger step, listed first in the default grid, then grid order).
 
-    ``groups`` (optional): configuration groups run one after another, each one ``run_batch`` over the
-    step grid x its own hyper values (merged over ``hyper``) x seeds; for grids that are not a product
-    (DeTAG's (eta, R) pairs) and for an order of search. With ``prune=True`` each group runs only up to the
-    best median score found so far (branch and bound: a configuration that has not reached eps by then
-    cannot win, so the winner and its score are those of the unpruned search); ``prune`` needs a score that
-    counts iterations (`t_eps_score`, `local_t_eps_score`). ``limits`` holds the iteration cap each result
-    ran under. ``incumbent``: a score known to be reachable (e.g. by one configuration run before); only
-    configurations that beat it can win, and with ``prune`` every group runs at most that long.
-    ``callback``, ``record_every`` and ``stop`` go to ``run_batch`` (``stop="average"`` ends a run at its
-    x-bar T_eps: enough when the score is `t_eps_score`, and faster).
+    Parameters
+    ----------
+    name : str
+        Registry name of the algorithm (`algorithms.algorithm_names`).
+    problem : object
+        The oracle or problem, as for `algorithms.run`.
+    W : matrix, optional
+        The gossip matrix, as for `algorithms.run`.
+    grid : sequence of float, optional
+        Step sizes; ``default_step_grid(problem.smoothness)`` (1/L, 1/(2L), ..., 1/(128 L)) by default.
+    tol : float or None
+        The target eps of T_eps; None runs every configuration to ``iterations`` (then pass a ``score``
+        that does not count iterations, e.g. a final loss).
+    iterations : int
+        The iteration cap of every run.
+    seeds : sequence of int, default (0,)
+        Every configuration runs on each seed; its score is the median over them.
+    batch : int, default 1
+        B, queries per worker per iteration.
+    admissible : bool, default True
+        Drop steps above 1/smoothness (the local L the instance states) and list them in
+        ``grid.excluded_steps``.
+    groups : sequence of mapping, optional
+        Configuration groups run one after another, each one `algorithms.run_batch` over the step grid x
+        its own hyper values (merged over ``hyper``) x seeds: for grids that are not a product (DeTAG's
+        (eta, R) pairs) and for an order of search.
+    prune : bool, default False
+        Branch and bound: each group runs only up to the best median score so far (a configuration that
+        has not reached eps by then cannot win, so the winner and its score are those of the unpruned
+        search). Needs a score that counts iterations (`t_eps_score`, `local_t_eps_score`);
+        ``grid.limits`` holds the cap each run ran under.
+    score : callable, default `t_eps_score`
+        A run's score, less is better; a configuration's score is the median over its seeds, and only a
+        finite one can win.
+    callback, record_every, stop
+        Passed to `algorithms.run_batch` (``stop="average"`` ends a run at its x-bar T_eps: enough when the
+        score is `t_eps_score`, and faster).
+    incumbent : float, optional
+        A score known to be reachable (e.g. by one configuration run before): only configurations that beat
+        it can win, and with ``prune`` every group runs at most that long.
+    **hyper
+        Hyper-parameters of the algorithm; a list is a grid axis. For DeTAG, eta, start and R set neither
+        here nor in a group default to `detag_grid`.
+
+    Returns
+    -------
+    Result
+        The winner's run on its first seed, with ``grid`` set: ``grid.score`` is the winner's median score
+        over the seeds (the median T_eps the figures plot with the default score), ``grid.winner_runs``
+        its runs on every seed, ``grid.runs`` every run in the order run. ``t_eps`` and every other field
+        stay that one run's own. When no configuration reaches a finite median score (or beats
+        ``incumbent``), it is the first configuration's run on the first seed with ``grid.score`` and
+        ``grid.winner`` None and a message that says so (scipy's ``success=False``).
+
+    Raises
+    ------
+    ValueError
+        When ``grid`` is not given and the problem states no smoothness, when ``admissible`` leaves no
+        step (or the problem states no smoothness to judge by), or when ``groups`` is empty; and whatever
+        `algorithms.run_batch` raises on bad hyper-parameters.
+
+    Examples
+    --------
+    >>> import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, 5)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4))
+    >>> result = algorithms.tune("dsgt", f, W, tol=1e-5, iterations=3000, seeds=[0, 1, 2])
+    >>> result.step_size, result.t_eps, result.grid.score, len(result.grid.runs)
+    (0.125, 643, 643.0, 24)
+    >>> result.grid
+    Grid(24 runs over 3 seeds, score 643, winner 9)
+    >>> algorithms.tune("dsgt", f, W, tol=1e-5, iterations=10).message
+    'none of the 8 configurations reached a finite median score over 1 seed (tol=1e-05, iterations=10); ...'
     """
     cls = rule_class(name)
     f = problem.f if hasattr(problem, "sample") and hasattr(problem, "f") else problem
@@ -134,28 +163,34 @@ def tune(name: str, problem: Any, W: Any = None, grid: Any = None, *, tol: float
                     hyper[key] = values
     seed_list = list(np.atleast_1d(np.asarray(seeds)).tolist())
     per_config = len(seed_list)
-    results: list[Result] = []
+    runs: list[Result] = []
     limits: list[int] = []
-    best: tuple[float, int] | None = None if incumbent is None else (float(incumbent), -1)
-    winner: list[Result] = []
+    best: float | None = None if incumbent is None else float(incumbent)  # least median score so far
+    winner: int | None = None
     winner_group: int | None = None
     for group_index, group in enumerate(group_list):
         cap = iterations
         if prune and best is not None:
-            cap = min(iterations, math.floor(best[0]))
-        batch_results = run_batch(name, problem, W, step_sizes=steps, seeds=seed_list, iterations=cap,
-                                  batch=batch, tol=tol, callback=callback, record_every=record_every,
-                                  stop=stop, **{**hyper, **group})
-        for start in range(0, len(batch_results), per_config):
-            configuration = batch_results[start : start + per_config]
-            median = float(np.median([score(result) for result in configuration]))
-            if math.isfinite(median) and (best is None or median < best[0]):
-                best = (median, len(results) + start)
-                winner = configuration
-                winner_group = group_index
-        results += batch_results
-        limits += [cap] * len(batch_results)
-    if not winner:
-        return TuneResult(cls.name, None, {}, None, results, excluded, limits=limits)
-    return TuneResult(cls.name, winner[0].step_size, dict(winner[0].hyper), best[0], results, excluded,
-                      limits=limits, winner=winner, winner_group=winner_group)
+            cap = min(iterations, math.floor(best))
+        batch_runs = run_batch(name, problem, W, step_sizes=steps, seeds=seed_list, iterations=cap,
+                               batch=batch, tol=tol, callback=callback, record_every=record_every,
+                               stop=stop, **{**hyper, **group})
+        for start in range(0, len(batch_runs), per_config):
+            median = float(np.median([score(run) for run in batch_runs[start : start + per_config]]))
+            if math.isfinite(median) and (best is None or median < best):
+                best, winner, winner_group = median, len(runs) + start, group_index
+        runs += batch_runs
+        limits += [cap] * len(batch_runs)
+    found = Grid(score=None if winner is None else best, runs=tuple(runs),
+                 limits=tuple(limits), seeds=tuple(seed_list), excluded_steps=tuple(excluded), winner=winner,
+                 winner_group=winner_group)
+    if winner is not None:
+        return replace(runs[winner], grid=found)
+    configurations = len(runs) // per_config
+    beaten = "" if incumbent is None else f" below the incumbent {incumbent:g}"
+    seed_text = f"{per_config} seed{'s' if per_config != 1 else ''}"
+    tol_text = "None" if tol is None else f"{tol:g}"
+    message = (f"none of the {configurations} configuration{'s' if configurations != 1 else ''} reached a "
+               f"finite median score{beaten} over {seed_text} (tol={tol_text}, iterations={iterations}); "
+               f"the first configuration, seed {runs[0].seed}: {runs[0].message}")
+    return replace(runs[0], message=message, grid=found)

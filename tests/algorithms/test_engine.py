@@ -351,13 +351,13 @@ def test_tune_keeps_steps_admissible_and_picks_the_fastest():
     W = ring_W(N)
     grid = [4.0 / f.smoothness, 1.0 / f.smoothness, 0.5 / f.smoothness, 0.1 / f.smoothness]
     tuned = algorithms.tune("dsgt", f, W, grid, tol=1e-5, iterations=3000, seeds=[0, 1])
-    assert tuned.excluded_steps == [grid[0]]
-    assert all(r.step_size <= 1.0 / f.smoothness for r in tuned.results)
-    finished = [r.t_eps for r in tuned.results if r.t_eps is not None]
-    assert tuned.t_eps == min(finished)
+    assert tuned.grid.excluded_steps == (grid[0],)
+    assert all(r.step_size <= 1.0 / f.smoothness for r in tuned.grid.runs)
+    finished = [r.t_eps for r in tuned.grid.runs if r.t_eps is not None]
+    assert tuned.grid.score == min(finished)
     detag = algorithms.tune("detag", f, W, tol=1e-5, iterations=3000)
-    assert {"eta", "R", "start"} <= set(detag.hyper) and detag.t_eps is not None
-    assert {r.hyper["R"] for r in detag.results} >= {1, 2, 3}
+    assert {"eta", "R", "start"} <= set(detag.hyper) and detag.grid.score is not None
+    assert {r.hyper["R"] for r in detag.grid.runs} >= {1, 2, 3}
     with pytest.raises(ValueError, match="admissible"):
         algorithms.tune("dsgt", f, W, [10.0], tol=1e-5, iterations=10)
 
