@@ -185,7 +185,9 @@ MODES: dict[str, Settings] = {
                       sigma2_points=((2, 1, 4e-3), (2, 1, 2e-3), (2, 1, 1e-3)),
                       nb_points=((2, 1, 1e-3), (4, 1, 1e-3), (8, 1, 1e-3)), detag_phases=(1, 2),
                       step_fractions=(1.0,), broom_sizes=(6, 12, 24, 48), broom_cap=8000),
-    # not timed end to end (the issue's budget is 20 minutes); sized from single runs measured on 2 cores
+    # timed end to end (the issue's budget is 20 minutes): EXTRA with the three baselines took 116 s of CPU
+    # (5 min 43 s of wall clock on the shared 2-core machine: the sampling sweep 3.0 min, the path 1.3, the
+    # broom 0.9, the spectral gap 0.5)
     "full": Settings(comm_sizes=(6, 12, 24, 48, 96), comm_cap=16000, gap_n=12, gap_chain=2,
                      kappas=(1.0, 0.1, 0.03, 0.01, 3e-3), gap_cap=50000, sampling_chain=6,
                      sampling_seeds=16,
@@ -651,8 +653,8 @@ def below_bound(records: Sequence[dict[str, Any]], name: str) -> list[str]:
 
 
 def term_verdict(term: str, rule_fit: fit.RecordFit, reference_fit: fit.RecordFit | None,
-                 below: Sequence[str]) -> str:
-    """The verdict of one term (module docstring)."""
+                 below: Sequence[str], *, advice: str = "run without --quick for larger ones") -> str:
+    """The verdict of one term (module docstring); ``advice`` ends a "not resolved" verdict."""
     optimal = TERMS[term]["optimal"]
     if below:
         return f"{VERDICT_BELOW} ({below[0]})"
@@ -672,7 +674,7 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, reference_fit: fit.RecordFi
     side = "above" if worse_side else "below"
     return (f"not resolved on this range: {measured} lies {side} the optimal {optimal:g}, but the sizes do "
             "not separate it from the reference algorithm (the zero chain's size-independent descent cost "
-            "dominates small instances; run without --quick for larger ones)")
+            f"dominates small instances; {advice})")
 
 
 # -------------------------------------------------------------------------------------------- the report
@@ -815,7 +817,7 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
                                          progress=progress, desc=f"verify {name}: {term}")
                 except RuntimeError as exc:  # a baseline failed: keep going, say so
                     errors.append(f"{term}: {_one_line(exc)}")
-        verdicts, fits = _verdicts(name, records, settings, audited, baselines)
+        verdicts, fits = _verdicts(name, records, settings, audited, baselines, mode)
         files = [records_path, out_dir / "audit.json"]
         files += _write_exponents(out_dir, fits, verdicts, name)
         digits_rows: list[dict[str, Any]] = []
@@ -840,7 +842,8 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
 
 
 def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, audited: dict[str, Any],
-              baselines: Sequence[str]) -> tuple[dict[str, str], dict[str, dict[str, fit.RecordFit]]]:
+              baselines: Sequence[str], mode: str = "quick"
+              ) -> tuple[dict[str, str], dict[str, dict[str, fit.RecordFit]]]:
     verdicts: dict[str, str] = {}
     fits: dict[str, dict[str, fit.RecordFit]] = {}
     if not audited["passed"]:
@@ -865,7 +868,10 @@ def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, 
         failed = [r["result"]["message"] for r in records
                   if r["point"]["term"] == source and r["point"]["algorithm"] == name
                   and r["result"].get("status") == "error"]
-        verdict = term_verdict(term, fits[term][name], fits[term].get(spec["reference"]), below)
+        advice = ("the full mode's sizes are the largest verify runs: the figures' sweeps, or `sizes=`, go "
+                  "further" if mode == "full" else "run without --quick for larger ones")
+        verdict = term_verdict(term, fits[term][name], fits[term].get(spec["reference"]), below,
+                               advice=advice)
         capped = _capped_where_reference_finished(chosen, name, spec["reference"], spec["variable"])
         if capped and not below and not verdict.startswith(VERDICT_MATCH):
             verdict = f"worse: {capped}"
@@ -929,7 +935,7 @@ def _plot(out_dir: pathlib.Path, name: str, records: Sequence[dict[str, Any]], s
     import matplotlib.pyplot as plt
 
     fig, grid = plt.subplots(2, 3, figsize=(12.0, 7.2))  # no constrained layout: it costs seconds here
-    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.08, top=0.95, wspace=0.28, hspace=0.3)
+    fig.subplots_adjust(left=0.07, right=0.99, bottom=0.08, top=0.95, wspace=0.28, hspace=0.3)
     axes = list(grid.flat)
     algorithms_seen = list(dict.fromkeys(r["point"]["algorithm"] for r in records
                                          if r["point"]["term"] != "digits"))
