@@ -689,7 +689,17 @@ def outcome(result: Any) -> dict[str, Any]:
 
 
 def winner_index(tuned: Any) -> int:
-    """The position of a tuned `algorithms.Result`'s winner among its ``grid.runs`` (ValueError if none)."""
+    """The position of a tuned `algorithms.Result`'s winner among its ``grid.runs`` (ValueError if none).
+
+    Raises
+    ------
+    ValueError
+        If no configuration reached eps (``tuned.grid.winner`` is None).
+
+    Examples
+    --------
+    See `tune_both`.
+    """
     if tuned.grid.winner is None:
         raise ValueError("the tuning found no configuration that reached eps")
     return tuned.grid.winner
@@ -701,6 +711,39 @@ def tune_both(name: str, problem: Any, W: Any, grid: Any, **options: Any) -> tup
     A branch-and-bound search (``prune=True``) stops each run at its x-bar T_eps (``stop="average"``,
     the same T_eps, fewer iterations) and tunes the worker output again; a plain search runs until both
     outputs are eps-stationary, so its runs hold the worker-output T_eps as well.
+
+    Parameters
+    ----------
+    name, problem, W, grid
+        As ``algorithms.tune`` (the algorithm, the oracle or local functions, the gossip matrix, the
+        step-size grid).
+    **options
+        ``algorithms.tune``'s keywords (``tol``, ``iterations``, ``seeds``, ``prune``, ``groups``, ...) and
+        hyper-parameter grids.
+
+    Returns
+    -------
+    tuple of (Result, dict)
+        The x-bar tuning, and `tune_worker_output`'s dict.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As ``algorithms.tune``.
+
+    Examples
+    --------
+    D-PSGD's workers never reach eps on heterogeneous data (no worker-output winner); DSGT's do:
+
+    >>> import instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> tuned, local = tune_both("dpsgd", f, W, [0.1, 0.2, 0.4], tol=1e-2, iterations=1000)
+    >>> tuned.t_eps, winner_index(tuned), local["t_eps_local"]
+    (91, 2, None)
+    >>> tuned, local = tune_both("dsgt", f, W, [0.1, 0.2], tol=1e-2, iterations=1000)
+    >>> tuned.t_eps, local["t_eps_local"], local["best_local"]["step_size"]
+    (184, 184, 0.2)
     """
     stop = "average" if options.get("prune") else "both"
     tuned = algorithms.tune(name, problem, W, grid, stop=stop, **options)
@@ -717,6 +760,19 @@ def tune_worker_output(tuned: Any, name: str, problem: Any, W: Any, grid: Any, *
     every run either measured its worker T_eps or ran at least as long as the least one measured (then it
     could not have beaten it). Otherwise the grid is tuned again with ``score=local_t_eps_score`` until both
     outputs are eps-stationary, branch and bound starting from the x-bar winner's group.
+
+    Parameters
+    ----------
+    tuned : Result
+        The x-bar tuning (``algorithms.tune``'s result, with ``grid``).
+    name, problem, W, grid, **options
+        The arguments that tuning was run with.
+
+    Returns
+    -------
+    dict
+        ``t_eps_local`` (None when no configuration's workers reached eps), ``best_local`` (its `outcome`)
+        and ``t_eps_local_of_best``.
     """
     cap = int(options["iterations"])
     finished = [result for result in tuned.grid.runs if result.t_eps_local is not None]
