@@ -584,7 +584,19 @@ def topology(name: str, n: int, **params: object) -> nx.Graph:
 
 
 def node_order(G: nx.Graph) -> int:
-    """Number of nodes n, after checking that the nodes are exactly the integers 0..n-1 (the worker rows)."""
+    """Number of nodes n, after checking that the nodes are exactly the integers 0..n-1 (the worker rows).
+
+    Raises
+    ------
+    ValueError
+        If G has no node, or its nodes are not 0..n-1 (relabel with
+        ``networkx.convert_node_labels_to_integers``).
+
+    Examples
+    --------
+    >>> node_order(nx.path_graph(5))
+    5
+    """
     n = G.number_of_nodes()
     if n == 0:
         raise ValueError("G must have at least one node")

@@ -83,7 +83,32 @@ def as_csr(W: MatrixLike, name: str = "W") -> sp.csr_array:
 
 def from_edge_weights(n: int, u: np.ndarray, v: np.ndarray, w: np.ndarray) -> sp.csr_array:
     """W = I - A diag(w) A^T: w on each edge (u_e, v_e) off the diagonal; the diagonal keeps 1 - (its edge
-    weights). Symmetric with rows summing to 1 by construction, whatever w."""
+    weights). Symmetric with rows summing to 1 by construction, whatever w.
+
+    Parameters
+    ----------
+    n : int
+        Nodes.
+    u, v : numpy.ndarray of int, shape (m,)
+        The edges' end points (u_e != v_e, each edge once).
+    w : numpy.ndarray, shape (m,)
+        The edge weights.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+
+    References
+    ----------
+    docs/theory.md §12.1 (the edge parametrization of FDLA and FMMC).
+
+    Examples
+    --------
+    >>> from_edge_weights(3, np.array([0, 1]), np.array([1, 2]), np.array([0.5, 0.25])).toarray()
+    array([[0.5 , 0.5 , 0.  ],
+           [0.5 , 0.25, 0.25],
+           [0.  , 0.25, 0.75]])
+    """
     degree_weight = np.bincount(u, weights=w, minlength=n) + np.bincount(v, weights=w, minlength=n)
     rows = np.concatenate([u, v, np.arange(n)])
     cols = np.concatenate([v, u, np.arange(n)])
