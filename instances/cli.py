@@ -19,7 +19,13 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register the ``gossip`` subcommand; its parser sets ``func(args) -> int``."""
+    """Register the ``gossip`` subcommand; its parser sets ``func(args) -> int``.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``decbounds`` parser's subcommands.
+    """
     parser = subparsers.add_parser(
         "gossip",
         help="lam and spectral gap of a topology under every weight rule",
@@ -56,6 +62,20 @@ def run(args: argparse.Namespace) -> int:
     """Build the graph, then time each applicable weight rule (the chosen one first) and print a table.
 
     Bad input (a ValueError/TypeError of the package API) is one line on stderr and exit status 2.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        From the parser of `add_parser` (``decbounds gossip TOPOLOGY --n N ...``).
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 2 on bad input.
+
+    References
+    ----------
+    docs/theory.md §12 and §14.
     """
     try:
         return _run(args)
