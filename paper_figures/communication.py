@@ -598,7 +598,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
          ) -> list[pathlib.Path]:
     """Run (or resume) the sweep, draw the figure, write the exponent tables; return the files written.
 
-    Records go to ``<out_dir>/communication.jsonl`` (resumable, ``paper_figures.sweep``).
+    Records go to ``<out_dir>/communication/records.jsonl`` (resumable, ``paper_figures.sweep``).
 
     Parameters
     ----------
