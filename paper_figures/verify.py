@@ -767,7 +767,7 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
     hyper-parameter grids it is tuned over (lists are grid axes, as in `algorithms.tune`). ``sizes``:
     `Settings` fields to override (e.g. ``{"comm_sizes": (6, 9, 12, 15)}``); ``budget``: one iteration cap
     for every run (overrides the mode's caps). ``seed``: the seed of every run (sampling: seed, seed+1, ...).
-    ``digits``: also run the digits term (module docstring, item 5; minutes in the quick mode).
+    ``digits``: also run the digits term (module docstring, item 5; about 15 s of CPU more, measured).
 
     Example (tiny sizes; ``mode="quick"`` is what the CLI runs):
         >>> import tempfile, paper_figures.verify as v
@@ -1089,7 +1089,7 @@ def _is_json(text: str) -> bool:
 def add_parser(subparsers: Any) -> None:
     """Register the ``verify`` subcommand."""
     parser = subparsers.add_parser(
-        "verify", help="hold your step rule against the lower bounds (class audit, three experiments)",
+        "verify", help="hold your step rule against the lower bounds (class audit, the paper's experiments)",
         description="Run a step rule through the class audit and the paper's experiments beside DeTAG, D2 "
                     "and centralized SGD; write report.md, report.png, records.jsonl, exponents.csv.")
     parser.add_argument("rule", help="module:Class, path/to/file.py:Class, or a registered algorithm name")
@@ -1104,7 +1104,7 @@ def add_parser(subparsers: Any) -> None:
                              f"{','.join(BASELINES)}; empty: none)")
     parser.add_argument("--digits", action="store_true",
                         help="also the digits MLP at 0%% shuffled (Figure 2 setting) beside DeTAG and D2: "
-                             "final training loss, no lower bound (minutes)")
+                             "final training loss, no lower bound (about 15 s more)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=main)
     parser.error = _one_line_error  # type: ignore[method-assign]  # a bad value is one line, not usage
