@@ -1,4 +1,4 @@
-"""The measured-vs-predicted exponent table of the measured figures (communication and sampling).
+"""The measured-vs-predicted exponent table of the measured figures (communication, sampling, spectral gap).
 
 Each measured figure writes its own rows (``<figure>_exponents.md`` and ``.csv``, from
 `paper_figures.fit.write_exponent_table`) and then calls `write_combined`, which joins the per-figure tables
@@ -21,7 +21,7 @@ from paper_figures.plotting import DEFAULT_OUT_DIR, atomic_write_bytes
 __all__ = ["COMBINED_STEM", "MEASURED_FIGURES", "main", "write_combined", "write_figure_table"]
 
 #: The figures whose tables are joined, in this order.
-MEASURED_FIGURES: tuple[str, ...] = ("communication", "sampling")
+MEASURED_FIGURES: tuple[str, ...] = ("communication", "sampling", "spectral_gap")
 
 COMBINED_STEM = "exponents"
 

@@ -49,7 +49,7 @@ import numpy as np
 
 import instances
 from algorithms.result import to_jsonable
-from paper_figures import fit
+from paper_figures import exponents, fit
 from paper_figures.heterogeneity import (
     CurveMode,
     Network,
@@ -497,7 +497,8 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     panels[0, 0].set_ylabel("training loss $f(\\bar x)$")
     panels[0, 0].legend(fontsize="x-small", loc="lower left")
     files = save_figure(fig, out_dir, "spectral_gap", dpi=60 if tiny else 150)  # tiny: a smoke test
-    files += fit.write_exponent_table(rows, out_dir / "spectral_gap_exponents")
+    files += exponents.write_figure_table(rows, out_dir, "spectral_gap")
+    files += exponents.write_combined(out_dir)
     files.append(atomic_write_bytes(out_dir / "spectral_gap_teps.csv", teps_table(records).encode()))
     files += write_table(summary, out_dir, "spectral_gap_tuned")
     return files

@@ -23,6 +23,9 @@ def test_figure_tiny_mode_writes_png_and_pdf(name: str, tmp_path) -> None:
         elif path.suffix == ".pdf":
             assert head.startswith(b"%PDF")
     assert not list(tmp_path.glob(".*.tmp"))  # atomic writes leave no temporaries
+    if name == "spectral_gap":  # a measured figure: its rows join the combined exponent table
+        combined = (tmp_path / "exponents.csv").read_text().splitlines()
+        assert any(line.startswith('"3a, all kappa",') for line in combined)
 
 
 def test_runner_reports_failures_and_goes_on(tmp_path, monkeypatch, capsys) -> None:
