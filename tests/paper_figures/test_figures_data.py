@@ -101,11 +101,29 @@ def test_tuning_picks_the_least_final_loss_through_algorithms_tune() -> None:
 def test_detag_is_tuned_coordinate_wise() -> None:
     result = heterogeneity.tuned_curve(_curve_point("detag", momentum=0.0))["result"]
     tried = [(entry["hyper"]["eta"], entry["hyper"]["R"]) for entry in result["tuning"]]
-    steps = len(heterogeneity.MODES["tiny"].step_factors)
+    steps = len(result["steps_tried"])  # the grid and its widening (`bracketed_tune`)
+    assert steps > len(heterogeneity.MODES["tiny"].step_factors)  # a one-step grid is always widened
     assert tried[:steps] == [(0.0, 1)] * steps  # stage 1: steps at (eta, R) = (0, 1)
     assert tried[steps:] == [tuple(pair) for pair in heterogeneity.MODES["tiny"].detag_eta_r]  # stage 2
     best = min(result["tuning"], key=lambda entry: entry["score"])
     assert (result["hyper"]["eta"], result["hyper"]["R"]) == (best["hyper"]["eta"], best["hyper"]["R"])
+
+
+@pytest.mark.parametrize(("algorithm", "momentum"), [("dpsgd", 0.9), ("dsgt", 0.0), ("centralized", 0.0)])
+def test_the_step_grid_is_widened_until_the_winner_is_inside_it(algorithm: str, momentum: float) -> None:
+    point = _curve_point(algorithm, momentum, extend_steps=3)
+    grid = sorted(point["step_sizes"])
+    result = heterogeneity.tuned_curve(point)["result"]
+    tried = result["steps_tried"]
+    scores = {entry["step_size"]: entry["score"] for entry in result["tuning"]}
+    assert set(grid) <= set(tried) and result["step_size"] == min(scores, key=scores.get)
+    # every widening step doubles the largest (or halves the smallest) step tried before it
+    added = [step for step in tried if step not in grid]
+    assert all(any(step == pytest.approx(2 * other) or step == pytest.approx(other / 2) for other in tried)
+               for step in added)
+    # either the winner lies strictly inside the steps tried, or every allowed widening was spent on it
+    assert result["bracketed"] or len(added) == 3
+    assert result["bracketed"] == (tried[0] < result["step_size"] < tried[-1])
 
 
 def test_curve_checkpoints_and_modes_are_consistent() -> None:
