@@ -439,7 +439,7 @@ def describe_hyper(record: Mapping[str, Any]) -> str:
 def tuned_table(rows: Sequence[dict[str, Any]]) -> tuple[str, str]:
     """(markdown, CSV) of the tuned configurations and their final losses."""
     columns = ("figure", "network", "lam", "momentum", "shuffled_percent", "varsigma0", "algorithm",
-               "step_size", "eta", "R", "final_loss_median", "final_loss_min", "final_loss_max",
+               "step_size", "bracketed", "eta", "R", "final_loss_median", "final_loss_min", "final_loss_max",
                "diverged_seeds")
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
@@ -464,6 +464,8 @@ def summary_row(figure: str, network: str, lam: float, momentum: float, record: 
         "figure": figure, "network": network, "lam": lam, "momentum": momentum,
         "shuffled_percent": record["point"]["shuffled_percent"], "varsigma0": record["params"]["varsigma0"],
         "algorithm": record["point"]["algorithm"], "step_size": record["result"]["step_size"],
+        # whether the winning step lies strictly inside the steps tried (`bracketed_tune`)
+        "bracketed": record["result"].get("bracketed", ""),
         "eta": hyper.get("eta", "") if record["point"]["algorithm"] == "detag" else "",
         "R": hyper.get("R", "") if record["point"]["algorithm"] == "detag" else "",
         "final_loss_median": float(np.median(finals)) if finals else math.nan,
