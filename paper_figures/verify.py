@@ -579,8 +579,9 @@ def digits_verdict(name: str, records: Sequence[dict[str, Any]], iterations: int
     """The digits term's comparison: the rule's final training loss (median [min, max] over seeds) against
     each of `DIGITS_REFERENCES` measured in the same run: "lower than" when the rule's whole range lies below
     the reference's, "higher than" when above, "overlapping" otherwise. No lower bound is involved. The
-    methods whose tuned step is the largest of the grid are named: the grid did not bracket their best step,
-    so a larger one might lower their loss (or diverge)."""
+    methods whose tuned step lies at an edge of the steps tried are named: the grid, even widened
+    (`heterogeneity.bracketed_tune`), did not bracket their best step, so a step beyond it might lower
+    their loss (or diverge)."""
     digits_records = [r for r in records if r["point"]["term"] == "digits"]
     by_algorithm = {r["point"]["algorithm"]: final_losses(r) for r in digits_records}
     if name not in by_algorithm:
@@ -604,10 +605,9 @@ def digits_verdict(name: str, records: Sequence[dict[str, Any]], iterations: int
         compared.append(f"{relation} {DIGITS_REFERENCES[reference]} ({_loss_range(other)})")
     edge = [DIGITS_REFERENCES.get(r["point"]["algorithm"], r["point"]["algorithm"]) for r in digits_records
             if r["point"]["algorithm"] in (name, *DIGITS_REFERENCES)
-            and r["result"].get("step_size") is not None
-            and r["result"]["step_size"] >= max(r["point"]["step_sizes"]) * (1.0 - 1e-12)]
-    note = (f"; tuned to the largest step of the grid: {', '.join(edge)} (a larger step was not tried)"
-            if edge else "")
+            and r["result"].get("step_size") is not None and not r["result"].get("bracketed", False)]
+    note = (f"; tuned to an edge of the steps tried: {', '.join(edge)} (the widened grid did not bracket "
+            "the best step)" if edge else "")
     if not compared:
         return (f"{name}: {_loss_range(mine)} ({setting}); neither DeTAG nor D^2 was measured beside it"
                 + note)

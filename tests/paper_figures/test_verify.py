@@ -132,9 +132,10 @@ def test_digits_term_in_tiny_mode(tmp_path):
 
 
 def test_digits_verdict_compares_ranges():
-    def record(algorithm, finals, step=None):
+    def record(algorithm, finals, step=None, bracketed=True):
         return {"point": {"term": "digits", "algorithm": algorithm, "step_sizes": [0.4, 0.2, 0.1]},
-                "result": {"final_loss": finals, "diverged": [f is None for f in finals], "step_size": step}}
+                "result": {"final_loss": finals, "diverged": [f is None for f in finals], "step_size": step,
+                           "bracketed": bracketed}}
 
     records = [record("mine", [0.1, 0.2, 0.15]), record("detag", [0.3, 0.4, 0.35]),
                record("d2", [0.18, 0.5, 0.3])]
@@ -145,10 +146,11 @@ def test_digits_verdict_compares_ranges():
     assert "not comparable with DeTAG" in v.digits_verdict("mine", records, 100)
     assert "diverged on all 3 seeds" in v.digits_verdict("mine", records, 100)
     assert "neither DeTAG nor D^2 was measured" in v.digits_verdict("mine", records[:1], 100)
-    assert "largest step" not in verdict
-    records = [record("mine", [0.1], 0.2), record("detag", [0.3], 0.4), record("d2", [0.2], 0.4 - 1e-17)]
+    assert "edge of the steps" not in verdict
+    records = [record("mine", [0.1], 0.2), record("detag", [0.3], 3.2, bracketed=False),
+               record("d2", [0.2], 0.025, bracketed=False)]
     assert v.digits_verdict("mine", records, 100).endswith(
-        "; tuned to the largest step of the grid: DeTAG, D^2 (a larger step was not tried)")
+        "; tuned to an edge of the steps tried: DeTAG, D^2 (the widened grid did not bracket the best step)")
 
 
 # ------------------------------------------------------------------------------- misbehaving rules
