@@ -526,7 +526,8 @@ def certified_above(book: Book, x_hat: np.ndarray, models: np.ndarray) -> bool:
 
 
 def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.ndarray,
-               bound: np.ndarray, auxiliary_scale: float = 1.0) -> dict[int, str]:
+               bound: np.ndarray, auxiliary_scale: float = 1.0, smallest: float | None = None
+               ) -> dict[int, str]:
     """The configurations whose state left the region at t, each with the reason: x_hat or an entry of the
     per-worker ``arrays`` (the models first) non-finite or outside the sup-norm ball of ``radius`` around x0
     (tested as |entry| <= ``bound`` = radius + |x0|_inf, which NaN fails).
@@ -548,6 +549,8 @@ def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.n
         Per configuration, the radius and radius + |x0|_inf.
     auxiliary_scale : float, default 1.0
         Widening of the bound for the arrays after the first (`estimate_scale`).
+    smallest : float, optional
+        ``bound.min()``, when the caller computed it once for many calls.
 
     Returns
     -------
@@ -565,9 +568,14 @@ def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.n
     >>> divergence(7, X.mean(axis=0), [X], np.array([10.0, 10.0]), np.array([10.0, 10.0]))
     {1: 'iterate norm 25 above the instance radius 10 at t = 7'}
     """
-    smallest = float(bound.min()) if bound.size > 1 else float(bound[0])
-    if all(np.abs(a).max() <= smallest * (1.0 if i == 0 else auxiliary_scale)
-           for i, a in enumerate(arrays)):  # the common case, in few numpy calls
+    if smallest is None:
+        smallest = float(bound.min()) if bound.size > 1 else float(bound[0])
+    limit = smallest
+    for a in arrays:  # the common case, two numpy calls per array (a NaN fails the comparison)
+        if not np.maximum.reduce(np.abs(a), axis=None) <= limit:
+            break
+        limit = smallest * auxiliary_scale
+    else:
         return {}
     checks = [("iterate", np.abs(x_hat).max(axis=1), 1.0)]
     checks += [("iterate", _max_abs(arrays[0]), 1.0)]
@@ -653,20 +661,24 @@ def outcome(book: Book, j: int, t: int, diverged: dict[int, str], tol: float | N
 
 
 def checkpoint(t: int, rule: StepRule, state: State, ctx: Context, book: Book, settings: LoopSettings,
-               radius: np.ndarray, bound: np.ndarray, last: bool) -> None:
-    """The end of iteration t: the divergence guard, the stopping test and the record, where due."""
+               radius: np.ndarray, bound: np.ndarray, last: bool, auxiliary_scale: float = 1.0,
+               smallest: float | None = None) -> bool:
+    """The end of iteration t: the divergence guard, the stopping test and the record, where due
+    (``auxiliary_scale``: `estimate_scale` of the oracle, ``smallest``: ``bound.min()``, both computed once
+    per run). Returns whether a configuration is still running, so that the loop asks no numpy reduction
+    while nothing stopped."""
     tol = settings.tol
     testing = tol is not None and (t % settings.check_every == 0 or last)
     recording = t % settings.record_every == 0 or last
     guarding = t % GUARD_EVERY == 0 or last
     if not (testing or recording or guarding):
-        return
+        return True
     f = ctx.problem
     x_hat = rule.average(state)
-    arrays = rule.worker_arrays(state)
-    models = arrays[0]
-    aux = estimate_scale(ctx.oracle)
-    diverged = divergence(t, x_hat, arrays if guarding else arrays[:1], radius, bound, aux)
+    # the models are state.x (`StepRule.worker_arrays` lists them first); the other arrays only when read
+    models = state.x
+    diverged = divergence(t, x_hat, rule.worker_arrays(state) if guarding else [models], radius, bound,
+                          auxiliary_scale, smallest)
     snap, reached = None, None
     if testing and (recording or not certified_above(book, x_hat, models)):
         snap = measure(x_hat, models, f, workers=recording or book.local_pending)
@@ -674,10 +686,13 @@ def checkpoint(t: int, rule: StepRule, state: State, ctx: Context, book: Book, s
             diverged.setdefault(int(j), f"non-finite gradient norm at x_hat at t = {t}")
         reached = stopping_test(book, t, snap, tol)
         anchor_at(book, snap, models, tol, settings.smoothness)
+    if not (diverged or reached is not None or recording or last):
+        return True  # the common case: nothing stops and nothing is recorded
     closing = set(diverged) | set(np.flatnonzero(book.running)) if last else set(diverged)
     if reached is not None:
         if not guarding:  # a T_eps is accepted only for a state inside the radius
-            for j, why in divergence(t, x_hat, arrays, radius, bound, aux).items():
+            arrays = rule.worker_arrays(state)
+            for j, why in divergence(t, x_hat, arrays, radius, bound, auxiliary_scale, smallest).items():
                 if reached[j]:
                     diverged.setdefault(j, why)
                     closing.add(j)
@@ -687,7 +702,7 @@ def checkpoint(t: int, rule: StepRule, state: State, ctx: Context, book: Book, s
         closing |= set(np.flatnonzero(done))
     closing = {int(j) for j in closing if book.running[j]}
     if not (recording or closing):
-        return
+        return True
     row = history_row(t, snap or measure(x_hat, models, f, workers=True), models, f)
     if recording:
         book.history.append(row)
@@ -699,6 +714,7 @@ def checkpoint(t: int, rule: StepRule, state: State, ctx: Context, book: Book, s
         book.final[j] = {"t": t, "status": status, "message": message, "counters": ctx.counters.as_dict(t),
                          "row": tuple(value if i == 0 else value[j] for i, value in enumerate(row))}
     book.local_pending = bool(np.any(book.running & (book.t_eps_local < 0)))
+    return bool(book.running.any())
 
 
 def execute(rule: StepRule, ctx: Context, settings: LoopSettings, *, algorithm: str, seeds: Sequence[int],
@@ -748,6 +764,8 @@ def execute(rule: StepRule, ctx: Context, settings: LoopSettings, *, algorithm: 
     if settings.record_progress and progress_of is None:
         raise ValueError("record_progress=True needs a zero-chain problem with a progress(X) method")
     bound = radius + float(np.max(np.abs(ctx.x0), initial=0.0))
+    smallest = float(bound.min())
+    aux = estimate_scale(ctx.oracle)
     book = Book(ctx.k, ctx.d)
     state = rule.init(ctx)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -760,8 +778,8 @@ def execute(rule: StepRule, ctx: Context, settings: LoopSettings, *, algorithm: 
             if progress_of is not None:
                 levels = [np.asarray(progress_of(a)).reshape(ctx.n, ctx.k) for a in rule.worker_arrays(state)]
                 book.progress.append(np.maximum.reduce(levels))
-            checkpoint(t, rule, state, ctx, book, settings, radius, bound, last=t == settings.iterations)
-            if not book.running.any():
+            if not checkpoint(t, rule, state, ctx, book, settings, radius, bound,
+                              last=t == settings.iterations, auxiliary_scale=aux, smallest=smallest):
                 break
     return [_result(book, j, algorithm=algorithm, seed=seeds[j], step_size=step_sizes[j], hyper=hypers[j],
                     ctx=ctx, settings=settings, radius=float(radius[j])) for j in range(ctx.k)]

@@ -201,11 +201,11 @@ class MixingOperator:
         if self.backend == "dense":
             np.matmul(self.matrix, Z.reshape(n, width), out=target.reshape(n, width))
             if combine:
-                _combine(target, slice(None), a, previous, b, None)
+                _combine(target, None, a, previous, b, None)
         elif 8 * width * n <= BLOCK_BYTES:  # one block: the common small state, with the least overhead
             self._rows_product(Z.reshape(-1), target.reshape(-1), 0, n, width)
             if combine:
-                _combine(target, slice(None), a, previous, b, None)
+                _combine(target, None, a, previous, b, None)
         else:
             rows = max(1, BLOCK_BYTES // (8 * width))
             scratch = None if b is None else self._buffer(min(rows, n) * width)
@@ -242,11 +242,18 @@ class MixingOperator:
         return buffer
 
 
-def _combine(target: np.ndarray, rows: slice, a: Any, previous: np.ndarray | None, b: Any,
+def _combine(target: np.ndarray, rows: slice | None, a: Any, previous: np.ndarray | None, b: Any,
              scratch: np.ndarray | None) -> None:
     """target[rows] *= a (a not None), then += previous[rows] * b (b None: += previous[rows]); ``scratch``
-    (flat, room for the block, or None) receives the product previous * b."""
+    (flat, room for the block, or None) receives the product previous * b. rows None: the whole arrays, with
+    no views to make (on tiny states the per-call overhead is the cost)."""
     if a is None and previous is None:
+        return
+    if rows is None:
+        if a is not None:
+            target *= a
+        if previous is not None:
+            target += previous if b is None else np.multiply(previous, b)
         return
     block = target[rows]
     if a is not None:

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from algorithms.engine import Context
-from algorithms.mixing import MixingOperator
+from algorithms.mixing import SHORT_ROW, MixingOperator
 from algorithms.registry import PlotStyle, register
 from algorithms.step_rule import State, StepRule, check_size, support_graph
 from bounds.detag_params import accelerated_gossip_eta, detag_phase_length
@@ -597,7 +597,8 @@ class DeFacto(StepRule):
 class DeTAGState(State):
     """x, the stacked (x~, y) of one round ``z`` (n, 2k, d) with the previous one and a scratch array, the
     phase's gradient sum g and the last phase's g_prev (or, with beta, the momentum v), and the per-round
-    gossip coefficients of the k configurations (``coefficients[r]`` = (a, b), each (1, 2k, 1);
+    gossip coefficients of the k configurations (``coefficients[r]`` = (a, b), each (1, 2k, d), or (1, 2k, 1)
+    for long rows d >= ``algorithms.mixing.SHORT_ROW``;
     ``plain[r]``: a = 1, b = 0 for all)."""
 
     z: np.ndarray
@@ -729,9 +730,12 @@ class DeTAG(StepRule):
         configurations = [{key: _value(ctx.hyper[key], j) for key in keys} for j in range(k)]
         schedules = np.stack([self.schedule(c) for c in configurations], axis=1)  # (R, k, 2)
         # x~ and y travel stacked as one (n, 2k, d) array: one product per round, both halves share the
-        # per-configuration coefficients
-        coefficients = [(np.tile(schedules[r, :, 0], 2).reshape(1, 2 * k, 1),
-                         np.tile(schedules[r, :, 1], 2).reshape(1, 2 * k, 1)) for r in range(self.R)]
+        # per-configuration coefficients, repeated along short rows once here rather than by the gossip
+        # operator in every round (algorithms.mixing.SHORT_ROW)
+        halves = np.tile(schedules, (1, 2, 1))  # (R, 2k, 2)
+        width = ctx.d if ctx.d < SHORT_ROW else 1
+        coefficients = [(np.repeat(halves[r, :, 0], width).reshape(1, 2 * k, width),
+                         np.repeat(halves[r, :, 1], width).reshape(1, 2 * k, width)) for r in range(self.R)]
         plain = [bool(np.all(schedules[r, :, 1] == 0.0) and np.all(schedules[r, :, 0] == 1.0))
                  for r in range(self.R)]
         beta = ctx.hyper["beta"]

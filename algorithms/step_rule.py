@@ -21,8 +21,9 @@ counters and the stopping test; the rule owns the recursion. Its life:
    iterations; it must treat the k configurations independently (no mixing along axis 1).
 5. ``rule.average(state) -> x_hat`` (k, d): the output the stopping test reads (default: the mean of
    ``state.x`` over the workers). ``rule.worker_arrays(state)``: every per-worker array that carries
-   information, the local models first (default ``[state.x]``): the divergence guard checks all of them and
-   the zero-respecting audit reads their progress.
+   information, the local models ``state.x`` first (default ``[state.x]``): the divergence guard checks
+   all of them (the models alone, ``state.x``, at most checkpoints) and the zero-respecting audit reads
+   their progress.
 
 Registry data (class attributes, read by `algorithms.register`): ``name``, ``aliases``, ``catalog_entry``
 (the ``bounds`` catalog entry of the predicted rate), ``style`` (a `PlotStyle`).
