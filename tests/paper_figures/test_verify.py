@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import algorithms
-from paper_figures import cli
+from paper_figures import cli, fit
 from paper_figures import verify as v
 
 README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
@@ -345,3 +345,22 @@ def test_cli_hyper_grids_parse_and_malformed_ones_are_one_line_errors(tmp_path, 
     monkeypatch.chdir(tmp_path)
     assert cli.main(["verify", "extra", "--tiny", "--hyper", "R", "--no-progress"]) == 2
     assert "--hyper expects KEY=V1,V2" in capsys.readouterr().err
+
+
+def test_the_path_and_gap_fits_read_the_largest_finished_sizes():
+    def record(n, t):
+        return {"point": {"term": "communication", "algorithm": "extra", "n": n}, "params": {"n": n},
+                "result": {"t_eps": t, "status": "converged" if t else "max_iterations"}}
+
+    # flat (descent-dominated) up to n = 24, then linear in n; n = 768 hit the cap
+    records = [record(n, 1300 + (0 if n <= 24 else 20 * n)) for n in (6, 12, 24, 48, 96, 192, 384)]
+    records.append(record(768, None))
+    spec = v.TERMS["communication"]
+    tail = v.fit_tail(records, spec)
+    assert [r["params"]["n"] for r in tail] == [48, 96, 192, 384, 768]  # the capped run still counts
+    whole = fit.fit_records(records, "n").fit
+    last = fit.fit_records(tail, "n")
+    assert last.unfinished == 1 and last.fit.n_points == v.FIT_TAIL
+    assert whole.slope < 0.6 < last.fit.slope  # the flat start hides the asymptotic slope
+    assert v.fit_tail(records[:3], spec) == records[:3]  # no more sizes than the tail: all of them
+    assert v.fit_tail(records, v.TERMS["communication_broom"]) == records  # the broom fits every size
