@@ -704,10 +704,16 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, reference_fit: fit.RecordFi
     if worse_side and reference is not None and reference.ci_high < f.ci_low:
         return f"worse: {measured} against the optimal {optimal:g} (the reference measured " \
                f"{reference.slope:.2f} [{reference.ci_low:.2f}, {reference.ci_high:.2f}] on the same range)"
-    side = "above" if worse_side else "below"
-    return (f"not resolved on this range: {measured} lies {side} the optimal {optimal:g}, but the sizes do "
-            "not separate it from the reference algorithm (the zero chain's size-independent descent cost "
-            f"dominates small instances; {advice})")
+    measured_reference = ("" if reference is None else f"; the reference measured {reference.slope:.2f} "
+                          f"[{reference.ci_low:.2f}, {reference.ci_high:.2f}] here")
+    if worse_side:
+        return (f"not resolved on this range: {measured} lies above the optimal {optimal:g}, but the sizes "
+                f"do not separate it from the reference algorithm ({advice}{measured_reference})")
+    # below a lower bound's exponent with no run below the explicit bound: T_eps has not yet reached the
+    # bound's growth on these sizes (the zero chain's size-independent descent cost still dominates it)
+    return (f"not resolved on this range: {measured} lies below the optimal {optimal:g}; on these sizes "
+            "T_eps has not reached the lower bound's growth, because the zero chain's size-independent "
+            f"descent cost still dominates it ({advice}{measured_reference})")
 
 
 # -------------------------------------------------------------------------------------------- the report
