@@ -65,6 +65,8 @@ __all__ = [
 DEFAULT_RECORDS = 1000
 # Every this many iterations the divergence guard reads every per-worker array of the state.
 GUARD_EVERY = 32
+# `_squared_distances` sums column by column from this many rows per column on (measured crossover ~35 d).
+_COLUMN_SUM_ROWS = 50
 # What a run stops on: x_hat eps-stationary ("average"), or that and every worker's model ("both").
 STOP_RULES: tuple[str, ...] = ("both", "average")
 
@@ -512,17 +514,31 @@ def certified_above(book: Book, x_hat: np.ndarray, models: np.ndarray) -> bool:
     if book.anchor is None:
         return False
     anchor, radii = book.anchor
-    step = x_hat - anchor
-    if not (np.add.reduce(step * step, axis=-1) < radii).all():
+    if not (_squared_distances(x_hat, anchor) < radii).all():
         return False
     if book.local_pending:
         if book.anchor_models is None:
             return False
         anchor, radii = book.anchor_models
-        step = models - anchor
-        if not (np.add.reduce(step * step, axis=-1) < radii).any(axis=0).all():
+        if not (_squared_distances(models, anchor) < radii).any(axis=0).all():
             return False
     return True
+
+
+def _squared_distances(points: np.ndarray, anchor: np.ndarray) -> np.ndarray:
+    """||points - anchor||^2 over the last axis. numpy's reduction over a short last axis costs about 20 ns a
+    row, so many short rows (n = 192 workers, d = 3: 20 us) are summed column by column (about 1 us a
+    column) instead. Only `certified_above`'s decision reads the sums, and its 1e-9 margin covers any order
+    of summation."""
+    step = points - anchor
+    step *= step
+    d = step.shape[-1]
+    if step.size < _COLUMN_SUM_ROWS * d * d:
+        return np.add.reduce(step, axis=-1)
+    total = step[..., 0].copy()
+    for j in range(1, d):
+        total += step[..., j]
+    return total
 
 
 def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.ndarray,
