@@ -457,8 +457,10 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     executor = make_executor(tiny)
     summary: list[dict[str, Any]] = []
     try:
+        # T_eps grows about as 1/sqrt(kappa): the smallest kappa first keeps both workers busy to the end
         records = run_sweep(gap_points(gap_mode), path, runner=tuned_t_eps, executor=executor,
-                            desc="spectral gap (a)", progress=not tiny)
+                            desc="spectral gap (a)", progress=not tiny,
+                            cost=lambda point: point["kappa"] ** -0.5)
         panels = [(curve_mode, network, curve_mode.partitions[0], momentum) for network in curve_networks()
                   for momentum in curve_mode.momenta]
         tuned = tuned_curves(panels, path, executor, desc="spectral gap (b)", progress=not tiny)

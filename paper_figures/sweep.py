@@ -546,6 +546,7 @@ def run_sweep(
     progress: bool = True,
     desc: str | None = None,
     fsync: bool = True,
+    cost: Callable[[Point], float] | None = None,
 ) -> list[Record]:
     """Run every point of `points` whose record is not yet in `path`; return the records of all `points`.
 
@@ -576,6 +577,10 @@ def run_sweep(
         The bar's label.
     fsync : bool, default True
         Passed to `RecordWriter`.
+    cost : callable, optional
+        An estimate of a point's run time: the points are submitted most expensive first, so that the
+        workers of a pool finish together (longest processing time first) instead of one worker running
+        the heaviest points at the end. It changes neither the records nor their returned order.
 
     Returns
     -------
@@ -618,6 +623,8 @@ def run_sweep(
 
     done = {record["key"]: record for record in read_records(path) if record.get("runner") == name}
     todo = [(key, point) for key, point in ordered.items() if key not in done]
+    if cost is not None:  # stable: equal costs keep the grid's order
+        todo.sort(key=lambda item: -float(cost(item[1])))
 
     if todo:
         own_executor = executor is None

@@ -163,6 +163,17 @@ def test_rerun_skips_finished_points_and_duplicates_run_once(tmp_path) -> None:
     assert len(read_records(path)) == len(points)
 
 
+def test_cost_orders_the_runs_not_the_records(tmp_path) -> None:
+    points = synthetic_points(count_x=4, seeds=1)
+    plain = run_sweep(points, tmp_path / "a.jsonl", runner=power_law_runner, executor=SerialExecutor(),
+                      progress=False)
+    costly = run_sweep(points, tmp_path / "b.jsonl", runner=power_law_runner, executor=SerialExecutor(),
+                       progress=False, cost=lambda point: point["x"])
+    assert costly == plain  # the same records, returned in the order of the points
+    written = [record["point"]["x"] for record in read_records(tmp_path / "b.jsonl")]
+    assert written == sorted(written, reverse=True)  # the most expensive ran (and was written) first
+
+
 def test_record_contents(tmp_path) -> None:
     (record,) = run_sweep([{"x": 4.0, "exponent": 2.0, "seed": 0, "predict": []}], tmp_path / "r.jsonl",
                           runner=power_law_runner, executor=SerialExecutor(), progress=False)
