@@ -65,7 +65,8 @@ __all__ = [
 DEFAULT_RECORDS = 1000
 # Every this many iterations the divergence guard reads every per-worker array of the state.
 GUARD_EVERY = 32
-# `_squared_distances` sums column by column from this many rows per column on (measured crossover ~35 d).
+# `_squared_distances` sums column by column from this many rows per column on (the crossover measured in
+# README, "Benchmarks", with a margin).
 _COLUMN_SUM_ROWS = 50
 # What a run stops on: x_hat eps-stationary ("average"), or that and every worker's model ("both").
 STOP_RULES: tuple[str, ...] = ("both", "average")
@@ -526,10 +527,10 @@ def certified_above(book: Book, x_hat: np.ndarray, models: np.ndarray) -> bool:
 
 
 def _squared_distances(points: np.ndarray, anchor: np.ndarray) -> np.ndarray:
-    """||points - anchor||^2 over the last axis. numpy's reduction over a short last axis costs about 20 ns a
-    row, so many short rows (n = 192 workers, d = 3: 20 us) are summed column by column (about 1 us a
-    column) instead. Only `certified_above`'s decision reads the sums, and its 1e-9 margin covers any order
-    of summation."""
+    """||points - anchor||^2 over the last axis. numpy's reduction over a short last axis pays a fixed cost
+    per row, so many short rows (n workers of a few coordinates each) are summed column by column instead,
+    one vector addition per column. Only `certified_above`'s decision reads the sums, and its 1e-9 margin
+    covers any order of summation."""
     step = points - anchor
     step *= step
     d = step.shape[-1]
