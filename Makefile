@@ -25,7 +25,7 @@ test: $(STAMP)
 
 # Quick by default; FULL=1 for the full set.
 figures: $(STAMP)
-	$(BIN)/python -m paper_figures $(if $(FULL),--full,)
+	$(BIN)/python -m decbounds.paper_figures $(if $(FULL),--full,)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

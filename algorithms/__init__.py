@@ -9,11 +9,11 @@ do; the state is a `State` dataclass), give it a ``name`` and a `PlotStyle`, and
 registry entry holds everything about an algorithm (class, aliases, catalog entry, plot style).
 """
 
-from algorithms import rules  # noqa: F401  (registers the built-in algorithms)
-from algorithms.api import run, run_batch
-from algorithms.engine import BudgetViolationError, Context
-from algorithms.mixing import MixingOperator
-from algorithms.registry import (
+from decbounds.algorithms import rules  # noqa: F401  (registers the built-in algorithms)
+from decbounds.algorithms.api import run, run_batch
+from decbounds.algorithms.engine import BudgetViolationError, Context
+from decbounds.algorithms.mixing import MixingOperator
+from decbounds.algorithms.registry import (
     Entry,
     PlotStyle,
     algorithm_names,
@@ -23,15 +23,15 @@ from algorithms.registry import (
     rule_class,
     unregister,
 )
-from algorithms.result import Grid, Result, to_jsonable
-from algorithms.step_rule import State, StepRule
-from algorithms.tune import tune
+from decbounds.algorithms.result import Grid, Result, to_jsonable
+from decbounds.algorithms.step_rule import State, StepRule
+from decbounds.algorithms.tune import tune
 
 # isort: split
 # Written only through the public API above (tests/algorithms/test_new_algorithms.py checks their imports).
-from algorithms.exact_diffusion import ExactDiffusion
-from algorithms.extra import Extra
-from algorithms.mg_dsgd import MGDSGD
+from decbounds.algorithms.exact_diffusion import ExactDiffusion
+from decbounds.algorithms.extra import Extra
+from decbounds.algorithms.mg_dsgd import MGDSGD
 
 for _rule in (Extra, ExactDiffusion, MGDSGD):
     register(_rule)

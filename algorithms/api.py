@@ -7,15 +7,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-
-from algorithms.engine import STOP_RULES, Context, LoopSettings, batch_hyper, execute
-from algorithms.mixing import GOSSIP_BACKENDS, MixingOperator
-from algorithms.registry import rule_class
-from algorithms.result import Result
-from algorithms.step_rule import State, StepRule
-from bounds.validation import require_choice, require_count, require_positive
-from instances.protocol import LocalFunctions
-from oracles.base import Oracle
+from decbounds.algorithms.engine import STOP_RULES, Context, LoopSettings, batch_hyper, execute
+from decbounds.algorithms.mixing import GOSSIP_BACKENDS, MixingOperator
+from decbounds.algorithms.registry import rule_class
+from decbounds.algorithms.result import Result
+from decbounds.algorithms.step_rule import State, StepRule
+from decbounds.bounds.validation import require_choice, require_count, require_positive
+from decbounds.instances.protocol import LocalFunctions
+from decbounds.oracles.base import Oracle
 
 __all__ = ["MAX_ITERATIONS", "as_oracle", "run", "run_batch"]
 
@@ -48,7 +47,7 @@ def as_oracle(problem: Oracle | LocalFunctions) -> tuple[Oracle | None, LocalFun
 
     Examples
     --------
-    >>> import instances
+    >>> from decbounds import instances
     >>> oracle, f = as_oracle(instances.zero_chain(4, n=2))
     >>> oracle is None, f.n
     (True, 2)
@@ -182,7 +181,7 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, ste
     --------
     Two step sizes x two seeds, four results, seed innermost (exact gradients here, so seeds agree):
 
-    >>> import instances
+    >>> from decbounds import instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> runs = run_batch("dpsgd", f, W, step_sizes=[0.1, 0.2], seeds=[0, 1], iterations=2000, tol=1e-3)
@@ -309,7 +308,7 @@ def run(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, step_size
 
     Examples
     --------
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> result = algorithms.run("dsgt", f, W, step_size=0.2, iterations=2000, tol=1e-6)

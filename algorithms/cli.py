@@ -21,8 +21,8 @@ def add_parser(subparsers: Any) -> None:
     subparsers : argparse._SubParsersAction
         The ``decbounds`` parser's subcommands; the new parser sets ``func=main``.
     """
-    from algorithms import algorithm_names
-    from instances import WEIGHT_RULES
+    from decbounds.algorithms import algorithm_names
+    from decbounds.instances import WEIGHT_RULES
 
     parser = subparsers.add_parser("run", description=__doc__,
                                    help="run an algorithm on a hard instance and compare with the bounds")
@@ -45,7 +45,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _instance(args: argparse.Namespace) -> Any:
-    import instances
+    from decbounds import instances
 
     D = args.D if args.instance == "comm-broom" else None
     if args.instance == "comm-broom" and D is None:
@@ -77,10 +77,9 @@ def main(args: argparse.Namespace) -> int:
     Lu & De Sa (2021), Thm 1 and Cor. 2 (the instances); docs/theory.md §4.3, §4.4.
     """
     import networkx as nx
+    from decbounds.algorithms import entry, run
 
-    import bounds
-    import instances
-    from algorithms import entry, run
+    from decbounds import bounds, instances
 
     problem = _instance(args)
     G = problem.graph()

@@ -39,12 +39,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
-from algorithms.mixing import MixingOperator
-from algorithms.result import Result, Status
-from algorithms.step_rule import State, StepRule
-from instances.protocol import LocalFunctions, instance_radius
-from oracles.base import Oracle
+from decbounds.algorithms.mixing import MixingOperator
+from decbounds.algorithms.result import Result, Status
+from decbounds.algorithms.step_rule import State, StepRule
+from decbounds.instances.protocol import LocalFunctions, instance_radius
+from decbounds.oracles.base import Oracle
 
 __all__ = [
     "DEFAULT_RECORDS",
@@ -204,7 +203,7 @@ class Context:
     --------
     One D-PSGD iteration by hand, and the budget it may not exceed:
 
-    >>> import instances
+    >>> from decbounds import instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = MixingOperator(instances.gossip_matrix(instances.topology("ring", 4), "metropolis"))
     >>> ctx = Context(problem=f, oracle=None, W=W, step_sizes=[0.1, 0.2], hyper={}, batch=1, seeds=[0, 1])
@@ -216,7 +215,7 @@ class Context:
     >>> ctx.gossip(X)
     Traceback (most recent call last):
     ...
-    algorithms.engine.BudgetViolationError: iteration 0: a second communication round in one iteration
+    decbounds.algorithms.engine.BudgetViolationError: iteration 0: a second communication round in one iteration
     >>> ctx.counters.gradient_queries, ctx.counters.messages  # 8 directed links of the ring
     (1, 8)
     """

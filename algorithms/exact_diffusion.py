@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-
-from algorithms import Context, PlotStyle, State, StepRule
+from decbounds.algorithms import Context, PlotStyle, State, StepRule
 
 __all__ = ["DiffusionState", "ExactDiffusion"]
 
@@ -52,7 +51,7 @@ class ExactDiffusion(StepRule):
 
     Examples
     --------
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> result = algorithms.run("ed", f, W, step_size=0.5, iterations=1000, tol=1e-2)

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-
-from algorithms import Context, PlotStyle, State, StepRule
+from decbounds.algorithms import Context, PlotStyle, State, StepRule
 
 __all__ = ["Extra", "ExtraState"]
 
@@ -54,7 +53,7 @@ class Extra(StepRule):
     Exact on heterogeneous data: every worker's own model is eps-stationary with the average (D-PSGD's
     workers are not, see ``algorithms.rules.DPSGD``):
 
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> result = algorithms.run("extra", f, W, step_size=0.5, iterations=1000, tol=1e-2)

@@ -42,10 +42,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+from decbounds.algorithms import Context, PlotStyle, State, StepRule
+from decbounds.instances import LocalFunctions
 
-import bounds
-from algorithms import Context, PlotStyle, State, StepRule
-from instances import LocalFunctions
+from decbounds import bounds
 
 __all__ = ["FORMS", "MGDSGD", "MultiGossipState", "default_rounds"]
 
@@ -121,7 +121,7 @@ class MGDSGD(StepRule):
     --------
     No gradient tracking: the average converges, the workers' models keep the heterogeneity bias:
 
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> result = algorithms.run("mg_dsgd", f, W, step_size=0.5, iterations=1000, tol=1e-2)

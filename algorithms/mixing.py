@@ -32,8 +32,7 @@ import threading
 from typing import Any
 
 import numpy as np
-
-from instances.gossip import as_csr
+from decbounds.instances.gossip import as_csr
 
 __all__ = ["BLOCK_BYTES", "GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator"]
 

@@ -66,15 +66,15 @@ def load_plugins(*, force: bool = False) -> tuple[str, ...]:
 
     Examples
     --------
-    >>> import algorithms
+    >>> from decbounds import algorithms
     >>> _ = algorithms.algorithm_names()  # loads the plugins once
     >>> load_plugins()  # a second call does nothing
     ()
     """
     if _state["loading"] or (_state["loaded"] and not force):
         return ()
-    from algorithms.registry import register
-    from algorithms.step_rule import StepRule
+    from decbounds.algorithms.registry import register
+    from decbounds.algorithms.step_rule import StepRule
 
     _state["loading"] = True
     added: list[str] = []

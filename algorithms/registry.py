@@ -3,7 +3,7 @@
 An entry is read off the rule class itself (`StepRule`'s class attributes ``name``, ``aliases``,
 ``catalog_entry``, ``style``), so adding an algorithm is one class plus one ``register`` call, in one file:
 
-    >>> import algorithms
+    >>> from decbounds import algorithms
     >>> class Averaging(algorithms.StepRule):
     ...     name = "averaging_example"
     ...     style = algorithms.PlotStyle(color="tab:gray", marker="o", label="averaging")
@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from algorithms.step_rule import StepRule
+    from decbounds.algorithms.step_rule import StepRule
 
 __all__ = [
     "Entry",
@@ -86,7 +86,7 @@ class Entry:
 
     Examples
     --------
-    >>> import algorithms
+    >>> from decbounds import algorithms
     >>> found = algorithms.entry("fedavg")
     >>> found.name, found.aliases, found.catalog_entry
     ('local_sgd', ('fedavg',), None)
@@ -139,7 +139,7 @@ def register(rule: type[StepRule]) -> type[StepRule]:
     ...
     TypeError: rule must be a StepRule subclass; got <class 'object'>
     """
-    from algorithms.step_rule import StepRule
+    from decbounds.algorithms.step_rule import StepRule
 
     if not (isinstance(rule, type) and issubclass(rule, StepRule)):
         raise TypeError(f"rule must be a StepRule subclass; got {rule!r}")
@@ -208,7 +208,7 @@ def entry(name: str) -> Entry:
         raise TypeError(f"name (the algorithm) must be a string; got {type(name).__name__}")
     key = _ALIASES.get(name.lower())
     if key is None:  # maybe a plugin's (entry-point group decbounds.algorithms), loaded once
-        from algorithms.plugins import load_plugins, plugin_errors
+        from decbounds.algorithms.plugins import load_plugins, plugin_errors
 
         load_plugins()
         key = _ALIASES.get(name.lower())
@@ -228,11 +228,11 @@ def entries() -> tuple[Entry, ...]:
 
     Examples
     --------
-    >>> import algorithms
+    >>> from decbounds import algorithms
     >>> [e.name for e in entries()][:3]
     ['centralized', 'local_sgd', 'dpsgd']
     """
-    from algorithms.plugins import load_plugins
+    from decbounds.algorithms.plugins import load_plugins
 
     load_plugins()
     return tuple(_ENTRIES.values())
@@ -247,11 +247,11 @@ def algorithm_names() -> tuple[str, ...]:
 
     Examples
     --------
-    >>> import algorithms
+    >>> from decbounds import algorithms
     >>> "detag" in algorithm_names(), "fedavg" in algorithm_names()  # aliases are not names
     (True, False)
     """
-    from algorithms.plugins import load_plugins
+    from decbounds.algorithms.plugins import load_plugins
 
     load_plugins()
     return tuple(_ENTRIES)
@@ -278,7 +278,7 @@ def rule_class(name: str) -> type[StepRule]:
 
     Examples
     --------
-    >>> import algorithms
+    >>> from decbounds import algorithms
     >>> rule_class("fedavg").__name__
     'LocalSGD'
     """

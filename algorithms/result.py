@@ -220,7 +220,7 @@ class Result:
 
     Examples
     --------
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, 5)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4))
     >>> result = algorithms.run("dsgt", f, W, step_size=0.125, iterations=3000, tol=1e-5)

@@ -18,17 +18,21 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-
-from algorithms.engine import Context
-from algorithms.mixing import SHORT_ROW, MixingOperator
-from algorithms.registry import PlotStyle, register
-from algorithms.step_rule import State, StepRule, check_size, support_graph
-from bounds.detag_params import accelerated_gossip_eta, detag_phase_length
-from bounds.validation import require_choice, require_count, require_real
-from instances.averaging import GOSSIP_METHODS, GOSSIP_STARTS, exact_averaging_factors, gossip_schedule
-from instances.gossip import as_csr
-from instances.heterogeneity import varsigma0_at_start
-from instances.protocol import LocalFunctions
+from decbounds.algorithms.engine import Context
+from decbounds.algorithms.mixing import SHORT_ROW, MixingOperator
+from decbounds.algorithms.registry import PlotStyle, register
+from decbounds.algorithms.step_rule import State, StepRule, check_size, support_graph
+from decbounds.bounds.detag_params import accelerated_gossip_eta, detag_phase_length
+from decbounds.bounds.validation import require_choice, require_count, require_real
+from decbounds.instances.averaging import (
+    GOSSIP_METHODS,
+    GOSSIP_STARTS,
+    exact_averaging_factors,
+    gossip_schedule,
+)
+from decbounds.instances.gossip import as_csr
+from decbounds.instances.heterogeneity import varsigma0_at_start
+from decbounds.instances.protocol import LocalFunctions
 
 __all__ = [
     "D2",
@@ -81,7 +85,7 @@ class CentralizedSGD(StepRule):
 
     Examples
     --------
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> algorithms.run("centralized", f, step_size=0.5, iterations=1000, tol=1e-2).t_eps
@@ -127,7 +131,7 @@ class LocalSGD(StepRule):
     The average model converges with the centralized one; a worker's own model one iteration later (it
     is eps-stationary only right after an average):
 
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> result = algorithms.run("fedavg", f, step_size=0.5, iterations=1000, tol=1e-2, H=2)
@@ -198,7 +202,7 @@ class DPSGD(StepRule):
     Under heterogeneity the average model reaches eps but the workers' own models stay apart (D-PSGD's
     bias, docs/errata.md E40):
 
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> result = algorithms.run("dpsgd", f, W, step_size=0.5, iterations=1000, tol=1e-2)
@@ -265,7 +269,7 @@ class D2(StepRule):
 
     Examples
     --------
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> result = algorithms.run("d2", f, W, step_size=0.5, iterations=1000, tol=1e-2)
@@ -336,7 +340,7 @@ class DSGT(StepRule):
     --------
     Tracking removes the heterogeneity bias (every worker converges), but the step must be admissible:
 
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> [algorithms.run("dsgt", f, W, step_size=s, iterations=1000, tol=1e-2).status for s in (0.2, 0.5)]
@@ -386,7 +390,7 @@ class GTDSGD(StepRule):
     --------
     Two engine iterations per update, so twice D-PSGD's count at the same step:
 
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> algorithms.run("gt_dsgd", f, W, step_size=0.5, iterations=1000, tol=1e-2).t_eps
@@ -458,7 +462,7 @@ class SGP(StepRule):
 
     Examples
     --------
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> algorithms.run("sgp", f, W, step_size=0.5, iterations=1000, tol=1e-2).t_eps
@@ -533,7 +537,7 @@ class DeFacto(StepRule):
     On the 4-ring R = 4 factors: rounds of 8 iterations, the intended form is centralized SGD with
     batch B R:
 
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> G = instances.topology("ring", 4)
@@ -665,7 +669,7 @@ class DeTAG(StepRule):
 
     Examples
     --------
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> result = algorithms.run("detag", f, W, step_size=0.5, iterations=1000, tol=1e-2)
@@ -827,7 +831,7 @@ def default_phase_length(problem: LocalFunctions, lam: float | None, iterations:
 
     Examples
     --------
-    >>> import instances
+    >>> from decbounds import instances
     >>> default_phase_length(instances.heterogeneous_quadratic(4, 3, 1.0, seed=0), 1 / 3, 1000)
     5
     """

@@ -37,14 +37,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-
-from algorithms.registry import PlotStyle
-from bounds.validation import require_real
-from instances.gossip import as_csr, check_gossip, column_stochastic_matrix
-from instances.protocol import LocalFunctions
+from decbounds.algorithms.registry import PlotStyle
+from decbounds.bounds.validation import require_real
+from decbounds.instances.gossip import as_csr, check_gossip, column_stochastic_matrix
+from decbounds.instances.protocol import LocalFunctions
 
 if TYPE_CHECKING:
-    from algorithms.engine import Context
+    from decbounds.algorithms.engine import Context
 
 __all__ = [
     "COMMUNICATION_KINDS",
@@ -124,7 +123,7 @@ def symmetric_gossip(W: Any, n: int) -> tuple[sp.csr_array, float]:
 
     Examples
     --------
-    >>> import instances
+    >>> from decbounds import instances
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> M, lam = symmetric_gossip(W, 4)
     >>> M.shape, round(lam, 4)
@@ -270,8 +269,8 @@ class StepRule:
     --------
     Rules are built by ``algorithms.run``; by hand:
 
-    >>> import instances
-    >>> from algorithms.rules import DPSGD
+    >>> from decbounds import instances
+    >>> from decbounds.algorithms.rules import DPSGD
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> rule = DPSGD(f, W, {}, iterations=10)

@@ -9,10 +9,9 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-
-from algorithms.api import run_batch
-from algorithms.registry import rule_class
-from algorithms.result import Grid, Result
+from decbounds.algorithms.api import run_batch
+from decbounds.algorithms.registry import rule_class
+from decbounds.algorithms.result import Grid, Result
 
 __all__ = ["default_step_grid", "detag_grid", "local_t_eps_score", "t_eps_score", "tune"]
 
@@ -26,8 +25,8 @@ def detag_grid(problem: Any, W: Any, iterations: int) -> dict[str, list[Any]]:
     """DeTAG's default search (§9 tuned eta in {0, 0.1, 0.2, 0.4} and R in {1, 2, 3}; errata E20 asks for R
     down to small fractions of 1/sqrt(1 - lam)): eta in {formula, 0, 0.2, 0.4}, both starts, and R in
     {1, 2, 3} with Cor. 6's R and its halves and quarters."""
-    from algorithms.rules import default_phase_length
-    from algorithms.step_rule import symmetric_gossip
+    from decbounds.algorithms.rules import default_phase_length
+    from decbounds.algorithms.step_rule import symmetric_gossip
 
     _, lam = symmetric_gossip(W, int(problem.n))
     R_cor6 = default_phase_length(problem, lam, iterations)
@@ -122,7 +121,7 @@ def tune(name: str, problem: Any, W: Any = None, grid: Any = None, *, tol: float
 
     Examples
     --------
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, 5)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4))
     >>> result = algorithms.tune("dsgt", f, W, tol=1e-5, iterations=3000, seeds=[0, 1, 2])

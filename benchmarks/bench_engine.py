@@ -23,9 +23,9 @@ from collections.abc import Callable
 
 import networkx as nx
 import numpy as np
+from decbounds.algorithms.mixing import MixingOperator
 
-import algorithms
-from algorithms.mixing import MixingOperator
+from decbounds import algorithms
 
 
 class _DiagonalQuadratic:
@@ -114,20 +114,20 @@ def _interleaved_per_iteration(runs: tuple[Callable[[int], object], ...], iterat
 
 
 def _ring_W(n: int):
-    from instances.gossip import gossip_matrix
+    from decbounds.instances.gossip import gossip_matrix
 
     return gossip_matrix(nx.cycle_graph(n), "uniform")  # 1/3 on self and both neighbours, CSR
 
 
 def _path_W(n: int):
-    from instances.gossip import gossip_matrix
+    from decbounds.instances.gossip import gossip_matrix
 
     return gossip_matrix(nx.path_graph(n), "metropolis")
 
 
 def _path_zero_chain(n: int):
     """Cor. 2's path instance (Setting 2 on the path), T_c = 6."""
-    import instances
+    from decbounds import instances
 
     return instances.communication_instance(n, Delta=262656.0 * 6, L=1.0, epsilon=1.0)
 

@@ -16,10 +16,9 @@ import math
 import time
 
 import networkx as nx
-
-from instances.gossip import gossip_matrix, second_eigenvalue
-from instances.graphs import topology
-from instances.optimize import optimize_gossip
+from decbounds.instances.gossip import gossip_matrix, second_eigenvalue
+from decbounds.instances.graphs import topology
+from decbounds.instances.optimize import optimize_gossip
 
 TARGETS = {("erdos_renyi", 100): 5.0, ("erdos_renyi", 200): 30.0, ("ring", 1000): 2.0, ("torus", 1000): 2.0}
 

@@ -18,8 +18,7 @@ import math
 import time
 
 import numpy as np
-
-from bounds.pep import worst_case
+from decbounds.bounds.pep import worst_case
 
 SPECTRUM = (-0.5, 0.9)
 STEP = 0.5

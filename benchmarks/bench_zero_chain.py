@@ -15,10 +15,9 @@ import timeit
 from collections.abc import Callable
 
 import numpy as np
-
-from instances.hard import communication_instance, sampling_instance
-from instances.zero_chain import zero_chain
-from oracles import ZeroChainOracle
+from decbounds.instances.hard import communication_instance, sampling_instance
+from decbounds.instances.zero_chain import zero_chain
+from decbounds.oracles import ZeroChainOracle
 
 
 def best_time(fn: Callable[[], object], min_seconds: float = 0.2, repeats: int = 7) -> float:

@@ -3,7 +3,7 @@
 Lu & De Sa, "Optimal Complexity in Decentralized Training" (ICML 2021; JMLR 24(93) 2023).
 Imports nothing from the other decbounds packages.
 
->>> import bounds
+>>> from decbounds import bounds
 >>> rate = bounds.get("detag")
 >>> values = dict(Delta=1, L=1, sigma=1, varsigma0=1, n=16, B=1, epsilon=0.01, lam=0.95)
 >>> bounds.dominant_term("detag", **values)
@@ -12,7 +12,7 @@ Imports nothing from the other decbounds packages.
 1.045
 """
 
-from bounds.catalog import (
+from decbounds.bounds.catalog import (
     CATALOG,
     CENTRALIZED_SGD_AFTER_T,
     COR2_INSTANCE_VARSIGMA0,
@@ -30,7 +30,7 @@ from bounds.catalog import (
     setting1_reveal_probability,
     setting2_chain_length,
 )
-from bounds.constants import (
+from decbounds.bounds.constants import (
     SETTING1_CHAIN_DENOMINATOR,
     SETTING2_CHAIN_DENOMINATOR,
     ZERO_CHAIN_GRAD_INF,
@@ -39,15 +39,15 @@ from bounds.constants import (
     chain_length,
     smallest_range,
 )
-from bounds.detag_params import (
+from decbounds.bounds.detag_params import (
     accelerated_gossip_eta,
     accelerated_gossip_rho,
     detag_phase_length,
     detag_step_size,
 )
-from bounds.pep import WorstCase, worst_case
-from bounds.rate import CONVENTIONS, KINDS, STATUSES, Rate
-from bounds.symbols import RATE_SYMBOLS
+from decbounds.bounds.pep import WorstCase, worst_case
+from decbounds.bounds.rate import CONVENTIONS, KINDS, STATUSES, Rate
+from decbounds.bounds.symbols import RATE_SYMBOLS
 
 __all__ = [
     "CATALOG",

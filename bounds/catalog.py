@@ -42,15 +42,14 @@ from __future__ import annotations
 import math
 
 import sympy as sp
-
-from bounds.constants import (
+from decbounds.bounds.constants import (
     SETTING1_CHAIN_DENOMINATOR,
     SETTING2_CHAIN_DENOMINATOR,
     ZERO_CHAIN_GRAD_INF,
     chain_length,
 )
-from bounds.rate import CONVENTIONS, Rate, RateOverflowError, _exact, _validated
-from bounds.symbols import (
+from decbounds.bounds.rate import CONVENTIONS, Rate, RateOverflowError, _exact, _validated
+from decbounds.bounds.symbols import (
     RATE_SYMBOLS,
     B,
     D,

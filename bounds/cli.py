@@ -13,9 +13,9 @@ import argparse
 import sys
 from typing import Any
 
-from bounds.catalog import CATALOG, dominant_term, gap, get
-from bounds.rate import CONVENTIONS, Rate, RateOverflowError
-from bounds.symbols import DESCRIPTIONS, INTEGER, RATE_SYMBOLS
+from decbounds.bounds.catalog import CATALOG, dominant_term, gap, get
+from decbounds.bounds.rate import CONVENTIONS, Rate, RateOverflowError
+from decbounds.bounds.symbols import DESCRIPTIONS, INTEGER, RATE_SYMBOLS
 
 __all__ = ["add_parser", "run"]
 

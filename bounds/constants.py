@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from bounds.validation import require_count, require_real
+from decbounds.bounds.validation import require_count, require_real
 
 __all__ = [
     "CHAIN_DENOMINATORS",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from bounds.validation import require_real
+from decbounds.bounds.validation import require_real
 
 __all__ = ["accelerated_gossip_eta", "accelerated_gossip_rho", "detag_phase_length", "detag_step_size"]
 

@@ -55,8 +55,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-
-from bounds.pep_methods import METHODS, MethodSpec, method_spec
+from decbounds.bounds.pep_methods import METHODS, MethodSpec, method_spec
 
 __all__ = [
     "CHECK_TOLERANCE",
@@ -154,7 +153,7 @@ class WorstCase:
         """Run the method description again on plain numpy arrays, with the recovered gradients as the oracle
         (looked up by point) and the recovered gossip (W, or the recorded rounds); returns the K+1 iterates.
         They equal ``iterates`` when the worst case is consistent with the method's update equations."""
-        from bounds.pep_methods import NumpyOps
+        from decbounds.bounds.pep_methods import NumpyOps
 
         spec = METHODS[self.method]
         table = [(np.asarray(p), np.asarray(g)) for p, g in zip(self.points, self.gradients, strict=True)]

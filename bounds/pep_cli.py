@@ -15,8 +15,8 @@ import argparse
 import sys
 from typing import Any
 
-from bounds.pep import MEASURES, SOLVERS, worst_case
-from bounds.pep_methods import METHODS
+from decbounds.bounds.pep import MEASURES, SOLVERS, worst_case
+from decbounds.bounds.pep_methods import METHODS
 
 __all__ = ["add_parser", "run"]
 

@@ -117,7 +117,7 @@ def detag(ops: Ops, x0: np.ndarray, K: int, alpha: float, *, R: int = 2,
     X_{k+1} = M(X_k) - alpha M(Y_k),  Y_{k+1} = M(Y_k) + G(X_k) - G(X_{k-1}),  Y_0 = 0, G(X_{-1}) = 0.
     eta defaults to (1 - sqrt(1 - lam^2)) / (1 + sqrt(1 - lam^2)) with lam = ``ops.lam`` (§7.1).
     The iterates are the phase-start models: X^k is the model after k phases (k R gossip rounds)."""
-    from bounds.detag_params import accelerated_gossip_eta
+    from decbounds.bounds.detag_params import accelerated_gossip_eta
 
     if eta is None:
         eta = accelerated_gossip_eta(ops.lam)

@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 import sympy as sp
-
-from bounds.symbols import DESCRIPTIONS, INTEGER, NONNEGATIVE, RATE_SYMBOLS, epsilon
+from decbounds.bounds.symbols import DESCRIPTIONS, INTEGER, NONNEGATIVE, RATE_SYMBOLS, epsilon
 
 __all__ = ["CONVENTIONS", "KINDS", "STATUSES", "Rate", "RateOverflowError"]
 
@@ -162,7 +161,7 @@ class Rate:
 
         Examples
         --------
-        >>> from bounds import get
+        >>> from decbounds.bounds import get
         >>> print(get("lower_bound_gossip").latex(terms=True))
         sampling: \\frac{\\Delta L \\sigma^{2}}{B \\varepsilon^{4} n}
         communication: \\frac{\\Delta L}{\\varepsilon^{2} \\sqrt{1 - \\lambda}}
@@ -196,7 +195,7 @@ class Rate:
 
         Examples
         --------
-        >>> from bounds import get
+        >>> from decbounds.bounds import get
         >>> cor2 = get("lower_bound_gossip")
         >>> point = dict(Delta=1, L=1, sigma=0, n=16, B=1, lam=0.75)
         >>> squared = cor2.in_convention("grad_norm_sq")
@@ -344,7 +343,7 @@ class Rate:
 
         Examples
         --------
-        >>> from bounds import get
+        >>> from decbounds.bounds import get
         >>> f = get("lower_bound_gossip").lambdify()
         >>> f(Delta=1, L=1, sigma=0, n=16, B=1, epsilon=[0.1, 0.01], lam=0.75)
         array([  200., 20000.])

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from bounds.validation import _show
+from decbounds.bounds.validation import _show
 
 __all__ = ["Registry", "RegistryEntry"]
 

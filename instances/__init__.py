@@ -11,7 +11,7 @@ Every local-function object follows the protocol of docs/architecture.md: ``n``,
 
 # --- graphs and gossip (G) ---------------------------------------------------------------------------
 # Re-exports: the package's graph and gossip API (listed in __all__ below).
-from instances.averaging import (
+from decbounds.instances.averaging import (
     GOSSIP_METHODS,
     GOSSIP_STARTS,
     accelerated_gossip,
@@ -21,7 +21,7 @@ from instances.averaging import (
     multi_step_gossip,
     schedule_polynomial,
 )
-from instances.gossip import (
+from decbounds.instances.gossip import (
     WEIGHT_RULES,
     check_gossip,
     column_stochastic_matrix,
@@ -31,42 +31,42 @@ from instances.gossip import (
     second_eigenvalue,
     spectral_gap,
 )
-from instances.graphs import TOPOLOGIES, topology
-from instances.optimize import OptimizedGossip, optimize_gossip
+from decbounds.instances.graphs import TOPOLOGIES, topology
+from decbounds.instances.optimize import OptimizedGossip, optimize_gossip
 
 # isort: split
 # --- end graphs and gossip ---------------------------------------------------------------------------
 
 # --- functions (f) -----------------------------------------------------------------------------------
 # Re-exports: the package's function API (listed in __all__ below).
-from instances.digits import (
+from decbounds.instances.digits import (
     DigitsProblem,
     digits_problem,
     load_digits_arrays,
     shuffle_partition,
 )
-from instances.hard import (
+from decbounds.instances.hard import (
     CommunicationInstance,
     SamplingInstance,
     communication_instance,
     sampling_instance,
     split_groups,
 )
-from instances.heterogeneity import varsigma0_at_start
-from instances.problems import (
+from decbounds.instances.heterogeneity import varsigma0_at_start
+from decbounds.instances.problems import (
     HeterogeneousNonconvex,
     HeterogeneousQuadratic,
     heterogeneous_nonconvex,
     heterogeneous_quadratic,
 )
-from instances.protocol import (
+from decbounds.instances.protocol import (
     FiniteSumFunctions,
     LocalFunctions,
     default_radius,
     instance_radius,
     local_gradients_at_start,
 )
-from instances.zero_chain import (
+from decbounds.instances.zero_chain import (
     DELTA0,
     G_INF,
     L1,

@@ -9,17 +9,16 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-
-from bounds.detag_params import accelerated_gossip_eta
-from bounds.validation import (
+from decbounds.bounds.detag_params import accelerated_gossip_eta
+from decbounds.bounds.validation import (
     require_array,
     require_choice,
     require_count,
     require_fraction,
     require_graph,
 )
-from instances.gossip import MatrixLike, as_csr, second_eigenvalue
-from instances.graphs import node_order
+from decbounds.instances.gossip import MatrixLike, as_csr, second_eigenvalue
+from decbounds.instances.graphs import node_order
 
 __all__ = [
     "GOSSIP_METHODS",

@@ -10,10 +10,9 @@ import sys
 import time
 
 import networkx as nx
-
-from instances.gossip import WEIGHT_RULES, gossip_matrix, second_eigenvalue
-from instances.graphs import TOPOLOGIES, topology
-from instances.optimize import SOLVERS, optimize_gossip
+from decbounds.instances.gossip import WEIGHT_RULES, gossip_matrix, second_eigenvalue
+from decbounds.instances.graphs import TOPOLOGIES, topology
+from decbounds.instances.optimize import SOLVERS, optimize_gossip
 
 __all__ = ["add_parser", "run"]
 

@@ -27,10 +27,15 @@ import os
 
 import numpy as np
 import scipy.sparse.linalg as spla
-
-from bounds.validation import require_bool, require_choice, require_count, require_real, require_seed
-from instances.heterogeneity import varsigma0_at_start
-from instances.protocol import check_global_points, check_points
+from decbounds.bounds.validation import (
+    require_bool,
+    require_choice,
+    require_count,
+    require_real,
+    require_seed,
+)
+from decbounds.instances.heterogeneity import varsigma0_at_start
+from decbounds.instances.protocol import check_global_points, check_points
 
 __all__ = [
     "MODELS",

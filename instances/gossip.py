@@ -15,11 +15,10 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-
-from bounds.registry import Registry
-from bounds.validation import require_bool, require_graph, require_real
-from instances.graphs import node_order
-from instances.matrices import (  # re-exported (in __all__): the gossip API of this module
+from decbounds.bounds.registry import Registry
+from decbounds.bounds.validation import require_bool, require_graph, require_real
+from decbounds.instances.graphs import node_order
+from decbounds.instances.matrices import (  # re-exported (in __all__): the gossip API of this module
     DEFAULT_ATOL,
     DENSE_EIG_LIMIT,
     MatrixLike,
@@ -30,7 +29,7 @@ from instances.matrices import (  # re-exported (in __all__): the gossip API of 
     second_eigenvalue,
     spectral_gap,
 )
-from instances.optimize import optimize_gossip
+from decbounds.instances.optimize import optimize_gossip
 
 __all__ = [
     "DEFAULT_ATOL",
@@ -361,7 +360,7 @@ def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnecte
     >>> W = gossip_matrix(nx.path_graph(3))
     >>> W.toarray().round(3).tolist()
     [[0.667, 0.333, 0.0], [0.333, 0.333, 0.333], [0.0, 0.333, 0.667]]
-    >>> from instances.matrices import spectral_gap
+    >>> from decbounds.instances.matrices import spectral_gap
     >>> round(spectral_gap(gossip_matrix(nx.cycle_graph(8))), 4)  # 1 - (1 + 2 cos(2 pi / 8)) / 3
     0.1953
     """

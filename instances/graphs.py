@@ -15,9 +15,8 @@ from collections.abc import Callable
 
 import networkx as nx
 import numpy as np
-
-from bounds.registry import Registry
-from bounds.validation import (
+from decbounds.bounds.registry import Registry
+from decbounds.bounds.validation import (
     require_bool,
     require_count,
     require_probability,

@@ -23,16 +23,21 @@ import math
 
 import networkx as nx
 import numpy as np
-
-from bounds.constants import (
+from decbounds.bounds.constants import (
     SETTING1_CHAIN_DENOMINATOR,
     SETTING2_CHAIN_DENOMINATOR,
     chain_length,
     smallest_range,
 )
-from bounds.validation import describe_int, require_count, require_probability, require_real, require_size
-from instances.graphs import MAX_NODES
-from instances.zero_chain import G_INF, L1, ZeroChainFunctions
+from decbounds.bounds.validation import (
+    describe_int,
+    require_count,
+    require_probability,
+    require_real,
+    require_size,
+)
+from decbounds.instances.graphs import MAX_NODES
+from decbounds.instances.zero_chain import G_INF, L1, ZeroChainFunctions
 
 __all__ = [
     "COMMUNICATION_T_C_DENOMINATOR",
@@ -130,7 +135,7 @@ class SamplingInstance(ZeroChainFunctions):
 
     def graph(self) -> nx.Graph:
         """The complete graph of Setting 1 (D = 1)."""
-        from instances.graphs import topology
+        from decbounds.instances.graphs import topology
 
         return topology("complete", self.n)
 
@@ -317,7 +322,7 @@ class CommunicationInstance(ZeroChainFunctions):
 
     def graph(self) -> nx.Graph:
         """The path (D=None, Cor. 2) or the broom of diameter D (Thm 1), from `instances.topology`."""
-        from instances.graphs import topology
+        from decbounds.instances.graphs import topology
 
         if self.D is None:
             return topology("path", self.n)

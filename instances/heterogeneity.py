@@ -9,8 +9,7 @@ and the figures' predictions read:
 from __future__ import annotations
 
 import numpy as np
-
-from instances.protocol import LocalFunctions, local_gradients_at_start
+from decbounds.instances.protocol import LocalFunctions, local_gradients_at_start
 
 __all__ = ["varsigma0_at_start"]
 
@@ -38,7 +37,7 @@ def varsigma0_at_start(f: LocalFunctions) -> float:
     Every worker holds the same function, so the spread is 0; the heterogeneous quadratic is built with
     varsigma0 = 1:
 
-    >>> import instances
+    >>> from decbounds import instances
     >>> instances.varsigma0_at_start(instances.zero_chain(3, n=4))
     0.0
     >>> round(instances.varsigma0_at_start(instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)), 6)

@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-
-from bounds.validation import require_finite_entries, require_matrix, require_real
+from decbounds.bounds.validation import require_finite_entries, require_matrix, require_real
 
 __all__ = [
     "DEFAULT_ATOL",

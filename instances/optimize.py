@@ -43,11 +43,10 @@ import networkx as nx
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from decbounds.bounds.validation import require_bool, require_choice, require_graph, require_real
+from decbounds.instances.graphs import node_order
+from decbounds.instances.matrices import from_edge_weights, second_eigenvalue
 from threadpoolctl import threadpool_limits
-
-from bounds.validation import require_bool, require_choice, require_graph, require_real
-from instances.graphs import node_order
-from instances.matrices import from_edge_weights, second_eigenvalue
 
 __all__ = [
     "BARRIER_MAX_N",

@@ -23,9 +23,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
-from bounds.validation import require_count, require_real, require_seed, require_size
-from instances.protocol import check_global_points, check_points
+from decbounds.bounds.validation import require_count, require_real, require_seed, require_size
+from decbounds.instances.protocol import check_global_points, check_points
 
 __all__ = [
     "MAGNITUDE_RANGE",
@@ -337,7 +336,7 @@ def heterogeneous_quadratic(n: int, d: int, varsigma: float, seed: int | np.rand
 
     Examples
     --------
-    >>> from instances import varsigma0_at_start
+    >>> from decbounds.instances import varsigma0_at_start
     >>> f = heterogeneous_quadratic(8, 5, 0.5, seed=0, varsigma0=0.2)
     >>> round(float(f.full_value(f.x0) - f.f_star), 12), round(varsigma0_at_start(f), 12)
     (1.0, 0.2)

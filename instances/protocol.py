@@ -57,7 +57,7 @@ class LocalFunctions(Protocol):
 
     Examples
     --------
-    >>> import instances
+    >>> from decbounds import instances
     >>> f = instances.zero_chain(4, n=2)
     >>> isinstance(f, LocalFunctions), f.grad(np.zeros((2, 3, 4))).shape  # 3 configurations per worker
     (True, (2, 3, 4))
@@ -125,7 +125,7 @@ def local_gradients_at_start(f: LocalFunctions) -> np.ndarray:
 
     Examples
     --------
-    >>> import instances
+    >>> from decbounds import instances
     >>> local_gradients_at_start(instances.zero_chain(4, n=2)).round(4)
     array([[-1.6487, -0.    , -0.    ,  0.    ],
            [-1.6487, -0.    , -0.    ,  0.    ]])
@@ -196,7 +196,7 @@ def instance_radius(f: LocalFunctions, step_size: float) -> float:
     --------
     The zero chain declares 1000 times its scale, here the gradient bound 23:
 
-    >>> import instances
+    >>> from decbounds import instances
     >>> instance_radius(instances.zero_chain(4), 0.01)
     23000.0
     """

@@ -25,10 +25,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from decbounds.bounds.constants import ZERO_CHAIN_GRAD_INF, ZERO_CHAIN_RANGE, ZERO_CHAIN_SMOOTHNESS
+from decbounds.bounds.validation import describe_int, require_count, require_real, require_size
 from scipy.special import ndtr
-
-from bounds.constants import ZERO_CHAIN_GRAD_INF, ZERO_CHAIN_RANGE, ZERO_CHAIN_SMOOTHNESS
-from bounds.validation import describe_int, require_count, require_real, require_size
 
 __all__ = [
     "DELTA0",

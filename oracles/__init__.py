@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bounds.registry import Registry
-from oracles.base import ExactOracle, GaussianOracle, Oracle
-from oracles.finite_sum import FiniteSumOracle
-from oracles.zero_chain import VARIANCE_CONSTANT, ZeroChainOracle
+from decbounds.bounds.registry import Registry
+from decbounds.oracles.base import ExactOracle, GaussianOracle, Oracle
+from decbounds.oracles.finite_sum import FiniteSumOracle
+from decbounds.oracles.zero_chain import VARIANCE_CONSTANT, ZeroChainOracle
 
 __all__ = [
     "ORACLES",
@@ -61,7 +61,7 @@ def make_oracle(name: str, f: Any, **params: Any) -> Oracle:
 
     Examples
     --------
-    >>> import instances
+    >>> from decbounds import instances
     >>> make_oracle("zero_chain", instances.sampling_instance(2, T_c=4, p=0.5)).p
     0.5
     """

@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-
-from bounds.validation import require_count, require_real
-from instances.protocol import LocalFunctions
+from decbounds.bounds.validation import require_count, require_real
+from decbounds.instances.protocol import LocalFunctions
 
 __all__ = ["MAX_BATCH", "ExactOracle", "GaussianOracle", "Oracle", "check_batch", "check_rng"]
 
@@ -44,7 +43,7 @@ class Oracle(Protocol):
 
     Examples
     --------
-    >>> import instances
+    >>> from decbounds import instances
     >>> isinstance(ExactOracle(instances.zero_chain(3)), Oracle)
     True
     """
@@ -115,7 +114,7 @@ class _OracleBase:
 
         Examples
         --------
-        >>> import instances
+        >>> from decbounds import instances
         >>> oracle = GaussianOracle(instances.heterogeneous_quadratic(4, 3, 0.1, seed=0), sigma=0.5)
         >>> X = np.zeros((4, 2, 3))
         >>> both = oracle.sample_configurations(X, [np.random.default_rng(0), np.random.default_rng(1)])
@@ -143,7 +142,7 @@ class ExactOracle(_OracleBase):
 
     Examples
     --------
-    >>> import instances
+    >>> from decbounds import instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 0.1, seed=0)
     >>> X = np.zeros((4, 3))
     >>> bool(np.array_equal(ExactOracle(f).sample(X), f.grad(X)))
@@ -181,7 +180,7 @@ class GaussianOracle(_OracleBase):
 
     Examples
     --------
-    >>> import instances
+    >>> from decbounds import instances
     >>> oracle = GaussianOracle(instances.heterogeneous_quadratic(4, 3, 0.1, seed=0), sigma=0.5)
     >>> oracle.sample(np.zeros((4, 7, 3)), np.random.default_rng(0), batch=2).shape  # 7 configurations
     (4, 7, 3)

@@ -4,10 +4,9 @@ shard, drawn uniformly, so it is unbiased for f_i = (1/m) sum_s f_i(.; s) (docs/
 from __future__ import annotations
 
 import numpy as np
-
-from bounds.validation import require_bool
-from instances.protocol import FiniteSumFunctions
-from oracles.base import _OracleBase, check_batch, check_rng
+from decbounds.bounds.validation import require_bool
+from decbounds.instances.protocol import FiniteSumFunctions
+from decbounds.oracles.base import _OracleBase, check_batch, check_rng
 
 __all__ = ["FiniteSumOracle"]
 
@@ -40,7 +39,7 @@ class FiniteSumOracle(_OracleBase):
 
     Examples
     --------
-    >>> import instances
+    >>> from decbounds import instances
     >>> oracle = FiniteSumOracle(instances.digits_problem(4, shuffled_percent=100, seed=0), replace=False)
     >>> indices = oracle.draw_indices(np.zeros((4, oracle.f.dim)), np.random.default_rng(0), batch=8)
     >>> indices.shape, all(len(set(row)) == 8 for row in indices)

@@ -20,9 +20,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-
-from bounds.validation import require_probability
-from oracles.base import _OracleBase, check_batch, check_rng
+from decbounds.bounds.validation import require_probability
+from decbounds.oracles.base import _OracleBase, check_batch, check_rng
 
 __all__ = ["VARIANCE_CONSTANT", "ZeroChainOracle"]
 
@@ -58,7 +57,7 @@ class ZeroChainOracle(_OracleBase):
 
     Examples
     --------
-    >>> import instances
+    >>> from decbounds import instances
     >>> oracle = ZeroChainOracle(instances.sampling_instance(2, T_c=4, p=0.5))
     >>> X = np.zeros((2, 4))
     >>> oracle.sample(X, np.random.default_rng(0)).round(4)[:, 0]  # revealed (x 1/p) on worker 0 only
@@ -89,7 +88,7 @@ class ZeroChainOracle(_OracleBase):
 
         Examples
         --------
-        >>> import instances
+        >>> from decbounds import instances
         >>> ZeroChainOracle(instances.sampling_instance(4, T_c=6, p=0.01)).estimate_scale
         100.0
         """
@@ -113,7 +112,7 @@ class ZeroChainOracle(_OracleBase):
 
         Examples
         --------
-        >>> import instances
+        >>> from decbounds import instances
         >>> oracle = ZeroChainOracle(instances.sampling_instance(4, T_c=6, p=0.01))
         >>> round(oracle.variance_bound(), 2), round(oracle.variance_bound(4), 2)
         (1988.47, 497.12)

@@ -3,4 +3,4 @@
 The only package that imports all the others; nothing imports it. Outputs land in ``paper_figures/out/``.
 """
 
-__all__: list[str] = []  # the figures are its submodules: python -m paper_figures.<figure>
+__all__: list[str] = []  # the figures are its submodules: python -m decbounds.paper_figures.<figure>

@@ -1,4 +1,4 @@
-"""Run every figure: ``python -m paper_figures [--full] [--tiny] [--only NAME ...] [--out DIR]``.
+"""Run every figure: ``python -m decbounds.paper_figures [--full] [--tiny] [--only NAME ...] [--out DIR]``.
 
 Quick by default (a few minutes on a 2-core machine); ``--full`` or ``FULL=1`` for the full set (longer;
 the targets and measured times of both are in the README's "Benchmarks"); ``--tiny`` is the seconds-long mode
@@ -15,7 +15,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 
-from paper_figures import (
+from decbounds.paper_figures import (
     communication,
     gossip,
     heterogeneity,
@@ -24,7 +24,7 @@ from paper_figures import (
     spectral_gap,
     worst_case,
 )
-from paper_figures.plotting import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
+from decbounds.paper_figures.plotting import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
 
 __all__ = ["FIGURES", "add_arguments", "main", "run_figures", "run_from_arguments"]
 
@@ -98,7 +98,7 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``python -m paper_figures`` and of ``decbounds figures``."""
+    """The options of ``python -m decbounds.paper_figures`` and of ``decbounds figures``."""
     add_figure_arguments(parser)
     parser.add_argument("--only", nargs="+", metavar="NAME", choices=FIGURES,
                         help=f"make only these figures, of: {', '.join(FIGURES)}")
@@ -110,7 +110,8 @@ def run_from_arguments(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m paper_figures", description="Make every paper figure.")
+    parser = argparse.ArgumentParser(prog="python -m decbounds.paper_figures",
+                                     description="Make every paper figure.")
     add_arguments(parser)
     return run_from_arguments(parser.parse_args(argv))
 

@@ -17,37 +17,37 @@ __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 
 def _add_predict(subparsers: Any) -> None:
-    from bounds.cli import add_parser
+    from decbounds.bounds.cli import add_parser
 
     add_parser(subparsers)
 
 
 def _add_worst_case(subparsers: Any) -> None:
-    from bounds.pep_cli import add_parser
+    from decbounds.bounds.pep_cli import add_parser
 
     add_parser(subparsers)
 
 
 def _add_gossip(subparsers: Any) -> None:
-    from instances.cli import add_parser
+    from decbounds.instances.cli import add_parser
 
     add_parser(subparsers)
 
 
 def _add_run(subparsers: Any) -> None:
-    from algorithms.cli import add_parser
+    from decbounds.algorithms.cli import add_parser
 
     add_parser(subparsers)
 
 
 def _add_verify(subparsers: Any) -> None:
-    from paper_figures.verify import add_parser
+    from decbounds.paper_figures.verify import add_parser
 
     add_parser(subparsers)
 
 
 def _add_figures(subparsers: Any) -> None:
-    from paper_figures.figures_cli import add_parser
+    from decbounds.paper_figures.figures_cli import add_parser
 
     add_parser(subparsers)
 

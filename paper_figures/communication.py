@@ -40,7 +40,7 @@ Slopes in D: least squares of log T_eps on log D over every finished diameter.
 Records: ``<out>/communication/records.jsonl`` through `paper_figures.sweep` (resumable); outputs
 ``communication.png/.pdf`` and the exponent table ``communication_exponents.md/.csv``.
 
-Run: ``python -m paper_figures.communication [--full | --tiny] [--out DIR]``.
+Run: ``python -m decbounds.paper_figures.communication [--full | --tiny] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -52,10 +52,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
-import instances
-from paper_figures import exponents
-from paper_figures.fit import (
+from decbounds.paper_figures import exponents
+from decbounds.paper_figures.fit import (
     ExponentRow,
     exponent_rows,
     fit_records,
@@ -63,7 +61,7 @@ from paper_figures.fit import (
     is_finished,
     worker_output,
 )
-from paper_figures.plotting import (
+from decbounds.paper_figures.plotting import (
     BOUND_STYLE,
     DEFAULT_OUT_DIR,
     figure_main,
@@ -71,7 +69,7 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
-from paper_figures.sweep import (
+from decbounds.paper_figures.sweep import (
     Record,
     SerialExecutor,
     default_executor,
@@ -80,6 +78,8 @@ from paper_figures.sweep import (
     tune_both,
     winner_index,
 )
+
+from decbounds import instances
 
 __all__ = [
     "BROOM_SERIES",
@@ -622,7 +622,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
     --------
     From a shell (the test suite runs the ``--tiny`` mode of every figure)::
 
-        python -m paper_figures.communication --tiny --out /tmp/figures
+        python -m decbounds.paper_figures.communication --tiny --out /tmp/figures
     """
     mode = _mode(full, tiny)
     out_dir = pathlib.Path(out_dir)
@@ -636,8 +636,8 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
 
 def main(argv: Sequence[str] | None = None) -> int:
     # The imported module's make, also under ``python -m``: record keys and pickled runners name the runner's
-    # module, which would otherwise be __main__ and miss the records of ``python -m paper_figures``.
-    from paper_figures import communication as figure
+    # module, which would otherwise be __main__ and miss the records of ``python -m decbounds.paper_figures``.
+    from decbounds.paper_figures import communication as figure
 
     return figure_main(figure.make, "Figure 1: the communication term, T_eps against n on the path.", argv)
 

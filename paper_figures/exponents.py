@@ -6,7 +6,7 @@ that exist in the output folder into ``exponents.md`` and ``exponents.csv``. The
 the combined table is exactly the per-figure tables, one after the other, so it always matches the figures
 last drawn in that folder.
 
-Run: ``python -m paper_figures.exponents [--out DIR]`` rejoins the tables already written.
+Run: ``python -m decbounds.paper_figures.exponents [--out DIR]`` rejoins the tables already written.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import argparse
 import pathlib
 from collections.abc import Sequence
 
-from paper_figures.fit import ExponentRow, write_exponent_table
-from paper_figures.plotting import DEFAULT_OUT_DIR, atomic_write_bytes
+from decbounds.paper_figures.fit import ExponentRow, write_exponent_table
+from decbounds.paper_figures.plotting import DEFAULT_OUT_DIR, atomic_write_bytes
 
 __all__ = ["COMBINED_STEM", "MEASURED_FIGURES", "main", "write_combined", "write_figure_table"]
 
@@ -86,7 +86,7 @@ def write_combined(out_dir: str | pathlib.Path, figures: Sequence[str] = MEASURE
     Examples
     --------
     >>> import shutil, tempfile
-    >>> from paper_figures.fit import exponent_rows
+    >>> from decbounds.paper_figures.fit import exponent_rows
     >>> def record(n):
     ...     return {"point": {"algorithm": "dsgt"}, "params": {"n": n},
     ...             "result": {"t_eps": 3 * n, "status": "converged"}}

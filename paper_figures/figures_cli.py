@@ -1,4 +1,4 @@
-"""The ``decbounds figures`` subcommand: a thin layer over ``python -m paper_figures``."""
+"""The ``decbounds figures`` subcommand: a thin layer over ``python -m decbounds.paper_figures``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ __all__ = ["add_parser"]
 
 def add_parser(subparsers: Any) -> None:
     """Add ``figures [--full | --tiny] [--only NAME ...] [--out DIR]`` to the `decbounds` script."""
-    from paper_figures.__main__ import add_arguments, run_from_arguments
+    from decbounds.paper_figures.__main__ import add_arguments, run_from_arguments
 
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "figures", help="make the paper's figures (PNG + PDF)",

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-import bounds
+from decbounds import bounds
 
 __all__ = [
     "MIN_POINTS",
@@ -676,7 +676,7 @@ def write_exponent_table(rows: Sequence[ExponentRow], stem: str | pathlib.Path) 
     list of pathlib.Path
         The markdown and the CSV file.
     """
-    from paper_figures.plotting import atomic_write_bytes
+    from decbounds.paper_figures.plotting import atomic_write_bytes
 
     stem = pathlib.Path(stem)
     markdown, table = stem.with_suffix(".md"), stem.with_suffix(".csv")

@@ -13,7 +13,7 @@ rho = (1 - sqrt(1 - lam))^R of eq. (26) (``bounds.detag_params.accelerated_gossi
 constant is UNCONFIRMED, §7.2, errata E9). On the Cor. 2 path matrix (lambda_n = -lam) the paper's start
 expands disagreement for small R before its rate sets in; that transient is what panel (b) shows.
 
-Run: ``python -m paper_figures.gossip [--full | --tiny] [--out DIR]``.
+Run: ``python -m decbounds.paper_figures.gossip [--full | --tiny] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -26,10 +26,16 @@ from typing import Any
 
 import matplotlib.ticker
 import numpy as np
+from decbounds.bounds.detag_params import accelerated_gossip_rho
+from decbounds.paper_figures.plotting import (
+    BOUND_STYLE,
+    DEFAULT_OUT_DIR,
+    blank_figure,
+    figure_main,
+    save_figure,
+)
 
-import instances
-from bounds.detag_params import accelerated_gossip_rho
-from paper_figures.plotting import BOUND_STYLE, DEFAULT_OUT_DIR, blank_figure, figure_main, save_figure
+from decbounds import instances
 
 __all__ = [
     "GOSSIP_METHODS",
@@ -214,7 +220,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     --------
     From a shell (the test suite runs the ``--tiny`` mode of every figure)::
 
-        python -m paper_figures.gossip --tiny --out /tmp/figures
+        python -m decbounds.paper_figures.gossip --tiny --out /tmp/figures
     """
     if full and tiny:
         raise ValueError("full and tiny are exclusive; choose one mode")

@@ -25,7 +25,7 @@ through ``paper_figures.sweep`` (resumable): the winner's curves on every seed a
 tried with its score. Tables: the tuned
 configurations with their final losses, ``heterogeneity_tuned.md`` / ``.csv``.
 
-Run: ``python -m paper_figures.heterogeneity [--full | --tiny] [--out DIR]``.
+Run: ``python -m decbounds.paper_figures.heterogeneity [--full | --tiny] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -40,12 +40,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-import algorithms
-import instances
-import oracles
-from algorithms.result import to_jsonable
-from paper_figures.plotting import (
+from decbounds.algorithms.result import to_jsonable
+from decbounds.paper_figures.plotting import (
     DEFAULT_OUT_DIR,
     atomic_write_bytes,
     blank_figure,
@@ -54,7 +50,9 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
-from paper_figures.sweep import SerialExecutor, default_executor, outcome, point_key, run_sweep
+from decbounds.paper_figures.sweep import SerialExecutor, default_executor, outcome, point_key, run_sweep
+
+from decbounds import algorithms, instances, oracles
 
 __all__ = [
     "ALGORITHMS",
@@ -512,7 +510,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
     --------
     From a shell (the test suite runs the ``--tiny`` mode of every figure)::
 
-        python -m paper_figures.heterogeneity --tiny --out /tmp/figures
+        python -m decbounds.paper_figures.heterogeneity --tiny --out /tmp/figures
     """
     name = mode_name(full, tiny)
     mode = MODES[name]

@@ -21,7 +21,7 @@ matplotlib.use("Agg")  # headless; before pyplot is imported anywhere
 
 import matplotlib.pyplot as plt
 
-import algorithms
+from decbounds import algorithms
 
 __all__ = [
     "ALGORITHM_STYLES",
@@ -210,7 +210,8 @@ def full_from_environment() -> bool:
 
 
 def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options every figure script (and ``python -m paper_figures``) takes: ``--out DIR``, ``--full``,
+    """The options every figure script (and ``python -m decbounds.paper_figures``) takes: ``--out DIR``,
+    ``--full``,
     ``--tiny``."""
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT_DIR,
                         help=f"output folder (default {DEFAULT_OUT_DIR})")

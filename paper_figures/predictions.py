@@ -9,7 +9,7 @@ value <= 0 (a vacuous hard-instance bound) would be left out of the log plot. Li
 solid confirmed, dashed derived, dotted recalled. The dotted vertical line marks 1 - cos(pi/16), the gap of
 Cor. 2's path matrix, the only lam at which the paper proves the gossip lower bound.
 
-Run: ``python -m paper_figures.predictions [--full | --tiny] [--out DIR]``.
+Run: ``python -m decbounds.paper_figures.predictions [--full | --tiny] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -20,9 +20,7 @@ import pathlib
 from collections.abc import Sequence
 
 import numpy as np
-
-import bounds
-from paper_figures.plotting import (
+from decbounds.paper_figures.plotting import (
     ALGORITHM_STYLES,
     BOUND_STYLE,
     DEFAULT_OUT_DIR,
@@ -31,6 +29,8 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
+
+from decbounds import bounds
 
 __all__ = ["MIN_GAP", "PARAMETERS", "main", "make", "predicted_curves"]
 
@@ -123,7 +123,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     --------
     From a shell (the test suite runs the ``--tiny`` mode of every figure)::
 
-        python -m paper_figures.predictions --tiny --out /tmp/figures
+        python -m decbounds.paper_figures.predictions --tiny --out /tmp/figures
     """
     points = 16 if tiny else 1000 if full else 200
     gaps = np.logspace(math.log10(MIN_GAP), 0.0, points)
@@ -160,7 +160,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m paper_figures.predictions``: write the figure, print the paths."""
+    """``python -m decbounds.paper_figures.predictions``: write the figure, print the paths."""
     return figure_main(make, "Predicted iterations vs spectral gap for every catalog entry.", argv)
 
 

@@ -24,7 +24,7 @@ point is x times a seed-noise factor, so this is the slope of the median with th
 Records: ``<out>/sampling/records.jsonl`` (one record per point, every seed's T_eps under
 ``t_eps_seeds``); outputs ``sampling.png/.pdf`` and ``sampling_exponents.md/.csv``.
 
-Run: ``python -m paper_figures.sampling [--full | --tiny] [--out DIR]``.
+Run: ``python -m decbounds.paper_figures.sampling [--full | --tiny] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -36,14 +36,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
-import algorithms
-import bounds
-import instances
-import oracles
-from paper_figures import exponents
-from paper_figures.fit import ExponentRow, exponent_rows, fit_records, worker_output
-from paper_figures.plotting import (
+from decbounds.paper_figures import exponents
+from decbounds.paper_figures.fit import ExponentRow, exponent_rows, fit_records, worker_output
+from decbounds.paper_figures.plotting import (
     BOUND_STYLE,
     DEFAULT_OUT_DIR,
     figure_main,
@@ -51,7 +46,9 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
-from paper_figures.sweep import Record, SerialExecutor, default_executor, run_sweep
+from decbounds.paper_figures.sweep import Record, SerialExecutor, default_executor, run_sweep
+
+from decbounds import algorithms, bounds, instances, oracles
 
 __all__ = [
     "BOUNDS_DRAWN",
@@ -372,7 +369,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
     --------
     From a shell (the test suite runs the ``--tiny`` mode of every figure)::
 
-        python -m paper_figures.sampling --tiny --out /tmp/figures
+        python -m decbounds.paper_figures.sampling --tiny --out /tmp/figures
     """
     mode = _mode(full, tiny)
     out_dir = pathlib.Path(out_dir)
@@ -385,8 +382,8 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
 
 def main(argv: Sequence[str] | None = None) -> int:
     # The imported module's make, also under ``python -m``: record keys and pickled runners name the runner's
-    # module, which would otherwise be __main__ and miss the records of ``python -m paper_figures``.
-    from paper_figures import sampling as figure
+    # module, which would otherwise be __main__ and miss the records of ``python -m decbounds.paper_figures``.
+    from decbounds.paper_figures import sampling as figure
 
     return figure_main(figure.make, "Figure 2: the sampling term, T_eps against sigma^2 and n B, Setting 1.",
                        argv)

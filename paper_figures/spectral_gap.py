@@ -31,7 +31,7 @@ Records: ``<out>/spectral_gap/records.jsonl`` (one line per tuned (method, kappa
 (method, kappa) of (b)), through ``paper_figures.sweep`` (resumable). Tables: ``spectral_gap_exponents.md`` /
 ``.csv`` (fits) and ``spectral_gap_teps.csv`` (every tuned T_eps), ``spectral_gap_tuned.md`` / ``.csv`` (b).
 
-Run: ``python -m paper_figures.spectral_gap [--full | --tiny] [--out DIR]``.
+Run: ``python -m decbounds.paper_figures.spectral_gap [--full | --tiny] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -46,11 +46,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-import instances
-from algorithms.result import to_jsonable
-from paper_figures import exponents, fit
-from paper_figures.heterogeneity import (
+from decbounds.algorithms.result import to_jsonable
+from decbounds.paper_figures import exponents, fit
+from decbounds.paper_figures.heterogeneity import (
     CurveMode,
     Network,
     digits,
@@ -62,7 +60,7 @@ from paper_figures.heterogeneity import (
     tuned_curves,
     write_table,
 )
-from paper_figures.plotting import (
+from decbounds.paper_figures.plotting import (
     BOUND_STYLE,
     DEFAULT_OUT_DIR,
     atomic_write_bytes,
@@ -72,7 +70,9 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
-from paper_figures.sweep import outcome, run_sweep, tune_both
+from decbounds.paper_figures.sweep import outcome, run_sweep, tune_both
+
+from decbounds import instances
 
 __all__ = [
     "COMMUNICATION_KAPPA",
@@ -448,7 +448,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     --------
     From a shell (the test suite runs the ``--tiny`` mode of every figure)::
 
-        python -m paper_figures.spectral_gap --tiny --out /tmp/figures
+        python -m decbounds.paper_figures.spectral_gap --tiny --out /tmp/figures
     """
     name = mode_name(full, tiny)
     gap_mode, curve_mode = GAP_MODES[name], CURVE_MODES[name]

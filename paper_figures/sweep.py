@@ -40,12 +40,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
+from decbounds.algorithms.result import to_jsonable
+from decbounds.algorithms.tune import local_t_eps_score
 from tqdm.auto import tqdm
 
-import algorithms
-import bounds
-from algorithms.result import to_jsonable
-from algorithms.tune import local_t_eps_score
+from decbounds import algorithms, bounds
 
 __all__ = [
     "FORKSERVER_PRELOAD",
@@ -82,7 +81,10 @@ Record = dict[str, Any]
 Runner = Callable[[Point], dict[str, Any]]
 
 #: Modules the fork server of `default_executor` imports once for all its workers.
-FORKSERVER_PRELOAD: tuple[str, ...] = ("paper_figures.sweep", "bounds", "instances", "oracles", "algorithms")
+FORKSERVER_PRELOAD: tuple[str, ...] = (
+    "decbounds.paper_figures.sweep", "decbounds.bounds", "decbounds.instances", "decbounds.oracles",
+    "decbounds.algorithms",
+)
 
 #: Packages whose versions every record carries.
 VERSIONED_PACKAGES: tuple[str, ...] = (
@@ -122,7 +124,7 @@ def runner_name(runner: Runner) -> str:
     Examples
     --------
     >>> runner_name(canonical_json)
-    'paper_figures.sweep:canonical_json'
+    'decbounds.paper_figures.sweep:canonical_json'
     """
     module = getattr(runner, "__module__", None)
     qualname = getattr(runner, "__qualname__", None)
@@ -131,8 +133,9 @@ def runner_name(runner: Runner) -> str:
             f"runner must be a top-level function (picklable by reference); got {runner!r}"
         )
     if module == "__main__":
-        # `python -m paper_figures.X` runs X as __main__: name it by its import name, so that the keys it
-        # writes equal those written when X is imported (by `python -m paper_figures`) and resume finds them
+        # `python -m decbounds.paper_figures.X` runs X as __main__: name it by its import name, so that the
+        # keys it writes equal those written when X is imported (by `python -m decbounds.paper_figures`) and
+        # resume finds them
         spec = getattr(sys.modules.get("__main__"), "__spec__", None)
         if spec is not None and spec.name:
             module = spec.name
@@ -682,7 +685,7 @@ def outcome(result: Any) -> dict[str, Any]:
 
     Examples
     --------
-    >>> import algorithms, instances
+    >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> kept = outcome(algorithms.run("dsgt", f, W, step_size=0.2, iterations=1000, tol=1e-2))
@@ -742,7 +745,7 @@ def tune_both(name: str, problem: Any, W: Any, grid: Any, **options: Any) -> tup
     --------
     D-PSGD's workers never reach eps on heterogeneous data (no worker-output winner); DSGT's do:
 
-    >>> import instances
+    >>> from decbounds import instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> tuned, local = tune_both("dpsgd", f, W, [0.1, 0.2, 0.4], tol=1e-2, iterations=1000)

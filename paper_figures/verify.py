@@ -74,13 +74,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from decbounds.paper_figures import communication, fit, heterogeneity, sampling, spectral_gap
+from decbounds.paper_figures.plotting import atomic_write_bytes, style
+from decbounds.paper_figures.sweep import RecordWriter, SerialExecutor, run_sweep, to_jsonable
 
-import algorithms
-import instances
-import oracles
-from paper_figures import communication, fit, heterogeneity, sampling, spectral_gap
-from paper_figures.plotting import atomic_write_bytes, style
-from paper_figures.sweep import RecordWriter, SerialExecutor, run_sweep, to_jsonable
+from decbounds import algorithms, instances, oracles
 
 __all__ = [
     "BASELINES",

@@ -21,7 +21,7 @@ Figures 2-3; a worst case over all L-smooth f_i at K <= 10 is a different regime
 Tables: ``worst_case.csv`` (every solve: method, K, rounds, lam, value, status, gap, violation, seconds,
 Gram size, the rate's and the lower bound's value at the same point).
 
-Run: ``python -m paper_figures.worst_case [--full | --tiny] [--out DIR]``.
+Run: ``python -m decbounds.paper_figures.worst_case [--full | --tiny] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -35,9 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import bounds
-from bounds.pep_methods import METHODS
-from paper_figures.plotting import (
+from decbounds.bounds.pep_methods import METHODS
+from decbounds.paper_figures.plotting import (
     BOUND_STYLE,
     DEFAULT_OUT_DIR,
     atomic_write_bytes,
@@ -46,6 +45,8 @@ from paper_figures.plotting import (
     save_figure,
     style,
 )
+
+from decbounds import bounds
 
 __all__ = [
     "FIGURE_METHODS",
@@ -170,7 +171,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     --------
     From a shell (the test suite runs the ``--tiny`` mode of every figure)::
 
-        python -m paper_figures.worst_case --tiny --out /tmp/figures
+        python -m decbounds.paper_figures.worst_case --tiny --out /tmp/figures
     """
     if full and tiny:
         raise ValueError("full and tiny are exclusive; choose one mode")

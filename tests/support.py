@@ -11,9 +11,9 @@ from types import SimpleNamespace
 
 import networkx as nx
 import numpy as np
+from decbounds.instances.gossip import metropolis
 
-import instances
-from instances.gossip import metropolis
+from decbounds import instances
 
 
 class DiagonalQuadratic:

@@ -14,13 +14,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sympy
+from decbounds.bounds import validation
+from decbounds.bounds.rate import RateOverflowError
+from decbounds.paper_figures.cli import main
 
-import algorithms
-import bounds
-import instances
-from bounds import validation
-from bounds.rate import RateOverflowError
-from paper_figures.cli import main
+from decbounds import algorithms, bounds, instances
 
 REPO = Path(__file__).resolve().parents[1]
 DETAG_POINT = dict(sigma=1, varsigma0=1, n=2, B=1, epsilon=0.01, lam=0.5)
@@ -112,9 +110,9 @@ def test_no_import_cycle_between_gossip_and_optimize():
     # issue 10: instances/gossip.py <-> instances/optimize.py through a private name
     tree = ast.parse((REPO / "instances" / "optimize.py").read_text())
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert "instances.gossip" not in imported
+    assert "decbounds.instances.gossip" not in imported
     private = [alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-               and (node.module or "").startswith("instances") for alias in node.names
+               and (node.module or "").startswith("decbounds.instances") for alias in node.names
                if alias.name.startswith("_")]
     assert private == []
 

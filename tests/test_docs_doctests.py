@@ -1,7 +1,7 @@
 """The Examples sections of the docstrings run as doctests, so that what a user copies from them works.
 
-Every module of the five packages is collected; a module without examples passes trivially. Examples keep
-to what is fast and deterministic (seeded generators, rounded printouts).
+Every module of the five subpackages (and ``decbounds`` itself) is collected; a module without examples
+passes trivially. Examples keep to what is fast and deterministic (seeded generators, rounded printouts).
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ import pkgutil
 
 import pytest
 
-PACKAGES = ("bounds", "instances", "oracles", "algorithms", "paper_figures")
+PACKAGES = ("decbounds.bounds", "decbounds.instances", "decbounds.oracles", "decbounds.algorithms",
+            "decbounds.paper_figures")
 
 
 def _modules() -> list[str]:
-    names = []
+    names = ["decbounds"]
     for package in PACKAGES:
         names.append(package)
         module = importlib.import_module(package)
@@ -32,7 +33,7 @@ def test_the_modules_documented_with_examples_are_collected() -> None:
     for name in ("bounds.detag_params", "bounds.catalog", "instances.graphs", "instances.gossip",
                  "instances.zero_chain", "algorithms.api", "algorithms.rules", "paper_figures.fit",
                  "paper_figures.sweep", "paper_figures.__main__"):
-        assert name in MODULES
+        assert f"decbounds.{name}" in MODULES
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -30,15 +30,13 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from decbounds.bounds.constants import CHAIN_DENOMINATORS, chain_length, smallest_range
+from decbounds.bounds.rate import RateOverflowError
+from decbounds.paper_figures.cli import main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import bounds
-import instances
-import oracles
-from bounds.constants import CHAIN_DENOMINATORS, chain_length, smallest_range
-from bounds.rate import RateOverflowError
-from paper_figures.cli import main
+from decbounds import bounds, instances, oracles
 
 FUZZ = os.environ.get("FUZZ") == "1"
 
@@ -803,7 +801,7 @@ _RUN_HYPER = {
 def test_fuzz_algorithms_run(
     name: Any, step_size: Any, iterations: Any, seed: Any, batch: Any, tol: Any, W: str, data: st.DataObject
 ) -> None:
-    import algorithms
+    from decbounds import algorithms
 
     matrix = {
         "ring": _RUN_W,

@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from decbounds.algorithms.step_rule import support_graph
 from support import DiagonalQuadratic, NoisyOracle, model_trace, ring_W, sampler
 
-import algorithms
-import instances
-from algorithms.step_rule import support_graph
+from decbounds import algorithms, instances
 
 N, D, T, ALPHA, SEED = 6, 3, 24, 0.05, 7
 

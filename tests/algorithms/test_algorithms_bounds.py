@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from support import path_instance, path_W
 
-import algorithms
+from decbounds import algorithms
 
 GOSSIP_ALGORITHMS = ("dpsgd", "d2", "dsgt", "gt_dsgd", "sgp", "defacto", "detag")
 SCALE = {"Delta": 262656 * 5, "L": 1.0, "eps": 1.0}  # T_c = floor(Delta L / (262656 eps^2)) = 5
 
 
 def _communication_bound(instance) -> int:
-    import bounds
+    from decbounds import bounds
 
     rate = bounds.get("hard_instance_communication")
     value = rate.evaluate(Delta=instance.Delta, L=instance.L, epsilon=instance.eps, n=instance.n)
@@ -68,9 +68,7 @@ def test_median_t_eps_is_not_below_the_sampling_lower_bound():
     >= 1/2 per run, so the median over seeds is tested (docs/errata.md E21)."""
     import networkx as nx
 
-    import bounds
-    import instances
-    import oracles
+    from decbounds import bounds, instances, oracles
 
     n, B = 4, 1
     instance = instances.sampling_instance(n, T_c=6, p=0.05)

@@ -10,9 +10,7 @@ import pytest
 import scipy.sparse as sp
 from support import DiagonalFiniteSum, DiagonalQuadratic, NoisyOracle, ring_W
 
-import algorithms
-import instances
-import oracles
+from decbounds import algorithms, instances, oracles
 
 N, D = 6, 3
 EVERY = ("centralized", "local_sgd", "dpsgd", "d2", "dsgt", "gt_dsgd", "sgp", "defacto", "detag")
@@ -86,7 +84,7 @@ def test_two_queries_fit_a_batch_of_two(quad, registered):
 
 
 def test_one_registry_entry_holds_everything_about_an_algorithm():
-    import bounds
+    from decbounds import bounds
 
     assert algorithms.algorithm_names()[:9] == EVERY
     for name in EVERY:
@@ -118,7 +116,7 @@ def test_register_refuses_taken_names_and_non_rules(registered):
 
 
 def test_plot_styles_come_from_the_registry():
-    from paper_figures.plotting import style
+    from decbounds.paper_figures.plotting import style
 
     for found in algorithms.entries():
         assert style(found.name) == found.style.as_dict()
@@ -363,7 +361,7 @@ def test_tune_keeps_steps_admissible_and_picks_the_fastest():
 
 
 def test_cli_run_prints_t_eps_beside_the_bounds(capsys):
-    from paper_figures.cli import main
+    from decbounds.paper_figures.cli import main
 
     status = main(["run", "dsgt", "--instance", "comm-path", "--n", "9", "--Delta", str(262656 * 4),
                    "--L", "1", "--epsilon", "1", "--step-size", "8", "--iterations", "3000"])

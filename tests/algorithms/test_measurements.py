@@ -11,9 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import DiagonalQuadratic, ring_W
 
-import algorithms
-import instances
-import oracles
+from decbounds import algorithms, instances, oracles
 
 
 def _path(n: int, T_c: int = 3):

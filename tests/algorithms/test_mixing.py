@@ -12,12 +12,11 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from decbounds.algorithms import mixing
+from decbounds.algorithms.mixing import MixingOperator
 from support import DiagonalQuadratic
 
-import algorithms
-import instances
-from algorithms import mixing
-from algorithms.mixing import MixingOperator
+from decbounds import algorithms, instances
 
 # --------------------------------------------------------------------------------------------------------
 # 1. the product

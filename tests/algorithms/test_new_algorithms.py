@@ -5,6 +5,7 @@ and within the A_B budget."""
 from __future__ import annotations
 
 import ast
+import importlib
 import pathlib
 import types
 
@@ -12,9 +13,7 @@ import numpy as np
 import pytest
 from support import DiagonalQuadratic
 
-import algorithms
-import bounds
-import instances
+from decbounds import algorithms, bounds, instances
 
 NEW = ("extra", "exact_diffusion", "mg_dsgd")
 MODULES = {"extra": "extra.py", "exact_diffusion": "exact_diffusion.py", "mg_dsgd": "mg_dsgd.py"}
@@ -22,7 +21,7 @@ OUR_PACKAGES = ("algorithms", "instances", "oracles", "bounds", "paper_figures")
 
 
 def _public(package: str) -> set[str]:
-    module = __import__(package)
+    module = importlib.import_module(f"decbounds.{package}")
     exported = getattr(module, "__all__", None)
     if exported is not None:
         return set(exported)
@@ -37,19 +36,19 @@ def test_new_rules_import_only_public_names(name):
     bound_packages: set[str] = set()
     used = 0
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            top = (node.module or "").split(".")[0]
-            if top in OUR_PACKAGES:
-                assert node.module == top, f"{path.name} imports from the submodule {node.module}"
-                for alias in node.names:
-                    assert alias.name in _public(top), f"{path.name}: {top}.{alias.name} is not exported"
-                    used += 1
+        if isinstance(node, ast.ImportFrom) and node.module == "decbounds":  # from decbounds import bounds
+            for alias in node.names:
+                assert alias.name in OUR_PACKAGES, f"{path.name} imports decbounds.{alias.name}"
+                bound_packages.add(alias.asname or alias.name)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("decbounds."):
+            top = node.module.split(".")[1]
+            assert node.module == f"decbounds.{top}", f"{path.name} imports from the submodule {node.module}"
+            for alias in node.names:
+                assert alias.name in _public(top), f"{path.name}: {top}.{alias.name} is not exported"
+                used += 1
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                top = alias.name.split(".")[0]
-                if top in OUR_PACKAGES:
-                    assert alias.name == top, f"{path.name} imports the submodule {alias.name}"
-                    bound_packages.add(alias.asname or top)
+                assert not alias.name.startswith("decbounds."), f"{path.name} imports {alias.name}"
     for node in ast.walk(tree):  # bounds.accelerated_gossip_eta and the like
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                 and node.value.id in bound_packages:

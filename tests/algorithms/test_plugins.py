@@ -20,9 +20,9 @@ import venv
 from pathlib import Path
 
 import pytest
+from decbounds.algorithms import plugins
 
-import algorithms
-from algorithms import plugins
+from decbounds import algorithms
 
 BACKEND = '''
 """A minimal PEP 517 backend: one wheel of the package directory next to it, with its entry points."""
@@ -73,7 +73,7 @@ myplugin = "decbounds_myplugin:MyRule"
 
 RULE = '''
 """A third party's rule: plain gossip averaging plus a local gradient step (D-PSGD, adapt-then-combine)."""
-import algorithms
+from decbounds import algorithms
 
 
 class MyRule(algorithms.StepRule):
@@ -89,7 +89,8 @@ class MyRule(algorithms.StepRule):
 '''
 
 SCRIPT = '''
-import json, algorithms, instances
+import json
+from decbounds import algorithms, instances
 assert "myplugin" in algorithms.algorithm_names()
 f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
 W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")

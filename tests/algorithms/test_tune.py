@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 import pytest
+from decbounds.algorithms import Grid, Result
 from support import DiagonalQuadratic, NoisyOracle, ring_W
 
-import algorithms
-from algorithms import Grid, Result
+from decbounds import algorithms
 
 N, D = 6, 3
 SEEDS = [0, 1, 2]
@@ -64,7 +64,7 @@ def test_no_configuration_reaching_tol_is_a_result_that_says_so(noisy):
                                      "seeds (tol=0.01, iterations=3); the first configuration, seed 0: ")
     assert result.message.endswith(first.message)
     with pytest.raises(ValueError, match="no configuration"):
-        from paper_figures.sweep import winner_index
+        from decbounds.paper_figures.sweep import winner_index
         winner_index(result)
 
 

@@ -8,10 +8,10 @@ import math
 
 import pytest
 import sympy as sp
+from decbounds.bounds import catalog
+from decbounds.bounds.symbols import B, D, Delta, L, T, epsilon, lam, n, sigma, varsigma, varsigma0
 
-import bounds
-from bounds import catalog
-from bounds.symbols import B, D, Delta, L, T, epsilon, lam, n, sigma, varsigma, varsigma0
+from decbounds import bounds
 
 PAPER_ENTRIES = ("lower_bound_any", "lower_bound_gossip", "defacto", "detag", "dpsgd", "sgp", "d2", "dsgt",
                  "gt_dsgd", "centralized_sgd", "hard_instance_sampling", "hard_instance_communication",

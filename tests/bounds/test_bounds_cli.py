@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from decbounds.paper_figures import predictions
+from decbounds.paper_figures.cli import main
 
-import bounds
-from paper_figures import predictions
-from paper_figures.cli import main
+from decbounds import bounds
 
 DETAG_ARGS = ["predict", "detag", "--Delta", "1", "--L", "1", "--sigma", "1", "--varsigma0", "1", "--n", "16",
               "--B", "1", "--epsilon", "0.01", "--lam", "0.95"]

@@ -5,10 +5,14 @@ from __future__ import annotations
 import math
 
 import pytest
+from decbounds.bounds import (
+    accelerated_gossip_eta,
+    accelerated_gossip_rho,
+    detag_phase_length,
+    detag_step_size,
+)
 from hypothesis import given
 from hypothesis import strategies as st
-
-from bounds import accelerated_gossip_eta, accelerated_gossip_rho, detag_phase_length, detag_step_size
 
 
 def test_phase_length_hand_computed():

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import bounds
+from decbounds import bounds
 
 
 def _log_uniform(low: float, high: float) -> st.SearchStrategy[float]:

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 import sympy as sp
+from decbounds.bounds.rate import Rate
+from decbounds.bounds.symbols import RATE_SYMBOLS, Delta, L, epsilon, lam, n, sigma
 
-import bounds
-from bounds.rate import Rate
-from bounds.symbols import RATE_SYMBOLS, Delta, L, epsilon, lam, n, sigma
+from decbounds import bounds
 
 POINT = dict(Delta=1.0, L=1.0, sigma=1.0, varsigma=1.0, varsigma0=1.0, n=16, B=1, epsilon=0.01, lam=0.95,
              D=15)

@@ -10,12 +10,12 @@ import math
 
 import numpy as np
 import pytest
+from decbounds.bounds.pep import worst_case
+from decbounds.bounds.pep_methods import METHODS, method_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import bounds
-from bounds.pep import worst_case
-from bounds.pep_methods import METHODS, method_spec
+from decbounds import bounds
 
 J2 = np.full((2, 2), 0.5)
 
@@ -279,7 +279,7 @@ def test_result_fields_and_repr() -> None:
 def _cli(argv: list[str]) -> int:
     import argparse
 
-    from bounds.pep_cli import add_parser
+    from decbounds.bounds.pep_cli import add_parser
 
     parser = argparse.ArgumentParser()
     add_parser(parser.add_subparsers(dest="command"))
@@ -307,7 +307,7 @@ def test_cli_exact_W_file_and_errors(tmp_path, capsys: pytest.CaptureFixture[str
 
 
 def test_figure_tiny_writes_the_table_with_rates(tmp_path) -> None:
-    from paper_figures import worst_case as figure
+    from decbounds.paper_figures import worst_case as figure
 
     files = figure.make(tmp_path, tiny=True)
     assert {p.suffix for p in files} == {".png", ".pdf", ".csv"}

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from bounds.registry import Registry, RegistryEntry
+from decbounds.bounds.registry import Registry, RegistryEntry
 
 
 def _double(x: float) -> float:

@@ -21,12 +21,8 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-import instances
-from bounds.detag_params import accelerated_gossip_eta, accelerated_gossip_rho
-from instances.averaging import (
+from decbounds.bounds.detag_params import accelerated_gossip_eta, accelerated_gossip_rho
+from decbounds.instances.averaging import (
     accelerated_gossip,
     chebyshev_gossip,
     exact_averaging_factors,
@@ -34,8 +30,12 @@ from instances.averaging import (
     multi_step_gossip,
     schedule_polynomial,
 )
-from instances.gossip import gossip_matrix, lazy, second_eigenvalue
-from instances.graphs import topology
+from decbounds.instances.gossip import gossip_matrix, lazy, second_eigenvalue
+from decbounds.instances.graphs import topology
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from decbounds import instances
 
 
 def _product(factors: list[sp.csr_array], n: int) -> np.ndarray:

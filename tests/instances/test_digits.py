@@ -4,8 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-
-from instances.digits import digits_problem, load_digits_arrays, shuffle_partition
+from decbounds.instances.digits import digits_problem, load_digits_arrays, shuffle_partition
 
 
 def test_partition_full_shuffle_gives_every_label_to_every_shard():

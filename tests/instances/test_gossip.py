@@ -8,12 +8,8 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-import instances
-from instances import matrices as matrices_module
-from instances.gossip import (
+from decbounds.instances import matrices as matrices_module
+from decbounds.instances.gossip import (
     check_gossip,
     column_stochastic_matrix,
     gossip_matrix,
@@ -22,7 +18,11 @@ from instances.gossip import (
     second_eigenvalue,
     spectral_gap,
 )
-from instances.graphs import topology
+from decbounds.instances.graphs import topology
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from decbounds import instances
 
 
 @pytest.mark.parametrize("n", [5, 16, 64])
@@ -224,7 +224,7 @@ def test_cor2_path_matrix_lam(n: int) -> None:
 
 
 def test_cli_prints_every_rule_side_by_side(capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
-    from paper_figures.cli import main
+    from decbounds.paper_figures.cli import main
 
     assert main(["gossip", "ring", "--n", "64", "--weights", "fmmc", "--cache-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out

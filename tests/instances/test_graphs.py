@@ -7,11 +7,11 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
+from decbounds.instances.graphs import TOPOLOGIES, topology
 from hypothesis import given
 from hypothesis import strategies as st
 
-import instances
-from instances.graphs import TOPOLOGIES, topology
+from decbounds import instances
 
 
 def _nodes_ok(G: nx.Graph, n: int) -> None:

@@ -2,16 +2,16 @@
 
 import math
 
+import decbounds.bounds.rate
 import networkx as nx
 import numpy as np
 import pytest
+from decbounds.instances.hard import communication_instance, sampling_instance, split_groups
+from decbounds.instances.zero_chain import DELTA0, L1, zero_chain
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bounds
-import bounds.rate
-from instances.hard import communication_instance, sampling_instance, split_groups
-from instances.zero_chain import DELTA0, L1, zero_chain
+from decbounds import bounds
 
 
 def chain_points(T, rows, seed, spread=1.5):
@@ -52,7 +52,7 @@ def test_groups_sit_at_the_ends_at_the_stated_distance(sizes):
     assert set(I0).isdisjoint(I1)
     if D is None:
         assert I0.size == c and dist == n - 2 * c + 1  # Cor. 2
-    from instances.graphs import topology
+    from decbounds.instances.graphs import topology
 
     G = topology("path", n) if D is None else topology("broom", n, D=D)
     hops = min(nx.multi_source_dijkstra_path_length(G, set(I0.tolist()))[j] for j in I1)
@@ -185,7 +185,7 @@ def test_chain_length_agrees_with_the_catalog(build, catalog, expected):
     assert build().T_c == catalog() == expected
     point = {"Delta": 26265.6, "L": 1.0, "epsilon": 0.1, "n": 4, "B": 1, "sigma": 0.0}
     T_c = bounds.setting2_chain_length(26265.6, 1.0, 0.1)
-    assert float(bounds.SETTING2_CHAIN_LENGTH.subs({bounds.RATE_SYMBOLS[k]: bounds.rate._exact(v)
+    assert float(bounds.SETTING2_CHAIN_LENGTH.subs({bounds.RATE_SYMBOLS[k]: decbounds.bounds.rate._exact(v)
                                                     for k, v in point.items()
                                                     if k in ("Delta", "L", "epsilon")})) == T_c
 

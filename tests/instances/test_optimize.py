@@ -9,14 +9,14 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
+from decbounds.instances import optimize as optimize_module
+from decbounds.instances.gossip import check_gossip, gossip_matrix, second_eigenvalue
+from decbounds.instances.graphs import topology
+from decbounds.instances.optimize import optimize_gossip
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import instances
-from instances import optimize as optimize_module
-from instances.gossip import check_gossip, gossip_matrix, second_eigenvalue
-from instances.graphs import topology
-from instances.optimize import optimize_gossip
+from decbounds import instances
 
 
 @pytest.fixture(autouse=True)

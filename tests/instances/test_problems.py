@@ -4,10 +4,9 @@ import math
 
 import numpy as np
 import pytest
+from decbounds.instances.problems import heterogeneous_nonconvex, heterogeneous_quadratic
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from instances.problems import heterogeneous_nonconvex, heterogeneous_quadratic
 
 BUILDERS = [heterogeneous_quadratic, heterogeneous_nonconvex]
 

@@ -10,10 +10,10 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from decbounds.instances.gossip import from_edge_weights
+from decbounds.paper_figures.cli import build_parser, main
 
-import instances
-from instances.gossip import from_edge_weights
-from paper_figures.cli import build_parser, main
+from decbounds import instances
 
 
 def wheel(n: int, *, hub: int = 0) -> nx.Graph:

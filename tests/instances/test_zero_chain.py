@@ -4,11 +4,19 @@ import math
 
 import numpy as np
 import pytest
+from decbounds.instances.zero_chain import (
+    DELTA0,
+    G_INF,
+    L1,
+    ZeroChainFunctions,
+    phi,
+    progress,
+    psi,
+    zero_chain,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate
-
-from instances.zero_chain import DELTA0, G_INF, L1, ZeroChainFunctions, phi, progress, psi, zero_chain
 
 
 def reference_grad(x: np.ndarray) -> np.ndarray:

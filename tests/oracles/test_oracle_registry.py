@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from decbounds.instances import zero_chain
+from decbounds.oracles import ExactOracle, make_oracle
 
-import oracles
-from instances import zero_chain
-from oracles import ExactOracle, make_oracle
+from decbounds import oracles
 
 
 class ScaledOracle(ExactOracle):

@@ -5,12 +5,11 @@ import math
 
 import numpy as np
 import pytest
-
-from instances.digits import digits_problem
-from instances.hard import sampling_instance
-from instances.problems import heterogeneous_quadratic
-from instances.zero_chain import G_INF, zero_chain
-from oracles import (
+from decbounds.instances.digits import digits_problem
+from decbounds.instances.hard import sampling_instance
+from decbounds.instances.problems import heterogeneous_quadratic
+from decbounds.instances.zero_chain import G_INF, zero_chain
+from decbounds.oracles import (
     VARIANCE_CONSTANT,
     ExactOracle,
     FiniteSumOracle,

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from decbounds.oracles.base import _OracleBase
 from support import DiagonalQuadratic
 
-import instances
-import oracles
-from oracles.base import _OracleBase
+from decbounds import instances, oracles
 
 
 def _oracles() -> dict[str, _OracleBase]:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import paper_figures.__main__ as runner
-from paper_figures.__main__ import FIGURES, run_figures
+from decbounds.paper_figures import __main__ as runner
+from decbounds.paper_figures.__main__ import FIGURES, run_figures
 
 
 @pytest.mark.parametrize("name", FIGURES)
@@ -48,7 +47,7 @@ def test_runner_rejects_bad_requests(tmp_path) -> None:
 
 
 def test_figures_subcommand_is_registered(monkeypatch, tmp_path) -> None:
-    from paper_figures import cli
+    from decbounds.paper_figures import cli
 
     calls = []
     monkeypatch.setattr(runner, "run_figures", lambda *args, **kwargs: calls.append((args, kwargs)) or 0)
@@ -68,7 +67,7 @@ def test_consensus_contraction_is_the_polynomial_bound() -> None:
     # The measured worst-case contraction equals max |p_R(mu)| over the non-trivial eigenvalues of W, and
     # plain gossip contracts by exactly lam^R.
     instances = pytest.importorskip("instances")
-    from paper_figures import gossip
+    from decbounds.paper_figures import gossip
     W = instances.gossip_matrix(instances.topology("path", 12), "path")
     lam = instances.second_eigenvalue(W)
     assert lam == pytest.approx(np.cos(np.pi / 12))
@@ -88,7 +87,7 @@ def test_consensus_contraction_is_the_polynomial_bound() -> None:
 
 def test_fmmc_gap_is_at_least_the_heuristics(tmp_path, monkeypatch) -> None:
     pytest.importorskip("instances")
-    from paper_figures import gossip
+    from decbounds.paper_figures import gossip
     gaps = gossip.spectral_gaps({"path": (6,), "erdos_renyi": (10,)})
     for topology in gaps:
         best_heuristic = max(gaps[topology]["metropolis"][0], gaps[topology]["max_degree"][0])

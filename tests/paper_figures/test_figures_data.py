@@ -7,9 +7,9 @@ import types
 
 import numpy as np
 import pytest
+from decbounds.paper_figures import heterogeneity, spectral_gap
 
-import algorithms
-from paper_figures import heterogeneity, spectral_gap
+from decbounds import algorithms
 
 
 def _gap_point(algorithm: str, kappa: float, **extra: object) -> dict:
@@ -140,7 +140,7 @@ def test_curve_checkpoints_and_modes_are_consistent() -> None:
 def test_branch_and_bound_tuning_gives_the_grid_minimum_of_both_outputs() -> None:
     # communication.measure_point tunes DeTAG over R groups with algorithms.tune(prune=True) and the
     # worker output again from the x-bar winner's value: both must equal the brute-force grid minima.
-    from paper_figures import communication
+    from decbounds.paper_figures import communication
 
     point = next(p for p in communication.sweep_points("quick")["path n=24"] if p["series"] == "detag")
     point = {**point, "phases": [1, 2, 4]}

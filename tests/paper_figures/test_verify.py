@@ -13,10 +13,10 @@ import sys
 
 import numpy as np
 import pytest
+from decbounds.paper_figures import cli, fit
+from decbounds.paper_figures import verify as v
 
-import algorithms
-from paper_figures import cli, fit
-from paper_figures import verify as v
+from decbounds import algorithms
 
 README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 VERDICT_STARTS = ("matches the lower bound's order", "worse: ", "not resolved on this range", v.VERDICT_BELOW,
@@ -86,7 +86,7 @@ def test_the_broom_term_exponent_is_the_catalogs():
     (Thm 1) at fixed D: 0; the path's 1 is the exponent of its hop distance n - 2 ceil(n/3) + 1 ~ n/3."""
     import sympy as sp
 
-    import bounds
+    from decbounds import bounds
 
     term = bounds.get("lower_bound_any").terms["communication"]
     n = sp.Symbol("n", positive=True)
@@ -328,7 +328,7 @@ def test_readme_section_runs_as_written(tmp_path):
     assert "--quick" in args
     args = ["--tiny" if arg == "--quick" else arg for arg in args] + ["--no-progress", "--baselines",
                                                                        "centralized"]
-    script = "import sys; from paper_figures.cli import main; sys.exit(main(['verify', *sys.argv[1:]]))"
+    script = "import sys; from decbounds.paper_figures.cli import main; sys.exit(main(['verify', *sys.argv[1:]]))"
     done = subprocess.run([sys.executable, "-c", script, *args], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

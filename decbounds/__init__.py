@@ -1,0 +1,59 @@
+"""decbounds: the theory of optimal complexity in decentralized training (Lu & De Sa, ICML 2021 / JMLR
+2023), executable and checkable.
+
+The subpackages mirror the lower bound's triple (f, O, G) and the class A of algorithms:
+
+- `decbounds.bounds`: the symbolic lower bounds, the rate catalog, predicted complexity, worst cases;
+- `decbounds.instances`: local functions f (zero chain, heterogeneous problems) and graphs G with gossip
+  matrices;
+- `decbounds.oracles`: stochastic first-order oracles O;
+- `decbounds.algorithms`: the step rules on one engine (the class A), ``run``, ``run_batch``, ``tune``;
+- `decbounds.paper_figures`: sweeps, exponent fits, the figures, ``verify`` and the command line.
+
+Each subpackage is imported when first used, so ``import decbounds`` stays cheap.
+
+Examples
+--------
+>>> import decbounds
+>>> decbounds.__version__ == decbounds.version()
+True
+>>> decbounds.bounds.get("lower_bound_gossip").kind
+'lower'
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+__all__ = ["SUBPACKAGES", "__version__", "algorithms", "bounds", "instances", "oracles", "paper_figures",
+           "version"]
+
+#: The one source of the version: pyproject.toml reads it (``[tool.setuptools.dynamic]``), ``decbounds
+#: --version`` prints it and every sweep record stores it.
+__version__ = "0.2.0"
+
+#: The subpackages, each a folder at the top of the repository (pyproject.toml maps them into this namespace).
+SUBPACKAGES: tuple[str, ...] = ("bounds", "instances", "oracles", "algorithms", "paper_figures")
+
+
+def version() -> str:
+    """The installed version of decbounds (``__version__``).
+
+    Returns
+    -------
+    str
+    """
+    return __version__
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in SUBPACKAGES:
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'decbounds' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(SUBPACKAGES))
