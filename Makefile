@@ -21,7 +21,7 @@ lint: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 # Quick by default; FULL=1 for the full set.
 figures: $(STAMP)

@@ -215,7 +215,7 @@ class Context:
     >>> ctx.gossip(X)
     Traceback (most recent call last):
     ...
-    decbounds.algorithms.engine.BudgetViolationError: iteration 0: a second communication round in one iteration
+    decbounds.algorithms.engine.BudgetViolationError: iteration 0: a second communication round ...
     >>> ctx.counters.gradient_queries, ctx.counters.messages  # 8 directed links of the ring
     (1, 8)
     """

@@ -108,7 +108,8 @@ def test_point_key_is_pinned_across_processes() -> None:
             f"print(point_key({{'seed': 1, 'exponent': 1.5, 'x': 2.0}}, {PINNED_RUNNER!r}))")
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": "12345"})
-    assert other.stdout.strip() == key == "8c41a1034b13dfbf0d1e"  # the runner named decbounds.paper_figures.sweep
+    # the key names the runner decbounds.paper_figures.sweep:power_law_runner
+    assert other.stdout.strip() == key == "8c41a1034b13dfbf0d1e"
 
 
 def test_runner_must_be_top_level() -> None:

@@ -328,7 +328,8 @@ def test_readme_section_runs_as_written(tmp_path):
     assert "--quick" in args
     args = ["--tiny" if arg == "--quick" else arg for arg in args] + ["--no-progress", "--baselines",
                                                                        "centralized"]
-    script = "import sys; from decbounds.paper_figures.cli import main; sys.exit(main(['verify', *sys.argv[1:]]))"
+    script = ("import sys; from decbounds.paper_figures.cli import main; "
+              "sys.exit(main(['verify', *sys.argv[1:]]))")
     done = subprocess.run([sys.executable, "-c", script, *args], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
