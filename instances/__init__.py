@@ -1,7 +1,8 @@
 """instances: the f and G of the paper's (f, O, G) triple.
 
 Graphs and gossip matrices (G): topologies, weight rules, cvxpy-optimized FDLA/FMMC, spectral tools,
-exact-averaging factors, accelerated and Chebyshev gossip.
+exact-averaging factors, accelerated and Chebyshev gossip, and time-varying gossip schedules
+(`GossipSchedule`: one-peer exponential, random matchings, randomized gossip, rotating ring).
 Functions (f): the zero-chain hard functions of the lower-bound proof (Settings 1 and 2), heterogeneous
 quadratics with known heterogeneity, and a non-convex problem on a real bundled data set.
 
@@ -33,6 +34,17 @@ from decbounds.instances.gossip import (
 )
 from decbounds.instances.graphs import TOPOLOGIES, topology
 from decbounds.instances.optimize import OptimizedGossip, optimize_gossip
+from decbounds.instances.schedules import (
+    GossipSchedule,
+    as_schedule,
+    constant_schedule,
+    one_peer_exponential,
+    random_matchings,
+    randomized_gossip,
+    rotating_ring,
+    schedule_from_callable,
+    schedule_from_sequence,
+)
 
 # isort: split
 # --- end graphs and gossip ---------------------------------------------------------------------------
@@ -86,6 +98,7 @@ __all__ = [
     "CommunicationInstance",
     "DigitsProblem",
     "FiniteSumFunctions",
+    "GossipSchedule",
     "HeterogeneousNonconvex",
     "HeterogeneousQuadratic",
     "LocalFunctions",
@@ -93,10 +106,12 @@ __all__ = [
     "SamplingInstance",
     "ZeroChainFunctions",
     "accelerated_gossip",
+    "as_schedule",
     "chebyshev_gossip",
     "check_gossip",
     "column_stochastic_matrix",
     "communication_instance",
+    "constant_schedule",
     "default_radius",
     "digits_problem",
     "exact_averaging_factors",
@@ -110,9 +125,15 @@ __all__ = [
     "load_digits_arrays",
     "local_gradients_at_start",
     "multi_step_gossip",
+    "one_peer_exponential",
     "optimize_gossip",
     "progress",
+    "random_matchings",
+    "randomized_gossip",
+    "rotating_ring",
     "sampling_instance",
+    "schedule_from_callable",
+    "schedule_from_sequence",
     "schedule_polynomial",
     "second_eigenvalue",
     "shuffle_partition",

@@ -1,0 +1,789 @@
+"""Time-varying gossip: a `GossipSchedule` W_0, W_1, ... (docs/theory.md §16, docs/architecture.md).
+
+At iteration t the engine gossips with W_t (``algorithms.run(name, f, schedule, ...)``). Each W_t is
+symmetric and doubly stochastic (``kind="symmetric"``, the gossip algorithms) or column stochastic
+(``kind="push"``, push-sum / SGP), and is checked when it is first built, the message naming t. A single W_t
+need not be connected (a matching never is): what a schedule needs is that products of consecutive rounds
+contract, which its spectral quantities measure:
+
+- per-round contraction  ||W_t - J||_2  (J = 11^T/n; for a symmetric W_t its lam),
+- B-round contraction    ||W_{s+B-1} ... W_s - J||_2  (< 1 when the rounds s..s+B-1 connect the workers:
+  B-connectivity, Nedic & Ozdaglar 2009),
+- effective lam          (prod_w ||Phi_w - J||_2)^(1 / (m B)) over m consecutive windows Phi_w of B rounds.
+  For doubly stochastic rounds (Phi_2 Phi_1 - J) = (Phi_2 - J)(Phi_1 - J), so the product of the m B rounds
+  contracts disagreement at least by lam_eff^(m B): lam_eff is a certified per-round rate over the rounds
+  measured, and 1 - lam_eff the schedule's effective spectral gap.
+
+Randomized constructors draw W_t from ``default_rng(SeedSequence(seed, spawn_key=(t,)))`` (numpy's
+independent streams): W_t depends on (seed, t) only, never on which rounds were built before, so a schedule
+gives the same bits in any order of access.
+Orientation: rows receive, columns send (``X <- W_t @ X``), as everywhere in decbounds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from decbounds.bounds.validation import (
+    require_bool,
+    require_choice,
+    require_count,
+    require_graph,
+    require_seed,
+)
+from decbounds.instances.graphs import node_order
+from decbounds.instances.matrices import (
+    DEFAULT_ATOL,
+    MatrixLike,
+    as_csr,
+    check_atol,
+    check_symmetric_stochastic,
+    second_eigenvalue,
+)
+
+__all__ = [
+    "DENSE_NORM_LIMIT",
+    "SCHEDULE_KINDS",
+    "GossipSchedule",
+    "as_schedule",
+    "constant_schedule",
+    "one_peer_exponential",
+    "random_matchings",
+    "randomized_gossip",
+    "rotating_ring",
+    "schedule_from_callable",
+    "schedule_from_sequence",
+]
+
+#: What each W_t is: "symmetric" (symmetric, doubly stochastic: D-PSGD, DSGT, D2, DeTAG, ...) or "push"
+#: (column stochastic, non-negative: SGP's push-sum).
+SCHEDULE_KINDS: tuple[str, ...] = ("symmetric", "push")
+
+#: Products of rounds are formed densely (n x n) and their norm taken by a dense SVD up to this n; beyond,
+#: ARPACK (``scipy.sparse.linalg.svds``) on the rounds applied one after the other.
+DENSE_NORM_LIMIT = 512
+
+# Matrices of a non-periodic schedule kept after they were built (the engine reads each W_t about once).
+_CACHED_ROUNDS = 64
+
+
+class GossipSchedule:
+    """A sequence of gossip matrices W_0, W_1, ...: periodic (W_t = W_{t mod period}) or generated round by
+    round (period None). Build one with a constructor of this module; the engine applies W_t at iteration t.
+
+    Parameters
+    ----------
+    n : int
+        Workers, >= 1.
+    round_matrix : callable
+        ``round_matrix(t) -> matrix`` (dense or scipy.sparse), W_t for t in 0..period-1 (periodic) or any
+        t >= 0. It must depend on t only.
+    period : int, optional
+        The period; None for a schedule generated without repetition.
+    kind : {"symmetric", "push"}
+        The property every W_t is checked for (`SCHEDULE_KINDS`).
+    name : str, default "schedule"
+        Shown by ``repr`` and in messages.
+    nonnegative : bool, default True
+        Also require non-negative entries of a symmetric W_t ("push" always requires them).
+    atol : float, default 1e-9
+        Tolerance of every check.
+
+    Attributes
+    ----------
+    n, period, kind, name : as given.
+    lam : float
+        `effective_lam` with its defaults (computed on first use).
+
+    Raises
+    ------
+    ValueError
+        If W_0 (or, periodic, any W_t of the period) is not n x n or not of the kind; the message names t.
+
+    References
+    ----------
+    Nedic & Ozdaglar (2009), Distributed subgradient methods for multi-agent optimization (B-connectivity);
+    docs/theory.md §16.
+
+    Examples
+    --------
+    >>> s = one_peer_exponential(8)
+    >>> s
+    GossipSchedule(one_peer_exponential(8), n=8, period=3, kind='symmetric')
+    >>> round(s.contraction(0), 12), s.product_contraction(3)  # a matching never connects; 3 rounds average
+    (1.0, 0.0)
+    >>> s.matrix(1).toarray()[0].tolist()  # worker 0 averages with worker 0 XOR 2
+    [0.5, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0]
+    """
+
+    def __init__(self, n: int, round_matrix: Callable[[int], MatrixLike], *, period: int | None = None,
+                 kind: str = "symmetric", name: str = "schedule", nonnegative: bool = True,
+                 atol: float = DEFAULT_ATOL) -> None:
+        self.n = require_count("n", n, 1)
+        if not callable(round_matrix):
+            raise TypeError(f"round_matrix must be a callable t -> W_t; got {type(round_matrix).__name__}")
+        self.period = None if period is None else require_count("period", period, 1)
+        self.kind = require_choice("kind", kind, SCHEDULE_KINDS)
+        self.name = str(name)
+        self.nonnegative = require_bool("nonnegative", nonnegative)
+        self.atol = check_atol(atol)
+        self._round_matrix = round_matrix
+        self._cache: dict[int, sp.csr_array] = {}
+        self._lam: float | None = None
+        for t in range(self.period or 1):  # periodic: the whole period now; otherwise W_0
+            self.matrix(t)
+
+    # -- the rounds ----------------------------------------------------------------------------------------
+    def matrix(self, t: int) -> sp.csr_array:
+        """W_t as CSR, checked for the schedule's kind when first built (ValueError naming t).
+
+        Parameters
+        ----------
+        t : int
+            The round, >= 0.
+
+        Returns
+        -------
+        scipy.sparse.csr_array
+
+        Raises
+        ------
+        ValueError
+            If W_t is not n x n, not symmetric / column stochastic, rows of a symmetric one do not sum to 1,
+            or an entry is negative where not allowed.
+        """
+        t = require_count("t", t, 0)
+        key = t if self.period is None else t % self.period
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        W = self._checked(key, self._round_matrix(key))
+        if self.period is None and len(self._cache) >= _CACHED_ROUNDS:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[key] = W
+        return W
+
+    def _checked(self, t: int, M: Any) -> sp.csr_array:
+        name = f"W_{t}"
+        W = as_csr(M, name)
+        if W.shape != (self.n, self.n):
+            raise ValueError(f"{name} of {self.name} is {W.shape[0]} x {W.shape[1]}; the schedule has "
+                             f"n={self.n}")
+        W.sum_duplicates()
+        if self.kind == "symmetric":
+            check_symmetric_stochastic(W, self.atol, name)
+        else:
+            deviation = float(np.max(np.abs(W.sum(axis=0) - 1.0)))
+            if deviation > self.atol:
+                raise ValueError(f"{name} is not column stochastic: max |1^T W - 1^T| = {deviation:.3g} > "
+                                 f"atol={self.atol:g}")
+        if (self.nonnegative or self.kind == "push") and W.nnz and W.data.min() < -self.atol:
+            raise ValueError(f"{name} is not non-negative: min entry {W.data.min():.3g} < "
+                             f"-atol={self.atol:g}")
+        return W
+
+    def rounds(self, start: int, count: int) -> list[sp.csr_array]:
+        """W_start, ..., W_{start+count-1}.
+
+        Parameters
+        ----------
+        start, count : int
+            First round (>= 0) and number of rounds (>= 0).
+
+        Returns
+        -------
+        list of scipy.sparse.csr_array
+        """
+        start = require_count("start", start, 0)
+        count = require_count("count", count, 0)
+        return [self.matrix(t) for t in range(start, start + count)]
+
+    def support(self, t: int) -> nx.Graph:
+        """The undirected graph of W_t's off-diagonal non-zeros on the nodes 0..n-1: the edges information
+        may cross in round t (what a zero-respecting audit follows).
+
+        Parameters
+        ----------
+        t : int
+            The round.
+
+        Returns
+        -------
+        networkx.Graph
+
+        Examples
+        --------
+        >>> sorted(rotating_ring(6).support(1).edges())
+        [(0, 5), (1, 2), (3, 4)]
+        """
+        coo = self.matrix(t).tocoo()
+        off = (coo.row != coo.col) & (coo.data != 0)
+        G = nx.Graph()
+        G.add_nodes_from(range(self.n))
+        G.add_edges_from(zip(coo.row[off].tolist(), coo.col[off].tolist(), strict=True))
+        return G
+
+    def union_graph(self, start: int, count: int) -> nx.Graph:
+        """The union of the supports of W_start..W_{start+count-1}; the schedule is B-connected when the union
+        over every window of B rounds is connected.
+
+        Parameters
+        ----------
+        start, count : int
+            The window.
+
+        Returns
+        -------
+        networkx.Graph
+        """
+        G = nx.Graph()
+        G.add_nodes_from(range(self.n))
+        for t in range(require_count("start", start, 0), start + require_count("count", count, 0)):
+            G.add_edges_from(self.support(t).edges())
+        return G
+
+    # -- spectral quantities --------------------------------------------------------------------------------
+    def contraction(self, t: int) -> float:
+        """||W_t - J||_2, J = 11^T/n: the per-round contraction of disagreement (1 for a disconnected W_t;
+        lam(W_t) for a symmetric one).
+
+        Parameters
+        ----------
+        t : int
+            The round.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> round(constant_schedule(np.full((2, 2), 0.5)).contraction(7), 12)
+        0.0
+        """
+        W = self.matrix(t)
+        if self.kind == "symmetric":
+            return float(second_eigenvalue(W, atol=self.atol))
+        return self.product_contraction(1, start=t)
+
+    def product(self, count: int, start: int = 0) -> np.ndarray:
+        """The product Phi = W_{start+count-1} ... W_{start+1} W_start as a dense array (information sent in
+        round start is received after round start+count-1).
+
+        Parameters
+        ----------
+        count : int
+            Rounds, >= 0 (0: the identity).
+        start : int, default 0
+            The first round.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, n)
+        """
+        P = np.eye(self.n)
+        for W in self.rounds(start, count):
+            P = W @ P
+        return np.asarray(P)
+
+    def product_contraction(self, count: int, start: int = 0) -> float:
+        """||W_{start+count-1} ... W_start - J||_2: the contraction of disagreement over ``count`` rounds (the
+        B-round contraction for count = B; < 1 exactly when those rounds connect every worker to every
+        other for doubly stochastic rounds).
+
+        Parameters
+        ----------
+        count : int
+            Rounds, >= 1.
+        start : int, default 0
+            The first round.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> s = rotating_ring(8)
+        >>> round(s.product_contraction(1), 12), round(s.product_contraction(2), 4)
+        (1.0, 0.7071)
+        """
+        count = require_count("count", count, 1)
+        n = self.n
+        if n <= DENSE_NORM_LIMIT:
+            D = self.product(count, start) - 1.0 / n
+            return float(np.linalg.norm(D, 2))
+        mats = self.rounds(start, count)
+
+        def forward(x: np.ndarray) -> np.ndarray:
+            y = x.reshape(n, -1)
+            for W in mats:
+                y = W @ y
+            return y - x.reshape(n, -1).mean(axis=0, keepdims=True)  # (Phi - J) x: 1^T Phi = 1^T
+
+        def backward(y: np.ndarray) -> np.ndarray:
+            x = y.reshape(n, -1)
+            for W in reversed(mats):
+                x = W.T @ x
+            return x - y.reshape(n, -1).mean(axis=0, keepdims=True)  # (Phi - J)^T y
+
+        operator = spla.LinearOperator((n, n), matvec=forward, rmatvec=backward, matmat=forward,
+                                       rmatmat=backward, dtype=float)
+        value = spla.svds(operator, k=1, return_singular_vectors=False, random_state=0)
+        return float(value[0])
+
+    def effective_lam(self, rounds: int | None = None, windows: int | None = None) -> float:
+        """lam_eff = (prod_{w < m} ||Phi_w - J||_2)^(1 / (m B)), Phi_w = W_{(w+1)B-1} ... W_{wB}: a per-round
+        contraction certified over the first m B rounds (module docstring). 1 - lam_eff is the schedule's
+        effective spectral gap; a constant schedule gives lam(W).
+
+        Parameters
+        ----------
+        rounds : int, optional
+            B, the window (default: the period; a non-periodic schedule 2 ceil(log2 n), at least 2).
+        windows : int, optional
+            m, consecutive windows multiplied (default 1 for a periodic schedule with B = period, else 8).
+
+        Returns
+        -------
+        float
+            In [0, 1] (1: no window of B rounds connects the workers).
+
+        Examples
+        --------
+        >>> round(rotating_ring(8).effective_lam(), 4)  # sqrt(0.7071): per round, over one period of 2
+        0.8409
+        >>> one_peer_exponential(16).effective_lam()  # 4 rounds average exactly
+        0.0
+        """
+        B = (self.period or max(2, 2 * math.ceil(math.log2(max(self.n, 2))))) if rounds is None else \
+            require_count("rounds", rounds, 1)
+        default_m = 1 if self.period is not None and B % self.period == 0 else 8
+        m = default_m if windows is None else require_count("windows", windows, 1)
+        logs = 0.0
+        for w in range(m):
+            value = self.product_contraction(B, start=w * B)
+            if value <= 1e-14:
+                return 0.0  # exact averaging in one window: the product of all windows is J
+            logs += math.log(min(value, 1.0))
+        return float(math.exp(logs / (m * B)))
+
+    @property
+    def lam(self) -> float:
+        """`effective_lam` with its defaults (cached): the lam the algorithms' parameters read (DeTAG's
+        accelerated gossip and phase length, MG-DSGD's FastMix)."""
+        if self._lam is None:
+            self._lam = self.effective_lam()
+        return self._lam
+
+    def spectral_gap(self) -> float:
+        """1 - `lam`, the effective spectral gap.
+
+        Returns
+        -------
+        float
+        """
+        return 1.0 - self.lam
+
+    def first_arrival(self, sources: Sequence[int] | np.ndarray, targets: Sequence[int] | np.ndarray,
+                      start: int = 0, limit: int | None = None) -> int:
+        """The first round c >= start at which information held by ``sources`` before round ``start`` can be
+        at a worker of ``targets``: the first c with (W_c ... W_start)[targets, sources] not all zero, on the
+        supports (every worker keeps what it held, a zero diagonal notwithstanding). Exact, by reachability.
+
+        Parameters
+        ----------
+        sources, targets : sequence of int
+            Worker labels.
+        start : int, default 0
+            The first round that may carry the information.
+        limit : int, optional
+            Rounds searched (default 4 n + 4 * period); beyond, ValueError.
+
+        Returns
+        -------
+        int
+            c; ``start - 1`` when sources and targets share a worker.
+
+        Raises
+        ------
+        ValueError
+            If no round up to the limit connects them.
+
+        Examples
+        --------
+        >>> s = rotating_ring(8)  # round t uses the ring edges (i, i+1) with i = t mod 2
+        >>> s.first_arrival([0], [3]), s.first_arrival([0], [3], start=1)
+        (2, 4)
+        """
+        reach = np.zeros(self.n, dtype=bool)
+        reach[np.asarray(sources, dtype=np.int64)] = True
+        wanted = np.zeros(self.n, dtype=bool)
+        wanted[np.asarray(targets, dtype=np.int64)] = True
+        start = require_count("start", start, 0)
+        if (reach & wanted).any():
+            return start - 1
+        limit = 4 * self.n + 4 * (self.period or 0) if limit is None else require_count("limit", limit, 1)
+        for c in range(start, start + limit):
+            W = self.matrix(c)
+            reach = reach | ((abs(W) @ reach.astype(float)) > 0)
+            if (reach & wanted).any():
+                return c
+        raise ValueError(f"{self.name}: the targets are not reached from the sources within {limit} rounds "
+                         f"from round {start} (the schedule does not connect them)")
+
+    def __repr__(self) -> str:
+        return f"GossipSchedule({self.name}, n={self.n}, period={self.period}, kind={self.kind!r})"
+
+
+# ------------------------------------------------------------------------------------------------------
+# constructors
+
+
+def _matching_matrix(n: int, pairs: np.ndarray, weight: float = 0.5) -> sp.csr_array:
+    """I with the pairs (i, j) (an (m, 2) array of disjoint pairs) averaging: W_ii = W_jj = 1 - weight,
+    W_ij = W_ji = weight; symmetric and doubly stochastic."""
+    diagonal = np.ones(n)
+    i, j = pairs[:, 0], pairs[:, 1]
+    diagonal[i] -= weight
+    diagonal[j] -= weight
+    rows = np.concatenate([np.arange(n), i, j])
+    cols = np.concatenate([np.arange(n), j, i])
+    values = np.concatenate([diagonal, np.full(2 * len(i), weight)])
+    return sp.csr_array((values, (rows, cols)), shape=(n, n))
+
+
+def constant_schedule(W: MatrixLike) -> GossipSchedule:
+    """The static W as a schedule: W_t = W for every t (period 1). A symmetric W gives kind "symmetric",
+    a column-stochastic one "push".
+
+    Parameters
+    ----------
+    W : array_like or scipy.sparse matrix
+        A gossip matrix (``instances.gossip_matrix``) or a push matrix.
+
+    Returns
+    -------
+    GossipSchedule
+
+    Raises
+    ------
+    ValueError
+        If W is neither symmetric doubly stochastic nor column stochastic.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from decbounds.instances.gossip import gossip_matrix
+    >>> s = constant_schedule(gossip_matrix(nx.cycle_graph(8)))
+    >>> round(s.lam, 4), s.period  # lam(W) itself
+    (0.8047, 1)
+    """
+    M = as_csr(W, "W")
+    asymmetric = M.nnz > 0 and abs(M - M.T).max() > DEFAULT_ATOL
+    return GossipSchedule(M.shape[0], lambda t: M, period=1, kind="push" if asymmetric else "symmetric",
+                          name="constant", nonnegative=False)
+
+
+def one_peer_exponential(n: int, *, directed: bool = False) -> GossipSchedule:
+    """The one-peer exponential graph (Ying et al. 2021): in round t every worker exchanges with one peer at
+    distance 2^k, k = t mod tau, tau = ceil(log2 n), with weight 1/2.
+
+    - ``directed=False`` (kind "symmetric"): worker i pairs with i XOR 2^k (the hypercube's dimension k), so
+      W_t is a matching. For n a power of two the product of any tau consecutive rounds is exactly 11^T/n
+      (dimension exchange: after rounds 0..k every worker holds the mean of its 2^(k+1)-block). For other n
+      a worker whose partner i XOR 2^k is >= n sits the round out; the union over a period is still
+      connected (i meets i minus its top bit), so the schedule is tau-connected, but no product is exactly
+      J (n = 3, 5, 6, 7, 12: ||Phi - J|| = 0.5, 0.61, 0.5, 0.35, 0.5 over one period; docs/theory.md §16).
+    - ``directed=True`` (kind "push", Ying et al.'s own graph): worker i sends to (i + 2^k) mod n, so
+      W_t = (I + S^(2^k))/2 with the cyclic shift S: doubly stochastic, not symmetric. For n a power of two
+      the product of a period (k = 0..tau-1) is again exactly J; for other n it is not, but it contracts more
+      than the symmetric pairing (n = 3, 5, 6, 7, 12: 0.25, 0.20, 0.22, 0.13, 0.21 over one period).
+
+    Parameters
+    ----------
+    n : int
+        Workers, >= 1 (n = 1: the identity, period 1).
+    directed : bool, default False
+        The shift graph (push-sum) instead of the symmetric pairing.
+
+    Returns
+    -------
+    GossipSchedule
+        Period tau (1 for n = 1).
+
+    References
+    ----------
+    Ying, Yuan, Chen, Hu, Pan & Yin (2021), Exponential graph is provably efficient for decentralized deep
+    training, NeurIPS (the one-peer exponential graph and its exact averaging for n = 2^tau).
+
+    Examples
+    --------
+    >>> s = one_peer_exponential(4)
+    >>> (s.product(2) * 4).round(12).tolist()[0]  # two rounds: every worker holds the mean
+    [1.0, 1.0, 1.0, 1.0]
+    >>> round(one_peer_exponential(6).product_contraction(3), 4)
+    0.5
+    """
+    n = require_count("n", n, 1)
+    directed = require_bool("directed", directed)
+    tau = max(1, math.ceil(math.log2(n))) if n > 1 else 1
+    workers = np.arange(n)
+
+    def round_matrix(t: int) -> sp.csr_array:
+        if n == 1:
+            return sp.csr_array(np.ones((1, 1)))
+        hop = 1 << (t % tau)
+        if directed:
+            receivers = (workers + hop) % n
+            rows = np.concatenate([workers, receivers])
+            cols = np.concatenate([workers, workers])
+            return sp.csr_array((np.full(2 * n, 0.5), (rows, cols)), shape=(n, n))
+        partner = workers ^ hop
+        keep = (partner < n) & (workers < partner)
+        return _matching_matrix(n, np.stack([workers[keep], partner[keep]], axis=1))
+
+    kind = "push" if directed else "symmetric"
+    return GossipSchedule(n, round_matrix, period=tau, kind=kind,
+                          name=f"one_peer_exponential({n}{', directed=True' if directed else ''})")
+
+
+def rotating_ring(n: int) -> GossipSchedule:
+    """The ring's edges one matching per round: a proper edge colouring of the ring (i, i+1 mod n), edge i
+    coloured i mod 2, and for odd n the closing edge (n-1, 0) a third colour; round t uses colour t mod
+    period (period 2 for even n, 3 for odd n, 1 for n <= 2) with weight 1/2. Each worker talks to at most
+    one peer per round; the union over a period is the ring.
+
+    Parameters
+    ----------
+    n : int
+        Workers, >= 1.
+
+    Returns
+    -------
+    GossipSchedule
+
+    Examples
+    --------
+    >>> s = rotating_ring(5)
+    >>> s.period, [sorted(s.support(t).edges()) for t in range(3)]
+    (3, [[(0, 1), (2, 3)], [(1, 2), (3, 4)], [(0, 4)]])
+    """
+    n = require_count("n", n, 1)
+    if n <= 2:
+        pairs = np.array([[0, 1]]) if n == 2 else np.zeros((0, 2), dtype=np.int64)
+        matrix = _matching_matrix(n, pairs)
+        return GossipSchedule(n, lambda t: matrix, period=1, name=f"rotating_ring({n})")
+    edges = np.stack([np.arange(n), (np.arange(n) + 1) % n], axis=1)
+    colour = np.arange(n) % 2
+    if n % 2:
+        colour[-1] = 2
+    period = int(colour.max()) + 1
+    matrices = [_matching_matrix(n, edges[colour == c]) for c in range(period)]
+    return GossipSchedule(n, matrices.__getitem__, period=period, name=f"rotating_ring({n})")
+
+
+def _seed_of(seed: Any) -> int:
+    """An int seed from an int, a SeedSequence or a Generator (one draw), so that W_t can be drawn from
+    its own stream independently of the order of access."""
+    seed = require_seed("seed", seed)
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(2**63))
+    if isinstance(seed, np.random.SeedSequence):
+        return int(seed.generate_state(2, dtype=np.uint64)[0] >> np.uint64(1))
+    return int(seed)
+
+
+def random_matchings(n: int | nx.Graph, *, seed: int | np.random.Generator) -> GossipSchedule:
+    """Random pairwise averaging: each round a random maximal matching, its pairs averaging with weight 1/2.
+    n an int: a uniformly random perfect matching of the complete graph (one worker idle for odd n); a
+    graph G: a maximal matching of G built greedily over its edges in a random order.
+
+    Parameters
+    ----------
+    n : int or networkx.Graph
+        Workers (complete graph) or the graph whose edges may be used (nodes 0..n-1).
+    seed : int or numpy.random.Generator
+        W_t is drawn from ``default_rng(SeedSequence(seed, spawn_key=(t,)))`` (a Generator gives one int
+        seed first).
+
+    Returns
+    -------
+    GossipSchedule
+        Not periodic.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For n < 2, a bad seed, or a graph that is directed, a multigraph or not on 0..n-1.
+
+    References
+    ----------
+    Boyd, Ghosh, Prabhakar & Shah (2006), Randomized gossip algorithms (pairwise averaging).
+
+    Examples
+    --------
+    >>> s = random_matchings(6, seed=0)
+    >>> [len(s.support(t).edges()) for t in range(3)], s.period
+    ([3, 3, 3], None)
+    >>> bool(np.array_equal(s.matrix(5).toarray(), random_matchings(6, seed=0).matrix(5).toarray()))
+    True
+    """
+    base = _seed_of(seed)
+    if isinstance(n, nx.Graph):
+        require_graph("n", n, connected=True)
+        size = node_order(n)
+        edges = np.array([(u, v) for u, v in n.edges() if u != v], dtype=np.int64).reshape(-1, 2)
+        label = "G"
+    else:
+        size = require_count("n", n, 2)
+        edges = None
+        label = str(size)
+
+    def round_matrix(t: int) -> sp.csr_array:
+        rng = np.random.default_rng(np.random.SeedSequence(base, spawn_key=(t,)))
+        if edges is None:
+            order = rng.permutation(size)
+            pairs = order[: 2 * (size // 2)].reshape(-1, 2)
+        else:
+            used = np.zeros(size, dtype=bool)
+            chosen = []
+            for u, v in edges[rng.permutation(len(edges))].tolist():
+                if not (used[u] or used[v]):
+                    used[u] = used[v] = True
+                    chosen.append((u, v))
+            pairs = np.array(chosen, dtype=np.int64).reshape(-1, 2)
+        return _matching_matrix(size, pairs)
+
+    return GossipSchedule(size, round_matrix, name=f"random_matchings({label}, seed={base})")
+
+
+def randomized_gossip(G: nx.Graph, *, seed: int | np.random.Generator) -> GossipSchedule:
+    """Randomized gossip (Boyd et al. 2006), synchronous form: each round one edge of G drawn uniformly,
+    its two ends averaging (W_t = I - (e_i - e_j)(e_i - e_j)^T / 2); everyone else idles.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        Connected, undirected, on the nodes 0..n-1, with at least one edge.
+    seed : int or numpy.random.Generator
+        W_t is drawn from ``default_rng(SeedSequence(seed, spawn_key=(t,)))``.
+
+    Returns
+    -------
+    GossipSchedule
+        Not periodic.
+
+    References
+    ----------
+    Boyd, Ghosh, Prabhakar & Shah (2006), Randomized gossip algorithms, IEEE Trans. Inf. Theory.
+
+    Examples
+    --------
+    >>> s = randomized_gossip(nx.path_graph(4), seed=1)
+    >>> [sorted(s.support(t).edges()) for t in range(3)]
+    [[(0, 1)], [(2, 3)], [(1, 2)]]
+    """
+    require_graph("G", G, connected=True)
+    n = node_order(G)
+    edges = np.array([(u, v) for u, v in G.edges() if u != v], dtype=np.int64).reshape(-1, 2)
+    if len(edges) == 0:
+        raise ValueError("G must have at least one edge for randomized gossip")
+    base = _seed_of(seed)
+
+    def round_matrix(t: int) -> sp.csr_array:
+        rng = np.random.default_rng(np.random.SeedSequence(base, spawn_key=(t,)))
+        return _matching_matrix(n, edges[rng.integers(len(edges))][None, :])
+
+    return GossipSchedule(n, round_matrix, name=f"randomized_gossip(G, seed={base})")
+
+
+def schedule_from_sequence(matrices: Sequence[MatrixLike], *, periodic: bool = True,
+                           kind: str = "symmetric", nonnegative: bool = True) -> GossipSchedule:
+    """A user-supplied sequence W_0..W_{p-1}, repeated with period p (``periodic=True``) or, when
+    ``periodic=False``, followed by nothing: reading W_t for t >= p is then an IndexError.
+
+    Parameters
+    ----------
+    matrices : sequence of matrices
+        The rounds, each n x n; every one is checked now (ValueError naming t).
+    periodic : bool, default True
+        Repeat the sequence.
+    kind : {"symmetric", "push"}
+        What each W_t must be.
+    nonnegative : bool, default True
+        Require non-negative entries of symmetric rounds.
+
+    Returns
+    -------
+    GossipSchedule
+
+    Raises
+    ------
+    ValueError
+        If the sequence is empty or a W_t fails its check (the message names t).
+
+    Examples
+    --------
+    >>> I, J = np.eye(2), np.full((2, 2), 0.5)
+    >>> schedule_from_sequence([I, J]).product_contraction(2)
+    0.0
+    >>> schedule_from_sequence([J, np.array([[0.9, 0.1], [0.0, 1.0]])])
+    Traceback (most recent call last):
+    ...
+    ValueError: W_1 is not symmetric: max |W - W^T| = 0.1 > atol=1e-09
+    """
+    matrices = list(matrices)
+    if not matrices:
+        raise ValueError("matrices must hold at least one W_t")
+    first = as_csr(matrices[0], "W_0")
+    periodic = require_bool("periodic", periodic)
+    period = len(matrices) if periodic else None
+    schedule = GossipSchedule(first.shape[0], matrices.__getitem__, period=period, kind=kind,
+                              name=f"sequence of {len(matrices)}", nonnegative=nonnegative)
+    for t in range(len(matrices)):
+        schedule.matrix(t)
+    return schedule
+
+
+def schedule_from_callable(round_matrix: Callable[[int], MatrixLike], n: int, *, period: int | None = None,
+                           kind: str = "symmetric", nonnegative: bool = True) -> GossipSchedule:
+    """A schedule from ``round_matrix(t) -> W_t`` (it must depend on t only): W_0 is checked now, every
+    other W_t when the engine first reaches it (ValueError naming t).
+
+    Parameters
+    ----------
+    round_matrix : callable
+        t -> an n x n matrix.
+    n : int
+        Workers.
+    period : int, optional
+        The period, when W_t repeats.
+    kind : {"symmetric", "push"}
+        What each W_t must be.
+    nonnegative : bool, default True
+        Require non-negative entries of symmetric rounds.
+
+    Returns
+    -------
+    GossipSchedule
+
+    Examples
+    --------
+    >>> s = schedule_from_callable(lambda t: np.eye(3) if t % 2 else np.full((3, 3), 1 / 3), 3)
+    >>> s.contraction(0) < 1e-12, s.contraction(1)
+    (True, 1.0)
+    """
+    return GossipSchedule(n, round_matrix, period=period, kind=kind, name="callable",
+                          nonnegative=nonnegative)
+
+
+def as_schedule(W: Any) -> GossipSchedule:
+    """W itself when it is a `GossipSchedule`, else `constant_schedule` (W)."""
+    return W if isinstance(W, GossipSchedule) else constant_schedule(W)
