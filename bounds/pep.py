@@ -72,8 +72,12 @@ SOLVERS = ("CLARABEL", "SCS")
 MEASURES = ("average", "worker")
 
 #: Clarabel settings used unless ``solver_options`` overrides them: the spectral-class SDPs stop at
-#: "optimal_inaccurate" (NumericalError in the first iterations for K >= 5) with dynamic regularization on.
-CLARABEL_DEFAULTS: dict[str, Any] = {"max_iter": 500, "dynamic_regularization_enable": False}
+#: "optimal_inaccurate" (NumericalError in the first iterations for K >= 5) with dynamic regularization on;
+#: with Clarabel 0.11's default KKT factorization (qdldl) the two-block form of N = 2 stalls one step short
+#: of the 1e-8 gap (AlmostSolved, "optimal_inaccurate", in 6 of 16 small cases measured, one failure),
+#: while faer's supernodal LDL reaches "optimal" in all 16, in less time (docs/errata.md E57).
+CLARABEL_DEFAULTS: dict[str, Any] = {"max_iter": 500, "dynamic_regularization_enable": False,
+                                     "direct_solve_method": "faer"}
 SCS_DEFAULTS: dict[str, Any] = {"eps_abs": 1e-8, "eps_rel": 1e-8, "max_iters": 200_000}
 
 #: Tolerances of the post-solve checks, relative to the scale of the solution (the largest of 1, max |G|,
@@ -476,7 +480,8 @@ def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarr
     avg_grads = [G_[:, :nb] for G_ in avg_grads]
     measured = [G_[:, :nb] for G_ in measured]
 
-    # interpolation: every ordered pair of each agent's points
+    blocks = b.swap_blocks(nb) if symmetry else None
+    # interpolation: every ordered pair of each agent's points (all of them are checked after the solve)
     rows, value_rows = [], []
     for i in range(N):
         pts = b.points[i]
@@ -525,7 +530,6 @@ def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarr
         A_c, B_c, C_c = gram_sum(Xin, Xin), gram_sum(Xin, Yout), gram_sum(Yout, Yout)
     build_seconds = time.perf_counter() - start
 
-    blocks = b.swap_blocks(nb) if symmetry else None
     if blocks is None:
         G = cp.Variable((nb, nb), PSD=True)
         g = cp.vec(G, order="F")
@@ -534,13 +538,26 @@ def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarr
         G_even = cp.Variable((U.shape[1], U.shape[1]), PSD=True)
         G_odd = cp.Variable((V.shape[1], V.shape[1]), PSD=True)
         g = cp.vec(U @ G_even @ U.T + V @ G_odd @ V.T, order="F")
-    F = cp.Variable(b.n_values)
+    if blocks is None:
+        F = cp.Variable(b.n_values)
+        F_expr = F
+    else:
+        # F = P F_0: agent 1's value at its j-th point is agent 0's at its j-th (the swap pairs them in order)
+        P = np.zeros((b.n_values, len(b.points[0])))
+        for j, ((_, _, f0), (_, _, f1)) in enumerate(zip(*b.points, strict=True)):
+            P[f0, j] = P[f1, j] = 1.0
+        F = cp.Variable(P.shape[1])
+        F_expr = P @ F
     t = cp.Variable()
-    init_con = init_row @ F <= Delta
+    init_con = init_row @ F_expr <= Delta
     het_con = het_rows @ g <= varsigma**2
     constraints = [t <= measure_rows @ g, init_con, het_con]
-    if interp_G.shape[0]:
-        constraints.append(interp_G @ g + interp_F @ F >= 0)
+    # in the two-block form agent 1's interpolation rows are agent 0's under the swap (its function values
+    # too, F_1 = F_0 point by point), so only agent 0's enter the SDP: keeping both would leave the solver a
+    # non-unique optimal face (F_0 - F_1 free along it), on which Clarabel stalls at "optimal_inaccurate"
+    n_sdp_rows = rows[0].shape[0] if blocks is not None and rows else interp_G.shape[0]
+    if n_sdp_rows:
+        constraints.append(interp_G[:n_sdp_rows] @ g + interp_F[:n_sdp_rows] @ F_expr >= 0)
     lo, hi = spectrum
     if W is None and m:
         A_e, B_e, C_e = (cp.reshape(M @ g, (m, m), order="C") for M in (A_c, B_c, C_c))
@@ -573,7 +590,7 @@ def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarr
 
     Gv = (np.asarray(G.value) if blocks is None
           else U @ np.asarray(G_even.value) @ U.T + V @ np.asarray(G_odd.value) @ V.T)
-    Fv, tv = np.asarray(F.value), float(t.value)
+    Fv, tv = np.asarray(F.value) if blocks is None else P @ np.asarray(F.value), float(t.value)
     gv = Gv.reshape(-1, order="F")
     scale = max(1.0, float(np.max(np.abs(Gv))), float(np.max(np.abs(Fv), initial=0.0)))
     eig = np.linalg.eigvalsh(0.5 * (Gv + Gv.T))

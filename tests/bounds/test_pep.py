@@ -357,7 +357,7 @@ class _RecoveredProblem:
     ("extra", "extra", {}), ("detag", "detag", {"R": 2, "eta": 0.2, "gossip": "two_tap", "start": "paper"}),
 ])
 def test_engine_step_rules_reproduce_the_recovered_iterates(method: str, engine: str, options: dict) -> None:
-    algorithms = pytest.importorskip("algorithms")
+    from decbounds import algorithms
     K, alpha = 3, 0.8
     W = random_W(3, np.array([-0.3, 0.6]), seed=2)
     extra = {"R": 2, "eta": 0.2} if method == "detag" else {}
