@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import decbounds
+
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 
@@ -88,6 +90,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="decbounds",
         description="Predicted and measured complexity of decentralized training (Lu & De Sa 2021/2023).",
     )
+    parser.add_argument("--version", action="version", version=f"decbounds {decbounds.__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = [SUBCOMMANDS[command]] if command in SUBCOMMANDS else list(SUBCOMMANDS.values())
     registered: list[Callable[[Any], None]] = []
