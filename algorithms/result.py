@@ -33,9 +33,25 @@ def to_jsonable(value: Any) -> Any:
     equals the one written (NaN aside, which equals nothing). Any other object is a TypeError: a record must
     say what it holds.
 
-    Example:
-        >>> to_jsonable({"t": np.int64(3), "g": np.array([0.5, np.inf]), 1: (None, "a")})
-        {'t': 3, 'g': [0.5, inf], '1': [None, 'a']}
+    Parameters
+    ----------
+    value : Any
+        A record or part of one.
+
+    Returns
+    -------
+    Any
+        The same data as dicts, lists, strings, numbers, booleans and None.
+
+    Raises
+    ------
+    TypeError
+        For an object that has no JSON form.
+
+    Examples
+    --------
+    >>> to_jsonable({"t": np.int64(3), "g": np.array([0.5, np.inf]), 1: (None, "a")})
+    {'t': 3, 'g': [0.5, inf], '1': [None, 'a']}
     """
     if isinstance(value, Mapping):
         return {str(key): to_jsonable(item) for key, item in value.items()}

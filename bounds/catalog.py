@@ -586,6 +586,30 @@ def dominant_term(name: str | Rate, *, convention: str | None = None, **values: 
 
     The terms are compared in high precision (``Rate.precise_terms``) whenever float64 cannot tell them
     apart (an overflow, or a term that underflowed to 0), so the answer never rests on an inf or a NaN.
+
+    Parameters
+    ----------
+    name : str or Rate
+        A catalog entry (``names()``) or a `Rate`.
+    convention : {"grad_norm", "grad_norm_sq"}, optional
+        How ``epsilon`` is read; default the entry's own convention.
+    **values : float
+        The entry's symbols (Delta, L, sigma, n, B, epsilon, lam, ...).
+
+    Returns
+    -------
+    str
+        The name of the largest term (``"sampling"``, ``"communication"``, ...).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As `Rate.evaluate`: a missing symbol, an unknown keyword, a value outside its domain.
+
+    Examples
+    --------
+    >>> dominant_term("detag", Delta=1, L=1, sigma=1, varsigma0=1, n=16, B=1, epsilon=0.01, lam=0.95)
+    'sampling'
     """
     rate = _resolve(name)
     if convention is not None:
@@ -615,6 +639,16 @@ def setting1_chain_length(Delta: float, L: float, epsilon: float) -> int:
     """T_c = floor(Delta L / (4 * 12 * 152 * eps^2)) of Setting 1 (§4, corrected by errata E2), exact
     (``bounds.constants.chain_length``, the definition instances.sampling_instance uses).
 
+    Parameters
+    ----------
+    Delta, L, epsilon : float
+        Function range, smoothness and target accuracy (finite, > 0).
+
+    Returns
+    -------
+    int
+        T_c of Setting 1, exact.
+
     Examples
     --------
     >>> setting1_chain_length(Delta=7296, L=1, epsilon=0.5)
@@ -625,6 +659,18 @@ def setting1_chain_length(Delta: float, L: float, epsilon: float) -> int:
 
 def setting1_reveal_probability(epsilon: float, sigma: float, *, sharp: bool = False) -> float:
     """p = min((2 * 23 eps)^2 / sigma^2, 1), or with ``sharp`` min(4 e^3 eps^2 / sigma^2, 1) (errata E23).
+
+    Parameters
+    ----------
+    epsilon, sigma : float
+        Target accuracy and the oracle's noise level (finite, > 0).
+    sharp : bool
+        The sharper constant 4 e^3 of errata E23 instead of the paper's (2 * 23)^2.
+
+    Returns
+    -------
+    float
+        The probability p in (0, 1] that a query reveals the next chain coordinate.
 
     Examples
     --------
@@ -641,6 +687,16 @@ def setting2_chain_length(Delta: float, L: float, epsilon: float) -> int:
     """T_c = floor(Delta L / (262656 eps^2)) of Setting 2 and Cor 2's path instance (docs/theory.md §4), exact
     (``bounds.constants.chain_length``, the definition instances.communication_instance uses).
 
+    Parameters
+    ----------
+    Delta, L, epsilon : float
+        Function range, smoothness and target accuracy (finite, > 0).
+
+    Returns
+    -------
+    int
+        T_c of Setting 2, exact.
+
     Examples
     --------
     >>> setting2_chain_length(Delta=1e6, L=1, epsilon=1)
@@ -651,6 +707,16 @@ def setting2_chain_length(Delta: float, L: float, epsilon: float) -> int:
 
 def path_hop_distance(n: int) -> int:
     """n - 2 ceil(n/3) + 1: hops between the end groups of Cor 2's path instance (docs/errata.md E17).
+
+    Parameters
+    ----------
+    n : int
+        Workers on the path, >= 3.
+
+    Returns
+    -------
+    int
+        The hop distance between the two end groups.
 
     Examples
     --------

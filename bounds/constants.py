@@ -70,6 +70,20 @@ def chain_length(Delta: float, L: float, epsilon: float, denominator: int) -> in
     ``denominator`` is ``SETTING1_CHAIN_DENOMINATOR`` or ``SETTING2_CHAIN_DENOMINATOR``. Delta, L, epsilon:
     finite reals > 0 (ValueError/TypeError naming them otherwise).
 
+    Parameters
+    ----------
+    Delta, L, epsilon : float
+        The function range f(x0) - f*, the smoothness and the target accuracy (finite, > 0).
+    denominator : int
+        ``SETTING1_CHAIN_DENOMINATOR`` or ``SETTING2_CHAIN_DENOMINATOR``.
+
+    Returns
+    -------
+    int
+        T_c, exact.
+
+    Examples
+    --------
     >>> chain_length(875.52, 3.0, 0.1, SETTING1_CHAIN_DENOMINATOR)
     36
     """
@@ -88,6 +102,22 @@ def smallest_range(T_c: int, L: float, epsilon: float, denominator: int) -> floa
     ValueError naming T_c, L and epsilon when that Delta is not a positive finite float (it underflows to 0
     or overflows).
 
+    Parameters
+    ----------
+    T_c : int
+        The chain length wanted, >= 1.
+    L, epsilon : float
+        Smoothness and target accuracy (finite, > 0).
+    denominator : int
+        ``SETTING1_CHAIN_DENOMINATOR`` or ``SETTING2_CHAIN_DENOMINATOR``.
+
+    Returns
+    -------
+    float
+        The smallest Delta with ``chain_length(Delta, L, epsilon, denominator) >= T_c``.
+
+    Examples
+    --------
     >>> smallest_range(10, 1.0, 0.1, SETTING2_CHAIN_DENOMINATOR)
     26265.6
     """

@@ -92,26 +92,43 @@ GAP_TOLERANCE = {"CLARABEL": 1e-5, "SCS": 1e-3}
 class WorstCase:
     """One computed worst case (like scipy's OptimizeResult: one type, a short repr).
 
-    Fields:
-        method, K, L, step_size, Delta, varsigma: the problem (``method`` is the canonical name).
-        gossip: ``"exact"`` (a given W) or ``"spectral"`` (the class [lam_min, lam_max]); ``spectrum`` the
-            range (for exact W, its own eigenvalues off the consensus direction), ``N`` the agents, ``params``
-            the method's extra parameters (DeTAG: R, eta), ``measure`` and ``worker`` (measure "worker").
-        value: the worst case of the measure (the SDP's primal value t).
-        solver, status: the cvxpy solver name and status; ``gap``: |primal - dual objective| (absolute),
-            ``solver_gap``: the solver's own (primal, dual) objectives where it reports them.
-        violations: the measured violation of each constraint family at the returned point (>= 0; 0 = met),
-            ``min_gram_eigenvalue`` G's smallest eigenvalue.
-        build_seconds, solve_seconds: time to build the SDP (method + coefficients), and cvxpy's solve
-            (canonicalization + solver).
-        sdp_size: gram (side of G), values (function values), scalar_constraints, lmi (side of the spectral
-            LMI, 0 for exact W), gossip_columns, oracle_points, blocks (the PSD blocks' sides: (gram,), or the
-            two swap blocks of N = 2).
-        iterates: (K+1, N, d) recovered worst-case iterates; ``average_gradients`` (K+1, d) grad f(x-bar^k);
-            ``points``, ``gradients``, ``values``: per agent, every point where f_i was evaluated, with its
-            gradient and value (the interpolation data: a worst-case f_i exists through them);
-            ``gossip_inputs``, ``gossip_outputs``: (m, N, d) every gossip round (spectral class), in order.
-        W: the gossip matrix (exact class) or None.
+    Attributes
+    ----------
+    method, K, L, step_size, Delta, varsigma
+        The problem (``method`` is the canonical name).
+    gossip : {"exact", "spectral"}
+        A given W, or the class [lam_min, lam_max].
+    spectrum : (float, float)
+        The range (for an exact W, its own eigenvalues off the consensus direction).
+    N : int
+        The agents.
+    params : dict
+        The method's extra parameters (DeTAG: R, eta).
+    measure, worker
+        What was measured ("average" or "worker", and which worker).
+    value : float
+        The worst case of the measure (the SDP's primal value t).
+    solver, status : str
+        The cvxpy solver name and status.
+    gap : float
+        |primal - dual objective| (absolute); ``solver_gap``: the solver's own (primal, dual) objectives
+        where it reports them.
+    violations : dict
+        The measured violation of each constraint family at the returned point (>= 0; 0 = met);
+        ``min_gram_eigenvalue``: G's smallest eigenvalue.
+    build_seconds, solve_seconds : float
+        Time to build the SDP (method + coefficients), and cvxpy's solve (canonicalization + solver).
+    sdp_size : dict
+        gram (side of G), values (function values), scalar_constraints, lmi (side of the spectral LMI, 0 for
+        exact W), gossip_columns, oracle_points, blocks (the PSD blocks' sides: (gram,), or the two swap
+        blocks of N = 2).
+    iterates : numpy.ndarray
+        (K+1, N, d) recovered worst-case iterates; ``average_gradients`` (K+1, d) grad f(x-bar^k);
+        ``points``, ``gradients``, ``values``: per agent, every point where f_i was evaluated, with its
+        gradient and value (the interpolation data: a worst-case f_i exists through them);
+        ``gossip_inputs``, ``gossip_outputs``: (m, N, d) every gossip round (spectral class), in order.
+    W : numpy.ndarray or None
+        The gossip matrix (exact class) or None.
     """
 
     method: str
@@ -348,33 +365,64 @@ def worst_case(method: str, K: int, L: float = 1.0, step_size: float | None = No
                symmetry: bool = True, **params: Any) -> WorstCase:
     """The worst case of ``K`` iterations of ``method`` over L-smooth non-convex f_i (module docstring).
 
-    Args:
-        method: one of ``bounds.pep_methods.METHODS`` or an alias: dgd_cta (dgd, dpsgd), dgd_atc, dsgt
-            (diging), extra, detag (K phases of R rounds; params ``R`` (2), ``eta`` (accelerated-gossip eta
-            from lam)).
-        K: iterations (phases for detag), >= 1.
-        L: smoothness of every f_i. step_size: alpha (default 1/L).
-        W: a symmetric matrix with W 1 = 1 (exact class), or ``spectrum=(lam_min, lam_max)`` with N agents
-            (default 2; the value was measured independent of N, see tests). Exactly one of the two. A point
-            spectrum (lam, lam) is the single matrix J + lam (I - J) and is solved in the exact form.
-        Delta: bound on f(x0) - f(x-bar^K). varsigma: dissimilarity bound at the averages (varsigma^2 on the
-            mean squared deviation of the local gradients).
-        measure: "average" (grad f at x-bar^k) or "worker" (grad f at worker w's own model x_w^k, the
-            worst w: every worker for an exact W, worker 0 for the spectral class, whose agents are
-            exchangeable; or ``worker`` if given).
-        solver: "CLARABEL" (default) or "SCS"; ``solver_options`` override ``CLARABEL_DEFAULTS`` /
-            ``SCS_DEFAULTS``.
-        symmetry: with N = 2, solve over swap-invariant Gram matrices first (two PSD blocks of half the side;
-            the same value, since swapping the agents maps the SDP onto itself), and over the full Gram matrix
-            when that solve is not "optimal". False: the full Gram matrix only.
+    Parameters
+    ----------
+    method : str
+        One of ``bounds.pep_methods.METHODS`` or an alias: dgd_cta (dgd, dpsgd), dgd_atc, dsgt (diging),
+        extra, detag (K phases of R rounds; params ``R`` (2), ``eta`` (accelerated-gossip eta from lam)).
+    K : int
+        Iterations (phases for detag), >= 1.
+    L : float
+        Smoothness of every f_i.
+    step_size : float, optional
+        The step alpha (default 1/L).
+    W : array_like, optional
+        A symmetric matrix with W 1 = 1 (the exact class). Give exactly one of `W` and `spectrum`.
+    spectrum : (float, float), optional
+        ``(lam_min, lam_max)``: every symmetric W with W 1 = 1 whose spectrum off consensus lies in that
+        interval, on `N` agents. A point spectrum (lam, lam) is the single matrix J + lam (I - J) and is
+        solved in the exact form.
+    N : int, optional
+        Agents of the spectral class (default 2; the value was measured independent of N, see tests); with
+        `W`, it must equal W's size.
+    Delta : float
+        Bound on f(x0) - f(x-bar^K).
+    varsigma : float
+        Dissimilarity bound at the averages (varsigma^2 on the mean squared deviation of the local
+        gradients).
+    measure : {"average", "worker"}
+        "average": grad f at x-bar^k; "worker": grad f at worker w's own model x_w^k, the worst w (every
+        worker for an exact W, worker 0 for the spectral class, whose agents are exchangeable).
+    worker : int, optional
+        With ``measure="worker"``, the one worker to measure.
+    solver : {"CLARABEL", "SCS"}
+        The cvxpy solver.
+    solver_options : mapping, optional
+        Override ``CLARABEL_DEFAULTS`` / ``SCS_DEFAULTS``.
+    symmetry : bool
+        With N = 2, solve over swap-invariant Gram matrices first (two PSD blocks of half the side; the
+        same value, since swapping the agents maps the SDP onto itself), and over the full Gram matrix
+        when that solve is not "optimal". False: the full Gram matrix only.
+    **params
+        The method's own parameters (detag: ``R``, ``eta``).
 
-    Raises:
-        TypeError / ValueError naming the field for bad input; RuntimeError naming method, solver and status
-        when the solver fails or its answer fails the numpy checks.
+    Returns
+    -------
+    WorstCase
+        The value min_k ||grad f||^2 (squared convention), the solver's status and gap, and the worst-case
+        iterates, gradients and function values recovered from the Gram matrix.
 
-    Example:
-        >>> r = worst_case("dsgt", K=3, L=1.0, step_size=1.0, spectrum=(0.5, 0.5))
-        >>> round(r.value, 4)
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the field, for bad input.
+    RuntimeError
+        Naming method, solver and status, when the solver fails or its answer fails the numpy checks.
+
+    Examples
+    --------
+    >>> r = worst_case("dsgt", K=3, L=1.0, step_size=1.0, spectrum=(0.5, 0.5))
+    >>> round(r.value, 4)
         1.2894
     """
     spec = method_spec(method)

@@ -86,19 +86,29 @@ def _exact(value: float) -> sp.Rational:
 class Rate:
     """One catalog entry: T_eps >= (kind "lower") or <= (kind "upper") the sum of ``terms``.
 
-    Fields:
-        name: catalog key, e.g. ``"detag"``.
-        kind: ``"lower"`` or ``"upper"``.
-        source: paper and theorem/table, e.g. ``"Lu & De Sa 2021/2023, Cor. 6"``.
-        convention: ``"grad_norm"`` (E||grad f|| <= eps) or ``"grad_norm_sq"`` (E||grad f||^2 <= eps).
-        terms: term name -> sympy expression in the symbols of ``bounds.symbols``; at least ``sampling`` and
-            ``communication`` where the source splits them.
-        assumptions: the conditions under which the bound holds (heterogeneity form, class of W, ...).
-        status: ``"confirmed"`` (checked against the paper), ``"recalled"`` (docs/theory.md's [recalled]) or
-            ``"derived"`` (derived by us from the construction; the derivation is in ``doc``).
-        doc: derivation and notes.
-        probability: the bound holds with at least this probability per run (1.0 for in-expectation bounds;
-            0.5 for the hard-instance sampling bound, docs/errata.md E21).
+    Parameters
+    ----------
+    name : str
+        Catalog key, e.g. ``"detag"``.
+    kind : {"lower", "upper"}
+        Whether T_eps is at least or at most the sum of the terms.
+    source : str
+        Paper and theorem/table, e.g. ``"Lu & De Sa 2021/2023, Cor. 6"``.
+    convention : {"grad_norm", "grad_norm_sq"}
+        E||grad f|| <= eps, or E||grad f||^2 <= eps.
+    terms : mapping of str to sympy.Expr
+        Term name -> expression in the symbols of ``bounds.symbols``; at least ``sampling`` and
+        ``communication`` where the source splits them.
+    assumptions : tuple of str
+        The conditions under which the bound holds (heterogeneity form, class of W, ...).
+    status : {"confirmed", "recalled", "derived"}
+        Checked against the paper, docs/theory.md's [recalled], or derived by us from the construction
+        (the derivation is in ``doc``).
+    doc : str
+        Derivation and notes.
+    probability : float
+        The bound holds with at least this probability per run (1.0 for in-expectation bounds; 0.5 for
+        the hard-instance sampling bound, docs/errata.md E21).
     """
 
     name: str

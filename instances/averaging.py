@@ -279,7 +279,22 @@ def accelerated_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | Non
                        eta: float | None = None, start: str = "paper") -> np.ndarray:
     """R steps of Alg. 3's two-tap gossip (``gossip_schedule``); lam defaults to ``second_eigenvalue(W)``.
 
-    Parameters and errors as `gossip_schedule` and `multi_step_gossip`.
+    Errors as `gossip_schedule` and `multi_step_gossip`.
+
+    Parameters
+    ----------
+    W : numpy.ndarray or scipy.sparse matrix
+        n x n symmetric gossip matrix.
+    Z : numpy.ndarray
+        Shape (n, *rest), the worker axis first.
+    R : int
+        Gossip rounds, >= 1.
+    lam : float, optional
+        The second largest eigenvalue modulus of W, in [0, 1); default ``second_eigenvalue(W)``.
+    eta : float, optional
+        The momentum coefficient; default Alg. 3's, from lam.
+    start : {"paper", "plain"}
+        z_{-1} = z_0 as printed, or a plain first gossip step (docs/errata.md E18).
 
     Returns
     -------
@@ -305,7 +320,18 @@ def accelerated_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | Non
 def chebyshev_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None = None) -> np.ndarray:
     """R steps of Chebyshev gossip z_R = T_R(W/lam) z_0 / T_R(1/lam) (docs/theory.md §14).
 
-    Parameters and errors as `gossip_schedule` and `multi_step_gossip`.
+    Errors as `gossip_schedule` and `multi_step_gossip`.
+
+    Parameters
+    ----------
+    W : numpy.ndarray or scipy.sparse matrix
+        n x n symmetric gossip matrix.
+    Z : numpy.ndarray
+        Shape (n, *rest), the worker axis first.
+    R : int
+        Gossip rounds, >= 1.
+    lam : float, optional
+        The second largest eigenvalue modulus of W, in (0, 1); default ``second_eigenvalue(W)``.
 
     Returns
     -------

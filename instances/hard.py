@@ -107,8 +107,24 @@ class SamplingInstance(ZeroChainFunctions):
     """Setting 1 (§4): n workers sharing f(x) = (L lambda_s^2 / l1) f_hat(x / lambda_s) on the complete graph,
     queried through the probabilistic zero-chain oracle with p (`oracles.ZeroChainOracle(instance)`).
 
-    Attributes: Delta, L, epsilon, sigma, p, T_c, scale (= lambda_s), smoothness (= L: the Hessian is
-    (L / l1) times that of f_hat, which is l1-smooth).
+    Parameters
+    ----------
+    n : int
+        Workers.
+    Delta, L, epsilon, sigma : float
+        Function range, smoothness, target accuracy and the oracle's noise level, as `sampling_instance`
+        derived them.
+    p : float
+        The oracle's probability of revealing the next coordinate.
+    T_c : int
+        Chain length.
+
+    Attributes
+    ----------
+    scale : float
+        lambda_s.
+    smoothness : float
+        L: the Hessian is (L / l1) times that of f_hat, which is l1-smooth.
 
     Build it with `sampling_instance`, which validates the parameters and derives the scaling; the
     constructor takes them as computed there.
@@ -275,10 +291,29 @@ class CommunicationInstance(ZeroChainFunctions):
     in the tests), so f_hat_i is w l1-smooth with w = n/|I| <= 3, and the scaled f_i is
     (L / (3 l1)) w l1 <= L-smooth. ``smoothness`` = L max(3, w_max) / 3 (= L whenever w_max <= 3).
 
-    Attributes: Delta, L, epsilon, T_c, D (None for the Cor. 2 path), groups = (I0, I1), dist (I0-I1 hop
-    distance), weights (n/|I0|, n/|I1|), iteration_lower_bound = 1 + (T_c - 1) dist (docs/errata.md E17).
-
     Build it with `communication_instance`, which validates the parameters and derives the scaling.
+
+    Parameters
+    ----------
+    n : int
+        Workers.
+    D : int or None
+        The broom's diameter (Thm 1), or None for Cor. 2's path.
+    Delta, L, epsilon : float
+        Function range, smoothness and target accuracy, as `communication_instance` derived them.
+    T_c : int
+        Chain length.
+
+    Attributes
+    ----------
+    groups : tuple of numpy.ndarray
+        (I0, I1), the end groups.
+    dist : int
+        The I0-I1 hop distance.
+    weights : (float, float)
+        (n/|I0|, n/|I1|).
+    iteration_lower_bound : int
+        1 + (T_c - 1) dist, the exact hop count (docs/errata.md E17).
 
     Raises
     ------

@@ -195,6 +195,11 @@ class HeterogeneousQuadratic(HeterogeneousProblem):
 
     Build it with `heterogeneous_quadratic` (its docstring lists the parameters and what it refuses).
 
+    Parameters
+    ----------
+    n, d, varsigma, seed, varsigma0, L, mu, Delta
+        As `heterogeneous_quadratic`.
+
     References
     ----------
     docs/theory.md §1.4 (A5)-(A6) (the heterogeneity it sets exactly); docs/errata.md E31.
@@ -259,6 +264,11 @@ class HeterogeneousNonconvex(HeterogeneousProblem):
     solved from d kappa rho(tau) = Delta; needs Delta < d kappa, the sup of f; default half of it).
 
     Build it with `heterogeneous_nonconvex`.
+
+    Parameters
+    ----------
+    n, d, varsigma, seed, varsigma0, L, Delta
+        As `heterogeneous_nonconvex`.
 
     References
     ----------
@@ -349,7 +359,20 @@ def heterogeneous_nonconvex(n: int, d: int, varsigma: float, seed: int | np.rand
                             ) -> HeterogeneousNonconvex:
     """A non-convex f (sum of u^2/(1+u^2)) with one stationary point and the same exact heterogeneity.
 
-    Parameters as `heterogeneous_quadratic` (no mu; Delta defaults to the construction's own range).
+    Parameters
+    ----------
+    n, d : int
+        Workers and dimension.
+    varsigma : float
+        Uniform heterogeneity, assumption (5).
+    seed : int or numpy.random.Generator
+        Same seed, same problem.
+    varsigma0 : float, optional
+        Heterogeneity at x0 = 0, assumption (6), <= varsigma (default varsigma).
+    L : float
+        Smoothness of every f_i.
+    Delta : float, optional
+        f(0) - f*; default half of the construction's range d kappa.
 
     Returns
     -------

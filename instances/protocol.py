@@ -69,19 +69,63 @@ class LocalFunctions(Protocol):
     smoothness: float  # L of every local f_i; admissible steps are <= 1 / smoothness (docs/errata.md E19)
 
     def grad(self, X: np.ndarray) -> np.ndarray:
-        """Exact local gradients, (n, *batch, d) -> (n, *batch, d): row i is grad f_i at X[i, ...]."""
+        """Exact local gradients, (n, *batch, d) -> (n, *batch, d): row i is grad f_i at X[i, ...].
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Shape (n, *batch, d): worker i's points in row i.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n, *batch, d).
+        """
         ...
 
     def value(self, X: np.ndarray) -> np.ndarray:
-        """Local values, (n, *batch, d) -> (n, *batch)."""
+        """Local values, (n, *batch, d) -> (n, *batch).
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Shape (n, *batch, d).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n, *batch): f_i at worker i's points.
+        """
         ...
 
     def full_grad(self, x: np.ndarray) -> np.ndarray:
-        """Gradient of the global f = mean_i f_i at points x of shape (*batch, d)."""
+        """Gradient of the global f = mean_i f_i at points x of shape (*batch, d).
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Shape (*batch, d).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (*batch, d): grad f.
+        """
         ...
 
     def full_value(self, x: np.ndarray) -> np.ndarray:
-        """The global f at points x of shape (*batch, d) -> (*batch)."""
+        """The global f at points x of shape (*batch, d) -> (*batch).
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Shape (*batch, d).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (*batch): f.
+        """
         ...
 
     # Optional: ``radius: float``, the region of the analysis (module docstring). Not a protocol member, so
@@ -94,6 +138,11 @@ class FiniteSumFunctions(LocalFunctions, Protocol):
 
     ``samples_per_worker`` is m (every shard has the same size); ``sample_grad(X, idx)`` averages the
     per-sample gradients of the samples ``idx`` (shape (n, *batch, B), indices into each worker's shard).
+
+    Attributes
+    ----------
+    samples_per_worker : int
+        m, the size of every shard.
     """
 
     samples_per_worker: int
@@ -122,6 +171,16 @@ def check_global_points(x: np.ndarray, dim: int, name: str = "x") -> np.ndarray:
 
 def local_gradients_at_start(f: LocalFunctions) -> np.ndarray:
     """The n local gradients grad f_i(x0), shape (n, d) (one ``grad`` call at the common start).
+
+    Parameters
+    ----------
+    f : LocalFunctions
+        The local functions (``x0``, ``grad``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n, d): row i is grad f_i(x0).
 
     Examples
     --------

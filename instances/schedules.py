@@ -785,5 +785,15 @@ def schedule_from_callable(round_matrix: Callable[[int], MatrixLike], n: int, *,
 
 
 def as_schedule(W: Any) -> GossipSchedule:
-    """W itself when it is a `GossipSchedule`, else `constant_schedule` (W)."""
+    """W itself when it is a `GossipSchedule`, else `constant_schedule` (W).
+
+    Parameters
+    ----------
+    W : GossipSchedule or matrix
+        A schedule, or one gossip matrix (dense or scipy.sparse) used at every round.
+
+    Returns
+    -------
+    GossipSchedule
+    """
     return W if isinstance(W, GossipSchedule) else constant_schedule(W)
