@@ -11,7 +11,7 @@ registry entry holds everything about an algorithm (class, aliases, catalog entr
 
 from decbounds.algorithms import rules  # noqa: F401  (registers the built-in algorithms)
 from decbounds.algorithms.api import run, run_batch
-from decbounds.algorithms.engine import BudgetViolationError, Context
+from decbounds.algorithms.engine import BudgetViolationError, CapabilityError, Context
 from decbounds.algorithms.mixing import MixingOperator
 from decbounds.algorithms.registry import (
     Entry,
@@ -24,7 +24,7 @@ from decbounds.algorithms.registry import (
     unregister,
 )
 from decbounds.algorithms.result import Grid, Result, to_jsonable
-from decbounds.algorithms.step_rule import State, StepRule
+from decbounds.algorithms.step_rule import Setup, State, StepRule
 from decbounds.algorithms.tune import tune
 
 # isort: split
@@ -38,12 +38,14 @@ for _rule in (Extra, ExactDiffusion, MGDSGD):
 
 __all__ = [
     "BudgetViolationError",
+    "CapabilityError",
     "Context",
     "Entry",
     "Grid",
     "MixingOperator",
     "PlotStyle",
     "Result",
+    "Setup",
     "State",
     "StepRule",
     "algorithm_names",

@@ -7,11 +7,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from decbounds.algorithms.engine import STOP_RULES, Context, LoopSettings, batch_hyper, execute
-from decbounds.algorithms.mixing import GOSSIP_BACKENDS, MixingOperator
+from decbounds.algorithms.engine import STOP_RULES, Context, Ledger, LoopSettings, batch_hyper, execute
+from decbounds.algorithms.mixing import GOSSIP_BACKENDS
 from decbounds.algorithms.registry import rule_class
 from decbounds.algorithms.result import Result
-from decbounds.algorithms.step_rule import State, StepRule
+from decbounds.algorithms.step_rule import State, StepRule, communication_channel
 from decbounds.bounds.validation import require_choice, require_count, require_positive
 from decbounds.instances.protocol import LocalFunctions
 from decbounds.oracles.base import Oracle
@@ -216,25 +216,24 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, ste
         groups.setdefault(signature, []).append(index)
 
     results: list[Result | None] = [None] * len(configs)
+    channel = communication_channel(cls.communication, W, int(f.n))  # checked once, never given to the rule
     for indices in groups.values():
         first = configs[indices[0]][1]
-        rule = cls(f, W, {k: first.get(k, default) for k, default in cls.structural.items()},
+        rule = cls(f, channel, {k: first.get(k, default) for k, default in cls.structural.items()},
                    iterations=iterations)
         resolved = [rule.resolve({k: configs[i][1].get(k, default) for k, default in cls.batchable.items()})
                     for i in indices]
-        gossip = None if rule.matrix is None or rule.communication != "gossip" else \
-            MixingOperator(rule.matrix, backend=backend, name="W")
         steps, seeds_here = [configs[i][0] for i in indices], [configs[i][2] for i in indices]
-        ctx = Context(problem=f, oracle=oracle, W=gossip, step_sizes=steps,
-                      hyper=batch_hyper(rule.structural_values, resolved, int(f.dim)), batch=batch,
-                      seeds=seeds_here, backend=backend)
+        ledger = Ledger(problem=f, oracle=oracle, channel=channel, step_sizes=steps,
+                        hyper=batch_hyper(rule.structural_values, resolved, int(f.dim)), batch=batch,
+                        seeds=seeds_here, backend=backend, knows=cls.knows)
         settings = LoopSettings(iterations=iterations, tol=tol, check_every=check_every,
                                 record_every=record_every, record_progress=record_progress, stop=stop,
                                 radius=radius, callback=callback,
                                 smoothness=None if exact_check else _smoothness(f))
         recorded = [{**rule.structural_values, **values} for values in resolved]
-        group_results = execute(rule, ctx, settings, algorithm=cls.name, seeds=seeds_here, step_sizes=steps,
-                                hypers=recorded)
+        group_results = execute(rule, ledger, settings, algorithm=cls.name, seeds=seeds_here,
+                                step_sizes=steps, hypers=recorded)
         for index, result in zip(indices, group_results, strict=True):
             results[index] = result
     return [r for r in results if r is not None]

@@ -4,6 +4,12 @@ Per iteration a rule may query at most B samples per worker (``ctx.sample``) and
 (``ctx.gossip`` / ``ctx.gossip_two_tap`` with W, ``ctx.mix`` with another matrix, ``ctx.exact_average``);
 then the engine runs its stopping test. A rule that breaks the budget raises `BudgetViolationError`.
 
+The rule's `Context` is a capability: its data (n, k, d, B, the step sizes, the hyper-parameters, x0, t) and
+those calls, nothing else. The engine's side -- the problem, the oracle, the random streams, W, the
+counters -- is a `Ledger` that the context's methods close over; the per-iteration counts are logged and
+compared with the totals after the run (`Ledger.close`). What this guarantees and what Python introspection
+can still reach: docs/verify.md.
+
 k configurations (step sizes x seeds x batchable hyper-parameters) run side by side as one state of shape
 (n, k, d): worker axis first, so a gossip round is one product on axis 0, and per-configuration values
 broadcast as (1, k, d) arrays. Each configuration stops on its own and its outcome is never overwritten,
@@ -36,12 +42,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from decbounds.algorithms.mixing import MixingOperator
 from decbounds.algorithms.result import Result, Status
-from decbounds.algorithms.step_rule import State, StepRule
+from decbounds.algorithms.step_rule import Channel, State, StepRule, check_size, check_state, state_arrays
+from decbounds.instances.gossip import as_csr
 from decbounds.instances.protocol import LocalFunctions, instance_radius
 from decbounds.oracles.base import Oracle
 
@@ -50,14 +59,18 @@ __all__ = [
     "GUARD_EVERY",
     "STOP_RULES",
     "BudgetViolationError",
+    "CapabilityError",
     "Context",
+    "Ledger",
     "LoopSettings",
+    "MixingHandle",
     "batch_hyper",
     "certified_above",
     "divergence",
     "estimate_scale",
     "execute",
     "per_configuration",
+    "state_progress",
 ]
 
 # History entries kept when ``record_every`` is not given (iterations // this, at least 1).
@@ -167,33 +180,44 @@ class Counters:
                 "messages": self.messages}
 
 
+class CapabilityError(BudgetViolationError):
+    """A rule asked its `Context` for something its class does not give it (exact averaging in a gossip
+    rule, neighbourhood weights it did not declare, a mixing matrix off the graph, a sample of a point that
+    is not one per worker and configuration). A `BudgetViolationError`: the rule is not in its class.
+
+    Examples
+    --------
+    See `Ledger`.
+    """
+
+
+class MixingHandle:
+    """An opaque handle to a mixing matrix of ``ctx.operator``: ``ctx.mix`` applies it (one counted round);
+    the rule cannot apply it itself."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"MixingHandle({self.name!r})"
+
+
 class Context:
-    """What a rule sees: shapes, hyper-parameters, and the counted oracle and communication calls.
+    """What a rule sees: a capability, not a window on the engine (docs/verify.md, "What the audit
+    guarantees").
 
-    Attributes: ``n, k, d``; ``batch`` (B); ``step_size`` (1, k, d); ``hyper`` (`batch_hyper`); ``t`` (the
-    current iteration, from 0); ``W`` (the gossip `MixingOperator`, None for rules that do not gossip with
-    W); ``x0`` (d,); ``problem`` (the local functions); ``counters`` (`Counters`).
+    Data (read-only): ``n, k, d``; ``batch`` (B); ``step_size`` (1, k, d); ``hyper`` (`batch_hyper`, a
+    read-only mapping); ``x0`` (d,); ``t`` (the current iteration, from 0); ``communication`` (the rule's
+    kind); ``knows`` (the facts it declared). Calls: `sample` (at most B queries per worker per iteration),
+    one communication round per iteration (`gossip`, `gossip_two_tap`, `mix` with a matrix of `operator`,
+    `exact_average` for "exact" rules), `neighbour_weights` (declared rules only), `start_state`,
+    `zeros`. Nothing else: no problem, oracle, generator, matrix, graph or counter is an attribute of it.
 
-    ``algorithms.run_batch`` builds one per batch; a rule only calls its methods.
-
-    Parameters
-    ----------
-    problem : LocalFunctions
-        The local functions (n workers, dimension d, start x0).
-    oracle : Oracle or None
-        The stochastic oracle; None (or an exact oracle) queries ``problem.grad`` once for the whole batch.
-    W : MixingOperator or None
-        The gossip operator.
-    step_sizes : sequence of float
-        One step size per configuration.
-    hyper : mapping
-        `batch_hyper`'s dict.
-    batch : int
-        B, the queries per worker and iteration.
-    seeds : sequence of int
-        One seed per configuration: configuration j samples from ``numpy.random.default_rng(seeds[j])``.
-    backend : {"sparse", "dense"}
-        The gossip backend of `operator`.
+    The engine builds one per batch (`Ledger`, whose ``context`` it is) as an instance of a class of its
+    own whose methods close over the ledger; ``Context`` is the type rules annotate with and the place
+    these methods are documented.
 
     References
     ----------
@@ -201,67 +225,33 @@ class Context:
 
     Examples
     --------
-    One D-PSGD iteration by hand, and the budget it may not exceed:
-
-    >>> from decbounds import instances
-    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
-    >>> W = MixingOperator(instances.gossip_matrix(instances.topology("ring", 4), "metropolis"))
-    >>> ctx = Context(problem=f, oracle=None, W=W, step_sizes=[0.1, 0.2], hyper={}, batch=1, seeds=[0, 1])
-    >>> X = ctx.start_state()
-    >>> X.shape  # (n, k, d)
-    (4, 2, 3)
-    >>> ctx.begin_iteration(0)
-    >>> X = ctx.gossip(X - ctx.step_size * ctx.sample(X))
-    >>> ctx.gossip(X)
-    Traceback (most recent call last):
-    ...
-    decbounds.algorithms.engine.BudgetViolationError: iteration 0: a second communication round ...
-    >>> ctx.counters.gradient_queries, ctx.counters.messages  # 8 directed links of the ring
-    (1, 8)
+    See `Ledger`.
     """
 
-    def __init__(self, *, problem: LocalFunctions, oracle: Oracle | None, W: MixingOperator | None,
-                 step_sizes: Sequence[float], hyper: Mapping[str, Any], batch: int, seeds: Sequence[int],
-                 backend: str = "sparse") -> None:
-        self.problem = problem
-        self.oracle = oracle
-        self.n = int(problem.n)
-        self.d = int(problem.dim)
-        self.k = len(seeds)
-        self.x0 = np.asarray(problem.x0, dtype=float).reshape(self.d)
-        self.W = W
-        self.backend = backend
-        self.batch = int(batch)
-        self.step_size = per_configuration(step_sizes, self.d)
-        self.hyper = dict(hyper)
-        self.t = 0
-        self.counters = Counters()
-        self._exact = oracle is None or bool(getattr(oracle, "exact", False))
-        self._rngs = [np.random.default_rng(int(seed)) for seed in seeds]
-        self._queries_now = 0
-        self._round_now = False
+    __slots__ = ("batch", "communication", "d", "hyper", "k", "knows", "n", "step_size", "x0")
 
-    # -- state helpers ---------------------------------------------------------------------------------
+    def __init__(self) -> None:
+        raise TypeError("a Context is built by the engine: algorithms.engine.Ledger(...).context")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"the context is read-only: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"the context is read-only: cannot delete {name!r}")
+
+    @property
+    def t(self) -> int:
+        """The current iteration (from 0)."""
+        raise NotImplementedError
+
     def start_state(self) -> np.ndarray:
         """Every worker and configuration at x0: a fresh (n, k, d) array."""
-        return np.broadcast_to(self.x0, (self.n, self.k, self.d)).copy()
+        raise NotImplementedError
 
     def zeros(self) -> np.ndarray:
         """A fresh (n, k, d) zero array."""
-        return np.zeros((self.n, self.k, self.d))
+        raise NotImplementedError
 
-    def operator(self, M: Any, name: str = "M") -> MixingOperator:
-        """A communication operator for ``mix`` (DeFacto's factors, push-sum's column-stochastic matrix),
-        with the run's gossip backend."""
-        return MixingOperator(M, backend=self.backend, name=name)
-
-    def begin_iteration(self, t: int) -> None:
-        """Open iteration t (from 0): a fresh budget of B queries and one round."""
-        self.t = t
-        self._queries_now = 0
-        self._round_now = False
-
-    # -- counted calls ----------------------------------------------------------------------------------
     def sample(self, X: np.ndarray, queries: int | None = None) -> np.ndarray:
         """Stochastic gradients at X (n, k, d), the mean of ``queries`` (default B) queries per worker and
         configuration. Counted; at most B queries per worker in one iteration.
@@ -280,41 +270,15 @@ class Context:
         Raises
         ------
         BudgetViolationError
-            If the iteration's queries would exceed B per worker (or ``queries`` < 1).
+            If the iteration's queries would exceed B per worker (or ``queries`` < 1), or X is not
+            (n, k, d) (`CapabilityError`).
         """
-        b = self.batch if queries is None else int(queries)
-        if b < 1 or self._queries_now + b > self.batch:
-            raise BudgetViolationError(f"iteration {self.t}: {self._queries_now} + {b} queries per worker "
-                                       f"exceed the batch B={self.batch}")
-        self._queries_now += b
-        self.counters.gradient_queries += b
-        if self._exact:
-            return self.problem.grad(X)
-        assert self.oracle is not None
-        many = getattr(self.oracle, "sample_configurations", None)
-        if many is not None:  # one gradient evaluation for the whole batch where the oracle can
-            return many(X, self._rngs, b)
-        out = np.empty_like(X)
-        for j, rng in enumerate(self._rngs):
-            out[:, j : j + 1] = self.oracle.sample(X[:, j : j + 1], rng, b)
-        return out
-
-    def _open_round(self, arrays: int, links: int) -> None:
-        if self._round_now:
-            raise BudgetViolationError(f"iteration {self.t}: a second communication round in one iteration")
-        self._round_now = True
-        self.counters.communication_rounds += 1
-        self.counters.vectors_sent += arrays
-        self.counters.messages += arrays * links
-
-    def _gossip_operator(self) -> MixingOperator:
-        if self.W is None:
-            raise BudgetViolationError("this algorithm was prepared without a gossip matrix")
-        return self.W
+        raise NotImplementedError
 
     def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None, vectors: int | None = None,
                add: Sequence[np.ndarray | None] | None = None) -> Any:
-        """One gossip round with W on each array (n, ...); returns one array or a tuple of them.
+        """One gossip round with W (the push matrix for "push" rules) on each array (n, ...); returns one
+        array or a tuple of them.
 
         Parameters
         ----------
@@ -337,30 +301,35 @@ class Context:
         BudgetViolationError
             If the iteration already had its communication round, or there is no gossip matrix.
         """
-        W = self._gossip_operator()
-        self._open_round(len(Z) if vectors is None else int(vectors), W.links)
-        self.counters.gossip_rounds += 1
-        outs = [None] * len(Z) if out is None else out
-        adds = [None] * len(Z) if add is None else add
-        results = tuple(W.apply(z, o, v) for z, o, v in zip(Z, outs, adds, strict=True))
-        return results[0] if len(results) == 1 else results
+        raise NotImplementedError
 
     def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: np.ndarray, previous: np.ndarray,
                        b: np.ndarray, *, vectors: int | None = None) -> np.ndarray:
         """One gossip round of the two-tap recursion, out <- a * (W @ Z) + b * previous
         (``MixingOperator.two_tap``); counted as ``gossip(Z, vectors=vectors)``."""
-        W = self._gossip_operator()
-        self._open_round(1 if vectors is None else int(vectors), W.links)
-        self.counters.gossip_rounds += 1
-        return W.two_tap(Z, out, a, previous, b)
+        raise NotImplementedError
 
-    def mix(self, M: MixingOperator, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None) -> Any:
-        """One communication round with another operator M (rows receive): X <- M @ X for each array.
+    def operator(self, M: Any, name: str = "M") -> MixingHandle:
+        """A handle to another mixing matrix M (rows receive; DeFacto's factors) for `mix`, with the run's
+        gossip backend.
+
+        Raises
+        ------
+        CapabilityError
+            If M has an entry (i, j), i != j, where j is not i's neighbour on the rule's graph (one round
+            moves information one hop), or the rule communicates by exact averaging.
+        ValueError
+            If M is not n x n.
+        """
+        raise NotImplementedError
+
+    def mix(self, M: MixingHandle, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None) -> Any:
+        """One communication round with a matrix of `operator`: X <- M @ X for each array.
 
         Parameters
         ----------
-        M : MixingOperator
-            From `operator` (DeFacto's factors, push-sum's matrix).
+        M : MixingHandle
+            From `operator`.
         *Z : numpy.ndarray, shape (n, ...)
             The arrays sent.
         out : sequence of numpy.ndarray, optional
@@ -373,23 +342,324 @@ class Context:
         Raises
         ------
         BudgetViolationError
-            If the iteration already had its communication round.
+            If the iteration already had its communication round, or M is not from this context.
         """
-        self._open_round(len(Z), M.links)
-        outs = [None] * len(Z) if out is None else out
-        results = tuple(M.apply(z, o) for z, o in zip(Z, outs, strict=True))
-        return results[0] if len(results) == 1 else results
+        raise NotImplementedError
 
     def exact_average(self, *Z: np.ndarray) -> Any:
-        """One exact-averaging round (AllReduce / parameter server): the worker mean, shape (1, ...).
+        """One exact-averaging round (AllReduce / parameter server): the worker mean, shape (1, ...);
+        rules that declare ``communication = "exact"`` only.
 
         Counted as n (n - 1) messages per array. Raises `BudgetViolationError` when the iteration already
-        had its communication round.
+        had its communication round, `CapabilityError` for a rule of another kind.
         """
-        self._open_round(len(Z), self.n * (self.n - 1))
-        self.counters.exact_averages += 1
-        means = tuple(np.add.reduce(z, axis=0, keepdims=True) * (1.0 / self.n) for z in Z)
-        return means[0] if len(means) == 1 else means
+        raise NotImplementedError
+
+    def neighbour_weights(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Row i of W as worker i knows it: (the columns j with W_ij != 0, W_ij), copies; rules that
+        declare ``knows = ("neighbour_weights",)`` only (`CapabilityError` otherwise)."""
+        raise NotImplementedError
+
+
+def _context_class(ledger: Ledger) -> type[Context]:
+    """A `Context` subclass of one batch: every method a closure over ``ledger``, so that no attribute of
+    the rule's context leads to the engine's state."""
+    L = ledger
+    counters = ledger.counters
+    n, k, d, batch = ledger.n, ledger.k, ledger.d, ledger.batch
+    shape = (n, k, d)
+    exact = ledger.exact
+    problem, oracle, rngs = ledger.problem, ledger.oracle, ledger.rngs
+    W = ledger.W
+    kind = ledger.channel.kind if ledger.channel is not None else "exact"
+    gossip_counts = kind == "gossip"
+    x0 = ledger.x0
+    knows = frozenset(ledger.knows)
+
+    def open_round(arrays: int, links: int) -> None:
+        if L.round_now:
+            raise BudgetViolationError(f"iteration {L.t}: a second communication round in one iteration")
+        L.round_now = True
+        counters.communication_rounds += 1
+        counters.vectors_sent += arrays
+        counters.messages += arrays * links
+
+    def gossip_operator() -> MixingOperator:
+        if W is None:
+            raise BudgetViolationError("this algorithm was prepared without a gossip matrix")
+        return W
+
+    class RunContext(Context):
+        __slots__ = ()
+
+        @property
+        def t(self) -> int:
+            return L.t
+
+        def start_state(self) -> np.ndarray:
+            return np.broadcast_to(x0, shape).copy()
+
+        def zeros(self) -> np.ndarray:
+            return np.zeros(shape)
+
+        def sample(self, X: np.ndarray, queries: int | None = None) -> np.ndarray:
+            b = batch if queries is None else int(queries)
+            if b < 1 or L.queries_now + b > batch:
+                raise BudgetViolationError(f"iteration {L.t}: {L.queries_now} + {b} queries per worker "
+                                           f"exceed the batch B={batch}")
+            if X.shape != shape:
+                raise CapabilityError(f"iteration {L.t}: ctx.sample(X) takes one point per worker and "
+                                      f"configuration, shape {shape}; got {X.shape}")
+            L.queries_now += b
+            counters.gradient_queries += b
+            if exact:
+                return problem.grad(X)
+            many = getattr(oracle, "sample_configurations", None)
+            if many is not None:  # one gradient evaluation for the whole batch where the oracle can
+                return many(X, rngs, b)
+            out = np.empty_like(X)
+            for j, rng in enumerate(rngs):
+                out[:, j : j + 1] = oracle.sample(X[:, j : j + 1], rng, b)
+            return out
+
+        def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None,
+                   vectors: int | None = None, add: Sequence[np.ndarray | None] | None = None) -> Any:
+            M = gossip_operator()
+            open_round(len(Z) if vectors is None else int(vectors), M.links)
+            if gossip_counts:
+                counters.gossip_rounds += 1
+            outs = [None] * len(Z) if out is None else out
+            adds = [None] * len(Z) if add is None else add
+            results = tuple(M.apply(z, o, v) for z, o, v in zip(Z, outs, adds, strict=True))
+            return results[0] if len(results) == 1 else results
+
+        def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: np.ndarray, previous: np.ndarray,
+                           b: np.ndarray, *, vectors: int | None = None) -> np.ndarray:
+            M = gossip_operator()
+            open_round(1 if vectors is None else int(vectors), M.links)
+            if gossip_counts:
+                counters.gossip_rounds += 1
+            return M.two_tap(Z, out, a, previous, b)
+
+        def operator(self, M: Any, name: str = "M") -> MixingHandle:
+            return L.add_operator(M, name)
+
+        def mix(self, M: MixingHandle, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None) -> Any:
+            operator = L.operators.get(id(M))
+            if operator is None or operator[0] is not M:
+                raise BudgetViolationError(f"iteration {L.t}: ctx.mix needs a handle of this run's "
+                                           f"ctx.operator; got {M!r}")
+            mixing = operator[1]
+            open_round(len(Z), mixing.links)
+            outs = [None] * len(Z) if out is None else out
+            results = tuple(mixing.apply(z, o) for z, o in zip(Z, outs, strict=True))
+            return results[0] if len(results) == 1 else results
+
+        def exact_average(self, *Z: np.ndarray) -> Any:
+            if kind != "exact":
+                raise CapabilityError(f"iteration {L.t}: exact averaging is outside a {kind!r} rule's class "
+                                      "(declare communication = 'exact')")
+            open_round(len(Z), n * (n - 1))
+            counters.exact_averages += 1
+            means = tuple(np.add.reduce(z, axis=0, keepdims=True) * (1.0 / n) for z in Z)
+            return means[0] if len(means) == 1 else means
+
+        def neighbour_weights(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+            if "neighbour_weights" not in knows:
+                raise CapabilityError("ctx.neighbour_weights needs knows = ('neighbour_weights',) on the "
+                                      "rule")
+            return L.row(int(i))
+
+    for method in ("sample", "gossip", "gossip_two_tap", "operator", "mix", "exact_average",
+                   "neighbour_weights", "start_state", "zeros"):
+        getattr(RunContext, method).__doc__ = getattr(Context, method).__doc__
+    return RunContext
+
+
+class Ledger:
+    """The engine's side of one batch: the problem, the oracle, the random streams, W and the A_B
+    accounting, per iteration and in total. The rule sees only ``ledger.context`` (`Context`).
+
+    ``algorithms.run_batch`` builds one per batch; `execute` opens each iteration (`begin_iteration`) and
+    compares the per-iteration counts with the totals after the run (`close`).
+
+    Parameters
+    ----------
+    problem : LocalFunctions
+        The local functions (n workers, dimension d, start x0).
+    oracle : Oracle or None
+        The stochastic oracle; None (or an exact oracle) queries ``problem.grad`` once for the whole batch.
+    channel : Channel or None
+        W checked for the rule's kind (``algorithms.step_rule.communication_channel``); None: exact.
+    step_sizes : sequence of float
+        One step size per configuration.
+    hyper : mapping
+        `batch_hyper`'s dict.
+    batch : int
+        B, the queries per worker and iteration.
+    seeds : sequence of int
+        One seed per configuration: configuration j samples from ``numpy.random.default_rng(seeds[j])``.
+    backend : {"sparse", "dense"}
+        The gossip backend (``algorithms.mixing``).
+    knows : sequence of str
+        The facts the rule declared (``StepRule.knows``).
+
+    References
+    ----------
+    docs/theory.md §1.5 (the class A_B) and §1.8 (what an iteration costs).
+
+    Examples
+    --------
+    One D-PSGD iteration by hand, and the budget it may not exceed:
+
+    >>> from decbounds import instances
+    >>> from decbounds.algorithms.step_rule import communication_channel
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> ledger = Ledger(problem=f, oracle=None, channel=communication_channel("gossip", W, 4),
+    ...                 step_sizes=[0.1, 0.2], hyper={}, batch=1, seeds=[0, 1])
+    >>> ctx = ledger.context
+    >>> X = ctx.start_state()
+    >>> X.shape  # (n, k, d)
+    (4, 2, 3)
+    >>> ledger.begin_iteration(0)
+    >>> X = ctx.gossip(X - ctx.step_size * ctx.sample(X))
+    >>> ctx.gossip(X)
+    Traceback (most recent call last):
+    ...
+    decbounds.algorithms.engine.BudgetViolationError: iteration 0: a second communication round ...
+    >>> ledger.close()
+    >>> ledger.counters.gradient_queries, ledger.counters.messages  # 8 directed links of the ring
+    (1, 8)
+    >>> ctx.exact_average(X)
+    Traceback (most recent call last):
+    ...
+    decbounds.algorithms.engine.CapabilityError: iteration 0: exact averaging is outside a 'gossip' rule's ...
+    """
+
+    __slots__ = (
+        "W",
+        "_open",
+        "backend",
+        "batch",
+        "channel",
+        "context",
+        "counters",
+        "d",
+        "exact",
+        "k",
+        "knows",
+        "n",
+        "operators",
+        "oracle",
+        "problem",
+        "queries_log",
+        "queries_now",
+        "rngs",
+        "round_now",
+        "rounds_log",
+        "step_size",
+        "t",
+        "x0",
+    )
+
+    def __init__(self, *, problem: LocalFunctions, oracle: Oracle | None, channel: Channel | None,
+                 step_sizes: Sequence[float], hyper: Mapping[str, Any], batch: int, seeds: Sequence[int],
+                 backend: str = "sparse", knows: Sequence[str] = ()) -> None:
+        self.problem = problem
+        self.oracle = oracle
+        self.channel = channel
+        self.n = int(problem.n)
+        self.d = int(problem.dim)
+        self.k = len(seeds)
+        self.x0 = np.asarray(problem.x0, dtype=float).reshape(self.d).copy()
+        self.x0.setflags(write=False)
+        self.batch = int(batch)
+        self.step_size = per_configuration(step_sizes, self.d)
+        self.step_size.setflags(write=False)
+        self.backend = backend
+        matrix = None if channel is None or channel.kind not in ("gossip", "push") else channel.matrix
+        self.W = None if matrix is None else MixingOperator(matrix, backend=backend, name="W")
+        self.exact = oracle is None or bool(getattr(oracle, "exact", False))
+        self.rngs = [np.random.default_rng(int(seed)) for seed in seeds]
+        self.knows = tuple(knows)
+        self.counters = Counters()
+        self.t = 0
+        self.queries_now = 0
+        self.round_now = False
+        self.queries_log: list[int] = []
+        self.rounds_log: list[bool] = []
+        self.operators: dict[int, tuple[MixingHandle, MixingOperator]] = {}
+        self._open = False
+        context = object.__new__(_context_class(self))
+        for name, value in (("n", self.n), ("k", self.k), ("d", self.d), ("batch", self.batch),
+                            ("step_size", self.step_size), ("hyper", MappingProxyType(dict(hyper))),
+                            ("x0", self.x0), ("communication", "exact" if channel is None else channel.kind),
+                            ("knows", frozenset(self.knows))):
+            object.__setattr__(context, name, value)
+        self.context: Context = context
+
+    def begin_iteration(self, t: int) -> None:
+        """Open iteration t (from 0): a fresh budget of B queries and one round; the last one's counts go
+        to the per-iteration log."""
+        if self._open:
+            self.queries_log.append(self.queries_now)
+            self.rounds_log.append(self.round_now)
+        self.t = t
+        self.queries_now = 0
+        self.round_now = False
+        self._open = True
+
+    def close(self) -> None:
+        """End the run: log the last iteration, then compare every iteration's counts with the budget and
+        their sums with the totals.
+
+        Raises
+        ------
+        BudgetViolationError
+            Naming the first iteration over the budget, or the totals that disagree with the sum of the
+            iterations (the accounting was changed from outside the context).
+        """
+        if self._open:
+            self.queries_log.append(self.queries_now)
+            self.rounds_log.append(self.round_now)
+            self._open = False
+        for t, (queries, rounds) in enumerate(zip(self.queries_log, self.rounds_log, strict=True)):
+            if queries > self.batch or int(rounds) > 1:
+                raise BudgetViolationError(f"iteration {t}: {queries} queries per worker and {int(rounds)} "
+                                           f"rounds logged (budget B={self.batch}, one round)")
+        queries, rounds = sum(self.queries_log), sum(self.rounds_log)
+        totals = (self.counters.gradient_queries, self.counters.communication_rounds)
+        if (queries, rounds) != totals:
+            raise BudgetViolationError(f"the accounting disagrees with itself: {queries} queries and "
+                                       f"{rounds} rounds per worker logged over {len(self.queries_log)} "
+                                       f"iterations, totals {totals[0]} and {totals[1]}")
+
+    def add_operator(self, M: Any, name: str) -> MixingHandle:
+        """`Context.operator`: M checked against the channel's closed neighbourhoods."""
+        if self.channel is None or self.channel.support is None:
+            raise CapabilityError("ctx.operator: an exact-averaging rule has no graph to mix on")
+        csr = as_csr(M, name)
+        check_size(csr, self.n, name)
+        outside = sp.csr_array((abs(csr) > 0).astype(float) - self.channel.support) > 0
+        if outside.nnz:
+            coo = sp.coo_array(outside)
+            i, j = int(coo.row[0]), int(coo.col[0])
+            raise CapabilityError(f"ctx.operator: {name} has the entry ({i}, {j}), but worker {j} is not a "
+                                  f"neighbour of worker {i} (one round moves information one hop)")
+        handle = MixingHandle(name)
+        self.operators[id(handle)] = (handle, MixingOperator(csr, backend=self.backend, name=name))
+        return handle
+
+    def row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """`Context.neighbour_weights`: row i of W (gossip or push), copies."""
+        if self.channel is None or self.channel.matrix is None:
+            raise CapabilityError("ctx.neighbour_weights: the rule has no gossip matrix")
+        if not 0 <= i < self.n:
+            raise ValueError(f"worker i must lie in [0, {self.n}); got {i}")
+        M = self.channel.matrix
+        start, stop = M.indptr[i], M.indptr[i + 1]
+        return M.indices[start:stop].copy(), M.data[start:stop].copy()
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -676,7 +946,7 @@ def outcome(book: Book, j: int, t: int, diverged: dict[int, str], tol: float | N
     return "max_iterations", f"iteration cap {t} reached{reason}"
 
 
-def checkpoint(t: int, rule: StepRule, state: State, ctx: Context, book: Book, settings: LoopSettings,
+def checkpoint(t: int, rule: StepRule, state: State, ledger: Ledger, book: Book, settings: LoopSettings,
                radius: np.ndarray, bound: np.ndarray, last: bool, auxiliary_scale: float = 1.0,
                smallest: float | None = None) -> bool:
     """The end of iteration t: the divergence guard, the stopping test and the record, where due
@@ -689,7 +959,7 @@ def checkpoint(t: int, rule: StepRule, state: State, ctx: Context, book: Book, s
     guarding = t % GUARD_EVERY == 0 or last
     if not (testing or recording or guarding):
         return True
-    f = ctx.problem
+    f = ledger.problem
     x_hat = rule.average(state)
     # the models are state.x (`StepRule.worker_arrays` lists them first); the other arrays only when read
     models = state.x
@@ -727,16 +997,35 @@ def checkpoint(t: int, rule: StepRule, state: State, ctx: Context, book: Book, s
         book.running[j] = False
         if status == "diverged":
             book.t_eps[j] = book.t_eps_local[j] = -1
-        book.final[j] = {"t": t, "status": status, "message": message, "counters": ctx.counters.as_dict(t),
+        book.final[j] = {"t": t, "status": status, "message": message, "counters": ledger.counters.as_dict(t),
                          "row": tuple(value if i == 0 else value[j] for i, value in enumerate(row))}
     book.local_pending = bool(np.any(book.running & (book.t_eps_local < 0)))
     return bool(book.running.any())
 
 
-def execute(rule: StepRule, ctx: Context, settings: LoopSettings, *, algorithm: str, seeds: Sequence[int],
+def state_progress(progress_of: Callable[[np.ndarray], np.ndarray], state: State, n: int, k: int,
+                   d: int) -> np.ndarray:
+    """The chain progress per worker and configuration (n, k): the largest over every array of the state
+    (``algorithms.step_rule.state_arrays``) whose last axis is the dimension d. An (n, m, d) array with m a
+    multiple of k (DeTAG's stacked (x~, y)) is read as m / k blocks of the k configurations; any other
+    array counts for every configuration."""
+    levels = np.zeros((n, k), dtype=np.int64)
+    for _, array in state_arrays(state):
+        if array.ndim < 2 or array.shape[-1] != d:
+            continue
+        level = np.asarray(progress_of(array)).reshape(n, -1)
+        if level.shape[1] % k == 0:
+            level = level.reshape(n, -1, k).max(axis=1)
+        else:
+            level = np.broadcast_to(level.max(axis=1, keepdims=True), (n, k))
+        np.maximum(levels, level, out=levels)
+    return levels
+
+
+def execute(rule: StepRule, ledger: Ledger, settings: LoopSettings, *, algorithm: str, seeds: Sequence[int],
             step_sizes: Sequence[float], hypers: Sequence[dict[str, Any]]) -> list[Result]:
-    """Run ``rule`` for up to ``settings.iterations`` iterations on ctx's k configurations; one Result each
-    (module docstring: the A_B budget, the checkpoints, the bits).
+    """Run ``rule`` for up to ``settings.iterations`` iterations on the ledger's k configurations; one Result
+    each (module docstring: the A_B budget, the checkpoints, the bits).
 
     The one loop of the package; ``algorithms.run_batch`` validates the user's input and calls it once per
     structural group.
@@ -745,64 +1034,69 @@ def execute(rule: StepRule, ctx: Context, settings: LoopSettings, *, algorithm: 
     ----------
     rule : StepRule
         The prepared rule.
-    ctx : Context
-        The batch's context.
+    ledger : Ledger
+        The batch's engine side; the rule receives its ``context``.
     settings : LoopSettings
         Stopping and recording.
     algorithm : str
         The name recorded in each Result.
     seeds, step_sizes : sequence
-        Per configuration, as in ``ctx``.
+        Per configuration, as in the ledger.
     hypers : sequence of dict
         Per configuration, the hyper-parameters recorded in ``Result.hyper``.
 
     Returns
     -------
     list of Result
-        One per configuration, in ctx's order.
+        One per configuration, in the ledger's order.
 
     Raises
     ------
     ValueError
         If ``settings.record_progress`` is set for a problem without a ``progress`` method.
     BudgetViolationError
-        If the rule breaks the A_B budget.
+        If the rule breaks the A_B budget (or asks its context for what its class does not give it:
+        `CapabilityError`).
+    ValueError
+        If an array of the rule's start state is not per worker (``algorithms.step_rule.check_state``).
 
     References
     ----------
     docs/theory.md §1.5 and (A3).
     """
-    f = ctx.problem
+    f = ledger.problem
+    ctx = ledger.context
     settings.record_every = settings.record_every or max(1, settings.iterations // DEFAULT_RECORDS)
     radius = np.array([settings.radius if settings.radius is not None else instance_radius(f, alpha)
                        for alpha in step_sizes], dtype=float)
     progress_of = getattr(f, "progress", None) if settings.record_progress else None
     if settings.record_progress and progress_of is None:
         raise ValueError("record_progress=True needs a zero-chain problem with a progress(X) method")
-    bound = radius + float(np.max(np.abs(ctx.x0), initial=0.0))
+    bound = radius + float(np.max(np.abs(ledger.x0), initial=0.0))
     smallest = float(bound.min())
-    aux = estimate_scale(ctx.oracle)
-    book = Book(ctx.k, ctx.d)
+    aux = estimate_scale(ledger.oracle)
+    book = Book(ledger.k, ledger.d)
     state = rule.init(ctx)
+    check_state(state, ledger.n)
     with np.errstate(over="ignore", invalid="ignore"):
         for t in range(settings.iterations + 1):
             if t > 0:
-                ctx.begin_iteration(t - 1)
+                ledger.begin_iteration(t - 1)
                 state = rule.step(state, ctx)
             if settings.callback is not None:
                 settings.callback(t, state, ctx)
             if progress_of is not None:
-                levels = [np.asarray(progress_of(a)).reshape(ctx.n, ctx.k) for a in rule.worker_arrays(state)]
-                book.progress.append(np.maximum.reduce(levels))
-            if not checkpoint(t, rule, state, ctx, book, settings, radius, bound,
+                book.progress.append(state_progress(progress_of, state, ledger.n, ledger.k, ledger.d))
+            if not checkpoint(t, rule, state, ledger, book, settings, radius, bound,
                               last=t == settings.iterations, auxiliary_scale=aux, smallest=smallest):
                 break
+    ledger.close()
     return [_result(book, j, algorithm=algorithm, seed=seeds[j], step_size=step_sizes[j], hyper=hypers[j],
-                    ctx=ctx, settings=settings, radius=float(radius[j])) for j in range(ctx.k)]
+                    ledger=ledger, settings=settings, radius=float(radius[j])) for j in range(ledger.k)]
 
 
 def _result(book: Book, j: int, *, algorithm: str, seed: int, step_size: float, hyper: dict[str, Any],
-            ctx: Context, settings: LoopSettings, radius: float) -> Result:
+            ledger: Ledger, settings: LoopSettings, radius: float) -> Result:
     """Configuration j's Result: its history up to its stop, then the stop itself."""
     final = book.final[j]
     assert final is not None
@@ -816,7 +1110,7 @@ def _result(book: Book, j: int, *, algorithm: str, seed: int, step_size: float, 
         grad_norms=[float(entry[1][j]) for entry in history] + [float(grad_norm)],
         worst_worker_grad_norms=[float(entry[2][j]) for entry in history] + [float(worst)],
         consensus=[float(entry[3][j]) for entry in history] + [float(consensus)], counters=final["counters"],
-        seed=int(seed), step_size=float(step_size), batch=ctx.batch, hyper=hyper, tol=settings.tol,
+        seed=int(seed), step_size=float(step_size), batch=ledger.batch, hyper=hyper, tol=settings.tol,
         radius=radius, x_hat=x_hat,
         progress=np.stack([row[:, j] for row in book.progress[: stop + 1]]) if book.progress else None,
     )

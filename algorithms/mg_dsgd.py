@@ -42,8 +42,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from decbounds.algorithms import Context, PlotStyle, State, StepRule
-from decbounds.instances import LocalFunctions
+from decbounds.algorithms import Context, PlotStyle, Setup, State, StepRule
 
 from decbounds import bounds
 
@@ -136,7 +135,7 @@ class MGDSGD(StepRule):
     structural: ClassVar[dict[str, Any]] = {"R": None, "form": "atc", "eta": None}
     batchable: ClassVar[dict[str, Any]] = {}
 
-    def prepare(self, problem: LocalFunctions, W: Any) -> None:
+    def prepare(self, setup: Setup) -> None:
         values = self.structural_values
         assert self.lam is not None
         R = default_rounds(self.n, self.lam) if values["R"] is None else values["R"]

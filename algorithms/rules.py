@@ -17,11 +17,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
-from decbounds.algorithms.engine import Context
-from decbounds.algorithms.mixing import SHORT_ROW, MixingOperator
+from decbounds.algorithms.engine import Context, MixingHandle
+from decbounds.algorithms.mixing import SHORT_ROW
 from decbounds.algorithms.registry import PlotStyle, register
-from decbounds.algorithms.step_rule import State, StepRule, check_size, support_graph
+from decbounds.algorithms.step_rule import Setup, State, StepRule, check_size, problem_constants
 from decbounds.bounds.detag_params import accelerated_gossip_eta, detag_phase_length
 from decbounds.bounds.validation import require_choice, require_count, require_real
 from decbounds.instances.averaging import (
@@ -31,7 +30,6 @@ from decbounds.instances.averaging import (
     gossip_schedule,
 )
 from decbounds.instances.gossip import as_csr
-from decbounds.instances.heterogeneity import varsigma0_at_start
 from decbounds.instances.protocol import LocalFunctions
 
 __all__ = [
@@ -52,6 +50,7 @@ __all__ = [
     "PushSumState",
     "TrackingState",
     "default_phase_length",
+    "phase_length",
 ]
 
 
@@ -146,7 +145,7 @@ class LocalSGD(StepRule):
     communication = "exact"
     gossips = False
 
-    def prepare(self, problem: LocalFunctions, W: Any) -> None:
+    def prepare(self, setup: Setup) -> None:
         self.H = require_count("H", self.structural_values["H"], 1)
         self.structural_values["H"] = self.H
 
@@ -170,7 +169,6 @@ class DPSGDState(MomentumState):
 
     buf: np.ndarray
     step: np.ndarray
-    minus_alpha: np.ndarray
 
 
 class DPSGD(StepRule):
@@ -216,14 +214,15 @@ class DPSGD(StepRule):
     style = PlotStyle(color="tab:blue", marker="v", label="D-PSGD")
     structural: ClassVar[dict[str, Any]] = {"form": "cta"}
 
-    def prepare(self, problem: LocalFunctions, W: Any) -> None:
+    def prepare(self, setup: Setup) -> None:
         if self.structural_values["form"] not in ("cta", "atc"):
             raise ValueError(f"form must be 'cta' or 'atc'; got form={self.structural_values['form']!r}")
         self.atc = self.structural_values["form"] == "atc"
 
     def init(self, ctx: Context) -> DPSGDState:
+        self.minus_alpha = -ctx.step_size  # a per-batch constant (1, k, d): on the rule, not in the state
         return DPSGDState(x=ctx.start_state(), v=self.momentum_buffer(ctx), buf=ctx.zeros(),
-                          step=ctx.zeros(), minus_alpha=-ctx.step_size)
+                          step=ctx.zeros())
 
     def step(self, s: DPSGDState, ctx: Context) -> DPSGDState:
         direction = self.heavy_ball(s.v, ctx.sample(s.x), ctx)
@@ -232,7 +231,7 @@ class DPSGD(StepRule):
             ctx.gossip(s.x, out=(s.buf,))
         else:
             # W X + (-alpha G) in the product's pass: the bits of W X - alpha G
-            np.multiply(direction, s.minus_alpha, out=s.step)
+            np.multiply(direction, self.minus_alpha, out=s.step)
             ctx.gossip(s.x, out=(s.buf,), add=(s.step,))
         s.x, s.buf = s.buf, s.x
         return s
@@ -280,14 +279,11 @@ class D2(StepRule):
     name = "d2"
     catalog_entry = "d2"
     style = PlotStyle(color="tab:orange", marker="^", label="D$^2$")
+    knows = ("lambda_min",)  # the condition lambda_min(W) >= -1/3 is checked, never used in a step
 
-    def prepare(self, problem: LocalFunctions, W: Any) -> None:
-        M = self.matrix
-        assert M is not None
-        if self.n <= 2000:
-            lowest = float(np.linalg.eigvalsh(M.toarray())[0])
-        else:
-            lowest = float(spla.eigsh(M, k=1, which="SA", return_eigenvectors=False)[0])
+    def prepare(self, setup: Setup) -> None:
+        lowest = setup.lambda_min
+        assert lowest is not None
         if lowest < -1.0 / 3.0 - 1e-12:
             raise ValueError(f"W has lambda_min = {lowest:.6g} < -1/3, which D2 requires (Tang et al. "
                              "2018b); use a lazier W (instances.lazy)")
@@ -430,11 +426,10 @@ class GTDSGD(StepRule):
 
 @dataclass(eq=False)
 class PushSumState(MomentumState):
-    """x = z / w, the pushed numerators z, the push-sum weights w (n, 1, 1), and the push operator."""
+    """x = z / w, the pushed numerators z and the push-sum weights w (n, 1, 1)."""
 
     z: np.ndarray
     w: np.ndarray
-    push: MixingOperator
 
 
 class SGP(StepRule):
@@ -476,12 +471,11 @@ class SGP(StepRule):
 
     def init(self, ctx: Context) -> PushSumState:
         x = ctx.start_state()
-        return PushSumState(x=x, v=self.momentum_buffer(ctx), z=x.copy(), w=np.ones((self.n, 1, 1)),
-                            push=ctx.operator(self.matrix, name="W"))
+        return PushSumState(x=x, v=self.momentum_buffer(ctx), z=x.copy(), w=np.ones((self.n, 1, 1)))
 
     def step(self, s: PushSumState, ctx: Context) -> PushSumState:
         s.z -= ctx.step_size * self.heavy_ball(s.v, ctx.sample(s.x), ctx)
-        s.z, s.w = ctx.mix(s.push, s.z, s.w)
+        s.z, s.w = ctx.gossip(s.z, s.w)  # a "push" rule's gossip applies the push matrix P
         np.divide(s.z, s.w, out=s.x)
         return s
 
@@ -495,11 +489,10 @@ class SGP(StepRule):
 
 @dataclass(eq=False)
 class DeFactoState(State):
-    """x, the replica being averaged through the factors, the phase's mean gradient g, the factors."""
+    """x, the replica being averaged through the factors, and the phase's mean gradient g."""
 
     replica: np.ndarray
     g: np.ndarray
-    factors: list[MixingOperator]
 
 
 class DeFacto(StepRule):
@@ -552,15 +545,19 @@ class DeFacto(StepRule):
     structural: ClassVar[dict[str, Any]] = {"form": "intended", "factors": None}
     batchable: ClassVar[dict[str, Any]] = {}
     communication = "graph"
+    # the exact-averaging factors are a schedule computed from the whole graph before the run (a global
+    # precomputation, as in the paper); each factor is still checked to mix neighbours only (ctx.operator)
+    knows = ("graph",)
 
-    def prepare(self, problem: LocalFunctions, W: Any) -> None:
+    def prepare(self, setup: Setup) -> None:
         form = self.structural_values["form"]
         if form not in ("intended", "literal"):
             raise ValueError(f"form must be 'intended' or 'literal'; got form={form!r}")
         self.intended = form == "intended"
         factors = self.structural_values["factors"]
         if factors is None:
-            factors = exact_averaging_factors(support_graph(W, self.n))
+            assert setup.graph is not None
+            factors = exact_averaging_factors(setup.graph)
         matrices: list[sp.csr_array] = [as_csr(F, "factors") for F in factors]
         if not matrices:
             raise ValueError("factors must hold at least one matrix")
@@ -572,8 +569,9 @@ class DeFacto(StepRule):
         self.structural_values["factors"] = None if self.structural_values["factors"] is None else "given"
 
     def init(self, ctx: Context) -> DeFactoState:
-        factors = [ctx.operator(F, name=f"F_{r}") for r, F in enumerate(self.factor_matrices)]
-        return DeFactoState(x=ctx.start_state(), replica=ctx.zeros(), g=ctx.zeros(), factors=factors)
+        self.factors: list[MixingHandle] = [ctx.operator(F, name=f"F_{r}")
+                                            for r, F in enumerate(self.factor_matrices)]
+        return DeFactoState(x=ctx.start_state(), replica=ctx.zeros(), g=ctx.zeros())
 
     def step(self, s: DeFactoState, ctx: Context) -> DeFactoState:
         R = self.R
@@ -585,7 +583,7 @@ class DeFacto(StepRule):
             s.replica[...] = s.x
             if self.intended:
                 s.replica -= ctx.step_size * s.g
-        s.replica = ctx.mix(s.factors[r - R], s.replica)
+        s.replica = ctx.mix(self.factors[r - R], s.replica)
         if r == 2 * R - 1:
             s.x[...] = s.replica
             if not self.intended:
@@ -601,18 +599,13 @@ class DeFacto(StepRule):
 class DeTAGState(State):
     """x, the stacked (x~, y) of one round ``z`` (n, 2k, d) with the previous one and a scratch array, the
     phase's gradient sum g and the last phase's g_prev (or, with beta, the momentum v), and the per-round
-    gossip coefficients of the k configurations (``coefficients[r]`` = (a, b), each (1, 2k, d), or (1, 2k, 1)
-    for long rows d >= ``algorithms.mixing.SHORT_ROW``;
-    ``plain[r]``: a = 1, b = 0 for all)."""
+    gossip coefficients and beta are per-batch constants, kept on the rule (`DeTAG.init`)."""
 
     z: np.ndarray
     z_prev: np.ndarray
     buf: np.ndarray
     g: np.ndarray
     g_prev: np.ndarray
-    coefficients: list[tuple[np.ndarray, np.ndarray]]
-    plain: list[bool]
-    beta: np.ndarray | None
 
     @property
     def replica(self) -> np.ndarray:
@@ -684,11 +677,13 @@ class DeTAG(StepRule):
     style = PlotStyle(color="tab:red", marker="o", label="DeTAG")
     structural: ClassVar[dict[str, Any]] = {"R": None}
     batchable: ClassVar[dict[str, Any]] = {"eta": None, "gossip": "two_tap", "start": "paper", "beta": 0.0}
+    # Cor. 6's default R reads Delta, L and varsigma0 at the start: global constants of the problem
+    knows = ("problem_constants",)
 
-    def prepare(self, problem: LocalFunctions, W: Any) -> None:
+    def prepare(self, setup: Setup) -> None:
         R = self.structural_values["R"]
         if R is None:
-            R = default_phase_length(problem, self.lam, self.iterations)
+            R = phase_length(setup.n, setup.lam, setup.constants or {}, self.iterations)
         self.R = require_count("R", R, 1)
         self.structural_values["R"] = self.R
 
@@ -729,6 +724,9 @@ class DeTAG(StepRule):
         return gossip_schedule(values["gossip"], self.lam, self.R, eta=values["eta"], start=values["start"])
 
     def init(self, ctx: Context) -> DeTAGState:
+        """The start state; the per-round gossip coefficients of the k configurations go on the rule
+        (``self.coefficients[r]`` = (a, b), each (1, 2k, d), or (1, 2k, 1) for long rows d >=
+        ``algorithms.mixing.SHORT_ROW``; ``self.plain[r]``: a = 1, b = 0 for all; ``self.beta``)."""
         k = ctx.k
         keys = ("gossip", "eta", "start")
         configurations = [{key: _value(ctx.hyper[key], j) for key in keys} for j in range(k)]
@@ -743,19 +741,20 @@ class DeTAG(StepRule):
         plain = [bool(np.all(schedules[r, :, 1] == 0.0) and np.all(schedules[r, :, 0] == 1.0))
                  for r in range(self.R)]
         beta = ctx.hyper["beta"]
+        self.coefficients, self.plain = coefficients, plain
+        self.beta: np.ndarray | None = beta if np.any(beta) else None
         z = np.zeros((self.n, 2 * k, ctx.d))
         z[:, :k] = ctx.x0  # x~ = x0, y = 0
         return DeTAGState(x=ctx.start_state(), z=z, z_prev=np.zeros_like(z), buf=np.zeros_like(z),
-                          g=ctx.zeros(), g_prev=ctx.zeros(), coefficients=coefficients, plain=plain,
-                          beta=beta if np.any(beta) else None)
+                          g=ctx.zeros(), g_prev=ctx.zeros())
 
     def step(self, s: DeTAGState, ctx: Context) -> DeTAGState:
         R = self.R
         r = ctx.t % R
-        if s.plain[r]:
+        if self.plain[r]:
             ctx.gossip(s.z, out=(s.buf,), vectors=2)
         else:
-            a, b = s.coefficients[r]
+            a, b = self.coefficients[r]
             previous = s.z if r == 0 else s.z_prev  # z_{-1} := z_0 at the phase start
             ctx.gossip_two_tap(s.z, s.buf, a, previous, b, vectors=2)  # buf = a W z + b previous
         s.z_prev, s.z, s.buf = s.z, s.buf, s.z_prev  # prev <- current, current <- new
@@ -770,7 +769,7 @@ class DeTAG(StepRule):
             np.multiply(tracker, ctx.step_size, out=s.x)
             np.subtract(replica, s.x, out=s.x)  # x <- x~ - alpha y (the post-gossip tracker)
             replica[...] = s.x  # the next phase gossips the new model
-            if s.beta is None:
+            if self.beta is None:
                 tracker += s.g
                 tracker -= s.g_prev
                 s.g_prev, s.g = s.g, s.g_prev
@@ -778,7 +777,7 @@ class DeTAG(StepRule):
                     return s  # g is replaced by the next query; no need to clear it
             else:
                 # Alg. 4: v_(k+1) = beta v_(k) + g_(k); the correction is v_(k+1) - v_(k); g_prev holds v
-                new_v = s.beta * s.g_prev + s.g
+                new_v = self.beta * s.g_prev + s.g
                 tracker += new_v
                 tracker -= s.g_prev
                 s.g_prev[...] = new_v
@@ -835,15 +834,19 @@ def default_phase_length(problem: LocalFunctions, lam: float | None, iterations:
     >>> default_phase_length(instances.heterogeneous_quadratic(4, 3, 1.0, seed=0), 1 / 3, 1000)
     5
     """
+    return phase_length(int(problem.n), lam, problem_constants(problem), iterations)
+
+
+def phase_length(n: int, lam: float | None, constants: Any, iterations: int) -> int:
+    """`default_phase_length` from what a rule's `Setup` holds: n, lam and ``problem_constants`` (Delta, L,
+    varsigma0; empty: the log n branch only)."""
     if lam is None:
         raise ValueError("R needs lam: DeTAG gossips with a symmetric W")
-    Delta = getattr(problem, "Delta", None)
-    L = getattr(problem, "smoothness", None)
-    if Delta is None or L is None:
+    if not constants:
         varsigma0, Delta, L = 0.0, 1.0, 1.0
     else:
-        varsigma0 = varsigma0_at_start(problem)
-    return detag_phase_length(int(problem.n), lam, varsigma0, max(int(iterations), 1), float(Delta), float(L))
+        varsigma0, Delta, L = constants["varsigma0"], constants["Delta"], constants["L"]
+    return detag_phase_length(int(n), lam, varsigma0, max(int(iterations), 1), float(Delta), float(L))
 
 
 for _rule in (CentralizedSGD, LocalSGD, DPSGD, D2, DSGT, GTDSGD, SGP, DeFacto, DeTAG):

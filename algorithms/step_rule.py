@@ -5,25 +5,28 @@ counters and the stopping test; the rule owns the recursion. Its life:
 
 1. ``rule = Rule(problem, W, structural, iterations=T)``: once per batch of configurations that share the
    shape of an iteration. The base constructor checks W for the rule's ``communication`` kind (a symmetric
-   gossip matrix, a column-stochastic push matrix, or a graph) and stores it as CSR in ``self.matrix`` with
-   its ``self.lam``; then ``prepare(problem, W)`` validates the structural hyper-parameters
-   (``self.structural_values`` holds them, defaults filled in) and precomputes what depends on them.
+   gossip matrix, a column-stochastic push matrix, or a graph: `communication_channel`) and hands
+   ``prepare(setup)`` a `Setup`: n, d, the iteration cap, W's lam, and only the global facts the class
+   declares in ``knows`` (`KNOWLEDGE`). The rule keeps neither the problem nor W: what it may learn about
+   them is the `Setup` and, during the run, its `algorithms.engine.Context`. ``self.structural_values``
+   holds the structural hyper-parameters, defaults filled in.
 2. ``rule.resolve(values) -> values``: once per configuration, the batchable hyper-parameters (defaults
    filled in) checked and completed; what it returns is recorded in ``Result.hyper``.
-3. ``rule.init(ctx) -> state``: the start state, a `State` (dataclass) holding (n, k, d) arrays: worker axis
-   first, one slice per configuration, d the problem's dimension. It may read ``ctx`` but not query or
-   communicate.
+3. ``rule.init(ctx) -> state``: the start state, a `State` (dataclass) whose every ndarray is per worker,
+   leading axis n (refused otherwise, `check_state`): (n, k, d) arrays, one slice per configuration, d the
+   problem's dimension. It may read ``ctx`` but not query or communicate. Per-batch constants (from
+   ``ctx.step_size``, ``ctx.hyper``) belong on the rule, set in ``init``, and must not change afterwards.
 4. ``rule.step(state, ctx) -> state``: one iteration of the class A_B (docs/theory.md §1.5): at most
    ``ctx.batch`` queries per worker through ``ctx.sample`` and at most one communication round through
    ``ctx.gossip`` / ``ctx.gossip_two_tap`` / ``ctx.mix`` / ``ctx.exact_average`` (one round may carry several
    arrays). The engine counts both and raises `BudgetViolationError` beyond them. ``ctx.t`` is the iteration
-   (from 0). A step may update the state's arrays in place and must not keep references to ``ctx`` across
-   iterations; it must treat the k configurations independently (no mixing along axis 1).
+   (from 0). A step may update the state's arrays in place; everything it remembers lives in the state;
+   it must treat the k configurations independently (no mixing along axis 1).
 5. ``rule.average(state) -> x_hat`` (k, d): the output the stopping test reads (default: the mean of
-   ``state.x`` over the workers). ``rule.worker_arrays(state)``: every per-worker array that carries
-   information, the local models ``state.x`` first (default ``[state.x]``): the divergence guard checks
-   all of them (the models alone, ``state.x``, at most checkpoints) and the zero-respecting audit reads
-   their progress.
+   ``state.x`` over the workers). ``rule.worker_arrays(state)``: the per-worker arrays the divergence guard
+   checks, the local models ``state.x`` first (default ``[state.x]``; the models alone, ``state.x``, at
+   most checkpoints). The zero-respecting audit (``decbounds verify``) reads every array of the state
+   (`state_arrays`), not only these.
 
 Registry data (class attributes, read by `algorithms.register`): ``name``, ``aliases``, ``catalog_entry``
 (the ``bounds`` catalog entry of the predicted rate), ``style`` (a `PlotStyle`).
@@ -31,15 +34,18 @@ Registry data (class attributes, read by `algorithms.register`): ``name``, ``ali
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 from decbounds.algorithms.registry import PlotStyle
 from decbounds.bounds.validation import require_real
 from decbounds.instances.gossip import as_csr, check_gossip, column_stochastic_matrix
+from decbounds.instances.heterogeneity import varsigma0_at_start
 from decbounds.instances.protocol import LocalFunctions
 
 if TYPE_CHECKING:
@@ -47,16 +53,29 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMMUNICATION_KINDS",
+    "KNOWLEDGE",
+    "Channel",
+    "Setup",
     "State",
     "StepRule",
     "check_size",
+    "check_state",
     "column_stochastic",
+    "communication_channel",
+    "problem_constants",
+    "state_arrays",
     "support_graph",
     "symmetric_gossip",
 ]
 
 #: The kinds of communication a rule declares (``StepRule.communication``).
 COMMUNICATION_KINDS: tuple[str, ...] = ("gossip", "push", "graph", "exact")
+#: The global facts a rule may declare it needs (``StepRule.knows``) beyond n, d, the cap and W's lam:
+#: ``lambda_min`` (W's smallest eigenvalue: D^2's condition), ``problem_constants`` (Delta, L and varsigma0
+#: at the start: DeTAG's Cor. 6 phase length), ``graph`` (the whole support graph: DeFacto's exact-averaging
+#: factors), ``neighbour_weights`` (``ctx.neighbour_weights(i)``, the row of W worker i knows). A
+#: declaration is reported by ``decbounds verify``; it widens what the rule knows, never what it may send.
+KNOWLEDGE: tuple[str, ...] = ("lambda_min", "problem_constants", "graph", "neighbour_weights")
 
 
 @dataclass(eq=False)
@@ -219,6 +238,220 @@ def support_graph(W: Any, n: int) -> nx.Graph:
     return G
 
 
+@dataclass(frozen=True, eq=False)
+class Channel:
+    """W checked for one communication kind: what the engine (never the rule) builds the gossip operator
+    from (`communication_channel`).
+
+    Parameters
+    ----------
+    kind : str
+        One of `COMMUNICATION_KINDS`.
+    matrix : scipy.sparse.csr_array or None
+        W ("gossip"), the push matrix P ("push"), None otherwise.
+    lam : float or None
+        W's second-largest eigenvalue magnitude ("gossip" only).
+    support : scipy.sparse.csr_array or None
+        Who may talk to whom: the pattern of W's (or the graph's) closed neighbourhoods, diagonal included;
+        None for "exact".
+    graph : networkx.Graph or None
+        The support graph ("graph" only).
+    """
+
+    kind: str
+    matrix: sp.csr_array | None
+    lam: float | None
+    support: sp.csr_array | None
+    graph: nx.Graph | None = None
+
+
+def _closed_support(M: sp.csr_array) -> sp.csr_array:
+    """The 0/1 pattern of M's nonzero entries with the diagonal added (each worker's closed neighbourhood)."""
+    pattern = (abs(M) > 0).astype(float) + sp.eye_array(M.shape[0], format="csr")
+    return sp.csr_array((pattern > 0).astype(float))
+
+
+def communication_channel(kind: str, W: Any, n: int) -> Channel:
+    """W checked for a rule's communication ``kind`` (`symmetric_gossip`, `column_stochastic`,
+    `support_graph`); "exact" ignores W.
+
+    Parameters
+    ----------
+    kind : str
+        One of `COMMUNICATION_KINDS`.
+    W : array_like, sparse matrix, networkx.Graph or None
+        The communication matrix or graph.
+    n : int
+        The problem's number of workers.
+
+    Returns
+    -------
+    Channel
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is unknown or W does not fit it.
+
+    Examples
+    --------
+    >>> from decbounds import instances
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> channel = communication_channel("gossip", W, 4)
+    >>> round(channel.lam, 4), int(channel.support.sum())  # 4 workers, each with itself and 2 neighbours
+    (0.3333, 12)
+    """
+    if kind == "gossip":
+        M, lam = symmetric_gossip(W, n)
+        return Channel(kind, M, lam, _closed_support(M))
+    if kind == "push":
+        P = column_stochastic(W, n)
+        return Channel(kind, P, None, _closed_support(P))
+    if kind == "graph":
+        G = support_graph(W, n)
+        adjacency = sp.csr_array(nx.to_scipy_sparse_array(G, nodelist=range(n), format="csr"))
+        return Channel(kind, None, None, _closed_support(adjacency), G)
+    if kind == "exact":
+        return Channel(kind, None, None, None)
+    raise ValueError(f"communication must be one of {COMMUNICATION_KINDS}; got {kind!r}")
+
+
+def problem_constants(problem: LocalFunctions) -> dict[str, float]:
+    """Delta, L and varsigma0 (the heterogeneity at the start, ``instances.varsigma0_at_start``) of a problem
+    that states Delta and smoothness; {} otherwise. What a rule declaring ``knows = ("problem_constants",)``
+    receives in ``Setup.constants`` (DeTAG's Cor. 6 phase length).
+
+    Parameters
+    ----------
+    problem : LocalFunctions
+
+    Returns
+    -------
+    dict of str to float
+
+    Examples
+    --------
+    >>> from decbounds import instances
+    >>> sorted(problem_constants(instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)))
+    ['Delta', 'L', 'varsigma0']
+    """
+    Delta = getattr(problem, "Delta", None)
+    L = getattr(problem, "smoothness", None)
+    if Delta is None or L is None:
+        return {}
+    return {"Delta": float(Delta), "L": float(L), "varsigma0": float(varsigma0_at_start(problem))}
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What ``StepRule.prepare`` may know about the run: sizes, W's lam, and the facts the rule declares in
+    ``knows`` (`KNOWLEDGE`; None where not declared).
+
+    Parameters
+    ----------
+    n, d : int
+        Workers and dimension.
+    iterations : int
+        The run's iteration cap.
+    lam : float or None
+        W's second-largest eigenvalue magnitude ("gossip" rules).
+    lambda_min : float or None
+        W's smallest eigenvalue (declared ``"lambda_min"``).
+    constants : mapping or None
+        `problem_constants` (declared ``"problem_constants"``).
+    graph : networkx.Graph or None
+        A copy of the support graph (declared ``"graph"``).
+    """
+
+    n: int
+    d: int
+    iterations: int
+    lam: float | None = None
+    lambda_min: float | None = None
+    constants: Mapping[str, float] | None = None
+    graph: nx.Graph | None = None
+
+
+def _smallest_eigenvalue(M: sp.csr_array) -> float:
+    if M.shape[0] <= 2000:
+        return float(np.linalg.eigvalsh(M.toarray())[0])
+    return float(spla.eigsh(M, k=1, which="SA", return_eigenvectors=False)[0])
+
+
+def _holdings(name: str, value: Any) -> list[tuple[str, Any]]:
+    """(name, value) of an attribute and, inside a list, tuple or dict, of each item (one level down)."""
+    if isinstance(value, (list, tuple)):
+        return [(name, value)] + [(f"{name}[{i}]", item) for i, item in enumerate(value)]
+    if isinstance(value, dict):
+        return [(name, value)] + [(f"{name}[{key!r}]", item) for key, item in value.items()]
+    return [(name, value)]
+
+
+def state_arrays(state: Any) -> list[tuple[str, np.ndarray]]:
+    """Every ndarray a state holds, with its name: each attribute (dataclass fields and any other instance
+    attribute) and the items of list, tuple or dict attributes.
+
+    Parameters
+    ----------
+    state : State
+        A rule's state.
+
+    Returns
+    -------
+    list of (str, numpy.ndarray)
+
+    Examples
+    --------
+    >>> [name for name, _ in state_arrays(State(x=np.zeros((2, 1, 3))))]
+    ['x']
+    """
+    found = []
+    for name, value in _attributes(state).items():
+        for label, item in _holdings(name, value):
+            if isinstance(item, np.ndarray):
+                found.append((label, item))
+    return found
+
+
+def _attributes(obj: Any) -> dict[str, Any]:
+    """An object's instance attributes: its ``__dict__`` and its slots."""
+    values = dict(getattr(obj, "__dict__", {}))
+    for cls in type(obj).__mro__:
+        for slot in getattr(cls, "__slots__", ()):
+            if slot not in values and hasattr(obj, slot):
+                values[slot] = getattr(obj, slot)
+    return values
+
+
+def check_state(state: Any, n: int) -> None:
+    """ValueError unless every ndarray the state holds is per worker: leading axis n (`state_arrays`).
+
+    Parameters
+    ----------
+    state : State
+        A rule's start state.
+    n : int
+        Workers.
+
+    Raises
+    ------
+    ValueError
+        Naming the first field whose array is not (n, ...), and its shape.
+
+    Examples
+    --------
+    >>> check_state(State(x=np.zeros((1, 2, 3))), 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: state field 'x' has shape (1, 2, 3): every array a rule's state holds must be per worker, ...
+    """
+    for name, array in state_arrays(state):
+        if array.ndim == 0 or array.shape[0] != n:
+            raise ValueError(f"state field {name!r} has shape {array.shape}: every array a rule's state "
+                             f"holds must be per worker, leading axis n={n} (keep per-batch constants on the "
+                             "rule, set in init)")
+
+
 class StepRule:
     """One algorithm on the engine (module docstring: what each method receives and may do).
 
@@ -228,16 +461,19 @@ class StepRule:
         structural: hyper-parameters that change the shape of an iteration (one batch per value), with
             defaults. batchable: per-configuration hyper-parameters, with defaults; numeric ones reach the
             rule as (1, k, d) arrays in ``ctx.hyper``, others as a list of k values.
-        communication: "gossip" (symmetric doubly stochastic W), "push" (column-stochastic W), "graph" (W
-            is a graph or matrix whose support the rule uses) or "exact" (all-reduce; W unused).
+        communication: "gossip" (symmetric doubly stochastic W), "push" (column-stochastic W, applied by
+            ``ctx.gossip``), "graph" (W is a graph or matrix on whose support ``ctx.operator`` builds the
+            rule's own mixing matrices) or "exact" (all-reduce; W unused).
         gossips: whether information moves on the graph only (the zero-respecting audit applies).
+        knows: the global facts `prepare` receives beyond n, d, the cap and lam (`KNOWLEDGE`).
 
     Parameters
     ----------
     problem : LocalFunctions
-        The local functions (``n`` workers, dimension ``dim``).
-    W : array_like, sparse matrix or networkx.Graph
-        The communication matrix for the rule's ``communication`` kind (None for "exact").
+        The local functions (``n`` workers, dimension ``dim``); read here for the `Setup`, never kept.
+    W : array_like, sparse matrix, networkx.Graph or Channel
+        The communication matrix for the rule's ``communication`` kind (None for "exact"), or the
+        `Channel` the engine already checked; never kept.
     structural : dict
         The structural hyper-parameters of this batch (defaults filled in from the class).
     iterations : int
@@ -247,8 +483,6 @@ class StepRule:
     ----------
     n : int
         Workers.
-    matrix : scipy.sparse.csr_array or None
-        W as CSR ("gossip" and "push").
     lam : float or None
         W's second-largest eigenvalue magnitude ("gossip" only).
     structural_values : dict
@@ -257,13 +491,14 @@ class StepRule:
     Raises
     ------
     ValueError
-        If ``communication`` is not one of `COMMUNICATION_KINDS`, W does not fit it (see `symmetric_gossip`,
-        `column_stochastic`), or ``prepare`` refuses a structural value.
+        If ``communication`` is not one of `COMMUNICATION_KINDS`, ``knows`` names a fact outside
+        `KNOWLEDGE`, W does not fit the kind (see `symmetric_gossip`, `column_stochastic`), or ``prepare``
+        refuses a structural value.
 
     References
     ----------
     docs/theory.md §1.5 (the protocol class A_B: one iteration's budget); docs/extending.md (adding an
-    algorithm).
+    algorithm); docs/verify.md (what the audit checks).
 
     Examples
     --------
@@ -288,26 +523,52 @@ class StepRule:
     batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
     communication: ClassVar[str] = "gossip"
     gossips: ClassVar[bool] = True
+    knows: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, problem: LocalFunctions, W: Any, structural: dict[str, Any], *,
                  iterations: int) -> None:
         if self.communication not in COMMUNICATION_KINDS:
             raise ValueError(f"{self.name}: communication must be one of {COMMUNICATION_KINDS}; "
                              f"got {self.communication!r}")
+        unknown = [fact for fact in self.knows if fact not in KNOWLEDGE]
+        if unknown:
+            raise ValueError(f"{self.name}: knows must name facts among {KNOWLEDGE}; got {unknown}")
         self.n = int(problem.n)
-        self.lam: float | None = None
-        self.matrix: sp.csr_array | None = None
-        if self.communication == "gossip":
-            self.matrix, self.lam = symmetric_gossip(W, self.n)
-        elif self.communication == "push":
-            self.matrix = column_stochastic(W, self.n)
+        channel = W if isinstance(W, Channel) else communication_channel(self.communication, W, self.n)
+        if channel.kind != self.communication:
+            raise ValueError(f"{self.name}: a {channel.kind!r} channel for a rule that communicates by "
+                             f"{self.communication!r}")
+        self.lam: float | None = channel.lam
         self.structural_values = {**type(self).structural, **structural}
         self.iterations = int(iterations)
-        self.prepare(problem, W)
+        self.prepare(self._setup(problem, channel))
+
+    def _setup(self, problem: LocalFunctions, channel: Channel) -> Setup:
+        """The `Setup` of this rule: sizes and lam, plus what it declares in ``knows``."""
+        lambda_min = constants = graph = None
+        if "lambda_min" in self.knows:
+            if channel.matrix is None:
+                raise ValueError(f"{self.name}: lambda_min needs a gossip matrix W")
+            lambda_min = _smallest_eigenvalue(channel.matrix)
+        if "problem_constants" in self.knows:
+            constants = problem_constants(problem)
+        if "graph" in self.knows:
+            if channel.support is None:
+                raise ValueError(f"{self.name}: the graph needs a communication matrix or graph W")
+            source = channel.graph if channel.graph is not None else channel.matrix
+            graph = support_graph(source, self.n)
+        return Setup(n=self.n, d=int(problem.dim), iterations=self.iterations, lam=channel.lam,
+                     lambda_min=lambda_min, constants=constants, graph=graph)
 
     # -- the interface --------------------------------------------------------------------------------------
-    def prepare(self, problem: LocalFunctions, W: Any) -> None:
-        """Validate and precompute what depends on the structural hyper-parameters (default: nothing)."""
+    def prepare(self, setup: Setup) -> None:
+        """Validate and precompute what depends on the structural hyper-parameters (default: nothing).
+
+        Parameters
+        ----------
+        setup : Setup
+            n, d, the cap, lam, and the facts the class declares in ``knows``.
+        """
 
     def resolve(self, values: dict[str, Any]) -> dict[str, Any]:
         """One configuration's batchable values, checked, with defaults filled in (default: momentum and
@@ -348,7 +609,7 @@ class StepRule:
         Returns
         -------
         State
-            Arrays of shape (n, k, d).
+            Every array per worker, leading axis n (`check_state`): (n, k, d) arrays.
         """
         raise NotImplementedError
 
@@ -388,10 +649,10 @@ class StepRule:
         return np.add.reduce(state.x, axis=0) * (1.0 / self.n)
 
     def worker_arrays(self, state: State) -> list[np.ndarray]:
-        """Every per-worker (n, ...) array that carries information, the local models first.
+        """The per-worker (n, ...) arrays the divergence guard checks, the local models first.
 
-        The divergence guard checks all of them and the zero-respecting audit reads their progress; a rule
-        with trackers, replicas or buffers lists them (default ``[state.x]``).
+        A rule with trackers, replicas or buffers lists them (default ``[state.x]``); the zero-respecting
+        audit reads every array of the state (`state_arrays`) whatever this lists.
 
         Parameters
         ----------

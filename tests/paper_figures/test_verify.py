@@ -198,9 +198,20 @@ class Overflows(_Base):
 
 
 class Teleports(_Base):
-    """Declares gossip on the graph but averages exactly: information crosses the path in one iteration."""
+    """Declares gossip on the graph but averages with numpy: information crosses the path in one iteration."""
 
     name = "teleports"
+
+    def step(self, s, ctx):
+        s.x = s.x - ctx.step_size * ctx.sample(s.x)
+        s.x = np.broadcast_to(s.x.mean(axis=0), s.x.shape).copy()
+        return s
+
+
+class AveragesExactly(_Base):
+    """Declares gossip on the graph but asks the context for an exact average: refused by the capability."""
+
+    name = "averages_exactly"
 
     def step(self, s, ctx):
         s.x = s.x - ctx.step_size * ctx.sample(s.x)
@@ -214,6 +225,7 @@ class Teleports(_Base):
     (GossipsTwice, "A_B budget", "gossips_twice: iteration 0: a second communication round"),
     (Overflows, "iterates stay finite", "overflows: iterate norm"),
     (Teleports, "zero-respecting", "teleports: after iteration"),
+    (AveragesExactly, "A_B budget", "averages_exactly: iteration 0: exact averaging is outside a 'gossip' rule"),
 ])
 def test_the_audit_names_the_rule_the_condition_and_the_iteration(tmp_path, rule, condition, detail):
     report = v.verify(rule, mode="tiny", out=tmp_path, baselines=(), progress=False)
