@@ -225,7 +225,7 @@ class AveragesExactly(_Base):
     (GossipsTwice, "A_B budget", "gossips_twice: iteration 0: a second communication round"),
     (Overflows, "iterates stay finite", "overflows: iterate norm"),
     (Teleports, "zero-respecting", "teleports: after iteration"),
-    (AveragesExactly, "A_B budget", "averages_exactly: iteration 0: exact averaging is outside a 'gossip' rule"),
+    (AveragesExactly, "A_B budget", "averages_exactly: iteration 0: exact averaging is outside a 'gossip'"),
 ])
 def test_the_audit_names_the_rule_the_condition_and_the_iteration(tmp_path, rule, condition, detail):
     report = v.verify(rule, mode="tiny", out=tmp_path, baselines=(), progress=False)
