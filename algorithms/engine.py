@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from decbounds.algorithms.mixing import MixingOperator
+from decbounds.algorithms.mixing import MixingOperator, ScheduledMixing
 from decbounds.algorithms.result import Result, Status
 from decbounds.algorithms.step_rule import Channel, State, StepRule, check_size, check_state, state_arrays
 from decbounds.instances.gossip import as_csr
@@ -277,8 +277,8 @@ class Context:
 
     def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None, vectors: int | None = None,
                add: Sequence[np.ndarray | None] | None = None) -> Any:
-        """One gossip round with W (the push matrix for "push" rules) on each array (n, ...); returns one
-        array or a tuple of them.
+        """One gossip round with W (the push matrix for "push" rules; W_t in iteration t over a gossip
+        schedule) on each array (n, ...); returns one array or a tuple of them.
 
         Parameters
         ----------
@@ -356,8 +356,8 @@ class Context:
         raise NotImplementedError
 
     def neighbour_weights(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """Row i of W as worker i knows it: (the columns j with W_ij != 0, W_ij), copies; rules that
-        declare ``knows = ("neighbour_weights",)`` only (`CapabilityError` otherwise)."""
+        """Row i of W (W_t of a schedule) as worker i knows it: (the columns j with W_ij != 0, W_ij),
+        copies; rules that declare ``knows = ("neighbour_weights",)`` only (`CapabilityError` otherwise)."""
         raise NotImplementedError
 
 
@@ -385,9 +385,10 @@ def _context_class(ledger: Ledger) -> type[Context]:
         counters.messages += arrays * links
 
     def gossip_operator() -> MixingOperator:
+        """The operator of this iteration: W, or W_t of a gossip schedule in iteration t."""
         if W is None:
             raise BudgetViolationError("this algorithm was prepared without a gossip matrix")
-        return W
+        return W.at(L.t)
 
     class RunContext(Context):
         __slots__ = ()
@@ -579,7 +580,11 @@ class Ledger:
         self.step_size.setflags(write=False)
         self.backend = backend
         matrix = None if channel is None or channel.kind not in ("gossip", "push") else channel.matrix
-        self.W = None if matrix is None else MixingOperator(matrix, backend=backend, name="W")
+        self.W: MixingOperator | ScheduledMixing | None = None
+        if channel is not None and channel.schedule is not None:
+            self.W = ScheduledMixing(channel.schedule, backend=backend, name="W")  # W_t in iteration t
+        elif matrix is not None:
+            self.W = MixingOperator(matrix, backend=backend, name="W")
         self.exact = oracle is None or bool(getattr(oracle, "exact", False))
         self.rngs = [np.random.default_rng(int(seed)) for seed in seeds]
         self.knows = tuple(knows)
@@ -637,6 +642,9 @@ class Ledger:
 
     def add_operator(self, M: Any, name: str) -> MixingHandle:
         """`Context.operator`: M checked against the channel's closed neighbourhoods."""
+        if self.channel is not None and self.channel.schedule is not None:
+            raise CapabilityError("ctx.operator: over a gossip schedule the graph changes every round; "
+                                  "communicate with ctx.gossip (W_t in iteration t)")
         if self.channel is None or self.channel.support is None:
             raise CapabilityError("ctx.operator: an exact-averaging rule has no graph to mix on")
         csr = as_csr(M, name)
@@ -652,12 +660,13 @@ class Ledger:
         return handle
 
     def row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """`Context.neighbour_weights`: row i of W (gossip or push), copies."""
-        if self.channel is None or self.channel.matrix is None:
+        """`Context.neighbour_weights`: row i of W (gossip or push; W_t of a schedule), copies."""
+        schedule = None if self.channel is None else self.channel.schedule
+        if schedule is None and (self.channel is None or self.channel.matrix is None):
             raise CapabilityError("ctx.neighbour_weights: the rule has no gossip matrix")
         if not 0 <= i < self.n:
             raise ValueError(f"worker i must lie in [0, {self.n}); got {i}")
-        M = self.channel.matrix
+        M = self.channel.matrix if schedule is None else schedule.matrix(self.t)  # W_t of this iteration
         start, stop = M.indptr[i], M.indptr[i + 1]
         return M.indices[start:stop].copy(), M.data[start:stop].copy()
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from decbounds.instances.gossip import as_csr
 
-__all__ = ["BLOCK_BYTES", "GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator"]
+__all__ = ["BLOCK_BYTES", "GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator", "ScheduledMixing"]
 
 try:  # scipy's CSR x dense kernel, writing into a given output (the public ``@`` allocates a new array)
     from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
@@ -108,6 +108,10 @@ class MixingOperator:
         self._indptr, self._indices = csr.indptr.astype(np.intp), csr.indices.astype(np.intp)
         self._data = csr.data
         self._scratch = threading.local()
+
+    def at(self, t: int) -> MixingOperator:
+        """The operator of round t: itself (a fixed M; `ScheduledMixing` returns W_t's)."""
+        return self
 
     # -- the product ---------------------------------------------------------------------------------------
     def apply(self, Z: np.ndarray, out: np.ndarray | None = None,
@@ -239,6 +243,72 @@ class MixingOperator:
         if buffer is None or buffer.size < size:
             buffer = self._scratch.buffer = np.empty(size)
         return buffer
+
+
+class ScheduledMixing:
+    """The operators of a gossip schedule: ``at(t)`` is the `MixingOperator` of W_t
+    (``instances.GossipSchedule``), so that the engine gossips with W_t at iteration t. A periodic
+    schedule's operators are built once per round of the period; a generated one's once per round (the
+    engine asks for each t in increasing order; the last operator is kept for repeated asks).
+
+    Parameters
+    ----------
+    schedule : instances.GossipSchedule
+        The schedule.
+    backend : {"sparse", "dense"}
+        As `MixingOperator`.
+    name : str, default "W"
+        The matrices' name in error messages (round t is ``{name}_t``).
+
+    Attributes
+    ----------
+    n : int
+        Workers.
+    schedule : instances.GossipSchedule
+
+    Examples
+    --------
+    >>> from decbounds import instances
+    >>> ops = ScheduledMixing(instances.rotating_ring(4))
+    >>> [ops.at(t).links for t in range(3)]  # round 1 uses edges (1, 2) and (3, 0): 4 directed links
+    [4, 4, 4]
+    >>> ops.at(3).apply(np.array([[1.0], [0.0], [0.0], [0.0]])).ravel().tolist()
+    [0.5, 0.0, 0.0, 0.5]
+    """
+
+    def __init__(self, schedule: Any, *, backend: str = "sparse", name: str = "W") -> None:
+        self.schedule = schedule
+        self.n = int(schedule.n)
+        self.backend = backend
+        self.name = name
+        self._operators: dict[int, MixingOperator] = {}
+        self._last: tuple[int, MixingOperator] | None = None
+
+    def at(self, t: int) -> MixingOperator:
+        """The `MixingOperator` of W_t.
+
+        Parameters
+        ----------
+        t : int
+            The iteration (from 0).
+
+        Returns
+        -------
+        MixingOperator
+        """
+        period = self.schedule.period
+        if period is not None:
+            key = t % period
+            operator = self._operators.get(key)
+            if operator is None:
+                operator = MixingOperator(self.schedule.matrix(key), backend=self.backend,
+                                          name=f"{self.name}_{key}")
+                self._operators[key] = operator
+            return operator
+        if self._last is None or self._last[0] != t:
+            matrix = self.schedule.matrix(t)
+            self._last = (t, MixingOperator(matrix, backend=self.backend, name=f"{self.name}_{t}"))
+        return self._last[1]
 
 
 def _combine(target: np.ndarray, rows: slice | None, a: Any, previous: np.ndarray | None, b: Any,

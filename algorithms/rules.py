@@ -12,6 +12,7 @@ buffer v <- momentum v + u, kept per worker and never communicated.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -259,7 +260,8 @@ class D2(StepRule):
     Raises
     ------
     ValueError
-        If W has lambda_min(W) < -1/3 (use ``instances.lazy(W)``).
+        If W has lambda_min(W) < -1/3 (use ``instances.lazy(W)``); for a gossip schedule, if a W_t of its
+        period (a generated schedule: of its first ``SCHEDULE_ROUNDS_CHECKED`` rounds) has.
 
     References
     ----------
@@ -438,7 +440,9 @@ class SGP(StepRule):
     scalar weight w (counted as two arrays). With a symmetric doubly stochastic P, w stays 1 and SGP is
     adapt-then-combine D-PSGD.
 
-    W: a column-stochastic matrix, or a networkx graph (``instances.column_stochastic_matrix``).
+    W: a column-stochastic matrix, or a networkx graph (``instances.column_stochastic_matrix``), or a
+    gossip schedule of either kind (push-sum over a time-varying digraph, P_t in iteration t, e.g.
+    ``instances.one_peer_exponential(n, directed=True)``, the graph of Ying et al. 2021).
 
     Parameters
     ----------
@@ -508,12 +512,21 @@ class DeFacto(StepRule):
     on the gradients' scale (the divergence radius applies to it).
     ``W`` may be a gossip matrix or a networkx graph (its support is the graph); ``factors=`` overrides.
 
+    Over a gossip schedule (``instances.GossipSchedule``) the schedule's rounds are the factors: the R
+    communicate iterations of a round gossip with W_t (t the iteration), R = the schedule's period (a
+    generated schedule: ceil(log2 n)). The communicate iterations of every round are t = R..2R-1
+    (mod 2R), so they meet W_0..W_{R-1} of a periodic schedule in order, and the round averages exactly when
+    that product is 11^T/n, as for the one-peer exponential graph with n = 2^R
+    (``instances.one_peer_exponential``). Otherwise the average is inexact and DeFacto is a local method
+    with R gossip rounds per 2R iterations, outside its Thm 4 (which assumes exact averaging).
+
     Parameters
     ----------
     form : {"intended", "literal"}
         (F2) (default) or Alg. 1 as printed (structural).
     factors : sequence of (n, n) matrices, optional
-        F_0..F_{R-1} with product 11^T/n (structural); default ``instances.exact_averaging_factors``.
+        F_0..F_{R-1} with product 11^T/n (structural); default ``instances.exact_averaging_factors`` (over
+        a schedule the schedule's rounds, recorded as "schedule"; given factors are refused there).
 
     Raises
     ------
@@ -555,6 +568,14 @@ class DeFacto(StepRule):
             raise ValueError(f"form must be 'intended' or 'literal'; got form={form!r}")
         self.intended = form == "intended"
         factors = self.structural_values["factors"]
+        self.scheduled = setup.time_varying
+        if self.scheduled:  # the communicate iterations gossip with W_t (class docstring)
+            if factors is not None:
+                raise ValueError("factors cannot be given over a gossip schedule: its rounds are the factors")
+            self.factor_matrices = []
+            self.R = setup.period or max(1, math.ceil(math.log2(max(self.n, 2))))
+            self.structural_values.update(R=self.R, factors="schedule")
+            return
         if factors is None:
             assert setup.graph is not None
             factors = exact_averaging_factors(setup.graph)
@@ -583,7 +604,7 @@ class DeFacto(StepRule):
             s.replica[...] = s.x
             if self.intended:
                 s.replica -= ctx.step_size * s.g
-        s.replica = ctx.mix(self.factors[r - R], s.replica)
+        s.replica = ctx.gossip(s.replica) if self.scheduled else ctx.mix(self.factors[r - R], s.replica)
         if r == 2 * R - 1:
             s.x[...] = s.replica
             if not self.intended:
@@ -634,6 +655,18 @@ class DeTAG(StepRule):
     Defaults: ``gossip="two_tap"``, ``start="paper"``,
     eta = ``bounds.detag_params.accelerated_gossip_eta(lam)``, R from Cor. 6 (`default_phase_length`).
     eta, start, gossip and beta may vary across a batch.
+
+    Over a gossip schedule round r of a phase is z_{r+1} = a_r W_t z_r + b_r z_{r-1} with W_t of the
+    iteration t, and lam is the schedule's effective lam, ``GossipSchedule.lam`` = max_w ||Phi_w -
+    J||_2^(1/B) over windows Phi_w of B rounds (``instances.schedules``). Why that lam: the coefficients of
+    (G1) and of Chebyshev gossip are tuned to one W's spectrum in [-lam, lam], and a time-varying sequence
+    has no common spectrum (its W_t do not commute, so no polynomial in one W describes the phase); the
+    effective lam is the per-round contraction plain gossip provably achieves over the schedule, i.e. the
+    lam DeTAG would read off a static W of the same per-round contraction. It is 0 for the one-peer
+    exponential graph with n = 2^k (exact averaging in log2 n rounds), so eta = 0 and the phase is plain
+    gossip there. Nothing guarantees (G1)'s sqrt(1 - lam) gain over a schedule (docs/theory.md §16; Metelev
+    et al. 2023: no consensus acceleration on adversarially changing graphs); paper_figures.time_varying
+    measures it.
 
     Parameters
     ----------

@@ -47,6 +47,7 @@ from decbounds.bounds.validation import require_real
 from decbounds.instances.gossip import as_csr, check_gossip, column_stochastic_matrix
 from decbounds.instances.heterogeneity import varsigma0_at_start
 from decbounds.instances.protocol import LocalFunctions
+from decbounds.instances.schedules import GossipSchedule
 
 if TYPE_CHECKING:
     from decbounds.algorithms.engine import Context
@@ -54,10 +55,12 @@ if TYPE_CHECKING:
 __all__ = [
     "COMMUNICATION_KINDS",
     "KNOWLEDGE",
+    "SCHEDULE_ROUNDS_CHECKED",
     "Channel",
     "Setup",
     "State",
     "StepRule",
+    "check_schedule",
     "check_size",
     "check_state",
     "column_stochastic",
@@ -68,6 +71,9 @@ __all__ = [
     "symmetric_gossip",
 ]
 
+#: Rounds of a generated (non-periodic) gossip schedule whose lambda_min ``Setup.lambda_min`` reads (a
+#: periodic schedule: its whole period).
+SCHEDULE_ROUNDS_CHECKED = 16
 #: The kinds of communication a rule declares (``StepRule.communication``).
 COMMUNICATION_KINDS: tuple[str, ...] = ("gossip", "push", "graph", "exact")
 #: The global facts a rule may declare it needs (``StepRule.knows``) beyond n, d, the cap and W's lam:
@@ -250,12 +256,15 @@ class Channel:
     matrix : scipy.sparse.csr_array or None
         W ("gossip"), the push matrix P ("push"), None otherwise.
     lam : float or None
-        W's second-largest eigenvalue magnitude ("gossip" only).
+        W's second-largest eigenvalue magnitude ("gossip" only; a schedule's effective lam, every kind).
     support : scipy.sparse.csr_array or None
         Who may talk to whom: the pattern of W's (or the graph's) closed neighbourhoods, diagonal included;
         None for "exact".
     graph : networkx.Graph or None
         The support graph ("graph" only).
+    schedule : instances.GossipSchedule or None
+        A time-varying W (`check_schedule`): the engine applies W_t in iteration t; then ``matrix``,
+        ``support`` and ``graph`` are None and ``lam`` is the schedule's effective lam.
     """
 
     kind: str
@@ -263,12 +272,61 @@ class Channel:
     lam: float | None
     support: sp.csr_array | None
     graph: nx.Graph | None = None
+    schedule: GossipSchedule | None = None
 
 
 def _closed_support(M: sp.csr_array) -> sp.csr_array:
     """The 0/1 pattern of M's nonzero entries with the diagonal added (each worker's closed neighbourhood)."""
     pattern = (abs(M) > 0).astype(float) + sp.eye_array(M.shape[0], format="csr")
     return sp.csr_array((pattern > 0).astype(float))
+
+
+def check_schedule(schedule: GossipSchedule, n: int, kind: str) -> float:
+    """A gossip schedule checked for a communication kind; returns its effective lam
+    (``GossipSchedule.lam``), the lam the rule's `Setup` carries.
+
+    "gossip" needs kind "symmetric"; "push" takes either kind (a symmetric doubly stochastic round is column
+    stochastic too) with non-negative rounds; "graph" takes any. Every kind needs lam < 1: windows of rounds
+    must connect the workers.
+
+    Parameters
+    ----------
+    schedule : instances.GossipSchedule
+    n : int
+        The problem's number of workers.
+    kind : str
+        The rule's ``communication``.
+
+    Returns
+    -------
+    float
+        The effective lam in [0, 1).
+
+    Raises
+    ------
+    ValueError
+        If the schedule's n or kind does not fit, or lam = 1.
+
+    Examples
+    --------
+    >>> from decbounds import instances
+    >>> round(check_schedule(instances.rotating_ring(8), 8, "gossip"), 4)
+    0.8409
+    """
+    if schedule.n != n:
+        raise ValueError(f"W shape mismatch: the problem has n={n} workers but the schedule {schedule.name} "
+                         f"has n={schedule.n}")
+    if kind == "gossip" and schedule.kind != "symmetric":
+        raise ValueError(f"a 'gossip' rule needs symmetric doubly stochastic rounds; the schedule "
+                         f"{schedule.name} is of kind {schedule.kind!r} (push-sum: use SGP)")
+    if kind == "push" and not schedule.nonnegative and schedule.kind == "symmetric":
+        raise ValueError(f"push-sum needs non-negative rounds; the schedule {schedule.name} allows negative "
+                         "entries")
+    lam = float(schedule.lam)
+    if not lam < 1.0 - 1e-12:
+        raise ValueError(f"the schedule {schedule.name} does not connect the workers: its effective lam "
+                         f"(GossipSchedule.effective_lam) is {lam:.12g}, not < 1")
+    return lam
 
 
 def communication_channel(kind: str, W: Any, n: int) -> Channel:
@@ -279,8 +337,8 @@ def communication_channel(kind: str, W: Any, n: int) -> Channel:
     ----------
     kind : str
         One of `COMMUNICATION_KINDS`.
-    W : array_like, sparse matrix, networkx.Graph or None
-        The communication matrix or graph.
+    W : array_like, sparse matrix, networkx.Graph, instances.GossipSchedule or None
+        The communication matrix or graph, or a gossip schedule (`check_schedule`).
     n : int
         The problem's number of workers.
 
@@ -301,6 +359,8 @@ def communication_channel(kind: str, W: Any, n: int) -> Channel:
     >>> round(channel.lam, 4), int(channel.support.sum())  # 4 workers, each with itself and 2 neighbours
     (0.3333, 12)
     """
+    if isinstance(W, GossipSchedule) and kind in COMMUNICATION_KINDS and kind != "exact":
+        return Channel(kind, None, check_schedule(W, n, kind), None, schedule=W)
     if kind == "gossip":
         M, lam = symmetric_gossip(W, n)
         return Channel(kind, M, lam, _closed_support(M))
@@ -354,13 +414,19 @@ class Setup:
     iterations : int
         The run's iteration cap.
     lam : float or None
-        W's second-largest eigenvalue magnitude ("gossip" rules).
+        W's second-largest eigenvalue magnitude ("gossip" rules; a schedule's effective lam).
     lambda_min : float or None
         W's smallest eigenvalue (declared ``"lambda_min"``).
     constants : mapping or None
         `problem_constants` (declared ``"problem_constants"``).
     graph : networkx.Graph or None
-        A copy of the support graph (declared ``"graph"``).
+        A copy of the support graph (declared ``"graph"``; a schedule: the union of one period's rounds,
+        or of its first ``window`` rounds).
+    time_varying : bool
+        W is a gossip schedule: ``ctx.gossip`` applies W_t in iteration t, lam is its effective lam and
+        lambda_min the smallest over its period (or first `SCHEDULE_ROUNDS_CHECKED` rounds).
+    period : int or None
+        The schedule's period (None: static W, or a schedule generated without repetition).
     """
 
     n: int
@@ -370,6 +436,8 @@ class Setup:
     lambda_min: float | None = None
     constants: Mapping[str, float] | None = None
     graph: nx.Graph | None = None
+    time_varying: bool = False
+    period: int | None = None
 
 
 def _smallest_eigenvalue(M: sp.csr_array) -> float:
@@ -471,9 +539,10 @@ class StepRule:
     ----------
     problem : LocalFunctions
         The local functions (``n`` workers, dimension ``dim``); read here for the `Setup`, never kept.
-    W : array_like, sparse matrix, networkx.Graph or Channel
-        The communication matrix for the rule's ``communication`` kind (None for "exact"), or the
-        `Channel` the engine already checked; never kept.
+    W : array_like, sparse matrix, networkx.Graph, instances.GossipSchedule or Channel
+        The communication matrix for the rule's ``communication`` kind (None for "exact"), a gossip
+        schedule (W_t in iteration t, `check_schedule`), or the `Channel` the engine already checked;
+        never kept.
     structural : dict
         The structural hyper-parameters of this batch (defaults filled in from the class).
     iterations : int
@@ -546,19 +615,27 @@ class StepRule:
     def _setup(self, problem: LocalFunctions, channel: Channel) -> Setup:
         """The `Setup` of this rule: sizes and lam, plus what it declares in ``knows``."""
         lambda_min = constants = graph = None
+        schedule = channel.schedule
         if "lambda_min" in self.knows:
-            if channel.matrix is None:
+            if schedule is not None:
+                lambda_min = min(_smallest_eigenvalue(schedule.matrix(t))
+                                 for t in range(schedule.period or SCHEDULE_ROUNDS_CHECKED))
+            elif channel.matrix is None:
                 raise ValueError(f"{self.name}: lambda_min needs a gossip matrix W")
-            lambda_min = _smallest_eigenvalue(channel.matrix)
+            else:
+                lambda_min = _smallest_eigenvalue(channel.matrix)
         if "problem_constants" in self.knows:
             constants = problem_constants(problem)
-        if "graph" in self.knows:
+        if "graph" in self.knows and schedule is not None:
+            graph = schedule.union_graph(0, schedule.period or schedule.window or SCHEDULE_ROUNDS_CHECKED)
+        elif "graph" in self.knows:
             if channel.support is None:
                 raise ValueError(f"{self.name}: the graph needs a communication matrix or graph W")
             source = channel.graph if channel.graph is not None else channel.matrix
             graph = support_graph(source, self.n)
         return Setup(n=self.n, d=int(problem.dim), iterations=self.iterations, lam=channel.lam,
-                     lambda_min=lambda_min, constants=constants, graph=graph)
+                     lambda_min=lambda_min, constants=constants, graph=graph,
+                     time_varying=schedule is not None, period=None if schedule is None else schedule.period)
 
     # -- the interface --------------------------------------------------------------------------------------
     def prepare(self, setup: Setup) -> None:

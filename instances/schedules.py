@@ -9,10 +9,11 @@ contract, which its spectral quantities measure:
 - per-round contraction  ||W_t - J||_2  (J = 11^T/n; for a symmetric W_t its lam),
 - B-round contraction    ||W_{s+B-1} ... W_s - J||_2  (< 1 when the rounds s..s+B-1 connect the workers:
   B-connectivity, Nedic & Ozdaglar 2009),
-- effective lam          (prod_w ||Phi_w - J||_2)^(1 / (m B)) over m consecutive windows Phi_w of B rounds.
-  For doubly stochastic rounds (Phi_2 Phi_1 - J) = (Phi_2 - J)(Phi_1 - J), so the product of the m B rounds
-  contracts disagreement at least by lam_eff^(m B): lam_eff is a certified per-round rate over the rounds
-  measured, and 1 - lam_eff the schedule's effective spectral gap.
+- effective lam          max_w ||Phi_w - J||_2^(1/B) over m consecutive windows Phi_w of B rounds: every
+  window measured contracts disagreement by at least lam_eff^B, and since (Phi_2 Phi_1 - J) =
+  (Phi_2 - J)(Phi_1 - J) for doubly stochastic rounds, their whole product by lam_eff^(m B). lam_eff is a
+  per-round rate certified over the rounds measured (for a constant schedule, lam(W)); 1 - lam_eff is the
+  schedule's effective spectral gap.
 
 Randomized constructors draw W_t from ``default_rng(SeedSequence(seed, spawn_key=(t,)))`` (numpy's
 independent streams): W_t depends on (seed, t) only, never on which rounds were built before, so a schedule
@@ -94,6 +95,8 @@ class GossipSchedule:
         Also require non-negative entries of a symmetric W_t ("push" always requires them).
     atol : float, default 1e-9
         Tolerance of every check.
+    window : int, optional
+        The default B of `effective_lam` (default: the period; generated: 2 ceil(log2 n), at least 2).
 
     Attributes
     ----------
@@ -124,7 +127,7 @@ class GossipSchedule:
 
     def __init__(self, n: int, round_matrix: Callable[[int], MatrixLike], *, period: int | None = None,
                  kind: str = "symmetric", name: str = "schedule", nonnegative: bool = True,
-                 atol: float = DEFAULT_ATOL) -> None:
+                 atol: float = DEFAULT_ATOL, window: int | None = None) -> None:
         self.n = require_count("n", n, 1)
         if not callable(round_matrix):
             raise TypeError(f"round_matrix must be a callable t -> W_t; got {type(round_matrix).__name__}")
@@ -133,6 +136,7 @@ class GossipSchedule:
         self.name = str(name)
         self.nonnegative = require_bool("nonnegative", nonnegative)
         self.atol = check_atol(atol)
+        self.window = None if window is None else require_count("window", window, 1)
         self._round_matrix = round_matrix
         self._cache: dict[int, sp.csr_array] = {}
         self._lam: float | None = None
@@ -339,14 +343,15 @@ class GossipSchedule:
         return float(value[0])
 
     def effective_lam(self, rounds: int | None = None, windows: int | None = None) -> float:
-        """lam_eff = (prod_{w < m} ||Phi_w - J||_2)^(1 / (m B)), Phi_w = W_{(w+1)B-1} ... W_{wB}: a per-round
-        contraction certified over the first m B rounds (module docstring). 1 - lam_eff is the schedule's
-        effective spectral gap; a constant schedule gives lam(W).
+        """lam_eff = max_{w < m} ||Phi_w - J||_2^(1/B), Phi_w = W_{(w+1)B-1} ... W_{wB}: the per-round
+        contraction of the worst of the first m windows of B rounds (module docstring). 1 - lam_eff is the
+        schedule's effective spectral gap; a constant schedule gives lam(W).
 
         Parameters
         ----------
         rounds : int, optional
-            B, the window (default: the period; a non-periodic schedule 2 ceil(log2 n), at least 2).
+            B, the window (default: the schedule's ``window``, else the period, else 2 ceil(log2 n), at
+            least 2).
         windows : int, optional
             m, consecutive windows multiplied (default 1 for a periodic schedule with B = period, else 8).
 
@@ -362,17 +367,14 @@ class GossipSchedule:
         >>> one_peer_exponential(16).effective_lam()  # 4 rounds average exactly
         0.0
         """
-        B = (self.period or max(2, 2 * math.ceil(math.log2(max(self.n, 2))))) if rounds is None else \
-            require_count("rounds", rounds, 1)
+        if rounds is None:
+            B = self.window or self.period or max(2, 2 * math.ceil(math.log2(max(self.n, 2))))
+        else:
+            B = require_count("rounds", rounds, 1)
         default_m = 1 if self.period is not None and B % self.period == 0 else 8
         m = default_m if windows is None else require_count("windows", windows, 1)
-        logs = 0.0
-        for w in range(m):
-            value = self.product_contraction(B, start=w * B)
-            if value <= 1e-14:
-                return 0.0  # exact averaging in one window: the product of all windows is J
-            logs += math.log(min(value, 1.0))
-        return float(math.exp(logs / (m * B)))
+        worst = max(self.product_contraction(B, start=w * B) for w in range(m))
+        return 0.0 if worst <= 1e-14 else float(min(worst, 1.0) ** (1.0 / B))
 
     @property
     def lam(self) -> float:
@@ -487,8 +489,9 @@ def constant_schedule(W: MatrixLike) -> GossipSchedule:
     """
     M = as_csr(W, "W")
     asymmetric = M.nnz > 0 and abs(M - M.T).max() > DEFAULT_ATOL
+    signed = M.nnz > 0 and M.data.min() < -DEFAULT_ATOL  # FDLA weights may be negative
     return GossipSchedule(M.shape[0], lambda t: M, period=1, kind="push" if asymmetric else "symmetric",
-                          name="constant", nonnegative=False)
+                          name="constant", nonnegative=not signed)
 
 
 def one_peer_exponential(n: int, *, directed: bool = False) -> GossipSchedule:
@@ -678,7 +681,7 @@ def randomized_gossip(G: nx.Graph, *, seed: int | np.random.Generator) -> Gossip
     Returns
     -------
     GossipSchedule
-        Not periodic.
+        Not periodic; its `effective_lam` window is 4 |E| rounds.
 
     References
     ----------
@@ -701,7 +704,9 @@ def randomized_gossip(G: nx.Graph, *, seed: int | np.random.Generator) -> Gossip
         rng = np.random.default_rng(np.random.SeedSequence(base, spawn_key=(t,)))
         return _matching_matrix(n, edges[rng.integers(len(edges))][None, :])
 
-    return GossipSchedule(n, round_matrix, name=f"randomized_gossip(G, seed={base})")
+    # one edge per round: a window must hold at least n - 1 distinct edges; 4 |E| rounds miss a given edge
+    # with probability (1 - 1/|E|)^(4|E|) < e^-4
+    return GossipSchedule(n, round_matrix, name=f"randomized_gossip(G, seed={base})", window=4 * len(edges))
 
 
 def schedule_from_sequence(matrices: Sequence[MatrixLike], *, periodic: bool = True,
