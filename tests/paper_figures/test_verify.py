@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from decbounds.paper_figures import cli, fit
 from decbounds.paper_figures import verify as v
+from decbounds.paper_figures.verify import cli as verify_cli
 
 from decbounds import algorithms
 
@@ -353,7 +354,7 @@ def test_readme_section_runs_as_written(tmp_path):
 
 
 def test_cli_hyper_grids_parse_and_malformed_ones_are_one_line_errors(tmp_path, capsys, monkeypatch):
-    assert v._hyper_arguments(["R=1,2,4", "form=cta", "eta=None"]) == {"R": [1, 2, 4], "form": "cta",
+    assert verify_cli._hyper_arguments(["R=1,2,4", "form=cta", "eta=None"]) == {"R": [1, 2, 4], "form": "cta",
                                                                          "eta": None}
     monkeypatch.chdir(tmp_path)
     assert cli.main(["verify", "extra", "--tiny", "--hyper", "R", "--no-progress"]) == 2

@@ -1,0 +1,140 @@
+"""`decbounds verify module:Class`: hold a user's step rule against the lower bounds on the paper's instances.
+
+``verify(rule, ...)`` (and the CLI) runs, for a `algorithms.StepRule` subclass given as a class, a registered
+name, or a ``module:Class`` / ``path/to/file.py:Class`` spec:
+
+1. **the class audit** (docs/theory.md §2): the rule runs on Cor. 2's path instance (zero chain split over
+   the end groups, exact gradients, Metropolis W, step 1/L) with the engine's A_B budget (at most B queries
+   and one communication round per iteration; a violation raises `algorithms.BudgetViolationError` naming
+   the iteration) and the zero-respecting audit on the zero chain: after iteration t+1 no worker's state
+   (every array of ``rule.worker_arrays``) holds a coordinate beyond the furthest one its closed
+   neighbourhood held after t, plus the one its own oracle may reveal. A rule that raises inside ``step`` or
+   whose iterates become non-finite fails the audit, which names the iteration;
+2. **the communication term**: T_eps against n on Cor. 2's path (``instances.communication_instance``,
+   T_c = 3), tuned over the admissible steps {1, 1/2}/L; x-bar's and the workers' own T_eps. Then the same
+   on Thm 1's broom of fixed diameter D = ``broom_diameter`` (``communication_instance(n, D=D)``, the end
+   groups D hops apart at every n of ``broom_sizes``): there the bound does not grow with n. The broom is
+   the instance of Thm 1's communication term Delta L D / eps^2 (catalog ``lower_bound_any``; explicit
+   count 1 + (T_c - 1) D, docs/theory.md §4.3), n-independent at fixed D, so its optimal exponent in n is
+   0, not the path's 1 (on the path D = n - 1 grows with n); Cor. 2's 1/sqrt(1 - lam) is proved on the path
+   only and is not a bound for a given broom;
+3. **the spectral gap**: T_eps against 1/(1 - lam) through the lazy W_kappa = kappa W + (1 - kappa) I of the
+   12-node (tiny: 6-node) path;
+4. **the sampling term**: median T_eps over seeds against sigma^2 and against n B on Setting 1
+   (``instances.sampling_instance`` with the probabilistic zero-chain oracle, complete graph, step 1/L);
+5. optionally (``digits=True``, ``--digits``) **the digits MLP at 0% shuffled** (the paper's Figure 2
+   setting: ``instances.digits_problem`` on an 8-worker Metropolis ring, each worker holding one or two
+   labels), tuned by ``paper_figures.heterogeneity``'s own runner (`heterogeneity.tuned_curve`: the step
+   grid scored by the final training loss, DeTAG also over (eta, R)) at that figure's sizes of the mode:
+   the final training loss f(x-bar) per method, median and range over seeds, compared with DeTAG's and
+   D^2's. There is no lower bound on this problem, so this term has a comparison, not an exponent, and
+   never sets the exit status.
+
+Beside the rule, in the same run: DeTAG, D^2 and centralized SGD (the figures' own runners,
+``paper_figures.communication`` / ``spectral_gap`` / ``sampling``, with the phase grid cut to small R in the
+quick modes). Every run is checked against the explicit-constant lower bound of its instance
+(``hard_instance_communication``: 1 + (T_c - 1) dist; ``hard_instance_sampling_sharp`` at the median), and
+each term's log-log exponent (``paper_figures.fit``, 95% t interval) against the optimal one (1 in n on the
+path, 0 in n on the broom of fixed diameter, 1/2 in 1/(1 - lam), +1 in sigma^2, -1 in n B); on the path and
+through W_kappa the fit reads the `FIT_TAIL` largest finished sizes only, as the figures do (`fit_tail`).
+Verdict per term:
+
+- "BELOW the lower bound: outside the class or a bug" when a run beat the explicit bound (its parameters
+  and seed are named);
+- "matches the lower bound's order" when the interval covers the optimal exponent;
+- "worse: measured exponent x [lo, hi] against the optimal y" when the interval lies on the bad side of it
+  and the reference algorithm (DeTAG for the communication terms, centralized SGD for sampling) measured in
+  the same run lies below the rule's interval, i.e. the sizes do resolve the difference;
+- "not resolved on this range" otherwise (the n-independent descent cost of the zero chain dominates T_eps
+  at small sizes, docs/errata.md E20 and E22: the quick sizes cannot show the asymptotic exponent).
+
+Outputs in ``out``: ``records.jsonl`` (every run, appended as it finishes, kept when a later one fails;
+resumable: a rerun with the same rule source and settings reuses them), ``audit.json``, ``exponents.csv``,
+``report.md`` and ``report.png`` (with the digits term also ``digits.md`` and ``digits.csv``).
+``VerifyReport.exit_status`` is 1 when the audit fails or a bound is beaten, 0 otherwise; bad input raises
+`VerifyInputError` (one line).
+"""
+
+from __future__ import annotations
+
+from decbounds.paper_figures.verify.class_audit import (
+    audit,
+)
+from decbounds.paper_figures.verify.cli import (
+    add_parser,
+    main,
+)
+from decbounds.paper_figures.verify.digits import (
+    digits_curve_mode,
+    digits_points,
+    digits_verdict,
+    final_losses,
+)
+from decbounds.paper_figures.verify.report import (
+    VerifyReport,
+    report_markdown,
+)
+from decbounds.paper_figures.verify.runner import (
+    verify,
+)
+from decbounds.paper_figures.verify.settings import (
+    BASELINES,
+    COMMUNICATION_TERMS,
+    DIGITS_REFERENCES,
+    DIGITS_SHUFFLED,
+    DIGITS_WORKERS,
+    FIT_TAIL,
+    MODES,
+    TERMS,
+    VERDICT_BELOW,
+    VERDICT_MATCH,
+    Settings,
+    VerifyInputError,
+)
+from decbounds.paper_figures.verify.spec import (
+    fingerprint,
+    load_rule,
+)
+from decbounds.paper_figures.verify.terms import (
+    measure,
+    sweep_points,
+)
+from decbounds.paper_figures.verify.verdicts import (
+    below_bound,
+    explicit_bound,
+    fit_tail,
+    term_verdict,
+)
+
+__all__ = [
+    "BASELINES",
+    "COMMUNICATION_TERMS",
+    "DIGITS_REFERENCES",
+    "DIGITS_SHUFFLED",
+    "DIGITS_WORKERS",
+    "FIT_TAIL",
+    "MODES",
+    "TERMS",
+    "VERDICT_BELOW",
+    "VERDICT_MATCH",
+    "Settings",
+    "VerifyInputError",
+    "VerifyReport",
+    "add_parser",
+    "audit",
+    "below_bound",
+    "digits_curve_mode",
+    "digits_points",
+    "digits_verdict",
+    "explicit_bound",
+    "final_losses",
+    "fingerprint",
+    "fit_tail",
+    "load_rule",
+    "main",
+    "measure",
+    "report_markdown",
+    "sweep_points",
+    "term_verdict",
+    "verify",
+]

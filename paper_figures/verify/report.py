@@ -1,0 +1,212 @@
+"""The report: `VerifyReport`, report.md, report.png and exponents.csv."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import pathlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from decbounds.paper_figures import fit, heterogeneity
+from decbounds.paper_figures.plotting import atomic_write_bytes, style
+from decbounds.paper_figures.sweep import to_jsonable
+from decbounds.paper_figures.verify.settings import (
+    DIGITS_SHUFFLED,
+    DIGITS_WORKERS,
+    TERMS,
+    VERDICT_BELOW,
+    Settings,
+)
+from decbounds.paper_figures.verify.verdicts import explicit_bound
+
+from decbounds import algorithms
+
+__all__ = ["VerifyReport", "report_markdown"]
+
+
+@dataclasses.dataclass
+class VerifyReport:
+    """What `verify` found: the audit, each term's verdict and fits, the files written."""
+
+    rule: str
+    mode: str
+    seed: int
+    audit: dict[str, Any]
+    verdicts: dict[str, str]
+    fits: dict[str, dict[str, fit.RecordFit]]
+    records: list[dict[str, Any]]
+    files: list[pathlib.Path]
+    errors: list[str]
+    seconds: float
+    digits: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # the digits term's table rows
+
+    @property
+    def beaten(self) -> bool:
+        """Whether some run of the rule beat an explicit lower bound."""
+        return any(v.startswith(VERDICT_BELOW) for v in self.verdicts.values())
+
+    @property
+    def exit_status(self) -> int:
+        """1 when the audit failed or a lower bound was beaten (a CI gate), else 0."""
+        return 1 if (not self.audit["passed"] or self.beaten) else 0
+
+
+def _write_exponents(out_dir: pathlib.Path, fits: Mapping[str, Mapping[str, fit.RecordFit]],
+                     verdicts: Mapping[str, str], name: str) -> list[pathlib.Path]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["term", "algorithm", "variable", "measured", "ci_low", "ci_high", "runs_fitted",
+                     "unfinished", "optimal", "verdict"])
+    for term, by_algorithm in fits.items():
+        for algorithm, record_fit in by_algorithm.items():
+            f = record_fit.fit
+            writer.writerow([term, algorithm, TERMS[term]["variable"],
+                             "" if f is None else f"{f.slope:.6g}", "" if f is None else f"{f.ci_low:.6g}",
+                             "" if f is None else f"{f.ci_high:.6g}", 0 if f is None else f.n_points,
+                             record_fit.unfinished, TERMS[term]["optimal"],
+                             verdicts.get(term, "") if algorithm == name else ""])
+    path = out_dir / "exponents.csv"
+    atomic_write_bytes(path, buffer.getvalue().encode())
+    return [path]
+
+
+def _series(records: Sequence[dict[str, Any]], term: str, algorithm: str, x_of: Any
+            ) -> tuple[list[float], list[float]]:
+    xs, ys = [], []
+    for record in records:
+        if record["point"]["term"] == term and record["point"]["algorithm"] == algorithm \
+                and record["result"].get("t_eps") is not None:
+            xs.append(x_of(record))
+            ys.append(float(record["result"]["t_eps"]))
+    order = np.argsort(xs)
+    return [xs[i] for i in order], [ys[i] for i in order]
+
+
+def _plot(out_dir: pathlib.Path, name: str, records: Sequence[dict[str, Any]], settings: Settings
+          ) -> list[pathlib.Path]:
+    """report.png: T_eps of the rule and the baselines with the explicit bounds, one panel per sweep; with
+    the digits term a sixth panel, its training loss against iterations (median and min-max band)."""
+    import matplotlib.pyplot as plt
+
+    fig, grid = plt.subplots(2, 3, figsize=(12.0, 7.2))  # no constrained layout: it costs seconds here
+    fig.subplots_adjust(left=0.07, right=0.99, bottom=0.08, top=0.95, wspace=0.28, hspace=0.3)
+    axes = list(grid.flat)
+    algorithms_seen = list(dict.fromkeys(r["point"]["algorithm"] for r in records
+                                         if r["point"]["term"] != "digits"))
+    panels = [("communication", "n", fit.VARIABLES["n"], "n (path)"),
+              ("communication_broom", "n", fit.VARIABLES["n"], f"n (broom, D = {settings.broom_diameter})"),
+              ("spectral_gap", "inv_gap", fit.VARIABLES["inv_gap"], "1/(1 - lam) (lazy path)"),
+              ("sampling_sigma2", "sigma2", fit.VARIABLES["sigma2"], "sigma^2 (Setting 1)"),
+              ("sampling_nB", "nB", fit.VARIABLES["nB"], "n B (Setting 1)")]
+    for ax, (term, _, x_of, label) in zip(axes, panels, strict=False):
+        source = "sampling" if term.startswith("sampling") else term
+        wanted = records if source != "sampling" else [
+            r for r in records if r["point"]["term"] == "sampling"
+            and (r["point"]["n"], r["point"]["batch"], r["point"]["p"]) in set(
+                settings.sigma2_points if term == "sampling_sigma2" else settings.nb_points)]
+        for algorithm in algorithms_seen:
+            xs, ys = _series(wanted, source, algorithm, x_of)
+            if xs:
+                look = style(algorithm)
+                if algorithm == name:
+                    look.update(linewidth=2.2, markersize=8)
+                ax.plot(xs, ys, **{k: v for k, v in look.items() if k != "label"}, label=look["label"])
+        bound_points = sorted((x_of(r), explicit_bound(r)) for r in wanted if r["point"]["term"] == source
+                              and r["point"]["algorithm"] == name and explicit_bound(r) is not None)
+        if bound_points:
+            ax.plot(*zip(*bound_points, strict=True), color="black", linestyle="--",
+                    label="explicit lower bound")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(label)
+        ax.set_title(term.replace("_", " "), fontsize=9)
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("T_eps (iterations)")
+    axes[3].set_ylabel("median T_eps over seeds (iterations)")
+    if axes[0].get_legend_handles_labels()[0]:
+        axes[0].legend(fontsize=6.5)
+    digits_records = {r["point"]["algorithm"]: r for r in records if r["point"]["term"] == "digits"}
+    if digits_records:
+        heterogeneity.plot_curves(axes[5], digits_records, list(digits_records))
+        axes[5].set_xlabel("iterations")
+        axes[5].set_ylabel("training loss f(x-bar)")
+        axes[5].set_title(f"digits MLP, {DIGITS_SHUFFLED:g}% shuffled, {DIGITS_WORKERS}-worker ring",
+                          fontsize=9)
+        axes[5].legend(fontsize=6.5)
+    else:
+        axes[5].set_axis_off()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90)
+    plt.close(fig)
+    path = out_dir / "report.png"
+    atomic_write_bytes(path, buffer.getvalue())
+    return [path]
+
+
+def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorithms.StepRule]) -> str:
+    """report.md: the verdicts first, then the audit, the exponent table, and the run's parameters."""
+    lines = [f"# decbounds verify: {report.rule}", "",
+             f"Rule `{rule.__module__}.{rule.__qualname__}` (registry name `{report.rule}`), "
+             f"mode `{report.mode}`, seed {report.seed}, {report.seconds:.0f} s. "
+             f"Exit status {report.exit_status} "
+             "(1: the audit failed or a lower bound was beaten).", "", "## Verdicts", "",
+             "| term | verdict |", "|---|---|"]
+    titles = {"audit": "class audit (A_B budget, zero-respecting)",
+              "digits": f"digits MLP at {DIGITS_SHUFFLED:g}% shuffled (final training loss; no lower bound)",
+              **{term: spec["title"] for term, spec in TERMS.items()}}
+    for term, verdict in report.verdicts.items():
+        lines.append(f"| {titles[term]} | {verdict} |")
+    lines += ["", "## Class audit", "", f"{report.audit['instance']}, step {report.audit['step_size']:.4g}, "
+              f"{report.audit['iterations']} iterations, seed {report.audit['seed']}.", ""]
+    for check in report.audit["checks"]:
+        mark = "pass" if check["passed"] else "FAIL"
+        lines.append(f"- **{mark}** {check['condition']}: {check['detail']}")
+    if report.fits:
+        lines += ["", "## Exponents (log-log least squares, 95% t interval; finished runs only)", "",
+                  "| term | algorithm | measured exponent | runs fitted (not finished) | optimal |",
+                  "|---|---|---|---|---|"]
+        for term, by_algorithm in report.fits.items():
+            for algorithm, record_fit in by_algorithm.items():
+                f = record_fit.fit
+                measured = "n/a" if f is None else f"{f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]"
+                runs = 0 if f is None else f.n_points
+                lines.append(f"| {term} | {algorithm} | {measured} | {runs} ({record_fit.unfinished}) "
+                             f"| {TERMS[term]['optimal']:g} |")
+        lines += ["", "## Measured T_eps", "", "| term | algorithm | x | T_eps (x-bar) | T_eps (workers) | "
+                  "explicit bound | status |", "|---|---|---|---|---|---|---|"]
+        for record in report.records:
+            point, result = record["point"], record["result"]
+            if point["term"] == "digits":
+                continue
+            x = {"communication": f"n={point.get('n')}",
+                 "communication_broom": f"n={point.get('n')} D={point.get('D')}",
+                 "spectral_gap": f"kappa={point.get('kappa')}",
+                 "sampling": f"n={point.get('n')} B={point.get('batch')} p={point.get('p')}"}[point["term"]]
+            bound = explicit_bound(record)
+            lines.append(f"| {point['term']} | {point['algorithm']} | {x} | {_count(result.get('t_eps'))} | "
+                         f"{_count(result.get('t_eps_local'))} | {'' if bound is None else f'{bound:.4g}'} | "
+                         f"{result.get('status', '')} |")
+    if report.digits:
+        markdown, _ = heterogeneity.tuned_table(report.digits)
+        lines += ["", f"## Digits MLP at {DIGITS_SHUFFLED:g}% shuffled ({DIGITS_WORKERS}-worker ring)", "",
+                  "Each method tuned by the Figure 4 runner (`paper_figures.heterogeneity.tuned_curve`: the "
+                  "step grid scored by the final training loss on the tuning seed, DeTAG also over "
+                  "(eta, R)); final training loss f(x-bar) over every seed. Also in digits.md / digits.csv.",
+                  "",
+                  markdown.rstrip("\n")]
+    if report.errors:
+        lines += ["", "## Errors", "", *[f"- {e}" for e in report.errors]]
+    lines += ["", "## Parameters", "", "```", json.dumps(to_jsonable(dataclasses.asdict(settings))), "```",
+              "",
+              "Files: report.md, report.png, records.jsonl (every run), audit.json, exponents.csv"
+              + (", digits.md, digits.csv." if report.digits else "."), ""]
+    return "\n".join(lines)
+
+
+def _count(value: Any) -> Any:
+    """An iteration count as written in the report: 1306 for 1306.0 (a median over one seed), 1306.5 kept."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value

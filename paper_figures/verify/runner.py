@@ -1,0 +1,131 @@
+"""`verify`: the audit, the sweeps, the verdicts and the report of one rule."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from decbounds.paper_figures import heterogeneity
+from decbounds.paper_figures.plotting import atomic_write_bytes
+from decbounds.paper_figures.sweep import RecordWriter, SerialExecutor, run_sweep, to_jsonable
+from decbounds.paper_figures.verify.class_audit import audit
+from decbounds.paper_figures.verify.digits import (
+    _digits_rows,
+    digits_curve_mode,
+    digits_points,
+    digits_verdict,
+)
+from decbounds.paper_figures.verify.report import VerifyReport, _plot, _write_exponents, report_markdown
+from decbounds.paper_figures.verify.settings import (
+    BASELINES,
+    MODES,
+    Settings,
+    VerifyInputError,
+    _check_settings,
+)
+from decbounds.paper_figures.verify.spec import _one_line, _registered, fingerprint, load_rule
+from decbounds.paper_figures.verify.terms import measure, sweep_points
+from decbounds.paper_figures.verify.verdicts import _verdicts
+
+from decbounds import algorithms
+
+__all__ = ["verify"]
+
+
+def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = None, seed: int = 0,
+           hyper: Mapping[str, Any] | None = None, baselines: Sequence[str] = BASELINES,
+           sizes: Mapping[str, Any] | None = None, budget: int | None = None,
+           progress: bool = True, digits: bool = False) -> VerifyReport:
+    """Verify ``rule`` (module docstring): the class audit, then the three experiments beside
+    ``baselines``; writes the report files into ``out`` (default ``./verify-<name>``) and returns them.
+
+    ``mode``: "quick" (<= 3 minutes on 2 cores), "full", or "tiny" (tests). ``hyper``: the rule's
+    hyper-parameter grids it is tuned over (lists are grid axes, as in `algorithms.tune`). ``sizes``:
+    `Settings` fields to override (e.g. ``{"comm_sizes": (6, 9, 12, 15)}``); ``budget``: one iteration cap
+    for every run (overrides the mode's caps). ``seed``: the seed of every run (sampling: seed, seed+1, ...).
+    ``digits``: also run the digits term (module docstring, item 5; about 15 s of CPU more, measured).
+
+    Example (tiny sizes; ``mode="quick"`` is what the CLI runs):
+        >>> import tempfile, paper_figures.verify as v
+        >>> report = v.verify("exact_diffusion", mode="tiny", out=tempfile.mkdtemp(), baselines=(),
+        ...                   progress=False)  # doctest: +SKIP
+        >>> report.exit_status  # doctest: +SKIP
+        0
+    """
+    started = time.perf_counter()
+    if mode not in MODES:
+        raise VerifyInputError(f"mode must be one of {tuple(MODES)}; got mode={mode!r}")
+    settings = MODES[mode]
+    if sizes:
+        unknown = set(sizes) - {f.name for f in dataclasses.fields(Settings)}
+        if unknown:
+            raise VerifyInputError(f"unknown sizes field(s) {sorted(unknown)}; known: "
+                                   f"{[f.name for f in dataclasses.fields(Settings)]}")
+        settings = dataclasses.replace(settings, **dict(sizes))
+    if budget is not None:
+        if isinstance(budget, bool) or int(budget) != budget or budget < 1:
+            raise VerifyInputError(f"budget must be a positive integer; got budget={budget!r}")
+        settings = dataclasses.replace(settings, comm_cap=int(budget), gap_cap=int(budget),
+                                       broom_cap=int(budget))
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise VerifyInputError(f"seed must be a non-negative integer; got seed={seed!r}")
+    if not isinstance(digits, bool):
+        raise VerifyInputError(f"digits must be True or False; got digits={digits!r}")
+    _check_settings(settings)
+    allowed = (*BASELINES, "dpsgd", "dsgt")
+    for baseline in baselines:
+        if baseline not in allowed:
+            raise VerifyInputError(f"baselines must be among {allowed}; got {baseline!r}")
+    cls = load_rule(rule)
+    name, added = _registered(cls)
+    out_dir = pathlib.Path(out if out is not None else f"verify-{name}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    records_path = out_dir / "records.jsonl"
+    try:
+        audited = audit(name, n=settings.audit_n, iterations=settings.audit_iterations, seed=int(seed))
+        with RecordWriter(records_path) as writer:
+            writer.append(to_jsonable({"key": f"audit:{name}:{fingerprint(cls)}", "runner": "verify.audit",
+                                       "audit": audited}))
+        atomic_write_bytes(out_dir / "audit.json", json.dumps(to_jsonable(audited), indent=2).encode())
+        records: list[dict[str, Any]] = []
+        errors: list[str] = []
+        if audited["passed"]:
+            levels = sweep_points(name, fingerprint(cls), settings, seed=int(seed), hyper=dict(hyper or {}),
+                                  baselines=baselines)
+            if digits:
+                levels["digits"] = digits_points(name, fingerprint(cls), settings, seed=int(seed),
+                                                 hyper=dict(hyper or {}), baselines=baselines)
+            for term, points in levels.items():
+                runner = heterogeneity.tuned_curve if term == "digits" else measure
+                try:
+                    records += run_sweep(points, records_path, runner=runner, executor=SerialExecutor(),
+                                         progress=progress, desc=f"verify {name}: {term}")
+                except RuntimeError as exc:  # a baseline failed: keep going, say so
+                    errors.append(f"{term}: {_one_line(exc)}")
+        verdicts, fits = _verdicts(name, records, settings, audited, baselines, mode)
+        files = [records_path, out_dir / "audit.json"]
+        files += _write_exponents(out_dir, fits, verdicts, name)
+        digits_rows: list[dict[str, Any]] = []
+        if digits and audited["passed"]:
+            iterations = digits_curve_mode(settings, [name], int(seed)).iterations
+            failed = [e for e in errors if e.startswith("digits:")]
+            verdicts["digits"] = (f"error: {failed[0].removeprefix('digits: ')}" if failed
+                                  else digits_verdict(name, records, iterations))
+            digits_rows = _digits_rows(records)
+            files += heterogeneity.write_table(digits_rows, out_dir, "digits")
+        files += _plot(out_dir, name, records, settings)
+        report = VerifyReport(rule=name, mode=mode, seed=int(seed), audit=audited, verdicts=verdicts,
+                              fits=fits, records=records, files=files, errors=errors,
+                              seconds=time.perf_counter() - started, digits=digits_rows)
+        text = report_markdown(report, settings, cls)
+        atomic_write_bytes(out_dir / "report.md", text.encode())
+        report.files.insert(0, out_dir / "report.md")
+        return report
+    finally:
+        if added:
+            algorithms.unregister(name)
