@@ -1,4 +1,4 @@
-"""Time-varying gossip: a `GossipSchedule` W_0, W_1, ... (docs/theory.md §16, docs/architecture.md).
+"""Time-varying gossip: a `GossipSchedule` W_0, W_1, ... (docs/theory.md §17, docs/architecture.md).
 
 At iteration t the engine gossips with W_t (``algorithms.run(name, f, schedule, ...)``). Each W_t is
 symmetric and doubly stochastic (``kind="symmetric"``, the gossip algorithms) or column stochastic
@@ -112,7 +112,7 @@ class GossipSchedule:
     References
     ----------
     Nedic & Ozdaglar (2009), Distributed subgradient methods for multi-agent optimization (B-connectivity);
-    docs/theory.md §16.
+    docs/theory.md §17.
 
     Examples
     --------
@@ -503,7 +503,7 @@ def one_peer_exponential(n: int, *, directed: bool = False) -> GossipSchedule:
       (dimension exchange: after rounds 0..k every worker holds the mean of its 2^(k+1)-block). For other n
       a worker whose partner i XOR 2^k is >= n sits the round out; the union over a period is still
       connected (i meets i minus its top bit), so the schedule is tau-connected, but no product is exactly
-      J (n = 3, 5, 6, 7, 12: ||Phi - J|| = 0.5, 0.61, 0.5, 0.35, 0.5 over one period; docs/theory.md §16).
+      J (n = 3, 5, 6, 7, 12: ||Phi - J|| = 0.5, 0.61, 0.5, 0.35, 0.5 over one period; docs/theory.md §17).
     - ``directed=True`` (kind "push", Ying et al.'s own graph): worker i sends to (i + 2^k) mod n, so
       W_t = (I + S^(2^k))/2 with the cyclic shift S: doubly stochastic, not symmetric. For n a power of two
       the product of a period (k = 0..tau-1) is again exactly J; for other n it is not, but it contracts more
