@@ -20,6 +20,7 @@ Pass ``T_c=`` instead of ``Delta=`` to get the smallest Delta with that chain le
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -45,8 +46,11 @@ __all__ = [
     "SCALE_RANGE",
     "CommunicationInstance",
     "SamplingInstance",
+    "ScheduledCommunicationInstance",
     "communication_instance",
     "sampling_instance",
+    "schedule_crossings",
+    "scheduled_communication_instance",
     "split_groups",
 ]
 
@@ -422,3 +426,149 @@ def communication_instance(n: int, *, D: int | None = None, Delta: float | None 
                                "floor(Delta L / (262656 epsilon^2))")
     _scaling(L, epsilon, 6.0, 3.0)
     return CommunicationInstance(n, D=D, Delta=Delta, L=L, epsilon=epsilon, T_c=T_c)
+
+
+# ------------------------------------------------------------------------------------------------------
+# Setting 2 over a gossip schedule (docs/theory.md §17.4)
+
+
+def schedule_crossings(schedule: Any, groups: tuple[np.ndarray, np.ndarray], T_c: int) -> list[int]:
+    """The iterations r_1 < r_2 < ... < r_{T_c} at which a zero-respecting algorithm can first reveal chain
+    coordinates 1..T_c of the Setting 2 split over a gossip schedule (docs/theory.md §17.4).
+
+    Coordinate 1 is revealed by I0 in iteration 0 (I0 holds -Psi(1) Phi(x_1)); coordinate k+1 by the group
+    holding link k (I1 for odd k, I0 for even k), once coordinate k has reached it. A coordinate revealed in
+    iteration r travels with W_r, W_{r+1}, ... (a round may relay what a neighbour revealed in the same
+    iteration, as adapt-then-combine does), so
+    r_{k+1} = 1 + (the first c >= r_k at which (W_c ... W_{r_k})[G_{k+1}, G_k] has a non-zero), with every
+    worker of G_k taken as a source from r_k on (earlier than possible: a lower bound). For a constant W
+    on the path this is r_k = (k - 1) dist, the static count.
+
+    Parameters
+    ----------
+    schedule : instances.GossipSchedule
+        The rounds (``first_arrival`` reads their supports).
+    groups : tuple of numpy.ndarray
+        (I0, I1).
+    T_c : int
+        The chain length, >= 1.
+
+    Returns
+    -------
+    list of int
+        r_1 = 0, ..., r_{T_c}.
+
+    Raises
+    ------
+    ValueError
+        If the schedule does not connect the groups (``GossipSchedule.first_arrival``).
+
+    Examples
+    --------
+    >>> from decbounds.instances.schedules import constant_schedule, rotating_path
+    >>> from decbounds.instances.gossip import gossip_matrix
+    >>> I0, I1, dist = split_groups(9)
+    >>> schedule_crossings(constant_schedule(gossip_matrix(nx.path_graph(9))), (I0, I1), 4), dist
+    ([0, 4, 8, 12], 4)
+    >>> schedule_crossings(rotating_path(9), (I0, I1), 4)  # half the edges per round: a round's wait back
+    [0, 4, 9, 14]
+    """
+    T_c = require_count("T_c", T_c, 1)
+    I0, I1 = groups
+    reveals = [0]
+    for k in range(1, T_c):
+        source, target = (I0, I1) if k % 2 else (I1, I0)
+        reveals.append(1 + schedule.first_arrival(source, target, start=reveals[-1]))
+    return reveals
+
+
+class ScheduledCommunicationInstance(CommunicationInstance):
+    """Setting 2's zero-chain split (`CommunicationInstance`, Cor. 2's end groups I0, I1 of the labels
+    0..n-1) over a gossip schedule: information must cross the changing graph, and the hop count is read off
+    the schedule exactly (`schedule_crossings`).
+
+    Attributes, beyond `CommunicationInstance`'s: ``schedule``; ``crossings`` = (r_1, ..., r_{T_c});
+    ``iteration_lower_bound`` = r_{T_c} + 1, the iterations before any zero-respecting algorithm can hold
+    coordinate T_c (for a constant path W: 1 + (T_c - 1) dist). ``dist`` stays the labels' path distance.
+
+    Build it with `scheduled_communication_instance`.
+
+    References
+    ----------
+    Lu & De Sa (2021), proof of Thm 1, Setting 2; docs/theory.md §4.4, §17.4; docs/errata.md E17.
+
+    Examples
+    --------
+    >>> from decbounds.instances.schedules import rotating_path
+    >>> f = scheduled_communication_instance(rotating_path(9), T_c=3)
+    >>> f.crossings, f.iteration_lower_bound  # the static path: 1 + 2 * 4 = 9
+    ([0, 4, 9], 10)
+    """
+
+    def __init__(self, schedule: Any, *, Delta: float, L: float, epsilon: float, T_c: int) -> None:
+        super().__init__(int(schedule.n), D=None, Delta=Delta, L=L, epsilon=epsilon, T_c=T_c)
+        self.schedule = schedule
+        self.crossings = schedule_crossings(schedule, self.groups, T_c)
+
+    @property
+    def iteration_lower_bound(self) -> int:
+        """r_{T_c} + 1 (`schedule_crossings`): iterations any zero-respecting algorithm needs before prog
+        reaches T_c over the schedule."""
+        return self.crossings[-1] + 1
+
+    def graph(self) -> nx.Graph:
+        """The union of the schedule's supports over one period (a generated schedule: its first
+        ``4 n`` rounds); round t's own edges are ``schedule.support(t)``."""
+        return self.schedule.union_graph(0, self.schedule.period or 4 * self.n)
+
+    def __repr__(self) -> str:
+        return (f"ScheduledCommunicationInstance(n={self.n}, {self.schedule.name}, T_c={self.T_c}, "
+                f"bound={self.iteration_lower_bound}, Delta={self.Delta:.4g}, L={self.L:g}, "
+                f"epsilon={self.epsilon:g})")
+
+
+def scheduled_communication_instance(schedule: Any, *, Delta: float | None = None, T_c: int | None = None,
+                                     L: float = 3.0 * L1, epsilon: float = 0.5
+                                     ) -> ScheduledCommunicationInstance:
+    """Setting 2 over a gossip schedule (docs/theory.md §17.4): `communication_instance`'s split on the end
+    groups of the labels 0..n-1 (the path's, `split_groups`), with the hop-count bound computed exactly
+    from the schedule (`schedule_crossings`). Give exactly one of Delta and T_c.
+
+    Parameters
+    ----------
+    schedule : instances.GossipSchedule
+        n = schedule.n >= 2 workers; e.g. ``instances.rotating_path(n)`` (the path's edges rotating),
+        ``instances.one_peer_exponential(n)``, ``instances.random_matchings(n, seed=...)``.
+    Delta, T_c : float, int
+        Exactly one: the range bound, or the chain length.
+    L, epsilon : float, optional
+        Smoothness and target accuracy (defaults 3 l1 and 1/2: the unscaled split).
+
+    Returns
+    -------
+    ScheduledCommunicationInstance
+
+    Raises
+    ------
+    TypeError
+        If ``schedule`` is not a ``GossipSchedule``.
+    ValueError
+        As `communication_instance`, or if the schedule does not connect the groups.
+
+    Examples
+    --------
+    >>> from decbounds.instances.schedules import one_peer_exponential
+    >>> scheduled_communication_instance(one_peer_exponential(16), T_c=4).crossings  # log2 16 rounds each
+    [0, 4, 8, 12]
+    """
+    from decbounds.instances.schedules import GossipSchedule
+
+    if not isinstance(schedule, GossipSchedule):
+        raise TypeError(f"schedule must be an instances.GossipSchedule; got {type(schedule).__name__}")
+    n = require_count("n", schedule.n, 2)
+    L = require_real("L", L)
+    epsilon = require_real("epsilon", epsilon)
+    Delta, T_c = _chain_length(Delta, T_c, L, epsilon, n, SETTING2_CHAIN_DENOMINATOR,
+                               "floor(Delta L / (262656 epsilon^2))")
+    _scaling(L, epsilon, 6.0, 3.0)
+    return ScheduledCommunicationInstance(schedule, Delta=Delta, L=L, epsilon=epsilon, T_c=T_c)

@@ -57,6 +57,7 @@ __all__ = [
     "one_peer_exponential",
     "random_matchings",
     "randomized_gossip",
+    "rotating_path",
     "rotating_ring",
     "schedule_from_callable",
     "schedule_from_sequence",
@@ -590,6 +591,33 @@ def rotating_ring(n: int) -> GossipSchedule:
     period = int(colour.max()) + 1
     matrices = [_matching_matrix(n, edges[colour == c]) for c in range(period)]
     return GossipSchedule(n, matrices.__getitem__, period=period, name=f"rotating_ring({n})")
+
+
+def rotating_path(n: int) -> GossipSchedule:
+    """The path's edges one matching per round: edge (i, i+1) in round t when i = t mod 2 (period 2, 1 for
+    n <= 2), weight 1/2. The union over a period is the path of Cor. 2; the time-varying hard instance
+    (``instances.scheduled_communication_instance``) puts the zero chain's end groups on it.
+
+    Parameters
+    ----------
+    n : int
+        Workers, >= 1.
+
+    Returns
+    -------
+    GossipSchedule
+
+    Examples
+    --------
+    >>> s = rotating_path(5)
+    >>> s.period, [sorted(s.support(t).edges()) for t in range(2)]
+    (2, [[(0, 1), (2, 3)], [(1, 2), (3, 4)]])
+    """
+    n = require_count("n", n, 1)
+    edges = np.stack([np.arange(n - 1), np.arange(1, n)], axis=1)
+    period = 2 if n > 2 else 1
+    matrices = [_matching_matrix(n, edges[np.arange(n - 1) % 2 == c]) for c in range(period)]
+    return GossipSchedule(n, matrices.__getitem__, period=period, name=f"rotating_path({n})")
 
 
 def _seed_of(seed: Any) -> int:

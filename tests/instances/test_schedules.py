@@ -157,3 +157,32 @@ def test_products_are_submultiplicative_and_arrival_matches_the_support(case: tu
         if (P[np.ix_(targets, sources)] > 0).any():
             expected = t
     assert c == expected
+
+
+@pytest.mark.parametrize("n", [5, 9, 16])
+def test_scheduled_hard_instance_on_a_constant_path_is_the_static_bound(n: int) -> None:
+    from decbounds.instances.hard import communication_instance, scheduled_communication_instance
+
+    W = gossip_matrix(nx.path_graph(n), "metropolis")
+    for T_c in (1, 3, 6):
+        scheduled = scheduled_communication_instance(constant_schedule(W), T_c=T_c)
+        assert scheduled.iteration_lower_bound == communication_instance(n, T_c=T_c).iteration_lower_bound
+
+
+def test_no_run_reaches_the_chain_end_before_the_schedule_bound() -> None:
+    from decbounds.instances.hard import scheduled_communication_instance
+    from decbounds.instances.schedules import rotating_path
+
+    from decbounds import algorithms
+
+    s = rotating_path(9)
+    f = scheduled_communication_instance(s, T_c=3)
+    assert f.crossings == [0, 4, 9]  # the first crossing is aligned with the rotation, the second waits
+    result = algorithms.run("dsgt", f, s, step_size=1 / f.smoothness, iterations=700, record_progress=True)
+    reached = np.flatnonzero(result.progress.max(axis=1) >= f.T_c)
+    assert reached.size and reached[0] >= f.iteration_lower_bound
+    with pytest.raises(TypeError, match="GossipSchedule"):
+        scheduled_communication_instance(gossip_matrix(nx.path_graph(4)), T_c=2)
+    cut = schedule_from_sequence([np.kron(np.eye(2), np.full((3, 3), 1 / 3))])  # two cliques, never joined
+    with pytest.raises(ValueError, match="not reached"):
+        scheduled_communication_instance(cut, T_c=2)
