@@ -4,7 +4,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed-test
 
-.PHONY: test figures venv lint bench clean
+.PHONY: test figures venv lint bench clean docs docs-images
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -27,8 +27,22 @@ test: $(STAMP)
 figures: $(STAMP)
 	$(BIN)/python -m decbounds.paper_figures $(if $(FULL),--full,)
 
+# The documentation site, strict (any warning fails), into build/site/; the docs extra is installed once.
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test,docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# docs/img/ from a quick figure run (the results pages embed these copies; paper_figures/out/ is not in git)
+docs-images: $(STAMP)
+	$(BIN)/python -m decbounds.paper_figures --out build/figures
+	$(BIN)/python docs/images.py build/figures
+
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) paper_figures/out .pytest_cache .hypothesis
+	rm -rf $(VENV) paper_figures/out build .pytest_cache .hypothesis

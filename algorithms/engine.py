@@ -78,7 +78,7 @@ DEFAULT_RECORDS = 1000
 # Every this many iterations the divergence guard reads every per-worker array of the state.
 GUARD_EVERY = 32
 # `_squared_distances` sums column by column from this many rows per column on (the crossover measured in
-# README, "Benchmarks", with a margin).
+# docs/benchmarks.md, with a margin).
 _COLUMN_SUM_ROWS = 50
 # What a run stops on: x_hat eps-stationary ("average"), or that and every worker's model ("both").
 STOP_RULES: tuple[str, ...] = ("both", "average")

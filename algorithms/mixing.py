@@ -15,12 +15,12 @@ How: scipy's CSR kernel ``csr_matvecs``, called directly so that it writes into 
 compiled pass per term). Wide states go block by block of rows (about 1 MiB, `BLOCK_BYTES`), so that the
 two-tap combination and the ``add`` of DSGT's round meet each block while it is still cached instead of
 streaming the whole state through memory three more times (the measured times, blocked and unblocked, are
-in the README's "Benchmarks"; ``benchmarks/bench_engine.py`` measures them).
+in docs/benchmarks.md; ``benchmarks/bench_engine.py`` measures them).
 ``backend="dense"`` uses a BLAS matrix product instead: faster for small dense M, but BLAS may sum in a
 different order for a different number of columns, so batched runs then agree with single runs only to
 rounding.
 
-Tried and dropped (README, "Benchmarks"): applying a banded M by diagonals in numpy,
+Tried and dropped (docs/benchmarks.md): applying a banded M by diagonals in numpy,
 ``w[:, None] * Z[rows + o]`` summed offset by offset (the same CSR order, and slices instead of gathers),
 costs two numpy passes per term against one compiled pass, and on tiny states its half-dozen broadcasting
 ufunc calls cost several times one kernel call.
@@ -43,7 +43,7 @@ except ImportError:  # pragma: no cover - a future scipy without the private mod
 
 GOSSIP_BACKENDS: tuple[str, ...] = ("sparse", "dense")
 
-# Bytes of one block of output rows: the fastest of the sizes tried (README, "Benchmarks"); smaller blocks
+# Bytes of one block of output rows: the fastest of the sizes tried (docs/benchmarks.md); smaller blocks
 # mean more blocks and more calls, larger ones leave the 1 MiB L2 before the combination reads them again.
 BLOCK_BYTES = 1 << 20
 # Per-configuration coefficients are repeated along the last axis when it is shorter than this (`_repeated`).

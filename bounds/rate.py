@@ -250,7 +250,7 @@ class Rate:
         args = [RATE_SYMBOLS[name] for name in self.arguments]
         # the module, not the string "numpy": for the string lambdify runs ``from numpy import *``, which
         # loads numpy.f2py, numpy.testing, numpy.ma, ... (a large share of `decbounds predict`'s start-up,
-        # README "Benchmarks"); same functions
+        # docs/benchmarks.md); same functions
         return sp.lambdify(args, tuple(self.terms.values()), modules=np)
 
     @cached_property

@@ -27,7 +27,7 @@ __all__ = [
     "spectral_gap",
 ]
 
-# Dense eigvalsh up to this size (where its n^3 cost reaches about a second; README, "Benchmarks");
+# Dense eigvalsh up to this size (where its n^3 cost reaches about a second; docs/benchmarks.md);
 # Lanczos (eigsh) beyond.
 DENSE_EIG_LIMIT = 2000
 DEFAULT_ATOL = 1e-9

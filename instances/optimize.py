@@ -5,7 +5,7 @@ edge): the epigraph form min s s.t. -sI <= I - 11^T/n - A diag(w) A^T <= sI (two
 w >= 0 and diag(W) >= 0 (a non-negative W: a Markov chain); FDLA allows negative weights, so
 lam_FDLA <= lam_FMMC.
 
-Solvers (their measured times are in the README's "Benchmarks"; ``benchmarks/bench_fmmc.py`` measures them):
+Solvers (their measured times are in docs/benchmarks.md; ``benchmarks/bench_fmmc.py`` measures them):
 
 - ``"lp"`` -- graphs with a translation symmetry (``G.graph["cayley"]``, or any circulant, detected): the
   group averages an optimal W into one that is constant on each edge orbit {x, x+s}, and W is then
@@ -250,7 +250,7 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
         gap = 0.0
     elif solver == "barrier":
         # one BLAS thread: the Newton steps are many mid-sized products, and a threaded OpenBLAS beside any
-        # other busy process runs an order of magnitude slower (README, "Benchmarks")
+        # other busy process runs an order of magnitude slower (docs/benchmarks.md)
         with threadpool_limits(limits=1, user_api="blas"):
             weights, gap = _solve_barrier(n, edges, nonnegative, tol)
     else:
@@ -316,7 +316,7 @@ def _orbits(n: int, edges: np.ndarray, group: tuple[int, ...]) -> tuple[np.ndarr
 
 
 def _solve_translation_lp(n: int, edges: np.ndarray, group: tuple[int, ...], nonnegative: bool) -> np.ndarray:
-    import cvxpy as cp  # late: importing cvxpy is slow (README, "Benchmarks"); most gossip matrices skip it
+    import cvxpy as cp  # late: importing cvxpy is slow (docs/benchmarks.md); most gossip matrices skip it
     orbit, reps = _orbits(n, edges, group)
     orders = np.array(group, dtype=float)
     chars = np.array(np.unravel_index(np.arange(1, n), group)).T  # the non-trivial characters k
@@ -350,7 +350,7 @@ def _incidence(n: int, edges: np.ndarray) -> sp.csc_array:
 
 
 def _solve_cvxpy_sdp(n: int, edges: np.ndarray, nonnegative: bool, solver: str, options: dict) -> np.ndarray:
-    import cvxpy as cp  # late: importing cvxpy is slow (README, "Benchmarks"); most gossip matrices skip it
+    import cvxpy as cp  # late: importing cvxpy is slow (docs/benchmarks.md); most gossip matrices skip it
     A = _incidence(n, edges)
     w = cp.Variable(len(edges))
     s = cp.Variable()

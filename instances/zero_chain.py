@@ -582,7 +582,7 @@ class ZeroChainFunctions:
     #: `radius` in units of the chain's natural scale, the larger of its coordinate scale and its gradient
     #: bound: well above every entry of the communication figure's converging runs, far below the states of
     #: the runs of Alg. 3 as printed that the gradient test counted as converged (measured values in the
-    #: README's "Benchmarks").
+    #: docs/benchmarks.md).
     RADIUS_MULTIPLE = 1000.0
 
     @property

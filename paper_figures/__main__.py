@@ -1,7 +1,7 @@
 """Run every figure: ``python -m decbounds.paper_figures [--full] [--tiny] [--only NAME ...] [--out DIR]``.
 
 Quick by default (a few minutes on a 2-core machine); ``--full`` or ``FULL=1`` for the full set (longer;
-the targets and measured times of both are in the README's "Benchmarks"); ``--tiny`` is the seconds-long mode
+the targets and measured times of both are in docs/benchmarks.md); ``--tiny`` is the seconds-long mode
 the test suite uses. A figure whose
 failure is reported does not stop the others; the exit status is 1 if any failed.
 """

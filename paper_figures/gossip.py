@@ -88,7 +88,7 @@ SIZES: dict[str, GossipFigureSize] = {
     ),
     "quick": GossipFigureSize(
         # FMMC is an SDP on the path and on Erdős–Rényi graphs (no symmetry to reduce it): its time grows
-        # about 30-fold from n = 32 to n = 64 (README, "Benchmarks"); only FULL goes there.
+        # about 30-fold from n = 32 to n = 64 (docs/benchmarks.md); only FULL goes there.
         sizes={"ring": (8, 16, 32, 64, 128), "path": (8, 12, 16, 24, 32), "torus": (16, 36, 64, 100),
                "hypercube": (8, 16, 32, 64), "erdos_renyi": (16, 24, 32)},
         consensus_graphs=(("path", 32, "path"), ("ring", 32, "metropolis")), max_rounds=200,

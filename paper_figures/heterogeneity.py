@@ -327,7 +327,7 @@ def tuned_curve(point: Mapping[str, Any]) -> dict[str, Any]:
     common = {"tol": None, "iterations": int(point["iterations"]), "seeds": list(point["tune_seeds"]),
               "batch": int(point["batch"]), "admissible": False, "score": score,
               # the score reads the final x_hat only: one record per run, not a full-data gradient of
-              # every model at every iteration (the dominant cost otherwise; README, "Benchmarks")
+              # every model at every iteration (the dominant cost otherwise; docs/benchmarks.md)
               "record_every": int(point["iterations"])}
     # point["hyper"] (optional): further hyper-parameter grids of the method (`decbounds verify --digits`)
     hyper = {**momentum_hyper(algorithm, float(point["momentum"])), **point.get("hyper", {})}

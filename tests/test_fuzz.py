@@ -11,8 +11,9 @@ Any other exception (ZeroDivisionError, OverflowError, AttributeError, LinAlgErr
 fails the test, and so does a NaN or an inf in a result.
 
 Example counts: modest in the normal suite; ``FUZZ=1`` loads the "fuzz" hypothesis profile of
-tests/conftest.py and runs each test with its larger count (over 10,000 examples in total, see README,
-"Reliability"), e.g. ``FUZZ=1 .venv/bin/python -m pytest tests/test_fuzz.py --hypothesis-show-statistics``.
+tests/conftest.py and runs each test with its larger count (over 10,000 examples in total, see
+docs/reliability.md), e.g.
+``FUZZ=1 .venv/bin/python -m pytest tests/test_fuzz.py --hypothesis-show-statistics``.
 """
 
 from __future__ import annotations
@@ -748,7 +749,7 @@ def test_fuzz_cli_gossip(
 # algorithms.run (owned by algorithms/; its argument checks go through bounds.validation too). The one input
 # it still accepts without an error is kept out of the draw and listed in KNOWN_GAPS.
 
-#: run() inputs still open (see the README, "Reliability"): none since iterations is capped at 10**12.
+#: run() inputs still open (see docs/reliability.md): none since iterations is capped at 10**12.
 KNOWN_GAPS: tuple[str, ...] = ()
 
 RUN_WEIRD = st.sampled_from(

@@ -1,6 +1,6 @@
 """`decbounds verify` / `paper_figures.verify`: the three new algorithms verified at tiny sizes, the class
 audit catching each kind of misbehaving rule (naming the rule and the iteration, keeping the records), bad
-specs as one-line errors, and the README section "Verify your own algorithm" run as written."""
+specs as one-line errors, and the tutorial docs/tutorials/verify.md run as written."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from decbounds.paper_figures.verify import cli as verify_cli
 
 from decbounds import algorithms
 
-README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+TUTORIAL = pathlib.Path(__file__).resolve().parents[2] / "docs" / "tutorials" / "verify.md"
 VERDICT_STARTS = ("matches the lower bound's order", "worse: ", "not resolved on this range", v.VERDICT_BELOW,
                   "error: ")
 # tiny sizes with few points, so that a whole verify stays a few seconds
@@ -319,20 +319,13 @@ def test_cli_bad_spec_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
     assert not (tmp_path / "verify-extra").exists()  # nothing ran
 
 
-# ---------------------------------------------------------------------------------------------- README
+# -------------------------------------------------------------------------------------------- tutorial
 
-def _readme_section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("## Verify your own algorithm")
-    end = text.find("\n## ", start + 1)
-    return text[start: end if end > 0 else None]
-
-
-def test_readme_section_runs_as_written(tmp_path):
-    """The rule file and the command of the README, in a fresh directory outside the package; the changes
-    are --quick -> --tiny and one baseline (the same code path at smaller sizes, so that the suite stays
-    fast)."""
-    section = _readme_section()
+def test_the_tutorial_runs_as_written(tmp_path):
+    """The rule file and the command of docs/tutorials/verify.md, in a fresh directory outside the package;
+    the changes are --quick -> --tiny and one baseline (the same code path at smaller sizes, so that the
+    suite stays fast)."""
+    section = TUTORIAL.read_text(encoding="utf-8")
     (code,) = re.findall(r"```python\n(# my_rule\.py\n.*?)```", section, flags=re.S)
     (command,) = [line.strip() for block in re.findall(r"```(?:bash|sh)\n(.*?)```", section, flags=re.S)
                   for line in block.splitlines() if line.strip().startswith("decbounds verify")]

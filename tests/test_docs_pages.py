@@ -1,0 +1,58 @@
+"""The pages of the documentation site run as written, and the site's navigation names every page.
+
+Each page's ``python`` blocks execute top to bottom in one namespace per page, in a temporary directory,
+each block compiled under its own line number so that a failure points at the page. docs/extending.md has
+its own test (tests/test_docs_extending.py); pages without Python blocks pass trivially.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+#: Pages whose blocks another test runs.
+ELSEWHERE = {"extending.md"}
+PAGES = sorted(path.relative_to(DOCS).as_posix() for path in DOCS.rglob("*.md")
+               if path.relative_to(DOCS).as_posix() not in ELSEWHERE)
+
+
+def _blocks(page: str) -> list[tuple[int, str]]:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    return [(text.count("\n", 0, m.start(1)) + 1, m.group(1)) for m in _BLOCK.finditer(text)]
+
+
+def test_the_tutorials_have_examples() -> None:
+    for page in ("predict", "measure", "tune", "verify", "worst-case", "sweeps"):
+        assert _blocks(f"tutorials/{page}.md"), page
+
+
+@pytest.mark.parametrize("page", [page for page in PAGES if _blocks(page)])
+def test_the_examples_of_the_page_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # nothing an example writes lands in the repository
+    namespace: dict[str, object] = {"__name__": "docs_page"}
+    for line, source in _blocks(page):
+        exec(compile("\n" * (line - 1) + source, str(DOCS / page), "exec"), namespace)
+
+
+def test_every_page_is_in_the_navigation() -> None:
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    listed = set(re.findall(r":\s*([\w/.-]+\.md)\s*$", config, flags=re.MULTILINE))
+    assert set(PAGES) | ELSEWHERE <= listed, sorted(set(PAGES) - listed)
+    missing = sorted(page for page in listed if not (DOCS / page).is_file())
+    assert not missing, missing
+
+
+def test_every_figure_of_the_results_is_embedded_and_committed() -> None:
+    spec = importlib.util.spec_from_file_location("docs_images", DOCS / "images.py")
+    images = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(images)  # type: ignore[union-attr]
+    text = (DOCS / "results" / "figures.md").read_text(encoding="utf-8")
+    for name in images.FIGURES:
+        assert f"](../img/{name}.png)" in text, name
+        assert (DOCS / "img" / f"{name}.png").is_file(), name
