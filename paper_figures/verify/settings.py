@@ -123,7 +123,7 @@ MODES: dict[str, Settings] = {
                       sigma2_points=((2, 1, 4e-3), (2, 1, 2e-3), (2, 1, 1e-3)),
                       nb_points=((2, 1, 1e-3), (4, 1, 1e-3), (8, 1, 1e-3)), detag_phases=(1, 2),
                       step_fractions=(1.0,), broom_sizes=(6, 12, 24, 48), broom_cap=8000),
-    # sized to a budget of 20 minutes on a 2-core machine (measured: README, "Verify your own algorithm");
+    # sized to a budget of 20 minutes on a 2-core machine (measured: docs/results/verify-reports.md);
     # the path goes to n = 384 so that the tail fit (FIT_TAIL sizes) reaches DeTAG's asymptotic slope
     "full": Settings(comm_sizes=(6, 12, 24, 48, 96, 192, 384), comm_cap=48000, gap_n=12, gap_chain=2,
                      kappas=(1.0, 0.1, 0.03, 0.01, 3e-3, 1e-3), gap_cap=100000, sampling_chain=6,
