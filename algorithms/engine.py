@@ -377,7 +377,9 @@ def _context_class(ledger: Ledger) -> type[Context]:
     knows = frozenset(ledger.knows)
 
     def open_round(arrays: int, links: int) -> None:
-        if L.round_now:
+        if L.round_now or not L._open:
+            if not L._open:
+                raise CapabilityError("the start state (init) may not query or communicate")
             raise BudgetViolationError(f"iteration {L.t}: a second communication round in one iteration")
         L.round_now = True
         counters.communication_rounds += 1
@@ -405,7 +407,9 @@ def _context_class(ledger: Ledger) -> type[Context]:
 
         def sample(self, X: np.ndarray, queries: int | None = None) -> np.ndarray:
             b = batch if queries is None else int(queries)
-            if b < 1 or L.queries_now + b > batch:
+            if b < 1 or L.queries_now + b > batch or not L._open:
+                if not L._open:
+                    raise CapabilityError("the start state (init) may not query or communicate")
                 raise BudgetViolationError(f"iteration {L.t}: {L.queries_now} + {b} queries per worker "
                                            f"exceed the batch B={batch}")
             if X.shape != shape:

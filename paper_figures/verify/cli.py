@@ -78,6 +78,8 @@ def main(args: argparse.Namespace) -> int:
     except VerifyInputError as exc:
         print(f"decbounds verify: error: {exc}", file=sys.stderr)
         return 2
+    for line in report.headline():
+        print(line)
     for term, verdict in report.verdicts.items():
         print(f"{term}: {verdict}")
     print(f"report: {report.files[0]}")

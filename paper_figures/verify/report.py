@@ -6,6 +6,7 @@ import csv
 import dataclasses
 import io
 import json
+import math
 import pathlib
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -50,9 +51,32 @@ class VerifyReport:
         return any(v.startswith(VERDICT_BELOW) for v in self.verdicts.values())
 
     @property
+    def outside_class(self) -> bool:
+        """Whether the rule declares itself outside the gossip class (gossips=False or exact averaging)."""
+        return bool(self.audit.get("outside_class"))
+
+    @property
     def exit_status(self) -> int:
-        """1 when the audit failed or a lower bound was beaten (a CI gate), else 0."""
-        return 1 if (not self.audit["passed"] or self.beaten) else 0
+        """1 when the audit failed, a lower bound was beaten, or the rule is outside the gossip class (no
+        gossip lower bound certifies it): a CI gate; else 0."""
+        return 1 if (not self.audit["passed"] or self.beaten or self.outside_class) else 0
+
+    def headline(self) -> list[str]:
+        """What the report says before anything else: outside the gossip class, and every run of the rule
+        unfinished (diverged or capped at every admissible step), each in one line (none when neither)."""
+        lines = []
+        if self.outside_class:
+            lines.append(f"OUTSIDE THE GOSSIP CLASS: {self.rule} declares communication "
+                         f"{self.audit.get('communication')!r}"
+                         + ("" if self.audit.get("communication") == "exact" else " with gossips=False")
+                         + "; its measurements are a reference, held to no gossip lower bound "
+                           "(exit status 1)")
+        mine = [r for r in self.records if r["point"]["algorithm"] == self.rule
+                and r["point"]["term"] != "digits"]
+        if mine and all(r["result"].get("t_eps") is None for r in mine):
+            lines.append(f"EVERY RUN of {self.rule} diverged or hit its iteration cap at every admissible "
+                         f"step ({len(mine)} runs): no exponent was measured")
+        return lines
 
 
 def _write_exponents(out_dir: pathlib.Path, fits: Mapping[str, Mapping[str, fit.RecordFit]],
@@ -122,13 +146,14 @@ def _plot(out_dir: pathlib.Path, name: str, records: Sequence[dict[str, Any]], s
                     label="explicit lower bound")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        _label_measured_x(ax, sorted({x_of(r) for r in wanted if r["point"]["term"] == source}))
         ax.set_xlabel(label)
         ax.set_title(term.replace("_", " "), fontsize=9)
         ax.grid(True, alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=6)
     axes[0].set_ylabel("T_eps (iterations)")
     axes[3].set_ylabel("median T_eps over seeds (iterations)")
-    if axes[0].get_legend_handles_labels()[0]:
-        axes[0].legend(fontsize=6.5)
     digits_records = {r["point"]["algorithm"]: r for r in records if r["point"]["term"] == "digits"}
     if digits_records:
         heterogeneity.plot_curves(axes[5], digits_records, list(digits_records))
@@ -147,14 +172,34 @@ def _plot(out_dir: pathlib.Path, name: str, records: Sequence[dict[str, Any]], s
     return [path]
 
 
+def _label_measured_x(ax: Any, xs: Sequence[float]) -> None:
+    """Tick labels at the measured values of a log x axis only, at most 6 of them (evenly thinned, the
+    largest kept), as plain numbers: the default log labels of minor ticks overlap on a range shorter than
+    a few decades."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    if not xs:
+        return
+    keep = list(xs)
+    if len(keep) > 6:
+        stride = math.ceil(len(keep) / 6)
+        keep = keep[::-1][::stride][::-1]
+    ax.xaxis.set_major_locator(FixedLocator(keep))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.3g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.tick_params(axis="x", labelsize=7)
+
+
 def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorithms.StepRule]) -> str:
     """report.md: the verdicts first, then the audit, the exponent table, and the run's parameters."""
-    lines = [f"# decbounds verify: {report.rule}", "",
+    title = f"# decbounds verify: {report.rule}" + (": OUTSIDE THE GOSSIP CLASS" if report.outside_class
+                                                    else "")
+    lines = [title, "", *[f"**{line}.**\n" for line in report.headline()],
              f"Rule `{rule.__module__}.{rule.__qualname__}` (registry name `{report.rule}`), "
              f"mode `{report.mode}`, seed {report.seed}, {report.seconds:.0f} s. "
              f"Exit status {report.exit_status} "
-             "(1: the audit failed or a lower bound was beaten).", "", "## Verdicts", "",
-             "| term | verdict |", "|---|---|"]
+             "(1: the audit failed, a lower bound was beaten, or the rule is outside the gossip class).", "",
+             "## Verdicts", "", "| term | verdict |", "|---|---|"]
     titles = {"audit": "class audit (A_B budget, zero-respecting)",
               "digits": f"digits MLP at {DIGITS_SHUFFLED:g}% shuffled (final training loss; no lower bound)",
               **{term: spec["title"] for term, spec in TERMS.items()}}

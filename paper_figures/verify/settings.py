@@ -17,10 +17,12 @@ __all__ = [
     "DIGITS_SHUFFLED",
     "DIGITS_WORKERS",
     "FIT_TAIL",
+    "MATCH_WIDTH",
     "MODES",
     "TERMS",
     "VERDICT_BELOW",
     "VERDICT_MATCH",
+    "VERDICT_OUTSIDE",
     "Settings",
     "VerifyInputError",
 ]
@@ -54,9 +56,13 @@ TERMS: dict[str, dict[str, Any]] = {
 
 
 VERDICT_MATCH = "matches the lower bound's order"
-
-
 VERDICT_BELOW = "BELOW the lower bound: outside the class or a bug"
+#: "matches" needs the whole 95% interval within this distance of the optimal exponent; a wider interval
+#: that covers it is "not resolved: interval too wide" (an interval such as [0.60, 2.53] says nothing).
+MATCH_WIDTH = 0.25
+#: The verdict of every term of a rule that declares itself outside the gossip class (gossips=False or
+#: exact averaging): its measurements are shown, held to no gossip lower bound.
+VERDICT_OUTSIDE = "reference only (outside the gossip class)"
 
 
 #: The terms measured on Setting 2's zero chain with exact gradients (path and broom); their records hold

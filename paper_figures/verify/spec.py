@@ -51,8 +51,13 @@ def load_rule(spec: Any) -> type[algorithms.StepRule]:
                 sys.path.insert(0, str(pathlib.Path.cwd()))
             module = importlib.import_module(module_name)
     except Exception as exc:  # any failure of the user's module is one line
+        hint = ""
+        if isinstance(exc, ModuleNotFoundError) and not module_name.endswith(".py") \
+                and exc.name == module_name.split(".")[0]:
+            hint = (f" (run from the folder that holds {module_name.replace('.', '/')}.py, or give the file: "
+                    f"path/to/{module_name.replace('.', '/')}.py:{class_name})")
         raise VerifyInputError(f"cannot import {module_name!r}: {type(exc).__name__}: "
-                               f"{_one_line(exc)}") from None
+                               f"{_one_line(exc)}{hint}") from None
     rule = getattr(module, class_name, None)
     if rule is None:
         raise VerifyInputError(f"module {module_name!r} has no attribute {class_name!r}")

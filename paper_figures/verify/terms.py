@@ -73,7 +73,7 @@ def _tune_rule(name: str, problem: Any, W: Any, steps: Sequence[float], *, tol: 
     """`algorithms.tune` of the rule under test over ``steps`` x its ``hyper`` grids (the least median T_eps
     over seeds), as a record's result; a rule that raises is a result with status "error" naming the
     iteration, so that the sweep goes on and the record is kept."""
-    where = {"t": 0}
+    where: dict[str, int | None] = {"t": None}  # None until the callback after init: a failure in init
 
     def track(t: int, state: Any, ctx: Any) -> None:
         where["t"] = t
@@ -83,7 +83,8 @@ def _tune_rule(name: str, problem: Any, W: Any, steps: Sequence[float], *, tol: 
                                 batch=batch, callback=track, **dict(hyper))
     except Exception as exc:  # the user's rule: a verdict, not a traceback
         kind = "A_B budget violated" if isinstance(exc, algorithms.BudgetViolationError) else \
-            f"raised {type(exc).__name__} in step at iteration {where['t']}"
+            f"raised {type(exc).__name__} " + ("in init" if where["t"] is None else
+                                                f"in step at iteration {where['t']}")
         return {"t_eps": None, "t_eps_local": None, "status": "error", "capped": False, "cap": cap,
                 "message": f"{name} {kind}: {_one_line(exc)}", "seeds": list(seeds), "t_eps_seeds": [],
                 "step_size": None, "hyper": {}}

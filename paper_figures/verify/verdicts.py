@@ -8,9 +8,11 @@ from typing import Any
 from decbounds.paper_figures import fit
 from decbounds.paper_figures.verify.settings import (
     COMMUNICATION_TERMS,
+    MATCH_WIDTH,
     TERMS,
     VERDICT_BELOW,
     VERDICT_MATCH,
+    VERDICT_OUTSIDE,
     Settings,
 )
 
@@ -88,23 +90,21 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, reference_fit: fit.RecordFi
         return f"not resolved on this range: too few finished runs to fit ({why}; {rule_fit.unfinished} " \
                "hit the cap, diverged or failed)"
     measured = f"measured exponent {f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]"
-    if f.covers(optimal):
-        return f"{VERDICT_MATCH} ({measured}, optimal {optimal:g})"
-    worse_side = f.ci_low > optimal  # every optimal exponent is an upper end: larger is worse (n B: -1)
     reference = None if reference_fit is None else reference_fit.fit
-    if worse_side and reference is not None and reference.ci_high < f.ci_low:
-        return f"worse: {measured} against the optimal {optimal:g} (the reference measured " \
-               f"{reference.slope:.2f} [{reference.ci_low:.2f}, {reference.ci_high:.2f}] on the same range)"
     measured_reference = ("" if reference is None else f"; the reference measured {reference.slope:.2f} "
                           f"[{reference.ci_low:.2f}, {reference.ci_high:.2f}] here")
-    if worse_side:
-        return (f"not resolved on this range: {measured} lies above the optimal {optimal:g}, but the sizes "
-                f"do not separate it from the reference algorithm ({advice}{measured_reference})")
-    # below a lower bound's exponent with no run below the explicit bound: T_eps has not yet reached the
-    # bound's growth on these sizes (the zero chain's size-independent descent cost still dominates it)
-    return (f"not resolved on this range: {measured} lies below the optimal {optimal:g}; on these sizes "
-            "T_eps has not reached the lower bound's growth, because the zero chain's size-independent "
-            f"descent cost still dominates it ({advice}{measured_reference})")
+    if optimal - MATCH_WIDTH <= f.ci_low and f.ci_high <= optimal + MATCH_WIDTH:
+        return f"{VERDICT_MATCH} ({measured}, optimal {optimal:g} +- {MATCH_WIDTH:g})"
+    if f.ci_low > optimal:  # every optimal exponent is an upper end: larger is worse (n B: -1)
+        return f"worse: {measured} lies above the optimal {optimal:g}{measured_reference}"
+    if f.ci_high < optimal:
+        # below a lower bound's exponent with no run below the explicit bound: T_eps has not yet reached the
+        # bound's growth on these sizes (the zero chain's size-independent descent cost still dominates it)
+        return (f"not resolved on this range: {measured} lies below the optimal {optimal:g}; on these sizes "
+                "T_eps has not reached the lower bound's growth, because the zero chain's size-independent "
+                f"descent cost still dominates it ({advice}{measured_reference})")
+    return (f"not resolved: interval too wide ({measured} covers the optimal {optimal:g} but reaches beyond "
+            f"+- {MATCH_WIDTH:g} of it; {advice}{measured_reference})")
 
 
 def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, audited: dict[str, Any],
@@ -116,7 +116,9 @@ def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, 
         failed = [c for c in audited["checks"] if not c["passed"]]
         verdicts["audit"] = "FAILED: " + "; ".join(f"{c['condition']}: {c['detail']}" for c in failed)
         return verdicts, fits
-    verdicts["audit"] = "passed: " + "; ".join(c["condition"] for c in audited["checks"])
+    outside = bool(audited.get("outside_class"))
+    verdicts["audit"] = ("passed, outside the gossip class: " if outside else "passed: ") + \
+        "; ".join(c["condition"] for c in audited["checks"])
     for term, spec in TERMS.items():
         chosen = _fit_records(term, records, settings)
         fits[term] = {}
@@ -143,6 +145,12 @@ def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, 
             verdict = f"worse: {capped}"
         if failed:
             verdict = f"error: {failed[0]}"
+        if outside:
+            f = fits[term][name].fit
+            verdict = f"{VERDICT_OUTSIDE}: " + ("no fit" if f is None else
+                                                 f"measured exponent {f.slope:.2f} [{f.ci_low:.2f}, "
+                                                 f"{f.ci_high:.2f}], the gossip class's optimal "
+                                                 f"{spec['optimal']:g}")
         verdicts[term] = verdict
     return verdicts, fits
 
