@@ -1,42 +1,53 @@
 """Computed worst cases: decentralized performance estimation (PEP) as a semidefinite program on cvxpy.
 
-``worst_case(method, K, L, step_size, W=... | spectrum=(lam_min, lam_max))`` computes the largest value of
+``worst_case(method, K, L, step_size, W=... | spectrum=(lam_min, lam_max), function_class=...,
+criterion=...)`` computes the largest value of a criterion after K iterations over every instance of a
+class (Drori & Teboulle 2014; Taylor, Hendrickx & Glineur 2017; decentralized: Colla & Hendrickx, IEEE TAC
+2023). The classes, criteria and initial conditions are listed in docs/worst_case.md; in short:
 
-    min_{k <= K} ||grad f(x-bar^k)||^2      (or, ``measure="worker"``, min_k ||grad f(x_w^k)||^2)
-
-over every instance of the class (Drori & Teboulle 2014; Taylor, Hendrickx & Glineur 2017; decentralized:
-Colla & Hendrickx, IEEE TAC 2023):
-
-- N agents, each f_i L-smooth and possibly non-convex, f = (1/N) sum_i f_i, a common start x0;
-- the initial condition f(x0) - f(x-bar^K) <= Delta (as PEPit's non-convex gradient-descent example);
-- bounded dissimilarity at the points where the measure is taken, the paper's assumption (5) there:
-  (1/N) sum_i ||grad f_i(x-bar^k) - grad f(x-bar^k)||^2 <= varsigma^2. Without it the problem is unbounded as
-  soon as W is not exact averaging (the f_i can pull the agents apart at no cost to f); with varsigma = 0
-  every method and every W is gradient descent on f;
-- a gossip class: one given symmetric W with W 1 = 1 (exact), or every symmetric W with W 1 = 1 whose
+- N agents, f = (1/N) sum_i f_i, each f_i in one **function class**: L-smooth possibly non-convex
+  ("nonconvex"), L-smooth convex ("convex") or L-smooth mu-strongly convex ("strongly_convex");
+- **criterion**: "gradient" min_{k<=K} ||grad f(x-bar^k)||^2; "worker_gradient" min_k ||grad f(x_w^k)||^2
+  at the worst worker w; "function_value" f(x-bar^K) - f*; "distance" ||x-bar^K - x*||^2; "consensus"
+  (1/N) sum_i ||x_i^K - x-bar^K||^2 (f* and x* exist in the convex classes only);
+- **initial condition**: "function_value" f(x0) - f* <= Delta (non-convex: f(x0) - f(x-bar^K) <= Delta, as
+  PEPit's non-convex gradient-descent example; an upper bound, since f* <= f(x-bar^K)) or "distance"
+  ||x0 - x*||^2 <= radius^2 (convex classes; with unequal starts (1/N) sum_i ||x_i^0 - x*||^2 <= radius^2);
+- **heterogeneity** varsigma: "averages" (1/N) sum_i ||grad f_i(x-bar^k) - grad f(x-bar^k)||^2 <= varsigma^2
+  at every average, the paper's assumption (5) there; "optimum" (1/N) sum_i ||grad f_i(x*)||^2 <= varsigma^2.
+  Without a bound the problem is unbounded as soon as W is not exact averaging (the f_i can pull the agents
+  apart at no cost to f); with varsigma = 0 (at the averages) every method and every W is gradient descent;
+- a step per iteration: a constant, a list of K steps, or a callable k -> alpha_k (a diminishing rule);
+- a **gossip class**: one given symmetric W with W 1 = 1 (exact), or every symmetric W with W 1 = 1 whose
   eigenvalues off the consensus direction lie in [lam_min, lam_max] (the spectral relaxation of Colla &
-  Hendrickx: necessary conditions on the Gram matrix, so its value is an upper bound on that class).
+  Hendrickx: necessary conditions on the Gram matrix, so its value is an upper bound on that class); static
+  (one W for every round) or time-varying (a sequence W_t, or one spectral class per round).
 
 The SDP is over the Gram matrix G of the basis vectors (x0 = 0, without loss: only differences of points
-enter), every queried gradient, and (spectral class) the
+enter; x* is a basis vector, or the origin with unequal starts, whose x_i^0 are basis vectors), every queried
+gradient (agent N's gradient at x* is minus the others': sum_i grad f_i(x*) = 0), and (spectral class) the
 disagreement part of every gossip output; function values are scalar variables. The method's iterates are
 linear in the basis, so the method descriptions of ``bounds.pep_methods`` run directly on coefficient rows.
-Interpolation for L-smooth functions (Taylor et al. 2017), for every ordered pair (a, b) of agent i's points:
+Interpolation (Taylor, Hendrickx & Glineur 2017, Thm. 4 and its smooth non-convex case), for every ordered
+pair (a, b) of agent i's points, dx = x_a - x_b, dg = g_a - g_b:
 
-    f_a >= f_b + <g_a + g_b, x_a - x_b>/2 - (L/4) ||x_a - x_b||^2 + ||g_a - g_b||^2 / (4L).
+    non-convex:         f_a >= f_b + <g_a + g_b, dx>/2 - (L/4) ||dx||^2 + ||dg||^2 / (4L),
+    mu-strongly convex: f_a >= f_b + <g_b, dx> + (||dg||^2 / L + mu ||dx||^2 - 2 (mu/L) <dg, dx>)
+                                                / (2 (1 - mu/L))          (convex: mu = 0).
 
-Spectral class, for the m gossip rounds (columns) with centred inputs X~_i and outputs Y~_i per agent,
-A = sum_i X~_i^T X~_i, B = sum_i X~_i^T Y~_i, C = sum_i Y~_i^T Y~_i (m x m, linear in G):
+Spectral class, for the gossip rounds (columns) with centred inputs X~_i and outputs Y~_i per agent,
+A = sum_i X~_i^T X~_i, B = sum_i X~_i^T Y~_i, C = sum_i Y~_i^T Y~_i (linear in G):
 
     B = B^T,   (lam_min + lam_max) B - lam_min lam_max A - C >= 0 (PSD),
 
 which, with G PSD, also gives lam_max A - B >= 0 and B - lam_min A >= 0 (all three are checked after the
-solve). One W serves every round (a fixed W, not a time-varying one).
+solve). Static: one W serves every round, so one LMI holds all columns. Time-varying: the columns of round t
+share W_t only, one LMI per round (a principal part of the static one: the value can only grow).
 
 The result is checked with numpy after the solve: G PSD within tolerance, every constraint within
-tolerance, and the duality gap from the dual variables of the two inhomogeneous constraints
-(Delta and varsigma^2: every other constraint is homogeneous, so the dual objective is
-Delta * y_Delta + varsigma^2 * sum_k y_k). A solver failure raises, never returns a number.
+tolerance, and the duality gap from the dual variables of the inhomogeneous constraints (the initial
+condition and the heterogeneity: every other constraint is homogeneous, so the dual objective is
+Delta * y_init + varsigma^2 * sum_k y_k). A solver failure raises, never returns a number.
 
 >>> import numpy as np
 >>> result = worst_case("dgd_atc", K=5, L=1.0, step_size=1.0, W=np.full((2, 2), 0.5))
@@ -51,7 +62,7 @@ import math
 import numbers
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -60,16 +71,25 @@ from decbounds.bounds.pep_methods import METHODS, MethodSpec, method_spec
 __all__ = [
     "CHECK_TOLERANCE",
     "CLARABEL_DEFAULTS",
+    "CRITERIA",
+    "FUNCTION_CLASSES",
     "GAP_TOLERANCE",
-    "MEASURES",
+    "HETEROGENEITY",
+    "INITIAL_CONDITIONS",
     "SCS_DEFAULTS",
     "SOLVERS",
+    "STARTS",
     "WorstCase",
     "worst_case",
+    "worst_gossip_matrix",
 ]
 
 SOLVERS = ("CLARABEL", "SCS")
-MEASURES = ("average", "worker")
+FUNCTION_CLASSES = ("nonconvex", "convex", "strongly_convex")
+CRITERIA = ("gradient", "worker_gradient", "function_value", "distance", "consensus")
+INITIAL_CONDITIONS = ("function_value", "distance")
+HETEROGENEITY = ("averages", "optimum")
+STARTS = ("equal", "unequal")
 
 #: Clarabel settings used unless ``solver_options`` overrides them: the spectral-class SDPs stop at
 #: "optimal_inaccurate" (NumericalError in the first iterations for K >= 5) with dynamic regularization on;
@@ -96,20 +116,27 @@ class WorstCase:
 
     Attributes
     ----------
-    method, K, L, step_size, Delta, varsigma
-        The problem (``method`` is the canonical name).
+    method, K, L, mu, Delta, radius, varsigma
+        The problem (``method`` is the canonical name; ``mu`` 0 outside the strongly convex class).
+    step_size : float or None
+        The constant step, or None when the steps vary; ``steps``: the K steps alpha_0, ..., alpha_{K-1}.
+    function_class, criterion, initial, heterogeneity, starts : str
+        The class, criterion, initial condition, heterogeneity measure and starts (module docstring).
     gossip : {"exact", "spectral"}
-        A given W, or the class [lam_min, lam_max].
+        A given W (or W_t), or the class [lam_min, lam_max] (per round when time-varying).
+    time_varying : bool
+        One W_t per round (``spectra``: the per-round classes; ``W``: the (T, N, N) matrices) instead of
+        one W.
     spectrum : (float, float)
-        The range (for an exact W, its own eigenvalues off the consensus direction).
+        The range (for an exact W, its own eigenvalues off the consensus direction; time-varying: the hull).
     N : int
         The agents.
     params : dict
         The method's extra parameters (DeTAG: R, eta).
-    measure, worker
-        What was measured ("average" or "worker", and which worker).
+    worker : int or None
+        The measured worker (criterion "worker_gradient").
     value : float
-        The worst case of the measure (the SDP's primal value t).
+        The worst case of the criterion (the SDP's primal value t).
     solver, status : str
         The cvxpy solver name and status.
     gap : float
@@ -121,29 +148,42 @@ class WorstCase:
     build_seconds, solve_seconds : float
         Time to build the SDP (method + coefficients), and cvxpy's solve (canonicalization + solver).
     sdp_size : dict
-        gram (side of G), values (function values), scalar_constraints, lmi (side of the spectral LMI, 0 for
-        exact W), gossip_columns, oracle_points, blocks (the PSD blocks' sides: (gram,), or the two swap
-        blocks of N = 2).
+        gram (side of G), values (function values), scalar_constraints, lmi (side of the largest spectral
+        LMI, 0 for exact W), gossip_columns, oracle_points, blocks (the PSD blocks' sides: (gram,), or the
+        two swap blocks of N = 2).
     iterates : numpy.ndarray
-        (K+1, N, d) recovered worst-case iterates; ``average_gradients`` (K+1, d) grad f(x-bar^k);
+        (K+1, N, d) recovered worst-case iterates; ``average_gradients`` (K+1, d) grad f(x-bar^k) where it
+        was queried (nan rows elsewhere); ``optimum`` x* (convex classes) or None;
         ``points``, ``gradients``, ``values``: per agent, every point where f_i was evaluated, with its
         gradient and value (the interpolation data: a worst-case f_i exists through them);
-        ``gossip_inputs``, ``gossip_outputs``: (m, N, d) every gossip round (spectral class), in order.
+        ``gossip_inputs``, ``gossip_outputs``: (m, N, d) every gossip round (spectral class), in order, and
+        ``gossip_rounds`` (m,) the round t of each.
     W : numpy.ndarray or None
-        The gossip matrix (exact class) or None.
+        The gossip matrix (exact class; (T, N, N) when time-varying) or None.
+    options : dict
+        The keyword arguments that reproduce this solve with another gossip class (``worst_gossip_matrix``).
     """
 
     method: str
     K: int
     L: float
-    step_size: float
+    mu: float
+    step_size: float | None
+    steps: tuple[float, ...]
     Delta: float
+    radius: float
     varsigma: float
+    function_class: str
+    criterion: str
+    initial: str
+    heterogeneity: str
+    starts: str
     gossip: str
+    time_varying: bool
     spectrum: tuple[float, float]
+    spectra: tuple[tuple[float, float], ...] | None
     N: int
     params: dict[str, Any]
-    measure: str
     worker: int | None
     value: float
     solver: str
@@ -154,21 +194,25 @@ class WorstCase:
     min_gram_eigenvalue: float
     build_seconds: float
     solve_seconds: float
-    sdp_size: dict[str, int]
+    sdp_size: dict[str, Any]
     iterates: np.ndarray
     average_gradients: np.ndarray
+    optimum: np.ndarray | None
     points: list[np.ndarray]
     gradients: list[np.ndarray]
     values: list[np.ndarray]
     gossip_inputs: np.ndarray
     gossip_outputs: np.ndarray
+    gossip_rounds: np.ndarray
     W: np.ndarray | None
+    options: dict[str, Any]
 
     def __repr__(self) -> str:
         lo, hi = self.spectrum
         return (f"WorstCase(method={self.method!r}, K={self.K}, value={self.value:.6g}, "
-                f"gossip={self.gossip!r} [{lo:.4g}, {hi:.4g}], N={self.N}, solver={self.solver!r}, "
-                f"status={self.status!r}, "
+                f"class={self.function_class!r}, criterion={self.criterion!r}, "
+                f"gossip={self.gossip!r}{' time-varying' if self.time_varying else ''} [{lo:.4g}, {hi:.4g}], "
+                f"N={self.N}, solver={self.solver!r}, status={self.status!r}, "
                 f"gap={self.gap:.1e}, max_violation={max(self.violations.values(), default=0.0):.1e}, "
                 f"solve_seconds={self.solve_seconds:.2f}, gram={self.sdp_size['gram']})")
 
@@ -194,24 +238,30 @@ class WorstCase:
                 rows.append(grads[j])
             return np.array(rows)
 
-        ops = NumpyOps(np.eye(self.N) if self.W is None else self.W, grad, lam=max(map(abs, self.spectrum)))
+        lam = max(map(abs, self.spectrum))
+        ops = NumpyOps(np.eye(self.N) if self.W is None else self.W, grad, lam=lam)
         if self.W is None:
-            inputs, outputs = self.gossip_inputs, self.gossip_outputs
+            inputs, outputs, rounds = self.gossip_inputs, self.gossip_outputs, self.gossip_rounds
+            exact = _round_matrices(self.spectra, self.N) if self.spectra is not None else None
 
-            def gossip(X: np.ndarray) -> np.ndarray:
+            def gossip(X: np.ndarray, t: int = 0) -> np.ndarray:
+                if exact is not None and exact[t] is not None:
+                    return exact[t] @ X
                 if np.allclose(X, X.mean(axis=0), rtol=0, atol=1e-9 * scale):
                     return X  # consensus is a fixed point of every W with W 1 = 1
-                dist = np.array([np.linalg.norm(Xin - X) for Xin in inputs])
-                j = int(np.argmin(dist))
-                if dist[j] > 1e-5 * scale:
-                    raise RuntimeError(f"replay of {self.method}: a gossip input at distance "
-                                       f"{dist[j]:.2e} from every recorded round")
+                dist = np.array([np.linalg.norm(Xin - X) if r == t or not self.time_varying else np.inf
+                                 for Xin, r in zip(inputs, rounds, strict=True)])
+                j = int(np.argmin(dist)) if len(dist) else -1
+                if j < 0 or dist[j] > 1e-5 * scale:
+                    raise RuntimeError(f"replay of {self.method}: a gossip input of round {t} far from "
+                                       "every recorded round")
                 return outputs[j]
 
             ops.gossip = gossip  # type: ignore[method-assign]
-        x0 = np.repeat(self.iterates[0][:1], self.N, axis=0)
-        return spec.run(ops, x0, self.K, self.step_size, **self.params)
+        return spec.run(ops, np.array(self.iterates[0]), self.K, np.array(self.steps), **self.params)
 
+
+# -- validation (one place for every argument) ---------------------------------------------------------------
 
 def _positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -222,51 +272,233 @@ def _positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
     return value
 
 
-def _check_W(W: Any) -> np.ndarray:
+def _choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}; got {name}={value!r}")
+    return value
+
+
+def _check_W(W: Any, name: str = "W") -> np.ndarray:
     try:
         W = np.asarray(W.toarray() if hasattr(W, "toarray") else W, dtype=float)
     except (TypeError, ValueError) as err:
-        raise TypeError(f"W must be a square real matrix; got {type(W).__name__}") from err
+        raise TypeError(f"{name} must be a square real matrix; got {type(W).__name__}") from err
     if W.ndim != 2 or W.shape[0] != W.shape[1] or W.shape[0] < 1:
-        raise ValueError(f"W must be a square matrix; got shape {W.shape}")
+        raise ValueError(f"{name} must be a square matrix; got shape {W.shape}")
     if not np.all(np.isfinite(W)):
-        raise ValueError("W must be finite")
+        raise ValueError(f"{name} must be finite")
     if not np.allclose(W, W.T, rtol=0, atol=1e-10):
-        raise ValueError("W must be symmetric (the gossip class of the paper, docs/theory.md §1)")
+        raise ValueError(f"{name} must be symmetric (the gossip class of the paper, docs/theory.md §1)")
     if not np.allclose(W.sum(axis=1), 1.0, rtol=0, atol=1e-10):
-        raise ValueError("W must have rows summing to 1 (W 1 = 1)")
+        raise ValueError(f"{name} must have rows summing to 1 (W 1 = 1)")
     return 0.5 * (W + W.T)
 
 
-def _check_spectrum(spectrum: Any) -> tuple[float, float]:
+def _check_spectrum(spectrum: Any, name: str = "spectrum") -> tuple[float, float]:
     try:
         lo, hi = (float(v) for v in spectrum)
     except (TypeError, ValueError) as err:
-        raise TypeError("spectrum must be a pair (lam_min, lam_max) of reals; "
-                        f"got spectrum={spectrum!r}") from err
+        raise TypeError(f"{name} must be a pair (lam_min, lam_max) of reals; "
+                        f"got {name}={spectrum!r}") from err
     if not (math.isfinite(lo) and math.isfinite(hi)) or not -1.0 <= lo <= hi <= 1.0:
-        raise ValueError(f"spectrum must satisfy -1 <= lam_min <= lam_max <= 1; got spectrum={spectrum!r}")
+        raise ValueError(f"{name} must satisfy -1 <= lam_min <= lam_max <= 1; got {name}={spectrum!r}")
     return lo, hi
 
+
+def _is_pair(spectrum: Any) -> bool:
+    try:
+        return len(spectrum) == 2 and all(isinstance(v, numbers.Real) for v in spectrum)
+    except TypeError:
+        return True  # not a sequence: _check_spectrum names the field
+
+
+def _off_consensus(W: np.ndarray) -> np.ndarray:
+    """W's eigenvalues off the consensus direction: those of W - J except the 0 that replaced the 1."""
+    N = W.shape[0]
+    off = np.linalg.eigvalsh(W - np.full((N, N), 1.0 / N))
+    return np.delete(off, int(np.argmin(np.abs(off)))) if N > 1 else np.zeros(0)
+
+
+def _round_matrices(spectra: Sequence[tuple[float, float]], N: int) -> list[np.ndarray | None]:
+    """A point spectrum (lam, lam) is one matrix, J + lam (I - J), solved in the exact form (the relaxation's
+    LMI would force every disagreement output onto a face of the cone, an ill-posed SDP); None elsewhere."""
+    J = np.full((N, N), 1.0 / N)
+    return [J + lo * (np.eye(N) - J) if lo == hi else None for lo, hi in spectra]
+
+
+def _steps(step_size: Any, K: int, L: float) -> tuple[float, ...]:
+    if step_size is None:
+        return (1.0 / L,) * K
+    if callable(step_size):
+        values = [step_size(k) for k in range(K)]
+        return tuple(_positive(f"step_size({k})", v) for k, v in enumerate(values))
+    if isinstance(step_size, (str, bytes)):
+        raise TypeError(f"step_size must be a real, a sequence of K reals or a callable; got {step_size!r}")
+    if isinstance(step_size, numbers.Real) or np.ndim(step_size) == 0:
+        return (_positive("step_size", step_size),) * K
+    values = list(step_size)
+    if len(values) != K:
+        raise ValueError(f"step_size must hold one step per iteration (K = {K}); got {len(values)}")
+    return tuple(_positive(f"step_size[{k}]", v) for k, v in enumerate(values))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Setup:
+    """The validated problem of one ``worst_case`` call."""
+
+    spec: MethodSpec
+    K: int
+    L: float
+    mu: float
+    steps: tuple[float, ...]
+    function_class: str
+    criterion: str
+    initial: str
+    heterogeneity: str
+    starts: str
+    Delta: float
+    radius: float
+    varsigma: float
+    N: int
+    lam: float
+    exact: tuple[np.ndarray | None, ...]   # per round: W_t, or None (spectral)
+    spectra: tuple[tuple[float, float], ...]
+    time_varying: bool
+    given_matrix: bool
+    solver: str
+    solver_options: Mapping[str, Any] | None
+    params: dict[str, Any]
+
+    @property
+    def convex(self) -> bool:
+        return self.function_class != "nonconvex"
+
+    def W_of(self, t: int) -> np.ndarray | None:
+        return self.exact[t if self.time_varying else 0]
+
+
+def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any, N: Any, time_varying: bool,
+              function_class: Any, mu: Any, criterion: Any, initial: Any, heterogeneity: Any, starts: Any,
+              Delta: Any, radius: Any, varsigma: Any, solver: Any, solver_options: Any,
+              params: dict[str, Any]) -> _Setup:
+    spec = method_spec(method)
+    if isinstance(K, bool) or not isinstance(K, numbers.Integral) or K < 1:
+        raise ValueError(f"K must be an integer >= 1; got K={K!r}")
+    K = int(K)
+    L = _positive("L", L)
+    function_class = _choice("function_class", function_class, FUNCTION_CLASSES)
+    mu = _positive("mu", mu, allow_zero=True)
+    if function_class == "strongly_convex" and not 0 < mu < L:
+        raise ValueError(f"mu must satisfy 0 < mu < L for function_class='strongly_convex'; got mu={mu!r}")
+    if function_class != "strongly_convex" and mu != 0:
+        raise ValueError(f"mu applies to function_class='strongly_convex' only; got mu={mu!r} with "
+                         f"function_class={function_class!r}")
+    steps = _steps(step_size, K, L)
+    criterion = _choice("criterion", criterion, CRITERIA)
+    initial = _choice("initial", initial, INITIAL_CONDITIONS)
+    heterogeneity = _choice("heterogeneity", heterogeneity, HETEROGENEITY)
+    starts = _choice("starts", starts, STARTS)
+    needs_optimum = {"criterion": (criterion, criterion in ("function_value", "distance")),
+                     "initial": (initial, initial == "distance"),
+                     "heterogeneity": (heterogeneity, heterogeneity == "optimum"),
+                     "starts": (starts, starts == "unequal")}
+    for name, (value, needs) in needs_optimum.items():
+        if needs and function_class == "nonconvex":
+            raise ValueError(f"{name}={value!r} needs a minimizer x*: give function_class='convex' "
+                             "or 'strongly_convex'")
+    if starts == "unequal" and initial != "distance":
+        raise ValueError("starts='unequal' bounds the starts by (1/N) sum_i ||x_i^0 - x*||^2 <= radius^2: "
+                         "give initial='distance'")
+    Delta = _positive("Delta", Delta)
+    radius = _positive("radius", radius)
+    varsigma = _positive("varsigma", varsigma, allow_zero=True)
+    if not isinstance(solver, str) or solver.upper() not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}; got solver={solver!r}")
+    solver = solver.upper()
+    unknown = set(params) - set(spec.params)
+    if unknown:
+        raise TypeError(f"method {spec.name!r} takes no parameter(s) {sorted(unknown)}; it takes "
+                        f"{sorted(spec.params) or 'none'}")
+    params = {**spec.params, **params}
+    if "R" in params and (isinstance(params["R"], bool) or not isinstance(params["R"], numbers.Integral)
+                          or params["R"] < 1):
+        raise ValueError(f"R must be an integer >= 1; got R={params['R']!r}")
+    rounds = spec.rounds(K, **{k: v for k, v in params.items() if k == "R"})
+    if (W is None) == (spectrum is None):
+        raise ValueError("give exactly one of W (exact gossip matrix) and spectrum=(lam_min, lam_max)")
+    if W is not None:
+        if hasattr(W, "matrix") and callable(W.matrix):  # a gossip schedule: its first rounds
+            W = [W.matrix(t) for t in range(rounds)]
+        is_sequence = not hasattr(W, "toarray") and (isinstance(W, (list, tuple)) or np.ndim(W) == 3)
+        if is_sequence:
+            if len(W) != rounds:
+                raise ValueError(f"W must hold one matrix per gossip round ({rounds} for {spec.name} at K = "
+                                 f"{K}); got {len(W)}")
+            matrices = [_check_W(M, f"W[{t}]") for t, M in enumerate(W)]
+            time_varying = True
+        else:
+            matrices = [_check_W(W)]
+        sizes = {M.shape[0] for M in matrices}
+        if len(sizes) != 1:
+            raise ValueError(f"W must hold matrices of one size; got sizes {sorted(sizes)}")
+        size = sizes.pop()
+        if N is not None and N != size:
+            raise ValueError(f"N must equal W's size {size}; got N={N!r}")
+        N = size
+        offs = [_off_consensus(M) for M in matrices]
+        spectra = [(float(o.min()), float(o.max())) if o.size else (0.0, 0.0) for o in offs]
+        exact: list[np.ndarray | None] = list(matrices)
+        given_matrix = True
+    else:
+        if _is_pair(spectrum):
+            spectra = [_check_spectrum(spectrum)] * (rounds if time_varying else 1)
+        else:
+            spectra = [_check_spectrum(p, f"spectrum[{t}]") for t, p in enumerate(spectrum)]
+            if len(spectra) != rounds:
+                raise ValueError(f"spectrum must hold one (lam_min, lam_max) per gossip round ({rounds} for "
+                                 f"{spec.name} at K = {K}) or be one pair; got {len(spectra)}")
+            time_varying = True
+        N = 2 if N is None else N
+        if isinstance(N, bool) or not isinstance(N, numbers.Integral) or N < 2:
+            raise ValueError(f"N must be an integer >= 2 for the spectral class; got N={N!r}")
+        N = int(N)
+        exact = _round_matrices(spectra, N)
+        given_matrix = False
+    lam = max(max(abs(lo), abs(hi)) for lo, hi in spectra)
+    if lam >= 1.0 and spec.name == "detag" and params.get("eta") is None:
+        raise ValueError("detag needs lam = max |eigenvalue off consensus| < 1 to choose eta; give eta")
+    return _Setup(spec=spec, K=K, L=L, mu=mu, steps=steps, function_class=function_class, criterion=criterion,
+                  initial=initial, heterogeneity=heterogeneity, starts=starts, Delta=Delta, radius=radius,
+                  varsigma=varsigma, N=N, lam=lam, exact=tuple(exact), spectra=tuple(spectra),
+                  time_varying=bool(time_varying), given_matrix=given_matrix, solver=solver,
+                  solver_options=solver_options, params=params)
+
+
+# -- the SDP builder -----------------------------------------------------------------------------------------
 
 class _GramBuilder:
     """The ``ops`` of the method descriptions on coefficient rows over the Gram basis; records every oracle
     point (merging identical ones per agent: with W = 11^T/N the agents' iterates coincide with x-bar and a
     duplicate point would make the SDP degenerate) and every gossip round of the spectral class."""
 
-    def __init__(self, N: int, capacity: int, W: np.ndarray | None, lam: float):
-        self.N, self.capacity, self.W, self.lam = N, capacity, W, lam
-        # x0 = 0: every constraint involves only differences of points, so x0 would be a basis vector that
-        # no constraint touches (a free direction of G, which only slows the solver down)
+    def __init__(self, setup: _Setup, capacity: int):
+        self.setup, self.N, self.capacity, self.lam = setup, setup.N, capacity, setup.lam
+        # x0 = 0 (equal starts): every constraint involves only differences of points, so x0 would be a basis
+        # vector that no constraint touches (a free direction of G, which only slows the solver down)
         self.size = 0
         self.n_values = 0
-        self.points: list[list[tuple[np.ndarray, int, int]]] = [[] for _ in range(N)]  # (coeffs, grad, value)
-        self.columns: list[tuple[np.ndarray, np.ndarray]] = []
-        # N = 2: the agent swap maps agent 0's new gradient to agent 1's (pairs) and a gossip output's
-        # disagreement vector d to -d (odd); see `_swap_blocks`
+        self.points: list[list[tuple[np.ndarray, np.ndarray, int]]] = [[] for _ in range(self.N)]
+        self.columns: list[tuple[int, np.ndarray, np.ndarray]] = []  # (round, inputs, outputs)
+        # N = 2: the agent swap maps agent 0's new gradient to agent 1's (pairs), a gossip output's
+        # disagreement vector d and agent 0's gradient at x* to minus themselves (odd) and x* to itself
+        # (even); see `swap_blocks`
         self.pairs: list[tuple[int, int]] = []
         self.odd: list[int] = []
-        self.paired = N == 2
+        self.even: list[int] = []
+        self.paired = self.N == 2
+        self.x_star: np.ndarray | None = None
+        self.star_values: list[int] = []
+        self.star_gradients: list[np.ndarray] = []
 
     def _new(self) -> int:
         if self.size >= self.capacity:
@@ -279,11 +511,38 @@ class _GramBuilder:
         row[index] = 1.0
         return row
 
-    def oracle(self, agent: int, x: np.ndarray) -> tuple[int, int]:
+    def starts(self) -> np.ndarray:
+        """x^0: the origin for every agent (equal starts), or one basis vector per agent (unequal starts,
+        x* at the origin)."""
+        if self.setup.starts == "equal":
+            return np.zeros((self.N, self.capacity))
+        X0 = np.array([self.unit(self._new()) for _ in range(self.N)])
+        if self.N == 2:
+            self.pairs.append((self.size - 2, self.size - 1))
+        return X0
+
+    def optimum(self) -> None:
+        """x* with sum_i grad f_i(x*) = 0 (agent N's gradient is minus the others') and every f_i(x*)."""
+        if self.setup.starts == "equal":
+            self.x_star = self.unit(self._new())
+            self.even.append(self.size - 1)
+        else:
+            self.x_star = np.zeros(self.capacity)
+        grads = [self.unit(self._new()) for _ in range(self.N - 1)]
+        if self.N == 2:
+            self.odd.append(self.size - 1)
+        grads.append(-np.sum(grads, axis=0))
+        for i in range(self.N):
+            self.points[i].append((self.x_star.copy(), grads[i], self.n_values))
+            self.star_values.append(self.n_values)
+            self.n_values += 1
+        self.star_gradients = grads
+
+    def oracle(self, agent: int, x: np.ndarray) -> tuple[np.ndarray, int]:
         for coeffs, g, f in self.points[agent]:
             if np.allclose(coeffs, x, rtol=0, atol=1e-12):
                 return g, f
-        g, f = self._new(), self.n_values
+        g, f = self.unit(self._new()), self.n_values
         self.n_values += 1
         self.points[agent].append((x.copy(), g, f))
         return g, f
@@ -292,9 +551,8 @@ class _GramBuilder:
         rows, new = [], []
         for i in range(self.N):
             before = self.size
-            g = self.oracle(i, X[i])[0]
-            rows.append(self.unit(g))
-            new.append(g if self.size > before else None)
+            rows.append(self.oracle(i, X[i])[0])
+            new.append(self.size - 1 if self.size > before else None)
         if self.N == 2:
             if new[0] is not None and new[1] is not None:
                 self.pairs.append((new[0], new[1]))
@@ -315,29 +573,36 @@ class _GramBuilder:
             S[a, b] = S[b, a] = 1.0
         for d in self.odd:
             S[d, d] = -1.0
+        for e in self.even:
+            S[e, e] = 1.0
         if not np.allclose(np.abs(S).sum(axis=0), 1.0):
             return None  # a basis vector outside the pairing
         zero, one = self.points
-        if len(zero) != len(one) or any(not np.allclose(S @ c0[:nb], c1[:nb], rtol=0, atol=1e-10)
-                                         for (c0, _, _), (c1, _, _) in zip(zero, one, strict=True)):
+        if len(zero) != len(one) or any(
+                not (np.allclose(S @ x0[:nb], x1[:nb], rtol=0, atol=1e-10)
+                     and np.allclose(S @ g0[:nb], g1[:nb], rtol=0, atol=1e-10))
+                for (x0, g0, _), (x1, g1, _) in zip(zero, one, strict=True)):
             return None
-        for X, Y in self.columns:
+        for _, X, Y in self.columns:
             if not (np.allclose(X[1, :nb], S @ X[0, :nb], atol=1e-10)
                     and np.allclose(Y[1, :nb], S @ Y[0, :nb], atol=1e-10)):
                 return None
         r = 1.0 / np.sqrt(2.0)
-        U = np.zeros((nb, len(self.pairs)))
+        U = np.zeros((nb, len(self.pairs) + len(self.even)))
         V = np.zeros((nb, len(self.pairs) + len(self.odd)))
         for j, (a, b) in enumerate(self.pairs):
             U[a, j], U[b, j] = r, r
             V[a, j], V[b, j] = r, -r
+        for j, e in enumerate(self.even):
+            U[e, len(self.pairs) + j] = 1.0
         for j, d in enumerate(self.odd):
             V[d, len(self.pairs) + j] = 1.0
         return U, V
 
-    def gossip(self, X: np.ndarray) -> np.ndarray:
-        if self.W is not None:
-            return self.W @ X
+    def gossip(self, X: np.ndarray, t: int = 0) -> np.ndarray:
+        W = self.setup.W_of(t)
+        if W is not None:
+            return W @ X
         mean = X.mean(axis=0)
         if np.allclose(X, mean, rtol=0, atol=1e-12):
             return X.copy()  # consensus is a fixed point of every W with W 1 = 1
@@ -346,7 +611,7 @@ class _GramBuilder:
             self.odd.append(self.size - 1)
         deviations.append(-np.sum(deviations, axis=0))  # outputs keep the input's average
         Y = mean + np.array(deviations)
-        self.columns.append((X.copy(), Y))
+        self.columns.append((t, X.copy(), Y))
         return Y
 
 
@@ -356,16 +621,23 @@ class _CapacityError(Exception):
 
 def _quadratic_rows(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Rows vec(sym(l r^T)) for paired rows of ``left`` and ``right``: <l, r> = row @ vec(G)."""
+    left, right = np.atleast_2d(left), np.atleast_2d(right)
     outer = left[:, :, None] * right[:, None, :]
     return (0.5 * (outer + outer.transpose(0, 2, 1))).reshape(len(left), -1)
 
 
-def worst_case(method: str, K: int, L: float = 1.0, step_size: float | None = None, *,
-               W: Any = None, spectrum: Sequence[float] | None = None, N: int | None = None,
-               Delta: float = 1.0, varsigma: float = 1.0, measure: str = "average", worker: int | None = None,
+def worst_case(method: str, K: int, L: float = 1.0,
+               step_size: float | Sequence[float] | Callable[[int], float] | None = None, *,
+               W: Any = None, spectrum: Sequence[float] | Sequence[Sequence[float]] | None = None,
+               N: int | None = None, time_varying: bool = False, function_class: str = "nonconvex",
+               mu: float = 0.0, criterion: str = "gradient", initial: str = "function_value",
+               heterogeneity: str = "averages", starts: str = "equal", Delta: float = 1.0,
+               radius: float = 1.0, varsigma: float = 1.0, worker: int | None = None,
                solver: str = "CLARABEL", solver_options: Mapping[str, Any] | None = None,
-               symmetry: bool = True, **params: Any) -> WorstCase:
-    """The worst case of ``K`` iterations of ``method`` over L-smooth non-convex f_i (module docstring).
+               symmetry: bool = True,
+               **params: Any) -> WorstCase:
+    """The worst case of ``K`` iterations of ``method`` over a function class and a gossip class (module
+    docstring; docs/worst_case.md).
 
     Parameters
     ----------
@@ -376,27 +648,41 @@ def worst_case(method: str, K: int, L: float = 1.0, step_size: float | None = No
         Iterations (phases for detag), >= 1.
     L : float
         Smoothness of every f_i.
-    step_size : float, optional
-        The step alpha (default 1/L).
-    W : array_like, optional
-        A symmetric matrix with W 1 = 1 (the exact class). Give exactly one of `W` and `spectrum`.
-    spectrum : (float, float), optional
+    step_size : float, sequence of K floats or callable, optional
+        The step alpha (default 1/L), one step per iteration, or ``k -> alpha_k`` (e.g. a diminishing
+        ``lambda k: 1 / math.sqrt(k + 1)``).
+    W : array_like, sequence of array_like or gossip schedule, optional
+        A symmetric matrix with W 1 = 1 (the exact class), or one per gossip round (time-varying; an
+        ``instances.schedules.GossipSchedule`` gives its first rounds). Give exactly one of `W` and
+        `spectrum`.
+    spectrum : (float, float) or sequence of pairs, optional
         ``(lam_min, lam_max)``: every symmetric W with W 1 = 1 whose spectrum off consensus lies in that
-        interval, on `N` agents. A point spectrum (lam, lam) is the single matrix J + lam (I - J) and is
-        solved in the exact form.
+        interval, on `N` agents; one pair per gossip round (``MethodSpec.rounds``) is a time-varying class.
+        A point spectrum (lam, lam) is the single matrix J + lam (I - J) and is solved in the exact form.
     N : int, optional
         Agents of the spectral class (default 2; the value was measured independent of N, see tests); with
         `W`, it must equal W's size.
-    Delta : float
-        Bound on f(x0) - f(x-bar^K).
-    varsigma : float
-        Dissimilarity bound at the averages (varsigma^2 on the mean squared deviation of the local
-        gradients).
-    measure : {"average", "worker"}
-        "average": grad f at x-bar^k; "worker": grad f at worker w's own model x_w^k, the worst w (every
-        worker for an exact W, worker 0 for the spectral class, whose agents are exchangeable).
+    time_varying : bool
+        With one spectral pair: every sequence W_0, W_1, ... of matrices of that class (one LMI per round)
+        instead of one W for every round.
+    function_class : {"nonconvex", "convex", "strongly_convex"}
+        The class of every f_i (L-smooth; ``mu`` > 0 the strong convexity of "strongly_convex").
+    mu : float
+        Strong convexity, 0 < mu < L, for "strongly_convex" only.
+    criterion : {"gradient", "worker_gradient", "function_value", "distance", "consensus"}
+        min_k ||grad f(x-bar^k)||^2; min_k ||grad f(x_w^k)||^2 at the worst worker w (every worker for an
+        exact W, worker 0 for the spectral class, whose agents are exchangeable; or `worker`);
+        f(x-bar^K) - f*; ||x-bar^K - x*||^2; (1/N) sum_i ||x_i^K - x-bar^K||^2.
+    initial : {"function_value", "distance"}
+        f(x0) - f* <= Delta (non-convex: f(x0) - f(x-bar^K) <= Delta) or ||x0 - x*|| <= radius.
+    heterogeneity : {"averages", "optimum"}
+        Where the dissimilarity bound varsigma^2 holds: at every average x-bar^k, or at x*.
+    starts : {"equal", "unequal"}
+        A common x0, or one x_i^0 per agent (with initial "distance": their mean squared distance to x*).
+    Delta, radius, varsigma : float
+        The bounds of the initial condition and of the heterogeneity.
     worker : int, optional
-        With ``measure="worker"``, the one worker to measure.
+        With criterion "worker_gradient", the one worker to measure.
     solver : {"CLARABEL", "SCS"}
         The cvxpy solver.
     solver_options : mapping, optional
@@ -411,8 +697,8 @@ def worst_case(method: str, K: int, L: float = 1.0, step_size: float | None = No
     Returns
     -------
     WorstCase
-        The value min_k ||grad f||^2 (squared convention), the solver's status and gap, and the worst-case
-        iterates, gradients and function values recovered from the Gram matrix.
+        The value of the criterion, the solver's status and gap, and the worst-case iterates, gradients and
+        function values recovered from the Gram matrix.
 
     Raises
     ------
@@ -425,112 +711,100 @@ def worst_case(method: str, K: int, L: float = 1.0, step_size: float | None = No
     --------
     >>> r = worst_case("dsgt", K=3, L=1.0, step_size=1.0, spectrum=(0.5, 0.5))
     >>> round(r.value, 4)
-        1.2894
+    1.2894
+    >>> r = worst_case("dgd_atc", K=2, W=np.full((2, 2), 0.5), function_class="convex",
+    ...                criterion="function_value", initial="distance")
+    >>> round(r.value, 6)        # gradient descent at step 1/L: L R^2 / (4K + 2)
+    0.1
     """
-    spec = method_spec(method)
-    if isinstance(K, bool) or not isinstance(K, numbers.Integral) or K < 1:
-        raise ValueError(f"K must be an integer >= 1; got K={K!r}")
-    K = int(K)
-    L = _positive("L", L)
-    step_size = 1.0 / L if step_size is None else _positive("step_size", step_size)
-    Delta = _positive("Delta", Delta)
-    varsigma = _positive("varsigma", varsigma, allow_zero=True)
-    if measure not in MEASURES:
-        raise ValueError(f"measure must be one of {MEASURES}; got measure={measure!r}")
-    if not isinstance(solver, str) or solver.upper() not in SOLVERS:
-        raise ValueError(f"solver must be one of {SOLVERS}; got solver={solver!r}")
-    solver = solver.upper()
-    unknown = set(params) - set(spec.params)
-    if unknown:
-        raise TypeError(f"method {spec.name!r} takes no parameter(s) {sorted(unknown)}; it takes "
-                        f"{sorted(spec.params) or 'none'}")
-    params = {**spec.params, **params}
-    if "R" in params and (isinstance(params["R"], bool) or not isinstance(params["R"], numbers.Integral)
-                          or params["R"] < 1):
-        raise ValueError(f"R must be an integer >= 1; got R={params['R']!r}")
-    if (W is None) == (spectrum is None):
-        raise ValueError("give exactly one of W (exact gossip matrix) and spectrum=(lam_min, lam_max)")
-    if W is not None:
-        W = _check_W(W)
-        if N is not None and N != W.shape[0]:
-            raise ValueError(f"N must equal W's size {W.shape[0]}; got N={N!r}")
-        N = W.shape[0]
-        off = np.linalg.eigvalsh(W - np.full((N, N), 1.0 / N))
-        # W's eigenvalues off the consensus direction: those of W - J except the 0 that replaced the 1
-        off = np.delete(off, int(np.argmin(np.abs(off - 0.0)))) if N > 1 else np.zeros(0)
-        spectrum_pair = (float(off.min()), float(off.max())) if off.size else (0.0, 0.0)
-        lam = float(np.max(np.abs(off))) if off.size else 0.0
-    else:
-        spectrum_pair = _check_spectrum(spectrum)
-        N = 2 if N is None else N
-        if isinstance(N, bool) or not isinstance(N, numbers.Integral) or N < 2:
-            raise ValueError(f"N must be an integer >= 2 for the spectral class; got N={N!r}")
-        N = int(N)
-        lam = max(abs(spectrum_pair[0]), abs(spectrum_pair[1]))
-        if spectrum_pair[0] == spectrum_pair[1]:
-            # a point spectrum is one matrix, J + lam (I - J): solved in the exact form (the relaxation's LMI
-            # would force every disagreement output onto a face of the cone, an ill-posed SDP)
-            J = np.full((N, N), 1.0 / N)
-            W = J + spectrum_pair[0] * (np.eye(N) - J)
-    if lam >= 1.0 and spec.name == "detag" and params.get("eta") is None:
-        raise ValueError("detag needs lam = max |eigenvalue off consensus| < 1 to choose eta; give eta")
-    if measure == "worker":
+    setup = _validate(method, K, L, step_size, W, spectrum, N, time_varying, function_class, mu, criterion,
+                      initial, heterogeneity, starts, Delta, radius, varsigma, solver, solver_options, params)
+    options = {"L": setup.L, "step_size": list(setup.steps), "function_class": setup.function_class,
+               "mu": setup.mu, "criterion": setup.criterion, "initial": setup.initial,
+               "heterogeneity": setup.heterogeneity, "starts": setup.starts, "Delta": setup.Delta,
+               "radius": setup.radius, "varsigma": setup.varsigma, "solver": setup.solver,
+               "solver_options": setup.solver_options, "symmetry": symmetry, **setup.params}
+    N = setup.N
+    if setup.criterion == "worker_gradient":
         if worker is not None and not (isinstance(worker, numbers.Integral) and 0 <= worker < N):
             raise ValueError(f"worker must be an agent index in [0, {N}); got worker={worker!r}")
-        workers = [int(worker)] if worker is not None else ([0] if W is None else list(range(N)))
-        results = [_solve_one(spec, K, L, step_size, W, spectrum_pair, N, lam, Delta, varsigma, measure, w,
-                              solver, solver_options, params, symmetry and False) for w in workers]
+        all_exact = all(M is not None for M in setup.exact)
+        workers = [int(worker)] if worker is not None else (list(range(N)) if all_exact else [0])
+        results = [_solve_one(setup, w, False, options) for w in workers]
         return max(results, key=lambda r: r.value)
-    args = (spec, K, L, step_size, W, spectrum_pair, N, lam, Delta, varsigma, measure, None, solver,
-            solver_options, params)
     if symmetry and N == 2:
         # the two-block form is faster, but where the class forces a block onto the boundary (varsigma = 0,
         # exact averaging) the solver may end "optimal_inaccurate" a few 1e-4 off: then solve the full form
         try:
-            result = _solve_one(*args, True)
+            result = _solve_one(setup, None, True, options)
             if result.status == "optimal":
                 return result
         except RuntimeError:
             pass
-    return _solve_one(*args, False)
+    return _solve_one(setup, None, False, options)
 
 
-def _build(spec: MethodSpec, K: int, step_size: float, W: np.ndarray | None, N: int, lam: float,
-           measure: str, worker: int | None, params: dict[str, Any]) -> tuple[_GramBuilder, list[np.ndarray],
-                                                                         list[np.ndarray], list[np.ndarray]]:
+def _build(setup: _Setup, worker: int | None) -> tuple[_GramBuilder, list[np.ndarray], dict[int, np.ndarray],
+                                                       list[np.ndarray]]:
+    """Run the method on coefficient rows; query every f_i where the criterion, the heterogeneity and the
+    initial condition need it (a point no constraint needs only adds variables)."""
+    K, N = setup.K, setup.N
+    average_ks: set[int] = set()
+    if setup.heterogeneity == "averages" or setup.criterion == "gradient":
+        average_ks.update(range(K + 1))
+    if setup.criterion == "function_value" or (setup.initial == "function_value" and not setup.convex):
+        average_ks.add(K)
+    if setup.initial == "function_value":
+        average_ks.add(0)  # equal starts: x-bar^0 = x0
     capacity = 64
     while True:
-        builder = _GramBuilder(N, capacity, W, lam)
+        builder = _GramBuilder(setup, capacity)
         try:
-            x0 = np.zeros((N, capacity))
-            iterates = spec.run(builder, x0, K, step_size, **params)
+            x0 = builder.starts()
+            if setup.convex:
+                builder.optimum()
+            iterates = setup.spec.run(builder, x0, K, np.array(setup.steps), **setup.params)
             if len(iterates) != K + 1:
-                raise RuntimeError(f"method {spec.name} returned {len(iterates)} iterates; expected K+1")
+                raise RuntimeError(f"method {setup.spec.name} returned {len(iterates)} iterates; "
+                                   "expected K+1")
             averages = [X.mean(axis=0) for X in iterates]
-            # every f_i at every x-bar^k: the dissimilarity bound and (measure "average") the measure
-            avg_grads = [builder.grad(np.repeat(xbar[None, :], N, axis=0)) for xbar in averages]
-            measured = (avg_grads if measure == "average" else
-                        [builder.grad(np.repeat(X[worker][None, :], N, axis=0)) for X in iterates])
-            return builder, iterates, avg_grads, measured
+            avg_grads = {k: builder.grad(np.repeat(averages[k][None, :], N, axis=0))
+                         for k in sorted(average_ks)}
+            worker_grads = ([builder.grad(np.repeat(X[worker][None, :], N, axis=0)) for X in iterates]
+                            if worker is not None else [])
+            return builder, iterates, avg_grads, worker_grads
         except _CapacityError:
             capacity *= 2
 
 
-def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarray | None,
-               spectrum: tuple[float, float], N: int, lam: float, Delta: float, varsigma: float, measure: str,
-               worker: int | None, solver: str, solver_options: Mapping[str, Any] | None,
-               params: dict[str, Any], symmetry: bool) -> WorstCase:
+def _interpolation_rows(setup: _Setup, xs: np.ndarray, gs: np.ndarray) -> np.ndarray:
+    """The Gram part of every ordered pair's interpolation inequality (f_a - f_b + row @ vec(G) >= 0)."""
+    P = len(xs)
+    a_idx, b_idx = np.nonzero(~np.eye(P, dtype=bool))
+    dx, dg = xs[a_idx] - xs[b_idx], gs[a_idx] - gs[b_idx]
+    L, mu = setup.L, setup.mu
+    if not setup.convex:
+        return (-0.5 * _quadratic_rows(gs[a_idx] + gs[b_idx], dx) + (L / 4) * _quadratic_rows(dx, dx)
+                - (1 / (4 * L)) * _quadratic_rows(dg, dg))
+    c = 1.0 / (2.0 * (1.0 - mu / L))
+    return (-_quadratic_rows(gs[b_idx], dx) - c * ((1 / L) * _quadratic_rows(dg, dg)
+                                                  + mu * _quadratic_rows(dx, dx)
+                                                  - (2 * mu / L) * _quadratic_rows(dg, dx)))
+
+
+def _solve_one(setup: _Setup, worker: int | None, symmetry: bool, options: dict[str, Any]) -> WorstCase:
     import cvxpy as cp  # lazily: `import bounds` and the CLI stay fast
     import scipy.sparse as sps
 
     start = time.perf_counter()
-    b, iterates, avg_grads, measured = _build(spec, K, step_size, W, N, lam, measure, worker, params)
-    nb = b.size
+    b, iterates, avg_grads, worker_grads = _build(setup, worker)
+    N, K, nb = setup.N, setup.K, b.size
     iterates = [X[:, :nb] for X in iterates]
-    avg_grads = [G_[:, :nb] for G_ in avg_grads]
-    measured = [G_[:, :nb] for G_ in measured]
-
+    avg_grads = {k: G_[:, :nb] for k, G_ in avg_grads.items()}
+    worker_grads = [G_[:, :nb] for G_ in worker_grads]
+    x_star = b.x_star[:nb] if b.x_star is not None else None
     blocks = b.swap_blocks(nb) if symmetry else None
+
     # interpolation: every ordered pair of each agent's points (all of them are checked after the solve)
     rows, value_rows = [], []
     for i in range(N):
@@ -539,13 +813,10 @@ def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarr
         if P < 2:
             continue
         xs = np.array([c[:nb] for c, _, _ in pts])
-        gs = np.array([b.unit(g)[:nb] for _, g, _ in pts])
+        gs = np.array([g[:nb] for _, g, _ in pts])
         fs = np.array([f for _, _, f in pts])
         a_idx, b_idx = np.nonzero(~np.eye(P, dtype=bool))
-        dx, dg, sg = xs[a_idx] - xs[b_idx], gs[a_idx] - gs[b_idx], gs[a_idx] + gs[b_idx]
-        quad = (-0.5 * _quadratic_rows(sg, dx) + (L / 4) * _quadratic_rows(dx, dx)
-                - (1 / (4 * L)) * _quadratic_rows(dg, dg))
-        rows.append(sps.csr_array(quad))
+        rows.append(sps.csr_array(_interpolation_rows(setup, xs, gs)))
         vr = sps.coo_array((np.r_[np.ones(len(a_idx)), -np.ones(len(a_idx))],
                             (np.r_[np.arange(len(a_idx)), np.arange(len(a_idx))],
                              np.r_[fs[a_idx], fs[b_idx]])), shape=(len(a_idx), b.n_values))
@@ -553,80 +824,111 @@ def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarr
     interp_G = sps.vstack(rows).tocsr() if rows else sps.csr_array((0, nb * nb))
     interp_F = sps.vstack(value_rows).tocsr() if rows else sps.csr_array((0, b.n_values))
 
-    # performance measure rows: ||grad f(point_k)||^2, grad f = mean over agents
-    mean_g = np.array([Gk.mean(axis=0) for Gk in measured])
-    measure_rows = _quadratic_rows(mean_g, mean_g)
-    # dissimilarity rows: (1/N) sum_i ||g_i(x-bar^k) - g-bar||^2
-    het_rows = np.array([sum(_quadratic_rows(d[None, :], d[None, :])[0] for d in (Gk - Gk.mean(axis=0))) / N
-                         for Gk in avg_grads])
-    # initial condition: (1/N) sum_i f_i(x0) - f_i(x-bar^K) <= Delta
-    init_row = np.zeros(b.n_values)
-    xbarK = iterates[-1].mean(axis=0)
-    for i in range(N):
-        init_row[b.oracle(i, np.zeros(b.capacity))[1]] += 1.0 / N
-        init_row[b.oracle(i, np.pad(xbarK, (0, b.capacity - nb)))[1]] -= 1.0 / N
-    # (the two look-ups above find existing points; they add no variable)
+    def mean_value(points: Sequence[np.ndarray]) -> np.ndarray:
+        """(1/N) sum_i f_i(points[i]) as a row over the function values."""
+        row, before = np.zeros(b.n_values), b.size
+        for i, x in enumerate(points):
+            row[b.oracle(i, np.pad(x, (0, b.capacity - nb)))[1]] += 1.0 / N
+        assert b.size == before, "every point of the criterion and the initial condition is queried in _build"
+        return row
 
-    # spectral LMI coefficients
-    m = len(b.columns)
-    if W is None and m:
-        Xin = np.array([X[:, :nb] - X[:, :nb].mean(axis=0) for X, _ in b.columns])  # (m, N, nb)
-        Yout = np.array([Y[:, :nb] - Y[:, :nb].mean(axis=0) for _, Y in b.columns])
+    f_star = mean_value([x_star] * N) if x_star is not None else None
+    xbar = [X.mean(axis=0) for X in iterates]
+    # criterion rows: t <= crit_G @ vec(G) + crit_F @ F
+    c = setup.criterion
+    if c in ("gradient", "worker_gradient"):
+        measured = [avg_grads[k] for k in range(K + 1)] if c == "gradient" else worker_grads
+        mean_g = np.array([Gk.mean(axis=0) for Gk in measured])
+        crit_G, crit_F = _quadratic_rows(mean_g, mean_g), np.zeros((K + 1, b.n_values))
+    elif c == "function_value":
+        crit_G = np.zeros((1, nb * nb))
+        crit_F = (mean_value([xbar[K]] * N) - f_star)[None, :]
+    elif c == "distance":
+        crit_G, crit_F = _quadratic_rows(xbar[K] - x_star, xbar[K] - x_star), np.zeros((1, b.n_values))
+    else:  # consensus
+        dev = iterates[K] - xbar[K]
+        crit_G = (_quadratic_rows(dev, dev).sum(axis=0) / N)[None, :]
+        crit_F = np.zeros((1, b.n_values))
+    # heterogeneity rows: <= varsigma^2
+    if setup.heterogeneity == "averages":
+        het_rows = np.array([_quadratic_rows(Gk - Gk.mean(axis=0), Gk - Gk.mean(axis=0)).sum(axis=0) / N
+                             for Gk in avg_grads.values()])
+    else:
+        gstar = np.array([g[:nb] for g in b.star_gradients])
+        het_rows = (_quadratic_rows(gstar, gstar).sum(axis=0) / N)[None, :]
+    # initial condition: init_G @ vec(G) + init_F @ F <= rhs
+    if setup.initial == "function_value":
+        reference = f_star if f_star is not None else mean_value([xbar[K]] * N)
+        init_F, init_G = mean_value([np.zeros(nb)] * N) - reference, np.zeros(nb * nb)
+        rhs = setup.Delta
+    else:
+        dev = iterates[0] - x_star
+        init_G, init_F = _quadratic_rows(dev, dev).sum(axis=0) / N, np.zeros(b.n_values)
+        rhs = setup.radius**2
+    # (mean_value looks up existing points: it adds no variable)
 
-        def gram_sum(U: np.ndarray, V: np.ndarray) -> np.ndarray:
-            t = np.einsum("cip,diq->cdpq", U, V)
-            return (0.5 * (t + t.transpose(0, 1, 3, 2))).reshape(m * m, nb * nb)
+    # spectral LMI coefficients, one group of columns per W (static: every column; time-varying: per round)
+    groups: dict[int, list[int]] = {}
+    for j, (t, _, _) in enumerate(b.columns):
+        groups.setdefault(t if setup.time_varying else 0, []).append(j)
+    lmis = []
+    for t, cols in groups.items():
+        m = len(cols)
+        Xin = np.array([b.columns[j][1][:, :nb] - b.columns[j][1][:, :nb].mean(axis=0) for j in cols])
+        Yout = np.array([b.columns[j][2][:, :nb] - b.columns[j][2][:, :nb].mean(axis=0) for j in cols])
 
-        A_c, B_c, C_c = gram_sum(Xin, Xin), gram_sum(Xin, Yout), gram_sum(Yout, Yout)
+        def gram_sum(U: np.ndarray, V: np.ndarray, m: int = m) -> np.ndarray:
+            t_ = np.einsum("cip,diq->cdpq", U, V)
+            return (0.5 * (t_ + t_.transpose(0, 1, 3, 2))).reshape(m * m, nb * nb)
+
+        lmis.append((setup.spectra[t], m, gram_sum(Xin, Xin), gram_sum(Xin, Yout), gram_sum(Yout, Yout)))
     build_seconds = time.perf_counter() - start
 
     if blocks is None:
         G = cp.Variable((nb, nb), PSD=True)
         g = cp.vec(G, order="F")
+        F = cp.Variable(b.n_values)
+        F_expr = F
     else:
         U, V = blocks
         G_even = cp.Variable((U.shape[1], U.shape[1]), PSD=True)
         G_odd = cp.Variable((V.shape[1], V.shape[1]), PSD=True)
         g = cp.vec(U @ G_even @ U.T + V @ G_odd @ V.T, order="F")
-    if blocks is None:
-        F = cp.Variable(b.n_values)
-        F_expr = F
-    else:
         # F = P F_0: agent 1's value at its j-th point is agent 0's at its j-th (the swap pairs them in order)
-        P = np.zeros((b.n_values, len(b.points[0])))
+        P_map = np.zeros((b.n_values, len(b.points[0])))
         for j, ((_, _, f0), (_, _, f1)) in enumerate(zip(*b.points, strict=True)):
-            P[f0, j] = P[f1, j] = 1.0
-        F = cp.Variable(P.shape[1])
-        F_expr = P @ F
+            P_map[f0, j] = P_map[f1, j] = 1.0
+        F = cp.Variable(P_map.shape[1])
+        F_expr = P_map @ F
     t = cp.Variable()
-    init_con = init_row @ F_expr <= Delta
-    het_con = het_rows @ g <= varsigma**2
-    constraints = [t <= measure_rows @ g, init_con, het_con]
+    init_con = init_G @ g + init_F @ F_expr <= rhs
+    het_con = het_rows @ g <= setup.varsigma**2
+    constraints = [t <= crit_G @ g + crit_F @ F_expr, init_con, het_con]
     # in the two-block form agent 1's interpolation rows are agent 0's under the swap (its function values
     # too, F_1 = F_0 point by point), so only agent 0's enter the SDP: keeping both would leave the solver a
     # non-unique optimal face (F_0 - F_1 free along it), on which Clarabel stalls at "optimal_inaccurate"
     n_sdp_rows = rows[0].shape[0] if blocks is not None and rows else interp_G.shape[0]
     if n_sdp_rows:
         constraints.append(interp_G[:n_sdp_rows] @ g + interp_F[:n_sdp_rows] @ F_expr >= 0)
-    lo, hi = spectrum
-    if W is None and m:
+    for (lo, hi), m, A_c, B_c, C_c in lmis:
         A_e, B_e, C_e = (cp.reshape(M @ g, (m, m), order="C") for M in (A_c, B_c, C_c))
         S = (lo + hi) * B_e - lo * hi * A_e - C_e
         iu, ju = np.triu_indices(m, 1)  # B = B^T on the strict upper triangle only: the diagonal and the
         # lower triangle would add zero and repeated rows, a singular KKT system for the interior-point solver
-        skew = B_c[iu * m + ju] - B_c[ju * m + iu]
         if len(iu):
-            constraints.append(skew @ g == 0)
+            constraints.append((B_c[iu * m + ju] - B_c[ju * m + iu]) @ g == 0)
         constraints.append(0.5 * (S + S.T) >> 0)
     problem = cp.Problem(cp.Maximize(t), constraints)
-    options = dict(CLARABEL_DEFAULTS if solver == "CLARABEL" else SCS_DEFAULTS)
-    options.update(solver_options or {})
+    solver = setup.solver
+    solver_options = dict(CLARABEL_DEFAULTS if solver == "CLARABEL" else SCS_DEFAULTS)
+    solver_options.update(setup.solver_options or {})
     t0 = time.perf_counter()
-    where = f"worst_case({spec.name!r}, K={K}, gossip={'exact' if W is not None else 'spectral'})"
+    where = (f"worst_case({setup.spec.name!r}, K={K}, class={setup.function_class!r}, criterion={c!r}, "
+             f"gossip={'exact' if setup.given_matrix else 'spectral'})")
     try:
         with warnings.catch_warnings():  # an inaccurate solve is reported through status and the checks below
             warnings.simplefilter("ignore", UserWarning)
-            problem.solve(solver=solver, **options)
+            problem.solve(solver=solver, **solver_options)
     except cp.error.SolverError as err:
         raise RuntimeError(f"{where}: solver {solver} failed: {err}") from err
     solve_seconds = time.perf_counter() - t0
@@ -640,26 +942,29 @@ def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarr
 
     Gv = (np.asarray(G.value) if blocks is None
           else U @ np.asarray(G_even.value) @ U.T + V @ np.asarray(G_odd.value) @ V.T)
-    Fv, tv = np.asarray(F.value) if blocks is None else P @ np.asarray(F.value), float(t.value)
+    Fv = np.asarray(F.value) if blocks is None else P_map @ np.asarray(F.value)
+    tv = float(t.value)
     gv = Gv.reshape(-1, order="F")
     scale = max(1.0, float(np.max(np.abs(Gv))), float(np.max(np.abs(Fv), initial=0.0)))
     eig = np.linalg.eigvalsh(0.5 * (Gv + Gv.T))
     violations = {
         "interpolation": float(max(0.0, -np.min(interp_G @ gv + interp_F @ Fv, initial=0.0))),
-        "measure": float(max(0.0, tv - np.min(measure_rows @ gv))),
-        "initial_condition": float(max(0.0, init_row @ Fv - Delta)),
-        "dissimilarity": float(max(0.0, np.max(het_rows @ gv) - varsigma**2)),
+        "criterion": float(max(0.0, tv - np.min(crit_G @ gv + crit_F @ Fv))),
+        "initial_condition": float(max(0.0, init_G @ gv + init_F @ Fv - rhs)),
+        "heterogeneity": float(max(0.0, np.max(het_rows @ gv) - setup.varsigma**2)),
         "gram_psd": float(max(0.0, -eig[0])),
     }
-    if W is None and m:
+    for (lo, hi), m, A_c, B_c, C_c in lmis:
         A_v, B_v, C_v = ((M @ gv).reshape(m, m) for M in (A_c, B_c, C_c))
         Bs = 0.5 * (B_v + B_v.T)
         # the LMI's entries are sums over agents and rounds: judge it on their scale too
         scale = max(scale, float(np.max(np.abs(A_v))), float(np.max(np.abs(C_v))))
-        violations["spectral_symmetry"] = float(np.max(np.abs(B_v - B_v.T)))
-        for name, M in (("spectral_lmi", (lo + hi) * Bs - lo * hi * A_v - C_v),
-                        ("spectral_upper", hi * A_v - Bs), ("spectral_lower", Bs - lo * A_v)):
-            violations[name] = float(max(0.0, -np.linalg.eigvalsh(0.5 * (M + M.T))[0]))
+        for name, value in (("spectral_symmetry", float(np.max(np.abs(B_v - B_v.T)))),
+                            *((name, float(max(0.0, -np.linalg.eigvalsh(0.5 * (M + M.T))[0])))
+                              for name, M in (("spectral_lmi", (lo + hi) * Bs - lo * hi * A_v - C_v),
+                                              ("spectral_upper", hi * A_v - Bs),
+                                              ("spectral_lower", Bs - lo * A_v)))):
+            violations[name] = max(violations.get(name, 0.0), value)
     tol = CHECK_TOLERANCE[solver] * scale
     # spectral_upper / spectral_lower are implied by the imposed LMI, B = B^T and G PSD: reported, not judged
     # (a G that is PSD only to the tolerance magnifies their violation)
@@ -670,7 +975,7 @@ def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarr
                            "no worst case")
     y_init = float(np.asarray(init_con.dual_value))
     y_het = np.asarray(het_con.dual_value, dtype=float)
-    dual_objective = y_init * Delta + float(np.sum(y_het)) * varsigma**2
+    dual_objective = y_init * rhs + float(np.sum(y_het)) * setup.varsigma**2
     gap = abs(dual_objective - tv)
     solver_gap = None
     stats = getattr(problem.solver_stats, "extra_stats", None)
@@ -681,27 +986,110 @@ def _solve_one(spec: MethodSpec, K: int, L: float, step_size: float, W: np.ndarr
                            f"(primal {tv:.6g}, dual {dual_objective:.6g}); no worst case")
 
     # recover vectors: G = V^T V with V of rank r (eigenvalues above the PSD tolerance)
-    w, U = np.linalg.eigh(0.5 * (Gv + Gv.T))
+    w, Q = np.linalg.eigh(0.5 * (Gv + Gv.T))
     keep = w > CHECK_TOLERANCE[solver] * scale
-    V = (U[:, keep] * np.sqrt(w[keep])).T  # (r, nb)
-    vec = lambda C: np.asarray(C) @ V.T  # noqa: E731 - coefficient rows -> points in R^r
-    points = [vec(np.array([c[:nb] for c, _, _ in b.points[i]])) for i in range(N)]
-    gradients = [vec(np.array([b.unit(g_)[:nb] for _, g_, _ in b.points[i]])) for i in range(N)]
+    Vr = (Q[:, keep] * np.sqrt(w[keep])).T  # (r, nb)
+    vec = lambda C: np.asarray(C) @ Vr.T  # noqa: E731 - coefficient rows -> points in R^r
+    d = Vr.shape[0]
+    points = [vec(np.array([x[:nb] for x, _, _ in b.points[i]])) for i in range(N)]
+    gradients = [vec(np.array([g_[:nb] for _, g_, _ in b.points[i]])) for i in range(N)]
     values = [Fv[[f for _, _, f in b.points[i]]] for i in range(N)]
-    gossip_in = np.array([vec(X[:, :nb]) for X, _ in b.columns]) if m else np.zeros((0, N, V.shape[0]))
-    gossip_out = np.array([vec(Y[:, :nb]) for _, Y in b.columns]) if m else np.zeros((0, N, V.shape[0]))
+    m_all = len(b.columns)
+    gossip_in = np.array([vec(X[:, :nb]) for _, X, _ in b.columns]) if m_all else np.zeros((0, N, d))
+    gossip_out = np.array([vec(Y[:, :nb]) for _, _, Y in b.columns]) if m_all else np.zeros((0, N, d))
+    average_gradients = np.full((K + 1, d), np.nan)
+    for k, Gk in avg_grads.items():
+        average_gradients[k] = vec(Gk.mean(axis=0))
+    constant = len(set(setup.steps)) == 1
+    exact_all = all(M is not None for M in setup.exact)
+    W_out = (None if not exact_all else np.array(setup.exact) if setup.time_varying else setup.exact[0])
+    lo_hull = min(lo for lo, _ in setup.spectra)
+    hi_hull = max(hi for _, hi in setup.spectra)
     return WorstCase(
-        method=spec.name, K=K, L=L, step_size=step_size, Delta=Delta, varsigma=varsigma,
-        gossip="exact" if W is not None else "spectral", spectrum=spectrum, N=N, params=params,
-        measure=measure, worker=worker, value=tv, solver=solver, status=status, gap=gap,
+        method=setup.spec.name, K=K, L=setup.L, mu=setup.mu, step_size=setup.steps[0] if constant else None,
+        steps=setup.steps, Delta=setup.Delta, radius=setup.radius, varsigma=setup.varsigma,
+        function_class=setup.function_class, criterion=c, initial=setup.initial,
+        heterogeneity=setup.heterogeneity, starts=setup.starts,
+        gossip="exact" if setup.given_matrix else "spectral", time_varying=setup.time_varying,
+        spectrum=(lo_hull, hi_hull), spectra=setup.spectra if setup.time_varying else None,
+        N=N, params=setup.params, worker=worker, value=tv, solver=solver, status=status, gap=gap,
         solver_gap=solver_gap, violations=violations, min_gram_eigenvalue=float(eig[0]),
         build_seconds=build_seconds, solve_seconds=solve_seconds,
-        sdp_size={"gram": nb, "values": b.n_values, "scalar_constraints": interp_G.shape[0] + 2 * (K + 1) + 1,
-                  "lmi": m if W is None else 0, "gossip_columns": m,
+        sdp_size={"gram": nb, "values": b.n_values,
+                  "scalar_constraints": interp_G.shape[0] + len(crit_G) + len(het_rows) + 1,
+                  "lmi": max((m for _, m, _, _, _ in lmis), default=0), "gossip_columns": m_all,
                   "blocks": (nb,) if blocks is None else (blocks[0].shape[1], blocks[1].shape[1]),
                   "oracle_points": sum(len(p) for p in b.points)},
-        iterates=np.array([vec(X) for X in iterates]), average_gradients=vec(np.array(
-            [Gk.mean(axis=0) for Gk in avg_grads])),
+        iterates=np.array([vec(X) for X in iterates]), average_gradients=average_gradients,
+        optimum=vec(x_star) if x_star is not None else None,
         points=points, gradients=gradients, values=values, gossip_inputs=gossip_in, gossip_outputs=gossip_out,
-        W=W,
+        gossip_rounds=np.array([t_ for t_, _, _ in b.columns], dtype=int), W=W_out, options=options,
     )
+
+
+def worst_gossip_matrix(result: WorstCase) -> WorstCase:
+    """The worst W back from a spectral-class worst case: a symmetric W with W 1 = 1 on ``result.N`` agents
+    whose spectrum off consensus lies in the class, chosen among (a) the least-squares fit of the recovered
+    gossip rounds, min_W sum_c ||W X_c - Y_c||^2 over the class (an SDP, cvxpy with Clarabel), and (b) the
+    class's two extreme matrices J + lam (I - J), lam = lam_min, lam_max; each is solved exactly (the same
+    problem with ``W=``) and the best is returned. Its value is a lower bound on the class's worst case and
+    the relaxation's an upper bound: ``result.value - worst_gossip_matrix(result).value`` is what the
+    relaxation may overstate (0 when it is attained).
+
+    Parameters
+    ----------
+    result : WorstCase
+        A static spectral-class worst case.
+
+    Returns
+    -------
+    WorstCase
+        The exact-W solve of the best candidate (``W`` holds the matrix).
+
+    Raises
+    ------
+    ValueError
+        For an exact-W or time-varying result.
+
+    Examples
+    --------
+    >>> relaxed = worst_case("dgd_atc", K=2, spectrum=(0.0, 0.5))
+    >>> exact = worst_gossip_matrix(relaxed)
+    >>> bool(exact.value <= relaxed.value * (1 + 1e-6)), exact.gossip
+    (True, 'exact')
+    """
+    import cvxpy as cp
+
+    if result.gossip != "spectral" or result.time_varying:
+        raise ValueError("worst_gossip_matrix needs a static spectral-class result (gossip='spectral', not "
+                         f"time-varying); got gossip={result.gossip!r}, time_varying={result.time_varying}")
+    N, (lo, hi) = result.N, result.spectrum
+    J, I = np.full((N, N), 1.0 / N), np.eye(N)
+    candidates = [J + lo * (I - J), J + hi * (I - J)]
+    if len(result.gossip_inputs):
+        Wv = cp.Variable((N, N), symmetric=True)
+        residual = sum(cp.sum_squares(Wv @ X - Y) for X, Y in zip(result.gossip_inputs, result.gossip_outputs,
+                                                                   strict=True))
+        fit = cp.Problem(cp.Minimize(residual), [Wv @ np.ones(N) == np.ones(N), (Wv - J) - lo * (I - J) >> 0,
+                                                 hi * (I - J) - (Wv - J) >> 0])
+        with warnings.catch_warnings():  # the fit only proposes a candidate: its exact solve is checked
+            warnings.simplefilter("ignore", UserWarning)
+            fit.solve(solver="CLARABEL")
+        if Wv.value is not None:
+            fitted = 0.5 * (Wv.value + Wv.value.T)
+            fitted = fitted + J @ (I - fitted) + (I - fitted) @ J  # W 1 = 1 exactly (the solver's rounding)
+            off = _off_consensus(fitted)
+            if off.size and lo - 1e-9 <= off.min() and off.max() <= hi + 1e-9:
+                candidates.insert(0, fitted)
+    options = dict(result.options)
+    best: WorstCase | None = None
+    for candidate in candidates:
+        try:
+            exact = worst_case(result.method, result.K, W=candidate, worker=result.worker, **options)
+        except RuntimeError:
+            continue
+        if best is None or exact.value > best.value:
+            best = exact
+    if best is None:
+        raise RuntimeError(f"worst_gossip_matrix({result.method!r}): no candidate W solved")
+    return best

@@ -3,6 +3,10 @@
     decbounds worst-case dsgt --K 10 --L 1 --step 0.5 --lam-min -0.5 --lam-max 0.9
     decbounds worst-case dgd_atc --K 5 --W W.npy            # an exact gossip matrix (numpy .npy or text)
     decbounds worst-case detag --K 4 --lam-min 0 --lam-max 0.8 --R 3 --solver SCS
+    decbounds worst-case extra --K 6 --lam-min -0.5 --lam-max 0.5 --class strongly_convex --mu 0.1 \
+        --criterion distance --initial distance --heterogeneity optimum --varsigma 0
+    decbounds worst-case dgd_atc --K 4 --lam-min 0 --lam-max 0.6 --time-varying   # a W_t per round
+    decbounds worst-case dgd_atc --K 3 --lam-min 0 --lam-max 0.6 --worst-W        # the W that attains it
     decbounds worst-case --list
 
 Prints the value, the solver, its status, the primal-dual gap, the largest measured constraint violation and
@@ -15,7 +19,16 @@ import argparse
 import sys
 from typing import Any
 
-from decbounds.bounds.pep import MEASURES, SOLVERS, worst_case
+from decbounds.bounds.pep import (
+    CRITERIA,
+    FUNCTION_CLASSES,
+    HETEROGENEITY,
+    INITIAL_CONDITIONS,
+    SOLVERS,
+    STARTS,
+    worst_case,
+    worst_gossip_matrix,
+)
 from decbounds.bounds.pep_methods import METHODS
 
 __all__ = ["add_parser", "run"]
@@ -26,25 +39,41 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "worst-case",
         help="computed worst case of K iterations (decentralized performance estimation, an SDP)",
-        description="The largest min_k ||grad f(x-bar^k)||^2 after K iterations over N agents with L-smooth "
-                    "non-convex f_i, f(x0) - f(x-bar^K) <= Delta and dissimilarity varsigma^2 at the "
-                    "averages; gossip: an exact W, or every symmetric W with spectrum off consensus in "
-                    "[lam-min, lam-max].",
+        description="The largest value of a criterion after K iterations over N agents with L-smooth "
+                    "f_i of a class (non-convex, convex, strongly convex), an initial condition and a "
+                    "heterogeneity bound varsigma^2; gossip: an exact W, or every symmetric W with spectrum "
+                    "off consensus in [lam-min, lam-max], static or time-varying (docs/worst_case.md).",
     )
     parser.add_argument("method", nargs="?", help="method (see --list)")
     parser.add_argument("--list", action="store_true", help="list the methods and their parameters")
     parser.add_argument("--K", type=int, default=None, help="iterations (DeTAG: phases)")
     parser.add_argument("--L", type=float, default=1.0, help="smoothness of every f_i (default 1)")
     parser.add_argument("--step", type=float, default=None, help="step size alpha (default 1/L)")
+    parser.add_argument("--steps", default=None, metavar="A0,A1,...",
+                        help="one step per iteration, comma-separated (instead of --step)")
+    parser.add_argument("--diminishing", type=float, default=None, metavar="POWER",
+                        help="steps alpha / (k + 1)^POWER (alpha from --step)")
+    parser.add_argument("--class", dest="function_class", choices=FUNCTION_CLASSES, default="nonconvex",
+                        help="function class of every f_i (default nonconvex)")
+    parser.add_argument("--mu", type=float, default=0.0, help="strong convexity (class strongly_convex)")
+    parser.add_argument("--criterion", choices=CRITERIA, default="gradient",
+                        help="what is maximized (default: min_k ||grad f(x-bar^k)||^2)")
+    parser.add_argument("--initial", choices=INITIAL_CONDITIONS, default="function_value",
+                        help="initial condition: f(x0) - f* <= Delta, or ||x0 - x*|| <= radius")
+    parser.add_argument("--radius", type=float, default=1.0, help="bound on ||x0 - x*|| (default 1)")
+    parser.add_argument("--heterogeneity", choices=HETEROGENEITY, default="averages",
+                        help="where varsigma bounds the dissimilarity (default: at the averages)")
+    parser.add_argument("--starts", choices=STARTS, default="equal", help="a common x0 or one per agent")
+    parser.add_argument("--time-varying", action="store_true",
+                        help="every sequence W_0, W_1, ... of the spectral class (one per round)")
+    parser.add_argument("--worst-W", action="store_true",
+                        help="also solve the exact-W problem for the W that attains the spectral value")
     parser.add_argument("--lam-min", type=float, default=None, help="lowest eigenvalue off consensus")
     parser.add_argument("--lam-max", type=float, default=None, help="highest eigenvalue off consensus")
     parser.add_argument("--W", default=None, metavar="FILE", help="exact gossip matrix (.npy or text)")
     parser.add_argument("--N", type=int, default=None, help="agents of the spectral class (default 2)")
-    parser.add_argument("--Delta", type=float, default=1.0, help="bound on f(x0) - f(x-bar^K) (default 1)")
-    parser.add_argument("--varsigma", type=float, default=1.0,
-                        help="dissimilarity at the averages (default 1)")
-    parser.add_argument("--measure", choices=MEASURES, default="average",
-                        help="grad f at the average (default) or at the worst worker's own model")
+    parser.add_argument("--Delta", type=float, default=1.0, help="bound on f(x0) - f* (default 1)")
+    parser.add_argument("--varsigma", type=float, default=1.0, help="heterogeneity bound (default 1)")
     parser.add_argument("--solver", choices=SOLVERS, default="CLARABEL", help="SDP solver (default CLARABEL)")
     parser.add_argument("--R", type=int, default=None, help="DeTAG: gossip rounds per phase (default 2)")
     parser.add_argument("--eta", type=float, default=None, help="DeTAG: accelerated-gossip eta")
@@ -77,9 +106,21 @@ def run(args: argparse.Namespace) -> int:
         else:
             if args.lam_min is None or args.lam_max is None:
                 raise ValueError("give --lam-min and --lam-max (the spectral class) or --W")
-            gossip = {"spectrum": (args.lam_min, args.lam_max), "N": args.N}
-        result = worst_case(args.method, args.K, args.L, args.step, Delta=args.Delta, varsigma=args.varsigma,
-                            measure=args.measure, solver=args.solver, **gossip, **params)
+            gossip = {"spectrum": (args.lam_min, args.lam_max), "N": args.N,
+                      "time_varying": args.time_varying}
+        step: Any = args.step
+        if args.steps is not None:
+            if args.step is not None or args.diminishing is not None:
+                raise ValueError("give --steps alone, or --step (with --diminishing)")
+            step = [float(v) for v in args.steps.split(",")]
+        elif args.diminishing is not None:
+            alpha, power = (1.0 / args.L if args.step is None else args.step), args.diminishing
+            step = [alpha / (k + 1) ** power for k in range(args.K)]
+        result = worst_case(args.method, args.K, args.L, step, Delta=args.Delta, varsigma=args.varsigma,
+                            function_class=args.function_class, mu=args.mu, criterion=args.criterion,
+                            initial=args.initial, radius=args.radius, heterogeneity=args.heterogeneity,
+                            starts=args.starts, solver=args.solver, **gossip, **params)
+        exact = worst_gossip_matrix(result) if args.worst_W else None
     except (ValueError, TypeError, OSError) as err:
         print(f"decbounds worst-case: {err}", file=sys.stderr)
         return 2
@@ -89,12 +130,18 @@ def run(args: argparse.Namespace) -> int:
     lo, hi = result.spectrum
     where = (f"spectral class [{lo:g}, {hi:g}]" if result.gossip == "spectral"
              else f"exact W (spectrum off consensus [{lo:.4g}, {hi:.4g}])")
+    where += ", time-varying" if result.time_varying else ""
     extra = "".join(f", {k} = {v}" for k, v in result.params.items() if v is not None)
-    point = "x-bar^k" if result.measure == "average" else f"x_{result.worker}^k (worst worker)"
     size = result.sdp_size
-    print(f"{result.method}: K = {result.K}, {where}, N = {result.N}, L = {result.L:g}, "
-          f"step = {result.step_size:g}, Delta = {result.Delta:g}, varsigma = {result.varsigma:g}{extra}")
-    print(f"worst case of min_k ||grad f({point})||^2: {result.value:.6g}")
+    step = (f"{result.step_size:g}" if result.step_size is not None
+            else ",".join(f"{a:g}" for a in result.steps))
+    reference = "*" if result.function_class != "nonconvex" else "(x-bar^K)"
+    start = (f"||x0 - x*|| <= {result.radius:g}" if result.initial == "distance"
+             else f"f(x0) - f{reference} <= {result.Delta:g}")
+    print(f"{result.method}: K = {result.K}, {where}, N = {result.N}, class {result.function_class}"
+          + (f" (mu = {result.mu:g})" if result.mu else "") + f", L = {result.L:g}, step = {step}, {start}, "
+          f"varsigma = {result.varsigma:g} at the {result.heterogeneity}{extra}")
+    print(f"worst case of {_CRITERION_TEXT[result.criterion].format(w=result.worker)}: {result.value:.6g}")
     print(f"solver {result.solver}: status {result.status}, primal-dual gap {result.gap:.2e}, "
           f"max constraint violation {max(result.violations.values()):.1e}")
     print(f"solve time {result.solve_seconds:.2f} s (build {result.build_seconds:.2f} s); SDP: Gram "
@@ -102,4 +149,19 @@ def run(args: argparse.Namespace) -> int:
           + (" (two swap blocks {}+{})".format(*size["blocks"]) if len(size["blocks"]) == 2 else "")
           + f", {size['values']} values, {size['scalar_constraints']} scalar "
           f"constraints" + (f", LMI {size['lmi']}x{size['lmi']}" if size["lmi"] else ""))
+    if exact is not None:
+        import numpy as np
+
+        W_text = np.array2string(exact.W, precision=4, separator=", ").replace("\n", "")
+        print(f"worst W found: {W_text}; its exact worst case {exact.value:.6g} (status {exact.status}), "
+              f"{exact.value / result.value:.4%} of the spectral value")
     return 0
+
+
+_CRITERION_TEXT = {
+    "gradient": "min_k ||grad f(x-bar^k)||^2",
+    "worker_gradient": "min_k ||grad f(x_{w}^k)||^2 (worst worker)",
+    "function_value": "f(x-bar^K) - f*",
+    "distance": "||x-bar^K - x*||^2",
+    "consensus": "(1/N) sum_i ||x_i^K - x-bar^K||^2",
+}

@@ -94,9 +94,9 @@ def test_no_dissimilarity_collapses_to_gradient_descent(method: str) -> None:
     assert result.value == pytest.approx(4 / 9, rel=1e-5)
 
 
-def test_worker_measure_equals_average_measure_under_exact_averaging() -> None:
+def test_worker_criterion_equals_average_criterion_under_exact_averaging() -> None:
     average = worst_case("dgd_atc", K=3, step_size=1.0, W=J2)
-    worker = worst_case("dgd_atc", K=3, step_size=1.0, W=J2, measure="worker")
+    worker = worst_case("dgd_atc", K=3, step_size=1.0, W=J2, criterion="worker_gradient")
     assert worker.value == pytest.approx(average.value, rel=1e-5)
     assert worker.worker in (0, 1)
 
@@ -238,7 +238,7 @@ def test_recovered_data_meets_interpolation_measure_and_the_gossip_class(method:
 @pytest.mark.parametrize(("kwargs", "error", "field"), [
     ({"K": 0}, ValueError, "K"), ({"K": 2.5}, ValueError, "K"), ({"L": -1.0}, ValueError, "L"),
     ({"step_size": 0.0}, ValueError, "step_size"), ({"Delta": "1"}, TypeError, "Delta"),
-    ({"varsigma": -1.0}, ValueError, "varsigma"), ({"measure": "local"}, ValueError, "measure"),
+    ({"varsigma": -1.0}, ValueError, "varsigma"), ({"criterion": "local"}, ValueError, "criterion"),
     ({"solver": "MOSEK"}, ValueError, "solver"), ({"spectrum": (0.5, 0.2)}, ValueError, "spectrum"),
     ({"spectrum": 0.5}, TypeError, "spectrum"), ({"spectrum": None}, ValueError, "exactly one"),
     ({"W": np.array([[1.0, 0.0], [0.5, 0.5]])}, ValueError, "symmetric"),
