@@ -45,7 +45,7 @@ from decbounds.bounds.detag_params import (
     detag_phase_length,
     detag_step_size,
 )
-from decbounds.bounds.pep import WorstCase, worst_case
+from decbounds.bounds.pep import WorstCase, worst_case, worst_gossip_matrix
 from decbounds.bounds.rate import CONVENTIONS, KINDS, STATUSES, Rate
 from decbounds.bounds.symbols import RATE_SYMBOLS
 
@@ -84,4 +84,5 @@ __all__ = [
     "setting2_chain_length",
     "smallest_range",
     "worst_case",
+    "worst_gossip_matrix",
 ]
