@@ -12,7 +12,13 @@ from decbounds.algorithms.mixing import GOSSIP_BACKENDS
 from decbounds.algorithms.registry import rule_class
 from decbounds.algorithms.result import Result
 from decbounds.algorithms.step_rule import State, StepRule, communication_channel
-from decbounds.bounds.validation import require_choice, require_count, require_positive
+from decbounds.bounds.validation import (
+    collect_errors,
+    require_array,
+    require_choice,
+    require_count,
+    require_positive,
+)
 from decbounds.instances.protocol import LocalFunctions
 from decbounds.oracles.base import Oracle
 
@@ -71,11 +77,12 @@ def _step_sizes(values: Any) -> list[float]:
 
 
 def _check_problem(f: LocalFunctions) -> None:
-    n, d = f.n, f.dim
-    if isinstance(n, bool) or int(n) != n or n < 1:
-        raise ValueError(f"problem.n must be a positive integer; got {n!r}")
-    x0 = np.asarray(f.x0, dtype=float)
-    if x0.shape != (int(d),):
+    # named refusals before the engine allocates anything (dim=0 used to reach numpy's "zero-size array
+    # to reduction operation maximum" inside the engine)
+    _, d = collect_errors(lambda: require_count("problem.n", f.n, minimum=1),
+                          lambda: require_count("problem.dim", f.dim, minimum=1))
+    x0 = require_array("problem.x0", f.x0)
+    if x0.shape != (d,):
         raise ValueError(f"problem.x0 shape mismatch: expected ({d},) for dim={d}; got {x0.shape}")
 
 

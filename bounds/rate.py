@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 from decbounds.bounds.symbols import DESCRIPTIONS, INTEGER, NONNEGATIVE, RATE_SYMBOLS, epsilon
+from decbounds.bounds.validation import require_real_array
 
 __all__ = ["CONVENTIONS", "KINDS", "STATUSES", "Rate", "RateOverflowError"]
 
@@ -44,12 +45,7 @@ def _validated(name: str, value: Any) -> np.ndarray:
         raise TypeError(f"{name} must be a real number; got {value!r}")
     if not isinstance(value, numbers.Real | np.ndarray | list | tuple):
         raise TypeError(f"{name} must be a real number or an array of them; got {type(value).__name__}")
-    try:
-        arr = np.asarray(value, dtype=float)
-    except OverflowError:
-        raise ValueError(f"{name} must be finite; got {name}={value!r:.80}, which overflows float") from None
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be a real number or an array of them; got {value!r}") from err
+    arr = require_real_array(name, value, allow_bool=False)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite; got {value!r}")
     if name in NONNEGATIVE:
@@ -80,6 +76,11 @@ def _describe_point(values: Mapping[str, Any]) -> str:
 def _exact(value: float) -> sp.Rational:
     """The decimal a user typed, exactly: 0.1 -> 1/10, so that floor(1/0.1**2) is 100, not 99."""
     return sp.Rational(repr(float(value)))
+
+
+def _decimal(value: float) -> sp.Float:
+    """The decimal a user typed as a Float of ``_PRECISE_DIGITS + 10`` digits (exact: repr has <= 17)."""
+    return sp.Float(repr(float(value)), _PRECISE_DIGITS + 10)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -275,10 +276,32 @@ class Rate:
         return checked
 
     def _precise(self, checked: Mapping[str, np.ndarray]) -> dict[str, sp.Float]:
-        subs = {RATE_SYMBOLS[name]: _exact(float(checked[name])) for name in self.arguments}
+        # floor/ceiling need the typed decimals as exact rationals; every other entry gets them as Floats of
+        # more digits than the result keeps (the decimal is exact to those digits). Floats never reach
+        # sympy's factorization of large rationals (a power of a 300-digit rational factors it, and sympy's
+        # factorint can fail on such numbers with a bare "ValueError: <digits>"), and mpmath has no exponent
+        # range limit.
+        def substituted(exact: bool) -> dict[sp.Symbol, sp.Expr]:
+            convert = _exact if exact else _decimal
+            return {RATE_SYMBOLS[name]: convert(float(checked[name])) for name in self.arguments}
+
+        try:
+            return self._precise_at(substituted(self._is_exact), checked)
+        except ValueError:
+            if not self._is_exact:
+                raise
+        # an exact evaluation sympy cannot complete: the same decimals as Floats of 40 digits
+        return self._precise_at(substituted(False), checked)
+
+    def _precise_at(self, subs: Mapping[sp.Symbol, sp.Expr],
+                    checked: Mapping[str, np.ndarray]) -> dict[str, sp.Float]:
         precise = {}
         for key, expr in self.terms.items():
-            value = sp.N(expr.xreplace(subs), _PRECISE_DIGITS)
+            try:
+                value = sp.N(expr.xreplace(subs), _PRECISE_DIGITS)
+            except (ValueError, ArithmeticError, RecursionError) as err:  # sympy's own, unnamed
+                raise ValueError(f"{self.name}: term {key!r} cannot be evaluated at "
+                                 f"{_describe_point(checked)} ({type(err).__name__})") from None
             if not (value.is_real and value.is_finite):
                 raise ValueError(f"{self.name}: term {key!r} is undefined ({value}) at "
                                  f"{_describe_point(checked)}")
@@ -338,6 +361,45 @@ class Rate:
                                     f"largest float64 (about 1.8e308) at {_describe_point(checked)}")
         return total
 
+    def _float64_total(self, arguments: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarray | None:
+        """The bound at broadcast points in float64, or None if an over- or underflow, a NaN or a division
+        by zero happened anywhere on the way (errstate "raise", as in ``evaluate_terms``)."""
+        try:
+            with np.errstate(all="raise"):
+                total = np.zeros(shape)
+                for part in self._numpy_terms(*arguments):
+                    total = total + np.broadcast_to(np.asarray(part, dtype=float), shape)
+        except (ZeroDivisionError, OverflowError, FloatingPointError):
+            return None
+        return np.asarray(total, dtype=float)
+
+    def _vector_total(self, checked: Mapping[str, np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
+        """``lambdify``'s value: float64 where it is exact, ``evaluate`` at every point where it is not.
+
+        One float64 pass over all points; if it raised, the points are bisected (flat) and each half tried
+        again, so only the points whose own evaluation over- or underflows go to ``evaluate`` (k bad points
+        of m cost O(k log m) vectorized passes): lambdify equals evaluate wherever evaluate returns a value.
+        """
+        names = self.arguments
+        total = self._float64_total([checked[name] for name in names], shape)
+        if total is not None:
+            return total
+        flat = {name: np.broadcast_to(arr, shape).reshape(-1) for name, arr in checked.items()}
+        out = np.empty(math.prod(shape))
+        pending = [(0, out.size)]
+        while pending:
+            lo, hi = pending.pop()
+            if hi - lo == 1:
+                out[lo] = self.evaluate(**{name: float(arr[lo]) for name, arr in flat.items()})
+                continue
+            part = self._float64_total([flat[name][lo:hi] for name in names], (hi - lo,))
+            if part is not None:
+                out[lo:hi] = part
+            else:
+                middle = (lo + hi) // 2
+                pending += [(lo, middle), (middle, hi)]
+        return out.reshape(shape)
+
     def lambdify(self) -> Callable[..., np.ndarray]:
         """A vectorized evaluator ``f(**values) -> ndarray``: values broadcast against each other.
 
@@ -358,25 +420,11 @@ class Rate:
         >>> f(Delta=1, L=1, sigma=0, n=16, B=1, epsilon=[0.1, 0.01], lam=0.75)
         array([  200., 20000.])
         """
-        function = self._numpy_terms
-
         def vectorized(**values: Any) -> np.ndarray:
             checked = self._checked(values)
             shape = np.broadcast_shapes(*(arr.shape for arr in checked.values()))
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                parts = function(*(checked[name] for name in self.arguments))
-            total = np.zeros(shape)
-            with np.errstate(over="ignore", invalid="ignore"):
-                for part in parts:
-                    total = total + np.broadcast_to(np.asarray(part, dtype=float), shape)
-            # points where float64 over- or underflowed on the way: evaluated again one by one (precisely),
-            # and a true overflow is a RateOverflowError, as in evaluate()
-            if not np.all(np.isfinite(total)):
-                broadcast = {name: np.broadcast_to(arr, shape) for name, arr in checked.items()}
-                for position in np.argwhere(~np.isfinite(total)):
-                    index = tuple(position)
-                    total[index] = self.evaluate(**{k: float(arr[index]) for k, arr in broadcast.items()})
-            return total
+            total = self._vector_total(checked, shape)
+            return total if shape else total[()]
 
         vectorized.__doc__ = f"Vectorized {self.name}: T_eps = {self.expr}"
         return vectorized

@@ -31,6 +31,7 @@ import numpy as np
 __all__ = [
     "MAX_ENTRIES",
     "as_generator",
+    "collect_errors",
     "describe_int",
     "require_array",
     "require_bool",
@@ -44,6 +45,7 @@ __all__ = [
     "require_positive",
     "require_probability",
     "require_real",
+    "require_real_array",
     "require_seed",
     "require_size",
 ]
@@ -201,6 +203,95 @@ def as_generator(name: str, value: object, *, allow_none: bool = False) -> np.ra
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
+def _element_to_float(name: str, element: object) -> float:
+    if not _is_real_type(element):
+        kind = "complex" if isinstance(element, numbers.Complex) else type(element).__name__
+        raise TypeError(f"{name} must hold real numbers; got an entry {_show(element)} (type {kind})")
+    try:
+        return float(element)  # type: ignore[arg-type]
+    except OverflowError:
+        raise ValueError(f"{name} must be finite; got {name}={_show(element)}, which overflows float"
+                         ) from None
+
+
+def require_real_array(name: str, value: Any, *, allow_bool: bool = True,
+                       expected: str = "a real number or an array of them") -> np.ndarray:
+    """``value`` (a real number, a list or an array of them) as a float64 array, refused without a warning.
+
+    The one conversion to float of the package: ``np.asarray(value, dtype=float)`` warns before it fails
+    (a ComplexWarning drops the imaginary part of complex input, a RuntimeWarning "overflow encountered in
+    cast" turns a ``numpy.longdouble`` beyond 1.8e308 into inf), so a caller running with ``-W error`` got
+    the warning as the error. Here: complex, string, object and other non-numeric dtypes raise
+    ``TypeError``; a value outside the float64 range (a Python int such as 10**400, a long double such as
+    1e4000) raises ``ValueError`` saying it "overflows float". Finiteness and ranges are the caller's rules;
+    ``expected`` words the type in the messages.
+
+    >>> require_real_array("B", [1, 2])
+    array([1., 2.])
+    >>> require_real_array("B", np.array([1 + 1j]))
+    Traceback (most recent call last):
+    ...
+    TypeError: B must be real, not complex; got dtype complex128
+    """
+    if value is None or isinstance(value, str | bytes):
+        raise TypeError(f"{name} must be {expected}; got {name}={_show(value)}")
+    if isinstance(value, numbers.Complex) and not _is_real_type(value) and not isinstance(value, bool):
+        raise TypeError(f"{name} must be real, not complex; got {name}={_show(value)}")
+    if not allow_bool and isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be a real number, not a bool; got {name}={value!r}")
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as err:  # ragged nested lists
+        raise TypeError(f"{name} must be {expected} (rectangular); got {name}={_show(value)}") from err
+    kind = arr.dtype.kind
+    if kind == "c":
+        raise TypeError(f"{name} must be real, not complex; got dtype {arr.dtype}")
+    if kind == "b" and not allow_bool:
+        raise TypeError(f"{name} must hold real numbers, not bools; got dtype {arr.dtype}")
+    if kind == "O":  # Python ints beyond int64, mixed lists: entry by entry, so nothing warns
+        flat = [_element_to_float(name, element) for element in arr.reshape(-1)]
+        return np.array(flat, dtype=float).reshape(arr.shape)
+    if kind not in "biuf":
+        raise TypeError(f"{name} must be {expected}; got dtype {arr.dtype}")
+    if arr.dtype == np.float64:
+        return arr
+    with np.errstate(over="ignore"):  # a long double beyond the float64 range: refused just below
+        out = arr.astype(float)
+    if kind == "f" and not np.array_equal(np.isfinite(out), np.isfinite(arr)):
+        example = arr[np.isfinite(arr) & ~np.isfinite(out)].flat[0]
+        raise ValueError(f"{name} must be finite; got {name}={example!r} ({arr.dtype}), which overflows "
+                         "float")
+    return out
+
+
+def collect_errors(*checks: Any) -> list[Any]:
+    """Run every check (a zero-argument callable) and raise once for all that failed.
+
+    The values of the checks come back in order when none fails. When some raise ``TypeError`` or
+    ``ValueError``, one error carries every message, one per line (a ``TypeError`` when all the failures
+    are type errors, else a ``ValueError``), so that a user sees every wrong argument at once.
+
+    >>> collect_errors(lambda: require_count("K", 3), lambda: require_real("L", 2))
+    [3, 2.0]
+    >>> collect_errors(lambda: require_count("K", -1), lambda: require_count("N", 1, minimum=2))
+    Traceback (most recent call last):
+    ...
+    ValueError: 2 arguments are wrong: K must be an integer >= 0; got K=-1; N must be an integer >= 2; got N=1
+    """
+    values, failures = [], []
+    for check in checks:
+        try:
+            values.append(check())
+        except (TypeError, ValueError) as err:
+            failures.append(err)
+    if not failures:
+        return values
+    if len(failures) == 1:
+        raise failures[0]
+    kind = TypeError if all(isinstance(err, TypeError) for err in failures) else ValueError
+    raise kind(f"{len(failures)} arguments are wrong: " + "; ".join(str(err) for err in failures))
+
+
 def require_matrix(name: str, value: Any, *, square: bool = True, finite: bool = True,
                    min_size: int = 1) -> np.ndarray:
     """A dense 2-D real float array (copy-free where possible): not complex, not object, every entry
@@ -208,18 +299,13 @@ def require_matrix(name: str, value: Any, *, square: bool = True, finite: bool =
     ``require_sparse_entries``."""
     if value is None or isinstance(value, str | bytes | numbers.Number):
         raise TypeError(f"{name} must be a 2-D array of real numbers; got {name}={_show(value)}")
-    arr = np.asarray(value)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        raise TypeError(f"{name} must be a 2-D array of real numbers; got dtype {arr.dtype}")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be real, not complex; got dtype {arr.dtype}")
+    arr = require_real_array(name, value, expected="a 2-D array of real numbers")
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D matrix; got shape {arr.shape}")
     if square and arr.shape[0] != arr.shape[1]:
         raise ValueError(f"{name} must be square; got shape {arr.shape}")
     if arr.shape[0] < min_size or arr.shape[1] < min_size:
         raise ValueError(f"{name} must have at least {min_size} row(s) and column(s); got shape {arr.shape}")
-    arr = arr.astype(float, copy=False)
     if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must have finite entries; got {_nonfinite(arr)}")
     return arr
@@ -242,16 +328,9 @@ def require_finite_entries(name: str, data: np.ndarray) -> np.ndarray:
 
 def require_array(name: str, value: Any, *, ndim: int | None = None, finite: bool = True) -> np.ndarray:
     """A real float array (any shape, or exactly ``ndim`` dimensions), finite unless ``finite=False``."""
-    if value is None or isinstance(value, str | bytes):
-        raise TypeError(f"{name} must be an array of real numbers; got {name}={_show(value)}")
-    arr = np.asarray(value)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        raise TypeError(f"{name} must be an array of real numbers; got dtype {arr.dtype}")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be real, not complex; got dtype {arr.dtype}")
+    arr = require_real_array(name, value, expected="an array of real numbers")
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s); got shape {arr.shape}")
-    arr = arr.astype(float, copy=False)
     if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must have finite entries; got {_nonfinite(arr)}")
     return arr
@@ -268,8 +347,9 @@ def require_graph(name: str, G: Any, *, directed: bool | None = False, connected
                   allow_multigraph: bool = False) -> Any:
     """A networkx graph (duck-typed: ``nodes``, ``edges``, ``is_directed``, ``is_multigraph``), undirected
     when ``directed=False``, directed when True, either when None; a multigraph only with
-    ``allow_multigraph``; with ``connected``, connected (the error lists the components' sizes and a few
-    nodes of each). The networkx import stays lazy: bounds itself never needs it."""
+    ``allow_multigraph``; never with a self-loop (ValueError); with ``connected``, connected (the error
+    lists the components' sizes and a few nodes of each). The networkx import stays lazy: bounds itself
+    never needs it."""
     if not all(hasattr(G, attr) for attr in ("nodes", "edges", "is_directed", "is_multigraph")):
         raise TypeError(f"{name} must be a networkx graph; got {name}={_show(G)} (type {type(G).__name__})")
     if directed is False and G.is_directed():
@@ -279,6 +359,13 @@ def require_graph(name: str, G: Any, *, directed: bool | None = False, connected
     if G.is_multigraph() and not allow_multigraph:
         raise TypeError(f"{name} must be a simple graph, not a {type(G).__name__} (parallel edges have no "
                         f"single gossip weight); collapse it first with networkx.Graph({name})")
+    loops = [u for u, v in G.edges() if u == v]
+    if loops:
+        # one rule for every graph input: a node's own weight is W's diagonal, which the weight rule sets;
+        # an edge (i, i) has no meaning in a gossip graph (some functions used to drop it, others to keep it)
+        raise ValueError(f"{name} must have no self-loops; got {len(loops)} at node(s) "
+                         f"{_sorted_nodes(set(loops))[:5]}: remove them with "
+                         f"{name}.remove_edges_from(networkx.selfloop_edges({name}))")
     if connected and G.number_of_nodes() > 1:
         import networkx as nx
 

@@ -227,9 +227,15 @@ def torus(n: int, r: int | None = None, c: int | None = None) -> nx.Graph:
         r = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
         c = n // r
     elif r is None:
-        r = n // _check_n(c, 1, "c")
+        c = _check_n(c, 1, "c")
+        if n % c:  # the derived r would not divide n: name what the user passed, not the derived r
+            raise ValueError(f"torus needs c to divide n (n = r*c); got n={n}, c={c}")
+        r = n // c
     elif c is None:
-        c = n // _check_n(r, 1, "r")
+        r = _check_n(r, 1, "r")
+        if n % r:
+            raise ValueError(f"torus needs r to divide n (n = r*c); got n={n}, r={r}")
+        c = n // r
     r, c = _check_n(r, 1, "r"), _check_n(c, 1, "c")
     if r * c != n:
         raise ValueError(f"torus needs n = r*c; got n={n}, r={r}, c={c}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+from decbounds.bounds.validation import require_real_array
 
 __all__ = [
     "DEFAULT_RADIUS_FACTOR",
@@ -152,7 +153,7 @@ class FiniteSumFunctions(LocalFunctions, Protocol):
 
 def check_points(X: np.ndarray, n: int, dim: int, name: str = "X") -> np.ndarray:
     """Return X as a float array after checking it is (n, *batch, dim); raise ValueError naming the field."""
-    X = np.asarray(X, dtype=float)
+    X = require_real_array(name, X)
     if X.ndim < 2 or X.shape[0] != n or X.shape[-1] != dim:
         raise ValueError(
             f"{name} must have shape (n, *batch, d) = ({n}, ..., {dim}) with the worker axis first; "
@@ -163,7 +164,7 @@ def check_points(X: np.ndarray, n: int, dim: int, name: str = "X") -> np.ndarray
 
 def check_global_points(x: np.ndarray, dim: int, name: str = "x") -> np.ndarray:
     """Return x as a float array after checking it is (*batch, dim); raise ValueError naming the field."""
-    x = np.asarray(x, dtype=float)
+    x = require_real_array(name, x)
     if x.ndim < 1 or x.shape[-1] != dim:
         raise ValueError(f"{name} must have shape (*batch, d) with d = {dim}; got shape {x.shape}")
     return x

@@ -26,7 +26,13 @@ from typing import NamedTuple
 
 import numpy as np
 from decbounds.bounds.constants import ZERO_CHAIN_GRAD_INF, ZERO_CHAIN_RANGE, ZERO_CHAIN_SMOOTHNESS
-from decbounds.bounds.validation import describe_int, require_count, require_real, require_size
+from decbounds.bounds.validation import (
+    describe_int,
+    require_count,
+    require_real,
+    require_real_array,
+    require_size,
+)
 from scipy.special import ndtr
 
 __all__ = [
@@ -113,7 +119,10 @@ def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[
     docs/theory.md §4.1 (Z4); the derivatives are in this module's docstring.
     """
     if y.size <= DENSE_ENTRIES:
-        return chain_gradient_dense(y, m, inputs, constants)
+        out = chain_gradient_dense(y, m, inputs, constants)
+        if not math.isfinite(np.add.reduce(np.abs(y))):
+            _mark_nonfinite_rows(y, m, out)
+        return out
     first, links, threshold = inputs
     phi_exp, half_scale, _, psi_num, _, inv_scale, dpsi_const = constants
     rows = y.size // m
@@ -152,14 +161,16 @@ def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[
         term *= dpsi_const
         out[active] += term
     if not math.isfinite(np.add.reduce(magnitude)):  # a NaN or inf (or a sum overflowing: harmless)
-        Y, G = y.reshape(rows, m), out.reshape(rows, m)
-        bad = np.flatnonzero(~np.isfinite(Y).all(axis=1))
-        if bad.size:
-            per_entry = (links, inputs.threshold)
-            subset = ChainInputs(first[bad], *(a.reshape(rows, m)[bad].reshape(-1) for a in per_entry))
-            full = chain_gradient_dense(Y[bad].reshape(-1), m, subset, constants)
-            G[bad] = full.reshape(-1, m)
+        _mark_nonfinite_rows(y, m, out)
     return out
+
+
+def _mark_nonfinite_rows(y: np.ndarray, m: int, out: np.ndarray) -> None:
+    """NaN in every row of ``out`` whose point has a NaN or an inf: f has no gradient there, and a finite
+    number (the formula's limit, often 0) would hide a diverged state."""
+    Y, G = y.reshape(-1, m), out.reshape(-1, m)
+    bad = ~np.isfinite(Y).all(axis=1)
+    G[bad] = np.nan
 
 
 def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
@@ -432,7 +443,7 @@ class ZeroChainFunctions:
     # ----------------------------------------------------------------------------------------------------
     def _check(self, X: np.ndarray) -> np.ndarray:
         if type(X) is not np.ndarray or X.dtype != np.float64:
-            X = np.asarray(X, dtype=float)
+            X = require_real_array("X", X)  # complex input: a TypeError, not a ComplexWarning
         if X.ndim < 2 or X.shape[0] != self.n or X.shape[-1] != self.T:
             raise ValueError(
                 f"X must have shape (n, *batch, d) = ({self.n}, ..., {self.T}); got shape {X.shape}"
@@ -440,7 +451,7 @@ class ZeroChainFunctions:
         return X
 
     def _check_global(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        x = require_real_array("x", x)
         if x.ndim < 1 or x.shape[-1] != self.T:
             raise ValueError(f"x must have shape (*batch, d) with d = {self.T}; got shape {x.shape}")
         return x
@@ -491,19 +502,33 @@ class ZeroChainFunctions:
         """
         rows = Y.size // self.T
         inputs = self._chain_inputs(rows, m, per_worker)
-        if m == self.T:
-            y = Y.reshape(-1) if Y.flags.c_contiguous else np.ascontiguousarray(Y).reshape(-1)
-            return chain_gradient(y, m, inputs, self._constants).reshape(Y.shape)
-        y = np.ascontiguousarray(Y[..., :m]).reshape(-1)
-        g = chain_gradient(y, m, inputs, self._constants)
+        # far points (|x| > 1e154) square to inf on the way, and exp(-inf) = 0 is the right factor there:
+        # no warning (a caller under -W error would get it as the error)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if m == self.T:
+                y = Y.reshape(-1) if Y.flags.c_contiguous else np.ascontiguousarray(Y).reshape(-1)
+                return chain_gradient(y, m, inputs, self._constants).reshape(Y.shape)
+            y = np.ascontiguousarray(Y[..., :m]).reshape(-1)
+            g = chain_gradient(y, m, inputs, self._constants)
         # Column-major, so the non-zero prefix is one contiguous block at the start of lazily zeroed memory:
         # only its pages are touched, and the call's cost follows m, not d (same values as C order).
         out = np.zeros(Y.shape, order="F")
         out[..., :m] = g.reshape((*Y.shape[:-1], m))
+        flagged = np.isnan(g[::m])  # a non-finite point's row is NaN in its first column (chain_gradient)
+        if flagged.any():  # the whole row, past the prefix too: the bits must not depend on the prefix
+            if Y.ndim == 1:
+                out[...] = np.nan
+            else:
+                out[np.unravel_index(np.flatnonzero(flagged), Y.shape[:-1])] = np.nan
         return out
+
     def _values(self, Z: np.ndarray, weighted: bool) -> np.ndarray:
         """gain * f_hat_i(Z) for unscaled points Z (n, *batch, m) (weighted) or (*batch, m) (the average f);
         column m-1 starts no live link (as in `_grad_rows`)."""
+        with np.errstate(over="ignore", invalid="ignore"):  # far points: Psi's 1/u^2 -> 0, no warning
+            return self._values_at(Z, weighted)
+
+    def _values_at(self, Z: np.ndarray, weighted: bool) -> np.ndarray:
         m = Z.shape[-1]
         pad = (1,) * (Z.ndim - 2)
         value = -_PHI_TOTAL * ndtr(Z[..., 0])
@@ -544,7 +569,8 @@ class ZeroChainFunctions:
     def value(self, X: np.ndarray, width: int | None = None) -> np.ndarray:
         """Local values (n, *batch)."""
         X = self._check(X)
-        return self._values(X[..., : self._prefix(X, width)] / self.scale, weighted=True)
+        with np.errstate(over="ignore"):
+            return self._values(X[..., : self._prefix(X, width)] / self.scale, weighted=True)
 
     def full_grad(self, x: np.ndarray, width: int | None = None) -> np.ndarray:
         """Gradient of f = mean_i f_i = gain * f_hat(x / scale) at x of shape (*batch, d).
@@ -571,7 +597,8 @@ class ZeroChainFunctions:
     def full_value(self, x: np.ndarray, width: int | None = None) -> np.ndarray:
         """f = gain * f_hat(x / scale) at x of shape (*batch, d)."""
         x = self._check_global(x)
-        return self._values(x[..., : self._prefix(x, width)] / self.scale, weighted=False)
+        with np.errstate(over="ignore"):
+            return self._values(x[..., : self._prefix(x, width)] / self.scale, weighted=False)
 
     def progress(self, X: np.ndarray) -> np.ndarray:
         """prog per row (n, *batch): the last non-zero coordinate (1-based), 0 for a zero row."""

@@ -9,13 +9,14 @@ the command line: ``decbounds predict`` never imports numpy's consumers, matplot
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import decbounds
 
-__all__ = ["SUBCOMMANDS", "build_parser", "main"]
+__all__ = ["BROKEN_PIPE_STATUS", "SUBCOMMANDS", "build_parser", "main"]
 
 
 def _add_predict(subparsers: Any) -> None:
@@ -112,15 +113,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        The subcommand's status; 2 (after printing the help) without a subcommand.
+        The subcommand's status; 2 (after printing the help) without a subcommand; `BROKEN_PIPE_STATUS`
+        (141) when the reader of stdout closed the pipe (``decbounds predict --list | head``), without a
+        traceback.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(argv[0] if argv else None)
-    args = parser.parse_args(argv)
-    if getattr(args, "func", None) is None:
-        parser.print_help()
-        return 2
-    return int(args.func(args) or 0)
+    try:
+        parser = build_parser(argv[0] if argv else None)
+        args = parser.parse_args(argv)
+        if getattr(args, "func", None) is None:
+            parser.print_help()
+            return 2
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+#: Exit status after the reader of stdout went away (``decbounds predict --list | head``): 128 + SIGPIPE,
+#: what a shell reports for a program the signal ended.
+BROKEN_PIPE_STATUS = 141
+
+
+def _closed_pipe() -> int:
+    """Every subcommand's end when stdout's reader closed the pipe: no traceback, the status 128 + SIGPIPE.
+
+    Python's own advice (the ``signal`` module's documentation, "Note on SIGPIPE"): point stdout at
+    /dev/null, so that the flush at interpreter exit does not raise a second BrokenPipeError."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO): nothing to flush later
+        return BROKEN_PIPE_STATUS
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, descriptor)
+    os.close(devnull)
+    return BROKEN_PIPE_STATUS
 
 
 if __name__ == "__main__":
