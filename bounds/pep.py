@@ -67,6 +67,7 @@ from typing import Any
 
 import numpy as np
 from decbounds.bounds.pep_methods import METHODS, MethodSpec, method_spec
+from decbounds.bounds.validation import collect_errors, require_count
 
 __all__ = [
     "CHECK_TOLERANCE",
@@ -76,10 +77,14 @@ __all__ = [
     "GAP_TOLERANCE",
     "HETEROGENEITY",
     "INITIAL_CONDITIONS",
+    "MAX_AGENT_ITERATIONS",
+    "MAX_STEP_TIMES_L",
     "SCS_DEFAULTS",
     "SOLVERS",
     "STARTS",
     "WorstCase",
+    "check_iterations",
+    "check_size",
     "worst_case",
     "worst_gossip_matrix",
 ]
@@ -342,6 +347,72 @@ def _steps(step_size: Any, K: int, L: float) -> tuple[float, ...]:
     return tuple(_positive(f"step_size[{k}]", v) for k, v in enumerate(values))
 
 
+#: Ceiling on N * K, the agents times the iterations (phases for detag): the SDP's Gram side grows as
+#: N * K and its interpolation constraints as N (2K)^2. Measured (CLARABEL, this 2-core machine under a
+#: load of ~12): dsgt with an exact W, K = 4, took 0.57 s CPU at N = 4 and 11.4 s at N = 8 (growth about
+#: (N K)^4.3), so N K = 64 is about 4 min and 128 would be over an hour; over the spectral class (N = 2)
+#: K = 10 ended "optimal_inaccurate" after 21 s and K = 12 failed. A larger size is refused before anything
+#: is built (K = 10**6 used to run until killed, issue 23).
+MAX_AGENT_ITERATIONS = 64
+
+#: Ceiling on step_size * L: the worst case depends on the step only through step_size * L (rescaling x),
+#: the iterates' coefficients grow linearly in the step and the SDP's rows hold their products. Measured
+#: (dsgt and dgd_cta, K = 3, spectral class): CLARABEL solves at step L = 1e6 and fails at 1e8; at 1e308
+#: numpy overflowed building the rows (warnings) before cvxpy's NaN error (issue 23).
+MAX_STEP_TIMES_L = 1e6
+
+
+def check_iterations(K: Any, L: Any, step_size: Any) -> tuple[int, float, tuple[float, ...]]:
+    """K, L and the K steps of `worst_case`, every wrong one reported at once (before anything is built).
+
+    Parameters
+    ----------
+    K, L, step_size
+        As in `worst_case`.
+
+    Returns
+    -------
+    tuple
+        ``(K, L, steps)``: K in [1, MAX_AGENT_ITERATIONS / 2], L > 0 finite, one step per iteration (1/L
+        by default), each with step * L <= MAX_STEP_TIMES_L.
+
+    Raises
+    ------
+    TypeError, ValueError
+        One error naming every wrong argument (``bounds.validation.collect_errors``).
+
+    Examples
+    --------
+    >>> check_iterations(2, 1.0, 0.5)
+    (2, 1.0, (0.5, 0.5))
+    >>> check_iterations(0, 0, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: 2 arguments are wrong: K must be an integer >= 1; got K=0; L must be > 0 and finite; got L=0.0
+    """
+    K, L = collect_errors(
+        lambda: require_count("K", K, minimum=1, maximum=MAX_AGENT_ITERATIONS // 2,
+                              what=f"N * K <= MAX_AGENT_ITERATIONS = {MAX_AGENT_ITERATIONS} with N >= 2"),
+        lambda: _positive("L", L))
+    steps = _steps(step_size, K, L)
+    if max(steps) * L > MAX_STEP_TIMES_L:
+        raise ValueError(f"step_size * L must be <= MAX_STEP_TIMES_L = {MAX_STEP_TIMES_L:g} (beyond it the "
+                         f"SDP cannot be solved); got step_size={max(steps)!r} with L={L!r}")
+    return K, L, steps
+
+
+def check_size(K: int, N: int) -> int:
+    """``N`` after checking the SDP's size N * K against ``MAX_AGENT_ITERATIONS``, before building it.
+
+    >>> check_size(4, 8)
+    8
+    """
+    if N * K > MAX_AGENT_ITERATIONS:
+        raise ValueError(f"N * K must be <= MAX_AGENT_ITERATIONS = {MAX_AGENT_ITERATIONS} (agents times "
+                         f"iterations: the SDP's size, from its measured growth); got N={N}, K={K}")
+    return N
+
+
 @dataclasses.dataclass(frozen=True)
 class _Setup:
     """The validated problem of one ``worst_case`` call."""
@@ -382,10 +453,7 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
               Delta: Any, radius: Any, varsigma: Any, solver: Any, solver_options: Any,
               params: dict[str, Any]) -> _Setup:
     spec = method_spec(method)
-    if isinstance(K, bool) or not isinstance(K, numbers.Integral) or K < 1:
-        raise ValueError(f"K must be an integer >= 1; got K={K!r}")
-    K = int(K)
-    L = _positive("L", L)
+    K, L, steps = check_iterations(K, L, step_size)
     function_class = _choice("function_class", function_class, FUNCTION_CLASSES)
     mu = _positive("mu", mu, allow_zero=True)
     if function_class == "strongly_convex" and not 0 < mu < L:
@@ -393,7 +461,6 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
     if function_class != "strongly_convex" and mu != 0:
         raise ValueError(f"mu applies to function_class='strongly_convex' only; got mu={mu!r} with "
                          f"function_class={function_class!r}")
-    steps = _steps(step_size, K, L)
     criterion = _choice("criterion", criterion, CRITERIA)
     initial = _choice("initial", initial, INITIAL_CONDITIONS)
     heterogeneity = _choice("heterogeneity", heterogeneity, HETEROGENEITY)
@@ -444,7 +511,7 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
         size = sizes.pop()
         if N is not None and N != size:
             raise ValueError(f"N must equal W's size {size}; got N={N!r}")
-        N = size
+        N = check_size(K, size)
         offs = [_off_consensus(M) for M in matrices]
         spectra = [(float(o.min()), float(o.max())) if o.size else (0.0, 0.0) for o in offs]
         exact: list[np.ndarray | None] = list(matrices)
@@ -461,7 +528,7 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
         N = 2 if N is None else N
         if isinstance(N, bool) or not isinstance(N, numbers.Integral) or N < 2:
             raise ValueError(f"N must be an integer >= 2 for the spectral class; got N={N!r}")
-        N = int(N)
+        N = check_size(K, int(N))
         exact = _round_matrices(spectra, N)
         given_matrix = False
     lam = max(max(abs(lo), abs(hi)) for lo, hi in spectra)

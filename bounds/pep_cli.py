@@ -26,10 +26,12 @@ from decbounds.bounds.pep import (
     INITIAL_CONDITIONS,
     SOLVERS,
     STARTS,
+    check_iterations,
     worst_case,
     worst_gossip_matrix,
 )
 from decbounds.bounds.pep_methods import METHODS
+from decbounds.bounds.validation import collect_errors
 
 __all__ = ["add_parser", "run"]
 
@@ -98,16 +100,18 @@ def run(args: argparse.Namespace) -> int:
         print("decbounds worst-case: give a method and --K (or --list)", file=sys.stderr)
         return 2
     params = {k: getattr(args, k) for k in ("R", "eta") if getattr(args, k) is not None}
-    try:
+    def gossip_arguments() -> dict[str, Any]:
         if args.W is not None:
             if args.lam_min is not None or args.lam_max is not None:
                 raise ValueError("give either --W or --lam-min/--lam-max, not both")
-            gossip: dict[str, Any] = {"W": _load_W(args.W)}
-        else:
-            if args.lam_min is None or args.lam_max is None:
-                raise ValueError("give --lam-min and --lam-max (the spectral class) or --W")
-            gossip = {"spectrum": (args.lam_min, args.lam_max), "N": args.N,
-                      "time_varying": args.time_varying}
+            return {"W": _load_W(args.W)}
+        if args.lam_min is None or args.lam_max is None:
+            raise ValueError("give --lam-min and --lam-max (the spectral class) or --W")
+        return {"spectrum": (args.lam_min, args.lam_max), "N": args.N, "time_varying": args.time_varying}
+
+    try:
+        # every wrong argument at once (the gossip choice, K, L, the step), before a step list is built
+        gossip, _ = collect_errors(gossip_arguments, lambda: check_iterations(args.K, args.L, args.step))
         step: Any = args.step
         if args.steps is not None:
             if args.step is not None or args.diminishing is not None:

@@ -289,7 +289,11 @@ def collect_errors(*checks: Any) -> list[Any]:
     if len(failures) == 1:
         raise failures[0]
     kind = TypeError if all(isinstance(err, TypeError) for err in failures) else ValueError
-    raise kind(f"{len(failures)} arguments are wrong: " + "; ".join(str(err) for err in failures))
+    # a check that itself collected several errors contributes each of them (its ``messages``)
+    messages = [text for err in failures for text in getattr(err, "messages", [str(err)])]
+    error = kind(f"{len(messages)} arguments are wrong: " + "; ".join(messages))
+    error.messages = messages  # type: ignore[attr-defined]
+    raise error
 
 
 def require_matrix(name: str, value: Any, *, square: bool = True, finite: bool = True,

@@ -10,6 +10,15 @@ must either
 Any other exception (ZeroDivisionError, OverflowError, AttributeError, LinAlgError, MemoryError, ...)
 fails the test, and so does a NaN or an inf in a result.
 
+The properties behind the reproducers of issue 23 (each reproducer is in the draw):
+
+- no call emits a warning: ``attempt`` turns every warning into an error (a caller running with
+  ``-W error`` would get it as the error), except the one ``allow_disconnected=True`` gives by design;
+- lambdify equals evaluate wherever evaluate returns a value (scalars and arrays, extreme values);
+- every size argument is capped before allocation or a solve (the PEP's K and N, the chain's T * n);
+- every graph input is checked the same way (one rule, ``bounds.validation.require_graph``);
+- a non-finite point gets a NaN gradient, never a finite one.
+
 Example counts: modest in the normal suite; ``FUZZ=1`` loads the "fuzz" hypothesis profile of
 tests/conftest.py and runs each test with its larger count (over 10,000 examples in total, see
 docs/reliability.md), e.g.
@@ -83,6 +92,9 @@ WEIRD = st.sampled_from(
         np.float64("nan"),
         np.int64(-3),
         np.float32(0.5),
+        np.longdouble("1e4000"),  # beyond float64: casting it warned "overflow encountered in cast"
+        np.array([1 + 1j]),  # casting it warned (ComplexWarning) before the TypeError
+        np.array([2.0 + 0j]),
         object(),
     ]
 )
@@ -119,7 +131,8 @@ def attempt(call: Callable[[], Any], names: Iterable[str]) -> Any:
     """call(), or REJECTED when it raises ValueError/TypeError naming one of ``names``."""
     names = list(names)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # allow_disconnected=True warns by design
+        warnings.simplefilter("error")  # no call emits a warning ...
+        warnings.filterwarnings("ignore", message="gossip_matrix: G has")  # ... but allow_disconnected=True
         try:
             return call()
         except (ValueError, TypeError) as err:
@@ -228,6 +241,70 @@ def test_fuzz_lambdify_agrees_with_evaluate(name: str, exponents: list[float], l
     assert np.allclose(vector, scalar, rtol=1e-9, atol=0)
 
 
+#: issue 23's lambdify reproducers: all-scalar calls (the fallback assigned into a numpy scalar) and an
+#: intermediate underflow to 0 (the fallback re-evaluated only non-finite points)
+LAMBDIFY_REPRODUCERS = [
+    ("lower_bound_async", dict(Delta=1e-300, L=1e-300, sigma=1e100, B=94, epsilon=1e-150, D=157)),
+    ("exact_diffusion", dict(Delta=1e-300, L=1e-100, sigma=1e100, n=61, B=107, epsilon=1e-150,
+                             lam=0.33127246975903435)),
+]
+_NO_FLOOR = [n for n in bounds.names() if not bounds.get(n).expr.has(bounds.catalog.sp.floor)]
+
+
+@st.composite
+def extreme_rate_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """An entry and a valid point over the whole float range (where float64 over- or underflows), or one
+    of issue 23's reproducers."""
+    if draw(st.integers(0, 9)) == 0:
+        name, point = draw(st.sampled_from(LAMBDIFY_REPRODUCERS))
+        return name, dict(point)
+    magnitude = st.floats(-300, 300).map(lambda e: float(10.0**e))
+    point = {key: draw(magnitude) for key in ("Delta", "L", "sigma", "varsigma", "varsigma0", "epsilon")}
+    point.update(n=draw(st.integers(1, 10**6)), B=draw(st.integers(1, 10**6)), D=draw(st.integers(1, 10**6)),
+                 lam=draw(st.one_of(st.floats(0.0, 0.999999), st.sampled_from([1e-300, 1 - 1e-16]))))
+    return draw(st.sampled_from(_NO_FLOOR)), point
+
+
+@budget(30, 1500)
+@given(call=extreme_rate_calls(), size=st.integers(0, 5), data=st.data())
+def test_fuzz_lambdify_equals_evaluate_wherever_evaluate_returns(
+    call: tuple[str, dict[str, Any]], size: int, data: st.DataObject
+) -> None:
+    # Property (issue 23): at every point where evaluate returns a value, lambdify returns the same value
+    # (scalars alone, and each point of a vector), with no warning; where evaluate refuses, lambdify does.
+    name, point = call
+    rate = bounds.get(name)
+    point = {key: value for key, value in point.items() if key in rate.arguments}
+    reference = attempt(lambda: rate.evaluate(**point), list(point))
+    scalar = attempt(lambda: rate.lambdify()(**point), list(point))
+    assert (reference is REJECTED) == (scalar is REJECTED), (reference, scalar)
+    if reference is not REJECTED:
+        assert np.ndim(scalar) == 0
+        assert float(scalar) == pytest.approx(reference, rel=1e-12, abs=0)
+    if size == 0:
+        return
+    # a vector along one symbol, the other points drawn the same way: each entry equals its own evaluate
+    swept = data.draw(st.sampled_from([key for key in point if key not in ("n", "B", "D", "lam")] or ["x"]))
+    if swept == "x":
+        return
+    column = [point[swept] * 10.0 ** data.draw(st.floats(-50, 50)) for _ in range(size)]
+    vector = attempt(lambda: rate.lambdify()(**{**point, swept: np.array(column)}), list(point))
+    expected = [attempt(lambda v=v: rate.evaluate(**{**point, swept: v}), list(point)) for v in column]
+    if vector is REJECTED:  # one bad point refuses the call (a true overflow or a value out of range)
+        assert any(value is REJECTED for value in expected)
+        return
+    assert vector.shape == (size,)
+    for got, want in zip(vector.tolist(), expected, strict=True):
+        assert want is not REJECTED and got == pytest.approx(want, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize(("name", "point"), LAMBDIFY_REPRODUCERS)
+def test_lambdify_reproducers_of_issue_23(name: str, point: dict[str, float]) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(bounds.get(name).lambdify()(**point)) == bounds.get(name).evaluate(**point)
+
+
 @budget(40, 1200)
 @given(
     Delta=reals(1e-6, 1e12),
@@ -310,10 +387,8 @@ def topology_calls(draw: st.DrawFn) -> tuple[Any, Any, dict[str, Any]]:
 @given(call=topology_calls())
 def test_fuzz_topology(call: tuple[Any, Any, dict[str, Any]]) -> None:
     name, n, params = call
-    G = attempt(
-        lambda: instances.topology(name, n, **params),
-        ["name", "n", "bogus", *{key for group in TOPOLOGY_PARAMS.values() for key in group}],
-    )
+    # a message names what the user passed (issue 23: torus with c=3 named the derived r)
+    G = attempt(lambda: instances.topology(name, n, **params), ["name", "n", *params])
     if G is REJECTED:
         return
     assert sorted(G.nodes) == list(range(n))
@@ -369,6 +444,7 @@ def test_fuzz_gossip_matrix(G: Any, weights: Any, allow_disconnected: Any) -> No
     dense = W.toarray()
     assert np.allclose(dense, dense.T) and np.allclose(dense.sum(axis=1), 1.0)
     if nx.is_connected(G):
+        # every graph input is checked the same way: what gossip_matrix accepts, the others accept too
         lam = instances.check_gossip(W, G, nonnegative=True)
         assert 0.0 <= lam < 1.0
         factors = instances.exact_averaging_factors(G)
@@ -376,6 +452,20 @@ def test_fuzz_gossip_matrix(G: Any, weights: Any, allow_disconnected: Any) -> No
         for F in factors:
             product = F @ product
         assert np.allclose(product, 1.0 / G.number_of_nodes())
+
+
+@budget(40, 800)
+@given(G=_graph_zoo())
+def test_fuzz_every_graph_input_is_checked_the_same_way(G: Any) -> None:
+    # Property (issue 23, a self-loop reached exact_averaging_factors): one rule for every graph input, so
+    # the functions taking an undirected G accept or refuse the same graphs (named errors, no warning)
+    calls = {
+        "gossip_matrix": lambda: instances.gossip_matrix(G),
+        "exact_averaging_factors": lambda: instances.exact_averaging_factors(G),
+        "check_gossip": lambda: instances.check_gossip(instances.gossip_matrix(G), G),
+    }
+    outcomes = {name: attempt(call, ["G", "W"]) is REJECTED for name, call in calls.items()}
+    assert len(set(outcomes.values())) == 1, outcomes
 
 
 @budget(4, 40)
@@ -544,6 +634,34 @@ def test_fuzz_zero_chain_and_split_groups(T: Any, n: Any, D: Any) -> None:
     if split is not REJECTED:
         I0, I1, dist = split
         assert len(set(I0) & set(I1)) == 0 and dist >= 1
+
+
+#: zero-chain points of issue 23: far (|x|^2 overflows on the way), non-finite, complex
+CHAIN_POINT_VALUES = [1.0, 0.7, -3.0, 1e154, 1e308, -1e308, float("inf"), -float("inf"), float("nan"),
+                      5e-324, 1 + 1j, 2 + 0j]
+
+
+@budget(40, 1500)
+@given(T=st.integers(1, 300), n=st.integers(1, 6), batch=st.integers(1, 3),
+       values=st.lists(st.sampled_from(CHAIN_POINT_VALUES), min_size=1, max_size=4), data=st.data())
+def test_fuzz_zero_chain_gradient_at_any_point(T: int, n: int, batch: int, values: list[Any],
+                                                data: st.DataObject) -> None:
+    # Property (issue 23): no warning at any point; a finite point gets a finite gradient, a point with a
+    # NaN or an inf gets NaN in its whole row (never a finite number), a complex point a TypeError.
+    f = instances.zero_chain(T, n)
+    X = np.zeros((n, batch, T), dtype=complex if any(isinstance(v, complex) for v in values) else float)
+    for value in values:
+        X[data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, batch - 1)),
+          data.draw(st.integers(0, T - 1))] = value
+    G = attempt(lambda: f.grad(X), ["X"])
+    full = attempt(lambda: f.full_grad(X[0]), ["x"])
+    if np.iscomplexobj(X):
+        assert G is REJECTED and full is REJECTED
+        return
+    for point, gradient in ((X, G), (X[0], full)):
+        bad = ~np.isfinite(point).all(axis=-1)
+        assert np.all(np.isfinite(gradient[~bad]))
+        assert np.all(np.isnan(gradient[bad]))
 
 
 @budget(50, 1200)
@@ -846,3 +964,49 @@ def test_fuzz_algorithms_run(
     assert result.iterations <= iterations
     if not result.diverged:
         assert_finite(result.grad_norms)
+
+
+# --------------------------------------------------------------------------------------------------------
+# sizes are capped before allocation or a solve; the CLI reports every wrong argument; closed pipes
+
+
+@budget(30, 600)
+@given(
+    K=st.one_of(st.sampled_from([0, -1, 33, 10**6, 2**63, 10**400]), WEIRD),
+    N=st.one_of(st.none(), st.integers(2, 40), WEIRD),
+    step_size=st.one_of(st.none(), st.sampled_from([0.5, 1e7, 1e308]), WEIRD),
+    L=st.one_of(st.just(1.0), WEIRD),
+)
+def test_fuzz_pep_sizes_are_capped_before_the_solve(K: Any, N: Any, step_size: Any, L: Any) -> None:
+    # Property (issue 23: K = 10**6 ran until killed): a K, an N * K or a step_size * L beyond the PEP's
+    # measured limits is a named error before anything is built; none of these K values is valid
+    from decbounds.bounds.pep import worst_case
+
+    result = attempt(lambda: worst_case("dsgt", K, L, step_size, spectrum=(0.0, 0.5), N=N),
+                     ["K", "N", "step_size", "L"])
+    assert result is REJECTED
+
+
+def test_worst_case_cli_reports_every_wrong_argument() -> None:
+    status, _out, err = _run_cli(["worst-case", "detag", "--K", "-1", "--step", "-2"])
+    assert status == 2 and "Traceback" not in err
+    assert "K=-1" in err and "step_size" in err and "--lam-min" in err, err
+
+
+@pytest.mark.parametrize("argv", [["predict", "--list"], ["worst-case", "--list"], ["gossip", "--help"],
+                                  ["run", "--help"], ["figures", "--help"], ["verify", "--help"], ["--help"]])
+def test_a_closed_pipe_ends_quietly(argv: list[str]) -> None:
+    # issue 23: `decbounds predict --list | head` ended in a BrokenPipeError traceback; a real pipe whose
+    # reader is gone before anything is written
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "decbounds.paper_figures.cli", *argv], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode in (0, 141)
