@@ -362,6 +362,13 @@ MAX_AGENT_ITERATIONS = 64
 MAX_STEP_TIMES_L = 1e6
 
 
+def _valid_or(check: Any, default: Any) -> Any:
+    try:
+        return check()
+    except (TypeError, ValueError):
+        return default
+
+
 def check_iterations(K: Any, L: Any, step_size: Any) -> tuple[int, float, tuple[float, ...]]:
     """K, L and the K steps of `worst_case`, every wrong one reported at once (before anything is built).
 
@@ -390,14 +397,23 @@ def check_iterations(K: Any, L: Any, step_size: Any) -> tuple[int, float, tuple[
     ...
     ValueError: 2 arguments are wrong: K must be an integer >= 1; got K=0; L must be > 0 and finite; got L=0.0
     """
-    K, L = collect_errors(
-        lambda: require_count("K", K, minimum=1, maximum=MAX_AGENT_ITERATIONS // 2,
-                              what=f"N * K <= MAX_AGENT_ITERATIONS = {MAX_AGENT_ITERATIONS} with N >= 2"),
-        lambda: _positive("L", L))
-    steps = _steps(step_size, K, L)
-    if max(steps) * L > MAX_STEP_TIMES_L:
-        raise ValueError(f"step_size * L must be <= MAX_STEP_TIMES_L = {MAX_STEP_TIMES_L:g} (beyond it the "
-                         f"SDP cannot be solved); got step_size={max(steps)!r} with L={L!r}")
+    def count() -> int:
+        return require_count("K", K, minimum=1, maximum=MAX_AGENT_ITERATIONS // 2,
+                             what=f"N * K <= MAX_AGENT_ITERATIONS = {MAX_AGENT_ITERATIONS} with N >= 2")
+
+    def checked_steps() -> tuple[float, ...]:
+        # with a wrong K or L a single step is still checked (against L = 1 if L is wrong); a sequence of
+        # steps needs K for its length
+        K_, L_ = _valid_or(count, None), _valid_or(lambda: _positive("L", L), None)
+        if K_ is None and not (step_size is None or isinstance(step_size, numbers.Real)):
+            return ()
+        steps = _steps(step_size, K_ or 1, L_ or 1.0)
+        if L_ is not None and max(steps) * L_ > MAX_STEP_TIMES_L:
+            raise ValueError(f"step_size * L must be <= MAX_STEP_TIMES_L = {MAX_STEP_TIMES_L:g} (beyond it "
+                             f"the SDP cannot be solved); got step_size={max(steps)!r} with L={L_!r}")
+        return steps
+
+    K, L, steps = collect_errors(count, lambda: _positive("L", L), checked_steps)
     return K, L, steps
 
 

@@ -236,7 +236,7 @@ def test_recovered_data_meets_interpolation_measure_and_the_gossip_class(method:
 # -- input validation and failures ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("kwargs", "error", "field"), [
-    ({"K": 0}, ValueError, "K"), ({"K": 2.5}, ValueError, "K"), ({"L": -1.0}, ValueError, "L"),
+    ({"K": 0}, ValueError, "K"), ({"K": 2.5}, TypeError, "K"), ({"L": -1.0}, ValueError, "L"),
     ({"step_size": 0.0}, ValueError, "step_size"), ({"Delta": "1"}, TypeError, "Delta"),
     ({"varsigma": -1.0}, ValueError, "varsigma"), ({"criterion": "local"}, ValueError, "criterion"),
     ({"solver": "MOSEK"}, ValueError, "solver"), ({"spectrum": (0.5, 0.2)}, ValueError, "spectrum"),
