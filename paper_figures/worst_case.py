@@ -21,6 +21,15 @@ Figures 2-3; a worst case over all L-smooth f_i at K <= 10 is a different regime
 Tables: ``worst_case.csv`` (every solve: method, K, rounds, lam, value, status, gap, violation, seconds,
 Gram size, the rate's and the lower bound's value at the same point).
 
+A second figure, ``worst_case_linear``, is the strongly convex class (issue 24): mu = ``MU``, L = 1, step
+``LINEAR_STEP``, ||x0 - x*|| <= 1, heterogeneity varsigma = 1 at x* (the f_i do not share their minimizer),
+spectrum [-lam, lam]. (a) the worst ||x-bar^K - x*||^2 of DIGing/DSGT and EXTRA against K; (b) the linear
+rate read off the worst case, rho = (v(K) / v(K - 2))^(1/4) at the two largest K (per iteration, on
+||x-bar^K - x*||), against 1 - lam, beside gradient descent's exact rate 1 - alpha mu (what every method
+meets at lam = 0, W = 11^T/N). rho >= 1 means the worst case grows: no linear convergence for that class at
+that step. The catalog holds no strongly convex rate (its entries are T_eps for non-convex f), so no catalog
+curve is drawn there. Table: ``worst_case_linear.csv``.
+
 Run: ``python -m decbounds.paper_figures.worst_case [--full | --tiny] [--out DIR]``.
 """
 
@@ -51,13 +60,19 @@ from decbounds import bounds
 __all__ = [
     "FIGURE_METHODS",
     "LAM_A",
+    "LINEAR_METHODS",
+    "LINEAR_MODES",
+    "LINEAR_STEP",
     "MODES",
+    "MU",
     "RATE_VALUES",
     "STEP",
     "Mode",
     "R",
+    "linear_rate",
     "main",
     "make",
+    "make_linear",
     "rate_after",
     "rounds",
     "solve_point",
@@ -85,6 +100,17 @@ MODES = {
     "tiny": Mode(K_a=(1, 2), lams_b=(0.0, 0.8), K_b=2),
     "quick": Mode(K_a=(1, 2, 3, 4, 6), lams_b=(0.0, 0.3, 0.6, 0.8, 0.9), K_b=3),
     "full": Mode(K_a=(1, 2, 3, 4, 5, 6, 8, 10), lams_b=(0.0, 0.2, 0.4, 0.6, 0.7, 0.8, 0.9, 0.95), K_b=6),
+}
+
+
+#: the strongly convex figure: methods, strong convexity, step, and (Ks, lams) per mode
+LINEAR_METHODS: tuple[str, ...] = ("dsgt", "extra")
+MU = 0.5
+LINEAR_STEP = 0.25
+LINEAR_MODES = {
+    "tiny": ((2, 4), (0.0, 0.8)),
+    "quick": ((2, 4, 6, 8), (0.0, 0.3, 0.6, 0.8, 0.9)),
+    "full": ((2, 4, 6, 8, 10, 12), (0.0, 0.2, 0.4, 0.6, 0.7, 0.8, 0.9, 0.95)),
 }
 
 
@@ -161,7 +187,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     Returns
     -------
     list of pathlib.Path
-        ``worst_case.png``, ``worst_case.pdf`` and ``worst_case.csv``.
+        ``worst_case.png``, ``worst_case.pdf`` and ``worst_case.csv``, then ``make_linear``'s three files.
 
     References
     ----------
@@ -215,6 +241,95 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     files = save_figure(fig, out_dir, "worst_case", dpi=60 if tiny else 150)
     csv_path = pathlib.Path(out_dir) / "worst_case.csv"
     files.append(atomic_write_bytes(csv_path, table(rows_a + rows_b).encode()))
+    return files + make_linear(out_dir, full=full, tiny=tiny)
+
+
+def _linear_point(method: str, K: int, lam: float) -> dict[str, Any]:
+    row: dict[str, Any] = {"method": method, "K": K, "lam": lam}
+    start = time.perf_counter()
+    try:
+        r = bounds.worst_case(method, K, 1.0, LINEAR_STEP, spectrum=(-lam, lam),
+                              function_class="strongly_convex", mu=MU, criterion="distance",
+                              initial="distance", heterogeneity="optimum", varsigma=1.0)
+        row.update(value=r.value, status=r.status, gap=r.gap, violation=max(r.violations.values()))
+    except RuntimeError as err:
+        row.update(value=math.nan, status=f"failed: {err}".replace(",", ";"), gap=math.nan,
+                   violation=math.nan)
+    row["seconds"] = time.perf_counter() - start
+    return row
+
+
+def linear_rate(rows: Sequence[dict[str, Any]]) -> float:
+    """rho = (v(K) / v(K'))^(1 / (2 (K - K'))) from the two largest K of one method and lam (the worst
+    ||x-bar^K - x*|| shrinks by rho per iteration); nan when either solve failed.
+
+    Examples
+    --------
+    >>> linear_rate([{"K": 2, "value": 0.25}, {"K": 4, "value": 0.0625}])
+    0.7071067811865476
+    """
+    (K0, v0), (K1, v1) = sorted((r["K"], r["value"]) for r in rows)[-2:]
+    if not (v0 > 0 and v1 > 0):
+        return math.nan
+    return (v1 / v0) ** (1.0 / (2 * (K1 - K0)))
+
+
+def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
+                tiny: bool = False) -> list[pathlib.Path]:
+    """The strongly convex figure ``worst_case_linear`` (module docstring) and its table.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        Output folder.
+    full, tiny : bool
+        The sweep's size (``LINEAR_MODES``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        ``worst_case_linear.png``, ``.pdf`` and ``.csv``.
+    """
+    Ks, lams = LINEAR_MODES["full" if full else "tiny" if tiny else "quick"]
+    rows = [_linear_point(m, K, lam) for m in LINEAR_METHODS for lam in lams for K in Ks]
+    rates = {(m, lam): linear_rate([r for r in rows if r["method"] == m and r["lam"] == lam])
+             for m in LINEAR_METHODS for lam in lams}
+    for row in rows:
+        row["rate"] = rates[(row["method"], row["lam"])]
+        row["gd_rate"] = 1.0 - LINEAR_STEP * MU
+    fig, (axis_a, axis_b) = new_figure(1, 2, width=6.0, height=4.2)
+    shown = [lam for lam in lams if lam in (0.0, 0.6, 0.9)] or list(lams)
+    for method in LINEAR_METHODS:
+        look = style(method)
+        color, marker = look.get("color"), look.get("marker", "o")
+        for j, lam in enumerate(shown):
+            mine = sorted((r for r in rows if r["method"] == method and r["lam"] == lam),
+                          key=lambda r: r["K"])
+            axis_a.plot([r["K"] for r in mine], [r["value"] for r in mine], color=color, marker=marker,
+                        linestyle=("-", "--", ":")[j % 3], label=f"{METHODS[method].label}, lam = {lam:g}")
+        gaps = [1.0 - lam for lam in lams]
+        axis_b.plot(gaps, [rates[(method, lam)] for lam in lams], color=color, marker=marker,
+                    label=f"{METHODS[method].label}: rate of the worst case")
+    axis_a.plot(Ks, [(1 - LINEAR_STEP * MU) ** (2 * K) for K in Ks], **BOUND_STYLE,
+                label="gradient descent, $(1-\\alpha\\mu)^{2K}$")
+    axis_b.axhline(1.0 - LINEAR_STEP * MU, **BOUND_STYLE, label="gradient descent, $1-\\alpha\\mu$")
+    axis_b.axhline(1.0, color="0.5", linewidth=0.8)
+    axis_a.set_yscale("log")
+    axis_a.set_xlabel("iterations K")
+    axis_a.set_ylabel("worst $\\|\\bar x^K - x^*\\|^2$")
+    axis_a.set_title(f"(a) against K, step {LINEAR_STEP:g}/L, $\\mu$ = {MU:g}", fontsize="medium")
+    axis_b.set_xscale("log")
+    axis_b.set_yscale("log")
+    axis_b.set_xlabel("$1-\\lambda$ (spectrum in $[-\\lambda, \\lambda]$)")
+    axis_b.set_ylabel("rate per iteration (> 1: grows)")
+    axis_b.set_title(f"(b) rate from K = {Ks[-2]}, {Ks[-1]}", fontsize="medium")
+    for axis in (axis_a, axis_b):
+        axis.grid(True, which="both", alpha=0.3)
+        axis.legend(fontsize="x-small", loc="best")
+    fig.suptitle("Strongly convex class: worst cases of DIGing/DSGT and EXTRA (N = 2, spectral class, "
+                 "$\\varsigma$ = 1 at $x^*$, Clarabel)", fontsize="medium")
+    files = save_figure(fig, out_dir, "worst_case_linear", dpi=60 if tiny else 150)
+    files.append(atomic_write_bytes(pathlib.Path(out_dir) / "worst_case_linear.csv", table(rows).encode()))
     return files
 
 
