@@ -22,6 +22,7 @@ from decbounds.paper_figures import (
     predictions,
     sampling,
     spectral_gap,
+    time_varying,
     worst_case,
 )
 from decbounds.paper_figures.plotting import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
@@ -36,6 +37,7 @@ FIGURES: dict[str, Callable[..., list[pathlib.Path]]] = {
     "sampling": sampling.make,
     "spectral_gap": spectral_gap.make,
     "heterogeneity": heterogeneity.make,
+    "time_varying": time_varying.make,
     "worst_case": worst_case.make,
 }
 

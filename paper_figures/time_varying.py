@@ -1,0 +1,478 @@
+"""Time-varying networks: T_eps against n on static and time-varying graphs, and where accelerated gossip
+stops helping (docs/theory.md §17, docs/errata.md E47-E52).
+
+Panels (a)-(c): the Setting 2 split of the zero chain (``instances.scheduled_communication_instance``: the
+end groups I0, I1 = the first and last ceil(n/3) labels, exact gradients, eps = 1/2 unscaled, T_c of the
+mode) on
+(a) the static exponential graph (``topology("exponential", n)``, Metropolis weights, as a constant
+    schedule),
+(b) the one-peer exponential schedule (``instances.one_peer_exponential(n)``: one matching per round,
+    exact averaging every log2 n rounds),
+(c) the ring through I0, half the middle workers, I1 and the other half (`ring_between_groups`, Metropolis;
+    the plain cycle 0..n-1 would put I0 and I1 next to each other).
+Methods D-PSGD, DSGT, D^2, DeTAG at the admissible step 1/L_local (on the zero chain the largest admissible
+step wins, docs/errata.md E19); DeTAG is the best of R in {1, 2} with the plain first gossip step
+(errata E18) and its default eta, which over a schedule reads the effective lam (§17.1). Drawn beside them:
+the explicit hop-count bound r_{T_c} + 1 computed from each network's rounds (``schedule_crossings``).
+A method that diverges or is refused (D^2 needs lambda_min >= -1/3) is listed in the note, never fitted.
+
+Panel (d): DeTAG's accelerated gossip against plain gossip, as consensus alone (no gradients): rounds until
+||z - z_bar|| <= 1e-6 ||z_0 - z_bar_0|| from a fixed Gaussian start (n = `MODES[...].consensus_n`
+workers, 8 columns), on the lazy Metropolis path W_kappa = kappa W + (1 - kappa) I (static), and on the
+schedule `relabelled` that applies W_kappa with a fresh random relabelling of the workers every round
+(``P_t W_kappa P_t^T``): every round has exactly the static W_kappa's spectrum, hence the same per-round
+contraction ||W_t - J|| = lam(W_kappa). Accelerated gossip is the two-tap recursion
+z_{r+1} = (1 + eta) W_r z_r - eta z_{r-1} (plain first step) with eta = (G1)'s formula at lam(W_kappa)
+("per-round lam") and, on the schedule, at the schedule's effective lam (DeTAG's choice). x-axis:
+1/(1 - lam(W_kappa)).
+
+Records: ``<out>/time_varying/records.jsonl`` (panels a-c) and ``consensus.jsonl`` (d), through
+``paper_figures.sweep`` (resumable). Tables: ``time_varying_exponents.md`` / ``.csv`` (slopes in n and in
+1/(1 - lam)), ``time_varying_teps.csv`` and ``time_varying_consensus.csv``.
+
+Run: ``python -m decbounds.paper_figures.time_varying [--full | --tiny] [--out DIR]``.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import pathlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+import numpy as np
+from decbounds.algorithms.result import to_jsonable
+from decbounds.paper_figures import exponents, fit
+from decbounds.paper_figures.heterogeneity import make_executor, mode_name
+from decbounds.paper_figures.plotting import (
+    BOUND_STYLE,
+    DEFAULT_OUT_DIR,
+    atomic_write_bytes,
+    figure_main,
+    new_figure,
+    save_figure,
+    style,
+)
+from decbounds.paper_figures.sweep import run_sweep
+
+from decbounds import algorithms, bounds, instances
+
+__all__ = [
+    "ALGORITHMS",
+    "CONSENSUS_SERIES",
+    "MODES",
+    "NETWORKS",
+    "PREDICTED_BY",
+    "TimeVaryingMode",
+    "consensus_point",
+    "consensus_points",
+    "consensus_rounds",
+    "exponent_rows",
+    "main",
+    "make",
+    "measure_point",
+    "network_schedule",
+    "relabelled",
+    "ring_between_groups",
+    "teps_points",
+]
+
+#: Networks of panels (a)-(c), in panel order.
+NETWORKS: tuple[str, ...] = ("exponential", "one_peer_exponential", "ring")
+#: Methods of panels (a)-(c).
+ALGORITHMS: tuple[str, ...] = ("dpsgd", "dsgt", "d2", "detag")
+#: Catalog entry each method's slope in n is compared with (lam: the network's (effective) lam).
+PREDICTED_BY: dict[str, str] = {"dpsgd": "dpsgd", "dsgt": "dsgt", "d2": "d2", "detag": "detag"}
+#: Catalog entries evaluated for every record of panels (a)-(c).
+PREDICT: tuple[str, ...] = ("dpsgd", "dsgt", "d2", "detag", "lower_bound_gossip", "huang_yuan2022",
+                            "ying2021_one_peer_exponential")
+#: Series of panel (d): (network, gossip), where gossip is "plain", "accelerated" (eta at the per-round lam)
+#: or "accelerated_effective" (eta at the schedule's effective lam).
+CONSENSUS_SERIES: tuple[tuple[str, str], ...] = (
+    ("static", "plain"), ("static", "accelerated"), ("relabelled", "plain"), ("relabelled", "accelerated"),
+    ("relabelled", "accelerated_effective"))
+CONSENSUS_TOL = 1e-6
+RELABEL_SEED = 20
+
+
+@dataclass(frozen=True)
+class TimeVaryingMode:
+    """What one mode computes."""
+
+    sizes: tuple[int, ...]  # n of panels (a)-(c)
+    T_c: int
+    cap: int  # iteration cap of panels (a)-(c)
+    consensus_n: int
+    kappas: tuple[float, ...]  # laziness of panel (d)
+    consensus_cap: int  # round cap of panel (d)
+    methods: tuple[str, ...] = ("dpsgd", "dsgt", "d2", "detag")  # of panels (a)-(c)
+    phases: tuple[int, ...] = (1, 2)  # DeTAG's R tried
+
+
+MODES: dict[str, TimeVaryingMode] = {
+    "tiny": TimeVaryingMode(sizes=(8, 12), T_c=1, cap=5_000, consensus_n=8, kappas=(0.3, 0.1),
+                            consensus_cap=5_000, methods=("dpsgd", "detag"), phases=(1,)),
+    "quick": TimeVaryingMode(sizes=(16, 32, 64, 128), T_c=3, cap=60_000, consensus_n=16,
+                             kappas=(0.3, 0.1, 0.03, 0.01), consensus_cap=200_000),
+    "full": TimeVaryingMode(sizes=(16, 32, 64, 128, 256), T_c=3, cap=200_000, consensus_n=32,
+                            kappas=(0.3, 0.1, 0.03, 0.01, 3e-3), consensus_cap=1_000_000),
+}
+
+
+# ------------------------------------------------------------------------------------------ networks
+
+
+def ring_between_groups(n: int) -> nx.Graph:
+    """The cycle through I0, the first half of the middle workers, I1, and the second half back to I0
+    (`instances.split_groups` labels), so that the groups sit on opposite sides of the ring.
+
+    Examples
+    --------
+    >>> sorted(ring_between_groups(9).edges())
+    [(0, 1), (0, 5), (1, 2), (2, 3), (3, 6), (4, 5), (4, 8), (6, 7), (7, 8)]
+    """
+    I0, I1, _ = instances.split_groups(n)
+    middle = list(range(len(I0), n - len(I1)))
+    half = len(middle) // 2
+    order = [*I0.tolist(), *middle[:half], *I1.tolist(), *middle[half:][::-1]]
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    G.add_edges_from(zip(order, order[1:] + order[:1], strict=True))
+    return G
+
+
+@functools.lru_cache(maxsize=64)
+def network_schedule(network: str, n: int) -> instances.GossipSchedule:
+    """The gossip schedule of a network of panels (a)-(c) (static graphs as constant schedules)."""
+    if network == "one_peer_exponential":
+        return instances.one_peer_exponential(n)
+    graph = instances.topology("exponential", n) if network == "exponential" else ring_between_groups(n)
+    return instances.constant_schedule(instances.gossip_matrix(graph, "metropolis"))
+
+
+def relabelled(W: Any, seed: int = RELABEL_SEED) -> instances.GossipSchedule:
+    """W with a fresh random relabelling of the workers each round: W_t = P_t W P_t^T, P_t from
+    ``default_rng(SeedSequence(seed, spawn_key=(t,)))``; every round has W's spectrum (the same per-round
+    contraction), the graph changes every round.
+
+    Examples
+    --------
+    >>> W = instances.gossip_matrix(nx.path_graph(6))
+    >>> s = relabelled(W)
+    >>> bool(np.isclose(s.contraction(3), instances.second_eigenvalue(W)))
+    True
+    """
+    dense = np.asarray(W.toarray() if hasattr(W, "toarray") else W, dtype=float)
+    n = dense.shape[0]
+
+    def round_matrix(t: int) -> np.ndarray:
+        order = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(t,))).permutation(n)
+        return dense[np.ix_(order, order)]
+
+    return instances.schedule_from_callable(round_matrix, n)
+
+
+# ------------------------------------------------------------------------------------------ panels (a)-(c)
+
+
+def measure_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """Sweep runner of panels (a)-(c): one method on one network at one n (module docstring); T_eps at
+    x_hat, DeTAG the best of the point's ``phases``."""
+    network, n, algorithm = point["network"], int(point["n"]), point["algorithm"]
+    schedule = network_schedule(network, n)
+    problem = instances.scheduled_communication_instance(schedule, T_c=int(point["T_c"]))
+    cap = int(point["cap"])
+    configs: list[dict[str, Any]] = []
+    options = [{"R": int(R), "start": "plain"} for R in point.get("phases", (1,))] if algorithm == "detag" \
+        else [{}]
+    for hyper in options:
+        try:
+            run = algorithms.run(algorithm, problem, schedule, step_size=1.0 / problem.smoothness,
+                                 iterations=cap, tol=problem.epsilon, stop="average", **hyper)
+        except ValueError as error:  # D^2's lambda_min condition
+            configs.append({"hyper": hyper, "t_eps": None, "status": "refused", "message": str(error)})
+            continue
+        configs.append({"hyper": {k: run.hyper[k] for k in ("R", "eta") if k in run.hyper} or hyper,
+                        "t_eps": run.t_eps, "status": run.status, "message": run.message})
+    finished = [c for c in configs if c["t_eps"] is not None]
+    best = min(finished, key=lambda c: c["t_eps"]) if finished else None
+    statuses = {c["status"] for c in configs}
+    status = "converged" if best else "refused" if statuses == {"refused"} else \
+        "diverged" if statuses <= {"diverged", "refused"} else "max_iterations"
+    varsigma0 = instances.varsigma0_at_start(problem)
+    params = {"n": n, "lam": float(schedule.lam), "D": n - 1, "Delta": problem.Delta, "L": problem.L,
+              "epsilon": problem.epsilon, "sigma": 0.0, "B": 1, "varsigma0": varsigma0, "varsigma": varsigma0}
+    result = {"t_eps": None if best is None else best["t_eps"], "status": status, "cap": cap,
+              "best": best, "configs": configs, "explicit_bound": problem.iteration_lower_bound,
+              "crossings": problem.crossings}
+    return {"result": to_jsonable(result), "params": params}
+
+
+def teps_points(mode: TimeVaryingMode) -> list[dict[str, Any]]:
+    """Every (network, n, method) of panels (a)-(c)."""
+    return [{"figure": "time_varying_teps", "network": network, "n": n, "algorithm": algorithm,
+             "T_c": mode.T_c, "cap": mode.cap, "predict": list(PREDICT),
+             **({"phases": list(mode.phases)} if algorithm == "detag" else {})}
+            for network in NETWORKS for n in mode.sizes for algorithm in mode.methods]
+
+
+# ------------------------------------------------------------------------------------------ panel (d)
+
+
+def consensus_rounds(schedule: instances.GossipSchedule, eta: float, *, tol: float = CONSENSUS_TOL,
+                     cap: int = 100_000, columns: int = 8, seed: int = 0) -> tuple[int | None, str]:
+    """Rounds of z_{r+1} = (1 + eta) W_r z_r - eta z_{r-1} (z_1 = W_0 z_0: the plain first step) until
+    ||z - z_bar|| <= tol ||z_0 - z_bar_0||; eta = 0 is plain gossip. Returns (rounds or None, status):
+    "converged", "max_iterations" at the cap, or "diverged" (disagreement 1e6 times the start's).
+
+    Examples
+    --------
+    >>> W = instances.gossip_matrix(nx.path_graph(8))
+    >>> consensus_rounds(instances.constant_schedule(W), 0.0)[0] > consensus_rounds(
+    ...     instances.constant_schedule(W), bounds.accelerated_gossip_eta(instances.second_eigenvalue(W)))[0]
+    True
+    """
+    n = schedule.n
+    z = np.random.default_rng(seed).standard_normal((n, columns))
+    z -= z.mean(axis=0)
+    start = float(np.linalg.norm(z))
+    previous = z
+    with np.errstate(over="ignore", invalid="ignore"):
+        for r in range(cap):
+            mixed = schedule.matrix(r) @ z
+            new = mixed if r == 0 or eta == 0.0 else (1.0 + eta) * mixed - eta * previous
+            previous, z = z, new
+            spread = float(np.linalg.norm(z - z.mean(axis=0)))
+            if not spread <= 1e6 * start:
+                return None, "diverged"
+            if spread <= tol * start:
+                return r + 1, "converged"
+    return None, "max_iterations"
+
+
+def consensus_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """Sweep runner of panel (d): one (network, gossip) series at one kappa (module docstring)."""
+    n, kappa = int(point["n"]), float(point["kappa"])
+    W = instances.lazy(instances.gossip_matrix(nx.path_graph(n), "metropolis"), kappa)
+    lam = float(instances.second_eigenvalue(W))
+    schedule = instances.constant_schedule(W) if point["network"] == "static" else relabelled(W)
+    lam_eff = float(schedule.lam)
+    eta = {"plain": 0.0, "accelerated": bounds.accelerated_gossip_eta(lam),
+           "accelerated_effective": bounds.accelerated_gossip_eta(lam_eff)}[point["gossip"]]
+    rounds, status = consensus_rounds(schedule, eta, cap=int(point["cap"]))
+    result = {"t_eps": rounds, "status": status, "cap": int(point["cap"]), "eta": eta, "lam_eff": lam_eff}
+    return {"result": to_jsonable(result), "params": {"n": n, "lam": lam, "kappa": kappa}}
+
+
+def consensus_points(mode: TimeVaryingMode) -> list[dict[str, Any]]:
+    return [{"figure": "time_varying_consensus", "n": mode.consensus_n, "kappa": kappa, "network": network,
+             "gossip": gossip, "cap": mode.consensus_cap}
+            for kappa in mode.kappas for network, gossip in CONSENSUS_SERIES]
+
+
+def _series(record: Mapping[str, Any]) -> str:
+    return f"{record['point']['network']}, {record['point']['gossip']}"
+
+
+# ------------------------------------------------------------------------------------------ tables
+
+
+def exponent_rows(records: Sequence[Mapping[str, Any]], consensus: Sequence[Mapping[str, Any]]
+                  ) -> list[fit.ExponentRow]:
+    """Slopes of T_eps in n per network and method (against each method's catalog entry at the network's
+    lam), and of the consensus rounds of panel (d) in 1/(1 - lam) per series."""
+    rows: list[fit.ExponentRow] = []
+    for network in NETWORKS:
+        group = [r for r in records
+                 if r["point"]["network"] == network and r["result"]["status"] != "refused"]
+        for algorithm in ALGORITHMS:
+            mine = [r for r in group if r["point"]["algorithm"] == algorithm]
+            if len({r["params"]["n"] for r in mine}) < 2:
+                continue
+            try:
+                rows += fit.exponent_rows(f"{network}, T_eps vs n", mine, "n", predicted=PREDICTED_BY)
+            except ValueError:  # no prediction on this range (or fewer than 2 finished n): measured only
+                rows += fit.exponent_rows(f"{network}, T_eps vs n", mine, "n")
+    relabelled_records = [{**r, "point": {**r["point"], "algorithm": _series(r)}} for r in consensus]
+    rows += fit.exponent_rows("(d) consensus rounds vs 1/(1 - lam)", relabelled_records, "inv_gap")
+    return rows
+
+
+def _csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: "" if row.get(key) is None else row[key] for key in columns})
+    return buffer.getvalue()
+
+
+def _teps_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [{"network": r["point"]["network"], "n": r["params"]["n"], "algorithm": r["point"]["algorithm"],
+             "lam": r["params"]["lam"], "t_eps": r["result"]["t_eps"], "status": r["result"]["status"],
+             "explicit_bound": r["result"]["explicit_bound"],
+             "best": "" if r["result"]["best"] is None else r["result"]["best"]["hyper"]} for r in records]
+
+
+def _consensus_rows(consensus: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for r in consensus:
+        plain = next((c["result"]["t_eps"] for c in consensus if c["point"]["kappa"] == r["point"]["kappa"]
+                      and c["point"]["network"] == r["point"]["network"] and c["point"]["gossip"] == "plain"),
+                     None)
+        rounds = r["result"]["t_eps"]
+        rows.append({"kappa": r["point"]["kappa"], "lam": r["params"]["lam"],
+                     "inv_gap": 1.0 / (1.0 - r["params"]["lam"]), "lam_eff": r["result"]["lam_eff"],
+                     "series": _series(r), "eta": r["result"]["eta"], "rounds": rounds,
+                     "status": r["result"]["status"],
+                     "gain_over_plain": plain / rounds if plain and rounds else None})
+    return rows
+
+
+# ------------------------------------------------------------------------------------------ plotting
+
+
+_TITLES = {"exponential": "(a) static exponential graph",
+           "one_peer_exponential": "(b) one-peer exponential", "ring": "(c) ring"}
+_CONSENSUS_LOOK = {("static", "plain"): ("tab:blue", "o", "-"),
+                   ("static", "accelerated"): ("tab:red", "o", "-"),
+                   ("relabelled", "plain"): ("tab:blue", "s", "--"),
+                   ("relabelled", "accelerated"): ("tab:red", "s", "--"),
+                   ("relabelled", "accelerated_effective"): ("tab:purple", "^", "--")}
+
+
+def _slope_text(rows: Sequence[fit.ExponentRow], sweep: str, algorithm: str) -> str:
+    row = next((r for r in rows if r.sweep == sweep and r.algorithm == algorithm), None)
+    if row is None or row.measured.fit is None:
+        return ""
+    value = row.measured.fit
+    return f": slope {value.slope:.2f} [{value.ci_low:.2f}, {value.ci_high:.2f}]"
+
+
+def plot(records: Sequence[Mapping[str, Any]], consensus: Sequence[Mapping[str, Any]],
+         rows: Sequence[fit.ExponentRow], mode: TimeVaryingMode, out_dir: pathlib.Path, dpi: int
+         ) -> list[pathlib.Path]:
+    fig, axes = new_figure(2, 2, width=6.0, height=4.5)
+    for axis, network in zip(axes.flat[:3], NETWORKS, strict=True):
+        group = [r for r in records if r["point"]["network"] == network]
+        notes = []
+        for algorithm in ALGORITHMS:
+            mine = sorted((r for r in group if r["point"]["algorithm"] == algorithm),
+                          key=lambda r: r["params"]["n"])
+            done = [(r["params"]["n"], r["result"]["t_eps"]) for r in mine if fit.is_finished(r)]
+            notes += [f"{algorithm} {r['result']['status']} at n={r['params']['n']}" for r in mine
+                      if not fit.is_finished(r)]
+            if done:
+                look = style(algorithm)
+                x, y = zip(*done, strict=True)
+                axis.loglog(x, y, color=look["color"], marker=look["marker"], linestyle=look["linestyle"],
+                            label=look["label"] + _slope_text(rows, f"{network}, T_eps vs n", algorithm))
+        bound = sorted({(r["params"]["n"], r["result"]["explicit_bound"]) for r in group})
+        if bound:
+            x, y = zip(*bound, strict=True)
+            axis.loglog(x, y, **BOUND_STYLE, label="explicit bound $r_{T_c}+1$ (from the rounds)")
+        lam = sorted({(r["params"]["n"], r["params"]["lam"]) for r in group})
+        axis.set_title(f"{_TITLES[network]}; $\\lambda_{{eff}}$ = "
+                       + ", ".join(f"{value:.3g}" for _, value in lam), fontsize="small")
+        axis.set_xlabel("n")
+        axis.set_ylabel("$T_\\varepsilon$ (iterations)")
+        axis.grid(True, which="both", alpha=0.3)
+        axis.legend(fontsize="xx-small", loc="upper left")
+        if notes:
+            axis.text(0.98, 0.02, "\n".join(notes[:6]), transform=axis.transAxes, fontsize=5, ha="right",
+                      va="bottom", color="0.35")
+    axis = axes.flat[3]
+    for network, gossip in CONSENSUS_SERIES:
+        mine = sorted((r for r in consensus
+                       if (r["point"]["network"], r["point"]["gossip"]) == (network, gossip)),
+                      key=lambda r: r["params"]["lam"])
+        color, marker, line = _CONSENSUS_LOOK[(network, gossip)]
+        done = [(1 / (1 - r["params"]["lam"]), r["result"]["t_eps"]) for r in mine if fit.is_finished(r)]
+        failed = [(1 / (1 - r["params"]["lam"]), r["result"]["status"]) for r in mine
+                  if not fit.is_finished(r)]
+        label = f"{network}, {gossip.replace('_', ' ')}" + _slope_text(
+            rows, "(d) consensus rounds vs 1/(1 - lam)", f"{network}, {gossip}")
+        if done:
+            x, y = zip(*done, strict=True)
+            axis.loglog(x, y, color=color, marker=marker, linestyle=line, label=label)
+        for x, status in failed:
+            axis.loglog([x], [mode.consensus_cap], color=color, linestyle="none", markerfacecolor="none",
+                        marker="X" if status == "diverged" else marker)
+    axis.set_title(f"(d) consensus to 1e-6, lazy Metropolis path n = {mode.consensus_n}: static vs "
+                   "relabelled every round\n(same per-round contraction); X / open at the cap: diverged / "
+                   "capped",
+                   fontsize="small")
+    axis.set_xlabel("$1/(1-\\lambda(W_\\kappa))$")
+    axis.set_ylabel("gossip rounds")
+    axis.grid(True, which="both", alpha=0.3)
+    axis.legend(fontsize="xx-small", loc="upper left")
+    return save_figure(fig, out_dir, "time_varying", dpi=dpi)
+
+
+# ------------------------------------------------------------------------------------------ the figure
+
+
+def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: bool = False
+         ) -> list[pathlib.Path]:
+    """Run (or resume) both sweeps and draw the figure; returns the PNG, PDF and table files.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        Output folder (created; default ``paper_figures/out``).
+    full : bool, default False
+        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
+    tiny : bool, default False
+        A seconds-long sweep for the test suite.
+
+    Returns
+    -------
+    list of pathlib.Path
+
+    References
+    ----------
+    docs/theory.md §17; docs/errata.md E47-E52.
+
+    Examples
+    --------
+    From a shell::
+
+        python -m decbounds.paper_figures.time_varying --tiny --out /tmp/figures
+    """
+    mode = MODES[mode_name(full, tiny)]
+    out_dir = pathlib.Path(out_dir)
+    folder = out_dir / "time_varying"
+    executor = make_executor(tiny)
+    try:
+        records = run_sweep(teps_points(mode), folder / "records.jsonl", runner=measure_point,
+                            executor=executor, desc="time-varying (a-c)", progress=not tiny,
+                            cost=lambda point: point["n"] ** 2 if point["network"] == "ring" else point["n"])
+        consensus = run_sweep(consensus_points(mode), folder / "consensus.jsonl", runner=consensus_point,
+                              executor=executor, desc="time-varying (d)", progress=not tiny,
+                              cost=lambda point: 1.0 / point["kappa"])
+    finally:
+        executor.shutdown(wait=True)
+    rows = exponent_rows(records, consensus)
+    files = plot(records, consensus, rows, mode, out_dir, dpi=60 if tiny else 150)
+    files += exponents.write_figure_table(rows, out_dir, "time_varying")
+    files += exponents.write_combined(out_dir)
+    teps = _csv(_teps_rows(records), ("network", "n", "algorithm", "lam", "t_eps", "status",
+                                      "explicit_bound", "best"))
+    table = _csv(_consensus_rows(consensus), ("kappa", "lam", "inv_gap", "lam_eff", "series", "eta", "rounds",
+                                              "status", "gain_over_plain"))
+    files.append(atomic_write_bytes(out_dir / "time_varying_teps.csv", teps.encode()))
+    files.append(atomic_write_bytes(out_dir / "time_varying_consensus.csv", table.encode()))
+    return files
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return figure_main(make, "Time-varying networks: T_eps against n, and accelerated gossip over schedules.",
+                       argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
