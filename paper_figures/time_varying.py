@@ -133,7 +133,7 @@ def ring_between_groups(n: int) -> nx.Graph:
     Examples
     --------
     >>> sorted(ring_between_groups(9).edges())
-    [(0, 1), (0, 5), (1, 2), (2, 3), (3, 6), (4, 5), (4, 8), (6, 7), (7, 8)]
+    [(0, 1), (0, 4), (1, 2), (2, 3), (3, 6), (4, 5), (5, 8), (6, 7), (7, 8)]
     """
     I0, I1, _ = instances.split_groups(n)
     middle = list(range(len(I0), n - len(I1)))
