@@ -506,6 +506,8 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
     if "R" in params and (isinstance(params["R"], bool) or not isinstance(params["R"], numbers.Integral)
                           or params["R"] < 1):
         raise ValueError(f"R must be an integer >= 1; got R={params['R']!r}")
+    if not isinstance(time_varying, (bool, np.bool_)):
+        raise TypeError(f"time_varying must be a bool; got time_varying={time_varying!r}")
     rounds = spec.rounds(K, **{k: v for k, v in params.items() if k == "R"})
     if (W is None) == (spectrum is None):
         raise ValueError("give exactly one of W (exact gossip matrix) and spectrum=(lam_min, lam_max)")
@@ -520,6 +522,9 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
             matrices = [_check_W(M, f"W[{t}]") for t, M in enumerate(W)]
             time_varying = True
         else:
+            if time_varying:
+                raise ValueError("time_varying=True with one W is that W in every round: give W one matrix "
+                                 "per round, or a spectrum pair")
             matrices = [_check_W(W)]
         sizes = {M.shape[0] for M in matrices}
         if len(sizes) != 1:

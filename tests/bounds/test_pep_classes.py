@@ -229,6 +229,8 @@ def test_time_varying_accepts_a_gossip_schedule() -> None:
     ({"step_size": "1"}, TypeError, "step_size"),
     ({"radius": 0.0}, ValueError, "radius"),
     ({"spectrum": [(0.0, 0.5), (0.5, 0.2)]}, ValueError, r"spectrum\[1\]"),
+    ({"spectrum": None, "W": J2, "time_varying": True}, ValueError, "time_varying"),
+    ({"time_varying": "yes"}, TypeError, "time_varying"),
 ])
 def test_bad_input_names_the_field(kwargs: dict, error: type, field: str) -> None:
     base = {"K": 2, "spectrum": (0.0, 0.5)}
