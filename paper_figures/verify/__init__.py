@@ -3,13 +3,16 @@
 ``verify(rule, ...)`` (and the CLI) runs, for a `algorithms.StepRule` subclass given as a class, a registered
 name, or a ``module:Class`` / ``path/to/file.py:Class`` spec:
 
-1. **the class audit** (docs/theory.md §2): the rule runs on Cor. 2's path instance (zero chain split over
-   the end groups, exact gradients, Metropolis W, step 1/L) with the engine's A_B budget (at most B queries
-   and one communication round per iteration; a violation raises `algorithms.BudgetViolationError` naming
-   the iteration) and the zero-respecting audit on the zero chain: after iteration t+1 no worker's state
-   (every array of ``rule.worker_arrays``) holds a coordinate beyond the furthest one its closed
-   neighbourhood held after t, plus the one its own oracle may reveal. A rule that raises inside ``step`` or
-   whose iterates become non-finite fails the audit, which names the iteration;
+1. **the class audit** (docs/theory.md §2, `class_audit`; docs/verify.md): the rule runs on Cor. 2's path
+   instance (zero chain split over the end groups, exact gradients, Metropolis W, step 1/L) through its
+   capability (``algorithms.Context``) with the engine's A_B budget, and the audit checks that it raises
+   nowhere (naming constructor, prepare, init or the step's iteration), asks its context for nothing it
+   lacks, keeps every state array per worker, holds no problem, oracle, generator, graph, matrix or engine
+   object, keeps its own attributes constant after init, evaluates no gradient uncounted, stays finite,
+   and is zero-respecting in every array of its state and in ``average(state)``: after iteration t+1 no
+   worker holds a coordinate beyond the furthest one its closed neighbourhood held after t, plus the one
+   an oracle there may reveal. A rule that declares ``gossips = False`` or exact averaging is outside the
+   gossip class: said first, measured as a reference only, exit status 1;
 2. **the communication term**: T_eps against n on Cor. 2's path (``instances.communication_instance``,
    T_c = 3), tuned over the admissible steps {1, 1/2}/L; x-bar's and the workers' own T_eps. Then the same
    on Thm 1's broom of fixed diameter D = ``broom_diameter`` (``communication_instance(n, D=D)``, the end
@@ -41,17 +44,20 @@ Verdict per term:
 
 - "BELOW the lower bound: outside the class or a bug" when a run beat the explicit bound (its parameters
   and seed are named);
-- "matches the lower bound's order" when the interval covers the optimal exponent;
-- "worse: measured exponent x [lo, hi] against the optimal y" when the interval lies on the bad side of it
-  and the reference algorithm (DeTAG for the communication terms, centralized SGD for sampling) measured in
-  the same run lies below the rule's interval, i.e. the sizes do resolve the difference;
-- "not resolved on this range" otherwise (the n-independent descent cost of the zero chain dominates T_eps
-  at small sizes, docs/errata.md E20 and E22: the quick sizes cannot show the asymptotic exponent).
+- "matches the lower bound's order" only when the whole interval lies within ``MATCH_WIDTH`` (0.25) of the
+  optimal exponent;
+- "worse: measured exponent x [lo, hi] lies above the optimal y" when the interval lies above it (or "worse:
+  hit the iteration cap ..." where the rule capped and the reference finished);
+- "not resolved on this range: ... lies below the optimal" when it lies below it (the n-independent
+  descent cost of the zero chain dominates T_eps at small sizes, docs/errata.md E20 and E22: the quick
+  sizes cannot show the asymptotic exponent);
+- "not resolved: interval too wide" when it covers the optimal exponent but reaches beyond the width.
 
 Outputs in ``out``: ``records.jsonl`` (every run, appended as it finishes, kept when a later one fails;
 resumable: a rerun with the same rule source and settings reuses them), ``audit.json``, ``exponents.csv``,
 ``report.md`` and ``report.png`` (with the digits term also ``digits.md`` and ``digits.csv``).
-``VerifyReport.exit_status`` is 1 when the audit fails or a bound is beaten, 0 otherwise; bad input raises
+``VerifyReport.exit_status`` is 1 when the audit fails, a bound is beaten or the rule is outside the gossip
+class, 0 otherwise; bad input raises
 `VerifyInputError` (one line).
 """
 
