@@ -9,9 +9,12 @@ from typing import Any
 import numpy as np
 from decbounds.algorithms.engine import STOP_RULES, Context, Ledger, LoopSettings, batch_hyper, execute
 from decbounds.algorithms.mixing import GOSSIP_BACKENDS
+from decbounds.algorithms.registry import entry as registry_entry
 from decbounds.algorithms.registry import rule_class
 from decbounds.algorithms.result import Result
 from decbounds.algorithms.step_rule import State, StepRule, communication_channel
+from decbounds.bounds.catalog import get as get_rate
+from decbounds.bounds.prediction import Prediction, predict_at
 from decbounds.bounds.validation import (
     collect_errors,
     require_array,
@@ -22,7 +25,7 @@ from decbounds.bounds.validation import (
 from decbounds.instances.protocol import LocalFunctions
 from decbounds.oracles.base import Oracle
 
-__all__ = ["MAX_ITERATIONS", "as_oracle", "run", "run_batch"]
+__all__ = ["MAX_ITERATIONS", "as_oracle", "run", "run_batch", "run_prediction"]
 
 #: The largest iteration cap a run accepts (10^12 iterations take days even at a microsecond each).
 MAX_ITERATIONS = 10**12
@@ -243,7 +246,77 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, ste
                                 step_sizes=steps, hypers=recorded)
         for index, result in zip(indices, group_results, strict=True):
             results[index] = result
-    return [r for r in results if r is not None]
+    bound = run_prediction(cls.name, oracle, f, channel, batch=batch, tol=tol)
+    done = [r for r in results if r is not None]
+    for result in done:
+        result.bound = bound
+    return done
+
+
+def run_prediction(name: str, oracle: Oracle | None, f: LocalFunctions, channel: Any, *, batch: int,
+                   tol: float | None) -> Prediction:
+    """The catalog prediction at a run's own parameters (``Result.bound``; docs/architecture.md, "Paired
+    results").
+
+    The entry is the algorithm's ``catalog_entry``. The parameters: L = the problem's ``smoothness``,
+    Delta = its ``Delta``, varsigma and varsigma0 = its ``varsigma`` and ``varsigma0`` (each where the
+    problem states it), sigma = 0 for exact gradients and the oracle's ``sigma`` otherwise, n = the
+    workers, B = ``batch``, epsilon = ``tol`` (the engine's test ||grad f(x_hat)|| <= tol is the catalog's
+    grad_norm convention), lam = W's ``lam`` (0 for exact averaging), D = the diameter of W's support graph
+    (computed only for the entries that use it). Whatever is not stated is listed in
+    ``Prediction.unknown``, not invented.
+
+    Parameters
+    ----------
+    name : str
+        Registry name of the algorithm.
+    oracle : Oracle or None
+        The oracle (None: the local functions queried exactly).
+    f : LocalFunctions
+        The problem.
+    channel : Channel
+        The checked communication (``step_rule.communication_channel``).
+    batch : int
+        B.
+    tol : float or None
+        eps.
+
+    Returns
+    -------
+    bounds.Prediction
+
+    Examples
+    --------
+    >>> from decbounds import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, 5)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4))
+    >>> bound = algorithms.run("dsgt", f, W, step_size=0.125, iterations=10, tol=1e-2).bound
+    >>> bound.entry, bound.kind, bound.unknown, round(bound.parameters["lam"], 4), round(bound.value)
+    ('dsgt', 'upper', (), 0.3333, 15000)
+    """
+    entry = registry_entry(name).catalog_entry
+    exact = oracle is None or bool(getattr(oracle, "exact", False))
+    sigma = 0.0 if exact else getattr(oracle, "sigma", None)
+    kind = getattr(channel, "kind", None)
+    lam = 0.0 if kind == "exact" else getattr(channel, "lam", None)
+    parameters = {"Delta": getattr(f, "Delta", None), "L": getattr(f, "smoothness", None), "sigma": sigma,
+                  "varsigma": getattr(f, "varsigma", None), "varsigma0": getattr(f, "varsigma0", None),
+                  "n": int(f.n), "B": int(batch), "epsilon": tol, "lam": lam, "D": None}
+    if entry is not None and "D" in get_rate(entry).arguments:
+        parameters["D"] = _diameter(channel)
+    return predict_at(entry, parameters)
+
+
+def _diameter(channel: Any) -> int | None:
+    """The diameter of W's support graph (None for a time-varying W or a disconnected support)."""
+    import networkx as nx
+
+    support = getattr(channel, "support", None)
+    if support is None:
+        return None
+    G = nx.from_scipy_sparse_array(support)
+    G.remove_edges_from(nx.selfloop_edges(G))
+    return int(nx.diameter(G)) if G.number_of_nodes() == 1 or nx.is_connected(G) else None
 
 
 def _smoothness(f: LocalFunctions) -> float | None:

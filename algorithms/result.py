@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+from decbounds.bounds.prediction import Prediction
 
 __all__ = ["STATUSES", "Grid", "Result", "Status", "to_jsonable"]
 
@@ -228,6 +229,10 @@ class Result:
     grid : Grid or None
         The tuning behind this result when `algorithms.tune` returned it (every run, the winner's median
         score over seeds, the excluded steps); None for a plain run.
+    bound : bounds.Prediction or None
+        The catalog prediction at this run's own parameters (entry, kind, value of T_eps, the parameters,
+        those unknown): the computed T_eps beside the theoretical one. docs/architecture.md, "Paired
+        results", says where each parameter comes from. None for a Result built by hand.
 
     Raises
     ------
@@ -266,6 +271,7 @@ class Result:
     progress: np.ndarray | None = None
     x_hat: np.ndarray | None = None
     grid: Grid | None = None
+    bound: Prediction | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -316,5 +322,6 @@ class Result:
                 "tol": self.tol,
                 "radius": self.radius,
                 **grid,
+                **({} if self.bound is None else {"bound": self.bound.to_record()}),
             }
         )

@@ -46,6 +46,7 @@ from decbounds.bounds.detag_params import (
     detag_step_size,
 )
 from decbounds.bounds.pep import WorstCase, worst_case, worst_gossip_matrix
+from decbounds.bounds.prediction import Prediction, predict_at
 from decbounds.bounds.rate import CONVENTIONS, KINDS, STATUSES, Rate
 from decbounds.bounds.symbols import RATE_SYMBOLS
 
@@ -67,6 +68,7 @@ __all__ = [
     "ZERO_CHAIN_GRAD_INF",
     "ZERO_CHAIN_RANGE",
     "ZERO_CHAIN_SMOOTHNESS",
+    "Prediction",
     "Rate",
     "WorstCase",
     "accelerated_gossip_eta",
@@ -79,6 +81,7 @@ __all__ = [
     "get",
     "names",
     "path_hop_distance",
+    "predict_at",
     "setting1_chain_length",
     "setting1_reveal_probability",
     "setting2_chain_length",

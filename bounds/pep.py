@@ -67,6 +67,7 @@ from typing import Any
 
 import numpy as np
 from decbounds.bounds.pep_methods import METHODS, MethodSpec, method_spec
+from decbounds.bounds.prediction import Prediction, predict_at
 from decbounds.bounds.validation import collect_errors, require_count
 
 __all__ = [
@@ -211,6 +212,28 @@ class WorstCase:
     gossip_rounds: np.ndarray
     W: np.ndarray | None
     options: dict[str, Any]
+
+    @property
+    def bound(self) -> Prediction:
+        """The catalog prediction at this worst case's own parameters (docs/architecture.md, "Paired
+        results"): the entry of the method (``MethodSpec.catalog``) evaluated at epsilon = sqrt(value), the
+        gradient norm the worst case guarantees after K iterations, so that its ``value`` (the predicted
+        T_eps for that accuracy) stands beside K. Delta, L, varsigma, N are the PEP's; sigma = 0 and B = 1
+        (exact gradients); varsigma0 = varsigma (the PEP bounds the dissimilarity at every average, x0
+        included); lam = the largest |eigenvalue| off consensus (over the rounds when time-varying). The
+        catalog's entries are non-convex gradient-norm rates: another class or criterion gives a Prediction
+        whose note says so.
+        """
+        entry = method_spec(self.method).catalog
+        if self.function_class != "nonconvex" or self.criterion not in ("gradient", "worker_gradient"):
+            return Prediction(entry, None, None, note=f"the catalog has no rate for function_class="
+                              f"{self.function_class!r} with criterion={self.criterion!r}")
+        spectra = self.spectra or (self.spectrum,)
+        lam = max(max(abs(lo), abs(hi)) for lo, hi in spectra)
+        epsilon = math.sqrt(self.value) if self.value > 0 else None
+        return predict_at(entry, {"Delta": self.Delta, "L": self.L, "sigma": 0.0, "varsigma": self.varsigma,
+                                  "varsigma0": self.varsigma, "n": int(self.N), "B": 1, "epsilon": epsilon,
+                                  "lam": lam if lam < 1 else None, "D": None})
 
     def __repr__(self) -> str:
         lo, hi = self.spectrum

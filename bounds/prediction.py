@@ -1,0 +1,106 @@
+"""The catalog's prediction at a measurement's own parameters: what a `Result` or a `WorstCase` carries as
+``bound`` (PEPit style: the computed value beside the theoretical one, in one record).
+
+A `Prediction` names the catalog entry, its kind (lower or upper bound), the value of T_eps it predicts, and
+the parameters it was evaluated at. A parameter the measurement does not know (a problem without a stated
+Delta, an oracle without a sigma, a run without a tol) is listed in ``unknown`` and the value is None: it is
+never invented. docs/architecture.md ("Paired results") says per algorithm where each parameter comes from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from decbounds.bounds.catalog import get
+
+__all__ = ["Prediction", "predict_at"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Prediction:
+    """One catalog entry evaluated at a measurement's parameters.
+
+    Attributes
+    ----------
+    entry : str or None
+        The catalog entry (``bounds.get``); None when the algorithm has none.
+    kind : {"lower", "upper"} or None
+        Whether the entry bounds T_eps from below or from above.
+    value : float or None
+        T_eps the entry predicts (accuracy convention ``convention``), or None when a parameter is
+        unknown, the entry has none, or the value exceeds the float range (``note`` says which).
+    convention : str
+        The accuracy convention of ``value`` (``"grad_norm"``: ||grad f(x_hat)|| <= eps, the engine's test).
+    parameters : dict of str to float
+        The values the entry was evaluated at (every known one, also those the entry ignores).
+    unknown : tuple of str
+        Symbols the entry needs that the measurement does not know.
+    note : str
+        Why ``value`` is None, or "".
+    """
+
+    entry: str | None
+    kind: str | None
+    value: float | None
+    convention: str = "grad_norm"
+    parameters: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    unknown: tuple[str, ...] = ()
+    note: str = ""
+
+    def to_record(self) -> dict[str, Any]:
+        """A JSON-able dict of every field."""
+        return {"entry": self.entry, "kind": self.kind, "value": self.value, "convention": self.convention,
+                "parameters": dict(self.parameters), "unknown": list(self.unknown), "note": self.note}
+
+
+def predict_at(entry: str | None, parameters: Mapping[str, Any], *,
+               convention: str = "grad_norm") -> Prediction:
+    """Evaluate catalog ``entry`` at the known ``parameters`` (None values are unknown).
+
+    Parameters
+    ----------
+    entry : str or None
+        A catalog name, or None (no entry: a Prediction saying so).
+    parameters : mapping of str to float or None
+        Symbol -> value (``bounds.RATE_SYMBOLS`` names); None marks a parameter the measurement does not know.
+    convention : {"grad_norm", "grad_norm_sq"}, default "grad_norm"
+        The convention epsilon is read in.
+
+    Returns
+    -------
+    Prediction
+
+    Raises
+    ------
+    KeyError, ValueError
+        For an unknown entry (``bounds.get``). A known parameter outside the entry's domain (lam = 1 of a
+        disconnected W, say) gives a Prediction whose ``note`` holds ``Rate.evaluate``'s message.
+
+    Examples
+    --------
+    >>> p = predict_at("dsgt", dict(Delta=1.0, L=1.0, sigma=0.0, varsigma0=0.1, n=4, B=1, epsilon=0.01,
+    ...                             lam=0.5))
+    >>> p.entry, p.kind, round(p.value), p.unknown
+    ('dsgt', 'upper', 8000, ())
+    >>> predict_at("dsgt", dict(Delta=None, L=1.0, sigma=0.0, varsigma0=0.1, n=4, B=1, epsilon=0.01,
+    ...                         lam=0.5)).unknown
+    ('Delta',)
+    """
+    if entry is None:
+        return Prediction(None, None, None, convention, {}, (), "no catalog entry for this algorithm")
+    rate = get(entry).in_convention(convention)
+    known = {name: value if isinstance(value, int) else float(value) for name, value in parameters.items()
+             if value is not None}
+    unknown = tuple(name for name in rate.arguments if name not in known)
+    if unknown:
+        return Prediction(entry, rate.kind, None, convention, known, unknown,
+                          f"unknown: {', '.join(unknown)}")
+    try:
+        value = rate.evaluate(**{name: known[name] for name in rate.arguments})
+    except ValueError as err:  # RateOverflowError included: the true value exceeds the float range
+        return Prediction(entry, rate.kind, None, convention, known, (), str(err))
+    assert math.isfinite(value)
+    return Prediction(entry, rate.kind, value, convention, known, ())
