@@ -145,7 +145,12 @@ class Grid:
         return self.runs[self.winner : self.winner + len(self.seeds)]
 
     def summary(self) -> str:
-        """One line: the number of runs and seeds and the winner's median score."""
+        """One line: the number of runs and seeds and the winner's median score.
+
+        Returns
+        -------
+        str
+        """
         runs = f"{len(self.runs)} run{'s' if len(self.runs) != 1 else ''}"
         seeds = f"{len(self.seeds)} seed{'s' if len(self.seeds) != 1 else ''}"
         score = "no winner" if self.score is None else f"score {self.score:.6g}"
@@ -159,7 +164,13 @@ class Grid:
     def to_record(self) -> dict[str, Any]:
         """A JSON-able dict (`to_jsonable`): the score, seeds, excluded steps, the winner's position and
         group, and each run in brief (step size, hyper-parameters, seed, status, both T_eps, iterations and
-        the cap it ran under)."""
+        the cap it ran under).
+
+        Returns
+        -------
+        dict
+            JSON types only.
+        """
         return to_jsonable({
             "score": self.score, "seeds": self.seeds, "excluded_steps": self.excluded_steps,
             "winner": self.winner, "winner_group": self.winner_group,
@@ -299,7 +310,13 @@ class Result:
 
     def to_record(self) -> dict[str, Any]:
         """A JSON-able dict (`to_jsonable`) of every field except the large arrays (progress, x_hat); the
-        grid (`Grid.to_record`) under ``"grid"`` when there is one."""
+        grid (`Grid.to_record`) under ``"grid"`` when there is one.
+
+        Returns
+        -------
+        dict
+            JSON types only.
+        """
         grid = {} if self.grid is None else {"grid": self.grid.to_record()}
         return to_jsonable(
             {

@@ -17,14 +17,43 @@ __all__ = ["default_step_grid", "detag_grid", "local_t_eps_score", "t_eps_score"
 
 
 def default_step_grid(smoothness: float, count: int = 8) -> list[float]:
-    """1/L, 1/(2L), ..., 1/(2^(count-1) L): the admissible geometric grid."""
+    """1/L, 1/(2L), ..., 1/(2^(count-1) L): the admissible geometric grid.
+
+    Parameters
+    ----------
+    smoothness : float
+        L, the local smoothness the instance states.
+    count : int
+        Steps in the grid.
+
+    Returns
+    -------
+    list of float
+        Largest step first.
+    """
     return [1.0 / (smoothness * 2.0**j) for j in range(count)]
 
 
 def detag_grid(problem: Any, W: Any, iterations: int) -> dict[str, list[Any]]:
     """DeTAG's default search (§9 tuned eta in {0, 0.1, 0.2, 0.4} and R in {1, 2, 3}; errata E20 asks for R
     down to small fractions of 1/sqrt(1 - lam)): eta in {formula, 0, 0.2, 0.4}, both starts, and R in
-    {1, 2, 3} with Cor. 6's R and its halves and quarters."""
+    {1, 2, 3} with Cor. 6's R and its halves and quarters.
+
+    Parameters
+    ----------
+    problem : object
+        The local functions (``n``; ``Delta`` and ``smoothness`` when stated), as for Cor. 6's R
+        (`algorithms.rules.default_phase_length`).
+    W : matrix
+        The gossip matrix (its lam enters Cor. 6's R).
+    iterations : int
+        The iteration cap, T of Cor. 6's R.
+
+    Returns
+    -------
+    dict of str to list
+        Hyper-parameter axes ``eta`` (None: the formula's), ``start`` and ``R``, for `tune`.
+    """
     from decbounds.algorithms.rules import default_phase_length
     from decbounds.algorithms.step_rule import symmetric_gossip
 
@@ -35,12 +64,34 @@ def detag_grid(problem: Any, W: Any, iterations: int) -> dict[str, list[Any]]:
 
 
 def t_eps_score(result: Result) -> float:
-    """The default tuning score: T_eps at x-bar, infinite when the run never reached eps."""
+    """The default tuning score: T_eps at x-bar, infinite when the run never reached eps.
+
+    Parameters
+    ----------
+    result : Result
+        One run.
+
+    Returns
+    -------
+    float
+        ``result.t_eps``, or inf.
+    """
     return math.inf if result.t_eps is None else float(result.t_eps)
 
 
 def local_t_eps_score(result: Result) -> float:
-    """T_eps of the workers' own models (``Result.t_eps_local``) as a tuning score; infinite if unreached."""
+    """T_eps of the workers' own models (``Result.t_eps_local``) as a tuning score; infinite if unreached.
+
+    Parameters
+    ----------
+    result : Result
+        One run.
+
+    Returns
+    -------
+    float
+        ``result.t_eps_local``, or inf.
+    """
     value = getattr(result, "t_eps_local", None)
     return math.inf if value is None else float(value)
 

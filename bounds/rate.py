@@ -264,6 +264,16 @@ class Rate:
 
         The inputs are read as the decimals typed (0.1 = 1/10) and the terms evaluated exactly before
         rounding, so nothing over- or underflows: this is the reference ``evaluate`` falls back to.
+
+        Parameters
+        ----------
+        **values : float
+            As `evaluate`.
+
+        Returns
+        -------
+        dict of str to sympy.Float
+            Term name -> value, 30 significant digits.
         """
         checked = self._scalars(values)
         return self._precise(checked)
@@ -326,6 +336,21 @@ class Rate:
         zero), the terms are evaluated again with ``precise_terms``. A term whose true value exceeds the
         largest float raises ``RateOverflowError`` (a ValueError saying "overflow"); nothing comes back inf
         or NaN.
+
+        Parameters
+        ----------
+        **values : float
+            As `evaluate`.
+
+        Returns
+        -------
+        dict of str to float
+            Term name -> value; their sum is `evaluate`'s value.
+
+        Raises
+        ------
+        ValueError
+            As `evaluate`.
         """
         checked = self._scalars(values)
         if not self._is_exact:
@@ -351,6 +376,22 @@ class Rate:
         n, B or D, or a non-finite value. The value is always a finite float: where float64 arithmetic
         would overflow on the way, the bound is evaluated in high precision, and a bound whose true value
         exceeds the largest float raises ``RateOverflowError`` (a ValueError whose message says "overflow").
+
+        Parameters
+        ----------
+        **values : float
+            The symbols of the entry (``self.arguments``): Delta, L, sigma, varsigma, varsigma0, n, B,
+            epsilon, lam, D as it needs them.
+
+        Returns
+        -------
+        float
+            The predicted T_eps (absolute constants 1), finite.
+
+        Raises
+        ------
+        ValueError
+            Naming the keyword, for the cases above; `RateOverflowError` for a value beyond the float range.
         """
         terms = self.evaluate_terms(**values)
         total = math.fsum(terms.values())

@@ -51,11 +51,55 @@ class Oracle(Protocol):
     f: LocalFunctions
     exact: bool  # True when sample() ignores rng and returns exact gradients
 
-    def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray: ...
+    def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
+        """Stochastic gradients of the local functions, the mean of `batch` queries per worker.
 
-    def queries_per_call(self, X: np.ndarray, batch: int = 1) -> int: ...
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Shape (n, *batch_shape, d): worker i's points in row i.
+        rng : numpy.random.Generator
+            The randomness of the queries (same generator state, same bits).
+        batch : int
+            B, queries per worker averaged into one answer.
 
-    def full_grad(self, x: np.ndarray) -> np.ndarray: ...
+        Returns
+        -------
+        numpy.ndarray
+            X's shape: an unbiased estimate of grad f_i at X[i, ...] with variance at most sigma^2 / B.
+        """
+        ...
+
+    def queries_per_call(self, X: np.ndarray, batch: int = 1) -> int:
+        """The oracle queries per worker that ``sample(X, rng, batch)`` makes (the engine's A_B budget).
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            The points of the call.
+        batch : int
+            B.
+
+        Returns
+        -------
+        int
+        """
+        ...
+
+    def full_grad(self, x: np.ndarray) -> np.ndarray:
+        """The exact gradient of the global f at points x, uncounted (for measuring, not for the rule).
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Shape (*batch_shape, d).
+
+        Returns
+        -------
+        numpy.ndarray
+            x's shape.
+        """
+        ...
 
 
 #: Most queries per worker in one call (the finite-sum oracle draws an index array of this size per row).
