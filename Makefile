@@ -4,7 +4,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed-test
 
-.PHONY: test figures venv lint bench clean docs docs-images
+.PHONY: test test-slow figures venv lint bench clean docs docs-images
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,9 +19,13 @@ venv: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+# `make test` skips the tests marked slow (each over ~5 s); `make test-slow` runs them, and .ci/run runs both.
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto -m "not slow"
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -n auto -m slow
 
 # Quick by default; FULL=1 for the full set.
 figures: $(STAMP)

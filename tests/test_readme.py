@@ -45,6 +45,7 @@ def test_readme_python_tour_runs_and_quotes_measured_numbers(capsys: pytest.Capt
     assert namespace["result"].t_eps >= namespace["f"].iteration_lower_bound
 
 
+@pytest.mark.slow  # a verify run in a subprocess, about 6 s
 def test_readme_shell_commands_run(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
                                    capsys: pytest.CaptureFixture[str]) -> None:
     """``decbounds predict`` in this process; ``decbounds verify`` in a subprocess, at its tiny sizes with one

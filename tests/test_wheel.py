@@ -86,6 +86,7 @@ def _fresh_venv(root: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.network
+@pytest.mark.slow  # a build and two pip installs, about 8 s
 def test_the_wheel_installs_beside_pypis_algorithms_and_bounds(tmp_path: Path) -> None:
     source = tmp_path / "src"
     source.mkdir()

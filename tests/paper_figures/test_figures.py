@@ -7,8 +7,14 @@ import pytest
 from decbounds.paper_figures import __main__ as runner
 from decbounds.paper_figures.__main__ import FIGURES, run_figures
 
+#: Made in tiny mode by tests/paper_figures/test_figures_measured.py's fixture, which checks the same files.
+MADE_ELSEWHERE = ("communication", "sampling")
+#: The slowest tiny figure (about 17 s on the loaded 2-core machine: its digits panel): `make test-slow`.
+SLOW_FIGURES = ("spectral_gap",)
 
-@pytest.mark.parametrize("name", FIGURES)
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW_FIGURES else name
+                                  for name in FIGURES if name not in MADE_ELSEWHERE])
 def test_figure_tiny_mode_writes_png_and_pdf(name: str, tmp_path) -> None:
     files = FIGURES[name](tmp_path, tiny=True)
     suffixes = {path.suffix for path in files}

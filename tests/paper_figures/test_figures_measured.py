@@ -83,6 +83,14 @@ def test_tiny_figures_write_their_files(tiny_out) -> None:
     names = {path.name for path in files}
     assert {"communication.png", "communication.pdf", "sampling.png", "sampling.pdf",
             "communication_exponents.md", "sampling_exponents.csv", "exponents.md", "exponents.csv"} <= names
+    for path in files:  # the checks tests/paper_figures/test_figures.py makes of the other figures
+        assert path.is_file() and path.stat().st_size > 0 and path.parent == out
+        head = path.read_bytes()[:8]
+        if path.suffix == ".png":
+            assert head == b"\x89PNG\r\n\x1a\n"
+        elif path.suffix == ".pdf":
+            assert head.startswith(b"%PDF")
+    assert not list(out.glob(".*.tmp"))  # atomic writes leave no temporaries
     combined = (out / "exponents.csv").read_text().splitlines()
     assert combined[0].startswith("sweep,algorithm,variable")
     assert any(line.startswith("communication,") for line in combined)

@@ -99,6 +99,7 @@ def test_the_broom_term_exponent_is_the_catalogs():
     assert v.TERMS["communication"]["optimal"] == 1
 
 
+@pytest.mark.slow  # about 14 s on the loaded 2-core machine
 def test_digits_term_in_tiny_mode(tmp_path):
     """--digits: the rule (with its hyper-parameter grid) beside D^2 on the digits MLP at 0% shuffled, tuned
     by the Figure 4 runner; a verdict row, the table in report.md and digits.csv, a sixth panel in
@@ -321,6 +322,7 @@ def test_cli_bad_spec_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
 
 # -------------------------------------------------------------------------------------------- tutorial
 
+@pytest.mark.slow  # a whole verify run in a subprocess, about 8 s
 def test_the_tutorial_runs_as_written(tmp_path):
     """The rule file and the command of docs/tutorials/verify.md, in a fresh directory outside the package;
     the changes are --quick -> --tiny and one baseline (the same code path at smaller sizes, so that the
