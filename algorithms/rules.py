@@ -872,7 +872,24 @@ def default_phase_length(problem: LocalFunctions, lam: float | None, iterations:
 
 def phase_length(n: int, lam: float | None, constants: Any, iterations: int) -> int:
     """`default_phase_length` from what a rule's `Setup` holds: n, lam and ``problem_constants`` (Delta, L,
-    varsigma0; empty: the log n branch only)."""
+    varsigma0; empty: the log n branch only).
+
+    Parameters
+    ----------
+    n : int
+        Workers.
+    lam : float or None
+        W's second-largest eigenvalue magnitude, in [0, 1).
+    constants : mapping
+        ``Setup.problem_constants``: Delta, L, varsigma0, or empty.
+    iterations : int
+        The run's cap, T.
+
+    Returns
+    -------
+    int
+        R >= 1.
+    """
     if lam is None:
         raise ValueError("R needs lam: DeTAG gossips with a symmetric W")
     if not constants:

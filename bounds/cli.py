@@ -23,7 +23,13 @@ _CRITERION = {"grad_norm": "E||grad f|| <= eps", "grad_norm_sq": "E||grad f||^2 
 
 
 def add_parser(subparsers: Any) -> None:
-    """Register the ``predict`` subcommand on ``subparsers`` (an argparse sub-parsers action)."""
+    """Register the ``predict`` subcommand on ``subparsers`` (an argparse sub-parsers action).
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        From ``ArgumentParser.add_subparsers``.
+    """
     parser = subparsers.add_parser(
         "predict",
         help="predicted iteration complexity T_eps of a catalog entry",
@@ -92,7 +98,18 @@ def _print_prediction(rate: Rate, reference: Rate, values: dict[str, float], sta
 
 
 def run(args: argparse.Namespace) -> int:
-    """Body of ``decbounds predict``; returns the exit status (2 for bad input, with the reason on stderr)."""
+    """Body of ``decbounds predict``; returns the exit status (2 for bad input, with the reason on stderr).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``decbounds predict`` arguments.
+
+    Returns
+    -------
+    int
+        0, or 2 for bad input.
+    """
     if args.list:
         _print_list()
         return 0

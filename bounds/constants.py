@@ -53,7 +53,17 @@ CHAIN_DENOMINATORS = (SETTING1_CHAIN_DENOMINATOR, SETTING2_CHAIN_DENOMINATOR)
 
 
 def exact_decimal(value: float) -> Fraction:
-    """The decimal a user typed, exactly: 0.1 -> 1/10 (the shortest repr of the float, as a fraction)."""
+    """The decimal a user typed, exactly: 0.1 -> 1/10 (the shortest repr of the float, as a fraction).
+
+    Parameters
+    ----------
+    value : float
+        A finite float.
+
+    Returns
+    -------
+    fractions.Fraction
+    """
     return Fraction(repr(float(value)))
 
 

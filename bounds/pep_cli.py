@@ -37,7 +37,13 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: Any) -> None:
-    """Register the ``worst-case`` subcommand on ``subparsers`` (an argparse sub-parsers action)."""
+    """Register the ``worst-case`` subcommand on ``subparsers`` (an argparse sub-parsers action).
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        From ``ArgumentParser.add_subparsers``.
+    """
     parser = subparsers.add_parser(
         "worst-case",
         help="computed worst case of K iterations (decentralized performance estimation, an SDP)",
@@ -89,7 +95,18 @@ def _load_W(path: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Body of ``decbounds worst-case``; returns the exit status."""
+    """Body of ``decbounds worst-case``; returns the exit status.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``decbounds worst-case`` arguments.
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     if args.list:
         for spec in METHODS.values():
             extra = ", ".join(f"{k}={v}" for k, v in spec.params.items())

@@ -591,6 +591,16 @@ def topology(name: str, n: int, **params: object) -> nx.Graph:
 def node_order(G: nx.Graph) -> int:
     """Number of nodes n, after checking that the nodes are exactly the integers 0..n-1 (the worker rows).
 
+    Parameters
+    ----------
+    G : networkx.Graph
+        The graph.
+
+    Returns
+    -------
+    int
+        n.
+
     Raises
     ------
     ValueError

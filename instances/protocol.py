@@ -152,7 +152,22 @@ class FiniteSumFunctions(LocalFunctions, Protocol):
 
 
 def check_points(X: np.ndarray, n: int, dim: int, name: str = "X") -> np.ndarray:
-    """Return X as a float array after checking it is (n, *batch, dim); raise ValueError naming the field."""
+    """Return X as a float array after checking it is (n, *batch, dim); raise ValueError naming the field.
+
+    Parameters
+    ----------
+    X : array_like
+        The points, worker axis first.
+    n, dim : int
+        Workers and dimension of the local functions.
+    name : str
+        The field named in the error.
+
+    Returns
+    -------
+    numpy.ndarray
+        X as float64.
+    """
     X = require_real_array(name, X)
     if X.ndim < 2 or X.shape[0] != n or X.shape[-1] != dim:
         raise ValueError(
@@ -163,7 +178,22 @@ def check_points(X: np.ndarray, n: int, dim: int, name: str = "X") -> np.ndarray
 
 
 def check_global_points(x: np.ndarray, dim: int, name: str = "x") -> np.ndarray:
-    """Return x as a float array after checking it is (*batch, dim); raise ValueError naming the field."""
+    """Return x as a float array after checking it is (*batch, dim); raise ValueError naming the field.
+
+    Parameters
+    ----------
+    x : array_like
+        The points.
+    dim : int
+        Dimension of the functions.
+    name : str
+        The field named in the error.
+
+    Returns
+    -------
+    numpy.ndarray
+        x as float64.
+    """
     x = require_real_array(name, x)
     if x.ndim < 1 or x.shape[-1] != dim:
         raise ValueError(f"{name} must have shape (*batch, d) with d = {dim}; got shape {x.shape}")

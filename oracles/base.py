@@ -109,6 +109,15 @@ MAX_BATCH = 10**7
 def check_batch(batch: object) -> int:
     """The batch B (queries per worker) as an int in [1, MAX_BATCH]; TypeError/ValueError naming it.
 
+    Parameters
+    ----------
+    batch : int
+        The value to check.
+
+    Returns
+    -------
+    int
+
     Examples
     --------
     >>> check_batch(4)
@@ -118,7 +127,23 @@ def check_batch(batch: object) -> int:
 
 
 def check_rng(rng: object) -> np.random.Generator:
-    """rng must be a ``numpy.random.Generator`` (seed it with ``numpy.random.default_rng(seed)``)."""
+    """rng must be a ``numpy.random.Generator`` (seed it with ``numpy.random.default_rng(seed)``).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The value to check.
+
+    Returns
+    -------
+    numpy.random.Generator
+        rng itself.
+
+    Raises
+    ------
+    TypeError
+        Naming rng, for anything else.
+    """
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator; got rng={rng!r:.60} "
                         f"(type {type(rng).__name__})")
