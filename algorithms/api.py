@@ -22,10 +22,11 @@ from decbounds.bounds.validation import (
     require_count,
     require_positive,
 )
+from decbounds.instances.gossip import GossipLike, as_gossip
 from decbounds.instances.protocol import LocalFunctions
 from decbounds.oracles.base import Oracle
 
-__all__ = ["MAX_ITERATIONS", "as_oracle", "run", "run_batch", "run_prediction"]
+__all__ = ["MAX_ITERATIONS", "as_oracle", "prepared_gossip", "run", "run_batch", "run_prediction"]
 
 #: The largest iteration cap a run accepts (10^12 iterations take days even at a microsecond each).
 MAX_ITERATIONS = 10**12
@@ -107,7 +108,8 @@ def _grid(cls: type[StepRule], hyper: dict[str, Any]) -> dict[str, list[Any]]:
     return axes
 
 
-def run_batch(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, step_sizes: Any, iterations: int,
+def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None, *, step_sizes: Any,
+              iterations: int,
               seeds: Sequence[int] = (0,), batch: int = 1, tol: float | None = None, check_every: int = 1,
               record_every: int | None = None, record_progress: bool = False, stop: str = "both",
               radius: float | None = None, exact_check: bool = False, backend: str = "sparse",
@@ -130,9 +132,10 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, ste
         A registered algorithm or alias (``algorithms.algorithm_names()``; case-insensitive).
     problem : Oracle or LocalFunctions
         An oracle (``oracles``; stochastic gradients) or local functions (queried exactly), see `as_oracle`.
-    W : array_like or sparse matrix, optional
-        The n x n gossip matrix (``instances.gossip_matrix``); algorithms that gossip require it, rules that
-        average exactly (centralized SGD, local SGD) ignore it.
+    W : GossipMatrix, array_like, sparse matrix or networkx.Graph, optional
+        The n x n gossip matrix (``instances.gossip_matrix`` returns a `GossipMatrix`, used as it is; a raw
+        matrix is validated and decomposed once, by `prepared_gossip`); algorithms that gossip require it,
+        rules that average exactly (centralized SGD, local SGD) ignore it.
     step_sizes : float or sequence of float
         One step size or a non-empty 1-D grid, each > 0.
     iterations : int
@@ -217,6 +220,7 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, ste
         raise ValueError("seeds must hold at least one seed")
 
     axes = _grid(cls, hyper)
+    W = prepared_gossip(name, W, int(f.n))
     keys = list(axes)
     configs = [(alpha, dict(zip(keys, combo, strict=True)), seed) for alpha in alphas
                for combo in itertools.product(*(axes[k] for k in keys)) for seed in seed_list]
@@ -319,6 +323,42 @@ def _diameter(channel: Any) -> int | None:
     return int(nx.diameter(G)) if G.number_of_nodes() == 1 or nx.is_connected(G) else None
 
 
+def prepared_gossip(name: str, W: GossipLike | None, n: int) -> GossipLike | None:
+    """W as the algorithm ``name`` consumes it, validated once: a `GossipMatrix` (symmetric for the rules
+    that gossip, push for SGP; ``instances.as_gossip``), or W unchanged for the rules that read a graph or
+    average exactly. `run_batch` and `tune` call it once, so that no structural group, tuning group or rule
+    checks or decomposes W again.
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm or alias.
+    W : GossipMatrix, array_like, sparse matrix or networkx.Graph, optional
+        The communication matrix.
+    n : int
+        The problem's number of workers.
+
+    Returns
+    -------
+    GossipMatrix, or W unchanged
+
+    Raises
+    ------
+    ValueError
+        As ``instances.as_gossip`` (W None for a rule that gossips, wrong size, not a gossip matrix).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> prepared_gossip("dpsgd", np.full((2, 2), 0.5), 2)
+    GossipMatrix(symmetric, n=2, lam=0, lambda_2=0, lambda_n=0, dense eigvalsh)
+    """
+    communication = rule_class(name).communication
+    if communication not in ("gossip", "push"):
+        return W
+    return as_gossip(W, n, kind="symmetric" if communication == "gossip" else "push")
+
+
 def _smoothness(f: LocalFunctions) -> float | None:
     """The stated smoothness L of f (None when the problem states none)."""
     value = getattr(f, "smoothness", None)
@@ -331,8 +371,8 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def run(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, step_size: float, iterations: int,
-        batch: int = 1, seed: int = 0, tol: float | None = None, check_every: int = 1,
+def run(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None, *, step_size: float,
+        iterations: int, batch: int = 1, seed: int = 0, tol: float | None = None, check_every: int = 1,
         record_progress: bool = False, **options: Any) -> Result:
     """One configuration of algorithm ``name`` on ``problem`` (an oracle, or local functions queried
     exactly) with gossip matrix W; returns its Result (T_eps of the average model and of the workers' own
@@ -346,8 +386,8 @@ def run(name: str, problem: Oracle | LocalFunctions, W: Any = None, *, step_size
         A registered algorithm or alias (``algorithms.algorithm_names()``).
     problem : Oracle or LocalFunctions
         An oracle, or local functions queried exactly (`as_oracle`).
-    W : array_like or sparse matrix, optional
-        The n x n gossip matrix; required by the algorithms that gossip.
+    W : GossipMatrix, array_like, sparse matrix or networkx.Graph, optional
+        The n x n gossip matrix; required by the algorithms that gossip (as in `run_batch`).
     step_size : float
         One step size, > 0 (`run_batch` takes grids).
     iterations : int

@@ -44,7 +44,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from decbounds.algorithms.registry import PlotStyle
 from decbounds.bounds.validation import require_real
-from decbounds.instances.gossip import as_csr, check_gossip, column_stochastic_matrix
+from decbounds.instances.gossip import GossipLike, GossipMatrix, as_csr, as_gossip
 from decbounds.instances.heterogeneity import varsigma0_at_start
 from decbounds.instances.protocol import LocalFunctions
 from decbounds.instances.schedules import GossipSchedule
@@ -125,13 +125,13 @@ def check_size(M: sp.csr_array, n: int, name: str) -> None:
                          f"{M.shape[0]} x {M.shape[1]}")
 
 
-def symmetric_gossip(W: Any, n: int) -> tuple[sp.csr_array, float]:
-    """W checked as a gossip matrix of size n (``instances.check_gossip``: symmetric, doubly stochastic,
-    connected; negative weights allowed); returns (W as CSR, lam).
+def symmetric_gossip(W: GossipLike | None, n: int) -> tuple[sp.csr_array, float]:
+    """W as a symmetric gossip matrix of size n (``instances.as_gossip``: symmetric, doubly stochastic,
+    connected; negative weights allowed; a `GossipMatrix` is not checked again); returns (W as CSR, lam).
 
     Parameters
     ----------
-    W : array_like or sparse matrix
+    W : GossipMatrix, array_like or sparse matrix
         The n x n gossip matrix.
     n : int
         The problem's number of workers.
@@ -154,20 +154,19 @@ def symmetric_gossip(W: Any, n: int) -> tuple[sp.csr_array, float]:
     >>> M.shape, round(lam, 4)
     ((4, 4), 0.3333)
     """
-    if W is None:
-        raise ValueError("W is required: this algorithm gossips with a symmetric doubly stochastic W")
-    M = as_csr(W, "W")
-    check_size(M, n, "W")
-    return M, float(check_gossip(M, nonnegative=False))
+    gossip = as_gossip(W, n)
+    assert gossip.lam is not None
+    return gossip.matrix, gossip.lam
 
 
-def column_stochastic(W: Any, n: int, atol: float = 1e-9) -> sp.csr_array:
+def column_stochastic(W: GossipLike | None, n: int, atol: float = 1e-9) -> sp.csr_array:
     """The push-sum matrix P (rows receive, columns sum to 1, non-negative) of SGP; a networkx graph is
-    turned into one by ``instances.column_stochastic_matrix`` (an undirected one as its symmetric digraph).
+    turned into one by ``instances.column_stochastic_matrix`` (an undirected one as its symmetric digraph);
+    ``instances.as_gossip(W, n, kind="push")`` checks it.
 
     Parameters
     ----------
-    W : array_like, sparse matrix or networkx.Graph
+    W : GossipMatrix, array_like, sparse matrix or networkx.Graph
         The n x n push matrix, or a graph to build it from.
     n : int
         The problem's number of workers.
@@ -189,21 +188,10 @@ def column_stochastic(W: Any, n: int, atol: float = 1e-9) -> sp.csr_array:
     >>> P.sum(axis=0)
     array([1., 1., 1., 1.])
     """
-    if W is None:
-        raise ValueError("W is required: SGP pushes with a column-stochastic matrix (or pass a DiGraph)")
-    if isinstance(W, nx.Graph):
-        W = column_stochastic_matrix(W if W.is_directed() else W.to_directed())
-    P = as_csr(W, "W")
-    check_size(P, n, "W")
-    if P.nnz and P.data.min() < -atol:
-        raise ValueError(f"W is not non-negative (push-sum weights): min entry {P.data.min():.3g}")
-    deviation = float(np.max(np.abs(P.sum(axis=0) - 1.0)))
-    if deviation > atol:
-        raise ValueError(f"W is not column-stochastic: max |1^T W - 1^T| = {deviation:.3g} > {atol:g}")
-    return P
+    return as_gossip(W, n, kind="push", atol=atol).matrix
 
 
-def support_graph(W: Any, n: int) -> nx.Graph:
+def support_graph(W: GossipLike, n: int) -> nx.Graph:
     """The undirected graph of W's off-diagonal support (or W itself when it is a networkx graph).
 
     Parameters
@@ -265,6 +253,8 @@ class Channel:
     schedule : instances.GossipSchedule or None
         A time-varying W (`check_schedule`): the engine applies W_t in iteration t; then ``matrix``,
         ``support`` and ``graph`` are None and ``lam`` is the schedule's effective lam.
+    gossip : GossipMatrix or None
+        W as the validated value, with its spectrum ("gossip" and "push").
     """
 
     kind: str
@@ -273,6 +263,7 @@ class Channel:
     support: sp.csr_array | None
     graph: nx.Graph | None = None
     schedule: GossipSchedule | None = None
+    gossip: GossipMatrix | None = None
 
 
 def _closed_support(M: sp.csr_array) -> sp.csr_array:
@@ -329,7 +320,7 @@ def check_schedule(schedule: GossipSchedule, n: int, kind: str) -> float:
     return lam
 
 
-def communication_channel(kind: str, W: Any, n: int) -> Channel:
+def communication_channel(kind: str, W: GossipLike | GossipSchedule | None, n: int) -> Channel:
     """W checked for a rule's communication ``kind`` (`symmetric_gossip`, `column_stochastic`,
     `support_graph`); "exact" ignores W.
 
@@ -337,8 +328,9 @@ def communication_channel(kind: str, W: Any, n: int) -> Channel:
     ----------
     kind : str
         One of `COMMUNICATION_KINDS`.
-    W : array_like, sparse matrix, networkx.Graph, instances.GossipSchedule or None
-        The communication matrix or graph, or a gossip schedule (`check_schedule`).
+    W : GossipMatrix, array_like, sparse matrix, networkx.Graph, instances.GossipSchedule or None
+        The communication matrix or graph (a `GossipMatrix` is not checked or decomposed again), or a
+        gossip schedule (`check_schedule`).
     n : int
         The problem's number of workers.
 
@@ -361,12 +353,9 @@ def communication_channel(kind: str, W: Any, n: int) -> Channel:
     """
     if isinstance(W, GossipSchedule) and kind in COMMUNICATION_KINDS and kind != "exact":
         return Channel(kind, None, check_schedule(W, n, kind), None, schedule=W)
-    if kind == "gossip":
-        M, lam = symmetric_gossip(W, n)
-        return Channel(kind, M, lam, _closed_support(M))
-    if kind == "push":
-        P = column_stochastic(W, n)
-        return Channel(kind, P, None, _closed_support(P))
+    if kind in ("gossip", "push"):
+        gossip = as_gossip(W, n, kind="symmetric" if kind == "gossip" else "push")
+        return Channel(kind, gossip.matrix, gossip.lam, _closed_support(gossip.matrix), gossip=gossip)
     if kind == "graph":
         G = support_graph(W, n)
         adjacency = sp.csr_array(nx.to_scipy_sparse_array(G, nodelist=range(n), format="csr"))
@@ -440,7 +429,11 @@ class Setup:
     period: int | None = None
 
 
-def _smallest_eigenvalue(M: sp.csr_array) -> float:
+def _smallest_eigenvalue(M: sp.csr_array | GossipMatrix) -> float:
+    """lambda_min(W): a GossipMatrix's lambda_n (decomposed once, with the value), else by eigvalsh/eigsh."""
+    if isinstance(M, GossipMatrix) and M.lambda_n is not None:
+        return 1.0 if M.n == 1 else min(M.lambda_n, 1.0)
+    M = as_csr(M)
     if M.shape[0] <= 2000:
         return float(np.linalg.eigvalsh(M.toarray())[0])
     return float(spla.eigsh(M, k=1, which="SA", return_eigenvectors=False)[0])
@@ -594,7 +587,7 @@ class StepRule:
     gossips: ClassVar[bool] = True
     knows: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, problem: LocalFunctions, W: Any, structural: dict[str, Any], *,
+    def __init__(self, problem: LocalFunctions, W: GossipLike | Channel | None, structural: dict[str, Any], *,
                  iterations: int) -> None:
         if self.communication not in COMMUNICATION_KINDS:
             raise ValueError(f"{self.name}: communication must be one of {COMMUNICATION_KINDS}; "
@@ -623,7 +616,8 @@ class StepRule:
             elif channel.matrix is None:
                 raise ValueError(f"{self.name}: lambda_min needs a gossip matrix W")
             else:
-                lambda_min = _smallest_eigenvalue(channel.matrix)
+                lambda_min = _smallest_eigenvalue(channel.gossip if channel.gossip is not None
+                                                  else channel.matrix)
         if "problem_constants" in self.knows:
             constants = problem_constants(problem)
         if "graph" in self.knows and schedule is not None:

@@ -9,9 +9,10 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from decbounds.algorithms.api import run_batch
+from decbounds.algorithms.api import prepared_gossip, run_batch
 from decbounds.algorithms.registry import rule_class
 from decbounds.algorithms.result import Grid, Result
+from decbounds.instances.gossip import GossipLike
 
 __all__ = ["default_step_grid", "detag_grid", "local_t_eps_score", "t_eps_score", "tune"]
 
@@ -34,7 +35,7 @@ def default_step_grid(smoothness: float, count: int = 8) -> list[float]:
     return [1.0 / (smoothness * 2.0**j) for j in range(count)]
 
 
-def detag_grid(problem: Any, W: Any, iterations: int) -> dict[str, list[Any]]:
+def detag_grid(problem: Any, W: GossipLike, iterations: int) -> dict[str, list[Any]]:
     """DeTAG's default search (§9 tuned eta in {0, 0.1, 0.2, 0.4} and R in {1, 2, 3}; errata E20 asks for R
     down to small fractions of 1/sqrt(1 - lam)): eta in {formula, 0, 0.2, 0.4}, both starts, and R in
     {1, 2, 3} with Cor. 6's R and its halves and quarters.
@@ -96,8 +97,8 @@ def local_t_eps_score(result: Result) -> float:
     return math.inf if value is None else float(value)
 
 
-def tune(name: str, problem: Any, W: Any = None, grid: Any = None, *, tol: float | None, iterations: int,
-         seeds: Any = (0,), batch: int = 1, admissible: bool = True,
+def tune(name: str, problem: Any, W: GossipLike | None = None, grid: Any = None, *, tol: float | None,
+         iterations: int, seeds: Any = (0,), batch: int = 1, admissible: bool = True,
          groups: Sequence[Mapping[str, Any]] | None = None, prune: bool = False,
          score: Callable[[Result], float] = t_eps_score,
          callback: Callable[[int, Any, Any], None] | None = None, record_every: int | None = None,
@@ -115,8 +116,8 @@ def tune(name: str, problem: Any, W: Any = None, grid: Any = None, *, tol: float
         Registry name of the algorithm (`algorithms.algorithm_names`).
     problem : object
         The oracle or problem, as for `algorithms.run`.
-    W : matrix, optional
-        The gossip matrix, as for `algorithms.run`.
+    W : GossipMatrix, array_like, sparse matrix or networkx.Graph, optional
+        The gossip matrix, as for `algorithms.run` (validated and decomposed once for the whole search).
     grid : sequence of float, optional
         Step sizes; ``default_step_grid(problem.smoothness)`` (1/L, 1/(2L), ..., 1/(128 L)) by default.
     tol : float or None
@@ -205,6 +206,7 @@ def tune(name: str, problem: Any, W: Any = None, grid: Any = None, *, tol: float
     group_list = [dict(group) for group in groups] if groups is not None else [{}]
     if not group_list:
         raise ValueError("groups must hold at least one configuration group")
+    W = prepared_gossip(name, W, int(f.n))
     if cls.name == "detag":
         given = set(hyper).union(*group_list)
         if not {"eta", "start", "R"} <= given:

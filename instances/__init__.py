@@ -23,7 +23,11 @@ from decbounds.instances.averaging import (
     schedule_polynomial,
 )
 from decbounds.instances.gossip import (
+    GOSSIP_KINDS,
     WEIGHT_RULES,
+    GossipLike,
+    GossipMatrix,
+    as_gossip,
     check_gossip,
     column_stochastic_matrix,
     gossip_matrix,
@@ -93,6 +97,7 @@ from decbounds.instances.zero_chain import (
 
 __all__ = [
     "DELTA0",
+    "GOSSIP_KINDS",
     "GOSSIP_METHODS",
     "GOSSIP_STARTS",
     "G_INF",
@@ -102,6 +107,8 @@ __all__ = [
     "CommunicationInstance",
     "DigitsProblem",
     "FiniteSumFunctions",
+    "GossipLike",
+    "GossipMatrix",
     "GossipSchedule",
     "HeterogeneousNonconvex",
     "HeterogeneousQuadratic",
@@ -111,6 +118,7 @@ __all__ = [
     "ScheduledCommunicationInstance",
     "ZeroChainFunctions",
     "accelerated_gossip",
+    "as_gossip",
     "as_schedule",
     "chebyshev_gossip",
     "check_gossip",

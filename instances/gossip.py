@@ -17,14 +17,18 @@ import numpy as np
 import scipy.sparse as sp
 from decbounds.bounds.registry import Registry
 from decbounds.bounds.validation import require_bool, require_graph, require_real
+from decbounds.instances.gossip_value import GOSSIP_KINDS, GossipMatrix
 from decbounds.instances.graphs import node_order
 from decbounds.instances.matrices import (  # re-exported (in __all__): the gossip API of this module
     DEFAULT_ATOL,
     DENSE_EIG_LIMIT,
+    DENSE_REFERENCE_LIMIT,
+    EIGEN_TOL,
     MatrixLike,
     as_csr,
     check_atol,
     check_symmetric_stochastic,
+    extreme_eigenvalues,
     from_edge_weights,
     second_eigenvalue,
     spectral_gap,
@@ -34,9 +38,13 @@ from decbounds.instances.optimize import optimize_gossip
 __all__ = [
     "DEFAULT_ATOL",
     "DENSE_EIG_LIMIT",
+    "GOSSIP_KINDS",
     "WEIGHT_RULES",
+    "GossipLike",
+    "GossipMatrix",
     "MatrixLike",
     "as_csr",
+    "as_gossip",
     "check_atol",
     "check_gossip",
     "check_symmetric_stochastic",
@@ -60,22 +68,27 @@ __all__ = [
 #: ``name in WEIGHT_RULES`` and iterating it give the names, as the tuple it replaces did.
 WEIGHT_RULES: Registry[Callable[..., sp.csr_array]] = Registry("weight rule", field="weights")
 
+#: What every entry point that communicates accepts as W: a validated `GossipMatrix` (used as it is), or a
+#: matrix or graph that `as_gossip` wraps once.
+GossipLike = GossipMatrix | np.ndarray | sp.spmatrix | sp.sparray | nx.Graph
+
 
 # --------------------------------------------------------------------------------------------------------
 # validation
 
 
-def check_gossip(W: MatrixLike, G: nx.Graph | None = None, *, nonnegative: bool = True,
+def check_gossip(W: GossipLike, G: nx.Graph | None = None, *, nonnegative: bool = True,
                  atol: float = DEFAULT_ATOL) -> float:
     """Check that W is a gossip matrix (docs/theory.md §1) and return its lam.
 
     Properties, checked in this order; the first that fails raises ``ValueError`` naming it: square,
     symmetric, rows sum to 1, non-negative (``nonnegative=False`` skips it: FDLA weights may be negative),
-    support inside G plus the diagonal (when G is given), connected (lam < 1).
+    support inside G plus the diagonal (when G is given), connected (lam < 1). A `GossipMatrix` of the
+    symmetric kind was checked when it was built: only the non-negativity and the support are checked again.
 
     Parameters
     ----------
-    W : numpy.ndarray or scipy.sparse matrix
+    W : GossipMatrix, numpy.ndarray or scipy.sparse matrix
         The candidate gossip matrix.
     G : networkx.Graph, optional
         When given, W must be supported on its edges plus the diagonal.
@@ -108,30 +121,148 @@ def check_gossip(W: MatrixLike, G: nx.Graph | None = None, *, nonnegative: bool 
     atol = check_atol(atol)
     if G is not None:
         require_graph("G", G)
+    if isinstance(W, nx.Graph):
+        raise TypeError("W must be a matrix (a graph is not a gossip matrix: build one with gossip_matrix)")
+    gossip = W if isinstance(W, GossipMatrix) and W.kind != "push" else _symmetric(W, atol=atol)
+    M = gossip.matrix
+    if nonnegative and M.nnz and M.data.min() < -atol:
+        raise ValueError(f"W is not non-negative: min entry {M.data.min():.3g} < -atol={atol:g} "
+                         "(pass nonnegative=False for FDLA)")
+    if G is not None:
+        _check_support(M, G, atol)
+    assert gossip.lam is not None
+    _check_connected(gossip.lam)
+    return gossip.lam
+
+
+def _symmetric(W: MatrixLike, *, atol: float = DEFAULT_ATOL, cayley: tuple[int, ...] | None = None,
+               tol: float = EIGEN_TOL) -> GossipMatrix:
+    """W checked (square, symmetric, rows summing to 1) and decomposed once, as a symmetric GossipMatrix."""
     if (sp.issparse(W) or isinstance(W, np.ndarray)) and (len(W.shape) != 2 or W.shape[0] != W.shape[1]):
         raise ValueError(f"W is not square: shape {W.shape}")
-    W = as_csr(W)
-    check_symmetric_stochastic(W, atol)
-    if nonnegative and W.nnz and W.data.min() < -atol:
-        raise ValueError(f"W is not non-negative: min entry {W.data.min():.3g} < -atol={atol:g} "
-                         "(pass nonnegative=False for FDLA)")
-    n = W.shape[0]
-    if G is not None:
-        if node_order(G) != n:
-            raise ValueError(f"W support is not inside G: W is {n} x {n} but G has "
-                             f"{G.number_of_nodes()} nodes")
-        coo = sp.coo_array(W)
-        off = (coo.row != coo.col) & (np.abs(coo.data) > atol)
-        edges = set(G.edges)
-        for i, j in zip(coo.row[off].tolist(), coo.col[off].tolist(), strict=True):
-            if (i, j) not in edges and (j, i) not in edges:
-                raise ValueError(f"W support is not inside G: W[{i}, {j}] = {W[i, j]:.3g} but ({i}, {j}) "
-                                 "is not an edge")
-    lam = second_eigenvalue(W, atol=atol)
+    M = as_csr(W)
+    if M is W:  # as_csr shares a csr_array it is given: the value keeps its own read-only copy
+        M = M.copy()
+    M.sum_duplicates()
+    check_symmetric_stochastic(M, atol)
+    lambda_2, lambda_n, method = extreme_eigenvalues(M, cayley=cayley, tol=tol)
+    return _frozen(M, "symmetric", lambda_2, lambda_n, method)
+
+
+def _frozen(M: sp.csr_array, kind: str, lambda_2: float | None, lambda_n: float | None,
+            method: str) -> GossipMatrix:
+    for array in (M.data, M.indices, M.indptr):
+        array.flags.writeable = False
+    return GossipMatrix(M, kind, lambda_2, lambda_n, method)
+
+
+def _check_support(M: sp.csr_array, G: nx.Graph, atol: float) -> None:
+    n = M.shape[0]
+    if node_order(G) != n:
+        raise ValueError(f"W support is not inside G: W is {n} x {n} but G has "
+                         f"{G.number_of_nodes()} nodes")
+    coo = sp.coo_array(M)
+    off = (coo.row != coo.col) & (np.abs(coo.data) > atol)
+    edges = set(G.edges)
+    for i, j in zip(coo.row[off].tolist(), coo.col[off].tolist(), strict=True):
+        if (i, j) not in edges and (j, i) not in edges:
+            raise ValueError(f"W support is not inside G: W[{i}, {j}] = {M[i, j]:.3g} but ({i}, {j}) "
+                             "is not an edge")
+
+
+def _check_connected(lam: float) -> None:
     if not lam < 1.0 - 1e-12:
         raise ValueError(f"W is not connected: lam = max(|lambda_2|, |lambda_n|) = {lam:.12g} is not < 1 "
                          "(disconnected graph, or a periodic W with eigenvalue -1)")
-    return lam
+
+
+def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmetric",
+              atol: float = DEFAULT_ATOL) -> GossipMatrix:
+    """W as a validated `GossipMatrix` of the given kind: a GossipMatrix is returned as it is (no check, no
+    eigenvalue solve), anything else is checked and decomposed here, once.
+
+    kind "symmetric" (also accepts an "exact" GossipMatrix): square, symmetric, rows summing to 1, connected
+    (lam < 1), negative weights allowed (FDLA); a graph becomes ``gossip_matrix(G)`` (Metropolis). kind
+    "push": non-negative with columns summing to 1; a graph becomes ``column_stochastic_matrix`` (an
+    undirected one as its symmetric digraph). kind "exact": the all-reduce 11^T/n (W may be None; n needed).
+
+    Parameters
+    ----------
+    W : GossipMatrix, array_like, scipy.sparse matrix or networkx.Graph
+        The communication matrix, or a graph to build it from.
+    n : int, optional
+        The number of workers W must fit (checked when given).
+    kind : {"symmetric", "push", "exact"}, default "symmetric"
+        What W is for (`GOSSIP_KINDS`).
+    atol : float, default 1e-9
+        Tolerance of the equality checks.
+
+    Returns
+    -------
+    GossipMatrix
+
+    Raises
+    ------
+    ValueError
+        If W is None (kinds "symmetric" and "push"), not n x n, a GossipMatrix of another kind, or fails a
+        property of its kind (named in the message).
+    TypeError
+        If W is not a matrix or a graph.
+
+    Examples
+    --------
+    >>> W = as_gossip(np.full((4, 4), 0.25))
+    >>> W.lam, W.kind
+    (0.0, 'symmetric')
+    >>> as_gossip(W) is W
+    True
+    >>> as_gossip(nx.cycle_graph(3), kind="push").toarray()[0].tolist()
+    [0.3333333333333333, 0.3333333333333333, 0.3333333333333333]
+    """
+    if kind not in GOSSIP_KINDS:
+        raise ValueError(f"kind must be one of {GOSSIP_KINDS}; got kind={kind!r}")
+    if kind == "exact" and W is None:
+        if n is None:
+            raise ValueError("n is required for an exact-averaging GossipMatrix without W")
+        return _frozen(sp.csr_array(np.full((n, n), 1.0 / n)), "exact", 0.0, 0.0, "exact averaging")
+    if W is None:
+        what = ("SGP pushes with a column-stochastic matrix (or pass a DiGraph)" if kind == "push" else
+                "this algorithm gossips with a symmetric doubly stochastic W")
+        raise ValueError(f"W is required: {what}")
+    if isinstance(W, GossipMatrix) and kind == "push" and W.kind != "push":
+        gossip = _push(W.matrix, atol)  # a non-negative symmetric W also pushes: columns sum to 1
+    elif isinstance(W, GossipMatrix):
+        if W.kind == "push" and kind != "push":
+            raise ValueError(f"W is a push GossipMatrix; this needs a {kind} one")
+        gossip = W
+    elif kind == "push":
+        gossip = _push(W, atol)
+    else:
+        if isinstance(W, nx.Graph):
+            gossip = gossip_matrix(W)
+        else:
+            gossip = _symmetric(W, atol=atol)
+            assert gossip.lam is not None
+            _check_connected(gossip.lam)
+    if n is not None and gossip.shape != (n, n):
+        raise ValueError(f"W shape mismatch: the problem has n={n} workers but W is "
+                         f"{gossip.shape[0]} x {gossip.shape[1]}")
+    return gossip
+
+
+def _push(W: GossipLike, atol: float) -> GossipMatrix:
+    if isinstance(W, nx.Graph):
+        W = column_stochastic_matrix(W if W.is_directed() else W.to_directed())
+    P = as_csr(W, "W")
+    if P is W:
+        P = P.copy()
+    P.sum_duplicates()
+    if P.nnz and P.data.min() < -atol:
+        raise ValueError(f"W is not non-negative (push-sum weights): min entry {P.data.min():.3g}")
+    deviation = float(np.max(np.abs(P.sum(axis=0) - 1.0)))
+    if deviation > atol:
+        raise ValueError(f"W is not column-stochastic: max |1^T W - 1^T| = {deviation:.3g} > {atol:g}")
+    return _frozen(P, "push", None, None, "none (push)")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -311,8 +442,10 @@ WEIGHT_RULES.register("path", path_matrix)
 
 
 def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnected: bool = False,
-                  **options: object) -> sp.csr_array:
-    """A symmetric doubly stochastic W supported on G plus the diagonal, as ``scipy.sparse.csr_array``.
+                  **options: object) -> GossipMatrix:
+    """A symmetric doubly stochastic W supported on G plus the diagonal, as a validated `GossipMatrix`
+    (its CSR matrix, lam and extreme eigenvalues computed once: in closed form where the topology has one,
+    ``instances.matrices.extreme_eigenvalues``).
 
     weights: a name in ``WEIGHT_RULES``: "metropolis", "max_degree", "uniform" (regular graphs), "path"
     (Cor. 2, path graphs), "fdla" (fastest distributed linear averaging; entries may be negative), "fmmc"
@@ -339,8 +472,8 @@ def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnecte
 
     Returns
     -------
-    scipy.sparse.csr_array
-        W, n x n, symmetric, rows and columns summing to 1.
+    GossipMatrix
+        W, n x n, symmetric, rows and columns summing to 1 (``.matrix`` its CSR array, ``.lam`` its lam).
 
     Raises
     ------
@@ -377,25 +510,28 @@ def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnecte
         warnings.warn(f"gossip_matrix: G has {nx.number_connected_components(G)} connected components, so "
                       "W has lam = 1 and gossip never reaches consensus across them", RuntimeWarning,
                       stacklevel=2)
-    return WEIGHT_RULES.build(rule.name, G, **options)
+    W = WEIGHT_RULES.build(rule.name, G, **options)
+    cayley = G.graph.get("cayley")
+    return _symmetric(W, cayley=None if cayley is None else tuple(cayley))
 
 
-def lazy(W: MatrixLike, kappa: float) -> sp.csr_array:
+def lazy(W: MatrixLike, kappa: float) -> GossipMatrix:
     """The slack matrix W_kappa = kappa W + (1 - kappa) I, 0 < kappa <= 1 (§9.2, Lu et al. 2020).
 
     Its eigenvalues are kappa mu + 1 - kappa; 1 - lam(W_kappa) = kappa (1 - lam(W)) holds exactly under the
-    condition of ``lazy_gap_is_exact``.
+    condition of ``lazy_gap_is_exact``. For a `GossipMatrix` W beyond ``DENSE_REFERENCE_LIMIT`` nodes the
+    extreme eigenvalues are mapped by that formula (no new solve); otherwise they are W_kappa's own.
 
     Parameters
     ----------
-    W : array_like or sparse matrix
-        A square matrix (a gossip matrix).
+    W : GossipMatrix, array_like or sparse matrix
+        A symmetric matrix with rows summing to 1 (a gossip matrix).
     kappa : float
         The laziness, 0 < kappa <= 1.
 
     Returns
     -------
-    scipy.sparse.csr_array
+    GossipMatrix
 
     Raises
     ------
@@ -414,8 +550,14 @@ def lazy(W: MatrixLike, kappa: float) -> sp.csr_array:
     [[0.5, 0.5], [0.5, 0.5]]
     """
     kappa = require_real("kappa", kappa, maximum=1.0)
-    W = as_csr(W)
-    return sp.csr_array(kappa * W + (1.0 - kappa) * sp.eye_array(W.shape[0], format="csr"))
+    M = as_csr(W)
+    slack = sp.csr_array(kappa * M + (1.0 - kappa) * sp.eye_array(M.shape[0], format="csr"))
+    if (isinstance(W, GossipMatrix) and W.kind != "push" and W.lambda_2 is not None
+            and W.lambda_n is not None and W.n > DENSE_REFERENCE_LIMIT):
+        slack.sum_duplicates()
+        return _frozen(slack, "symmetric", kappa * W.lambda_2 + 1.0 - kappa, kappa * W.lambda_n + 1.0 - kappa,
+                       f"{W.spectrum_method}, made lazy")
+    return _symmetric(slack)
 
 
 def lazy_gap_is_exact(lambda_2: float, lambda_n: float, kappa: float) -> bool:

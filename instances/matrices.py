@@ -9,30 +9,47 @@ mixing parameter is lam = max(|lambda_2|, |lambda_n|) = ||W - 11^T/n||_2 and the
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
+import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as spla
 from decbounds.bounds.validation import require_finite_entries, require_matrix, require_real
+from decbounds.instances.gossip_value import GossipMatrix
 
 __all__ = [
+    "CLOSED_FORM_ATOL",
     "DEFAULT_ATOL",
     "DENSE_EIG_LIMIT",
+    "DENSE_REFERENCE_LIMIT",
+    "EIGEN_TOL",
     "MAX_ATOL",
     "MatrixLike",
     "as_csr",
     "check_atol",
     "check_symmetric_stochastic",
+    "closed_form_eigenvalues",
+    "extreme_eigenvalues",
     "from_edge_weights",
     "second_eigenvalue",
     "spectral_gap",
 ]
 
-# Dense eigvalsh up to this size (where its n^3 cost reaches about a second; docs/benchmarks.md);
+# Dense eigvalsh up to this size when no closed form applies (where its n^3 cost reaches about a second);
 # Lanczos (eigsh) beyond.
 DENSE_EIG_LIMIT = 2000
+#: Up to this size dense eigvalsh is the reference even where a closed form exists: it costs <= 30 ms there,
+#: and it keeps every lam a figure record carries bit-identical to the records made before the closed forms.
+DENSE_REFERENCE_LIMIT = 512
+#: A matrix takes a closed form only when it matches the form's pattern entry by entry within this; by
+#: Weyl's inequality the closed-form eigenvalues are then W's within (entries per row) x this.
+CLOSED_FORM_ATOL = 1e-12
+#: Relative accuracy of the iterative (Lanczos) eigenvalues.
+EIGEN_TOL = 1e-10
 DEFAULT_ATOL = 1e-9
 
-MatrixLike = np.ndarray | sp.spmatrix | sp.sparray
+MatrixLike = np.ndarray | sp.spmatrix | sp.sparray | GossipMatrix
 
 
 def as_csr(W: MatrixLike, name: str = "W") -> sp.csr_array:
@@ -62,6 +79,8 @@ def as_csr(W: MatrixLike, name: str = "W") -> sp.csr_array:
     >>> as_csr([[0.5, 0.5], [0.5, 0.5]]).shape
     (2, 2)
     """
+    if isinstance(W, GossipMatrix):
+        return W.matrix  # validated once, read-only
     if sp.issparse(W):
         if len(W.shape) != 2 or W.shape[0] != W.shape[1]:
             raise ValueError(f"{name} must be square; got shape {W.shape}")
@@ -141,13 +160,14 @@ def second_eigenvalue(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     """lam = max(|lambda_2|, |lambda_n|) = ||W - 11^T/n||_2 of a symmetric W with W 1 = 1 (Lu & De Sa 2021,
     docs/theory.md §2).
 
-    Dense ``numpy.linalg.eigvalsh`` for n <= ``DENSE_EIG_LIMIT``; beyond, ``scipy.sparse.linalg.eigsh``:
-    Lanczos on W - 11^T/n, and when that stalls (a 5000-ring, lambda_2 within 1e-6 of 1) shift-invert
-    around +1 (the two eigenvalues nearest, 1 and lambda_2) and -1 (lambda_n).
+    A `GossipMatrix` answers with the lam it was built with (no work). Otherwise W is checked and
+    decomposed by `extreme_eigenvalues`: dense ``numpy.linalg.eigvalsh`` up to ``DENSE_REFERENCE_LIMIT``
+    nodes, a closed form where W has one (`closed_form_eigenvalues`), dense again up to
+    ``DENSE_EIG_LIMIT``, Lanczos beyond.
 
     Parameters
     ----------
-    W : array_like or scipy.sparse matrix
+    W : array_like, scipy.sparse matrix or GossipMatrix
         Symmetric, rows summing to 1 (negative entries allowed).
     atol : float, default 1e-9
         Tolerance of the symmetry and row-sum checks, in [0, 0.1].
@@ -177,40 +197,205 @@ def second_eigenvalue(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     0.6667
     """
     atol = check_atol(atol)
+    if isinstance(W, GossipMatrix) and W.lam is not None:
+        return W.lam
     W = as_csr(W)
     check_symmetric_stochastic(W, atol)
+    lambda_2, lambda_n, _ = extreme_eigenvalues(W)
+    return max(abs(lambda_2), abs(lambda_n))
+
+
+def extreme_eigenvalues(W: sp.csr_array, *, cayley: tuple[int, ...] | None = None,
+                        tol: float = EIGEN_TOL) -> tuple[float, float, str]:
+    """(lambda_2, lambda_n, method): the largest and smallest eigenvalue of W on the complement of the
+    consensus direction 1, for a symmetric W with W 1 = 1 (not checked here: `second_eigenvalue` and
+    ``instances.as_gossip`` check it first).
+
+    The cheapest exact method that applies: n = 1 (no such eigenvalue: both 0); dense ``eigvalsh`` up to
+    ``DENSE_REFERENCE_LIMIT`` nodes; `closed_form_eigenvalues` (O(nnz + n log n)); dense up to
+    ``DENSE_EIG_LIMIT``; else Lanczos (``scipy.sparse.linalg.eigsh``, no shift-invert: one sparse product per
+    step, so the cost grows with the edges times the steps) on W with the consensus eigenvalue moved below
+    (above) the spectrum, and shift-invert only if Lanczos does not converge.
+
+    Parameters
+    ----------
+    W : scipy.sparse.csr_array
+        Symmetric, W 1 = 1.
+    cayley : tuple of int, optional
+        The translation group Z_{n_1} x ... x Z_{n_k} of W's graph (``G.graph["cayley"]``); without it the
+        cyclic group Z_n is tried.
+    tol : float, default ``EIGEN_TOL``
+        Relative accuracy of the Lanczos eigenvalues.
+
+    Returns
+    -------
+    tuple of (float, float, str)
+        lambda_2 >= lambda_n and the method used.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from decbounds.instances.gossip import metropolis
+    >>> l2, ln, method = extreme_eigenvalues(metropolis(nx.cycle_graph(8)))
+    >>> round(l2, 4), round(ln, 4), method
+    (0.8047, -0.3333, 'dense eigvalsh')
+    """
     n = W.shape[0]
     if n == 1:
-        return 0.0
+        return 0.0, 0.0, "n = 1"
+    if n <= DENSE_REFERENCE_LIMIT:
+        return _dense_extremes(W)
+    found = closed_form_eigenvalues(W, cayley)
+    if found is not None:
+        return found
     if n <= DENSE_EIG_LIMIT:
-        M = W.toarray()
-        M -= 1.0 / n
-        return float(np.max(np.abs(np.linalg.eigvalsh(M))))
-    return _sparse_second_eigenvalue(W)
+        return _dense_extremes(W)
+    return _lanczos_extremes(W, tol)
 
 
-def _sparse_second_eigenvalue(W: sp.csr_array) -> float:
+def _dense_extremes(W: sp.csr_array) -> tuple[float, float, str]:
     n = W.shape[0]
-    # Plain Lanczos on W - 11^T/n (lam is its largest magnitude) converges in a few dozen products when the
-    # gap is not tiny (expander-like graphs); when it stalls (rings, paths: lambda_2 within 1e-6 of 1) switch
-    # to shift-invert, which isolates the eigenvalues nearest +-1 but pays a sparse LU (fill-in on dense
-    # random graphs is what makes it the second choice).
-    centred = spla.LinearOperator((n, n), matvec=lambda x: W @ x - x.mean(), dtype=float)  # W 1 = 1
+    M = W.toarray()
+    M -= 1.0 / n  # the consensus eigenvalue 1 becomes 0, the others stay (W 1 = 1)
+    values = np.linalg.eigvalsh(M)
+    # drop the consensus 0: the value nearest 0 (a true eigenvalue as near 0 is equal to it within rounding),
+    # so max(|lambda_2|, |lambda_n|) keeps the bits of max |eig(W - 11^T/n)|
+    rest = np.delete(values, int(np.argmin(np.abs(values))))
+    return float(rest.max()), float(rest.min()), "dense eigvalsh"
+
+
+def closed_form_eigenvalues(W: sp.csr_array, cayley: tuple[int, ...] | None = None
+                            ) -> tuple[float, float, str] | None:
+    """(lambda_2, lambda_n, method) of W in closed form, or None when none of the forms matches W.
+
+    The forms, each matched entry by entry within ``CLOSED_FORM_ATOL`` (so a tag on a graph is a hint,
+    never trusted):
+
+    - translation-invariant W on a Cayley graph of Z_{n_1} x ... x Z_{n_k} (ring, complete graph, torus,
+      hypercube, ring lattice, exponential graph, with any weight rule that respects the symmetry, e.g.
+      Metropolis, max-degree, uniform, FMMC): W[i, j] = w(j - i) and the eigenvalues are the discrete Fourier
+      transform of w, sum_g w(g) cos(2 pi <k, g / n>) (W symmetric: w(-g) = w(g)), the consensus at k = 0;
+    - W = I - c L on a path (Metropolis c = 1/3, max-degree c = 1/3, Cor. 2's path matrix c = 1/2):
+      1 - 4 c sin^2(pi k / (2 n)), k = 1..n-1;
+    - W = I - c L on a star: 1 - c (n - 2 times) and 1 - c n.
+
+    Parameters
+    ----------
+    W : scipy.sparse.csr_array
+        Symmetric, W 1 = 1.
+    cayley : tuple of int, optional
+        The group's shape (``G.graph["cayley"]``); default (n,), the circulants.
+
+    Returns
+    -------
+    tuple of (float, float, str) or None
+
+    References
+    ----------
+    Boyd, Diaconis, Parrilo & Xiao (2009), Fastest mixing Markov chain on graphs with symmetries (the
+    Fourier spectrum of a Cayley graph); docs/theory.md §14 (the ring, path and torus spectra).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from decbounds.instances.gossip import metropolis
+    >>> l2, ln, method = closed_form_eigenvalues(metropolis(nx.cycle_graph(8)))
+    >>> round(l2, 4), round(ln, 4), method  # 1/3 + (2/3) cos(2 pi k / 8)
+    (0.8047, -0.3333, 'closed form (Cayley graph of Z_8)')
+    >>> closed_form_eigenvalues(metropolis(nx.star_graph(4)))[:2]  # c = 1/5 on K_{1,4}: 4/5 and 0
+    (0.8, 0.0)
+    """
+    n = W.shape[0]
+    if n < 2:
+        return None
+    coo = W.tocoo()
+    keep = coo.data != 0
+    rows, cols, data = coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64), coo.data[keep]
+    shape = tuple(int(s) for s in cayley) if cayley is not None else (n,)
+    if math.prod(shape) == n:
+        found = _cayley_extremes(rows, cols, data, shape)
+        if found is not None:
+            return found
+    return _laplacian_extremes(n, rows, cols, data)
+
+
+def _cayley_extremes(rows: np.ndarray, cols: np.ndarray, data: np.ndarray, shape: tuple[int, ...]
+                     ) -> tuple[float, float, str] | None:
+    n = math.prod(shape)
+    kernel = np.zeros(n)
+    first = rows == 0
+    kernel[cols[first]] = data[first]
+    if np.count_nonzero(kernel) * n != data.size:  # every row must hold exactly row 0's pattern
+        return None
+    if len(shape) == 1:
+        offsets = (cols - rows) % n
+    else:
+        at_row, at_col = np.unravel_index(rows, shape), np.unravel_index(cols, shape)
+        offsets = np.ravel_multi_index(tuple((c - r) % s for r, c, s in zip(at_row, at_col, shape,
+                                                                                  strict=True)), shape)
+    if np.max(np.abs(data - kernel[offsets])) > CLOSED_FORM_ATOL:
+        return None
+    values = np.fft.fftn(kernel.reshape(shape)).real.ravel()[1:]  # [0]: the consensus, sum(w) = 1
+    group = " x ".join(f"Z_{s}" for s in shape)
+    return float(values.max()), float(values.min()), f"closed form (Cayley graph of {group})"
+
+
+def _laplacian_extremes(n: int, rows: np.ndarray, cols: np.ndarray, data: np.ndarray
+                        ) -> tuple[float, float, str] | None:
+    off = rows != cols
+    weights = data[off]
+    if weights.size != 2 * (n - 1) or np.ptp(weights) > CLOSED_FORM_ATOL:
+        return None  # a tree with one weight c on every edge
+    c = float(weights[0])
+    degree = np.bincount(rows[off], minlength=n)
+    diagonal = np.zeros(n)
+    on = ~off
+    diagonal[rows[on]] = data[on]
+    if np.max(np.abs(diagonal - (1.0 - c * degree))) > CLOSED_FORM_ATOL:
+        return None
+    if degree.max() == n - 1 and n >= 3:  # star K_{1, n-1}: Laplacian spectrum 1 (n - 2 times), n
+        values = np.array([1.0 - c, 1.0 - c * n])
+        name = "star"
+    elif degree.max() <= 2 and np.count_nonzero(degree == 1) == 2:
+        graph = sp.csr_array((np.ones(rows[off].size), (rows[off], cols[off])), shape=(n, n))
+        if csgraph.connected_components(graph, directed=False, return_labels=False) != 1:
+            return None
+        # path Laplacian spectrum 4 sin^2(pi k / (2 n)), k = 1..n-1: the extremes at k = 1 and k = n - 1
+        values = 1.0 - 4.0 * c * np.sin(np.pi * np.array([1, n - 1]) / (2 * n)) ** 2
+        name = "path"
+    else:
+        return None
+    return float(values.max()), float(values.min()), f"closed form ({name}, W = I - {c:.6g} L)"
+
+
+def _lanczos_extremes(W: sp.csr_array, tol: float) -> tuple[float, float, str]:
+    n = W.shape[0]
+    # the consensus eigenvalue 1 moved to -shift (for the largest) or +shift (for the smallest) beyond
+    # every eigenvalue (|lambda| <= the largest absolute row sum), so that it is never the one found
+    bound = float(np.max(abs(W).sum(axis=1))) + 1.0
+    start = np.random.default_rng(0).standard_normal(n)  # ARPACK's start vector, fixed: same bits each call
+
+    def moved(value: float) -> spla.LinearOperator:
+        return spla.LinearOperator((n, n), matvec=lambda x: W @ x + (value - 1.0) * np.mean(x), dtype=float)
+
     try:
-        vals = spla.eigsh(centred, k=2, which="LM", tol=1e-12, ncv=32, maxiter=60,
-                          return_eigenvectors=False)
-        return float(np.max(np.abs(vals)))
+        top = spla.eigsh(moved(-bound), k=1, which="LA", tol=tol, ncv=min(n, 40), maxiter=300, v0=start,
+                         return_eigenvectors=False)
+        bottom = spla.eigsh(moved(bound), k=1, which="SA", tol=tol, ncv=min(n, 40), maxiter=300, v0=start,
+                            return_eigenvectors=False)
+        return float(top[0]), float(bottom[0]), "lanczos"
     except spla.ArpackNoConvergence:
         pass
-    # Of the two eigenvalues nearest +1 one is 1 (eigenvector 1); keep the other. sigma sits just outside
-    # [-1, 1] so that W - sigma I stays non-singular.
+    # Lanczos stalls when lambda_2 is within ~1e-6 of its neighbours (a ring-like graph without a closed
+    # form): shift-invert isolates the eigenvalues nearest +-1 at the price of a sparse LU. Of the two
+    # nearest +1 one is the consensus 1 (eigenvector 1): keep the other. sigma sits just outside [-1, 1].
     shift = 1e-3
     top_vals, top_vecs = spla.eigsh(W.tocsc(), k=2, sigma=1.0 + shift, which="LM", tol=1e-12)
     overlap = np.abs(np.full(n, 1.0 / np.sqrt(n)) @ top_vecs)
-    lam2 = float(top_vals[int(np.argmin(overlap))]) if overlap.max() > 0.5 else float(top_vals.max())
+    lambda_2 = float(top_vals[int(np.argmin(overlap))]) if overlap.max() > 0.5 else float(top_vals.max())
     bottom_vals = spla.eigsh(W.tocsc(), k=1, sigma=-1.0 - shift, which="LM", tol=1e-12,
                              return_eigenvectors=False)
-    return max(abs(lam2), abs(float(bottom_vals[0])))
+    return lambda_2, float(bottom_vals[0]), "shift-invert"
 
 
 def spectral_gap(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:

@@ -43,7 +43,7 @@ def test_nan_gossip_matrices_are_refused(W):
 def test_nan_in_a_large_sparse_w_is_refused_before_arpack():
     # above DENSE_EIG_LIMIT the NaN reached ARPACK (ArpackError)
     W = instances.gossip_matrix(instances.topology("ring", 2500))
-    W = W.tolil()
+    W = W.matrix.tolil()
     W[3, 4] = np.nan
     with pytest.raises(ValueError, match="W must have finite entries"):
         instances.second_eigenvalue(W)

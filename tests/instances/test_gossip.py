@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 from decbounds.instances import matrices as matrices_module
 from decbounds.instances.gossip import (
+    GossipMatrix,
     check_gossip,
     column_stochastic_matrix,
     gossip_matrix,
@@ -63,7 +64,7 @@ def _connected_graphs() -> st.SearchStrategy[nx.Graph]:
 @given(G=_connected_graphs(), weights=st.sampled_from(["metropolis", "max_degree"]))
 def test_rules_give_gossip_matrices_with_lam_in_unit_interval(G: nx.Graph, weights: str) -> None:
     W = gossip_matrix(G, weights)
-    assert isinstance(W, sp.csr_array)
+    assert isinstance(W, GossipMatrix) and isinstance(W.matrix, sp.csr_array)
     lam = check_gossip(W, G)
     assert 0.0 <= lam < 1.0
     assert lam == pytest.approx(np.max(np.abs(np.linalg.eigvalsh(W.toarray() - 1 / W.shape[0]))), abs=1e-12)
@@ -161,7 +162,7 @@ def test_dense_and_sparse_inputs_agree() -> None:
     W = gossip_matrix(topology("torus", 16))
     for form in (W, W.toarray(), sp.coo_matrix(W), sp.csc_array(W)):
         assert second_eigenvalue(form) == pytest.approx(0.6, abs=1e-12)
-        assert isinstance(lazy(form, 0.5), sp.csr_array)
+        assert isinstance(lazy(form, 0.5), GossipMatrix)
 
 
 @pytest.mark.parametrize(("name", "weights"), [("ring", "uniform"), ("path", "path"),
