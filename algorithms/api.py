@@ -24,6 +24,7 @@ from decbounds.bounds.validation import (
 )
 from decbounds.instances.gossip import GossipLike, as_gossip
 from decbounds.instances.protocol import LocalFunctions
+from decbounds.instances.schedules import GossipSchedule
 from decbounds.oracles.base import Oracle
 
 __all__ = ["MAX_ITERATIONS", "as_oracle", "prepared_gossip", "run", "run_batch", "run_prediction"]
@@ -108,7 +109,8 @@ def _grid(cls: type[StepRule], hyper: dict[str, Any]) -> dict[str, list[Any]]:
     return axes
 
 
-def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None, *, step_sizes: Any,
+def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | GossipSchedule | None = None, *,
+              step_sizes: Any,
               iterations: int,
               seeds: Sequence[int] = (0,), batch: int = 1, tol: float | None = None, check_every: int = 1,
               record_every: int | None = None, record_progress: bool = False, stop: str = "both",
@@ -323,7 +325,8 @@ def _diameter(channel: Any) -> int | None:
     return int(nx.diameter(G)) if G.number_of_nodes() == 1 or nx.is_connected(G) else None
 
 
-def prepared_gossip(name: str, W: GossipLike | None, n: int) -> GossipLike | None:
+def prepared_gossip(name: str, W: GossipLike | GossipSchedule | None, n: int
+                    ) -> GossipLike | GossipSchedule | None:
     """W as the algorithm ``name`` consumes it, validated once: a `GossipMatrix` (symmetric for the rules
     that gossip, push for SGP; ``instances.as_gossip``), or W unchanged for the rules that read a graph or
     average exactly. `run_batch` and `tune` call it once, so that no structural group, tuning group or rule
@@ -354,8 +357,8 @@ def prepared_gossip(name: str, W: GossipLike | None, n: int) -> GossipLike | Non
     GossipMatrix(symmetric, n=2, lam=0, lambda_2=0, lambda_n=0, dense eigvalsh)
     """
     communication = rule_class(name).communication
-    if communication not in ("gossip", "push"):
-        return W
+    if communication not in ("gossip", "push") or isinstance(W, GossipSchedule):
+        return W  # a schedule is checked by communication_channel (check_schedule)
     return as_gossip(W, n, kind="symmetric" if communication == "gossip" else "push")
 
 
@@ -371,7 +374,8 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def run(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None, *, step_size: float,
+def run(name: str, problem: Oracle | LocalFunctions, W: GossipLike | GossipSchedule | None = None, *,
+        step_size: float,
         iterations: int, batch: int = 1, seed: int = 0, tol: float | None = None, check_every: int = 1,
         record_progress: bool = False, **options: Any) -> Result:
     """One configuration of algorithm ``name`` on ``problem`` (an oracle, or local functions queried

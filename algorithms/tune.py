@@ -13,6 +13,7 @@ from decbounds.algorithms.api import prepared_gossip, run_batch
 from decbounds.algorithms.registry import rule_class
 from decbounds.algorithms.result import Grid, Result
 from decbounds.instances.gossip import GossipLike
+from decbounds.instances.schedules import GossipSchedule
 
 __all__ = ["default_step_grid", "detag_grid", "local_t_eps_score", "t_eps_score", "tune"]
 
@@ -97,7 +98,8 @@ def local_t_eps_score(result: Result) -> float:
     return math.inf if value is None else float(value)
 
 
-def tune(name: str, problem: Any, W: GossipLike | None = None, grid: Any = None, *, tol: float | None,
+def tune(name: str, problem: Any, W: GossipLike | GossipSchedule | None = None, grid: Any = None, *,
+         tol: float | None,
          iterations: int, seeds: Any = (0,), batch: int = 1, admissible: bool = True,
          groups: Sequence[Mapping[str, Any]] | None = None, prune: bool = False,
          score: Callable[[Result], float] = t_eps_score,
