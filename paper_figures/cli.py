@@ -16,7 +16,7 @@ from typing import Any
 
 import decbounds
 
-__all__ = ["BROKEN_PIPE_STATUS", "SUBCOMMANDS", "build_parser", "main"]
+__all__ = ["BROKEN_PIPE_STATUS", "SUBCOMMANDS", "SUBCOMMAND_HELP", "build_parser", "main"]
 
 
 def _add_predict(subparsers: Any) -> None:
@@ -66,11 +66,24 @@ SUBCOMMANDS: dict[str, Callable[[Any], None]] = {
 }
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The top-level parser with `command` registered, or every subcommand when `command` is None or unknown
-    (for ``--help`` and for argparse's own error message).
+#: subcommand -> its one-line help, for ``decbounds --help`` (which lists the subcommands without importing
+#: them; tests/paper_figures/test_cli_lazy.py holds each equal to the help its module registers).
+SUBCOMMAND_HELP: dict[str, str] = {
+    "predict": "predicted iteration complexity T_eps of a catalog entry",
+    "worst-case": "computed worst case of K iterations (decentralized performance estimation, an SDP)",
+    "gossip": "lam and spectral gap of a topology under every weight rule",
+    "run": "run an algorithm on a hard instance and compare with the bounds",
+    "figures": "make the paper's figures (PNG + PDF)",
+    "verify": "hold your step rule against the lower bounds (class audit, the paper's experiments)",
+}
 
-    Registering only the command asked for keeps ``decbounds predict`` from importing the figure modules.
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The top-level parser with `command` registered, or, when `command` is None or unknown (for ``--help``
+    and for argparse's own error message), every subcommand as a stub holding only its name and help.
+
+    Registering only the command asked for keeps ``decbounds predict`` from importing the figure modules,
+    and the stubs keep ``decbounds --help`` from importing any subcommand's stack.
 
     Parameters
     ----------
@@ -93,12 +106,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"decbounds {decbounds.__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    wanted = [SUBCOMMANDS[command]] if command in SUBCOMMANDS else list(SUBCOMMANDS.values())
-    registered: list[Callable[[Any], None]] = []
-    for register in wanted:
-        if register not in registered:  # one module may register several subcommands
-            register(subparsers)
-            registered.append(register)
+    if command not in SUBCOMMANDS:
+        for name in SUBCOMMANDS:
+            subparsers.add_parser(name, help=SUBCOMMAND_HELP[name])
+        return parser
+    SUBCOMMANDS[command](subparsers)
     return parser
 
 

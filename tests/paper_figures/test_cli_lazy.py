@@ -1,0 +1,30 @@
+"""``decbounds --help`` lists every subcommand without importing it; each stub's help is the real one's."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import pytest
+from decbounds.paper_figures.cli import SUBCOMMAND_HELP, SUBCOMMANDS, build_parser
+
+
+def _helps(parser: argparse.ArgumentParser) -> dict[str, str]:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {choice.dest: choice.help for choice in action._choices_actions}
+
+
+@pytest.mark.parametrize("command", list(SUBCOMMANDS))
+def test_each_stub_help_is_the_registered_help(command: str) -> None:
+    assert _helps(build_parser(command))[command] == SUBCOMMAND_HELP[command]
+
+
+def test_top_level_help_imports_no_subcommand_module() -> None:
+    code = ("import sys; from decbounds.paper_figures.cli import build_parser; "
+            "build_parser(None).format_help();"
+            "print(sorted(m for m in sys.modules if m.startswith('decbounds.') and m.endswith('cli')"
+            " and m != 'decbounds.paper_figures.cli'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    assert list(_helps(build_parser(None))) == list(SUBCOMMANDS)
