@@ -15,7 +15,6 @@ from decbounds.algorithms.engine import BudgetViolationError, CapabilityError, C
 from decbounds.algorithms.mixing import MixingOperator
 from decbounds.algorithms.registry import (
     Entry,
-    PlotStyle,
     algorithm_names,
     entries,
     entry,
@@ -25,6 +24,7 @@ from decbounds.algorithms.registry import (
 )
 from decbounds.algorithms.result import Grid, Result, to_jsonable
 from decbounds.algorithms.step_rule import Setup, State, StepRule
+from decbounds.algorithms.style import PlotStyle
 from decbounds.algorithms.tune import tune
 
 # isort: split

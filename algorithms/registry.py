@@ -20,15 +20,16 @@ An entry is read off the rule class itself (`StepRule`'s class attributes ``name
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from decbounds.algorithms.style import PlotStyle
 
 if TYPE_CHECKING:
     from decbounds.algorithms.step_rule import StepRule
 
 __all__ = [
     "Entry",
-    "PlotStyle",
     "algorithm_names",
     "entries",
     "entry",
@@ -36,35 +37,6 @@ __all__ = [
     "rule_class",
     "unregister",
 ]
-
-
-@dataclass(frozen=True)
-class PlotStyle:
-    """How figures draw an algorithm: matplotlib's ``color``, ``marker``, ``linestyle`` and the ``label``.
-
-    Parameters
-    ----------
-    color, marker : str
-        Any matplotlib color and marker.
-    label : str
-        The legend text.
-    linestyle : str, default "-"
-        A matplotlib line style.
-
-    Examples
-    --------
-    >>> PlotStyle("tab:gray", "o", "averaging").as_dict()
-    {'color': 'tab:gray', 'marker': 'o', 'label': 'averaging', 'linestyle': '-'}
-    """
-
-    color: str
-    marker: str
-    label: str
-    linestyle: str = "-"
-
-    def as_dict(self) -> dict[str, Any]:
-        """The matplotlib keywords (color, marker, linestyle, label)."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ import numpy as np
 import scipy.sparse as sp
 from decbounds.algorithms.engine import Context, MixingHandle
 from decbounds.algorithms.mixing import SHORT_ROW
-from decbounds.algorithms.registry import PlotStyle, register
+from decbounds.algorithms.registry import register
 from decbounds.algorithms.step_rule import Setup, State, StepRule, check_size, problem_constants
+from decbounds.algorithms.style import PlotStyle
 from decbounds.bounds.detag_params import accelerated_gossip_eta, detag_phase_length
 from decbounds.bounds.validation import require_choice, require_count, require_real
 from decbounds.instances.averaging import (

@@ -42,7 +42,7 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from decbounds.algorithms.registry import PlotStyle
+from decbounds.algorithms.style import PlotStyle
 from decbounds.bounds.validation import require_real
 from decbounds.instances.gossip import GossipLike, GossipMatrix, as_csr, as_gossip
 from decbounds.instances.heterogeneity import varsigma0_at_start

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,7 +66,8 @@ def predict_at(entry: str | None, parameters: Mapping[str, Any], *,
     entry : str or None
         A catalog name, or None (no entry: a Prediction saying so).
     parameters : mapping of str to float or None
-        Symbol -> value (``bounds.RATE_SYMBOLS`` names); None marks a parameter the measurement does not know.
+        Symbol -> value (``bounds.RATE_SYMBOLS`` names); None (or anything but a real number) marks a
+        parameter the measurement does not know.
     convention : {"grad_norm", "grad_norm_sq"}, default "grad_norm"
         The convention epsilon is read in.
 
@@ -92,8 +94,9 @@ def predict_at(entry: str | None, parameters: Mapping[str, Any], *,
     if entry is None:
         return Prediction(None, None, None, convention, {}, (), "no catalog entry for this algorithm")
     rate = get(entry).in_convention(convention)
+    # a value that is not a real number (a problem whose ``Delta`` is a method, say) is not known either
     known = {name: value if isinstance(value, int) else float(value) for name, value in parameters.items()
-             if value is not None}
+             if isinstance(value, numbers.Real) and not isinstance(value, bool)}
     unknown = tuple(name for name in rate.arguments if name not in known)
     if unknown:
         return Prediction(entry, rate.kind, None, convention, known, unknown,

@@ -79,7 +79,7 @@ from decbounds.paper_figures.sweep import (
     winner_index,
 )
 
-from decbounds import instances
+from decbounds import algorithms, instances
 
 __all__ = [
     "BROOM_SERIES",
@@ -128,8 +128,9 @@ SERIES: tuple[str, ...] = ("centralized", "defacto", "detag", "detag_paper_start
 
 #: Catalog entries each series' exponent is compared with (fit.exponent_rows).
 PREDICTED_BY: dict[str, str] = {
-    "centralized": "centralized_sgd", "defacto": "defacto", "detag": "detag", "detag_paper_start": "detag",
-    "dsgt": "dsgt", "d2": "d2", "dpsgd": "dpsgd",
+    **{name: algorithms.entry(name).catalog_entry
+       for name in ("centralized", "defacto", "detag", "dsgt", "d2", "dpsgd")},
+    "detag_paper_start": algorithms.entry("detag").catalog_entry,  # DeTAG from the paper's start point
 }
 #: Catalog entries evaluated for every record.
 PREDICT: tuple[str, ...] = (

@@ -72,7 +72,7 @@ from decbounds.paper_figures.plotting import (
 )
 from decbounds.paper_figures.sweep import outcome, run_sweep, tune_both
 
-from decbounds import instances
+from decbounds import algorithms, instances
 
 __all__ = [
     "COMMUNICATION_KAPPA",
@@ -101,9 +101,9 @@ __all__ = [
 
 #: Methods of panel (a); centralized SGD does not gossip, so it runs once (its T_eps does not depend on W).
 GOSSIP_ALGORITHMS: tuple[str, ...] = ("detag", "d2", "dsgt", "dpsgd")
-#: Catalog entry each method's measured exponent is compared with.
-PREDICTED_BY: dict[str, str] = {"detag": "detag", "dpsgd": "dpsgd", "dsgt": "dsgt", "d2": "d2",
-                                "centralized": "centralized_sgd"}
+#: Catalog entry each method's measured exponent is compared with: the registry's ``catalog_entry``.
+PREDICTED_BY: dict[str, str] = {name: algorithms.entry(name).catalog_entry
+                                for name in (*GOSSIP_ALGORITHMS, "centralized")}
 #: Catalog entries evaluated for every record of panel (a).
 PREDICT: tuple[str, ...] = ("lower_bound_gossip", "hard_instance_communication", "detag", "dpsgd", "dsgt",
                             "d2", "centralized_sgd")

@@ -277,7 +277,8 @@ def test_local_sgd_averages_every_H(noisy):
         _close(trace[t + 1], x)
 
 
-EVERY = ("centralized", "local_sgd", "dpsgd", "d2", "dsgt", "gt_dsgd", "sgp", "defacto", "detag")
+#: every registered algorithm, read off the registry (a new algorithm is one file and nothing else)
+EVERY = algorithms.algorithm_names()
 
 
 @pytest.mark.parametrize("name", EVERY)
@@ -289,6 +290,8 @@ def test_counters_match_the_AB_budget(name, noisy):
     assert c["iterations"] == iterations
     assert c["gradient_queries"] <= B * iterations
     assert c["communication_rounds"] <= iterations
+    if algorithms.rule_class(name).__module__ != "decbounds.algorithms.rules":
+        return  # a rule in a file of its own: the budget above here, its exact counts in its own tests
     expected_queries = {"gt_dsgd": B * (1 + iterations // 2), "defacto": None}.get(name, B * iterations)
     if expected_queries is not None:
         assert c["gradient_queries"] == expected_queries

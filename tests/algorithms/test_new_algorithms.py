@@ -15,8 +15,12 @@ from support import DiagonalQuadratic
 
 from decbounds import algorithms, bounds, instances
 
-NEW = ("extra", "exact_diffusion", "mg_dsgd")
-MODULES = {"extra": "extra.py", "exact_diffusion": "exact_diffusion.py", "mg_dsgd": "mg_dsgd.py"}
+#: the algorithms that live in a file of their own, read off the registry: a new algorithm is one file
+#: (its module registers it) and nothing else (docs/extending.md)
+MODULES = {name: algorithms.rule_class(name).__module__.rsplit(".", 1)[-1] + ".py"
+           for name in algorithms.algorithm_names()
+           if algorithms.rule_class(name).__module__ != "decbounds.algorithms.rules"}
+NEW = tuple(MODULES)
 OUR_PACKAGES = ("algorithms", "instances", "oracles", "bounds", "paper_figures")
 
 
