@@ -241,8 +241,10 @@ class _Watch:
         self.output.append(int(np.max(self.progress_of(x_hat), initial=0)))
 
 
-def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0) -> dict[str, Any]:
-    """The class audit of algorithm ``name`` on Cor. 2's path instance (module docstring).
+def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0,
+          schedule: Any = None) -> dict[str, Any]:
+    """The class audit of algorithm ``name`` on Cor. 2's path instance (module docstring), or over a gossip
+    schedule.
 
     Parameters
     ----------
@@ -254,6 +256,11 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0) -> di
         The cap of the run.
     seed : int, default 0
         Its seed.
+    schedule : instances.GossipSchedule, optional
+        Audit over a time-varying network instead: the rule gossips with W_t in iteration t, the zero chain's
+        end groups sit on the schedule's labels (``instances.scheduled_communication_instance``), and the
+        zero-respecting check follows the edges of W_t (``schedule.support(t)``) in iteration t. ``n`` is
+        then the schedule's.
 
     Returns
     -------
@@ -262,14 +269,20 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0) -> di
         "knows", ...}``; never raises for a misbehaving rule (a failed check names the field, attribute or
         iteration).
     """
-    instance = instances.communication_instance(n, T_c=4)
+    if schedule is None:
+        instance = instances.communication_instance(n, T_c=4)
+        W: Any = instances.gossip_matrix(instance.graph(), "metropolis")
+        where, edges_of = f"communication_instance(n={n}, T_c=4), Metropolis path", None
+    else:
+        instance = instances.scheduled_communication_instance(schedule, T_c=4)
+        W, n = schedule, int(schedule.n)
+        where, edges_of = f"scheduled_communication_instance(n={n}, T_c=4), a gossip schedule", schedule.support
     problem = _CountingProblem(instance)
-    W = instances.gossip_matrix(instance.graph(), "metropolis")
     cls = algorithms.rule_class(name)
     outside = not cls.gossips or cls.communication == "exact"
     watch = _Watch(name, n, int(instance.dim), "graph" in cls.knows, instance.progress)
     step_size = 1.0 / instance.smoothness
-    out: dict[str, Any] = {"rule": name, "instance": f"communication_instance(n={n}, T_c=4), Metropolis path",
+    out: dict[str, Any] = {"rule": name, "instance": where,
                            "step_size": step_size, "iterations": iterations, "seed": seed,
                            "outside_class": outside, "knows": list(cls.knows),
                            "communication": cls.communication}
@@ -341,7 +354,8 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0) -> di
         holders = np.zeros(n, dtype=bool)
         for group in instance.groups:
             holders[np.asarray(group)] = True
-        checks.append(_zero_respecting(name, watch, instance.graph(), holders))
+        static = instance.graph() if edges_of is None else None
+        checks.append(_zero_respecting(name, watch, edges_of or (lambda t: static), holders))
     keys = [c["key"] for c in checks]
     checks = [c for i, c in enumerate(checks) if c["passed"] is False or c["key"] not in keys[:i]]
     out.update(passed=all(check["passed"] for check in checks), checks=checks, status=result.status,
@@ -369,14 +383,16 @@ def _failure(name: str, exc: BaseException, watch: _Watch) -> dict[str, Any]:
     return _check("runs", False, f"{name} raised {type(exc).__name__} in {where}: {text}")
 
 
-def _zero_respecting(name: str, watch: _Watch, graph: Any, holders: np.ndarray) -> dict[str, Any]:
+def _zero_respecting(name: str, watch: _Watch, edges_of: Any, holders: np.ndarray) -> dict[str, Any]:
     """First (iteration, worker) whose progress in some array runs ahead of what it may know: the furthest
     chain coordinate held by any array of its closed neighbourhood one iteration earlier, plus one only where
     that neighbourhood holds a worker whose oracle can reveal one (``holders``: the end groups I0, I1; every
     other worker's local function is 0, so its oracle returns 0; docs/theory.md §2, condition 2). The
     neighbour's reveal is allowed, not only the worker's own: an adapt-then-combine round (D^2, Exact
     Diffusion) relays a neighbour's fresh gradient in the same iteration, which still moves information one
-    hop per iteration. Then the output: ``average(state)`` may hold no coordinate beyond every worker's."""
+    hop per iteration. ``edges_of(t)`` is the graph whose edges iteration t may cross (the static graph, or
+    W_t's support over a schedule). Then the output: ``average(state)`` may hold no coordinate beyond every
+    worker's."""
     key = "zero_respecting"
     if watch.records < 2 or not watch.fields:
         return _check(key, False, f"{name}: no progress was recorded (no array of the state has the "
@@ -384,22 +400,27 @@ def _zero_respecting(name: str, watch: _Watch, graph: Any, holders: np.ndarray) 
     fields = {label: np.stack(history) for label, history in watch.fields.items()}  # (records, n) each
     progress = np.maximum.reduce(list(fields.values()))
     n = progress.shape[1]
+    # row t + 1 of progress is the state after iteration t, which crossed the edges of edges_of(t)
     reach = np.zeros_like(progress[:-1])
-    reveals = np.zeros(n, dtype=progress.dtype)
-    for i in range(n):
-        closed = [i, *graph.neighbors(i)]
-        reach[:, i] = progress[:-1, closed].max(axis=1)
-        reveals[i] = int(holders[closed].any())
-    ahead = progress[1:] > reach + reveals[None, :]
+    reveals = np.zeros_like(progress[:-1])
+    graphs: dict[int, tuple[Any, list[list[int]]]] = {}  # id -> (graph kept alive, closed neighbourhoods)
+    for t in range(len(progress) - 1):
+        graph = edges_of(t)
+        if id(graph) not in graphs:  # a static graph's neighbourhoods once
+            graphs[id(graph)] = (graph, [[i, *graph.neighbors(i)] for i in range(n)])
+        for i, closed in enumerate(graphs[id(graph)][1]):
+            reach[t, i] = progress[t, closed].max()
+            reveals[t, i] = int(holders[closed].any())
+    ahead = progress[1:] > reach + reveals
     if ahead.any():
         t, i = (int(v) for v in np.argwhere(ahead)[0])
         field = next(label for label, level in fields.items()
-                     if level[t + 1, i] > reach[t, i] + reveals[i])
+                     if level[t + 1, i] > reach[t, i] + reveals[t, i])
         return _check(key, False,
                       f"{name}: after iteration {t + 1} worker {i} holds chain coordinate "
                       f"{int(fields[field][t + 1, i])} in state field {field!r}, but its closed "
                       f"neighbourhood held at most {int(reach[t, i])} (in any array) after iteration {t}"
-                      + ("" if reveals[i] else " and no oracle there reveals anything (f_i = 0 on it and its "
+                      + ("" if reveals[t, i] else " and no oracle there reveals anything (f_i = 0 on it and its "
                                                "neighbours)")
                       + " (information moved more than one hop per iteration)")
     top_workers = progress.max(axis=1)

@@ -386,3 +386,47 @@ def test_a_built_rule_holds_neither_the_problem_nor_w():
             assert value is not f and (W is None or value is not W)
             holding = v.class_audit.forbidden_holding(value, knows_graph="graph" in cls.knows)
             assert holding is None, (name, value)
+
+
+# ------------------------------------------------------------------------------ over a gossip schedule
+
+class UnionOfTheSchedule(_Base):
+    """Gossips honestly over the schedule, but keeps its real iterates in z, mixed every iteration with the
+    path's Metropolis matrix that it builds from n: the union of the rotating path's rounds, so on the static
+    path it is honest, and over the schedule information crosses edges the round does not have."""
+
+    name = "union_of_the_schedule"
+
+    def init(self, ctx):
+        path = instances.gossip_matrix(instances.topology("path", ctx.n), "metropolis")
+        self.path = np.asarray(path.toarray() if hasattr(path, "toarray") else path, dtype=float)
+        return HiddenState(x=ctx.start_state(), z=ctx.start_state())
+
+    def step(self, s, ctx):
+        s.z = np.einsum("ij,jkd->ikd", self.path, s.z - ctx.step_size * ctx.sample(s.z))
+        s.x = ctx.gossip(s.x)
+        return s
+
+    def average(self, s):
+        return s.z.mean(axis=0)
+
+
+@pytest.mark.parametrize("name", ["dpsgd", "dsgt", "detag"])
+def test_the_audit_follows_the_edges_of_each_round(name):
+    audited = v.audit(name, schedule=instances.rotating_path(9), iterations=400)
+    assert audited["passed"], audited["checks"]
+    assert "gossip schedule" in audited["instance"]
+
+
+def test_a_rule_mixing_with_the_union_of_the_rounds_fails_over_the_schedule():
+    algorithms.register(UnionOfTheSchedule)
+    try:
+        static = v.audit(UnionOfTheSchedule.name, n=9, iterations=400)
+        scheduled = v.audit(UnionOfTheSchedule.name, schedule=instances.rotating_path(9), iterations=400)
+    finally:
+        algorithms.unregister(UnionOfTheSchedule.name)
+    zero = next(c for c in static["checks"] if c["key"] == "zero_respecting")
+    assert zero["passed"], zero  # one hop per iteration on the path's edges: allowed on the static path
+    failed = [c for c in scheduled["checks"] if not c["passed"]]
+    assert failed and failed[0]["key"] == "zero_respecting", failed
+    assert "in state field 'z'" in failed[0]["detail"]
