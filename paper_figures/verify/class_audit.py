@@ -276,7 +276,8 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0,
     else:
         instance = instances.scheduled_communication_instance(schedule, T_c=4)
         W, n = schedule, int(schedule.n)
-        where, edges_of = f"scheduled_communication_instance(n={n}, T_c=4), a gossip schedule", schedule.support
+        where = f"scheduled_communication_instance(n={n}, T_c=4), a gossip schedule"
+        edges_of = schedule.support
     problem = _CountingProblem(instance)
     cls = algorithms.rule_class(name)
     outside = not cls.gossips or cls.communication == "exact"
@@ -420,8 +421,8 @@ def _zero_respecting(name: str, watch: _Watch, edges_of: Any, holders: np.ndarra
                       f"{name}: after iteration {t + 1} worker {i} holds chain coordinate "
                       f"{int(fields[field][t + 1, i])} in state field {field!r}, but its closed "
                       f"neighbourhood held at most {int(reach[t, i])} (in any array) after iteration {t}"
-                      + ("" if reveals[t, i] else " and no oracle there reveals anything (f_i = 0 on it and its "
-                                               "neighbours)")
+                      + ("" if reveals[t, i] else " and no oracle there reveals anything (f_i = 0 on it and "
+                                                  "its neighbours)")
                       + " (information moved more than one hop per iteration)")
     top_workers = progress.max(axis=1)
     output = np.asarray(watch.output[: len(top_workers)])
