@@ -68,7 +68,7 @@ from typing import Any
 import numpy as np
 from decbounds.bounds.pep_methods import METHODS, MethodSpec, method_spec
 from decbounds.bounds.prediction import Prediction, predict_at
-from decbounds.bounds.validation import collect_errors, require_count
+from decbounds.bounds.validation import collect_errors, describe_int, require_count
 
 __all__ = [
     "CHECK_TOLERANCE",
@@ -294,7 +294,11 @@ class WorstCase:
 def _positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number; got {value!r}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int such as 10**400
+        raise ValueError(f"{name} must be finite; got {name}={describe_int(int(value))}, which overflows "
+                         "float") from None
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'} and finite; got {name}={value!r}")
     return value
