@@ -11,7 +11,13 @@ Solvers (their measured times are in docs/benchmarks.md; ``benchmarks/bench_fmmc
   group averages an optimal W into one that is constant on each edge orbit {x, x+s}, and W is then
   diagonalized by the group characters, eigenvalue 1 - sum_s w_s mult_s (1 - cos theta_s(k)). The SDP
   becomes a linear program in the orbit weights (rings, tori, hypercubes, ring lattices; fast at n = 1000),
-  solved by cvxpy with solver CLARABEL (HiGHS prints a banner it cannot be told to drop).
+  solved by ``scipy.optimize.linprog`` with HiGHS's dual simplex (``method="highs-ds"``, no banner, and no
+  cvxpy import: importing cvxpy alone costs ~1.7 s CPU, 30x the LP at n = 1000). The answer is checked
+  with numpy (`_verify`): W symmetric, doubly stochastic, supported on the graph (non-negative for FMMC),
+  and its lam, recomputed by numpy, equal to the LP's value and to HiGHS's dual bound within
+  ``LP_VERIFY_TOL``; a disagreement is a ``RuntimeError``. Up to commit a21cd32 this LP was solved by cvxpy
+  CLARABEL, whose lam was 1e-11..5e-9 above the optimum; where the optimal orbit weights are not unique
+  (the exponential graphs) the two solvers return different optimal W of the same lam (issue 22).
 - ``"CLARABEL"`` / ``"SCS"`` -- cvxpy on the two-LMI edge form, solver named. Clarabel is accurate (1e-9)
   but its KKT system grows with n^2, which makes it too slow from about n = 100 on. SCS is faster but only
   ~1e-5 accurate at its default eps 1e-4, and 3e-5..2e-3 off at eps 1e-3.
@@ -53,6 +59,8 @@ __all__ = [
     "CACHE_ENV",
     "CACHE_VERSION",
     "CVXPY_AUTO_MAX_N",
+    "LP_METHOD",
+    "LP_VERIFY_TOL",
     "METHODS",
     "SOLVERS",
     "OptimizedGossip",
@@ -66,6 +74,13 @@ CVXPY_AUTO_MAX_N = 20
 BARRIER_MAX_N = 300
 CACHE_ENV = "DECBOUNDS_CACHE_DIR"
 CACHE_VERSION = 1  # bump when the solution format or the projection changes
+#: The orbit LP's solver: ``scipy.optimize.linprog(method=LP_METHOD)``, HiGHS's dual simplex (deterministic:
+#: the same vertex for the same data).
+LP_METHOD = "highs-ds"
+#: HiGHS's primal and dual feasibility tolerances on the orbit LP (its defaults are 1e-7).
+LP_FEASIBILITY_TOL = 1e-10
+#: How far numpy's lam of the returned W may be from the LP's value and from HiGHS's dual bound.
+LP_VERIFY_TOL = 1e-9
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,7 +105,8 @@ class OptimizedGossip:
     from_cache : bool
         Read from the disk cache.
     optimality_gap : float or None
-        The solver's bound on lam - lam* where it gives one (barrier: nu/t; lp: 0 up to the LP tolerance).
+        The solver's bound on lam - lam* where it gives one (barrier: nu/t; lp: numpy's lam minus HiGHS's
+        dual bound, clipped at 0; it is below ``LP_VERIFY_TOL`` or the solve raised).
     """
 
     W: sp.csr_array
@@ -243,11 +259,11 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
     nonnegative = method == "fmmc"
     start = time.perf_counter()
     gap: float | None = None
+    lp_value = dual_bound = float("nan")
     if n == 1 or len(edges) == 0:
         weights = np.zeros(len(edges))
     elif solver == "lp":
-        weights = _solve_translation_lp(n, edges, group, nonnegative)
-        gap = 0.0
+        weights, lp_value, dual_bound = _solve_translation_lp(n, edges, group, nonnegative)
     elif solver == "barrier":
         # one BLAS thread: the Newton steps are many mid-sized products, and a threaded OpenBLAS beside any
         # other busy process runs an order of magnitude slower (docs/benchmarks.md)
@@ -259,6 +275,9 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
     seconds = time.perf_counter() - start
     W = from_edge_weights(n, edges[:, 0], edges[:, 1], weights)
     lam = second_eigenvalue(W)
+    if solver == "lp" and len(edges):
+        _verify(n, edges, W, nonnegative)
+        gap = _verify_lp_value(lam, lp_value, dual_bound)
     if cache:
         _cache_store(path, edges=edges, weights=weights, lam=np.float64(lam), solver=np.str_(solver),
                      seconds=np.float64(seconds), optimality_gap=np.float64(np.nan if gap is None else gap))
@@ -315,8 +334,12 @@ def _orbits(n: int, edges: np.ndarray, group: tuple[int, ...]) -> tuple[np.ndarr
     return orbit.ravel(), reps
 
 
-def _solve_translation_lp(n: int, edges: np.ndarray, group: tuple[int, ...], nonnegative: bool) -> np.ndarray:
-    import cvxpy as cp  # late: importing cvxpy is slow (docs/benchmarks.md); most gossip matrices skip it
+def _solve_translation_lp(n: int, edges: np.ndarray, group: tuple[int, ...],
+                          nonnegative: bool) -> tuple[np.ndarray, float, float]:
+    """min s s.t. -s <= 1 - C[k] @ w <= s for every non-trivial character k [, w >= 0, mult @ w <= 1], by
+    HiGHS's dual simplex (``LP_METHOD``). Returns (edge weights, the LP's s, HiGHS's dual bound b @ y)."""
+    from scipy.optimize import linprog  # late: ~0.1 s, and only the symmetric FDLA/FMMC need it
+
     orbit, reps = _orbits(n, edges, group)
     orders = np.array(group, dtype=float)
     chars = np.array(np.unravel_index(np.arange(1, n), group)).T  # the non-trivial characters k
@@ -325,16 +348,55 @@ def _solve_translation_lp(n: int, edges: np.ndarray, group: tuple[int, ...], non
     theta = 2.0 * np.pi * (chars / orders) @ reps.T  # (n-1, orbits)
     C = mult * (1.0 - np.cos(theta))  # eigenvalue of W at character k: 1 - C[k] @ w
     C = np.unique(np.round(C, 14), axis=0)
-    w = cp.Variable(len(reps))
-    s = cp.Variable()
-    eig = 1.0 - C @ w
-    constraints = [eig <= s, eig >= -s]
+    k, r = len(reps), len(C)
+    # x = (w, s): 1 - C w <= s and C w - 1 <= s, i.e. -C w - s <= -1 and C w - s <= 1
+    A = np.block([[-C, -np.ones((r, 1))], [C, -np.ones((r, 1))]])
+    b = np.concatenate([-np.ones(r), np.ones(r)])
     if nonnegative:
-        constraints += [w >= 0, mult @ w <= 1]
-    cp.Problem(cp.Minimize(s), constraints).solve(solver="CLARABEL")
-    if w.value is None:
-        raise RuntimeError("the orbit-weight LP (CLARABEL) returned no solution")
-    return np.asarray(w.value)[orbit]
+        A = np.vstack([A, np.append(mult, 0.0)])  # diag(W) = 1 - mult @ w >= 0
+        b = np.append(b, 1.0)
+    bounds = [(0.0, None) if nonnegative else (None, None)] * k + [(0.0, None)]
+    cost = np.zeros(k + 1)
+    cost[-1] = 1.0
+    result = linprog(cost, A_ub=A, b_ub=b, bounds=bounds, method=LP_METHOD,
+                     options={"primal_feasibility_tolerance": LP_FEASIBILITY_TOL,
+                              "dual_feasibility_tolerance": LP_FEASIBILITY_TOL})
+    if result.status != 0 or result.x is None:
+        raise RuntimeError(f"the orbit-weight LP (scipy linprog {LP_METHOD}, HiGHS) returned status "
+                           f"{result.status}: {result.message}")
+    # the variables' lower bounds are 0, so HiGHS's dual objective is b @ y (y <= 0, the rows' marginals)
+    dual_bound = float(b @ np.minimum(result.ineqlin.marginals, 0.0))
+    return np.asarray(result.x[:k])[orbit], float(result.x[-1]), dual_bound
+
+
+def _verify(n: int, edges: np.ndarray, W: sp.csr_array, nonnegative: bool) -> None:
+    """numpy's check of a returned W: symmetric, rows and columns summing to 1, zero off the graph and the
+    diagonal, and (FMMC) non-negative; a failure is a RuntimeError naming the property."""
+    coo = sp.coo_array(W)
+    u, v = np.minimum(coo.row, coo.col), np.maximum(coo.row, coo.col)
+    off = u != v
+    allowed = set(zip(edges[:, 0].tolist(), edges[:, 1].tolist(), strict=True))
+    problems = []
+    if abs(W - W.T).max() != 0.0:
+        problems.append("not symmetric")
+    ones = np.ones(n)
+    if max(np.abs(W @ ones - 1.0).max(), np.abs(W.T @ ones - 1.0).max()) > 1e-12:
+        problems.append("not doubly stochastic (row or column sums off 1 by more than 1e-12)")
+    if not all((a, c) in allowed for a, c in zip(u[off].tolist(), v[off].tolist(), strict=True)):
+        problems.append("non-zero entries off the graph")
+    if nonnegative and coo.data.min(initial=0.0) < 0.0:
+        problems.append("negative entries")
+    if problems:
+        raise RuntimeError("the optimized W failed numpy's check: " + "; ".join(problems))
+
+
+def _verify_lp_value(lam: float, lp_value: float, dual_bound: float) -> float:
+    """numpy's lam of the projected W against the LP's primal value and HiGHS's dual bound; returns
+    max(lam - dual_bound, 0), the optimality gap numpy and the dual agree on."""
+    if abs(lam - lp_value) > LP_VERIFY_TOL or lam - dual_bound > LP_VERIFY_TOL:
+        raise RuntimeError(f"the orbit LP ({LP_METHOD}) is not confirmed by numpy: lam of W = {lam!r}, LP "
+                           f"value {lp_value!r}, dual bound {dual_bound!r} (tolerance {LP_VERIFY_TOL})")
+    return max(lam - dual_bound, 0.0)
 
 
 # --------------------------------------------------------------------------------------------------------
