@@ -58,8 +58,10 @@ Delta * y_init + varsigma^2 * sum_k y_k). A solver failure raises, never returns
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import numbers
+import operator
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -154,9 +156,11 @@ class WorstCase:
     build_seconds, solve_seconds : float
         Time to build the SDP (method + coefficients), and cvxpy's solve (canonicalization + solver).
     sdp_size : dict
-        gram (side of G), values (function values), scalar_constraints, lmi (side of the largest spectral
-        LMI, 0 for exact W), gossip_columns, oracle_points, blocks (the PSD blocks' sides: (gram,), or the
-        two swap blocks of N = 2).
+        gram (side of G), values (function values), scalar_constraints (every agent's), solver_rows (the
+        scalar rows the solver gets: one agent's interpolation in a block form, plus the LMIs' B = B^T
+        equalities), lmi (side of the largest spectral LMI, 0 for exact W), gossip_columns, oracle_points,
+        blocks (the PSD blocks' sides: (gram,), or the two swap blocks of N = 2, or the Fourier blocks of a
+        circulant W: the sides of the LMIs the solver gets, a Hermitian block of side m as a real 2m).
     iterates : numpy.ndarray
         (K+1, N, d) recovered worst-case iterates; ``average_gradients`` (K+1, d) grad f(x-bar^k) where it
         was queried (nan rows elsewhere); ``optimum`` x* (convex classes) or None;
@@ -714,6 +718,80 @@ class _GramBuilder:
             V[d, len(self.pairs) + j] = 1.0
         return U, V
 
+    def cyclic_blocks(self, nb: int, iterates: Sequence[np.ndarray]) -> list[tuple[np.ndarray, str]] | None:
+        """For an exact circulant W (every round) on N >= 3 agents: the PSD blocks of a Gram matrix invariant
+        under the cyclic shift of the agents (agent i -> i + 1 mod N), or None when the recorded data are not
+        shift-equivariant. Shifting the agents maps the SDP onto itself (W is circulant; every constraint
+        family is agent i's alone or a sum over agents), so averaging an optimal (G, F) over the N shifts
+        gives an optimal one that is invariant (Colla & Hendrickx, arXiv 2403.11724, use the same argument
+        over agent permutations). On the coefficient space the shift is a linear map S (S c_i = c_{i+1} for
+        every point and gradient of every agent; agent N-1's gradient at x* is minus the others', so S is a
+        permutation only up to that part) with S^N = I, and invariance is S^T G S = G. With M = sum_k
+        (S^k)^T S^k = R^T R, Q = R S R^{-1} is orthogonal and G = R^T G' R with G' commuting with Q; G'
+        splits over Q's real isotypic components (the discrete Fourier frequencies k = 0 .. N/2): a real
+        PSD block for k = 0 and k = N/2, and for each pair {k, N - k} a block [[A, -C], [C, A]] (A symmetric,
+        C antisymmetric: a Hermitian PSD matrix of half the side) in a basis (u, J u) of that component, J
+        the complex structure of Q there. Returns ``[(U, kind), ...]`` with G = sum U Z U^T, kind "real" or
+        "complex" (Z of the [[A, -C], [C, A]] form); the blocks' sides sum to nb."""
+        N = self.N
+        if N < 3 or len({len(p) for p in self.points}) != 1:
+            return None
+        C, Cn = [], []
+        for i in range(N):
+            for (x, g, _), (xn, gn, _) in zip(self.points[i], self.points[(i + 1) % N], strict=True):
+                C += [x[:nb], g[:nb]]
+                Cn += [xn[:nb], gn[:nb]]
+        for X in iterates:
+            for i in range(N):
+                C.append(X[i, :nb])
+                Cn.append(X[(i + 1) % N, :nb])
+        # S on the basis: every basis vector is born as one object (a gradient, x*, a start), a unit row; S
+        # sends it to the same object of the next agent; then S must map every recorded row likewise
+        S, seen = np.zeros((nb, nb)), np.zeros(nb, dtype=bool)
+        for c, cn in zip(C, Cn, strict=True):
+            nz = np.flatnonzero(c)
+            if len(nz) == 1 and c[nz[0]] == 1.0:
+                if seen[nz[0]] and not np.array_equal(S[:, nz[0]], cn):
+                    return None
+                S[:, nz[0]], seen[nz[0]] = cn, True
+        Cm, Cnm = np.array(C), np.array(Cn)
+        if not seen.all() or not np.allclose(Cm @ S.T, Cnm, rtol=0,
+                                             atol=1e-9 * max(1.0, float(np.max(np.abs(Cnm))))):
+            return None  # not shift-equivariant (e.g. agents querying points in different orders)
+        powers = [np.eye(nb)]
+        for _ in range(N - 1):
+            powers.append(S @ powers[-1])
+        if not np.allclose(S @ powers[-1], np.eye(nb), rtol=0, atol=1e-9):
+            return None
+        R = np.linalg.cholesky(sum(P.T @ P for P in powers)).T  # M = R^T R
+        Q = np.linalg.solve(R.T, (R @ S).T).T                    # R S R^{-1}
+        if not np.allclose(Q.T @ Q, np.eye(nb), rtol=0, atol=1e-8):
+            return None
+        w, E = np.linalg.eigh(0.5 * (Q + Q.T))
+        freq = np.rint(np.arccos(np.clip(w, -1.0, 1.0)) * N / (2 * np.pi)).astype(int)
+        if not np.allclose(w, np.cos(2 * np.pi * freq / N), rtol=0, atol=1e-7):
+            return None
+        blocks: list[tuple[np.ndarray, str]] = []
+        for k in sorted(set(freq.tolist())):
+            Ek = E[:, freq == k]
+            if 2 * k % N == 0:  # k = 0 or N/2: Q = +-I there, any symmetric block commutes
+                blocks.append((R.T @ Ek, "real"))
+                continue
+            theta = 2 * np.pi * k / N
+            J = (Ek.T @ Q @ Ek - np.cos(theta) * np.eye(Ek.shape[1])) / np.sin(theta)
+            if Ek.shape[1] % 2 or not np.allclose(J @ J, -np.eye(Ek.shape[1]), rtol=0, atol=1e-7):
+                return None
+            rest, us, vs = np.eye(Ek.shape[1]), [], []
+            for _ in range(Ek.shape[1] // 2):  # an orthonormal basis (u_1 .. u_m, J u_1 .. J u_m)
+                col = rest[:, int(np.argmax(np.linalg.norm(rest, axis=0)))]
+                u = col / np.linalg.norm(col)
+                v = J @ u
+                us.append(u)
+                vs.append(v)
+                rest = rest - np.outer(u, u) - np.outer(v, v)
+            blocks.append((R.T @ Ek @ np.column_stack(us + vs), "complex"))
+        return blocks
+
     def gossip(self, X: np.ndarray, t: int = 0) -> np.ndarray:
         W = self.setup.W_of(t)
         if W is not None:
@@ -805,7 +883,11 @@ def worst_case(method: str, K: int, L: float = 1.0,
     symmetry : bool
         With N = 2, solve over swap-invariant Gram matrices first (two PSD blocks of half the side; the
         same value, since swapping the agents maps the SDP onto itself), and over the full Gram matrix
-        when that solve is not "optimal". False: the full Gram matrix only.
+        when that solve is not "optimal". Likewise with an exact circulant W (every round) on N >= 3
+        agents: over Gram matrices invariant under the cyclic shift of the agents, about N/2 + 1 blocks
+        of side about 2K (one per Fourier frequency), so the time grows about linearly in N instead of as
+        N^4.3; and criterion "worker_gradient" measures worker 0 only (every worker is worker 0 shifted).
+        False: the full Gram matrix only (and every worker).
     **params
         The method's own parameters (detag: ``R``, ``eta``).
 
@@ -844,11 +926,13 @@ def worst_case(method: str, K: int, L: float = 1.0,
         if worker is not None and not (isinstance(worker, numbers.Integral) and 0 <= worker < N):
             raise ValueError(f"worker must be an agent index in [0, {N}); got worker={worker!r}")
         all_exact = all(M is not None for M in setup.exact)
-        workers = [int(worker)] if worker is not None else (list(range(N)) if all_exact else [0])
+        # a circulant W: the cyclic shift of the agents maps worker w's problem onto worker w + 1's
+        every = all_exact and not (symmetry and _all_circulant(setup))
+        workers = [int(worker)] if worker is not None else (list(range(N)) if every else [0])
         results = [_solve_one(setup, w, False, options) for w in workers]
         return max(results, key=lambda r: r.value)
-    if symmetry and N == 2:
-        # the two-block form is faster, but where the class forces a block onto the boundary (varsigma = 0,
+    if symmetry and (N == 2 or _all_circulant(setup)):
+        # the block forms are faster, but where the class forces a block onto the boundary (varsigma = 0,
         # exact averaging) the solver may end "optimal_inaccurate" a few 1e-4 off: then solve the full form
         try:
             result = _solve_one(setup, None, True, options)
@@ -857,6 +941,15 @@ def worst_case(method: str, K: int, L: float = 1.0,
         except RuntimeError:
             pass
     return _solve_one(setup, None, False, options)
+
+
+def _all_circulant(setup: _Setup) -> bool:
+    """Every round's W is given and circulant, W[i, j] = W[0, (j - i) mod N]: the cyclic shift of the agents
+    is a symmetry of the SDP (``_GramBuilder.cyclic_blocks``)."""
+    N = setup.N
+    shift = (np.arange(N)[None, :] - np.arange(N)[:, None]) % N
+    return N >= 3 and all(M is not None and np.allclose(M, M[0][shift], rtol=0, atol=1e-12)
+                          for M in setup.exact)
 
 
 def _build(setup: _Setup, worker: int | None) -> tuple[_GramBuilder, list[np.ndarray], dict[int, np.ndarray],
@@ -892,22 +985,32 @@ def _build(setup: _Setup, worker: int | None) -> tuple[_GramBuilder, list[np.nda
             capacity *= 2
 
 
-def _interpolation_rows(setup: _Setup, xs: np.ndarray, gs: np.ndarray) -> np.ndarray:
-    """The Gram part of every ordered pair's interpolation inequality (f_a - f_b + row @ vec(G) >= 0)."""
+def _interpolation_rows(setup: _Setup, xs: np.ndarray, gs: np.ndarray,
+                        quad: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+    """The Gram part of every ordered pair's interpolation inequality (f_a - f_b + row @ vec(G) >= 0); with
+    ``quad`` (paired rows -> one number each, e.g. inner products under a given G) its values instead."""
+    q = quad or _quadratic_rows
     P = len(xs)
     a_idx, b_idx = np.nonzero(~np.eye(P, dtype=bool))
     dx, dg = xs[a_idx] - xs[b_idx], gs[a_idx] - gs[b_idx]
     L, mu = setup.L, setup.mu
     if not setup.convex:
-        return (-0.5 * _quadratic_rows(gs[a_idx] + gs[b_idx], dx) + (L / 4) * _quadratic_rows(dx, dx)
-                - (1 / (4 * L)) * _quadratic_rows(dg, dg))
+        return -0.5 * q(gs[a_idx] + gs[b_idx], dx) + (L / 4) * q(dx, dx) - (1 / (4 * L)) * q(dg, dg)
     c = 1.0 / (2.0 * (1.0 - mu / L))
-    return (-_quadratic_rows(gs[b_idx], dx) - c * ((1 / L) * _quadratic_rows(dg, dg)
-                                                  + mu * _quadratic_rows(dx, dx)
-                                                  - (2 * mu / L) * _quadratic_rows(dg, dx)))
+    return -q(gs[b_idx], dx) - c * ((1 / L) * q(dg, dg) + mu * q(dx, dx) - (2 * mu / L) * q(dg, dx))
 
 
 def _solve_one(setup: _Setup, worker: int | None, symmetry: bool, options: dict[str, Any]) -> WorstCase:
+    # numpy's dense algebra here is on matrices of side <= a few hundred: a threaded OpenBLAS beside other
+    # busy processes made eigh of side 240 take 0.4 s CPU instead of 0.01 s (measured at load 8; as in FMMC)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _solve_one_pinned(setup, worker, symmetry, options)
+
+
+def _solve_one_pinned(setup: _Setup, worker: int | None, symmetry: bool,
+                      options: dict[str, Any]) -> WorstCase:
     import cvxpy as cp  # lazily: `import bounds` and the CLI stay fast
     import scipy.sparse as sps
 
@@ -918,10 +1021,15 @@ def _solve_one(setup: _Setup, worker: int | None, symmetry: bool, options: dict[
     avg_grads = {k: G_[:, :nb] for k, G_ in avg_grads.items()}
     worker_grads = [G_[:, :nb] for G_ in worker_grads]
     x_star = b.x_star[:nb] if b.x_star is not None else None
-    blocks = b.swap_blocks(nb) if symmetry else None
+    blocks: list[tuple[np.ndarray, str]] | None = None
+    if symmetry and N == 2:
+        swap = b.swap_blocks(nb)
+        blocks = None if swap is None else [(swap[0], "real"), (swap[1], "real")]
+    elif symmetry:
+        blocks = b.cyclic_blocks(nb, iterates)
 
     # interpolation: every ordered pair of each agent's points (all of them are checked after the solve)
-    rows, value_rows = [], []
+    rows, value_rows, agent_points = [], [], []
     for i in range(N):
         pts = b.points[i]
         P = len(pts)
@@ -931,13 +1039,15 @@ def _solve_one(setup: _Setup, worker: int | None, symmetry: bool, options: dict[
         gs = np.array([g[:nb] for _, g, _ in pts])
         fs = np.array([f for _, _, f in pts])
         a_idx, b_idx = np.nonzero(~np.eye(P, dtype=bool))
-        rows.append(sps.csr_array(_interpolation_rows(setup, xs, gs)))
+        agent_points.append((xs, gs))
+        if blocks is None or N == 2:  # the cyclic form builds agent 0's rows in its blocks' coordinates
+            rows.append(sps.csr_array(_interpolation_rows(setup, xs, gs)))
         vr = sps.coo_array((np.r_[np.ones(len(a_idx)), -np.ones(len(a_idx))],
                             (np.r_[np.arange(len(a_idx)), np.arange(len(a_idx))],
                              np.r_[fs[a_idx], fs[b_idx]])), shape=(len(a_idx), b.n_values))
         value_rows.append(vr.tocsr())
-    interp_G = sps.vstack(rows).tocsr() if rows else sps.csr_array((0, nb * nb))
-    interp_F = sps.vstack(value_rows).tocsr() if rows else sps.csr_array((0, b.n_values))
+    interp_G = sps.vstack(rows).tocsr() if rows else None
+    interp_F = sps.vstack(value_rows).tocsr() if value_rows else sps.csr_array((0, b.n_values))
 
     def mean_value(points: Sequence[np.ndarray]) -> np.ndarray:
         """(1/N) sum_i f_i(points[i]) as a row over the function values."""
@@ -999,31 +1109,79 @@ def _solve_one(setup: _Setup, worker: int | None, symmetry: bool, options: dict[
         lmis.append((setup.spectra[t], m, gram_sum(Xin, Xin), gram_sum(Xin, Yout), gram_sum(Yout, Yout)))
     build_seconds = time.perf_counter() - start
 
+    # the cyclic form (exact circulant W, N >= 3) passes the solver its constraints in the blocks' own
+    # coordinates (x^T G y = sum_k (U_k^T x)^T Z_k (U_k^T y)): through vec(G) cvxpy's canonicalization would
+    # cost (N K)^2 per block and row, more than the solve
+    reduced = blocks is not None and N >= 3
+    assert not (reduced and lmis), "the cyclic form is for an exact W (no spectral LMI)"
+    block_psd: list[Any] = []
+    terms: list[Any] = []
     if blocks is None:
         G = cp.Variable((nb, nb), PSD=True)
         g = cp.vec(G, order="F")
         F = cp.Variable(b.n_values)
         F_expr = F
     else:
-        U, V = blocks
-        G_even = cp.Variable((U.shape[1], U.shape[1]), PSD=True)
-        G_odd = cp.Variable((V.shape[1], V.shape[1]), PSD=True)
-        g = cp.vec(U @ G_even @ U.T + V @ G_odd @ V.T, order="F")
-        # F = P F_0: agent 1's value at its j-th point is agent 0's at its j-th (the swap pairs them in order)
+        Zs = []
+        for U, kind in blocks:
+            if kind == "real":
+                Z = cp.Variable((U.shape[1], U.shape[1]), PSD=True)
+            else:  # [[A, -C], [C, A]], A symmetric, C antisymmetric: a Hermitian block of half the side
+                m = U.shape[1] // 2
+                A = cp.Variable((m, m), symmetric=True)
+                iu, ju = np.triu_indices(m, 1)
+                if len(iu):
+                    c_ = cp.Variable(len(iu))
+                    T = np.zeros((m * m, len(iu)))
+                    T[iu * m + ju, np.arange(len(iu))] = 1.0
+                    T[ju * m + iu, np.arange(len(iu))] = -1.0
+                    C_ = cp.reshape(T @ c_, (m, m), order="C")
+                else:
+                    C_ = np.zeros((m, m))
+                Z = cp.bmat([[A, -C_], [C_, A]])
+                block_psd.append(0.5 * (Z + Z.T) >> 0)
+            Zs.append(Z)
+            if not reduced:
+                terms.append(U @ Z @ U.T)
+        if not reduced:
+            g = cp.vec(functools.reduce(operator.add, terms), order="F")
+        # F = P F_0: agent i's value at its j-th point is agent 0's at its j-th (the symmetry pairs them)
         P_map = np.zeros((b.n_values, len(b.points[0])))
-        for j, ((_, _, f0), (_, _, f1)) in enumerate(zip(*b.points, strict=True)):
-            P_map[f0, j] = P_map[f1, j] = 1.0
+        for i in range(N):
+            for j, (_, _, f) in enumerate(b.points[i]):
+                P_map[f, j] = 1.0
         F = cp.Variable(P_map.shape[1])
         F_expr = P_map @ F
+
+    def gram_rows(M: Any) -> Any:
+        """rows over vec(G) -> their affine expression in the SDP's variables."""
+        if not reduced:
+            return M @ g
+        one = np.ndim(M) == 1
+        M = np.atleast_2d(M.toarray() if hasattr(M, "toarray") else np.asarray(M)).reshape(-1, nb, nb)
+        expr = functools.reduce(operator.add, (
+            np.einsum("nab,ak,bl->nkl", M, U, U, optimize=True).reshape(len(M), -1) @ cp.vec(Z, order="C")
+            for (U, _), Z in zip(blocks, Zs, strict=True)))
+        return expr[0] if one else expr
+
     t = cp.Variable()
-    init_con = init_G @ g + init_F @ F_expr <= rhs
-    het_con = het_rows @ g <= setup.varsigma**2
-    constraints = [t <= crit_G @ g + crit_F @ F_expr, init_con, het_con]
+    init_con = gram_rows(init_G) + init_F @ F_expr <= rhs
+    het_con = gram_rows(het_rows) <= setup.varsigma**2
+    constraints = [t <= gram_rows(crit_G) + crit_F @ F_expr, init_con, het_con]
+    constraints += block_psd
     # in the two-block form agent 1's interpolation rows are agent 0's under the swap (its function values
     # too, F_1 = F_0 point by point), so only agent 0's enter the SDP: keeping both would leave the solver a
-    # non-unique optimal face (F_0 - F_1 free along it), on which Clarabel stalls at "optimal_inaccurate"
-    n_sdp_rows = rows[0].shape[0] if blocks is not None and rows else interp_G.shape[0]
-    if n_sdp_rows:
+    # non-unique optimal face (F_0 - F_1 free along it), on which Clarabel stalls at "optimal_inaccurate";
+    # likewise agent i's rows are agent 0's under the shift by i in the cyclic form
+    n_interp = interp_F.shape[0]
+    n_sdp_rows = value_rows[0].shape[0] if blocks is not None and value_rows else n_interp
+    if n_sdp_rows and reduced:
+        xs, gs = agent_points[0]
+        interp_expr = functools.reduce(operator.add, (
+            _interpolation_rows(setup, xs @ U, gs @ U) @ cp.vec(Z, order="C")
+            for (U, _), Z in zip(blocks, Zs, strict=True)))
+        constraints.append(interp_expr + interp_F[:n_sdp_rows] @ F_expr >= 0)
+    elif n_sdp_rows:
         constraints.append(interp_G[:n_sdp_rows] @ g + interp_F[:n_sdp_rows] @ F_expr >= 0)
     for (lo, hi), m, A_c, B_c, C_c in lmis:
         A_e, B_e, C_e = (cp.reshape(M @ g, (m, m), order="C") for M in (A_c, B_c, C_c))
@@ -1056,14 +1214,21 @@ def _solve_one(setup: _Setup, worker: int | None, symmetry: bool, options: dict[
         raise RuntimeError(f"{where}: solver {solver} returned status {status!r}; no worst case")
 
     Gv = (np.asarray(G.value) if blocks is None
-          else U @ np.asarray(G_even.value) @ U.T + V @ np.asarray(G_odd.value) @ V.T)
+          else sum(U @ np.asarray(Z.value) @ U.T for (U, _), Z in zip(blocks, Zs, strict=True)))
     Fv = np.asarray(F.value) if blocks is None else P_map @ np.asarray(F.value)
     tv = float(t.value)
     gv = Gv.reshape(-1, order="F")
     scale = max(1.0, float(np.max(np.abs(Gv))), float(np.max(np.abs(Fv), initial=0.0)))
+
+    def gram_values(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        """<l, r> under the returned G for paired rows (``_quadratic_rows(l, r) @ vec(G)``)."""
+        return np.einsum("ij,jk,ik->i", np.atleast_2d(left), 0.5 * (Gv + Gv.T), np.atleast_2d(right))
+
     eig = np.linalg.eigvalsh(0.5 * (Gv + Gv.T))
     violations = {
-        "interpolation": float(max(0.0, -np.min(interp_G @ gv + interp_F @ Fv, initial=0.0))),
+        "interpolation": float(max(0.0, -np.min(interp_F @ Fv + np.concatenate(
+            [_interpolation_rows(setup, xs, gs, quad=gram_values) for xs, gs in agent_points] or [[]]),
+            initial=0.0))),
         "criterion": float(max(0.0, tv - np.min(crit_G @ gv + crit_F @ Fv))),
         "initial_condition": float(max(0.0, init_G @ gv + init_F @ Fv - rhs)),
         "heterogeneity": float(max(0.0, np.max(het_rows @ gv) - setup.varsigma**2)),
@@ -1131,9 +1296,11 @@ def _solve_one(setup: _Setup, worker: int | None, symmetry: bool, options: dict[
         solver_gap=solver_gap, violations=violations, min_gram_eigenvalue=float(eig[0]),
         build_seconds=build_seconds, solve_seconds=solve_seconds,
         sdp_size={"gram": nb, "values": b.n_values,
-                  "scalar_constraints": interp_G.shape[0] + len(crit_G) + len(het_rows) + 1,
+                  "scalar_constraints": n_interp + len(crit_G) + len(het_rows) + 1,
+                  "solver_rows": n_sdp_rows + len(crit_G) + len(het_rows) + 1
+                  + sum(m * (m - 1) // 2 for _, m, _, _, _ in lmis),
                   "lmi": max((m for _, m, _, _, _ in lmis), default=0), "gossip_columns": m_all,
-                  "blocks": (nb,) if blocks is None else (blocks[0].shape[1], blocks[1].shape[1]),
+                  "blocks": (nb,) if blocks is None else tuple(U.shape[1] for U, _ in blocks),
                   "oracle_points": sum(len(p) for p in b.points)},
         iterates=np.array([vec(X) for X in iterates]), average_gradients=average_gradients,
         optimum=vec(x_star) if x_star is not None else None,
