@@ -12,7 +12,8 @@ Solvers (their measured times are in docs/benchmarks.md; ``benchmarks/bench_fmmc
   diagonalized by the group characters, eigenvalue 1 - sum_s w_s mult_s (1 - cos theta_s(k)). The SDP
   becomes a linear program in the orbit weights (rings, tori, hypercubes, ring lattices; fast at n = 1000),
   solved by ``scipy.optimize.linprog`` with HiGHS's dual simplex (``method="highs-ds"``, no banner, and no
-  cvxpy import: importing cvxpy alone costs ~1.7 s CPU, 30x the LP at n = 1000). The answer is checked
+  cvxpy import: after what ``decbounds gossip`` imports, ``import cvxpy`` alone costs 0.5-0.6 s CPU, five
+  times the whole HiGHS solve, scipy import and check at n = 1000). The answer is checked
   with numpy (`_verify`): W symmetric, doubly stochastic, supported on the graph (non-negative for FMMC),
   and its lam, recomputed by numpy, equal to the LP's value and to HiGHS's dual bound within
   ``LP_VERIFY_TOL``; a disagreement is a ``RuntimeError``. Up to commit a21cd32 this LP was solved by cvxpy
