@@ -162,7 +162,7 @@ def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None
     - "chebyshev": z_R = p_R(W) z_0 with p_R(t) = T_R(t/lam) / T_R(1/lam) (§14), by the Chebyshev three-term
       recurrence: a_0 = 1, b_0 = 0, then a_r = 2 c_r / (lam c_{r+1}), b_r = -c_{r-1} / c_{r+1} with
       c_r = T_r(1/lam), computed through the ratios q_r = c_{r-1}/c_r (no overflow for large R).
-      lam = 0 is the limit p_R(t) = t^R, plain gossip.
+      lam = 0 is the limit p_R(t) = t^R, plain gossip (also used for a subnormal lam, where 2/lam overflows).
     - "plain": a = 1, b = 0.
     Every row has a_r + b_r = 1, so the average of z is kept exactly (to rounding).
 
@@ -218,7 +218,9 @@ def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None
         return schedule
     if eta is not None:
         raise ValueError("eta applies to method='two_tap' only; Chebyshev coefficients follow from lam")
-    if lam == 0.0:
+    if lam == 0.0 or 2.0 / lam == np.inf:
+        # 2/lam overflows for a subnormal lam; there every row is (1, -lam^2/4 -> 0) to rounding, the limit
+        # p_R(t) = t^R (the fuzz suite found rows (0, -0) from the overflow)
         return schedule
     q = lam  # q_1 = c_0 / c_1 = 1 / (1/lam)
     for r in range(1, R):

@@ -32,7 +32,7 @@ from decbounds.instances.averaging import (
 )
 from decbounds.instances.gossip import gossip_matrix, lazy, second_eigenvalue
 from decbounds.instances.graphs import topology
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from decbounds import instances
@@ -90,6 +90,8 @@ def test_exact_averaging_edge_cases() -> None:
 
 @given(lam=st.floats(0.0, 0.999), R=st.integers(0, 60),
        method=st.sampled_from(["two_tap", "chebyshev", "plain"]), start=st.sampled_from(["paper", "plain"]))
+@example(lam=5e-324, R=2, method="chebyshev", start="paper")  # FUZZ=1: 2/lam overflowed, rows (0, -0)
+@example(lam=1e-310, R=3, method="chebyshev", start="plain")
 def test_schedule_rows_keep_the_average(lam: float, R: int, method: str, start: str) -> None:
     schedule = gossip_schedule(method, lam, R, start=start)
     assert schedule.shape == (R, 2)
