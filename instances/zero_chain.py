@@ -22,7 +22,8 @@ Setting 1 instance and the Setting 2 split from it.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+import threading
+from typing import Any, NamedTuple
 
 import numpy as np
 from decbounds.bounds.constants import ZERO_CHAIN_GRAD_INF, ZERO_CHAIN_RANGE, ZERO_CHAIN_SMOOTHNESS
@@ -208,6 +209,113 @@ def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
     term *= dpsi_const
     out += term
     return out
+
+
+class _SmallKernel:
+    """`chain_gradient_dense` for points of one shape with at most ``DENSE_ENTRIES`` entries, its constants and
+    scratch made once. At this size a numpy call costs its overhead, not its arithmetic, so the kernel spends
+    18 calls where `ZeroChainFunctions.grad` spent about 40 (checks, views, a context manager, a scan for
+    non-finite rows, a dozen calls on strided views). Every entry gets the bits of `chain_gradient_dense`:
+    the same operations on it in the same order, constants read from arrays instead of Python floats (the
+    same doubles); what changes is how entries share calls.
+
+    Layout: each row of m points gets a pad column in front, rows x (m + 1) = ``L`` entries per region, and
+    the regions [links | V | Y | W | P | E | term] lie in one buffer at fixed distances, so that two
+    regions that take the same ufunc at the same step share one call, as the two rows of a strided view:
+    (W, E) = (V, Y)^2, (P, W) *= (links, V), exp over (P, E), (E, term) *= (phi_exp, 1/scale), and
+    (E, term)[q] *= (P[q - 1], P[q]), which is acc = E * P_{k-1} and term * P_k. The pad does the first
+    term: Y's pad is 0, so P's exponent there is psi_pad / W = 0 / v_floor^2 = 0, exp gives 1 and ``links``
+    (holding ``first`` in the pad) gives first: P[q - 1] is first_r at the first point of row r and
+    P_{k-1} elsewhere. Past a row's end the next entry is a pad (0): z_{k+1} = 0 instead of the 1 of
+    `chain_gradient_dense`, which changes nothing on finite points, where P_end = exp(.) * 0 = +0 and
+    ndtr(any finite z) * (+0) = +0. The input is copied in and the result out once (fast strided copies).
+
+    The kernel runs only on finite points of moderate size (v = |x| - scale/2 at most ``limit``, where no
+    step can overflow): there no warning can arise, so no ``errstate`` is needed, and no row needs marking
+    NaN. Other points return None and take the general path. Scratch belongs to the kernel and a kernel to
+    one thread (`ZeroChainFunctions._small`); each call returns a fresh array."""
+
+    __slots__ = ("E", "ET", "P", "PE", "PW", "P_shifts", "T", "T_head", "T_next", "V", "VY", "WE", "X_pairs",
+                 "Y", "Y_in", "dpsi", "floor", "half", "limit", "links_V", "ones", "out_view", "psi_pad",
+                 "scales", "shape", "W")
+
+    def __init__(self, shape: tuple[int, ...], m: int, inputs: ChainInputs, constants: tuple[float, ...]
+                 ) -> None:
+        phi_exp, half_scale, v_floor, psi_num, _, inv_scale, dpsi_const = constants
+        self.shape = shape
+        rows = math.prod(shape) // m
+        L = rows * (m + 1)
+        buffer = np.zeros(7 * L)
+        links, self.V, self.Y, W, P, self.E, self.T = (buffer[i * L : (i + 1) * L] for i in range(7))
+        step = buffer.itemsize
+
+        def pair(first: np.ndarray, second: np.ndarray, length: int = L) -> np.ndarray:
+            """The two regions (same buffer) as the rows of one (2, length) view."""
+            offset = (second.__array_interface__["data"][0] - first.__array_interface__["data"][0])
+            return np.lib.stride_tricks.as_strided(first, (2, length), (offset, step))
+
+        self.W, self.P = W, P
+        self.VY, self.WE = buffer[L : 3 * L].reshape(2, L), pair(W, self.E)
+        self.PW, self.links_V = pair(P, W), buffer[: 2 * L].reshape(2, L)
+        self.PE, self.ET = buffer[4 * L : 6 * L], buffer[5 * L :]
+        self.X_pairs, self.P_shifts = pair(self.E[1:], self.T[1:], L - 1), pair(P[:-1], P[1:], L - 1)
+        self.T_head, self.T_next = self.T[:-1], self.Y[1:]
+        padded = (*shape[:-1], m + 1)
+        self.Y_in = self.Y.reshape(padded)[..., 1:]  # where the points go; the pad column stays 0
+        self.out_view = self.E.reshape(padded)[..., 1:]
+        first, link_values, _ = inputs
+        links2 = links.reshape(rows, m + 1)
+        links2[:, 0] = first
+        links2[:, 1:] = link_values.reshape(rows, m)
+        # constants as full arrays: numpy's cheapest operand at this size, the doubles of the Python floats
+        self.half = np.full(L, half_scale)
+        self.floor = np.full(L, v_floor)
+        psi_pad = np.full((rows, m + 1), psi_num)
+        psi_pad[:, 0] = 0.0
+        self.psi_pad = psi_pad.reshape(-1)
+        self.scales = np.concatenate([np.full(L, phi_exp), np.full(L, inv_scale)])
+        self.dpsi = np.full(L, dpsi_const)
+        self.ones = np.ones(L)
+        self.limit = _safe_limit(constants, float(np.max(np.abs(links), initial=0.0)))
+
+    def __call__(self, X: np.ndarray) -> np.ndarray | None:
+        """The gradient at the points X (``shape``, float64), a fresh C-ordered array, or None when X is
+        outside the kernel's range (a non-finite or huge coordinate)."""
+        V, Y, T = self.V, self.Y, self.T
+        np.copyto(self.Y_in, X)
+        np.abs(Y, out=V)
+        np.subtract(V, self.half, out=V)
+        np.maximum(V, self.floor, out=V)  # v, clipped where Psi underflows to 0
+        # every v >= v_floor > 0, so their sum bounds each (a NaN or inf makes it NaN or inf)
+        if not np.dot(V, self.ones) <= self.limit:
+            return None
+        np.multiply(self.VY, self.VY, out=self.WE)  # w = v^2 and E = x^2
+        np.divide(self.psi_pad, self.W, out=self.P)  # psi exponents (0 in the pad)
+        np.sign(Y, out=T)
+        np.multiply(self.T_head, self.T_next, out=self.T_head)  # s_k x_{k+1}
+        np.multiply(self.ET, self.scales, out=self.ET)  # E's exponent -z^2/2 and s_k z_{k+1}
+        np.exp(self.PE, out=self.PE)
+        np.multiply(self.PW, self.links_V, out=self.PW)  # P = [first | P_k] per row, and w = v^3
+        ndtr(T, out=T)
+        np.multiply(self.X_pairs, self.P_shifts, out=self.X_pairs)  # acc into E, term * P_k into term
+        np.divide(T, self.W, out=T)
+        np.multiply(T, self.dpsi, out=T)
+        np.add(self.E, T, out=self.E)
+        out = np.empty(self.shape)
+        np.copyto(out, self.out_view)
+        return out
+
+
+def _safe_limit(constants: tuple[float, ...], links_max: float) -> float:
+    """The largest v = max(|x| - scale/2, v_floor) at which no step of `_SmallKernel` can overflow, so that
+    none warns: with v <= 1e100 and 1e-30 < scale < 1e30, v^3, x^2 / scale^2 and x / scale stay below 1e300
+    and psi_num / v^2 <= 1e6; the links' terms are checked here. -inf (never fast) otherwise."""
+    _, half_scale, v_floor, _, _, _, dpsi_const = constants
+    if not (5e-31 < half_scale < 5e29 and math.isfinite(links_max) and links_max < 1e200):
+        return -math.inf
+    if links_max / v_floor**3 * max(dpsi_const, 1.0) > 1e290:
+        return -math.inf
+    return 1e100
 
 
 def psi(z: np.ndarray) -> np.ndarray:
@@ -426,6 +534,14 @@ class ZeroChainFunctions:
             _HALF_SQRT_2PI * self.scale**3,  # dpsi_const
         )
         self._inputs: dict[tuple[int, int, int | None], ChainInputs] = {}
+        # `_SmallKernel`s by (thread, shape, per_worker): scratch arrays, so never shared between threads
+        self._kernels: dict[tuple[int, tuple[int, ...], int | None], _SmallKernel] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the kernels' scratch is views of one buffer, which a pickle would copy apart: rebuilt on demand
+        state = self.__dict__.copy()
+        state["_kernels"] = {}
+        return state
 
     @staticmethod
     def _check_weights(name: str, weights: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray | None:
@@ -486,6 +602,19 @@ class ZeroChainFunctions:
             self._inputs.clear()
         cached = self._inputs[key] = ChainInputs(first, links, threshold)
         return cached
+
+    def _small(self, X: np.ndarray, per_worker: int | None) -> np.ndarray | None:
+        """The gradient at X (float64, every column, at most ``DENSE_ENTRIES`` entries) by the cached
+        `_SmallKernel` of X's shape, or None where the kernel does not apply (non-finite or huge entries)."""
+        key = (threading.get_ident(), X.shape, per_worker)
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            if len(self._kernels) >= 256:  # bounded, as `_inputs`
+                self._kernels.clear()
+            rows = X.size // self.T
+            kernel = self._kernels[key] = _SmallKernel(X.shape, self.T, self._chain_inputs(rows, self.T, per_worker),
+                                                       self._constants)
+        return kernel(X)
 
     def _grad_rows(self, Y: np.ndarray, m: int, per_worker: int | None) -> np.ndarray:
         """Gradient (..., d) at the points Y (..., d), computed on the first m columns; per_worker as in
@@ -564,7 +693,13 @@ class ZeroChainFunctions:
             If X does not have shape (n, *batch, d).
         """
         X = self._check(X)
-        return self._grad_rows(X, self._prefix(X, width), X.size // (self.n * self.T))
+        m = self._prefix(X, width)
+        per_worker = X.size // (self.n * self.T)
+        if m == self.T and X.size <= DENSE_ENTRIES:  # small states, the engine's inner loop
+            G = self._small(X, per_worker)
+            if G is not None:
+                return G
+        return self._grad_rows(X, m, per_worker)
 
     def value(self, X: np.ndarray, width: int | None = None) -> np.ndarray:
         """Local values (n, *batch)."""
@@ -592,7 +727,12 @@ class ZeroChainFunctions:
             If the last axis of x is not d.
         """
         x = self._check_global(x)
-        return self._grad_rows(x, self._prefix(x, width), None)
+        m = self._prefix(x, width)
+        if m == self.T and x.size <= DENSE_ENTRIES:
+            g = self._small(x, None)
+            if g is not None:
+                return g
+        return self._grad_rows(x, m, None)
 
     def full_value(self, x: np.ndarray, width: int | None = None) -> np.ndarray:
         """f = gain * f_hat(x / scale) at x of shape (*batch, d)."""
