@@ -40,6 +40,7 @@ product too (algorithms.mixing).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -77,7 +78,7 @@ __all__ = [
 DEFAULT_RECORDS = 1000
 # Every this many iterations the divergence guard reads every per-worker array of the state.
 GUARD_EVERY = 32
-# `_squared_distances` sums column by column from this many rows per column on (the crossover measured in
+# `_row_sums` sums column by column from this many rows per column on (the crossover measured in
 # docs/benchmarks.md, with a margin).
 _COLUMN_SUM_ROWS = 50
 # What a run stops on: x_hat eps-stationary ("average"), or that and every worker's model ("both").
@@ -708,7 +709,7 @@ class Snapshot:
 
 @dataclass
 class Book:
-    """Per-configuration outcomes, the shared history, and the anchors of the smoothness certificate."""
+    """Per-configuration outcomes, the shared history, and the anchor of the smoothness certificate."""
 
     k: int
     d: int
@@ -719,8 +720,11 @@ class Book:
     local_pending: bool = True  # some running configuration has no t_eps_local yet
     history: list[tuple[Any, ...]] = field(default_factory=list)
     progress: list[np.ndarray] = field(default_factory=list)
-    anchor: tuple[np.ndarray, np.ndarray] | None = None  # (x_hat, squared radii): `anchor_at`
-    anchor_models: tuple[np.ndarray, np.ndarray] | None = None  # (models, squared radii)
+    smoothness: float | None = None  # L of `anchor_at`; None: no certificate (evaluate at every check)
+    anchor: np.ndarray | None = None  # the models at the last evaluation (`anchor_at`); None: no certificate
+    limits: np.ndarray | None = None  # (k,) squared distances the models may move from the anchor
+    limit: float = -math.inf  # limits[0] as a float when k = 1
+    scratch: np.ndarray | None = None  # (n, k, d), for `certified_above`
 
     def __post_init__(self) -> None:
         self.t_eps = np.full(self.k, -1, dtype=np.int64)
@@ -745,76 +749,101 @@ def measure(x_hat: np.ndarray, models: np.ndarray, f: LocalFunctions, workers: b
     if not workers:
         return Snapshot(x_hat, _row_norms(f.full_grad(x_hat)))
     norms = _row_norms(f.full_grad(np.concatenate([x_hat[None], models], axis=0)))
-    return Snapshot(x_hat, norms[0], norms[1:], np.max(norms[1:], axis=0))
+    return Snapshot(x_hat, norms[0], norms[1:], np.maximum.reduce(norms[1:], axis=0))
 
 
-def anchor_at(book: Book, snap: Snapshot, models: np.ndarray, tol: float, L: float | None) -> None:
-    """Make the evaluation ``snap`` the anchor of `certified_above`: the squared radii
-    ((||grad f(a)|| - tol) (1 - 1e-9) / L)^2 around x_hat and around each worker's model within which a point
-    is provably not eps-stationary (-1 where the norm is not above tol; +inf where the test is not pending,
-    so that it never asks for an evaluation)."""
+# Unit roundoff of float64: the rounding allowances of `anchor_at`.
+_UNIT = 2.0**-53
+
+
+def anchor_at(book: Book, snap: Snapshot, models: np.ndarray, tol: float, L: float | None, largest: float,
+              bound: float) -> None:
+    """Make the evaluation ``snap`` (at the models ``models``, whose largest |entry| is ``largest``) the anchor
+    of `certified_above`: per configuration, the squared distance r^2 that every worker's model may move
+    from its anchor while no pending stopping test can succeed and no model can leave the sup-norm ball
+    ``bound`` (the divergence guard's ``bound.min()``).
+
+    f is L-smooth, so | ||grad f(y)|| - ||grad f(a)|| | <= L ||y - a||, and a point within
+    (||grad f(a)|| - tol) / L of a is not eps-stationary. Where every worker moved at most r:
+
+    - x_hat moved at most r too (the mean of the moves), plus the rounding of the two means,
+      (n + 2) u sqrt(d) times their largest |entry| each (<= largest + r): r is the x_hat radius less that;
+    - the worker with the largest radius is inside it (t_eps_local needs every worker eps-stationary, so one
+      certified worker certifies the configuration): r is at most that radius;
+    - every entry is within largest + r <= bound: r is at most bound - largest.
+
+    Each radius shrinks by 1e-9 (rounding in the gradient norms, as before) and by ``delta`` (rounding in
+    the sums of squares and here). -1 where a radius is not positive or NaN (never certified), +inf where no
+    test is pending and nothing bounds the move. A rule whose ``average`` is not the workers' mean gets no
+    anchor (`execute`): its x_hat is not bounded by the models' moves.
+    """
     if L is None:
         return
-    book.anchor = (snap.x_hat, _squared_radii(snap.grad_norm, tol, L, book.running & (book.t_eps < 0)))
+    n, k, d = models.shape[0], models.shape[1], models.shape[-1]
+    delta = 1e-12 + 8.0 * (d + 8) * _UNIT
+    c = 1.01 * math.sqrt(d) * (n + 2) * _UNIT  # one mean's rounding, relative to its largest |entry|
+    shrink = (1.0 - 1e-9) * (1.0 - delta) / L
+    # x_hat: r + c (2 largest + r) <= radius, i.e. r <= (radius - 2 c largest) / (1 + c)
+    radius = (snap.grad_norm - tol) * (shrink / (1.0 + c))
+    radius -= 2.0 * c * largest / (1.0 + c)
+    radius[~(book.running & (book.t_eps < 0))] = np.inf
     pending = book.running & (book.t_eps_local < 0)
-    book.anchor_models = None
-    if snap.worker_norms is not None and pending.any():
-        book.anchor_models = (models.copy(), _squared_radii(snap.worker_norms, tol, L, pending[None]))
+    if snap.worst_worker is not None and pending.any():
+        workers = (snap.worst_worker - tol) * shrink
+        workers[~pending] = np.inf
+        np.minimum(radius, workers, out=radius)
+    elif pending.any():  # the workers were not evaluated: nothing certifies them
+        radius[pending] = -1.0
+    np.minimum(radius, (bound * (1.0 - delta) - largest) * (1.0 - delta), out=radius)
+    limits = np.where(radius > 0.0, radius * radius, -1.0)
+    if book.anchor is None:
+        book.anchor, book.scratch = models.copy(), np.empty_like(models)
+    else:
+        np.copyto(book.anchor, models)
+    book.limits = limits
+    book.limit = float(limits[0]) if k == 1 else -math.inf
 
 
-def _squared_radii(norms: np.ndarray, tol: float, L: float, pending: np.ndarray) -> np.ndarray:
-    """((norms - tol) (1 - 1e-9) / L)^2 where positive, -1 elsewhere (NaN included), +inf where not pending;
-    the 1e-9 shrink lets rounding cost an evaluation, never skip a needed one."""
-    slack = (norms - tol) * ((1.0 - 1e-9) / L)
-    return np.where(pending, np.where(slack > 0.0, slack * slack, -1.0), np.inf)
-
-
-def certified_above(book: Book, x_hat: np.ndarray, models: np.ndarray) -> bool:
-    """Whether no running configuration can meet a pending stopping test now, proven from the anchor
-    (`anchor_at`) without an evaluation. f is L-smooth, so | ||grad f(y)|| - ||grad f(a)|| | <= L ||y - a||:
-    a point y with ||y - a|| < (||grad f(a)|| - tol) / L is not eps-stationary. x_hat is certified by its
-    anchor, and the workers (for t_eps_local) by any one worker certified by its own; NaN certifies
+def certified_above(book: Book, models: np.ndarray) -> bool:
+    """Whether the smoothness certificate of the last evaluation (`anchor_at`) still proves, without an
+    evaluation, that no running configuration meets a pending stopping test and that no model left the
+    radius: whether every worker's model stayed within the configuration's limit of its anchor (largest
+    squared distance over the workers below the limit). Four numpy calls on the models; NaN certifies
     nothing.
 
     Parameters
     ----------
     book : Book
-        The run's outcomes and anchors.
-    x_hat : numpy.ndarray, shape (k, d)
-        The current outputs.
+        The run's outcomes and anchor.
     models : numpy.ndarray, shape (n, k, d)
         The current local models.
 
     Returns
     -------
     bool
-        True when the evaluation can be skipped; False when it must run (also when there is no anchor).
+        True when the evaluation and the models' divergence test can be skipped; False when they must run
+        (also when there is no anchor).
 
     References
     ----------
     docs/theory.md §1.2 (L-smoothness of the class F_{Delta,L}).
     """
-    if book.anchor is None:
+    anchor, step = book.anchor, book.scratch
+    if anchor is None:
         return False
-    anchor, radii = book.anchor
-    if not (_squared_distances(x_hat, anchor) < radii).all():
-        return False
-    if book.local_pending:
-        if book.anchor_models is None:
-            return False
-        anchor, radii = book.anchor_models
-        if not (_squared_distances(models, anchor) < radii).any(axis=0).all():
-            return False
-    return True
+    np.subtract(models, anchor, out=step)
+    np.multiply(step, step, out=step)
+    worst = np.maximum.reduce(_row_sums(step), axis=0)  # the farthest worker, per configuration
+    if book.k == 1:
+        return bool(worst[0] < book.limit)
+    return bool(np.less(worst, book.limits).all())
 
 
-def _squared_distances(points: np.ndarray, anchor: np.ndarray) -> np.ndarray:
-    """||points - anchor||^2 over the last axis. numpy's reduction over a short last axis pays a fixed cost
-    per row, so many short rows (n workers of a few coordinates each) are summed column by column instead,
-    one vector addition per column. Only `certified_above`'s decision reads the sums, and its 1e-9 margin
+def _row_sums(step: np.ndarray) -> np.ndarray:
+    """Sums over the last axis. numpy's reduction over a short last axis pays a fixed cost per row, so many
+    short rows (n workers of a few coordinates each) are summed column by column instead, one vector
+    addition per column. Only `certified_above`'s decision reads the sums, and ``delta`` of `anchor_at`
     covers any order of summation."""
-    step = points - anchor
-    step *= step
     d = step.shape[-1]
     if step.size < _COLUMN_SUM_ROWS * d * d:
         return np.add.reduce(step, axis=-1)
@@ -825,8 +854,8 @@ def _squared_distances(points: np.ndarray, anchor: np.ndarray) -> np.ndarray:
 
 
 def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.ndarray,
-               bound: np.ndarray, auxiliary_scale: float = 1.0, smallest: float | None = None
-               ) -> dict[int, str]:
+               bound: np.ndarray, auxiliary_scale: float = 1.0, smallest: float | None = None,
+               largest: float | None = None) -> dict[int, str]:
     """The configurations whose state left the region at t, each with the reason: x_hat or an entry of the
     per-worker ``arrays`` (the models first) non-finite or outside the sup-norm ball of ``radius`` around x0
     (tested as |entry| <= ``bound`` = radius + |x0|_inf, which NaN fails).
@@ -850,6 +879,8 @@ def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.n
         Widening of the bound for the arrays after the first (`estimate_scale`).
     smallest : float, optional
         ``bound.min()``, when the caller computed it once for many calls.
+    largest : float, optional
+        The largest |entry| of ``arrays[0]``, when the caller computed it.
 
     Returns
     -------
@@ -870,8 +901,8 @@ def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.n
     if smallest is None:
         smallest = float(bound.min()) if bound.size > 1 else float(bound[0])
     limit = smallest
-    for a in arrays:  # the common case, two numpy calls per array (a NaN fails the comparison)
-        if not np.maximum.reduce(np.abs(a), axis=None) <= limit:
+    for i, a in enumerate(arrays):  # the common case, two numpy calls per array (a NaN fails the comparison)
+        if not (largest if i == 0 and largest is not None else np.maximum.reduce(np.abs(a), axis=None)) <= limit:
             break
         limit = smallest * auxiliary_scale
     else:
@@ -972,19 +1003,25 @@ def checkpoint(t: int, rule: StepRule, state: State, ledger: Ledger, book: Book,
     guarding = t % GUARD_EVERY == 0 or last
     if not (testing or recording or guarding):
         return True
-    f = ledger.problem
-    x_hat = rule.average(state)
     # the models are state.x (`StepRule.worker_arrays` lists them first); the other arrays only when read
     models = state.x
+    certified = testing and not recording and certified_above(book, models)
+    if certified and not guarding:
+        return True  # the common case: proven that no test can succeed and no model left the radius
+    f = ledger.problem
+    x_hat = rule.average(state)
+    evaluating = testing and not certified
+    largest = float(np.maximum.reduce(np.abs(models), axis=None)) if evaluating else None
     diverged = divergence(t, x_hat, rule.worker_arrays(state) if guarding else [models], radius, bound,
-                          auxiliary_scale, smallest)
+                          auxiliary_scale, smallest, largest)
     snap, reached = None, None
-    if testing and (recording or not certified_above(book, x_hat, models)):
+    if evaluating:
         snap = measure(x_hat, models, f, workers=recording or book.local_pending)
         for j in np.flatnonzero(~(snap.grad_norm < np.inf)):
             diverged.setdefault(int(j), f"non-finite gradient norm at x_hat at t = {t}")
         reached = stopping_test(book, t, snap, tol)
-        anchor_at(book, snap, models, tol, settings.smoothness)
+        anchor_at(book, snap, models, tol, book.smoothness, largest, float(bound.min()) if smallest is None
+                  else smallest)
     if not (diverged or reached is not None or recording or last):
         return True  # the common case: nothing stops and nothing is recorded
     closing = set(diverged) | set(np.flatnonzero(book.running)) if last else set(diverged)
@@ -1089,6 +1126,8 @@ def execute(rule: StepRule, ledger: Ledger, settings: LoopSettings, *, algorithm
     smallest = float(bound.min())
     aux = estimate_scale(ledger.oracle)
     book = Book(ledger.k, ledger.d)
+    # the certificate bounds x_hat's move by the models' (`anchor_at`): for the workers' mean only
+    book.smoothness = settings.smoothness if type(rule).average is StepRule.average else None
     state = rule.init(ctx)
     check_state(state, ledger.n)
     with np.errstate(over="ignore", invalid="ignore"):
