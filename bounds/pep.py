@@ -44,6 +44,13 @@ which, with G PSD, also gives lam_max A - B >= 0 and B - lam_min A >= 0 (all thr
 solve). Static: one W serves every round, so one LMI holds all columns. Time-varying: the columns of round t
 share W_t only, one LMI per round (a principal part of the static one: the value can only grow).
 
+Symmetry (``symmetry=True``, the default): a permutation of the agents that maps the SDP onto itself maps
+an optimal (G, f) to another, so their average over the group is optimal and invariant, and an invariant G is
+block-diagonal in a basis adapted to the group. N = 2: the swap, two blocks. An exact circulant W (every
+round) on N >= 3 agents: the cyclic shift, one block per Fourier frequency (about N/2 + 1 blocks of side
+about 2K instead of one of side about 2KN; docs/worst_case.md). Only agent 0's interpolation rows enter
+the solver; the checks below still test every agent's.
+
 The result is checked with numpy after the solve: G PSD within tolerance, every constraint within
 tolerance, and the duality gap from the dual variables of the inhomogeneous constraints (the initial
 condition and the heterogeneity: every other constraint is homogeneous, so the dual objective is
