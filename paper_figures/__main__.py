@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import pathlib
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -22,12 +23,13 @@ from decbounds.paper_figures import (
     predictions,
     sampling,
     spectral_gap,
+    sweep,
     time_varying,
     worst_case,
 )
 from decbounds.paper_figures.plotting import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
 
-__all__ = ["FIGURES", "add_arguments", "main", "run_figures", "run_from_arguments"]
+__all__ = ["CONCURRENT_ORDER", "FIGURES", "add_arguments", "main", "run_figures", "run_from_arguments"]
 
 #: Every figure of the package (module ``paper_figures.<name>``) and its ``make``, in the order they are made.
 FIGURES: dict[str, Callable[..., list[pathlib.Path]]] = {
@@ -42,11 +44,22 @@ FIGURES: dict[str, Callable[..., list[pathlib.Path]]] = {
 }
 
 
-def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFAULT_OUT_DIR, *,
-                full: bool = False, tiny: bool = False) -> int:
-    """Make the figures `names` (all of `FIGURES` if None) in order; print what each wrote and its time.
+#: The order in which the figures ask for their first turn when they are made at once (`run_figures`): the
+#: longest chains of dependent runs first, so that their first points reach the pool first.
+CONCURRENT_ORDER: tuple[str, ...] = ("communication", "spectral_gap", "heterogeneity", "time_varying",
+                                     "sampling", "worst_case", "gossip", "predictions")
 
-    A figure that fails is reported (with its traceback) and the others still run.
+
+def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFAULT_OUT_DIR, *,
+                full: bool = False, tiny: bool = False, concurrent: bool | None = None) -> int:
+    """Make the figures `names` (all of `FIGURES` if None); print what each wrote and its time.
+
+    A figure that fails is reported (with its traceback) and the others still run. Outside tiny mode the
+    figures are made at once (``concurrent``), each in a thread of this process, and their sweeps share
+    one process pool over every core (`sweep.shared_pool`), which runs the most expensive waiting point
+    first whichever figure it is from: the cores stay busy until the whole set is done, not each figure.
+    The figures' own code (plots, tables) runs one figure at a time (`sweep.figure_turn`). The records and
+    tables are those of the figures made one after the other.
 
     Parameters
     ----------
@@ -56,6 +69,8 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
         Output folder.
     full, tiny : bool
         The mode (exclusive); neither is the quick mode.
+    concurrent : bool, optional
+        Make the figures at once (default: unless ``tiny``, whose figures run serially in this process).
 
     Returns
     -------
@@ -81,9 +96,11 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
     if unknown:
         raise ValueError(f"unknown figure(s) {unknown}; the figures are {list(FIGURES)}")
     mode = "full" if full else "tiny" if tiny else "quick"
-    failures = []
+    concurrent = (not tiny) if concurrent is None else concurrent
+    failures: list[str] = []
     start_all = time.perf_counter()
-    for name in names:
+
+    def make_one(name: str) -> None:
         start = time.perf_counter()
         try:
             files = FIGURES[name](out_dir, full=full, tiny=tiny)
@@ -91,10 +108,32 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
             failures.append(name)
             print(f"[{name}] FAILED after {time.perf_counter() - start:.1f} s:", flush=True)
             traceback.print_exc()
-            continue
+            return
         print(f"[{name}] {mode}: {len(files)} files in {time.perf_counter() - start:.1f} s", flush=True)
         for path in files:
             print(f"    {path}")
+
+    if not concurrent or len(names) < 2:
+        for name in names:
+            make_one(name)
+    else:
+        def in_turn(name: str, queued: threading.Event) -> None:
+            with sweep.figure_turn(queued):
+                make_one(name)
+
+        order = sorted(names, key=lambda name: CONCURRENT_ORDER.index(name) if name in CONCURRENT_ORDER
+                       else len(CONCURRENT_ORDER))
+        with sweep.shared_pool():
+            threads = []
+            for name in order:  # each thread queues for its turn before the next starts: turns in `order`
+                queued = threading.Event()
+                thread = threading.Thread(target=in_turn, args=(name, queued), name=f"figure {name}")
+                thread.start()
+                queued.wait()
+                threads.append(thread)
+            for thread in threads:
+                thread.join()
+        failures.sort(key=names.index)
     print(f"all figures ({mode}): {time.perf_counter() - start_all:.1f} s; failed: {failures or 'none'}")
     return 1 if failures else 0
 

@@ -46,6 +46,7 @@ Run: ``python -m decbounds.paper_figures.communication [--full | --tiny] [--out 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import pathlib
 from collections.abc import Sequence
@@ -74,6 +75,7 @@ from decbounds.paper_figures.sweep import (
     SerialExecutor,
     default_executor,
     outcome,
+    point_key,
     run_sweep,
     tune_both,
     winner_index,
@@ -107,6 +109,7 @@ __all__ = [
     "path_metropolis_eigenvalues",
     "path_metropolis_lam",
     "plot",
+    "point_cost",
     "run_measurements",
     "sweep_points",
     "tail_records",
@@ -363,25 +366,60 @@ def sweep_points(mode: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True) -> list[Record]:
-    """Run (or resume) the sweep level by level; on the path a series that hit the cap is not run at larger
-    n (T_eps grows with n there); the broom is one level, so a cap there skips nothing."""
+    """Run (or resume) the sweep; on the path a series that hit the cap is not run at larger n (T_eps grows
+    with n there); the broom's points do not depend on each other, so a cap there skips nothing.
+
+    One `run_sweep`: the smallest path size and every broom point start at once, and each path point that
+    did not hit the cap is followed by its series at the next size (``follow``), so no size waits for the
+    slowest series of the size before. The records are returned level by level (`sweep_points`' order), as
+    when every level was its own sweep."""
     path = pathlib.Path(out_dir) / NAME / "records.jsonl"
+    levels = sweep_points(mode)
+    path_levels = [points for label, points in levels.items() if label.startswith("path")]
+    following: dict[tuple[str, int], dict[str, Any]] = {}
+    for here, there in itertools.pairwise(path_levels):
+        by_series = {point["series"]: point for point in there}
+        following.update({(point["series"], point["n"]): by_series[point["series"]] for point in here
+                          if point["series"] in by_series})
+    broom = [point for label, points in levels.items() if not label.startswith("path") for point in points]
+
+    def follow(record: Record) -> list[dict[str, Any]]:
+        if is_broom(record) or record["result"]["capped"]:
+            return []
+        after = following.get((record["point"]["series"], record["point"]["n"]))
+        return [] if after is None else [after]
+
     executor = SerialExecutor() if MODES[mode]["serial"] else default_executor(2)
-    records: list[Record] = []
-    capped: set[str] = set()
     try:
-        for label, points in sweep_points(mode).items():
-            active = [point for point in points if "D" in point or point["series"] not in capped]
-            if not active:
-                continue
-            level = run_sweep(active, path, runner=measure_point, executor=executor, progress=progress,
-                              desc=f"{NAME} {label}")
-            records += level
-            capped |= {record["point"]["series"] for record in level
-                       if record["result"]["capped"] and not is_broom(record)}
+        found = run_sweep([*path_levels[0], *broom], path, runner=measure_point, executor=executor,
+                          progress=progress, desc=NAME, follow=follow,
+                          cost=functools.partial(point_cost, mode))
     finally:
         executor.shutdown(wait=True)
-    return records
+    by_key = {record["key"]: record for record in found}
+    return [by_key[point_key(point, measure_point)] for points in levels.values() for point in points
+            if point_key(point, measure_point) in by_key]
+
+
+#: Rough CPU seconds of one point at n on the path with the full mode's cap (measured 2026-12-04 on the
+#: 2-core machine, before the engine's speed-up), as (seconds at n = 3, growth per worker); only an order
+#: for the pool (`point_cost`).
+_PATH_COST: dict[str, tuple[float, float]] = {
+    "detag": (0.8, 1 / 15), "detag_paper_start": (0.5, 1 / 5), "defacto": (0.5, 1 / 10),
+    "dpsgd": (0.3, 1 / 32), "dsgt": (0.3, 1 / 40), "d2": (0.3, 1 / 400), "centralized": (0.3, 1 / 1000),
+}
+
+
+def point_cost(mode: str, point: dict[str, Any]) -> float:
+    """The priority of a point in the pool, in rough CPU seconds: a broom point's own cost; a path point's
+    cost plus that of its series at every larger size (the chain it starts: a series goes to n only after
+    n / 2), so that the long DeTAG chain starts first and never waits behind runs of other figures."""
+    scale = MODES[mode]["cap"] / MODES["full"]["cap"]
+    base, growth = _PATH_COST.get(point["series"], (0.5, 1 / 50))
+    if point.get("D") is not None:
+        return scale * (base + growth * 8 * point["D"]) if point["series"] == "detag" else scale * base
+    sizes = [n for n in MODES[mode]["sizes"] if n >= point["n"]]
+    return scale * sum(base + growth * n for n in sizes)
 
 
 # ------------------------------------------------------------------------------------------------- fits

@@ -28,9 +28,12 @@ line, byte for byte, whichever executor ran it (`SerialExecutor`, a process pool
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
+import contextlib
 import functools
 import hashlib
+import heapq
 import itertools
 import json
 import math
@@ -40,6 +43,8 @@ import pathlib
 import platform
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from importlib import metadata
 from typing import Any
@@ -53,8 +58,10 @@ from decbounds import algorithms, bounds
 
 __all__ = [
     "FORKSERVER_PRELOAD",
+    "PROFILE_ENVIRONMENT",
     "VERSIONED_PACKAGES",
     "Point",
+    "PriorityPool",
     "Record",
     "RecordWriter",
     "Runner",
@@ -62,15 +69,18 @@ __all__ = [
     "canonical_json",
     "default_executor",
     "execute",
+    "figure_turn",
     "git_commit",
     "grid",
     "outcome",
     "package_versions",
+    "parallel_map",
     "point_key",
     "predict",
     "read_records",
     "run_sweep",
     "runner_name",
+    "shared_pool",
     "to_jsonable",
     "tune_both",
     "tune_worker_output",
@@ -413,14 +423,251 @@ def default_executor(max_workers: int | None = None) -> concurrent.futures.Execu
     workers = max_workers if max_workers is not None else (os.cpu_count() or 1)
     if workers < 1:
         raise ValueError(f"max_workers must be >= 1; got {max_workers!r}")
+    if _SHARED:
+        return _SharedHandle(_SHARED[-1])
     if workers == 1:
         return SerialExecutor()
+    return _process_pool(workers)
+
+
+def _process_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
+    """A process pool of `workers` processes started from the fork server (`default_executor`)."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(list(FORKSERVER_PRELOAD))  # no effect once the server runs
     else:
         context = multiprocessing.get_context("spawn")
     return concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
+class PriorityPool(concurrent.futures.Executor):
+    """A process pool that gives a free worker the most expensive task waiting, whichever sweep it is from.
+
+    The sweeps of several figures run at once share one pool (`shared_pool`): each `run_sweep` submits its
+    points with their `cost`, and the pool keeps them in one queue, most expensive first (ties in the order
+    submitted), handing at most ``max_workers`` to the processes at a time. So both cores stay busy to the
+    end of the whole set, not only of one sweep, and the long runs of every figure start first. Records do
+    not depend on the pool (module docstring), only the order of the lines does.
+
+    Parameters
+    ----------
+    max_workers : int, optional
+        Processes, >= 1 (default ``os.cpu_count()``); the processes are those of `default_executor`.
+
+    Examples
+    --------
+    >>> with PriorityPool(1) as pool:
+    ...     pool.submit_with_cost(2.0, sum, [1, 2]).result()
+    3
+    """
+
+    def __init__(self, max_workers: int | None = None) -> None:
+        self.max_workers = max_workers if max_workers is not None else (os.cpu_count() or 1)
+        if self.max_workers < 1:
+            raise ValueError(f"max_workers must be >= 1; got {max_workers!r}")
+        self._pool = _process_pool(self.max_workers)
+        self._waiting: list[tuple[Any, ...]] = []  # (-cost, order, future, fn, args, kwargs), a heap
+        self._order = itertools.count()
+        self._running = 0
+        self._closed = False
+        self._condition = threading.Condition()
+        self._feeder = threading.Thread(target=self._feed, name="PriorityPool feeder", daemon=True)
+        self._feeder.start()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
+        """`submit_with_cost` at cost 0 (after every task of a positive cost)."""
+        return self.submit_with_cost(0.0, fn, *args, **kwargs)
+
+    def submit_with_cost(self, cost: float, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+                         ) -> concurrent.futures.Future:
+        """Queue ``fn(*args, **kwargs)``; of the tasks waiting, the one of the largest `cost` starts first."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        with self._condition:
+            if self._closed:
+                raise RuntimeError("cannot submit to a closed PriorityPool")
+            heapq.heappush(self._waiting, (-float(cost), next(self._order), future, fn, args, kwargs))
+            self._condition.notify_all()
+        return future
+
+    def _feed(self) -> None:
+        while True:
+            with self._condition:
+                while not (self._waiting and self._running < self.max_workers):
+                    if self._closed and not self._waiting:
+                        return
+                    self._condition.wait()
+                _, _, future, fn, args, kwargs = heapq.heappop(self._waiting)
+                if not future.set_running_or_notify_cancel():  # cancelled while waiting
+                    continue
+                self._running += 1
+            try:
+                inner = self._pool.submit(fn, *args, **kwargs)
+            except BaseException as error:  # a broken pool: deliver it through the future
+                self._finished(future, None, error)
+                continue
+            inner.add_done_callback(functools.partial(self._relay, future))
+
+    def _relay(self, future: concurrent.futures.Future, inner: concurrent.futures.Future) -> None:
+        try:
+            value = inner.result()
+        except BaseException as error:
+            self._finished(future, None, error)
+        else:
+            self._finished(future, value, None)
+
+    def _finished(self, future: concurrent.futures.Future, value: Any, error: BaseException | None) -> None:
+        with self._condition:
+            self._running -= 1
+            self._condition.notify_all()
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop taking tasks; ``cancel_futures`` cancels those waiting, ``wait`` runs the rest first."""
+        with self._condition:
+            self._closed = True
+            if cancel_futures:
+                for _, _, future, *_ in self._waiting:
+                    future.cancel()
+                self._waiting.clear()
+            self._condition.notify_all()
+        if wait:
+            self._feeder.join()
+        self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+class _SharedHandle(concurrent.futures.Executor):
+    """The shared pool as a figure sees it: submitting goes to the pool, shutting down leaves it running."""
+
+    def __init__(self, pool: PriorityPool) -> None:
+        self.pool = pool
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
+        return self.pool.submit(fn, *args, **kwargs)
+
+    def submit_with_cost(self, cost: float, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+                         ) -> concurrent.futures.Future:
+        return self.pool.submit_with_cost(cost, fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        del wait, cancel_futures  # the pool belongs to `shared_pool`
+
+
+_SHARED: list[PriorityPool] = []
+
+
+@contextlib.contextmanager
+def shared_pool(max_workers: int | None = None) -> Iterator[PriorityPool]:
+    """Inside the block, `default_executor` hands every caller the same `PriorityPool` (a handle whose
+    ``shutdown`` does nothing), so that the sweeps of figures run at once (`figure_thread`) share its
+    processes; the pool is shut down when the block ends (the tasks still waiting are cancelled).
+
+    Examples
+    --------
+    >>> with shared_pool(2) as pool:
+    ...     default_executor().pool is pool
+    True
+    """
+    pool = PriorityPool(max_workers)
+    _SHARED.append(pool)
+    try:
+        yield pool
+    finally:
+        _SHARED.remove(pool)
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _Turns:
+    """A first-come, first-served lock: the threads of `figure_turn` take turns in the order they ask."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._queue: collections.deque[object] = collections.deque()
+        self._busy = False
+        self._local = threading.local()
+
+    def held(self) -> bool:
+        return getattr(self._local, "held", False)
+
+    def acquire(self, queued: threading.Event | None = None) -> None:
+        ticket = object()
+        with self._condition:
+            self._queue.append(ticket)
+            if queued is not None:
+                queued.set()
+            while self._busy or self._queue[0] is not ticket:
+                self._condition.wait()
+            self._queue.popleft()
+            self._busy = True
+        self._local.held = True
+
+    def release(self) -> None:
+        self._local.held = False
+        with self._condition:
+            self._busy = False
+            self._condition.notify_all()
+
+
+_TURNS = _Turns()
+
+
+@contextlib.contextmanager
+def figure_turn(queued: threading.Event | None = None) -> Iterator[None]:
+    """Run the block as one of several figures made at once in threads of one process: only one such block
+    runs at a time, turns go in the order asked (`queued` is set once this thread is in the queue), and
+    `run_sweep` and `parallel_map` give the turn away while they wait for the pool. So the figures' sweeps
+    overlap in the pool, while the code of the figures (matplotlib's pyplot and the figure modules' caches
+    are not thread-safe) runs one figure at a time."""
+    _TURNS.acquire(queued)
+    try:
+        yield
+    finally:
+        _TURNS.release()
+
+
+@contextlib.contextmanager
+def _turn_given_away() -> Iterator[None]:
+    """Within `figure_turn`, let the other figures run for the duration of the block (a wait)."""
+    if not _TURNS.held():
+        yield
+        return
+    _TURNS.release()
+    try:
+        yield
+    finally:
+        _TURNS.acquire()
+
+
+def parallel_map(function: Callable[[Any], Any], items: Sequence[Any], *,
+                 cost: Callable[[Any], float] | None = None,
+                 executor: concurrent.futures.Executor | None = None) -> list[Any]:
+    """``[function(item) for item in items]`` on an executor (`default_executor`, shut down at the end, when
+    None: the shared pool inside `shared_pool`), most expensive first when `cost` is given; the turn of
+    `figure_turn` is given away while waiting. `function` must be a top-level function (it is pickled).
+
+    Examples
+    --------
+    >>> parallel_map(abs, [-1, 2, -3], executor=SerialExecutor())
+    [1, 2, 3]
+    """
+    own = executor is None
+    pool = default_executor() if own else executor
+    try:
+        order = sorted(range(len(items)), key=lambda i: -float(cost(items[i]))) if cost else range(len(items))
+        futures: dict[int, concurrent.futures.Future] = {}
+        for index in order:
+            if cost is not None and hasattr(pool, "submit_with_cost"):
+                futures[index] = pool.submit_with_cost(float(cost(items[index])), function, items[index])
+            else:
+                futures[index] = pool.submit(function, items[index])
+        with _turn_given_away():
+            concurrent.futures.wait(list(futures.values()))
+        return [futures[index].result() for index in range(len(items))]
+    finally:
+        if own:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 # ------------------------------------------------------------------------------------ versions, predictions
@@ -559,6 +806,22 @@ def predict(params: Mapping[str, Any], names: Sequence[str] | None = None) -> tu
 
 # ------------------------------------------------------------------------------------- executing one point
 
+#: An environment variable: when it names a file, `execute` appends to it one JSON line per point run, with
+#: the runner, the key, the point and the CPU and wall seconds of the run (``cpu``, ``wall``). For measuring
+#: where a sweep's time goes; the records are not touched.
+PROFILE_ENVIRONMENT = "DECBOUNDS_SWEEP_PROFILE"
+
+
+def _log_profile(path: str, runner: Runner, point: Point, cpu: float, wall: float) -> None:
+    line = canonical_json({"runner": runner_name(runner), "key": point_key(point, runner), "point": point,
+                           "cpu": round(cpu, 3), "wall": round(wall, 3), "pid": os.getpid()}) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+
 
 def execute(runner: Runner, point: Point) -> Record:
     """Run one point and build its record (module docstring); top-level so executors can pickle it.
@@ -584,7 +847,12 @@ def execute(runner: Runner, point: Point) -> Record:
     TypeError
         If the runner returns anything but a dict with "result" (and optionally "params").
     """
+    profile = os.environ.get(PROFILE_ENVIRONMENT)
+    if profile:
+        cpu, wall = time.process_time(), time.perf_counter()
     output = runner(point)
+    if profile:
+        _log_profile(profile, runner, point, time.process_time() - cpu, time.perf_counter() - wall)
     if not isinstance(output, Mapping) or "result" not in output:
         raise TypeError(
             f"runner {runner_name(runner)} must return a dict with a 'result' entry; got {output!r}"
@@ -621,6 +889,7 @@ def run_sweep(
     desc: str | None = None,
     fsync: bool = True,
     cost: Callable[[Point], float] | None = None,
+    follow: Callable[[Record], Iterable[Point]] | None = None,
 ) -> list[Record]:
     """Run every point of `points` whose record is not yet in `path`; return the records of all `points`.
 
@@ -654,7 +923,14 @@ def run_sweep(
     cost : callable, optional
         An estimate of a point's run time: the points are submitted most expensive first, so that the
         workers of a pool finish together (longest processing time first) instead of one worker running
-        the heaviest points at the end. It changes neither the records nor their returned order.
+        the heaviest points at the end. It changes neither the records nor their returned order. On a
+        `PriorityPool` (`shared_pool`) the cost also ranks the points among those of other sweeps: give
+        it in seconds.
+    follow : callable, optional
+        ``follow(record) -> points``: points to run once `record` exists (a series that goes on to the
+        next size only if it did not hit its cap there). Each is run (or found in the file) like the
+        given points, and is followed in turn; the sweep ends when nothing is left to run. Followed
+        points are returned after the given ones, in the order found.
 
     Returns
     -------
@@ -689,17 +965,37 @@ def run_sweep(
     """
     name = runner_name(runner)
     ordered: dict[str, Point] = {}
-    for point in points:
-        if not isinstance(point, Mapping):
-            raise TypeError(f"every sweep point must be a dict; got {type(point).__name__}")
-        clean = json.loads(canonical_json(point))
-        ordered.setdefault(point_key(clean, name), clean)
+
+    def admit(new: Iterable[Point]) -> list[tuple[str, Point]]:
+        """The points of `new` not seen before, as (key, point), now in `ordered`."""
+        admitted = []
+        for point in new:
+            if not isinstance(point, Mapping):
+                raise TypeError(f"every sweep point must be a dict; got {type(point).__name__}")
+            clean = json.loads(canonical_json(point))
+            key = point_key(clean, name)
+            if key not in ordered:
+                ordered[key] = clean
+                admitted.append((key, clean))
+        return admitted
 
     done = {record["key"]: record for record in read_records(path) if record.get("runner") == name}
-    todo = [(key, point) for key, point in ordered.items() if key not in done]
-    if cost is not None:  # stable: equal costs keep the grid's order
-        todo.sort(key=lambda item: -float(cost(item[1])))
 
+    def unfinished(items: Iterable[tuple[str, Point]]) -> list[tuple[str, Point]]:
+        """The items without a record, and (with `follow`) those that the records of the others lead to."""
+        pending, queue = [], list(items)
+        while queue:
+            key, point = queue.pop(0)
+            if key not in done:
+                pending.append((key, point))
+            elif follow is not None:
+                queue += admit(follow(done[key]))
+        return pending
+
+    def by_cost(items: list[tuple[str, Point]]) -> list[tuple[str, Point]]:
+        return items if cost is None else sorted(items, key=lambda item: -float(cost(item[1])))  # stable
+
+    todo = by_cost(unfinished(admit(points)))
     if todo:
         own_executor = executor is None
         pool = default_executor(max_workers) if own_executor else executor
@@ -707,11 +1003,12 @@ def run_sweep(
             with RecordWriter(path, fsync=fsync) as writer:
                 # A record written by a concurrent process between reading and locking would be duplicated.
                 done.update((r["key"], r) for r in read_records(path) if r.get("runner") == name)
-                todo = [(key, point) for key, point in todo if key not in done]
+                todo = by_cost(unfinished(todo))
                 bar = tqdm(total=len(ordered), initial=len(ordered) - len(todo), desc=desc or "sweep",
                            disable=not progress, unit="run", file=sys.stderr)
+                incoming: list[tuple[str, Point]] = []
                 try:
-                    for key, future, futures in _completed(pool, runner, todo):
+                    for key, future, futures in _completed(pool, runner, todo, cost, incoming):
                         try:
                             record = future.result()
                         except Exception as error:
@@ -722,6 +1019,9 @@ def run_sweep(
                             ) from error
                         writer.append(record)
                         done[key] = record
+                        if follow is not None:
+                            incoming += by_cost(unfinished(admit(follow(record))))
+                            bar.total = len(ordered)
                         bar.update(1)
                 finally:
                     bar.close()
@@ -732,17 +1032,44 @@ def run_sweep(
 
 
 def _completed(
-    pool: concurrent.futures.Executor, runner: Runner, todo: Sequence[tuple[str, Point]]
+    pool: concurrent.futures.Executor, runner: Runner, todo: Sequence[tuple[str, Point]],
+    cost: Callable[[Point], float] | None, incoming: list[tuple[str, Point]],
 ) -> Iterator[tuple[str, concurrent.futures.Future, Iterable[concurrent.futures.Future]]]:
-    """(key, finished future, every future) in completion order; one at a time, in order, when serial."""
+    """(key, finished future, every future) in completion order; one at a time, in order, when serial.
+
+    Items the caller appends to `incoming` while handling a finished future are submitted before the next
+    wait (serially: run after the items already queued)."""
     if isinstance(pool, SerialExecutor):  # run lazily so each record is written as soon as it exists
-        for key, point in todo:
+        queue = list(todo)
+        while queue or incoming:
+            queue += incoming
+            incoming.clear()
+            key, point = queue.pop(0)
             future = pool.submit(execute, runner, point)
             yield key, future, (future,)
         return
-    futures = {pool.submit(execute, runner, point): key for key, point in todo}
-    for future in concurrent.futures.as_completed(futures):
-        yield futures[future], future, futures
+    futures: dict[concurrent.futures.Future, str] = {}
+
+    def submit(items: Iterable[tuple[str, Point]]) -> None:
+        for key, point in items:
+            if cost is not None and hasattr(pool, "submit_with_cost"):
+                futures[pool.submit_with_cost(float(cost(point)), execute, runner, point)] = key
+            else:
+                futures[pool.submit(execute, runner, point)] = key
+
+    submit(todo)
+    waiting = set(futures)
+    while waiting:
+        with _turn_given_away():  # other figures of this process run while this one waits
+            finished, _ = concurrent.futures.wait(waiting, return_when=concurrent.futures.FIRST_COMPLETED)
+        for future in sorted(finished, key=lambda f: futures[f]):
+            waiting.discard(future)
+            yield futures[future], future, futures
+            if incoming:
+                new = len(futures)
+                submit(incoming)
+                incoming.clear()
+                waiting.update(list(futures)[new:])
 
 
 # ------------------------------------------------------------------------------------ results in records

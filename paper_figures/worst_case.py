@@ -54,6 +54,7 @@ from decbounds.paper_figures.plotting import (
     save_figure,
     style,
 )
+from decbounds.paper_figures.sweep import SerialExecutor, parallel_map
 
 from decbounds import bounds
 
@@ -154,6 +155,28 @@ def solve_point(method: str, K: int, lam: float) -> dict[str, Any]:
     return row
 
 
+def _solve(point: tuple[str, int, float]) -> dict[str, Any]:
+    """`solve_point` of a (method, K, lam) tuple, for `parallel_map`."""
+    return solve_point(*point)
+
+
+def _linear_solve(point: tuple[str, int, float]) -> dict[str, Any]:
+    """`_linear_point` of a (method, K, lam) tuple, for `parallel_map`."""
+    return _linear_point(*point)
+
+
+def _solve_cost(point: tuple[str, int, float]) -> float:
+    """A rough order of an SDP's seconds: its Gram side grows with the rounds, the solve about as its cube."""
+    method, K, _ = point
+    return 0.002 * rounds(method, K) ** 3
+
+
+def _executor(tiny: bool) -> Any:
+    """The solves run in this process in tiny mode (the test suite), else on the pool of every core (or the
+    pool the figures share, `sweep.shared_pool`)."""
+    return SerialExecutor() if tiny else None
+
+
 def _rounds_of(row: dict[str, Any]) -> float:
     return row["rounds"]
 
@@ -204,9 +227,11 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     mode = MODES["full" if full else "tiny" if tiny else "quick"]
     # one DeTAG phase never moves (the tracker starts at 0): its worst case is infinite, so DeTAG starts at 2
     # phases, and stops at the others' largest round count (its SDP grows with the 2 R gossip rounds a phase)
-    rows_a = [solve_point(method, K, LAM_A) for method, _ in FIGURE_METHODS for K in mode.K_a
-              if (2 if method == "detag" else 1) <= K and rounds(method, K) <= max(mode.K_a)]
-    rows_b = [solve_point(method, mode.K_b, lam) for method, _ in FIGURE_METHODS for lam in mode.lams_b]
+    points_a = [(method, K, LAM_A) for method, _ in FIGURE_METHODS for K in mode.K_a
+                if (2 if method == "detag" else 1) <= K and rounds(method, K) <= max(mode.K_a)]
+    points_b = [(method, mode.K_b, lam) for method, _ in FIGURE_METHODS for lam in mode.lams_b]
+    rows = parallel_map(_solve, points_a + points_b, cost=_solve_cost, executor=_executor(tiny))
+    rows_a, rows_b = rows[: len(points_a)], rows[len(points_a):]
 
     fig, (axis_a, axis_b) = new_figure(1, 2, width=6.0, height=4.6)
     for method, catalog in FIGURE_METHODS:
@@ -291,7 +316,8 @@ def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
         ``worst_case_linear.png``, ``.pdf`` and ``.csv``.
     """
     Ks, lams = LINEAR_MODES["full" if full else "tiny" if tiny else "quick"]
-    rows = [_linear_point(m, K, lam) for m in LINEAR_METHODS for lam in lams for K in Ks]
+    rows = parallel_map(_linear_solve, [(m, K, lam) for m in LINEAR_METHODS for lam in lams for K in Ks],
+                        cost=_solve_cost, executor=_executor(tiny))
     rates = {(m, lam): linear_rate([r for r in rows if r["method"] == m and r["lam"] == lam])
              for m in LINEAR_METHODS for lam in lams}
     for row in rows:

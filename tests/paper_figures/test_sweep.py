@@ -334,3 +334,111 @@ def test_runner_run_as_main_is_named_by_its_import_name(monkeypatch) -> None:
 
     measure.__module__, measure.__qualname__ = "__main__", "measure"
     assert sweep.runner_name(measure) == "decbounds.paper_figures.some_figure:measure"
+
+
+# ------------------------------------------------------------------------- follow, the shared pool, turns
+
+
+def _follow_to_larger_x(record: dict) -> list[dict]:
+    """The next x of a series while its run did not hit the cap (as communication's sizes)."""
+    point = record["point"]
+    if record["result"]["t_eps"] is None or point["x"] >= 16:
+        return []
+    return [{**point, "x": point["x"] * 2}]
+
+
+def test_follow_runs_the_chains_and_resumes_them(tmp_path) -> None:
+    starts = [{"x": 1.0, "exponent": e, "cap": 50, "predict": []} for e in (1.0, 2.0)]
+    path = tmp_path / "chain.jsonl"
+    records = run_sweep(starts, path, runner=power_law_runner, executor=SerialExecutor(), progress=False,
+                        follow=_follow_to_larger_x)
+    # exponent 1: x = 1, 2, 4, 8, 16 (t_eps 16 <= 50: stops at the last size); exponent 2: 1, 2, 4, 8 (t_eps
+    # 64 > 50 at x = 8: capped, not followed)
+    seen = sorted((r["point"]["exponent"], r["point"]["x"]) for r in records)
+    assert seen == [(1.0, x) for x in (1.0, 2.0, 4.0, 8.0, 16.0)] + [(2.0, x) for x in (1.0, 2.0, 4.0, 8.0)]
+    assert [r["point"] for r in records[:2]] == starts  # the given points first
+    before = path.read_bytes()
+    again = run_sweep(starts, path, runner=power_law_runner, executor=SerialExecutor(), progress=False,
+                      follow=_follow_to_larger_x)
+    assert path.read_bytes() == before and by_key(again) == by_key(records)  # resumed: nothing ran
+    # a chain cut by a kill goes on where it stopped
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:4]))
+    resumed = run_sweep(starts, path, runner=power_law_runner, executor=SerialExecutor(), progress=False,
+                        follow=_follow_to_larger_x)
+    assert by_key(resumed) == by_key(records) and len(read_records(path)) == len(records)
+
+
+def test_follow_in_a_process_pool_gives_the_serial_records(tmp_path) -> None:
+    starts = [{"x": 1.0, "exponent": e, "cap": 50, "noise": 0.1, "seed": s, "predict": []}
+              for e in (1.0, 2.0) for s in (0, 1)]
+    serial = run_sweep(starts, tmp_path / "s.jsonl", runner=power_law_runner, executor=SerialExecutor(),
+                       progress=False, follow=_follow_to_larger_x)
+    with sweep.shared_pool(2):
+        pooled = run_sweep(starts, tmp_path / "p.jsonl", runner=power_law_runner, progress=False,
+                           follow=_follow_to_larger_x, cost=lambda point: point["x"])
+    assert by_key(pooled) == by_key(serial)
+
+
+def test_priority_pool_starts_the_most_expensive_waiting_task_first() -> None:
+    with sweep.PriorityPool(1) as pool:
+        blocker = pool.submit(time.sleep, 0.5)  # holds the one worker while the others queue
+        futures = [pool.submit_with_cost(cost, time.monotonic) for cost in (1.0, 3.0, 2.0)]
+        cancelled = pool.submit_with_cost(5.0, time.monotonic)
+        assert cancelled.cancel()
+        blocker.result()
+        started = [future.result() for future in futures]
+    assert started[1] < started[2] < started[0]  # costs 3, 2, 1
+    assert cancelled.cancelled()
+
+
+def test_priority_pool_delivers_exceptions_and_refuses_work_when_closed() -> None:
+    pool = sweep.PriorityPool(2)
+    failing = pool.submit(math.sqrt, -1.0)
+    with pytest.raises(ValueError, match="math domain"):
+        failing.result()
+    pool.shutdown()
+    with pytest.raises(RuntimeError, match="closed"):
+        pool.submit(abs, -1)
+
+
+def test_shared_pool_is_every_default_executor_inside_the_block() -> None:
+    with sweep.shared_pool(2) as pool:
+        first, second = sweep.default_executor(2), sweep.default_executor()
+        assert first.pool is pool and second.pool is pool
+        first.shutdown(wait=True)  # a figure's shutdown leaves the shared pool running
+        assert first.submit(abs, -3).result() == 3
+    assert isinstance(sweep.default_executor(2), concurrent.futures.ProcessPoolExecutor)
+    assert isinstance(sweep.default_executor(1), SerialExecutor)
+
+
+def test_parallel_map_keeps_the_order_of_the_items() -> None:
+    assert sweep.parallel_map(abs, [-3, 1, -2], executor=SerialExecutor()) == [3, 1, 2]
+    with sweep.shared_pool(2):
+        assert sweep.parallel_map(abs, [-3, 1, -2], cost=abs) == [3, 1, 2]
+
+
+def test_figure_turns_go_in_the_order_asked_and_are_given_away_while_waiting(tmp_path) -> None:
+    import threading
+
+    events: list[str] = []
+
+    def figure(name: str, queued: threading.Event, points: list[dict]) -> None:
+        with sweep.figure_turn(queued):
+            events.append(f"{name} starts")
+            run_sweep(points, tmp_path / f"{name}.jsonl", runner=power_law_runner, progress=False)
+            events.append(f"{name} ends")
+
+    with sweep.shared_pool(2):
+        threads = []
+        for name, sleep in (("a", 0.5), ("b", 0.0)):
+            queued = threading.Event()
+            points = [{"x": 2.0, "exponent": 1.0, "sleep": sleep, "predict": []}]
+            thread = threading.Thread(target=figure, args=(name, queued, points))
+            thread.start()
+            queued.wait()
+            threads.append(thread)
+        for thread in threads:
+            thread.join()
+    # a waits for its slow run without the turn: b runs meanwhile and ends first
+    assert events == ["a starts", "b starts", "b ends", "a ends"]
