@@ -78,9 +78,6 @@ __all__ = [
 DEFAULT_RECORDS = 1000
 # Every this many iterations the divergence guard reads every per-worker array of the state.
 GUARD_EVERY = 32
-# `_row_sums` sums column by column from this many rows per column on (the crossover measured in
-# docs/benchmarks.md, with a margin).
-_COLUMN_SUM_ROWS = 50
 # What a run stops on: x_hat eps-stationary ("average"), or that and every worker's model ("both").
 STOP_RULES: tuple[str, ...] = ("both", "average")
 
@@ -393,6 +390,8 @@ def _context_class(ledger: Ledger) -> type[Context]:
             raise BudgetViolationError("this algorithm was prepared without a gossip matrix")
         return W.at(L.t)
 
+    fixed = W if type(W) is MixingOperator else None  # a fixed W: no lookup per round
+
     class RunContext(Context):
         __slots__ = ()
 
@@ -430,10 +429,12 @@ def _context_class(ledger: Ledger) -> type[Context]:
 
         def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None,
                    vectors: int | None = None, add: Sequence[np.ndarray | None] | None = None) -> Any:
-            M = gossip_operator()
+            M = fixed or gossip_operator()
             open_round(len(Z) if vectors is None else int(vectors), M.links)
             if gossip_counts:
                 counters.gossip_rounds += 1
+            if len(Z) == 1 and (out is None or len(out) == 1) and (add is None or len(add) == 1):
+                return M.apply(Z[0], None if out is None else out[0], None if add is None else add[0])
             outs = [None] * len(Z) if out is None else out
             adds = [None] * len(Z) if add is None else add
             results = tuple(M.apply(z, o, v) for z, o, v in zip(Z, outs, adds, strict=True))
@@ -441,7 +442,7 @@ def _context_class(ledger: Ledger) -> type[Context]:
 
         def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: np.ndarray, previous: np.ndarray,
                            b: np.ndarray, *, vectors: int | None = None) -> np.ndarray:
-            M = gossip_operator()
+            M = fixed or gossip_operator()
             open_round(1 if vectors is None else int(vectors), M.links)
             if gossip_counts:
                 counters.gossip_rounds += 1
@@ -696,15 +697,33 @@ class LoopSettings:
     callback: Callable[[int, State, Context], None] | None = None  # after init (t = 0) and each iteration
 
 
-@dataclass
 class Snapshot:
     """What one evaluation measured, per configuration: x_hat (k, d), ||grad f(x_hat)|| (k,), and, when the
-    workers were evaluated, ||grad f(x_i)|| (n, k) and their max over i (k,)."""
+    workers were evaluated, ||grad f(x_i)|| (n, k) and their max over i (k,, computed when first read);
+    ``norms`` holds every norm measured, x_hat's first ((n + 1, k), or (k,) without the workers)."""
 
-    x_hat: np.ndarray
-    grad_norm: np.ndarray
-    worker_norms: np.ndarray | None = None
-    worst_worker: np.ndarray | None = None
+    __slots__ = ("_worst", "grad_norm", "norms", "worker_norms", "x_hat")
+
+    def __init__(self, x_hat: np.ndarray, grad_norm: np.ndarray, worker_norms: np.ndarray | None = None,
+                 norms: np.ndarray | None = None) -> None:
+        self.x_hat, self.grad_norm, self.worker_norms = x_hat, grad_norm, worker_norms
+        self.norms = grad_norm if norms is None else norms
+        self._worst: np.ndarray | None = None
+
+    @property
+    def worst_worker(self) -> np.ndarray | None:
+        """max_i ||grad f(x_i)|| (k,), None when the workers were not evaluated."""
+        if self._worst is None and self.worker_norms is not None:
+            self._worst = np.maximum.reduce(self.worker_norms, axis=0)
+        return self._worst
+
+    def quiet(self, tol: float) -> bool:
+        """Whether every norm measured is finite and above tol: then no configuration reached a T_eps and
+        none has a non-finite gradient norm, proven without the bookkeeping of `stopping_test` (NaN fails
+        both tests)."""
+        norms = self.norms.reshape(-1)
+        # argmin / argmax index a NaN when there is one, and cost a fraction of a reduction
+        return bool(norms[norms.argmin()] > tol and norms[norms.argmax()] < np.inf)
 
 
 @dataclass
@@ -713,6 +732,7 @@ class Book:
 
     k: int
     d: int
+    n: int = 1
     t_eps: np.ndarray = field(init=False)  # -1: not reached
     t_eps_local: np.ndarray = field(init=False)
     running: np.ndarray = field(init=False)
@@ -721,21 +741,34 @@ class Book:
     history: list[tuple[Any, ...]] = field(default_factory=list)
     progress: list[np.ndarray] = field(default_factory=list)
     smoothness: float | None = None  # L of `anchor_at`; None: no certificate (evaluate at every check)
-    anchor: np.ndarray | None = None  # the models at the last evaluation (`anchor_at`); None: no certificate
-    limits: np.ndarray | None = None  # (k,) squared distances the models may move from the anchor
-    limit: float = -math.inf  # limits[0] as a float when k = 1
-    scratch: np.ndarray | None = None  # (n, k, d), for `certified_above`
+    certificate: Certificate | None = None  # of the last evaluation (`anchor_at`); None: none yet
+    # (n + 1, k): 0 where x_hat's (row 0) or the workers' (rows 1..n) stopping test is pending, else +inf
+    masks: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         self.t_eps = np.full(self.k, -1, dtype=np.int64)
         self.t_eps_local = np.full(self.k, -1, dtype=np.int64)
         self.running = np.ones(self.k, dtype=bool)
         self.final = [None] * self.k
+        self.masks = np.zeros((self.n + 1, self.k))
+
+    def update(self) -> None:
+        """Refresh what follows from t_eps, t_eps_local and running (after any of them changed)."""
+        local = self.running & (self.t_eps_local < 0)
+        self.local_pending = bool(local.any())
+        self.masks[0] = np.where(self.running & (self.t_eps < 0), 0.0, np.inf)
+        self.masks[1:] = np.where(local, 0.0, np.inf)
 
 
 def _row_norms(A: np.ndarray) -> np.ndarray:
     """Euclidean norms over the last axis, each row summed on its own (the same bits in any batch)."""
     return np.sqrt(np.add.reduce(A * A, axis=-1))
+
+
+def _largest_abs(A: np.ndarray) -> float:
+    """max |entry| of A (NaN when A holds a NaN): argmax costs a fraction of a reduction."""
+    magnitude = np.abs(A).reshape(-1)
+    return float(magnitude[magnitude.argmax()])
 
 
 def _max_abs(A: np.ndarray) -> np.ndarray:
@@ -749,108 +782,137 @@ def measure(x_hat: np.ndarray, models: np.ndarray, f: LocalFunctions, workers: b
     if not workers:
         return Snapshot(x_hat, _row_norms(f.full_grad(x_hat)))
     norms = _row_norms(f.full_grad(np.concatenate([x_hat[None], models], axis=0)))
-    return Snapshot(x_hat, norms[0], norms[1:], np.maximum.reduce(norms[1:], axis=0))
+    return Snapshot(x_hat, norms[0], norms[1:], norms)
 
 
 # Unit roundoff of float64: the rounding allowances of `anchor_at`.
 _UNIT = 2.0**-53
 
 
-def anchor_at(book: Book, snap: Snapshot, models: np.ndarray, tol: float, L: float | None, largest: float,
-              bound: float) -> None:
-    """Make the evaluation ``snap`` (at the models ``models``, whose largest |entry| is ``largest``) the anchor
-    of `certified_above`: per configuration, the squared distance r^2 that every worker's model may move
-    from its anchor while no pending stopping test can succeed and no model can leave the sup-norm ball
-    ``bound`` (the divergence guard's ``bound.min()``).
+class Certificate:
+    """The smoothness certificate of the last evaluation (`anchor_at`): the models then (``anchor``) and
+    ``limits`` (n + 1, k): in row 0 per configuration the limit on S = sum_i ||x_i - a_i||^2, in row 1 + i
+    worker i's squared radius (negative: certifies nothing). `holds` tests the current models in seven
+    numpy calls on preallocated arrays; the workers' squared moves are one BLAS matrix-vector product, whose
+    order of summation the margins allow for. The constants of `anchor_at`'s margins (L, n, d) are set
+    once."""
 
-    f is L-smooth, so | ||grad f(y)|| - ||grad f(a)|| | <= L ||y - a||, and a point within
-    (||grad f(a)|| - tol) / L of a is not eps-stationary. Where every worker moved at most r:
+    __slots__ = ("anchor", "below", "delta", "first", "k", "largest_factor", "limit", "limits", "offsets",
+                 "ones_d", "ones_n", "radii", "rows", "scales", "spare", "step", "sums", "sums_flat")
 
-    - x_hat moved at most r too (the mean of the moves), plus the rounding of the two means,
-      (n + 2) u sqrt(d) times their largest |entry| each (<= largest + r): r is the x_hat radius less that;
-    - the worker with the largest radius is inside it (t_eps_local needs every worker eps-stationary, so one
-      certified worker certifies the configuration): r is at most that radius;
-    - every entry is within largest + r <= bound: r is at most bound - largest.
+    def __init__(self, models: np.ndarray, L: float) -> None:
+        n, k, d = models.shape
+        self.k = k
+        self.anchor, self.step = np.array(models, order="C"), np.empty((n, k, d))
+        self.rows = self.step.reshape(n * k, d)
+        self.ones_d, self.ones_n = np.ones(d), np.ones(n)
+        self.sums = np.empty((n, k))  # ||x_i - a_i||^2 per worker and configuration
+        self.sums_flat = self.sums.reshape(-1)
+        self.below = np.empty((n, k), dtype=bool)
+        self.limits, self.spare = np.empty((n + 1, k)), np.empty((n + 1, k))
+        self.first, self.radii = self.limits[0], self.limits[1:]
+        self.limit = -math.inf  # limits[0, 0] when k = 1
+        # the margins: delta for the rounding in sums of squares (any order) and in `anchor_at`; c for one
+        # mean's rounding, relative to its largest |entry|
+        self.delta = delta = 1e-12 + 8.0 * (n + d + 8) * _UNIT
+        c = 1.01 * math.sqrt(d) * (n + 2) * _UNIT
+        shrink = (1.0 - 1e-9) * (1.0 - delta) / L
+        root = 1.0 / (1.0 / math.sqrt(n) + c)  # x_hat: sqrt(S / n) + c (2 largest + sqrt(S)) <= radius
+        self.scales = np.full((n + 1, 1), shrink)
+        self.scales[0] = shrink * root
+        self.offsets = np.zeros((n + 1, 1))
+        self.largest_factor = 2.0 * c * root
 
-    Each radius shrinks by 1e-9 (rounding in the gradient norms, as before) and by ``delta`` (rounding in
-    the sums of squares and here). -1 where a radius is not positive or NaN (never certified), +inf where no
-    test is pending and nothing bounds the move. A rule whose ``average`` is not the workers' mean gets no
-    anchor (`execute`): its x_hat is not bounded by the models' moves.
+    def holds(self, models: np.ndarray) -> bool:
+        """Whether the models (n, k, d) are still certified (`anchor_at`)."""
+        np.subtract(models, self.anchor, out=self.step)
+        np.multiply(self.step, self.step, out=self.step)
+        self.rows.dot(self.ones_d, out=self.sums_flat)
+        below = self.below
+        if self.k == 1:  # scalars: no reduction calls
+            if not self.ones_n.dot(self.sums_flat) < self.limit:
+                return False
+            np.less(self.sums, self.radii, out=below)
+            return bool(below.flat[below.argmax()])  # argmax finds a True where there is one
+        if not np.less(self.ones_n.dot(self.sums), self.first).all():
+            return False
+        np.less(self.sums, self.radii, out=below)
+        return bool(below.any(axis=0).all())
+
+
+def anchor_at(book: Book, snap: Snapshot, models: np.ndarray, tol: float, largest: float, bound: float
+              ) -> None:
+    """Make the evaluation ``snap`` (at the models ``models``, whose largest |entry| is ``largest``) the
+    anchor of `certified_above` (``book.certificate``).
+
+    f is L-smooth (L = ``book.smoothness``), so | ||grad f(y)|| - ||grad f(a)|| | <= L ||y - a||, and a point
+    within (||grad f(a)|| - tol) / L of a is not eps-stationary. With S = sum_i ||x_i - a_i||^2 (a_i the
+    anchor's models), the certificate holds when, per configuration:
+
+    - x_hat is within its radius: ||x_hat - a_hat|| <= sqrt(S / n) (Jensen: the squared mean of the moves is
+      at most the mean of their squares), plus the rounding of the two means, (n + 2) u sqrt(d) times their
+      largest |entry| each, at most largest + sqrt(S);
+    - every entry is within largest + sqrt(S) <= ``bound`` (the divergence guard's ``bound.min()``), so the
+      guard's scan of the models can be skipped;
+    - some worker is within its own radius (t_eps_local needs every worker eps-stationary, so one certified
+      worker certifies the configuration).
+
+    Each radius shrinks by 1e-9 (rounding in the gradient norms) and by ``delta`` (rounding in the sums of
+    squares, in any order, and here). A radius that is not positive (or NaN) certifies nothing; one whose
+    test is not pending (``book.masks``) does not limit the move. A rule whose ``average`` is not the
+    workers' mean gets no certificate (`execute`): its x_hat is not bounded by the models' moves.
     """
+    L = book.smoothness
     if L is None:
         return
-    n, k, d = models.shape[0], models.shape[1], models.shape[-1]
-    delta = 1e-12 + 8.0 * (d + 8) * _UNIT
-    c = 1.01 * math.sqrt(d) * (n + 2) * _UNIT  # one mean's rounding, relative to its largest |entry|
-    shrink = (1.0 - 1e-9) * (1.0 - delta) / L
-    # x_hat: r + c (2 largest + r) <= radius, i.e. r <= (radius - 2 c largest) / (1 + c)
-    radius = (snap.grad_norm - tol) * (shrink / (1.0 + c))
-    radius -= 2.0 * c * largest / (1.0 + c)
-    radius[~(book.running & (book.t_eps < 0))] = np.inf
-    pending = book.running & (book.t_eps_local < 0)
-    if snap.worst_worker is not None and pending.any():
-        workers = (snap.worst_worker - tol) * shrink
-        workers[~pending] = np.inf
-        np.minimum(radius, workers, out=radius)
-    elif pending.any():  # the workers were not evaluated: nothing certifies them
-        radius[pending] = -1.0
-    np.minimum(radius, (bound * (1.0 - delta) - largest) * (1.0 - delta), out=radius)
-    limits = np.where(radius > 0.0, radius * radius, -1.0)
-    if book.anchor is None:
-        book.anchor, book.scratch = models.copy(), np.empty_like(models)
+    cert = book.certificate
+    if cert is None:
+        cert = book.certificate = Certificate(models, L)
     else:
-        np.copyto(book.anchor, models)
-    book.limits = limits
-    book.limit = float(limits[0]) if k == 1 else -math.inf
+        cert.anchor[...] = models
+    limits, delta = cert.limits, cert.delta
+    cert.offsets[0] = cert.largest_factor * largest
+    # the radii, row 0 x_hat's (for S) and row 1 + i worker i's: (norm - tol) * scale - offset, +inf where
+    # the test is not pending
+    if snap.worker_norms is not None:
+        target, spare, scales, offsets, masks = limits, cert.spare, cert.scales, cert.offsets, book.masks
+    else:  # x_hat alone: the workers certify nothing while their test is pending
+        limits[1:] = -1.0 if book.local_pending else np.inf
+        target, spare, scales, offsets, masks = (limits[:1], cert.spare[:1], cert.scales[:1], cert.offsets[:1],
+                                                 book.masks[:1])
+    np.subtract(snap.norms, tol, out=target)
+    target *= scales
+    target -= offsets
+    target += masks
+    np.minimum(cert.first, (bound * (1.0 - delta) - largest) * (1.0 - delta), out=cert.first)  # S's bound
+    np.multiply(target, np.abs(target, out=spare), out=target)  # squared, negative where the radius is
+    if cert.k == 1:
+        cert.limit = float(cert.first[0])
 
 
 def certified_above(book: Book, models: np.ndarray) -> bool:
-    """Whether the smoothness certificate of the last evaluation (`anchor_at`) still proves, without an
-    evaluation, that no running configuration meets a pending stopping test and that no model left the
-    radius: whether every worker's model stayed within the configuration's limit of its anchor (largest
-    squared distance over the workers below the limit). Four numpy calls on the models; NaN certifies
+    """Whether the certificate of the last evaluation (`anchor_at`) still proves, without an evaluation, that
+    no running configuration meets a pending stopping test and that no model left the radius; NaN certifies
     nothing.
 
     Parameters
     ----------
     book : Book
-        The run's outcomes and anchor.
+        The run's outcomes and certificate.
     models : numpy.ndarray, shape (n, k, d)
         The current local models.
 
     Returns
     -------
     bool
-        True when the evaluation and the models' divergence test can be skipped; False when they must run
-        (also when there is no anchor).
+        True when the evaluation and the scan of the models for divergence can be skipped; False when they
+        must run (also when there is no certificate).
 
     References
     ----------
     docs/theory.md §1.2 (L-smoothness of the class F_{Delta,L}).
     """
-    anchor, step = book.anchor, book.scratch
-    if anchor is None:
-        return False
-    np.subtract(models, anchor, out=step)
-    np.multiply(step, step, out=step)
-    worst = np.maximum.reduce(_row_sums(step), axis=0)  # the farthest worker, per configuration
-    if book.k == 1:
-        return bool(worst[0] < book.limit)
-    return bool(np.less(worst, book.limits).all())
-
-
-def _row_sums(step: np.ndarray) -> np.ndarray:
-    """Sums over the last axis. numpy's reduction over a short last axis pays a fixed cost per row, so many
-    short rows (n workers of a few coordinates each) are summed column by column instead, one vector
-    addition per column. Only `certified_above`'s decision reads the sums, and ``delta`` of `anchor_at`
-    covers any order of summation."""
-    d = step.shape[-1]
-    if step.size < _COLUMN_SUM_ROWS * d * d:
-        return np.add.reduce(step, axis=-1)
-    total = step[..., 0].copy()
-    for j in range(1, d):
-        total += step[..., j]
-    return total
+    return book.certificate is not None and book.certificate.holds(models)
 
 
 def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.ndarray,
@@ -1011,17 +1073,19 @@ def checkpoint(t: int, rule: StepRule, state: State, ledger: Ledger, book: Book,
     f = ledger.problem
     x_hat = rule.average(state)
     evaluating = testing and not certified
-    largest = float(np.maximum.reduce(np.abs(models), axis=None)) if evaluating else None
+    largest = _largest_abs(models) if evaluating else None
     diverged = divergence(t, x_hat, rule.worker_arrays(state) if guarding else [models], radius, bound,
                           auxiliary_scale, smallest, largest)
     snap, reached = None, None
     if evaluating:
         snap = measure(x_hat, models, f, workers=recording or book.local_pending)
-        for j in np.flatnonzero(~(snap.grad_norm < np.inf)):
-            diverged.setdefault(int(j), f"non-finite gradient norm at x_hat at t = {t}")
-        reached = stopping_test(book, t, snap, tol)
-        anchor_at(book, snap, models, tol, book.smoothness, largest, float(bound.min()) if smallest is None
-                  else smallest)
+        if not snap.quiet(tol):
+            for j in np.flatnonzero(~(snap.grad_norm < np.inf)):
+                diverged.setdefault(int(j), f"non-finite gradient norm at x_hat at t = {t}")
+            reached = stopping_test(book, t, snap, tol)
+            if reached is not None:
+                book.update()
+        anchor_at(book, snap, models, tol, largest, float(bound.min()) if smallest is None else smallest)
     if not (diverged or reached is not None or recording or last):
         return True  # the common case: nothing stops and nothing is recorded
     closing = set(diverged) | set(np.flatnonzero(book.running)) if last else set(diverged)
@@ -1049,7 +1113,7 @@ def checkpoint(t: int, rule: StepRule, state: State, ledger: Ledger, book: Book,
             book.t_eps[j] = book.t_eps_local[j] = -1
         book.final[j] = {"t": t, "status": status, "message": message, "counters": ledger.counters.as_dict(t),
                          "row": tuple(value if i == 0 else value[j] for i, value in enumerate(row))}
-    book.local_pending = bool(np.any(book.running & (book.t_eps_local < 0)))
+    book.update()
     return bool(book.running.any())
 
 
@@ -1125,7 +1189,7 @@ def execute(rule: StepRule, ledger: Ledger, settings: LoopSettings, *, algorithm
     bound = radius + float(np.max(np.abs(ledger.x0), initial=0.0))
     smallest = float(bound.min())
     aux = estimate_scale(ledger.oracle)
-    book = Book(ledger.k, ledger.d)
+    book = Book(ledger.k, ledger.d, ledger.n)
     # the certificate bounds x_hat's move by the models' (`anchor_at`): for the workers' mean only
     book.smoothness = settings.smoothness if type(rule).average is StepRule.average else None
     state = rule.init(ctx)

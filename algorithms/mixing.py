@@ -108,6 +108,7 @@ class MixingOperator:
         self._indptr, self._indices = csr.indptr.astype(np.intp), csr.indices.astype(np.intp)
         self._data = csr.data
         self._scratch = threading.local()
+        self.sparse = backend == "sparse"
 
     def at(self, t: int) -> MixingOperator:
         """The operator of round t: itself (a fixed M; `ScheduledMixing` returns W_t's)."""
@@ -201,7 +202,17 @@ class MixingOperator:
         combine = a is not None or previous is not None
         if combine:
             a, b = _repeated(a, Z.shape), _repeated(b, Z.shape)
-        if self.backend == "dense":
+        if self.sparse and 8 * width * n <= BLOCK_BYTES and _csr_matvecs is not None:
+            # one block, the common small state: `_rows_product` and `_combine` inline (their calls cost
+            # more than their arithmetic here)
+            result = target.reshape(-1)
+            result.fill(0.0)  # the kernel accumulates into its output, from +0.0 as scipy's product does
+            _csr_matvecs(n, n, width, self._indptr, self._indices, self._data, Z.reshape(-1), result)
+            if a is not None:
+                target *= a
+            if previous is not None:
+                target += previous if b is None else np.multiply(previous, b)
+        elif self.backend == "dense":
             np.matmul(self.matrix, Z.reshape(n, width), out=target.reshape(n, width))
             if combine:
                 _combine(target, None, a, previous, b, None)
@@ -345,8 +356,8 @@ def _repeated(c: Any, shape: tuple[int, ...]) -> Any:
     """A per-configuration coefficient of shape (1, k, 1, ...) repeated to (1, k, d, ...) when the state's
     rows are short: numpy multiplies by a (1, k, 1) array in inner loops of length d, which on a batch of 96
     configurations of d = 6 costs several times the product itself. Long rows keep the broadcast."""
-    if (type(c) is not np.ndarray or c.size < 8 or c.ndim != len(shape) or c.ndim < 3 or c.shape[0] != 1
-            or shape[-1] >= SHORT_ROW or c.shape[1:] == shape[1:]):
+    if (type(c) is not np.ndarray or c.size < 8 or c.shape[1:] == shape[1:] or c.ndim != len(shape)
+            or c.ndim < 3 or c.shape[0] != 1 or shape[-1] >= SHORT_ROW):
         return c  # few configurations (few short inner loops), long rows, or nothing to repeat
     full = np.empty((1, *shape[1:]))
     np.copyto(full, c)
