@@ -418,6 +418,11 @@ def _context_class(ledger: Ledger) -> type[Context]:
             L.queries_now += b
             counters.gradient_queries += b
             if exact:
+                if L.prefetched is not None:  # the last evaluation's local gradients, at these very bits?
+                    key, G = L.prefetched
+                    L.prefetched = None
+                    if X.dtype == np.float64 and X.tobytes() == key:
+                        return G
                 return problem.grad(X)
             many = getattr(oracle, "sample_configurations", None)
             if many is not None:  # one gradient evaluation for the whole batch where the oracle can
@@ -435,10 +440,10 @@ def _context_class(ledger: Ledger) -> type[Context]:
                 counters.gossip_rounds += 1
             if len(Z) == 1 and (out is None or len(out) == 1) and (add is None or len(add) == 1):
                 return M.apply(Z[0], None if out is None else out[0], None if add is None else add[0])
-            outs = [None] * len(Z) if out is None else out
-            adds = [None] * len(Z) if add is None else add
-            results = tuple(M.apply(z, o, v) for z, o, v in zip(Z, outs, adds, strict=True))
-            return results[0] if len(results) == 1 else results
+            outs = (None,) * len(Z) if out is None else out
+            adds = (None,) * len(Z) if add is None else add
+            results = [M.apply(z, o, v) for z, o, v in zip(Z, outs, adds, strict=True)]
+            return results[0] if len(results) == 1 else tuple(results)
 
         def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: np.ndarray, previous: np.ndarray,
                            b: np.ndarray, *, vectors: int | None = None) -> np.ndarray:
@@ -559,6 +564,8 @@ class Ledger:
         "n",
         "operators",
         "oracle",
+        "prefetch",
+        "prefetched",
         "problem",
         "queries_log",
         "queries_now",
@@ -595,6 +602,10 @@ class Ledger:
         self.rngs = [np.random.default_rng(int(seed)) for seed in seeds]
         self.knows = tuple(knows)
         self.counters = Counters()
+        # exact gradients of a problem that computes grad and full_grad in one call: the evaluation at the
+        # models keeps the local gradients there for the next query at the same bits (`measure`)
+        self.prefetch = self.exact and hasattr(problem, "grad_and_full_grad")
+        self.prefetched: tuple[bytes, np.ndarray] | None = None
         self.t = 0
         self.queries_now = 0
         self.round_now = False
@@ -776,12 +787,24 @@ def _max_abs(A: np.ndarray) -> np.ndarray:
     return np.abs(A).max(axis=(0, 2))
 
 
-def measure(x_hat: np.ndarray, models: np.ndarray, f: LocalFunctions, workers: bool) -> Snapshot:
+def measure(x_hat: np.ndarray, models: np.ndarray, f: LocalFunctions, workers: bool,
+            ledger: Ledger | None = None) -> Snapshot:
     """||grad f(x_hat)||, and with ``workers`` every worker's ||grad f(x_i)||, in one ``full_grad`` call on
-    the (n + 1, k, d) stack of x_hat and the models."""
+    the (n + 1, k, d) stack of x_hat and the models. With a ``ledger`` that prefetches (exact gradients of a
+    problem with ``grad_and_full_grad``), that call also computes the local gradients at the models, kept
+    with the models' bytes for the next ``ctx.sample``: a rule queries the models it was left with, so the
+    query costs a comparison of bytes (the same bits, computed earlier)."""
     if not workers:
         return Snapshot(x_hat, _row_norms(f.full_grad(x_hat)))
-    norms = _row_norms(f.full_grad(np.concatenate([x_hat[None], models], axis=0)))
+    stack = np.empty((models.shape[0] + 1, *models.shape[1:]))
+    stack[0] = x_hat
+    stack[1:] = models
+    if ledger is not None and ledger.prefetch:
+        local, G = f.grad_and_full_grad(models, stack)  # type: ignore[attr-defined]
+        ledger.prefetched = None if local is None else (models.tobytes(), local)
+    else:
+        G = f.full_grad(stack)
+    norms = _row_norms(G)
     return Snapshot(x_hat, norms[0], norms[1:], norms)
 
 
@@ -1078,7 +1101,7 @@ def checkpoint(t: int, rule: StepRule, state: State, ledger: Ledger, book: Book,
                           auxiliary_scale, smallest, largest)
     snap, reached = None, None
     if evaluating:
-        snap = measure(x_hat, models, f, workers=recording or book.local_pending)
+        snap = measure(x_hat, models, f, workers=recording or book.local_pending, ledger=ledger)
         if not snap.quiet(tol):
             for j in np.flatnonzero(~(snap.grad_norm < np.inf)):
                 diverged.setdefault(int(j), f"non-finite gradient norm at x_hat at t = {t}")

@@ -200,7 +200,7 @@ class MixingOperator:
         target = out if usable else np.empty(Z.shape)
         width = Z.size // n if n else 0
         combine = a is not None or previous is not None
-        if combine:
+        if a is not None or b is not None:
             a, b = _repeated(a, Z.shape), _repeated(b, Z.shape)
         if self.sparse and 8 * width * n <= BLOCK_BYTES and _csr_matvecs is not None:
             # one block, the common small state: `_rows_product` and `_combine` inline (their calls cost

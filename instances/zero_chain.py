@@ -234,34 +234,44 @@ class _SmallKernel:
     NaN. Other points return None and take the general path. Scratch belongs to the kernel and a kernel to
     one thread (`ZeroChainFunctions._small`); each call returns a fresh array."""
 
-    __slots__ = ("E", "ET", "E_next", "P", "PE", "P_prev", "T", "T_head", "V", "W", "Y", "Y_in", "Y_next",
-                 "dpsi", "floor", "half", "limit", "links", "ones", "out_view", "psi_pad", "scales", "shape")
+    __slots__ = ("E", "ET", "E_next", "P", "PE", "P_prev", "T", "T_head", "V", "W", "Y", "Y_in", "Y_in2",
+                 "Y_next", "dpsi", "floor", "half", "limit", "links", "ones", "out_view", "psi_pad", "scales",
+                 "shape", "split")
 
-    def __init__(self, shape: tuple[int, ...], m: int, inputs: ChainInputs, constants: tuple[float, ...]
-                 ) -> None:
+    def __init__(self, shape: tuple[int, ...], m: int, inputs: ChainInputs, constants: tuple[float, ...],
+                 second: tuple[int, ...] | None = None) -> None:
+        """``second``: the shape of a second input, whose rows follow X's (``inputs`` covers both)."""
         phi_exp, half_scale, v_floor, psi_num, _, inv_scale, dpsi_const = constants
         self.shape = shape
         rows = math.prod(shape) // m
-        L = rows * (m + 1)
+        rows2 = 0 if second is None else math.prod(second) // m
+        L = (rows + rows2) * (m + 1)
         self.V, self.W = np.empty(L), np.empty(L)
         self.Y = np.zeros(L)  # the pad column stays 0
         padded = (*shape[:-1], m + 1)
-        self.Y_in = self.Y.reshape(padded)[..., 1:]  # where the points go
+        self.Y_in = self.Y[: rows * (m + 1)].reshape(padded)[..., 1:]  # where the points go
         PET = np.empty(3 * L)  # [P | E | term]
         self.P, self.E, self.T = PET[:L], PET[L : 2 * L], PET[2 * L :]
         self.PE, self.ET = PET[: 2 * L], PET[L:]
         self.P_prev, self.E_next = self.P[:-1], self.E[1:]
         self.T_head, self.Y_next = self.T[:-1], self.Y[1:]
-        self.out_view = self.E.reshape(padded)[..., 1:]
+        if second is None:
+            self.Y_in2, self.split = None, None
+            self.out_view = self.E.reshape(padded)[..., 1:]
+        else:  # the two results are views of one fresh (rows + rows2, m) array
+            self.Y_in2 = self.Y[rows * (m + 1) :].reshape(*second[:-1], m + 1)[..., 1:]
+            self.out_view = self.E.reshape(rows + rows2, m + 1)[:, 1:]
+            self.split = (rows, second)
+            self.shape = (rows + rows2, m)
         first, link_values, _ = inputs
-        links = np.empty((rows, m + 1))
+        links = np.empty((rows + rows2, m + 1))
         links[:, 0] = first
-        links[:, 1:] = link_values.reshape(rows, m)
+        links[:, 1:] = link_values.reshape(rows + rows2, m)
         self.links = links.reshape(-1)
         # constants as full arrays: numpy's cheapest operand at this size, the doubles of the Python floats
         self.half = np.full(L, half_scale)
         self.floor = np.full(L, v_floor)
-        psi_pad = np.full((rows, m + 1), psi_num)
+        psi_pad = np.full((rows + rows2, m + 1), psi_num)
         psi_pad[:, 0] = 0.0
         self.psi_pad = psi_pad.reshape(-1)
         self.scales = np.concatenate([np.full(L, phi_exp), np.full(L, inv_scale)])
@@ -269,11 +279,14 @@ class _SmallKernel:
         self.ones = np.ones(L)
         self.limit = _safe_limit(constants, float(np.max(np.abs(self.links), initial=0.0)))
 
-    def __call__(self, X: np.ndarray) -> np.ndarray | None:
+    def __call__(self, X: np.ndarray, x: np.ndarray | None = None) -> Any:
         """The gradient at the points X (``shape``, float64), a fresh C-ordered array, or None when X is
-        outside the kernel's range (a non-finite or huge coordinate)."""
+        outside the kernel's range (a non-finite or huge coordinate). A kernel made with ``second`` takes a
+        second array x and returns the pair of gradients (views of one fresh array)."""
         V, W, Y, P, E, T = self.V, self.W, self.Y, self.P, self.E, self.T
         self.Y_in[...] = X  # (assignment: the cheapest strided copy)
+        if x is not None:
+            self.Y_in2[...] = x
         np.abs(Y, out=V)
         np.subtract(V, self.half, out=V)
         np.maximum(V, self.floor, out=V)  # v, clipped where Psi underflows to 0
@@ -297,7 +310,10 @@ class _SmallKernel:
         np.add(E, T, out=E)
         out = np.empty(self.shape)
         out[...] = self.out_view
-        return out
+        if self.split is None:
+            return out
+        rows, second = self.split
+        return out[:rows].reshape(X.shape), out[rows:].reshape(second)
 
 
 def _safe_limit(constants: tuple[float, ...], links_max: float) -> float:
@@ -695,6 +711,41 @@ class ZeroChainFunctions:
             if G is not None:
                 return G
         return self._grad_rows(X, m, per_worker)
+
+    def grad_and_full_grad(self, X: np.ndarray, x: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+        """``(grad(X), full_grad(x))`` with their bits, in one kernel call when both are small (together at
+        most ``DENSE_ENTRIES`` entries); otherwise ``(None, full_grad(x))``: the engine's evaluation at the
+        models computes the local gradients that the next query at the same models asks for
+        (``algorithms.engine``), where that costs no second call.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (n, *batch, d)
+            Worker i's points in ``X[i]``.
+        x : numpy.ndarray, shape (*batch2, d)
+            Points of the global objective.
+
+        Returns
+        -------
+        tuple
+            ``(grad(X) or None, full_grad(x))``; the two arrays are views of one fresh array.
+        """
+        X, x = self._check(X), self._check_global(x)
+        if X.size + x.size <= DENSE_ENTRIES and self._prefix(X, None) == self.T == self._prefix(x, None):
+            per_worker = X.size // (self.n * self.T)
+            key = (threading.get_ident(), X.shape, per_worker, x.shape)
+            kernel = self._kernels.get(key)
+            if kernel is None:
+                if len(self._kernels) >= 256:
+                    self._kernels.clear()
+                local = self._chain_inputs(X.size // self.T, self.T, per_worker)
+                full = self._chain_inputs(x.size // self.T, self.T, None)
+                inputs = ChainInputs(*(np.concatenate([a, b]) for a, b in zip(local, full, strict=True)))
+                kernel = self._kernels[key] = _SmallKernel(X.shape, self.T, inputs, self._constants, x.shape)
+            pair = kernel(X, x)
+            if pair is not None:
+                return pair
+        return None, self.full_grad(x)
 
     def value(self, X: np.ndarray, width: int | None = None) -> np.ndarray:
         """Local values (n, *batch)."""
