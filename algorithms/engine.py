@@ -280,12 +280,14 @@ class Context:
 
         Parameters
         ----------
-        *Z : numpy.ndarray, shape (n, ...)
-            The arrays sent in this round.
+        *Z : numpy.ndarray, shape (n, ...) or (m n, ...)
+            The arrays sent in this round; an (m n, ...) array is m arrays (n, ...) stacked, mixed each on its
+            own in one product (``MixingOperator.stacked``).
         out : sequence of numpy.ndarray, optional
             Per array, where the result goes.
         vectors : int, optional
-            The vectors each worker sends when one array stacks several (default: one per array).
+            The vectors each worker sends (default: one per (n, ...) array, m per stacked array; give it when
+            one array stacks several along another axis).
         add : sequence of (numpy.ndarray or None), optional
             Per array, None or a local array V, so that the result is W Z + V (the bits of the product then
             ``+= V``).
@@ -435,7 +437,9 @@ def _context_class(ledger: Ledger) -> type[Context]:
         def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None,
                    vectors: int | None = None, add: Sequence[np.ndarray | None] | None = None) -> Any:
             M = fixed or gossip_operator()
-            open_round(len(Z) if vectors is None else int(vectors), M.links)
+            if vectors is None:  # an (m n, ...) array is m arrays stacked: m vectors
+                vectors = Z[0].shape[0] // n if len(Z) == 1 else sum(z.shape[0] // n for z in Z)
+            open_round(int(vectors), M.links)
             if gossip_counts:
                 counters.gossip_rounds += 1
             if len(Z) == 1 and (out is None or len(out) == 1) and (add is None or len(add) == 1):
@@ -604,7 +608,9 @@ class Ledger:
         self.counters = Counters()
         # exact gradients of a problem that computes grad and full_grad in one call: the evaluation at the
         # models keeps the local gradients there for the next query at the same bits (`measure`)
-        self.prefetch = self.exact and hasattr(problem, "grad_and_full_grad")
+        # (a method of the problem's class: a wrapper that forwards attributes, such as a counting one, keeps
+        # its own grad)
+        self.prefetch = self.exact and hasattr(type(problem), "grad_and_full_grad")
         self.prefetched: tuple[bytes, np.ndarray] | None = None
         self.t = 0
         self.queries_now = 0

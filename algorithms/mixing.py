@@ -32,6 +32,7 @@ import threading
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from decbounds.instances.gossip import as_csr
 
 __all__ = ["BLOCK_BYTES", "GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator", "ScheduledMixing"]
@@ -107,12 +108,31 @@ class MixingOperator:
         # one index dtype for both index arrays (the kernel is instantiated per dtype pair)
         self._indptr, self._indices = csr.indptr.astype(np.intp), csr.indices.astype(np.intp)
         self._data = csr.data
+        self._csr = csr
         self._scratch = threading.local()
         self.sparse = backend == "sparse"
+        self._stacks: dict[int, MixingOperator] = {}
 
     def at(self, t: int) -> MixingOperator:
         """The operator of round t: itself (a fixed M; `ScheduledMixing` returns W_t's)."""
         return self
+
+    def stacked(self, m: int) -> MixingOperator:
+        """The operator of diag(M, ..., M) (m blocks): M on each of m arrays (n, ...) stacked as one
+        (m n, ...) array, in one product. Each output row sums the same terms in the same (CSR) order as M's
+        row does, so every entry has the bits of M applied to its own array.
+
+        Examples
+        --------
+        >>> W = MixingOperator(np.full((2, 2), 0.5))
+        >>> W.stacked(2).apply(np.array([[1.0], [3.0], [10.0], [20.0]])).ravel().tolist()
+        [2.0, 2.0, 15.0, 15.0]
+        """
+        operator = self._stacks.get(m)
+        if operator is None:
+            blocks = sp.block_diag([self._csr] * m, format="csr")
+            operator = self._stacks[m] = MixingOperator(blocks, backend=self.backend, name=self.name)
+        return operator
 
     # -- the product ---------------------------------------------------------------------------------------
     def apply(self, Z: np.ndarray, out: np.ndarray | None = None,
@@ -123,7 +143,7 @@ class MixingOperator:
         Parameters
         ----------
         Z : numpy.ndarray, shape (n, ...)
-            The state, worker axis first.
+            The state, worker axis first; (m n, ...) is m arrays stacked, each mixed on its own (`stacked`).
         out : numpy.ndarray, optional
             Receives the result (Z's shape; not Z or ``add``).
         add : numpy.ndarray, optional
@@ -137,7 +157,7 @@ class MixingOperator:
         Raises
         ------
         ValueError
-            If Z's first axis is not n.
+            If Z's first axis is not a multiple of n.
 
         Examples
         --------
@@ -194,8 +214,10 @@ class MixingOperator:
             Z = np.ascontiguousarray(Z, dtype=float)
         n = self.n
         if Z.ndim < 1 or Z.shape[0] != n:
-            raise ValueError(f"{self.name}: the state's first axis must have length n={n}; "
-                             f"got shape {Z.shape}")
+            if Z.ndim >= 1 and n and Z.shape[0] > n and Z.shape[0] % n == 0:  # m arrays stacked: diag(M, ...)
+                return self.stacked(Z.shape[0] // n)._run(Z, out, a, previous, b)
+            raise ValueError(f"{self.name}: the state's first axis must have length n={n} (or a multiple: "
+                             f"arrays stacked); got shape {Z.shape}")
         usable = out is not None and out.flags.c_contiguous and out.shape == Z.shape
         target = out if usable else np.empty(Z.shape)
         width = Z.size // n if n else 0

@@ -351,12 +351,21 @@ class DSGT(StepRule):
     style = PlotStyle(color="tab:green", marker="s", label="DSGT")
 
     def init(self, ctx: Context) -> TrackingState:
-        return TrackingState(x=ctx.start_state(), v=self.momentum_buffer(ctx), y=ctx.zeros(),
-                             g_prev=ctx.zeros(), bx=ctx.zeros(), by=ctx.zeros())
+        # x and y are the two halves of one (2n, k, d) array, and so are the gossip outputs bx and by: one
+        # product gossips both (ctx.gossip of a stacked array)
+        xy, bxy = np.zeros((2 * self.n, ctx.k, ctx.d)), np.zeros((2 * self.n, ctx.k, ctx.d))
+        xy[: self.n] = ctx.start_state()
+        return TrackingState(x=xy[: self.n], v=self.momentum_buffer(ctx), y=xy[self.n :], g_prev=ctx.zeros(),
+                             bx=bxy[: self.n], by=bxy[self.n :])
 
     def step(self, s: TrackingState, ctx: Context) -> TrackingState:
         g = ctx.sample(s.x)
-        ctx.gossip(s.x, s.y, out=(s.bx, s.by), add=(None, g))  # by = W y_{t-1} + G(x_t)
+        xy, bxy = s.x.base, s.bx.base
+        if xy is not None and xy is s.y.base and bxy is not None and bxy is s.by.base:
+            ctx.gossip(xy, out=(bxy,))  # (x, y) stacked (init), two vectors
+            s.by += g  # by = W y_{t-1} + G(x_t)
+        else:  # a state built otherwise
+            ctx.gossip(s.x, s.y, out=(s.bx, s.by), add=(None, g))
         s.by -= s.g_prev  # y_t = W y_{t-1} + G(x_t) - G(x_{t-1})
         s.g_prev[...] = g
         s.bx -= ctx.step_size * self.heavy_ball(s.v, s.by, ctx)
