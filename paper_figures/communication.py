@@ -314,7 +314,10 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
         phases = sorted(point["phases"], reverse=series == "detag")
         options = {"groups": [{"R": R} for R in phases], "prune": True, **setting}
     name = "detag" if series.startswith("detag") else series
-    tuned, local = tune_both(name, problem, W, steps, tol=problem.epsilon, iterations=cap, **options)
+    # the zero chain's configurations have the same bits alone and in a batch: the worker-output search
+    # reuses the x-bar runs (sweep.tune_worker_output)
+    tuned, local = tune_both(name, problem, W, steps, tol=problem.epsilon, iterations=cap, reuse=True,
+                             **options)
     grid: list[dict[str, Any]] = []
     for result, limit in zip(tuned.grid.runs, tuned.grid.limits, strict=True):
         entry = outcome(result)

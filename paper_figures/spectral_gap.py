@@ -246,7 +246,7 @@ def tuned_t_eps(point: Mapping[str, Any]) -> dict[str, Any]:
     local: dict[str, Any] = {"t_eps_local": None, "best_local": None, "t_eps_local_of_best": None}
     if algorithm != "detag" or options["groups"]:
         tuned, local = tune_both(algorithm, problem, W, steps, tol=problem.epsilon, iterations=cap,
-                                 **options)
+                                 reuse=True, **options)  # the zero chain: see communication.measure_point
         for index, result in enumerate(tuned.grid.runs):
             entry = outcome(result)
             entry["hyper"] = {k: v for k, v in entry["hyper"].items() if k in ("R", "eta", "start", "form")}

@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
+import numpy as np
 from decbounds.algorithms.result import to_jsonable
 from decbounds.algorithms.tune import local_t_eps_score
 from tqdm.auto import tqdm
@@ -807,14 +808,16 @@ def predict(params: Mapping[str, Any], names: Sequence[str] | None = None) -> tu
 # ------------------------------------------------------------------------------------- executing one point
 
 #: An environment variable: when it names a file, `execute` appends to it one JSON line per point run, with
-#: the runner, the key, the point and the CPU and wall seconds of the run (``cpu``, ``wall``). For measuring
+#: the runner, the key, the point, the CPU and wall seconds of the run (``cpu``, ``wall``) and the time it
+#: ended (``end``, seconds since the epoch). For measuring
 #: where a sweep's time goes; the records are not touched.
 PROFILE_ENVIRONMENT = "DECBOUNDS_SWEEP_PROFILE"
 
 
 def _log_profile(path: str, runner: Runner, point: Point, cpu: float, wall: float) -> None:
     line = canonical_json({"runner": runner_name(runner), "key": point_key(point, runner), "point": point,
-                           "cpu": round(cpu, 3), "wall": round(wall, 3), "pid": os.getpid()}) + "\n"
+                           "cpu": round(cpu, 3), "wall": round(wall, 3), "end": round(time.time(), 3),
+                           "pid": os.getpid()}) + "\n"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         os.write(fd, line.encode())
@@ -1113,7 +1116,8 @@ def winner_index(tuned: Any) -> int:
     return tuned.grid.winner
 
 
-def tune_both(name: str, problem: Any, W: Any, grid: Any, **options: Any) -> tuple[Any, dict[str, Any]]:
+def tune_both(name: str, problem: Any, W: Any, grid: Any, *, reuse: bool = False, **options: Any
+              ) -> tuple[Any, dict[str, Any]]:
     """`algorithms.tune` for T_eps at x-bar, then the worker-output side (`tune_worker_output`).
 
     A branch-and-bound search (``prune=True``) stops each run at its x-bar T_eps (``stop="average"``,
@@ -1125,6 +1129,9 @@ def tune_both(name: str, problem: Any, W: Any, grid: Any, **options: Any) -> tup
     name, problem, W, grid
         As ``algorithms.tune`` (the algorithm, the oracle or local functions, the gossip matrix, the
         step-size grid).
+    reuse : bool, default False
+        Let the worker-output search reuse the runs it can (`tune_worker_output`): only for problems on which
+        a configuration has the same bits alone and in a batch (the zero chain; ``algorithms.engine``).
     **options
         ``algorithms.tune``'s keywords (``tol``, ``iterations``, ``seeds``, ``prune``, ``groups``, ...) and
         hyper-parameter grids.
@@ -1155,11 +1162,11 @@ def tune_both(name: str, problem: Any, W: Any, grid: Any, **options: Any) -> tup
     """
     stop = "average" if options.get("prune") else "both"
     tuned = algorithms.tune(name, problem, W, grid, stop=stop, **options)
-    return tuned, tune_worker_output(tuned, name, problem, W, grid, **options)
+    return tuned, tune_worker_output(tuned, name, problem, W, grid, reuse=reuse, **options)
 
 
-def tune_worker_output(tuned: Any, name: str, problem: Any, W: Any, grid: Any, **options: Any
-                       ) -> dict[str, Any]:
+def tune_worker_output(tuned: Any, name: str, problem: Any, W: Any, grid: Any, *, reuse: bool = False,
+                       **options: Any) -> dict[str, Any]:
     """The worker-output side of a tuned point: ``t_eps_local``, the least T_eps at which every worker's
     own model is eps-stationary over the same grid (the minimum of `local_t_eps_score`), its configuration
     ``best_local``, and ``t_eps_local_of_best``, the worker-output T_eps of the x-bar winner itself.
@@ -1169,12 +1176,21 @@ def tune_worker_output(tuned: Any, name: str, problem: Any, W: Any, grid: Any, *
     could not have beaten it). Otherwise the grid is tuned again with ``score=local_t_eps_score`` until both
     outputs are eps-stationary, branch and bound starting from the x-bar winner's group.
 
+    With ``reuse`` that search runs only what it must (`_reusing_local_search`; the same answer): the x-bar
+    winner's own run to its worker T_eps U stands for that configuration in its group; a configuration
+    whose x-bar run went as far as its group's cap without a worker T_eps cannot win and is not run; one
+    whose x-bar run ended with both T_eps is that run; a group runs the smallest sub-grid (steps x values)
+    that holds the rest. It needs a problem on which a configuration has the same bits alone and in a
+    batch.
+
     Parameters
     ----------
     tuned : Result
         The x-bar tuning (``algorithms.tune``'s result, with ``grid``).
     name, problem, W, grid, **options
         The arguments that tuning was run with.
+    reuse : bool, default False
+        See above.
 
     Returns
     -------
@@ -1192,7 +1208,8 @@ def tune_worker_output(tuned: Any, name: str, problem: Any, W: Any, grid: Any, *
                 for result in tuned.grid.runs)
     own = tuned.t_eps_local if tuned.grid.winner is not None else None
     if not exact:
-        best, alone = _tune_local(tuned, name, problem, W, grid, **options)
+        search = _reusing_local_search if reuse and _reusable(name, options) else _tune_local
+        best, alone = search(tuned, name, problem, W, grid, **options)
         own = None if alone is None else alone.t_eps_local
     return {"t_eps_local": None if best is None else best.t_eps_local,
             "best_local": None if best is None else outcome(best),
@@ -1230,3 +1247,146 @@ def _tune_local(tuned: Any, name: str, problem: Any, W: Any, grid: Any, **option
     local = algorithms.tune(name, problem, W, grid, score=local_t_eps_score, stop="both", groups=groups,
                             incumbent=incumbent, **settings, **hyper)
     return (local if local.grid.winner is not None else first), first
+
+
+def _reusable(name: str, options: Mapping[str, Any]) -> bool:
+    """Whether `_reusing_local_search` can stand for `_tune_local` with these options: no callback, record
+    spacing or own score, and for DeTAG its searched hyper-parameters given (no `algorithms.detag_grid`)."""
+    if {"callback", "record_every", "score", "stop", "incumbent"} & set(options):
+        return False
+    if algorithms.entry(name).name != "detag":
+        return True
+    given = set(options).union(*(options.get("groups") or [{}]))
+    return {"eta", "start", "R"} <= given
+
+
+def _is_axis(key: str, value: Any) -> bool:
+    """Whether `run_batch` reads a hyper-parameter as a grid axis (a list, tuple or array; not a list-valued
+    parameter such as DeFacto's factors)."""
+    from decbounds.algorithms.api import _LIST_VALUED
+
+    return isinstance(value, (list, tuple, np.ndarray)) and key not in _LIST_VALUED
+
+
+def _configurations(values: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """The axes of a `run_batch` call as it reads its hyper-parameters: (keys, values of each), a scalar
+    being an axis of one value."""
+    return list(values), [list(value) if _is_axis(key, value) else [value] for key, value in values.items()]
+
+
+def _reusing_local_search(tuned: Any, name: str, problem: Any, W: Any, grid: Any, **options: Any
+                          ) -> tuple[Any, Any]:
+    """`_tune_local`'s answer, running only what it must (`tune_worker_output`'s ``reuse``).
+
+    The search is `_tune_local`'s: the x-bar winner's configuration alone to its worker T_eps U (taken from
+    its x-bar runs when they already hold it), then the groups, the winner's first, each under the cap
+    min(iterations, best so far) with ``prune`` (the incumbent U + 1 to start with), the first configuration
+    of least median worker T_eps winning. What it reuses has the same bits as what it stands for on a
+    problem whose configurations do not depend on their batch:
+
+    - the winner's configuration in its group is the run to U (a run that stopped before the cap is the
+      run under any larger cap; without U its group's cap is the same as that run's);
+    - a configuration whose x-bar run on every seed ended (not diverged) with both T_eps is that run (the
+      stop at x-bar's T_eps is the stop at both);
+    - a configuration whose x-bar run on every seed went (not diverged) to the group's cap or beyond
+      without a worker T_eps has none within the cap: it cannot win and is left out;
+    - the rest runs as the smallest sub-grid of the group (its steps x its values of each axis) that
+      holds it, one `algorithms.run_batch` as the group was.
+    """
+    settings = {key: value for key, value in options.items() if key in _TUNE_OPTIONS}
+    hyper = {key: value for key, value in options.items() if key not in _TUNE_OPTIONS}
+    groups = [dict(group) for group in (settings.pop("groups", None) or [{}])]
+    iterations = int(settings["iterations"])
+    prune = bool(settings.get("prune", False))
+    seeds = list(np.atleast_1d(np.asarray(settings.get("seeds", (0,)))).tolist())
+    per_config = len(seeds)
+    run_options = {key: settings[key] for key in ("tol", "batch") if key in settings}
+    f = problem.f if hasattr(problem, "sample") and hasattr(problem, "f") else problem
+    steps = [float(step) for step in np.atleast_1d(np.asarray(grid, dtype=float))]
+    if settings.get("admissible", True):
+        steps = [step for step in steps if step <= 1.0 / float(f.smoothness) * (1.0 + 1e-12)]
+
+    # the x-bar runs of each configuration, by (group, configuration), in the x-bar tuning's order
+    layouts = [_configurations({**hyper, **group}) for group in groups]
+    sizes = [len(steps) * math.prod(len(axis) for axis in axes) for _, axes in layouts]
+    if sum(sizes) * per_config != len(tuned.grid.runs):  # not the layout expected: search as before
+        return _tune_local(tuned, name, problem, W, grid, **options)
+    xbar: dict[tuple[int, int], list[Any]] = {}
+    position = 0
+    for group_index, size in enumerate(sizes):
+        for config in range(size):
+            xbar[(group_index, config)] = list(tuned.grid.runs[position : position + per_config])
+            position += per_config
+
+    first: Any = None
+    known: dict[tuple[int, int], list[Any]] = {}
+    order = list(range(len(groups)))
+    if tuned.grid.winner is not None:
+        winner_group = tuned.grid.winner_group or 0
+        offset = sum(sizes[:winner_group]) * per_config
+        winner_config = (winner_group, (tuned.grid.winner - offset) // per_config)
+        order.remove(winner_group)
+        order.insert(0, winner_group)
+        own_runs = xbar[winner_config]
+        if all(run.t_eps is not None and run.t_eps_local is not None and not run.diverged
+               for run in own_runs):
+            alone_runs = own_runs  # x-bar's stop was already the stop at both
+        else:
+            one = {key: tuned.hyper[key] if isinstance(value, (list, tuple)) else value
+                   for key, value in {**hyper, **groups[winner_group]}.items()}
+            alone_runs = algorithms.run_batch(name, problem, W, step_sizes=[tuned.step_size], seeds=seeds,
+                                              iterations=iterations, stop="both", **run_options, **one)
+        median = float(np.median([local_t_eps_score(run) for run in alone_runs]))
+        if math.isfinite(median):
+            first = alone_runs[0]
+        known[winner_config] = alone_runs  # in a group whose cap it stopped before
+
+    best: float | None = None if first is None else float(first.t_eps_local + 1)
+    found: Any = None
+    for group_index in order:
+        cap = _group_cap(iterations, prune, best)
+        keys, axes = layouts[group_index]
+        combos = list(itertools.product(*(range(len(axis)) for axis in axes)))
+        results: dict[int, list[Any] | None] = {}
+        pending: list[int] = []
+        for config in range(sizes[group_index]):
+            runs = xbar[(group_index, config)]
+            if (group_index, config) in known and (
+                    max(run.iterations for run in known[(group_index, config)]) < cap or cap == iterations):
+                results[config] = known[(group_index, config)]
+            elif all(run.t_eps is not None and run.t_eps_local is not None and not run.diverged
+                     and run.iterations < cap for run in runs):
+                results[config] = runs
+            elif all(run.t_eps_local is None and not run.diverged and run.iterations >= cap for run in runs):
+                results[config] = None  # no worker T_eps within the cap: it cannot win
+            else:
+                pending.append(config)
+        if pending:
+            step_set = sorted({config // len(combos) for config in pending})
+            value_sets = [sorted({combos[config % len(combos)][axis] for config in pending})
+                          for axis in range(len(axes))]
+            given = {**hyper, **groups[group_index]}
+            values = {key: [axes[axis][j] for j in value_sets[axis]] if _is_axis(key, given[key])
+                      else given[key] for axis, key in enumerate(keys)}
+            ran = algorithms.run_batch(name, problem, W, step_sizes=[steps[i] for i in step_set], seeds=seeds,
+                                       iterations=cap, stop="both", **run_options, **values)
+            index = 0
+            for step_index in step_set:
+                for combo in itertools.product(*value_sets):
+                    config = step_index * len(combos) + combos.index(combo)
+                    if config in pending:
+                        results[config] = ran[index : index + per_config]
+                    index += per_config
+        for config in range(sizes[group_index]):
+            runs = results[config]
+            if runs is None:
+                continue
+            median = float(np.median([local_t_eps_score(run) for run in runs]))
+            if math.isfinite(median) and (best is None or median < best):
+                best, found = median, runs[0]
+    return (found if found is not None else first), first
+
+
+def _group_cap(iterations: int, prune: bool, best: float | None) -> int:
+    """`algorithms.tune`'s cap of a group: ``iterations``, or with ``prune`` the best median score so far."""
+    return min(iterations, math.floor(best)) if prune and best is not None else iterations

@@ -442,3 +442,35 @@ def test_figure_turns_go_in_the_order_asked_and_are_given_away_while_waiting(tmp
             thread.join()
     # a waits for its slow run without the turn: b runs meanwhile and ends first
     assert events == ["a starts", "b starts", "b ends", "a ends"]
+
+
+# ------------------------------------------------------------------------- the worker-output search, reused
+
+
+@pytest.mark.parametrize(("n", "phases", "prune"), [(12, [2, 1], True), (24, [4, 2, 1], True), (9, [1], False)])
+def test_reusing_worker_output_search_gives_the_plain_searchs_answer(n, phases, prune, monkeypatch) -> None:
+    from decbounds import instances
+
+    problem = instances.communication_instance(n, T_c=3)
+    W = instances.gossip_matrix(problem.graph(), "metropolis")
+    steps = [1.0 / problem.smoothness, 0.5 / problem.smoothness]
+    options = {"tol": problem.epsilon, "iterations": 4000, "groups": [{"R": R} for R in phases],
+               "prune": prune, "gossip": ["two_tap", "chebyshev"], "start": "plain", "eta": None}
+    tuned = sweep.algorithms.tune("detag", problem, W, steps, stop="average" if prune else "both", **options)
+    plain = sweep._tune_local(tuned, "detag", problem, W, steps, **options)
+    runs: list[int] = []
+    counting = sweep.algorithms.run_batch
+
+    def count(*args, **kwargs):
+        found = counting(*args, **kwargs)
+        runs.append(len(found) * int(kwargs["iterations"]))
+        return found
+
+    monkeypatch.setattr(sweep.algorithms, "run_batch", count)
+    reused = sweep._reusing_local_search(tuned, "detag", problem, W, steps, **options)
+    assert [None if r is None else sweep.outcome(r) for r in reused] == \
+        [None if r is None else sweep.outcome(r) for r in plain]
+    assert sweep.tune_worker_output(tuned, "detag", problem, W, steps, reuse=True, **options) == \
+        sweep.tune_worker_output(tuned, "detag", problem, W, steps, **options)
+    # less is run than the plain search's groups (each len(steps) x 2 configurations up to its cap)
+    assert sum(runs) < len(phases) * 4 * 4000 + 4000
