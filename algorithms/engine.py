@@ -438,6 +438,8 @@ def _context_class(ledger: Ledger) -> type[Context]:
             if gossip_counts:
                 counters.gossip_rounds += 1
             if len(Z) == 1 and (out is None or len(out) == 1) and (add is None or len(add) == 1):
+                if Z[0].shape[0] != n and Z[0].shape[0] % n == 0:  # stacked: diag(W, ..., W)
+                    M = M.stacked(Z[0].shape[0] // n)
                 return M.apply(Z[0], None if out is None else out[0], None if add is None else add[0])
             outs = (None,) * len(Z) if out is None else out
             adds = (None,) * len(Z) if add is None else add
@@ -854,9 +856,9 @@ class Certificate:
     order of summation the margins allow for. The constants of `anchor_at`'s margins (L, n, d) are set
     once."""
 
-    __slots__ = ("ahead", "anchor", "below", "delta", "first", "held", "k", "largest_factor", "limit", "limits",
-                 "moved", "offsets", "ones_d", "ones_n", "radii", "rows", "scales", "spare", "step", "sums",
-                 "sums_flat")
+    __slots__ = ("ahead", "anchor", "below", "below_flat", "delta", "first", "held", "k", "largest_factor",
+                 "limit", "limits", "moved", "offsets", "ones_d", "ones_n", "radii", "rows", "scales", "spare",
+                 "step", "sums", "sums_flat")
 
     def __init__(self, models: np.ndarray, L: float) -> None:
         n, k, d = models.shape
@@ -869,6 +871,7 @@ class Certificate:
         self.sums = np.empty((n, k))  # ||x_i - a_i||^2 per worker and configuration
         self.sums_flat = self.sums.reshape(-1)
         self.below = np.empty((n, k), dtype=bool)
+        self.below_flat = self.below.reshape(-1)
         self.limits, self.spare = np.empty((n + 1, k)), np.empty((n + 1, k))
         self.first, self.radii = self.limits[0], self.limits[1:]
         self.limit = -math.inf  # limits[0, 0] when k = 1
@@ -895,7 +898,8 @@ class Certificate:
                 self.moved = moved
                 return False
             np.less(self.sums, self.radii, out=below)
-            held = bool(below.flat[below.argmax()])  # argmax finds a True where there is one
+            flat = self.below_flat
+            held = bool(flat[flat.argmax()])  # argmax finds a True where there is one
         else:
             moved = self.ones_n.dot(self.sums)
             if not np.less(moved, self.first).all():
@@ -1177,9 +1181,9 @@ def checkpoint(t: int, rule: StepRule, state: State, ledger: Ledger, book: Book,
         return True
     # the models are state.x (`StepRule.worker_arrays` lists them first); the other arrays only when read
     models = state.x
-    certified = testing and not recording and certified_above(book, models)
-    if not certified and testing and not recording and book.certificate is not None \
-            and book.certificate.drifting():
+    cert = book.certificate
+    certified = testing and not recording and cert is not None and cert.holds(models)  # (`certified_above`)
+    if not certified and testing and not recording and cert is not None and cert.drifting():
         certified = anchor_ahead(book, models, ledger.problem, ledger, tol,
                                  float(bound.min()) if smallest is None else smallest)
     if certified and not guarding:

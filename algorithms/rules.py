@@ -368,7 +368,7 @@ class DSGT(StepRule):
             ctx.gossip(s.x, s.y, out=(s.bx, s.by), add=(None, g))
         s.by -= s.g_prev  # y_t = W y_{t-1} + G(x_t) - G(x_{t-1})
         s.g_prev[...] = g
-        s.bx -= ctx.step_size * self.heavy_ball(s.v, s.by, ctx)
+        s.bx -= ctx.step_size * (s.by if s.v is None else self.heavy_ball(s.v, s.by, ctx))
         s.x, s.bx = s.bx, s.x
         s.y, s.by = s.by, s.y
         return s

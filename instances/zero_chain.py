@@ -704,8 +704,8 @@ class ZeroChainFunctions:
             If X does not have shape (n, *batch, d).
         """
         X = self._check(X)
-        m = self._prefix(X, width)
         per_worker = X.size // (self.n * self.T)
+        m = self.T if width is None and self.T <= _SCAN_MIN_DIM else self._prefix(X, width)
         if m == self.T and X.size <= DENSE_ENTRIES:  # small states, the engine's inner loop
             G = self._small(X, per_worker)
             if G is not None:
