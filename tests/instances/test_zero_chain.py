@@ -306,3 +306,76 @@ def test_the_work_stays_in_the_promised_prefix():
     assert np.array_equal(G_planted, G) and not G[..., 11:].any()
     np.testing.assert_allclose(G[..., :12], reference_grad(X[..., :12].copy() * (np.arange(12) < 10)),
                                rtol=1e-12, atol=1e-12)
+
+
+# -- the small-state kernel (issue 22, item 1) -----------------------------------------------------------
+
+
+def _general(f: ZeroChainFunctions, X: np.ndarray, per_worker) -> np.ndarray:
+    """The gradient by the general path (`chain_gradient` / `chain_gradient_dense`), bypassing the kernel."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return f._grad_rows(X, f.T, per_worker)
+
+
+def _kernel_points(rng: np.random.Generator, shape: tuple, scale: float) -> np.ndarray:
+    """Exact zeros and signed zeros, points on and around the kinks |x| = scale / 2 (+ the clip), and spreads
+    from tiny to huge (up to 1e99 scale, inside the kernel's range)."""
+    X = rng.choice([0.0, -0.0, 0.5, -0.5, 0.5 + 5e-4, -0.5 - 5e-4, 1.0, 3.0], size=shape) * scale
+    spread = rng.choice([0.0, 1e-3, 0.3, 1.0, 10.0, 1e3, 1e50, 1e99], size=shape)
+    return X + rng.standard_normal(shape) * scale * spread * (rng.random(shape) < 0.7)
+
+
+@pytest.mark.parametrize("kind", ["plain", "weighted", "scaled"])
+@pytest.mark.parametrize("n, k, T", [(1, 1, 1), (3, 2, 2), (12, 1, 6), (4, 3, 7), (2, 1, 33)])
+def test_the_small_kernel_has_the_bits_of_the_general_path(kind: str, n: int, k: int, T: int) -> None:
+    """Small states take `_SmallKernel` (one padded layout, 20 numpy calls): every entry has the bits of
+    the general path, for the local and the global gradient and for the pair of `grad_and_full_grad`, and
+    no warning is raised on finite points."""
+    import warnings
+
+    rng = np.random.default_rng([n, k, T, len(kind)])
+    if kind == "plain":
+        f = zero_chain(T, n)
+    elif kind == "scaled":
+        f = ZeroChainFunctions(T, n, scale=912.0, gain=1824.0)
+    else:
+        first = rng.uniform(0.0, 2.0, n)
+        links = rng.uniform(0.0, 2.0, (n, max(T - 1, 0)))
+        f = ZeroChainFunctions(T, n, scale=2.7, gain=0.3, first_weight=first / first.mean(),
+                               link_weight=links / links.mean(axis=0) if T > 1 else None)
+    for _ in range(40):
+        X = _kernel_points(rng, (n, k, T), f.scale)
+        stack = np.concatenate([X.mean(axis=0)[None], X])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            G, g = f.grad(X), f.full_grad(stack)
+            local, full = f.grad_and_full_grad(X, stack)
+        assert G.tobytes() == _general(f, X, k).tobytes()
+        assert g.tobytes() == _general(f, stack, None).tobytes()
+        if local is not None:
+            assert local.tobytes() == G.tobytes() and full.tobytes() == g.tobytes()
+    assert f._kernels or n * k * T > 256
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_the_small_kernel_leaves_non_finite_and_huge_points_to_the_general_path() -> None:
+    f = zero_chain(6, 4)
+    for bad in (np.nan, np.inf, -np.inf, 1e200):
+        X = np.full((4, 1, 6), 0.7)
+        X[2, 0, 3] = bad
+        G = f.grad(X)
+        assert G.tobytes() == _general(f, X, 1).tobytes()
+        assert np.isnan(G[2, 0]).all() == (not np.isfinite(bad))
+        local, _ = f.grad_and_full_grad(X, X[0])
+        assert local is None
+
+
+def test_the_kernels_do_not_travel_with_a_pickle() -> None:
+    """The kernels' scratch is views of one buffer, which a pickle would copy apart: they are rebuilt."""
+    import pickle
+
+    f = zero_chain(6, 3)
+    X = np.random.default_rng(1).uniform(-2, 2, (3, 2, 6))
+    G = f.grad(X)
+    copy = pickle.loads(pickle.dumps(f))
+    assert not copy._kernels and np.array_equal(copy.grad(X), G) and copy._kernels
