@@ -18,15 +18,26 @@ while the others go on; the loop ends when every configuration has stopped or at
 Checkpoints (``execute``):
 - the stopping test, every ``check_every`` iterations and at the cap (and at t = 0): T_eps is the first
   such t with ||grad f(x_hat)|| <= tol, t_eps_local the first with max_i ||grad f(x_i)|| <= tol. An
-  evaluation is skipped where the smoothness of f proves it cannot succeed (`certified_above`), so T_eps
-  stays exact while full_grad runs only every few iterations of a configuration far from eps;
+  evaluation is skipped where the smoothness of f proves it cannot succeed, so T_eps stays exact while
+  full_grad runs only every few iterations of a configuration far from eps: each evaluation anchors a
+  `Certificate` (`anchor_at`), and while the models stay within its limits of the anchor (seven numpy calls
+  on the models, `certified_above`; no x_hat needed, Jensen's inequality bounds its move) neither the test
+  nor the divergence scan of the models can fire. Where the certificate fails on a steady drift, the next
+  anchor is set ahead of the models (`anchor_ahead`), so that it lasts longer;
 - the divergence guard (`divergence`): at every checkpoint, a non-finite gradient norm, or x_hat or a local
-  model outside the radius that the instance declares (``instances.protocol.instance_radius``); at every
-  ``GUARD_EVERY``-th iteration, before a T_eps is accepted, and at the stop, every entry of every other
-  per-worker array of the state too (replicas, trackers, buffers). A diverged configuration carries no
-  T_eps;
+  model outside the radius that the instance declares (``instances.protocol.instance_radius``; while the
+  certificate holds, it proves the models inside); at every ``GUARD_EVERY``-th iteration, before a T_eps is
+  accepted, and at the stop, every entry of every other per-worker array of the state too (replicas,
+  trackers, buffers). A diverged configuration carries no T_eps;
 - the history (`record`), every ``record_every`` iterations: grad norms at x_hat and at the worst worker, and
   the consensus distance.
+
+The per-iteration floor (one configuration of a few workers, where a numpy call costs its overhead, not its
+arithmetic; tests/algorithms/test_engine_cost.py counts it): besides the certificate, a gossip round of an
+(m n, ...) array is one product for m stacked arrays (DSGT's x and y), and exact gradients of a problem
+class that offers ``grad_and_full_grad`` (the zero chain) are reused at the same bits
+(`Ledger.exact_gradient`): an evaluation computes the local gradients at the models in its own kernel call
+for the next query, and a query asked again (DeTAG's phase-start model) gets a copy of its answer.
 
 Randomness and bits: configuration j draws from its own stream ``numpy.random.default_rng(seed_j)``; a
 stochastic oracle is queried once per configuration with it, an exact oracle (``oracle.exact``) once for the
