@@ -572,11 +572,11 @@ class Ledger:
         "d",
         "exact",
         "k",
+        "known",
         "knows",
+        "memo",
         "n",
         "operators",
-        "known",
-        "memo",
         "oracle",
         "problem",
         "queries_log",
@@ -868,13 +868,14 @@ class Certificate:
     once."""
 
     __slots__ = ("ahead", "anchor", "below", "below_flat", "delta", "first", "held", "k", "largest_factor",
-                 "limit", "limits", "moved", "offsets", "ones_d", "ones_n", "radii", "rows", "scales", "spare",
-                 "step", "sums", "sums_flat")
+                 "limit", "limits", "moved", "offsets", "ones_d", "ones_n", "radii", "rows", "scales",
+                 "spare", "step", "sums", "sums_flat")
 
     def __init__(self, models: np.ndarray, L: float) -> None:
         n, k, d = models.shape
         self.k = k
-        self.anchor, self.step, self.ahead = np.array(models, order="C"), np.empty((n, k, d)), np.empty((n, k, d))
+        self.anchor = np.array(models, order="C")
+        self.step, self.ahead = np.empty((n, k, d)), np.empty((n, k, d))
         self.held = 0  # `holds` answers True since the anchor was set
         self.moved: Any = np.inf  # S (per configuration) at the last `holds` that failed on it
         self.rows = self.step.reshape(n * k, d)
@@ -971,8 +972,8 @@ def anchor_at(book: Book, snap: Snapshot, models: np.ndarray, tol: float, larges
         target, spare, scales, offsets, masks = limits, cert.spare, cert.scales, cert.offsets, book.masks
     else:  # x_hat alone: the workers certify nothing while their test is pending
         limits[1:] = -1.0 if book.local_pending else np.inf
-        target, spare, scales, offsets, masks = (limits[:1], cert.spare[:1], cert.scales[:1], cert.offsets[:1],
-                                                 book.masks[:1])
+        target, spare, masks = limits[:1], cert.spare[:1], book.masks[:1]
+        scales, offsets = cert.scales[:1], cert.offsets[:1]
     np.subtract(snap.norms, tol, out=target)
     target *= scales
     target -= offsets
@@ -1089,7 +1090,8 @@ def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.n
         smallest = float(bound.min()) if bound.size > 1 else float(bound[0])
     limit = smallest
     for i, a in enumerate(arrays):  # the common case, two numpy calls per array (a NaN fails the comparison)
-        if not (largest if i == 0 and largest is not None else np.maximum.reduce(np.abs(a), axis=None)) <= limit:
+        size = largest if i == 0 and largest is not None else np.maximum.reduce(np.abs(a), axis=None)
+        if not size <= limit:
             break
         limit = smallest * auxiliary_scale
     else:

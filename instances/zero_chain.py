@@ -212,9 +212,9 @@ def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
 
 
 class _SmallKernel:
-    """`chain_gradient_dense` for points of one shape with at most ``DENSE_ENTRIES`` entries, its constants and
-    scratch made once. At this size a numpy call costs its overhead, not its arithmetic (about 0.35 us on a
-    contiguous array, three times that on a strided one), so the kernel spends 20 calls on contiguous
+    """`chain_gradient_dense` for points of one shape with at most ``DENSE_ENTRIES`` entries, its constants
+    and scratch made once. At this size a numpy call costs its overhead, not its arithmetic (about 0.35 us on
+    a contiguous array, three times that on a strided one), so the kernel spends about 20 calls on contiguous
     arrays where `ZeroChainFunctions.grad` spent about 40, a dozen of them on strided views (plus checks, a
     context manager and a scan for non-finite rows). Every entry gets the bits of `chain_gradient_dense`:
     the same operations on it in the same order, constants read from arrays instead of Python floats (the
@@ -232,7 +232,9 @@ class _SmallKernel:
     The kernel runs only on finite points of moderate size (v = |x| - scale/2 at most ``limit``, where no
     step can overflow): there no warning can arise, so no ``errstate`` is needed, and no row needs marking
     NaN. Other points return None and take the general path. Scratch belongs to the kernel and a kernel to
-    one thread (`ZeroChainFunctions._small`); each call returns a fresh array."""
+    one thread (`ZeroChainFunctions._small`); each call returns a fresh array. A kernel made with ``second``
+    evaluates two inputs, whose rows may carry other weights, in the same calls
+    (`ZeroChainFunctions.grad_and_full_grad`)."""
 
     __slots__ = ("E", "ET", "E_next", "P", "PE", "P_prev", "T", "T_head", "V", "W", "Y", "Y_in", "Y_in2",
                  "Y_next", "dpsi", "floor", "half", "limit", "links", "ones", "out_view", "psi_pad", "scales",
@@ -623,8 +625,8 @@ class ZeroChainFunctions:
             if len(self._kernels) >= 256:  # bounded, as `_inputs`
                 self._kernels.clear()
             rows = X.size // self.T
-            kernel = self._kernels[key] = _SmallKernel(X.shape, self.T, self._chain_inputs(rows, self.T, per_worker),
-                                                       self._constants)
+            inputs = self._chain_inputs(rows, self.T, per_worker)
+            kernel = self._kernels[key] = _SmallKernel(X.shape, self.T, inputs, self._constants)
         return kernel(X)
 
     def _grad_rows(self, Y: np.ndarray, m: int, per_worker: int | None) -> np.ndarray:
@@ -732,8 +734,10 @@ class ZeroChainFunctions:
         """
         X, x = self._check(X), self._check_global(x)
         # one call where grad and full_grad are this class's (a subclass that overrides one gets its own)
-        own = type(self).grad is ZeroChainFunctions.grad and type(self).full_grad is ZeroChainFunctions.full_grad
-        if own and X.size + x.size <= DENSE_ENTRIES and self._prefix(X, None) == self.T == self._prefix(x, None):
+        cls = type(self)
+        own = cls.grad is ZeroChainFunctions.grad and cls.full_grad is ZeroChainFunctions.full_grad
+        small = X.size + x.size <= DENSE_ENTRIES
+        if own and small and self._prefix(X, None) == self.T == self._prefix(x, None):
             per_worker = X.size // (self.n * self.T)
             key = (threading.get_ident(), X.shape, per_worker, x.shape)
             kernel = self._kernels.get(key)

@@ -33,7 +33,7 @@ def test_the_certificate_certifies_only_what_it_proves(k: int) -> None:
     f = instances.zero_chain(6, 5)
     n, d = f.n, f.dim
     held = 0
-    for trial in range(300):
+    for _ in range(300):
         A = rng.uniform(-2.0, 2.0, (n, k, d)) * (rng.random((n, k, d)) < 0.7)
         hat, workers = _norms(f, A)
         tol = float(rng.uniform(0.5, 0.999)) * float(min(hat.min(), workers.max(axis=0).min()))
@@ -128,7 +128,8 @@ def test_a_stacked_round_mixes_each_array_with_its_own_bits() -> None:
     x, y = rng.standard_normal((7, 3, 5)), rng.standard_normal((7, 3, 5))
     both = op.apply(np.concatenate([x, y]))
     assert np.array_equal(both[:7], op.apply(x)) and np.array_equal(both[7:], op.apply(y))
-    prev, a, b = rng.standard_normal((14, 3, 5)), rng.uniform(0.5, 2.0, (1, 3, 1)), rng.uniform(-1, 0, (1, 3, 1))
+    prev = rng.standard_normal((14, 3, 5))
+    a, b = rng.uniform(0.5, 2.0, (1, 3, 1)), rng.uniform(-1, 0, (1, 3, 1))
     tapped = op.two_tap(np.concatenate([x, y]), np.empty((14, 3, 5)), a, prev, b)
     assert np.array_equal(tapped[:7], op.two_tap(x, np.empty_like(x), a, prev[:7], b))
     with pytest.raises(ValueError, match="multiple"):
