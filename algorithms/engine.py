@@ -85,6 +85,9 @@ __all__ = [
     "state_progress",
 ]
 
+# `Ledger.exact_gradient` compares the bytes of states of at most this many entries (128 KiB): a copy of X
+# per query, against a gradient of at least a few dozen passes over it.
+_MEMO_ENTRIES = 1 << 14
 # History entries kept when ``record_every`` is not given (iterations // this, at least 1).
 DEFAULT_RECORDS = 1000
 # Every this many iterations the divergence guard reads every per-worker array of the state.
@@ -638,7 +641,8 @@ class Ledger:
         ``grad_and_full_grad`` (the zero chain): its grad is a function of the bits of X, so what is known at
         X's very bits is reused -- the local gradients an evaluation computed at the models (`measure`), and
         the answer to a query asked again (DeTAG queries its phase-start model R times). The answer is
-        always an array no one else holds (the rule may keep and change it): a copy of a kept answer.
+        always an array no one else holds (the rule may keep and change it): a copy of a kept answer. States
+        above ``_MEMO_ENTRIES`` entries are not compared (their bytes would cost a pass per query).
 
         Parameters
         ----------
@@ -648,7 +652,7 @@ class Ledger:
         -------
         numpy.ndarray, shape (n, k, d)
         """
-        if X.dtype != np.float64:
+        if X.dtype != np.float64 or X.size > _MEMO_ENTRIES:
             return self.problem.grad(X)
         key = X.tobytes()
         known = self.known

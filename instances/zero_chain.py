@@ -278,8 +278,8 @@ class _SmallKernel:
         self.psi_pad = psi_pad.reshape(-1)
         self.scales = np.concatenate([np.full(L, phi_exp), np.full(L, inv_scale)])
         self.dpsi = np.full(L, dpsi_const)
-        self.ones = np.ones(L)
-        self.limit = _safe_limit(constants, float(np.max(np.abs(self.links), initial=0.0)))
+        self.ones = np.full(L, _GUARD_SCALE)
+        self.limit = _safe_limit(constants, float(np.max(np.abs(self.links), initial=0.0))) * _GUARD_SCALE
 
     def __call__(self, X: np.ndarray, x: np.ndarray | None = None) -> Any:
         """The gradient at the points X (``shape``, float64), a fresh C-ordered array, or None when X is
@@ -292,7 +292,8 @@ class _SmallKernel:
         np.abs(Y, out=V)
         np.subtract(V, self.half, out=V)
         np.maximum(V, self.floor, out=V)  # v, clipped where Psi underflows to 0
-        # every v >= v_floor > 0, so their sum bounds each (and a NaN or inf makes it NaN or inf)
+        # every v >= v_floor > 0, so their sum bounds each (and a NaN or inf makes it NaN or inf); summed
+        # times 2^-664, exactly (a power of two, far from the subnormals), so that no sum can overflow
         if not V.dot(self.ones) <= self.limit:
             return None
         np.multiply(V, V, out=W)
@@ -316,6 +317,11 @@ class _SmallKernel:
             return out
         rows, second = self.split
         return out[:rows].reshape(X.shape), out[rows:].reshape(second)
+
+
+# The kernel's guard sums v times this (`_SmallKernel.__call__`): v >= v_floor >= 5e-34 stays normal and 1e308
+# stays far below overflow.
+_GUARD_SCALE = 2.0**-664
 
 
 def _safe_limit(constants: tuple[float, ...], links_max: float) -> float:
