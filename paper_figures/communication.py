@@ -405,12 +405,13 @@ def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True)
 
 
 #: Rough CPU seconds of one point at n on the path with the full mode's cap (measured 2026-12-04 on the
-#: 2-core machine, before the engine's speed-up), as (seconds at n = 3, growth per worker); only an order
-#: for the pool (`point_cost`).
+#: 2-core machine), as (seconds at small n, growth per worker); only an order for the pool (`point_cost`).
 _PATH_COST: dict[str, tuple[float, float]] = {
-    "detag": (0.8, 1 / 15), "detag_paper_start": (0.5, 1 / 5), "defacto": (0.5, 1 / 10),
-    "dpsgd": (0.3, 1 / 32), "dsgt": (0.3, 1 / 40), "d2": (0.3, 1 / 400), "centralized": (0.3, 1 / 1000),
+    "detag": (0.4, 1 / 24), "detag_paper_start": (0.3, 1 / 10), "defacto": (0.3, 1 / 25),
+    "dpsgd": (0.1, 1 / 100), "dsgt": (0.1, 1 / 120), "d2": (0.1, 1 / 400), "centralized": (0.1, 1 / 1000),
 }
+#: The same on the broom of n = 64 workers, as (seconds, growth per unit of diameter).
+_BROOM_COST: dict[str, tuple[float, float]] = {"detag": (1.5, 1 / 6), "dpsgd": (0.7, 0.0)}
 
 
 def point_cost(mode: str, point: dict[str, Any]) -> float:
@@ -418,11 +419,11 @@ def point_cost(mode: str, point: dict[str, Any]) -> float:
     cost plus that of its series at every larger size (the chain it starts: a series goes to n only after
     n / 2), so that the long DeTAG chain starts first and never waits behind runs of other figures."""
     scale = MODES[mode]["cap"] / MODES["full"]["cap"]
-    base, growth = _PATH_COST.get(point["series"], (0.5, 1 / 50))
     if point.get("D") is not None:
-        return scale * (base + growth * 8 * point["D"]) if point["series"] == "detag" else scale * base
-    sizes = [n for n in MODES[mode]["sizes"] if n >= point["n"]]
-    return scale * sum(base + growth * n for n in sizes)
+        base, growth = _BROOM_COST.get(point["series"], (0.35, 0.0))
+        return scale * (base + growth * point["D"])
+    base, growth = _PATH_COST.get(point["series"], (0.3, 1 / 50))
+    return scale * sum(base + growth * n for n in MODES[mode]["sizes"] if n >= point["n"])
 
 
 # ------------------------------------------------------------------------------------------------- fits

@@ -65,7 +65,10 @@ __all__ = [
     "Network",
     "bracketed_tune",
     "curve_checkpoints",
+    "curve_cost",
+    "curve_layout",
     "curve_point",
+    "curve_records",
     "describe_hyper",
     "digits",
     "final_loss_score",
@@ -376,23 +379,47 @@ def curve_point(mode: CurveMode, network: Network, shuffled_percent: float, mome
     }
 
 
+def curve_layout(panels: Sequence[tuple[CurveMode, Network, float, float]], *, n: int | None = None
+                 ) -> list[dict[str, dict[str, Any]]]:
+    """The sweep points of each panel (mode, network, partition, momentum), as {algorithm: point}."""
+    layout = []
+    for mode, network, shuffled, momentum in panels:
+        smoothness = digits(network.n if n is None else n, shuffled).smoothness
+        layout.append({algorithm: curve_point(mode, network, shuffled, momentum, algorithm, smoothness, n=n)
+                       for algorithm in mode.algorithms})
+    return layout
+
+
+def curve_records(layout: Sequence[Mapping[str, Mapping[str, Any]]], records: Sequence[Mapping[str, Any]]
+                  ) -> list[dict[str, Mapping[str, Any]]]:
+    """Per panel of `curve_layout`, {algorithm: record}: a point shared by panels (centralized SGD ignores
+    kappa) ran once, so records are looked up by key."""
+    by_key = {record["key"]: record for record in records}
+    return [{algorithm: by_key[point_key(to_jsonable(point), tuned_curve)]
+             for algorithm, point in panel.items()} for panel in layout]
+
+
+def curve_cost(point: Mapping[str, Any]) -> float:
+    """Rough CPU seconds of a `tuned_curve` point (measured on the 2-core machine, 2026-12-04): about 1.8 s
+    for 500 iterations of 8 workers, DeTAG twice that and more with many (eta, R) pairs; the pool's order
+    (`sweep.run_sweep`'s ``cost``)."""
+    scale = point["iterations"] / 500 * (0.6 + 0.05 * point["n"])
+    if point["algorithm"] == "detag":
+        return scale * (1.8 + 0.15 * len(point["detag_eta_r"]))
+    return scale * (1.4 if point["algorithm"] == "gt_dsgd" else 1.8)
+
+
 def tuned_curves(panels: Sequence[tuple[CurveMode, Network, float, float]], path: pathlib.Path, executor: Any,
                  *, n: int | None = None, desc: str = "", progress: bool = False
                  ) -> list[dict[str, Mapping[str, Any]]]:
     """Tune every method of each panel (mode, network, partition, momentum) as one sweep (`run_sweep` over
     `tuned_curve` points: records appended to `path`, finished points skipped); per panel
     {algorithm: record}."""
-    layout = []
-    for mode, network, shuffled, momentum in panels:
-        smoothness = digits(network.n if n is None else n, shuffled).smoothness
-        layout.append({algorithm: curve_point(mode, network, shuffled, momentum, algorithm, smoothness, n=n)
-                       for algorithm in mode.algorithms})
+    layout = curve_layout(panels, n=n)
     points = [point for panel in layout for point in panel.values()]
-    # a point shared by panels (centralized SGD ignores kappa) runs once: look records up by key
-    records = {record["key"]: record for record in run_sweep(
-        points, path, runner=tuned_curve, executor=executor, desc=desc or "curves", progress=progress)}
-    return [{algorithm: records[point_key(to_jsonable(point), tuned_curve)]
-             for algorithm, point in panel.items()} for panel in layout]
+    records = run_sweep(points, path, runner=tuned_curve, executor=executor, desc=desc or "curves",
+                        progress=progress, cost=curve_cost)
+    return curve_records(layout, records)
 
 
 def make_executor(tiny: bool) -> Any:

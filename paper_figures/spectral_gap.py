@@ -24,7 +24,7 @@ over all kappa and over the communication-dominated end kappa <= 0.01.
 
 (b) Training loss f(x_bar) against iterations on the digits problem (0% shuffled, 16 workers on a ring,
 Metropolis W_0, the same lazy W_kappa), each method tuned for the least final loss as in Figure 4
-(``paper_figures.heterogeneity.tuned_curves``, through `algorithms.tune`): the paper's Figure 3 analog
+(``paper_figures.heterogeneity.tuned_curve``, through `algorithms.tune`): the paper's Figure 3 analog
 (docs/theory.md §9.2). Medians over 3 seeds (the tuning seed and two more) with min-max bands.
 
 Records: ``<out>/spectral_gap/records.jsonl`` (one line per tuned (method, kappa) of (a), one per tuned
@@ -51,13 +51,16 @@ from decbounds.paper_figures import exponents, fit
 from decbounds.paper_figures.heterogeneity import (
     CurveMode,
     Network,
+    curve_cost,
+    curve_layout,
+    curve_records,
     digits,
     make_executor,
     mode_name,
     network_matrix,
     plot_curves,
     summary_row,
-    tuned_curves,
+    tuned_curve,
     write_table,
 )
 from decbounds.paper_figures.plotting import (
@@ -95,6 +98,7 @@ __all__ = [
     "make",
     "path_instance",
     "plot_gap_panel",
+    "point_cost",
     "teps_table",
     "tuned_t_eps",
 ]
@@ -282,6 +286,24 @@ def gap_points(mode: GapMode) -> list[dict[str, Any]]:
     return points
 
 
+def _runner_of(point: Mapping[str, Any]) -> Any:
+    """Panel (a)'s runner, or panel (b)'s (`heterogeneity.tuned_curve`) for a loss-curve point."""
+    return tuned_curve if point.get("figure") == "loss_curves" else tuned_t_eps
+
+
+def point_cost(point: Mapping[str, Any]) -> float:
+    """Rough CPU seconds of a point (measured on the 2-core machine, 2026-12-04), for the pool's order: on
+    the path T_eps grows about as 1/sqrt(kappa), DeTAG runs about ten configurations, the others one up to
+    the cap; a loss-curve point as `heterogeneity.curve_cost`."""
+    if point.get("figure") == "loss_curves":
+        return curve_cost(point)
+    root = float(point["kappa"]) ** -0.5
+    if point["algorithm"] == "detag":  # stops at its T_eps, well within the cap
+        return point["T_c"] / 3 * (0.1 + 0.2 * root)
+    per_root = {"dpsgd": 0.06, "dsgt": 0.05}.get(point["algorithm"], 0.002)
+    return min(7.0 * point["cap"] / 300_000, 0.1 + per_root * root)  # one run, up to the cap
+
+
 def inv_gap(record: Mapping[str, Any]) -> float:
     return 1.0 / (1.0 - float(record["params"]["lam"]))
 
@@ -457,13 +479,15 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     executor = make_executor(tiny)
     summary: list[dict[str, Any]] = []
     try:
-        # T_eps grows about as 1/sqrt(kappa): the smallest kappa first keeps both workers busy to the end
-        records = run_sweep(gap_points(gap_mode), path, runner=tuned_t_eps, executor=executor,
-                            desc="spectral gap (a)", progress=not tiny,
-                            cost=lambda point: point["kappa"] ** -0.5)
+        # one sweep for both panels (their records share a file), the most expensive points first
         panels = [(curve_mode, network, curve_mode.partitions[0], momentum) for network in curve_networks()
                   for momentum in curve_mode.momenta]
-        tuned = tuned_curves(panels, path, executor, desc="spectral gap (b)", progress=not tiny)
+        layout = curve_layout(panels)
+        gap = gap_points(gap_mode)
+        found = run_sweep([*gap, *(point for panel in layout for point in panel.values())], path,
+                          runner=tuned_t_eps, runner_of=_runner_of, executor=executor, desc="spectral gap",
+                          progress=not tiny, cost=point_cost)
+        records, tuned = found[: len(gap)], curve_records(layout, found[len(gap):])
         curves = []
         for (_, network, _, momentum), winners in zip(panels, tuned, strict=True):
             _, lam = network_matrix(network.topology, network.n, network.kappa)

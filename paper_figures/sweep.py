@@ -79,6 +79,7 @@ __all__ = [
     "point_key",
     "predict",
     "read_records",
+    "run_concurrently",
     "run_sweep",
     "runner_name",
     "shared_pool",
@@ -641,6 +642,43 @@ def _turn_given_away() -> Iterator[None]:
         _TURNS.acquire()
 
 
+def run_concurrently(*tasks: Callable[[], Any]) -> list[Any]:
+    """Run the tasks at once, each in a thread that takes turns (`figure_turn`), and return their results in
+    order: two sweeps of one figure that write different files, say, whose points then share the pool
+    instead of the second waiting for the first to end. The calling thread gives its turn away while it
+    waits; the first exception of a task is raised once every task has ended.
+
+    Examples
+    --------
+    >>> run_concurrently(lambda: 1, lambda: 2)
+    [1, 2]
+    """
+    results: list[Any] = [None] * len(tasks)
+    errors: list[BaseException | None] = [None] * len(tasks)
+
+    def one(index: int, queued: threading.Event) -> None:
+        with figure_turn(queued):
+            try:
+                results[index] = tasks[index]()
+            except BaseException as error:  # re-raised in the calling thread
+                errors[index] = error
+
+    with _turn_given_away():
+        threads = []
+        for index in range(len(tasks)):
+            queued = threading.Event()
+            thread = threading.Thread(target=one, args=(index, queued), name=f"task {index}")
+            thread.start()
+            queued.wait()  # turns in the order of the tasks
+            threads.append(thread)
+        for thread in threads:
+            thread.join()
+    for error in errors:
+        if error is not None:
+            raise error
+    return results
+
+
 def parallel_map(function: Callable[[Any], Any], items: Sequence[Any], *,
                  cost: Callable[[Any], float] | None = None,
                  executor: concurrent.futures.Executor | None = None) -> list[Any]:
@@ -893,6 +931,7 @@ def run_sweep(
     fsync: bool = True,
     cost: Callable[[Point], float] | None = None,
     follow: Callable[[Record], Iterable[Point]] | None = None,
+    runner_of: Callable[[Point], Runner] | None = None,
 ) -> list[Record]:
     """Run every point of `points` whose record is not yet in `path`; return the records of all `points`.
 
@@ -934,6 +973,10 @@ def run_sweep(
         next size only if it did not hit its cap there). Each is run (or found in the file) like the
         given points, and is followed in turn; the sweep ends when nothing is left to run. Followed
         points are returned after the given ones, in the order found.
+    runner_of : callable, optional
+        ``runner_of(point) -> runner``: a point's own runner (top-level, as `runner`), for one sweep over
+        points of several kinds written to one file (`runner` is the default). A record names its point's
+        runner and its key is that runner's (`point_key`), as when each kind had a sweep of its own.
 
     Returns
     -------
@@ -966,7 +1009,15 @@ def run_sweep(
     (4, 4)
     >>> shutil.rmtree(folder)
     """
-    name = runner_name(runner)
+    names: dict[Runner, str] = {runner: runner_name(runner)}  # a lambda or nested function is refused here
+    runners: dict[str, Runner] = {}  # key -> the point's runner
+
+    def runner_for(point: Point) -> Runner:
+        chosen = runner if runner_of is None else runner_of(point)
+        if chosen not in names:
+            names[chosen] = runner_name(chosen)
+        return chosen
+
     ordered: dict[str, Point] = {}
 
     def admit(new: Iterable[Point]) -> list[tuple[str, Point]]:
@@ -976,13 +1027,19 @@ def run_sweep(
             if not isinstance(point, Mapping):
                 raise TypeError(f"every sweep point must be a dict; got {type(point).__name__}")
             clean = json.loads(canonical_json(point))
-            key = point_key(clean, name)
+            chosen = runner_for(clean)
+            key = point_key(clean, names[chosen])
             if key not in ordered:
                 ordered[key] = clean
+                runners[key] = chosen
                 admitted.append((key, clean))
         return admitted
 
-    done = {record["key"]: record for record in read_records(path) if record.get("runner") == name}
+    def finished(records: Iterable[Record]) -> dict[str, Record]:
+        # a key names its runner (`point_key`): a record of another runner never has a point's key
+        return {record["key"]: record for record in records}
+
+    done = finished(read_records(path))
 
     def unfinished(items: Iterable[tuple[str, Point]]) -> list[tuple[str, Point]]:
         """The items without a record, and (with `follow`) those that the records of the others lead to."""
@@ -1005,13 +1062,13 @@ def run_sweep(
         try:
             with RecordWriter(path, fsync=fsync) as writer:
                 # A record written by a concurrent process between reading and locking would be duplicated.
-                done.update((r["key"], r) for r in read_records(path) if r.get("runner") == name)
+                done.update(finished(read_records(path)))
                 todo = by_cost(unfinished(todo))
                 bar = tqdm(total=len(ordered), initial=len(ordered) - len(todo), desc=desc or "sweep",
                            disable=not progress, unit="run", file=sys.stderr)
                 incoming: list[tuple[str, Point]] = []
                 try:
-                    for key, future, futures in _completed(pool, runner, todo, cost, incoming):
+                    for key, future, futures in _completed(pool, runners, todo, cost, incoming):
                         try:
                             record = future.result()
                         except Exception as error:
@@ -1035,7 +1092,7 @@ def run_sweep(
 
 
 def _completed(
-    pool: concurrent.futures.Executor, runner: Runner, todo: Sequence[tuple[str, Point]],
+    pool: concurrent.futures.Executor, runners: Mapping[str, Runner], todo: Sequence[tuple[str, Point]],
     cost: Callable[[Point], float] | None, incoming: list[tuple[str, Point]],
 ) -> Iterator[tuple[str, concurrent.futures.Future, Iterable[concurrent.futures.Future]]]:
     """(key, finished future, every future) in completion order; one at a time, in order, when serial.
@@ -1048,7 +1105,7 @@ def _completed(
             queue += incoming
             incoming.clear()
             key, point = queue.pop(0)
-            future = pool.submit(execute, runner, point)
+            future = pool.submit(execute, runners[key], point)
             yield key, future, (future,)
         return
     futures: dict[concurrent.futures.Future, str] = {}
@@ -1056,9 +1113,9 @@ def _completed(
     def submit(items: Iterable[tuple[str, Point]]) -> None:
         for key, point in items:
             if cost is not None and hasattr(pool, "submit_with_cost"):
-                futures[pool.submit_with_cost(float(cost(point)), execute, runner, point)] = key
+                futures[pool.submit_with_cost(float(cost(point)), execute, runners[key], point)] = key
             else:
-                futures[pool.submit(execute, runner, point)] = key
+                futures[pool.submit(execute, runners[key], point)] = key
 
     submit(todo)
     waiting = set(futures)

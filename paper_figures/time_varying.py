@@ -45,6 +45,7 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 from decbounds.algorithms.result import to_jsonable
 from decbounds.paper_figures import exponents, fit
 from decbounds.paper_figures.heterogeneity import make_executor, mode_name
@@ -57,9 +58,14 @@ from decbounds.paper_figures.plotting import (
     save_figure,
     style,
 )
-from decbounds.paper_figures.sweep import run_sweep
+from decbounds.paper_figures.sweep import run_concurrently, run_sweep
 
 from decbounds import algorithms, bounds, instances
+
+try:  # scipy's CSR x dense kernel (as algorithms.mixing); the public ``@`` otherwise
+    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
+except ImportError:  # pragma: no cover - a future scipy without the private module
+    _csr_matvecs = None
 
 __all__ = [
     "ALGORITHMS",
@@ -68,6 +74,7 @@ __all__ = [
     "NETWORKS",
     "PREDICTED_BY",
     "TimeVaryingMode",
+    "consensus_cost",
     "consensus_point",
     "consensus_points",
     "consensus_rounds",
@@ -78,6 +85,7 @@ __all__ = [
     "network_schedule",
     "relabelled",
     "ring_between_groups",
+    "teps_cost",
     "teps_points",
 ]
 
@@ -220,6 +228,11 @@ def teps_points(mode: TimeVaryingMode) -> list[dict[str, Any]]:
             for network in NETWORKS for n in mode.sizes for algorithm in mode.methods]
 
 
+def teps_cost(point: Mapping[str, Any]) -> float:
+    """Rough CPU seconds of a point of panels (a)-(c) (measured 2026-12-04), for the pool's order."""
+    return 0.1 + point["n"] / 256 * (1.4 if point["network"] == "ring" else 0.4)
+
+
 # ------------------------------------------------------------------------------------------ panel (d)
 
 
@@ -241,17 +254,41 @@ def consensus_rounds(schedule: instances.GossipSchedule, eta: float, *, tol: flo
     z -= z.mean(axis=0)
     start = float(np.linalg.norm(z))
     previous = z
+    product = _round_product(schedule)
     with np.errstate(over="ignore", invalid="ignore"):
         for r in range(cap):
-            mixed = schedule.matrix(r) @ z
+            mixed = product(r, z)
             new = mixed if r == 0 or eta == 0.0 else (1.0 + eta) * mixed - eta * previous
             previous, z = z, new
-            spread = float(np.linalg.norm(z - z.mean(axis=0)))
+            # ||z - z_bar||: np.linalg.norm's own steps (the mean's sum and division, then sqrt(x . x)),
+            # without its checks, in every round
+            spread_vector = (z - np.add.reduce(z, axis=0) / n).reshape(-1)
+            spread = float(np.sqrt(spread_vector.dot(spread_vector)))
             if not spread <= 1e6 * start:
                 return None, "diverged"
             if spread <= tol * start:
                 return r + 1, "converged"
     return None, "max_iterations"
+
+
+def _round_product(schedule: instances.GossipSchedule) -> Any:
+    """``product(r, z) = schedule.matrix(r) @ z``, bit for bit: a constant schedule's matrix is read once and
+    applied by scipy's CSR kernel directly (the loop behind ``@``, without its dispatch)."""
+    if schedule.period != 1 or _csr_matvecs is None:
+        return lambda r, z: schedule.matrix(r) @ z
+    W = schedule.matrix(0)
+    if not (sp.issparse(W) and W.format == "csr" and W.dtype == np.float64 and W.has_sorted_indices):
+        return lambda r, z: W @ z
+    indptr, indices, data = W.indptr, W.indices, W.data
+    rows, columns = W.shape
+
+    def product(r: int, z: np.ndarray) -> np.ndarray:
+        z = np.ascontiguousarray(z, dtype=np.float64)
+        result = np.zeros((rows, z.shape[1]))
+        _csr_matvecs(rows, columns, z.shape[1], indptr, indices, data, z.reshape(-1), result.reshape(-1))
+        return result
+
+    return product
 
 
 def consensus_point(point: Mapping[str, Any]) -> dict[str, Any]:
@@ -266,6 +303,17 @@ def consensus_point(point: Mapping[str, Any]) -> dict[str, Any]:
     rounds, status = consensus_rounds(schedule, eta, cap=int(point["cap"]))
     result = {"t_eps": rounds, "status": status, "cap": int(point["cap"]), "eta": eta, "lam_eff": lam_eff}
     return {"result": to_jsonable(result), "params": {"n": n, "lam": lam, "kappa": kappa}}
+
+
+def consensus_cost(point: Mapping[str, Any]) -> float:
+    """Rough CPU seconds of a point of panel (d) (measured 2026-12-04 at n = 32): plain gossip takes about
+    1/kappa rounds of a few microseconds (a relabelled schedule mixes faster but builds every round),
+    accelerated gossip far fewer; for the pool's order."""
+    rounds = min(float(point["cap"]), 3800.0 * (point["n"] / 32) ** 2 / float(point["kappa"]))
+    per_round = {("static", "plain"): 7e-6, ("relabelled", "plain"): 3e-6}.get(
+        (point["network"], point["gossip"]), 0.0)
+    return 0.05 + rounds * per_round + (0.6 if point["network"] == "relabelled" and
+                                        point["gossip"] == "accelerated" else 0.0)
 
 
 def consensus_points(mode: TimeVaryingMode) -> list[dict[str, Any]]:
@@ -447,13 +495,14 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
     out_dir = pathlib.Path(out_dir)
     folder = out_dir / "time_varying"
     executor = make_executor(tiny)
-    try:
-        records = run_sweep(teps_points(mode), folder / "records.jsonl", runner=measure_point,
-                            executor=executor, desc="time-varying (a-c)", progress=not tiny,
-                            cost=lambda point: point["n"] ** 2 if point["network"] == "ring" else point["n"])
-        consensus = run_sweep(consensus_points(mode), folder / "consensus.jsonl", runner=consensus_point,
+    try:  # the two sweeps write two files and share the pool (the second does not wait for the first)
+        records, consensus = run_concurrently(
+            lambda: run_sweep(teps_points(mode), folder / "records.jsonl", runner=measure_point,
+                              executor=executor, desc="time-varying (a-c)", progress=not tiny,
+                              cost=teps_cost),
+            lambda: run_sweep(consensus_points(mode), folder / "consensus.jsonl", runner=consensus_point,
                               executor=executor, desc="time-varying (d)", progress=not tiny,
-                              cost=lambda point: 1.0 / point["kappa"])
+                              cost=consensus_cost))
     finally:
         executor.shutdown(wait=True)
     rows = exponent_rows(records, consensus)

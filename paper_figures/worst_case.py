@@ -165,9 +165,22 @@ def _linear_solve(point: tuple[str, int, float]) -> dict[str, Any]:
     return _linear_point(*point)
 
 
-def _solve_cost(point: tuple[str, int, float]) -> float:
-    """A rough order of an SDP's seconds: its Gram side grows with the rounds, the solve about as its cube."""
-    method, K, _ = point
+def _solve_any(point: tuple[str, str, int, float]) -> dict[str, Any]:
+    """`solve_point` ("nonconvex") or `_linear_point` ("linear") of a (kind, method, K, lam) tuple."""
+    kind, *rest = point
+    return solve_point(*rest) if kind == "nonconvex" else _linear_point(*rest)
+
+
+def _linear_points(full: bool, tiny: bool) -> list[tuple[str, int, float]]:
+    """The (method, K, lam) solves of `make_linear`, in its table's order."""
+    Ks, lams = LINEAR_MODES["full" if full else "tiny" if tiny else "quick"]
+    return [(m, K, lam) for m in LINEAR_METHODS for lam in lams for K in Ks]
+
+
+def _solve_cost(point: tuple[Any, ...]) -> float:
+    """A rough order of an SDP's seconds (measured 2026-12-04: 2 s at 10 rounds, 1-15 s at K = 12 of the
+    strongly convex class): its Gram side grows with the rounds, the solve about as its cube."""
+    method, K = point[-3], point[-2]
     return 0.002 * rounds(method, K) ** 3
 
 
@@ -230,8 +243,13 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     points_a = [(method, K, LAM_A) for method, _ in FIGURE_METHODS for K in mode.K_a
                 if (2 if method == "detag" else 1) <= K and rounds(method, K) <= max(mode.K_a)]
     points_b = [(method, mode.K_b, lam) for method, _ in FIGURE_METHODS for lam in mode.lams_b]
-    rows = parallel_map(_solve, points_a + points_b, cost=_solve_cost, executor=_executor(tiny))
-    rows_a, rows_b = rows[: len(points_a)], rows[len(points_a):]
+    linear = _linear_points(full, tiny)
+    # both figures' solves at once, the largest SDPs first
+    solves = [("nonconvex", *point) for point in points_a + points_b]
+    solves += [("linear", *point) for point in linear]
+    rows = parallel_map(_solve_any, solves, cost=_solve_cost, executor=_executor(tiny))
+    rows_a, rows_b = rows[: len(points_a)], rows[len(points_a) : len(points_a) + len(points_b)]
+    linear_rows = rows[len(points_a) + len(points_b):]
 
     fig, (axis_a, axis_b) = new_figure(1, 2, width=6.0, height=4.6)
     for method, catalog in FIGURE_METHODS:
@@ -266,7 +284,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     files = save_figure(fig, out_dir, "worst_case", dpi=60 if tiny else 150)
     csv_path = pathlib.Path(out_dir) / "worst_case.csv"
     files.append(atomic_write_bytes(csv_path, table(rows_a + rows_b).encode()))
-    return files + make_linear(out_dir, full=full, tiny=tiny)
+    return files + make_linear(out_dir, full=full, tiny=tiny, rows=linear_rows)
 
 
 def _linear_point(method: str, K: int, lam: float) -> dict[str, Any]:
@@ -300,7 +318,7 @@ def linear_rate(rows: Sequence[dict[str, Any]]) -> float:
 
 
 def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
-                tiny: bool = False) -> list[pathlib.Path]:
+                tiny: bool = False, rows: Sequence[dict[str, Any]] | None = None) -> list[pathlib.Path]:
     """The strongly convex figure ``worst_case_linear`` (module docstring) and its table.
 
     Parameters
@@ -309,6 +327,9 @@ def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
         Output folder.
     full, tiny : bool
         The sweep's size (``LINEAR_MODES``).
+    rows : sequence of dict, optional
+        The solves of `_linear_points` in its order, made already (`make` solves both figures at once);
+        solved here when None.
 
     Returns
     -------
@@ -316,8 +337,10 @@ def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
         ``worst_case_linear.png``, ``.pdf`` and ``.csv``.
     """
     Ks, lams = LINEAR_MODES["full" if full else "tiny" if tiny else "quick"]
-    rows = parallel_map(_linear_solve, [(m, K, lam) for m in LINEAR_METHODS for lam in lams for K in Ks],
-                        cost=_solve_cost, executor=_executor(tiny))
+    if rows is None:
+        rows = parallel_map(_linear_solve, _linear_points(full, tiny), cost=_solve_cost,
+                            executor=_executor(tiny))
+    rows = [dict(row) for row in rows]
     rates = {(m, lam): linear_rate([r for r in rows if r["method"] == m and r["lam"] == lam])
              for m in LINEAR_METHODS for lam in lams}
     for row in rows:
