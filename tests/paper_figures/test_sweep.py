@@ -447,7 +447,8 @@ def test_figure_turns_go_in_the_order_asked_and_are_given_away_while_waiting(tmp
 # ------------------------------------------------------------------------- the worker-output search, reused
 
 
-@pytest.mark.parametrize(("n", "phases", "prune"), [(12, [2, 1], True), (24, [4, 2, 1], True), (9, [1], False)])
+@pytest.mark.parametrize(("n", "phases", "prune"),
+                         [(12, [2, 1], True), (24, [4, 2, 1], True), (9, [1], False)])
 def test_reusing_worker_output_search_gives_the_plain_searchs_answer(n, phases, prune, monkeypatch) -> None:
     from decbounds import instances
 
@@ -474,3 +475,43 @@ def test_reusing_worker_output_search_gives_the_plain_searchs_answer(n, phases, 
         sweep.tune_worker_output(tuned, "detag", problem, W, steps, **options)
     # less is run than the plain search's groups (each len(steps) x 2 configurations up to its cap)
     assert sum(runs) < len(phases) * 4 * 4000 + 4000
+
+
+def square_runner(point: dict) -> dict:
+    """A second runner for the sweeps of several kinds."""
+    return {"result": {"t_eps": int(point["x"]) ** 2}, "params": {}}
+
+
+def test_runner_of_gives_each_kind_the_records_of_its_own_sweep(tmp_path) -> None:
+    powers = [{"x": x, "exponent": 1.0, "predict": []} for x in (1.0, 2.0)]
+    squares = [{"x": x, "kind": "square", "predict": []} for x in (3.0, 4.0)]
+    apart = (run_sweep(powers, tmp_path / "a.jsonl", runner=power_law_runner, executor=SerialExecutor(),
+                       progress=False)
+             + run_sweep(squares, tmp_path / "a.jsonl", runner=square_runner, executor=SerialExecutor(),
+                         progress=False))
+
+    def runner_of(point: dict):
+        return square_runner if point.get("kind") == "square" else power_law_runner
+
+    together = run_sweep(powers + squares, tmp_path / "b.jsonl", runner=power_law_runner, runner_of=runner_of,
+                         executor=SerialExecutor(), progress=False)
+    strip = lambda records: [{k: v for k, v in r.items() if k != "versions"} for r in records]  # noqa: E731
+    assert strip(together) == strip(apart)
+    names = [r["runner"].rsplit(":", 1)[1] for r in together]
+    assert names == ["power_law_runner"] * 2 + ["square_runner"] * 2
+    before = (tmp_path / "b.jsonl").read_bytes()
+    run_sweep(powers + squares, tmp_path / "b.jsonl", runner=power_law_runner, runner_of=runner_of,
+              executor=SerialExecutor(), progress=False)
+    assert (tmp_path / "b.jsonl").read_bytes() == before  # resumed: every kind found its records
+
+
+def test_run_concurrently_returns_in_order_and_raises_the_first_error() -> None:
+    assert sweep.run_concurrently(lambda: 1, lambda: "two") == [1, "two"]
+    ran = []
+
+    def failing() -> None:
+        raise ValueError("task failed")
+
+    with pytest.raises(ValueError, match="task failed"):
+        sweep.run_concurrently(failing, lambda: ran.append("after"))
+    assert ran == ["after"]  # every task ends before the error is raised
