@@ -23,7 +23,16 @@ the running decbounds is a git checkout, its commit (``decbounds_commit``, `git_
 
 Determinism. Records hold no wall-clock timings, hostnames or process ids: the same point gives the same
 line, byte for byte, whichever executor ran it (`SerialExecutor`, a process pool, Dask's
-``Client.get_executor()``); only the order of the lines follows completion order.
+``Client.get_executor()``, the shared `PriorityPool`); only the order of the lines follows completion order.
+`paper_figures.compare` checks two output folders for exactly that.
+
+Figures at once. ``python -m decbounds.paper_figures`` makes the figures in threads of one process
+(`figure_turn`: their own code runs one at a time, a sweep gives the turn away while it waits) whose sweeps
+share one `PriorityPool` (`shared_pool`): a free core takes the most expensive point waiting, whichever
+figure it is from, so both cores stay busy to the end of the set. Each figure gives its points a `cost` in
+rough CPU seconds; a chain of points (`run_sweep`'s ``follow``: a series that goes on to the next size only
+if it did not hit its cap) is ranked by the cost of the whole chain it starts. ``DECBOUNDS_SWEEP_PROFILE``
+(`PROFILE_ENVIRONMENT`) logs every point's CPU and wall seconds, for measuring where the time goes.
 """
 
 from __future__ import annotations
