@@ -98,3 +98,14 @@ def test_fmmc_gap_is_at_least_the_heuristics(tmp_path, monkeypatch) -> None:
     for topology in gaps:
         best_heuristic = max(gaps[topology]["metropolis"][0], gaps[topology]["max_degree"][0])
         assert gaps[topology]["fmmc"][0] >= best_heuristic - 1e-4  # SCS-level accuracy (docs/theory.md §12.2)
+
+
+def test_figures_made_at_once_write_what_they_write_one_by_one(tmp_path, capsys) -> None:
+    from decbounds.paper_figures.compare import compare_outputs
+
+    names = ["time_varying", "predictions", "worst_case"]
+    assert run_figures(names, tmp_path / "apart", tiny=True) == 0
+    assert run_figures(names, tmp_path / "together", tiny=True, concurrent=True) == 0
+    assert compare_outputs(tmp_path / "apart", tmp_path / "together") == []
+    printed = capsys.readouterr().out
+    assert printed.count("[time_varying] tiny:") == 2 and "failed: none" in printed
