@@ -54,7 +54,7 @@ __all__ = [
 
 WEIGHT_RULES: tuple[str, ...] = ("fmmc", "metropolis", "max_degree")
 WEIGHT_STYLES: dict[str, dict[str, Any]] = {
-    "fmmc": {"color": "tab:red", "marker": "o", "linestyle": "-", "label": "FMMC (cvxpy)"},
+    "fmmc": {"color": "tab:red", "marker": "o", "linestyle": "-", "label": "FMMC"},
     # hollow and larger: on regular graphs Metropolis and max-degree weights coincide
     "metropolis": {"color": "tab:blue", "marker": "s", "markersize": 9, "markerfacecolor": "none",
                    "linestyle": "--", "label": "Metropolis"},
@@ -130,8 +130,9 @@ def spectral_gaps(sizes: dict[str, Sequence[int]]) -> dict[str, dict[str, list[f
 
     Notes
     -----
-    FMMC is solved through ``instances.optimize_gossip`` and cached on disk; on the 8-ring it gives the gap
-    0.2555 against Metropolis' 0.1953 (no doctest: the first call imports cvxpy).
+    FMMC is solved through ``instances.optimize_gossip`` (the orbit LP by scipy's HiGHS on the ring, torus and
+    hypercube; cvxpy's solvers on the path and Erdős–Rényi graphs) and cached on disk; on the 8-ring it gives
+    the gap 0.2555 against Metropolis' 0.1953 (no doctest: a solve on a general graph imports cvxpy).
     """
     gaps: dict[str, dict[str, list[float]]] = {}
     for topology, counts in sizes.items():
