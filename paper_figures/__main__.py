@@ -128,7 +128,9 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
             threads = []
             for name in order:  # each thread queues for its turn before the next starts: turns in `order`
                 queued = threading.Event()
-                thread = threading.Thread(target=in_turn, args=(name, queued), name=f"figure {name}")
+                # daemon: after Ctrl-C the interpreter exits without waiting for a figure's thread
+                thread = threading.Thread(target=in_turn, args=(name, queued), name=f"figure {name}",
+                                          daemon=True)
                 thread.start()
                 queued.wait()
                 threads.append(thread)
@@ -155,7 +157,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m decbounds.paper_figures",
                                      description="Make every paper figure.")
     add_arguments(parser)
-    return run_from_arguments(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    try:
+        return run_from_arguments(args)
+    except KeyboardInterrupt:
+        print("interrupted: the finished points are in the records; run the same command again to resume",
+              file=sys.stderr, flush=True)
+        return 130
 
 
 if __name__ == "__main__":

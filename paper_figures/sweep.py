@@ -548,6 +548,19 @@ class PriorityPool(concurrent.futures.Executor):
             self._feeder.join()
         self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
 
+    def terminate(self) -> None:
+        """Stop now (an interrupted run): cancel every waiting task and end the worker processes without
+        letting the running points finish; their futures fail with ``BrokenProcessPool``. The points that
+        finished are already in their records, so a new run resumes after them."""
+        # ProcessPoolExecutor has no public way to stop a running task (Python 3.14 adds terminate_workers)
+        processes = list((getattr(self._pool, "_processes", None) or {}).values())
+        self.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(timeout=5.0)
+
 
 class _SharedHandle(concurrent.futures.Executor):
     """The shared pool as a figure sees it: submitting goes to the pool, shutting down leaves it running."""
@@ -585,9 +598,12 @@ def shared_pool(max_workers: int | None = None) -> Iterator[PriorityPool]:
     _SHARED.append(pool)
     try:
         yield pool
-    finally:
+    except BaseException:  # Ctrl-C (KeyboardInterrupt) or an error: do not wait for the running points
         _SHARED.remove(pool)
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.terminate()
+        raise
+    _SHARED.remove(pool)
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 class _Turns:

@@ -412,6 +412,39 @@ def test_shared_pool_is_every_default_executor_inside_the_block() -> None:
     assert isinstance(sweep.default_executor(1), SerialExecutor)
 
 
+def test_an_interrupted_shared_pool_ends_its_running_points_at_once() -> None:
+    # Ctrl-C in `make figures` (all figures at once) waited for the running points and the figure threads
+    # kept the process alive; now the block's exception terminates the workers without waiting
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), sweep.shared_pool(2) as pool:
+        running = [pool.submit_with_cost(1.0, time.sleep, 60.0) for _ in range(2)]
+        waiting = pool.submit(time.sleep, 60.0)
+        while not all(future.running() for future in running):
+            time.sleep(0.01)
+        raise KeyboardInterrupt
+    assert time.monotonic() - start < 30.0
+    assert waiting.cancelled()
+    for future in running:
+        with pytest.raises(concurrent.futures.process.BrokenProcessPool):
+            future.result(timeout=10.0)
+    assert sweep.default_executor(1).__class__ is SerialExecutor  # the shared pool is gone
+
+
+@pytest.mark.slow  # about 8 s: a subprocess imports every figure
+def test_make_figures_stops_on_ctrl_c_and_says_how_to_resume(tmp_path: pathlib.Path) -> None:
+    code = textwrap.dedent(f'''
+        import os, signal, threading, sys
+        from decbounds.paper_figures import __main__ as figures
+        threading.Timer(4.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        sys.exit(figures.main(["--only", "communication", "sampling", "--out", {str(tmp_path)!r}]))
+    ''')
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 130, done.stderr[-2000:]
+    assert "run the same command again to resume" in done.stderr
+    assert time.monotonic() - start < 60.0
+
+
 def test_parallel_map_keeps_the_order_of_the_items() -> None:
     assert sweep.parallel_map(abs, [-3, 1, -2], executor=SerialExecutor()) == [3, 1, 2]
     with sweep.shared_pool(2):
