@@ -161,9 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run_from_arguments(args)
     except KeyboardInterrupt:
-        print("interrupted: the finished points are in the records; run the same command again to resume",
-              file=sys.stderr, flush=True)
-        return 130
+        from decbounds.paper_figures.cli import interrupted
+        return interrupted()
 
 
 if __name__ == "__main__":

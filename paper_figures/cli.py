@@ -16,7 +16,8 @@ from typing import Any
 
 import decbounds
 
-__all__ = ["BROKEN_PIPE_STATUS", "SUBCOMMANDS", "SUBCOMMAND_HELP", "build_parser", "main"]
+__all__ = ["BROKEN_PIPE_STATUS", "INTERRUPTED_STATUS", "SUBCOMMANDS", "SUBCOMMAND_HELP", "build_parser",
+           "interrupted", "main"]
 
 
 def _add_predict(subparsers: Any) -> None:
@@ -127,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     int
         The subcommand's status; 2 (after printing the help) without a subcommand; `BROKEN_PIPE_STATUS`
         (141) when the reader of stdout closed the pipe (``decbounds predict --list | head``), without a
-        traceback.
+        traceback; `INTERRUPTED_STATUS` (130) after Ctrl-C, with one line instead of a traceback.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -141,6 +142,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except BrokenPipeError:
         return _closed_pipe()
+    except KeyboardInterrupt:
+        return interrupted()
+
+
+#: Exit status after Ctrl-C: 128 + SIGINT, what a shell reports for a program the signal ended.
+INTERRUPTED_STATUS = 130
+
+
+def interrupted() -> int:
+    """Every command's end after Ctrl-C: one line on stderr (sweeps append each finished point to their
+    records, so the same command resumes after them) and `INTERRUPTED_STATUS`.
+
+    Returns
+    -------
+    int
+        `INTERRUPTED_STATUS`.
+    """
+    print("interrupted: the finished points are in the records; run the same command again to resume",
+          file=sys.stderr, flush=True)
+    return INTERRUPTED_STATUS
 
 
 #: Exit status after the reader of stdout went away (``decbounds predict --list | head``): 128 + SIGPIPE,

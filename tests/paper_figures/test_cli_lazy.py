@@ -28,3 +28,17 @@ def test_top_level_help_imports_no_subcommand_module() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert list(_helps(build_parser(None))) == list(SUBCOMMANDS)
+
+
+def test_ctrl_c_in_any_command_ends_with_one_line_and_status_130(monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from decbounds.paper_figures import cli
+
+    def interrupt(subparsers: argparse._SubParsersAction) -> None:
+        parser = subparsers.add_parser("predict")
+        parser.set_defaults(func=lambda args: (_ for _ in ()).throw(KeyboardInterrupt))
+
+    monkeypatch.setitem(cli.SUBCOMMANDS, "predict", interrupt)
+    assert cli.main(["predict"]) == cli.INTERRUPTED_STATUS == 130
+    err = capsys.readouterr().err
+    assert err.startswith("interrupted:") and "resume" in err and "Traceback" not in err
