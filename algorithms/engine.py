@@ -1196,13 +1196,14 @@ def checkpoint(t: int, rule: StepRule, state: State, ledger: Ledger, book: Book,
     guarding = t % GUARD_EVERY == 0 or last
     if not (testing or recording or guarding):
         return True
+    if smallest is None:
+        smallest = float(bound.min())
     # the models are state.x (`StepRule.worker_arrays` lists them first); the other arrays only when read
     models = state.x
     cert = book.certificate
     certified = testing and not recording and cert is not None and cert.holds(models)  # (`certified_above`)
     if not certified and testing and not recording and cert is not None and cert.drifting():
-        certified = anchor_ahead(book, models, ledger.problem, ledger, tol,
-                                 float(bound.min()) if smallest is None else smallest)
+        certified = anchor_ahead(book, models, ledger.problem, ledger, tol, smallest)
     if certified and not guarding:
         return True  # the common case: proven that no test can succeed and no model left the radius
     f = ledger.problem
@@ -1220,7 +1221,7 @@ def checkpoint(t: int, rule: StepRule, state: State, ledger: Ledger, book: Book,
             reached = stopping_test(book, t, snap, tol)
             if reached is not None:
                 book.update()
-        anchor_at(book, snap, models, tol, largest, float(bound.min()) if smallest is None else smallest)
+        anchor_at(book, snap, models, tol, largest, smallest)
     if not (diverged or reached is not None or recording or last):
         return True  # the common case: nothing stops and nothing is recorded
     closing = set(diverged) | set(np.flatnonzero(book.running)) if last else set(diverged)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -553,7 +554,7 @@ class ZeroChainFunctions:
         )
         self._inputs: dict[tuple[int, int, int | None], ChainInputs] = {}
         # `_SmallKernel`s by (thread, shape, per_worker): scratch arrays, so never shared between threads
-        self._kernels: dict[tuple[int, tuple[int, ...], int | None], _SmallKernel] = {}
+        self._kernels: dict[tuple[Any, ...], _SmallKernel] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         # the kernels' scratch is views of one buffer, which a pickle would copy apart: rebuilt on demand
@@ -626,14 +627,19 @@ class ZeroChainFunctions:
         """The gradient at X (float64, every column, at most ``DENSE_ENTRIES`` entries) by the cached
         `_SmallKernel` of X's shape, or None where the kernel does not apply (non-finite or huge entries)."""
         key = (threading.get_ident(), X.shape, per_worker)
-        kernel = self._kernels.get(key)
+        kernel = self._kernels.get(key)  # the hot path: one lookup
         if kernel is None:
-            if len(self._kernels) >= 256:  # bounded, as `_inputs`
-                self._kernels.clear()
-            rows = X.size // self.T
-            inputs = self._chain_inputs(rows, self.T, per_worker)
-            kernel = self._kernels[key] = _SmallKernel(X.shape, self.T, inputs, self._constants)
+            kernel = self._new_kernel(key, lambda: _SmallKernel(
+                X.shape, self.T, self._chain_inputs(X.size // self.T, self.T, per_worker), self._constants))
         return kernel(X)
+
+    def _new_kernel(self, key: tuple[Any, ...], build: Callable[[], _SmallKernel]) -> _SmallKernel:
+        """Cache ``build()`` under ``key`` (its thread first: scratch is never shared); the cache is bounded,
+        as `_inputs`."""
+        if len(self._kernels) >= 256:
+            self._kernels.clear()
+        kernel = self._kernels[key] = build()
+        return kernel
 
     def _grad_rows(self, Y: np.ndarray, m: int, per_worker: int | None) -> np.ndarray:
         """Gradient (..., d) at the points Y (..., d), computed on the first m columns; per_worker as in
@@ -745,15 +751,15 @@ class ZeroChainFunctions:
         small = X.size + x.size <= DENSE_ENTRIES
         if own and small and self._prefix(X, None) == self.T == self._prefix(x, None):
             per_worker = X.size // (self.n * self.T)
-            key = (threading.get_ident(), X.shape, per_worker, x.shape)
-            kernel = self._kernels.get(key)
-            if kernel is None:
-                if len(self._kernels) >= 256:
-                    self._kernels.clear()
+
+            def build() -> _SmallKernel:
                 local = self._chain_inputs(X.size // self.T, self.T, per_worker)
                 full = self._chain_inputs(x.size // self.T, self.T, None)
                 inputs = ChainInputs(*(np.concatenate([a, b]) for a, b in zip(local, full, strict=True)))
-                kernel = self._kernels[key] = _SmallKernel(X.shape, self.T, inputs, self._constants, x.shape)
+                return _SmallKernel(X.shape, self.T, inputs, self._constants, x.shape)
+
+            key = (threading.get_ident(), X.shape, per_worker, x.shape)
+            kernel = self._kernels.get(key) or self._new_kernel(key, build)
             pair = kernel(X, x)
             if pair is not None:
                 return pair

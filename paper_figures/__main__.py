@@ -10,9 +10,9 @@ status is 1 if any failed.
 from __future__ import annotations
 
 import argparse
+import functools
 import pathlib
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -118,24 +118,10 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
         for name in names:
             make_one(name)
     else:
-        def in_turn(name: str, queued: threading.Event) -> None:
-            with sweep.figure_turn(queued):
-                make_one(name)
-
         order = sorted(names, key=lambda name: CONCURRENT_ORDER.index(name) if name in CONCURRENT_ORDER
                        else len(CONCURRENT_ORDER))
-        with sweep.shared_pool():
-            threads = []
-            for name in order:  # each thread queues for its turn before the next starts: turns in `order`
-                queued = threading.Event()
-                # daemon: after Ctrl-C the interpreter exits without waiting for a figure's thread
-                thread = threading.Thread(target=in_turn, args=(name, queued), name=f"figure {name}",
-                                          daemon=True)
-                thread.start()
-                queued.wait()
-                threads.append(thread)
-            for thread in threads:
-                thread.join()
+        with sweep.shared_pool():  # the figures' threads take turns in `order`
+            sweep.run_concurrently(*(functools.partial(make_one, name) for name in order))
         failures.sort(key=names.index)
     print(f"all figures ({mode}): {time.perf_counter() - start_all:.1f} s; failed: {failures or 'none'}")
     return 1 if failures else 0

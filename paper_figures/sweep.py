@@ -692,7 +692,8 @@ def run_concurrently(*tasks: Callable[[], Any]) -> list[Any]:
         threads = []
         for index in range(len(tasks)):
             queued = threading.Event()
-            thread = threading.Thread(target=one, args=(index, queued), name=f"task {index}")
+            # daemon: when the caller is interrupted (Ctrl-C), the interpreter exits without waiting for it
+            thread = threading.Thread(target=one, args=(index, queued), name=f"task {index}", daemon=True)
             thread.start()
             queued.wait()  # turns in the order of the tasks
             threads.append(thread)
