@@ -3,15 +3,19 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed-test
+# CONSTRAINTS=.ci/figures-lock.txt installs the versions that made the published figures (docs/reliability.md)
+CONSTRAINTS ?=
+PIN     := $(if $(CONSTRAINTS),-c $(CONSTRAINTS),)
+OLDEST  := .venv-oldest
 
-.PHONY: test test-slow figures venv lint bench clean docs docs-images
+.PHONY: test test-slow test-oldest upgrade figures venv lint bench clean docs docs-images
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet $(PIN) -e '.[test]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -26,6 +30,20 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -n auto -m slow
+
+# The newest releases the ranges in pyproject.toml allow, as a fresh machine installs them (.ci/run).
+upgrade: $(STAMP)
+	$(BIN)/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[test]'
+
+# The suite again in a second venv with the oldest releases pyproject.toml admits (.ci/oldest.txt).
+$(OLDEST)/.installed: pyproject.toml .ci/oldest.txt
+	$(PY) -m venv $(OLDEST)
+	$(OLDEST)/bin/python -m pip install --quiet --upgrade pip
+	$(OLDEST)/bin/python -m pip install --quiet -c .ci/oldest.txt -e '.[test]'
+	touch $@
+
+test-oldest: $(OLDEST)/.installed
+	$(OLDEST)/bin/python -m pytest -n auto -m "not slow"
 
 # Quick by default; FULL=1 for the full set.
 figures: $(STAMP)
@@ -49,4 +67,4 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) paper_figures/out build .pytest_cache .hypothesis
+	rm -rf $(VENV) $(OLDEST) paper_figures/out build .pytest_cache .hypothesis

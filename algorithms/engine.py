@@ -42,11 +42,23 @@ for the next query, and a query asked again (DeTAG's phase-start model) gets a c
 Randomness and bits: configuration j draws from its own stream ``numpy.random.default_rng(seed_j)``; a
 stochastic oracle is queried once per configuration with it, an exact oracle (``oracle.exact``) once for the
 whole batch. Nothing the engine computes mixes configurations, and its reductions run in a fixed order per
-configuration, so a configuration gets the same bits alone and inside a batch -- every field of its
-Result -- whenever the problem's ``grad`` and ``full_grad`` compute each point independently of the other
-points of the call (elementwise numpy code such as the zero chain; a BLAS product such as ``x @ A`` may pick
-another kernel for another number of rows and differ in the last bits). ``backend="dense"`` gossip is a BLAS
-product too (algorithms.mixing).
+configuration; gossip is scipy's CSR product, one loop per row in the order of the row's entries, which
+calls no BLAS. What that buys depends on the problem (instances.protocol, "Bits"):
+
+- on a *pointwise* problem (``problem.pointwise = True``: the zero chain and every hard instance built on
+  it, so every figure and every verify term), a configuration gets the same bits alone and inside a batch
+  -- every field of its Result -- on any machine, whatever BLAS library or processor kernel numpy has (the
+  zero chain calls no BLAS; numpy 2.4's exp, log and sin gave the same bytes with its AVX-512, AVX2 and
+  baseline code paths, measured with NPY_DISABLE_CPU_FEATURES);
+- on a problem whose gradient is a matrix product (``x @ A``: the heterogeneous quadratic, the digits MLP),
+  BLAS may pick another kernel for another number of rows (and another one on another processor: numpy 2.4
+  with OpenBLAS 0.3.31 rounds a 2-row product otherwise than a 1-row one with its Haswell and Zen kernels,
+  not with SkylakeX), so a configuration in a batch agrees with its solo run to
+  ``instances.protocol.BATCH_RTOL`` (relative), not bit for bit. Every run is still reproducible: the same
+  call on the same machine gives the same bits.
+
+``backend="dense"`` gossip is a BLAS product too (algorithms.mixing): it agrees with the sparse backend to
+rounding.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ True
 from __future__ import annotations
 
 import importlib
+import pathlib
 from types import ModuleType
 
 __all__ = ["SUBPACKAGES", "__version__", "algorithms", "bounds", "instances", "oracles", "paper_figures",
@@ -35,6 +36,26 @@ __version__ = "0.2.0"
 
 #: The subpackages, each a folder at the top of the repository (pyproject.toml maps them into this namespace).
 SUBPACKAGES: tuple[str, ...] = ("bounds", "instances", "oracles", "algorithms", "paper_figures")
+
+
+def _lead_to_the_source_folders() -> None:
+    """In a source tree, let ``decbounds.<subpackage>`` find the folders that stand beside this one.
+
+    Installed, the subpackages sit inside this folder (the wheel's ``decbounds/bounds``, ...). In the
+    repository they are its top-level siblings (``bounds/``, ...), which an editable install maps by name;
+    but Python started inside the clone imports this folder from the current directory first, whatever is
+    installed, and would then find no subpackage. Adding the repository's root to ``__path__`` makes the
+    clone behave as the installed package does, editable or not, inside the clone or outside.
+    """
+    here = pathlib.Path(__file__).resolve().parent
+    if (here / SUBPACKAGES[0]).is_dir():  # installed: the subpackages are inside
+        return
+    root = here.parent
+    if all((root / name / "__init__.py").is_file() for name in SUBPACKAGES) and str(root) not in __path__:
+        __path__.append(str(root))
+
+
+_lead_to_the_source_folders()
 
 
 def version() -> str:

@@ -41,8 +41,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -54,6 +54,8 @@ from decbounds.bounds.validation import require_bool, require_choice, require_gr
 from decbounds.instances.graphs import node_order
 from decbounds.instances.matrices import extreme_eigenvalues, from_edge_weights, second_eigenvalue
 from threadpoolctl import threadpool_limits
+
+from decbounds.files import atomic_write_bytes
 
 __all__ = [
     "BARRIER_MAX_N",
@@ -163,16 +165,9 @@ def _cache_load(path: Path, edges: np.ndarray) -> dict | None:
 
 
 def _cache_store(path: Path, **arrays: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # write to a temporary file in the same directory, then rename: a killed write leaves no partial entry
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    atomic_write_bytes(path, buffer.getvalue())  # a killed write leaves no partial entry
 
 
 def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", cache: bool = True,

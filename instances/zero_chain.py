@@ -514,6 +514,10 @@ class ZeroChainFunctions:
     ZeroChainFunctions(T=5, n=2, scale=2, gain=3, smoothness=114)
     """
 
+    #: Every kernel is elementwise along the chain (instances.protocol, "Bits"): the same bits for a point
+    #: alone or in a stack of points, whatever BLAS the machine has.
+    pointwise = True
+
     def __init__(
         self,
         T: int,

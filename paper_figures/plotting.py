@@ -11,7 +11,6 @@ import argparse
 import io
 import os
 import pathlib
-import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ matplotlib.use("Agg")  # headless; before pyplot is imported anywhere
 import matplotlib.pyplot as plt
 
 from decbounds import algorithms
+from decbounds.files import atomic_write_bytes
 
 __all__ = [
     "ALGORITHM_STYLES",
@@ -39,8 +39,9 @@ __all__ = [
     "wants_full",
 ]
 
-#: Default output folder of every figure (git-ignored).
-DEFAULT_OUT_DIR = pathlib.Path(__file__).resolve().parent / "out"
+#: Default output folder of every figure, relative to the current folder (in the clone: git-ignored); never
+#: inside the installed package.
+DEFAULT_OUT_DIR = pathlib.Path("paper_figures") / "out"
 
 #: One look per algorithm registered at import, from its registry entry (``algorithms.entry(name).style``);
 #: `style` reads the registry itself, so algorithms registered later are drawn in their own style too.
@@ -125,46 +126,6 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: fl
 def blank_figure(width: float = 6.4, height: float = 4.2) -> matplotlib.figure.Figure:
     """An empty constrained-layout figure of `width` x `height` inches, for subfigures and custom grids."""
     return plt.figure(figsize=(width, height), layout="constrained")
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> pathlib.Path:
-    """Write `data` to `path` through a temporary file in the same folder and ``os.replace``.
-
-    A killed run leaves the old file or the new one, never half a file; the folder is created.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The destination.
-    data : bytes
-        The whole content.
-
-    Returns
-    -------
-    pathlib.Path
-        `path`.
-
-    Examples
-    --------
-    >>> import shutil
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> atomic_write_bytes(folder / "a" / "note.txt", b"done").read_text()
-    'done'
-    >>> shutil.rmtree(folder)
-    """
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        pathlib.Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], name: str, *,

@@ -12,12 +12,15 @@ from types import SimpleNamespace
 import networkx as nx
 import numpy as np
 from decbounds.instances.gossip import metropolis
+from decbounds.instances.protocol import BATCH_RTOL, computes_pointwise
 
 from decbounds import instances
 
 
 class DiagonalQuadratic:
     """f_i(x) = 1/2 sum_j a_ij x_j^2 - b_i . x: local smoothness max a_ij, optimum of f at mean(b)/mean(a)."""
+
+    pointwise = True  # elementwise: the same bits alone and in a batch (instances.protocol, "Bits")
 
     def __init__(self, n: int = 6, d: int = 3, seed: int = 0, spread: float = 1.0) -> None:
         rng = np.random.default_rng(seed)
@@ -91,6 +94,20 @@ class NoisyOracle:
 
     def full_grad(self, x: np.ndarray) -> np.ndarray:
         return self.f.full_grad(x)
+
+
+def assert_batch_agrees(in_batch: np.ndarray, alone: np.ndarray, problem: object) -> None:
+    """The engine's promise for a configuration run inside a batch against the same configuration alone.
+
+    The same bits on a pointwise problem (the zero chain, ``DiagonalQuadratic``); agreement to
+    ``instances.protocol.BATCH_RTOL`` of the values' scale where the problem's gradient is a BLAS product.
+    """
+    in_batch, alone = np.asarray(in_batch), np.asarray(alone)
+    if computes_pointwise(problem):
+        assert np.array_equal(in_batch, alone, equal_nan=True), "not the same bits in a batch"
+    else:
+        scale = max(1.0, float(np.max(np.abs(alone), initial=0.0)))
+        np.testing.assert_allclose(in_batch, alone, rtol=BATCH_RTOL, atol=BATCH_RTOL * scale)
 
 
 def ring_W(n: int):

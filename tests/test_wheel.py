@@ -124,3 +124,57 @@ def test_the_wheel_installs_beside_pypis_algorithms_and_bounds(tmp_path: Path) -
     assert report["our_run"] and not report["their_algorithms_has_run"]
     assert report["gossip_bound"] == pytest.approx(941.23, abs=0.01)  # as sweep.predict's doctest shows
     assert report["top_level"] == ["decbounds"]
+
+
+BEHAVIOUR = r'''
+import json, os, pathlib, subprocess, sys
+
+import decbounds
+import decbounds.algorithms
+from decbounds.files import atomic_write_bytes
+from decbounds.paper_figures.plotting import DEFAULT_OUT_DIR
+
+os.umask(0o027)
+written = atomic_write_bytes(pathlib.Path("made") / "report.md", b"# report\n")
+cli = subprocess.run([sys.executable, "-m", "decbounds", "--help"], capture_output=True, text=True)
+print(json.dumps({
+    "algorithms": decbounds.algorithms.__file__,
+    "run": callable(getattr(decbounds.algorithms, "run", None)),
+    "out": str(DEFAULT_OUT_DIR.resolve()),
+    "mode": oct(written.stat().st_mode & 0o777),
+    "cli": cli.returncode,
+}))
+'''
+
+
+@pytest.mark.network
+@pytest.mark.slow  # a build, two installs and four interpreters, about 15 s
+def test_installed_or_editable_inside_the_clone_or_outside_it_behaves_the_same(tmp_path: Path) -> None:
+    """Issue 29: the clone's top-level ``decbounds/`` must lead to its sibling folders (Python started inside
+    the clone imports it first, whatever is installed); outputs go to the current folder; files get the
+    user's umask."""
+    source = tmp_path / "src"
+    source.mkdir()
+    _copy_sources(source)
+    _pip("wheel", "--no-deps", "--quiet", "-w", str(tmp_path / "dist"), str(source))
+    (wheel,) = (tmp_path / "dist").glob("decbounds-*.whl")
+    installed, installed_lib = _fresh_venv(tmp_path / "installed")
+    _pip("--python", str(installed), "install", "--no-deps", "--quiet", str(wheel))
+    editable, _ = _fresh_venv(tmp_path / "editable")
+    _pip("--python", str(editable), "install", "--no-deps", "--quiet", "-e", str(source))
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    for python in (installed, editable):
+        for cwd in (source, outside):
+            done = subprocess.run([str(python), "-c", BEHAVIOUR], capture_output=True, text=True, timeout=300,
+                                  check=False, cwd=cwd)
+            assert done.returncode == 0, (python, cwd, done.stderr[-3000:])
+            report = json.loads(done.stdout)
+            assert report["run"] and report["cli"] == 0, (python, cwd, report)
+            assert report["out"] == str((cwd / "paper_figures" / "out").resolve()), report
+            assert report["mode"] == "0o640", report  # 0o666 under umask 0o027, not mkstemp's 0o600
+            where = Path(report["algorithms"])
+            if python == installed and cwd == outside:
+                assert where.is_relative_to(installed_lib / "decbounds"), where
+            else:  # the clone's own folder: from the current directory, or the editable mapping
+                assert where == source / "algorithms" / "__init__.py", where
