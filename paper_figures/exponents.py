@@ -128,7 +128,7 @@ def write_combined(out_dir: str | pathlib.Path, figures: Sequence[str] = MEASURE
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Join the measured figures' exponent tables.")
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT_DIR,
-                        help=f"output folder (default {DEFAULT_OUT_DIR})")
+                        help=f"output folder (default {DEFAULT_OUT_DIR}, in the current folder)")
     args = parser.parse_args(argv)
     for path in write_combined(args.out):
         print(path)

@@ -175,7 +175,7 @@ def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
     ``--full``,
     ``--tiny``."""
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT_DIR,
-                        help=f"output folder (default {DEFAULT_OUT_DIR})")
+                        help=f"output folder (default {DEFAULT_OUT_DIR}, in the current folder)")
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--full", action="store_true", help="the full set (also FULL=1 in the environment)")
     size.add_argument("--tiny", action="store_true", help="seconds-long runs, as in the test suite")

@@ -37,11 +37,13 @@ def _assert_close_to_dense(W: sp.csr_array, Z: np.ndarray, product: np.ndarray) 
 
 def _random_sparse(n: int, rng: np.random.Generator) -> sp.csr_array:
     """A non-symmetric M with negative weights, an empty row (nothing received) and unsorted input indices."""
-    M = sp.random_array((n, n), density=0.75, rng=rng, format="lil")  # rows of 0 to n terms
-    M[1, :] = 0.0
-    M = sp.csr_array(M)
-    M.data -= 0.5
-    return M
+    # drawn with numpy (scipy's random_array takes rng= only from scipy 1.15 on; pyproject admits 1.12)
+    dense = np.where(rng.random((n, n)) < 0.75, rng.random((n, n)) - 0.5, 0.0)  # rows of 0 to n terms
+    dense[1, :] = 0.0
+    rows, cols = np.nonzero(dense)
+    shuffled = rng.permutation(rows.size)  # entries in no order: the CSR rows keep unsorted indices
+    return sp.csr_array(sp.coo_array((dense[rows, cols][shuffled], (rows[shuffled], cols[shuffled])),
+                                     shape=(n, n)))
 
 
 def _matrices(n: int, rng: np.random.Generator) -> dict[str, sp.csr_array]:
