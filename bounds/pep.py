@@ -75,7 +75,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from decbounds.bounds.pep_methods import METHODS, MethodSpec, method_spec
+from decbounds.bounds.pep_methods import MethodSpec, method_spec
 from decbounds.bounds.prediction import Prediction, predict_at
 from decbounds.bounds.validation import collect_errors, describe_int, require_count
 
@@ -262,7 +262,7 @@ class WorstCase:
         They equal ``iterates`` when the worst case is consistent with the method's update equations."""
         from decbounds.bounds.pep_methods import NumpyOps
 
-        spec = METHODS[self.method]
+        spec = method_spec(self.method)
         table = [(np.asarray(p), np.asarray(g)) for p, g in zip(self.points, self.gradients, strict=True)]
         scale = max(1.0, float(np.max(np.abs(self.iterates))))
 
@@ -629,6 +629,8 @@ class _GramBuilder:
 
     def __init__(self, setup: _Setup, capacity: int):
         self.setup, self.N, self.capacity, self.lam = setup, setup.N, capacity, setup.lam
+        # what a rule's prepare may read of the gossip class (D2 checks lambda_min >= -1/3)
+        self.lambda_min = min(lo for lo, _ in setup.spectra)
         # x0 = 0 (equal starts): every constraint involves only differences of points, so x0 would be a basis
         # vector that no constraint touches (a free direction of G, which only slows the solver down)
         self.size = 0
