@@ -268,7 +268,8 @@ class Coefficients(_Tracked):
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if (np.ndim(value) == 0 or isinstance(value, _Constant)) and not _is_zero(value):
-            raise _refuse("a constant assigned into an iterate", "a fixed vector is no point of the Gram basis")
+            raise _refuse("a constant assigned into an iterate",
+                          "a fixed vector is no point of the Gram basis")
         super().__setitem__(key, _plain(value))
 
     def __iter__(self) -> Any:
@@ -311,7 +312,8 @@ class _Run:
     def grad(self, X: Any) -> Coefficients:
         X = np.asarray(_plain(X))
         if X.shape != (self.n, 1, self.d):
-            raise _refuse(f"ctx.sample of shape {X.shape}", f"one point per worker, shape {(self.n, 1, self.d)}")
+            raise _refuse(f"ctx.sample of shape {X.shape}",
+                          f"one point per worker, shape {(self.n, 1, self.d)}")
         index, self.samples = self.samples, self.samples + 1
         if self.probe is not None:
             self.probe.begin("sample", index)
@@ -337,7 +339,8 @@ class _Run:
         return out.view(Coefficients)
 
 
-def _context(run: _Run, rule: StepRule, x0: np.ndarray, step: _StepArray, hyper: Mapping[str, Any]) -> Context:
+def _context(run: _Run, rule: StepRule, x0: np.ndarray, step: _StepArray,
+             hyper: Mapping[str, Any]) -> Context:
     """A `Context` whose calls record the method's linear maps (module docstring)."""
     n, d = run.n, run.d
 
@@ -453,7 +456,8 @@ def _as_coefficients(state: Any, d: int) -> None:
 
 
 def _run(rule_class: type[StepRule], ops: Any, x0: np.ndarray, K: int, steps: np.ndarray,
-         fixed: Mapping[str, Any], params: Mapping[str, Any], per_iteration: int, run: _Run) -> list[np.ndarray]:
+         fixed: Mapping[str, Any], params: Mapping[str, Any], per_iteration: int,
+         run: _Run) -> list[np.ndarray]:
     n, d = x0.shape
     structural = {**fixed, **{k: v for k, v in params.items() if k in rule_class.structural}}
     batchable = {k: v for k, v in params.items() if k not in rule_class.structural}
@@ -504,7 +508,7 @@ class _Probe:
 
     def fresh(self) -> np.ndarray:
         if self.used + self.n > self.capacity:
-            raise _ProbeFull
+            raise _ProbeFullError
         block = np.zeros((self.n, self.capacity))
         block[np.arange(self.n), self.used + np.arange(self.n)] = 1.0
         self.made[self.current] = range(self.used, self.used + self.n)
@@ -518,7 +522,7 @@ class _Probe:
         return self.mix @ X + self.fresh()
 
 
-class _ProbeFull(Exception):
+class _ProbeFullError(Exception):
     pass
 
 
@@ -539,7 +543,7 @@ def _dead_calls(rule_class: type[StepRule], n: int, K: int, steps: np.ndarray, f
                                 _Run(probe, n, capacity, probe=probe))
                 passes.append((probe, iterates))
             break
-        except _ProbeFull:
+        except _ProbeFullError:
             capacity *= 2
     (probe, first), (_, second) = passes
     for k, (a, b) in enumerate(zip(first, second, strict=True)):
@@ -557,8 +561,9 @@ def _dead_calls(rule_class: type[StepRule], n: int, K: int, steps: np.ndarray, f
     return dead
 
 
-def run_rule(rule_class: type[StepRule], ops: Any, x0: np.ndarray, K: int, steps: Sequence[float] | float, *,
-             fixed: Mapping[str, Any] | None = None, per_iteration: int = 1, **params: Any) -> list[np.ndarray]:
+def run_rule(rule_class: type[StepRule], ops: Any, x0: np.ndarray, K: int, steps: Sequence[float] | float,
+             *, fixed: Mapping[str, Any] | None = None, per_iteration: int = 1,
+             **params: Any) -> list[np.ndarray]:
     """The iterates X^0, ..., X^K of ``rule_class`` run on ``ops`` (a method description of
     ``bounds.pep_methods``: ``ops.grad(X)``, ``ops.gossip(X, t)``, ``ops.lam``, ``ops.lambda_min``).
 
