@@ -179,9 +179,8 @@ def load_rule(spec: Any) -> type:
                 and exc.name == module_name.split(".")[0]:
             hint = (f" (run from the folder that holds {module_name.replace('.', '/')}.py, or give the file: "
                     f"path/to/{module_name.replace('.', '/')}.py:{class_name})")
-        text = str(exc).strip().splitlines()
-        raise ValueError(f"cannot import {module_name!r}: {type(exc).__name__}: "
-                         f"{text[0] if text else ''}{hint}") from None
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        raise ValueError(f"cannot import {module_name!r}: {type(exc).__name__}: {first_line}{hint}") from None
     rule = getattr(module, class_name, None)
     if rule is None:
         raise ValueError(f"module {module_name!r} has no attribute {class_name!r}")

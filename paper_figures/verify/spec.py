@@ -24,6 +24,11 @@ def load_rule(spec: Any) -> type[algorithms.StepRule]:
         raise VerifyInputError(str(exc)) from None
 
 
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else ""
+
+
 def _registered(rule: type[algorithms.StepRule]) -> tuple[str, bool]:
     """Register ``rule`` if it is not (a default name and style filled in); (its name, whether added)."""
     for entry in algorithms.entries():
