@@ -197,19 +197,17 @@ def _method(name: str) -> Any:
 
 
 def _hyper(items: list[str]) -> dict[str, Any]:
-    """NAME=VALUE pairs: an int, a float, or else the string."""
+    """NAME=VALUE pairs, each value read as JSON (a number, true, null) or else kept as the string."""
+    import json
+
     values: dict[str, Any] = {}
     for item in items:
         name, sep, text = item.partition("=")
         if not sep or not name:
             raise ValueError(f"--hyper takes NAME=VALUE; got {item!r}")
-        for kind in (int, float):
-            try:
-                values[name] = kind(text)
-                break
-            except ValueError:
-                continue
-        else:
+        try:
+            values[name] = json.loads(text)
+        except ValueError:
             values[name] = text
     return values
 
