@@ -8,6 +8,7 @@ Every SDP here is small (N <= 3, K <= 3; the PEPit sweep K <= 4).
 
 from __future__ import annotations
 
+import functools
 import math
 import textwrap
 
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 from decbounds.algorithms.compiled import NotLinearError, run_rule
 from decbounds.bounds.pep import worst_case
-from decbounds.bounds.pep_methods import NumpyOps, method_spec
+from decbounds.bounds.pep_methods import METHODS, NumpyOps, method_spec
 from support import pepit_centralized
 
 from decbounds import algorithms
@@ -97,21 +98,26 @@ def test_compiled_rules_give_the_values_of_the_former_descriptions(method: str, 
     assert result.value == pytest.approx(expected, rel=1e-6)
 
 
+@functools.cache
+def _pepit(method: str, K: int, mu: float) -> float:
+    return pepit_centralized(method, K, mu)
+
+
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")  # PEPit's own solve; its value is compared
-@pytest.mark.parametrize("method", ["centralized", "dgd_atc", "local_sgd"])
-@pytest.mark.parametrize(("function_class", "mu"), [("convex", 0.0), ("strongly_convex", 0.1)])
-def test_centralized_reductions_equal_pepit_gradient_descent(method: str, function_class: str,
-                                                             mu: float) -> None:
-    """Centralized SGD (exact averaging), adapt-then-combine D-PSGD with W = 11^T/N and local SGD without
-    dissimilarity at the averages (the agents never leave them) are gradient descent on f: PEPit's value.
-    (With only a common minimizer, varsigma = 0 at x*, local SGD's value is above it: 0.0765 against
-    1/14 at K = 3.)"""
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_compiled_rule_reduces_to_pepits_gradient_descent(method: str) -> None:
+    """W = 11^T/N and no dissimilarity at the averages keep every agent at the average: each registered rule
+    is then gradient descent on f (DeTAG with R = 1, eta = 0: gradient descent with the tracker's one-phase
+    stale gradient), in the convex class (f(x^K) - f*) and the strongly convex one (||x^K - x*||^2), against
+    PEPit's value of that method written with PEPit's own classes (tests/support.py)."""
     pytest.importorskip("PEPit")
-    for K in (1, 3):
-        ours = worst_case(method, K, W=np.full((2, 2), 0.5), function_class=function_class, mu=mu,
-                          initial="distance", criterion="distance" if mu else "function_value",
-                          **({"varsigma": 0.0} if method == "local_sgd" else {}))
-        assert ours.value == pytest.approx(pepit_centralized("gd", K, mu), rel=1e-6), K
+    params = {"R": 1, "eta": 0.0} if method == "detag" else {}
+    reference = "delayed" if method == "detag" else "gd"
+    for function_class, mu in (("convex", 0.0), ("strongly_convex", 0.1)):
+        ours = worst_case(method, 3, W=np.full((2, 2), 0.5), function_class=function_class, mu=mu,
+                          initial="distance", criterion="distance" if mu else "function_value", varsigma=0.0,
+                          **params)
+        assert ours.value == pytest.approx(_pepit(reference, 3, mu), rel=1e-6), function_class
 
 
 def test_centralized_sgd_equals_pepit_nonconvex_gradient_descent() -> None:
