@@ -467,7 +467,7 @@ def _run(rule_class: type[StepRule], ops: Any, x0: np.ndarray, K: int, steps: np
     hyper = batch_hyper({}, [values], d)
     hyper = MappingProxyType({k: v.view(_Constant) if isinstance(v, np.ndarray) else v
                               for k, v in {**hyper, **rule.structural_values}.items()})
-    step = per_configuration([steps[0]], d).view(_StepArray)
+    step = np.array(per_configuration([steps[0]], d)).view(_StepArray)  # a writable copy: refreshed below
     step.recipe = lambda alpha: per_configuration([alpha], d)
     step.book = [step]
     start = x0[0] if np.all(x0 == x0[0]) else x0
@@ -476,10 +476,11 @@ def _run(rule_class: type[StepRule], ops: Any, x0: np.ndarray, K: int, steps: np
     _as_coefficients(state, d)
     models = rule.worker_arrays
     iterates = [np.array(x0, dtype=float)]
+    varying = bool(np.any(steps != steps[0]))
     for t in range(K * per_iteration):
         run.t = t
         alpha = float(steps[t // per_iteration])
-        if len(step.book) > 1 or alpha != steps[0]:
+        if varying:
             for constant in step.book:
                 np.copyto(constant.view(np.ndarray), constant.recipe(alpha))
         state = rule.step(state, ctx)
