@@ -135,7 +135,7 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec("gt_dsgd", "decbounds.algorithms.rules:GTDSGD", per_iteration_constant=2,
                    aliases=("gt-dsgd",), catalog="gt_dsgd", label="GT-DSGD"),
         MethodSpec("d2", "decbounds.algorithms.rules:D2", catalog="d2", label="D$^2$"),
-        MethodSpec("extra", "decbounds.algorithms.extra:Extra", label="EXTRA"),
+        MethodSpec("extra", "decbounds.algorithms.extra:Extra", catalog="extra", label="EXTRA"),
         MethodSpec("exact_diffusion", "decbounds.algorithms.exact_diffusion:ExactDiffusion",
                    aliases=("ed", "nids", "exact-diffusion"), catalog="exact_diffusion",
                    label="Exact Diffusion"),
@@ -169,7 +169,7 @@ def method_spec(method: str | type | MethodSpec) -> MethodSpec:
         name = rule.name or rule.__name__
         if name.lower() in _ALIASES:
             name = f"{rule.__module__}.{rule.__qualname__}"
-        spec = MethodSpec(name, rule, label=name)
+        spec = MethodSpec(name, rule, catalog=rule.catalog_entry, label=name)
         _USER_SPECS[name] = spec
         return spec
     if not isinstance(method, str):
