@@ -22,6 +22,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+from decbounds.bounds.pep_methods import method_spec
+
 from decbounds import bounds
 
 __all__ = ["BASELINES", "KS", "LAM", "LAMS", "STEP", "worst_case_lines", "worst_case_records"]
@@ -35,7 +37,7 @@ LAMS: tuple[float, ...] = (0.0, 0.9)
 
 
 def _solve(method: Any, K: int, lam: float) -> dict[str, Any]:
-    spec = bounds.pep_methods.method_spec(method)
+    spec = method_spec(method)
     params = {"R": 2} if spec.name == "detag" else {}
     row: dict[str, Any] = {"method": spec.name, "K": K, "rounds": spec.rounds(K, **params), "lam": lam}
     try:
@@ -72,16 +74,17 @@ def worst_case_records(rule: Any, *, Ks: Sequence[int] | None = None, lams: Sequ
     records: list[dict[str, Any]] = []
     for method in (rule, *(BASELINES if baselines is None else baselines)):
         try:
-            name = bounds.pep_methods.method_spec(method).name
+            name = method_spec(method).name
         except (TypeError, ValueError) as err:  # the compiler's refusal (NotLinearError is a ValueError)
             records.append({"method": getattr(method, "name", str(method)), "K": None, "rounds": None,
                             "lam": None, "value": None, "status": f"not computed: {err}"})
             continue
         try:
             records += [_solve(method, K, lam) for K, lam in points]
-        except (TypeError, ValueError) as err:
+        except Exception as err:  # the refusal or anything the rule's own code raises: one line of the report
+            first_line = (str(err).strip().splitlines() or [""])[0]
             records.append({"method": name, "K": None, "rounds": None, "lam": None, "value": None,
-                            "status": f"not computed: {err}"})
+                            "status": f"not computed: {type(err).__name__}: {first_line}"})
     return records
 
 

@@ -25,3 +25,18 @@ def test_a_rule_the_compiler_refuses_gets_one_line_and_the_baselines_still(monke
     rows = [line for line in lines if line.startswith("| ") and "---" not in line][1:]
     assert rows[0].startswith("| sgp |") and "not computed" in rows[0] and "push" in rows[0]
     assert [row.split(" | ")[0] for row in rows[1:]] == ["| detag", "| dgd_cta"]
+
+
+def test_report_md_carries_the_section_outside_the_tiny_mode(monkeypatch) -> None:
+    from decbounds.algorithms.extra import Extra
+    from decbounds.paper_figures.verify import report as report_module
+    from decbounds.paper_figures.verify.settings import MODES
+
+    monkeypatch.setattr(report_module, "worst_case_lines",
+                        lambda rule: ["", "## Computed worst case", rule.name])
+    audit = {"instance": "path", "step_size": 1.0, "iterations": 1, "seed": 0, "checks": [], "passed": True}
+    for mode, shown in (("tiny", False), ("quick", True)):
+        made = report_module.VerifyReport(rule="extra", mode=mode, seed=0, audit=audit, verdicts={}, fits={},
+                                          records=[], files=[], errors=[], seconds=0.0)
+        text = report_module.report_markdown(made, MODES[mode], Extra)
+        assert ("## Computed worst case\nextra" in text) is shown
