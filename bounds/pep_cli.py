@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         for spec in METHODS.values():
             extra = ", ".join(f"{k}={v}" for k, v in spec.params.items())
-            print(f"{spec.name:<8} {spec.label:<26} aliases: {', '.join(spec.aliases) or '-'}"
+            print(f"{spec.name:<16} {spec.label:<26} aliases: {', '.join(spec.aliases) or '-'}"
                   + (f"; params: {extra}" if extra else ""))
         return 0
     if args.method is None or args.K is None:

@@ -134,7 +134,7 @@ METHODS: dict[str, MethodSpec] = {
                    catalog="dsgt", label="DSGT / DIGing"),
         MethodSpec("gt_dsgd", "decbounds.algorithms.rules:GTDSGD", per_iteration_constant=2,
                    aliases=("gt-dsgd",), catalog="gt_dsgd", label="GT-DSGD"),
-        MethodSpec("d2", "decbounds.algorithms.rules:D2", catalog="d2", label="D$^2$"),
+        MethodSpec("d2", "decbounds.algorithms.rules:D2", catalog="d2", label="D2"),
         MethodSpec("extra", "decbounds.algorithms.extra:Extra", catalog="extra", label="EXTRA"),
         MethodSpec("exact_diffusion", "decbounds.algorithms.exact_diffusion:ExactDiffusion",
                    aliases=("ed", "nids", "exact-diffusion"), catalog="exact_diffusion",
