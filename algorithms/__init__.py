@@ -13,6 +13,7 @@ from decbounds.algorithms import rules  # noqa: F401  (registers the built-in al
 from decbounds.algorithms.api import run, run_batch
 from decbounds.algorithms.engine import BudgetViolationError, CapabilityError, Context
 from decbounds.algorithms.mixing import MixingOperator
+from decbounds.algorithms.plugins import load_rule
 from decbounds.algorithms.registry import (
     Entry,
     algorithm_names,
@@ -51,6 +52,7 @@ __all__ = [
     "algorithm_names",
     "entries",
     "entry",
+    "load_rule",
     "register",
     "rule_class",
     "run",

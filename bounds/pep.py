@@ -27,7 +27,8 @@ The SDP is over the Gram matrix G of the basis vectors (x0 = 0, without loss: on
 enter; x* is a basis vector, or the origin with unequal starts, whose x_i^0 are basis vectors), every queried
 gradient (agent N's gradient at x* is minus the others': sum_i grad f_i(x*) = 0), and (spectral class) the
 disagreement part of every gossip output; function values are scalar variables. The method's iterates are
-linear in the basis, so the method descriptions of ``bounds.pep_methods`` run directly on coefficient rows.
+linear in the basis, so the method -- the engine's own step rule (``bounds.pep_methods``), compiled by
+``algorithms.compiled`` -- runs directly on coefficient rows.
 Interpolation (Taylor, Hendrickx & Glineur 2017, Thm. 4 and its smooth non-convex case), for every ordered
 pair (a, b) of agent i's points, dx = x_a - x_b, dg = g_a - g_b:
 
@@ -75,7 +76,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from decbounds.bounds.pep_methods import METHODS, MethodSpec, method_spec
+from decbounds.bounds.pep_methods import MethodSpec, method_spec
 from decbounds.bounds.prediction import Prediction, predict_at
 from decbounds.bounds.validation import collect_errors, describe_int, require_count
 
@@ -262,7 +263,7 @@ class WorstCase:
         They equal ``iterates`` when the worst case is consistent with the method's update equations."""
         from decbounds.bounds.pep_methods import NumpyOps
 
-        spec = METHODS[self.method]
+        spec = method_spec(self.method)
         table = [(np.asarray(p), np.asarray(g)) for p, g in zip(self.points, self.gradients, strict=True)]
         scale = max(1.0, float(np.max(np.abs(self.iterates))))
 
@@ -629,6 +630,8 @@ class _GramBuilder:
 
     def __init__(self, setup: _Setup, capacity: int):
         self.setup, self.N, self.capacity, self.lam = setup, setup.N, capacity, setup.lam
+        # what a rule's prepare may read of the gossip class (D2 checks lambda_min >= -1/3)
+        self.lambda_min = min(lo for lo, _ in setup.spectra)
         # x0 = 0 (equal starts): every constraint involves only differences of points, so x0 would be a basis
         # vector that no constraint touches (a free direction of G, which only slows the solver down)
         self.size = 0
@@ -846,7 +849,7 @@ def _quadratic_rows(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return (0.5 * (outer + outer.transpose(0, 2, 1))).reshape(len(left), -1)
 
 
-def worst_case(method: str, K: int, L: float = 1.0,
+def worst_case(method: str | type, K: int, L: float = 1.0,
                step_size: float | Sequence[float] | Callable[[int], float] | None = None, *,
                W: Any = None, spectrum: Sequence[float] | Sequence[Sequence[float]] | None = None,
                N: int | None = None, time_varying: bool = False, function_class: str = "nonconvex",
@@ -861,9 +864,12 @@ def worst_case(method: str, K: int, L: float = 1.0,
 
     Parameters
     ----------
-    method : str
+    method : str or type
         One of ``bounds.pep_methods.METHODS`` or an alias: dgd_cta (dgd, dpsgd), dgd_atc, dsgt (diging),
-        extra, detag (K phases of R rounds; params ``R`` (2), ``eta`` (accelerated-gossip eta from lam)).
+        gt_dsgd (K updates of 2 rounds), d2, extra, exact_diffusion (ed), detag (K phases of R rounds;
+        params ``R`` (2), ``eta`` (accelerated-gossip eta from lam), ``gossip``, ``start``, ``beta``),
+        centralized (sgd), local_sgd (fedavg; ``H``); or a StepRule subclass, whose own ``init``/``step``
+        is compiled into the SDP (``algorithms.compiled``; docs/worst_case.md, "Your own rule").
     K : int
         Iterations (phases for detag), >= 1.
     L : float
@@ -916,7 +922,8 @@ def worst_case(method: str, K: int, L: float = 1.0,
         N^4.3; and criterion "worker_gradient" measures worker 0 only (every worker is worker 0 shifted).
         False: the full Gram matrix only (and every worker).
     **params
-        The method's own parameters (detag: ``R``, ``eta``).
+        The method's own parameters: its step rule's structural and batchable hyper-parameters (detag:
+        ``R``, ``eta``, ...; ``momentum`` for the rules that have heavy ball).
 
     Returns
     -------
@@ -927,7 +934,8 @@ def worst_case(method: str, K: int, L: float = 1.0,
     Raises
     ------
     TypeError, ValueError
-        Naming the field, for bad input.
+        Naming the field, for bad input; ``algorithms.compiled.NotLinearError`` (a ValueError) naming the
+        operation and the line of a rule that is not linear in its gradients and gossip outputs.
     RuntimeError
         Naming method, solver and status, when the solver fails or its answer fails the numpy checks.
 

@@ -7,6 +7,7 @@
         --criterion distance --initial distance --heterogeneity optimum --varsigma 0
     decbounds worst-case dgd_atc --K 4 --lam-min 0 --lam-max 0.6 --time-varying   # a W_t per round
     decbounds worst-case dgd_atc --K 3 --lam-min 0 --lam-max 0.6 --worst-W        # the W that attains it
+    decbounds worst-case my_rule.py:MyRule --K 3 --lam-min 0 --lam-max 0.5 # a user's StepRule, compiled
     decbounds worst-case --list
 
 Prints the value, the solver, its status, the primal-dual gap, the largest measured constraint violation and
@@ -52,7 +53,8 @@ def add_parser(subparsers: Any) -> None:
                     "heterogeneity bound varsigma^2; gossip: an exact W, or every symmetric W with spectrum "
                     "off consensus in [lam-min, lam-max], static or time-varying (docs/worst_case.md).",
     )
-    parser.add_argument("method", nargs="?", help="method (see --list)")
+    parser.add_argument("method", nargs="?",
+                        help="method (see --list), or a step rule: module:Class or path/to/file.py:Class")
     parser.add_argument("--list", action="store_true", help="list the methods and their parameters")
     parser.add_argument("--K", type=int, default=None, help="iterations (DeTAG: phases)")
     parser.add_argument("--L", type=float, default=1.0, help="smoothness of every f_i (default 1)")
@@ -85,6 +87,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--solver", choices=SOLVERS, default="CLARABEL", help="SDP solver (default CLARABEL)")
     parser.add_argument("--R", type=int, default=None, help="DeTAG: gossip rounds per phase (default 2)")
     parser.add_argument("--eta", type=float, default=None, help="DeTAG: accelerated-gossip eta")
+    parser.add_argument("--hyper", action="append", default=[], metavar="NAME=VALUE",
+                        help="another parameter of the method's step rule (repeatable), e.g. momentum=0.5")
     parser.set_defaults(func=run)
 
 
@@ -110,13 +114,14 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         for spec in METHODS.values():
             extra = ", ".join(f"{k}={v}" for k, v in spec.params.items())
-            print(f"{spec.name:<8} {spec.label:<26} aliases: {', '.join(spec.aliases) or '-'}"
+            print(f"{spec.name:<16} {spec.label:<26} aliases: {', '.join(spec.aliases) or '-'}"
                   + (f"; params: {extra}" if extra else ""))
         return 0
     if args.method is None or args.K is None:
         print("decbounds worst-case: give a method and --K (or --list)", file=sys.stderr)
         return 2
     params = {k: getattr(args, k) for k in ("R", "eta") if getattr(args, k) is not None}
+
     def gossip_arguments() -> dict[str, Any]:
         if args.W is not None:
             if args.lam_min is not None or args.lam_max is not None:
@@ -137,7 +142,9 @@ def run(args: argparse.Namespace) -> int:
         elif args.diminishing is not None:
             alpha, power = (1.0 / args.L if args.step is None else args.step), args.diminishing
             step = [alpha / (k + 1) ** power for k in range(args.K)]
-        result = worst_case(args.method, args.K, args.L, step, Delta=args.Delta, varsigma=args.varsigma,
+        params.update(_hyper(args.hyper))
+        result = worst_case(_method(args.method), args.K, args.L, step, Delta=args.Delta,
+                            varsigma=args.varsigma,
                             function_class=args.function_class, mu=args.mu, criterion=args.criterion,
                             initial=args.initial, radius=args.radius, heterogeneity=args.heterogeneity,
                             starts=args.starts, solver=args.solver, **gossip, **params)
@@ -177,6 +184,32 @@ def run(args: argparse.Namespace) -> int:
         print(f"worst W found: {W_text}; its exact worst case {exact.value:.6g} (status {exact.status}), "
               f"{exact.value / result.value:.4%} of the spectral value")
     return 0
+
+
+def _method(name: str) -> Any:
+    """A method name, or the step rule of a ``module:Class`` / ``file.py:Class`` spec (imported here:
+    ``bounds`` imports ``algorithms`` only when it compiles a rule)."""
+    if ":" not in name:
+        return name
+    from decbounds.algorithms.plugins import load_rule
+
+    return load_rule(name)
+
+
+def _hyper(items: list[str]) -> dict[str, Any]:
+    """NAME=VALUE pairs, each value read as JSON (a number, true, null) or else kept as the string."""
+    import json
+
+    values: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--hyper takes NAME=VALUE; got {item!r}")
+        try:
+            values[name] = json.loads(text)
+        except ValueError:
+            values[name] = text
+    return values
 
 
 _CRITERION_TEXT = {

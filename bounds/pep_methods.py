@@ -1,33 +1,35 @@
-"""Method descriptions for the computed worst cases of ``bounds.pep``: each decentralized method written once.
+"""The methods of ``bounds.pep``'s computed worst cases: each one the engine's own step rule, compiled.
 
-A method is a plain function ``method(ops, x0, K, alpha, **params) -> [X^0, ..., X^K]`` over per-agent
-arrays (row i = agent i) that only adds, scales, and calls two operations of ``ops``:
+An algorithm is written once, as a step rule (``algorithms/rules.py``, ``algorithms/extra.py``, ...). The
+worst case of K iterations runs that rule's ``init`` and ``step`` on coefficient rows over the Gram basis
+(``algorithms.compiled.run_rule``): what the engine runs is what the SDP solves. A `MethodSpec` names the
+rule (by import path, so that ``import decbounds.bounds`` imports no other package: the rule and the
+compiler are imported when a worst case is computed), the structural values that make the method (D-PSGD's
+form), the PEP's defaults (DeTAG's R = 2), aliases and the catalog entry of its rate.
+
+The interface ``bounds.pep`` calls is unchanged: ``spec.run(ops, x0, K, alpha, **params) -> [X^0, ..., X^K]``
+with
 
 - ``ops.grad(X)``: the local gradients, row i = grad f_i(X[i]);
-- ``ops.gossip(X, t)``: gossip round t, W_t X (every row mixes with its neighbours; the average is kept).
-  Every call made in the same communication round passes the same t (DSGT gossips its model and its tracker
-  with W_k at iteration k): a time-varying class puts one matrix W_t per round, a static class one W for all.
+- ``ops.gossip(X, t)``: gossip round t, W_t X (the rule's iteration t: a time-varying class puts one matrix
+  W_t per engine iteration, as a gossip schedule does in the engine);
+- ``ops.lam``, ``ops.lambda_min``: the gossip class's spectral facts the rule's ``prepare`` may read.
 
-``alpha`` is the sequence of the K step sizes alpha_0, ..., alpha_{K-1} (a constant step repeats; the
-functions also accept one float).
-The same function therefore runs on two kinds of arrays. In the SDP builder of ``bounds.pep`` a row is the
-coefficient vector of a point over the Gram basis (x0, the gradients, the gossip outputs), so the method's
-update equations become the linear maps that the performance-estimation problem substitutes; in
-``replay`` a row is a point in R^d, the gradients are read from a table (the recovered worst case), and the
-gossip is a real matrix product. ``ops.lam`` is the spectral bound the method may tune on (the DeTAG phase's
-accelerated-gossip eta).
-
-Only what the measure needs is computed: a gradient that no later iterate uses is never queried (it would
-add free variables to the SDP and change nothing).
+In the SDP builder a row is the coefficient vector of a point over the Gram basis; in ``WorstCase.replay``
+a row is a point in R^d, the gradients are read from the recovered table and the gossip is a real product.
+A user's StepRule subclass gets a `MethodSpec` of its own (`method_spec`), so ``bounds.worst_case(MyRule,
+...)`` takes the same door.
 
 >>> import numpy as np
 >>> ops = NumpyOps(W=np.full((2, 2), 0.5), grad=lambda X: X)      # f_i(x) = |x|^2 / 2
->>> [float(X[0, 0]) for X in dgd_atc(ops, np.ones((2, 1)), 2, 0.5)]
+>>> [float(X[0, 0]) for X in METHODS["dgd_atc"].run(ops, np.ones((2, 1)), 2, 0.5)]
 [1.0, 0.5, 0.25]
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -39,155 +41,145 @@ __all__ = [
     "MethodSpec",
     "NumpyOps",
     "Ops",
-    "accelerated_gossip",
-    "detag",
-    "dgd_atc",
-    "dgd_cta",
-    "dsgt",
-    "extra",
     "method_spec",
 ]
 
 
 class Ops(Protocol):
-    """What a method description may call (besides numpy arithmetic on the arrays it is given)."""
+    """What the compiled rule asks (besides numpy arithmetic on the arrays it is given)."""
 
     lam: float
+    lambda_min: float
 
     def grad(self, X: np.ndarray) -> np.ndarray: ...
 
     def gossip(self, X: np.ndarray, t: int) -> np.ndarray: ...
 
 
-def _steps(alpha: float | Sequence[float] | np.ndarray, K: int) -> np.ndarray:
-    return np.broadcast_to(np.asarray(alpha, dtype=float), (K,))
-
-
-def dgd_cta(ops: Ops, x0: np.ndarray, K: int, alpha: float | Sequence[float]) -> list[np.ndarray]:
-    """DGD / D-PSGD, combine-then-adapt (Lian et al. 2017): X^{k+1} = W_k X^k - alpha_k G(X^k)."""
-    alpha = _steps(alpha, K)
-    X = [x0]
-    for k in range(K):
-        X.append(ops.gossip(X[-1], k) - alpha[k] * ops.grad(X[-1]))
-    return X
-
-
-def dgd_atc(ops: Ops, x0: np.ndarray, K: int, alpha: float | Sequence[float]) -> list[np.ndarray]:
-    """DGD / D-PSGD, adapt-then-combine: X^{k+1} = W_k (X^k - alpha_k G(X^k)); with W = 11^T/N it is
-    gradient descent on f = mean_i f_i."""
-    alpha = _steps(alpha, K)
-    X = [x0]
-    for k in range(K):
-        X.append(ops.gossip(X[-1] - alpha[k] * ops.grad(X[-1]), k))
-    return X
-
-
-def dsgt(ops: Ops, x0: np.ndarray, K: int, alpha: float | Sequence[float]) -> list[np.ndarray]:
-    """DSGT / DIGing (Zhang & You 2019; Nedic, Olshevsky & Shi 2017), combine-then-adapt gradient tracking:
-    X^{k+1} = W_k X^k - alpha_k Y^k,  Y^{k+1} = W_k Y^k + G(X^{k+1}) - G(X^k),  Y^0 = G(X^0)."""
-    alpha = _steps(alpha, K)
-    g = ops.grad(x0)
-    X, Y = [x0], g
-    for k in range(K):
-        X.append(ops.gossip(X[-1], k) - alpha[k] * Y)
-        if k + 1 < K:  # Y^K is never used
-            g_next = ops.grad(X[-1])
-            Y = ops.gossip(Y, k) + g_next - g
-            g = g_next
-    return X
-
-
-def extra(ops: Ops, x0: np.ndarray, K: int, alpha: float | Sequence[float]) -> list[np.ndarray]:
-    """EXTRA (Shi, Ling, Wu & Yin 2015), with W~ = (I + W)/2:
-    X^1 = W X^0 - alpha_0 G(X^0),
-    X^{k+2} = (I + W) X^{k+1} - W~ X^k - (alpha_{k+1} G(X^{k+1}) - alpha_k G(X^k)).
-    W X^k is kept from the previous iteration: one gossip round per iteration (round k gossips X^k)."""
-    alpha = _steps(alpha, K)
-    g = ops.grad(x0)
-    WX = ops.gossip(x0, 0)
-    X = [x0, WX - alpha[0] * g]
-    for k in range(K - 1):
-        g_next = ops.grad(X[-1])
-        WX_next = ops.gossip(X[-1], k + 1)
-        X.append(X[-1] + WX_next - 0.5 * (X[-2] + WX) - (alpha[k + 1] * g_next - alpha[k] * g))
-        g, WX = g_next, WX_next
-    return X[: K + 1]
-
-
-def accelerated_gossip(ops: Ops, Z: np.ndarray, R: int, eta: float, start: int = 0) -> np.ndarray:
-    """R rounds (``start``, ..., ``start + R - 1``) of the two-tap accelerated gossip (Lu & De Sa, Alg. 3;
-    Liu & Morse 2011): z_{r+1} = (1 + eta) W_r z_r - eta z_{r-1}, with z_{-1} := z_0. eta = 0 is plain
-    gossip W^R."""
-    previous, current = Z, Z
-    for r in range(R):
-        previous, current = current, (1.0 + eta) * ops.gossip(current, start + r) - eta * previous
-    return current
-
-
-def detag(ops: Ops, x0: np.ndarray, K: int, alpha: float | Sequence[float], *, R: int = 2,
-          eta: float | None = None) -> list[np.ndarray]:
-    """K phases of DeTAG (Lu & De Sa 2021, Alg. 2, App. B.4): each phase is R accelerated gossip rounds M
-    (``accelerated_gossip``; phase k uses rounds kR, ..., kR + R - 1 for its model and its tracker) with
-    gradient tracking, the tracker post-gossip and one phase stale:
-    X_{k+1} = M(X_k) - alpha_k M(Y_k),  Y_{k+1} = M(Y_k) + G(X_k) - G(X_{k-1}),  Y_0 = 0, G(X_{-1}) = 0.
-    eta defaults to (1 - sqrt(1 - lam^2)) / (1 + sqrt(1 - lam^2)) with lam = ``ops.lam`` (§7.1).
-    The iterates are the phase-start models: X^k is the model after k phases (k R gossip rounds)."""
-    from decbounds.bounds.detag_params import accelerated_gossip_eta
-
-    alpha = _steps(alpha, K)
-    if eta is None:
-        eta = accelerated_gossip_eta(ops.lam)
-    X, Y = [x0], np.zeros_like(x0)
-    g_previous = np.zeros_like(x0)
-    for k in range(K):
-        MX = accelerated_gossip(ops, X[-1], R, eta, k * R)
-        MY = accelerated_gossip(ops, Y, R, eta, k * R) if np.any(Y) else Y
-        X.append(MX - alpha[k] * MY)
-        if k + 1 < K:  # Y_K is never used; G(X_{K-1}) only enters Y_K
-            g = ops.grad(X[-2])
-            Y = MY + g - g_previous
-            g_previous = g
-    return X
-
-
 @dataclass(frozen=True)
 class MethodSpec:
-    """A method of ``bounds.worst_case``: its description function, its extra parameters with defaults, its
-    aliases and the catalog entry whose rate it is compared with (None where the catalog has none)."""
+    """A method of ``bounds.worst_case``: a step rule and how the PEP reads it.
+
+    Attributes
+    ----------
+    name : str
+        The PEP's name of the method (``WorstCase.method``).
+    rule : str or type
+        The StepRule subclass, or its import path ``"module:Class"`` (imported on first use).
+    fixed : dict
+        Structural hyper-parameters that make this method (D-PSGD's ``form``); not parameters of the PEP.
+    defaults : dict
+        The PEP's defaults where they differ from the rule's (DeTAG: R = 2, eta None = from lam).
+    per_iteration : str or None
+        The parameter holding the engine iterations per PEP iteration (DeTAG: "R", a phase), or None (one);
+        ``per_iteration_constant`` multiplies it (GT-DSGD: 2 engine iterations per update).
+    aliases, catalog, label
+        Other accepted names, the catalog entry of its rate (None where none), a label for figures.
+    """
 
     name: str
-    run: Callable[..., list[np.ndarray]]
-    params: dict[str, Any] = field(default_factory=dict)
-    #: the gossip rounds of K iterations (a time-varying class gives one W_t to each)
-    rounds: Callable[..., int] = lambda K, **params: K
+    rule: str | type
+    fixed: dict[str, Any] = field(default_factory=dict)
+    defaults: dict[str, Any] = field(default_factory=dict)
+    per_iteration: str | None = None
+    per_iteration_constant: int = 1
     aliases: tuple[str, ...] = ()
     catalog: str | None = None
     label: str = ""
 
+    @functools.cached_property
+    def rule_class(self) -> type:
+        """The StepRule subclass (imported here: ``bounds`` imports ``algorithms`` only when it computes)."""
+        if isinstance(self.rule, str):
+            module, _, name = self.rule.partition(":")
+            return getattr(importlib.import_module(module), name)
+        return self.rule
+
+    @functools.cached_property
+    def params(self) -> dict[str, Any]:
+        """The method's parameters with their defaults: the rule's structural (less ``fixed``) and batchable
+        hyper-parameters, with ``defaults`` over them."""
+        rule = self.rule_class
+        own = {**{k: v for k, v in rule.structural.items() if k not in self.fixed}, **rule.batchable}
+        return {**own, **self.defaults}
+
+    def iterations(self, **params: Any) -> int:
+        """Engine iterations per PEP iteration."""
+        base = 1 if self.per_iteration is None else int(params.get(self.per_iteration,
+                                                                   self.params[self.per_iteration]))
+        return base * self.per_iteration_constant
+
+    def rounds(self, K: int, **params: Any) -> int:
+        """The gossip rounds of K iterations (one per engine iteration; a time-varying class gives each its
+        own W_t)."""
+        return K * self.iterations(**params)
+
+    def run(self, ops: Ops, x0: np.ndarray, K: int, alpha: float | Sequence[float] | np.ndarray,
+            **params: Any) -> list[np.ndarray]:
+        """X^0, ..., X^K of the rule on ``ops`` (``algorithms.compiled.run_rule``)."""
+        from decbounds.algorithms.compiled import run_rule
+
+        return run_rule(self.rule_class, ops, x0, K, alpha, fixed=self.fixed,
+                        per_iteration=self.iterations(**params), **params)
+
 
 METHODS: dict[str, MethodSpec] = {
     spec.name: spec for spec in (
-        MethodSpec("dgd_cta", dgd_cta, aliases=("dgd", "dpsgd", "d-psgd", "dpsgd_cta"), catalog="dpsgd",
+        MethodSpec("dgd_cta", "decbounds.algorithms.rules:DPSGD", fixed={"form": "cta"},
+                   aliases=("dgd", "dpsgd", "d-psgd", "dpsgd_cta", "dsgd"), catalog="dpsgd",
                    label="DGD (combine-then-adapt)"),
-        MethodSpec("dgd_atc", dgd_atc, aliases=("dpsgd_atc",), catalog="dpsgd",
-                   label="DGD (adapt-then-combine)"),
-        MethodSpec("dsgt", dsgt, aliases=("diging", "gradient_tracking"), catalog="dsgt",
-                   label="DSGT / DIGing"),
-        MethodSpec("extra", extra, label="EXTRA"),
-        MethodSpec("detag", detag, params={"R": 2, "eta": None}, aliases=("detag_phase",), catalog="detag",
-                   label="DeTAG phases", rounds=lambda K, R=2, **_: K * R),
+        MethodSpec("dgd_atc", "decbounds.algorithms.rules:DPSGD", fixed={"form": "atc"},
+                   aliases=("dpsgd_atc",), catalog="dpsgd", label="DGD (adapt-then-combine)"),
+        MethodSpec("dsgt", "decbounds.algorithms.rules:DSGT", aliases=("diging", "gradient_tracking"),
+                   catalog="dsgt", label="DSGT / DIGing"),
+        MethodSpec("gt_dsgd", "decbounds.algorithms.rules:GTDSGD", per_iteration_constant=2,
+                   aliases=("gt-dsgd",), catalog="gt_dsgd", label="GT-DSGD"),
+        MethodSpec("d2", "decbounds.algorithms.rules:D2", catalog="d2", label="D2"),
+        MethodSpec("extra", "decbounds.algorithms.extra:Extra", catalog="extra", label="EXTRA"),
+        MethodSpec("exact_diffusion", "decbounds.algorithms.exact_diffusion:ExactDiffusion",
+                   aliases=("ed", "nids", "exact-diffusion"), catalog="exact_diffusion",
+                   label="Exact Diffusion"),
+        MethodSpec("detag", "decbounds.algorithms.rules:DeTAG", defaults={"R": 2, "eta": None},
+                   per_iteration="R", aliases=("detag_phase",), catalog="detag", label="DeTAG phases"),
+        MethodSpec("centralized", "decbounds.algorithms.rules:CentralizedSGD", aliases=("sgd",),
+                   catalog="centralized_sgd", label="centralized SGD"),
+        MethodSpec("local_sgd", "decbounds.algorithms.rules:LocalSGD", aliases=("fedavg",),
+                   label="local SGD"),
     )
 }
 _ALIASES = {alias: spec.name for spec in METHODS.values() for alias in (spec.name, *spec.aliases)}
+#: the specs of users' rules, by their name (so that ``WorstCase.replay`` and ``worst_gossip_matrix`` find
+#: the rule of a result by its ``method``)
+_USER_SPECS: dict[str, MethodSpec] = {}
 
 
-def method_spec(method: str) -> MethodSpec:
-    """The MethodSpec of a name or alias (case-insensitive); ValueError naming the known methods."""
+def method_spec(method: str | type | MethodSpec) -> MethodSpec:
+    """The MethodSpec of a name or alias (case-insensitive), of a StepRule subclass (a user's rule: its
+    ``name``, or its qualified class name where that is taken) or a MethodSpec itself; ValueError naming
+    the known methods, TypeError for another type."""
+    if isinstance(method, MethodSpec):
+        return method
+    if isinstance(method, type):
+        from decbounds.algorithms.compiled import check_compilable
+
+        rule = check_compilable(method)
+        for spec in METHODS.values():
+            if spec.rule_class is rule and not spec.fixed:
+                return spec
+        name = rule.name or rule.__name__
+        if name.lower() in _ALIASES:
+            name = f"{rule.__module__}.{rule.__qualname__}"
+        spec = MethodSpec(name, rule, catalog=rule.catalog_entry, label=name)
+        _USER_SPECS[name] = spec
+        return spec
     if not isinstance(method, str):
-        raise TypeError(f"method must be a str; got method={method!r}")
+        raise TypeError(f"method must be a str or a StepRule subclass; got method={method!r}")
+    if method in _USER_SPECS:
+        return _USER_SPECS[method]
     key = method.lower().replace("-", "_")
     if key not in _ALIASES and method.lower() not in _ALIASES:
-        raise ValueError(f"method must be one of {sorted(_ALIASES)}; got method={method!r}")
+        raise ValueError(f"method must be one of {sorted(_ALIASES)} or a StepRule subclass; got "
+                         f"method={method!r}")
     return METHODS[_ALIASES.get(key, _ALIASES.get(method.lower(), ""))]
 
 
@@ -201,14 +193,17 @@ class NumpyOps:
     """
 
     def __init__(self, W: np.ndarray | Sequence[np.ndarray], grad: Callable[[np.ndarray], np.ndarray],
-                 lam: float | None = None):
+                 lam: float | None = None, lambda_min: float | None = None):
         self.W = np.asarray(W, dtype=float)
         self._grad = grad
+        n = self.W.shape[-1]
+        matrices = self.W.reshape(-1, n, n)
         if lam is None:
-            n = self.W.shape[-1]
-            eig = np.linalg.eigvalsh(self.W - np.full((n, n), 1.0 / n))
+            eig = np.linalg.eigvalsh(matrices - np.full((n, n), 1.0 / n))
             lam = float(np.max(np.abs(eig))) if n > 1 else 0.0
         self.lam = lam
+        self.lambda_min = (float(np.min(np.linalg.eigvalsh(matrices))) if lambda_min is None
+                           else lambda_min)
 
     def grad(self, X: np.ndarray) -> np.ndarray:
         return np.asarray(self._grad(X), dtype=float)

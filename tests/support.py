@@ -145,3 +145,24 @@ def path_instance(n: int, *, Delta: float, L: float, eps: float) -> PathInstance
     inst = instances.communication_instance(n, Delta=Delta, L=L, epsilon=eps)
     return PathInstance(f=inst, T_c=inst.T_c, dist=inst.dist, graph=inst.graph(), L=L, eps=eps, Delta=Delta,
                         n=n)
+
+
+def pepit_centralized(method: str, K: int, mu: float, alpha: float = 1.0, L: float = 1.0) -> float:
+    """PEPit's value of K steps of gradient descent ("gd") or of gradient descent with a one-step-delayed
+    gradient ("delayed": x^1 = x^0, x^{k+1} = x^k - alpha grad f(x^{k-1})), ||x0 - x*|| <= 1, criterion
+    f(x^K) - f* (convex) or ||x^K - x*||^2 (strongly convex): written here with PEPit's own classes."""
+    from PEPit import PEP
+    from PEPit.functions import SmoothConvexFunction, SmoothStronglyConvexFunction
+
+    problem = PEP()
+    f = (problem.declare_function(SmoothStronglyConvexFunction, mu=mu, L=L) if mu
+         else problem.declare_function(SmoothConvexFunction, L=L))
+    xs = f.stationary_point()
+    x0 = problem.set_initial_point()
+    problem.set_initial_condition((x0 - xs) ** 2 <= 1)
+    previous, x = x0, x0
+    for k in range(K):
+        step = x - alpha * f.gradient(x if method == "gd" else previous)
+        previous, x = x, (x if method == "delayed" and k == 0 else step)
+    problem.set_performance_metric((x - xs) ** 2 if mu else f(x) - f(xs))
+    return problem.solve(wrapper="cvxpy", solver="CLARABEL", verbose=0)

@@ -23,6 +23,7 @@ from decbounds.paper_figures.verify.settings import (
     Settings,
 )
 from decbounds.paper_figures.verify.verdicts import explicit_bound
+from decbounds.paper_figures.verify.worst_case_term import worst_case_lines
 
 from decbounds import algorithms
 
@@ -243,6 +244,8 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
                   "(eta, R)); final training loss f(x-bar) over every seed. Also in digits.md / digits.csv.",
                   "",
                   markdown.rstrip("\n")]
+    if report.mode != "tiny":  # its SDPs take seconds: not in the tiny mode the test suite runs
+        lines += worst_case_lines(rule)
     if report.errors:
         lines += ["", "## Errors", "", *[f"- {e}" for e in report.errors]]
     lines += ["", "## Parameters", "", "```", json.dumps(to_jsonable(dataclasses.asdict(settings))), "```",

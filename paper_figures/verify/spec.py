@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.util
 import inspect
-import pathlib
-import sys
 from typing import Any
 
+from decbounds.algorithms.plugins import load_rule as load_rule_spec
 from decbounds.paper_figures.verify.settings import VerifyInputError
 
 from decbounds import algorithms
@@ -19,51 +16,12 @@ __all__ = ["fingerprint", "load_rule"]
 
 def load_rule(spec: Any) -> type[algorithms.StepRule]:
     """The rule class of ``spec``: a StepRule subclass, a registered algorithm name, or ``module:Class`` /
-    ``path/to/file.py:Class`` (the current directory is importable, as with ``python -m``).
+    ``path/to/file.py:Class`` (``algorithms.plugins.load_rule``, shared with ``decbounds worst-case``).
     VerifyInputError (one line) otherwise."""
-    if isinstance(spec, type):
-        if not issubclass(spec, algorithms.StepRule):
-            raise VerifyInputError(f"{spec.__qualname__} is not a step rule: subclass algorithms.StepRule")
-        return spec
-    if not isinstance(spec, str) or not spec:
-        raise VerifyInputError(f"rule must be a StepRule subclass or a 'module:Class' string; got {spec!r}")
-    if ":" not in spec:
-        try:
-            return algorithms.rule_class(spec)
-        except ValueError:
-            raise VerifyInputError(f"{spec!r} is neither 'module:Class' nor a registered algorithm "
-                                   f"({', '.join(algorithms.algorithm_names())})") from None
-    module_name, _, class_name = spec.rpartition(":")
-    if not module_name or not class_name:
-        raise VerifyInputError(f"expected 'module:Class' or 'path/to/file.py:Class'; got {spec!r}")
     try:
-        if module_name.endswith(".py"):
-            path = pathlib.Path(module_name)
-            if not path.is_file():
-                raise FileNotFoundError(f"no file {module_name}")
-            loader_spec = importlib.util.spec_from_file_location(path.stem, path)
-            assert loader_spec is not None and loader_spec.loader is not None
-            module = importlib.util.module_from_spec(loader_spec)
-            sys.modules[path.stem] = module
-            loader_spec.loader.exec_module(module)
-        else:
-            if "" not in sys.path and str(pathlib.Path.cwd()) not in sys.path:
-                sys.path.insert(0, str(pathlib.Path.cwd()))
-            module = importlib.import_module(module_name)
-    except Exception as exc:  # any failure of the user's module is one line
-        hint = ""
-        if isinstance(exc, ModuleNotFoundError) and not module_name.endswith(".py") \
-                and exc.name == module_name.split(".")[0]:
-            hint = (f" (run from the folder that holds {module_name.replace('.', '/')}.py, or give the file: "
-                    f"path/to/{module_name.replace('.', '/')}.py:{class_name})")
-        raise VerifyInputError(f"cannot import {module_name!r}: {type(exc).__name__}: "
-                               f"{_one_line(exc)}{hint}") from None
-    rule = getattr(module, class_name, None)
-    if rule is None:
-        raise VerifyInputError(f"module {module_name!r} has no attribute {class_name!r}")
-    if not (isinstance(rule, type) and issubclass(rule, algorithms.StepRule)):
-        raise VerifyInputError(f"{spec} is not a step rule: {rule!r} does not subclass algorithms.StepRule")
-    return rule
+        return load_rule_spec(spec)
+    except ValueError as exc:
+        raise VerifyInputError(str(exc)) from None
 
 
 def _one_line(exc: BaseException) -> str:

@@ -176,6 +176,33 @@ def plain_numpy_iterates(method: str, W: np.ndarray, grad, x0: np.ndarray, K: in
         Wt = 0.5 * (np.eye(len(W)) + W)
         for _ in range(K - 1):
             X.append((np.eye(len(W)) + W) @ X[-1] - Wt @ X[-2] - alpha * (grad(X[-1]) - grad(X[-2])))
+    elif method == "centralized":
+        for _ in range(K):
+            X.append(X[-1] - alpha * grad(X[-1]).mean(axis=0))
+    elif method == "local_sgd":  # H = 4: the average after every 4th step
+        for k in range(K):
+            X.append(X[-1] - alpha * grad(X[-1]))
+            if (k + 1) % 4 == 0:
+                X[-1] = np.broadcast_to(X[-1].mean(axis=0), X[-1].shape).copy()
+    elif method == "d2":
+        previous, g_previous = x0, np.zeros_like(x0)
+        for _ in range(K):
+            g = grad(X[-1])
+            X.append(W @ (2 * X[-1] - previous - alpha * (g - g_previous)))
+            previous, g_previous = X[-2], g
+    elif method == "exact_diffusion":
+        psi = x0
+        for _ in range(K):
+            psi_next = X[-1] - alpha * grad(X[-1])
+            phi = psi_next + X[-1] - psi
+            X.append(0.5 * (phi + W @ phi))
+            psi = psi_next
+    elif method == "gt_dsgd":
+        Y = grad(x0)
+        for _ in range(K):
+            X.append(W @ (X[-1] - alpha * Y))
+            if len(X) <= K:
+                Y = W @ (Y + grad(X[-1]) - grad(X[-2]))
     elif method == "detag":
         def M(Z: np.ndarray) -> np.ndarray:
             prev, cur = Z, Z
