@@ -232,7 +232,8 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | Gossi
         groups.setdefault(signature, []).append(index)
 
     results: list[Result | None] = [None] * len(configs)
-    channel = communication_channel(cls.communication, W, int(f.n))  # checked once, never given to the rule
+    # checked once, never given to the rule
+    channel = communication_channel(cls.communication, W, int(f.n), directed_rounds=cls.directed_rounds)
     for indices in groups.values():
         first = configs[indices[0]][1]
         rule = cls(f, channel, {k: first.get(k, default) for k, default in cls.structural.items()},

@@ -215,6 +215,7 @@ class DPSGD(StepRule):
     catalog_entry = "dpsgd"
     style = PlotStyle(color="tab:blue", marker="v", label="D-PSGD")
     structural: ClassVar[dict[str, Any]] = {"form": "cta"}
+    directed_rounds = True  # W_t 1 = 1 and 1^T W_t = 1^T are all its recursion needs (Ying et al. 2021)
 
     def prepare(self, setup: Setup) -> None:
         if self.structural_values["form"] not in ("cta", "atc"):
