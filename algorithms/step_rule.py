@@ -47,7 +47,7 @@ from decbounds.bounds.validation import require_real
 from decbounds.instances.gossip import GossipLike, GossipMatrix, as_csr, as_gossip
 from decbounds.instances.heterogeneity import varsigma0_at_start
 from decbounds.instances.protocol import LocalFunctions
-from decbounds.instances.schedules import GossipSchedule
+from decbounds.instances.schedules import GossipSchedule, constant_schedule
 
 if TYPE_CHECKING:
     from decbounds.algorithms.engine import Context
@@ -65,7 +65,9 @@ __all__ = [
     "check_state",
     "column_stochastic",
     "communication_channel",
+    "directed_matrix",
     "doubly_stochastic_rounds",
+    "gossip_for",
     "problem_constants",
     "state_arrays",
     "support_graph",
@@ -387,6 +389,63 @@ def doubly_stochastic_rounds(schedule: GossipSchedule) -> GossipSchedule:
                           atol=schedule.atol, window=schedule.window)
 
 
+def directed_matrix(W: Any) -> GossipSchedule | None:
+    """A fixed W that is a matrix (not a `GossipMatrix`, graph or schedule) and not symmetric, as the
+    constant schedule a ``directed_rounds`` rule gossips with (``instances.constant_schedule``, kind
+    "push"; `doubly_stochastic_rounds` then checks its rows); None for anything else.
+
+    Parameters
+    ----------
+    W : object
+        The communication argument as given.
+
+    Returns
+    -------
+    instances.GossipSchedule or None
+
+    Examples
+    --------
+    >>> shift = np.roll(np.eye(4), 1, axis=0)  # worker i sends to i + 1
+    >>> directed_matrix((np.eye(4) + shift) / 2).kind, directed_matrix(np.full((4, 4), 0.25))
+    ('push', None)
+    """
+    if W is None or isinstance(W, (GossipMatrix, GossipSchedule, nx.Graph)):
+        return None
+    M = as_csr(W, "W")
+    if M.shape[0] != M.shape[1] or M.nnz == 0 or abs(M - M.T).max() <= 1e-9:
+        return None
+    return constant_schedule(M)
+
+
+def gossip_for(kind: str, W: GossipLike | None, n: int) -> GossipMatrix:
+    """W checked as a fixed gossip matrix for a "gossip" (symmetric) or "push" rule
+    (``instances.as_gossip``); a rule needing symmetry given a directed matrix is told which rules take
+    one.
+
+    Parameters
+    ----------
+    kind : {"gossip", "push"}
+    W : GossipMatrix, array_like, sparse matrix or networkx.Graph
+    n : int
+        The problem's number of workers.
+
+    Returns
+    -------
+    GossipMatrix
+
+    Raises
+    ------
+    ValueError
+        As ``instances.as_gossip``, with `_directed_round_rules` appended for a non-symmetric matrix.
+    """
+    try:
+        return as_gossip(W, n, kind="symmetric" if kind == "gossip" else "push")
+    except ValueError as err:
+        if kind == "gossip" and directed_matrix(W) is not None:
+            raise ValueError(f"{err}. {_directed_round_rules()}") from None
+        raise
+
+
 def communication_channel(kind: str, W: GossipLike | GossipSchedule | None, n: int, *,
                           directed_rounds: bool = False) -> Channel:
     """W checked for a rule's communication ``kind`` (`symmetric_gossip`, `column_stochastic`,
@@ -403,7 +462,8 @@ def communication_channel(kind: str, W: GossipLike | GossipSchedule | None, n: i
         The problem's number of workers.
     directed_rounds : bool, default False
         The rule's ``StepRule.directed_rounds``: a "gossip" rule then also takes a schedule of doubly
-        stochastic, non-symmetric rounds (`check_schedule`, `doubly_stochastic_rounds`).
+        stochastic, non-symmetric rounds (`check_schedule`, `doubly_stochastic_rounds`), and a fixed
+        non-symmetric W as its constant schedule (`directed_matrix`).
 
     Returns
     -------
@@ -422,13 +482,15 @@ def communication_channel(kind: str, W: GossipLike | GossipSchedule | None, n: i
     >>> round(channel.lam, 4), int(channel.support.sum())  # 4 workers, each with itself and 2 neighbours
     (0.3333, 12)
     """
+    if kind == "gossip" and directed_rounds:
+        W = directed_matrix(W) or W  # a fixed directed W: its constant schedule
     if isinstance(W, GossipSchedule) and kind in COMMUNICATION_KINDS and kind != "exact":
         if kind == "gossip" and W.kind == "push" and directed_rounds:
             W = doubly_stochastic_rounds(W)  # before lam: a round that is not doubly stochastic is named
         return Channel(kind, None, check_schedule(W, n, kind, directed_rounds=directed_rounds), None,
                        schedule=W)
     if kind in ("gossip", "push"):
-        gossip = as_gossip(W, n, kind="symmetric" if kind == "gossip" else "push")
+        gossip = gossip_for(kind, W, n)
         return Channel(kind, gossip.matrix, gossip.lam, _closed_support(gossip.matrix), gossip=gossip)
     if kind == "graph":
         G = support_graph(W, n)

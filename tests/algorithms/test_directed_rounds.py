@@ -77,3 +77,20 @@ def test_the_rules_needing_symmetry_refuse_directed_rounds_and_say_who_takes_the
     with pytest.raises(ValueError, match=r"symmetric doubly stochastic rounds.*Rules that take directed "
                                          r"rounds: dpsgd .*sgp .*defacto"):
         algorithms.run(name, f, sch.one_peer_exponential(8, directed=True), step_size=0.1, iterations=5)
+
+
+def test_dpsgd_on_a_fixed_directed_doubly_stochastic_w_is_its_recursion():
+    n, alpha, T = 8, 0.2, 25
+    shift = np.roll(np.eye(n), 1, axis=0)  # worker i sends to i + 1
+    W = (np.eye(n) + shift + shift @ shift + np.linalg.matrix_power(shift, 4)) / 4  # the static exponential
+    f = instances.heterogeneous_quadratic(n, 3, 1.0, seed=3)
+    X = np.broadcast_to(f.x0, (n, 3)).copy()
+    for _ in range(T):
+        X = W @ X - alpha * _grad(f, X)
+    result = algorithms.run("dpsgd", f, W, step_size=alpha, iterations=T)
+    assert np.allclose(result.x_hat, X.mean(axis=0), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="not doubly stochastic"):  # column stochastic only
+        algorithms.run("dpsgd", instances.heterogeneous_quadratic(3, 2, 1.0, seed=0), _COLUMN_ONLY,
+                       step_size=0.1, iterations=5)
+    with pytest.raises(ValueError, match="not symmetric.*Rules that take directed rounds: dpsgd"):
+        algorithms.run("dsgt", f, W, step_size=0.1, iterations=5)
