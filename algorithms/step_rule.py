@@ -403,18 +403,39 @@ def directed_matrix(W: Any) -> GossipSchedule | None:
     -------
     instances.GossipSchedule or None
 
+    Raises
+    ------
+    ValueError
+        If W is not symmetric and not column stochastic either.
+
     Examples
     --------
     >>> shift = np.roll(np.eye(4), 1, axis=0)  # worker i sends to i + 1
     >>> directed_matrix((np.eye(4) + shift) / 2).kind, directed_matrix(np.full((4, 4), 0.25))
     ('push', None)
     """
+    M = _asymmetric_matrix(W)
+    if M is None:
+        return None
+    try:
+        return constant_schedule(M)
+    except ValueError as err:
+        raise ValueError(f"W is not symmetric, and as a directed W it must be doubly stochastic: "
+                         f"{str(err).replace('W_0', 'W')}") from None
+
+
+def _asymmetric_matrix(W: Any) -> sp.csr_array | None:
+    """W as CSR when it is a square matrix (not a `GossipMatrix`, graph or schedule) that is not
+    symmetric; None otherwise, also for what is no matrix at all (the caller's check names that)."""
     if W is None or isinstance(W, (GossipMatrix, GossipSchedule, nx.Graph)):
         return None
-    M = as_csr(W, "W")
-    if M.shape[0] != M.shape[1] or M.nnz == 0 or abs(M - M.T).max() <= 1e-9:
+    try:
+        M = as_csr(W, "W")
+    except (TypeError, ValueError):
         return None
-    return constant_schedule(M)
+    if M.shape[0] != M.shape[1] or M.nnz == 0 or not abs(M - M.T).max() > 1e-9:
+        return None
+    return M
 
 
 def gossip_for(kind: str, W: GossipLike | None, n: int) -> GossipMatrix:
@@ -441,7 +462,7 @@ def gossip_for(kind: str, W: GossipLike | None, n: int) -> GossipMatrix:
     try:
         return as_gossip(W, n, kind="symmetric" if kind == "gossip" else "push")
     except ValueError as err:
-        if kind == "gossip" and directed_matrix(W) is not None:
+        if kind == "gossip" and _asymmetric_matrix(W) is not None:
             raise ValueError(f"{err}. {_directed_round_rules()}") from None
         raise
 

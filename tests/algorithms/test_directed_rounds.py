@@ -92,5 +92,5 @@ def test_dpsgd_on_a_fixed_directed_doubly_stochastic_w_is_its_recursion():
     with pytest.raises(ValueError, match="not doubly stochastic"):  # column stochastic only
         algorithms.run("dpsgd", instances.heterogeneous_quadratic(3, 2, 1.0, seed=0), _COLUMN_ONLY,
                        step_size=0.1, iterations=5)
-    with pytest.raises(ValueError, match="not symmetric.*Rules that take directed rounds: dpsgd"):
+    with pytest.raises(ValueError, match=r"not symmetric.*Rules that take directed rounds: dpsgd"):
         algorithms.run("dsgt", f, W, step_size=0.1, iterations=5)
