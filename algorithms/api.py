@@ -12,7 +12,13 @@ from decbounds.algorithms.mixing import GOSSIP_BACKENDS
 from decbounds.algorithms.registry import entry as registry_entry
 from decbounds.algorithms.registry import rule_class
 from decbounds.algorithms.result import Result
-from decbounds.algorithms.step_rule import State, StepRule, communication_channel
+from decbounds.algorithms.step_rule import (
+    State,
+    StepRule,
+    communication_channel,
+    directed_matrix,
+    gossip_for,
+)
 from decbounds.bounds.catalog import get as get_rate
 from decbounds.bounds.prediction import Prediction, predict_at
 from decbounds.bounds.validation import (
@@ -22,7 +28,7 @@ from decbounds.bounds.validation import (
     require_count,
     require_positive,
 )
-from decbounds.instances.gossip import GossipLike, as_gossip
+from decbounds.instances.gossip import GossipLike
 from decbounds.instances.protocol import LocalFunctions
 from decbounds.instances.schedules import GossipSchedule
 from decbounds.oracles.base import Oracle
@@ -232,7 +238,8 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | Gossi
         groups.setdefault(signature, []).append(index)
 
     results: list[Result | None] = [None] * len(configs)
-    channel = communication_channel(cls.communication, W, int(f.n))  # checked once, never given to the rule
+    # checked once, never given to the rule
+    channel = communication_channel(cls.communication, W, int(f.n), directed_rounds=cls.directed_rounds)
     for indices in groups.values():
         first = configs[indices[0]][1]
         rule = cls(f, channel, {k: first.get(k, default) for k, default in cls.structural.items()},
@@ -343,7 +350,9 @@ def prepared_gossip(name: str, W: GossipLike | GossipSchedule | None, n: int
 
     Returns
     -------
-    GossipMatrix, or W unchanged
+    GossipMatrix, instances.GossipSchedule, or W unchanged
+        A fixed non-symmetric W for a rule declaring ``directed_rounds`` (D-PSGD) comes back as its
+        constant schedule (``step_rule.directed_matrix``).
 
     Raises
     ------
@@ -356,10 +365,15 @@ def prepared_gossip(name: str, W: GossipLike | GossipSchedule | None, n: int
     >>> prepared_gossip("dpsgd", np.full((2, 2), 0.5), 2)
     GossipMatrix(symmetric, n=2, lam=0, lambda_2=0, lambda_n=0, dense eigvalsh)
     """
-    communication = rule_class(name).communication
+    rule = rule_class(name)
+    communication = rule.communication
     if communication not in ("gossip", "push") or isinstance(W, GossipSchedule):
         return W  # a schedule is checked by communication_channel (check_schedule)
-    return as_gossip(W, n, kind="symmetric" if communication == "gossip" else "push")
+    if communication == "gossip" and rule.directed_rounds:
+        W = directed_matrix(W) or W  # a fixed directed W (D-PSGD): its constant schedule, checked later
+        if isinstance(W, GossipSchedule):
+            return W
+    return gossip_for(communication, W, n)
 
 
 def _smoothness(f: LocalFunctions) -> float | None:

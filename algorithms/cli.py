@@ -26,7 +26,8 @@ def add_parser(subparsers: Any) -> None:
 
     parser = subparsers.add_parser("run", description=__doc__,
                                    help="run an algorithm on a hard instance and compare with the bounds")
-    parser.add_argument("algorithm", choices=algorithm_names())
+    parser.add_argument("algorithm", choices=algorithm_names(), metavar="ALGORITHM",
+                        help=f"the step rule (algorithms.algorithm_names()): {', '.join(algorithm_names())}")
     parser.add_argument("--instance", choices=INSTANCES, default="comm-path",
                         help="Setting 2 instance: Cor. 2's path, or Thm 1's broom with diameter --D")
     parser.add_argument("--n", type=int, default=16, help="workers")

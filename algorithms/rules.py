@@ -215,6 +215,7 @@ class DPSGD(StepRule):
     catalog_entry = "dpsgd"
     style = PlotStyle(color="tab:blue", marker="v", label="D-PSGD")
     structural: ClassVar[dict[str, Any]] = {"form": "cta"}
+    directed_rounds = True  # W_t 1 = 1 and 1^T W_t = 1^T are all its recursion needs (Ying et al. 2021)
 
     def prepare(self, setup: Setup) -> None:
         if self.structural_values["form"] not in ("cta", "atc"):
@@ -674,9 +675,10 @@ class DeTAG(StepRule):
     effective lam is the per-round contraction plain gossip provably achieves over the schedule, i.e. the
     lam DeTAG would read off a static W of the same per-round contraction. It is 0 for the one-peer
     exponential graph with n = 2^k (exact averaging in log2 n rounds), so eta = 0 and the phase is plain
-    gossip there. Nothing guarantees (G1)'s sqrt(1 - lam) gain over a schedule (docs/theory.md §17; Metelev
-    et al. 2023: no consensus acceleration on adversarially changing graphs); paper_figures.time_varying
-    measures it.
+    gossip there. Nothing guarantees (G1)'s sqrt(1 - lam) gain over a schedule (docs/theory.md §17;
+    Metelev, Beznosikov, Rogozin, Gasnikov & Proskurnikov 2023, arXiv 2307.12562: no consensus
+    acceleration on graphs changing in a worst-case way, even by two edges per iteration);
+    paper_figures.time_varying measures it.
 
     Parameters
     ----------

@@ -47,7 +47,7 @@ from decbounds.bounds.validation import require_real
 from decbounds.instances.gossip import GossipLike, GossipMatrix, as_csr, as_gossip
 from decbounds.instances.heterogeneity import varsigma0_at_start
 from decbounds.instances.protocol import LocalFunctions
-from decbounds.instances.schedules import GossipSchedule
+from decbounds.instances.schedules import GossipSchedule, constant_schedule
 
 if TYPE_CHECKING:
     from decbounds.algorithms.engine import Context
@@ -65,6 +65,9 @@ __all__ = [
     "check_state",
     "column_stochastic",
     "communication_channel",
+    "directed_matrix",
+    "doubly_stochastic_rounds",
+    "gossip_for",
     "problem_constants",
     "state_arrays",
     "support_graph",
@@ -272,13 +275,14 @@ def _closed_support(M: sp.csr_array) -> sp.csr_array:
     return sp.csr_array((pattern > 0).astype(float))
 
 
-def check_schedule(schedule: GossipSchedule, n: int, kind: str) -> float:
+def check_schedule(schedule: GossipSchedule, n: int, kind: str, *, directed_rounds: bool = False) -> float:
     """A gossip schedule checked for a communication kind; returns its effective lam
     (``GossipSchedule.lam``), the lam the rule's `Setup` carries.
 
-    "gossip" needs kind "symmetric"; "push" takes either kind (a symmetric doubly stochastic round is column
-    stochastic too) with non-negative rounds; "graph" takes any. Every kind needs lam < 1: windows of rounds
-    must connect the workers.
+    "gossip" needs kind "symmetric", or, for a rule declaring ``directed_rounds`` (D-PSGD), kind "push" with
+    every round doubly stochastic (`doubly_stochastic_rounds` checks the rows); "push" takes either kind (a
+    symmetric doubly stochastic round is column stochastic too) with non-negative rounds; "graph" takes any.
+    Every kind needs lam < 1: windows of rounds must connect the workers.
 
     Parameters
     ----------
@@ -287,6 +291,8 @@ def check_schedule(schedule: GossipSchedule, n: int, kind: str) -> float:
         The problem's number of workers.
     kind : str
         The rule's ``communication``.
+    directed_rounds : bool, default False
+        The rule's ``StepRule.directed_rounds``.
 
     Returns
     -------
@@ -296,7 +302,8 @@ def check_schedule(schedule: GossipSchedule, n: int, kind: str) -> float:
     Raises
     ------
     ValueError
-        If the schedule's n or kind does not fit, or lam = 1.
+        If the schedule's n or kind does not fit (the message lists the rules that take directed rounds),
+        or lam = 1.
 
     Examples
     --------
@@ -307,9 +314,9 @@ def check_schedule(schedule: GossipSchedule, n: int, kind: str) -> float:
     if schedule.n != n:
         raise ValueError(f"W shape mismatch: the problem has n={n} workers but the schedule {schedule.name} "
                          f"has n={schedule.n}")
-    if kind == "gossip" and schedule.kind != "symmetric":
-        raise ValueError(f"a 'gossip' rule needs symmetric doubly stochastic rounds; the schedule "
-                         f"{schedule.name} is of kind {schedule.kind!r} (push-sum: use SGP)")
+    if kind == "gossip" and schedule.kind != "symmetric" and not directed_rounds:
+        raise ValueError(f"this rule needs symmetric doubly stochastic rounds; the schedule {schedule.name} "
+                         f"is of kind {schedule.kind!r} (directed rounds). {_directed_round_rules()}")
     if kind == "push" and not schedule.nonnegative and schedule.kind == "symmetric":
         raise ValueError(f"push-sum needs non-negative rounds; the schedule {schedule.name} allows negative "
                          "entries")
@@ -320,7 +327,148 @@ def check_schedule(schedule: GossipSchedule, n: int, kind: str) -> float:
     return lam
 
 
-def communication_channel(kind: str, W: GossipLike | GossipSchedule | None, n: int) -> Channel:
+def _directed_round_rules() -> str:
+    """Which registered rules take a schedule of directed rounds, and why: the sentence of the refusal."""
+    from decbounds.algorithms.registry import entries  # the registry imports the rules, which import this
+
+    rules = [e.rule for e in entries()]
+    doubly = [r.name for r in rules if r.communication == "gossip" and r.directed_rounds]
+    push = [r.name for r in rules if r.communication == "push"]
+    graph = [r.name for r in rules if r.communication == "graph"]
+    return (f"Rules that take directed rounds: {', '.join(doubly)} (rounds doubly stochastic: W_t 1 = 1 "
+            f"keeps consensus, 1^T W_t = 1^T the mean, so no symmetry is needed), {', '.join(push)} "
+            f"(push-sum: any column-stochastic rounds), {', '.join(graph)} (builds its own mixing on the "
+            "graph). The others "
+            "rely on a symmetric W_t: its real spectrum (D2's lambda_min, the accelerated and Chebyshev "
+            "gossip of DeTAG and MG-DSGD, EXTRA's and Exact Diffusion's (I + W)/2) or the analysis of their "
+            "source.")
+
+
+def doubly_stochastic_rounds(schedule: GossipSchedule) -> GossipSchedule:
+    """A kind "push" schedule whose rounds are also checked for rows summing to 1 (doubly stochastic, not
+    necessarily symmetric: ``instances.one_peer_exponential(n, directed=True)``), the rounds a
+    ``directed_rounds`` rule gossips with. A periodic schedule is checked now, round by round of its period,
+    and returned as it is; a generated one is returned wrapped so that each W_t is checked when first built.
+
+    Parameters
+    ----------
+    schedule : instances.GossipSchedule
+        Of kind "push" (column stochastic, non-negative).
+
+    Returns
+    -------
+    instances.GossipSchedule
+
+    Raises
+    ------
+    ValueError
+        If a W_t's rows do not sum to 1 (naming t and the largest deviation).
+
+    Examples
+    --------
+    >>> from decbounds import instances
+    >>> s = instances.one_peer_exponential(8, directed=True)
+    >>> doubly_stochastic_rounds(s) is s
+    True
+    """
+
+    def checked(t: int) -> sp.csr_array:
+        W = schedule.matrix(t)
+        deviation = float(np.max(np.abs(W.sum(axis=1) - 1.0))) if W.shape[0] else 0.0
+        if deviation > schedule.atol:
+            raise ValueError(f"W_{t} of {schedule.name} is column stochastic but not doubly stochastic: max "
+                             f"|W 1 - 1| = {deviation:.3g} > atol={schedule.atol:g}; a 'gossip' rule needs "
+                             "rows summing to 1 (push-sum over column-stochastic rounds: sgp)")
+        return W
+
+    if schedule.period is not None:
+        for t in range(schedule.period):
+            checked(t)
+        return schedule
+    return GossipSchedule(schedule.n, checked, period=None, kind="push", name=schedule.name,
+                          atol=schedule.atol, window=schedule.window)
+
+
+def directed_matrix(W: Any) -> GossipSchedule | None:
+    """A fixed W that is a matrix (not a `GossipMatrix`, graph or schedule) and not symmetric, as the
+    constant schedule a ``directed_rounds`` rule gossips with (``instances.constant_schedule``, kind
+    "push"; `doubly_stochastic_rounds` then checks its rows); None for anything else.
+
+    Parameters
+    ----------
+    W : object
+        The communication argument as given.
+
+    Returns
+    -------
+    instances.GossipSchedule or None
+
+    Raises
+    ------
+    ValueError
+        If W is not symmetric and not column stochastic either.
+
+    Examples
+    --------
+    >>> shift = np.roll(np.eye(4), 1, axis=0)  # worker i sends to i + 1
+    >>> directed_matrix((np.eye(4) + shift) / 2).kind, directed_matrix(np.full((4, 4), 0.25))
+    ('push', None)
+    """
+    M = _asymmetric_matrix(W)
+    if M is None:
+        return None
+    try:
+        return constant_schedule(M)
+    except ValueError as err:
+        raise ValueError(f"W is not symmetric, and as a directed W it must be doubly stochastic: "
+                         f"{str(err).replace('W_0', 'W')}") from None
+
+
+def _asymmetric_matrix(W: Any) -> sp.csr_array | None:
+    """W as CSR when it is a square matrix (not a `GossipMatrix`, graph or schedule) that is not
+    symmetric; None otherwise, also for what is no matrix at all (the caller's check names that)."""
+    if W is None or isinstance(W, (GossipMatrix, GossipSchedule, nx.Graph)):
+        return None
+    try:
+        M = as_csr(W, "W")
+    except (TypeError, ValueError):
+        return None
+    if M.shape[0] != M.shape[1] or M.nnz == 0 or not abs(M - M.T).max() > 1e-9:
+        return None
+    return M
+
+
+def gossip_for(kind: str, W: GossipLike | None, n: int) -> GossipMatrix:
+    """W checked as a fixed gossip matrix for a "gossip" (symmetric) or "push" rule
+    (``instances.as_gossip``); a rule needing symmetry given a directed matrix is told which rules take
+    one.
+
+    Parameters
+    ----------
+    kind : {"gossip", "push"}
+    W : GossipMatrix, array_like, sparse matrix or networkx.Graph
+    n : int
+        The problem's number of workers.
+
+    Returns
+    -------
+    GossipMatrix
+
+    Raises
+    ------
+    ValueError
+        As ``instances.as_gossip``, with `_directed_round_rules` appended for a non-symmetric matrix.
+    """
+    try:
+        return as_gossip(W, n, kind="symmetric" if kind == "gossip" else "push")
+    except ValueError as err:
+        if kind == "gossip" and _asymmetric_matrix(W) is not None:
+            raise ValueError(f"{err}. {_directed_round_rules()}") from None
+        raise
+
+
+def communication_channel(kind: str, W: GossipLike | GossipSchedule | None, n: int, *,
+                          directed_rounds: bool = False) -> Channel:
     """W checked for a rule's communication ``kind`` (`symmetric_gossip`, `column_stochastic`,
     `support_graph`); "exact" ignores W.
 
@@ -333,6 +481,10 @@ def communication_channel(kind: str, W: GossipLike | GossipSchedule | None, n: i
         gossip schedule (`check_schedule`).
     n : int
         The problem's number of workers.
+    directed_rounds : bool, default False
+        The rule's ``StepRule.directed_rounds``: a "gossip" rule then also takes a schedule of doubly
+        stochastic, non-symmetric rounds (`check_schedule`, `doubly_stochastic_rounds`), and a fixed
+        non-symmetric W as its constant schedule (`directed_matrix`).
 
     Returns
     -------
@@ -351,10 +503,15 @@ def communication_channel(kind: str, W: GossipLike | GossipSchedule | None, n: i
     >>> round(channel.lam, 4), int(channel.support.sum())  # 4 workers, each with itself and 2 neighbours
     (0.3333, 12)
     """
+    if kind == "gossip" and directed_rounds:
+        W = directed_matrix(W) or W  # a fixed directed W: its constant schedule
     if isinstance(W, GossipSchedule) and kind in COMMUNICATION_KINDS and kind != "exact":
-        return Channel(kind, None, check_schedule(W, n, kind), None, schedule=W)
+        if kind == "gossip" and W.kind == "push" and directed_rounds:
+            W = doubly_stochastic_rounds(W)  # before lam: a round that is not doubly stochastic is named
+        return Channel(kind, None, check_schedule(W, n, kind, directed_rounds=directed_rounds), None,
+                       schedule=W)
     if kind in ("gossip", "push"):
-        gossip = as_gossip(W, n, kind="symmetric" if kind == "gossip" else "push")
+        gossip = gossip_for(kind, W, n)
         return Channel(kind, gossip.matrix, gossip.lam, _closed_support(gossip.matrix), gossip=gossip)
     if kind == "graph":
         G = support_graph(W, n)
@@ -525,6 +682,10 @@ class StepRule:
         communication: "gossip" (symmetric doubly stochastic W), "push" (column-stochastic W, applied by
             ``ctx.gossip``), "graph" (W is a graph or matrix on whose support ``ctx.operator`` builds the
             rule's own mixing matrices) or "exact" (all-reduce; W unused).
+        directed_rounds: a "gossip" rule that is also correct for doubly stochastic rounds that are not
+            symmetric (a schedule of kind "push" whose every W_t has rows and columns summing to 1, such as
+            Ying et al.'s ``instances.one_peer_exponential(n, directed=True)``): D-PSGD, whose recursion
+            needs W_t 1 = 1 and 1^T W_t = 1^T only. Default False.
         gossips: whether information moves on the graph only (the zero-respecting audit applies).
         knows: the global facts `prepare` receives beyond n, d, the cap and lam (`KNOWLEDGE`).
 
@@ -584,6 +745,7 @@ class StepRule:
     structural: ClassVar[dict[str, Any]] = {}
     batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
     communication: ClassVar[str] = "gossip"
+    directed_rounds: ClassVar[bool] = False
     gossips: ClassVar[bool] = True
     knows: ClassVar[tuple[str, ...]] = ()
 
@@ -596,7 +758,8 @@ class StepRule:
         if unknown:
             raise ValueError(f"{self.name}: knows must name facts among {KNOWLEDGE}; got {unknown}")
         self.n = int(problem.n)
-        channel = W if isinstance(W, Channel) else communication_channel(self.communication, W, self.n)
+        channel = W if isinstance(W, Channel) else communication_channel(
+            self.communication, W, self.n, directed_rounds=self.directed_rounds)
         if channel.kind != self.communication:
             raise ValueError(f"{self.name}: a {channel.kind!r} channel for a rule that communicates by "
                              f"{self.communication!r}")

@@ -335,7 +335,7 @@ def _catalog() -> dict[str, Rate]:
             assumptions=(_UNIFORM + " (their zeta)", _SYMMETRIC_W,
                          "fixed W: consensus rate p = 1 - lam^2, window tau = 1", _BATCH),
             status="recalled",
-            doc="O(L Delta [sigma^2/(n eps) + (zeta tau + sigma sqrt(p tau))/(p eps^(3/2)) + tau/(p eps)]) "
+            doc="O(L Delta [sigma^2/(n eps^2) + (zeta tau + sigma sqrt(p tau))/(p eps^(3/2)) + tau/(p eps)]) "
                 "for E||grad f||^2 <= eps, with tau = 1 and p = 1 - lam^2 for a fixed W (docs/theory.md §13, "
                 "[recalled]).",
         ),
@@ -473,9 +473,9 @@ def _catalog() -> dict[str, Rate]:
                 "exact averaging', and DSGD over it averages 'as effective as its static counterpart' (whose "
                 "gap the paper proves is O(1/log2 n)); decbounds tests the exact averaging for n = 2..1024 "
                 "(tests/instances/test_schedules.py). The rate itself is recalled: koloskova2020's "
-                "time-varying form O(L Delta [sigma^2/(n eps) + (zeta tau + sigma sqrt(p tau))/(p eps^(3/2)) "
-                "+ tau/(p eps)]) with the exact-averaging window tau = log2 n and p = 1, inverted in "
-                "E||grad f||^2 <= eps (docs/theory.md §17).",
+                "time-varying form O(L Delta [sigma^2/(n eps^2) + (zeta tau + sigma sqrt(p tau))/"
+                "(p eps^(3/2)) + tau/(p eps)]) with the exact-averaging window tau = log2 n and p = 1, "
+                "inverted in E||grad f||^2 <= eps (docs/theory.md §17).",
         ),
         Rate(
             name="centralized_lower_bound",

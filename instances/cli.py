@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 import time
 
@@ -14,7 +15,66 @@ from decbounds.instances.gossip import WEIGHT_RULES, gossip_matrix, second_eigen
 from decbounds.instances.graphs import TOPOLOGIES, topology
 from decbounds.instances.optimize import SOLVERS, optimize_gossip
 
-__all__ = ["add_parser", "run"]
+__all__ = ["TOPOLOGY_FLAGS", "add_parser", "run", "topology_flags"]
+
+#: A topology builder's parameter -> the ``decbounds gossip`` option that sets it, with its help. A
+#: builder's parameter without an option here (``exponential``'s ``directed``) keeps its default on the
+#: command line, and messages never name it.
+TOPOLOGY_FLAGS: dict[str, tuple[str, str]] = {
+    "r": ("--r", "torus rows"),
+    "c": ("--c", "torus columns"),
+    "p": ("--p", "erdos_renyi edge probability"),
+    "radius": ("--radius", "random_geometric radius"),
+    "k": ("--k", "ring_lattice neighbours on each side"),
+    "D": ("--D", "broom diameter"),
+    "seed": ("--seed", "seed of the random topologies"),
+    "max_attempts": ("--max-attempts", "draws of a random topology until one is connected (default 100)"),
+}
+
+
+def topology_flags(name: str) -> tuple[list[str], list[str], list[str]]:
+    """The options of `TOPOLOGY_FLAGS` a topology's builder takes, read from its signature.
+
+    Parameters
+    ----------
+    name : str
+        A name in ``instances.TOPOLOGIES``.
+
+    Returns
+    -------
+    required, optional : list of str
+        The options (``--p``) it needs, and those it may take.
+    unreachable : list of str
+        Parameters it needs that no option sets (a registered topology's own): usable from Python only.
+
+    Examples
+    --------
+    >>> topology_flags("erdos_renyi")
+    (['--p'], ['--seed', '--max-attempts'], [])
+    >>> topology_flags("ring")
+    ([], [], [])
+    """
+    parameters = list(inspect.signature(TOPOLOGIES[name].builder).parameters.values())[1:]  # after n
+    required, optional, unreachable = [], [], []
+    for parameter in parameters:
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        needed = parameter.default is parameter.empty
+        if parameter.name in TOPOLOGY_FLAGS:
+            (required if needed else optional).append(TOPOLOGY_FLAGS[parameter.name][0])
+        elif needed:
+            unreachable.append(parameter.name)
+    return required, optional, unreachable
+
+
+def _topology_help() -> str:
+    """One line per topology that takes options: what ``decbounds gossip --help`` lists under them."""
+    lines = []
+    for name in TOPOLOGIES:
+        required, optional, _ = topology_flags(name)
+        if required or optional:
+            lines.append(f"  {name}: {' '.join(required + [f'[{flag}]' for flag in optional])}")
+    return "options each topology takes:\n" + "\n".join(lines)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -31,16 +91,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Print lam = max(|lambda_2|, |lambda_n|), the spectral gap 1 - lam and the solve time of "
                     "the chosen weight rule and, side by side, of the other rules that apply to the graph.",
     )
-    parser.add_argument("topology", choices=TOPOLOGIES)  # the registries: registered names are choices too
+    parser.epilog = _topology_help()
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    # the registries: registered names are choices too
+    parser.add_argument("topology", choices=TOPOLOGIES, metavar="TOPOLOGY",
+                        help=f"the graph (instances.TOPOLOGIES): {', '.join(TOPOLOGIES)}")
     parser.add_argument("--n", type=int, required=True, help="number of workers")
-    parser.add_argument("--weights", choices=WEIGHT_RULES, default="metropolis")
-    parser.add_argument("--r", type=int, help="torus rows")
-    parser.add_argument("--c", type=int, help="torus columns")
-    parser.add_argument("--p", type=float, help="erdos_renyi edge probability")
-    parser.add_argument("--radius", type=float, help="random_geometric radius")
-    parser.add_argument("--k", type=int, help="ring_lattice neighbours on each side")
-    parser.add_argument("--D", type=int, help="broom diameter")
-    parser.add_argument("--seed", type=int, help="seed of the random topologies")
+    parser.add_argument("--weights", choices=WEIGHT_RULES, default="metropolis",
+                        help="the weight rule printed first, marked * (default metropolis)")
+    types = {"r": int, "c": int, "p": float, "radius": float, "k": int, "D": int, "seed": int,
+             "max_attempts": int}
+    for name, (flag, text) in TOPOLOGY_FLAGS.items():
+        parser.add_argument(flag, dest=name, type=types[name], help=text)
     parser.add_argument("--solver", choices=SOLVERS, default="auto", help="FDLA/FMMC solver")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the FDLA/FMMC cache")
     parser.add_argument("--cache-dir", help="FDLA/FMMC cache directory (default $DECBOUNDS_CACHE_DIR)")
@@ -83,10 +145,27 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
+def _topology_params(args: argparse.Namespace) -> dict[str, object]:
+    """The builder's keyword arguments from the options given, checked in the options' own names."""
+    given = {name: getattr(args, name) for name in TOPOLOGY_FLAGS if getattr(args, name) is not None}
+    required, optional, unreachable = topology_flags(args.topology)
+    takes = ", ".join(required + optional) or "no options"
+    if unreachable:
+        raise ValueError(f"topology {args.topology!r} needs {', '.join(unreachable)}, which no option of "
+                         f"decbounds gossip sets; build it in Python (instances.topology)")
+    stray = [TOPOLOGY_FLAGS[name][0] for name in given if TOPOLOGY_FLAGS[name][0] not in required + optional]
+    if stray:
+        raise ValueError(f"topology {args.topology!r} does not take {', '.join(stray)}; it takes {takes}")
+    missing = [flag for flag in required if flag.lstrip("-") not in given]
+    if missing:
+        raise ValueError(f"topology {args.topology!r} needs {', '.join(missing)} "
+                         f"({'; '.join(TOPOLOGY_FLAGS[flag.lstrip('-')][1] for flag in missing)}); "
+                         f"it takes {takes}")
+    return given
+
+
 def _run(args: argparse.Namespace) -> int:
-    params = {name: getattr(args, name) for name in ("r", "c", "p", "radius", "k", "D", "seed")
-              if getattr(args, name) is not None}
-    G = topology(args.topology, args.n, **params)
+    G = topology(args.topology, args.n, **_topology_params(args))
     rules = [args.weights] + [w for w in WEIGHT_RULES if w != args.weights and _applicable(G, w)]
     rows = []
     for weights in rules:

@@ -9,6 +9,7 @@ the command line: ``decbounds predict`` never imports numpy's consumers, matplot
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -16,8 +17,35 @@ from typing import Any
 
 import decbounds
 
-__all__ = ["BROKEN_PIPE_STATUS", "INTERRUPTED_STATUS", "SUBCOMMANDS", "SUBCOMMAND_HELP", "build_parser",
-           "interrupted", "main"]
+__all__ = ["BROKEN_PIPE_STATUS", "INTERRUPTED_STATUS", "SUBCOMMANDS", "SUBCOMMAND_HELP", "SuggestingParser",
+           "build_parser", "interrupted", "main"]
+
+
+class SuggestingParser(argparse.ArgumentParser):
+    """An `argparse.ArgumentParser` whose "invalid choice" error adds "did you mean ...?" with the closest
+    choices (``difflib.get_close_matches``); the subcommands' parsers are of this class too, so a mistyped
+    subcommand, topology or algorithm gets the suggestion.
+
+    Examples
+    --------
+    >>> parser = SuggestingParser(prog="demo", exit_on_error=False)
+    >>> _ = parser.add_argument("topology", choices=["ring", "path", "torus"])
+    >>> parser.parse_args(["rign"])
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentError: argument topology: invalid choice: 'rign'; did you mean 'ring'? (choose from ...
+    """
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # argparse's own hook for `choices` (Python 3.10-3.14); only the message changes
+        choices = action.choices
+        if choices is None or value in choices:
+            return
+        names = [str(choice) for choice in choices]
+        close = difflib.get_close_matches(str(value), names, n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(repr(name) for name in close)}?" if close else ""
+        raise argparse.ArgumentError(action, f"invalid choice: {value!r}{hint} (choose from "
+                                             f"{', '.join(repr(name) for name in names)})")
 
 
 def _add_predict(subparsers: Any) -> None:
@@ -101,7 +129,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     >>> args.algorithm, args.n, args.instance
     ('dsgt', 8, 'comm-path')
     """
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="decbounds",
         description="Predicted and measured complexity of decentralized training (Lu & De Sa 2021/2023).",
     )

@@ -67,8 +67,10 @@ from decbounds.paper_figures.plotting import (
     DEFAULT_OUT_DIR,
     figure_main,
     new_figure,
+    place_legend,
     save_figure,
     style,
+    value_ticks,
 )
 from decbounds.paper_figures.sweep import (
     Record,
@@ -541,10 +543,8 @@ def _plot_broom(ax: Any, records: Sequence[Record], cap: int) -> None:
     ax.set_ylabel(r"$T_\varepsilon$ (iterations; tuned over admissible steps)")
     ax.set_title("(c) broom: $T_\\varepsilon$ against the diameter D", fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
-    ax.set_xticks(diameters, [str(d) for d in diameters], minor=False)
-    ax.set_xticks([], minor=True)
-    ax.legend(fontsize=6.5, loc="upper left", title="slope in D over all finished D, 95% CI",
-              title_fontsize=6.5)
+    value_ticks(ax, diameters)
+    place_legend(ax, fontsize=6.5, title="slope in D over all finished D, 95% CI", title_fontsize=6.5)
 
 
 def _series_style(series: str) -> dict[str, Any]:
@@ -605,9 +605,9 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
             if skipped:
                 notes.append(f"{look['label']}: {'diverged' if is_diverged(record) else 'capped'} at n={n}, "
                              f"not run at n>{n}")
-    ax.axhline(cap, color="0.8", linewidth=0.8)
-    ax.text(min(sizes), cap * 1.1, f"cap {cap:,} iterations (open marker + arrow: cap hit)", fontsize=7,
-            color="0.4", ha="left")
+    # in the legend, not written on the panel, where the capped series' markers sit
+    ax.axhline(cap, color="0.6", linewidth=0.8,
+               label=f"cap {cap:,} iterations (open marker + arrow: cap hit)")
     for axis in (ax, ax_ratio):
         axis.set_xscale("log")
         axis.set_yscale("log")

@@ -11,14 +11,18 @@ import argparse
 import io
 import os
 import pathlib
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")  # headless; before pyplot is imported anywhere
 
 import matplotlib.pyplot as plt
+from matplotlib.legend import Legend
+from matplotlib.transforms import Bbox
 
 from decbounds import algorithms
 from decbounds.files import atomic_write_bytes
@@ -27,15 +31,22 @@ __all__ = [
     "ALGORITHM_STYLES",
     "BOUND_STYLE",
     "DEFAULT_OUT_DIR",
+    "LEGEND_LOCATIONS",
+    "LegibilityWarning",
     "add_figure_arguments",
     "atomic_write_bytes",
     "blank_figure",
     "figure_main",
     "full_from_environment",
     "label",
+    "legend_overlap",
+    "legibility_problems",
     "new_figure",
+    "place_legend",
     "save_figure",
     "style",
+    "tick_label_collisions",
+    "value_ticks",
     "wants_full",
 ]
 
@@ -128,9 +139,211 @@ def blank_figure(width: float = 6.4, height: float = 4.2) -> matplotlib.figure.F
     return plt.figure(figsize=(width, height), layout="constrained")
 
 
+#: Where `place_legend` tries a legend inside the axes, in this order (after the one asked for).
+LEGEND_LOCATIONS: tuple[str, ...] = ("upper left", "upper right", "lower left", "lower right", "center left",
+                                     "center right", "upper center", "lower center", "center")
+
+
+class LegibilityWarning(UserWarning):
+    """A figure hides part of itself at the size it is saved: a legend over data points or lines, or tick
+    labels drawn on top of each other (`legibility_problems`, checked by `save_figure`)."""
+
+
+def _obstacles(ax: matplotlib.axes.Axes) -> tuple[np.ndarray, np.ndarray, list[Bbox]]:
+    """What a legend must not cover, in display coordinates: every line's vertices and points along its
+    segments (with a pad per point: half the marker, or the line width), scatter points, and the boxes of
+    the axes' texts."""
+    renderer = ax.figure.canvas.get_renderer()
+    points, pads = [], []
+    to_pixels = ax.figure.dpi / 72.0
+    for line in ax.lines:
+        if not line.get_visible():
+            continue
+        xy = line.get_transform().transform(np.asarray(line.get_xydata(), dtype=float))
+        xy = xy[np.all(np.isfinite(xy), axis=1)]
+        if len(xy) == 0:
+            continue
+        if len(xy) > 1:  # the segments too: 16 points along each
+            steps = np.linspace(0.0, 1.0, 16)[:, None, None]
+            xy = np.concatenate([xy, (xy[:-1] + steps * (xy[1:] - xy[:-1])).reshape(-1, 2)])
+        marker = line.get_marker()
+        pad = (line.get_markersize() / 2 if marker not in (None, "None", "none", "", " ") else 0.0)
+        pad = max(pad, line.get_linewidth() / 2) * to_pixels
+        if line.get_linestyle() in ("None", "none", "", " "):
+            xy = xy[: len(line.get_xydata())]  # markers only: no segments
+        points.append(xy)
+        pads.append(np.full(len(xy), pad))
+    for collection in ax.collections:
+        offsets = np.asarray(collection.get_offsets(), dtype=float)
+        if collection.get_visible() and offsets.size:
+            xy = collection.get_offset_transform().transform(offsets)
+            xy = xy[np.all(np.isfinite(xy), axis=1)]
+            points.append(xy)
+            pads.append(np.full(len(xy), 3.0 * to_pixels))
+    boxes = [text.get_window_extent(renderer) for text in ax.texts
+             if text.get_visible() and text.get_text().strip()]
+    if not points:
+        return np.zeros((0, 2)), np.zeros(0), boxes
+    return np.concatenate(points), np.concatenate(pads), boxes
+
+
+def legend_overlap(ax: matplotlib.axes.Axes, legend: Legend | None = None) -> int:
+    """How many of the axes' data points (vertices, points along the lines, scatter points) and text boxes
+    lie under its legend as drawn: 0 when the legend hides nothing.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Drawn at least once (``fig.canvas.draw()``) when its layout is constrained.
+    legend : matplotlib.legend.Legend, optional
+        Default ``ax.get_legend()``; None there: 0.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> fig, ax = new_figure()
+    >>> _ = ax.plot([0, 1], [1, 1], label="top")
+    >>> _ = ax.set_ylim(0, 1.02)
+    >>> _ = ax.legend(loc="upper right")
+    >>> fig.canvas.draw()
+    >>> legend_overlap(ax) > 0, legend_overlap(ax, ax.legend(loc="lower left"))
+    (True, 0)
+    >>> plt.close(fig)
+    """
+    legend = ax.get_legend() if legend is None else legend
+    if legend is None or not legend.get_visible():
+        return 0
+    box = legend.get_window_extent(ax.figure.canvas.get_renderer())
+    points, pads, boxes = _obstacles(ax)
+    inside = ((points[:, 0] + pads > box.x0) & (points[:, 0] - pads < box.x1)
+              & (points[:, 1] + pads > box.y0) & (points[:, 1] - pads < box.y1))
+    return int(inside.sum()) + sum(1 for other in boxes if box.overlaps(other))
+
+
+def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs: Any) -> Legend:
+    """The axes' legend where it hides no data: `loc` if free, else the first free spot of
+    `LEGEND_LOCATIONS`, else outside the axes on their right (`legend_overlap` decides).
+
+    Unlike matplotlib's ``loc="best"``, which minimises the overlap, a legend placed here hides nothing or
+    sits outside. The figure is drawn once first, so that a constrained layout has placed the axes.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    loc : str, default "upper left"
+        The preferred location.
+    **kwargs
+        Passed to ``Axes.legend`` (fontsize, title, ncol, handles and labels, ...).
+
+    Returns
+    -------
+    matplotlib.legend.Legend
+
+    Examples
+    --------
+    >>> fig, ax = new_figure()
+    >>> _ = ax.plot([0, 1], [1, 1], "o-", label="along the top")
+    >>> _ = ax.set_ylim(0, 1.02)
+    >>> place_legend(ax)._loc == Legend.codes["lower left"]
+    True
+    >>> plt.close(fig)
+    """
+    fig = ax.figure
+    fig.canvas.draw()
+    for where in (loc, *[spot for spot in LEGEND_LOCATIONS if spot != loc]):
+        legend = ax.legend(loc=where, **kwargs)
+        if legend_overlap(ax, legend) == 0:
+            return legend
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kwargs)
+
+
+def value_ticks(ax: matplotlib.axes.Axes, values: Sequence[float], *, axis: str = "x") -> None:
+    """Ticks at the measured `values` only, labelled plainly (16, not 1.6x10^1), and no minor labels: a log
+    axis over a few sizes otherwise labels every minor tick, and those collide at the docs' width.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    values : sequence of float
+        The tick positions (the sizes measured).
+    axis : {"x", "y"}, default "x"
+
+    Examples
+    --------
+    >>> fig, ax = new_figure()
+    >>> ax.set_xscale("log")
+    >>> value_ticks(ax, [16, 32, 64])
+    >>> [label.get_text() for label in ax.get_xticklabels()], list(ax.get_xticks(minor=True))
+    (['16', '32', '64'], [])
+    >>> plt.close(fig)
+    """
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_ticks(list(values), [f"{value:g}" for value in values])
+    target.set_ticks([], minor=True)
+
+
+def tick_label_collisions(ax: matplotlib.axes.Axes) -> list[tuple[str, str]]:
+    """Pairs of tick labels (major and minor, x and y, within the view) whose boxes overlap as drawn.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Drawn (``fig.canvas.draw()``).
+
+    Returns
+    -------
+    list of (str, str)
+        The texts of each colliding pair.
+    """
+    renderer = ax.figure.canvas.get_renderer()
+    found = []
+    for axis, (low, high) in ((ax.xaxis, sorted(ax.get_xlim())), (ax.yaxis, sorted(ax.get_ylim()))):
+        labels = []
+        for locs, ticks in ((axis.get_majorticklocs(), axis.get_major_ticks),
+                            (axis.get_minorticklocs(), axis.get_minor_ticks)):
+            for loc, tick in zip(locs, ticks(len(locs)), strict=True):
+                text = tick.label1
+                if low <= loc <= high and tick.label1.get_visible() and text.get_text().strip():
+                    labels.append((text.get_text(), text.get_window_extent(renderer)))
+        for i, (first, box) in enumerate(labels):
+            found += [(first, second) for second, other in labels[i + 1:] if box.overlaps(other)]
+    return found
+
+
+def legibility_problems(fig: matplotlib.figure.Figure) -> list[str]:
+    """What hides what in `fig` as drawn: every axes' legend over its data (`legend_overlap`) and colliding
+    tick labels (`tick_label_collisions`), one sentence each naming the panel by its title.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        Drawn here first.
+
+    Returns
+    -------
+    list of str
+        Empty when nothing hides anything.
+    """
+    fig.canvas.draw()
+    problems = []
+    for ax in fig.get_axes():
+        name = ax.get_title() or ax.get_title(loc="left") or f"axes {fig.get_axes().index(ax)}"
+        covered = legend_overlap(ax)
+        if covered:
+            problems.append(f"{name!r}: the legend covers {covered} data points or texts")
+        collisions = tick_label_collisions(ax)
+        if collisions:
+            problems.append(f"{name!r}: tick labels collide: {collisions[:3]}")
+    return problems
+
+
 def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], name: str, *,
                 dpi: int = 150) -> list[pathlib.Path]:
-    """Save `fig` as ``<out_dir>/<name>.png`` and ``.pdf`` (each atomically), close it, return both paths.
+    """Save `fig` as ``<out_dir>/<name>.png`` and ``.pdf`` (each atomically), close it, return both paths;
+    a `LegibilityWarning` for each of its `legibility_problems` (a legend over data, colliding tick labels).
 
     The PDF carries no creation date and the PNG no software tag, so that the same figure gives the same
     bytes from run to run.
@@ -154,6 +367,8 @@ def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], 
     out_dir = pathlib.Path(out_dir)
     paths = []
     try:
+        for problem in legibility_problems(fig):
+            warnings.warn(f"{name}: {problem}", LegibilityWarning, stacklevel=2)
         for extension in ("png", "pdf"):
             buffer = io.BytesIO()
             # A fixed creation date keeps the PDF bytes the same from run to run.

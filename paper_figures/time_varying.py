@@ -55,10 +55,13 @@ from decbounds.paper_figures.plotting import (
     atomic_write_bytes,
     figure_main,
     new_figure,
+    place_legend,
     save_figure,
     style,
+    value_ticks,
 )
 from decbounds.paper_figures.sweep import run_concurrently, run_sweep
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from decbounds import algorithms, bounds, instances
 
@@ -429,9 +432,9 @@ def plot(records: Sequence[Mapping[str, Any]], consensus: Sequence[Mapping[str, 
         axis.set_xlabel("n")
         axis.set_ylabel("$T_\\varepsilon$ (iterations)")
         axis.grid(True, which="both", alpha=0.3)
-        axis.legend(fontsize="xx-small", loc="upper left")
+        value_ticks(axis, sorted({r["params"]["n"] for r in group}))
         if notes:
-            axis.text(0.98, 0.02, "\n".join(notes[:6]), transform=axis.transAxes, fontsize=5, ha="right",
+            axis.text(0.98, 0.02, "\n".join(notes[:6]), transform=axis.transAxes, fontsize=6.5, ha="right",
                       va="bottom", color="0.35")
     axis = axes.flat[3]
     for network, gossip in CONSENSUS_SERIES:
@@ -457,7 +460,12 @@ def plot(records: Sequence[Mapping[str, Any]], consensus: Sequence[Mapping[str, 
     axis.set_xlabel("$1/(1-\\lambda(W_\\kappa))$")
     axis.set_ylabel("gossip rounds")
     axis.grid(True, which="both", alpha=0.3)
-    axis.legend(fontsize="xx-small", loc="upper left")
+    # 1, 2, 5 x 10^k labelled plainly: matplotlib's labelled minor ticks collide at the docs' width
+    axis.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.xaxis.set_minor_formatter(NullFormatter())
+    for panel in axes.flat:  # last: the layout is final once every panel holds its data and titles
+        place_legend(panel, fontsize="x-small")
     return save_figure(fig, out_dir, "time_varying", dpi=dpi)
 
 

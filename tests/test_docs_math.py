@@ -1,0 +1,56 @@
+"""Formulas in the docs become MathML at build time (docs/hooks.py, issue 29 item 7): no script, no network.
+
+Needs the docs extra (mkdocs, latex2mathml), as ``make docs`` installs it; skipped without it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+pytest.importorskip("mkdocs")
+pytest.importorskip("latex2mathml")
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+_spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+hooks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(hooks)
+
+
+def _render(markdown: str) -> str:
+    """The hook's two passes around a stand-in for Markdown's own (a paragraph per block)."""
+    page = SimpleNamespace()
+    text = hooks.on_page_markdown(markdown, page, None, None)
+    html = "\n".join(f"<p>{block.strip()}</p>" for block in text.split("\n\n") if block.strip())
+    return hooks.on_page_content(html, page, None, None)
+
+
+def test_inline_and_display_formulas_become_mathml_with_their_tag():
+    html = _render("The gap $1-\\lambda$ enters as\n\n"
+                   "$$\\frac{\\Delta L}{\\varepsilon^2\\sqrt{1-\\lambda}}$$ (T2)\n")
+    assert '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline">' in html
+    assert re.search(r'<div class="equation"><math [^>]*display="block">.*<msqrt>.*</math>'
+                     r'<span class="equation-tag">\(T2\)</span></div>', html, flags=re.DOTALL)
+    assert "DECBOUNDSMATH" not in html and "$" not in html
+
+
+def test_code_and_plain_dollars_are_left_alone():
+    markdown = ("Costs $5 and $6 today.\n\n```bash\necho $HOME $$\n```\n\nRun `x = $y$` as is; "
+                "a price of 3$ stays.\n")
+    text, formulas = hooks.math_to_placeholders(markdown)
+    assert formulas == [] and text == markdown
+
+
+def test_every_formula_of_the_docs_converts_and_the_headline_bounds_are_typeset():
+    found = {}
+    for page in sorted(DOCS.rglob("*.md")):
+        text, formulas = hooks.math_to_placeholders(page.read_text(encoding="utf-8"))
+        assert text.count("DECBOUNDSMATH") == len(formulas), page
+        found[page.relative_to(DOCS).as_posix()] = formulas
+    assert any('display="block"' in f for f in found["index.md"])  # Cor. 2's lower bound on the home page
+    tags = {m for f in found["theory.md"] for m in re.findall(r'equation-tag">\((\w+)\)', f)}
+    assert {"T1", "T2", "T3", "F3", "D6"} <= tags
