@@ -33,10 +33,10 @@ __all__ = [
     "COMPRESSORS",
     "COMPRESSOR_KINDS",
     "FLOAT_BITS",
+    "QSGD",
     "Compressor",
     "Contractive",
     "Identity",
-    "QSGD",
     "RandomK",
     "ScaledSign",
     "TopK",
@@ -61,7 +61,7 @@ def index_bits(d: int) -> int:
     >>> [index_bits(d) for d in (1, 2, 10, 1024)]
     [0, 1, 4, 10]
     """
-    return int(math.ceil(math.log2(d))) if d > 1 else 0
+    return math.ceil(math.log2(d)) if d > 1 else 0
 
 
 @runtime_checkable
@@ -322,7 +322,8 @@ class TopK:
 class ScaledSign:
     """Scaled sign: C(x) = (||x||_1 / d) sign(x). Deterministic and contractive:
     ||C(x) - x||^2 = ||x||^2 - ||x||_1^2 (2/d - nnz(x)/d^2) <= ||x||^2 - ||x||_1^2 / d, and
-    ||x||_1^2 >= ||x||^2, so delta = 1/d (the vector-wise delta(x) = ||x||_1^2 / (d ||x||^2) is at least that).
+    ||x||_1^2 >= ||x||^2, so delta = 1/d (the vector-wise delta(x) = ||x||_1^2 / (d ||x||^2) is at least
+    that).
     Bits: one float and d signs, 64 + d.
 
     References

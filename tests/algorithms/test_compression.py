@@ -187,7 +187,8 @@ def test_a_scaled_unbiased_compressor_is_contractive_with_delta_one_over_one_plu
 # -- batching, bits, specs -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("spec", ["random_k:2", "qsgd:3", "top_k:2", "sign", "identity", "contractive:qsgd:1"])
+@pytest.mark.parametrize("spec", ["random_k:2", "qsgd:3", "top_k:2", "sign", "identity",
+                                  "contractive:qsgd:1"])
 def test_a_configuration_gets_the_same_bits_alone_and_in_a_batch(spec):
     C = make_compressor(spec)
     Z = np.random.default_rng(0).standard_normal((4, 3, 5))  # (n, k, d)
