@@ -114,7 +114,7 @@ class ChocoSGD(CompressedRule):
     name = "choco_sgd"
     aliases = ("choco",)
     catalog_entry = "choco_sgd"
-    style = PlotStyle(color="tab:cyan", marker="d", linestyle="--", label="CHOCO-SGD")
+    style = PlotStyle(color="teal", marker="d", linestyle="--", label="CHOCO-SGD")
 
     def init(self, ctx: Context) -> ChocoState:
         self.gamma = ctx.hyper["gamma"]
@@ -191,7 +191,7 @@ class BEER(CompressedRule):
 
     name = "beer"
     catalog_entry = "beer"
-    style = PlotStyle(color="tab:red", marker="*", linestyle="--", label="BEER")
+    style = PlotStyle(color="crimson", marker="*", linestyle="--", label="BEER")
 
     def init(self, ctx: Context) -> BEERState:
         self.gamma = ctx.hyper["gamma"]
