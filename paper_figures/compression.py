@@ -10,9 +10,10 @@ depends on consensus), exact gradients, the ring on n workers with Metropolis we
   x-axis 1/delta = 1 + omega = d/k);
 - uncompressed D-PSGD, DSGT and DeTAG, drawn as horizontal lines (64 d bits per vector).
 
-Each point is the best T_eps over the step sizes `steps` and, for the compressed rules, the consensus
-steps gamma = c delta (capped at 1) for c in `GAMMA_FACTORS` (the paper's admissible gamma could not be
-confirmed; docs/theory.md §18). Bits-to-eps is the engine's ``bits`` counter at T_eps: per worker, what it
+Each point is tuned (``algorithms.tune``, admissible steps, exact winner by branch and bound) over the step
+sizes `steps` and, for the compressed rules, the consensus steps gamma = c delta (capped at 1) for c in
+`GAMMA_FACTORS` (the paper's admissible gamma could not be confirmed; docs/theory.md §18).
+Bits-to-eps is the engine's ``bits`` counter at T_eps: per worker, what it
 sent (``Counters.bits``: k (64 + ceil(log2 d)) per top-k or random-k vector; one vector per iteration for
 CHOCO, two for BEER).
 
@@ -80,7 +81,7 @@ PREDICTED_BY: dict[str, str] = {label: algorithm for label, (algorithm, _) in SE
 #: Catalog entries evaluated for every compressed record.
 PREDICT: tuple[str, ...] = ("choco_sgd", "beer", "huang2022_contractive_lower")
 #: gamma = c delta (capped at 1) for these c.
-GAMMA_FACTORS: tuple[float, ...] = (1.0, 2.0, 4.0)
+GAMMA_FACTORS: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0)
 VARSIGMA = 1.0
 PROBLEM_SEED = 0
 
@@ -94,7 +95,7 @@ class CompressionMode:
     kept: tuple[int, ...]  # k of top-k / random-k
     tol: float
     cap: int
-    steps: tuple[float, ...] = (0.05, 0.1, 0.2, 0.4)
+    steps: tuple[float, ...] = (0.05, 0.1, 0.2, 0.4, 0.8)
 
 
 MODES: dict[str, CompressionMode] = {
@@ -120,7 +121,7 @@ def inv_delta(record: Mapping[str, Any]) -> float:
 
 
 def measure_point(point: Mapping[str, Any]) -> dict[str, Any]:
-    """Sweep runner: one series (or baseline) at one k; the best T_eps over the step sizes (and gammas)."""
+    """Sweep runner: one series (or baseline) at one k, tuned over the step sizes (and gammas)."""
     n, d, algorithm = int(point["n"]), int(point["d"]), point["algorithm"]
     f, W = _problem(n, d), _ring(n)
     hyper: dict[str, Any] = {}
@@ -131,22 +132,14 @@ def measure_point(point: Mapping[str, Any]) -> dict[str, Any]:
         omega = float(compressor.omega(d)) if compressor.kind == "unbiased" else None
         hyper = {"compressor": point["compressor"],
                  "gamma": sorted({min(1.0, c * delta) for c in GAMMA_FACTORS})}
-    runs = algorithms.run_batch(algorithm, f, W, step_sizes=list(point["steps"]),
-                                iterations=int(point["cap"]), tol=float(point["tol"]), stop="average",
-                                **hyper)
-    finished = [r for r in runs if r.t_eps is not None]
-    best = min(finished, key=lambda r: (r.t_eps, r.step_size)) if finished else None
-    statuses = sorted({r.status for r in runs})
-    bits_per_iteration = (best.counters["bits"] / best.iterations if best is not None and best.iterations
-                          else None)
-    result = {"t_eps": None if best is None else best.t_eps,
-              "status": "converged" if best is not None else "diverged" if statuses == ["diverged"]
-              else "max_iterations",
-              "cap": int(point["cap"]), "bits": None if best is None else best.counters["bits"],
-              "bits_per_iteration": bits_per_iteration,
-              "best": None if best is None else {"step_size": best.step_size,
-                                                 "gamma": best.hyper.get("gamma")},
-              "statuses": statuses}
+    best = algorithms.tune(algorithm, f, W, grid=list(point["steps"]), tol=float(point["tol"]),
+                           iterations=int(point["cap"]), stop="average", prune=True, **hyper)
+    reached = best.t_eps is not None
+    result = {"t_eps": best.t_eps, "status": best.status, "cap": int(point["cap"]),
+              "bits": best.counters["bits"] if reached else None,
+              "bits_per_iteration": best.counters["bits"] / best.iterations if reached and best.iterations
+              else None,
+              "best": {"step_size": best.step_size, "gamma": best.hyper.get("gamma")} if reached else None}
     params = {"n": n, "lam": float(W.lam), "Delta": float(f.Delta), "L": float(f.smoothness),
               "epsilon": float(point["tol"]) ** 2,  # the entries' grad_norm_sq criterion
               "sigma": 0.0, "B": 1, "varsigma": float(f.varsigma), "varsigma0": float(f.varsigma0),
