@@ -60,7 +60,8 @@ def _check_nondecreasing(symbol: str, point: dict, factor: float) -> None:
         assert _not_smaller(after, before), (rate.name, symbol, point, factor, before, after)
 
 
-@pytest.mark.parametrize("symbol", ["Delta", "L", "sigma", "varsigma", "varsigma0", "omega", "inverse_epsilon"])
+@pytest.mark.parametrize("symbol", ["Delta", "L", "sigma", "varsigma", "varsigma0", "omega",
+                                    "inverse_epsilon"])
 @given(point=POINTS, factor=FACTORS)
 def test_every_rate_nondecreasing(symbol, point, factor):
     _check_nondecreasing(symbol, point, factor)

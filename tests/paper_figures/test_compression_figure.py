@@ -23,7 +23,8 @@ def test_a_point_records_t_eps_bits_and_the_compressors_delta() -> None:
     assert params["delta"] == 2 / TINY.d and "omega" not in params
     assert math.isclose(params["epsilon"], TINY.tol**2)
     unbiased = cf.measure_point(_point("BEER, random-k", 2))["params"]
-    assert unbiased["omega"] == TINY.d / 2 - 1 and math.isclose(unbiased["delta"], 1 / (1 + unbiased["omega"]))
+    assert unbiased["omega"] == TINY.d / 2 - 1
+    assert math.isclose(unbiased["delta"], 1 / (1 + unbiased["omega"]))
 
 
 def test_a_baseline_sends_64_d_bits_per_vector() -> None:
