@@ -140,7 +140,46 @@ class Identity:
 
 
 @dataclass(frozen=True)
-class RandomK:
+class _Sparsifier:
+    """k of d coordinates kept (`_chosen`), each times `_scale`; k values and k indices on the wire,
+    k (64 + ceil(log2 d)) bits. The shared part of random-k and top-k."""
+
+    k: int
+    name: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        require_count("k", self.k, 1)
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}:{self.k}"
+
+    def _kept(self, d: int) -> int:
+        if self.k > d:
+            raise ValueError(f"k must be at most the dimension d={d}; got k={self.k}")
+        return self.k
+
+    def bits(self, d: int) -> int:
+        return self._kept(d) * (FLOAT_BITS + index_bits(d))
+
+    def _chosen(self, Z: np.ndarray, k: int, rng: Randomness) -> np.ndarray:
+        raise NotImplementedError
+
+    def _scale(self, d: int, k: int) -> float:
+        return 1.0
+
+    def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
+        Z = _checked(Z)
+        d = Z.shape[-1]
+        k = self._kept(d)
+        keep = self._chosen(Z, k, rng)
+        out = np.zeros_like(Z)
+        np.put_along_axis(out, keep, np.take_along_axis(Z, keep, axis=-1) * self._scale(d, k), axis=-1)
+        return out
+
+
+@dataclass(frozen=True)
+class RandomK(_Sparsifier):
     """Random-k sparsification, scaled: C(x) = (d/k) sum_{i in S} x_i e_i, S a uniform k-subset of the d
     coordinates. Unbiased (P(i in S) = k/d) with E||C(x)||^2 = (d/k) ||x||^2 exactly, so omega = d/k - 1.
     Bits: k values and k indices, k (64 + ceil(log2 d)).
@@ -164,20 +203,8 @@ class RandomK:
     (2, [5.0])
     """
 
-    k: int
     kind: ClassVar[str] = "unbiased"
-
-    def __post_init__(self) -> None:
-        require_count("k", self.k, 1)
-
-    @property
-    def spec(self) -> str:
-        return f"random_k:{self.k}"
-
-    def _kept(self, d: int) -> int:
-        if self.k > d:
-            raise ValueError(f"k must be at most the dimension d={d}; got k={self.k}")
-        return self.k
+    name: ClassVar[str] = "random_k"
 
     def omega(self, d: int) -> float:
         return d / self._kept(d) - 1.0
@@ -185,18 +212,12 @@ class RandomK:
     def delta(self, d: int) -> float:
         return 1.0 / (1.0 + self.omega(d))
 
-    def bits(self, d: int) -> int:
-        return self._kept(d) * (FLOAT_BITS + index_bits(d))
-
-    def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
-        Z = _checked(Z)
-        d = Z.shape[-1]
-        k = self._kept(d)
+    def _chosen(self, Z: np.ndarray, k: int, rng: Randomness) -> np.ndarray:
         # the k smallest of d i.i.d. uniforms: a uniform k-subset
-        keep = np.argpartition(_uniform(Z.shape, rng), k - 1, axis=-1)[..., :k]
-        out = np.zeros_like(Z)
-        np.put_along_axis(out, keep, np.take_along_axis(Z, keep, axis=-1) * (d / k), axis=-1)
-        return out
+        return np.argpartition(_uniform(Z.shape, rng), k - 1, axis=-1)[..., :k]
+
+    def _scale(self, d: int, k: int) -> float:
+        return d / k
 
 
 @dataclass(frozen=True)
@@ -261,7 +282,7 @@ class QSGD:
 
 
 @dataclass(frozen=True)
-class TopK:
+class TopK(_Sparsifier):
     """Top-k sparsification: keep the k coordinates of largest |x_i| (ties: numpy's argpartition order).
     Deterministic and contractive: ||C(x) - x||^2 is the sum of the d - k smallest x_i^2, at most
     (1 - k/d) ||x||^2 (the smallest d - k of d squares average at most the mean), so delta = k/d.
@@ -284,20 +305,8 @@ class TopK:
     (0.5, 132)
     """
 
-    k: int
     kind: ClassVar[str] = "contractive"
-
-    def __post_init__(self) -> None:
-        require_count("k", self.k, 1)
-
-    @property
-    def spec(self) -> str:
-        return f"top_k:{self.k}"
-
-    def _kept(self, d: int) -> int:
-        if self.k > d:
-            raise ValueError(f"k must be at most the dimension d={d}; got k={self.k}")
-        return self.k
+    name: ClassVar[str] = "top_k"
 
     def omega(self, d: int) -> float:
         raise ValueError("top_k is contractive, not unbiased: it has a delta, no omega")
@@ -305,17 +314,8 @@ class TopK:
     def delta(self, d: int) -> float:
         return self._kept(d) / d
 
-    def bits(self, d: int) -> int:
-        return self._kept(d) * (FLOAT_BITS + index_bits(d))
-
-    def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
-        Z = _checked(Z)
-        d = Z.shape[-1]
-        k = self._kept(d)
-        keep = np.argpartition(-np.abs(Z), k - 1, axis=-1)[..., :k]
-        out = np.zeros_like(Z)
-        np.put_along_axis(out, keep, np.take_along_axis(Z, keep, axis=-1), axis=-1)
-        return out
+    def _chosen(self, Z: np.ndarray, k: int, rng: Randomness) -> np.ndarray:
+        return np.argpartition(-np.abs(Z), k - 1, axis=-1)[..., :k]
 
 
 @dataclass(frozen=True)
