@@ -157,3 +157,19 @@ def test_bad_compressed_hyper_parameters_are_refused():
         algorithms.run("beer", f, W, step_size=0.1, iterations=3, gamma=1.5)
     with pytest.raises(ValueError, match="compressor must be one of"):
         algorithms.run("beer", f, W, step_size=0.1, iterations=3, compressor="zip")
+
+
+def test_cli_run_takes_a_compressor_and_prints_the_bits(capsys):
+    import json
+
+    from decbounds.paper_figures.cli import main
+
+    argv = ["run", "beer", "--n", "8", "--iterations", "3000", "--compressor", "top_k:2", "--json"]
+    assert main(argv) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["hyper"]["compressor"] == "top_k:2" and record["t_eps"] >= record["lower_bound"]
+    counters = record["counters"]
+    per_vector, rest = divmod(counters["bits"], counters["vectors_sent"])
+    assert rest == 0 and per_vector % 2 == 0 and 0 <= per_vector // 2 - 64 < 32  # 2 (64 + ceil(log2 d)) bits
+    assert record["prediction"] is not None
+    assert main(argv[:-1]) == 0 and "bits sent per worker" in capsys.readouterr().out
