@@ -491,6 +491,8 @@ def _context_class(ledger: Ledger) -> type[Context]:
                 vectors = Z[0].shape[0] // n if len(Z) == 1 else sum(z.shape[0] // n for z in Z)
             width = Z[0].shape[-1]
             if compressor is None:
+                if sent is not None:
+                    raise ValueError("ctx.gossip: sent= receives the compressed messages; give a compressor")
                 open_round(int(vectors), M.links, FLOAT_BITS * width)
             else:
                 open_round(int(vectors), M.links, int(compressor.bits(width)))

@@ -109,6 +109,9 @@ def test_a_second_compressed_round_in_one_iteration_is_refused():
             return algorithms.State(x=ctx.start_state())
 
         def step(self, state, ctx):
+            if ctx.t == 0:
+                with pytest.raises(ValueError, match="give a compressor"):
+                    ctx.gossip(state.x, sent=(state.x,))
             ctx.gossip(state.x, compressor=TopK(1))
             ctx.gossip(state.x, compressor=TopK(1))
             return state
