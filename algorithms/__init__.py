@@ -11,6 +11,17 @@ registry entry holds everything about an algorithm (class, aliases, catalog entr
 
 from decbounds.algorithms import rules  # noqa: F401  (registers the built-in algorithms)
 from decbounds.algorithms.api import run, run_batch
+from decbounds.algorithms.compression import (
+    QSGD,
+    Compressor,
+    Contractive,
+    Identity,
+    RandomK,
+    ScaledSign,
+    TopK,
+    contractive,
+    make_compressor,
+)
 from decbounds.algorithms.engine import BudgetViolationError, CapabilityError, Context
 from decbounds.algorithms.mixing import MixingOperator
 from decbounds.algorithms.plugins import load_rule
@@ -30,29 +41,39 @@ from decbounds.algorithms.tune import tune
 
 # isort: split
 # Written only through the public API above (tests/algorithms/test_new_algorithms.py checks their imports).
+from decbounds.algorithms.compressed import BEER, ChocoSGD  # compressed gossip, docs/theory.md §18
 from decbounds.algorithms.exact_diffusion import ExactDiffusion
 from decbounds.algorithms.extra import Extra
 from decbounds.algorithms.mg_dsgd import MGDSGD
 
-for _rule in (Extra, ExactDiffusion, MGDSGD):
+for _rule in (Extra, ExactDiffusion, MGDSGD, ChocoSGD, BEER):
     register(_rule)
 
 __all__ = [
+    "QSGD",
     "BudgetViolationError",
     "CapabilityError",
+    "Compressor",
     "Context",
+    "Contractive",
     "Entry",
     "Grid",
+    "Identity",
     "MixingOperator",
     "PlotStyle",
+    "RandomK",
     "Result",
+    "ScaledSign",
     "Setup",
     "State",
     "StepRule",
+    "TopK",
     "algorithm_names",
+    "contractive",
     "entries",
     "entry",
     "load_rule",
+    "make_compressor",
     "register",
     "rule_class",
     "run",

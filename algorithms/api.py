@@ -259,7 +259,10 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | Gossi
                                 step_sizes=steps, hypers=recorded)
         for index, result in zip(indices, group_results, strict=True):
             results[index] = result
-    bound = run_prediction(cls.name, oracle, f, channel, batch=batch, tol=tol)
+    # a compressed rule's delta (or omega) is known when the whole batch used one compressor
+    known = len(groups) == 1 and hasattr(rule, "compression_constants")
+    compression = rule.compression_constants() if known else None
+    bound = run_prediction(cls.name, oracle, f, channel, batch=batch, tol=tol, compression=compression)
     done = [r for r in results if r is not None]
     for result in done:
         result.bound = bound
@@ -267,7 +270,7 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | Gossi
 
 
 def run_prediction(name: str, oracle: Oracle | None, f: LocalFunctions, channel: Any, *, batch: int,
-                   tol: float | None) -> Prediction:
+                   tol: float | None, compression: dict[str, float] | None = None) -> Prediction:
     """The catalog prediction at a run's own parameters (``Result.bound``; docs/architecture.md, "Paired
     results").
 
@@ -276,8 +279,9 @@ def run_prediction(name: str, oracle: Oracle | None, f: LocalFunctions, channel:
     problem states it), sigma = 0 for exact gradients and the oracle's ``sigma`` otherwise, n = the
     workers, B = ``batch``, epsilon = ``tol`` (the engine's test ||grad f(x_hat)|| <= tol is the catalog's
     grad_norm convention), lam = W's ``lam`` (0 for exact averaging), D = the diameter of W's support graph
-    (computed only for the entries that use it). Whatever is not stated is listed in
-    ``Prediction.unknown``, not invented.
+    (computed only for the entries that use it), omega and delta = the compressor's constants of a
+    compressed rule (``compression``; unknown when a batch mixed compressors). Whatever is not stated is
+    listed in ``Prediction.unknown``, not invented.
 
     Parameters
     ----------
@@ -293,6 +297,8 @@ def run_prediction(name: str, oracle: Oracle | None, f: LocalFunctions, channel:
         B.
     tol : float or None
         eps.
+    compression : dict, optional
+        ``{"delta": ...}`` or ``{"omega": ...}`` of the compressor in use.
 
     Returns
     -------
@@ -314,7 +320,8 @@ def run_prediction(name: str, oracle: Oracle | None, f: LocalFunctions, channel:
     lam = 0.0 if kind == "exact" else getattr(channel, "lam", None)
     parameters = {"Delta": getattr(f, "Delta", None), "L": getattr(f, "smoothness", None), "sigma": sigma,
                   "varsigma": getattr(f, "varsigma", None), "varsigma0": getattr(f, "varsigma0", None),
-                  "n": int(f.n), "B": int(batch), "epsilon": tol, "lam": lam, "D": None}
+                  "n": int(f.n), "B": int(batch), "epsilon": tol, "lam": lam, "D": None, "omega": None,
+                  "delta": None, **(compression or {})}
     if entry is not None and "D" in get_rate(entry).arguments:
         parameters["D"] = _diameter(channel)
     return predict_at(entry, parameters)

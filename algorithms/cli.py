@@ -41,6 +41,9 @@ def add_parser(subparsers: Any) -> None:
                         help="gossip weight rule (instances.gossip_matrix; any in instances.WEIGHT_RULES)")
     parser.add_argument("--R", type=int, default=None, help="DeTAG phase length (default Cor. 6)")
     parser.add_argument("--eta", type=float, default=None, help="DeTAG two-tap eta (default §7.1 formula)")
+    parser.add_argument("--compressor", default=None,
+                        help="compressed rules (choco_sgd, beer): identity, random_k:K, qsgd:S, top_k:K, "
+                             "sign (docs/theory.md §18)")
     parser.add_argument("--json", action="store_true", help="print one JSON record instead of a table")
     parser.set_defaults(func=main)
 
@@ -90,6 +93,8 @@ def main(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.algorithm == "detag":
         options = {k: v for k, v in (("R", args.R), ("eta", args.eta)) if v is not None}
+    if args.compressor is not None:
+        options["compressor"] = args.compressor
     result = run(args.algorithm, problem, W, step_size=step, iterations=args.iterations, tol=args.epsilon,
                  **options)
 
@@ -100,12 +105,15 @@ def main(args: argparse.Namespace) -> int:
         lower = problem.iteration_lower_bound
     varsigma0 = instances.varsigma0_at_start(problem)
     values = {"Delta": args.Delta, "L": args.L, "epsilon": args.epsilon, "n": args.n, "B": 1, "sigma": 0.0,
-              "lam": lam, "varsigma0": varsigma0, "varsigma": varsigma0, "D": nx.diameter(G)}
+              "lam": lam, "varsigma0": varsigma0, "varsigma": varsigma0, "D": nx.diameter(G),
+              "omega": result.bound.parameters.get("omega"), "delta": result.bound.parameters.get("delta")}
     catalog_entry = entry(args.algorithm).catalog_entry
     prediction = None
     if catalog_entry is not None:
         rate = bounds.get(catalog_entry)
-        prediction = float(rate.evaluate(**{s.name: values[s.name] for s in rate.expr.free_symbols}))
+        needed = {s.name: values.get(s.name) for s in rate.expr.free_symbols}
+        if all(value is not None for value in needed.values()):
+            prediction = float(rate.evaluate(**needed))
     record = {"algorithm": args.algorithm, "instance": args.instance, "n": args.n, "lam": lam,
               "step_size": step, "status": result.status, "message": result.message, "t_eps": result.t_eps,
               "t_eps_local": result.t_eps_local, "diverged": result.diverged,
@@ -117,6 +125,7 @@ def main(args: argparse.Namespace) -> int:
     measured = result.status if result.t_eps is None else str(result.t_eps)
     print(f"{args.algorithm} on {args.instance} (n={args.n}, lam={lam:.6f}, step={step:.4g})")
     print(f"  measured T_eps                         {measured:>14}")
+    print(f"  bits sent per worker                   {result.counters['bits']:>14}")
     source = "hard_instance_communication" if args.instance == "comm-path" else "1 + (T_c - 1) dist"
     print(f"  lower bound ({source}) {float(lower):>11.6g}")
     if prediction is not None:

@@ -71,6 +71,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from decbounds.algorithms.compression import FLOAT_BITS, Compressor
 from decbounds.algorithms.mixing import MixingOperator, ScheduledMixing
 from decbounds.algorithms.result import Result, Status
 from decbounds.algorithms.step_rule import Channel, State, StepRule, check_size, check_state, state_arrays
@@ -79,6 +80,7 @@ from decbounds.instances.protocol import LocalFunctions, instance_radius
 from decbounds.oracles.base import Oracle
 
 __all__ = [
+    "COMPRESSION_STREAM",
     "DEFAULT_RECORDS",
     "GUARD_EVERY",
     "STOP_RULES",
@@ -106,6 +108,9 @@ DEFAULT_RECORDS = 1000
 GUARD_EVERY = 32
 # What a run stops on: x_hat eps-stationary ("average"), or that and every worker's model ("both").
 STOP_RULES: tuple[str, ...] = ("both", "average")
+#: The spawn key of the compression streams: configuration j compresses with
+#: default_rng(SeedSequence(seed_j, spawn_key=(COMPRESSION_STREAM,))), apart from its oracle's stream.
+COMPRESSION_STREAM = 1
 
 
 class BudgetViolationError(RuntimeError):
@@ -188,7 +193,10 @@ def batch_hyper(structural: Mapping[str, Any], configurations: Sequence[Mapping[
 
 @dataclass
 class Counters:
-    """The A_B accounting (per worker; every configuration shares it while it runs)."""
+    """The A_B accounting (per worker; every configuration shares it while it runs). ``bits``: what one
+    worker puts on the wire for one configuration, summed over the rounds -- per vector sent,
+    ``compressor.bits(d)`` in a compressed round (``algorithms.compression``), 64 d (float64) otherwise; a
+    broadcast to the neighbours counts once (``messages`` counts the links)."""
 
     gradient_queries: int = 0
     communication_rounds: int = 0
@@ -196,12 +204,13 @@ class Counters:
     exact_averages: int = 0
     vectors_sent: int = 0
     messages: int = 0
+    bits: int = 0
 
     def as_dict(self, iterations: int) -> dict[str, int]:
         return {"iterations": int(iterations), "gradient_queries": self.gradient_queries,
                 "communication_rounds": self.communication_rounds, "gossip_rounds": self.gossip_rounds,
                 "exact_averages": self.exact_averages, "vectors_sent": self.vectors_sent,
-                "messages": self.messages}
+                "messages": self.messages, "bits": self.bits}
 
 
 class CapabilityError(BudgetViolationError):
@@ -300,9 +309,17 @@ class Context:
         raise NotImplementedError
 
     def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None, vectors: int | None = None,
-               add: Sequence[np.ndarray | None] | None = None) -> Any:
+               add: Sequence[np.ndarray | None] | None = None, compressor: Compressor | None = None,
+               sent: Sequence[np.ndarray] | None = None) -> Any:
         """One gossip round with W (the push matrix for "push" rules; W_t in iteration t over a gossip
         schedule) on each array (n, ...); returns one array or a tuple of them.
+
+        With a ``compressor`` (``algorithms.compression``) every worker sends C(z_i) instead of z_i: the
+        engine compresses each vector (configuration j draws from its own compression stream,
+        ``numpy.random.default_rng(SeedSequence(seed_j, spawn_key=(COMPRESSION_STREAM,)))``, so the oracle's
+        draws are those of an uncompressed run), the round is one round as any other, and the ledger
+        counts ``compressor.bits(d)`` bits per vector instead of 64 d. The result is W C(Z) (+ V); the
+        message C(Z) itself, which its sender knows, goes to ``sent``.
 
         Parameters
         ----------
@@ -317,6 +334,10 @@ class Context:
         add : sequence of (numpy.ndarray or None), optional
             Per array, None or a local array V, so that the result is W Z + V (the bits of the product then
             ``+= V``).
+        compressor : algorithms.compression.Compressor, optional
+            Compress what is sent (each array (n, k, d) or (m n, k, d): axis -2 the configurations).
+        sent : sequence of numpy.ndarray, optional
+            With a compressor, per array, where the message C(Z) goes.
 
         Returns
         -------
@@ -325,7 +346,8 @@ class Context:
         Raises
         ------
         BudgetViolationError
-            If the iteration already had its communication round, or there is no gossip matrix.
+            If the iteration already had its communication round, or there is no gossip matrix
+            (`CapabilityError`: a compressed array whose axis -2 is not the k configurations).
         """
         raise NotImplementedError
 
@@ -402,7 +424,7 @@ def _context_class(ledger: Ledger) -> type[Context]:
     x0 = ledger.x0
     knows = frozenset(ledger.knows)
 
-    def open_round(arrays: int, links: int) -> None:
+    def open_round(arrays: int, links: int, bits_each: int) -> None:
         if L.round_now or not L._open:
             if not L._open:
                 raise CapabilityError("the start state (init) may not query or communicate")
@@ -411,6 +433,24 @@ def _context_class(ledger: Ledger) -> type[Context]:
         counters.communication_rounds += 1
         counters.vectors_sent += arrays
         counters.messages += arrays * links
+        counters.bits += arrays * bits_each
+
+    def compressed(Z: Sequence[np.ndarray], compressor: Compressor,
+                   sent: Sequence[np.ndarray] | None) -> list[np.ndarray]:
+        """C(z) for each array, configuration j from its compression stream; copied into ``sent``."""
+        if L.compression_rngs is None:
+            L.compression_rngs = [np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(
+                COMPRESSION_STREAM,))) for seed in L.seeds]
+        messages = []
+        for i, z in enumerate(Z):
+            if z.ndim != 3 or z.shape[1] != k or z.shape[0] % n:
+                raise CapabilityError(f"iteration {L.t}: compressed gossip takes (n, k, d) or (m n, k, d) "
+                                      f"arrays, axis 1 the k={k} configurations; got {z.shape}")
+            q = compressor.compress(z, L.compression_rngs)
+            if sent is not None:
+                sent[i][...] = q
+            messages.append(q)
+        return messages
 
     def gossip_operator() -> MixingOperator:
         """The operator of this iteration: W, or W_t of a gossip schedule in iteration t."""
@@ -456,11 +496,19 @@ def _context_class(ledger: Ledger) -> type[Context]:
             return out
 
         def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None,
-                   vectors: int | None = None, add: Sequence[np.ndarray | None] | None = None) -> Any:
+                   vectors: int | None = None, add: Sequence[np.ndarray | None] | None = None,
+                   compressor: Compressor | None = None, sent: Sequence[np.ndarray] | None = None) -> Any:
             M = fixed or gossip_operator()
             if vectors is None:  # an (m n, ...) array is m arrays stacked: m vectors
                 vectors = Z[0].shape[0] // n if len(Z) == 1 else sum(z.shape[0] // n for z in Z)
-            open_round(int(vectors), M.links)
+            width = Z[0].shape[-1]
+            if compressor is None:
+                if sent is not None:
+                    raise ValueError("ctx.gossip: sent= receives the compressed messages; give a compressor")
+                open_round(int(vectors), M.links, FLOAT_BITS * width)
+            else:
+                open_round(int(vectors), M.links, int(compressor.bits(width)))
+                Z = tuple(compressed(Z, compressor, sent))
             if gossip_counts:
                 counters.gossip_rounds += 1
             if len(Z) == 1 and (out is None or len(out) == 1) and (add is None or len(add) == 1):
@@ -475,7 +523,7 @@ def _context_class(ledger: Ledger) -> type[Context]:
         def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: np.ndarray, previous: np.ndarray,
                            b: np.ndarray, *, vectors: int | None = None) -> np.ndarray:
             M = fixed or gossip_operator()
-            open_round(1 if vectors is None else int(vectors), M.links)
+            open_round(1 if vectors is None else int(vectors), M.links, FLOAT_BITS * Z.shape[-1])
             if gossip_counts:
                 counters.gossip_rounds += 1
             return M.two_tap(Z, out, a, previous, b)
@@ -489,7 +537,7 @@ def _context_class(ledger: Ledger) -> type[Context]:
                 raise BudgetViolationError(f"iteration {L.t}: ctx.mix needs a handle of this run's "
                                            f"ctx.operator; got {M!r}")
             mixing = operator[1]
-            open_round(len(Z), mixing.links)
+            open_round(len(Z), mixing.links, FLOAT_BITS * Z[0].shape[-1])
             outs = [None] * len(Z) if out is None else out
             results = tuple(mixing.apply(z, o) for z, o in zip(Z, outs, strict=True))
             return results[0] if len(results) == 1 else results
@@ -498,7 +546,7 @@ def _context_class(ledger: Ledger) -> type[Context]:
             if kind != "exact":
                 raise CapabilityError(f"iteration {L.t}: exact averaging is outside a {kind!r} rule's class "
                                       "(declare communication = 'exact')")
-            open_round(len(Z), n * (n - 1))
+            open_round(len(Z), n * (n - 1), FLOAT_BITS * Z[0].shape[-1])
             counters.exact_averages += 1
             means = tuple(np.add.reduce(z, axis=0, keepdims=True) * (1.0 / n) for z in Z)
             return means[0] if len(means) == 1 else means
@@ -582,6 +630,7 @@ class Ledger:
         "backend",
         "batch",
         "channel",
+        "compression_rngs",
         "context",
         "counters",
         "d",
@@ -599,6 +648,7 @@ class Ledger:
         "rngs",
         "round_now",
         "rounds_log",
+        "seeds",
         "step_size",
         "t",
         "x0",
@@ -627,6 +677,8 @@ class Ledger:
             self.W = MixingOperator(matrix, backend=backend, name="W")
         self.exact = oracle is None or bool(getattr(oracle, "exact", False))
         self.rngs = [np.random.default_rng(int(seed)) for seed in seeds]
+        self.seeds = tuple(int(seed) for seed in seeds)
+        self.compression_rngs: list[np.random.Generator] | None = None  # made at the first compressed round
         self.knows = tuple(knows)
         self.counters = Counters()
         # exact gradients of a problem class with grad_and_full_grad: known answers reused (`exact_gradient`)

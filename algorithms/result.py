@@ -219,7 +219,8 @@ class Result:
         sqrt(mean_i ||x_i - x_hat||^2) of the local models at the checkpoints.
     counters : dict of str to int
         A_B accounting at the stop: iterations, gradient_queries (per worker), communication_rounds,
-        gossip_rounds (with W), exact_averages, vectors_sent (per worker), messages (vectors on all links).
+        gossip_rounds (with W), exact_averages, vectors_sent (per worker), messages (vectors on all links),
+        bits (per worker: ``compressor.bits(d)`` per compressed vector, 64 d otherwise; docs/theory.md §18).
     seed : int
         The configuration's seed; its stream is ``numpy.random.default_rng(seed)``.
     step_size : float

@@ -11,7 +11,9 @@ Entries (``names()`` lists them in this order):
   (Cor 2's path instance, exact hop count of docs/errata.md E17);
 - later results (docs/theory.md §13): ``koloskova2020``, ``yuan2022_lower_bound``, ``mg_dsgd``,
   ``alghunaim_yuan2022``, ``exact_diffusion``, ``extra``, ``huang_yuan2022``, ``huang_yuan2022_algorithm``,
-  ``ying2021_one_peer_exponential`` (time-varying networks, docs/theory.md §17), ``centralized_lower_bound``.
+  ``ying2021_one_peer_exponential`` (time-varying networks, docs/theory.md §17), ``centralized_lower_bound``;
+- communication compression (docs/theory.md §18, in omega or delta): ``huang2022_unbiased_lower``,
+  ``huang2022_contractive_lower`` (server topology), ``choco_sgd``, ``beer``.
 
 Comparing entries stated in different conventions: ``gap`` converts both rates to one convention (the
 reference's unless ``convention=`` says otherwise) before dividing, so eps always means the same criterion on
@@ -57,9 +59,11 @@ from decbounds.bounds.symbols import (
     Delta,
     L,
     T,
+    delta,
     epsilon,
     lam,
     n,
+    omega,
     sigma,
     varsigma,
     varsigma0,
@@ -145,6 +149,22 @@ _HUANG_YUAN_SEARCH = (
 )
 _BATCH = ("one sample per iteration in the source; a B-query mini-batch enters as sigma^2 / B "
           "(our substitution)")
+# What the search tool was asked about the compression papers (2026-12-04, corpora "pages" and "docs"), and
+# what it found: the abstracts only, never a theorem.
+_COMPRESSION_SEARCH = (
+    "Searched: 'Lower Bounds and Nearly Optimal Algorithms in Distributed Learning with Communication "
+    "Compression NEOLITHIC lower bound', 'He Huang Chen Yin Yuan 2305.07612 lower bounds accelerated "
+    "algorithms distributed stochastic optimization communication compression', '2305.07612 Table lower "
+    "bounds convergence rate non-convex unbiased compressor contractive compressor', 'lower bound non-convex "
+    "unbiased compressors omega (1+omega) L Delta / T independent compressors Theorem NEOLITHIC multi-step "
+    "compression'. Found (aitopics.org, NeurIPS 2022 proceedings; ar5iv and arxiv.org/html of 2305.07612; "
+    "sciencestack.ai/paper/2305.07612): titles, authors and abstracts, which confirm lower bounds in six "
+    "settings (strongly convex, convex, non-convex x unbiased, contractive compressors) for distributed "
+    "stochastic optimization and NEOLITHIC attaining them 'up to logarithmic factors under mild "
+    "conditions'; the stored pages stop before the theorems, so no formula was confirmed."
+)
+_SERVER = ("n workers and a server; each round every worker sends one compressed vector (one-way "
+           "compression of the uplink)")
 
 
 def _catalog() -> dict[str, Rate]:
@@ -490,7 +510,79 @@ def _catalog() -> dict[str, Rate]:
                 "deterministic Omega(Delta L eps^-2). Thm 1 at n = B = D = 1 reproduces it.",
         ),
     ]
+    entries += _compression_entries()
     return {entry.name: entry for entry in entries}
+
+
+def _compression_entries() -> list[Rate]:
+    """The compressed entries (docs/theory.md §18): every one reduces to its uncompressed counterpart at
+    omega = 0 or delta = 1 (tests/bounds/test_compression_bounds.py)."""
+    sampling = L * Delta * sigma**2 / (n * B * epsilon**2)
+    gap_ = 1 - lam
+    return [
+        Rate(
+            name="huang2022_unbiased_lower",
+            kind="lower",
+            source="Huang, Chen, Yin & Yuan, Lower Bounds and Nearly Optimal Algorithms in Distributed "
+                   "Learning with Communication Compression, NeurIPS 2022; He, Huang, Chen, Yin & Yuan, "
+                   "arXiv 2305.07612, non-convex case, unbiased compressors",
+            convention="grad_norm_sq",
+            terms={"sampling": sampling, "communication": (1 + omega) * L * Delta / epsilon},
+            assumptions=(_SERVER, "unbiased omega-compressors", "f in F_{Delta,L}, oracle in O_{sigma^2}",
+                         _BATCH, "formula recalled, UNCONFIRMED (independent compressors may do better)"),
+            status="recalled",
+            doc="Omega(L Delta sigma^2/(n eps) + (1 + omega) L Delta/eps) for E||grad f||^2 <= eps: the "
+                "centralized bound with the communication rounds multiplied by 1 + omega. At omega = 0 it "
+                "is lower_bound_any at D = 1 (in grad_norm_sq). Not a gossip bound: no decentralized lower "
+                "bound with compression was found (docs/theory.md §18). " + _COMPRESSION_SEARCH,
+        ),
+        Rate(
+            name="huang2022_contractive_lower",
+            kind="lower",
+            source="Huang, Chen, Yin & Yuan, NeurIPS 2022; He, Huang, Chen, Yin & Yuan, arXiv 2305.07612, "
+                   "non-convex case, contractive compressors",
+            convention="grad_norm_sq",
+            terms={"sampling": sampling, "communication": L * Delta / (delta * epsilon)},
+            assumptions=(_SERVER, "contractive delta-compressors", "f in F_{Delta,L}, oracle in O_{sigma^2}",
+                         _BATCH, "formula recalled, UNCONFIRMED"),
+            status="recalled",
+            doc="Omega(L Delta sigma^2/(n eps) + L Delta/(delta eps)): the rounds multiplied by 1/delta. At "
+                "delta = 1 it is lower_bound_any at D = 1 (in grad_norm_sq); with delta = 1/(1 + omega) (an "
+                "unbiased compressor scaled) it equals huang2022_unbiased_lower. " + _COMPRESSION_SEARCH,
+        ),
+        Rate(
+            name="choco_sgd",
+            kind="upper",
+            source="CHOCO-SGD: Koloskova, Stich & Jaggi, ICML 2019; non-convex rate: Koloskova, Lin, Stich & "
+                   "Jaggi, ICLR 2020",
+            convention="grad_norm_sq",
+            terms={"sampling": sampling, "communication": L * Delta / (gap_**2 * delta * epsilon)},
+            assumptions=(_SYMMETRIC_W, "contractive delta-compressor", _BATCH,
+                         "bounded second moment E||grad F_i||^2 <= G^2: its term G/(c eps^(3/2)) is left out "
+                         "(decbounds has no symbol for G)", "c = rho^2 delta/82 with rho = 1 - lam, the "
+                         "constant 82 set to 1; recalled, UNCONFIRMED"),
+            status="recalled",
+            doc="O(L Delta [sigma^2/(n eps) + G/(c eps^(3/2)) + 1/(c eps)]) with c = rho^2 delta/82 "
+                "(docs/theory.md §18, [recalled]); the G term is left out, so the entry is a partial rate. "
+                "The communication term grows like 1/delta: the slope the compression figure predicts. At "
+                "delta = 1 it is L Delta/((1 - lam)^2 eps), koloskova2020's communication term times "
+                "(1 + lam)/(1 - lam): CHOCO's analysis does not reduce to D-PSGD's.",
+        ),
+        Rate(
+            name="beer",
+            kind="upper",
+            source="BEER: Zhao, Li, Li, Richtarik & Chi, NeurIPS 2022 (arXiv 2201.13320)",
+            convention="grad_norm_sq",
+            terms={"sampling": sampling, "communication": L * Delta / (gap_**3 * delta * epsilon)},
+            assumptions=(_SYMMETRIC_W, "contractive delta-compressor", "no heterogeneity assumption", _BATCH,
+                         "the powers of 1 - lam and delta recalled, UNCONFIRMED"),
+            status="recalled",
+            doc="The abstract (found: papers.nips.cc, ar5iv 2201.13320) confirms O(1/T) in E||grad f||^2 "
+                "'matching the rate without compression even under arbitrary data heterogeneity'; the "
+                "dependence on the spectral gap and on delta is recalled as L Delta/((1 - lam)^3 delta eps), "
+                "UNCONFIRMED. Like choco_sgd, the communication term grows like 1/delta.",
+        ),
+    ]
 
 
 CATALOG: dict[str, Rate] = _catalog()

@@ -56,6 +56,8 @@ def _validated(name: str, value: Any) -> np.ndarray:
                          f"({DESCRIPTIONS[name]}); got {value!r}")
     if name == "lam" and np.any(arr >= 1):
         raise ValueError(f"lam must lie in [0, 1) ({DESCRIPTIONS['lam']}); got {value!r}")
+    if name == "delta" and np.any(arr > 1):
+        raise ValueError(f"delta must lie in (0, 1] ({DESCRIPTIONS['delta']}); got {value!r}")
     if name in INTEGER and np.any(arr != np.round(arr)):
         raise ValueError(f"{name} must be an integer ({DESCRIPTIONS[name]}); got {value!r}")
     return arr

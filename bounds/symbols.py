@@ -9,6 +9,9 @@ Assumptions are declared where they are true, so that sympy simplifies ``sqrt(x*
   gradients, homogeneous data) and Thm 1's special case sigma = 0 is one of the paper's checks;
 - ``lam`` = max(|lambda_2(W)|, |lambda_n(W)|): non-negative real; lam < 1 cannot be declared to sympy and is
   enforced by ``Rate.evaluate``. The spectral gap is 1 - lam.
+- ``omega`` (an unbiased compressor's E||C(x)||^2 <= (1 + omega) ||x||^2): non-negative real, 0 = no
+  compression; ``delta`` (a contractive compressor's E||C(x) - x||^2 <= (1 - delta) ||x||^2): real in (0, 1],
+  1 = no compression (delta <= 1 is enforced by ``Rate.evaluate``; docs/theory.md §18).
 
 ``T`` (iterations) is used only to write rates "after T iterations" before inverting them; it is not an
 argument of any catalog entry.
@@ -28,9 +31,11 @@ __all__ = [
     "Delta",
     "L",
     "T",
+    "delta",
     "epsilon",
     "lam",
     "n",
+    "omega",
     "sigma",
     "varsigma",
     "varsigma0",
@@ -46,16 +51,18 @@ B = sp.Symbol("B", positive=True, integer=True)
 epsilon = sp.Symbol("epsilon", positive=True)
 lam = sp.Symbol("lam", nonnegative=True)
 D = sp.Symbol("D", positive=True, integer=True)
+omega = sp.Symbol("omega", nonnegative=True)
+delta = sp.Symbol("delta", positive=True)
 
 T = sp.Symbol("T", positive=True)
 
 #: Every symbol a catalog rate may use, by name (the keywords ``Rate.evaluate`` accepts).
 RATE_SYMBOLS: dict[str, sp.Symbol] = {
-    s.name: s for s in (Delta, L, sigma, varsigma, varsigma0, n, B, epsilon, lam, D)
+    s.name: s for s in (Delta, L, sigma, varsigma, varsigma0, n, B, epsilon, lam, D, omega, delta)
 }
 
 #: Symbols whose value may be zero (the others must be strictly positive).
-NONNEGATIVE: frozenset[str] = frozenset({"sigma", "varsigma", "varsigma0", "lam"})
+NONNEGATIVE: frozenset[str] = frozenset({"sigma", "varsigma", "varsigma0", "lam", "omega"})
 
 #: Symbols whose value must be an integer.
 INTEGER: frozenset[str] = frozenset({"n", "B", "D"})
@@ -72,4 +79,6 @@ DESCRIPTIONS: dict[str, str] = {
     "epsilon": "target accuracy in the rate's convention (> 0)",
     "lam": "max(|lambda_2|, |lambda_n|) of the gossip matrix, in [0, 1); spectral gap = 1 - lam",
     "D": "graph diameter (integer >= 1)",
+    "omega": "unbiased compressor: E||C(x)||^2 <= (1 + omega) ||x||^2 (>= 0; 0 = no compression)",
+    "delta": "contractive compressor: E||C(x) - x||^2 <= (1 - delta) ||x||^2, in (0, 1] (1 = no compression)",
 }

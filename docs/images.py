@@ -17,7 +17,7 @@ __all__ = ["FIGURES", "TARGET", "copy_figures", "main"]
 #: The figures the results pages embed (docs/results/figures.md), as `make figures` names them.
 FIGURES: tuple[str, ...] = ("communication", "sampling", "spectral_gap", "heterogeneity",
                             "heterogeneity_sparse", "gossip", "predictions", "worst_case",
-                            "worst_case_linear", "time_varying")
+                            "worst_case_linear", "time_varying", "compression")
 TARGET = Path(__file__).resolve().parent / "img"
 
 

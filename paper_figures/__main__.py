@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 from decbounds.paper_figures import (
     communication,
+    compression,
     gossip,
     heterogeneity,
     predictions,
@@ -41,6 +42,7 @@ FIGURES: dict[str, Callable[..., list[pathlib.Path]]] = {
     "spectral_gap": spectral_gap.make,
     "heterogeneity": heterogeneity.make,
     "time_varying": time_varying.make,
+    "compression": compression.make,
     "worst_case": worst_case.make,
 }
 
@@ -48,7 +50,7 @@ FIGURES: dict[str, Callable[..., list[pathlib.Path]]] = {
 #: The order in which the figures ask for their first turn when they are made at once (`run_figures`): the
 #: longest chains of dependent runs first, so that their first points reach the pool first.
 CONCURRENT_ORDER: tuple[str, ...] = ("communication", "spectral_gap", "heterogeneity", "time_varying",
-                                     "sampling", "worst_case", "gossip", "predictions")
+                                     "sampling", "compression", "worst_case", "gossip", "predictions")
 
 
 def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFAULT_OUT_DIR, *,

@@ -21,7 +21,8 @@ from decbounds.paper_figures.plotting import DEFAULT_OUT_DIR, atomic_write_bytes
 __all__ = ["COMBINED_STEM", "MEASURED_FIGURES", "main", "write_combined", "write_figure_table"]
 
 #: The figures whose tables are joined, in this order.
-MEASURED_FIGURES: tuple[str, ...] = ("communication", "sampling", "spectral_gap", "time_varying")
+MEASURED_FIGURES: tuple[str, ...] = ("communication", "sampling", "spectral_gap", "time_varying",
+                                     "compression")
 
 COMBINED_STEM = "exponents"
 

@@ -1,7 +1,9 @@
 """Predicted iterations T_eps against the spectral gap 1 - lam, for every entry of the ``bounds`` catalog.
 
 Fixed parameters (``PARAMETERS``): Delta = 100, L = 1, sigma = 0.1, varsigma = varsigma0 = 1, n = 16, B = 1,
-D = 15 (the diameter of the 16-node path), eps = 0.01 in the paper's convention E||grad f|| <= eps; absolute
+D = 15 (the diameter of the 16-node path), no compression (omega = 0, delta = 1: the compressed entries of
+docs/theory.md §18 at their uncompressed point), eps = 0.01 in the paper's convention E||grad f|| <= eps;
+absolute
 constants 1 except in the hard-instance entries, which carry the construction's explicit constants. Entries
 stated for E||grad f||^2 <= eps are converted first (``Rate.in_convention("grad_norm")``, eps -> eps^2).
 Entries that do not depend on lam (Thm 1, DeFacto, centralized SGD, the hard instances) are flat lines; a
@@ -36,7 +38,7 @@ __all__ = ["MIN_GAP", "PARAMETERS", "main", "make", "predicted_curves"]
 
 PARAMETERS: dict[str, float] = {
     "Delta": 100.0, "L": 1.0, "sigma": 0.1, "varsigma": 1.0, "varsigma0": 1.0,
-    "n": 16, "B": 1, "D": 15, "epsilon": 0.01,
+    "n": 16, "B": 1, "D": 15, "epsilon": 0.01, "omega": 0.0, "delta": 1.0,
 }
 #: Smallest spectral gap on the x axis (largest is 1, lam = 0).
 MIN_GAP = 1e-4

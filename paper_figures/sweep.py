@@ -863,8 +863,7 @@ def predict(params: Mapping[str, Any], names: Sequence[str] | None = None) -> tu
     >>> sorted(predict({"n": 16}, ["lower_bound_gossip"])[1])
     ['lower_bound_gossip']
     """
-    symbols = ("Delta", "L", "sigma", "varsigma", "varsigma0", "n", "B", "epsilon", "lam", "D")
-    known = {key: value for key, value in params.items() if key in symbols and value is not None}
+    known = {key: value for key, value in params.items() if key in bounds.RATE_SYMBOLS and value is not None}
     predicted, errors = _predict_cached(tuple(names) if names is not None else None, canonical_json(known))
     return json.loads(predicted), json.loads(errors)
 

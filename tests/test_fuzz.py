@@ -163,6 +163,8 @@ RATE_VALUES = {
     "epsilon": reals(1e-6, 10.0),
     "lam": st.one_of(st.floats(0.0, 0.999999), st.sampled_from([0.0, 1.0 - 1e-16, 1.0]), WEIRD),
     "D": counts(1, 100),
+    "omega": st.one_of(st.just(0.0), reals()),
+    "delta": st.one_of(st.floats(1e-6, 1.0), st.sampled_from([1.0, 1.0 + 1e-12, 0.0]), WEIRD),
 }
 
 

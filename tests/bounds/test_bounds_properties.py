@@ -34,6 +34,8 @@ POINTS = st.fixed_dictionaries({
     "epsilon": _log_uniform(1e-4, 1.0),
     "lam": st.floats(0.0, 0.999),
     "D": st.integers(1, 1000),
+    "omega": st.one_of(st.just(0.0), _log_uniform(1e-3, 1e3)),
+    "delta": _log_uniform(1e-3, 1.0),
 })
 FACTORS = _log_uniform(1.0, 1e3)
 RATES = [bounds.get(name) for name in bounds.names()]
@@ -58,7 +60,8 @@ def _check_nondecreasing(symbol: str, point: dict, factor: float) -> None:
         assert _not_smaller(after, before), (rate.name, symbol, point, factor, before, after)
 
 
-@pytest.mark.parametrize("symbol", ["Delta", "L", "sigma", "varsigma", "varsigma0", "inverse_epsilon"])
+@pytest.mark.parametrize("symbol", ["Delta", "L", "sigma", "varsigma", "varsigma0", "omega",
+                                    "inverse_epsilon"])
 @given(point=POINTS, factor=FACTORS)
 def test_every_rate_nondecreasing(symbol, point, factor):
     _check_nondecreasing(symbol, point, factor)

@@ -1,0 +1,219 @@
+"""Compressed gossip: CHOCO-SGD (Koloskova, Stich & Jaggi 2019) and BEER (Zhao, Li, Li, Richtarik & Chi
+2022), step rules whose one round per iteration sends compressed vectors (``ctx.gossip(..., compressor=C)``;
+docs/theory.md §18).
+
+Notation per configuration as in ``algorithms.rules``: X the (n, d) local models, G(X) the B-sample
+stochastic gradients, W the gossip matrix acting on the worker axis, eta the step size (``step_size``),
+gamma the consensus step, C a contractive delta-compressor applied to each worker's vector (an unbiased
+omega-compressor is used as C / (1 + omega), delta = 1/(1 + omega): ``algorithms.compression.contractive``).
+
+Each worker keeps public copies (H for CHOCO's x-hat) that its neighbours rebuild from the compressed
+messages, so W H never needs an uncompressed vector: the rule keeps W H itself, adding W C(.) each round.
+Both recursions were read from the authors' own statement of them (the comments of the BEER repository,
+github.com/liboyue/beer, optim/BEER.py and optim/CHOCO_SGD.py, which restate the papers' updates); the
+papers' own text was not reachable (docs/theory.md §18 lists what was searched).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from decbounds.algorithms import (
+    Compressor,
+    Context,
+    PlotStyle,
+    Setup,
+    State,
+    StepRule,
+    contractive,
+    make_compressor,
+)
+
+__all__ = ["BEER", "BEERState", "ChocoSGD", "ChocoState", "CompressedRule"]
+
+
+class CompressedRule(StepRule):
+    """The shared part of the compressed rules: the structural ``compressor`` (a spec string of
+    ``algorithms.compression.make_compressor``, or a compressor; recorded as its spec) made contractive,
+    and the batchable consensus step ``gamma`` in (0, 1] (default: the compressor's delta)."""
+
+    structural: ClassVar[dict[str, Any]] = {"compressor": "identity"}
+    batchable: ClassVar[dict[str, Any]] = {"gamma": None}
+
+    def prepare(self, setup: Setup) -> None:
+        self.compressor: Compressor = contractive(make_compressor(self.structural_values["compressor"]))
+        self.delta = float(self.compressor.delta(setup.d))  # refuses k > d here, before the run
+        self.structural_values["compressor"] = self.compressor.spec
+
+    def resolve(self, values: dict[str, Any]) -> dict[str, Any]:
+        gamma = values.get("gamma")
+        if gamma is None:
+            values["gamma"] = self.delta
+        elif isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.integer, np.floating)):
+            raise TypeError(f"gamma must be a number in (0, 1]; got gamma={gamma!r}")
+        elif not (math.isfinite(gamma) and 0.0 < gamma <= 1.0):
+            raise ValueError(f"gamma (the consensus step) must lie in (0, 1]; got gamma={gamma!r}")
+        else:
+            values["gamma"] = float(gamma)
+        return values
+
+    def compression_constants(self) -> dict[str, float]:
+        """delta of the (contractive) compressor in use: what the catalog entry reads."""
+        return {"delta": self.delta}
+
+
+@dataclass(eq=False)
+class ChocoState(State):
+    """x, the public copy ``x_hat`` (H), ``w_hat`` = W x_hat, and the scratch arrays ``diff`` and ``q``
+    (the message)."""
+
+    x_hat: np.ndarray
+    w_hat: np.ndarray
+    diff: np.ndarray
+    q: np.ndarray
+
+
+class ChocoSGD(CompressedRule):
+    """CHOCO-SGD (Koloskova, Stich & Jaggi 2019, Alg. 2), per iteration:
+
+        x_i^{t+1/2} = x_i^t - eta G_i(x_i^t)
+        q_i^t       = C(x_i^{t+1/2} - x_hat_i^t)                       (the only message)
+        x_hat_j^{t+1} = x_hat_j^t + q_j^t                              (every copy, x_hat^0 = 0)
+        x_i^{t+1}   = x_i^{t+1/2} + gamma sum_j w_ij (x_hat_j^{t+1} - x_hat_i^{t+1})
+
+    one query and one compressed round (one vector). With C = identity and gamma = 1 it is D-PSGD in
+    adapt-then-combine form, X <- W (X - eta G(X)) (tested, to rounding: W x_hat is accumulated).
+
+    Parameters
+    ----------
+    compressor : str or Compressor, default "identity"
+        The compressor (structural; an unbiased one is divided by 1 + omega).
+    gamma : float, optional
+        Consensus step in (0, 1] (batchable); default the compressor's delta, a choice of ours: the paper's
+        admissible gamma is a function of delta, the spectral gap and ||I - W|| that we could not confirm.
+
+    References
+    ----------
+    Koloskova, Stich & Jaggi (2019), Decentralized stochastic optimization and gossip algorithms with
+    compressed communication, ICML; non-convex rate: Koloskova, Lin, Stich & Jaggi (2020), ICLR;
+    docs/theory.md §18.
+
+    Examples
+    --------
+    >>> from decbounds import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 8, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> r = algorithms.run("choco_sgd", f, W, step_size=0.2, iterations=3000, tol=1e-3, compressor="top_k:2")
+    >>> r.status, r.hyper["gamma"], r.counters["bits"] == r.iterations * 2 * (64 + 3)
+    ('converged', 0.25, True)
+    """
+
+    name = "choco_sgd"
+    aliases = ("choco",)
+    catalog_entry = "choco_sgd"
+    style = PlotStyle(color="teal", marker="d", linestyle="--", label="CHOCO-SGD")
+
+    def init(self, ctx: Context) -> ChocoState:
+        self.gamma = ctx.hyper["gamma"]
+        return ChocoState(x=ctx.start_state(), x_hat=ctx.zeros(), w_hat=ctx.zeros(), diff=ctx.zeros(),
+                          q=ctx.zeros())
+
+    def step(self, s: ChocoState, ctx: Context) -> ChocoState:
+        s.x -= ctx.step_size * ctx.sample(s.x)  # x^{t+1/2}
+        np.subtract(s.x, s.x_hat, out=s.diff)
+        s.w_hat += ctx.gossip(s.diff, compressor=self.compressor, sent=(s.q,))  # W x_hat^{t+1}
+        s.x_hat += s.q
+        s.x += self.gamma * (s.w_hat - s.x_hat)
+        return s
+
+    def worker_arrays(self, s: ChocoState) -> list[np.ndarray]:
+        return [s.x, s.x_hat, s.w_hat]
+
+
+@dataclass(eq=False)
+class BEERState(State):
+    """x (X^t); the copies ``h`` (H^t) and ``g`` (G^{t-1}), halves of one (2n, k, d) array, and their
+    mixtures ``w_h``, ``w_g`` (halves of another); the tracker ``v`` (V^{t-1}), the last gradient
+    ``grad_prev``; scratch: the differences ``diff_h``, ``diff_g`` and the messages ``q_h``, ``q_g`` (halves
+    of a (2n, k, d) array each, so that one product sends both)."""
+
+    h: np.ndarray
+    g: np.ndarray
+    w_h: np.ndarray
+    w_g: np.ndarray
+    v: np.ndarray
+    grad_prev: np.ndarray
+    diff_h: np.ndarray
+    diff_g: np.ndarray
+    q_h: np.ndarray
+    q_g: np.ndarray
+
+
+class BEER(CompressedRule):
+    """BEER (Zhao, Li, Li, Richtarik & Chi 2022): gradient tracking with compressed error feedback on both
+    the models and the trackers, in matrix form (rows = workers)
+
+        X^{t+1} = X^t + gamma (W - I) H^t - eta V^t
+        H^{t+1} = H^t + C(X^{t+1} - H^t)
+        V^{t+1} = V^t + gamma (W - I) G^t + G(X^{t+1}) - G(X^t)
+        G^{t+1} = G^t + C(V^{t+1} - G^t)
+
+    Engine iteration t queries G(X^t), forms V^t (V^0 = G(X^0)) and X^{t+1}, and sends the two messages
+    C(X^{t+1} - H^t) and C(V^t - G^{t-1}) in one round (two vectors, one stacked product), H^0 = 0 and
+    G^{-1} = 0: so G^0 = C(V^0), where the paper starts from G^0 = 0 (its initialization is not confirmed
+    from its text; ours makes BEER with C = identity and gamma = 1 exactly DSGT, x_{t+1} = W x_t - eta y_t,
+    y_t = W y_{t-1} + G(x_t) - G(x_{t-1}) -- tested, to rounding).
+
+    Parameters
+    ----------
+    compressor : str or Compressor, default "identity"
+        The compressor (structural; an unbiased one is divided by 1 + omega).
+    gamma : float, optional
+        Consensus step in (0, 1] (batchable); default the compressor's delta (our choice).
+
+    References
+    ----------
+    Zhao, Li, Li, Richtarik & Chi (2022), BEER: fast O(1/T) rate for decentralized nonconvex optimization
+    with communication compression, NeurIPS; docs/theory.md §18.
+
+    Examples
+    --------
+    >>> from decbounds import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 8, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> r = algorithms.run("beer", f, W, step_size=0.1, iterations=3000, tol=1e-3, compressor="top_k:2")
+    >>> r.status, r.t_eps_local is not None, r.counters["vectors_sent"] == 2 * r.iterations
+    ('converged', True, True)
+    """
+
+    name = "beer"
+    catalog_entry = "beer"
+    style = PlotStyle(color="crimson", marker="*", linestyle="--", label="BEER")
+
+    def init(self, ctx: Context) -> BEERState:
+        self.gamma = ctx.hyper["gamma"]
+        n, shape = self.n, (2 * self.n, ctx.k, ctx.d)
+        hg, w_hg, diff, q = (np.zeros(shape) for _ in range(4))
+        return BEERState(x=ctx.start_state(), h=hg[:n], g=hg[n:], w_h=w_hg[:n], w_g=w_hg[n:], v=ctx.zeros(),
+                         grad_prev=ctx.zeros(), diff_h=diff[:n], diff_g=diff[n:], q_h=q[:n], q_g=q[n:])
+
+    def step(self, s: BEERState, ctx: Context) -> BEERState:
+        grad = ctx.sample(s.x)
+        s.v += self.gamma * (s.w_g - s.g)  # V^t = V^{t-1} + gamma (W - I) G^{t-1} + G(X^t) - G(X^{t-1})
+        s.v += grad
+        s.v -= s.grad_prev
+        s.grad_prev[...] = grad
+        s.x += self.gamma * (s.w_h - s.h)  # X^{t+1} = X^t + gamma (W - I) H^t - eta V^t
+        s.x -= ctx.step_size * s.v
+        np.subtract(s.x, s.h, out=s.diff_h)
+        np.subtract(s.v, s.g, out=s.diff_g)
+        # the two messages in one round: the stacked (2n, k, d) arrays behind the halves (init)
+        s.w_h.base[...] += ctx.gossip(s.diff_h.base, compressor=self.compressor, sent=(s.q_h.base,))
+        s.h.base[...] += s.q_h.base  # H^{t+1} and G^t
+        return s
+
+    def worker_arrays(self, s: BEERState) -> list[np.ndarray]:
+        return [s.x, s.h, s.g, s.w_h, s.w_g, s.v, s.grad_prev]

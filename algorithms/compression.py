@@ -1,0 +1,464 @@
+"""Compressors: what a worker puts on the wire instead of its vector, as values with a documented constant.
+
+Two classes (docs/theory.md §18), each compressor C acting on every vector of the last axis on its own:
+
+- **unbiased omega-compressors**: E C(x) = x and E||C(x)||^2 <= (1 + omega) ||x||^2;
+- **contractive delta-compressors**: E||C(x) - x||^2 <= (1 - delta) ||x||^2 with delta in (0, 1].
+
+An unbiased omega-compressor divided by 1 + omega is contractive with delta = 1/(1 + omega) (`contractive`):
+E||C/(1+w) - x||^2 = E||C||^2/(1+w)^2 - 2||x||^2/(1+w) + ||x||^2 <= (1 - 1/(1+w)) ||x||^2.
+
+The constants (``omega(d)``, ``delta(d)``) depend on the dimension d only; ``bits(d)`` is the length of one
+compressed vector in the engine's unit: a float is ``FLOAT_BITS`` = 64 bits (the engine's arrays are
+float64), a coordinate index ceil(log2 d) bits, a sign 1 bit. The uncompressed vector is 64 d bits
+(`Identity`), so the ledger's ``bits`` of an uncompressed run is 64 d per vector sent.
+
+Randomness: ``compress(Z, rng)`` with one ``numpy.random.Generator`` draws for the whole array; with a
+sequence of k generators, axis -2 of Z holds the k configurations of the engine's (n, k, d) arrays (or
+(m n, k, d) stacked ones) and configuration j draws from ``rng[j]`` only, so a configuration gets the same
+bits alone and inside a batch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+from decbounds.bounds.validation import require_count
+
+__all__ = [
+    "COMPRESSORS",
+    "COMPRESSOR_KINDS",
+    "FLOAT_BITS",
+    "QSGD",
+    "Compressor",
+    "Contractive",
+    "Identity",
+    "RandomK",
+    "ScaledSign",
+    "TopK",
+    "contractive",
+    "index_bits",
+    "make_compressor",
+]
+
+#: Bits of one float on the wire (the engine's arrays are float64).
+FLOAT_BITS = 64
+#: The two classes of compressors.
+COMPRESSOR_KINDS: tuple[str, ...] = ("unbiased", "contractive")
+
+Randomness = np.random.Generator | Sequence[np.random.Generator] | None
+
+
+def index_bits(d: int) -> int:
+    """ceil(log2 d): the bits of one coordinate index among d (0 for d = 1).
+
+    Examples
+    --------
+    >>> [index_bits(d) for d in (1, 2, 10, 1024)]
+    [0, 1, 4, 10]
+    """
+    return math.ceil(math.log2(d)) if d > 1 else 0
+
+
+@runtime_checkable
+class Compressor(Protocol):
+    """What a compressor offers (module docstring).
+
+    ``kind`` is "unbiased" or "contractive"; ``spec`` a string that `make_compressor` turns back into the
+    same compressor (what a record holds). ``omega(d)`` (unbiased) and ``delta(d)`` (both kinds: an
+    unbiased one's is that of its scaled form, 1/(1 + omega)) are the documented constants; ``bits(d)`` the
+    bits of one compressed d-vector; ``compress(Z, rng)`` compresses every vector of Z's last axis.
+    """
+
+    kind: str
+    spec: str
+
+    def omega(self, d: int) -> float: ...
+
+    def delta(self, d: int) -> float: ...
+
+    def bits(self, d: int) -> int: ...
+
+    def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray: ...
+
+
+def _uniform(shape: tuple[int, ...], rng: Randomness) -> np.ndarray:
+    """Uniforms in [0, 1) of ``shape``: from one generator, or with k generators axis -2 (configuration j
+    from rng[j], its (..., d) slice drawn in one call)."""
+    if rng is None:
+        raise ValueError("rng must be a numpy.random.Generator or a sequence of them for a random compressor")
+    if isinstance(rng, np.random.Generator):
+        return rng.random(shape)
+    rngs = list(rng)
+    if len(shape) < 2 or shape[-2] != len(rngs):
+        raise ValueError(f"rng holds {len(rngs)} generators, one per configuration, but the array has shape "
+                         f"{shape} (axis -2 holds the configurations)")
+    out = np.empty(shape)
+    for j, generator in enumerate(rngs):
+        out[..., j, :] = generator.random((*shape[:-2], shape[-1]))
+    return out
+
+
+def _checked(Z: np.ndarray) -> np.ndarray:
+    Z = np.asarray(Z, dtype=float)
+    if Z.ndim < 1 or Z.shape[-1] < 1:
+        raise ValueError(f"Z must have a last axis of at least one coordinate; got shape {Z.shape}")
+    return Z
+
+
+@dataclass(frozen=True)
+class Identity:
+    """No compression: C(x) = x; omega = 0, delta = 1, 64 d bits.
+
+    Examples
+    --------
+    >>> Identity().bits(10), Identity().omega(10), Identity().delta(10)
+    (640, 0.0, 1.0)
+    """
+
+    kind: ClassVar[str] = "unbiased"
+
+    @property
+    def spec(self) -> str:
+        return "identity"
+
+    def omega(self, d: int) -> float:
+        return 0.0
+
+    def delta(self, d: int) -> float:
+        return 1.0
+
+    def bits(self, d: int) -> int:
+        return FLOAT_BITS * int(d)
+
+    def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
+        return _checked(Z).copy()
+
+
+@dataclass(frozen=True)
+class _Sparsifier:
+    """k of d coordinates kept (`_chosen`), each times `_scale`; k values and k indices on the wire,
+    k (64 + ceil(log2 d)) bits. The shared part of random-k and top-k."""
+
+    k: int
+    name: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        require_count("k", self.k, 1)
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}:{self.k}"
+
+    def _kept(self, d: int) -> int:
+        if self.k > d:
+            raise ValueError(f"k must be at most the dimension d={d}; got k={self.k}")
+        return self.k
+
+    def bits(self, d: int) -> int:
+        return self._kept(d) * (FLOAT_BITS + index_bits(d))
+
+    def _chosen(self, Z: np.ndarray, k: int, rng: Randomness) -> np.ndarray:
+        raise NotImplementedError
+
+    def _scale(self, d: int, k: int) -> float:
+        return 1.0
+
+    def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
+        Z = _checked(Z)
+        d = Z.shape[-1]
+        k = self._kept(d)
+        keep = self._chosen(Z, k, rng)
+        out = np.zeros_like(Z)
+        np.put_along_axis(out, keep, np.take_along_axis(Z, keep, axis=-1) * self._scale(d, k), axis=-1)
+        return out
+
+
+@dataclass(frozen=True)
+class RandomK(_Sparsifier):
+    """Random-k sparsification, scaled: C(x) = (d/k) sum_{i in S} x_i e_i, S a uniform k-subset of the d
+    coordinates. Unbiased (P(i in S) = k/d) with E||C(x)||^2 = (d/k) ||x||^2 exactly, so omega = d/k - 1.
+    Bits: k values and k indices, k (64 + ceil(log2 d)).
+
+    Parameters
+    ----------
+    k : int
+        Coordinates kept, >= 1 (at most d when compressing).
+
+    References
+    ----------
+    Stich, Cordonnier & Jaggi (2018), Sparsified SGD with memory; docs/theory.md §18.
+
+    Examples
+    --------
+    >>> C = RandomK(2)
+    >>> C.omega(10), C.bits(10)
+    (4.0, 136)
+    >>> y = C.compress(np.arange(1.0, 11.0), np.random.default_rng(0))
+    >>> int(np.count_nonzero(y)), np.unique(y[y != 0] / np.arange(1.0, 11.0)[y != 0]).tolist()
+    (2, [5.0])
+    """
+
+    kind: ClassVar[str] = "unbiased"
+    name: ClassVar[str] = "random_k"
+
+    def omega(self, d: int) -> float:
+        return d / self._kept(d) - 1.0
+
+    def delta(self, d: int) -> float:
+        return 1.0 / (1.0 + self.omega(d))
+
+    def _chosen(self, Z: np.ndarray, k: int, rng: Randomness) -> np.ndarray:
+        # the k smallest of d i.i.d. uniforms: a uniform k-subset
+        return np.argpartition(_uniform(Z.shape, rng), k - 1, axis=-1)[..., :k]
+
+    def _scale(self, d: int, k: int) -> float:
+        return d / k
+
+
+@dataclass(frozen=True)
+class QSGD:
+    """Random quantization with s levels (QSGD, Alistarh et al. 2017): C(x)_i = ||x|| sign(x_i) xi_i / s,
+    xi_i = l + 1 with probability r_i - l and l otherwise, r_i = s |x_i| / ||x||, l = floor(r_i).
+
+    Unbiased, and E xi_i^2 = r_i^2 + p_i (1 - p_i) with p_i = r_i - l, so exactly
+    E||C(x)||^2 = ||x||^2 (1 + sum_i p_i (1 - p_i) / s^2). Since p (1 - p) <= 1/4 and p (1 - p) <= p <= r_i
+    with sum_i r_i = s ||x||_1 / ||x|| <= s sqrt(d): omega = min(d / (4 s^2), sqrt(d) / s) (derived by us;
+    Alistarh et al.'s Lemma 3.1 states min(d / s^2, sqrt(d) / s), which it implies). Bits (fixed-length
+    code): the norm, and per coordinate a sign and a level in 0..s: 64 + d (1 + ceil(log2 (s + 1))).
+
+    Parameters
+    ----------
+    s : int
+        Quantization levels, >= 1.
+
+    References
+    ----------
+    Alistarh, Grubic, Li, Tomioka & Vojnovic (2017), QSGD; docs/theory.md §18.
+
+    Examples
+    --------
+    >>> C = QSGD(2)
+    >>> C.omega(16), C.bits(16)
+    (1.0, 112)
+    """
+
+    s: int
+    kind: ClassVar[str] = "unbiased"
+
+    def __post_init__(self) -> None:
+        require_count("s", self.s, 1)
+
+    @property
+    def spec(self) -> str:
+        return f"qsgd:{self.s}"
+
+    def omega(self, d: int) -> float:
+        return min(d / (4.0 * self.s**2), math.sqrt(d) / self.s)
+
+    def delta(self, d: int) -> float:
+        return 1.0 / (1.0 + self.omega(d))
+
+    def bits(self, d: int) -> int:
+        return FLOAT_BITS + int(d) * (1 + index_bits(self.s + 1))
+
+    def levels(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(norms (..., 1), r = s |x| / ||x|| (0 where x = 0), floor(r)): what `compress` rounds."""
+        Z = _checked(Z)
+        norm = np.sqrt(np.add.reduce(Z * Z, axis=-1, keepdims=True))
+        safe = np.where(norm > 0, norm, 1.0)
+        r = self.s * np.abs(Z) / safe
+        return norm, r, np.floor(r)
+
+    def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
+        Z = _checked(Z)
+        norm, r, low = self.levels(Z)
+        xi = low + (_uniform(Z.shape, rng) < r - low)
+        return norm * np.sign(Z) * xi / self.s
+
+
+@dataclass(frozen=True)
+class TopK(_Sparsifier):
+    """Top-k sparsification: keep the k coordinates of largest |x_i| (ties: numpy's argpartition order).
+    Deterministic and contractive: ||C(x) - x||^2 is the sum of the d - k smallest x_i^2, at most
+    (1 - k/d) ||x||^2 (the smallest d - k of d squares average at most the mean), so delta = k/d.
+    Bits: k (64 + ceil(log2 d)).
+
+    Parameters
+    ----------
+    k : int
+        Coordinates kept, >= 1 (at most d when compressing).
+
+    References
+    ----------
+    Stich, Cordonnier & Jaggi (2018); Koloskova, Stich & Jaggi (2019); docs/theory.md §18.
+
+    Examples
+    --------
+    >>> TopK(2).compress(np.array([0.5, -3.0, 1.0, 2.0]))
+    array([ 0., -3.,  0.,  2.])
+    >>> TopK(2).delta(4), TopK(2).bits(4)
+    (0.5, 132)
+    """
+
+    kind: ClassVar[str] = "contractive"
+    name: ClassVar[str] = "top_k"
+
+    def omega(self, d: int) -> float:
+        raise ValueError("top_k is contractive, not unbiased: it has a delta, no omega")
+
+    def delta(self, d: int) -> float:
+        return self._kept(d) / d
+
+    def _chosen(self, Z: np.ndarray, k: int, rng: Randomness) -> np.ndarray:
+        return np.argpartition(-np.abs(Z), k - 1, axis=-1)[..., :k]
+
+
+@dataclass(frozen=True)
+class ScaledSign:
+    """Scaled sign: C(x) = (||x||_1 / d) sign(x). Deterministic and contractive:
+    ||C(x) - x||^2 = ||x||^2 - ||x||_1^2 (2/d - nnz(x)/d^2) <= ||x||^2 - ||x||_1^2 / d, and
+    ||x||_1^2 >= ||x||^2, so delta = 1/d (the vector-wise delta(x) = ||x||_1^2 / (d ||x||^2) is at least
+    that).
+    Bits: one float and d signs, 64 + d.
+
+    References
+    ----------
+    Karimireddy, Rebjock, Stich & Jaggi (2019), Error feedback fixes SignSGD; Koloskova, Stich & Jaggi (2019);
+    docs/theory.md §18.
+
+    Examples
+    --------
+    >>> ScaledSign().compress(np.array([1.0, -3.0]))
+    array([ 2., -2.])
+    >>> ScaledSign().delta(2), ScaledSign().bits(2)
+    (0.5, 66)
+    """
+
+    kind: ClassVar[str] = "contractive"
+
+    @property
+    def spec(self) -> str:
+        return "sign"
+
+    def omega(self, d: int) -> float:
+        raise ValueError("sign is contractive, not unbiased: it has a delta, no omega")
+
+    def delta(self, d: int) -> float:
+        return 1.0 / d
+
+    def bits(self, d: int) -> int:
+        return FLOAT_BITS + int(d)
+
+    def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
+        Z = _checked(Z)
+        scale = np.add.reduce(np.abs(Z), axis=-1, keepdims=True) / Z.shape[-1]
+        return scale * np.sign(Z)
+
+
+@dataclass(frozen=True)
+class Contractive:
+    """An unbiased omega-compressor divided by 1 + omega: contractive with delta = 1/(1 + omega) (module
+    docstring). The same bits as the compressor it scales (the factor is known to both ends).
+
+    Parameters
+    ----------
+    base : Compressor
+        An unbiased compressor.
+
+    Examples
+    --------
+    >>> Contractive(RandomK(2)).delta(10), Contractive(RandomK(2)).spec
+    (0.2, 'contractive:random_k:2')
+    """
+
+    base: Compressor
+    kind: ClassVar[str] = "contractive"
+
+    def __post_init__(self) -> None:
+        if getattr(self.base, "kind", None) != "unbiased":
+            raise ValueError(f"base must be an unbiased compressor; got {self.base!r}")
+
+    @property
+    def spec(self) -> str:
+        return f"contractive:{self.base.spec}"
+
+    def omega(self, d: int) -> float:
+        raise ValueError(f"{self.spec} is contractive, not unbiased: it has a delta, no omega")
+
+    def delta(self, d: int) -> float:
+        return 1.0 / (1.0 + self.base.omega(d))
+
+    def bits(self, d: int) -> int:
+        return self.base.bits(d)
+
+    def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
+        Z = _checked(Z)
+        return self.base.compress(Z, rng) * (1.0 / (1.0 + self.base.omega(Z.shape[-1])))
+
+
+def contractive(compressor: Compressor) -> Compressor:
+    """The compressor itself when contractive; an unbiased one divided by 1 + omega (`Contractive`).
+
+    Examples
+    --------
+    >>> contractive(TopK(1)) == TopK(1), contractive(QSGD(1)).spec
+    (True, 'contractive:qsgd:1')
+    """
+    return compressor if compressor.kind == "contractive" else Contractive(compressor)
+
+
+#: Compressor names of `make_compressor`, with the integer parameter each takes (None: none).
+COMPRESSORS: dict[str, str | None] = {"identity": None, "random_k": "k", "qsgd": "s", "top_k": "k",
+                                      "sign": None, "contractive": None}
+
+
+def make_compressor(spec: str | Compressor) -> Compressor:
+    """A compressor from its ``spec`` ("identity", "random_k:K", "qsgd:S", "top_k:K", "sign",
+    "contractive:SPEC"); a compressor is returned as it is.
+
+    Parameters
+    ----------
+    spec : str or Compressor
+
+    Returns
+    -------
+    Compressor
+
+    Raises
+    ------
+    ValueError
+        For an unknown name or a missing or bad parameter (the message lists the forms).
+    TypeError
+        If ``spec`` is neither a string nor a compressor.
+
+    Examples
+    --------
+    >>> make_compressor("top_k:3"), make_compressor("contractive:qsgd:2").spec
+    (TopK(k=3), 'contractive:qsgd:2')
+    """
+    if isinstance(spec, Compressor) and not isinstance(spec, str):
+        return spec
+    if not isinstance(spec, str):
+        raise TypeError(f"compressor must be a compressor or its spec string; got {type(spec).__name__}")
+    name, _, rest = spec.partition(":")
+    forms = "identity, random_k:K, qsgd:S, top_k:K, sign, contractive:SPEC"
+    if name == "contractive":
+        return Contractive(make_compressor(rest))
+    if name not in COMPRESSORS:
+        raise ValueError(f"compressor must be one of {forms}; got {spec!r}")
+    parameter = COMPRESSORS[name]
+    if parameter is None:
+        if rest:
+            raise ValueError(f"compressor {name!r} takes no parameter; got {spec!r}")
+        return Identity() if name == "identity" else ScaledSign()
+    try:
+        value = int(rest)
+    except ValueError:
+        raise ValueError(f"compressor {name!r} needs an integer {parameter} ({name}:{parameter.upper()}); "
+                         f"got {spec!r}") from None
+    return {"random_k": RandomK, "qsgd": QSGD, "top_k": TopK}[name](value)
