@@ -59,7 +59,7 @@ print(json.dumps({
 
 def _copy_sources(target: Path) -> None:
     """pyproject.toml, README, LICENSE and every folder the package-dir mapping names, without caches."""
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
+    for name in ("pyproject.toml", "README.md", "README.pypi.md", "LICENSE"):
         shutil.copy2(ROOT / name, target / name)
     for folder in ("decbounds", *decbounds.SUBPACKAGES):  # pyproject's [tool.setuptools.package-dir]
         shutil.copytree(ROOT / folder, target / folder, ignore=shutil.ignore_patterns("__pycache__", "out"))
