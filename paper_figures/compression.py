@@ -46,6 +46,7 @@ from decbounds.paper_figures.plotting import (
     atomic_write_bytes,
     figure_main,
     new_figure,
+    place_legend,
     save_figure,
     style,
 )
@@ -260,7 +261,7 @@ def plot(records: Sequence[Mapping[str, Any]], rows: Sequence[fit.ExponentRow], 
         axis.set_xlabel("$1/\\delta$ = $1+\\omega$ = d/k")
         axis.set_ylabel(ylabel)
         axis.grid(True, which="both", alpha=0.3)
-        axis.legend(fontsize="xx-small", loc="upper left")
+        place_legend(axis, loc="upper left", fontsize="xx-small")
         if notes:
             axis.text(0.98, 0.02, "\n".join(notes[:6]), transform=axis.transAxes, fontsize=5, ha="right",
                       va="bottom", color="0.35")

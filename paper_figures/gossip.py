@@ -32,6 +32,7 @@ from decbounds.paper_figures.plotting import (
     DEFAULT_OUT_DIR,
     blank_figure,
     figure_main,
+    place_legend,
     save_figure,
 )
 
@@ -241,7 +242,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
         axis.set_xlabel("n")
         axis.grid(True, which="both", alpha=0.3)
     axes_a[0].set_ylabel("$1-\\lambda$")
-    axes_a[0].legend(fontsize="small")
+    place_legend(axes_a[0], fontsize="small")
 
     bottom.suptitle("(b) worst-case consensus contraction of R gossip rounds, "
                     "$\\max_X \\|M_R(X)-\\bar X\\| / \\|X-\\bar X\\|$")
@@ -263,7 +264,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
         axis.set_ylim(max(1e-12, min(rho) / 10), None)
         axis.grid(True, which="both", alpha=0.3)
     axes_b[0].set_ylabel("consensus contraction")
-    axes_b[0].legend(fontsize="small", loc="lower left")
+    place_legend(axes_b[0], loc="lower left", fontsize="small")
     return save_figure(fig, out_dir, "gossip")
 
 

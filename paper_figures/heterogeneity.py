@@ -47,6 +47,7 @@ from decbounds.paper_figures.plotting import (
     blank_figure,
     figure_main,
     label,
+    place_legend,
     save_figure,
     style,
 )
@@ -573,7 +574,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
                     axis.set_xlabel("iterations")
                 if column == 0:
                     axis.set_ylabel("training loss $f(\\bar x)$")
-        axes[0, 0].legend(fontsize="small", loc="upper right")
+        place_legend(axes[0, 0], loc="upper right", fontsize="small")
         fig.suptitle(f"Figure 4: digits MLP (d = {digits(network.n, 0.0).dim}), {network.name} "
                      f"($\\lambda$ = {lam:.4f}), B = {mode.batch}, median and min-max over "
                      f"{len(mode.tune_seeds) + len(mode.extra_seeds)} seeds; each method tuned (§9.1) "
