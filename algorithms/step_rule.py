@@ -351,6 +351,10 @@ def communication_channel(kind: str, W: GossipLike | GossipSchedule | None, n: i
     >>> round(channel.lam, 4), int(channel.support.sum())  # 4 workers, each with itself and 2 neighbours
     (0.3333, 12)
     """
+    if isinstance(W, GossipSchedule) and kind == "graph" and W.period == 1:
+        # a period-1 schedule is one W in every round: a graph rule (DeFacto) reads its support as it reads
+        # W's, so the same call gives the same run (issue 35: it used to gossip once per round instead)
+        W = W.matrix(0)
     if isinstance(W, GossipSchedule) and kind in COMMUNICATION_KINDS and kind != "exact":
         return Channel(kind, None, check_schedule(W, n, kind), None, schedule=W)
     if kind in ("gossip", "push"):
