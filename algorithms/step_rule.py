@@ -613,10 +613,15 @@ class StepRule:
         """The `Setup` of this rule: sizes and lam, plus what it declares in ``knows``."""
         lambda_min = constants = graph = None
         schedule = channel.schedule
+        if schedule is not None and schedule.length is not None and self.iterations > schedule.length:
+            raise ValueError(f"iterations must be <= {schedule.length}, the rounds the schedule {schedule.name} "
+                             f"holds (periodic=False; one round per iteration); got iterations={self.iterations}")
+        # the rounds read up front: a period, else the first SCHEDULE_ROUNDS_CHECKED (those a finite one holds)
+        checked = (schedule.period or min(SCHEDULE_ROUNDS_CHECKED, schedule.length or SCHEDULE_ROUNDS_CHECKED)
+                   if schedule is not None else 0)
         if "lambda_min" in self.knows:
             if schedule is not None:
-                lambda_min = min(_smallest_eigenvalue(schedule.matrix(t))
-                                 for t in range(schedule.period or SCHEDULE_ROUNDS_CHECKED))
+                lambda_min = min(_smallest_eigenvalue(schedule.matrix(t)) for t in range(checked))
             elif channel.matrix is None:
                 raise ValueError(f"{self.name}: lambda_min needs a gossip matrix W")
             else:
@@ -625,7 +630,7 @@ class StepRule:
         if "problem_constants" in self.knows:
             constants = problem_constants(problem)
         if "graph" in self.knows and schedule is not None:
-            graph = schedule.union_graph(0, schedule.period or schedule.window or SCHEDULE_ROUNDS_CHECKED)
+            graph = schedule.union_graph(0, schedule.period or min(schedule.window or checked, checked))
         elif "graph" in self.knows:
             if channel.support is None:
                 raise ValueError(f"{self.name}: the graph needs a communication matrix or graph W")
