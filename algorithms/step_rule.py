@@ -614,9 +614,10 @@ class StepRule:
         lambda_min = constants = graph = None
         schedule = channel.schedule
         if schedule is not None and schedule.length is not None and self.iterations > schedule.length:
-            raise ValueError(f"iterations must be <= {schedule.length}, the rounds the schedule {schedule.name} "
-                             f"holds (periodic=False; one round per iteration); got iterations={self.iterations}")
-        # the rounds read up front: a period, else the first SCHEDULE_ROUNDS_CHECKED (those a finite one holds)
+            raise ValueError(f"iterations must be <= {schedule.length}, the rounds the schedule "
+                             f"{schedule.name} holds (periodic=False; one round per iteration); got "
+                             f"iterations={self.iterations}")
+        # the rounds read up front: a period, else the first SCHEDULE_ROUNDS_CHECKED (of a finite one's)
         checked = (schedule.period or min(SCHEDULE_ROUNDS_CHECKED, schedule.length or SCHEDULE_ROUNDS_CHECKED)
                    if schedule is not None else 0)
         if "lambda_min" in self.knows:

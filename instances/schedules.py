@@ -337,7 +337,7 @@ class GossipSchedule:
 
         Examples
         --------
-        >>> one_peer_exponential(8).product(10**7)[0, 0]  # 3 rounds average exactly; so do 10**7
+        >>> float(one_peer_exponential(8).product(10**7)[0, 0])  # 3 rounds average exactly; so do 10**7
         0.125
         """
         count = require_count("count", count, 0)
@@ -402,7 +402,8 @@ class GossipSchedule:
             image = float(np.linalg.norm(forward(block)))
             if image <= 1e-12 * float(np.linalg.norm(block)):
                 return image / float(np.linalg.norm(block))
-            raise RuntimeError(f"{self.name}: ARPACK failed on ||Phi - J||_2 over {count} rounds: {err}") from err
+            raise RuntimeError(f"{self.name}: ARPACK failed on ||Phi - J||_2 over {count} rounds: "
+                               f"{err}") from err
         return float(value[0])
 
     def effective_lam(self, rounds: int | None = None, windows: int | None = None) -> float:
@@ -532,7 +533,8 @@ class GossipSchedule:
             raise TypeError(f"{name} must be a sequence of worker labels (integers); got {name}={labels!r}") \
                 from err
         if values.ndim != 1 or values.size == 0:
-            raise ValueError(f"{name} must be a non-empty 1-D sequence of worker labels; got {name}={labels!r}")
+            raise ValueError(f"{name} must be a non-empty 1-D sequence of worker labels; got "
+                             f"{name}={labels!r}")
         if values.dtype == bool or not np.issubdtype(values.dtype, np.integer):
             raise TypeError(f"{name} must hold integer worker labels; got {name}={labels!r}")
         bad = values[(values < 0) | (values >= self.n)]
