@@ -97,6 +97,7 @@ __all__ = [
     "MAX_CIRCULANT_AGENT_ITERATIONS",
     "MAX_DETAG_ROUNDS",
     "MAX_NORMALIZED_VARSIGMA",
+    "MAX_SDP_BYTES",
     "MAX_STEP_TIMES_L",
     "MIN_STEP_TIMES_L",
     "SCS_DEFAULTS",
@@ -579,6 +580,7 @@ class _Setup:
     solver: str
     solver_options: Mapping[str, Any] | None
     params: dict[str, Any]
+    progress: Callable[[str], None] | None = None
 
     @property
     def convex(self) -> bool:
@@ -932,7 +934,7 @@ def worst_case(method: str, K: int, L: float = 1.0,
                heterogeneity: str = "averages", starts: str = "equal", Delta: float = 1.0,
                radius: float = 1.0, varsigma: float = 1.0, worker: int | None = None,
                solver: str = "CLARABEL", solver_options: Mapping[str, Any] | None = None,
-               symmetry: bool = True,
+               symmetry: bool = True, progress: Callable[[str], None] | None = None,
                **params: Any) -> WorstCase:
     """The worst case of ``K`` iterations of ``method`` over a function class and a gossip class (module
     docstring; docs/worst_case.md).
@@ -993,6 +995,9 @@ def worst_case(method: str, K: int, L: float = 1.0,
         of side about 2K (one per Fourier frequency), so the time grows about linearly in N instead of as
         N^4.3; and criterion "worker_gradient" measures worker 0 only (every worker is worker 0 shifted).
         False: the full Gram matrix only (and every worker).
+    progress : callable, optional
+        Called with one line (the SDP's size, its estimated memory and CPU seconds) before each solve
+        estimated to take 5 s of CPU or more.
     **params
         The method's own parameters (detag: ``R``, ``eta``).
 
@@ -1006,6 +1011,7 @@ def worst_case(method: str, K: int, L: float = 1.0,
     ------
     TypeError, ValueError
         Naming the field, for bad input.
+        Also when the SDP would need more than ``MAX_SDP_BYTES`` (naming K and N, before allocating it).
     RuntimeError
         Naming method, solver and status, when the solver fails or its answer fails the numpy checks.
 
@@ -1022,6 +1028,10 @@ def worst_case(method: str, K: int, L: float = 1.0,
     setup = _validate(method, K, L, step_size, W, spectrum, N, time_varying, function_class, mu, criterion,
                       initial, heterogeneity, starts, Delta, radius, varsigma, solver, solver_options, params,
                       symmetry)
+    if progress is not None:
+        if not callable(progress):
+            raise TypeError(f"progress must be a callable taking one str; got progress={progress!r}")
+        setup = dataclasses.replace(setup, progress=progress)
     options = {"L": setup.L, "step_size": list(setup.steps), "function_class": setup.function_class,
                "mu": setup.mu, "criterion": setup.criterion, "initial": setup.initial,
                "heterogeneity": setup.heterogeneity, "starts": setup.starts, "Delta": setup.Delta,
@@ -1185,8 +1195,44 @@ class _Units:
                 gossip_outputs=result.gossip_outputs * point)
 
 
-#: |log| of the largest factor `_Units` may apply (float's range is about e^+-709; a margin for the entries)
-_LOG_FLOAT_RANGE = 700.0
+#: |log| of the largest factor `_Units` may apply: float's range (a value that still overflows after the
+#: solve is refused by `_Units.restore`)
+_LOG_FLOAT_RANGE = math.log(np.finfo(float).max)
+
+
+#: Ceiling on the estimated memory of one SDP (bytes). The dense coefficient arrays are the spectral LMIs'
+#: three (m^2, nb^2) Gram sums (m gossip columns per LMI, nb the Gram side) and the interpolation rows
+#: (points^2 per agent, nb^2 each); cvxpy's canonicalization copies them. Measured (dsgt, spectral class,
+#: N = 2, maximum resident size): K = 4, 8, 10, 12 took 162, 204, 267, 389 MB for 0.9, 19, 48, 102 MB of
+#: those arrays, so about 2.5 x the arrays plus 150 MB; K = 32 (6 GB of arrays) grew past 12 GB before
+#: std::bad_alloc (issue 35). A larger SDP is refused after the (cheap) method run, before any allocation.
+MAX_SDP_BYTES = 4 * 2**30
+#: CPU seconds per dense coefficient entry, for the estimate announced through ``progress`` (measured as
+#: above: 1.8 s at K = 8, 3.5 s at K = 10, 7.7 s at K = 12, about 6e-7 s per entry under a load of ~7).
+_SECONDS_PER_ENTRY = 6e-7
+
+
+def _sdp_entries(setup: _Setup, b: _GramBuilder) -> int:
+    """The dense coefficient entries of the SDP that `_solve_one_pinned` builds (``MAX_SDP_BYTES``)."""
+    nb, groups = b.size, {}
+    for t, _, _ in b.columns:
+        key = t if setup.time_varying else 0
+        groups[key] = groups.get(key, 0) + 1
+    return (3 * sum(m * m for m in groups.values()) + sum(len(p) ** 2 for p in b.points)) * nb * nb
+
+
+def _check_cost(setup: _Setup, b: _GramBuilder) -> None:
+    """ValueError naming K and N when the SDP would not fit in ``MAX_SDP_BYTES``; otherwise, for a solve
+    estimated at 5 s or more, its size and cost go to ``setup.progress`` (the CLI prints them)."""
+    entries = _sdp_entries(setup, b)
+    estimate = 2.5 * 8 * entries + 150e6
+    if estimate > MAX_SDP_BYTES:
+        raise ValueError(f"K={setup.K} with N={setup.N}: the SDP (Gram side {b.size}, {len(b.columns)} gossip "
+                         f"columns) would need about {estimate / 2**30:.1f} GiB, more than MAX_SDP_BYTES = "
+                         f"{MAX_SDP_BYTES / 2**30:g} GiB; give a smaller K")
+    if setup.progress is not None and _SECONDS_PER_ENTRY * entries >= 5.0:
+        setup.progress(f"SDP of Gram side {b.size} with {len(b.columns)} gossip columns: about "
+                       f"{estimate / 2**20:.0f} MiB and {_SECONDS_PER_ENTRY * entries:.0f} s of CPU")
 
 
 def _solve_one(setup: _Setup, worker: int | None, symmetry: bool, options: dict[str, Any]) -> WorstCase:
@@ -1207,6 +1253,7 @@ def _solve_one_pinned(setup: _Setup, worker: int | None, symmetry: bool,
     start = time.perf_counter()
     b, iterates, avg_grads, worker_grads = _build(setup, worker)
     N, K, nb = setup.N, setup.K, b.size
+    _check_cost(setup, b)
     iterates = [X[:, :nb] for X in iterates]
     avg_grads = {k: G_[:, :nb] for k, G_ in avg_grads.items()}
     worker_grads = [G_[:, :nb] for G_ in worker_grads]
