@@ -184,7 +184,8 @@ class WorstCase:
         was queried (nan rows elsewhere); ``optimum`` x* (convex classes) or None;
         ``points``, ``gradients``, ``values``: per agent, every point where f_i was evaluated, with its
         gradient and value (the interpolation data: a worst-case f_i exists through them);
-        ``gossip_inputs``, ``gossip_outputs``: (m, N, d) every gossip round (spectral class), in order, and
+        ``gossip_inputs``, ``gossip_outputs``: (m, N, d) every gossip round (spectral class), in order, in
+        the units of the problem as solved (L = 1 and Delta or radius = 1: ``_Units``), and
         ``gossip_rounds`` (m,) the round t of each.
     W : numpy.ndarray or None
         The gossip matrix (exact class; (T, N, N) when time-varying) or None.
@@ -273,8 +274,13 @@ class WorstCase:
         from decbounds.bounds.pep_methods import NumpyOps
 
         spec = METHODS[self.method]
-        table = [(np.asarray(p), np.asarray(g)) for p, g in zip(self.points, self.gradients, strict=True)]
-        scale = max(1.0, float(np.max(np.abs(self.iterates))))
+        # in the normalized problem's units (`_Units`), where the gossip rounds are recorded
+        units = _Units.of(self)
+        point, gradient = math.exp(units.log_b), math.exp(units.log_a - units.log_b)
+        table = [(np.asarray(p) * point, np.asarray(g) * gradient)
+                 for p, g in zip(self.points, self.gradients, strict=True)]
+        iterates = self.iterates * point
+        scale = max(1.0, float(np.max(np.abs(iterates))))
 
         def grad(X: np.ndarray) -> np.ndarray:
             rows = []
@@ -308,7 +314,8 @@ class WorstCase:
                 return outputs[j]
 
             ops.gossip = gossip  # type: ignore[method-assign]
-        return spec.run(ops, np.array(self.iterates[0]), self.K, np.array(self.steps), **self.params)
+        replayed = spec.run(ops, np.array(iterates[0]), self.K, np.array(self.steps) * self.L, **self.params)
+        return [X / point for X in replayed]
 
 
 # -- validation (one place for every argument) ---------------------------------------------------------------
@@ -396,7 +403,8 @@ def _steps(step_size: Any, K: int, L: float) -> tuple[float, ...]:
             try:
                 values.append(step_size(k))
             except (TypeError, ValueError, ArithmeticError) as err:
-                raise TypeError(f"step_size must be a callable k -> alpha_k of one int; step_size({k}) raised "
+                raise TypeError(f"step_size must be a callable k -> alpha_k of one int; step_size({k}) "
+                                f"raised "
                                 f"{type(err).__name__}: {err}") from None
         return tuple(_positive(f"step_size({k})", v) for k, v in enumerate(values))
     if isinstance(step_size, (str, bytes)):
@@ -454,7 +462,8 @@ def _check_solver_options(options: Any, solver: str) -> dict[str, Any] | None:
     if options is None:
         return None
     if not isinstance(options, Mapping):
-        raise TypeError("solver_options must be a mapping of option names to values (e.g. {'max_iter': 200}); "
+        raise TypeError("solver_options must be a mapping of option names to values (e.g. "
+                        "{'max_iter': 200}); "
                         f"got solver_options={options!r}")
     defaults = CLARABEL_DEFAULTS if solver == "CLARABEL" else SCS_DEFAULTS
     checked: dict[str, Any] = {}
@@ -519,7 +528,8 @@ def check_iterations(K: Any, L: Any, step_size: Any) -> tuple[int, float, tuple[
             return ()
         steps = _steps(step_size, K_ or 1, L_ or 1.0)
         if L_ is not None and steps and min(steps) * L_ < MIN_STEP_TIMES_L:
-            raise ValueError(f"step_size * L must be >= MIN_STEP_TIMES_L = {MIN_STEP_TIMES_L:g} (below it the "
+            raise ValueError(f"step_size * L must be >= MIN_STEP_TIMES_L = {MIN_STEP_TIMES_L:g} (below it "
+                             "the "
                              "worst case ~ Delta / (step K) is beyond the solver's range); got "
                              f"step_size={min(steps)!r} with L={L_!r}")
         if L_ is not None and steps and max(steps) * L_ > MAX_STEP_TIMES_L:
@@ -1135,7 +1145,8 @@ class _Units:
     log_b: float
 
     @classmethod
-    def of(cls, setup: _Setup) -> _Units:
+    def of(cls, setup: Any) -> _Units:
+        """From a `_Setup` or a `WorstCase` (both carry L, Delta, radius, initial, varsigma, criterion)."""
         log_L = math.log(setup.L)
         if setup.initial == "function_value":
             log_a = -math.log(setup.Delta)
@@ -1173,8 +1184,9 @@ class _Units:
                                    Delta=1.0, radius=1.0, varsigma=varsigma)
 
     def restore(self, result: WorstCase, setup: _Setup) -> WorstCase:
-        """The normalized solve's result in the caller's units (``violations`` and ``min_gram_eigenvalue``
-        stay those of the normalized problem, where the checks judged them)."""
+        """The normalized solve's result in the caller's units (``violations``, ``min_gram_eigenvalue`` and
+        the gossip rounds stay those of the normalized problem: a round may carry points or gradients, whose
+        units differ unless L = 1)."""
         value, point = math.exp(self.log_value(setup.criterion)), math.exp(-self.log_b)
         gradient, function = math.exp(self.log_b - self.log_a), math.exp(-self.log_a)
         if not math.isfinite(result.value * value):
@@ -1191,8 +1203,7 @@ class _Units:
                 iterates=result.iterates * point, average_gradients=result.average_gradients * gradient,
                 optimum=None if result.optimum is None else result.optimum * point,
                 points=[x * point for x in result.points], gradients=[g * gradient for g in result.gradients],
-                values=[f * function for f in result.values], gossip_inputs=result.gossip_inputs * point,
-                gossip_outputs=result.gossip_outputs * point)
+                values=[f * function for f in result.values])
 
 
 #: |log| of the largest factor `_Units` may apply: float's range (a value that still overflows after the
@@ -1227,7 +1238,8 @@ def _check_cost(setup: _Setup, b: _GramBuilder) -> None:
     entries = _sdp_entries(setup, b)
     estimate = 2.5 * 8 * entries + 150e6
     if estimate > MAX_SDP_BYTES:
-        raise ValueError(f"K={setup.K} with N={setup.N}: the SDP (Gram side {b.size}, {len(b.columns)} gossip "
+        raise ValueError(f"K={setup.K} with N={setup.N}: the SDP (Gram side {b.size}, {len(b.columns)} "
+                         "gossip "
                          f"columns) would need about {estimate / 2**30:.1f} GiB, more than MAX_SDP_BYTES = "
                          f"{MAX_SDP_BYTES / 2**30:g} GiB; give a smaller K")
     if setup.progress is not None and _SECONDS_PER_ENTRY * entries >= 5.0:
