@@ -450,8 +450,10 @@ MAX_NORMALIZED_VARSIGMA = 1e3
 
 
 #: Ceiling on DeTAG's gossip rounds per phase R: every round adds gossip outputs (spectral class: Gram
-#: columns and LMI rows) and the builder runs the rounds one by one. R = 10**6 used to run until killed
-#: (issue 35); measured below in docs/reliability.md.
+#: columns and LMI rows) and the builder runs the rounds one by one. Measured (spectral class [0, 0.5],
+#: CPU): K = 2 took 0.1 s at R = 16; K = 4 took 0.4 s at R = 4, 32 s at R = 8 ("optimal_inaccurate"), and
+#: did not end in 15 min at R = 16; R = 10**6 hung in the builder (issue 35). Larger K R is left to
+#: ``MAX_SDP_BYTES`` and the announced estimate.
 MAX_DETAG_ROUNDS = 16
 
 
@@ -479,6 +481,28 @@ def _check_solver_options(options: Any, solver: str) -> dict[str, Any] | None:
             value = require_real(name, value)
         checked[key] = value
     return checked
+
+
+def _refuse_a_method_that_never_decreases(spec: MethodSpec, K: int, L: float, steps: tuple[float, ...],
+                                          lam: float, params: dict[str, Any]) -> None:
+    """ValueError when the non-convex worst case is infinite for a reason seen without the solver: f_i = L
+    ||x||^2 / 2 at every agent (in the class, zero heterogeneity, consensus kept by every W with W 1 = 1).
+    If the method's averages on it never reach 0 and f(x-bar^K) >= f(x0), the initial condition f(x0) -
+    f(x-bar^K) <= Delta holds at every scale of x0 while min_k ||grad f(x-bar^k)||^2 grows with it (e.g.
+    a constant step with step L >= 2, or DeTAG at K = 1, which never leaves x0)."""
+    from decbounds.bounds.pep_methods import NumpyOps
+
+    ops = NumpyOps(np.ones((1, 1)), lambda X: L * X, lam=lam)
+    with np.errstate(over="ignore", invalid="ignore"):
+        averages = np.array([float(X[0, 0]) for X in spec.run(ops, np.ones((1, 1)), K, np.array(steps),
+                                                                 **params)])
+    # to rounding: DeTAG's accelerated gossip returns x0 = 1 as 0.9999999999999997 on one agent
+    if (np.all(np.isfinite(averages)) and np.all(np.abs(averages) > 1e-9)
+            and averages[-1] ** 2 >= 1.0 - 1e-9):
+        raise ValueError(f"the worst case is unbounded (infinite): on f_i = L ||x||^2 / 2 {spec.name} with "
+                         f"step_size={list(steps)!r} (L={L!r}) ends with f(x-bar^K) >= f(x0), so f(x0) - "
+                         "f(x-bar^K) <= Delta holds at every scale of x0 and the gradient norm is free; give "
+                         "steps that decrease f (a constant step_size * L < 2), or a larger K")
 
 
 def _valid_or(check: Any, default: Any) -> Any:
@@ -703,6 +727,8 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
     lam = max(max(abs(lo), abs(hi)) for lo, hi in spectra)
     if lam >= 1.0 and spec.name == "detag" and params.get("eta") is None:
         raise ValueError("detag needs lam = max |eigenvalue off consensus| < 1 to choose eta; give eta")
+    if function_class == "nonconvex" and criterion in ("gradient", "worker_gradient"):
+        _refuse_a_method_that_never_decreases(spec, K, L, steps, lam, params)
     return _Setup(spec=spec, K=K, L=L, mu=mu, steps=steps, function_class=function_class, criterion=criterion,
                   initial=initial, heterogeneity=heterogeneity, starts=starts, Delta=Delta, radius=radius,
                   varsigma=varsigma, N=N, lam=lam, exact=tuple(exact), spectra=tuple(spectra),

@@ -306,6 +306,11 @@ def test_defacto_on_a_constant_schedule_is_defacto_on_its_w():
      r"criterion='distance' with initial='function_value' is unbounded in function_class='convex'"),
     (dict(W=J(2), spectrum=None, function_class="convex", criterion="function_value", initial="distance",
           radius=1e308), ValueError, "beyond float's range"),
+    # infinite worst cases, said before the solver ("unbounded" from it, a RuntimeError, before)
+    (dict(step_size=2.0), ValueError, r"the worst case is unbounded \(infinite\)"),
+    (dict(method="dgd_cta", K=4, step_size=3.0), ValueError, "the worst case is unbounded"),
+    (dict(method="detag", K=1), ValueError, "the worst case is unbounded"),
+    (dict(method="detag", K=4, step_size=1.5), ValueError, "the worst case is unbounded"),
 ])
 def test_worst_case_bad_input_is_named_before_the_solver(kwargs, error, match):
     # each was a RuntimeError from the solver, an OverflowError, an IndexError, a hang, an escaped warning
