@@ -387,6 +387,16 @@ def test_worst_case_cli_bad_input_is_one_line_and_exit_2(capsys, extra, message)
     assert captured.err.startswith("decbounds worst-case: ") and message in captured.err
 
 
+def test_worst_case_cli_announces_a_long_solve_on_stderr(capsys, monkeypatch):
+    from decbounds.bounds import pep
+
+    monkeypatch.setattr(pep, "_SECONDS_PER_ENTRY", 1.0)  # as if K were large: the estimate comes first
+    assert main(["worst-case", "dsgt", "--K", "2", "--lam-min", "0", "--lam-max", "0.5"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.startswith("decbounds worst-case: SDP of Gram side") and "s of CPU" in captured.err
+    assert "worst case of" in captured.out
+
+
 def test_worst_case_cli_eta_and_magnitudes(capsys):
     argv = ["worst-case", "detag", "--K", "2", "--lam-min", "0", "--lam-max", "0.5"]
     assert main([*argv, "--eta", "nan"]) == 2
