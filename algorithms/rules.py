@@ -529,7 +529,9 @@ class DeFacto(StepRule):
     (mod 2R), so they meet W_0..W_{R-1} of a periodic schedule in order, and the round averages exactly when
     that product is 11^T/n, as for the one-peer exponential graph with n = 2^R
     (``instances.one_peer_exponential``). Otherwise the average is inexact and DeFacto is a local method
-    with R gossip rounds per 2R iterations, outside its Thm 4 (which assumes exact averaging).
+    with R gossip rounds per 2R iterations, outside its Thm 4 (which assumes exact averaging). A schedule of
+    period 1 (``instances.constant_schedule(W)``) is one W in every round: DeFacto reads its support and runs
+    the exact-averaging factors, the same run, bit for bit, as on W itself.
 
     Parameters
     ----------

@@ -503,6 +503,10 @@ def communication_channel(kind: str, W: GossipLike | GossipSchedule | None, n: i
     >>> round(channel.lam, 4), int(channel.support.sum())  # 4 workers, each with itself and 2 neighbours
     (0.3333, 12)
     """
+    if isinstance(W, GossipSchedule) and kind == "graph" and W.period == 1:
+        # a period-1 schedule is one W in every round: a graph rule (DeFacto) reads its support as it reads
+        # W's, so the same call gives the same run (issue 35: it used to gossip once per round instead)
+        W = W.matrix(0)
     if kind == "gossip" and directed_rounds:
         W = directed_matrix(W) or W  # a fixed directed W: its constant schedule
     if isinstance(W, GossipSchedule) and kind in COMMUNICATION_KINDS and kind != "exact":
@@ -772,10 +776,16 @@ class StepRule:
         """The `Setup` of this rule: sizes and lam, plus what it declares in ``knows``."""
         lambda_min = constants = graph = None
         schedule = channel.schedule
+        if schedule is not None and schedule.length is not None and self.iterations > schedule.length:
+            raise ValueError(f"iterations must be <= {schedule.length}, the rounds the schedule "
+                             f"{schedule.name} holds (periodic=False; one round per iteration); got "
+                             f"iterations={self.iterations}")
+        # the rounds read up front: a period, else the first SCHEDULE_ROUNDS_CHECKED (of a finite one's)
+        checked = (schedule.period or min(SCHEDULE_ROUNDS_CHECKED, schedule.length or SCHEDULE_ROUNDS_CHECKED)
+                   if schedule is not None else 0)
         if "lambda_min" in self.knows:
             if schedule is not None:
-                lambda_min = min(_smallest_eigenvalue(schedule.matrix(t))
-                                 for t in range(schedule.period or SCHEDULE_ROUNDS_CHECKED))
+                lambda_min = min(_smallest_eigenvalue(schedule.matrix(t)) for t in range(checked))
             elif channel.matrix is None:
                 raise ValueError(f"{self.name}: lambda_min needs a gossip matrix W")
             else:
@@ -784,7 +794,7 @@ class StepRule:
         if "problem_constants" in self.knows:
             constants = problem_constants(problem)
         if "graph" in self.knows and schedule is not None:
-            graph = schedule.union_graph(0, schedule.period or schedule.window or SCHEDULE_ROUNDS_CHECKED)
+            graph = schedule.union_graph(0, schedule.period or min(schedule.window or checked, checked))
         elif "graph" in self.knows:
             if channel.support is None:
                 raise ValueError(f"{self.name}: the graph needs a communication matrix or graph W")

@@ -78,7 +78,13 @@ from typing import Any
 import numpy as np
 from decbounds.bounds.pep_methods import MethodSpec, method_spec
 from decbounds.bounds.prediction import Prediction, predict_at
-from decbounds.bounds.validation import collect_errors, describe_int, require_count
+from decbounds.bounds.validation import (
+    collect_errors,
+    describe_int,
+    require_bool,
+    require_count,
+    require_real,
+)
 
 __all__ = [
     "CHECK_TOLERANCE",
@@ -90,7 +96,11 @@ __all__ = [
     "INITIAL_CONDITIONS",
     "MAX_AGENT_ITERATIONS",
     "MAX_CIRCULANT_AGENT_ITERATIONS",
+    "MAX_DETAG_ROUNDS",
+    "MAX_NORMALIZED_VARSIGMA",
+    "MAX_SDP_BYTES",
     "MAX_STEP_TIMES_L",
+    "MIN_STEP_TIMES_L",
     "SCS_DEFAULTS",
     "SOLVERS",
     "STARTS",
@@ -175,7 +185,8 @@ class WorstCase:
         was queried (nan rows elsewhere); ``optimum`` x* (convex classes) or None;
         ``points``, ``gradients``, ``values``: per agent, every point where f_i was evaluated, with its
         gradient and value (the interpolation data: a worst-case f_i exists through them);
-        ``gossip_inputs``, ``gossip_outputs``: (m, N, d) every gossip round (spectral class), in order, and
+        ``gossip_inputs``, ``gossip_outputs``: (m, N, d) every gossip round (spectral class), in order, in
+        the units of the problem as solved (L = 1 and Delta or radius = 1: ``_Units``), and
         ``gossip_rounds`` (m,) the round t of each.
     W : numpy.ndarray or None
         The gossip matrix (exact class; (T, N, N) when time-varying) or None.
@@ -264,8 +275,13 @@ class WorstCase:
         from decbounds.bounds.pep_methods import NumpyOps
 
         spec = method_spec(self.method)
-        table = [(np.asarray(p), np.asarray(g)) for p, g in zip(self.points, self.gradients, strict=True)]
-        scale = max(1.0, float(np.max(np.abs(self.iterates))))
+        # in the normalized problem's units (`_Units`), where the gossip rounds are recorded
+        units = _Units.of(self)
+        point, gradient = math.exp(units.log_b), math.exp(units.log_a - units.log_b)
+        table = [(np.asarray(p) * point, np.asarray(g) * gradient)
+                 for p, g in zip(self.points, self.gradients, strict=True)]
+        iterates = self.iterates * point
+        scale = max(1.0, float(np.max(np.abs(iterates))))
 
         def grad(X: np.ndarray) -> np.ndarray:
             rows = []
@@ -299,7 +315,8 @@ class WorstCase:
                 return outputs[j]
 
             ops.gossip = gossip  # type: ignore[method-assign]
-        return spec.run(ops, np.array(self.iterates[0]), self.K, np.array(self.steps), **self.params)
+        replayed = spec.run(ops, np.array(iterates[0]), self.K, np.array(self.steps) * self.L, **self.params)
+        return [X / point for X in replayed]
 
 
 # -- validation (one place for every argument) ---------------------------------------------------------------
@@ -325,8 +342,13 @@ def _choice(name: str, value: Any, choices: Sequence[str]) -> str:
 
 def _check_W(W: Any, name: str = "W") -> np.ndarray:
     try:
-        W = np.asarray(W.toarray() if hasattr(W, "toarray") else W, dtype=float)
+        W = np.asarray(W.toarray() if hasattr(W, "toarray") else W)
+        if np.iscomplexobj(W):  # numpy would drop the imaginary part with a ComplexWarning
+            raise TypeError(f"{name} must be a real matrix; got complex entries")
+        W = W.astype(float)
     except (TypeError, ValueError) as err:
+        if "complex" in str(err):
+            raise
         raise TypeError(f"{name} must be a square real matrix; got {type(W).__name__}") from err
     if W.ndim != 2 or W.shape[0] != W.shape[1] or W.shape[0] < 1:
         raise ValueError(f"{name} must be a square matrix; got shape {W.shape}")
@@ -373,9 +395,18 @@ def _round_matrices(spectra: Sequence[tuple[float, float]], N: int) -> list[np.n
 
 def _steps(step_size: Any, K: int, L: float) -> tuple[float, ...]:
     if step_size is None:
+        if not math.isfinite(1.0 / L):
+            raise ValueError(f"L={L!r}: the default step 1/L overflows float; give step_size")
         return (1.0 / L,) * K
     if callable(step_size):
-        values = [step_size(k) for k in range(K)]
+        values = []
+        for k in range(K):
+            try:
+                values.append(step_size(k))
+            except (TypeError, ValueError, ArithmeticError) as err:
+                raise TypeError(f"step_size must be a callable k -> alpha_k of one int; step_size({k}) "
+                                f"raised "
+                                f"{type(err).__name__}: {err}") from None
         return tuple(_positive(f"step_size({k})", v) for k, v in enumerate(values))
     if isinstance(step_size, (str, bytes)):
         raise TypeError(f"step_size must be a real, a sequence of K reals or a callable; got {step_size!r}")
@@ -401,11 +432,78 @@ MAX_AGENT_ITERATIONS = 64
 #: ring, K = 5, 0.27 s at N = 6, 2.3 s at N = 24, 8.7 s at N = 48 and 19.7 s at N = 64 (N K = 320).
 MAX_CIRCULANT_AGENT_ITERATIONS = 320
 
-#: Ceiling on step_size * L: the worst case depends on the step only through step_size * L (rescaling x),
-#: the iterates' coefficients grow linearly in the step and the SDP's rows hold their products. Measured
-#: (dsgt and dgd_cta, K = 3, spectral class): CLARABEL solves at step L = 1e6 and fails at 1e8; at 1e308
-#: numpy overflowed building the rows (warnings) before cvxpy's NaN error (issue 23).
-MAX_STEP_TIMES_L = 1e6
+#: Range of step_size * L: the worst case depends on the step only through step_size * L (``_Units``), and
+#: the SDP is solved at L = 1. Measured (CLARABEL; dsgt, dgd_cta, extra, dgd_atc, detag; K = 2 and 4; the
+#: spectral class and an exact W; docs/reliability.md): every step L in [1e-6, 5] solved "optimal" (or the
+#: correct "unbounded" below); at 1e-8 five of eight failed (the value ~ Delta / (step K) is beyond the
+#: solver's range), at 10 to 1e5 some failed and some returned values that are not monotone in the step
+#: (issue 35: step 1e6 ended "optimal_inaccurate", L = 1e6 with step 0.5 failed). In the non-convex class a
+#: constant step L >= 2 makes the worst case infinite (f_i = L ||x||^2 / 2: f never decreases, so nothing
+#: bounds grad f(x0)): the solver says "unbounded" (RuntimeError), as for DeTAG's stale tracker below 2.
+MAX_STEP_TIMES_L = 5.0
+MIN_STEP_TIMES_L = 1e-6
+
+#: Ceiling on varsigma / sqrt(L Delta) (initial "function_value") or varsigma / (L radius) ("distance"), the
+#: heterogeneity of the normalized problem (``_Units``). Measured as above (K = 2, 4): 0 to 1e3 solved
+#: "optimal", the value growing as varsigma^2; 1e4 failed in 6 of 8 and 1e6 ended "unbounded" or
+#: "optimal_inaccurate" (issue 35: varsigma = 1e308 overflowed).
+MAX_NORMALIZED_VARSIGMA = 1e3
+
+
+#: Ceiling on DeTAG's gossip rounds per phase R: every round adds gossip outputs (spectral class: Gram
+#: columns and LMI rows) and the builder runs the rounds one by one. Measured (spectral class [0, 0.5],
+#: CPU): K = 2 took 0.1 s at R = 16; K = 4 took 0.4 s at R = 4, 32 s at R = 8 ("optimal_inaccurate"), and
+#: did not end in 15 min at R = 16; R = 10**6 hung in the builder (issue 35). Larger K R is left to
+#: ``MAX_SDP_BYTES`` and the announced estimate.
+MAX_DETAG_ROUNDS = 16
+
+
+def _check_solver_options(options: Any, solver: str) -> dict[str, Any] | None:
+    """``solver_options`` as a dict: a mapping with str keys; the options of ``CLARABEL_DEFAULTS`` /
+    ``SCS_DEFAULTS`` checked for their type (an iteration count >= 1, a tolerance > 0, a bool); other keys
+    go to the solver as they are (one it refuses is a ValueError naming solver_options)."""
+    if options is None:
+        return None
+    if not isinstance(options, Mapping):
+        raise TypeError("solver_options must be a mapping of option names to values (e.g. "
+                        "{'max_iter': 200}); "
+                        f"got solver_options={options!r}")
+    defaults = CLARABEL_DEFAULTS if solver == "CLARABEL" else SCS_DEFAULTS
+    checked: dict[str, Any] = {}
+    for key, value in options.items():
+        if not isinstance(key, str):
+            raise TypeError(f"solver_options keys must be option names (str); got {key!r}")
+        name, default = f"solver_options[{key!r}]", defaults.get(key)
+        if isinstance(default, bool):
+            value = require_bool(name, value)
+        elif isinstance(default, int):
+            value = require_count(name, value, 1)
+        elif isinstance(default, float):
+            value = require_real(name, value)
+        checked[key] = value
+    return checked
+
+
+def _refuse_a_method_that_never_decreases(spec: MethodSpec, K: int, L: float, steps: tuple[float, ...],
+                                          lam: float, params: dict[str, Any]) -> None:
+    """ValueError when the non-convex worst case is infinite for a reason seen without the solver: f_i = L
+    ||x||^2 / 2 at every agent (in the class, zero heterogeneity, consensus kept by every W with W 1 = 1).
+    If the method's averages on it never reach 0 and f(x-bar^K) >= f(x0), the initial condition f(x0) -
+    f(x-bar^K) <= Delta holds at every scale of x0 while min_k ||grad f(x-bar^k)||^2 grows with it (e.g.
+    a constant step with step L >= 2, or DeTAG at K = 1, which never leaves x0)."""
+    from decbounds.bounds.pep_methods import NumpyOps
+
+    ops = NumpyOps(np.ones((1, 1)), lambda X: L * X, lam=lam)
+    with np.errstate(over="ignore", invalid="ignore"):
+        averages = np.array([float(X[0, 0]) for X in spec.run(ops, np.ones((1, 1)), K, np.array(steps),
+                                                                 **params)])
+    # to rounding: DeTAG's accelerated gossip returns x0 = 1 as 0.9999999999999997 on one agent
+    if (np.all(np.isfinite(averages)) and np.all(np.abs(averages) > 1e-9)
+            and averages[-1] ** 2 >= 1.0 - 1e-9):
+        raise ValueError(f"the worst case is unbounded (infinite): on f_i = L ||x||^2 / 2 {spec.name} with "
+                         f"step_size={list(steps)!r} (L={L!r}) ends with f(x-bar^K) >= f(x0), so f(x0) - "
+                         "f(x-bar^K) <= Delta holds at every scale of x0 and the gradient norm is free; give "
+                         "steps that decrease f (a constant step_size * L < 2), or a larger K")
 
 
 def _valid_or(check: Any, default: Any) -> Any:
@@ -427,7 +525,7 @@ def check_iterations(K: Any, L: Any, step_size: Any) -> tuple[int, float, tuple[
     -------
     tuple
         ``(K, L, steps)``: K in [1, MAX_AGENT_ITERATIONS / 2], L > 0 finite, one step per iteration (1/L
-        by default), each with step * L <= MAX_STEP_TIMES_L.
+        by default), each with MIN_STEP_TIMES_L <= step * L <= MAX_STEP_TIMES_L.
 
     Raises
     ------
@@ -454,7 +552,12 @@ def check_iterations(K: Any, L: Any, step_size: Any) -> tuple[int, float, tuple[
         if K_ is None and not (step_size is None or isinstance(step_size, numbers.Real)):
             return ()
         steps = _steps(step_size, K_ or 1, L_ or 1.0)
-        if L_ is not None and max(steps) * L_ > MAX_STEP_TIMES_L:
+        if L_ is not None and steps and min(steps) * L_ < MIN_STEP_TIMES_L:
+            raise ValueError(f"step_size * L must be >= MIN_STEP_TIMES_L = {MIN_STEP_TIMES_L:g} (below it "
+                             "the "
+                             "worst case ~ Delta / (step K) is beyond the solver's range); got "
+                             f"step_size={min(steps)!r} with L={L_!r}")
+        if L_ is not None and steps and max(steps) * L_ > MAX_STEP_TIMES_L:
             raise ValueError(f"step_size * L must be <= MAX_STEP_TIMES_L = {MAX_STEP_TIMES_L:g} (beyond it "
                              f"the SDP cannot be solved); got step_size={max(steps)!r} with L={L_!r}")
         return steps
@@ -512,6 +615,7 @@ class _Setup:
     solver: str
     solver_options: Mapping[str, Any] | None
     params: dict[str, Any]
+    progress: Callable[[str], None] | None = None
 
     @property
     def convex(self) -> bool:
@@ -546,6 +650,11 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
         if needs and function_class == "nonconvex":
             raise ValueError(f"{name}={value!r} needs a minimizer x*: give function_class='convex' "
                              "or 'strongly_convex'")
+    if function_class == "convex" and initial == "function_value" and criterion == "distance":
+        # a convex f may be flat far from x*: f(x0) - f* <= Delta leaves ||x0 - x*|| and so the distance free
+        raise ValueError("criterion='distance' with initial='function_value' is unbounded in "
+                         "function_class='convex' (f(x0) - f* <= Delta does not bound ||x0 - x*||): give "
+                         "initial='distance', or function_class='strongly_convex'")
     if starts == "unequal" and initial != "distance":
         raise ValueError("starts='unequal' bounds the starts by (1/N) sum_i ||x_i^0 - x*||^2 <= radius^2: "
                          "give initial='distance'")
@@ -555,14 +664,19 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
     if not isinstance(solver, str) or solver.upper() not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got solver={solver!r}")
     solver = solver.upper()
+    solver_options = _check_solver_options(solver_options, solver)
     unknown = set(params) - set(spec.params)
     if unknown:
         raise TypeError(f"method {spec.name!r} takes no parameter(s) {sorted(unknown)}; it takes "
                         f"{sorted(spec.params) or 'none'}")
     params = {**spec.params, **params}
-    if "R" in params and (isinstance(params["R"], bool) or not isinstance(params["R"], numbers.Integral)
-                          or params["R"] < 1):
-        raise ValueError(f"R must be an integer >= 1; got R={params['R']!r}")
+    if "R" in params:
+        params["R"] = require_count("R", params["R"], 1, maximum=MAX_DETAG_ROUNDS,
+                                    what="MAX_DETAG_ROUNDS: gossip rounds per phase, each a block of the SDP")
+    if params.get("eta") is not None:
+        # Alg. 3's two-tap recursion (1 + eta) W z - eta z_prev; its own eta from lam lies in [0, 1)
+        params["eta"] = require_real("eta", params["eta"], minimum=0.0, allow_minimum=True, maximum=1.0,
+                                     maximum_inclusive=False)
     if not isinstance(time_varying, (bool, np.bool_)):
         raise TypeError(f"time_varying must be a bool; got time_varying={time_varying!r}")
     rounds = spec.rounds(K, **{k: v for k, v in params.items() if k == "R"})
@@ -614,6 +728,8 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
     lam = max(max(abs(lo), abs(hi)) for lo, hi in spectra)
     if lam >= 1.0 and spec.name == "detag" and params.get("eta") is None:
         raise ValueError("detag needs lam = max |eigenvalue off consensus| < 1 to choose eta; give eta")
+    if function_class == "nonconvex" and criterion in ("gradient", "worker_gradient"):
+        _refuse_a_method_that_never_decreases(spec, K, L, steps, lam, params)
     return _Setup(spec=spec, K=K, L=L, mu=mu, steps=steps, function_class=function_class, criterion=criterion,
                   initial=initial, heterogeneity=heterogeneity, starts=starts, Delta=Delta, radius=radius,
                   varsigma=varsigma, N=N, lam=lam, exact=tuple(exact), spectra=tuple(spectra),
@@ -680,7 +796,7 @@ class _GramBuilder:
         grads = [self.unit(self._new()) for _ in range(self.N - 1)]
         if self.N == 2:
             self.odd.append(self.size - 1)
-        grads.append(-np.sum(grads, axis=0))
+        grads.append(-np.sum(grads, axis=0) if grads else np.zeros(self.capacity))  # N = 1: grad f(x*) = 0
         for i in range(self.N):
             self.points[i].append((self.x_star.copy(), grads[i], self.n_values))
             self.star_values.append(self.n_values)
@@ -857,7 +973,7 @@ def worst_case(method: str | type, K: int, L: float = 1.0,
                heterogeneity: str = "averages", starts: str = "equal", Delta: float = 1.0,
                radius: float = 1.0, varsigma: float = 1.0, worker: int | None = None,
                solver: str = "CLARABEL", solver_options: Mapping[str, Any] | None = None,
-               symmetry: bool = True,
+               symmetry: bool = True, progress: Callable[[str], None] | None = None,
                **params: Any) -> WorstCase:
     """The worst case of ``K`` iterations of ``method`` over a function class and a gossip class (module
     docstring; docs/worst_case.md).
@@ -921,6 +1037,9 @@ def worst_case(method: str | type, K: int, L: float = 1.0,
         of side about 2K (one per Fourier frequency), so the time grows about linearly in N instead of as
         N^4.3; and criterion "worker_gradient" measures worker 0 only (every worker is worker 0 shifted).
         False: the full Gram matrix only (and every worker).
+    progress : callable, optional
+        Called with one line (the SDP's size, its estimated memory and CPU seconds) before each solve
+        estimated to take 5 s of CPU or more.
     **params
         The method's own parameters: its step rule's structural and batchable hyper-parameters (detag:
         ``R``, ``eta``, ...; ``momentum`` for the rules that have heavy ball).
@@ -936,6 +1055,7 @@ def worst_case(method: str | type, K: int, L: float = 1.0,
     TypeError, ValueError
         Naming the field, for bad input; ``algorithms.compiled.NotLinearError`` (a ValueError) naming the
         operation and the line of a rule that is not linear in its gradients and gossip outputs.
+        Also when the SDP would need more than ``MAX_SDP_BYTES`` (naming K and N, before allocating it).
     RuntimeError
         Naming method, solver and status, when the solver fails or its answer fails the numpy checks.
 
@@ -952,11 +1072,16 @@ def worst_case(method: str | type, K: int, L: float = 1.0,
     setup = _validate(method, K, L, step_size, W, spectrum, N, time_varying, function_class, mu, criterion,
                       initial, heterogeneity, starts, Delta, radius, varsigma, solver, solver_options, params,
                       symmetry)
+    if progress is not None:
+        if not callable(progress):
+            raise TypeError(f"progress must be a callable taking one str; got progress={progress!r}")
+        setup = dataclasses.replace(setup, progress=progress)
     options = {"L": setup.L, "step_size": list(setup.steps), "function_class": setup.function_class,
                "mu": setup.mu, "criterion": setup.criterion, "initial": setup.initial,
                "heterogeneity": setup.heterogeneity, "starts": setup.starts, "Delta": setup.Delta,
                "radius": setup.radius, "varsigma": setup.varsigma, "solver": setup.solver,
                "solver_options": setup.solver_options, "symmetry": symmetry, **setup.params}
+    _Units.of(setup)  # the units are in float's range (ValueError naming L and Delta or radius), up front
     N = setup.N
     if setup.criterion == "worker_gradient":
         if worker is not None and not (isinstance(worker, numbers.Integral) and 0 <= worker < N):
@@ -1036,13 +1161,134 @@ def _interpolation_rows(setup: _Setup, xs: np.ndarray, gs: np.ndarray,
     return -q(gs[b_idx], dx) - c * ((1 / L) * q(dg, dg) + mu * q(dx, dx) - (2 * mu / L) * q(dg, dx))
 
 
+@dataclasses.dataclass(frozen=True)
+class _Units:
+    """The change of variables that brings a problem to L = 1 and Delta = 1 (initial "function_value") or
+    radius = 1 (initial "distance") before it is solved: f~_i(y) = a f_i(y / b) is L~ = a L / b^2 smooth
+    (mu~ = a mu / b^2), its gradients are (a / b) grad f_i(y / b), and the method with step alpha~ = alpha
+    b^2 / a on f~ runs the iterates y = b x of the method with step alpha on f (only alpha L enters). The map
+    is a bijection between the two classes, so the worst cases agree after the units: Delta~ = a Delta,
+    radius~ = b radius, varsigma~ = (a / b) varsigma, a squared gradient norm scales by (a / b)^2, a function
+    value by a, a squared distance by b^2. With L~ = 1: a / b^2 = 1 / L, and a = 1 / Delta (then
+    varsigma~ = varsigma / sqrt(L Delta)) or b = 1 / radius (varsigma~ = varsigma / (L radius)). Without it
+    Delta = 1e100 or L = 1e6 put entries of 1e100 beside entries of 1 in one SDP, which the solver reports
+    "unbounded" or fails on (issue 35). Kept as natural logarithms, so that no factor overflows on the way.
+    """
+
+    log_a: float
+    log_b: float
+
+    @classmethod
+    def of(cls, setup: Any) -> _Units:
+        """From a `_Setup` or a `WorstCase` (both carry L, Delta, radius, initial, varsigma, criterion)."""
+        log_L = math.log(setup.L)
+        if setup.initial == "function_value":
+            log_a = -math.log(setup.Delta)
+            log_b = 0.5 * (log_L + log_a)
+        else:
+            log_b = -math.log(setup.radius)
+            log_a = 2.0 * log_b - log_L
+        units = cls(log_a, log_b)
+        if setup.varsigma and math.log(setup.varsigma) + log_a - log_b > math.log(MAX_NORMALIZED_VARSIGMA):
+            scale = "sqrt(L Delta)" if setup.initial == "function_value" else "L radius"
+            raise ValueError(f"varsigma / {scale} must be <= MAX_NORMALIZED_VARSIGMA = "
+                             f"{MAX_NORMALIZED_VARSIGMA:g} (beyond it the solver fails); got "
+                             f"varsigma={setup.varsigma!r} with L={setup.L!r}, Delta={setup.Delta!r}, "
+                             f"radius={setup.radius!r}")
+        for what, log_factor in (("the worst case", units.log_value(setup.criterion)),
+                                 ("its points", -log_b), ("its gradients", log_b - log_a),
+                                 ("its function values", -log_a)):
+            if abs(log_factor) > _LOG_FLOAT_RANGE:
+                given = "Delta" if setup.initial == "function_value" else "radius"
+                raise ValueError(f"L={setup.L!r} with {given}={getattr(setup, given)!r}: {what} would scale "
+                                 f"by e^{log_factor:.0f} from the normalized problem, beyond float's range")
+        return units
+
+    def log_value(self, criterion: str) -> float:
+        """log of the factor from the normalized worst case to the caller's."""
+        if criterion in ("gradient", "worker_gradient"):
+            return 2.0 * (self.log_b - self.log_a)
+        return -self.log_a if criterion == "function_value" else -2.0 * self.log_b
+
+    def normalized(self, setup: _Setup) -> _Setup:
+        varsigma = (0.0 if setup.varsigma == 0 else
+                    math.exp(math.log(setup.varsigma) + self.log_a - self.log_b))
+        return dataclasses.replace(setup, L=1.0, mu=setup.mu / setup.L,
+                                   steps=tuple(alpha * setup.L for alpha in setup.steps),
+                                   Delta=1.0, radius=1.0, varsigma=varsigma)
+
+    def restore(self, result: WorstCase, setup: _Setup) -> WorstCase:
+        """The normalized solve's result in the caller's units (``violations``, ``min_gram_eigenvalue`` and
+        the gossip rounds stay those of the normalized problem: a round may carry points or gradients, whose
+        units differ unless L = 1)."""
+        value, point = math.exp(self.log_value(setup.criterion)), math.exp(-self.log_b)
+        gradient, function = math.exp(self.log_b - self.log_a), math.exp(-self.log_a)
+        if not math.isfinite(result.value * value):
+            raise ValueError(f"the worst case {result.value:.6g} x {value:.3g} (the units of L={setup.L!r}, "
+                             f"Delta={setup.Delta!r}, radius={setup.radius!r}) overflows float")
+        with np.errstate(over="ignore", under="ignore"):  # only a value overflow is an error (above)
+            return dataclasses.replace(
+                result, L=setup.L, mu=setup.mu, steps=setup.steps,
+                step_size=setup.steps[0] if len(set(setup.steps)) == 1 else None,
+                Delta=setup.Delta, radius=setup.radius, varsigma=setup.varsigma,
+                value=result.value * value, gap=result.gap * value,
+                solver_gap=(None if result.solver_gap is None
+                            else (result.solver_gap[0] * value, result.solver_gap[1] * value)),
+                iterates=result.iterates * point, average_gradients=result.average_gradients * gradient,
+                optimum=None if result.optimum is None else result.optimum * point,
+                points=[x * point for x in result.points], gradients=[g * gradient for g in result.gradients],
+                values=[f * function for f in result.values])
+
+
+#: |log| of the largest factor `_Units` may apply: float's range (a value that still overflows after the
+#: solve is refused by `_Units.restore`)
+_LOG_FLOAT_RANGE = math.log(np.finfo(float).max)
+
+
+#: Ceiling on the estimated memory of one SDP (bytes). The dense coefficient arrays are the spectral LMIs'
+#: three (m^2, nb^2) Gram sums (m gossip columns per LMI, nb the Gram side) and the interpolation rows
+#: (points^2 per agent, nb^2 each); cvxpy's canonicalization copies them. Measured (dsgt, spectral class,
+#: N = 2, maximum resident size): K = 4, 8, 10, 12 took 162, 204, 267, 389 MB for 0.9, 19, 48, 102 MB of
+#: those arrays, so about 2.5 x the arrays plus 150 MB; K = 32 (6 GB of arrays) grew past 12 GB before
+#: std::bad_alloc (issue 35). A larger SDP is refused after the (cheap) method run, before any allocation.
+MAX_SDP_BYTES = 4 * 2**30
+#: CPU seconds per dense coefficient entry, for the estimate announced through ``progress`` (measured as
+#: above: 1.8 s at K = 8, 3.5 s at K = 10, 7.7 s at K = 12, about 6e-7 s per entry under a load of ~7).
+_SECONDS_PER_ENTRY = 6e-7
+
+
+def _sdp_entries(setup: _Setup, b: _GramBuilder) -> int:
+    """The dense coefficient entries of the SDP that `_solve_one_pinned` builds (``MAX_SDP_BYTES``)."""
+    nb, groups = b.size, {}
+    for t, _, _ in b.columns:
+        key = t if setup.time_varying else 0
+        groups[key] = groups.get(key, 0) + 1
+    return (3 * sum(m * m for m in groups.values()) + sum(len(p) ** 2 for p in b.points)) * nb * nb
+
+
+def _check_cost(setup: _Setup, b: _GramBuilder) -> None:
+    """ValueError naming K and N when the SDP would not fit in ``MAX_SDP_BYTES``; otherwise, for a solve
+    estimated at 5 s or more, its size and cost go to ``setup.progress`` (the CLI prints them)."""
+    entries = _sdp_entries(setup, b)
+    estimate = 2.5 * 8 * entries + 150e6
+    if estimate > MAX_SDP_BYTES:
+        raise ValueError(f"K={setup.K} with N={setup.N}: the SDP (Gram side {b.size}, {len(b.columns)} "
+                         "gossip "
+                         f"columns) would need about {estimate / 2**30:.1f} GiB, more than MAX_SDP_BYTES = "
+                         f"{MAX_SDP_BYTES / 2**30:g} GiB; give a smaller K")
+    if setup.progress is not None and _SECONDS_PER_ENTRY * entries >= 5.0:
+        setup.progress(f"SDP of Gram side {b.size} with {len(b.columns)} gossip columns: about "
+                       f"{estimate / 2**20:.0f} MiB and {_SECONDS_PER_ENTRY * entries:.0f} s of CPU")
+
+
 def _solve_one(setup: _Setup, worker: int | None, symmetry: bool, options: dict[str, Any]) -> WorstCase:
     # numpy's dense algebra here is on matrices of side <= a few hundred: a threaded OpenBLAS beside other
     # busy processes made eigh of side 240 take 0.4 s CPU instead of 0.01 s (measured at load 8; as in FMMC)
     from threadpoolctl import threadpool_limits
 
+    units = _Units.of(setup)
     with threadpool_limits(limits=1, user_api="blas"):
-        return _solve_one_pinned(setup, worker, symmetry, options)
+        return units.restore(_solve_one_pinned(units.normalized(setup), worker, symmetry, options), setup)
 
 
 def _solve_one_pinned(setup: _Setup, worker: int | None, symmetry: bool,
@@ -1053,6 +1299,7 @@ def _solve_one_pinned(setup: _Setup, worker: int | None, symmetry: bool,
     start = time.perf_counter()
     b, iterates, avg_grads, worker_grads = _build(setup, worker)
     N, K, nb = setup.N, setup.K, b.size
+    _check_cost(setup, b)
     iterates = [X[:, :nb] for X in iterates]
     avg_grads = {k: G_[:, :nb] for k, G_ in avg_grads.items()}
     worker_grads = [G_[:, :nb] for G_ in worker_grads]
@@ -1240,6 +1487,11 @@ def _solve_one_pinned(setup: _Setup, worker: int | None, symmetry: bool,
             problem.solve(solver=solver, **solver_options)
     except cp.error.SolverError as err:
         raise RuntimeError(f"{where}: solver {solver} failed: {err}") from err
+    except (TypeError, ValueError, OverflowError) as err:
+        if not setup.solver_options:
+            raise
+        raise ValueError(f"solver_options={dict(setup.solver_options)!r}: solver {solver} refused them: "
+                         f"{err}") from None
     solve_seconds = time.perf_counter() - t0
     status = problem.status
     if status in ("unbounded", "unbounded_inaccurate"):
@@ -1366,6 +1618,8 @@ def worst_gossip_matrix(result: WorstCase) -> WorstCase:
 
     Raises
     ------
+    TypeError
+        For what is not a WorstCase.
     ValueError
         For an exact-W or time-varying result.
 
@@ -1376,6 +1630,8 @@ def worst_gossip_matrix(result: WorstCase) -> WorstCase:
     >>> bool(exact.value <= relaxed.value * (1 + 1e-6)), exact.gossip
     (True, 'exact')
     """
+    if not isinstance(result, WorstCase):
+        raise TypeError(f"result must be a WorstCase (from worst_case); got {type(result).__name__}")
     import cvxpy as cp
 
     if result.gossip != "spectral" or result.time_varying:

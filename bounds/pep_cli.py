@@ -17,6 +17,7 @@ the solve time. Exit status 2 for bad input, 1 when the solver fails (the reason
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -98,6 +99,29 @@ def _load_W(path: str) -> Any:
     return np.load(path) if path.endswith(".npy") else np.loadtxt(path)
 
 
+def _step_list(text: str) -> list[float]:
+    try:
+        return [float(v) for v in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--steps must be comma-separated numbers A0,A1,...; got --steps {text!r}") from None
+
+
+def _diminishing(alpha: float, power: float, K: int) -> list[float]:
+    """alpha / (k + 1)^power for k < K, in logarithms (a power of 1e10 overflows (k + 1)^power)."""
+    if not (math.isfinite(power) and power >= 0):
+        raise ValueError(f"--diminishing must be a finite power >= 0; got --diminishing {power!r}")
+    if not (math.isfinite(alpha) and alpha > 0):
+        return [alpha] * K  # worst_case names the step
+    steps = [math.exp(max(math.log(alpha) - power * math.log(k + 1), -745.0)) for k in range(K)]
+    if steps[-1] * alpha == 0 or steps[-1] / alpha < 1e-300:
+        raise ValueError(f"--diminishing {power!r} makes step {K - 1} underflow (alpha / K^power)")
+    return steps
+
+
+def _announce(line: str) -> None:
+    print(f"decbounds worst-case: {line}", file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     """Body of ``decbounds worst-case``; returns the exit status.
 
@@ -138,16 +162,15 @@ def run(args: argparse.Namespace) -> int:
         if args.steps is not None:
             if args.step is not None or args.diminishing is not None:
                 raise ValueError("give --steps alone, or --step (with --diminishing)")
-            step = [float(v) for v in args.steps.split(",")]
+            step = _step_list(args.steps)
         elif args.diminishing is not None:
-            alpha, power = (1.0 / args.L if args.step is None else args.step), args.diminishing
-            step = [alpha / (k + 1) ** power for k in range(args.K)]
+            step = _diminishing(1.0 / args.L if args.step is None else args.step, args.diminishing, args.K)
         params.update(_hyper(args.hyper))
         result = worst_case(_method(args.method), args.K, args.L, step, Delta=args.Delta,
                             varsigma=args.varsigma,
                             function_class=args.function_class, mu=args.mu, criterion=args.criterion,
                             initial=args.initial, radius=args.radius, heterogeneity=args.heterogeneity,
-                            starts=args.starts, solver=args.solver, **gossip, **params)
+                            starts=args.starts, solver=args.solver, progress=_announce, **gossip, **params)
         exact = worst_gossip_matrix(result) if args.worst_W else None
     except (ValueError, TypeError, OSError) as err:
         print(f"decbounds worst-case: {err}", file=sys.stderr)

@@ -247,7 +247,7 @@ def multi_step_gossip(W: MatrixLike, Z: np.ndarray, schedule: np.ndarray) -> np.
     Returns
     -------
     numpy.ndarray
-        z_R, the shape of Z.
+        z_R, the shape of Z (inf or nan entries, without a warning, where the products overflow).
 
     Raises
     ------
@@ -269,11 +269,14 @@ def multi_step_gossip(W: MatrixLike, Z: np.ndarray, schedule: np.ndarray) -> np.
         raise ValueError(f"schedule must have shape (R, 2); got {schedule.shape}")
     flat = Z.reshape(Z.shape[0], -1)
     previous = current = flat
-    for a, b in schedule:
-        nxt = a * (W @ current)
-        if b != 0.0:
-            nxt += b * previous
-        previous, current = current, nxt
+    # an overflow (W or Z near 1e308) leaves inf/nan entries, which the caller detects as divergence, as it
+    # does for a non-finite Z: no RuntimeWarning (issue 35)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for a, b in schedule:
+            nxt = a * (W @ current)
+            if b != 0.0:
+                nxt += b * previous
+            previous, current = current, nxt
     return np.array(current).reshape(Z.shape)
 
 

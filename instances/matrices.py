@@ -160,7 +160,10 @@ def second_eigenvalue(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     """lam = max(|lambda_2|, |lambda_n|) = ||W - 11^T/n||_2 of a symmetric W with W 1 = 1 (Lu & De Sa 2021,
     docs/theory.md §2).
 
-    A `GossipMatrix` answers with the lam it was built with (no work). Otherwise W is checked and
+    A `GossipMatrix` answers with the lam it was built with (no work; it was checked when built, at
+    ``DEFAULT_ATOL`` unless its builder chose otherwise); a stricter ``atol`` checks it again, so ``atol=0``
+    means exact for every W: rows that sum to 1 only up to rounding (1 +- 1.1e-16, as from ``lazy``) are
+    then refused. Otherwise W is checked and
     decomposed by `extreme_eigenvalues`: dense ``numpy.linalg.eigvalsh`` up to ``DENSE_REFERENCE_LIMIT``
     nodes, a closed form where W has one (`closed_form_eigenvalues`), dense again up to
     ``DENSE_EIG_LIMIT``, Lanczos beyond.
@@ -170,7 +173,7 @@ def second_eigenvalue(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     W : array_like, scipy.sparse matrix or GossipMatrix
         Symmetric, rows summing to 1 (negative entries allowed).
     atol : float, default 1e-9
-        Tolerance of the symmetry and row-sum checks, in [0, 0.1].
+        Tolerance of the symmetry and row-sum checks, in [0, 0.1] (0: exact, no rounding allowed).
 
     Returns
     -------
@@ -198,6 +201,8 @@ def second_eigenvalue(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     """
     atol = check_atol(atol)
     if isinstance(W, GossipMatrix) and W.lam is not None:
+        if atol < DEFAULT_ATOL:
+            check_symmetric_stochastic(W.matrix, atol)
         return W.lam
     W = as_csr(W)
     check_symmetric_stochastic(W, atol)

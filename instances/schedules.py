@@ -50,6 +50,8 @@ from decbounds.instances.matrices import (
 
 __all__ = [
     "DENSE_NORM_LIMIT",
+    "MAX_SCHEDULE_ROUNDS",
+    "MAX_SCHEDULE_WORKERS",
     "SCHEDULE_KINDS",
     "GossipSchedule",
     "as_schedule",
@@ -73,6 +75,28 @@ DENSE_NORM_LIMIT = 512
 
 # Matrices of a non-periodic schedule kept after they were built (the engine reads each W_t about once).
 _CACHED_ROUNDS = 64
+
+#: Ceiling on the rounds one call builds or multiplies one after another: a period (built when the schedule
+#: is made), ``product``/``product_contraction``'s count where it cannot use the period, the B m rounds of
+#: ``effective_lam``, the rounds ``first_arrival`` searches. Measured (this 2-core machine, loaded): a round
+#: costs about 0.3 ms to build and check at n = 2..8 and 0.5 ms to multiply into a dense 512 x 512 product,
+#: so 2**16 rounds are 20-35 s; 10**6 used to run until killed (issue 35).
+MAX_SCHEDULE_ROUNDS = 2**16
+
+#: Ceiling on the workers of a schedule constructor: each round is an n x n sparse matrix with about 2n
+#: entries (and ``one_peer_exponential`` builds its ceil(log2 n) rounds at once), so 2**24 workers are
+#: already about 0.5 GB per round; 10**12 used to end in a MemoryError (issue 35).
+MAX_SCHEDULE_WORKERS = 2**24
+
+
+def _workers(name: str, n: object, minimum: int = 1) -> int:
+    return require_count(name, n, minimum, maximum=MAX_SCHEDULE_WORKERS,
+                         what="MAX_SCHEDULE_WORKERS: each round is an n x n sparse matrix")
+
+
+def _rounds(name: str, count: object, minimum: int = 0) -> int:
+    return require_count(name, count, minimum, maximum=MAX_SCHEDULE_ROUNDS,
+                         what="MAX_SCHEDULE_ROUNDS: the rounds one call builds or multiplies")
 
 
 class GossipSchedule:
@@ -98,17 +122,22 @@ class GossipSchedule:
         Tolerance of every check.
     window : int, optional
         The default B of `effective_lam` (default: the period; generated: 2 ceil(log2 n), at least 2).
+    length : int, optional
+        A generated schedule that holds only the rounds 0..length-1 (``schedule_from_sequence(...,
+        periodic=False)``): W_t for t >= length is a ValueError naming t, and the spectral quantities
+        measure those rounds only. None (default): every t >= 0.
 
     Attributes
     ----------
-    n, period, kind, name : as given.
+    n, period, kind, name, length : as given.
     lam : float
         `effective_lam` with its defaults (computed on first use).
 
     Raises
     ------
     ValueError
-        If W_0 (or, periodic, any W_t of the period) is not n x n or not of the kind; the message names t.
+        If W_0 (or, periodic, any W_t of the period) is not n x n or not of the kind; the message names t;
+        if the period exceeds ``MAX_SCHEDULE_ROUNDS``.
 
     References
     ----------
@@ -128,11 +157,15 @@ class GossipSchedule:
 
     def __init__(self, n: int, round_matrix: Callable[[int], MatrixLike], *, period: int | None = None,
                  kind: str = "symmetric", name: str = "schedule", nonnegative: bool = True,
-                 atol: float = DEFAULT_ATOL, window: int | None = None) -> None:
-        self.n = require_count("n", n, 1)
+                 atol: float = DEFAULT_ATOL, window: int | None = None, length: int | None = None) -> None:
+        self.n = _workers("n", n)
         if not callable(round_matrix):
             raise TypeError(f"round_matrix must be a callable t -> W_t; got {type(round_matrix).__name__}")
-        self.period = None if period is None else require_count("period", period, 1)
+        self.period = None if period is None else _rounds("period", period, 1)
+        self.length = None if length is None else require_count("length", length, 1)
+        if self.length is not None and self.period is not None:
+            raise ValueError(f"length applies to a generated schedule (period None); got length={length!r} "
+                             f"with period={period!r}")
         self.kind = require_choice("kind", kind, SCHEDULE_KINDS)
         self.name = str(name)
         self.nonnegative = require_bool("nonnegative", nonnegative)
@@ -164,6 +197,9 @@ class GossipSchedule:
             or an entry is negative where not allowed.
         """
         t = require_count("t", t, 0)
+        if self.length is not None and t >= self.length:
+            raise ValueError(f"t must be < {self.length}: {self.name} holds the rounds 0..{self.length - 1} "
+                             f"only (periodic=False); got t={t}")
         key = t if self.period is None else t % self.period
         cached = self._cache.get(key)
         if cached is not None:
@@ -176,7 +212,10 @@ class GossipSchedule:
 
     def _checked(self, t: int, M: Any) -> sp.csr_array:
         name = f"W_{t}"
-        W = as_csr(M, name)
+        try:
+            W = as_csr(M, name)
+        except (TypeError, ValueError) as err:  # name the schedule and its round_matrix, not just W_t
+            raise type(err)(f"round_matrix({t}) of {self.name}: {err}") from None
         if W.shape != (self.n, self.n):
             raise ValueError(f"{name} of {self.name} is {W.shape[0]} x {W.shape[1]}; the schedule has "
                              f"n={self.n}")
@@ -281,19 +320,33 @@ class GossipSchedule:
         """The product Phi = W_{start+count-1} ... W_{start+1} W_start as a dense array (information sent in
         round start is received after round start+count-1).
 
+        A periodic schedule multiplies at most one period round by round: beyond ``MAX_SCHEDULE_ROUNDS``
+        rounds, Phi = Phi_r Phi_p^q with Phi_p the period from ``start`` (q = count // period, r = count mod
+        period), Phi_p^q by repeated squaring (``numpy.linalg.matrix_power``).
+
         Parameters
         ----------
         count : int
-            Rounds, >= 0 (0: the identity).
+            Rounds, >= 0 (0: the identity); at most ``MAX_SCHEDULE_ROUNDS`` for a generated schedule.
         start : int, default 0
             The first round.
 
         Returns
         -------
         numpy.ndarray, shape (n, n)
+
+        Examples
+        --------
+        >>> float(one_peer_exponential(8).product(10**7)[0, 0])  # 3 rounds average exactly; so do 10**7
+        0.125
         """
+        count = require_count("count", count, 0)
+        start = require_count("start", start, 0)
+        if self.period is not None and count > MAX_SCHEDULE_ROUNDS:
+            q, r = divmod(count, self.period)
+            return self.product(r, start) @ np.linalg.matrix_power(self.product(self.period, start), q)
         P = np.eye(self.n)
-        for W in self.rounds(start, count):
+        for W in self.rounds(start, _rounds("count", count)):
             P = W @ P
         return np.asarray(P)
 
@@ -324,7 +377,7 @@ class GossipSchedule:
         if n <= DENSE_NORM_LIMIT:
             D = self.product(count, start) - 1.0 / n
             return float(np.linalg.norm(D, 2))
-        mats = self.rounds(start, count)
+        mats = self.rounds(start, _rounds("count", count, 1))
 
         def forward(x: np.ndarray) -> np.ndarray:
             y = x.reshape(n, -1)
@@ -340,7 +393,17 @@ class GossipSchedule:
 
         operator = spla.LinearOperator((n, n), matvec=forward, rmatvec=backward, matmat=forward,
                                        rmatmat=backward, dtype=float)
-        value = spla.svds(operator, k=1, return_singular_vectors=False, random_state=0)
+        try:
+            value = spla.svds(operator, k=1, return_singular_vectors=False, random_state=0)
+        except spla.ArpackError as err:
+            # ARPACK stops when its start vector maps to zero: Phi - J vanishes (the one-peer exponential
+            # graph's product is exactly J for n = 2^k); check that on a random block before answering 0
+            block = np.random.default_rng(0).standard_normal((n, 4))
+            image = float(np.linalg.norm(forward(block)))
+            if image <= 1e-12 * float(np.linalg.norm(block)):
+                return image / float(np.linalg.norm(block))
+            raise RuntimeError(f"{self.name}: ARPACK failed on ||Phi - J||_2 over {count} rounds: "
+                               f"{err}") from err
         return float(value[0])
 
     def effective_lam(self, rounds: int | None = None, windows: int | None = None) -> float:
@@ -354,7 +417,9 @@ class GossipSchedule:
             B, the window (default: the schedule's ``window``, else the period, else 2 ceil(log2 n), at
             least 2).
         windows : int, optional
-            m, consecutive windows multiplied (default 1 for a periodic schedule with B = period, else 8).
+            m, consecutive windows multiplied (default 1 for a periodic schedule with B = period, else 8);
+            a periodic schedule measures its distinct windows only (at most period / gcd(B, period)), a
+            generated one at most ``MAX_SCHEDULE_ROUNDS`` rounds B m, a finite one (``length``) its rounds.
 
         Returns
         -------
@@ -374,6 +439,14 @@ class GossipSchedule:
             B = require_count("rounds", rounds, 1)
         default_m = 1 if self.period is not None and B % self.period == 0 else 8
         m = default_m if windows is None else require_count("windows", windows, 1)
+        if self.length is not None:  # only the rounds the schedule holds
+            B = min(B, self.length)
+            m = max(1, min(m, self.length // B))
+        if self.period is not None:
+            # window w starts at phase w B mod period: only period / gcd(B, period) windows differ
+            m = min(m, self.period // math.gcd(B, self.period))
+        else:
+            _rounds("rounds * windows", B * m, 1)
         worst = max(self.product_contraction(B, start=w * B) for w in range(m))
         return 0.0 if worst <= 1e-14 else float(min(worst, 1.0) ** (1.0 / B))
 
@@ -403,11 +476,12 @@ class GossipSchedule:
         Parameters
         ----------
         sources, targets : sequence of int
-            Worker labels.
+            Worker labels in [0, n), at least one each.
         start : int, default 0
             The first round that may carry the information.
         limit : int, optional
-            Rounds searched (default 4 n + 4 * period); beyond, ValueError.
+            Rounds searched (default 4 n + 4 * period); beyond, ValueError. A generated schedule searches
+            at most ``MAX_SCHEDULE_ROUNDS``; a periodic one stops after a period that reaches no new worker.
 
         Returns
         -------
@@ -417,7 +491,9 @@ class GossipSchedule:
         Raises
         ------
         ValueError
-            If no round up to the limit connects them.
+            If no round up to the limit connects them; a label outside [0, n) or an empty list.
+        TypeError
+            If a label is not an integer.
 
         Examples
         --------
@@ -425,21 +501,49 @@ class GossipSchedule:
         >>> s.first_arrival([0], [3]), s.first_arrival([0], [3], start=1)
         (2, 4)
         """
-        reach = np.zeros(self.n, dtype=bool)
-        reach[np.asarray(sources, dtype=np.int64)] = True
-        wanted = np.zeros(self.n, dtype=bool)
-        wanted[np.asarray(targets, dtype=np.int64)] = True
+        reach = self._labels("sources", sources)
+        wanted = self._labels("targets", targets)
         start = require_count("start", start, 0)
         if (reach & wanted).any():
             return start - 1
-        limit = 4 * self.n + 4 * (self.period or 0) if limit is None else require_count("limit", limit, 1)
+        if limit is None:
+            limit = 4 * self.n + 4 * (self.period or 0)
+        else:
+            limit = require_count("limit", limit, 1) if self.period else _rounds("limit", limit, 1)
+        before = reach
         for c in range(start, start + limit):
             W = self.matrix(c)
             reach = reach | ((abs(W) @ reach.astype(float)) > 0)
             if (reach & wanted).any():
                 return c
+            if self.period and (c - start + 1) % self.period == 0:
+                if np.array_equal(reach, before):  # a whole period reached nobody new: nor will the next
+                    break
+                before = reach
         raise ValueError(f"{self.name}: the targets are not reached from the sources within {limit} rounds "
                          f"from round {start} (the schedule does not connect them)")
+
+    def _labels(self, name: str, labels: Any) -> np.ndarray:
+        """A boolean mask of the workers named by ``labels`` (integers in [0, n), at least one)."""
+        if labels is None or isinstance(labels, (str, bytes)):
+            raise TypeError(f"{name} must be a sequence of worker labels (integers); got {name}={labels!r}")
+        try:
+            values = np.asarray(labels)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{name} must be a sequence of worker labels (integers); got {name}={labels!r}") \
+                from err
+        if values.ndim != 1 or values.size == 0:
+            raise ValueError(f"{name} must be a non-empty 1-D sequence of worker labels; got "
+                             f"{name}={labels!r}")
+        if values.dtype == bool or not np.issubdtype(values.dtype, np.integer):
+            raise TypeError(f"{name} must hold integer worker labels; got {name}={labels!r}")
+        bad = values[(values < 0) | (values >= self.n)]
+        if bad.size:
+            raise ValueError(f"{name} must hold worker labels in [0, {self.n}); got {int(bad[0])} in "
+                             f"{name}={labels!r}")
+        mask = np.zeros(self.n, dtype=bool)
+        mask[values] = True
+        return mask
 
     def __repr__(self) -> str:
         return f"GossipSchedule({self.name}, n={self.n}, period={self.period}, kind={self.kind!r})"
@@ -535,7 +639,7 @@ def one_peer_exponential(n: int, *, directed: bool = False) -> GossipSchedule:
     >>> round(one_peer_exponential(6).product_contraction(3), 4)
     0.5
     """
-    n = require_count("n", n, 1)
+    n = _workers("n", n)
     directed = require_bool("directed", directed)
     tau = max(1, math.ceil(math.log2(n))) if n > 1 else 1
     workers = np.arange(n)
@@ -579,7 +683,7 @@ def rotating_ring(n: int) -> GossipSchedule:
     >>> s.period, [sorted(s.support(t).edges()) for t in range(3)]
     (3, [[(0, 1), (2, 3)], [(1, 2), (3, 4)], [(0, 4)]])
     """
-    n = require_count("n", n, 1)
+    n = _workers("n", n)
     if n <= 2:
         pairs = np.array([[0, 1]]) if n == 2 else np.zeros((0, 2), dtype=np.int64)
         matrix = _matching_matrix(n, pairs)
@@ -613,7 +717,7 @@ def rotating_path(n: int) -> GossipSchedule:
     >>> s.period, [sorted(s.support(t).edges()) for t in range(2)]
     (2, [[(0, 1), (2, 3)], [(1, 2), (3, 4)]])
     """
-    n = require_count("n", n, 1)
+    n = _workers("n", n)
     edges = np.stack([np.arange(n - 1), np.arange(1, n)], axis=1)
     period = 2 if n > 2 else 1
     matrices = [_matching_matrix(n, edges[np.arange(n - 1) % 2 == c]) for c in range(period)]
@@ -673,7 +777,7 @@ def random_matchings(n: int | nx.Graph, *, seed: int | np.random.Generator) -> G
         edges = np.array([(u, v) for u, v in n.edges() if u != v], dtype=np.int64).reshape(-1, 2)
         label = "G"
     else:
-        size = require_count("n", n, 2)
+        size = _workers("n", n, 2)
         edges = None
         label = str(size)
 
@@ -740,7 +844,8 @@ def randomized_gossip(G: nx.Graph, *, seed: int | np.random.Generator) -> Gossip
 def schedule_from_sequence(matrices: Sequence[MatrixLike], *, periodic: bool = True,
                            kind: str = "symmetric", nonnegative: bool = True) -> GossipSchedule:
     """A user-supplied sequence W_0..W_{p-1}, repeated with period p (``periodic=True``) or, when
-    ``periodic=False``, followed by nothing: reading W_t for t >= p is then an IndexError.
+    ``periodic=False``, followed by nothing: a schedule of ``length`` p, whose W_t for t >= p is a
+    ValueError naming t (a run of more than p iterations is refused up front).
 
     Parameters
     ----------
@@ -779,7 +884,8 @@ def schedule_from_sequence(matrices: Sequence[MatrixLike], *, periodic: bool = T
     periodic = require_bool("periodic", periodic)
     period = len(matrices) if periodic else None
     schedule = GossipSchedule(first.shape[0], matrices.__getitem__, period=period, kind=kind,
-                              name=f"sequence of {len(matrices)}", nonnegative=nonnegative)
+                              name=f"sequence of {len(matrices)}", nonnegative=nonnegative,
+                              length=None if periodic else len(matrices))
     for t in range(len(matrices)):
         schedule.matrix(t)
     return schedule

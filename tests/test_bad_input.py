@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import math
+import warnings
 from pathlib import Path
 
 import networkx as nx
@@ -256,3 +257,257 @@ def test_run_with_no_iterations_reports_a_nan_gradient_at_the_start_as_diverged(
     result = algorithms.run("dpsgd", NaNGradient(), W, step_size=0.1, iterations=0, tol=1e-3)
     assert result.diverged and result.status == "diverged" and result.t_eps is None
     assert "non-finite" in result.message
+
+
+# --- issue 35: the PEP toolbox, schedules, DeFacto on a constant schedule ------------------------------
+
+J = lambda n: np.full((n, n), 1.0 / n)  # noqa: E731
+F4 = instances.heterogeneous_quadratic(4, 3, 1.0, seed=1)
+W4 = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+SPECTRAL = dict(spectrum=(0.0, 0.5))
+
+
+def test_defacto_on_a_constant_schedule_is_defacto_on_its_w():
+    # it gossiped one round per communicate iteration instead of the exact-averaging factors (0.63 apart)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for schedule in (instances.constant_schedule(W4), instances.schedule_from_sequence([W4])):
+            scheduled = algorithms.run("defacto", F4, schedule, step_size=0.1, iterations=30)
+            static = algorithms.run("defacto", F4, W4, step_size=0.1, iterations=30)
+            assert np.array_equal(scheduled.x_hat, static.x_hat)
+            assert scheduled.hyper == static.hyper == {"form": "intended", "factors": None, "R": 4}
+    # a schedule of a longer period still gossips with its rounds (recorded as such)
+    ring = algorithms.run("defacto", F4, instances.rotating_ring(4), step_size=0.1, iterations=8)
+    assert ring.hyper["factors"] == "schedule" and ring.hyper["R"] == 2
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    (dict(step_size=1e-300), ValueError, r"step_size \* L must be >= MIN_STEP_TIMES_L"),
+    (dict(step_size=1e6), ValueError, r"step_size \* L must be <= MAX_STEP_TIMES_L"),
+    (dict(L=1e6, step_size=0.5), ValueError, r"step_size \* L must be <= MAX_STEP_TIMES_L"),
+    (dict(L=5e-324), ValueError, r"L=5e-324: the default step 1/L overflows"),
+    (dict(solver_options={"max_iter": 0}), ValueError,
+     r"solver_options\['max_iter'\] must be an integer >= 1"),
+    (dict(solver_options={"max_iter": -1}), ValueError, r"solver_options\['max_iter'\]"),
+    (dict(solver_options="abc"), TypeError, "solver_options must be a mapping"),
+    (dict(solver_options=[1, 2]), TypeError, "solver_options must be a mapping"),
+    (dict(varsigma=1e308), ValueError, r"varsigma / sqrt\(L Delta\) must be <= MAX_NORMALIZED_VARSIGMA"),
+    (dict(Delta=1e308, L=1e308), ValueError, "beyond float's range"),
+    (dict(step_size=lambda: 0.5), TypeError, "step_size must be a callable k -> alpha_k"),
+    (dict(W=J(2) + 0j, spectrum=None), TypeError, "W must be a real matrix; got complex"),
+    (dict(method="detag", eta=float("nan")), ValueError, "eta must be a finite real"),
+    (dict(method="detag", eta="a"), TypeError, "eta must be a real number"),
+    (dict(method="detag", eta=-1), ValueError, "eta must be >= 0"),
+    (dict(method="detag", eta=2), ValueError, "eta must be < 1"),
+    (dict(method="detag", R=10**6), ValueError, "R must be an integer <= 16"),
+    (dict(K=32), ValueError, r"K=32 with N=2: the SDP .* would need about 13.\d GiB"),
+    (dict(method="dgd", K=1, spectrum=(-0.5, 0.5), function_class="convex", criterion="distance",
+          initial="function_value", heterogeneity="optimum"), ValueError,
+     r"criterion='distance' with initial='function_value' is unbounded in function_class='convex'"),
+    (dict(W=J(2), spectrum=None, function_class="convex", criterion="function_value", initial="distance",
+          radius=1e308), ValueError, "beyond float's range"),
+    # infinite worst cases, said before the solver ("unbounded" from it, a RuntimeError, before)
+    (dict(step_size=2.0), ValueError, r"the worst case is unbounded \(infinite\)"),
+    (dict(method="dgd_cta", K=4, step_size=3.0), ValueError, "the worst case is unbounded"),
+    (dict(method="detag", K=1), ValueError, "the worst case is unbounded"),
+    (dict(method="detag", K=4, step_size=1.5), ValueError, "the worst case is unbounded"),
+])
+def test_worst_case_bad_input_is_named_before_the_solver(kwargs, error, match):
+    # each was a RuntimeError from the solver, an OverflowError, an IndexError, a hang, an escaped warning
+    # or a message naming no argument (issue 35)
+    arguments = {"method": "dsgt", "K": 2, **SPECTRAL, **kwargs}
+    if arguments["spectrum"] is None:
+        del arguments["spectrum"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(error, match=match):
+            bounds.worst_case(arguments.pop("method"), arguments.pop("K"), **arguments)
+
+
+def test_worst_gossip_matrix_names_a_wrong_argument():
+    with pytest.raises(TypeError, match="result must be a WorstCase"):
+        bounds.worst_gossip_matrix(5)
+
+
+def test_worst_case_scales_exactly_with_delta_and_l():
+    # Delta = 1e100 was "infinite" and L = 1e6 with step 0.5 / L failed: the SDP is solved at L = Delta = 1
+    # (f~(y) = a f(y / b)); the worst case is then the normalized one in the caller's units, exactly
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        unit = bounds.worst_case("dsgt", 2, step_size=0.5, varsigma=0.5, **SPECTRAL)
+        big = bounds.worst_case("dsgt", 2, step_size=0.5, Delta=1e100, varsigma=0.5e50, **SPECTRAL)
+        stiff = bounds.worst_case("dsgt", 2, L=1e6, step_size=0.5e-6, varsigma=0.5e3, **SPECTRAL)
+        assert big.value == pytest.approx(1e100 * unit.value, rel=1e-8)  # varsigma~ to rounding
+        assert stiff.value == pytest.approx(1e6 * unit.value, rel=1e-8)
+        assert (big.Delta, big.varsigma, stiff.L, stiff.step_size) == (1e100, 0.5e50, 1e6, 0.5e-6)
+        assert np.allclose(big.iterates, unit.iterates * 1e50, rtol=1e-6, atol=1e-6 * 1e50)  # x = y / b
+        assert np.allclose(stiff.replay()[-1], stiff.iterates[-1], rtol=1e-6, atol=1e-9)
+        huge = bounds.worst_case("dsgt", 2, Delta=1e100, **SPECTRAL)  # varsigma = 1: about varsigma = 0
+        homogeneous = bounds.worst_case("dsgt", 2, varsigma=0.0, **SPECTRAL)
+        assert huge.value == pytest.approx(1e100 * homogeneous.value, rel=1e-4)
+        distance = bounds.worst_case("dgd_atc", 2, W=J(2), function_class="convex",
+                                     criterion="function_value", initial="distance", radius=1e6)
+        assert distance.value == pytest.approx(0.1 * 1e12, rel=1e-6)  # L R^2 / (4K + 2)
+
+
+def test_worst_case_of_one_worker_is_gradient_descent():
+    # W = [[1]] was an IndexError (issue 29 item 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = bounds.worst_case("dgd_atc", K=2, W=np.ones((1, 1)), function_class="convex",
+                                   criterion="function_value", initial="distance")
+    assert result.value == pytest.approx(0.1, abs=1e-6) and result.N == 1  # L R^2 / (4K + 2)
+
+
+def test_worst_case_announces_a_long_solve(monkeypatch):
+    from decbounds.bounds import pep
+
+    lines: list[str] = []
+    bounds.worst_case("dsgt", 2, progress=lines.append, **SPECTRAL)
+    assert lines == []  # a quick solve says nothing
+    monkeypatch.setattr(pep, "_SECONDS_PER_ENTRY", 1.0)
+    bounds.worst_case("dsgt", 2, progress=lines.append, **SPECTRAL)
+    assert lines and lines[0].startswith("SDP of Gram side") and "MiB" in lines[0]
+    with pytest.raises(TypeError, match="progress must be a callable"):
+        bounds.worst_case("dsgt", 2, progress="yes", **SPECTRAL)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--diminishing", "1e10"], "--diminishing 10000000000.0 makes step 1 underflow"),
+    (["--diminishing=-2000"], "--diminishing must be a finite power >= 0"),
+    (["--steps="], "--steps must be comma-separated numbers"),
+    (["--K", "32"], "would need about"),
+    (["--step", "1e-300"], "MIN_STEP_TIMES_L"),
+])
+def test_worst_case_cli_bad_input_is_one_line_and_exit_2(capsys, extra, message):
+    argv = ["worst-case", "dsgt", "--K", "2", "--lam-min", "0", "--lam-max", "0.5", *extra]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith("decbounds worst-case: ") and message in captured.err
+
+
+def test_worst_case_cli_announces_a_long_solve_on_stderr(capsys, monkeypatch):
+    from decbounds.bounds import pep
+
+    monkeypatch.setattr(pep, "_SECONDS_PER_ENTRY", 1.0)  # as if K were large: the estimate comes first
+    assert main(["worst-case", "dsgt", "--K", "2", "--lam-min", "0", "--lam-max", "0.5"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.startswith("decbounds worst-case: SDP of Gram side") and "s of CPU" in captured.err
+    assert "worst case of" in captured.out
+
+
+def test_worst_case_cli_eta_and_magnitudes(capsys):
+    argv = ["worst-case", "detag", "--K", "2", "--lam-min", "0", "--lam-max", "0.5"]
+    assert main([*argv, "--eta", "nan"]) == 2
+    assert "eta must be a finite real number" in capsys.readouterr().err
+    # Delta = 1e308 was "unbounded": the value scales linearly (Delta = 1: 0.666667)
+    assert main(["worst-case", "dsgt", "--K", "2", "--lam-min", "0", "--lam-max", "0.5", "--Delta", "1e308",
+                 "--varsigma", "0"]) == 0
+    assert "6.66667e+307" in capsys.readouterr().out
+
+
+# --- schedules ------------------------------------------------------------------------------------------
+
+
+def test_a_finite_sequence_runs_its_rounds_and_refuses_more():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        once = instances.schedule_from_sequence([J(4)], periodic=False)
+        result = algorithms.run("d2", F4, once, step_size=0.1, iterations=0)  # was an IndexError
+        assert result.iterations == 0
+        assert once.lam == 0.0 and once.length == 1
+        assert algorithms.run("d2", F4, once, step_size=0.1, iterations=1).iterations == 1
+        with pytest.raises(ValueError, match=r"iterations must be <= 1, the rounds the schedule"):
+            algorithms.run("d2", F4, once, step_size=0.1, iterations=2)
+        with pytest.raises(ValueError, match=r"t must be < 1: .* got t=1"):
+            once.matrix(1)
+
+
+def test_a_callable_schedule_names_the_round_that_returned_nan():
+    schedule = instances.schedule_from_callable(lambda t: J(4) if t < 3 else np.full((4, 4), np.nan), 4)
+    with pytest.raises(ValueError, match=r"round_matrix\(3\) of callable: W_3 must have finite entries"):
+        algorithms.run("dpsgd", F4, schedule, step_size=0.1, iterations=10)
+
+
+def test_spectral_gap_atol_zero_is_exact_for_every_w():
+    lazy = instances.lazy(W4, 0.01)  # its rows sum to 1 +- 1.1e-16
+    for W in (lazy, lazy.toarray()):
+        with pytest.raises(ValueError, match=r"rows do not sum to 1: .* > atol=0"):
+            instances.spectral_gap(W, atol=0.0)
+        assert instances.spectral_gap(W, atol=1e-15) == pytest.approx(0.01 * (1 - W4.lam), abs=1e-12)
+    assert instances.spectral_gap(J(4), atol=0.0) == 1.0  # exact rows pass
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_one_peer_exponential_beyond_the_dense_limit_averages_exactly(directed):
+    # ARPACK's "starting vector is zero": the product is exactly J
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert instances.one_peer_exponential(1024, directed=directed).lam == 0.0
+
+
+@pytest.mark.parametrize(("sources", "error", "match"), [
+    ([5], ValueError, r"sources must hold worker labels in \[0, 4\); got 5"),
+    ([-1], ValueError, r"got -1"),
+    ([0.7], TypeError, "sources must hold integer worker labels"),
+    ("a", TypeError, "sources must be a sequence of worker labels"),
+    (None, TypeError, "sources must be a sequence of worker labels"),
+    ([], ValueError, "sources must be a non-empty"),
+])
+def test_first_arrival_names_a_bad_label(sources, error, match):
+    with pytest.raises(error, match=match):
+        instances.rotating_ring(4).first_arrival(sources, [0])
+
+
+def test_schedule_sizes_are_capped_or_use_the_period():
+    from decbounds.instances import schedules as sch
+
+    with pytest.raises(ValueError, match="period must be an integer <= 65536"):
+        sch.GossipSchedule(2, lambda t: J(2), period=10**6)
+    with pytest.raises(ValueError, match="n must be an integer <= 16777216"):
+        sch.one_peer_exponential(10**12)
+    with pytest.raises(ValueError, match="count must be an integer <= 65536"):
+        sch.random_matchings(4, seed=0).product(10**7)
+    with pytest.raises(ValueError, match=r"rounds \* windows must be an integer <= 65536"):
+        sch.random_matchings(4, seed=0).effective_lam(1, 10**6)
+    with pytest.raises(ValueError, match="limit must be an integer <= 65536"):
+        sch.random_matchings(4, seed=0).first_arrival([0], [1], limit=10**12)
+    ope = sch.one_peer_exponential(8)  # periodic: the answers come from the period, at once
+    assert np.allclose(ope.product(10**7), J(8), rtol=0, atol=1e-15)
+    assert ope.product_contraction(2**62) < 1e-15
+    assert ope.effective_lam(1, 10**6) == ope.effective_lam(1, 3) == 1.0
+    ring = sch.rotating_ring(8)
+    assert np.allclose(ring.product(2 * 10**5 + 1), ring.product(1) @ np.linalg.matrix_power(ring.product(2),
+                                                                                               10**5))
+    disconnected = sch.schedule_from_sequence([np.eye(3)])
+    with pytest.raises(ValueError, match="not reached"):  # a period that reaches nobody new: stop
+        disconnected.first_arrival([0], [1], limit=10**12)
+
+
+def test_multi_step_gossip_overflow_is_nan_without_a_warning():
+    W = np.array([[1e308, -1e308], [-1e308, 1e308]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mixed = instances.multi_step_gossip(W, np.arange(2.0), instances.gossip_schedule("two_tap", 0.5, 4))
+    assert not np.isfinite(mixed).any()
+
+
+# the engine's promise on a schedule (the lead's decision): the same bits alone and in a batch where the
+# problem is elementwise (the zero chain); a problem whose gradient is a BLAS matrix product
+# (heterogeneous_quadratic) agrees to rtol 1e-10, atol 1e-12 (a batch multiplies another block shape)
+BATCH_CASES = ["d2", "dsgt", "dpsgd", "extra", "exact_diffusion", "gt_dsgd", "mg_dsgd"]
+
+
+@pytest.mark.parametrize("name", BATCH_CASES)
+def test_run_batch_on_a_schedule_agrees_with_run(name):
+    from decbounds import oracles
+
+    schedule = instances.random_matchings(4, seed=5)
+    alone = algorithms.run(name, F4, schedule, step_size=0.1, iterations=25)
+    batch = algorithms.run_batch(name, F4, schedule, step_sizes=[0.05, 0.1], iterations=25)[1]
+    assert np.allclose(batch.x_hat, alone.x_hat, rtol=1e-10, atol=1e-12)
+    chain = oracles.ZeroChainOracle(instances.sampling_instance(4, T_c=4, p=0.3))
+    alone = algorithms.run(name, chain, schedule, step_size=0.1, iterations=25)
+    batch = algorithms.run_batch(name, chain, schedule, step_sizes=[0.05, 0.1], iterations=25)[1]
+    assert np.array_equal(batch.x_hat, alone.x_hat)

@@ -328,7 +328,7 @@ def test_cli_exact_W_file_and_errors(tmp_path, capsys: pytest.CaptureFixture[str
     assert _cli(["dsgt", "--K", "0", "--lam-min", "0", "--lam-max", "0.5"]) == 2
     assert "K must be" in capsys.readouterr().err
     assert _cli(["dsgt", "--K", "2"]) == 2
-    assert _cli(["detag", "--K", "1", "--lam-min", "0", "--lam-max", "0.5"]) == 1  # infinite worst case
+    assert _cli(["detag", "--K", "1", "--lam-min", "0", "--lam-max", "0.5"]) == 2  # infinite, said up front
     assert "unbounded" in capsys.readouterr().err
     assert _cli(["--list"]) == 0 and "detag" in capsys.readouterr().out
 
