@@ -70,6 +70,7 @@ from decbounds.paper_figures.plotting import (
     blank_figure,
     figure_main,
     label,
+    place_legend,
     save_figure,
     style,
 )
@@ -423,7 +424,7 @@ def plot_gap_panel(axis: Any, records: Sequence[Mapping[str, Any]], rows: Sequen
     axis.set_ylabel("iterations to $\\|\\nabla f(\\bar x)\\| \\leq \\varepsilon$ (solid) or "
                     "$\\max_i \\|\\nabla f(x_i)\\| \\leq \\varepsilon$ (dashed), tuned")
     axis.grid(True, which="both", alpha=0.3)
-    axis.legend(fontsize="x-small", loc="upper left")
+    place_legend(axis, loc="upper left", fontsize="x-small")
 
 
 def _base_lam(records: Sequence[Mapping[str, Any]]) -> float:
@@ -521,7 +522,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
                         + (f", momentum {momentum:g}" if momentum else ""), fontsize="medium")
         panel.set_xlabel("iterations")
     panels[0, 0].set_ylabel("training loss $f(\\bar x)$")
-    panels[0, 0].legend(fontsize="x-small", loc="lower left")
+    place_legend(panels[0, 0], loc="lower left", fontsize="x-small")
     files = save_figure(fig, out_dir, "spectral_gap", dpi=60 if tiny else 150)  # tiny: a smoke test
     files += exponents.write_figure_table(rows, out_dir, "spectral_gap")
     files += exponents.write_combined(out_dir)

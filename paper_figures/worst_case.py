@@ -51,6 +51,7 @@ from decbounds.paper_figures.plotting import (
     atomic_write_bytes,
     figure_main,
     new_figure,
+    place_legend,
     save_figure,
     style,
 )
@@ -400,7 +401,7 @@ def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     axis_b.set_title(f"(b) rate from K = {Ks[-2]}, {Ks[-1]}", fontsize="medium")
     for axis in (axis_a, axis_b):
         axis.grid(True, which="both", alpha=0.3)
-        axis.legend(fontsize="x-small", loc="best")
+        place_legend(axis, loc="upper right", fontsize="x-small")
     fig.suptitle("Strongly convex class: worst cases of DIGing/DSGT and EXTRA (N = 2, spectral class, "
                  "$\\varsigma$ = 1 at $x^*$, Clarabel)", fontsize="medium")
     files = save_figure(fig, out_dir, "worst_case_linear", dpi=60 if tiny else 150)
