@@ -46,7 +46,6 @@ from decbounds.paper_figures.plotting import (
     atomic_write_bytes,
     figure_main,
     new_figure,
-    place_legend,
     save_figure,
     style,
 )
@@ -232,9 +231,17 @@ def _slope_text(rows: Sequence[fit.ExponentRow], sweep: str, label: str) -> str:
     return f": slope {value.slope:.2f} [{value.ci_low:.2f}, {value.ci_high:.2f}]{predicted}"
 
 
+#: The panel whose measured slopes the shared legend quotes.
+SLOPE_PANEL = "T_eps vs 1/delta"
+
+
 def plot(records: Sequence[Mapping[str, Any]], rows: Sequence[fit.ExponentRow], mode: CompressionMode,
          out_dir: pathlib.Path, dpi: int) -> list[pathlib.Path]:
     fig, axes = new_figure(1, 2, width=4.2, height=3.6)
+    # titles first: they move the constrained layout, and place_legend must see the final axes
+    axes.flat[0].set_title(f"(a) $T_\\varepsilon$, ring n = {mode.n}, d = {mode.d}, "
+                           f"$\\varepsilon$ = {mode.tol:g}", fontsize="small")
+    axes.flat[1].set_title("(b) bits to $\\varepsilon$ (predicted slope 0)", fontsize="small")
     for axis, (sweep, key, ylabel) in zip(axes.flat, (
             ("T_eps vs 1/delta", "t_eps", "$T_\\varepsilon$ (iterations)"),
             ("bits-to-eps vs 1/delta", "bits", "bits per worker to $\\varepsilon$")), strict=True):
@@ -249,7 +256,7 @@ def plot(records: Sequence[Mapping[str, Any]], rows: Sequence[fit.ExponentRow], 
                 look = style(algorithm)
                 x, y = zip(*done, strict=True)
                 axis.loglog(x, y, color=look["color"], marker=look["marker"], linestyle=line,
-                            label=label + _slope_text(rows, sweep, label))
+                            label=label + (_slope_text(rows, sweep, label) if sweep == SLOPE_PANEL else ""))
         for name in BASELINES:
             base = next((r for r in records if r["point"]["series"] == name and fit.is_finished(r)), None)
             if base is None:
@@ -261,13 +268,13 @@ def plot(records: Sequence[Mapping[str, Any]], rows: Sequence[fit.ExponentRow], 
         axis.set_xlabel("$1/\\delta$ = $1+\\omega$ = d/k")
         axis.set_ylabel(ylabel)
         axis.grid(True, which="both", alpha=0.3)
-        place_legend(axis, loc="upper left", fontsize="xx-small")
         if notes:
             axis.text(0.98, 0.02, "\n".join(notes[:6]), transform=axis.transAxes, fontsize=5, ha="right",
                       va="bottom", color="0.35")
-    axes.flat[0].set_title(f"(a) $T_\\varepsilon$, ring n = {mode.n}, d = {mode.d}, "
-                           f"$\\varepsilon$ = {mode.tol:g}", fontsize="small")
-    axes.flat[1].set_title("(b) bits to $\\varepsilon$ (predicted slope 0)", fontsize="small")
+    # one legend under both panels (the same series in each; the slopes of (a) in it, those of (b) in the
+    # exponent table): a legend inside either panel hid data, and one beside (a) squeezed (b)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize="xx-small", frameon=False)
     return save_figure(fig, out_dir, "compression", dpi=dpi)
 
 
