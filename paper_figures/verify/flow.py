@@ -280,6 +280,10 @@ def hidden_state(cls: type, rule: Any, before: dict[str, Any]) -> str | None:
     return None
 
 
+_NOT_LOCATED = ("not located (no class or instance attribute, closure cell, module global or iterator of the "
+                "rule's module changed)")
+
+
 def _snapshot(cls: type, rule: Any) -> dict[str, Any]:
     return {k: _fingerprint(v) for k, v in _outside_places(cls, rule).items()}
 
@@ -355,28 +359,39 @@ def flow_audit(cls: type, name: str, *, n: int = 9, horizon: int = FLOW_HORIZON,
                     f: Any = f, oracle: Any = oracle, channel: Any = channel, batch: int = batch) -> _Run:
             return _Run(cls, f, oracle, channel, k_steps, k_seeds, horizon, batch)
 
-        reference = new_run()
-        before = _snapshot(cls, reference.rule)
-        trace = _Trace(reference, horizon)
-        where = f"on a randomly labelled {n}-path with {kind}"
-        if "purity" not in failures:
-            failure = _purity(cls, name, reference, trace, new_run, before, horizon, where)
-            if failure:
-                failures["purity"] = failure
-            else:
-                passed_detail["purity"].append(f"{horizon} iterations {where}")
-        if "configurations" not in failures:
-            failure = _configurations(name, trace, new_run, steps, seeds, horizon, where)
-            if failure:
-                failures["configurations"] = failure
-            else:
-                passed_detail["configurations"].append(f"2 configurations x {horizon} iterations {where}")
-        if "information_flow" not in failures:
-            failure, windows = _information_flow(name, trace, new_run, g, labels, rng, horizon, where)
-            if failure:
-                failures["information_flow"] = failure
-            else:
-                passed_detail["information_flow"].append(f"{windows} perturbed runs {where}")
+        try:
+            reference = new_run()
+            before = _snapshot(cls, reference.rule)
+            trace = _Trace(reference, horizon)
+            where = f"on a randomly labelled {n}-path with {kind}"
+            if "purity" not in failures:
+                failure = _purity(cls, name, reference, trace, new_run, before, horizon, where)
+                if failure:
+                    failures["purity"] = failure
+                else:
+                    passed_detail["purity"].append(f"{horizon} iterations {where}")
+            if "configurations" not in failures:
+                failure = _configurations(name, trace, new_run, steps, seeds, horizon, where)
+                if failure:
+                    failures["configurations"] = failure
+                else:
+                    passed_detail["configurations"].append(f"2 configurations x {horizon} iterations {where}")
+            if "information_flow" not in failures:
+                def impure(t0: int, t: int, trace: _Trace = trace, new_run: Callable[..., _Run] = new_run,
+                           reference: _Run = reference, before: dict[str, Any] = before, where: str = where
+                           ) -> dict[str, Any] | None:
+                    return _unperturbed_replay(cls, name, reference, trace, new_run, before, t0, t, where)
+
+                failure, windows = _information_flow(name, trace, new_run, g, labels, rng, horizon, where,
+                                                     impure)
+                if failure:
+                    failures["information_flow"] = failure
+                else:
+                    passed_detail["information_flow"].append(f"{windows} perturbed runs {where}")
+        except (Exception, SystemExit):
+            if not failures:  # the caller names where it raised
+                raise
+            break  # a route is already named; a rule that raises later is outside the class anyway
     checks = []
     for key in FLOW_CONDITIONS:
         if key in failures:
@@ -422,12 +437,32 @@ def _purity(cls: type, name: str, reference: _Run, trace: _Trace, new_run: Calla
     if found is None:
         return None
     how, t, label, worker = found
-    place = hidden_state(cls, reference.rule, before) or \
-        "not located (no class or instance attribute, closure cell, module global or iterator changed)"
+    place = hidden_state(cls, reference.rule, before) or _NOT_LOCATED
     at = f"worker {worker}'s" if worker is not None else "the"
     return _check("purity", False,
                   f"{name}: the step is not a function of (state, ctx): {how}, {at} {label!r} differs after "
                   f"iteration {t} {where}; state kept outside the state: {place}")
+
+
+def _unperturbed_replay(cls: type, name: str, reference: _Run, trace: _Trace, new_run: Callable[..., _Run],
+                        before: dict[str, Any], t0: int, t_last: int, where: str) -> dict[str, Any] | None:
+    """The window [t0, t_last] replayed without a perturbation on a fresh instance: the purity failure when
+    it does not reproduce the reference."""
+    everyone = np.ones(reference.ledger.n, dtype=bool)
+    replay = new_run()
+    replay.restart_at(trace.states[t0], trace.rngs[t0])
+    for t in range(t0, t_last + 1):
+        replay.step(t)
+        diff = _first_difference(trace.states[t + 1], replay.state, everyone)
+        if diff is not None:
+            label, worker = diff
+            at = f"worker {worker}'s" if worker is not None else "the"
+            place = hidden_state(cls, reference.rule, before) or _NOT_LOCATED
+            return _check("purity", False,
+                          f"{name}: the step is not a function of (state, ctx): replayed from a deep copy of "
+                          f"the state after iteration {t0 - 1} on a fresh instance, {at} {label!r} differs "
+                          f"after iteration {t} {where}; state kept outside the state: {place}")
+    return None
 
 
 def _configurations(name: str, trace: _Trace, new_run: Callable[..., _Run], steps: Sequence[float],
@@ -471,11 +506,13 @@ def _perturb_rows(state: Any, rows: np.ndarray, rng: np.random.Generator) -> Non
 
 
 def _information_flow(name: str, trace: _Trace, new_run: Callable[..., _Run], graph: nx.Graph,
-                      labels: np.ndarray, rng: np.random.Generator, horizon: int, where: str
+                      labels: np.ndarray, rng: np.random.Generator, horizon: int, where: str,
+                      impure: Callable[[int, int], dict[str, Any] | None]
                       ) -> tuple[dict[str, Any] | None, int]:
     """Per worker set S and per kind of perturbation (oracle answers, state rows): windows from t0 = 0, w,
     2w, ... (w = S's eccentricity - 1, so the farthest worker stays checkable), each run against the
-    reference's bits."""
+    reference's bits. A difference is first replayed unperturbed (``impure(t0, t)``): when that differs
+    too, the route is state kept outside the state, not the perturbation."""
     n = labels.size
     windows = 0
     for set_name, S in _worker_sets(labels, rng).items():
@@ -498,26 +535,27 @@ def _information_flow(name: str, trace: _Trace, new_run: Callable[..., _Run], gr
                     run.step(t)
                     rounds = run.ledger.counters.communication_rounds
                     checked = distance > rounds
-                    diff = _first_difference(trace.states[t + 1], run.state, checked)
-                    if diff is not None:
-                        label, worker = diff
-                        at = f"worker {worker}" if worker is not None else "a worker"
-                        hops = "" if worker is None else f", {int(distance[worker])} hops from S,"
-                        return _check("information_flow", False,
-                                      f"{name}: with {set_name} S = {S.tolist()}'s {what} perturbed from "
-                                      f"iteration {t0}, {at}{hops} changed in state field {label!r} after "
-                                      f"iteration {t}, when {rounds} communication round(s) had been used "
-                                      f"{where}: information moved farther than the rounds allow"), windows
                     mine = run.tap.queries[queries_before:]
                     theirs = trace.queries.get(t, [])
                     qdiff = _query_difference(theirs, [X for _, _, X in mine],
                                               [distance > r for _, r, _ in mine])
                     if qdiff is not None:
                         q, worker = qdiff
-                        at = f"worker {worker}'s" if worker is not None else "the number of"
-                        return _check("information_flow", False,
+                        at = "the number of queries, from" if worker is None else \
+                            f"worker {worker}'s ({int(distance[worker])} hops from S)"
+                        return impure(t0, t) or _check("information_flow", False,
                                       f"{name}: with {set_name} S = {S.tolist()}'s {what} perturbed from "
                                       f"iteration {t0}, {at} query point {q} passed to ctx.sample in "
                                       f"iteration {t} changed {where}: the points a rule queries may depend "
                                       "only on the workers within the rounds used"), windows
+                    diff = _first_difference(trace.states[t + 1], run.state, checked)
+                    if diff is not None:
+                        label, worker = diff
+                        at = f"worker {worker}" if worker is not None else "a worker"
+                        hops = "" if worker is None else f", {int(distance[worker])} hops from S,"
+                        return impure(t0, t) or _check("information_flow", False,
+                                      f"{name}: with {set_name} S = {S.tolist()}'s {what} perturbed from "
+                                      f"iteration {t0}, {at}{hops} changed in state field {label!r} after "
+                                      f"iteration {t}, when {rounds} communication round(s) had been used "
+                                      f"{where}: information moved farther than the rounds allow"), windows
     return None, windows
