@@ -48,6 +48,8 @@ CONDITIONS: dict[str, str] = {
     "zero_respecting": "zero-respecting on the zero chain (one hop per iteration; every array, the output, "
                        "every query point)",
     **FLOW_CONDITIONS,
+    "isolation": "isolation: the rule's module, imported in a process of its own, leaves the auditor as it "
+                 "is and ends no process",
 }
 
 
