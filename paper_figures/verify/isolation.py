@@ -3,7 +3,7 @@ decides the verdicts never imports it.
 
 `run_isolated` (the deciding process) starts ``python -c`` on `_child` with the run's arguments as JSON. The
 child imports the auditor, takes a snapshot of it (`auditor_snapshot`: every function, class and method of the
-``decbounds`` modules, numpy's and networkx's functions, and the plain constants of the ``decbounds``
+``decbounds`` modules, numpy's functions, and the plain constants of the ``decbounds``
 modules), imports the user's module, compares, runs the class audit and the sweeps (`runner.measure_rule`),
 compares again, and writes what it measured to a result file. The deciding process reads that file only:
 verdicts, exponents and the report are computed there. A child that ends without a result (``sys.exit`` at
@@ -28,21 +28,20 @@ from decbounds.paper_figures.verify.settings import VerifyInputError
 
 __all__ = ["auditor_changes", "auditor_snapshot", "run_isolated"]
 
-_WATCHED_PREFIXES = ("decbounds", "numpy", "networkx", "scipy.sparse")
+_WATCHED_NUMPY = ("numpy", "numpy.linalg", "numpy.random")  # the kernels the audit's comparisons use
 _CONSTANTS = (int, float, str, bool, tuple, frozenset)
 
 _CHILD = "from decbounds.paper_figures.verify.isolation import _child; _child()"
 
 
 def _watched(module_name: str) -> bool:
-    return any(module_name == p or module_name.startswith(p + ".") for p in _WATCHED_PREFIXES) \
-        and not module_name.startswith(("numpy.testing", "numpy.f2py", "numpy.distutils"))
+    return module_name == "decbounds" or module_name.startswith("decbounds.") or module_name in _WATCHED_NUMPY
 
 
 def auditor_snapshot() -> dict[str, Any]:
     """What the auditor is made of, by name: the identity of every function and class (and its methods'
-    code) of the loaded ``decbounds``, numpy, networkx and scipy.sparse modules, and the value of every
-    plain constant (numbers, strings, tuples) of the ``decbounds`` modules.
+    code) of the loaded ``decbounds`` modules and of numpy, numpy.linalg and numpy.random, and the value of
+    every plain constant (numbers, strings, tuples) of the ``decbounds`` modules.
 
     Returns
     -------
