@@ -35,7 +35,7 @@ from decbounds.paper_figures.verify.verdicts import _verdicts
 
 from decbounds import algorithms
 
-__all__ = ["verify"]
+__all__ = ["conclude", "measure_rule", "out_folder", "verify"]
 
 
 def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = None, seed: int = 0,
