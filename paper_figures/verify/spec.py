@@ -19,7 +19,8 @@ __all__ = ["fingerprint", "load_rule"]
 
 def load_rule(spec: Any) -> type[algorithms.StepRule]:
     """The rule class of ``spec``: a StepRule subclass, a registered algorithm name, or ``module:Class`` /
-    ``path/to/file.py:Class`` (the current directory is importable, as with ``python -m``).
+    ``path/to/file.py:Class`` (the current directory is importable, as with ``python -m``; for a file, its
+    folder too, as for a script).
     VerifyInputError (one line) otherwise."""
     if isinstance(spec, type):
         if not issubclass(spec, algorithms.StepRule):
@@ -41,6 +42,9 @@ def load_rule(spec: Any) -> type[algorithms.StepRule]:
             path = pathlib.Path(module_name)
             if not path.is_file():
                 raise FileNotFoundError(f"no file {module_name}")
+            folder = str(path.resolve().parent)
+            if folder not in sys.path:  # its sibling modules import, as for a script run from its folder
+                sys.path.insert(0, folder)
             loader_spec = importlib.util.spec_from_file_location(path.stem, path)
             assert loader_spec is not None and loader_spec.loader is not None
             module = importlib.util.module_from_spec(loader_spec)

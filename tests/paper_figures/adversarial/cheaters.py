@@ -10,30 +10,30 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
+from honest import PaperDPSGD
 
 from decbounds import algorithms
 
 _STYLE = algorithms.PlotStyle(color="tab:red", marker="x", label="cheat")
 
 
-class _Gossip(algorithms.StepRule):
+class _Gossip(PaperDPSGD):
     """D-PSGD, the honest base every cheater bends: x <- W x - alpha g(x)."""
 
     style = _STYLE
-    batchable: ClassVar[dict] = {}
-
-    def init(self, ctx):
-        return algorithms.State(x=ctx.start_state())
-
-    def step(self, s, ctx):
-        g = ctx.sample(s.x)
-        s.x = ctx.gossip(s.x) - ctx.step_size * g
-        return s
 
 
 def _everyone(x):
     """The exact mean over workers, broadcast back: an all-reduce no gossip round pays for."""
     return np.broadcast_to(x.mean(axis=0, keepdims=True), x.shape).copy()
+
+
+def _pull_to_last_mean(memory: dict, x: np.ndarray) -> np.ndarray:
+    """x pulled towards the workers' mean of the previous call, kept in ``memory`` (wherever it lives), and
+    the mean of this call remembered: an all-reduce one iteration late, carried outside the state."""
+    previous = memory.get("mean")
+    memory["mean"] = x.mean(axis=0, keepdims=True)
+    return x if previous is None or previous.shape[1:] != x.shape[1:] else x + 0.1 * (previous - x)
 
 
 # -- 1. global averages that land between reveals ---------------------------------------------------------
@@ -95,10 +95,7 @@ class ClassAttributeMemory(_Gossip):
 
     def step(self, s, ctx):
         s = super().step(s, ctx)
-        last = type(self).shared.get("mean")
-        type(self).shared["mean"] = s.x.mean(axis=0, keepdims=True)
-        if last is not None and last.shape[1:] == s.x.shape[1:]:
-            s.x = 0.5 * s.x + 0.5 * last
+        s.x = _pull_to_last_mean(type(self).shared, s.x)
         return s
 
 
@@ -128,10 +125,7 @@ def _closure_rule() -> type:
 
         def step(self, s, ctx):
             s = super().step(s, ctx)
-            previous = memory.get("mean")
-            memory["mean"] = s.x.mean(axis=0, keepdims=True)
-            if previous is not None and previous.shape[1:] == s.x.shape[1:]:
-                s.x = s.x + 0.1 * (previous - s.x)
+            s.x = _pull_to_last_mean(memory, s.x)
             return s
 
     return ClosureMemory
@@ -149,10 +143,7 @@ class ModuleGlobalMemory(_Gossip):
 
     def step(self, s, ctx):
         s = super().step(s, ctx)
-        previous = _GLOBAL.get("mean")
-        _GLOBAL["mean"] = s.x.mean(axis=0, keepdims=True)
-        if previous is not None and previous.shape[1:] == s.x.shape[1:]:
-            s.x = s.x + 0.1 * (previous - s.x)
+        s.x = _pull_to_last_mean(_GLOBAL, s.x)
         return s
 
 
@@ -163,10 +154,9 @@ class ForeignModuleMemory(_Gossip):
 
     def step(self, s, ctx):
         s = super().step(s, ctx)
-        previous = getattr(np, "_decbounds_cheat", None)
-        np._decbounds_cheat = s.x.mean(axis=0, keepdims=True)
-        if previous is not None and previous.shape[1:] == s.x.shape[1:]:
-            s.x = s.x + 0.1 * (previous - s.x)
+        if not hasattr(np, "_decbounds_cheat"):
+            np._decbounds_cheat = {}
+        s.x = _pull_to_last_mean(np._decbounds_cheat, s.x)
         return s
 
 

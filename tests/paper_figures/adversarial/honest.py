@@ -1,5 +1,5 @@
 """Honest rules written from the papers' formulas (not from the package's rules): each must pass the class
-audit, exit status 0."""
+audit, exit status 0 (EXTRA in its cumulative form is test_verify_cheating.py's CumulativeExtra)."""
 
 from __future__ import annotations
 
@@ -56,30 +56,6 @@ class PaperTracking(algorithms.StepRule):
 
 
 @dataclass(eq=False)
-class ExtraState(algorithms.State):
-    correction: np.ndarray  # sum over t < k of (W - W~) x^t = (W x^t - x^t) / 2
-
-
-class PaperExtra(algorithms.StepRule):
-    """EXTRA in its cumulative form, Shi, Ling, Wu & Yin 2015, eq. (2.13), W~ = (I + W)/2:
-    x^{k+1} = W x^k - alpha g(x^k) + sum_{t<k} (W - W~) x^t."""
-
-    name = "paper_extra"
-    style = _STYLE
-    batchable: ClassVar[dict] = {}
-
-    def init(self, ctx):
-        return ExtraState(x=ctx.start_state(), correction=ctx.zeros())
-
-    def step(self, s, ctx):
-        wx = ctx.gossip(s.x)
-        new = wx - ctx.step_size * ctx.sample(s.x) + s.correction
-        s.correction += 0.5 * (wx - s.x)
-        s.x = new
-        return s
-
-
-@dataclass(eq=False)
 class DiffusionState(algorithms.State):
     psi: np.ndarray  # psi_{k-1} (x0 before the first iteration)
 
@@ -103,4 +79,4 @@ class PaperExactDiffusion(algorithms.StepRule):
         return s
 
 
-HONEST = [PaperDPSGD, PaperTracking, PaperExtra, PaperExactDiffusion]
+HONEST = [PaperDPSGD, PaperTracking, PaperExactDiffusion]  # EXTRA's cumulative form: test_verify_cheating.py
