@@ -121,6 +121,12 @@ def test_gossip_out_aliasing_its_input_is_the_product():
     out = ctx.gossip(X, out=[X])
     assert out is X
     np.testing.assert_allclose(X, expected, rtol=1e-12)
+    base = np.random.default_rng(1).standard_normal((4, 1, 3))
+    for t, (Z, target) in enumerate([(base[:], base), (base, base[:]), (base[:], base[...])], start=1):
+        before = np.einsum("ij,jkd->ikd", np.asarray(W.todense() if hasattr(W, "todense") else W), base)
+        ledger.begin_iteration(t)
+        ctx.gossip(Z, out=[target])
+        np.testing.assert_allclose(base, before, rtol=1e-12)
 
 
 def _cli(tmp_path, spec: str, *extra: str) -> subprocess.CompletedProcess:
