@@ -373,7 +373,7 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0,
         static = instance.graph() if edges_of is None else None
         checks.append(_zero_respecting(name, watch, edges_of or (lambda t: static), holders, problem.queried))
         if schedule is None:
-            checks += _flow_checks(cls, name, n, seed)
+            checks += _flow_checks(cls, name, seed)
     keys = [c["key"] for c in checks]
     checks = [c for i, c in enumerate(checks) if c["passed"] is False or c["key"] not in keys[:i]]
     out.update(passed=all(check["passed"] for check in checks), checks=checks, status=result.status,
@@ -381,10 +381,10 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0,
     return out
 
 
-def _flow_checks(cls: type, name: str, n: int, seed: int) -> list[dict[str, Any]]:
+def _flow_checks(cls: type, name: str, seed: int) -> list[dict[str, Any]]:
     """`flow.flow_audit` of the class itself; a rule that raises or exits there fails, named."""
     try:
-        return flow_audit(cls, name, n=n, seed=seed)
+        return flow_audit(cls, name, seed=seed)
     except (Exception, SystemExit) as exc:
         text = _one_line(exc)
         if isinstance(exc, AttributeError) and type(getattr(exc, "obj", None)).__name__ == "_Tap":
