@@ -14,7 +14,7 @@ import numpy as np
 from decbounds.paper_figures import heterogeneity
 from decbounds.paper_figures.plotting import atomic_write_bytes
 from decbounds.paper_figures.sweep import RecordWriter, SerialExecutor, run_sweep, to_jsonable
-from decbounds.paper_figures.verify.class_audit import audit
+from decbounds.paper_figures.verify.class_audit import CONDITIONS, audit
 from decbounds.paper_figures.verify.digits import (
     _digits_rows,
     digits_curve_mode,
@@ -145,6 +145,12 @@ def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str
                                          progress=progress, desc=f"verify {name}: {term}")
                 except RuntimeError as exc:  # a baseline failed: keep going, say so
                     errors.append(f"{term}: {_one_line(exc)}")
+                except SystemExit as exc:  # the rule ended the process in a measured run: a failed audit
+                    audited = {**audited, "passed": False, "checks": [*audited["checks"], {
+                        "condition": CONDITIONS["runs"], "key": "runs", "passed": False,
+                        "detail": f"{name} called sys.exit({exc.code!r}) in a run of the {term} term: a rule "
+                                  "may not end the process"}]}
+                    break
         return {"name": name, "module": cls.__module__, "qualname": cls.__qualname__, "out": str(out_dir),
                 "audit": audited, "records": records, "errors": errors}
     finally:

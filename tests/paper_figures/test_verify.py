@@ -247,7 +247,7 @@ def test_the_audit_names_the_rule_the_condition_and_the_iteration(tmp_path, rule
 
 
 class FailsOnLargeGraphs(_Base):
-    """Passes the audit (n = 9, and 12 for the differential checks) and fails in the experiments at n >= 15."""
+    """Passes the audit (n = 9; 12 in the differential checks) and fails in the experiments at n >= 15."""
 
     name = "fails_on_large_graphs"
 

@@ -163,3 +163,21 @@ def test_out_that_cannot_be_a_folder_is_one_line_exit_2(tmp_path, capsys, where)
     assert cli.main(["verify", "dpsgd", "--tiny", "--baselines", "", "--no-progress", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "--out" in err and "cannot create" in err, err
+
+
+class ExitsAtLargeSizes(honest.PaperDPSGD):
+    """Honest in the audit (n = 9 and 12), ends the process in the measured runs at n = 15."""
+
+    name = "exits_at_large_sizes"
+
+    def step(self, s, ctx):
+        if ctx.n >= 15:
+            raise SystemExit(0)
+        return super().step(s, ctx)
+
+
+def test_sys_exit_in_a_measured_run_fails_not_exit_0(tmp_path):
+    report = v.verify(ExitsAtLargeSizes, mode="tiny", out=tmp_path, baselines=(), progress=False,
+                      sizes={"comm_sizes": (6, 9, 12, 15)})
+    assert report.exit_status == 1
+    assert "called sys.exit(0) in a run of the communication term" in report.verdicts["audit"]
