@@ -10,7 +10,11 @@ is (constructor, prepare, init, step t) and, after init and every step:
   object of the engine (a graph or sparse matrices only for rules that declare ``knows = ("graph",)``);
 - the rule's own attributes do not change after ``init`` (what it remembers lives in the state);
 - the chain progress of each array and of ``average(state)`` (the T_eps of x-bar reads it; the workers' T_eps
-  reads ``state.x``, one of the arrays).
+  reads ``state.x``, one of the arrays), and of the points passed to ``ctx.sample`` (the problem records each
+  query's progress during the steps).
+
+Then the differential checks of `flow` run the rule's class itself (information flow, purity, the
+configuration axis; not over a schedule).
 
 The problem the engine queries counts its gradient evaluations; after the run the count is compared with the
 engine's query total, as are the totals with the iteration count (the engine itself compares its
