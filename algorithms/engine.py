@@ -238,8 +238,8 @@ class MixingHandle:
 
 
 class Context:
-    """What a rule sees: a capability, not a window on the engine (docs/verify.md, "What the audit
-    guarantees").
+    """What a rule sees: a capability, not a window on the engine (docs/verify.md, "The threat model: what
+    the audit guarantees").
 
     Data (read-only): ``n, k, d``; ``batch`` (B); ``step_size`` (1, k, d); ``hyper`` (`batch_hyper`, a
     read-only mapping); ``x0`` (d,); ``t`` (the current iteration, from 0); ``communication`` (the rule's
@@ -327,7 +327,7 @@ class Context:
             The arrays sent in this round; an (m n, ...) array is m arrays (n, ...) stacked, mixed each on its
             own in one product (``MixingOperator.stacked``).
         out : sequence of numpy.ndarray, optional
-            Per array, where the result goes.
+            Per array, where the result goes (it may be the array itself: ``gossip(X, out=[X])`` is W X).
         vectors : int, optional
             The vectors each worker sends (default: one per (n, ...) array, m per stacked array; give it when
             one array stacks several along another axis).

@@ -218,7 +218,10 @@ class MixingOperator:
                 return self.stacked(Z.shape[0] // n)._run(Z, out, a, previous, b)
             raise ValueError(f"{self.name}: the state's first axis must have length n={n} (or a multiple: "
                              f"arrays stacked); got shape {Z.shape}")
-        usable = out is not None and out.flags.c_contiguous and out.shape == Z.shape
+        # an out that is Z or shares its buffer (ctx.gossip(X, out=[X])) gets the product through a scratch
+        # array: the kernel zeroes its output before it reads Z (identity tests, no call on the hot path)
+        usable = out is not None and out.flags.c_contiguous and out.shape == Z.shape and out is not Z \
+            and out.base is not Z and (Z.base is None or (Z.base is not out and Z.base is not out.base))
         target = out if usable else np.empty(Z.shape)
         width = Z.size // n if n else 0
         combine = a is not None or previous is not None

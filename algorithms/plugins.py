@@ -115,7 +115,8 @@ def _fail(name: str, message: str) -> None:
 
 def load_rule(spec: Any) -> type:
     """The step rule of ``spec``: a StepRule subclass, a registered algorithm name, or ``module:Class`` /
-    ``path/to/file.py:Class`` (the current directory is importable, as with ``python -m``). What
+    ``path/to/file.py:Class`` (the current directory is importable, as with ``python -m``; for a file, its
+    folder too, as for a script). What
     ``decbounds verify`` and ``decbounds worst-case`` accept.
 
     Parameters
@@ -164,6 +165,9 @@ def load_rule(spec: Any) -> type:
             path = pathlib.Path(module_name)
             if not path.is_file():
                 raise FileNotFoundError(f"no file {module_name}")
+            folder = str(path.resolve().parent)
+            if folder not in sys.path:  # its sibling modules import, as for a script run from its folder
+                sys.path.insert(0, folder)
             loader_spec = importlib.util.spec_from_file_location(path.stem, path)
             assert loader_spec is not None and loader_spec.loader is not None
             module = importlib.util.module_from_spec(loader_spec)

@@ -76,6 +76,9 @@ from decbounds.paper_figures.verify.digits import (
     digits_verdict,
     final_losses,
 )
+from decbounds.paper_figures.verify.flow import (
+    flow_audit,
+)
 from decbounds.paper_figures.verify.report import (
     VerifyReport,
     report_markdown,
@@ -140,6 +143,7 @@ __all__ = [
     "final_losses",
     "fingerprint",
     "fit_tail",
+    "flow_audit",
     "load_rule",
     "main",
     "measure",

@@ -10,7 +10,11 @@ is (constructor, prepare, init, step t) and, after init and every step:
   object of the engine (a graph or sparse matrices only for rules that declare ``knows = ("graph",)``);
 - the rule's own attributes do not change after ``init`` (what it remembers lives in the state);
 - the chain progress of each array and of ``average(state)`` (the T_eps of x-bar reads it; the workers' T_eps
-  reads ``state.x``, one of the arrays).
+  reads ``state.x``, one of the arrays), and of the points passed to ``ctx.sample`` (the problem records each
+  query's progress during the steps).
+
+Then the differential checks of `flow` run the rule's class itself (information flow, purity, the
+configuration axis; not over a schedule).
 
 The problem the engine queries counts its gradient evaluations; after the run the count is compared with the
 engine's query total, as are the totals with the iteration count (the engine itself compares its
@@ -28,6 +32,7 @@ import scipy.sparse as sp
 from decbounds.algorithms.engine import Ledger
 from decbounds.algorithms.mixing import MixingOperator
 from decbounds.algorithms.step_rule import Channel, state_arrays
+from decbounds.paper_figures.verify.flow import FLOW_CONDITIONS, flow_audit
 from decbounds.paper_figures.verify.spec import _one_line
 
 from decbounds import algorithms, instances
@@ -44,7 +49,11 @@ CONDITIONS: dict[str, str] = {
     "constant": "the rule's own attributes do not change after init (its memory is its state)",
     "totals": "budget totals: queries and rounds within the iterations, every gradient evaluation counted",
     "finite": "iterates stay finite and within the instance's radius at the admissible step 1/L",
-    "zero_respecting": "zero-respecting on the zero chain (one hop per iteration; every array, the output)",
+    "zero_respecting": "zero-respecting on the zero chain (one hop per iteration; every array, the output, "
+                       "every query point)",
+    **FLOW_CONDITIONS,
+    "isolation": "isolation: the rule's module, imported in a process of its own, leaves the auditor as it "
+                 "is and ends no process",
 }
 
 
@@ -57,9 +66,15 @@ class _CountingProblem:
     def __init__(self, problem: Any) -> None:
         self._problem = problem
         self.calls = 0
+        self.step: int | None = None  # the iteration whose step is running (None outside the steps)
+        self.queried: dict[int, np.ndarray] = {}  # per iteration: the furthest coordinate queried per worker
 
     def grad(self, X: np.ndarray) -> np.ndarray:
         self.calls += 1
+        if self.step is not None and X.ndim == 3:  # a query point: held to the zero-respecting rule too
+            level = np.asarray(self._problem.progress(X)).reshape(X.shape[0], -1).max(axis=1)
+            known = self.queried.get(self.step)
+            self.queried[self.step] = level if known is None else np.maximum(known, level)
         return self._problem.grad(X)
 
     def __getattr__(self, name: str) -> Any:
@@ -306,7 +321,11 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0,
             before = problem.calls
             if watch.first_calls is None:
                 watch.first_calls = before
-            state = super().step(state, ctx)
+            problem.step = ctx.t
+            try:
+                state = super().step(state, ctx)
+            finally:
+                problem.step = None
             if problem.calls - before > ctx.batch and not watch.uncounted:
                 watch.uncounted.append(f"{problem.calls - before} gradient evaluations in step "
                                        f"{ctx.t}, B = {ctx.batch} queries allowed")
@@ -321,7 +340,7 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0,
         result = algorithms.run(Audited.name, problem, W, step_size=step_size, iterations=iterations,
                                 seed=seed, tol=instance.epsilon, stop="both",
                                 callback=lambda t, state, ctx: watch.after(t, state))
-    except Exception as exc:  # the user's rule: a verdict, not a traceback
+    except (Exception, SystemExit) as exc:  # the user's rule: a verdict, not a traceback or an exit
         checks.append(_failure(name, exc, watch))
         return {**out, "passed": False, "checks": [*checks, *watch.failures]}
     finally:
@@ -356,7 +375,9 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0,
         for group in instance.groups:
             holders[np.asarray(group)] = True
         static = instance.graph() if edges_of is None else None
-        checks.append(_zero_respecting(name, watch, edges_of or (lambda t: static), holders))
+        checks.append(_zero_respecting(name, watch, edges_of or (lambda t: static), holders, problem.queried))
+        if schedule is None:
+            checks += _flow_checks(cls, name, seed)
     keys = [c["key"] for c in checks]
     checks = [c for i, c in enumerate(checks) if c["passed"] is False or c["key"] not in keys[:i]]
     out.update(passed=all(check["passed"] for check in checks), checks=checks, status=result.status,
@@ -364,11 +385,31 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0,
     return out
 
 
+def _flow_checks(cls: type, name: str, seed: int) -> list[dict[str, Any]]:
+    """`flow.flow_audit` of the class itself; a rule that raises or exits there fails, named."""
+    try:
+        return flow_audit(cls, name, seed=seed)
+    except (Exception, SystemExit) as exc:
+        text = _one_line(exc)
+        if isinstance(exc, AttributeError) and type(getattr(exc, "obj", None)).__name__ == "_Tap":
+            return [_check("capability", False, f"{name} reached past its context to the engine's problem or "
+                                                f"oracle (introspection) and asked it for {exc.name!r}")]
+        if isinstance(exc, SystemExit):
+            return [_check("runs", False, f"{name} called sys.exit({exc.code!r}) in the differential audit "
+                                          "(a fresh instance of the class on a randomly labelled path)")]
+        return [_check("information_flow", False,
+                       f"{name} raised {type(exc).__name__} in the differential audit (a fresh instance of "
+                       f"the class, the measurement's oracles and batch, a randomly labelled path): {text}")]
+
+
 def _failure(name: str, exc: BaseException, watch: _Watch) -> dict[str, Any]:
     """The failed check of a run that raised: the capability, the budget, the per-worker state, or the rule
     raising somewhere (named)."""
     where = watch.where if watch.where != "step" else f"step at iteration {watch.t}"
     text = _one_line(exc)
+    if isinstance(exc, SystemExit):
+        return _check("runs", False, f"{name} called sys.exit({exc.code!r}) in {where}: a rule may not end "
+                                     "the process")
     if isinstance(exc, algorithms.CapabilityError):
         return _check("capability", False, f"{name}: {text}")
     if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), algorithms.Context):
@@ -384,7 +425,8 @@ def _failure(name: str, exc: BaseException, watch: _Watch) -> dict[str, Any]:
     return _check("runs", False, f"{name} raised {type(exc).__name__} in {where}: {text}")
 
 
-def _zero_respecting(name: str, watch: _Watch, edges_of: Any, holders: np.ndarray) -> dict[str, Any]:
+def _zero_respecting(name: str, watch: _Watch, edges_of: Any, holders: np.ndarray,
+                     queried: dict[int, np.ndarray]) -> dict[str, Any]:
     """First (iteration, worker) whose progress in some array runs ahead of what it may know: the furthest
     chain coordinate held by any array of its closed neighbourhood one iteration earlier, plus one only where
     that neighbourhood holds a worker whose oracle can reveal one (``holders``: the end groups I0, I1; every
@@ -393,7 +435,8 @@ def _zero_respecting(name: str, watch: _Watch, edges_of: Any, holders: np.ndarra
     Diffusion) relays a neighbour's fresh gradient in the same iteration, which still moves information one
     hop per iteration. ``edges_of(t)`` is the graph whose edges iteration t may cross (the static graph, or
     W_t's support over a schedule). Then the output: ``average(state)`` may hold no coordinate beyond every
-    worker's."""
+    worker's. The points passed to ``ctx.sample`` in iteration t are held to the same bound as the state
+    after it (``queried``: per iteration, the furthest coordinate each worker queried at)."""
     key = "zero_respecting"
     if watch.records < 2 or not watch.fields:
         return _check(key, False, f"{name}: no progress was recorded (no array of the state has the "
@@ -412,6 +455,17 @@ def _zero_respecting(name: str, watch: _Watch, edges_of: Any, holders: np.ndarra
         for i, closed in enumerate(graphs[id(graph)][1]):
             reach[t, i] = progress[t, closed].max()
             reveals[t, i] = int(holders[closed].any())
+    for t in sorted(queried):
+        if t >= len(reach):
+            continue
+        over = np.flatnonzero(queried[t] > reach[t] + reveals[t])
+        if over.size:
+            i = int(over[0])
+            return _check(key, False,
+                          f"{name}: in iteration {t} worker {i} passed ctx.sample a point holding chain "
+                          f"coordinate {int(queried[t][i])}, but its closed neighbourhood held at most "
+                          f"{int(reach[t, i])} (in any array) before the iteration: a query point off the "
+                          "span the zero-respecting rule allows (a point perturbed off the iterates)")
     ahead = progress[1:] > reach + reveals
     if ahead.any():
         t, i = (int(v) for v in np.argwhere(ahead)[0])

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import pathlib
 import time
+import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -13,7 +14,7 @@ import numpy as np
 from decbounds.paper_figures import heterogeneity
 from decbounds.paper_figures.plotting import atomic_write_bytes
 from decbounds.paper_figures.sweep import RecordWriter, SerialExecutor, run_sweep, to_jsonable
-from decbounds.paper_figures.verify.class_audit import audit
+from decbounds.paper_figures.verify.class_audit import CONDITIONS, audit
 from decbounds.paper_figures.verify.digits import (
     _digits_rows,
     digits_curve_mode,
@@ -34,7 +35,7 @@ from decbounds.paper_figures.verify.verdicts import _verdicts
 
 from decbounds import algorithms
 
-__all__ = ["verify"]
+__all__ = ["conclude", "measure_rule", "out_folder", "verify"]
 
 
 def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = None, seed: int = 0,
@@ -81,13 +82,50 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
     for baseline in baselines:
         if baseline not in allowed:
             raise VerifyInputError(f"baselines must be among {allowed}; got {baseline!r}")
-    cls = load_rule(rule)
-    name, added = _registered(cls)
-    out_dir = pathlib.Path(out if out is not None else f"verify-{name}")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    records_path = out_dir / "records.jsonl"
+    if isinstance(rule, str) and ":" in rule:  # a user's module: imported in a process of its own
+        from decbounds.paper_figures.verify.isolation import run_isolated
+
+        measured = run_isolated(rule, mode=mode, out=None if out is None else out_folder(out), seed=int(seed),
+                                hyper=dict(hyper or {}), baselines=tuple(baselines), sizes=sizes,
+                                budget=budget, progress=progress, digits=digits)
+    else:
+        measured = measure_rule(load_rule(rule), settings, out=out, seed=int(seed), hyper=dict(hyper or {}),
+                                baselines=tuple(baselines), progress=progress, digits=digits)
+    return conclude(measured, settings, mode=mode, seed=int(seed), baselines=tuple(baselines), digits=digits,
+                    started=started)
+
+
+def out_folder(out: str | pathlib.Path) -> pathlib.Path:
+    """The output folder ``out``, created; VerifyInputError (one line) when it cannot be a folder (a file
+    is there, a file on its path, no permission)."""
+    path = pathlib.Path(out)
     try:
-        audited = audit(name, n=settings.audit_n, iterations=settings.audit_iterations, seed=int(seed))
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = "a file is there" if isinstance(exc, FileExistsError) else \
+            "a file on its path is not a folder" if isinstance(exc, NotADirectoryError) else \
+            (exc.strerror or type(exc).__name__).lower()
+        raise VerifyInputError(f"--out {str(path)!r}: cannot create the output folder ({reason})") from None
+    return path
+
+
+def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str | pathlib.Path | None,
+                 seed: int, hyper: dict[str, Any], baselines: tuple[str, ...], progress: bool,
+                 digits: bool) -> dict[str, Any]:
+    """The rule's side of `verify`: the class audit and, when it passes, the sweeps; the records written to
+    ``out`` (default ``./verify-<name>``) as they finish. Runs in the process that imported the rule (the
+    isolated one for a ``module:Class`` spec, `isolation`); decides no verdict.
+
+    Returns
+    -------
+    dict
+        ``{"name", "module", "qualname", "out", "audit", "records", "errors"}``.
+    """
+    name, added = _registered(cls)
+    try:
+        out_dir = out_folder(out if out is not None else f"verify-{name}")
+        records_path = out_dir / "records.jsonl"
+        audited = audit(name, n=settings.audit_n, iterations=settings.audit_iterations, seed=seed)
         with RecordWriter(records_path) as writer:
             writer.append(to_jsonable({"key": f"audit:{name}:{fingerprint(cls)}", "runner": "verify.audit",
                                        "audit": audited}))
@@ -95,11 +133,11 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
         records: list[dict[str, Any]] = []
         errors: list[str] = []
         if audited["passed"]:
-            levels = sweep_points(name, fingerprint(cls), settings, seed=int(seed), hyper=dict(hyper or {}),
+            levels = sweep_points(name, fingerprint(cls), settings, seed=seed, hyper=hyper,
                                   baselines=baselines)
             if digits:
-                levels["digits"] = digits_points(name, fingerprint(cls), settings, seed=int(seed),
-                                                 hyper=dict(hyper or {}), baselines=baselines)
+                levels["digits"] = digits_points(name, fingerprint(cls), settings, seed=seed, hyper=hyper,
+                                                 baselines=baselines)
             for term, points in levels.items():
                 runner = heterogeneity.tuned_curve if term == "digits" else measure
                 try:
@@ -107,25 +145,44 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
                                          progress=progress, desc=f"verify {name}: {term}")
                 except RuntimeError as exc:  # a baseline failed: keep going, say so
                     errors.append(f"{term}: {_one_line(exc)}")
-        verdicts, fits = _verdicts(name, records, settings, audited, baselines, mode)
-        files = [records_path, out_dir / "audit.json"]
-        files += _write_exponents(out_dir, fits, verdicts, name)
-        digits_rows: list[dict[str, Any]] = []
-        if digits and audited["passed"]:
-            iterations = digits_curve_mode(settings, [name], int(seed)).iterations
-            failed = [e for e in errors if e.startswith("digits:")]
-            verdicts["digits"] = (f"error: {failed[0].removeprefix('digits: ')}" if failed
-                                  else digits_verdict(name, records, iterations))
-            digits_rows = _digits_rows(records)
-            files += heterogeneity.write_table(digits_rows, out_dir, "digits")
-        files += _plot(out_dir, name, records, settings)
-        report = VerifyReport(rule=name, mode=mode, seed=int(seed), audit=audited, verdicts=verdicts,
-                              fits=fits, records=records, files=files, errors=errors,
-                              seconds=time.perf_counter() - started, digits=digits_rows)
-        text = report_markdown(report, settings, cls)
-        atomic_write_bytes(out_dir / "report.md", text.encode())
-        report.files.insert(0, out_dir / "report.md")
-        return report
+                except SystemExit as exc:  # the rule ended the process in a measured run: a failed audit
+                    audited = {**audited, "passed": False, "checks": [*audited["checks"], {
+                        "condition": CONDITIONS["runs"], "key": "runs", "passed": False,
+                        "detail": f"{name} called sys.exit({exc.code!r}) in a run of the {term} term: a rule "
+                                  "may not end the process"}]}
+                    break
+        return {"name": name, "module": cls.__module__, "qualname": cls.__qualname__, "out": str(out_dir),
+                "audit": audited, "records": records, "errors": errors}
     finally:
         if added:
             algorithms.unregister(name)
+
+
+def conclude(measured: dict[str, Any], settings: Settings, *, mode: str, seed: int,
+             baselines: tuple[str, ...], digits: bool, started: float) -> VerifyReport:
+    """The verdicts and the report of a measured rule (`measure_rule`'s dict): in the process that decides
+    them, which never imports a user's module."""
+    name, audited = measured["name"], measured["audit"]
+    records, errors = measured["records"], measured["errors"]
+    out_dir = pathlib.Path(measured["out"])
+    records_path = out_dir / "records.jsonl"
+    verdicts, fits = _verdicts(name, records, settings, audited, baselines, mode)
+    files = [records_path, out_dir / "audit.json"]
+    files += _write_exponents(out_dir, fits, verdicts, name)
+    digits_rows: list[dict[str, Any]] = []
+    if digits and audited["passed"]:
+        iterations = digits_curve_mode(settings, [name], seed).iterations
+        failed = [e for e in errors if e.startswith("digits:")]
+        verdicts["digits"] = (f"error: {failed[0].removeprefix('digits: ')}" if failed
+                              else digits_verdict(name, records, iterations))
+        digits_rows = _digits_rows(records)
+        files += heterogeneity.write_table(digits_rows, out_dir, "digits")
+    files += _plot(out_dir, name, records, settings)
+    report = VerifyReport(rule=name, mode=mode, seed=seed, audit=audited, verdicts=verdicts,
+                          fits=fits, records=records, files=files, errors=errors,
+                          seconds=time.perf_counter() - started, digits=digits_rows)
+    where = types.SimpleNamespace(__module__=measured["module"], __qualname__=measured["qualname"])
+    text = report_markdown(report, settings, where)  # type: ignore[arg-type]  # its names only
+    atomic_write_bytes(out_dir / "report.md", text.encode())
+    report.files.insert(0, out_dir / "report.md")
+    return report

@@ -233,7 +233,9 @@ def test_the_audit_names_the_rule_the_condition_and_the_iteration(tmp_path, rule
     report = v.verify(rule, mode="tiny", out=tmp_path, baselines=(), progress=False)
     assert report.exit_status == 1
     failed = [check for check in report.audit["checks"] if not check["passed"]]
-    assert len(failed) == 1 and failed[0]["condition"].startswith(condition)
+    # the first failed check is the one named; the differential audit may name the same route again
+    assert failed and failed[0]["condition"].startswith(condition)
+    assert all(c["key"] in ("information_flow", "purity", "configurations") for c in failed[1:]), failed
     assert failed[0]["detail"].startswith(detail), failed[0]["detail"]
     assert "\n" not in failed[0]["detail"] and "Traceback" not in failed[0]["detail"]
     assert re.search(r"iteration \d+|t = \d+", failed[0]["detail"])
@@ -245,12 +247,12 @@ def test_the_audit_names_the_rule_the_condition_and_the_iteration(tmp_path, rule
 
 
 class FailsOnLargeGraphs(_Base):
-    """Passes the audit (n = 9) and fails in the experiments at n >= 12."""
+    """Passes the audit (n = 9; 12 in the differential checks) and fails in the experiments at n >= 15."""
 
     name = "fails_on_large_graphs"
 
     def step(self, s, ctx):
-        if ctx.n >= 12:
+        if ctx.n >= 15:
             raise RuntimeError("too many workers for me")
         s.x = ctx.gossip(s.x - ctx.step_size * ctx.sample(s.x))
         return s
@@ -265,7 +267,7 @@ def test_a_rule_failing_in_an_experiment_is_a_verdict_and_the_runs_are_kept(tmp_
                                                 "iteration 0: too many workers for me")
     statuses = {r["point"]["n"]: r["result"]["status"] for r in _records(tmp_path)[1:]
                 if r["point"]["term"] == "communication"}
-    assert statuses == {6: "converged", 9: "converged", 12: "error", 15: "error"}
+    assert statuses == {6: "converged", 9: "converged", 12: "converged", 15: "error"}
 
 
 def test_bad_specs_are_one_line_errors(tmp_path, monkeypatch):
@@ -281,9 +283,12 @@ def test_bad_specs_are_one_line_errors(tmp_path, monkeypatch):
         "plain_module.py:NotARule": "plain_module.py:NotARule is not a step rule",
         "nonsense": "'nonsense' is neither 'module:Class' nor a registered algorithm",
     }
-    for spec, message in cases.items():
+    for spec, message in cases.items():  # the loader's messages (the isolated process reports the same)
         with pytest.raises(v.VerifyInputError, match=re.escape(message)):
-            v.verify(spec, mode="tiny", out=tmp_path / "out", progress=False)
+            v.load_rule(spec)
+    # through verify: a module:Class spec is imported in a process of its own, its error reported back
+    with pytest.raises(v.VerifyInputError, match=re.escape(cases["plain_module:NotARule"])):
+        v.verify("plain_module:NotARule", mode="tiny", out=tmp_path / "out", progress=False)
     with pytest.raises(v.VerifyInputError, match="mode must be one of"):
         v.verify("extra", mode="huge")
     with pytest.raises(v.VerifyInputError, match="unknown sizes field"):

@@ -248,7 +248,7 @@ CHEATERS = [
     (MemoryOnTheRule, "constant", "rule attribute 'memory' changed in step at iteration 0"),
     (StackedSample, "capability", "iteration 0: ctx.sample(X) takes one point per worker and configuration"),
     (DenseMixing, "capability", "ctx.operator: J has the entry (0, 2), but worker 2 is not a neighbour"),
-    (OutputFromAGlobal, "zero_respecting", "average(state) after iteration"),
+    (OutputFromAGlobal, "zero_respecting", "passed ctx.sample a point holding chain coordinate"),
     (QueriesInInit, "capability", "the start state (init) may not query or communicate"),
 ]
 
