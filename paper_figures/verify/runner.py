@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import pathlib
 import time
@@ -23,10 +22,9 @@ from decbounds.paper_figures.verify.digits import (
 from decbounds.paper_figures.verify.report import VerifyReport, _plot, _write_exponents, report_markdown
 from decbounds.paper_figures.verify.settings import (
     BASELINES,
-    MODES,
-    Settings,
     VerifyInputError,
-    _check_settings,
+    check_hyper,
+    resolve_settings,
 )
 from decbounds.paper_figures.verify.spec import _one_line, _registered, fingerprint, load_rule
 from decbounds.paper_figures.verify.terms import measure, sweep_points
@@ -58,25 +56,12 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
         0
     """
     started = time.perf_counter()
-    if mode not in MODES:
-        raise VerifyInputError(f"mode must be one of {tuple(MODES)}; got mode={mode!r}")
-    settings = MODES[mode]
-    if sizes:
-        unknown = set(sizes) - {f.name for f in dataclasses.fields(Settings)}
-        if unknown:
-            raise VerifyInputError(f"unknown sizes field(s) {sorted(unknown)}; known: "
-                                   f"{[f.name for f in dataclasses.fields(Settings)]}")
-        settings = dataclasses.replace(settings, **dict(sizes))
-    if budget is not None:
-        if isinstance(budget, bool) or int(budget) != budget or budget < 1:
-            raise VerifyInputError(f"budget must be a positive integer; got budget={budget!r}")
-        settings = dataclasses.replace(settings, comm_cap=int(budget), gap_cap=int(budget),
-                                       broom_cap=int(budget))
+    settings = resolve_settings(mode, sizes, budget)
+    hyper = check_hyper(hyper)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise VerifyInputError(f"seed must be a non-negative integer; got seed={seed!r}")
     if not isinstance(digits, bool):
         raise VerifyInputError(f"digits must be True or False; got digits={digits!r}")
-    _check_settings(settings)
     allowed = (*BASELINES, "dpsgd", "dsgt")
     for baseline in baselines:
         if baseline not in allowed:
