@@ -247,7 +247,8 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
                 runs = 0 if f is None else f.n_points
                 lines.append(f"| {term} | {algorithm} | {measured} | {runs} ({record_fit.unfinished}) "
                              f"| {TERMS[term]['optimal']:g} |")
-        lines += ["", "## Measured T_eps", "", "| term | algorithm | x | T_eps (x-bar) | tol | explicit bound "
+        lines += ["", "## Measured T_eps", "", "| term | algorithm | x | T_eps (x-bar) | tol | "
+                  "explicit bound "
                   "| status |", "|---|---|---|---|---|---|---|"]
         for record in report.records:
             point, result = record["point"], record["result"]

@@ -231,7 +231,7 @@ def resolve_settings(mode: Any, sizes: Any = None, budget: Any = None) -> Settin
     >>> resolve_settings("quick", budget=float("nan"))
     Traceback (most recent call last):
     ...
-    decbounds.paper_figures.verify.settings.VerifyInputError: budget must be a positive integer; got budget=nan
+    decbounds.paper_figures.verify.settings.VerifyInputError: budget must be a positive integer; got ...
     """
     if not isinstance(mode, str) or mode not in MODES:
         raise VerifyInputError(f"mode must be one of {tuple(MODES)}; got mode={mode!r}")

@@ -51,7 +51,8 @@ def term_instance(point: Mapping[str, Any]) -> tuple[Any, Any, float, dict[str, 
         problem = instances.sampling_instance(n, T_c=int(point["chain_length"]), p=p)
         W = instances.gossip_matrix(instances.topology(point["topology"], n), "metropolis")
         lam = float(instances.second_eigenvalue(W))
-        params = {"n": n, "B": batch, "sigma": sampling.noise_level(p, problem.epsilon), "Delta": problem.Delta,
+        params = {"n": n, "B": batch, "sigma": sampling.noise_level(p, problem.epsilon),
+                  "Delta": problem.Delta,
                   "L": problem.L, "epsilon": problem.epsilon, "lam": lam, "D": 1, "varsigma0": 0.0, "p": p,
                   "T_c": problem.T_c}
         return oracles.ZeroChainOracle(problem), W, lam, params
@@ -63,8 +64,9 @@ def measure(point: dict[str, Any]) -> dict[str, Any]:
     """The sweep runner of every verify run: the algorithm of ``point`` (the rule under test when
     ``rule_id`` is set, with its ``hyper`` grids; a baseline otherwise) tuned over the point's admissible
     steps at tol = ``tol_fraction`` * 2 eps, every seed side by side; DeTAG over its R grid
-    (`communication.detag_phases_at`, contracting two-tap and Chebyshev gossip) unless hyper-parameters are given."""
-    problem, W, lam, params = term_instance(point)
+    (`communication.detag_phases_at`, contracting two-tap and Chebyshev gossip) unless hyper-parameters are
+    given."""
+    problem, W, _, params = term_instance(point)
     f = problem.f if point["term"] == "sampling" else problem
     hyper = dict(point.get("hyper") or {})
     options: dict[str, Any] = {}

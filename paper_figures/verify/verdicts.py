@@ -118,7 +118,8 @@ def fit_tail(records: Sequence[dict[str, Any]], spec: Mapping[str, Any]) -> list
 
 def explicit_bound(record: dict[str, Any]) -> float | None:
     """The explicit-constant lower bound a record's T_eps is held to (None where none applies): 1 + (T_c - 1)
-    dist on Setting 2 (path, broom, lazy path), ``hard_instance_sampling_sharp`` at the median on Setting 1."""
+    dist on Setting 2 (path, broom, lazy path), ``hard_instance_sampling_sharp`` at the median on
+    Setting 1."""
     result, point = record["result"], record["point"]
     if point["term"] in (*COMMUNICATION_TERMS, "spectral_gap"):
         return result.get("explicit_bound", result.get("hop_lower_bound"))
@@ -196,7 +197,8 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
     if diverged:
         return f"{VERDICT_DIVERGED}: {diverged}; no exponent from a diverged run{refs}"
     if central is not None and central <= CENTRALIZED_RATIO:
-        return (f"{VERDICT_CENTRALIZED}: T_eps within {100 * (central - 1):.0f}% of centralized SGD's at every "
+        return (f"{VERDICT_CENTRALIZED}: T_eps within {100 * (central - 1):.0f}% of centralized SGD's "
+                f"at every "
                 f"size ({measured}, optimal {optimal:g}){refs}")
     if capped:
         return f"{VERDICT_WORSE}: {capped}{refs}"
@@ -207,7 +209,8 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
                 f"cap){resolve_text}{refs}")
     if optimal - MATCH_WIDTH <= f.ci_low and f.ci_high <= optimal + MATCH_WIDTH:
         if spec["kind"] == "flat":
-            return (f"{VERDICT_FLAT} ({measured}; the bound is flat in n at fixed D, and so is any all-reduce: "
+            return (f"{VERDICT_FLAT} ({measured}; the bound is flat in n at fixed D, and so is any "
+                    f"all-reduce: "
                     f"this term does not tell gossip from all-reduce){refs}")
         return f"{VERDICT_MATCH} ({measured}, optimal {optimal:g} +- {MATCH_WIDTH:g}){refs}"
     if f.ci_low > optimal:  # every optimal exponent is an upper end: larger is worse (n B: -1)
@@ -217,7 +220,8 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
             return (f"{VERDICT_FASTER}: {measured} lies below the optimal {optimal:g} with no run below the "
                     f"explicit bound; {_FAMILY[term]}{refs}")
         return (f"{VERDICT_UNRESOLVED}: {measured} lies below the optimal {optimal:g} with no run below the "
-                f"explicit bound: on these sizes T_eps has not reached the bound's growth{resolve_text}{refs}")
+                f"explicit bound: on these sizes T_eps has not reached the bound's growth"
+                f"{resolve_text}{refs}")
     return (f"{VERDICT_UNRESOLVED}: interval too wide ({measured} covers the optimal {optimal:g} but reaches "
             f"beyond +- {MATCH_WIDTH:g} of it){resolve_text}{refs}")
 
@@ -225,7 +229,8 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
 #: Why an exponent below the optimal one is allowed on a term's family of instances.
 _FAMILY: dict[str, str] = {
     "spectral_gap": "allowed: Cor. 2's 1/sqrt(1 - lam) is proved at lam = cos(pi/n) only, and on the lazy "
-                    "W_kappa of one path no bound grows with 1/(1 - lam) (the rule crosses the same n-node path)",
+                    "W_kappa of one path no bound grows with 1/(1 - lam) (the rule crosses the same n-node "
+                    "path)",
     "communication_broom": "allowed: the broom's bound is flat in n at fixed D",
 }
 
@@ -245,7 +250,8 @@ def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[d
             n = 3 * math.ceil(needed) - 3
             while n - 2 * math.ceil(n / 3) + 1 < needed:
                 n += 1
-            text = (f"resolved at n >= {n}, where the explicit bound 1 + (T_c - 1) dist reaches {DOMINANCE:g}x "
+            text = (f"resolved at n >= {n}, where the explicit bound 1 + (T_c - 1) dist reaches "
+                    f"{DOMINANCE:g}x "
                     f"the {_count(descent)} iterations of descent centralized SGD measured (sizes="
                     f"{{'comm_sizes': (..., {n})}}, comm_cap >= {int(DOMINANCE * 4 * descent)})")
     elif term == "spectral_gap":
@@ -255,10 +261,15 @@ def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[d
     elif term == "communication_broom":
         text = f"more sizes (sizes={{'broom_sizes': (..., {2 * max(settings.broom_sizes)})}})"
     else:
-        text = (f"4x the seeds halves the interval (sizes={{'sampling_seeds': {4 * settings.sampling_seeds}}})")
-    return text + {"tiny": "; --tiny runs smoke-test sizes: run with --quick, or without options for the "
-                           "default mode's", "quick": "; the default mode (without --quick) runs larger sizes",
-                   "full": ""}.get(mode, "")
+        text = f"4x the seeds halves the interval (sizes={{'sampling_seeds': {4 * settings.sampling_seeds}}})"
+    return text + _MODE_ADVICE.get(mode, "")
+
+
+#: Where larger sizes are, by mode: never "run without --quick" to a user who did not give --quick.
+_MODE_ADVICE: dict[str, str] = {
+    "tiny": "; --tiny runs smoke-test sizes: run with --quick, or without options for the default mode's",
+    "quick": "; the default mode (without --quick) runs larger sizes",
+}
 
 
 def _count(value: Any) -> Any:
@@ -267,7 +278,7 @@ def _count(value: Any) -> Any:
 
 
 def _diverged(records: Sequence[dict[str, Any]], name: str, variable: str) -> str:
-    """In words, where every run of ``name`` at a size diverged (non-finite or out of radius), "" if nowhere."""
+    """In words, where every run of ``name`` at a size diverged (non-finite or out of radius); "" if none."""
     x_of = fit.variable_function(variable)
     where = [(x_of(r), r["result"].get("message", "")) for r in records
              if r["point"]["algorithm"] == name and r["result"].get("status") == "diverged"]
@@ -290,7 +301,8 @@ def _capped_where_reference_finished(records: Sequence[dict[str, Any]], name: st
             result = record["result"]
             if record["point"]["algorithm"] == name and result.get("t_eps") is None \
                     and result.get("status") == "max_iterations" and x_of(record) in finished:
-                return (f"hit the iteration cap {record['point'].get('cap', result.get('cap'))} at {variable} = "
+                cap = record["point"].get("cap", result.get("cap"))
+                return (f"hit the iteration cap {cap} at {variable} = "
                         f"{x_of(record):.4g} where {DISPLAY_NAMES.get(reference, reference)} finished in "
                         f"{_count(finished[x_of(record)])} iterations")
     return ""
@@ -332,7 +344,8 @@ def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, 
                 "no fit" if f is None else f"measured exponent {_interval(f)}, the gossip class's optimal "
                                            f"{spec['optimal']:g}")
             continue
-        references = ["detag", "d2", "centralized"] if source != "sampling" else ["centralized", "detag", "d2"]
+        references = ("centralized", "detag", "d2") if source == "sampling" else ("detag", "d2",
+                                                                                  "centralized")
         verdicts[term] = term_verdict(
             term, fits[term][name], {a: fits[term][a] for a in others if a in fits[term]}, name=name,
             below=below_bound([r for r in records if r["point"]["term"] == source], name),
