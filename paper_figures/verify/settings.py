@@ -268,11 +268,18 @@ def _size_value(key: str, value: Any, default: Any) -> Any:
     if isinstance(default, tuple):
         if not isinstance(value, (list, tuple)) or not value:
             raise VerifyTypeError(f"{where} must be a non-empty list or tuple; got {value!r}")
-        items = tuple(tuple(v) if isinstance(v, (list, tuple)) else v for v in value)
-        for item in items:
-            for number in (item if isinstance(item, tuple) else (item,)):
-                _check_number(where, number, float if isinstance(number, float) else int)
-        return items
+        model = default[0]  # the kind of each entry (of each position of an (n, B, p) triple)
+        kinds = [type(k) for k in model] if isinstance(model, tuple) else None
+        items = []
+        for item in value:
+            if kinds is None:
+                items.append(_check_number(where, item, type(model)))
+                continue
+            if not isinstance(item, (list, tuple)) or len(item) != len(kinds):
+                raise VerifyTypeError(f"{where} must hold {len(kinds)}-tuples like {model!r}; got {item!r}")
+            items.append(tuple(_check_number(where, number, kind) for number, kind in zip(item, kinds,
+                                                                                         strict=True)))
+        return tuple(items)
     if isinstance(default, str):
         if not isinstance(value, str):
             raise VerifyTypeError(f"{where} must be a string; got {value!r}")

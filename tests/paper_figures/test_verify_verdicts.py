@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from decbounds.paper_figures import fit
 from decbounds.paper_figures import verify as v
+
+from decbounds import algorithms
 
 
 def _fit(xs, ys, variable="n"):
@@ -111,3 +114,31 @@ def test_bad_hyper_is_a_type_error_naming_hyper(tmp_path):
         v.verify("extra", mode="tiny", out=tmp_path, hyper="abc", progress=False)
     with pytest.raises(ValueError, match="budget must be a positive integer; got budget=nan"):
         v.verify("extra", mode="tiny", out=tmp_path, budget=float("nan"), progress=False)
+
+
+
+class NaNOnLargeGraphs(algorithms.StepRule):
+    """D-PSGD until the path has more than 9 workers, then a NaN step: it passes the audit (9 workers)."""
+
+    name = "nan_on_large_graphs"
+    style = algorithms.PlotStyle(color="tab:red", marker="x", label="NaN on large graphs")
+    batchable = {}
+
+    def init(self, ctx):
+        return algorithms.State(x=ctx.start_state())
+
+    def step(self, s, ctx):
+        s.x = ctx.gossip(s.x - ctx.step_size * ctx.sample(s.x))
+        if ctx.n > 9:
+            s.x = s.x * np.nan
+        return s
+
+
+def test_a_rule_that_returns_nan_reads_diverged_not_a_silent_nan(tmp_path):
+    sizes = {"comm_sizes": (6, 9, 12, 15), "broom_sizes": (6, 9), "kappas": (0.1, 0.03),
+             "sigma2_points": ((4, 1, 1e-2),), "nb_points": ((4, 1, 1e-2),), "sampling_seeds": 2}
+    report = v.verify(NaNOnLargeGraphs, mode="tiny", out=tmp_path, baselines=(), sizes=sizes, progress=False)
+    assert report.audit["passed"]
+    verdict = report.verdicts["communication"]
+    assert v.verdict_kind(verdict) == "diverged", verdict
+    assert "n = 12, 15 went non-finite (NaN or inf)" in verdict
