@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-BENCHMARKS = ("bench_setup", "bench_fmmc", "bench_zero_chain", "bench_engine", "bench_pep")
+BENCHMARKS = ("bench_setup", "bench_fmmc", "bench_zero_chain", "bench_engine", "bench_pep", "bench_verify")
 
 
 def main() -> int:

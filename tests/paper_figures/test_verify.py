@@ -290,7 +290,8 @@ def test_bad_specs_are_one_line_errors(tmp_path, monkeypatch):
         "digits must be True or False; got digits='yes'": {"digits": "yes"},
         "broom_sizes: at n=6 the broom of diameter 4 puts its end groups": {"sizes": {"broom_diameter": 4}},
         "sizes['broom_diameter'] must hold positive finite integers; got 0": {"sizes": {"broom_diameter": 0}},
-        "sizes['broom_sizes'] must hold positive finite integers; got 6.5": {"sizes": {"broom_sizes": (6.5, 12)}},
+        "sizes['broom_sizes'] must hold positive finite integers; got 6.5":
+            {"sizes": {"broom_sizes": (6.5, 12)}},
         "broom_sizes must hold integers >= 2; got 1": {"sizes": {"broom_sizes": (1, 12)}},
         "digits_mode must be one of ('tiny', 'quick', 'full'); got digits_mode='huge'":
             {"sizes": {"digits_mode": "huge"}},

@@ -4,6 +4,7 @@ verdict where the evidence decides it, names its references, and says what would
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -122,7 +123,7 @@ class NaNOnLargeGraphs(algorithms.StepRule):
 
     name = "nan_on_large_graphs"
     style = algorithms.PlotStyle(color="tab:red", marker="x", label="NaN on large graphs")
-    batchable = {}
+    batchable: ClassVar[dict] = {}
 
     def init(self, ctx):
         return algorithms.State(x=ctx.start_state())
