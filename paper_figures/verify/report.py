@@ -221,7 +221,7 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
                                                     else "")
     lines = [title, "", *[f"**{line}.**\n" for line in report.headline()],
              f"Rule `{rule.__module__}.{rule.__qualname__}` (registry name `{report.rule}`), "
-             f"mode `{report.mode}`, seed {report.seed}, {report.seconds:.0f} s. "
+             f"mode `{report.mode}`, seed {report.seed}, {report.seconds:.0f} s of wall clock. "
              f"Exit status {report.exit_status} "
              "(1: the audit failed, a lower bound was beaten, or the rule is outside the gossip class).", "",
              "## Summary", "", "```", *report.summary(), "```", "",
