@@ -64,7 +64,10 @@ class VerifyReport:
 
     def summary(self) -> list[str]:
         """The one-screen table printed first: per term the optimal exponent, the rule's measured one, the
-        verdict's kind and each reference's exponent measured in the same run (details follow it)."""
+        verdict's kind and each reference's exponent measured in the same run (details follow it); empty
+        when no term was measured."""
+        if not any(term in TERMS for term in self.verdicts):
+            return []  # the audit failed: no term was measured
         references = [a for a in ("detag", "d2", "centralized") if a != self.rule]
         header = ["term", "optimal", self.rule, "verdict", *[DISPLAY_NAMES.get(a, a) for a in references]]
         rows = [header]
