@@ -227,7 +227,7 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
              f"mode `{report.mode}`, seed {report.seed}, {report.seconds:.0f} s of wall clock. "
              f"Exit status {report.exit_status} "
              "(1: the audit failed, a lower bound was beaten, or the rule is outside the gossip class).", "",
-             "## Summary", "", "```", *report.summary(), "```", "",
+             *(["## Summary", "", "```", *report.summary(), "```", ""] if report.summary() else []),
              "## Verdicts", "", "| term | verdict |", "|---|---|"]
     titles = {"audit": "class audit (A_B budget, zero-respecting)",
               "digits": f"digits MLP at {DIGITS_SHUFFLED:g}% shuffled (final training loss; no lower bound)",
