@@ -228,10 +228,11 @@ def resolve_settings(mode: Any, sizes: Any = None, budget: Any = None) -> Settin
     --------
     >>> resolve_settings("quick", {"comm_sizes": [48, 96, 192]}).comm_sizes
     (48, 96, 192)
-    >>> resolve_settings("quick", budget=float("nan"))
-    Traceback (most recent call last):
-    ...
-    decbounds.paper_figures.verify.settings.VerifyInputError: budget must be a positive integer; got ...
+    >>> try:
+    ...     resolve_settings("quick", budget=float("nan"))
+    ... except ValueError as error:
+    ...     print(error)
+    budget must be a positive integer; got budget=nan
     """
     if not isinstance(mode, str) or mode not in MODES:
         raise VerifyInputError(f"mode must be one of {tuple(MODES)}; got mode={mode!r}")
