@@ -42,11 +42,12 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
     """Verify ``rule`` (module docstring): the class audit, then the three experiments beside
     ``baselines``; writes the report files into ``out`` (default ``./verify-<name>``) and returns them.
 
-    ``mode``: "quick" (<= 60 s of CPU), "full" (the CLI's default, <= 5 minutes of CPU), or "tiny" (tests). ``hyper``: the rule's
-    hyper-parameter grids it is tuned over (lists are grid axes, as in `algorithms.tune`). ``sizes``:
-    `Settings` fields to override (e.g. ``{"comm_sizes": (6, 9, 12, 15)}``); ``budget``: one iteration cap
-    for every run (overrides the mode's caps). ``seed``: the seed of every run (sampling: seed, seed+1, ...).
-    ``digits``: also run the digits term (module docstring, item 5; about 15 s of CPU more, measured).
+    ``mode``: "quick" (<= 60 s of CPU), "full" (the CLI's default, <= 5 minutes of CPU), or "tiny" (tests).
+    ``hyper``: the rule's hyper-parameter grids it is tuned over (lists are grid axes, as in
+    `algorithms.tune`). ``sizes``: `Settings` fields to override (e.g. ``{"comm_sizes": (6, 9, 12, 15)}``);
+    ``budget``: one iteration cap for every run (overrides the mode's caps). ``seed``: the seed of every run
+    (sampling: seed, seed+1, ...). ``digits``: also run the digits term (module docstring, item 5; about
+    15 s of CPU more, measured).
 
     Example (tiny sizes; ``mode="quick"`` is what the CLI runs):
         >>> import tempfile, paper_figures.verify as v
