@@ -143,3 +143,23 @@ def test_a_rule_that_returns_nan_reads_diverged_not_a_silent_nan(tmp_path):
     verdict = report.verdicts["communication"]
     assert v.verdict_kind(verdict) == "diverged", verdict
     assert "n = 12, 15 went non-finite (NaN or inf)" in verdict
+
+
+def test_the_summary_is_one_screen_with_the_references_beside_the_rule():
+    gap_fit = _fit([44, 440, 4400, 44000], [700, 1400, 2800, 5600], "inv_gap")
+    verdicts = {"audit": "passed: ...",
+                "communication": v.term_verdict("communication", QUADRATIC, REFERENCES, name="mine"),
+                "spectral_gap": v.term_verdict("spectral_gap", gap_fit, REFERENCES, name="mine")}
+    fits = {"communication": {"mine": QUADRATIC, **REFERENCES}, "spectral_gap": {"mine": LINEAR}}
+    report = v.VerifyReport(rule="mine", mode="quick", seed=0, audit={"passed": True}, verdicts=verdicts,
+                            fits=fits, records=[], files=[], errors=[], seconds=1.0)
+    header, path, gap = report.summary()
+    assert header.split() == ["term", "optimal", "mine", "verdict", "DeTAG", "D^2", "centralized", "SGD"]
+    assert path.split()[:6] == ["communication", "1", "2.00", "[2.00,", "2.00]", "worse"]
+    assert "1.00 [1.00, 1.00]" in path  # DeTAG's exponent beside the rule's
+    assert gap.split()[5] == "matches" and gap.split()[6:] == ["-", "-", "-"]  # no reference measured there
+    assert max(len(line) for line in report.summary()) <= 120
+    failed = v.VerifyReport(rule="mine", mode="quick", seed=0, audit={"passed": False},
+                            verdicts={"audit": "FAILED: ..."}, fits={}, records=[], files=[], errors=[],
+                            seconds=1.0)
+    assert failed.summary() == []
