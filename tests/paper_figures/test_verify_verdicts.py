@@ -135,6 +135,7 @@ class NaNOnLargeGraphs(algorithms.StepRule):
         return s
 
 
+@pytest.mark.slow  # a whole (tiny) verify run, about 4 s of CPU
 def test_a_rule_that_returns_nan_reads_diverged_not_a_silent_nan(tmp_path):
     sizes = {"comm_sizes": (6, 9, 12, 15), "broom_sizes": (6, 9), "kappas": (0.1, 0.03),
              "sigma2_points": ((4, 1, 1e-2),), "nb_points": ((4, 1, 1e-2),), "sampling_seeds": 2}
