@@ -75,8 +75,12 @@ class VerifyReport:
             if term not in TERMS:
                 continue
             by_algorithm = self.fits.get(term, {})
-            rows.append([term, f"{TERMS[term]['optimal']:g}", _exponent(by_algorithm.get(self.rule)),
-                         verdict_kind(verdict), *[_exponent(by_algorithm.get(a)) for a in references]])
+            kind = verdict_kind(verdict)
+            if kind == "outside":  # and what it measured: e.g. "outside: centralized"
+                inner = verdict_kind(verdict.split(": ", 1)[-1])
+                kind = f"outside: {inner}" if inner else kind
+            rows.append([term, f"{TERMS[term]['optimal']:g}", _exponent(by_algorithm.get(self.rule)), kind,
+                         *[_exponent(by_algorithm.get(a)) for a in references]])
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
         return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
                 for row in rows]

@@ -340,10 +340,13 @@ def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, 
             verdicts[term] = f"{VERDICT_ERROR}: {failed[0]}"
             continue
         f = fits[term][name].fit
-        if outside:
+        central = centralized_ratio(medians, name, spec["variable"])
+        if outside:  # held to no gossip bound: its exponent, and whether it is centralized SGD's
+            measured = "no fit" if f is None else f"measured exponent {_interval(f)}"
             verdicts[term] = f"{VERDICT_OUTSIDE}: " + (
-                "no fit" if f is None else f"measured exponent {_interval(f)}, the gossip class's optimal "
-                                           f"{spec['optimal']:g}")
+                f"{VERDICT_CENTRALIZED} ({measured}, T_eps within {100 * (central - 1):.0f}% of centralized "
+                "SGD's at every size)" if central is not None and central <= CENTRALIZED_RATIO else
+                f"{measured}, the gossip class's optimal {spec['optimal']:g}")
             continue
         # a cap is evidence of a worse order only beside an algorithm of the optimal order: DeTAG on the
         # communication terms, centralized SGD on the sampling term (D^2 is of neither)
@@ -354,6 +357,6 @@ def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, 
             diverged=_diverged(medians, name, spec["variable"]),
             capped=_capped_where_reference_finished(medians, name, [optimal_algorithm] if optimal_algorithm
                                                     in others else [], spec["variable"]),
-            central=centralized_ratio(medians, name, spec["variable"]),
+            central=central,
             resolve=resolve_advice(term, settings, mode, medians))
     return verdicts, fits

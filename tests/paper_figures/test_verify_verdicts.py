@@ -164,3 +164,16 @@ def test_the_summary_is_one_screen_with_the_references_beside_the_rule():
                             verdicts={"audit": "FAILED: ..."}, fits={}, records=[], files=[], errors=[],
                             seconds=1.0)
     assert failed.summary() == []
+
+
+def test_centralized_sgd_reads_indistinguishable_from_centralized_never_matches():
+    def record(n, t):
+        return {"point": {"algorithm": "centralized", "term": "communication", "n": n}, "params": {"n": n},
+                "result": {"t_eps": t, "status": "converged"}}
+
+    records = [record(n, 702.0) for n in SIZES]
+    settings = v.MODES["quick"]
+    audited = {"passed": True, "outside_class": True, "checks": [{"condition": "runs", "passed": True}]}
+    verdicts, _ = v.verdicts._verdicts("centralized", records, settings, audited, baselines=())
+    assert verdicts["communication"].startswith(f"{v.VERDICT_OUTSIDE}: {v.VERDICT_CENTRALIZED}")
+    assert "matches" not in verdicts["communication"]
