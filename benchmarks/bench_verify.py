@@ -1,22 +1,18 @@
-"""The class audit's cost beside the measurement's, ``decbounds verify --quick`` (issue 30).
+"""`decbounds verify`: CPU seconds of each mode against its budget (issue 31), each beside a reference
+measured in the same run.
 
-    python -m benchmarks.bench_verify                 # dpsgd and extra
-    python -m benchmarks.bench_verify --rules detag   # others
+    python -m benchmarks.bench_verify                 # --quick for dpsgd and detag (about 1 min of CPU each)
+    python -m benchmarks.bench_verify --default       # also the default mode for dpsgd (about 1 min of CPU)
+    python -m benchmarks.bench_verify --rule extra    # another registered rule
 
-Per rule, CPU seconds (``time.process_time``) in this one process, each beside the others:
+Each run is the whole command, ``decbounds verify RULE [--quick] --no-progress`` in a fresh child process
+with a fresh output folder (no record reused), timed as the child's user + system CPU (``resource``
+RUSAGE_CHILDREN): CPU, not wall clock, because the 2-core machine is shared. Reference, in the same run: the
+CPU of ``decbounds verify RULE --tiny`` (the smallest sizes: the command's floor of imports, audit and
+report) and of a fixed engine workload (DeTAG on the n = 192 path at T_c = 2, tuned over its R grid), so
+that a slower machine shows in the reference too.
 
-- ``audit``: the whole class audit of the quick mode (`verify.audit`: the instrumented run, then the
-  differential checks);
-- ``of which differential``: `verify.flow.flow_audit` alone (purity, the configuration axis, information flow:
-  what issue 30 added);
-- ``isolation``: one child interpreter that imports the auditor (what a ``module:Class`` rule adds,
-  `verify.isolation`), from ``resource.getrusage(RUSAGE_CHILDREN)``;
-- ``rule alone``: the quick mode's sweeps of the rule itself (`verify.sweep_points` x `verify.measure`, no
-  baselines: the smallest measurement a verify runs);
-- ``measurement``: the same with the default baselines (DeTAG, D^2, centralized SGD), what
-  ``decbounds verify RULE --quick`` measures.
-
-Target: audit + isolation below the measurement. Exit status 1 when a rule misses it.
+Budgets: --quick <= 60 s, the default <= 300 s of CPU. Exit status 1 when one is missed.
 """
 
 from __future__ import annotations
@@ -27,60 +23,55 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-from decbounds.paper_figures.sweep import SerialExecutor, run_sweep
-from decbounds.paper_figures.verify import BASELINES, MODES, audit, measure, sweep_points
-from decbounds.paper_figures.verify.flow import flow_audit
-from decbounds.paper_figures.verify.spec import fingerprint
-
-from decbounds import algorithms
-
-
-def _child_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+BUDGETS = {"quick": 60.0, "full": 300.0}
+_ENGINE_REFERENCE = """
+from decbounds.paper_figures.verify import measure
+point = {"term": "communication", "algorithm": "detag", "n": 192, "chain_length": 2, "step_fractions": [1.0],
+         "cap": 48000, "tol_fraction": 0.9, "seed": 0, "phases": [4, 8]}
+measure(point)
+"""
 
 
-def row(name: str) -> dict[str, float]:
-    """The CPU seconds of one rule (module docstring)."""
-    settings = MODES["quick"]
-    cls = algorithms.rule_class(name)
-    started = time.process_time()
-    audited = audit(name, n=settings.audit_n, iterations=settings.audit_iterations, seed=0)
-    audit_cpu = time.process_time() - started
-    assert audited["passed"], audited
-    started = time.process_time()
-    flow_audit(cls, name, seed=0)
-    flow_cpu = time.process_time() - started
-    before = _child_seconds()
-    subprocess.run([sys.executable, "-c", "import decbounds.paper_figures.verify"], check=True)
-    isolation_cpu = _child_seconds() - before
-    cpu = {"audit": audit_cpu, "differential": flow_cpu, "isolation": isolation_cpu}
-    for label, baselines in (("rule alone", ()), ("measurement", BASELINES)):
-        started = time.process_time()
-        with tempfile.TemporaryDirectory() as folder:
-            levels = sweep_points(name, fingerprint(cls), settings, seed=0, hyper={}, baselines=baselines)
-            for points in levels.values():
-                run_sweep(points, Path(folder) / "records.jsonl", runner=measure, executor=SerialExecutor(),
-                          progress=False)
-        cpu[label] = time.process_time() - started
-    return cpu
+def _child_cpu(args: list[str]) -> tuple[float, float, int]:
+    """(CPU seconds of the child, wall seconds, exit status)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    status = subprocess.call(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall, status
+
+
+def _verify(rule: str, mode: str) -> tuple[float, float, int]:
+    flags = {"quick": ["--quick"], "tiny": ["--tiny"], "full": []}[mode]
+    with tempfile.TemporaryDirectory() as out:
+        script = ("import sys; from decbounds.paper_figures.cli import main; "
+                  "sys.exit(main(['verify', *sys.argv[1:]]))")
+        return _child_cpu([sys.executable, "-c", script, rule, *flags, "--no-progress", "--out", out])
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Print one row per (rule, mode) with CPU, wall clock, budget and the same-run references."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rules", default="dpsgd,extra", help="comma-separated registered rules")
+    parser.add_argument("--default", action="store_true", help="also the default mode")
+    parser.add_argument("--rule", action="append", default=None, help="registered rule(s) (dpsgd, detag)")
     args = parser.parse_args(argv)
+    rules = args.rule or ["dpsgd", "detag"]
+    engine, _, _ = _child_cpu([sys.executable, "-c", _ENGINE_REFERENCE])
+    print(f"reference: engine workload (DeTAG, n = 192 path, R in 4, 8): {engine:.1f} s CPU")
     status = 0
-    print(f"{'rule':<16}{'audit s':>10}{'of which differential s':>26}{'isolation s':>13}"
-          f"{'rule alone s':>14}{'measurement s':>15}{'ratio':>8}")
-    for name in args.rules.split(","):
-        cpu = row(name.strip())
-        ratio = (cpu["audit"] + cpu["isolation"]) / cpu["measurement"]
-        print(f"{name:<16}{cpu['audit']:>10.2f}{cpu['differential']:>26.2f}{cpu['isolation']:>13.2f}"
-              f"{cpu['rule alone']:>14.2f}{cpu['measurement']:>15.2f}{ratio:>8.2f}", flush=True)
-        status |= int(ratio >= 1.0)
+    for rule in rules:
+        floor, _, _ = _verify(rule, "tiny")
+        print(f"reference: verify {rule} --tiny: {floor:.1f} s CPU")
+        for mode in ("quick", "full") if args.default else ("quick",):
+            cpu, wall, code = _verify(rule, mode)
+            ok = cpu <= BUDGETS[mode]
+            status |= 0 if ok else 1
+            label = "--quick" if mode == "quick" else "(default)"
+            print(f"verify {rule} {label}: {cpu:.1f} s CPU ({wall:.0f} s wall), budget "
+                  f"{BUDGETS[mode]:.0f} s: {'ok' if ok else 'MISSED'}; exit {code}")
     return status
 
 

@@ -99,6 +99,7 @@ __all__ = [
     "cor2_anchor",
     "cor2_varsigma0",
     "detag_phases",
+    "detag_phases_at",
     "diameter",
     "exponent_table",
     "gossip_contraction",
@@ -285,7 +286,19 @@ def detag_phases(n: int, D: int | None = None) -> list[int]:
     >>> detag_phases(16), detag_phases(96)
     ([1, 2], [2, 4])
     """
-    mixing = 1.0 / math.sqrt(1.0 - gossip_lam(n, D))
+    return detag_phases_at(gossip_lam(n, D))
+
+
+def detag_phases_at(lam: float) -> list[int]:
+    """`detag_phases` for any gossip parameter lam (the lazy W_kappa too): the powers of two between 1/48
+    and 1/12 of 1/sqrt(1 - lam), and R = 1, 2 where that is below 2.
+
+    Examples
+    --------
+    >>> detag_phases_at(0.5), detag_phases_at(1 - 1e-6)
+    ([1, 2], [32, 64])
+    """
+    mixing = 1.0 / math.sqrt(1.0 - lam)
     low, high = max(1.0, mixing / 48.0), max(2.0, mixing / 12.0)
     return [2**k for k in range(0, 31) if low <= 2**k <= high]
 

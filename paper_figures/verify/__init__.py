@@ -14,7 +14,8 @@ name, or a ``module:Class`` / ``path/to/file.py:Class`` spec:
    an oracle there may reveal. A rule that declares ``gossips = False`` or exact averaging is outside the
    gossip class: said first, measured as a reference only, exit status 1;
 2. **the communication term**: T_eps against n on Cor. 2's path (``instances.communication_instance``,
-   T_c = 3), tuned over the admissible steps {1, 1/2}/L; x-bar's and the workers' own T_eps. Then the same
+   T_c = 2), tuned over the admissible step 1/L, stopped at x-bar's T_eps at tol = 0.9 * 2 eps (every
+   explicit bound holds below 2 eps; docs/verify.md, "Instances where each term dominates"). Then the same
    on Thm 1's broom of fixed diameter D = ``broom_diameter`` (``communication_instance(n, D=D)``, the end
    groups D hops apart at every n of ``broom_sizes``): there the bound does not grow with n. The broom is
    the instance of Thm 1's communication term Delta L D / eps^2 (catalog ``lower_bound_any``; explicit
@@ -22,9 +23,10 @@ name, or a ``module:Class`` / ``path/to/file.py:Class`` spec:
    0, not the path's 1 (on the path D = n - 1 grows with n); Cor. 2's 1/sqrt(1 - lam) is proved on the path
    only and is not a bound for a given broom;
 3. **the spectral gap**: T_eps against 1/(1 - lam) through the lazy W_kappa = kappa W + (1 - kappa) I of the
-   12-node (tiny: 6-node) path;
+   12-node (tiny: 6-node) path, kappa from 0.1 down to 1e-4 (quick: 1e-3);
 4. **the sampling term**: median T_eps over seeds against sigma^2 and against n B on Setting 1
-   (``instances.sampling_instance`` with the probabilistic zero-chain oracle, complete graph, step 1/L);
+   (``instances.sampling_instance`` with the probabilistic zero-chain oracle, gossiping with Metropolis W
+   on a path of workers, where W is not the exact average; step 1/L);
 5. optionally (``digits=True``, ``--digits``) **the digits MLP at 0% shuffled** (the paper's Figure 2
    setting: ``instances.digits_problem`` on an 8-worker Metropolis ring, each worker holding one or two
    labels), tuned by ``paper_figures.heterogeneity``'s own runner (`heterogeneity.tuned_curve`: the step
@@ -33,25 +35,16 @@ name, or a ``module:Class`` / ``path/to/file.py:Class`` spec:
    D^2's. There is no lower bound on this problem, so this term has a comparison, not an exponent, and
    never sets the exit status.
 
-Beside the rule, in the same run: DeTAG, D^2 and centralized SGD (the figures' own runners,
-``paper_figures.communication`` / ``spectral_gap`` / ``sampling``, with the phase grid cut to small R in the
-quick modes). Every run is checked against the explicit-constant lower bound of its instance
-(``hard_instance_communication``: 1 + (T_c - 1) dist; ``hard_instance_sampling_sharp`` at the median), and
-each term's log-log exponent (``paper_figures.fit``, 95% t interval) against the optimal one (1 in n on the
-path, 0 in n on the broom of fixed diameter, 1/2 in 1/(1 - lam), +1 in sigma^2, -1 in n B); on the path and
-through W_kappa the fit reads the `FIT_TAIL` largest finished sizes only, as the figures do (`fit_tail`).
-Verdict per term:
-
-- "BELOW the lower bound: outside the class or a bug" when a run beat the explicit bound (its parameters
-  and seed are named);
-- "matches the lower bound's order" only when the whole interval lies within ``MATCH_WIDTH`` (0.25) of the
-  optimal exponent;
-- "worse: measured exponent x [lo, hi] lies above the optimal y" when the interval lies above it (or "worse:
-  hit the iteration cap ..." where the rule capped and the reference finished);
-- "not resolved on this range: ... lies below the optimal" when it lies below it (the n-independent
-  descent cost of the zero chain dominates T_eps at small sizes, docs/errata.md E20 and E22: the quick
-  sizes cannot show the asymptotic exponent);
-- "not resolved: interval too wide" when it covers the optimal exponent but reaches beyond the width.
+Beside the rule, in the same run: DeTAG, D^2 and centralized SGD, through the same runner (`terms.measure`;
+DeTAG over its R grid). Every run is checked against the explicit-constant lower bound of its instance
+(1 + (T_c - 1) dist; ``hard_instance_sampling_sharp`` at the median), and each term's log-log exponent
+(``paper_figures.fit``, 95% t interval) against the optimal one (1 in n on the path, 0 in n on the broom
+of fixed diameter, 1/2 in 1/(1 - lam), +1 in sigma^2, -1 in n B) and against centralized SGD; on the path
+and through W_kappa the fit reads the `FIT_TAIL` largest finished sizes only (`fit_tail`). Each term ends
+in one verdict (`verdicts`: below the bound, diverged, indistinguishable from centralized SGD, worse,
+matches -- "flat in n" on the broom --, grows more slowly on the lazy family, or not resolved with the
+budget that would resolve it), naming the references' exponents; `VerifyReport.summary()` is the
+one-screen table printed first.
 
 Outputs in ``out``: ``records.jsonl`` (every run, appended as it finishes, kept when a later one fails;
 resumable: a rerun with the same rule source and settings reuses them), ``audit.json``, ``exponents.csv``,
@@ -88,19 +81,32 @@ from decbounds.paper_figures.verify.runner import (
 )
 from decbounds.paper_figures.verify.settings import (
     BASELINES,
+    CENTRALIZED_RATIO,
     COMMUNICATION_TERMS,
     DIGITS_REFERENCES,
     DIGITS_SHUFFLED,
     DIGITS_WORKERS,
+    DISPLAY_NAMES,
+    DOMINANCE,
     FIT_TAIL,
     MATCH_WIDTH,
     MODES,
     TERMS,
     VERDICT_BELOW,
+    VERDICT_CENTRALIZED,
+    VERDICT_DIVERGED,
+    VERDICT_ERROR,
+    VERDICT_FASTER,
+    VERDICT_FLAT,
     VERDICT_MATCH,
     VERDICT_OUTSIDE,
+    VERDICT_UNRESOLVED,
+    VERDICT_WORSE,
     Settings,
     VerifyInputError,
+    VerifyTypeError,
+    check_hyper,
+    resolve_settings,
 )
 from decbounds.paper_figures.verify.spec import (
     fingerprint,
@@ -109,33 +115,50 @@ from decbounds.paper_figures.verify.spec import (
 from decbounds.paper_figures.verify.terms import (
     measure,
     sweep_points,
+    term_instance,
 )
 from decbounds.paper_figures.verify.verdicts import (
     below_bound,
+    centralized_ratio,
     explicit_bound,
     fit_tail,
+    resolve_advice,
     term_verdict,
+    verdict_kind,
 )
 
 __all__ = [
     "BASELINES",
+    "CENTRALIZED_RATIO",
     "COMMUNICATION_TERMS",
     "DIGITS_REFERENCES",
     "DIGITS_SHUFFLED",
     "DIGITS_WORKERS",
+    "DISPLAY_NAMES",
+    "DOMINANCE",
     "FIT_TAIL",
     "MATCH_WIDTH",
     "MODES",
     "TERMS",
     "VERDICT_BELOW",
+    "VERDICT_CENTRALIZED",
+    "VERDICT_DIVERGED",
+    "VERDICT_ERROR",
+    "VERDICT_FASTER",
+    "VERDICT_FLAT",
     "VERDICT_MATCH",
     "VERDICT_OUTSIDE",
+    "VERDICT_UNRESOLVED",
+    "VERDICT_WORSE",
     "Settings",
     "VerifyInputError",
     "VerifyReport",
+    "VerifyTypeError",
     "add_parser",
     "audit",
     "below_bound",
+    "centralized_ratio",
+    "check_hyper",
     "digits_curve_mode",
     "digits_points",
     "digits_verdict",
@@ -148,7 +171,11 @@ __all__ = [
     "main",
     "measure",
     "report_markdown",
+    "resolve_advice",
+    "resolve_settings",
     "sweep_points",
+    "term_instance",
     "term_verdict",
+    "verdict_kind",
     "verify",
 ]

@@ -41,7 +41,8 @@ def add_parser(subparsers: Any) -> None:
         description="Run a step rule through the class audit and the paper's experiments beside DeTAG, D2 "
                     "and centralized SGD; write report.md, report.png, records.jsonl, exponents.csv.")
     parser.add_argument("rule", help="module:Class, path/to/file.py:Class, or a registered algorithm name")
-    parser.add_argument("--quick", action="store_true", help="small sizes (<= 3 minutes on 2 cores)")
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes (<= 60 s of CPU; the default mode: <= 5 minutes)")
     parser.add_argument("--tiny", action="store_true", help="smallest sizes (smoke tests)")
     parser.add_argument("--out", default=None, help="output directory (default ./verify-<name>)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
@@ -79,6 +80,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"decbounds verify: error: {exc}", file=sys.stderr)
         return 2
     for line in report.headline():
+        print(line)
+    for line in report.summary():
         print(line)
     for term, verdict in report.verdicts.items():
         print(f"{term}: {verdict}")

@@ -18,11 +18,12 @@ from decbounds.paper_figures.sweep import to_jsonable
 from decbounds.paper_figures.verify.settings import (
     DIGITS_SHUFFLED,
     DIGITS_WORKERS,
+    DISPLAY_NAMES,
     TERMS,
     VERDICT_BELOW,
     Settings,
 )
-from decbounds.paper_figures.verify.verdicts import explicit_bound
+from decbounds.paper_figures.verify.verdicts import explicit_bound, verdict_kind
 from decbounds.paper_figures.verify.worst_case_term import worst_case_lines
 
 from decbounds import algorithms
@@ -62,6 +63,29 @@ class VerifyReport:
         gossip lower bound certifies it): a CI gate; else 0."""
         return 1 if (not self.audit["passed"] or self.beaten or self.outside_class) else 0
 
+    def summary(self) -> list[str]:
+        """The one-screen table printed first: per term the optimal exponent, the rule's measured one, the
+        verdict's kind and each reference's exponent measured in the same run (details follow it); empty
+        when no term was measured."""
+        if not any(term in TERMS for term in self.verdicts):
+            return []  # the audit failed: no term was measured
+        references = [a for a in ("detag", "d2", "centralized") if a != self.rule]
+        header = ["term", "optimal", self.rule, "verdict", *[DISPLAY_NAMES.get(a, a) for a in references]]
+        rows = [header]
+        for term, verdict in self.verdicts.items():
+            if term not in TERMS:
+                continue
+            by_algorithm = self.fits.get(term, {})
+            kind = verdict_kind(verdict)
+            if kind == "outside":  # and what it measured: e.g. "outside: centralized"
+                inner = verdict_kind(verdict.split(": ", 1)[-1])
+                kind = f"outside: {inner}" if inner else kind
+            rows.append([term, f"{TERMS[term]['optimal']:g}", _exponent(by_algorithm.get(self.rule)), kind,
+                         *[_exponent(by_algorithm.get(a)) for a in references]])
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+                for row in rows]
+
     def headline(self) -> list[str]:
         """What the report says before anything else: outside the gossip class, and every run of the rule
         unfinished (diverged or capped at every admissible step), each in one line (none when neither)."""
@@ -78,6 +102,14 @@ class VerifyReport:
             lines.append(f"EVERY RUN of {self.rule} diverged or hit its iteration cap at every admissible "
                          f"step ({len(mine)} runs): no exponent was measured")
         return lines
+
+
+def _exponent(record_fit: fit.RecordFit | None) -> str:
+    """An exponent and its 95% interval as the summary prints it ("-" where no fit)."""
+    if record_fit is None or record_fit.fit is None:
+        return "-"
+    f = record_fit.fit
+    return f"{f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]"
 
 
 def _write_exponents(out_dir: pathlib.Path, fits: Mapping[str, Mapping[str, fit.RecordFit]],
@@ -197,9 +229,10 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
                                                     else "")
     lines = [title, "", *[f"**{line}.**\n" for line in report.headline()],
              f"Rule `{rule.__module__}.{rule.__qualname__}` (registry name `{report.rule}`), "
-             f"mode `{report.mode}`, seed {report.seed}, {report.seconds:.0f} s. "
+             f"mode `{report.mode}`, seed {report.seed}, {report.seconds:.0f} s of wall clock. "
              f"Exit status {report.exit_status} "
              "(1: the audit failed, a lower bound was beaten, or the rule is outside the gossip class).", "",
+             *(["## Summary", "", "```", *report.summary(), "```", ""] if report.summary() else []),
              "## Verdicts", "", "| term | verdict |", "|---|---|"]
     titles = {"audit": "class audit (A_B budget, zero-respecting)",
               "digits": f"digits MLP at {DIGITS_SHUFFLED:g}% shuffled (final training loss; no lower bound)",
@@ -222,8 +255,9 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
                 runs = 0 if f is None else f.n_points
                 lines.append(f"| {term} | {algorithm} | {measured} | {runs} ({record_fit.unfinished}) "
                              f"| {TERMS[term]['optimal']:g} |")
-        lines += ["", "## Measured T_eps", "", "| term | algorithm | x | T_eps (x-bar) | T_eps (workers) | "
-                  "explicit bound | status |", "|---|---|---|---|---|---|---|"]
+        lines += ["", "## Measured T_eps", "", "| term | algorithm | x | T_eps (x-bar) | tol | "
+                  "explicit bound "
+                  "| status |", "|---|---|---|---|---|---|---|"]
         for record in report.records:
             point, result = record["point"], record["result"]
             if point["term"] == "digits":
@@ -234,7 +268,7 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
                  "sampling": f"n={point.get('n')} B={point.get('batch')} p={point.get('p')}"}[point["term"]]
             bound = explicit_bound(record)
             lines.append(f"| {point['term']} | {point['algorithm']} | {x} | {_count(result.get('t_eps'))} | "
-                         f"{_count(result.get('t_eps_local'))} | {'' if bound is None else f'{bound:.4g}'} | "
+                         f"{_tol(result.get('tol'))} | {'' if bound is None else f'{bound:.4g}'} | "
                          f"{result.get('status', '')} |")
     if report.digits:
         markdown, _ = heterogeneity.tuned_table(report.digits)
@@ -253,6 +287,10 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
               "Files: report.md, report.png, records.jsonl (every run), audit.json, exponents.csv"
               + (", digits.md, digits.csv." if report.digits else "."), ""]
     return "\n".join(lines)
+
+
+def _tol(value: Any) -> str:
+    return "" if value is None else f"{value:.4g}"
 
 
 def _count(value: Any) -> Any:

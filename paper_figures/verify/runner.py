@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import pathlib
 import time
@@ -24,10 +23,9 @@ from decbounds.paper_figures.verify.digits import (
 from decbounds.paper_figures.verify.report import VerifyReport, _plot, _write_exponents, report_markdown
 from decbounds.paper_figures.verify.settings import (
     BASELINES,
-    MODES,
-    Settings,
     VerifyInputError,
-    _check_settings,
+    check_hyper,
+    resolve_settings,
 )
 from decbounds.paper_figures.verify.spec import _one_line, _registered, fingerprint, load_rule
 from decbounds.paper_figures.verify.terms import measure, sweep_points
@@ -45,11 +43,12 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
     """Verify ``rule`` (module docstring): the class audit, then the three experiments beside
     ``baselines``; writes the report files into ``out`` (default ``./verify-<name>``) and returns them.
 
-    ``mode``: "quick" (<= 3 minutes on 2 cores), "full", or "tiny" (tests). ``hyper``: the rule's
-    hyper-parameter grids it is tuned over (lists are grid axes, as in `algorithms.tune`). ``sizes``:
-    `Settings` fields to override (e.g. ``{"comm_sizes": (6, 9, 12, 15)}``); ``budget``: one iteration cap
-    for every run (overrides the mode's caps). ``seed``: the seed of every run (sampling: seed, seed+1, ...).
-    ``digits``: also run the digits term (module docstring, item 5; about 15 s of CPU more, measured).
+    ``mode``: "quick" (<= 60 s of CPU), "full" (the CLI's default, <= 5 minutes of CPU), or "tiny" (tests).
+    ``hyper``: the rule's hyper-parameter grids it is tuned over (lists are grid axes, as in
+    `algorithms.tune`). ``sizes``: `Settings` fields to override (e.g. ``{"comm_sizes": (6, 9, 12, 15)}``);
+    ``budget``: one iteration cap for every run (overrides the mode's caps). ``seed``: the seed of every run
+    (sampling: seed, seed+1, ...). ``digits``: also run the digits term (module docstring, item 5; about
+    15 s of CPU more, measured).
 
     Example (tiny sizes; ``mode="quick"`` is what the CLI runs):
         >>> import tempfile, paper_figures.verify as v
@@ -59,25 +58,12 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
         0
     """
     started = time.perf_counter()
-    if mode not in MODES:
-        raise VerifyInputError(f"mode must be one of {tuple(MODES)}; got mode={mode!r}")
-    settings = MODES[mode]
-    if sizes:
-        unknown = set(sizes) - {f.name for f in dataclasses.fields(Settings)}
-        if unknown:
-            raise VerifyInputError(f"unknown sizes field(s) {sorted(unknown)}; known: "
-                                   f"{[f.name for f in dataclasses.fields(Settings)]}")
-        settings = dataclasses.replace(settings, **dict(sizes))
-    if budget is not None:
-        if isinstance(budget, bool) or int(budget) != budget or budget < 1:
-            raise VerifyInputError(f"budget must be a positive integer; got budget={budget!r}")
-        settings = dataclasses.replace(settings, comm_cap=int(budget), gap_cap=int(budget),
-                                       broom_cap=int(budget))
+    settings = resolve_settings(mode, sizes, budget)
+    hyper = check_hyper(hyper)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise VerifyInputError(f"seed must be a non-negative integer; got seed={seed!r}")
     if not isinstance(digits, bool):
         raise VerifyInputError(f"digits must be True or False; got digits={digits!r}")
-    _check_settings(settings)
     allowed = (*BASELINES, "dpsgd", "dsgt")
     for baseline in baselines:
         if baseline not in allowed:

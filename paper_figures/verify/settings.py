@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -12,19 +13,32 @@ from decbounds.paper_figures import communication, heterogeneity
 
 __all__ = [
     "BASELINES",
+    "CENTRALIZED_RATIO",
     "COMMUNICATION_TERMS",
     "DIGITS_REFERENCES",
     "DIGITS_SHUFFLED",
     "DIGITS_WORKERS",
+    "DISPLAY_NAMES",
+    "DOMINANCE",
     "FIT_TAIL",
     "MATCH_WIDTH",
     "MODES",
     "TERMS",
     "VERDICT_BELOW",
+    "VERDICT_CENTRALIZED",
+    "VERDICT_DIVERGED",
+    "VERDICT_ERROR",
+    "VERDICT_FASTER",
+    "VERDICT_FLAT",
     "VERDICT_MATCH",
     "VERDICT_OUTSIDE",
+    "VERDICT_UNRESOLVED",
+    "VERDICT_WORSE",
     "Settings",
     "VerifyInputError",
+    "VerifyTypeError",
+    "check_hyper",
+    "resolve_settings",
 ]
 
 
@@ -32,34 +46,56 @@ __all__ = [
 BASELINES: tuple[str, ...] = ("detag", "d2", "centralized")
 
 
-#: Optimal exponent of each term (the lower bound's order) and the fit variable.
 #: How many of the largest finished sizes a "tail" term's fit reads (the figures' `communication.FIT_TAIL`).
 FIT_TAIL = communication.FIT_TAIL
 
 
+#: Optimal exponent of each term (the lower bound's order), its fit variable, and what an exponent below the
+#: optimal means there ("kind"): "bound", a count that grows with the variable is proved on this instance
+#: (below it the sizes are too small: not resolved); "family", the lazy W_kappa of one path, on which no
+#: lower bound grows with 1/(1 - lam) (a rule of the class may undo the laziness: W = (W_kappa - (1 - kappa)
+#: I) / kappa is one round), so a slower growth is a decided finding; "flat", the bound is flat in n and so
+#: is every all-reduce: "matches" is never printed there.
 TERMS: dict[str, dict[str, Any]] = {
-    # "tail": the fit reads the runs at the largest finished sizes only, as the figures do (FIT_TAIL): at
-    # small sizes the zero chain's size-independent descent cost hides the asymptotic slope
-    "communication": {"variable": "n", "optimal": 1.0, "reference": "detag", "tail": FIT_TAIL,
+    # "tail": the fit reads the runs at the largest finished sizes only, as the figures do (FIT_TAIL)
+    "communication": {"variable": "n", "optimal": 1.0, "kind": "bound", "tail": FIT_TAIL,
                       "title": "communication term: T_eps against n on Cor. 2's path"},
     # Thm 1's instance at fixed D: lower_bound_any's Delta L D / eps^2 does not depend on n
-    "communication_broom": {"variable": "n", "optimal": 0.0, "reference": "detag",
+    "communication_broom": {"variable": "n", "optimal": 0.0, "kind": "flat",
                             "title": "communication term: T_eps against n on Thm 1's broom of fixed "
                                      "diameter D (bound Delta L D / eps^2, flat in n)"},
-    "spectral_gap": {"variable": "inv_gap", "optimal": 0.5, "reference": "detag", "tail": FIT_TAIL,
+    "spectral_gap": {"variable": "inv_gap", "optimal": 0.5, "kind": "family", "tail": FIT_TAIL,
                      "title": "spectral gap: T_eps against 1/(1 - lam) through lazy W_kappa"},
-    "sampling_sigma2": {"variable": "sigma2", "optimal": 1.0, "reference": "centralized",
+    "sampling_sigma2": {"variable": "sigma2", "optimal": 1.0, "kind": "bound",
                         "title": "sampling term: median T_eps against sigma^2 (Setting 1)"},
-    "sampling_nB": {"variable": "nB", "optimal": -1.0, "reference": "centralized",
+    "sampling_nB": {"variable": "nB", "optimal": -1.0, "kind": "bound",
                     "title": "sampling term: median T_eps against n B (Setting 1)"},
 }
 
+#: The algorithms' names in verdicts.
+DISPLAY_NAMES: dict[str, str] = {"detag": "DeTAG", "d2": "D^2", "centralized": "centralized SGD",
+                                 "dpsgd": "D-PSGD", "dsgt": "DSGT", "extra": "EXTRA",
+                                 "exact_diffusion": "Exact Diffusion"}
 
+
+#: The verdicts; each term's verdict begins with one of them (`verdicts.verdict_kind` reads it back).
 VERDICT_MATCH = "matches the lower bound's order"
+VERDICT_WORSE = "worse than the optimal order"
 VERDICT_BELOW = "BELOW the lower bound: outside the class or a bug"
+VERDICT_CENTRALIZED = "indistinguishable from centralized SGD"
+VERDICT_FLAT = "flat in n, as the bound"
+VERDICT_FASTER = "grows more slowly than the optimal order on this family"
+VERDICT_DIVERGED = "diverged"
+VERDICT_UNRESOLVED = "not resolved"
+VERDICT_ERROR = "error"
 #: "matches" needs the whole 95% interval within this distance of the optimal exponent; a wider interval
 #: that covers it is "not resolved: interval too wide" (an interval such as [0.60, 2.53] says nothing).
 MATCH_WIDTH = 0.25
+#: "indistinguishable from centralized SGD": at every size both finished, T_eps within this factor of
+#: centralized SGD's in the same run (3 sizes at least).
+CENTRALIZED_RATIO = 1.1
+#: A resolved term needs its growth over the sizes to be this many times the descent cost (docs/verify.md).
+DOMINANCE = 10.0
 #: The verdict of every term of a rule that declares itself outside the gossip class (gossips=False or
 #: exact averaging): its measurements are shown, held to no gossip lower bound.
 VERDICT_OUTSIDE = "reference only (outside the gossip class)"
@@ -85,25 +121,37 @@ class VerifyInputError(ValueError):
     """Bad input to `verify`: a spec that does not import, a class that is not a step rule, ... (one line)."""
 
 
+class VerifyTypeError(VerifyInputError, TypeError):
+    """Bad input of the wrong type (``hyper='abc'``, ``sizes={'comm_sizes': None}``): a TypeError that the
+    CLI reports as bad input, like every `VerifyInputError`."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """Sizes of one verify run (``verify(mode=...)``; ``sizes=`` overrides fields by name)."""
+    """Sizes of one verify run (``verify(mode=...)``; ``sizes=`` overrides fields by name). How each was
+    chosen so that its term dominates the descent cost: docs/verify.md, "Instances where the term
+    dominates"."""
 
     comm_sizes: tuple[int, ...]
     comm_cap: int
     gap_n: int
-    gap_chain: int
     kappas: tuple[float, ...]
     gap_cap: int
     sampling_chain: int
     sampling_seeds: int
     sigma2_points: tuple[tuple[int, int, float], ...]  # (n, B, p)
     nb_points: tuple[tuple[int, int, float], ...]
-    detag_phases: tuple[int, ...] | None  # None: the figures' own R grids
-    comm_chain: int = 3  # T_c of the path instance (the figure's 3; 2 halves the descent cost)
+    # T_c of the Setting 2 instances (path, broom, lazy path): one crossing of dist hops per run
+    comm_chain: int = 2
+    # the stopping tolerance as a fraction of the gradient floor 2 eps (docs/theory.md §4.2-§4.3): every
+    # explicit bound holds for any tol < 2 eps, and 0.9 * 2 eps cuts the descent cost of T_c = 2 from 1872
+    # iterations (tol = eps) to 702 (measured, centralized SGD)
+    tol_fraction: float = 0.9
+    # the graph the sampling term gossips on (Metropolis W): not complete, where W is the exact average
+    sampling_topology: str = "path"
     audit_n: int = 9
     audit_iterations: int = 1200
-    step_fractions: tuple[float, ...] = (1.0, 0.5)
+    step_fractions: tuple[float, ...] = (1.0,)
     # the broom of Thm 1 at fixed diameter: D below n - 2 ceil(n/3) + 2 at every size keeps the end groups
     # D hops apart (split_groups' second case), so the explicit bound 1 + (T_c - 1) D is the same at every n
     broom_sizes: tuple[int, ...] = (6, 12, 24, 48)
@@ -116,28 +164,26 @@ class Settings:
 
 
 MODES: dict[str, Settings] = {
-    "tiny": Settings(comm_sizes=(6, 9, 12, 15), comm_cap=3000, gap_n=6, gap_chain=2,
-                     kappas=(1.0, 0.3, 0.1, 0.03), gap_cap=4000, sampling_chain=3, sampling_seeds=4,
-                     sigma2_points=((2, 1, 8e-3), (2, 1, 4e-3), (2, 1, 2e-3)),
-                     nb_points=((2, 1, 4e-3), (4, 1, 4e-3), (2, 4, 4e-3)), detag_phases=(1,),
-                     audit_iterations=600, step_fractions=(1.0,), comm_chain=2,
-                     broom_sizes=(6, 9, 12, 15), broom_cap=3000, digits_mode="tiny"),
-    # the sampling points sit where the reveal time (T_c - 1)/(n B p) is at least the ~400 iterations of
-    # descent of the T_c = 3 chain (measured), so that the sigma^2 and n B slopes show
-    "quick": Settings(comm_sizes=(6, 12, 24, 48), comm_cap=8000, gap_n=12, gap_chain=2,
-                      kappas=(1.0, 0.3, 0.1, 0.03), gap_cap=20000, sampling_chain=3, sampling_seeds=8,
-                      sigma2_points=((2, 1, 4e-3), (2, 1, 2e-3), (2, 1, 1e-3)),
-                      nb_points=((2, 1, 1e-3), (4, 1, 1e-3), (8, 1, 1e-3)), detag_phases=(1, 2),
-                      step_fractions=(1.0,), broom_sizes=(6, 12, 24, 48), broom_cap=8000),
-    # sized to a budget of 20 minutes on a 2-core machine (measured: docs/results/verify-reports.md);
-    # the path goes to n = 384 so that the tail fit (FIT_TAIL sizes) reaches DeTAG's asymptotic slope
-    "full": Settings(comm_sizes=(6, 12, 24, 48, 96, 192, 384), comm_cap=48000, gap_n=12, gap_chain=2,
-                     kappas=(1.0, 0.1, 0.03, 0.01, 3e-3, 1e-3), gap_cap=100000, sampling_chain=6,
+    "tiny": Settings(comm_sizes=(12, 24, 48, 96), comm_cap=6000, gap_n=6, kappas=(0.1, 0.03, 0.01, 3e-3),
+                     gap_cap=8000, sampling_chain=3, sampling_seeds=4,
+                     sigma2_points=((4, 1, 1e-3), (4, 1, 5e-4), (4, 1, 2.5e-4)),
+                     nb_points=((4, 1, 5e-4), (4, 2, 5e-4), (4, 4, 5e-4)),
+                     audit_iterations=600, broom_sizes=(6, 9, 12, 15), broom_cap=3000, digits_mode="tiny"),
+    # <= 60 s of CPU (benchmarks/bench_verify.py): the lazy path's kappa down to 1e-3 (DeTAG's T_eps grows
+    # 10x over the range while centralized SGD stays at 702), the path to n = 384
+    "quick": Settings(comm_sizes=(48, 96, 192, 384), comm_cap=24000, gap_n=12,
+                      kappas=(0.1, 0.03, 0.01, 3e-3, 1e-3), gap_cap=30000, sampling_chain=3, sampling_seeds=8,
+                      sigma2_points=((8, 1, 2e-4), (8, 1, 1e-4), (8, 1, 5e-5)),
+                      nb_points=((8, 1, 5e-5), (8, 2, 5e-5), (8, 4, 5e-5)), broom_sizes=(6, 12, 24, 48),
+                      broom_cap=8000),
+    # <= 5 minutes of CPU (benchmarks/bench_verify.py): the path to n = 768, where DeTAG's T_eps is 30x the
+    # descent cost; kappa down to 1e-4
+    "full": Settings(comm_sizes=(96, 192, 384, 768), comm_cap=48000, gap_n=12,
+                     kappas=(0.1, 0.03, 0.01, 3e-3, 1e-3, 3e-4, 1e-4), gap_cap=100000, sampling_chain=3,
                      sampling_seeds=16,
-                     sigma2_points=((4, 1, 5e-4), (4, 1, 2.5e-4), (4, 1, 1.25e-4)),
-                     nb_points=((2, 1, 2.5e-4), (4, 1, 2.5e-4), (8, 1, 2.5e-4), (2, 4, 2.5e-4)),
-                     detag_phases=None, broom_sizes=(6, 12, 24, 48, 96), broom_cap=16000,
-                     digits_mode="full"),
+                     sigma2_points=((8, 1, 2e-4), (8, 1, 1e-4), (8, 1, 5e-5), (8, 1, 2.5e-5)),
+                     nb_points=((8, 1, 5e-5), (8, 2, 5e-5), (8, 4, 5e-5), (8, 8, 5e-5)),
+                     broom_sizes=(6, 12, 24, 48, 96), broom_cap=16000, digits_mode="full"),
 }
 
 
@@ -145,6 +191,9 @@ def _check_settings(settings: Settings) -> None:
     """VerifyInputError (one line) for sizes the experiments cannot run: a broom whose end groups would not
     sit ``broom_diameter`` hops apart at every size, an unknown digits mode, a non-positive iteration
     count."""
+    if not 0.0 < settings.tol_fraction < 1.0:
+        raise VerifyInputError(f"tol_fraction must lie in (0, 1): the explicit bounds hold for tol < 2 eps "
+                               f"only; got tol_fraction={settings.tol_fraction!r}")
     D = settings.broom_diameter
     if not _positive_int(D):
         raise VerifyInputError(f"broom_diameter must be a positive integer; got broom_diameter={D!r}")
@@ -168,3 +217,98 @@ def _check_settings(settings: Settings) -> None:
 
 def _positive_int(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= 1
+
+
+def resolve_settings(mode: Any, sizes: Any = None, budget: Any = None) -> Settings:
+    """The `Settings` of ``mode`` with ``sizes`` (field -> value) and ``budget`` (one iteration cap for every
+    Setting 2 run) applied, each checked: VerifyInputError (a ValueError) or VerifyTypeError (a TypeError)
+    naming the argument and the property it violates.
+
+    Examples
+    --------
+    >>> resolve_settings("quick", {"comm_sizes": [48, 96, 192]}).comm_sizes
+    (48, 96, 192)
+    >>> try:
+    ...     resolve_settings("quick", budget=float("nan"))
+    ... except ValueError as error:
+    ...     print(error)
+    budget must be a positive integer; got budget=nan
+    """
+    if not isinstance(mode, str) or mode not in MODES:
+        raise VerifyInputError(f"mode must be one of {tuple(MODES)}; got mode={mode!r}")
+    settings = MODES[mode]
+    if sizes is not None:
+        if not isinstance(sizes, Mapping):
+            raise VerifyTypeError(f"sizes must be a mapping of Settings fields to values; got "
+                                  f"{type(sizes).__name__}")
+        known = {f.name: f for f in dataclasses.fields(Settings)}
+        unknown = set(sizes) - set(known)
+        if unknown:
+            raise VerifyInputError(f"unknown sizes field(s) {sorted(unknown)}; known: {sorted(known)}")
+        settings = dataclasses.replace(settings, **{key: _size_value(key, value, getattr(settings, key))
+                                                    for key, value in sizes.items()})
+    if budget is not None:
+        if isinstance(budget, bool) or not isinstance(budget, (int, float, np.integer, np.floating)):
+            raise VerifyTypeError(f"budget must be a positive integer; got {type(budget).__name__} "
+                                  f"budget={budget!r}")
+        if not math.isfinite(budget) or int(budget) != budget or budget < 1:
+            raise VerifyInputError(f"budget must be a positive integer; got budget={budget!r}")
+        settings = dataclasses.replace(settings, comm_cap=int(budget), gap_cap=int(budget),
+                                       broom_cap=int(budget))
+    _check_settings(settings)
+    return settings
+
+
+def _size_value(key: str, value: Any, default: Any) -> Any:
+    """``value`` for Settings field ``key``, of the kind of its ``default`` (tuples of numbers or of (n, B, p)
+    triples, positive integers, positive finite floats, strings); VerifyTypeError / VerifyInputError naming
+    ``sizes['key']`` otherwise."""
+    where = f"sizes[{key!r}]"
+    if default is None or key == "digits_iterations":
+        return value
+    if isinstance(default, tuple):
+        if not isinstance(value, (list, tuple)) or not value:
+            raise VerifyTypeError(f"{where} must be a non-empty list or tuple; got {value!r}")
+        model = default[0]  # the kind of each entry (of each position of an (n, B, p) triple)
+        kinds = [type(k) for k in model] if isinstance(model, tuple) else None
+        items = []
+        for item in value:
+            if kinds is None:
+                items.append(_check_number(where, item, type(model)))
+                continue
+            if not isinstance(item, (list, tuple)) or len(item) != len(kinds):
+                raise VerifyTypeError(f"{where} must hold {len(kinds)}-tuples like {model!r}; got {item!r}")
+            items.append(tuple(_check_number(where, number, kind) for number, kind in zip(item, kinds,
+                                                                                         strict=True)))
+        return tuple(items)
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise VerifyTypeError(f"{where} must be a string; got {value!r}")
+        return value
+    return _check_number(where, value, type(default))
+
+
+def _check_number(where: str, value: Any, kind: type) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise VerifyTypeError(f"{where} must hold numbers; got {value!r}")
+    if not math.isfinite(value) or value <= 0 or (kind is int and int(value) != value):
+        raise VerifyInputError(f"{where} must hold positive finite {'integers' if kind is int else 'numbers'}"
+                               f"; got {value!r}")
+    return int(value) if kind is int else float(value)
+
+
+def check_hyper(hyper: Any) -> dict[str, Any]:
+    """The rule's hyper-parameter grids as a dict (None: none); VerifyTypeError naming ``hyper`` for anything
+    that is not a mapping with string keys (e.g. ``hyper='abc'``).
+
+    Examples
+    --------
+    >>> check_hyper({"momentum": [0.0, 0.9]})
+    {'momentum': [0.0, 0.9]}
+    """
+    if hyper is None:
+        return {}
+    if not isinstance(hyper, Mapping) or not all(isinstance(key, str) for key in hyper):
+        raise VerifyTypeError(f"hyper must be a mapping of hyper-parameter names to values or grids; got "
+                              f"{type(hyper).__name__} hyper={hyper!r}")
+    return dict(hyper)

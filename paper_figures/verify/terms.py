@@ -1,78 +1,98 @@
-"""The term sweeps: the points of the communication, broom, spectral-gap and sampling experiments and the
-runner that measures the rule under test on them."""
+"""The term sweeps: the points of the communication, broom, spectral-gap and sampling experiments and the one
+runner that measures every algorithm of a verify run (the rule under test and the baselines) on them.
+
+Every algorithm runs through the same `algorithms.tune` call at the same tolerance: tol = ``tol_fraction`` *
+2 eps, not the figures' eps (docs/verify.md, "Instances where the term dominates"). Both hard instances keep
+||grad f(x)|| >= 2 eps while prog(x) < T_c (docs/theory.md §4.2, §4.3), so every explicit-constant bound
+(1 + (T_c - 1) dist on Setting 2, ``hard_instance_sampling_sharp`` on Setting 1) holds for any tol < 2 eps,
+and a tolerance near 2 eps cuts the size-independent descent cost that hides the terms (errata E20, E22).
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-from decbounds.paper_figures import communication, sampling, spectral_gap
+from decbounds.paper_figures import communication, sampling
 from decbounds.paper_figures.sweep import to_jsonable
 from decbounds.paper_figures.verify.settings import COMMUNICATION_TERMS, Settings
 from decbounds.paper_figures.verify.spec import _one_line
 
 from decbounds import algorithms, instances, oracles
 
-__all__ = ["measure", "sweep_points"]
+__all__ = ["measure", "sweep_points", "term_instance"]
 
 
-def measure(point: dict[str, Any]) -> dict[str, Any]:
-    """The sweep runner of every verify run: the figures' runners for the baselines, `_tune_rule` for the
-    rule under test (point field ``rule_id`` set)."""
-    term, name = point["term"], point["algorithm"]
-    if term in COMMUNICATION_TERMS:  # the path (no "D") or the broom of diameter point["D"]
-        if point.get("rule_id") is None:
-            return communication.measure_point(point)
+def term_instance(point: Mapping[str, Any]) -> tuple[Any, Any, float, dict[str, Any]]:
+    """(problem or oracle, W, lam, params) of a point: Cor. 2's path or Thm 1's broom (``D``) with Metropolis
+    W; the lazy Metropolis W_kappa of the ``n``-node path; Setting 1 with the probabilistic zero-chain oracle
+    gossiping with Metropolis W on ``topology`` (never the complete graph: there W is the exact average and
+    every rule would measure the same)."""
+    term, n = point["term"], int(point["n"])
+    if term in COMMUNICATION_TERMS:
         D = None if point.get("D") is None else int(point["D"])
-        problem = instances.communication_instance(int(point["n"]), D=D, T_c=int(point["chain_length"]))
+        problem = instances.communication_instance(n, D=D, T_c=int(point["chain_length"]))
         W = instances.gossip_matrix(problem.graph(), "metropolis")
-        steps = [fraction / problem.smoothness for fraction in point["step_fractions"]]
-        result = _tune_rule(name, problem, W, steps, tol=problem.epsilon, cap=int(point["cap"]),
-                            seeds=[int(point["seed"])], hyper=point.get("hyper", {}))
-        n = problem.n
-        result.update(explicit_bound=int(problem.iteration_lower_bound), dist=int(problem.dist))
+        lam = communication.gossip_lam(n, D)
         varsigma0 = communication.cor2_varsigma0(n, problem.epsilon, len(problem.groups[0]))
-        params = {"n": n, "lam": communication.gossip_lam(n, D), "D": n - 1 if D is None else D, "B": 1,
-                  "sigma": 0.0, "Delta": problem.Delta, "L": problem.L, "epsilon": problem.epsilon,
-                  "varsigma0": varsigma0, "varsigma": varsigma0}
-        return {"result": result, "params": params}
+        params = {"n": n, "lam": lam, "D": n - 1 if D is None else D, "B": 1, "sigma": 0.0,
+                  "Delta": problem.Delta, "L": problem.L, "epsilon": problem.epsilon, "varsigma0": varsigma0,
+                  "varsigma": varsigma0}
+        return problem, W, lam, params
     if term == "spectral_gap":
-        if point.get("rule_id") is None:
-            return spectral_gap.tuned_t_eps(point)
-        problem, W, lam = spectral_gap.path_instance(int(point["n"]), int(point["T_c"]),
-                                                     float(point["kappa"]))
-        steps = [factor / problem.smoothness for factor in point["step_factors"]]
-        result = _tune_rule(name, problem, W, steps, tol=problem.epsilon, cap=int(point["cap"]),
-                            seeds=[int(point["seed"])], hyper=point.get("hyper", {}))
-        result["hop_lower_bound"] = int(problem.iteration_lower_bound)
-        params = {"n": problem.n, "lam": lam, "D": problem.n - 1, "Delta": problem.Delta, "L": problem.L,
+        problem = instances.communication_instance(n, T_c=int(point["chain_length"]))
+        W = instances.lazy(instances.gossip_matrix(problem.graph(), "metropolis"), float(point["kappa"]))
+        lam = float(instances.second_eigenvalue(W))
+        params = {"n": n, "lam": lam, "D": n - 1, "Delta": problem.Delta, "L": problem.L,
                   "epsilon": problem.epsilon, "sigma": 0.0, "B": 1}
-        return {"result": result, "params": params}
+        return problem, W, lam, params
     if term == "sampling":
-        if point.get("rule_id") is None:
-            return sampling.measure_point(point)
-        n, batch, p = int(point["n"]), int(point["batch"]), float(point["p"])
+        batch, p = int(point["batch"]), float(point["p"])
         problem = instances.sampling_instance(n, T_c=int(point["chain_length"]), p=p)
-        W = instances.gossip_matrix(problem.graph(), "metropolis") if n > 1 else None
-        seeds = [int(point["seed"]) + j for j in range(int(point["seeds"]))]
-        result = _tune_rule(name, oracles.ZeroChainOracle(problem), W, [1.0 / problem.smoothness],
-                            tol=problem.epsilon, cap=int(point["cap"]), seeds=seeds, batch=batch,
-                            hyper=point.get("hyper", {}))
+        W = instances.gossip_matrix(instances.topology(point["topology"], n), "metropolis")
+        lam = float(instances.second_eigenvalue(W))
         params = {"n": n, "B": batch, "sigma": sampling.noise_level(p, problem.epsilon),
-                  "Delta": problem.Delta, "L": problem.L, "epsilon": problem.epsilon, "lam": 0.0, "D": 1,
-                  "varsigma0": 0.0, "p": p, "T_c": problem.T_c}
-        return {"result": result, "params": params}
+                  "Delta": problem.Delta,
+                  "L": problem.L, "epsilon": problem.epsilon, "lam": lam, "D": 1, "varsigma0": 0.0, "p": p,
+                  "T_c": problem.T_c}
+        return oracles.ZeroChainOracle(problem), W, lam, params
     raise ValueError(f"point['term'] must be one of {(*COMMUNICATION_TERMS, 'spectral_gap', 'sampling')}; "
                      f"got {term!r}")
 
 
+def measure(point: dict[str, Any]) -> dict[str, Any]:
+    """The sweep runner of every verify run: the algorithm of ``point`` (the rule under test when
+    ``rule_id`` is set, with its ``hyper`` grids; a baseline otherwise) tuned over the point's admissible
+    steps at tol = ``tol_fraction`` * 2 eps, every seed side by side; DeTAG over its R grid
+    (`communication.detag_phases_at`, contracting two-tap and Chebyshev gossip) unless hyper-parameters are
+    given."""
+    problem, W, _, params = term_instance(point)
+    f = problem.f if point["term"] == "sampling" else problem
+    hyper = dict(point.get("hyper") or {})
+    options: dict[str, Any] = {}
+    if point["algorithm"] == "detag" and not hyper:
+        if point["term"] == "sampling":  # one configuration, as the sampling figure
+            hyper = {"R": 1, "eta": None, "start": "paper"}
+        else:
+            options = {"groups": [{"R": R} for R in sorted(point["phases"], reverse=True)], "prune": True,
+                       "gossip": ["two_tap", "chebyshev"], "start": "plain", "eta": None}
+    steps = [fraction / f.smoothness for fraction in point.get("step_fractions", [1.0])]
+    seeds = [int(point["seed"]) + j for j in range(int(point.get("seeds", 1)))]
+    tol = float(point["tol_fraction"]) * 2.0 * f.epsilon
+    result = _tune_rule(point["algorithm"], problem, W, steps, tol=tol, cap=int(point["cap"]), seeds=seeds,
+                        batch=int(point.get("batch", 1)), hyper={**hyper, **options})
+    result["tol"] = tol
+    if point["term"] != "sampling":
+        result["explicit_bound"] = int(problem.iteration_lower_bound)
+        result["dist"] = int(problem.dist)
+    return {"result": result, "params": params}
+
+
 def _tune_rule(name: str, problem: Any, W: Any, steps: Sequence[float], *, tol: float, cap: int,
                seeds: Sequence[int], batch: int = 1, hyper: Mapping[str, Any]) -> dict[str, Any]:
-    """`algorithms.tune` of the rule under test over ``steps`` x its ``hyper`` grids (the least median T_eps
-    over seeds), as a record's result; a rule that raises is a result with status "error" naming the
-    iteration, so that the sweep goes on and the record is kept."""
+    """`algorithms.tune` of ``name`` over ``steps`` x its ``hyper`` grids (the least median T_eps over
+    seeds; each run stops at its x-bar T_eps), as a record's result; a rule that raises is a result with
+    status "error" naming the iteration, so that the sweep goes on and the record is kept."""
     where: dict[str, int | None] = {"t": None}  # None until the callback after init: a failure in init
 
     def track(t: int, state: Any, ctx: Any) -> None:
@@ -80,32 +100,31 @@ def _tune_rule(name: str, problem: Any, W: Any, steps: Sequence[float], *, tol: 
 
     try:
         tuned = algorithms.tune(name, problem, W, list(steps), tol=tol, iterations=cap, seeds=list(seeds),
-                                batch=batch, callback=track, **dict(hyper))
+                                batch=batch, callback=track, stop="average", **dict(hyper))
     except Exception as exc:  # the user's rule: a verdict, not a traceback
         kind = "A_B budget violated" if isinstance(exc, algorithms.BudgetViolationError) else \
             f"raised {type(exc).__name__} " + ("in init" if where["t"] is None else
                                                 f"in step at iteration {where['t']}")
-        return {"t_eps": None, "t_eps_local": None, "status": "error", "capped": False, "cap": cap,
+        return {"t_eps": None, "status": "error", "capped": False, "cap": cap,
                 "message": f"{name} {kind}: {_one_line(exc)}", "seeds": list(seeds), "t_eps_seeds": [],
                 "step_size": None, "hyper": {}}
-    per_seed = len(seeds)
     best = tuned.grid.winner_runs
-    chosen = best or tuned.grid.runs[:per_seed]
+    chosen = best or tuned.grid.runs[:len(seeds)]
     statuses = [result.status for result in chosen]
-    local = [result.t_eps_local for result in chosen]
-    local_float = [math.inf if t is None else float(t) for t in local]
-    local_median = float(np.median(local_float)) if local_float else math.inf
-    status = "converged" if best else ("diverged" if statuses and all(s == "diverged" for s in statuses)
+    runs = tuned.grid.runs
+    diverged = [result for result in runs if result.status == "diverged"]
+    status = "converged" if best else ("diverged" if runs and len(diverged) == len(runs)
                                        else "max_iterations")
     return to_jsonable({
-        "t_eps": tuned.grid.score, "t_eps_local": local_median if math.isfinite(local_median) else None,
-        "status": status, "capped": not best and status != "diverged", "cap": cap,
-        "message": chosen[0].message if chosen else "", "seeds": list(seeds),
-        "t_eps_seeds": [result.t_eps for result in chosen], "status_seeds": statuses,
+        "t_eps": tuned.grid.score, "status": status, "capped": not best and status != "diverged",
+        "cap": cap, "message": (diverged[0].message if status == "diverged" else
+                                chosen[0].message if chosen else ""),
+        "seeds": list(seeds), "t_eps_seeds": [result.t_eps for result in chosen], "status_seeds": statuses,
+        "diverged_runs": len(diverged), "runs": len(runs),
         "step_size": tuned.step_size if best else None,
         "hyper": {k: v for k, v in tuned.hyper.items() if _plain(v)} if best else {},
-        "grid": [{"step_size": r.step_size, "t_eps": r.t_eps, "status": r.status, "seed": r.seed}
-                 for r in tuned.grid.runs],
+        "grid": [{"step_size": r.step_size, "t_eps": r.t_eps, "status": r.status, "seed": r.seed,
+                  "hyper": {k: v for k, v in r.hyper.items() if _plain(v)}} for r in runs],
     })
 
 
@@ -115,53 +134,43 @@ def _plain(value: Any) -> bool:
 
 def sweep_points(name: str, rule_id: str, settings: Settings, *, seed: int, hyper: Mapping[str, Any],
                  baselines: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
-    """Every run of the three experiments, by term: the rule's points carry ``rule_id`` (its source hash)
-    and the hyper-parameter grids it is tuned over; the baselines' points are the figures' own."""
+    """Every run of the four experiments, by term: the rule's points carry ``rule_id`` (its source hash) and
+    the hyper-parameter grids it is tuned over; a baseline's points are the same without them."""
     series = [name, *[b for b in baselines if b != name]]
     levels: dict[str, list[dict[str, Any]]] = {"communication": [], "communication_broom": [],
                                                "spectral_gap": [], "sampling": []}
-    broom = [(n, settings.broom_diameter) for n in settings.broom_sizes]
-    for term, sizes in (("communication", [(n, None) for n in settings.comm_sizes]),
-                        ("communication_broom", broom)):
-        for n, D in sizes:
-            for algorithm in series:
-                point = {"term": term, "series": algorithm, "algorithm": algorithm, "n": n,
-                         "chain_length": settings.comm_chain,
-                         "cap": settings.comm_cap if D is None else settings.broom_cap,
-                         "step_fractions": list(settings.step_fractions), "seed": seed,
-                         "predict": ["hard_instance_communication", "lower_bound_gossip"] if D is None
-                         else ["lower_bound_any"]}
-                if D is not None:
-                    point["D"] = D
-                if algorithm == name:
-                    point.update(rule_id=rule_id, hyper=dict(hyper))
-                elif algorithm == "detag":
-                    point["phases"] = list(settings.detag_phases or communication.detag_phases(n, D))
-                levels[term].append(point)
-    for kappa in settings.kappas:
+
+    def add(term: str, common: dict[str, Any], lam: float | None) -> None:
         for algorithm in series:
-            point = {"term": "spectral_gap", "algorithm": algorithm, "n": settings.gap_n,
-                     "T_c": settings.gap_chain, "kappa": kappa, "cap": settings.gap_cap,
-                     "step_factors": [1.0], "seed": seed,
-                     "predict": ["hard_instance_communication", "lower_bound_gossip"]}
+            point = {"term": term, "algorithm": algorithm, **common, "tol_fraction": settings.tol_fraction,
+                     "seed": seed}
             if algorithm == name:
                 point.update(rule_id=rule_id, hyper=dict(hyper))
-            elif algorithm == "detag":
-                point.update(R_fractions=[1 / 32, 1 / 16] if settings.detag_phases is None else [],
-                             etas=[None, 0.0], starts=["paper"])
-            levels["spectral_gap"].append(point)
-    seen: set[tuple[Any, ...]] = set()
-    for points in (settings.sigma2_points, settings.nb_points):
-        for n, B, p in points:
-            for algorithm in series:
-                if (algorithm, n, B, p) in seen:
-                    continue
-                seen.add((algorithm, n, B, p))
-                point = {"term": "sampling", "algorithm": algorithm, "n": n, "batch": B, "p": p,
-                         "chain_length": settings.sampling_chain, "seeds": settings.sampling_seeds,
-                         "seed": seed, "cap": sampling.iteration_cap(n, B, p, settings.sampling_chain),
-                         "predict": ["hard_instance_sampling_sharp", "hard_instance_sampling"]}
-                if algorithm == name:
-                    point.update(rule_id=rule_id, hyper=dict(hyper))
-                levels["sampling"].append(point)
+            if algorithm == "detag" and lam is not None and not (algorithm == name and hyper):
+                point["phases"] = communication.detag_phases_at(lam)
+            levels[term].append(point)
+
+    chain = {"chain_length": settings.comm_chain, "step_fractions": list(settings.step_fractions)}
+    for n in settings.comm_sizes:
+        add("communication", {"n": n, **chain, "cap": settings.comm_cap,
+                              "predict": ["hard_instance_communication", "lower_bound_gossip"]},
+            communication.gossip_lam(n))
+    for n in settings.broom_sizes:
+        add("communication_broom", {"n": n, "D": settings.broom_diameter, **chain, "cap": settings.broom_cap,
+                                    "predict": ["lower_bound_any"]},
+            communication.gossip_lam(n, settings.broom_diameter))
+    for kappa in settings.kappas:
+        _, _, lam, _ = term_instance({"term": "spectral_gap", "n": settings.gap_n,
+                                      "chain_length": settings.comm_chain, "kappa": kappa})
+        add("spectral_gap", {"n": settings.gap_n, "kappa": kappa, **chain, "cap": settings.gap_cap,
+                             "predict": ["hard_instance_communication", "lower_bound_gossip"]}, lam)
+    seen: set[tuple[int, int, float]] = set()
+    for n, B, p in (*settings.sigma2_points, *settings.nb_points):
+        if (n, B, p) in seen:
+            continue
+        seen.add((n, B, p))
+        add("sampling", {"n": n, "batch": B, "p": p, "chain_length": settings.sampling_chain,
+                         "topology": settings.sampling_topology, "seeds": settings.sampling_seeds,
+                         "cap": sampling.iteration_cap(n, B, p, settings.sampling_chain),
+                         "predict": ["hard_instance_sampling_sharp", "hard_instance_sampling"]}, None)
     return levels

@@ -1,27 +1,82 @@
-"""The verdicts: each term's fit against its optimal exponent, every run against its explicit lower bound."""
+"""The verdicts: each term's fit against its optimal exponent and against centralized SGD measured in the
+same run, every run against its explicit lower bound.
+
+Each term ends in one verdict (docs/verify.md, "Verdicts"), tried in this order:
+
+1. "BELOW the lower bound: outside the class or a bug": a run of the rule beat its explicit-constant bound;
+2. "diverged": a run of the rule was non-finite or left the instance's radius at every step tried;
+3. "indistinguishable from centralized SGD": at every size both finished (3 at least), the rule's T_eps is
+   within `CENTRALIZED_RATIO` of centralized SGD's in the same run;
+4. "worse than the optimal order": the rule hit its cap where the reference of optimal order finished (DeTAG;
+   centralized SGD on the sampling term), or its exponent's 95%
+   interval lies above the optimal exponent (and outside ±`MATCH_WIDTH` of it);
+5. "matches the lower bound's order": the whole interval within ±`MATCH_WIDTH` of the optimal exponent —
+   except on the broom, whose bound is flat in n as every all-reduce is: there "flat in n, as the bound";
+6. below the optimal exponent: on the lazy W_kappa family (no lower bound grows with 1/(1 - lam) there)
+   "grows more slowly than the optimal order on this family"; where a growing bound is proved (the path,
+   Setting 1) "not resolved", with the sizes that would resolve it;
+7. "not resolved: interval too wide", with the budget that would resolve it.
+
+Every verdict ends with the references measured in the same run (DeTAG, D^2, centralized SGD), each with
+its exponent and interval.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from decbounds.paper_figures import fit
 from decbounds.paper_figures.verify.settings import (
+    CENTRALIZED_RATIO,
     COMMUNICATION_TERMS,
+    DISPLAY_NAMES,
+    DOMINANCE,
     MATCH_WIDTH,
     TERMS,
     VERDICT_BELOW,
+    VERDICT_CENTRALIZED,
+    VERDICT_DIVERGED,
+    VERDICT_ERROR,
+    VERDICT_FASTER,
+    VERDICT_FLAT,
     VERDICT_MATCH,
     VERDICT_OUTSIDE,
+    VERDICT_UNRESOLVED,
+    VERDICT_WORSE,
     Settings,
 )
 
-__all__ = ["below_bound", "explicit_bound", "fit_tail", "term_verdict"]
+__all__ = ["below_bound", "centralized_ratio", "explicit_bound", "fit_tail", "resolve_advice", "term_verdict",
+           "verdict_kind"]
+
+#: The verdict kinds, in the order `verdict_kind` tries their prefixes.
+KINDS: dict[str, str] = {
+    VERDICT_BELOW: "below", VERDICT_DIVERGED: "diverged", VERDICT_CENTRALIZED: "centralized",
+    VERDICT_WORSE: "worse", VERDICT_MATCH: "matches", VERDICT_FLAT: "flat", VERDICT_FASTER: "faster",
+    VERDICT_UNRESOLVED: "not resolved", VERDICT_ERROR: "error", VERDICT_OUTSIDE: "outside",
+}
+
+
+def verdict_kind(verdict: str) -> str:
+    """The kind of a verdict line ("matches", "worse", "below", "centralized", "flat", "faster", "diverged",
+    "not resolved", "error", "outside"; "" for none).
+
+    Examples
+    --------
+    >>> verdict_kind("worse than the optimal order: measured exponent 1.40 [1.30, 1.50] ...")
+    'worse'
+    """
+    for prefix, kind in KINDS.items():
+        if verdict.startswith(prefix):
+            return kind
+    return ""
 
 
 def _fit_records(term: str, records: Sequence[dict[str, Any]], settings: Settings) -> list[dict[str, Any]]:
-    """The records a term's fit reads: the path points, the gap points, or one pseudo-record per seed of
-    the sampling points of that sweep (the slope of the median with the seeds as replicates)."""
+    """The records a term's fit reads: the path, broom or gap points, or one pseudo-record per seed of the
+    sampling points of that sweep (the slope of the median with the seeds as replicates)."""
     if term in (*COMMUNICATION_TERMS, "spectral_gap"):
         return [r for r in records if r["point"]["term"] == term]
     wanted = {(n, B, p) for n, B, p in (settings.sigma2_points if term == "sampling_sigma2"
@@ -33,8 +88,18 @@ def _fit_records(term: str, records: Sequence[dict[str, Any]], settings: Setting
             continue
         for t in record["result"].get("t_eps_seeds") or [None]:
             status = "converged" if t is not None else record["result"].get("status", "max_iterations")
-            out.append({**record, "result": {"t_eps": t, "status": status if t is None else "converged"}})
+            out.append({**record, "result": {"t_eps": t, "status": status}})
     return out
+
+
+def _median_records(term: str, records: Sequence[dict[str, Any]], settings: Settings) -> list[dict[str, Any]]:
+    """A term's records with one T_eps per point (the sampling points' median over seeds)."""
+    if term in (*COMMUNICATION_TERMS, "spectral_gap"):
+        return [r for r in records if r["point"]["term"] == term]
+    wanted = {(n, B, p) for n, B, p in (settings.sigma2_points if term == "sampling_sigma2"
+                                        else settings.nb_points)}
+    return [r for r in records if r["point"]["term"] == "sampling"
+            and (r["point"]["n"], r["point"]["batch"], r["point"]["p"]) in wanted]
 
 
 def fit_tail(records: Sequence[dict[str, Any]], spec: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -53,12 +118,12 @@ def fit_tail(records: Sequence[dict[str, Any]], spec: Mapping[str, Any]) -> list
 
 
 def explicit_bound(record: dict[str, Any]) -> float | None:
-    """The explicit-constant lower bound a record's T_eps is held to (None where none applies)."""
+    """The explicit-constant lower bound a record's T_eps is held to (None where none applies): 1 + (T_c - 1)
+    dist on Setting 2 (path, broom, lazy path), ``hard_instance_sampling_sharp`` at the median on
+    Setting 1."""
     result, point = record["result"], record["point"]
-    if point["term"] in COMMUNICATION_TERMS:
-        return result.get("explicit_bound")
-    if point["term"] == "spectral_gap":
-        return result.get("hop_lower_bound")
+    if point["term"] in (*COMMUNICATION_TERMS, "spectral_gap"):
+        return result.get("explicit_bound", result.get("hop_lower_bound"))
     return record.get("predicted", {}).get("hard_instance_sampling_sharp")
 
 
@@ -73,38 +138,175 @@ def below_bound(records: Sequence[dict[str, Any]], name: str) -> list[str]:
         if result["t_eps"] < bound:
             where = {key: point[key] for key in ("n", "D", "kappa", "batch", "p", "seed", "seeds")
                      if key in point}
-            found.append(f"{point['term']} run {where}: T_eps = {result['t_eps']} < explicit bound "
+            found.append(f"{point['term']} run {where}: T_eps = {_count(result['t_eps'])} < explicit bound "
                          f"{bound:.6g} (step {result.get('step_size')}, hyper {result.get('hyper')})")
     return found
 
 
-def term_verdict(term: str, rule_fit: fit.RecordFit, reference_fit: fit.RecordFit | None,
-                 below: Sequence[str], *, advice: str = "run without --quick for larger ones") -> str:
-    """The verdict of one term (module docstring); ``advice`` ends a "not resolved" verdict."""
-    optimal = TERMS[term]["optimal"]
-    if below:
-        return f"{VERDICT_BELOW} ({below[0]})"
+def centralized_ratio(records: Sequence[dict[str, Any]], name: str, variable: str) -> float | None:
+    """The largest factor between ``name``'s T_eps and centralized SGD's over the sizes where both finished
+    (max of the ratio and its inverse; None for fewer than 3 such sizes or when either did not finish
+    somewhere the other did)."""
+    x_of = fit.variable_function(variable)
+    mine = {x_of(r): r["result"].get("t_eps") for r in records if r["point"]["algorithm"] == name}
+    central = {x_of(r): r["result"].get("t_eps") for r in records if r["point"]["algorithm"] == "centralized"}
+    common = sorted(set(mine) & set(central))
+    if any((mine[x] is None) != (central[x] is None) for x in common):
+        return None
+    pairs = [(mine[x], central[x]) for x in common if mine[x] is not None and central[x] is not None]
+    if len(pairs) < 3 or any(b <= 0 or a <= 0 for a, b in pairs):
+        return None
+    return max(max(a / b, b / a) for a, b in pairs)
+
+
+def _interval(f: fit.ExponentFit) -> str:
+    return f"{f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]"
+
+
+def _references(references: Mapping[str, fit.RecordFit], name: str) -> str:
+    """"references in this run: DeTAG 0.99 [0.95, 1.03], D^2 ..., centralized SGD ..." ("" for none)."""
+    parts = []
+    for algorithm, record_fit in references.items():
+        if algorithm == name:
+            continue
+        label = DISPLAY_NAMES.get(algorithm, algorithm)
+        parts.append(f"{label} " + ("no fit" if record_fit.fit is None else _interval(record_fit.fit)))
+    return f" [references in this run: {', '.join(parts)}]" if parts else ""
+
+
+def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fit.RecordFit], *,
+                 name: str = "", below: Sequence[str] = (), diverged: str = "", capped: str = "",
+                 central: float | None = None, resolve: str = "") -> str:
+    """The verdict of one term (module docstring) from the rule's fit, the references' fits, the runs below
+    an explicit bound, the rule's diverged runs and capped runs (in words), the `centralized_ratio`, and
+    what would resolve an unresolved term (``resolve``).
+
+    Examples
+    --------
+    >>> from decbounds.paper_figures import fit
+    >>> steep = fit.RecordFit("n", fit.fit_exponent([96, 192, 384, 768], [2600, 5200, 10400, 20800]), 4, 0)
+    >>> term_verdict("communication", steep, {})[:68]
+    "matches the lower bound's order (measured exponent 1.00 [1.00, 1.00]"
+    """
+    spec = TERMS[term]
+    optimal = spec["optimal"]
+    refs = _references(references, name)
     f = rule_fit.fit
+    measured = "no fit" if f is None else f"measured exponent {_interval(f)}"
+    if below:
+        return f"{VERDICT_BELOW} ({below[0]}){refs}"
+    if diverged:
+        return f"{VERDICT_DIVERGED}: {diverged}; no exponent from a diverged run{refs}"
+    if central is not None and central <= CENTRALIZED_RATIO:
+        return (f"{VERDICT_CENTRALIZED}: T_eps within {100 * (central - 1):.0f}% of centralized SGD's "
+                f"at every "
+                f"size ({measured}, optimal {optimal:g}){refs}")
+    if capped:
+        return f"{VERDICT_WORSE}: {capped}{refs}"
+    resolve_text = f"; {resolve}" if resolve else ""
     if f is None or f.n_points < fit.MIN_POINTS:
         why = rule_fit.reason or f"{0 if f is None else f.n_points} finished runs"
-        return f"not resolved on this range: too few finished runs to fit ({why}; {rule_fit.unfinished} " \
-               "hit the cap, diverged or failed)"
-    measured = f"measured exponent {f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]"
-    reference = None if reference_fit is None else reference_fit.fit
-    measured_reference = ("" if reference is None else f"; the reference measured {reference.slope:.2f} "
-                          f"[{reference.ci_low:.2f}, {reference.ci_high:.2f}] here")
+        return (f"{VERDICT_UNRESOLVED}: too few finished runs to fit ({why}; {rule_fit.unfinished} hit the "
+                f"cap){resolve_text}{refs}")
     if optimal - MATCH_WIDTH <= f.ci_low and f.ci_high <= optimal + MATCH_WIDTH:
-        return f"{VERDICT_MATCH} ({measured}, optimal {optimal:g} +- {MATCH_WIDTH:g})"
+        if spec["kind"] == "flat":
+            return (f"{VERDICT_FLAT} ({measured}; the bound is flat in n at fixed D, and so is any "
+                    f"all-reduce: "
+                    f"this term does not tell gossip from all-reduce){refs}")
+        return f"{VERDICT_MATCH} ({measured}, optimal {optimal:g} +- {MATCH_WIDTH:g}){refs}"
     if f.ci_low > optimal:  # every optimal exponent is an upper end: larger is worse (n B: -1)
-        return f"worse: {measured} lies above the optimal {optimal:g}{measured_reference}"
+        return f"{VERDICT_WORSE}: {measured} lies above the optimal {optimal:g}{refs}"
     if f.ci_high < optimal:
-        # below a lower bound's exponent with no run below the explicit bound: T_eps has not yet reached the
-        # bound's growth on these sizes (the zero chain's size-independent descent cost still dominates it)
-        return (f"not resolved on this range: {measured} lies below the optimal {optimal:g}; on these sizes "
-                "T_eps has not reached the lower bound's growth, because the zero chain's size-independent "
-                f"descent cost still dominates it ({advice}{measured_reference})")
-    return (f"not resolved: interval too wide ({measured} covers the optimal {optimal:g} but reaches beyond "
-            f"+- {MATCH_WIDTH:g} of it; {advice}{measured_reference})")
+        if spec["kind"] in ("family", "flat"):
+            return (f"{VERDICT_FASTER}: {measured} lies below the optimal {optimal:g} with no run below the "
+                    f"explicit bound; {_FAMILY[term]}{refs}")
+        return (f"{VERDICT_UNRESOLVED}: {measured} lies below the optimal {optimal:g} with no run below the "
+                f"explicit bound: on these sizes T_eps has not reached the bound's growth"
+                f"{resolve_text}{refs}")
+    return (f"{VERDICT_UNRESOLVED}: interval too wide ({measured} covers the optimal {optimal:g} but reaches "
+            f"beyond +- {MATCH_WIDTH:g} of it){resolve_text}{refs}")
+
+
+#: Why an exponent below the optimal one is allowed on a term's family of instances.
+_FAMILY: dict[str, str] = {
+    "spectral_gap": "allowed: Cor. 2's 1/sqrt(1 - lam) is proved at lam = cos(pi/n) only, and on the lazy "
+                    "W_kappa of one path no bound grows with 1/(1 - lam) (the rule crosses the same n-node "
+                    "path)",
+    "communication_broom": "allowed: the broom's bound is flat in n at fixed D",
+}
+
+
+def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[dict[str, Any]]) -> str:
+    """What would resolve ``term`` (sizes and caps, derived from the explicit bound and the descent cost
+    that centralized SGD measured in this run), and the mode that runs larger sizes."""
+    central = [r["result"]["t_eps"] for r in records
+               if r["point"]["algorithm"] == "centralized" and r["result"].get("t_eps") is not None]
+    if term == "communication":
+        descent = max(central) if central else None
+        if descent is None:
+            text = "larger n (sizes={'comm_sizes': ...})"
+        else:
+            # the smallest n at which the explicit bound alone, 1 + (T_c - 1) dist, is DOMINANCE x the descent
+            needed = DOMINANCE * descent / (settings.comm_chain - 1)
+            n = 3 * math.ceil(needed) - 3
+            while n - 2 * math.ceil(n / 3) + 1 < needed:
+                n += 1
+            text = (f"resolved at n >= {n}, where the explicit bound 1 + (T_c - 1) dist reaches "
+                    f"{DOMINANCE:g}x "
+                    f"the {_count(descent)} iterations of descent centralized SGD measured (sizes="
+                    f"{{'comm_sizes': (..., {n})}}, comm_cap >= {int(DOMINANCE * 4 * descent)})")
+    elif term == "spectral_gap":
+        low = min(settings.kappas)
+        text = (f"kappa a decade lower (sizes={{'kappas': (..., {low / 10:g})}}, gap_cap >= "
+                f"{4 * settings.gap_cap})")
+    elif term == "communication_broom":
+        text = f"more sizes (sizes={{'broom_sizes': (..., {2 * max(settings.broom_sizes)})}})"
+    else:
+        text = f"4x the seeds halves the interval (sizes={{'sampling_seeds': {4 * settings.sampling_seeds}}})"
+    return text + _MODE_ADVICE.get(mode, "")
+
+
+#: Where larger sizes are, by mode: never "run without --quick" to a user who did not give --quick.
+_MODE_ADVICE: dict[str, str] = {
+    "tiny": "; --tiny runs smoke-test sizes: run with --quick, or without options for the default mode's",
+    "quick": "; the default mode (without --quick) runs larger sizes",
+}
+
+
+def _count(value: Any) -> Any:
+    """An iteration count as written: 1306 for 1306.0 (a median over one seed), 1306.5 kept."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _diverged(records: Sequence[dict[str, Any]], name: str, variable: str) -> str:
+    """In words, where every run of ``name`` at a size diverged (non-finite or out of radius); "" if none."""
+    x_of = fit.variable_function(variable)
+    where = [(x_of(r), r["result"].get("message", "")) for r in records
+             if r["point"]["algorithm"] == name and r["result"].get("status") == "diverged"]
+    if not where:
+        return ""
+    xs = ", ".join(f"{x:.4g}" for x, _ in sorted(where)[:4])
+    return (f"every run at {variable} = {xs} went non-finite (NaN or inf) or left the instance's radius "
+            f"({where[0][1] or 'diverged'})")
+
+
+def _capped_where_reference_finished(records: Sequence[dict[str, Any]], name: str, references: Sequence[str],
+                                     variable: str) -> str:
+    """In words, the first x at which the rule hit the cap while a reference finished ("" if none): there the
+    rule is slower than that reference by more than the cap allows."""
+    x_of = fit.variable_function(variable)
+    for reference in references:
+        finished = {x_of(r): r["result"]["t_eps"] for r in records
+                    if r["point"]["algorithm"] == reference and fit.is_finished(r)}
+        for record in sorted(records, key=x_of):
+            result = record["result"]
+            if record["point"]["algorithm"] == name and result.get("t_eps") is None \
+                    and result.get("status") == "max_iterations" and x_of(record) in finished:
+                cap = record["point"].get("cap", result.get("cap"))
+                return (f"hit the iteration cap {cap} at {variable} = "
+                        f"{x_of(record):.4g} where {DISPLAY_NAMES.get(reference, reference)} finished in "
+                        f"{_count(finished[x_of(record)])} iterations")
+    return ""
 
 
 def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, audited: dict[str, Any],
@@ -119,53 +321,42 @@ def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, 
     outside = bool(audited.get("outside_class"))
     verdicts["audit"] = ("passed, outside the gossip class: " if outside else "passed: ") + \
         "; ".join(c["condition"] for c in audited["checks"])
+    others = [b for b in baselines if b != name]
     for term, spec in TERMS.items():
         chosen = _fit_records(term, records, settings)
         fits[term] = {}
-        for algorithm in [name, *[b for b in baselines if b != name]]:
+        for algorithm in [name, *others]:
             mine = [r for r in chosen if r["point"]["algorithm"] == algorithm]
             if mine:
                 fits[term][algorithm] = fit.fit_records(fit_tail(mine, spec), spec["variable"])
         if name not in fits[term]:
             continue
-        if term in (*COMMUNICATION_TERMS, "spectral_gap"):  # the workers' own models, no all-reduce
-            mine = fit.worker_output([r for r in chosen if r["point"]["algorithm"] == name])
-            fits[term][f"{name} (workers)"] = fit.fit_records(fit_tail(mine, spec), spec["variable"])
+        medians = _median_records(term, records, settings)
         source = "sampling" if term.startswith("sampling") else term
-        below = below_bound([r for r in records if r["point"]["term"] == source], name)
         failed = [r["result"]["message"] for r in records
                   if r["point"]["term"] == source and r["point"]["algorithm"] == name
                   and r["result"].get("status") == "error"]
-        advice = ("the full mode's sizes are the largest verify runs: the figures' sweeps, or `sizes=`, go "
-                  "further" if mode == "full" else "run without --quick for larger ones")
-        verdict = term_verdict(term, fits[term][name], fits[term].get(spec["reference"]), below,
-                               advice=advice)
-        capped = _capped_where_reference_finished(chosen, name, spec["reference"], spec["variable"])
-        if capped and not below and not verdict.startswith(VERDICT_MATCH):
-            verdict = f"worse: {capped}"
         if failed:
-            verdict = f"error: {failed[0]}"
-        if outside:
-            f = fits[term][name].fit
-            verdict = f"{VERDICT_OUTSIDE}: " + ("no fit" if f is None else
-                                                 f"measured exponent {f.slope:.2f} [{f.ci_low:.2f}, "
-                                                 f"{f.ci_high:.2f}], the gossip class's optimal "
-                                                 f"{spec['optimal']:g}")
-        verdicts[term] = verdict
+            verdicts[term] = f"{VERDICT_ERROR}: {failed[0]}"
+            continue
+        f = fits[term][name].fit
+        central = centralized_ratio(medians, name, spec["variable"])
+        if outside:  # held to no gossip bound: its exponent, and whether it is centralized SGD's
+            measured = "no fit" if f is None else f"measured exponent {_interval(f)}"
+            verdicts[term] = f"{VERDICT_OUTSIDE}: " + (
+                f"{VERDICT_CENTRALIZED} ({measured}, T_eps within {100 * (central - 1):.0f}% of centralized "
+                "SGD's at every size)" if central is not None and central <= CENTRALIZED_RATIO else
+                f"{measured}, the gossip class's optimal {spec['optimal']:g}")
+            continue
+        # a cap is evidence of a worse order only beside an algorithm of the optimal order: DeTAG on the
+        # communication terms, centralized SGD on the sampling term (D^2 is of neither)
+        optimal_algorithm = "centralized" if source == "sampling" else "detag"
+        verdicts[term] = term_verdict(
+            term, fits[term][name], {a: fits[term][a] for a in others if a in fits[term]}, name=name,
+            below=below_bound([r for r in records if r["point"]["term"] == source], name),
+            diverged=_diverged(medians, name, spec["variable"]),
+            capped=_capped_where_reference_finished(medians, name, [optimal_algorithm] if optimal_algorithm
+                                                    in others else [], spec["variable"]),
+            central=central,
+            resolve=resolve_advice(term, settings, mode, medians))
     return verdicts, fits
-
-
-def _capped_where_reference_finished(records: Sequence[dict[str, Any]], name: str, reference: str,
-                                     variable: str) -> str:
-    """In words, the first x at which the rule hit the cap while the reference algorithm finished ("" if
-    none): at these sizes the rule is slower than the reference by more than the cap allows."""
-    x_of = fit.VARIABLES[variable]
-    finished = {x_of(r): r["result"]["t_eps"] for r in records
-                if r["point"]["algorithm"] == reference and fit.is_finished(r)}
-    for record in sorted(records, key=x_of):
-        result = record["result"]
-        if record["point"]["algorithm"] == name and result.get("t_eps") is None \
-                and result.get("status") == "max_iterations" and x_of(record) in finished:
-            return (f"hit the iteration cap {record['point'].get('cap', result.get('cap'))} at {variable} = "
-                    f"{x_of(record):.4g} where {reference} finished in {finished[x_of(record)]} iterations")
-    return ""

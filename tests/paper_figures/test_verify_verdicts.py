@@ -1,0 +1,179 @@
+"""The verdict logic of `decbounds verify` on synthetic fit results (fast): every term ends in a decided
+verdict where the evidence decides it, names its references, and says what would resolve it otherwise."""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from decbounds.paper_figures import fit
+from decbounds.paper_figures import verify as v
+
+from decbounds import algorithms
+
+
+def _fit(xs, ys, variable="n"):
+    return fit.RecordFit(variable, fit.fit_exponent(xs, ys), len(xs), 0)
+
+
+SIZES = (96, 192, 384, 768)
+LINEAR = _fit(SIZES, [26 * n for n in SIZES])
+QUADRATIC = _fit(SIZES, [n * n for n in SIZES])
+FLAT = _fit(SIZES, [702.0 + (n % 5) for n in SIZES])
+SLOW = _fit(SIZES, [700 + 2 * n for n in SIZES])
+REFERENCES = {"detag": LINEAR, "d2": SLOW, "centralized": _fit(SIZES, [702.0, 702.0, 702.0, 702.01])}
+
+
+def test_the_kinds_decide_in_order():
+    assert v.verdict_kind(v.term_verdict("communication", LINEAR, REFERENCES)) == "matches"
+    assert v.verdict_kind(v.term_verdict("communication", QUADRATIC, REFERENCES)) == "worse"
+    assert "measured exponent 2.00 [2.00, 2.00] lies above the optimal 1" in v.term_verdict(
+        "communication", QUADRATIC, REFERENCES)
+    below = v.term_verdict("communication", LINEAR, REFERENCES, below=["communication run {'n': 96}: ..."])
+    assert v.verdict_kind(below) == "below" and below.startswith(v.VERDICT_BELOW)
+    central = v.term_verdict("communication", FLAT, REFERENCES, central=1.01)
+    assert v.verdict_kind(central) == "centralized" and "within 1% of centralized SGD's" in central
+    assert "matches" not in central
+    diverged = v.term_verdict("spectral_gap", _fit(SIZES, SIZES, "inv_gap"), REFERENCES,
+                              diverged="every run at inv_gap = 44 went non-finite (NaN or inf)")
+    assert v.verdict_kind(diverged) == "diverged" and "nan" not in diverged.replace("NaN", "")
+    capped = v.term_verdict("communication", LINEAR, REFERENCES,
+                            capped="hit the iteration cap 24000 at n = 384 where DeTAG finished in 10384")
+    assert v.verdict_kind(capped) == "worse"
+
+
+def test_every_verdict_names_the_references_with_exponent_and_interval():
+    for rule_fit in (LINEAR, QUADRATIC, FLAT, SLOW):
+        verdict = v.term_verdict("communication", rule_fit, REFERENCES, name="mine")
+        assert "[references in this run: DeTAG 1.00 [1.00, 1.00], D^2 " in verdict, verdict
+        assert "centralized SGD 0.00 [" in verdict
+
+
+def test_matches_is_never_printed_on_the_broom():
+    verdict = v.term_verdict("communication_broom", FLAT, REFERENCES)
+    assert v.verdict_kind(verdict) == "flat" and "matches" not in verdict
+    assert "any all-reduce" in verdict
+
+
+def test_below_the_order_is_decided_on_the_lazy_family_and_unresolved_on_the_path():
+    slow_gap = _fit([44, 440, 4400, 44000], [700, 720, 900, 1400], "inv_gap")
+    gap = v.term_verdict("spectral_gap", slow_gap, REFERENCES)
+    assert v.verdict_kind(gap) == "faster" and "lam = cos(pi/n) only" in gap
+    path = v.term_verdict("communication", SLOW, REFERENCES, resolve="resolved at n >= 21060")
+    assert v.verdict_kind(path) == "not resolved" and "resolved at n >= 21060" in path
+
+
+def test_unresolved_verdicts_print_the_budget_that_resolves_them_and_the_right_mode():
+    records = [{"point": {"algorithm": "centralized", "term": "communication"}, "result": {"t_eps": 702.0}}]
+    quick = v.resolve_advice("communication", v.MODES["quick"], "quick", records)
+    n = int(quick.split("resolved at n >= ")[1].split(",")[0])
+    assert n - 2 * math.ceil(n / 3) + 1 >= v.DOMINANCE * 702 > (n - 1) - 2 * math.ceil((n - 1) / 3) + 1
+    assert "without --quick" in quick
+    tiny = v.resolve_advice("sampling_sigma2", v.MODES["tiny"], "tiny", records)
+    assert "without --quick" not in tiny and "--tiny" in tiny and "sampling_seeds': 16" in tiny
+    assert "--quick" not in v.resolve_advice("spectral_gap", v.MODES["full"], "full", records)
+
+
+def test_a_sampling_term_measured_the_same_as_the_reference_is_never_worse():
+    """--tiny: a rule whose sampling medians equal centralized SGD's reads "indistinguishable", whatever the
+    (wide) interval says."""
+    same = _fit([8, 16, 32], [4000.0, 2100.0, 900.0], "nB")
+    verdict = v.term_verdict("sampling_nB", same, {"centralized": same}, central=1.0)
+    assert v.verdict_kind(verdict) == "centralized"
+
+
+def test_the_centralized_ratio_reads_the_sizes_both_finished():
+    def record(algorithm, n, t):
+        return {"point": {"algorithm": algorithm, "term": "communication", "n": n}, "params": {"n": n},
+                "result": {"t_eps": t, "status": "converged" if t else "max_iterations"}}
+
+    records = [record("centralized", n, 702.0) for n in SIZES]
+    assert v.centralized_ratio(records + [record("mine", n, 720.0) for n in SIZES], "mine", "n") == \
+        pytest.approx(720 / 702)
+    assert v.centralized_ratio(records + [record("mine", n, 7.0 * n) for n in SIZES], "mine", "n") > 2
+    capped = records + [record("mine", n, 720.0 if n < 768 else None) for n in SIZES]
+    assert v.centralized_ratio(capped, "mine", "n") is None  # capped where centralized finished
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"budget": float("nan")}, ValueError, "budget must be a positive integer; got budget=nan"),
+    ({"budget": "10"}, TypeError, "budget must be a positive integer; got str"),
+    ({"sizes": {"comm_sizes": None}}, TypeError, "sizes['comm_sizes'] must be a non-empty list or tuple"),
+    ({"sizes": {"kappas": (0.1, float("inf"))}}, ValueError, "sizes['kappas'] must hold positive finite"),
+    ({"sizes": {"tol_fraction": 1.0}}, ValueError, "tol_fraction must lie in (0, 1)"),
+    ({"sizes": "abc"}, TypeError, "sizes must be a mapping"),
+])
+def test_bad_sizes_and_budgets_name_the_argument(kwargs, error, message):
+    with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        v.resolve_settings("quick", **kwargs)
+
+
+def test_bad_hyper_is_a_type_error_naming_hyper(tmp_path):
+    with pytest.raises(TypeError, match="hyper must be a mapping"):
+        v.verify("extra", mode="tiny", out=tmp_path, hyper="abc", progress=False)
+    with pytest.raises(ValueError, match="budget must be a positive integer; got budget=nan"):
+        v.verify("extra", mode="tiny", out=tmp_path, budget=float("nan"), progress=False)
+
+
+
+class NaNOnLargeGraphs(algorithms.StepRule):
+    """D-PSGD until the path has more than 9 workers, then a NaN step: it passes the audit (9 workers)."""
+
+    name = "nan_on_large_graphs"
+    style = algorithms.PlotStyle(color="tab:red", marker="x", label="NaN on large graphs")
+    batchable: ClassVar[dict] = {}
+
+    def init(self, ctx):
+        return algorithms.State(x=ctx.start_state())
+
+    def step(self, s, ctx):
+        s.x = ctx.gossip(s.x - ctx.step_size * ctx.sample(s.x))
+        if ctx.n > 9:
+            s.x = s.x * np.nan
+        return s
+
+
+@pytest.mark.slow  # a whole (tiny) verify run, about 4 s of CPU
+def test_a_rule_that_returns_nan_reads_diverged_not_a_silent_nan(tmp_path):
+    sizes = {"comm_sizes": (6, 9, 12, 15), "broom_sizes": (6, 9), "kappas": (0.1, 0.03),
+             "sigma2_points": ((4, 1, 1e-2),), "nb_points": ((4, 1, 1e-2),), "sampling_seeds": 2}
+    report = v.verify(NaNOnLargeGraphs, mode="tiny", out=tmp_path, baselines=(), sizes=sizes, progress=False)
+    assert report.audit["passed"]
+    verdict = report.verdicts["communication"]
+    assert v.verdict_kind(verdict) == "diverged", verdict
+    assert "n = 12, 15 went non-finite (NaN or inf)" in verdict
+
+
+def test_the_summary_is_one_screen_with_the_references_beside_the_rule():
+    gap_fit = _fit([44, 440, 4400, 44000], [700, 1400, 2800, 5600], "inv_gap")
+    verdicts = {"audit": "passed: ...",
+                "communication": v.term_verdict("communication", QUADRATIC, REFERENCES, name="mine"),
+                "spectral_gap": v.term_verdict("spectral_gap", gap_fit, REFERENCES, name="mine")}
+    fits = {"communication": {"mine": QUADRATIC, **REFERENCES}, "spectral_gap": {"mine": LINEAR}}
+    report = v.VerifyReport(rule="mine", mode="quick", seed=0, audit={"passed": True}, verdicts=verdicts,
+                            fits=fits, records=[], files=[], errors=[], seconds=1.0)
+    header, path, gap = report.summary()
+    assert header.split() == ["term", "optimal", "mine", "verdict", "DeTAG", "D^2", "centralized", "SGD"]
+    assert path.split()[:6] == ["communication", "1", "2.00", "[2.00,", "2.00]", "worse"]
+    assert "1.00 [1.00, 1.00]" in path  # DeTAG's exponent beside the rule's
+    assert gap.split()[5] == "matches" and gap.split()[6:] == ["-", "-", "-"]  # no reference measured there
+    assert max(len(line) for line in report.summary()) <= 120
+    failed = v.VerifyReport(rule="mine", mode="quick", seed=0, audit={"passed": False},
+                            verdicts={"audit": "FAILED: ..."}, fits={}, records=[], files=[], errors=[],
+                            seconds=1.0)
+    assert failed.summary() == []
+
+
+def test_centralized_sgd_reads_indistinguishable_from_centralized_never_matches():
+    def record(n, t):
+        return {"point": {"algorithm": "centralized", "term": "communication", "n": n}, "params": {"n": n},
+                "result": {"t_eps": t, "status": "converged"}}
+
+    records = [record(n, 702.0) for n in SIZES]
+    settings = v.MODES["quick"]
+    audited = {"passed": True, "outside_class": True, "checks": [{"condition": "runs", "passed": True}]}
+    verdicts, _ = v.verdicts._verdicts("centralized", records, settings, audited, baselines=())
+    assert verdicts["communication"].startswith(f"{v.VERDICT_OUTSIDE}: {v.VERDICT_CENTRALIZED}")
+    assert "matches" not in verdicts["communication"]
