@@ -153,11 +153,6 @@ def run_isolated(spec: str, *, mode: str, out: pathlib.Path | None, seed: int, h
             "audit": audited, "records": [], "errors": []}
 
 
-def _tuples(value: Any) -> Any:
-    """JSON lists back to the tuples `Settings` holds."""
-    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
-
-
 def _child() -> None:
     """The isolated process: snapshot, import, compare, measure, compare, report (module docstring)."""
     arguments = json.loads(sys.argv[1])
@@ -166,18 +161,12 @@ def _child() -> None:
     def report(payload: dict[str, Any]) -> None:
         result.write_text(json.dumps(to_jsonable(payload)))
 
-    import dataclasses
-
     from decbounds.paper_figures.verify import runner
-    from decbounds.paper_figures.verify.settings import MODES
+    from decbounds.paper_figures.verify.settings import resolve_settings
     from decbounds.paper_figures.verify.spec import load_rule
 
-    settings = MODES[arguments["mode"]]
-    if arguments["sizes"]:
-        settings = dataclasses.replace(settings, **{k: _tuples(v) for k, v in arguments["sizes"].items()})
-    if arguments["budget"] is not None:
-        budget = int(arguments["budget"])
-        settings = dataclasses.replace(settings, comm_cap=budget, gap_cap=budget, broom_cap=budget)
+    # checked again here as in the deciding process (the same function), from the JSON the parent wrote
+    settings = resolve_settings(arguments["mode"], arguments["sizes"] or None, arguments["budget"])
     spec = arguments["spec"]
     before = auditor_snapshot()
     try:

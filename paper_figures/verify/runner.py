@@ -23,6 +23,7 @@ from decbounds.paper_figures.verify.digits import (
 from decbounds.paper_figures.verify.report import VerifyReport, _plot, _write_exponents, report_markdown
 from decbounds.paper_figures.verify.settings import (
     BASELINES,
+    Settings,
     VerifyInputError,
     check_hyper,
     resolve_settings,
