@@ -47,7 +47,8 @@ calls no BLAS. What that buys depends on the problem (instances.protocol, "Bits"
 
 - on a *pointwise* problem (``problem.pointwise = True``: the zero chain and every hard instance built on
   it, so every figure and every verify term), a configuration gets the same bits alone and inside a batch
-  -- every field of its Result -- on any machine, whatever BLAS library or processor kernel numpy has (the
+  -- every field of its Result (a gradient-derived state array up to the sign of a zero: the zero chain's
+  dense and sparse kernels, instances.protocol) -- on any machine, whatever BLAS or processor numpy has (the
   zero chain calls no BLAS; numpy 2.4's exp, log and sin gave the same bytes with its AVX-512, AVX2 and
   baseline code paths, measured with NPY_DISABLE_CPU_FEATURES);
 - on a problem whose gradient is a matrix product (``x @ A``: the heterogeneous quadratic, the digits MLP),

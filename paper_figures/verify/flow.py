@@ -61,8 +61,9 @@ FLOW_CONDITIONS: dict[str, str] = {
 FLOW_HORIZON = 260
 
 #: Workers of the differential checks' path: a size the path sweeps of the tiny and quick modes measure (a
-#: rule cannot tell the audit by n), small enough that the zero chain's kernel is the same for a batch and a
-#: solo run (its larger sizes switch kernels, which would break the bit comparison of the configurations).
+#: rule cannot tell the audit by n); small, so that the checks stay cheap. (A batch and a solo run may take
+#: different kernels of the zero chain at larger sizes; the configuration check allows for the one thing
+#: that changes then, the sign of a zero: `_same_numbers`.)
 FLOW_WORKERS = 12
 
 _PERTURBATION = 0.5  # the scale of the perturbation; any non-zero one is a change of the data
@@ -470,6 +471,15 @@ def _unperturbed_replay(cls: type, name: str, reference: _Run, trace: _Trace, ne
     return None
 
 
+def _same_numbers(a: np.ndarray, b: np.ndarray) -> bool:
+    """The same shape and the same numbers, bit for bit except the sign of a zero. A batch of k points may
+    take the zero chain's sparse kernel where one point takes the dense one (`instances.zero_chain`,
+    DENSE_ENTRIES), and the two put -0.0 and +0.0 in different places of a gradient; no iterate ever holds
+    -0.0 (x - step with x = +0.0 is +0.0 for either zero), so nothing a run reports depends on it."""
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+
+
 def _configurations(name: str, trace: _Trace, new_run: Callable[..., _Run], steps: Sequence[float],
                     seeds: Sequence[int], horizon: int, where: str) -> dict[str, Any] | None:
     """Each configuration j of the reference batch against its solo run: every array with the batch axis
@@ -486,14 +496,13 @@ def _configurations(name: str, trace: _Trace, new_run: Callable[..., _Run], step
                 if mine is None or array.ndim < 2 or array.shape[1] != k or mine.shape[1:2] != (1,):
                     continue
                 part = np.ascontiguousarray(array[:, j : j + 1])
-                if part.shape != mine.shape or part.tobytes() != np.ascontiguousarray(mine).tobytes():
+                if not _same_numbers(part, mine):
                     return _check("configurations", False,
                                   f"{name}: configuration {j} of a batch of {k} differs from its solo run in "
                                   f"state field {label!r} after iteration {t} {where}: the configurations "
                                   "share information (pooled over axis 1, or another configuration's data)")
             mine_out = np.asarray(solo.rule.average(solo.state))
-            if np.ascontiguousarray(trace.outputs[t + 1][j : j + 1]).tobytes() != \
-                    np.ascontiguousarray(mine_out).tobytes():
+            if not _same_numbers(trace.outputs[t + 1][j : j + 1], mine_out):
                 return _check("configurations", False,
                               f"{name}: configuration {j} of a batch of {k} differs from its solo run in "
                               f"average(state) after iteration {t} {where}")
