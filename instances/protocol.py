@@ -16,7 +16,9 @@ The engine then gives a configuration the same bits alone and inside a batch, on
 call of more than `DENSE_ENTRIES` (256) entries with a sparse kernel (active links only) and a smaller one
 densely, and the two can return -0.0 and +0.0 for the same zero gradient entry; an iterate never holds -0.0
 (x - step is +0.0 for either zero when x is +0.0), so every field of a Result keeps its bits, and a state
-array derived from gradients (a tracker, a step) compares equal number for number. A problem whose gradient is a matrix product (``X @ A``: the
+array derived from gradients (a tracker, a step) compares equal number for number.
+
+A problem whose gradient is a matrix product (``X @ A``: the
 heterogeneous quadratic, the digits MLP) is not pointwise: the BLAS kernel chosen for a stack of points can
 round differently from the one for a single point, so a batch agrees with the solo runs to `BATCH_RTOL`,
 not bit for bit. Read the declaration through `computes_pointwise`.

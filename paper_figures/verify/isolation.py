@@ -185,7 +185,8 @@ def _child() -> None:
     try:
         measured = runner.measure_rule(cls, settings, out=out, seed=int(arguments["seed"]),
                                        hyper=arguments["hyper"], baselines=tuple(arguments["baselines"]),
-                                       progress=bool(arguments["progress"]), digits=bool(arguments["digits"]))
+                                       progress=bool(arguments["progress"]), digits=bool(arguments["digits"]),
+                                       worst_case=arguments["mode"] != "tiny")
     except VerifyInputError as exc:
         return report({"input_error": str(exc)})
     except SystemExit as exc:

@@ -31,6 +31,7 @@ from decbounds.paper_figures.verify.settings import (
 from decbounds.paper_figures.verify.spec import _one_line, _registered, fingerprint, load_rule
 from decbounds.paper_figures.verify.terms import measure, sweep_points
 from decbounds.paper_figures.verify.verdicts import _verdicts
+from decbounds.paper_figures.verify.worst_case_term import worst_case_records
 
 from decbounds import algorithms
 
@@ -77,7 +78,8 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
                                 budget=budget, progress=progress, digits=digits)
     else:
         measured = measure_rule(load_rule(rule), settings, out=out, seed=int(seed), hyper=dict(hyper or {}),
-                                baselines=tuple(baselines), progress=progress, digits=digits)
+                                baselines=tuple(baselines), progress=progress, digits=digits,
+                                worst_case=mode != "tiny")  # its SDPs take seconds: not in the tiny mode
     return conclude(measured, settings, mode=mode, seed=int(seed), baselines=tuple(baselines), digits=digits,
                     started=started)
 
@@ -98,7 +100,7 @@ def out_folder(out: str | pathlib.Path) -> pathlib.Path:
 
 def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str | pathlib.Path | None,
                  seed: int, hyper: dict[str, Any], baselines: tuple[str, ...], progress: bool,
-                 digits: bool) -> dict[str, Any]:
+                 digits: bool, worst_case: bool = False) -> dict[str, Any]:
     """The rule's side of `verify`: the class audit and, when it passes, the sweeps; the records written to
     ``out`` (default ``./verify-<name>``) as they finish. Runs in the process that imported the rule (the
     isolated one for a ``module:Class`` spec, `isolation`); decides no verdict.
@@ -106,7 +108,9 @@ def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str
     Returns
     -------
     dict
-        ``{"name", "module", "qualname", "out", "audit", "records", "errors"}``.
+        ``{"name", "module", "qualname", "out", "audit", "records", "errors", "worst_case"}``; with
+        ``worst_case``, the rule's computed worst case (`worst_case_term.worst_case_records`), which needs
+        the rule itself and so is computed here, not where the verdicts are decided.
     """
     name, added = _registered(cls)
     try:
@@ -138,8 +142,9 @@ def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str
                         "detail": f"{name} called sys.exit({exc.code!r}) in a run of the {term} term: a rule "
                                   "may not end the process"}]}
                     break
+        computed = worst_case_records(cls) if worst_case and audited["passed"] else []
         return {"name": name, "module": cls.__module__, "qualname": cls.__qualname__, "out": str(out_dir),
-                "audit": audited, "records": records, "errors": errors}
+                "audit": audited, "records": records, "errors": errors, "worst_case": computed}
     finally:
         if added:
             algorithms.unregister(name)
@@ -167,7 +172,8 @@ def conclude(measured: dict[str, Any], settings: Settings, *, mode: str, seed: i
     files += _plot(out_dir, name, records, settings)
     report = VerifyReport(rule=name, mode=mode, seed=seed, audit=audited, verdicts=verdicts,
                           fits=fits, records=records, files=files, errors=errors,
-                          seconds=time.perf_counter() - started, digits=digits_rows)
+                          seconds=time.perf_counter() - started, digits=digits_rows,
+                          worst_case=list(measured.get("worst_case", [])))
     where = types.SimpleNamespace(__module__=measured["module"], __qualname__=measured["qualname"])
     text = report_markdown(report, settings, where)  # type: ignore[arg-type]  # its names only
     atomic_write_bytes(out_dir / "report.md", text.encode())

@@ -18,7 +18,6 @@ of numbers.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -88,19 +87,16 @@ def worst_case_records(rule: Any, *, Ks: Sequence[int] | None = None, lams: Sequ
     return records
 
 
-@functools.lru_cache(maxsize=8)
-def _cached_records(rule: Any) -> tuple[dict[str, Any], ...]:
-    return tuple(worst_case_records(rule))
-
-
-def worst_case_lines(rule: Any) -> list[str]:
-    """The section of report.md (markdown lines): the setting, then one table row per solve (cached per rule
-    class, so a report written twice solves once).
+def worst_case_lines(records: Sequence[dict[str, Any]]) -> list[str]:
+    """The section of report.md (markdown lines): the setting, then one table row per record of
+    `worst_case_records`. The records are computed where the rule was imported (`verify.runner.measure_rule`,
+    in the isolated process for a user's module); this only renders them, so the deciding process never
+    needs the rule.
 
     Parameters
     ----------
-    rule : type or str
-        The rule under test.
+    records : sequence of dict
+        `worst_case_records`' records.
 
     Returns
     -------
@@ -113,7 +109,7 @@ def worst_case_lines(rule: Any) -> list[str]:
              "W 1 = 1 and spectrum off consensus in [-lam, lam] (docs/worst_case.md). DeTAG's K phases are "
              "2K gossip rounds.", "",
              "| method | K | gossip rounds | lam | worst case | status |", "|---|---|---|---|---|---|"]
-    for r in _cached_records(rule):
+    for r in records:
         value = "" if r["value"] is None else f"{r['value']:.6g}"
         cells = ["" if r[k] is None else f"{r[k]:g}" for k in ("K", "rounds", "lam")]
         lines.append(f"| {r['method']} | {' | '.join(cells)} | {value} | {r['status']} |")
