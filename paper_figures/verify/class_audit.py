@@ -349,8 +349,10 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0,
     checks.append(_check("runs", True, f"{result.iterations} iterations"))
     checks.append(_check("capability", True, f"communication {cls.communication!r}, declared knowledge "
                                              f"{list(cls.knows) or 'none'}"))
+    # a compressed round is a round like any other (ctx.gossip(compressor=)); its bits are what it saves
+    bits = result.counters["bits"]
     checks.append(_check("budget", True, f"{queries} queries and {rounds} rounds per worker in "
-                                         f"{result.iterations} iterations"))
+                                         f"{result.iterations} iterations, {bits} bits sent per worker"))
     checks += watch.failures
     # the gradient evaluations since the first step (those of the rule's setup, e.g. DeTAG's varsigma0, are
     # the engine's, before the run)

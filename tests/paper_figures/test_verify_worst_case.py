@@ -51,7 +51,7 @@ def test_a_users_rule_in_its_own_process_gets_its_worst_case_in_the_report(tmp_p
 
     rule = tmp_path / "my_dpsgd.py"
     rule.write_text("from decbounds.algorithms.rules import DPSGD\n\n\nclass MyDPSGD(DPSGD):\n"
-                    "    name = 'my_dpsgd'\n")
+                    "    name = 'my_dpsgd'\n    aliases = ()\n")
     report = verify(f"{rule}:MyDPSGD", mode="quick", out=tmp_path / "out", progress=False)
     text = (tmp_path / "out" / "report.md").read_text()
     assert report.worst_case and report.worst_case[0]["method"] == "my_dpsgd"
