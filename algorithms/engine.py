@@ -502,13 +502,12 @@ def _context_class(ledger: Ledger) -> type[Context]:
             M = fixed or gossip_operator()
             if vectors is None:  # an (m n, ...) array is m arrays stacked: m vectors
                 vectors = Z[0].shape[0] // n if len(Z) == 1 else sum(z.shape[0] // n for z in Z)
-            width = Z[0].shape[-1]
-            if compressor is None:
-                if sent is not None:
-                    raise ValueError("ctx.gossip: sent= receives the compressed messages; give a compressor")
-                open_round(int(vectors), M.links, FLOAT_BITS * width)
+            if compressor is None and sent is None:  # the hot path: one test
+                open_round(int(vectors), M.links, FLOAT_BITS * Z[0].shape[-1])
             else:
-                open_round(int(vectors), M.links, int(compressor.bits(width)))
+                if compressor is None:
+                    raise ValueError("ctx.gossip: sent= receives the compressed messages; give a compressor")
+                open_round(int(vectors), M.links, int(compressor.bits(Z[0].shape[-1])))
                 Z = tuple(compressed(Z, compressor, sent))
             if gossip_counts:
                 counters.gossip_rounds += 1

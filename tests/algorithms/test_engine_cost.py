@@ -26,7 +26,7 @@ from decbounds import algorithms, instances
 
 #: Per iteration: (Python + C calls, executed lines), measured (the comment) and allowed.
 CEILINGS = {
-    "detag": (28, 122),  # 13.8 + 12.0 = 25.7 calls, 114.2 lines
+    "detag": (28, 122),  # 13.8 + 12.0 = 25.7 calls, 114.2 lines (121.4 with the bits counter of compression)
     "dpsgd": (41, 163),  # 17.2 + 20.9 = 38.1 calls, 152.4 lines
     "dsgt": (42, 172),  # 17.5 + 21.4 = 38.8 calls, 160.7 lines
 }
@@ -78,8 +78,8 @@ def test_one_iteration_does_at_most_its_pinned_work(name: str) -> None:
 
 def test_the_counts_see_added_work() -> None:
     """The hooks see the kind of work a regression would add: one more numpy statement per iteration (an
-    extra line) and one more call of a method (an extra C call)."""
-    base = _work("dpsgd", 100)
+    extra line) and one more call of a method (an extra C call). Per iteration: the difference of a 200- and a
+    100-iteration run, so that a constant difference between two rule classes (their setup) cancels."""
 
     class Heavier(algorithms.rule_class("dpsgd")):
         name = "dpsgd_heavier"
@@ -91,7 +91,8 @@ def test_the_counts_see_added_work() -> None:
 
     algorithms.register(Heavier)
     try:
-        heavier = _work("dpsgd_heavier", 100)
+        added = {key: (_work("dpsgd_heavier", 200)[key] - _work("dpsgd_heavier", 100)[key])
+                 - (_work("dpsgd", 200)[key] - _work("dpsgd", 100)[key]) for key in ("lines", "c")}
     finally:
         algorithms.unregister("dpsgd_heavier")
-    assert heavier["lines"] >= base["lines"] + 100 and heavier["c"] >= base["c"] + 300
+    assert added["lines"] >= 100 and added["c"] >= 300, added
