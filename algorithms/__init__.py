@@ -26,6 +26,7 @@ from decbounds.algorithms.engine import BudgetViolationError, CapabilityError, C
 from decbounds.algorithms.mixing import MixingOperator
 from decbounds.algorithms.plugins import load_rule
 from decbounds.algorithms.registry import (
+    ALGORITHMS,
     Entry,
     algorithm_names,
     entries,
@@ -50,6 +51,7 @@ for _rule in (Extra, ExactDiffusion, MGDSGD, ChocoSGD, BEER):
     register(_rule)
 
 __all__ = [
+    "ALGORITHMS",
     "QSGD",
     "BudgetViolationError",
     "CapabilityError",

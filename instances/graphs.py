@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import networkx as nx
 import numpy as np
-from decbounds.bounds.registry import Registry
+from decbounds.registry import Registry
 from decbounds.bounds.validation import (
     require_bool,
     require_count,
@@ -48,7 +48,7 @@ __all__ = [
 #: the bottom of this module. ``TOPOLOGIES.register(name, builder)`` makes a new topology known to
 #: `topology`, the ``decbounds gossip`` CLI and the figures; ``name in TOPOLOGIES`` and iterating it give
 #: the names, as the tuple it replaces did.
-TOPOLOGIES: Registry[Callable[..., nx.Graph]] = Registry("topology")
+TOPOLOGIES: Registry[Callable[..., nx.Graph]] = Registry("topology", group="decbounds.topologies")
 
 DEFAULT_CONNECT_ATTEMPTS = 100
 #: Largest graph built: networkx keeps a dict per node and per edge (about 1 KB per node of a sparse graph),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from decbounds.bounds.registry import Registry
+from decbounds.registry import Registry
 from decbounds.oracles.base import ExactOracle, GaussianOracle, Oracle
 from decbounds.oracles.finite_sum import FiniteSumOracle
 from decbounds.oracles.zero_chain import VARIANCE_CONSTANT, ZeroChainOracle
@@ -28,7 +28,7 @@ __all__ = [
 #: The oracle registry: name -> builder ``(f, **params) -> Oracle``. ``ORACLES.register(name, builder)``
 #: makes a new oracle known to `make_oracle`; ``name in ORACLES`` and iterating it give the names, as the
 #: tuple it replaces did.
-ORACLES: Registry[Callable[..., Oracle]] = Registry("oracle")
+ORACLES: Registry[Callable[..., Oracle]] = Registry("oracle", group="decbounds.oracles")
 ORACLES.register("exact", ExactOracle)
 ORACLES.register("gaussian", GaussianOracle)
 ORACLES.register("finite_sum", FiniteSumOracle)
