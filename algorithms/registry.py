@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from decbounds.algorithms.style import PlotStyle
+
 from decbounds.registry import Registry
 
 if TYPE_CHECKING:
@@ -75,7 +76,8 @@ class Entry:
 
 def _check_entry(item: object) -> None:
     if not isinstance(item, Entry):
-        raise TypeError(f"an algorithm is registered as a StepRule subclass (algorithms.register); got {item!r}")
+        raise TypeError(f"an algorithm is registered as a StepRule subclass (algorithms.register); "
+                        f"got {item!r}")
 
 
 def _register_plugin(point_name: str, loaded: object) -> tuple[str, ...]:

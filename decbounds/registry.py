@@ -392,7 +392,8 @@ class Registry(Mapping[str, RegistryEntry[T]]):
                 try:
                     loaded = point.load()
                 except Exception as exc:  # a broken plugin must not break the package
-                    self._fail(point.name, f"entry point {where} does not import: {type(exc).__name__}: {exc}")
+                    self._fail(point.name,
+                               f"entry point {where} does not import: {type(exc).__name__}: {exc}")
                     continue
                 try:
                     if self._from_plugin is None:

@@ -15,7 +15,6 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-from decbounds.registry import Registry
 from decbounds.bounds.validation import require_bool, require_graph, require_real
 from decbounds.instances.gossip_value import GOSSIP_KINDS, GossipMatrix
 from decbounds.instances.graphs import node_order
@@ -34,6 +33,8 @@ from decbounds.instances.matrices import (  # re-exported (in __all__): the goss
     spectral_gap,
 )
 from decbounds.instances.optimize import optimize_gossip
+
+from decbounds.registry import Registry
 
 __all__ = [
     "DEFAULT_ATOL",

@@ -15,7 +15,6 @@ from collections.abc import Callable
 
 import networkx as nx
 import numpy as np
-from decbounds.registry import Registry
 from decbounds.bounds.validation import (
     require_bool,
     require_count,
@@ -23,6 +22,8 @@ from decbounds.bounds.validation import (
     require_real,
     require_seed,
 )
+
+from decbounds.registry import Registry
 
 __all__ = [
     "DEFAULT_CONNECT_ATTEMPTS",

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from decbounds.registry import Registry
 from decbounds.oracles.base import ExactOracle, GaussianOracle, Oracle
 from decbounds.oracles.finite_sum import FiniteSumOracle
 from decbounds.oracles.zero_chain import VARIANCE_CONSTANT, ZeroChainOracle
+
+from decbounds.registry import Registry
 
 __all__ = [
     "ORACLES",
