@@ -43,6 +43,7 @@ classes the bounds quantify over, never a contradiction to hide:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import sympy as sp
 from decbounds.bounds.constants import (
@@ -69,11 +70,14 @@ from decbounds.bounds.symbols import (
     varsigma0,
 )
 
+from decbounds.registry import Registry
+
 __all__ = [
     "CATALOG",
     "CENTRALIZED_SGD_AFTER_T",
     "COR2_INSTANCE_VARSIGMA0",
     "PATH_HOP_DISTANCE",
+    "RATES",
     "SETTING1_CHAIN_LENGTH",
     "SETTING1_REVEAL_PROBABILITY",
     "SETTING1_REVEAL_PROBABILITY_SHARP",
@@ -83,9 +87,11 @@ __all__ = [
     "get",
     "names",
     "path_hop_distance",
+    "register_rate",
     "setting1_chain_length",
     "setting1_reveal_probability",
     "setting2_chain_length",
+    "unregister_rate",
 ]
 
 # The zero-chain construction's constants (Arjevani et al. Lemma 2) live in bounds.constants, the one
@@ -585,7 +591,86 @@ def _compression_entries() -> list[Rate]:
     ]
 
 
-CATALOG: dict[str, Rate] = _catalog()
+def _check_rate(item: object) -> None:
+    if not isinstance(item, Rate):
+        raise TypeError(f"a rate must be a bounds.Rate; got {item!r}")
+
+
+def _register_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
+    """What an entry point of ``decbounds.rates`` names: a `Rate` or a list/tuple of them."""
+    rates = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
+    for rate in rates:
+        _check_rate(rate)
+    return tuple(register_rate(rate).name for rate in rates)
+
+
+#: The rate registry (the one `decbounds.registry.Registry` mechanism): name -> `Rate`, the built-in
+#: entries first, then those added by `register_rate` or by a plugin's entry point (group
+#: ``decbounds.rates``, naming a Rate or a list of them).
+RATES: Registry[Rate] = Registry("rate", group="decbounds.rates", check=_check_rate,
+                                 from_plugin=_register_plugin)
+
+
+def register_rate(rate: Rate) -> Rate:
+    """Add ``rate`` to the catalog under ``rate.name``: `get`, `names`, `gap`, `CATALOG`, ``bounds.predict``
+    and ``decbounds predict`` (``--list`` too) see it from then on.
+
+    Parameters
+    ----------
+    rate : Rate
+        The entry (its ``name``, ``kind``, ``convention`` and ``terms`` are checked by `Rate` itself).
+
+    Returns
+    -------
+    Rate
+        ``rate`` itself.
+
+    Raises
+    ------
+    TypeError
+        If ``rate`` is not a `Rate`.
+    ValueError
+        If another rate already has that name (registering an equal rate again is allowed).
+
+    References
+    ----------
+    docs/extending.md (adding a rate).
+
+    Examples
+    --------
+    >>> from decbounds.bounds.symbols import Delta, L, epsilon
+    >>> toy = register_rate(Rate(name="toy_gd", kind="upper", source="textbook gradient descent",
+    ...                          convention="grad_norm", terms={"optimization": Delta * L / epsilon**2}))
+    >>> "toy_gd" in names("upper"), get("toy_gd") is toy
+    (True, True)
+    >>> unregister_rate("toy_gd")
+    """
+    _check_rate(rate)
+    return RATES.register(rate.name, rate, description=rate.source)
+
+
+def unregister_rate(name: str) -> None:
+    """Remove the rate ``name`` from the catalog (tests and plugins that register temporarily).
+
+    Parameters
+    ----------
+    name : str
+        A registered rate.
+
+    Raises
+    ------
+    ValueError
+        If no rate has that name.
+    """
+    RATES.unregister(name)
+
+
+for _rate in _catalog().values():
+    register_rate(_rate)
+del _rate
+
+#: The catalog as a live read-only mapping name -> `Rate` (a view of `RATES`: registered rates appear).
+CATALOG: Mapping[str, Rate] = RATES.objects()
 
 
 def names(kind: str | None = None) -> tuple[str, ...]:
@@ -644,10 +729,9 @@ def get(name: str) -> Rate:
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a string; got {type(name).__name__}")
-    try:
-        return CATALOG[name]
-    except KeyError:
-        raise ValueError(f"unknown rate {name!r}; valid names: {', '.join(CATALOG)}") from None
+    if name not in RATES:  # `in` reads the plugins' rates (entry-point group decbounds.rates) once
+        raise ValueError(f"unknown rate {name!r}; valid names: {', '.join(CATALOG)}")
+    return RATES[name].builder
 
 
 def _resolve(rate: str | Rate) -> Rate:
