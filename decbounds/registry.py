@@ -50,7 +50,7 @@ from __future__ import annotations
 import importlib.metadata
 import inspect
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
@@ -156,7 +156,7 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         return name.lower() if self._fold_case else name
 
     def register(self, name: str, builder: T, *, description: str | None = None,
-                 aliases: Iterable[str] = ()) -> T:
+                 aliases: Iterable[str] = (), replace: bool = False) -> T:
         """Add ``builder`` under ``name`` (and ``aliases``); returns ``builder`` (so it decorates).
 
         Parameters
@@ -169,6 +169,9 @@ class Registry(Mapping[str, RegistryEntry[T]]):
             One line; defaults to the first line of the builder's docstring.
         aliases : iterable of str
             Other names it answers to.
+        replace : bool, default False
+            Put ``builder`` in place of another object registered under ``name`` (keeping its place in the
+            order) instead of refusing it.
 
         Returns
         -------
@@ -192,7 +195,7 @@ class Registry(Mapping[str, RegistryEntry[T]]):
             raise TypeError(f"description must be a string; got description={_show(description)}")
         for key in (name, *aliases):
             owner = self._keys.get(self._key(key))
-            if owner is not None:
+            if owner is not None and not (replace and owner == name):
                 held = self._entries[owner].builder
                 if held is not builder and held != builder:
                     raise ValueError(f"{self.kind} name {key!r} is already registered (by {owner!r}); "
@@ -277,14 +280,24 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         self.load_plugins()
         return tuple(self._entries)
 
-    def objects(self) -> Mapping[str, T]:
-        """A live read-only mapping name -> registered object (what ``bounds.CATALOG`` is for the rates).
+    def objects(self) -> MutableMapping[str, T]:
+        """A live mapping name -> registered object (what ``bounds.CATALOG`` is for the rates); setting
+        ``view[name] = obj`` registers (or replaces in place), ``del view[name]`` unregisters.
 
         Returns
         -------
-        Mapping of str to object
+        MutableMapping of str to object
         """
         return _Objects(self)
+
+    def descriptions(self) -> Mapping[str, str]:
+        """A live read-only mapping name -> one-line description (``decbounds --help``'s listing).
+
+        Returns
+        -------
+        Mapping of str to str
+        """
+        return _Descriptions(self)
 
     def resolve(self, spec: str | T) -> T:
         """The object ``spec`` names, or ``spec`` itself when it is not a string (checked as registering
@@ -416,7 +429,7 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         warnings.warn(f"decbounds plugin ({self.group}) {message}", RuntimeWarning, stacklevel=4)
 
 
-class _Objects(Mapping[str, T]):
+class _Objects(MutableMapping[str, T]):
     """`Registry.objects`: the registry read as name -> object (names only, no aliases when iterated)."""
 
     def __init__(self, registry: Registry[T]) -> None:
@@ -427,6 +440,19 @@ class _Objects(Mapping[str, T]):
             raise KeyError(name)
         return self._registry[name].builder
 
+    def __setitem__(self, name: str, value: T) -> None:
+        held = self._registry.get(name)
+        if held is None:
+            self._registry.register(name, value)
+        else:
+            self._registry.register(held.name, value, description=held.description, aliases=held.aliases,
+                                    replace=True)
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self._registry:
+            raise KeyError(name)
+        self._registry.unregister(name)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._registry)
 
@@ -435,3 +461,21 @@ class _Objects(Mapping[str, T]):
 
     def __repr__(self) -> str:
         return f"{{{', '.join(self._registry.names())}}}"
+
+
+class _Descriptions(Mapping[str, str]):
+    """`Registry.descriptions`: the registry read as name -> one-line description."""
+
+    def __init__(self, registry: Registry[Any]) -> None:
+        self._registry = registry
+
+    def __getitem__(self, name: str) -> str:
+        if name not in self._registry:
+            raise KeyError(name)
+        return self._registry[name].description
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._registry)
+
+    def __len__(self) -> int:
+        return len(self._registry)
