@@ -15,42 +15,23 @@ import pathlib
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 
-from decbounds.paper_figures import (
-    communication,
-    compression,
-    gossip,
-    heterogeneity,
-    predictions,
-    sampling,
-    spectral_gap,
-    sweep,
-    time_varying,
-    worst_case,
-)
+from decbounds.paper_figures import sweep
 from decbounds.paper_figures.plotting import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
+from decbounds.paper_figures.registry import FIGURE_REGISTRY, concurrent_order
 
 __all__ = ["CONCURRENT_ORDER", "FIGURES", "add_arguments", "main", "run_figures", "run_from_arguments"]
 
-#: Every figure of the package (module ``paper_figures.<name>``) and its ``make``, in the order they are made.
-FIGURES: dict[str, Callable[..., list[pathlib.Path]]] = {
-    "predictions": predictions.make,
-    "gossip": gossip.make,
-    "communication": communication.make,
-    "sampling": sampling.make,
-    "spectral_gap": spectral_gap.make,
-    "heterogeneity": heterogeneity.make,
-    "time_varying": time_varying.make,
-    "compression": compression.make,
-    "worst_case": worst_case.make,
-}
+#: Every figure: name -> its `registry.Figure` (called as ``make(out_dir, full=, tiny=)``), in the order they
+#: are made; a live view of ``paper_figures.registry.FIGURE_REGISTRY`` (``register_figure`` adds one).
+FIGURES: MutableMapping[str, Callable[..., list[pathlib.Path]]] = FIGURE_REGISTRY.objects()
 
 
-#: The order in which the figures ask for their first turn when they are made at once (`run_figures`): the
-#: longest chains of dependent runs first, so that their first points reach the pool first.
-CONCURRENT_ORDER: tuple[str, ...] = ("communication", "spectral_gap", "heterogeneity", "time_varying",
-                                     "sampling", "compression", "worst_case", "gossip", "predictions")
+#: The order in which the built-in figures ask for their first turn when they are made at once
+#: (`run_figures`): the longest chains of dependent runs first, so that their first points reach the pool
+#: first (each figure's ``priority``; `registry.concurrent_order` orders any set).
+CONCURRENT_ORDER: tuple[str, ...] = concurrent_order()
 
 
 def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFAULT_OUT_DIR, *,
@@ -120,8 +101,7 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
         for name in names:
             make_one(name)
     else:
-        order = sorted(names, key=lambda name: CONCURRENT_ORDER.index(name) if name in CONCURRENT_ORDER
-                       else len(CONCURRENT_ORDER))
+        order = concurrent_order(names)
         with sweep.shared_pool():  # the figures' threads take turns in `order`
             sweep.run_concurrently(*(functools.partial(make_one, name) for name in order))
         failures.sort(key=names.index)
