@@ -3,9 +3,9 @@
 The page's ``python`` blocks execute top to bottom in one namespace, each compiled under its own line number
 in docs/extending.md, so a failure points at the page. The blocks headed ``# file: NAME.py`` are, besides,
 written to a folder and imported as modules of their own: each must end in its one registration call, and
-what it registers is then used through the package's own doors (``algorithms.run``, ``decbounds predict --list``,
-``instances.topology`` and ``decbounds gossip``, the figure runner in tiny mode), and found again when an
-entry point of another package names it instead.
+what it registers is then used through the package's own doors (``algorithms.run``, ``decbounds predict
+--list``, ``instances.topology`` and ``decbounds gossip``, the figure runner in tiny mode), and found again
+when an entry point of another package names it instead.
 """
 
 from __future__ import annotations
