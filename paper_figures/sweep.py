@@ -90,6 +90,7 @@ from decbounds.paper_figures.tuning_reuse import (
 )
 from tqdm.auto import tqdm
 
+from decbounds import algorithms as algorithms  # the tunings' module, reachable as sweep.algorithms as before
 from decbounds import bounds
 
 __all__ = [
