@@ -88,7 +88,8 @@ def _register_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
     for rule in rules:
         if not (isinstance(rule, type) and issubclass(rule, StepRule)):
             raise TypeError(f"names {rule!r}, not a StepRule subclass")
-    return tuple(register(rule).name for rule in rules)
+    return tuple(register(rule).name for rule in rules
+                 if isinstance(rule, type) and issubclass(rule, StepRule))
 
 
 #: The algorithm registry (the one `decbounds.registry.Registry` mechanism): name -> `Entry`, looked up

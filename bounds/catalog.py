@@ -601,7 +601,7 @@ def _register_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
     rates = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
     for rate in rates:
         _check_rate(rate)
-    return tuple(register_rate(rate).name for rate in rates)
+    return tuple(register_rate(rate).name for rate in rates if isinstance(rate, Rate))
 
 
 #: The rate registry (the one `decbounds.registry.Registry` mechanism): name -> `Rate`, the built-in

@@ -346,8 +346,9 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         object
             What the builder returns.
         """
+        builder: object
         if isinstance(name, str) or not callable(name):  # a non-string non-callable: the lookup's TypeError
-            entry_name, builder = self[name].name, self[name].builder  # type: ignore[index]
+            entry_name, builder = self[name].name, self[name].builder
         else:
             entry_name, builder = getattr(name, "__name__", repr(name)), name
         if not callable(builder):

@@ -66,5 +66,6 @@ def make_oracle(name: str, f: Any, **params: Any) -> Oracle:
     >>> make_oracle("zero_chain", instances.sampling_instance(2, T_c=4, p=0.5)).p
     0.5
     """
-    return ORACLES.build(name, f, **params)
+    oracle: Oracle = ORACLES.build(name, f, **params)
+    return oracle
 

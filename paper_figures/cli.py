@@ -141,7 +141,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"decbounds {decbounds.__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    if command not in SUBCOMMANDS:
+    if command is None or command not in SUBCOMMANDS:
         for name in SUBCOMMANDS:
             subparsers.add_parser(name, help=SUBCOMMAND_HELP[name])
         return parser
