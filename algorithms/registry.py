@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from decbounds.algorithms.style import PlotStyle
 
-from decbounds.registry import Registry
+from decbounds.registry import Registry, require_instance
 
 if TYPE_CHECKING:
     from decbounds.algorithms.step_rule import StepRule
@@ -74,10 +74,7 @@ class Entry:
     style: PlotStyle
 
 
-def _check_entry(item: object) -> None:
-    if not isinstance(item, Entry):
-        raise TypeError(f"an algorithm is registered as a StepRule subclass (algorithms.register); "
-                        f"got {item!r}")
+_check_entry = require_instance(Entry, "an algorithm's entry (algorithms.register makes one)")
 
 
 def _register_plugin(point_name: str, loaded: object) -> tuple[str, ...]:

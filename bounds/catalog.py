@@ -70,7 +70,7 @@ from decbounds.bounds.symbols import (
     varsigma0,
 )
 
-from decbounds.registry import Registry
+from decbounds.registry import Registry, register_each, require_instance
 
 __all__ = [
     "CATALOG",
@@ -591,24 +591,14 @@ def _compression_entries() -> list[Rate]:
     ]
 
 
-def _check_rate(item: object) -> None:
-    if not isinstance(item, Rate):
-        raise TypeError(f"a rate must be a bounds.Rate; got {item!r}")
-
-
-def _register_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
-    """What an entry point of ``decbounds.rates`` names: a `Rate` or a list/tuple of them."""
-    rates = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
-    for rate in rates:
-        _check_rate(rate)
-    return tuple(register_rate(rate).name for rate in rates if isinstance(rate, Rate))
+_check_rate = require_instance(Rate, "a rate")
 
 
 #: The rate registry (the one `decbounds.registry.Registry` mechanism): name -> `Rate`, the built-in
 #: entries first, then those added by `register_rate` or by a plugin's entry point (group
 #: ``decbounds.rates``, naming a Rate or a list of them).
 RATES: Registry[Rate] = Registry("rate", group="decbounds.rates", check=_check_rate,
-                                 from_plugin=_register_plugin)
+                                 from_plugin=register_each(lambda rate: register_rate(rate)))
 
 
 def register_rate(rate: Rate) -> Rate:

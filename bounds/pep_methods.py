@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from decbounds.registry import Registry
+from decbounds.registry import Registry, register_each, require_instance
 
 __all__ = [
     "METHODS",
@@ -127,24 +127,15 @@ class MethodSpec:
                         per_iteration=self.iterations(**params), **params)
 
 
-def _check_spec(item: object) -> None:
-    if not isinstance(item, MethodSpec):
-        raise TypeError(f"a PEP method must be a bounds.pep_methods.MethodSpec; got {item!r}")
-
-
-def _register_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
-    """What an entry point of ``decbounds.pep_methods`` names: a `MethodSpec` or a list/tuple of them."""
-    specs = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
-    for spec in specs:
-        _check_spec(spec)
-    return tuple(register_method(spec).name for spec in specs)
+_check_spec = require_instance(MethodSpec, "a PEP method")
 
 
 #: The PEP method registry (the one `decbounds.registry.Registry` mechanism): name -> `MethodSpec`, looked
 #: up case-insensitively by name or alias, with the plugins of the entry-point group
 #: ``decbounds.pep_methods`` (each naming a MethodSpec or a list of them).
 PEP_METHODS: Registry[MethodSpec] = Registry("PEP method", field="method", group="decbounds.pep_methods",
-                                             check=_check_spec, fold_case=True, from_plugin=_register_plugin)
+                                             check=_check_spec, fold_case=True,
+                                             from_plugin=register_each(lambda spec: register_method(spec)))
 
 
 def register_method(spec: MethodSpec) -> MethodSpec:

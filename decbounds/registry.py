@@ -54,7 +54,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMappin
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
-__all__ = ["Registry", "RegistryEntry"]
+__all__ = ["Registry", "RegistryEntry", "register_each", "require_instance"]
 
 T = TypeVar("T")
 D = TypeVar("D")
@@ -465,18 +465,61 @@ class _Objects(MutableMapping[str, T]):
 
 
 class _Descriptions(Mapping[str, str]):
-    """`Registry.descriptions`: the registry read as name -> one-line description."""
+    """`Registry.descriptions`: the registry read as name -> one-line description (read-only)."""
 
     def __init__(self, registry: Registry[Any]) -> None:
-        self._registry = registry
+        self._objects = _Objects(registry)
 
     def __getitem__(self, name: str) -> str:
-        if name not in self._registry:
-            raise KeyError(name)
-        return self._registry[name].description
+        self._objects[name]  # KeyError for an unknown name
+        return self._objects._registry[name].description
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._registry)
+        return iter(self._objects)
 
     def __len__(self) -> int:
-        return len(self._registry)
+        return len(self._objects)
+
+
+def require_instance(cls: type, what: str) -> Callable[[object], None]:
+    """A registry's ``check``: TypeError unless the object is an instance of ``cls``.
+
+    Parameters
+    ----------
+    cls : type
+        What the registry holds.
+    what : str
+        Its name in the message ("a rate").
+
+    Returns
+    -------
+    callable
+    """
+
+    def check(item: object) -> None:
+        if not isinstance(item, cls):
+            raise TypeError(f"{what} must be a {cls.__module__}.{cls.__qualname__}; got {_show(item)}")
+
+    return check
+
+
+def register_each(register: Callable[[Any], Any]) -> Callable[[str, Any], tuple[str, ...]]:
+    """A registry's ``from_plugin`` for objects that carry their own ``name`` (rates, PEP methods): the entry
+    point names one object or a list/tuple of them, each registered by ``register(obj)``.
+
+    Parameters
+    ----------
+    register : callable
+        ``register(obj) -> obj`` (e.g. ``bounds.register_rate``), raising TypeError/ValueError to refuse.
+
+    Returns
+    -------
+    callable
+        ``from_plugin(point_name, loaded) -> names registered``.
+    """
+
+    def from_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
+        items = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
+        return tuple(str(register(item).name) for item in items)
+
+    return from_plugin

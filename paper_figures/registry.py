@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from decbounds.registry import Registry
+from decbounds.registry import Registry, require_instance
 
 __all__ = ["FIGURE_REGISTRY", "Figure", "MakeFigure", "concurrent_order", "docs_images", "measured_figures",
            "register_figure"]
@@ -73,10 +73,7 @@ class Figure:
         return self.function()(out_dir, full=full, tiny=tiny)
 
 
-def _check_figure(item: object) -> None:
-    if not isinstance(item, Figure):
-        raise TypeError(f"a figure must be a paper_figures.registry.Figure (register_figure makes one); "
-                        f"got {item!r}")
+_check_figure = require_instance(Figure, "a figure (register_figure makes one)")
 
 
 def _register_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
