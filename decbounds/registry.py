@@ -324,7 +324,7 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         try:
             self._check(spec)
         except TypeError:
-            raise TypeError(f"{self.field} must be a string (a registered {self.kind}) or a {self.kind} "
+            raise TypeError(f"{self.field} must be a string (a registered {self.kind}) or the {self.kind} "
                             f"itself; got {self.field}={_show(spec)}") from None
         return spec
 

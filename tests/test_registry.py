@@ -36,7 +36,7 @@ def test_resolve_takes_a_name_or_the_object_itself_as_minimize_method_does() -> 
     registry.register("double", _double, aliases=("twice",))
     assert registry.resolve("twice") is _double and registry.resolve(abs) is abs
     assert registry.build(abs, -3) == 3 and registry.build("double", 4) == 8
-    with pytest.raises(TypeError, match=r"op must be a string .* or a operation itself; got op=3"):
+    with pytest.raises(TypeError, match=r"op must be a string .* or the operation itself; got op=3"):
         registry.resolve(3)
     rates: Registry = Registry("rate", check=require_instance(bounds.Rate, "a rate"))
     with pytest.raises(TypeError, match=r"a rate must be a decbounds\.bounds\.rate\.Rate; got 'x'"):
