@@ -8,13 +8,27 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 from decbounds.algorithms.tune import local_t_eps_score
 
 from decbounds import algorithms
+
+if TYPE_CHECKING:
+    from decbounds.algorithms.result import Result
+    from decbounds.instances.gossip import GossipLike
+    from decbounds.instances.protocol import LocalFunctions
+    from decbounds.instances.schedules import GossipSchedule
+    from decbounds.oracles.base import Oracle
+
+#: What the tunings take as the problem (``algorithms.tune``'s): an oracle, or local functions (exact).
+Problem: TypeAlias = "Oracle | LocalFunctions"
+#: What they take as the gossip: a matrix (or graph) of ``instances.GossipLike``, a schedule, or None.
+Gossip: TypeAlias = "GossipLike | GossipSchedule | None"
+#: The step sizes of the grid (``algorithms.tune``'s ``grid``; None: its default).
+Steps: TypeAlias = "Sequence[float] | np.ndarray | None"
 
 __all__ = [
     "outcome",
@@ -26,7 +40,7 @@ __all__ = [
 # ------------------------------------------------------------------------------------ results in records
 
 
-def outcome(result: Any) -> dict[str, Any]:
+def outcome(result: Result) -> dict[str, Any]:
     """What a figure record keeps of one `algorithms.Result`: the configuration (step size, hyper-parameters
     without DeTAG's per-round schedule), T_eps at x-bar and at the workers' own models (``t_eps_local``),
     the iterations run, ``status`` ('converged' | 'max_iterations' | 'diverged'), ``message`` and
@@ -47,7 +61,7 @@ def outcome(result: Any) -> dict[str, Any]:
             "message": result.message, "diverged": result.diverged}
 
 
-def winner_index(tuned: Any) -> int:
+def winner_index(tuned: Result) -> int:
     """The position of a tuned `algorithms.Result`'s winner among its ``grid.runs`` (ValueError if none).
 
     Raises
@@ -64,8 +78,8 @@ def winner_index(tuned: Any) -> int:
     return tuned.grid.winner
 
 
-def tune_both(name: str, problem: Any, W: Any, grid: Any, *, reuse: bool = False, **options: Any
-              ) -> tuple[Any, dict[str, Any]]:
+def tune_both(name: str, problem: Problem, W: Gossip, grid: Steps, *, reuse: bool = False, **options: Any
+              ) -> tuple[Result, dict[str, Any]]:
     """`algorithms.tune` for T_eps at x-bar, then the worker-output side (`tune_worker_output`).
 
     A branch-and-bound search (``prune=True``) stops each run at its x-bar T_eps (``stop="average"``,
@@ -113,7 +127,8 @@ def tune_both(name: str, problem: Any, W: Any, grid: Any, *, reuse: bool = False
     return tuned, tune_worker_output(tuned, name, problem, W, grid, reuse=reuse, **options)
 
 
-def tune_worker_output(tuned: Any, name: str, problem: Any, W: Any, grid: Any, *, reuse: bool = False,
+def tune_worker_output(tuned: Result, name: str, problem: Problem, W: Gossip, grid: Steps, *,
+                       reuse: bool = False,
                        **options: Any) -> dict[str, Any]:
     """The worker-output side of a tuned point: ``t_eps_local``, the least T_eps at which every worker's
     own model is eps-stationary over the same grid (the minimum of `local_t_eps_score`), its configuration
@@ -169,7 +184,8 @@ _TUNE_OPTIONS = frozenset({"tol", "iterations", "seeds", "batch", "admissible", 
                            "record_every", "stop", "incumbent", "groups"})
 
 
-def _tune_local(tuned: Any, name: str, problem: Any, W: Any, grid: Any, **options: Any) -> tuple[Any, Any]:
+def _tune_local(tuned: Result, name: str, problem: Problem, W: Gossip, grid: Steps, **options: Any
+                ) -> tuple[Any, Any]:
     """The run with the least worker-output T_eps over the grid of `tuned` (`algorithms.tune` with
     ``score=local_t_eps_score``, runs until both outputs are eps-stationary), or None; and the x-bar
     winner's own run to its worker T_eps (None without a winner).
@@ -222,7 +238,7 @@ def _configurations(values: Mapping[str, Any]) -> tuple[list[str], list[list[Any
     return list(values), [list(value) if _is_axis(key, value) else [value] for key, value in values.items()]
 
 
-def _reusing_local_search(tuned: Any, name: str, problem: Any, W: Any, grid: Any, **options: Any
+def _reusing_local_search(tuned: Result, name: str, problem: Problem, W: Gossip, grid: Steps, **options: Any
                           ) -> tuple[Any, Any]:
     """`_tune_local`'s answer, running only what it must (`tune_worker_output`'s ``reuse``).
 
