@@ -49,21 +49,9 @@ def plugin_errors() -> dict[str, str]:
 
 
 def load_plugins(*, force: bool = False) -> tuple[str, ...]:
-    """Register the step rules of every ``decbounds.algorithms`` entry point, once per process
-    (`decbounds.registry.Registry.load_plugins` of ``ALGORITHMS``, the loader every kind shares).
-
-    A plugin that fails to import, names something that is not a step rule or whose name is taken is
-    skipped with a `RuntimeWarning` and recorded in `plugin_errors`; nothing is raised.
-
-    Parameters
-    ----------
-    force : bool, default False
-        Scan the entry points again, e.g. after installing a plugin at run time.
-
-    Returns
-    -------
-    tuple of str
-        The algorithm names registered by this call (empty when the plugins were loaded already).
+    """``ALGORITHMS.load_plugins``: register the step rules of every ``decbounds.algorithms`` entry point,
+    once per process (force: scan again); returns the names this call registered. A plugin that fails is
+    skipped with a `RuntimeWarning` and kept in `plugin_errors` (`decbounds.registry.Registry.load_plugins`).
 
     References
     ----------
