@@ -53,6 +53,11 @@ def load_plugins(*, force: bool = False) -> tuple[str, ...]:
     once per process (force: scan again); returns the names this call registered. A plugin that fails is
     skipped with a `RuntimeWarning` and kept in `plugin_errors` (`decbounds.registry.Registry.load_plugins`).
 
+    Parameters
+    ----------
+    force : bool, default False
+        Scan the entry points again (after installing a plugin at run time).
+
     References
     ----------
     docs/extending.md (adding an algorithm).
