@@ -15,7 +15,7 @@ import pathlib
 import sys
 import time
 import traceback
-from collections.abc import Callable, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from decbounds.paper_figures import sweep
 from decbounds.paper_figures.plotting import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
@@ -25,7 +25,7 @@ __all__ = ["CONCURRENT_ORDER", "FIGURES", "add_arguments", "main", "run_figures"
 
 #: Every figure: name -> its `registry.Figure` (called as ``make(out_dir, full=, tiny=)``), in the order they
 #: are made; a live view of ``paper_figures.registry.FIGURE_REGISTRY`` (``register_figure`` adds one).
-FIGURES: MutableMapping[str, Callable[..., list[pathlib.Path]]] = FIGURE_REGISTRY.objects()
+FIGURES: Mapping[str, Callable[..., list[pathlib.Path]]] = FIGURE_REGISTRY.objects()
 
 
 #: The order in which the built-in figures ask for their first turn when they are made at once
