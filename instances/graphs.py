@@ -546,14 +546,15 @@ for _builder in (ring, path, star, complete, torus, hypercube, exponential, erdo
     TOPOLOGIES.register(_builder.__name__, _builder)
 
 
-def topology(name: str, n: int, **params: object) -> nx.Graph:
+def topology(name: str | Callable[..., nx.Graph], n: int, **params: object) -> nx.Graph:
     """Build the named topology on nodes 0..n-1 (names: ``TOPOLOGIES``, the built-in ones and any registered).
 
     Parameters
     ----------
-    name : str
+    name : str or callable
         A name in ``TOPOLOGIES``: ring, path, star, complete, torus, hypercube, exponential, erdos_renyi,
-        random_geometric, ring_lattice, broom, or a registered one.
+        random_geometric, ring_lattice, broom, or a registered one; or a builder ``(n, **params) ->
+        networkx.Graph`` itself, unregistered (as ``scipy.optimize.minimize(method=)`` takes a callable).
     n : int
         Nodes, >= 1 (each builder states its own range, e.g. a power of two for hypercube).
     **params
@@ -585,7 +586,10 @@ def topology(name: str, n: int, **params: object) -> nx.Graph:
     >>> TOPOLOGIES.unregister("wheel")
     """
     G = TOPOLOGIES.build(name, n, **params)
-    G.graph["name"] = TOPOLOGIES[name].name
+    if isinstance(name, str):
+        G.graph["name"] = TOPOLOGIES[name].name
+    else:  # a builder itself (``minimize(method=)``'s convention): its own name unless it set one
+        G.graph.setdefault("name", getattr(name, "__name__", "custom"))
     return G
 
 

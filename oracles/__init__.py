@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from decbounds.instances.protocol import LocalFunctions
 from decbounds.oracles.base import ExactOracle, GaussianOracle, Oracle
 from decbounds.oracles.finite_sum import FiniteSumOracle
 from decbounds.oracles.zero_chain import VARIANCE_CONSTANT, ZeroChainOracle
@@ -36,16 +37,17 @@ ORACLES.register("finite_sum", FiniteSumOracle)
 ORACLES.register("zero_chain", ZeroChainOracle)
 
 
-def make_oracle(name: str, f: Any, **params: Any) -> Oracle:
+def make_oracle(name: str | Callable[..., Oracle], f: LocalFunctions, **params: Any) -> Oracle:
     """Build the named oracle over local functions f.
 
     exact: no parameters; gaussian: sigma; finite_sum: replace (default True); zero_chain: p (default f.p).
 
     Parameters
     ----------
-    name : str
+    name : str or callable
         A name in ``ORACLES``: "exact", "gaussian", "finite_sum", "zero_chain", or one registered with
-        ``ORACLES.register``.
+        ``ORACLES.register``; or a builder ``(f, **params) -> Oracle`` itself (``minimize(method=)``'s
+        convention).
     f : local functions
         Any object with the local-function protocol (docs/architecture.md).
     **params

@@ -84,3 +84,17 @@ def test_case_folding_and_a_plugin_list_registered_by_their_own_names(
     with pytest.raises(ValueError, match=r"got name='gamma'; plugin entry point broken"):
         registry["gamma"]
     assert registry.load_plugins() == ()  # once per process
+
+
+def test_the_public_builders_take_a_name_or_the_builder_itself() -> None:
+    import networkx as nx
+
+    def wheel(n: int) -> nx.Graph:
+        return nx.wheel_graph(n)
+
+    G = instances.topology(wheel, 6)
+    assert G.number_of_edges() == 10 and G.graph["name"] == "wheel"
+    assert instances.topology("ring", 6).graph["name"] == "ring"
+    f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    oracle = oracles.make_oracle(oracles.GaussianOracle, f, sigma=0.5)
+    assert isinstance(oracle, oracles.GaussianOracle) and oracle.sigma == 0.5
