@@ -12,6 +12,7 @@ registry entry holds everything about an algorithm (class, aliases, catalog entr
 from decbounds.algorithms import rules  # noqa: F401  (registers the built-in algorithms)
 from decbounds.algorithms.api import run, run_batch
 from decbounds.algorithms.compression import (
+    COMPRESSORS,
     QSGD,
     Compressor,
     Contractive,
@@ -52,6 +53,7 @@ for _rule in (Extra, ExactDiffusion, MGDSGD, ChocoSGD, BEER):
 
 __all__ = [
     "ALGORITHMS",
+    "COMPRESSORS",
     "QSGD",
     "BudgetViolationError",
     "CapabilityError",

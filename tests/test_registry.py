@@ -26,6 +26,7 @@ def test_every_pluggable_kind_is_one_registry_with_its_entry_point_group() -> No
         (instances.TOPOLOGIES, "decbounds.topologies"), (instances.WEIGHT_RULES, "decbounds.weight_rules"),
         (oracles.ORACLES, "decbounds.oracles"), (FIGURE_REGISTRY, "decbounds.figures"),
         (pep_methods.PEP_METHODS, "decbounds.pep_methods"), (cli.COMMANDS, "decbounds.subcommands"),
+        (algorithms.COMPRESSORS, "decbounds.compressors"),
     ]
     for registry, group in groups:
         assert isinstance(registry, Registry) and registry.group == group
