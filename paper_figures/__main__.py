@@ -10,6 +10,7 @@ status is 1 if any failed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import pathlib
 import sys
@@ -19,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from decbounds.paper_figures import sweep
 from decbounds.paper_figures.plotting import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
-from decbounds.paper_figures.registry import FIGURE_REGISTRY, concurrent_order
+from decbounds.paper_figures.registry import FIGURE_REGISTRY, Figure, concurrent_order
 
 __all__ = ["CONCURRENT_ORDER", "FIGURES", "add_arguments", "main", "run_figures", "run_from_arguments"]
 
@@ -81,6 +82,11 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
         raise ValueError(f"unknown figure(s) {unknown}; the figures are {list(FIGURES)}")
     mode = "full" if full else "tiny" if tiny else "quick"
     concurrent = (not tiny) if concurrent is None else concurrent
+    for name in names:  # import every figure module here, before any thread does (no import races)
+        figure = FIGURES[name]
+        if isinstance(figure, Figure):
+            with contextlib.suppress(Exception):  # a module that does not import fails in make_one, reported
+                figure.function()
     failures: list[str] = []
     start_all = time.perf_counter()
 
