@@ -173,15 +173,9 @@ _SERVER = ("n workers and a server; each round every worker sends one compressed
            "compression of the uplink)")
 
 
-def _catalog() -> dict[str, Rate]:
-    # SUDA's ED/D^2 case (Alghunaim & Yuan 2022): one set of terms for D^2 and Exact Diffusion, which is D^2
-    # run with the lazy matrix (I + W)/2
-    suda_terms = {
-        "sampling": L * Delta * sigma**2 / (n * B * epsilon**2),
-        "consensus_noise": L * Delta * lam * sigma
-        / (sp.sqrt(B) * sp.sqrt(1 - lam) * epsilon ** sp.Rational(3, 2)),
-        "communication": L * Delta * lam / ((1 - lam) * epsilon),
-    }
+def _paper_entries() -> list[Rate]:
+    """The paper's bounds (Thm 1, Cor 2, App. C.1, Thm 4, Cor 6, Table 2, the mini-batch SGD rate) and the
+    hard instances with their explicit constants."""
     entries = [
         Rate(
             name="lower_bound_any",
@@ -345,6 +339,21 @@ def _catalog() -> dict[str, Rate]:
                 "exact count when dist > 1. Does not depend on lam (it is Cor 2's instance, "
                 "lam = cos(pi/n)).",
         ),
+    ]
+    return entries
+
+
+def _later_entries() -> list[Rate]:
+    """Later results (docs/theory.md §13) and time-varying networks (§17)."""
+    # SUDA's ED/D^2 case (Alghunaim & Yuan 2022): one set of terms for D^2 and Exact Diffusion, which is D^2
+    # run with the lazy matrix (I + W)/2
+    suda_terms = {
+        "sampling": L * Delta * sigma**2 / (n * B * epsilon**2),
+        "consensus_noise": L * Delta * lam * sigma
+        / (sp.sqrt(B) * sp.sqrt(1 - lam) * epsilon ** sp.Rational(3, 2)),
+        "communication": L * Delta * lam / ((1 - lam) * epsilon),
+    }
+    return [
         Rate(
             name="koloskova2020",
             kind="upper",
@@ -516,7 +525,11 @@ def _catalog() -> dict[str, Rate]:
                 "deterministic Omega(Delta L eps^-2). Thm 1 at n = B = D = 1 reproduces it.",
         ),
     ]
-    entries += _compression_entries()
+
+
+def _catalog() -> dict[str, Rate]:
+    """The built-in entries, in catalog order (`names()`)."""
+    entries = _paper_entries() + _later_entries() + _compression_entries()
     return {entry.name: entry for entry in entries}
 
 
