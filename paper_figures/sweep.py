@@ -141,7 +141,8 @@ def _predict_cached(names: tuple[str, ...] | None, params_json: str) -> tuple[st
     return canonical_json(predicted), canonical_json(errors)
 
 
-def predict(params: Mapping[str, Any], names: Sequence[str] | None = None) -> tuple[dict, dict]:
+def predict(params: Mapping[str, Any], names: Sequence[str] | None = None
+            ) -> tuple[dict[str, float], dict[str, str]]:
     """Catalog predictions ``bounds.get(name).evaluate(**params)`` for `names` (every catalog entry if None).
 
     Returns ``(predicted, errors)``: the values, and for each entry that cannot be evaluated at `params`
@@ -249,7 +250,8 @@ def execute(runner: Runner, point: Point) -> Record:
         "prediction_errors": errors,
         "versions": package_versions(),
     }
-    return json.loads(canonical_json(record))  # exactly what a reader of the file gets back
+    read_back: Record = json.loads(canonical_json(record))  # exactly what a reader of the file gets back
+    return read_back
 
 
 # ----------------------------------------------------------------------------------------------- the sweep
@@ -394,7 +396,7 @@ def run_sweep(
     todo = by_cost(unfinished(admit(points)))
     if todo:
         own_executor = executor is None
-        pool = default_executor(max_workers) if own_executor else executor
+        pool = default_executor(max_workers) if executor is None else executor
         try:
             with RecordWriter(path, fsync=fsync) as writer:
                 # A record written by a concurrent process between reading and locking would be duplicated.
@@ -430,7 +432,7 @@ def run_sweep(
 def _completed(
     pool: concurrent.futures.Executor, runners: Mapping[str, Runner], todo: Sequence[tuple[str, Point]],
     cost: Callable[[Point], float] | None, incoming: list[tuple[str, Point]],
-) -> Iterator[tuple[str, concurrent.futures.Future, Iterable[concurrent.futures.Future]]]:
+) -> Iterator[tuple[str, concurrent.futures.Future[Record], Iterable[concurrent.futures.Future[Record]]]]:
     """(key, finished future, every future) in completion order; one at a time, in order, when serial.
 
     Items the caller appends to `incoming` while handling a finished future are submitted before the next
@@ -444,7 +446,7 @@ def _completed(
             future = pool.submit(execute, runners[key], point)
             yield key, future, (future,)
         return
-    futures: dict[concurrent.futures.Future, str] = {}
+    futures: dict[concurrent.futures.Future[Record], str] = {}
 
     def submit(items: Iterable[tuple[str, Point]]) -> None:
         for key, point in items:
