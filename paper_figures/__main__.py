@@ -116,18 +116,47 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``python -m decbounds.paper_figures`` and of ``decbounds figures``."""
+    """The options of ``python -m decbounds.paper_figures`` and of ``decbounds figures``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        Gets the mode options and ``--only`` (its choices: the registered figures, plugins' included).
+    """
     add_figure_arguments(parser)
     parser.add_argument("--only", nargs="+", metavar="NAME", choices=FIGURES,
                         help=f"make only these figures, of: {', '.join(FIGURES)}")
 
 
 def run_from_arguments(args: argparse.Namespace) -> int:
-    """Run the figures an argparse namespace of `add_arguments` asks for."""
+    """Run the figures an argparse namespace of `add_arguments` asks for.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        From a parser `add_arguments` filled.
+
+    Returns
+    -------
+    int
+        The exit status of `run_figures`.
+    """
     return run_figures(args.only, args.out, full=wants_full(args), tiny=args.tiny)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m decbounds.paper_figures``: make the figures the arguments ask for.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 when every figure was made, 1 when one failed, 130 after Ctrl-C.
+    """
     parser = argparse.ArgumentParser(prog="python -m decbounds.paper_figures",
                                      description="Make every paper figure.")
     add_arguments(parser)
