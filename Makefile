@@ -8,7 +8,7 @@ CONSTRAINTS ?=
 PIN     := $(if $(CONSTRAINTS),-c $(CONSTRAINTS),)
 OLDEST  := .venv-oldest
 
-.PHONY: test test-slow test-oldest upgrade figures venv lint bench clean docs docs-images
+.PHONY: test typecheck test-slow test-oldest upgrade figures venv lint bench clean docs docs-images
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -26,7 +26,12 @@ lint: $(STAMP)
 # `make test` skips the tests marked slow (each over ~5 s); `make test-slow` runs them, and .ci/run runs both.
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/python .ci/typecheck.py
 	$(BIN)/python -m pytest -n auto -m "not slow"
+
+# mypy --strict on the public modules listed in pyproject.toml ([tool.decbounds-typecheck]); part of `make test`
+typecheck: $(STAMP)
+	$(BIN)/python .ci/typecheck.py
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -n auto -m slow

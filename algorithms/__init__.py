@@ -12,6 +12,7 @@ registry entry holds everything about an algorithm (class, aliases, catalog entr
 from decbounds.algorithms import rules  # noqa: F401  (registers the built-in algorithms)
 from decbounds.algorithms.api import run, run_batch
 from decbounds.algorithms.compression import (
+    COMPRESSORS,
     QSGD,
     Compressor,
     Contractive,
@@ -26,6 +27,7 @@ from decbounds.algorithms.engine import BudgetViolationError, CapabilityError, C
 from decbounds.algorithms.mixing import MixingOperator
 from decbounds.algorithms.plugins import load_rule
 from decbounds.algorithms.registry import (
+    ALGORITHMS,
     Entry,
     algorithm_names,
     entries,
@@ -50,6 +52,8 @@ for _rule in (Extra, ExactDiffusion, MGDSGD, ChocoSGD, BEER):
     register(_rule)
 
 __all__ = [
+    "ALGORITHMS",
+    "COMPRESSORS",
     "QSGD",
     "BudgetViolationError",
     "CapabilityError",

@@ -21,13 +21,16 @@ bits alone and inside a batch.
 
 from __future__ import annotations
 
+import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from decbounds.bounds.validation import require_count
+
+from decbounds.registry import Registry
 
 __all__ = [
     "COMPRESSORS",
@@ -412,9 +415,30 @@ def contractive(compressor: Compressor) -> Compressor:
     return compressor if compressor.kind == "contractive" else Contractive(compressor)
 
 
-#: Compressor names of `make_compressor`, with the integer parameter each takes (None: none).
-COMPRESSORS: dict[str, str | None] = {"identity": None, "random_k": "k", "qsgd": "s", "top_k": "k",
-                                      "sign": None, "contractive": None}
+#: The compressor registry (the one `decbounds.registry.Registry` mechanism): name -> the class (or builder)
+#: that `make_compressor` calls with the spec's integer parameter, if its signature takes one ("top_k:3" is
+#: ``TopK(3)``); ``COMPRESSORS.register(name, cls)`` or the entry-point group ``decbounds.compressors`` adds
+#: one. "contractive:SPEC" wraps the compressor of SPEC (`Contractive`).
+COMPRESSORS: Registry[Callable[..., Compressor]] = Registry("compressor", field="compressor",
+                                                            group="decbounds.compressors")
+for _name, _builder in (("identity", Identity), ("random_k", RandomK), ("qsgd", QSGD), ("top_k", TopK),
+                        ("sign", ScaledSign), ("contractive", Contractive)):
+    COMPRESSORS.register(_name, _builder)
+del _name, _builder
+
+
+def _integer_parameter(builder: Callable[..., Compressor]) -> str | None:
+    """The name of the integer a spec gives the builder ("k" of ``TopK(k)``), None when it takes none."""
+    parameters = list(inspect.signature(builder).parameters)
+    return parameters[0] if parameters else None
+
+
+def _spec_forms() -> str:
+    forms = []
+    for name, builder in COMPRESSORS.objects().items():
+        parameter = "spec" if name == "contractive" else _integer_parameter(builder)
+        forms.append(f"{name}:{parameter.upper()}" if parameter else name)
+    return ", ".join(forms)
 
 
 def make_compressor(spec: str | Compressor) -> Compressor:
@@ -446,19 +470,19 @@ def make_compressor(spec: str | Compressor) -> Compressor:
     if not isinstance(spec, str):
         raise TypeError(f"compressor must be a compressor or its spec string; got {type(spec).__name__}")
     name, _, rest = spec.partition(":")
-    forms = "identity, random_k:K, qsgd:S, top_k:K, sign, contractive:SPEC"
     if name == "contractive":
         return Contractive(make_compressor(rest))
     if name not in COMPRESSORS:
-        raise ValueError(f"compressor must be one of {forms}; got {spec!r}")
-    parameter = COMPRESSORS[name]
+        raise ValueError(f"compressor must be one of {_spec_forms()}; got {spec!r}")
+    builder = COMPRESSORS[name].builder
+    parameter = _integer_parameter(builder)
     if parameter is None:
         if rest:
             raise ValueError(f"compressor {name!r} takes no parameter; got {spec!r}")
-        return Identity() if name == "identity" else ScaledSign()
+        return builder()
     try:
         value = int(rest)
     except ValueError:
         raise ValueError(f"compressor {name!r} needs an integer {parameter} ({name}:{parameter.upper()}); "
                          f"got {spec!r}") from None
-    return {"random_k": RandomK, "qsgd": QSGD, "top_k": TopK}[name](value)
+    return builder(value)

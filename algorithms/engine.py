@@ -64,7 +64,6 @@ rounding.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -72,6 +71,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from decbounds.algorithms.certificate import Certificate, anchor_at, certified_above
 from decbounds.algorithms.compression import FLOAT_BITS, Compressor
 from decbounds.algorithms.mixing import MixingOperator, ScheduledMixing
 from decbounds.algorithms.result import Result, Status
@@ -923,135 +923,6 @@ def measure(x_hat: np.ndarray, models: np.ndarray, f: LocalFunctions, workers: b
     return Snapshot(x_hat, norms[0], norms[1:], norms)
 
 
-# Unit roundoff of float64: the rounding allowances of `anchor_at`.
-_UNIT = 2.0**-53
-
-
-class Certificate:
-    """The smoothness certificate of the last evaluation (`anchor_at`): the models then (``anchor``) and
-    ``limits`` (n + 1, k): in row 0 per configuration the limit on S = sum_i ||x_i - a_i||^2, in row 1 + i
-    worker i's squared radius (negative: certifies nothing). `holds` tests the current models in seven
-    numpy calls on preallocated arrays; the workers' squared moves are one BLAS matrix-vector product, whose
-    order of summation the margins allow for. The constants of `anchor_at`'s margins (L, n, d) are set
-    once."""
-
-    __slots__ = ("ahead", "anchor", "below", "below_flat", "delta", "first", "held", "k", "largest_factor",
-                 "limit", "limits", "moved", "offsets", "ones_d", "ones_n", "radii", "rows", "scales",
-                 "spare", "step", "sums", "sums_flat")
-
-    def __init__(self, models: np.ndarray, L: float) -> None:
-        n, k, d = models.shape
-        self.k = k
-        self.anchor = np.array(models, order="C")
-        self.step, self.ahead = np.empty((n, k, d)), np.empty((n, k, d))
-        self.held = 0  # `holds` answers True since the anchor was set
-        self.moved: Any = np.inf  # S (per configuration) at the last `holds` that failed on it
-        self.rows = self.step.reshape(n * k, d)
-        self.ones_d, self.ones_n = np.ones(d), np.ones(n)
-        self.sums = np.empty((n, k))  # ||x_i - a_i||^2 per worker and configuration
-        self.sums_flat = self.sums.reshape(-1)
-        self.below = np.empty((n, k), dtype=bool)
-        self.below_flat = self.below.reshape(-1)
-        self.limits, self.spare = np.empty((n + 1, k)), np.empty((n + 1, k))
-        self.first, self.radii = self.limits[0], self.limits[1:]
-        self.limit = -math.inf  # limits[0, 0] when k = 1
-        # the margins: delta for the rounding in sums of squares (any order) and in `anchor_at`; c for one
-        # mean's rounding, relative to its largest |entry|
-        self.delta = delta = 1e-12 + 8.0 * (n + d + 8) * _UNIT
-        c = 1.01 * math.sqrt(d) * (n + 2) * _UNIT
-        shrink = (1.0 - 1e-9) * (1.0 - delta) / L
-        root = 1.0 / (1.0 / math.sqrt(n) + c)  # x_hat: sqrt(S / n) + c (2 largest + sqrt(S)) <= radius
-        self.scales = np.full((n + 1, 1), shrink)
-        self.scales[0] = shrink * root
-        self.offsets = np.zeros((n + 1, 1))
-        self.largest_factor = 2.0 * c * root
-
-    def holds(self, models: np.ndarray) -> bool:
-        """Whether the models (n, k, d) are still certified (`anchor_at`)."""
-        np.subtract(models, self.anchor, out=self.step)
-        np.multiply(self.step, self.step, out=self.step)
-        self.rows.dot(self.ones_d, out=self.sums_flat)
-        below = self.below
-        if self.k == 1:  # scalars: no reduction calls
-            moved = self.ones_n.dot(self.sums_flat)
-            if not moved < self.limit:
-                self.moved = moved
-                return False
-            np.less(self.sums, self.radii, out=below)
-            flat = self.below_flat
-            held = bool(flat[flat.argmax()])  # argmax finds a True where there is one
-        else:
-            moved = self.ones_n.dot(self.sums)
-            if not np.less(moved, self.first).all():
-                self.moved = moved
-                return False
-            np.less(self.sums, self.radii, out=below)
-            held = bool(below.any(axis=0).all())
-        self.held += held
-        return held
-
-    def drifting(self) -> bool:
-        """Whether the certificate held at least once and the models, when it failed, had moved at most
-        twice as far as it allows (per configuration): a steady drift, which an anchor ahead may cover (not a
-        jump, such as DeTAG's at the end of a phase, nor a run near eps, where no anchor lasts)."""
-        if self.held == 0:
-            return False
-        if self.k == 1:
-            return bool(self.moved <= 4.0 * self.limit)
-        return bool(np.less_equal(self.moved, 4.0 * self.first).all())
-
-
-def anchor_at(book: Book, snap: Snapshot, models: np.ndarray, tol: float, largest: float, bound: float
-              ) -> None:
-    """Make the evaluation ``snap`` (at the models ``models``, whose largest |entry| is ``largest``) the
-    anchor of `certified_above` (``book.certificate``).
-
-    f is L-smooth (L = ``book.smoothness``), so | ||grad f(y)|| - ||grad f(a)|| | <= L ||y - a||, and a point
-    within (||grad f(a)|| - tol) / L of a is not eps-stationary. With S = sum_i ||x_i - a_i||^2 (a_i the
-    anchor's models), the certificate holds when, per configuration:
-
-    - x_hat is within its radius: ||x_hat - a_hat|| <= sqrt(S / n) (Jensen: the squared mean of the moves is
-      at most the mean of their squares), plus the rounding of the two means, (n + 2) u sqrt(d) times their
-      largest |entry| each, at most largest + sqrt(S);
-    - every entry is within largest + sqrt(S) <= ``bound`` (the divergence guard's ``bound.min()``), so the
-      guard's scan of the models can be skipped;
-    - some worker is within its own radius (t_eps_local needs every worker eps-stationary, so one certified
-      worker certifies the configuration).
-
-    Each radius shrinks by 1e-9 (rounding in the gradient norms) and by ``delta`` (rounding in the sums of
-    squares, in any order, and here). A radius that is not positive (or NaN) certifies nothing; one whose
-    test is not pending (``book.masks``) does not limit the move. A rule whose ``average`` is not the
-    workers' mean gets no certificate (`execute`): its x_hat is not bounded by the models' moves.
-    """
-    L = book.smoothness
-    if L is None:
-        return
-    cert = book.certificate
-    if cert is None:
-        cert = book.certificate = Certificate(models, L)
-    else:
-        cert.anchor[...] = models
-    cert.held, cert.moved = 0, np.inf
-    limits, delta = cert.limits, cert.delta
-    cert.offsets[0] = cert.largest_factor * largest
-    # the radii, row 0 x_hat's (for S) and row 1 + i worker i's: (norm - tol) * scale - offset, +inf where
-    # the test is not pending
-    if snap.worker_norms is not None:
-        target, spare, scales, offsets, masks = limits, cert.spare, cert.scales, cert.offsets, book.masks
-    else:  # x_hat alone: the workers certify nothing while their test is pending
-        limits[1:] = -1.0 if book.local_pending else np.inf
-        target, spare, masks = limits[:1], cert.spare[:1], book.masks[:1]
-        scales, offsets = cert.scales[:1], cert.offsets[:1]
-    np.subtract(snap.norms, tol, out=target)
-    target *= scales
-    target -= offsets
-    target += masks
-    np.minimum(cert.first, (bound * (1.0 - delta) - largest) * (1.0 - delta), out=cert.first)  # S's bound
-    np.multiply(target, np.abs(target, out=spare), out=target)  # squared, negative where the radius is
-    if cert.k == 1:
-        cert.limit = float(cert.first[0])
-
-
 #: How far ahead `anchor_ahead` evaluates, as a fraction of the models' move since the last anchor (the
 #: best of those tried on the path zero chain, 0.3 to 0.7: about a third fewer evaluations for D-PSGD and
 #: two fifths fewer for DSGT at step 0.5).
@@ -1082,31 +953,6 @@ def anchor_ahead(book: Book, models: np.ndarray, f: LocalFunctions, ledger: Ledg
     held = cert.holds(models)
     cert.held = 0  # the test now is not a step of the drift
     return held
-
-
-def certified_above(book: Book, models: np.ndarray) -> bool:
-    """Whether the certificate of the last evaluation (`anchor_at`) still proves, without an evaluation, that
-    no running configuration meets a pending stopping test and that no model left the radius; NaN certifies
-    nothing.
-
-    Parameters
-    ----------
-    book : Book
-        The run's outcomes and certificate.
-    models : numpy.ndarray, shape (n, k, d)
-        The current local models.
-
-    Returns
-    -------
-    bool
-        True when the evaluation and the scan of the models for divergence can be skipped; False when they
-        must run (also when there is no certificate).
-
-    References
-    ----------
-    docs/theory.md §1.2 (L-smoothness of the class F_{Delta,L}).
-    """
-    return book.certificate is not None and book.certificate.holds(models)
 
 
 def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.ndarray,

@@ -20,17 +20,17 @@ import importlib.metadata
 import importlib.util
 import pathlib
 import sys
-import warnings
 from typing import Any
+
+from decbounds.algorithms.registry import ALGORITHMS
 
 __all__ = ["GROUP", "load_plugins", "load_rule", "plugin_errors"]
 
 #: The entry-point group scanned for step rules.
-GROUP = "decbounds.algorithms"
+GROUP = ALGORITHMS.group
 
-_state: dict[str, Any] = {"loaded": False, "loading": False}
-_errors: dict[str, str] = {}
-
+# the registry's own record of failed plugins (kept under this name for code that reads it here)
+_errors = ALGORITHMS._errors
 
 def plugin_errors() -> dict[str, str]:
     """Entry-point name -> why it could not be registered (after `load_plugins`).
@@ -45,24 +45,18 @@ def plugin_errors() -> dict[str, str]:
     >>> isinstance(plugin_errors(), dict)
     True
     """
-    return dict(_errors)
+    return ALGORITHMS.plugin_errors()
 
 
 def load_plugins(*, force: bool = False) -> tuple[str, ...]:
-    """Register the step rules of every ``decbounds.algorithms`` entry point, once per process.
-
-    A plugin that fails to import, names something that is not a step rule or whose name is taken is
-    skipped with a `RuntimeWarning` and recorded in `plugin_errors`; nothing is raised.
+    """``ALGORITHMS.load_plugins``: register the step rules of every ``decbounds.algorithms`` entry point,
+    once per process (force: scan again); returns the names this call registered. A plugin that fails is
+    skipped with a `RuntimeWarning` and kept in `plugin_errors` (`decbounds.registry.Registry.load_plugins`).
 
     Parameters
     ----------
     force : bool, default False
-        Scan the entry points again, e.g. after installing a plugin at run time.
-
-    Returns
-    -------
-    tuple of str
-        The algorithm names registered by this call (empty when the plugins were loaded already).
+        Scan the entry points again (after installing a plugin at run time).
 
     References
     ----------
@@ -75,42 +69,7 @@ def load_plugins(*, force: bool = False) -> tuple[str, ...]:
     >>> load_plugins()  # a second call does nothing
     ()
     """
-    if _state["loading"] or (_state["loaded"] and not force):
-        return ()
-    from decbounds.algorithms.registry import register
-    from decbounds.algorithms.step_rule import StepRule
-
-    _state["loading"] = True
-    added: list[str] = []
-    try:
-        for point in importlib.metadata.entry_points(group=GROUP):
-            where = f"{point.name} = {point.value!r}"
-            try:
-                loaded = point.load()
-            except Exception as exc:  # a broken plugin must not break the package
-                _fail(point.name, f"entry point {where} does not import: {type(exc).__name__}: {exc}")
-                continue
-            rules = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
-            for rule in rules:
-                if not (isinstance(rule, type) and issubclass(rule, StepRule)):
-                    _fail(point.name, f"entry point {where} names {rule!r}, not a StepRule subclass")
-                    continue
-                try:
-                    register(rule)
-                except (TypeError, ValueError) as exc:
-                    _fail(point.name, f"entry point {where}: {exc}")
-                    continue
-                _errors.pop(point.name, None)
-                added.append(rule.name)
-    finally:
-        _state["loading"] = False
-        _state["loaded"] = True
-    return tuple(added)
-
-
-def _fail(name: str, message: str) -> None:
-    _errors[name] = message
-    warnings.warn(f"decbounds plugin {message}", RuntimeWarning, stacklevel=3)
+    return ALGORITHMS.load_plugins(force=force)
 
 
 def load_rule(spec: Any) -> type:

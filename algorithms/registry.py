@@ -25,10 +25,13 @@ from typing import TYPE_CHECKING
 
 from decbounds.algorithms.style import PlotStyle
 
+from decbounds.registry import Registry, require_instance
+
 if TYPE_CHECKING:
     from decbounds.algorithms.step_rule import StepRule
 
 __all__ = [
+    "ALGORITHMS",
     "Entry",
     "algorithm_names",
     "entries",
@@ -71,8 +74,26 @@ class Entry:
     style: PlotStyle
 
 
-_ENTRIES: dict[str, Entry] = {}
-_ALIASES: dict[str, str] = {}
+_check_entry = require_instance(Entry, "an algorithm's entry (algorithms.register makes one)")
+
+
+def _register_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
+    """What an entry point of ``decbounds.algorithms`` names: a StepRule subclass or a list/tuple of them."""
+    from decbounds.algorithms.step_rule import StepRule
+
+    rules = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
+    for rule in rules:
+        if not (isinstance(rule, type) and issubclass(rule, StepRule)):
+            raise TypeError(f"names {rule!r}, not a StepRule subclass")
+    return tuple(register(rule).name for rule in rules
+                 if isinstance(rule, type) and issubclass(rule, StepRule))
+
+
+#: The algorithm registry (the one `decbounds.registry.Registry` mechanism): name -> `Entry`, looked up
+#: case-insensitively, with the plugins of the entry-point group ``decbounds.algorithms``. Fill it with
+#: `register` (which reads the entry off the rule class), not with ``ALGORITHMS.register``.
+ALGORITHMS: Registry[Entry] = Registry("algorithm", group="decbounds.algorithms", check=_check_entry,
+                                       fold_case=True, from_plugin=_register_plugin)
 
 
 def register(rule: type[StepRule]) -> type[StepRule]:
@@ -120,14 +141,9 @@ def register(rule: type[StepRule]) -> type[StepRule]:
         raise ValueError(f"rule.name must be a non-empty lower-case string; got name={name!r}")
     if not isinstance(rule.style, PlotStyle):
         raise ValueError(f"{name}: rule.style must be a PlotStyle; got style={rule.style!r}")
-    for key in (name, *rule.aliases):
-        owner = _ALIASES.get(key.lower())
-        if owner is not None and _ENTRIES[owner].rule is not rule:
-            raise ValueError(f"algorithm name {key!r} is already registered (by {owner!r})")
-    _ENTRIES[name] = Entry(name=name, rule=rule, aliases=tuple(rule.aliases),
-                           catalog_entry=rule.catalog_entry, style=rule.style)
-    for key in (name, *rule.aliases):
-        _ALIASES[key.lower()] = name
+    ALGORITHMS.register(name, Entry(name=name, rule=rule, aliases=tuple(rule.aliases),
+                                    catalog_entry=rule.catalog_entry, style=rule.style),
+                        aliases=tuple(rule.aliases), description=rule.style.label)
     return rule
 
 
@@ -144,10 +160,7 @@ def unregister(name: str) -> None:
     ValueError
         If ``name`` is not registered.
     """
-    found = entry(name)
-    del _ENTRIES[found.name]
-    for key in [key for key, owner in _ALIASES.items() if owner == found.name]:
-        del _ALIASES[key]
+    ALGORITHMS.unregister(entry(name).name)
 
 
 def entry(name: str) -> Entry:
@@ -178,17 +191,11 @@ def entry(name: str) -> Entry:
     """
     if not isinstance(name, str):
         raise TypeError(f"name (the algorithm) must be a string; got {type(name).__name__}")
-    key = _ALIASES.get(name.lower())
-    if key is None:  # maybe a plugin's (entry-point group decbounds.algorithms), loaded once
-        from decbounds.algorithms.plugins import load_plugins, plugin_errors
-
-        load_plugins()
-        key = _ALIASES.get(name.lower())
-    if key is None:
-        broken = "".join(f"; plugin {message}" for message in plugin_errors().values())
+    if name not in ALGORITHMS:  # `in` loads the plugins (entry-point group decbounds.algorithms) once
+        broken = "".join(f"; plugin {message}" for message in ALGORITHMS.plugin_errors().values())
         raise ValueError(f"unknown algorithm {name!r}: name must be a registered algorithm; known: "
-                         f"{', '.join(_ENTRIES)}{broken}")
-    return _ENTRIES[key]
+                         f"{', '.join(ALGORITHMS)}{broken}")
+    return ALGORITHMS[name].builder
 
 
 def entries() -> tuple[Entry, ...]:
@@ -204,10 +211,7 @@ def entries() -> tuple[Entry, ...]:
     >>> [e.name for e in entries()][:3]
     ['centralized', 'local_sgd', 'dpsgd']
     """
-    from decbounds.algorithms.plugins import load_plugins
-
-    load_plugins()
-    return tuple(_ENTRIES.values())
+    return tuple(ALGORITHMS.objects().values())
 
 
 def algorithm_names() -> tuple[str, ...]:
@@ -223,10 +227,7 @@ def algorithm_names() -> tuple[str, ...]:
     >>> "detag" in algorithm_names(), "fedavg" in algorithm_names()  # aliases are not names
     (True, False)
     """
-    from decbounds.algorithms.plugins import load_plugins
-
-    load_plugins()
-    return tuple(_ENTRIES)
+    return ALGORITHMS.names()
 
 
 def rule_class(name: str) -> type[StepRule]:

@@ -43,6 +43,7 @@ classes the bounds quantify over, never a contradiction to hide:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import sympy as sp
 from decbounds.bounds.constants import (
@@ -69,11 +70,14 @@ from decbounds.bounds.symbols import (
     varsigma0,
 )
 
+from decbounds.registry import Registry, register_each, require_instance
+
 __all__ = [
     "CATALOG",
     "CENTRALIZED_SGD_AFTER_T",
     "COR2_INSTANCE_VARSIGMA0",
     "PATH_HOP_DISTANCE",
+    "RATES",
     "SETTING1_CHAIN_LENGTH",
     "SETTING1_REVEAL_PROBABILITY",
     "SETTING1_REVEAL_PROBABILITY_SHARP",
@@ -83,9 +87,11 @@ __all__ = [
     "get",
     "names",
     "path_hop_distance",
+    "register_rate",
     "setting1_chain_length",
     "setting1_reveal_probability",
     "setting2_chain_length",
+    "unregister_rate",
 ]
 
 # The zero-chain construction's constants (Arjevani et al. Lemma 2) live in bounds.constants, the one
@@ -167,15 +173,9 @@ _SERVER = ("n workers and a server; each round every worker sends one compressed
            "compression of the uplink)")
 
 
-def _catalog() -> dict[str, Rate]:
-    # SUDA's ED/D^2 case (Alghunaim & Yuan 2022): one set of terms for D^2 and Exact Diffusion, which is D^2
-    # run with the lazy matrix (I + W)/2
-    suda_terms = {
-        "sampling": L * Delta * sigma**2 / (n * B * epsilon**2),
-        "consensus_noise": L * Delta * lam * sigma
-        / (sp.sqrt(B) * sp.sqrt(1 - lam) * epsilon ** sp.Rational(3, 2)),
-        "communication": L * Delta * lam / ((1 - lam) * epsilon),
-    }
+def _paper_entries() -> list[Rate]:
+    """The paper's bounds (Thm 1, Cor 2, App. C.1, Thm 4, Cor 6, Table 2, the mini-batch SGD rate) and the
+    hard instances with their explicit constants."""
     entries = [
         Rate(
             name="lower_bound_any",
@@ -339,6 +339,21 @@ def _catalog() -> dict[str, Rate]:
                 "exact count when dist > 1. Does not depend on lam (it is Cor 2's instance, "
                 "lam = cos(pi/n)).",
         ),
+    ]
+    return entries
+
+
+def _later_entries() -> list[Rate]:
+    """Later results (docs/theory.md §13) and time-varying networks (§17)."""
+    # SUDA's ED/D^2 case (Alghunaim & Yuan 2022): one set of terms for D^2 and Exact Diffusion, which is D^2
+    # run with the lazy matrix (I + W)/2
+    suda_terms = {
+        "sampling": L * Delta * sigma**2 / (n * B * epsilon**2),
+        "consensus_noise": L * Delta * lam * sigma
+        / (sp.sqrt(B) * sp.sqrt(1 - lam) * epsilon ** sp.Rational(3, 2)),
+        "communication": L * Delta * lam / ((1 - lam) * epsilon),
+    }
+    return [
         Rate(
             name="koloskova2020",
             kind="upper",
@@ -510,7 +525,11 @@ def _catalog() -> dict[str, Rate]:
                 "deterministic Omega(Delta L eps^-2). Thm 1 at n = B = D = 1 reproduces it.",
         ),
     ]
-    entries += _compression_entries()
+
+
+def _catalog() -> dict[str, Rate]:
+    """The built-in entries, in catalog order (`names()`)."""
+    entries = _paper_entries() + _later_entries() + _compression_entries()
     return {entry.name: entry for entry in entries}
 
 
@@ -585,7 +604,76 @@ def _compression_entries() -> list[Rate]:
     ]
 
 
-CATALOG: dict[str, Rate] = _catalog()
+_check_rate = require_instance(Rate, "a rate")
+
+
+#: The rate registry (the one `decbounds.registry.Registry` mechanism): name -> `Rate`, the built-in
+#: entries first, then those added by `register_rate` or by a plugin's entry point (group
+#: ``decbounds.rates``, naming a Rate or a list of them).
+RATES: Registry[Rate] = Registry("rate", group="decbounds.rates", check=_check_rate,
+                                 from_plugin=register_each(lambda rate: register_rate(rate)))
+
+
+def register_rate(rate: Rate) -> Rate:
+    """Add ``rate`` to the catalog under ``rate.name``: `get`, `names`, `gap`, `CATALOG`, ``bounds.predict``
+    and ``decbounds predict`` (``--list`` too) see it from then on.
+
+    Parameters
+    ----------
+    rate : Rate
+        The entry (its ``name``, ``kind``, ``convention`` and ``terms`` are checked by `Rate` itself).
+
+    Returns
+    -------
+    Rate
+        ``rate`` itself.
+
+    Raises
+    ------
+    TypeError
+        If ``rate`` is not a `Rate`.
+    ValueError
+        If another rate already has that name (registering an equal rate again is allowed).
+
+    References
+    ----------
+    docs/extending.md (adding a rate).
+
+    Examples
+    --------
+    >>> from decbounds.bounds.symbols import Delta, L, epsilon
+    >>> toy = register_rate(Rate(name="toy_gd", kind="upper", source="textbook gradient descent",
+    ...                          convention="grad_norm", terms={"optimization": Delta * L / epsilon**2}))
+    >>> "toy_gd" in names("upper"), get("toy_gd") is toy
+    (True, True)
+    >>> unregister_rate("toy_gd")
+    """
+    _check_rate(rate)
+    return RATES.register(rate.name, rate, description=rate.source)
+
+
+def unregister_rate(name: str) -> None:
+    """Remove the rate ``name`` from the catalog (tests and plugins that register temporarily).
+
+    Parameters
+    ----------
+    name : str
+        A registered rate.
+
+    Raises
+    ------
+    ValueError
+        If no rate has that name.
+    """
+    RATES.unregister(name)
+
+
+for _rate in _catalog().values():
+    register_rate(_rate)
+del _rate
+
+#: The catalog as a live read-only mapping name -> `Rate` (a view of `RATES`: registered rates appear).
+CATALOG: Mapping[str, Rate] = RATES.objects()
 
 
 def names(kind: str | None = None) -> tuple[str, ...]:
@@ -644,10 +732,9 @@ def get(name: str) -> Rate:
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a string; got {type(name).__name__}")
-    try:
-        return CATALOG[name]
-    except KeyError:
-        raise ValueError(f"unknown rate {name!r}; valid names: {', '.join(CATALOG)}") from None
+    if name not in RATES:  # `in` reads the plugins' rates (entry-point group decbounds.rates) once
+        raise ValueError(f"unknown rate {name!r}; valid names: {', '.join(CATALOG)}")
+    return RATES[name].builder
 
 
 def _resolve(rate: str | Rate) -> Rate:

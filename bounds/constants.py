@@ -71,7 +71,7 @@ def _check_denominator(denominator: object) -> int:
     if denominator not in CHAIN_DENOMINATORS:
         raise ValueError(f"denominator must be one of {CHAIN_DENOMINATORS} (Setting 1, Setting 2); "
                          f"got denominator={denominator!r}")
-    return int(denominator)  # type: ignore[call-overload]
+    return int(denominator)  # type: ignore[call-overload,unused-ignore]
 
 
 def chain_length(Delta: float, L: float, epsilon: float, denominator: int) -> int:

@@ -30,18 +30,22 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
+from decbounds.registry import Registry, register_each, require_instance
+
 __all__ = [
     "METHODS",
+    "PEP_METHODS",
     "MethodSpec",
     "NumpyOps",
     "Ops",
     "method_spec",
+    "register_method",
 ]
 
 
@@ -123,8 +127,44 @@ class MethodSpec:
                         per_iteration=self.iterations(**params), **params)
 
 
-METHODS: dict[str, MethodSpec] = {
-    spec.name: spec for spec in (
+_check_spec = require_instance(MethodSpec, "a PEP method")
+
+
+#: The PEP method registry (the one `decbounds.registry.Registry` mechanism): name -> `MethodSpec`, looked
+#: up case-insensitively by name or alias, with the plugins of the entry-point group
+#: ``decbounds.pep_methods`` (each naming a MethodSpec or a list of them).
+PEP_METHODS: Registry[MethodSpec] = Registry("PEP method", field="method", group="decbounds.pep_methods",
+                                             check=_check_spec, fold_case=True,
+                                             from_plugin=register_each(lambda spec: register_method(spec)))
+
+
+def register_method(spec: MethodSpec) -> MethodSpec:
+    """Add ``spec`` under ``spec.name`` and ``spec.aliases``: ``bounds.worst_case(spec.name, ...)`` and
+    ``decbounds worst-case`` find it from then on.
+
+    Parameters
+    ----------
+    spec : MethodSpec
+        The method.
+
+    Returns
+    -------
+    MethodSpec
+        ``spec`` itself.
+
+    Raises
+    ------
+    TypeError
+        If ``spec`` is not a MethodSpec.
+    ValueError
+        If its name or an alias is taken by another method.
+    """
+    _check_spec(spec)
+    return PEP_METHODS.register(spec.name, spec, aliases=spec.aliases, description=spec.label)
+
+
+for _spec in (
+
         MethodSpec("dgd_cta", "decbounds.algorithms.rules:DPSGD", fixed={"form": "cta"},
                    aliases=("dgd", "dpsgd", "d-psgd", "dpsgd_cta", "dsgd"), catalog="dpsgd",
                    label="DGD (combine-then-adapt)"),
@@ -145,9 +185,12 @@ METHODS: dict[str, MethodSpec] = {
                    catalog="centralized_sgd", label="centralized SGD"),
         MethodSpec("local_sgd", "decbounds.algorithms.rules:LocalSGD", aliases=("fedavg",),
                    label="local SGD"),
-    )
-}
-_ALIASES = {alias: spec.name for spec in METHODS.values() for alias in (spec.name, *spec.aliases)}
+ ):
+    register_method(_spec)
+del _spec
+
+#: The methods as a live read-only mapping name -> `MethodSpec` (a view of `PEP_METHODS`).
+METHODS: Mapping[str, MethodSpec] = PEP_METHODS.objects()
 #: the specs of users' rules, by their name (so that ``WorstCase.replay`` and ``worst_gossip_matrix`` find
 #: the rule of a result by its ``method``)
 _USER_SPECS: dict[str, MethodSpec] = {}
@@ -167,7 +210,7 @@ def method_spec(method: str | type | MethodSpec) -> MethodSpec:
             if spec.rule_class is rule and not spec.fixed:
                 return spec
         name = rule.name or rule.__name__
-        if name.lower() in _ALIASES:
+        if name in PEP_METHODS:
             name = f"{rule.__module__}.{rule.__qualname__}"
         spec = MethodSpec(name, rule, catalog=rule.catalog_entry, label=name)
         _USER_SPECS[name] = spec
@@ -176,11 +219,11 @@ def method_spec(method: str | type | MethodSpec) -> MethodSpec:
         raise TypeError(f"method must be a str or a StepRule subclass; got method={method!r}")
     if method in _USER_SPECS:
         return _USER_SPECS[method]
-    key = method.lower().replace("-", "_")
-    if key not in _ALIASES and method.lower() not in _ALIASES:
-        raise ValueError(f"method must be one of {sorted(_ALIASES)} or a StepRule subclass; got "
-                         f"method={method!r}")
-    return METHODS[_ALIASES.get(key, _ALIASES.get(method.lower(), ""))]
+    for key in (method.lower().replace("-", "_"), method):
+        if key in PEP_METHODS:
+            return PEP_METHODS[key].builder
+    known = sorted(key for entry in PEP_METHODS.values() for key in (entry.name, *entry.aliases))
+    raise ValueError(f"method must be one of {known} or a StepRule subclass; got method={method!r}")
 
 
 class NumpyOps:

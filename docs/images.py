@@ -10,14 +10,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from decbounds.paper_figures.registry import docs_images
 from PIL import Image
 
 __all__ = ["FIGURES", "TARGET", "copy_figures", "main"]
 
-#: The figures the results pages embed (docs/results/figures.md), as `make figures` names them.
-FIGURES: tuple[str, ...] = ("communication", "sampling", "spectral_gap", "heterogeneity",
-                            "heterogeneity_sparse", "gossip", "predictions", "worst_case",
-                            "worst_case_linear", "time_varying", "compression")
+#: The figures the results pages embed (docs/results/figures.md), as `make figures` names them: each
+#: registered figure's ``images`` (``paper_figures.registry.register_figure``), read without importing a
+#: figure module.
+FIGURES: tuple[str, ...] = docs_images()
 TARGET = Path(__file__).resolve().parent / "img"
 
 

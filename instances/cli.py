@@ -55,7 +55,9 @@ def topology_flags(name: str) -> tuple[list[str], list[str], list[str]]:
     ([], [], [])
     """
     parameters = list(inspect.signature(TOPOLOGIES[name].builder).parameters.values())[1:]  # after n
-    required, optional, unreachable = [], [], []
+    required: list[str] = []
+    optional: list[str] = []
+    unreachable: list[str] = []
     for parameter in parameters:
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             continue
@@ -77,7 +79,7 @@ def _topology_help() -> str:
     return "options each topology takes:\n" + "\n".join(lines)
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``gossip`` subcommand; its parser sets ``func(args) -> int``.
 
     Parameters

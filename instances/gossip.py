@@ -15,7 +15,6 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-from decbounds.bounds.registry import Registry
 from decbounds.bounds.validation import require_bool, require_graph, require_real
 from decbounds.instances.gossip_value import GOSSIP_KINDS, GossipMatrix
 from decbounds.instances.graphs import node_order
@@ -34,6 +33,8 @@ from decbounds.instances.matrices import (  # re-exported (in __all__): the goss
     spectral_gap,
 )
 from decbounds.instances.optimize import optimize_gossip
+
+from decbounds.registry import Registry
 
 __all__ = [
     "DEFAULT_ATOL",
@@ -66,7 +67,8 @@ __all__ = [
 #: The weight-rule registry: name -> rule ``(G, **options) -> scipy.sparse.csr_array``, filled below the
 #: rules. ``WEIGHT_RULES.register(name, rule)`` makes a new rule known to `gossip_matrix` and the CLIs;
 #: ``name in WEIGHT_RULES`` and iterating it give the names, as the tuple it replaces did.
-WEIGHT_RULES: Registry[Callable[..., sp.csr_array]] = Registry("weight rule", field="weights")
+WEIGHT_RULES: Registry[Callable[..., sp.csr_array]] = Registry("weight rule", field="weights",
+                                                            group="decbounds.weight_rules")
 
 #: What every entry point that communicates accepts as W: a validated `GossipMatrix` (used as it is), or a
 #: matrix or graph that `as_gossip` wraps once.

@@ -15,7 +15,6 @@ from collections.abc import Callable
 
 import networkx as nx
 import numpy as np
-from decbounds.bounds.registry import Registry
 from decbounds.bounds.validation import (
     require_bool,
     require_count,
@@ -23,6 +22,8 @@ from decbounds.bounds.validation import (
     require_real,
     require_seed,
 )
+
+from decbounds.registry import Registry
 
 __all__ = [
     "DEFAULT_CONNECT_ATTEMPTS",
@@ -48,7 +49,7 @@ __all__ = [
 #: the bottom of this module. ``TOPOLOGIES.register(name, builder)`` makes a new topology known to
 #: `topology`, the ``decbounds gossip`` CLI and the figures; ``name in TOPOLOGIES`` and iterating it give
 #: the names, as the tuple it replaces did.
-TOPOLOGIES: Registry[Callable[..., nx.Graph]] = Registry("topology")
+TOPOLOGIES: Registry[Callable[..., nx.Graph]] = Registry("topology", group="decbounds.topologies")
 
 DEFAULT_CONNECT_ATTEMPTS = 100
 #: Largest graph built: networkx keeps a dict per node and per edge (about 1 KB per node of a sparse graph),
@@ -545,14 +546,15 @@ for _builder in (ring, path, star, complete, torus, hypercube, exponential, erdo
     TOPOLOGIES.register(_builder.__name__, _builder)
 
 
-def topology(name: str, n: int, **params: object) -> nx.Graph:
+def topology(name: str | Callable[..., nx.Graph], n: int, **params: object) -> nx.Graph:
     """Build the named topology on nodes 0..n-1 (names: ``TOPOLOGIES``, the built-in ones and any registered).
 
     Parameters
     ----------
-    name : str
+    name : str or callable
         A name in ``TOPOLOGIES``: ring, path, star, complete, torus, hypercube, exponential, erdos_renyi,
-        random_geometric, ring_lattice, broom, or a registered one.
+        random_geometric, ring_lattice, broom, or a registered one; or a builder ``(n, **params) ->
+        networkx.Graph`` itself, unregistered (as ``scipy.optimize.minimize(method=)`` takes a callable).
     n : int
         Nodes, >= 1 (each builder states its own range, e.g. a power of two for hypercube).
     **params
@@ -584,7 +586,10 @@ def topology(name: str, n: int, **params: object) -> nx.Graph:
     >>> TOPOLOGIES.unregister("wheel")
     """
     G = TOPOLOGIES.build(name, n, **params)
-    G.graph["name"] = TOPOLOGIES[name].name
+    if isinstance(name, str):
+        G.graph["name"] = TOPOLOGIES[name].name
+    else:  # a builder itself (``minimize(method=)``'s convention): its own name unless it set one
+        G.graph.setdefault("name", getattr(name, "__name__", "custom"))
     return G
 
 

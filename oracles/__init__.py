@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from decbounds.bounds.registry import Registry
+from decbounds.instances.protocol import LocalFunctions
 from decbounds.oracles.base import ExactOracle, GaussianOracle, Oracle
 from decbounds.oracles.finite_sum import FiniteSumOracle
 from decbounds.oracles.zero_chain import VARIANCE_CONSTANT, ZeroChainOracle
+
+from decbounds.registry import Registry
 
 __all__ = [
     "ORACLES",
@@ -28,23 +30,24 @@ __all__ = [
 #: The oracle registry: name -> builder ``(f, **params) -> Oracle``. ``ORACLES.register(name, builder)``
 #: makes a new oracle known to `make_oracle`; ``name in ORACLES`` and iterating it give the names, as the
 #: tuple it replaces did.
-ORACLES: Registry[Callable[..., Oracle]] = Registry("oracle")
+ORACLES: Registry[Callable[..., Oracle]] = Registry("oracle", group="decbounds.oracles")
 ORACLES.register("exact", ExactOracle)
 ORACLES.register("gaussian", GaussianOracle)
 ORACLES.register("finite_sum", FiniteSumOracle)
 ORACLES.register("zero_chain", ZeroChainOracle)
 
 
-def make_oracle(name: str, f: Any, **params: Any) -> Oracle:
+def make_oracle(name: str | Callable[..., Oracle], f: LocalFunctions, **params: Any) -> Oracle:
     """Build the named oracle over local functions f.
 
     exact: no parameters; gaussian: sigma; finite_sum: replace (default True); zero_chain: p (default f.p).
 
     Parameters
     ----------
-    name : str
+    name : str or callable
         A name in ``ORACLES``: "exact", "gaussian", "finite_sum", "zero_chain", or one registered with
-        ``ORACLES.register``.
+        ``ORACLES.register``; or a builder ``(f, **params) -> Oracle`` itself (``minimize(method=)``'s
+        convention).
     f : local functions
         Any object with the local-function protocol (docs/architecture.md).
     **params
@@ -65,5 +68,6 @@ def make_oracle(name: str, f: Any, **params: Any) -> Oracle:
     >>> make_oracle("zero_chain", instances.sampling_instance(2, T_c=4, p=0.5)).p
     0.5
     """
-    return ORACLES.build(name, f, **params)
+    oracle: Oracle = ORACLES.build(name, f, **params)
+    return oracle
 

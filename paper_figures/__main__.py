@@ -10,47 +10,29 @@ status is 1 if any failed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import pathlib
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from decbounds.paper_figures import (
-    communication,
-    compression,
-    gossip,
-    heterogeneity,
-    predictions,
-    sampling,
-    spectral_gap,
-    sweep,
-    time_varying,
-    worst_case,
-)
+from decbounds.paper_figures import sweep
 from decbounds.paper_figures.plotting import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
+from decbounds.paper_figures.registry import FIGURE_REGISTRY, Figure, concurrent_order
 
 __all__ = ["CONCURRENT_ORDER", "FIGURES", "add_arguments", "main", "run_figures", "run_from_arguments"]
 
-#: Every figure of the package (module ``paper_figures.<name>``) and its ``make``, in the order they are made.
-FIGURES: dict[str, Callable[..., list[pathlib.Path]]] = {
-    "predictions": predictions.make,
-    "gossip": gossip.make,
-    "communication": communication.make,
-    "sampling": sampling.make,
-    "spectral_gap": spectral_gap.make,
-    "heterogeneity": heterogeneity.make,
-    "time_varying": time_varying.make,
-    "compression": compression.make,
-    "worst_case": worst_case.make,
-}
+#: Every figure: name -> its `registry.Figure` (called as ``make(out_dir, full=, tiny=)``), in the order they
+#: are made; a live view of ``paper_figures.registry.FIGURE_REGISTRY`` (``register_figure`` adds one).
+FIGURES: Mapping[str, Callable[..., list[pathlib.Path]]] = FIGURE_REGISTRY.objects()
 
 
-#: The order in which the figures ask for their first turn when they are made at once (`run_figures`): the
-#: longest chains of dependent runs first, so that their first points reach the pool first.
-CONCURRENT_ORDER: tuple[str, ...] = ("communication", "spectral_gap", "heterogeneity", "time_varying",
-                                     "sampling", "compression", "worst_case", "gossip", "predictions")
+#: The order in which the built-in figures ask for their first turn when they are made at once
+#: (`run_figures`): the longest chains of dependent runs first, so that their first points reach the pool
+#: first (each figure's ``priority``; `registry.concurrent_order` orders any set).
+CONCURRENT_ORDER: tuple[str, ...] = concurrent_order()
 
 
 def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFAULT_OUT_DIR, *,
@@ -100,6 +82,11 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
         raise ValueError(f"unknown figure(s) {unknown}; the figures are {list(FIGURES)}")
     mode = "full" if full else "tiny" if tiny else "quick"
     concurrent = (not tiny) if concurrent is None else concurrent
+    for name in names:  # import every figure module here, before any thread does (no import races)
+        figure = FIGURES[name]
+        if isinstance(figure, Figure):
+            with contextlib.suppress(Exception):  # a module that does not import fails in make_one, reported
+                figure.function()
     failures: list[str] = []
     start_all = time.perf_counter()
 
@@ -120,8 +107,7 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
         for name in names:
             make_one(name)
     else:
-        order = sorted(names, key=lambda name: CONCURRENT_ORDER.index(name) if name in CONCURRENT_ORDER
-                       else len(CONCURRENT_ORDER))
+        order = concurrent_order(names)
         with sweep.shared_pool():  # the figures' threads take turns in `order`
             sweep.run_concurrently(*(functools.partial(make_one, name) for name in order))
         failures.sort(key=names.index)
@@ -130,18 +116,47 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``python -m decbounds.paper_figures`` and of ``decbounds figures``."""
+    """The options of ``python -m decbounds.paper_figures`` and of ``decbounds figures``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        Gets the mode options and ``--only`` (its choices: the registered figures, plugins' included).
+    """
     add_figure_arguments(parser)
     parser.add_argument("--only", nargs="+", metavar="NAME", choices=FIGURES,
                         help=f"make only these figures, of: {', '.join(FIGURES)}")
 
 
 def run_from_arguments(args: argparse.Namespace) -> int:
-    """Run the figures an argparse namespace of `add_arguments` asks for."""
+    """Run the figures an argparse namespace of `add_arguments` asks for.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        From a parser `add_arguments` filled.
+
+    Returns
+    -------
+    int
+        The exit status of `run_figures`.
+    """
     return run_figures(args.only, args.out, full=wants_full(args), tiny=args.tiny)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m decbounds.paper_figures``: make the figures the arguments ask for.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 when every figure was made, 1 when one failed, 130 after Ctrl-C.
+    """
     parser = argparse.ArgumentParser(prog="python -m decbounds.paper_figures",
                                      description="Make every paper figure.")
     add_arguments(parser)

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import decbounds
+from decbounds.registry import Registry
 
-__all__ = ["BROKEN_PIPE_STATUS", "INTERRUPTED_STATUS", "SUBCOMMANDS", "SUBCOMMAND_HELP", "SuggestingParser",
-           "build_parser", "interrupted", "main"]
+__all__ = ["BROKEN_PIPE_STATUS", "COMMANDS", "INTERRUPTED_STATUS", "SUBCOMMANDS", "SUBCOMMAND_HELP",
+           "SuggestingParser", "build_parser", "interrupted", "main", "register_subcommand"]
 
 
 class SuggestingParser(argparse.ArgumentParser):
@@ -48,63 +50,67 @@ class SuggestingParser(argparse.ArgumentParser):
                                              f"{', '.join(repr(name) for name in names)})")
 
 
-def _add_predict(subparsers: Any) -> None:
-    from decbounds.bounds.cli import add_parser
+def _from_module(module: str) -> Callable[[Any], None]:
+    """The registration function of a subcommand whose parser ``module.add_parser`` adds (imported only
+    when that subcommand is on the command line)."""
 
-    add_parser(subparsers)
+    def add(subparsers: Any) -> None:
+        importlib.import_module(module).add_parser(subparsers)
 
-
-def _add_worst_case(subparsers: Any) -> None:
-    from decbounds.bounds.pep_cli import add_parser
-
-    add_parser(subparsers)
-
-
-def _add_gossip(subparsers: Any) -> None:
-    from decbounds.instances.cli import add_parser
-
-    add_parser(subparsers)
+    add.__name__ = add.__qualname__ = f"add_parser_of_{module.rpartition('.')[2]}"
+    return add
 
 
-def _add_run(subparsers: Any) -> None:
-    from decbounds.algorithms.cli import add_parser
-
-    add_parser(subparsers)
-
-
-def _add_verify(subparsers: Any) -> None:
-    from decbounds.paper_figures.verify import add_parser
-
-    add_parser(subparsers)
+#: The subcommand registry (the one `decbounds.registry.Registry` mechanism): name -> the function that
+#: adds its parser, with its one-line help as the description; the entry-point group
+#: ``decbounds.subcommands`` adds a plugin's (an ``add_parser(subparsers)`` whose docstring's first line is
+#: the help).
+COMMANDS: Registry[Callable[[Any], None]] = Registry("subcommand", field="command",
+                                                     group="decbounds.subcommands")
 
 
-def _add_figures(subparsers: Any) -> None:
-    from decbounds.paper_figures.figures_cli import add_parser
+def register_subcommand(name: str, add_parser: Callable[[Any], None] | str, *, help: str) -> None:
+    """Make ``decbounds NAME`` run the subcommand that ``add_parser(subparsers)`` adds.
 
-    add_parser(subparsers)
+    Parameters
+    ----------
+    name : str
+        The subcommand.
+    add_parser : callable or str
+        ``add_parser(subparsers) -> None`` (its parser sets ``func(args) -> int``), or the name of a module
+        holding one, imported only when the subcommand runs.
+    help : str
+        The one line ``decbounds --help`` lists without importing the subcommand.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is taken by another subcommand.
+    """
+    builder = _from_module(add_parser) if isinstance(add_parser, str) else add_parser
+    COMMANDS.register(name, builder, description=help)
 
 
-#: subcommand -> the function that registers it (and imports its package's cli module).
-SUBCOMMANDS: dict[str, Callable[[Any], None]] = {
-    "predict": _add_predict,
-    "worst-case": _add_worst_case,
-    "gossip": _add_gossip,
-    "run": _add_run,
-    "figures": _add_figures,
-    "verify": _add_verify,
-}
+register_subcommand("predict", "decbounds.bounds.cli",
+                    help="predicted iteration complexity T_eps of a catalog entry")
+register_subcommand("worst-case", "decbounds.bounds.pep_cli",
+                    help="computed worst case of K iterations (decentralized performance estimation, an SDP)")
+register_subcommand("gossip", "decbounds.instances.cli",
+                    help="lam and spectral gap of a topology under every weight rule")
+register_subcommand("run", "decbounds.algorithms.cli",
+                    help="run an algorithm on a hard instance and compare with the bounds")
+register_subcommand("figures", "decbounds.paper_figures.figures_cli",
+                    help="make the paper's figures (PNG + PDF)")
+register_subcommand("verify", "decbounds.paper_figures.verify",
+                    help="hold your step rule against the lower bounds (class audit, the paper's "
+                         "experiments)")
 
+#: subcommand -> the function that registers it (a live view of `COMMANDS`).
+SUBCOMMANDS: MutableMapping[str, Callable[[Any], None]] = COMMANDS.objects()
 
 #: subcommand -> its one-line help, for ``decbounds --help`` (which lists the subcommands without importing
 #: them; tests/paper_figures/test_cli_lazy.py holds each equal to the help its module registers).
-SUBCOMMAND_HELP: dict[str, str] = {
-    "predict": "predicted iteration complexity T_eps of a catalog entry",
-    "worst-case": "computed worst case of K iterations (decentralized performance estimation, an SDP)",
-    "gossip": "lam and spectral gap of a topology under every weight rule",
-    "run": "run an algorithm on a hard instance and compare with the bounds",
-    "figures": "make the paper's figures (PNG + PDF)",
-    "verify": "hold your step rule against the lower bounds (class audit, the paper's experiments)",
-}
+SUBCOMMAND_HELP: Mapping[str, str] = COMMANDS.descriptions()
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -135,7 +141,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"decbounds {decbounds.__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    if command not in SUBCOMMANDS:
+    if command is None or command not in SUBCOMMANDS:
         for name in SUBCOMMANDS:
             subparsers.add_parser(name, help=SUBCOMMAND_HELP[name])
         return parser

@@ -17,12 +17,13 @@ from collections.abc import Sequence
 
 from decbounds.paper_figures.fit import ExponentRow, write_exponent_table
 from decbounds.paper_figures.plotting import DEFAULT_OUT_DIR, atomic_write_bytes
+from decbounds.paper_figures.registry import measured_figures
 
 __all__ = ["COMBINED_STEM", "MEASURED_FIGURES", "main", "write_combined", "write_figure_table"]
 
-#: The figures whose tables are joined, in this order.
-MEASURED_FIGURES: tuple[str, ...] = ("communication", "sampling", "spectral_gap", "time_varying",
-                                     "compression")
+#: The built-in figures whose tables are joined, in this order (`registry.measured_figures`: those
+#: registered with ``measured=True``, plugins' included, read when the table is written).
+MEASURED_FIGURES: tuple[str, ...] = measured_figures()
 
 COMBINED_STEM = "exponents"
 
@@ -59,7 +60,7 @@ def _table_lines(path: pathlib.Path, header_lines: int) -> tuple[list[str], list
     return lines[:header_lines], [line for line in lines[header_lines:] if line.strip()]
 
 
-def write_combined(out_dir: str | pathlib.Path, figures: Sequence[str] = MEASURED_FIGURES
+def write_combined(out_dir: str | pathlib.Path, figures: Sequence[str] | None = None
                    ) -> list[pathlib.Path]:
     """Join the per-figure tables present in `out_dir` into ``exponents.md`` / ``exponents.csv``.
 
@@ -71,8 +72,9 @@ def write_combined(out_dir: str | pathlib.Path, figures: Sequence[str] = MEASURE
     ----------
     out_dir : str or pathlib.Path
         The folder the figures wrote to.
-    figures : sequence of str
-        Figure names, in table order (default `MEASURED_FIGURES`).
+    figures : sequence of str, optional
+        Figure names, in table order (default: the registered figures with ``measured=True``,
+        `registry.measured_figures`).
 
     Returns
     -------
@@ -100,6 +102,7 @@ def write_combined(out_dir: str | pathlib.Path, figures: Sequence[str] = MEASURE
     >>> shutil.rmtree(folder)
     """
     out_dir = pathlib.Path(out_dir)
+    figures = measured_figures() if figures is None else figures
     written = []
     for suffix, header_lines in ((".md", 2), (".csv", 1)):
         header: list[str] | None = None

@@ -9,7 +9,13 @@ __all__ = ["add_parser"]
 
 
 def add_parser(subparsers: Any) -> None:
-    """Add ``figures [--full | --tiny] [--only NAME ...] [--out DIR]`` to the `decbounds` script."""
+    """Add ``figures [--full | --tiny] [--only NAME ...] [--out DIR]`` to the `decbounds` script.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``decbounds`` parser's subcommands.
+    """
     from decbounds.paper_figures.__main__ import add_arguments, run_from_arguments
 
     parser: argparse.ArgumentParser = subparsers.add_parser(

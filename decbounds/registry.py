@@ -1,0 +1,525 @@
+"""The one registry mechanism: every pluggable kind of decbounds is a `Registry`.
+
+Algorithms, rates, topologies, weight rules, oracles, figures, PEP methods and ``decbounds`` subcommands
+are each listed in one `Registry` (``decbounds.algorithms.ALGORITHMS``, ``decbounds.bounds.RATES``,
+``decbounds.instances.TOPOLOGIES``, ...). A `Registry` maps a name to a `RegistryEntry` (the registered
+object, its aliases, a one-line description); it is a read-only ``Mapping`` of names, so ``name in
+registry``, ``for name in registry``, ``len(registry)`` and ``argparse``'s ``choices=registry`` work, and
+``register`` / ``unregister`` change it at run time. An unknown name is a ``ValueError`` naming the field
+and listing the choices, as `bounds.validation.require_choice` words it.
+
+Plugins: a registry made with ``group="decbounds.<kind>"`` also reads that entry-point group, once per
+process, the first time it is asked for a name it does not know or for the list of its names. Another
+package declares, in its ``pyproject.toml``::
+
+    [project.entry-points."decbounds.topologies"]
+    wheel = "my_package.graphs:wheel"
+
+and ``instances.topology("wheel", 8)`` finds it. A plugin that fails to import or to register warns
+(`RuntimeWarning`) and is kept in `Registry.plugin_errors`; it never breaks the package.
+
+Lookup by name or by the object itself, as ``scipy.optimize.minimize(method=)`` takes a name or a callable:
+`Registry.resolve` returns a registered object for a name and passes a callable through.
+
+This module imports nothing of decbounds' packages (``bounds`` builds on it and imports no other package).
+
+>>> shapes = Registry("shape")
+>>> def square(side: float) -> float:
+...     '''Area of a square.'''
+...     return side * side
+>>> _ = shapes.register("square", square, aliases=("quad",))
+>>> shapes.build("quad", 3.0)
+9.0
+>>> shapes["square"].description
+'Area of a square.'
+>>> "square" in shapes, shapes.names()
+(True, ('square',))
+>>> shapes.resolve(abs) is abs, shapes.resolve("square") is square
+(True, True)
+>>> shapes["circle"]
+Traceback (most recent call last):
+...
+ValueError: name must be one of ('square',) (a registered shape); got name='circle'
+>>> shapes.unregister("square")
+>>> len(shapes)
+0
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import inspect
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, overload
+
+__all__ = ["Registry", "RegistryEntry", "register_each", "require_instance"]
+
+T = TypeVar("T")
+D = TypeVar("D")
+
+
+def _show(value: object) -> str:
+    """A short repr for error messages, as `bounds.validation` words it (this module imports no package)."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return f"array of shape {value.shape} and dtype {value.dtype}"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+@dataclass(frozen=True)
+class RegistryEntry(Generic[T]):
+    """One registered name.
+
+    Parameters
+    ----------
+    name : str
+        The registered name.
+    builder : object
+        The registered object: a builder function, a rule's `Entry`, a `Rate`, a figure, ...
+    description : str
+        One line, for listings and ``--help``.
+    aliases : tuple of str
+        Other names it answers to.
+    """
+
+    name: str
+    builder: T
+    description: str
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def item(self) -> T:
+        """The registered object (``builder`` under the name every kind shares)."""
+        return self.builder
+
+
+def _first_line(obj: object) -> str:
+    doc = inspect.getdoc(obj) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def _check_name(what: str, name: object) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"{what} must be a string; got {what}={_show(name)}")
+    if not name or name != name.strip():
+        raise ValueError(f"{what} must be a non-empty string without surrounding blanks; got {what}={name!r}")
+    return name
+
+
+def _require_callable(builder: object) -> None:
+    if not callable(builder):
+        raise TypeError(f"builder must be callable; got builder={_show(builder)}")
+
+
+class Registry(Mapping[str, RegistryEntry[T]]):
+    """Names -> `RegistryEntry` of one ``kind`` of object; ``field`` is the argument that names one.
+
+    Iteration, ``len`` and ``names()`` give the registered names in registration order; ``in`` and lookup
+    (``registry[name]``) also accept aliases. ``build(name, *args, **params)`` calls the builder after
+    checking ``params`` against its signature (a ``ValueError`` naming the bad parameters otherwise).
+
+    Parameters
+    ----------
+    kind : str
+        What is registered, for messages ("topology", "rate").
+    field : str, default "name"
+        The argument that names an entry, for messages ("weights", "method").
+    group : str, optional
+        The entry-point group of the plugins (``"decbounds.topologies"``); None reads none.
+    check : callable, optional
+        Raises TypeError for an object this registry does not hold; the default requires a callable.
+    fold_case : bool, default False
+        Look names up case-insensitively (the algorithms: ``"DeTAG"`` is ``"detag"``).
+    from_plugin : callable, optional
+        ``from_plugin(point_name, loaded) -> names``: registers what an entry point loaded and returns the
+        names it added; the default registers ``loaded`` under the entry point's name.
+    """
+
+    def __init__(self, kind: str, *, field: str = "name", group: str | None = None,
+                 check: Callable[[Any], None] | None = None, fold_case: bool = False,
+                 from_plugin: Callable[[str, Any], Iterable[str]] | None = None) -> None:
+        self.kind = _check_name("kind", kind)
+        self.field = _check_name("field", field)
+        self.group = None if group is None else _check_name("group", group)
+        self._check = _require_callable if check is None else check
+        self._fold_case = fold_case
+        self._from_plugin = from_plugin
+        self._entries: dict[str, RegistryEntry[T]] = {}
+        self._keys: dict[str, str] = {}  # name or alias (folded) -> name
+        self._plugins_loaded = False
+        self._plugins_loading = False
+        self._errors: dict[str, str] = {}
+
+    def _key(self, name: str) -> str:
+        return name.lower() if self._fold_case else name
+
+    def register(self, name: str, builder: T, *, description: str | None = None,
+                 aliases: Iterable[str] = (), replace: bool = False) -> T:
+        """Add ``builder`` under ``name`` (and ``aliases``); returns ``builder`` (so it decorates).
+
+        Parameters
+        ----------
+        name : str
+            The name (non-empty, no surrounding blanks).
+        builder : object
+            What the name stands for (a callable unless the registry's ``check`` says otherwise).
+        description : str, optional
+            One line; defaults to the first line of the builder's docstring.
+        aliases : iterable of str
+            Other names it answers to.
+        replace : bool, default False
+            Put ``builder`` in place of another object registered under ``name`` (keeping its place in the
+            order) instead of refusing it.
+
+        Returns
+        -------
+        object
+            ``builder``.
+
+        Raises
+        ------
+        ValueError
+            When the name or an alias is taken by another object (registering an equal object again is
+            allowed and replaces the entry).
+        TypeError
+            For a non-string name or an object the registry does not hold (not callable, by default).
+        """
+        name = _check_name("name", name)
+        self._check(builder)
+        aliases = tuple(_check_name("alias", alias) for alias in aliases)
+        if description is None:
+            description = _first_line(builder)
+        if not isinstance(description, str):
+            raise TypeError(f"description must be a string; got description={_show(description)}")
+        for key in (name, *aliases):
+            owner = self._keys.get(self._key(key))
+            if owner is not None and not (replace and owner == name):
+                held = self._entries[owner].builder
+                if held is not builder and held != builder:
+                    raise ValueError(f"{self.kind} name {key!r} is already registered (by {owner!r}); "
+                                     f"unregister({owner!r}) first")
+        if name in self._entries:  # replaced in place: the registration order stays
+            for key in [key for key, owner in self._keys.items() if owner == name]:
+                del self._keys[key]
+        self._entries[name] = RegistryEntry(name=name, builder=builder, description=description,
+                                            aliases=aliases)
+        for key in (name, *aliases):
+            self._keys[self._key(key)] = name
+        return builder
+
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` (or the entry an alias names) and its aliases; ValueError for an unknown name.
+
+        Parameters
+        ----------
+        name : str
+            A registered name or alias.
+        """
+        found = self[name]
+        del self._entries[found.name]
+        for key in [key for key, owner in self._keys.items() if owner == found.name]:
+            del self._keys[key]
+
+    def __getitem__(self, name: str) -> RegistryEntry[T]:
+        """The entry of ``name`` or an alias; TypeError for a non-string, ValueError listing the choices."""
+        if not isinstance(name, str):
+            raise TypeError(f"{self.field} must be a string, one of {self.names()} (a registered "
+                            f"{self.kind}); got {self.field}={_show(name)}")
+        key = self._keys.get(self._key(name))
+        if key is None and self.load_plugins():
+            key = self._keys.get(self._key(name))
+        if key is None:
+            broken = "".join(f"; plugin {message}" for message in self._errors.values())
+            raise ValueError(f"{self.field} must be one of {self.names()} (a registered {self.kind}); "
+                             f"got {self.field}={name!r}{broken}")
+        return self._entries[key]
+
+    @overload
+    def get(self, name: str) -> RegistryEntry[T] | None: ...
+
+    @overload
+    def get(self, name: str, default: D) -> RegistryEntry[T] | D: ...
+
+    def get(self, name: str, default: object = None) -> object:  # Mapping.get expects KeyError
+        """The entry of ``name`` or an alias, else ``default``.
+
+        Parameters
+        ----------
+        name : str
+            A name or alias.
+        default : object, optional
+            Returned for an unknown name.
+        """
+        return self[name] if name in self else default
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        if self._key(name) not in self._keys:
+            self.load_plugins()
+        return self._key(name) in self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}: {', '.join(self._entries)})"
+
+    def names(self) -> tuple[str, ...]:
+        """The registered names (not the aliases), in registration order, plugins' included.
+
+        Returns
+        -------
+        tuple of str
+        """
+        self.load_plugins()
+        return tuple(self._entries)
+
+    def objects(self) -> MutableMapping[str, T]:
+        """A live mapping name -> registered object (what ``bounds.CATALOG`` is for the rates); setting
+        ``view[name] = obj`` registers (or replaces in place), ``del view[name]`` unregisters.
+
+        Returns
+        -------
+        MutableMapping of str to object
+        """
+        return _Objects(self)
+
+    def descriptions(self) -> Mapping[str, str]:
+        """A live read-only mapping name -> one-line description (``decbounds --help``'s listing).
+
+        Returns
+        -------
+        Mapping of str to str
+        """
+        return _Descriptions(self)
+
+    def resolve(self, spec: str | T) -> T:
+        """The object ``spec`` names, or ``spec`` itself when it is not a string (checked as registering
+        would): ``minimize(method=)``'s convention, a name or the thing itself.
+
+        Parameters
+        ----------
+        spec : str or object
+            A registered name or alias, or an unregistered object of this kind.
+
+        Returns
+        -------
+        object
+
+        Raises
+        ------
+        ValueError
+            For an unknown name (listing the choices).
+        TypeError
+            For an object the registry would not hold.
+        """
+        if isinstance(spec, str):
+            return self[spec].builder
+        try:
+            self._check(spec)
+        except TypeError:
+            raise TypeError(f"{self.field} must be a string (a registered {self.kind}) or the {self.kind} "
+                            f"itself; got {self.field}={_show(spec)}") from None
+        return spec
+
+    def build(self, name: str | Callable[..., Any], *args: Any, **params: Any) -> Any:
+        """Look up ``name`` (or take a callable) and call it with ``args`` and ``params``.
+
+        ``params`` the builder's signature does not take are a ValueError naming them (and the field), raised
+        before the builder runs; errors the builder itself raises pass through unchanged.
+
+        Parameters
+        ----------
+        name : str or callable
+            A registered name or alias, or a builder of this kind.
+        *args, **params
+            The builder's arguments.
+
+        Returns
+        -------
+        object
+            What the builder returns.
+        """
+        builder: object
+        if isinstance(name, str) or not callable(name):  # a non-string non-callable: the lookup's TypeError
+            entry_name, builder = self[name].name, self[name].builder
+        else:
+            entry_name, builder = getattr(name, "__name__", repr(name)), name
+        if not callable(builder):
+            raise TypeError(f"{self.kind} {entry_name!r} is not callable; nothing to build")
+        try:
+            signature = inspect.signature(builder)
+        except (TypeError, ValueError):  # a builtin without a signature: let the call decide
+            signature = None
+        if signature is not None:
+            try:
+                signature.bind(*args, **params)
+            except TypeError as err:
+                takes = [p.name for p in signature.parameters.values()
+                         if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)][len(args):]
+                why = f"it takes {takes}" if takes else "it takes no options"
+                raise ValueError(f"{self.field}={entry_name!r} ({self.kind}): bad parameters "
+                                 f"{sorted(params)}: {err}; {why}") from None
+        return builder(*args, **params)
+
+    # -- plugins ----------------------------------------------------------------------------------------
+
+    def plugin_errors(self) -> dict[str, str]:
+        """Entry-point name -> why it could not be registered (after `load_plugins`); a copy.
+
+        Returns
+        -------
+        dict of str to str
+        """
+        return dict(self._errors)
+
+    def load_plugins(self, *, force: bool = False) -> tuple[str, ...]:
+        """Register every entry point of the registry's ``group``, once per process.
+
+        A plugin that fails to import or to register is skipped with a `RuntimeWarning` and recorded in
+        `plugin_errors`; nothing is raised.
+
+        Parameters
+        ----------
+        force : bool, default False
+            Scan the entry points again, e.g. after installing a plugin at run time.
+
+        Returns
+        -------
+        tuple of str
+            The names registered by this call (empty when the plugins were loaded already).
+        """
+        if self.group is None or self._plugins_loading or (self._plugins_loaded and not force):
+            return ()
+        self._plugins_loading = True
+        self._errors.clear()  # a scan reports its own failures
+        added: list[str] = []
+        try:
+            for point in importlib.metadata.entry_points(group=self.group):
+                where = f"{point.name} = {point.value!r}"
+                try:
+                    loaded = point.load()
+                except Exception as exc:  # a broken plugin must not break the package
+                    self._fail(point.name,
+                               f"entry point {where} does not import: {type(exc).__name__}: {exc}")
+                    continue
+                try:
+                    if self._from_plugin is None:
+                        self.register(point.name, loaded)
+                        names: tuple[str, ...] = (point.name,)
+                    else:
+                        names = tuple(self._from_plugin(point.name, loaded))
+                except (TypeError, ValueError) as exc:
+                    self._fail(point.name, f"entry point {where}: {exc}")
+                    continue
+                self._errors.pop(point.name, None)
+                added.extend(names)
+        finally:
+            self._plugins_loading = False
+            self._plugins_loaded = True
+        return tuple(added)
+
+    def _fail(self, name: str, message: str) -> None:
+        self._errors[name] = message
+        warnings.warn(f"decbounds plugin ({self.group}) {message}", RuntimeWarning, stacklevel=4)
+
+
+class _Objects(MutableMapping[str, T]):
+    """`Registry.objects`: the registry read as name -> object (names only, no aliases when iterated)."""
+
+    def __init__(self, registry: Registry[T]) -> None:
+        self._registry = registry
+
+    def __getitem__(self, name: str) -> T:
+        if name not in self._registry:
+            raise KeyError(name)
+        return self._registry[name].builder
+
+    def __setitem__(self, name: str, value: T) -> None:
+        held = self._registry.get(name)
+        if held is None:
+            self._registry.register(name, value)
+        else:
+            self._registry.register(held.name, value, description=held.description, aliases=held.aliases,
+                                    replace=True)
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self._registry:
+            raise KeyError(name)
+        self._registry.unregister(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._registry)
+
+    def __len__(self) -> int:
+        return len(self._registry)
+
+    def __repr__(self) -> str:
+        return f"{{{', '.join(self._registry.names())}}}"
+
+
+class _Descriptions(Mapping[str, str]):
+    """`Registry.descriptions`: the registry read as name -> one-line description (read-only)."""
+
+    def __init__(self, registry: Registry[Any]) -> None:
+        self._objects = _Objects(registry)
+
+    def __getitem__(self, name: str) -> str:
+        self._objects[name]  # KeyError for an unknown name
+        return self._objects._registry[name].description
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._objects)
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+
+def require_instance(cls: type, what: str) -> Callable[[object], None]:
+    """A registry's ``check``: TypeError unless the object is an instance of ``cls``.
+
+    Parameters
+    ----------
+    cls : type
+        What the registry holds.
+    what : str
+        Its name in the message ("a rate").
+
+    Returns
+    -------
+    callable
+    """
+
+    def check(item: object) -> None:
+        if not isinstance(item, cls):
+            raise TypeError(f"{what} must be a {cls.__module__}.{cls.__qualname__}; got {_show(item)}")
+
+    return check
+
+
+def register_each(register: Callable[[Any], Any]) -> Callable[[str, Any], tuple[str, ...]]:
+    """A registry's ``from_plugin`` for objects that carry their own ``name`` (rates, PEP methods): the entry
+    point names one object or a list/tuple of them, each registered by ``register(obj)``.
+
+    Parameters
+    ----------
+    register : callable
+        ``register(obj) -> obj`` (e.g. ``bounds.register_rate``), raising TypeError/ValueError to refuse.
+
+    Returns
+    -------
+    callable
+        ``from_plugin(point_name, loaded) -> names registered``.
+    """
+
+    def from_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
+        items = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
+        return tuple(str(register(item).name) for item in items)
+
+    return from_plugin

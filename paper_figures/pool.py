@@ -1,0 +1,396 @@
+"""Scheduling sweeps: the executors, the shared priority pool and the figures' turns.
+
+``python -m decbounds.paper_figures`` makes the figures in threads of one process (`figure_turn`: their own
+code runs one at a time, a sweep gives the turn away while it waits) whose sweeps share one `PriorityPool`
+(`shared_pool`): a free core takes the most expensive point waiting, whichever figure it is from, so both
+cores stay busy to the end of the set. Each figure gives its points a ``cost`` in rough CPU seconds.
+Whichever executor runs a point, its record is the same, byte for byte. (Part of `paper_figures.sweep`,
+which re-exports every public name.)
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import contextlib
+import functools
+import heapq
+import itertools
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+__all__ = [
+    "FORKSERVER_PRELOAD",
+    "PriorityPool",
+    "SerialExecutor",
+    "default_executor",
+    "figure_turn",
+    "parallel_map",
+    "run_concurrently",
+    "shared_pool",
+]
+
+#: Modules the fork server of `default_executor` imports once for all its workers.
+FORKSERVER_PRELOAD: tuple[str, ...] = (
+    "decbounds.paper_figures.sweep", "decbounds.bounds", "decbounds.instances", "decbounds.oracles",
+    "decbounds.algorithms",
+)
+
+
+# ---------------------------------------------------------------------------------------------- executors
+
+
+class SerialExecutor(concurrent.futures.Executor):
+    """A `concurrent.futures.Executor` that runs each task in the calling process when it is submitted.
+
+    For debugging, for tiny sweeps, and as the reference the parallel executors are tested against.
+
+    Examples
+    --------
+    >>> SerialExecutor().submit(sum, [1, 2, 3]).result()
+    6
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        future.set_running_or_notify_cancel()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as error:  # delivered through the future, as a pool does
+            future.set_exception(error)
+        return future
+
+
+def default_executor(max_workers: int | None = None) -> concurrent.futures.Executor:
+    """A process pool over the machine's cores (``os.cpu_count()``), or `SerialExecutor` for one worker.
+
+    Workers start from a fork server (a clean, single-threaded parent), not by forking the caller, which may
+    hold threads (tqdm's monitor, a Dask client) that fork would copy in an undefined state. The fork server
+    imports the decbounds packages once (`FORKSERVER_PRELOAD`), so that every worker of every pool in the
+    session starts with them loaded (importing cvxpy and sympy is slow, once per process). As with any
+    non-fork start method, a script that runs a sweep must guard it with ``if __name__ == "__main__":``.
+
+    Parameters
+    ----------
+    max_workers : int, optional
+        Processes, >= 1 (default ``os.cpu_count()``).
+
+    Returns
+    -------
+    concurrent.futures.Executor
+
+    Raises
+    ------
+    ValueError
+        If ``max_workers`` < 1.
+
+    Examples
+    --------
+    >>> type(default_executor(1)).__name__
+    'SerialExecutor'
+    """
+    workers = max_workers if max_workers is not None else (os.cpu_count() or 1)
+    if workers < 1:
+        raise ValueError(f"max_workers must be >= 1; got {max_workers!r}")
+    if _SHARED:
+        return _SharedHandle(_SHARED[-1])
+    if workers == 1:
+        return SerialExecutor()
+    return _process_pool(workers)
+
+
+def _process_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
+    """A process pool of `workers` processes started from the fork server (`default_executor`)."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(list(FORKSERVER_PRELOAD))  # no effect once the server runs
+    else:
+        context = multiprocessing.get_context("spawn")
+    return concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
+class PriorityPool(concurrent.futures.Executor):
+    """A process pool that gives a free worker the most expensive task waiting, whichever sweep it is from.
+
+    The sweeps of several figures run at once share one pool (`shared_pool`): each `run_sweep` submits its
+    points with their `cost`, and the pool keeps them in one queue, most expensive first (ties in the order
+    submitted), handing at most ``max_workers`` to the processes at a time. So both cores stay busy to the
+    end of the whole set, not only of one sweep, and the long runs of every figure start first. Records do
+    not depend on the pool (module docstring), only the order of the lines does.
+
+    Parameters
+    ----------
+    max_workers : int, optional
+        Processes, >= 1 (default ``os.cpu_count()``); the processes are those of `default_executor`.
+
+    Examples
+    --------
+    >>> with PriorityPool(1) as pool:
+    ...     pool.submit_with_cost(2.0, sum, [1, 2]).result()
+    3
+    """
+
+    def __init__(self, max_workers: int | None = None) -> None:
+        self.max_workers = max_workers if max_workers is not None else (os.cpu_count() or 1)
+        if self.max_workers < 1:
+            raise ValueError(f"max_workers must be >= 1; got {max_workers!r}")
+        self._pool = _process_pool(self.max_workers)
+        self._waiting: list[tuple[Any, ...]] = []  # (-cost, order, future, fn, args, kwargs), a heap
+        self._order = itertools.count()
+        self._running = 0
+        self._closed = False
+        self._condition = threading.Condition()
+        self._feeder = threading.Thread(target=self._feed, name="PriorityPool feeder", daemon=True)
+        self._feeder.start()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
+        """`submit_with_cost` at cost 0 (after every task of a positive cost)."""
+        return self.submit_with_cost(0.0, fn, *args, **kwargs)
+
+    def submit_with_cost(self, cost: float, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+                         ) -> concurrent.futures.Future:
+        """Queue ``fn(*args, **kwargs)``; of the tasks waiting, the one of the largest `cost` starts first."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        with self._condition:
+            if self._closed:
+                raise RuntimeError("cannot submit to a closed PriorityPool")
+            heapq.heappush(self._waiting, (-float(cost), next(self._order), future, fn, args, kwargs))
+            self._condition.notify_all()
+        return future
+
+    def _feed(self) -> None:
+        while True:
+            with self._condition:
+                while not (self._waiting and self._running < self.max_workers):
+                    if self._closed and not self._waiting:
+                        return
+                    self._condition.wait()
+                _, _, future, fn, args, kwargs = heapq.heappop(self._waiting)
+                if not future.set_running_or_notify_cancel():  # cancelled while waiting
+                    continue
+                self._running += 1
+            try:
+                inner = self._pool.submit(fn, *args, **kwargs)
+            except BaseException as error:  # a broken pool: deliver it through the future
+                self._finished(future, None, error)
+                continue
+            inner.add_done_callback(functools.partial(self._relay, future))
+
+    def _relay(self, future: concurrent.futures.Future, inner: concurrent.futures.Future) -> None:
+        try:
+            value = inner.result()
+        except BaseException as error:
+            self._finished(future, None, error)
+        else:
+            self._finished(future, value, None)
+
+    def _finished(self, future: concurrent.futures.Future, value: Any, error: BaseException | None) -> None:
+        with self._condition:
+            self._running -= 1
+            self._condition.notify_all()
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop taking tasks; ``cancel_futures`` cancels those waiting, ``wait`` runs the rest first."""
+        with self._condition:
+            self._closed = True
+            if cancel_futures:
+                for _, _, future, *_ in self._waiting:
+                    future.cancel()
+                self._waiting.clear()
+            self._condition.notify_all()
+        if wait:
+            self._feeder.join()
+        self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+    def terminate(self) -> None:
+        """Stop now (an interrupted run): cancel every waiting task and end the worker processes without
+        letting the running points finish; their futures fail with ``BrokenProcessPool``. The points that
+        finished are already in their records, so a new run resumes after them."""
+        # ProcessPoolExecutor has no public way to stop a running task (Python 3.14 adds terminate_workers)
+        processes = list((getattr(self._pool, "_processes", None) or {}).values())
+        self.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(timeout=5.0)
+
+
+class _SharedHandle(concurrent.futures.Executor):
+    """The shared pool as a figure sees it: submitting goes to the pool, shutting down leaves it running."""
+
+    def __init__(self, pool: PriorityPool) -> None:
+        self.pool = pool
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
+        return self.pool.submit(fn, *args, **kwargs)
+
+    def submit_with_cost(self, cost: float, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+                         ) -> concurrent.futures.Future:
+        return self.pool.submit_with_cost(cost, fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        del wait, cancel_futures  # the pool belongs to `shared_pool`
+
+
+_SHARED: list[PriorityPool] = []
+
+
+@contextlib.contextmanager
+def shared_pool(max_workers: int | None = None) -> Iterator[PriorityPool]:
+    """Inside the block, `default_executor` hands every caller the same `PriorityPool` (a handle whose
+    ``shutdown`` does nothing), so that the sweeps of figures run at once (`figure_thread`) share its
+    processes; the pool is shut down when the block ends (the tasks still waiting are cancelled).
+
+    Examples
+    --------
+    >>> with shared_pool(2) as pool:
+    ...     default_executor().pool is pool
+    True
+    """
+    pool = PriorityPool(max_workers)
+    _SHARED.append(pool)
+    try:
+        yield pool
+    except BaseException:  # Ctrl-C (KeyboardInterrupt) or an error: do not wait for the running points
+        _SHARED.remove(pool)
+        pool.terminate()
+        raise
+    _SHARED.remove(pool)
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _Turns:
+    """A first-come, first-served lock: the threads of `figure_turn` take turns in the order they ask."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._queue: collections.deque[object] = collections.deque()
+        self._busy = False
+        self._local = threading.local()
+
+    def held(self) -> bool:
+        return getattr(self._local, "held", False)
+
+    def acquire(self, queued: threading.Event | None = None) -> None:
+        ticket = object()
+        with self._condition:
+            self._queue.append(ticket)
+            if queued is not None:
+                queued.set()
+            while self._busy or self._queue[0] is not ticket:
+                self._condition.wait()
+            self._queue.popleft()
+            self._busy = True
+        self._local.held = True
+
+    def release(self) -> None:
+        self._local.held = False
+        with self._condition:
+            self._busy = False
+            self._condition.notify_all()
+
+
+_TURNS = _Turns()
+
+
+@contextlib.contextmanager
+def figure_turn(queued: threading.Event | None = None) -> Iterator[None]:
+    """Run the block as one of several figures made at once in threads of one process: only one such block
+    runs at a time, turns go in the order asked (`queued` is set once this thread is in the queue), and
+    `run_sweep` and `parallel_map` give the turn away while they wait for the pool. So the figures' sweeps
+    overlap in the pool, while the code of the figures (matplotlib's pyplot and the figure modules' caches
+    are not thread-safe) runs one figure at a time."""
+    _TURNS.acquire(queued)
+    try:
+        yield
+    finally:
+        _TURNS.release()
+
+
+@contextlib.contextmanager
+def _turn_given_away() -> Iterator[None]:
+    """Within `figure_turn`, let the other figures run for the duration of the block (a wait)."""
+    if not _TURNS.held():
+        yield
+        return
+    _TURNS.release()
+    try:
+        yield
+    finally:
+        _TURNS.acquire()
+
+
+def run_concurrently(*tasks: Callable[[], Any]) -> list[Any]:
+    """Run the tasks at once, each in a thread that takes turns (`figure_turn`), and return their results in
+    order: two sweeps of one figure that write different files, say, whose points then share the pool
+    instead of the second waiting for the first to end. The calling thread gives its turn away while it
+    waits; the first exception of a task is raised once every task has ended.
+
+    Examples
+    --------
+    >>> run_concurrently(lambda: 1, lambda: 2)
+    [1, 2]
+    """
+    results: list[Any] = [None] * len(tasks)
+    errors: list[BaseException | None] = [None] * len(tasks)
+
+    def one(index: int, queued: threading.Event) -> None:
+        with figure_turn(queued):
+            try:
+                results[index] = tasks[index]()
+            except BaseException as error:  # re-raised in the calling thread
+                errors[index] = error
+
+    with _turn_given_away():
+        threads = []
+        for index in range(len(tasks)):
+            queued = threading.Event()
+            # daemon: when the caller is interrupted (Ctrl-C), the interpreter exits without waiting for it
+            thread = threading.Thread(target=one, args=(index, queued), name=f"task {index}", daemon=True)
+            thread.start()
+            queued.wait()  # turns in the order of the tasks
+            threads.append(thread)
+        for thread in threads:
+            thread.join()
+    for error in errors:
+        if error is not None:
+            raise error
+    return results
+
+
+def parallel_map(function: Callable[[Any], Any], items: Sequence[Any], *,
+                 cost: Callable[[Any], float] | None = None,
+                 executor: concurrent.futures.Executor | None = None) -> list[Any]:
+    """``[function(item) for item in items]`` on an executor (`default_executor`, shut down at the end, when
+    None: the shared pool inside `shared_pool`), most expensive first when `cost` is given; the turn of
+    `figure_turn` is given away while waiting. `function` must be a top-level function (it is pickled).
+
+    Examples
+    --------
+    >>> parallel_map(abs, [-1, 2, -3], executor=SerialExecutor())
+    [1, 2, 3]
+    """
+    own = executor is None
+    pool = default_executor() if own else executor
+    try:
+        order = sorted(range(len(items)), key=lambda i: -float(cost(items[i]))) if cost else range(len(items))
+        futures: dict[int, concurrent.futures.Future] = {}
+        for index in order:
+            if cost is not None and hasattr(pool, "submit_with_cost"):
+                futures[index] = pool.submit_with_cost(float(cost(items[index])), function, items[index])
+            else:
+                futures[index] = pool.submit(function, items[index])
+        with _turn_given_away():
+            concurrent.futures.wait(list(futures.values()))
+        return [futures[index].result() for index in range(len(items))]
+    finally:
+        if own:
+            pool.shutdown(wait=True, cancel_futures=True)

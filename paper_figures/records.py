@@ -1,0 +1,308 @@
+"""Sweep records: points, their keys, grids of points, and the JSON Lines file a sweep appends to.
+
+Record file format (JSON Lines, one record per line, keys sorted)::
+
+    {"key": ..., "runner": "module:function", "point": {...}, "params": {...}, "result": {...},
+     "predicted": {catalog name: T_eps}, "prediction_errors": {name: reason}, "versions": {...}}
+
+Durability. Only the calling process writes the file. Each record is one ``os.write`` of a complete line to
+a file opened with ``O_APPEND``, followed by ``fsync``; a run killed at any point leaves at most one torn
+*last* line (no newline), which readers ignore and `sweep.run_sweep` truncates away before appending again.
+A grid point's key is a hash of its canonical JSON (plus the runner's name), so rerunning the same sweep
+skips the finished points. An exclusive ``flock`` stops two sweeps from writing one file at the same time.
+(Part of `paper_figures.sweep`, which re-exports every public name.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import pathlib
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from decbounds.algorithms.result import to_jsonable
+
+__all__ = [
+    "Point",
+    "Record",
+    "RecordWriter",
+    "Runner",
+    "canonical_json",
+    "grid",
+    "point_key",
+    "read_records",
+    "runner_name",
+]
+
+try:  # POSIX only; elsewhere the one-writer rule is the caller's
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None  # type: ignore[assignment]
+
+Point = dict[str, Any]
+Record = dict[str, Any]
+Runner = Callable[[Point], dict[str, Any]]
+
+
+# --------------------------------------------------------------------------------------------- JSON and keys
+
+
+def canonical_json(value: Any) -> str:
+    """The canonical text of `value`: sorted keys, no whitespace, numpy types converted (`to_jsonable`).
+
+    Raises
+    ------
+    TypeError
+        If `value` holds something that is not JSON-able.
+
+    Examples
+    --------
+    >>> canonical_json({"b": 1, "a": (1.5, None)})
+    '{"a":[1.5,null],"b":1}'
+    """
+    return json.dumps(to_jsonable(value), sort_keys=True, separators=(",", ":"))
+
+
+def runner_name(runner: Runner) -> str:
+    """``module:qualname`` of a runner; it must be a top-level function so that it pickles by reference.
+
+    A runner of a module run as ``python -m`` is named by its import name, so that its keys match.
+
+    Raises
+    ------
+    TypeError
+        If `runner` is a lambda, a nested function or has no module.
+
+    Examples
+    --------
+    >>> runner_name(canonical_json)
+    'decbounds.paper_figures.records:canonical_json'
+    """
+    module = getattr(runner, "__module__", None)
+    qualname = getattr(runner, "__qualname__", None)
+    if not module or not qualname or "<" in qualname:
+        raise TypeError(
+            f"runner must be a top-level function (picklable by reference); got {runner!r}"
+        )
+    if module == "__main__":
+        # `python -m decbounds.paper_figures.X` runs X as __main__: name it by its import name, so that the
+        # keys it writes equal those written when X is imported (by `python -m decbounds.paper_figures`) and
+        # resume finds them
+        spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+        if spec is not None and spec.name:
+            module = spec.name
+    return f"{module}:{qualname}"
+
+
+def point_key(point: Mapping[str, Any], runner: Runner | str | None = None) -> str:
+    """Stable key of a grid point: the first 20 hex digits of sha256 over canonical JSON of (runner, point).
+
+    Equal points give equal keys in every process and on every machine (dict order, tuples vs lists and
+    numpy vs Python scalars do not matter); the runner's name is part of the key so that a sweep run with
+    another runner is not mistaken for a finished one.
+
+    Parameters
+    ----------
+    point : mapping
+        A JSON-able grid point.
+    runner : callable or str, optional
+        The runner, or its `runner_name`.
+
+    Returns
+    -------
+    str
+        20 hex digits.
+
+    Examples
+    --------
+    >>> point_key({"a": 1, "b": [1, 2]}) == point_key({"b": (1, 2), "a": 1})
+    True
+    """
+    name = runner if isinstance(runner, str) or runner is None else runner_name(runner)
+    text = canonical_json({"point": point, "runner": name or ""})
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+# ----------------------------------------------------------------------------------------------- the grid
+
+
+def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, leaf = dotted.split(".")
+    for part in parents:
+        child = target.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ValueError(f"grid axis {dotted!r}: {part!r} is already set to a non-dict value {child!r}")
+        target = child
+    target[leaf] = value
+
+
+def grid(axes: Mapping[str, Sequence[Any]], base: Mapping[str, Any] | None = None) -> list[Point]:
+    """The cartesian product of `axes` over a copy of `base`, row-major (the last axis varies fastest).
+
+    Axis names may be dotted to reach into nested dicts: ``{"hyper.eta": [0.0, 0.2]}`` sets
+    ``point["hyper"]["eta"]``. Concatenate the lists of several `grid` calls for non-rectangular sweeps.
+
+    Parameters
+    ----------
+    axes : mapping of str to sequence
+        Axis name (dotted for nesting) -> its non-empty list of values.
+    base : mapping, optional
+        What every point holds besides the axes (deep-copied).
+
+    Returns
+    -------
+    list of dict
+        The points, JSON types only.
+
+    Raises
+    ------
+    TypeError
+        If an axis is not a sequence (a string is not one).
+    ValueError
+        If an axis is empty, or a dotted axis runs into a value that is not a dict.
+
+    Examples
+    --------
+    >>> [p["seed"] for p in grid({"step_size": [0.1, 0.2], "seed": [0, 1]})]
+    [0, 1, 0, 1]
+    >>> grid({"hyper.eta": [0.0, 0.2]}, base={"algorithm": "detag"})[1]
+    {'algorithm': 'detag', 'hyper': {'eta': 0.2}}
+    """
+    for name, values in axes.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+            raise TypeError(f"grid axis {name!r} must be a sequence of values; got {type(values).__name__}")
+        if len(values) == 0:
+            raise ValueError(f"grid axis {name!r} is empty, so the grid would be empty")
+    names = list(axes)
+    points = []
+    for combination in itertools.product(*(axes[name] for name in names)):
+        point = json.loads(canonical_json(base or {}))  # deep copy with JSON types
+        for name, value in zip(names, combination, strict=True):
+            _set_dotted(point, name, to_jsonable(value))
+        points.append(point)
+    return points
+
+
+# ------------------------------------------------------------------------------------------- record files
+
+
+def read_records(path: str | os.PathLike[str]) -> list[Record]:
+    """Every complete record of a JSONL file, in file order; a torn last line (a killed writer) is ignored.
+
+    A line that does not parse anywhere but at the end means the file was damaged by something other than a
+    killed sweep, and raises ValueError naming the line.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The JSONL file; a missing file has no records.
+
+    Returns
+    -------
+    list of dict
+
+    Raises
+    ------
+    ValueError
+        If a complete line is not JSON.
+
+    Examples
+    --------
+    See `run_sweep`.
+    """
+    path = pathlib.Path(path)
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    complete, torn = lines[:-1], lines[-1]  # after the last newline: b"" or a torn write
+    records = []
+    for number, line in enumerate(complete, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}: line {number} is not a JSON record ({error})") from error
+    del torn
+    return records
+
+
+def _truncate_torn_tail(fd: int) -> None:
+    """Cut a partial last line (a writer killed mid-write) so the next append starts on a fresh line."""
+    size = os.lseek(fd, 0, os.SEEK_END)
+    if size == 0:
+        return
+    position, block = size, 1 << 16
+    while position > 0:
+        start = max(0, position - block)
+        os.lseek(fd, start, os.SEEK_SET)
+        chunk = os.read(fd, position - start)
+        newline = chunk.rfind(b"\n")
+        if newline >= 0:
+            keep = start + newline + 1
+            if keep != size:
+                os.ftruncate(fd, keep)
+            return
+        position = start
+    os.ftruncate(fd, 0)
+
+
+class RecordWriter:
+    """Appends records to a JSONL file: one ``os.write`` of a whole line, then ``fsync`` (module docstring).
+
+    Holds an exclusive, non-blocking ``flock`` while open: a second writer on the same file gets a
+    RuntimeError instead of interleaving lines.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The JSONL file (created with its folders; a torn last line is cut away).
+    fsync : bool, default True
+        ``fsync`` after every record (durability; off only for tests).
+
+    Raises
+    ------
+    RuntimeError
+        If another writer holds the file.
+    OSError
+        On a short write (a full disk).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
+        self.path = pathlib.Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fsync = fsync
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        if fcntl is not None:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as error:
+                os.close(self._fd)
+                message = f"another sweep is writing {self.path}; run one writer per file"
+                raise RuntimeError(message) from error
+        _truncate_torn_tail(self._fd)
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Write `record` as one complete line (keys sorted) and make it durable."""
+        line = (canonical_json(record) + "\n").encode()
+        written = os.write(self._fd, line)
+        if written != len(line):  # a short write on a regular file means the disk is full
+            raise OSError(f"short write to {self.path}: {written} of {len(line)} bytes")
+        if self.fsync:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)  # closing releases the flock
+            self._fd = -1
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,205 @@
+"""The figure registry: one registration carries everything the runner, the tables and the docs need.
+
+A figure is a function ``make(out_dir, *, full=False, tiny=False) -> list[pathlib.Path]`` (the files it
+wrote) registered once with `register_figure`; from then on ``python -m decbounds.paper_figures``,
+``decbounds figures --only NAME``, the combined exponent table (``measured=True``) and ``docs/images.py``
+(``images=``) all know it. Other packages register through the entry-point group ``decbounds.figures``
+(each entry point naming a `Figure` or a ``make`` function, registered under the entry point's name).
+
+The built-in figures are registered below by import path, so reading this registry (``docs/images.py``,
+``paper_figures.exponents``) imports no figure module; each is imported when it is made.
+
+>>> FIGURE_REGISTRY["communication"].builder.measured
+True
+>>> "worst_case_linear" in FIGURE_REGISTRY["worst_case"].builder.images
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+import pathlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from decbounds.registry import Registry, require_instance
+
+__all__ = ["FIGURE_REGISTRY", "Figure", "MakeFigure", "concurrent_order", "docs_images", "measured_figures",
+           "register_figure"]
+
+
+class MakeFigure(Protocol):
+    """What a figure is: ``make(out_dir, *, full=False, tiny=False) -> list of the files written``."""
+
+    def __call__(self, out_dir: pathlib.Path, *, full: bool = False, tiny: bool = False
+                 ) -> list[pathlib.Path]: ...
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One registered figure.
+
+    Parameters
+    ----------
+    make : callable or str
+        ``make(out_dir, *, full, tiny) -> list[pathlib.Path]``, or its import path ``"module:function"``
+        (imported when the figure is made).
+    images : tuple of str
+        The PNG stems (``<out_dir>/<stem>.png``) the documentation embeds; ``docs/images.py`` copies them.
+    measured : bool
+        Its exponent table (``<name>_exponents.csv``) joins the combined table (``paper_figures.exponents``).
+    priority : float
+        When the figures are made at once, smaller asks for its first turn earlier (the longest chains of
+        dependent runs first).
+    """
+
+    make: MakeFigure | str
+    images: tuple[str, ...] = ()
+    measured: bool = False
+    priority: float = 100.0
+
+    def function(self) -> MakeFigure:
+        """The ``make`` function (imported from its path on first use)."""
+        if isinstance(self.make, str):
+            module, _, name = self.make.partition(":")
+            made: MakeFigure = getattr(importlib.import_module(module), name)
+            return made
+        return self.make
+
+    def __call__(self, out_dir: pathlib.Path, *, full: bool = False, tiny: bool = False
+                 ) -> list[pathlib.Path]:
+        """Make the figure into ``out_dir``: ``make(out_dir, full=full, tiny=tiny)``."""
+        return self.function()(out_dir, full=full, tiny=tiny)
+
+
+_check_figure = require_instance(Figure, "a figure (register_figure makes one)")
+
+
+def _register_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
+    """What an entry point of ``decbounds.figures`` names: a `Figure` or a ``make`` function."""
+    if not isinstance(loaded, Figure):
+        if not callable(loaded):
+            raise TypeError(f"names {loaded!r}, neither a Figure nor a make function")
+        loaded = Figure(make=loaded)
+    FIGURE_REGISTRY.register(point_name, loaded)
+    return (point_name,)
+
+
+#: The figure registry (the one `decbounds.registry.Registry` mechanism): name -> `Figure`, in the order
+#: the figures are made one after the other.
+FIGURE_REGISTRY: Registry[Figure] = Registry("figure", group="decbounds.figures", check=_check_figure,
+                                             from_plugin=_register_plugin)
+
+
+def register_figure(name: str, make: MakeFigure | str, *, images: tuple[str, ...] = (),
+                    measured: bool = False, priority: float = 100.0, description: str | None = None
+                    ) -> Figure:
+    """Register the figure ``name``: the one call that makes it known to the runner, the CLI, the
+    combined exponent table and the documentation's images.
+
+    Parameters
+    ----------
+    name : str
+        The figure's name (``--only NAME``).
+    make : callable or str
+        ``make(out_dir, *, full=False, tiny=False) -> list[pathlib.Path]``, or ``"module:function"``.
+    images : tuple of str
+        PNG stems the documentation embeds (``docs/images.py``); none by default.
+    measured : bool
+        Whether its ``<name>_exponents`` table joins the combined one.
+    priority : float
+        Its turn when the figures are made at once (smaller first; the built-ins use 0-8).
+    description : str, optional
+        One line for listings (default: the make function's docstring's first line).
+
+    Returns
+    -------
+    Figure
+        The registered figure.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is taken by another figure.
+
+    References
+    ----------
+    docs/extending.md (adding a figure).
+    """
+    figure = Figure(make=make, images=tuple(images), measured=bool(measured), priority=float(priority))
+    if description is None and not isinstance(make, str):
+        description = (make.__doc__ or "").strip().split("\n")[0]
+    FIGURE_REGISTRY.register(name, figure, description=description or "")
+    return figure
+
+
+def measured_figures() -> tuple[str, ...]:
+    """The figures whose exponent tables are joined, in registration order.
+
+    Returns
+    -------
+    tuple of str
+    """
+    return tuple(name for name, figure in FIGURE_REGISTRY.objects().items() if figure.measured)
+
+
+def docs_images() -> tuple[str, ...]:
+    """The PNG stems every registered figure asks the documentation to embed.
+
+    Returns
+    -------
+    tuple of str
+    """
+    return tuple(stem for figure in FIGURE_REGISTRY.objects().values() for stem in figure.images)
+
+
+def concurrent_order(names: Iterable[str] | None = None) -> tuple[str, ...]:
+    """The registered figures (or ``names``) in the order they ask for their first turn when made at once:
+    by ``priority``, then registration order; names not registered go last.
+
+    Parameters
+    ----------
+    names : iterable of str, optional
+        The figures to order (default: every registered one).
+
+    Returns
+    -------
+    tuple of str
+    """
+    names = list(FIGURE_REGISTRY if names is None else names)
+    figures = FIGURE_REGISTRY.objects()
+
+    def priority(name: str) -> float:
+        figure = figures.get(name)
+        return figure.priority if isinstance(figure, Figure) else float("inf")
+
+    return tuple(sorted(names, key=priority))  # sorted is stable: ties keep the given order
+
+
+def _builtin(name: str, priority: float, *, images: tuple[str, ...] = (), measured: bool = False,
+             description: str) -> None:
+    register_figure(name, f"decbounds.paper_figures.{name}:make", images=images, measured=measured,
+                    priority=priority, description=description)
+
+
+# The built-in figures, in the order they are made one after the other; priority is their old place in the
+# concurrent order (the longest chains of dependent runs first), images the PNGs docs/results embeds.
+_builtin("predictions", 8, images=("predictions",),
+         description="predicted T_eps against 1 - lam for every catalog entry")
+_builtin("gossip", 7, images=("gossip",),
+         description="Figure 5: spectral gaps of the weight rules; multi-step gossip")
+_builtin("communication", 0, images=("communication",), measured=True,
+         description="Figure 1: the communication term, measured T_eps on Cor 2's path")
+_builtin("sampling", 4, images=("sampling",), measured=True,
+         description="Figure 2: the sampling term, measured T_eps on Setting 1")
+_builtin("spectral_gap", 1, images=("spectral_gap",), measured=True,
+         description="Figure 3: T_eps against 1/(1 - lam) through the lazy W_kappa")
+_builtin("heterogeneity", 2, images=("heterogeneity", "heterogeneity_sparse"),
+         description="Figure 4: training loss as the data gets less shuffled")
+_builtin("time_varying", 3, images=("time_varying",), measured=True,
+         description="T_eps on static and time-varying graphs")
+_builtin("compression", 5, images=("compression",), measured=True,
+         description="T_eps and bits-to-eps against the compression factor 1/delta")
+_builtin("worst_case", 6, images=("worst_case", "worst_case_linear"),
+         description="computed worst cases (bounds.worst_case) beside the catalog's rates")

@@ -1,0 +1,356 @@
+"""Results in records, and tuning both outputs: what a figure record keeps of a `Result` (`outcome`), the
+x-bar and worker-output tunings (`tune_both`, `tune_worker_output`) and the worker-output search that
+reuses the x-bar runs it can (``reuse=True``; the same answer, fewer runs). (Part of
+`paper_figures.sweep`, which re-exports every public name.)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import numpy as np
+from decbounds.algorithms.tune import local_t_eps_score
+
+from decbounds import algorithms
+
+if TYPE_CHECKING:
+    from decbounds.algorithms.result import Result
+    from decbounds.instances.gossip import GossipLike
+    from decbounds.instances.protocol import LocalFunctions
+    from decbounds.instances.schedules import GossipSchedule
+    from decbounds.oracles.base import Oracle
+
+#: What the tunings take as the problem (``algorithms.tune``'s): an oracle, or local functions (exact).
+Problem: TypeAlias = "Oracle | LocalFunctions"
+#: What they take as the gossip: a matrix (or graph) of ``instances.GossipLike``, a schedule, or None.
+Gossip: TypeAlias = "GossipLike | GossipSchedule | None"
+#: The step sizes of the grid (``algorithms.tune``'s ``grid``; None: its default).
+Steps: TypeAlias = "Sequence[float] | np.ndarray | None"
+
+__all__ = [
+    "outcome",
+    "tune_both",
+    "tune_worker_output",
+    "winner_index",
+]
+
+# ------------------------------------------------------------------------------------ results in records
+
+
+def outcome(result: Result) -> dict[str, Any]:
+    """What a figure record keeps of one `algorithms.Result`: the configuration (step size, hyper-parameters
+    without DeTAG's per-round schedule), T_eps at x-bar and at the workers' own models (``t_eps_local``),
+    the iterations run, ``status`` ('converged' | 'max_iterations' | 'diverged'), ``message`` and
+    ``diverged``.
+
+    Examples
+    --------
+    >>> from decbounds import algorithms, instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> kept = outcome(algorithms.run("dsgt", f, W, step_size=0.2, iterations=1000, tol=1e-2))
+    >>> kept["t_eps"], kept["status"], kept["hyper"]
+    (184, 'converged', {'momentum': 0.0})
+    """
+    hyper = {key: value for key, value in result.hyper.items() if key not in ("factors", "schedule")}
+    return {"step_size": result.step_size, "hyper": hyper, "t_eps": result.t_eps,
+            "t_eps_local": result.t_eps_local, "iterations": result.iterations, "status": result.status,
+            "message": result.message, "diverged": result.diverged}
+
+
+def winner_index(tuned: Result) -> int:
+    """The position of a tuned `algorithms.Result`'s winner among its ``grid.runs`` (ValueError if none).
+
+    Raises
+    ------
+    ValueError
+        If no configuration reached eps (``tuned.grid.winner`` is None).
+
+    Examples
+    --------
+    See `tune_both`.
+    """
+    if tuned.grid.winner is None:
+        raise ValueError("the tuning found no configuration that reached eps")
+    return tuned.grid.winner
+
+
+def tune_both(name: str, problem: Problem, W: Gossip, grid: Steps, *, reuse: bool = False, **options: Any
+              ) -> tuple[Result, dict[str, Any]]:
+    """`algorithms.tune` for T_eps at x-bar, then the worker-output side (`tune_worker_output`).
+
+    A branch-and-bound search (``prune=True``) stops each run at its x-bar T_eps (``stop="average"``,
+    the same T_eps, fewer iterations) and tunes the worker output again; a plain search runs until both
+    outputs are eps-stationary, so its runs hold the worker-output T_eps as well.
+
+    Parameters
+    ----------
+    name, problem, W, grid
+        As ``algorithms.tune`` (the algorithm, the oracle or local functions, the gossip matrix, the
+        step-size grid).
+    reuse : bool, default False
+        Let the worker-output search reuse the runs it can (`tune_worker_output`): only for problems on which
+        a configuration has the same bits alone and in a batch (the zero chain; ``algorithms.engine``).
+    **options
+        ``algorithms.tune``'s keywords (``tol``, ``iterations``, ``seeds``, ``prune``, ``groups``, ...) and
+        hyper-parameter grids.
+
+    Returns
+    -------
+    tuple of (Result, dict)
+        The x-bar tuning, and `tune_worker_output`'s dict.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As ``algorithms.tune``.
+
+    Examples
+    --------
+    D-PSGD's workers never reach eps on heterogeneous data (no worker-output winner); DSGT's do:
+
+    >>> from decbounds import instances
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> tuned, local = tune_both("dpsgd", f, W, [0.1, 0.2, 0.4], tol=1e-2, iterations=1000)
+    >>> tuned.t_eps, winner_index(tuned), local["t_eps_local"]
+    (91, 2, None)
+    >>> tuned, local = tune_both("dsgt", f, W, [0.1, 0.2], tol=1e-2, iterations=1000)
+    >>> tuned.t_eps, local["t_eps_local"], local["best_local"]["step_size"]
+    (184, 184, 0.2)
+    """
+    stop = "average" if options.get("prune") else "both"
+    tuned = algorithms.tune(name, problem, W, grid, stop=stop, **options)
+    return tuned, tune_worker_output(tuned, name, problem, W, grid, reuse=reuse, **options)
+
+
+def tune_worker_output(tuned: Result, name: str, problem: Problem, W: Gossip, grid: Steps, *,
+                       reuse: bool = False,
+                       **options: Any) -> dict[str, Any]:
+    """The worker-output side of a tuned point: ``t_eps_local``, the least T_eps at which every worker's
+    own model is eps-stationary over the same grid (the minimum of `local_t_eps_score`), its configuration
+    ``best_local``, and ``t_eps_local_of_best``, the worker-output T_eps of the x-bar winner itself.
+
+    `options` are the keywords of the x-bar tuning `tuned` (one seed). The runs of `tuned` decide it when
+    every run either measured its worker T_eps or ran at least as long as the least one measured (then it
+    could not have beaten it). Otherwise the grid is tuned again with ``score=local_t_eps_score`` until both
+    outputs are eps-stationary, branch and bound starting from the x-bar winner's group.
+
+    With ``reuse`` that search runs only what it must (`_reusing_local_search`; the same answer): the x-bar
+    winner's own run to its worker T_eps U stands for that configuration in its group; a configuration
+    whose x-bar run went as far as its group's cap without a worker T_eps cannot win and is not run; one
+    whose x-bar run ended with both T_eps is that run; a group runs the smallest sub-grid (steps x values)
+    that holds the rest. It needs a problem on which a configuration has the same bits alone and in a
+    batch.
+
+    Parameters
+    ----------
+    tuned : Result
+        The x-bar tuning (``algorithms.tune``'s result, with ``grid``).
+    name, problem, W, grid, **options
+        The arguments that tuning was run with.
+    reuse : bool, default False
+        See above.
+
+    Returns
+    -------
+    dict
+        ``t_eps_local`` (None when no configuration's workers reached eps), ``best_local`` (its `outcome`)
+        and ``t_eps_local_of_best``.
+    """
+    cap = int(options["iterations"])
+    finished = [result for result in tuned.grid.runs if result.t_eps_local is not None]
+    best = min(finished, key=local_t_eps_score, default=None)
+    bound = math.inf if best is None else float(best.t_eps_local)
+    # a run that stopped at iteration m (cap, branch and bound, or its x-bar T_eps) without a worker T_eps
+    # has none <= m
+    exact = all(result.t_eps_local is not None or result.diverged or result.iterations >= min(cap, bound)
+                for result in tuned.grid.runs)
+    own = tuned.t_eps_local if tuned.grid.winner is not None else None
+    if not exact:
+        search = _reusing_local_search if reuse and _reusable(name, options) else _tune_local
+        best, alone = search(tuned, name, problem, W, grid, **options)
+        own = None if alone is None else alone.t_eps_local
+    return {"t_eps_local": None if best is None else best.t_eps_local,
+            "best_local": None if best is None else outcome(best),
+            "t_eps_local_of_best": own}
+
+
+#: Keywords of `algorithms.tune` that are not hyper-parameters of the algorithm.
+_TUNE_OPTIONS = frozenset({"tol", "iterations", "seeds", "batch", "admissible", "prune", "score", "callback",
+                           "record_every", "stop", "incumbent", "groups"})
+
+
+def _tune_local(tuned: Result, name: str, problem: Problem, W: Gossip, grid: Steps, **options: Any
+                ) -> tuple[Any, Any]:
+    """The run with the least worker-output T_eps over the grid of `tuned` (`algorithms.tune` with
+    ``score=local_t_eps_score``, runs until both outputs are eps-stationary), or None; and the x-bar
+    winner's own run to its worker T_eps (None without a winner).
+
+    Branch and bound from a known value: the x-bar winner's configuration runs first on its own; its worker
+    T_eps U caps every group (``incumbent=U + 1``), the winner's group first. Only a configuration with
+    a worker T_eps <= U can win, so the answer is the grid's minimum.
+    """
+    groups = list(options.pop("groups", None) or [{}])
+    settings = {key: value for key, value in options.items() if key in _TUNE_OPTIONS}
+    hyper = {key: value for key, value in options.items() if key not in _TUNE_OPTIONS}
+    first: Any = None
+    if tuned.grid.winner is not None:
+        winner, group = tuned, groups.pop(tuned.grid.winner_group or 0)
+        groups.insert(0, group)
+        one = {key: winner.hyper[key] if isinstance(value, (list, tuple)) else value
+               for key, value in {**hyper, **group}.items()}
+        single = {**settings, "prune": False}
+        alone = algorithms.tune(name, problem, W, [winner.step_size], score=local_t_eps_score, stop="both",
+                                **single, **one)
+        first = alone if alone.grid.winner is not None else None
+    incumbent = None if first is None else first.t_eps_local + 1
+    local = algorithms.tune(name, problem, W, grid, score=local_t_eps_score, stop="both", groups=groups,
+                            incumbent=incumbent, **settings, **hyper)
+    return (local if local.grid.winner is not None else first), first
+
+
+def _reusable(name: str, options: Mapping[str, Any]) -> bool:
+    """Whether `_reusing_local_search` can stand for `_tune_local` with these options: no callback, record
+    spacing or own score, and for DeTAG its searched hyper-parameters given (no `algorithms.detag_grid`)."""
+    if {"callback", "record_every", "score", "stop", "incumbent"} & set(options):
+        return False
+    if algorithms.entry(name).name != "detag":
+        return True
+    given = set(options).union(*(options.get("groups") or [{}]))
+    return {"eta", "start", "R"} <= given
+
+
+def _is_axis(key: str, value: Any) -> bool:
+    """Whether `run_batch` reads a hyper-parameter as a grid axis (a list, tuple or array; not a list-valued
+    parameter such as DeFacto's factors)."""
+    from decbounds.algorithms.api import _LIST_VALUED
+
+    return isinstance(value, (list, tuple, np.ndarray)) and key not in _LIST_VALUED
+
+
+def _configurations(values: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """The axes of a `run_batch` call as it reads its hyper-parameters: (keys, values of each), a scalar
+    being an axis of one value."""
+    return list(values), [list(value) if _is_axis(key, value) else [value] for key, value in values.items()]
+
+
+def _reusing_local_search(tuned: Result, name: str, problem: Problem, W: Gossip, grid: Steps, **options: Any
+                          ) -> tuple[Any, Any]:
+    """`_tune_local`'s answer, running only what it must (`tune_worker_output`'s ``reuse``).
+
+    The search is `_tune_local`'s: the x-bar winner's configuration alone to its worker T_eps U (taken from
+    its x-bar runs when they already hold it), then the groups, the winner's first, each under the cap
+    min(iterations, best so far) with ``prune`` (the incumbent U + 1 to start with), the first configuration
+    of least median worker T_eps winning. What it reuses has the same bits as what it stands for on a
+    problem whose configurations do not depend on their batch:
+
+    - the winner's configuration in its group is the run to U (a run that stopped before the cap is the
+      run under any larger cap; without U its group's cap is the same as that run's);
+    - a configuration whose x-bar run on every seed ended (not diverged) with both T_eps is that run (the
+      stop at x-bar's T_eps is the stop at both);
+    - a configuration whose x-bar run on every seed went (not diverged) to the group's cap or beyond
+      without a worker T_eps has none within the cap: it cannot win and is left out;
+    - the rest runs as the smallest sub-grid of the group (its steps x its values of each axis) that
+      holds it, one `algorithms.run_batch` as the group was.
+    """
+    settings = {key: value for key, value in options.items() if key in _TUNE_OPTIONS}
+    hyper = {key: value for key, value in options.items() if key not in _TUNE_OPTIONS}
+    groups = [dict(group) for group in (settings.pop("groups", None) or [{}])]
+    iterations = int(settings["iterations"])
+    prune = bool(settings.get("prune", False))
+    seeds = list(np.atleast_1d(np.asarray(settings.get("seeds", (0,)))).tolist())
+    per_config = len(seeds)
+    run_options = {key: settings[key] for key in ("tol", "batch") if key in settings}
+    f = problem.f if hasattr(problem, "sample") and hasattr(problem, "f") else problem
+    steps = [float(step) for step in np.atleast_1d(np.asarray(grid, dtype=float))]
+    if settings.get("admissible", True):
+        steps = [step for step in steps if step <= 1.0 / float(f.smoothness) * (1.0 + 1e-12)]
+
+    # the x-bar runs of each configuration, by (group, configuration), in the x-bar tuning's order
+    layouts = [_configurations({**hyper, **group}) for group in groups]
+    sizes = [len(steps) * math.prod(len(axis) for axis in axes) for _, axes in layouts]
+    if sum(sizes) * per_config != len(tuned.grid.runs):  # not the layout expected: search as before
+        return _tune_local(tuned, name, problem, W, grid, **options)
+    xbar: dict[tuple[int, int], list[Any]] = {}
+    position = 0
+    for group_index, size in enumerate(sizes):
+        for config in range(size):
+            xbar[(group_index, config)] = list(tuned.grid.runs[position : position + per_config])
+            position += per_config
+
+    first: Any = None
+    known: dict[tuple[int, int], list[Any]] = {}
+    order = list(range(len(groups)))
+    if tuned.grid.winner is not None:
+        winner_group = tuned.grid.winner_group or 0
+        offset = sum(sizes[:winner_group]) * per_config
+        winner_config = (winner_group, (tuned.grid.winner - offset) // per_config)
+        order.remove(winner_group)
+        order.insert(0, winner_group)
+        own_runs = xbar[winner_config]
+        if all(run.t_eps is not None and run.t_eps_local is not None and not run.diverged
+               for run in own_runs):
+            alone_runs = own_runs  # x-bar's stop was already the stop at both
+        else:
+            one = {key: tuned.hyper[key] if isinstance(value, (list, tuple)) else value
+                   for key, value in {**hyper, **groups[winner_group]}.items()}
+            alone_runs = algorithms.run_batch(name, problem, W, step_sizes=[tuned.step_size], seeds=seeds,
+                                              iterations=iterations, stop="both", **run_options, **one)
+        median = float(np.median([local_t_eps_score(run) for run in alone_runs]))
+        if math.isfinite(median):
+            first = alone_runs[0]
+        known[winner_config] = alone_runs  # in a group whose cap it stopped before
+
+    best: float | None = None if first is None else float(first.t_eps_local + 1)
+    found: Any = None
+    for group_index in order:
+        cap = _group_cap(iterations, prune, best)
+        keys, axes = layouts[group_index]
+        combos = list(itertools.product(*(range(len(axis)) for axis in axes)))
+        results: dict[int, list[Any] | None] = {}
+        pending: list[int] = []
+        for config in range(sizes[group_index]):
+            runs = xbar[(group_index, config)]
+            if (group_index, config) in known and (
+                    max(run.iterations for run in known[(group_index, config)]) < cap or cap == iterations):
+                results[config] = known[(group_index, config)]
+            elif all(run.t_eps is not None and run.t_eps_local is not None and not run.diverged
+                     and run.iterations < cap for run in runs):
+                results[config] = runs
+            elif all(run.t_eps_local is None and not run.diverged and run.iterations >= cap for run in runs):
+                results[config] = None  # no worker T_eps within the cap: it cannot win
+            else:
+                pending.append(config)
+        if pending:
+            step_set = sorted({config // len(combos) for config in pending})
+            value_sets = [sorted({combos[config % len(combos)][axis] for config in pending})
+                          for axis in range(len(axes))]
+            given = {**hyper, **groups[group_index]}
+            values = {key: [axes[axis][j] for j in value_sets[axis]] if _is_axis(key, given[key])
+                      else given[key] for axis, key in enumerate(keys)}
+            ran = algorithms.run_batch(name, problem, W, step_sizes=[steps[i] for i in step_set], seeds=seeds,
+                                       iterations=cap, stop="both", **run_options, **values)
+            index = 0
+            for step_index in step_set:
+                for combo in itertools.product(*value_sets):
+                    config = step_index * len(combos) + combos.index(combo)
+                    if config in pending:
+                        results[config] = ran[index : index + per_config]
+                    index += per_config
+        for config in range(sizes[group_index]):
+            runs = results[config]
+            if runs is None:
+                continue
+            median = float(np.median([local_t_eps_score(run) for run in runs]))
+            if math.isfinite(median) and (best is None or median < best):
+                best, found = median, runs[0]
+    return (found if found is not None else first), first
+
+
+def _group_cap(iterations: int, prune: bool, best: float | None) -> int:
+    """`algorithms.tune`'s cap of a group: ``iterations``, or with ``prune`` the best median score so far."""
+    return min(iterations, math.floor(best)) if prune and best is not None else iterations
