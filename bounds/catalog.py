@@ -581,7 +581,7 @@ def _compression_entries() -> list[Rate]:
                          "(decbounds has no symbol for G)", "c = rho^2 delta/82 with rho = 1 - lam, the "
                          "constant 82 set to 1; recalled, UNCONFIRMED"),
             status="recalled",
-            doc="O(L Delta [sigma^2/(n eps) + G/(c eps^(3/2)) + 1/(c eps)]) with c = rho^2 delta/82 "
+            doc="O(L Delta [sigma^2/(n eps^2) + G/(c eps^(3/2)) + 1/(c eps)]) with c = rho^2 delta/82 "
                 "(docs/theory.md §18, [recalled]); the G term is left out, so the entry is a partial rate. "
                 "The communication term grows like 1/delta: the slope the compression figure predicts. At "
                 "delta = 1 it is L Delta/((1 - lam)^2 eps), koloskova2020's communication term times "

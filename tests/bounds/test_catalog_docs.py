@@ -13,7 +13,7 @@ import re
 
 import pytest
 import sympy as sp
-from decbounds.bounds.symbols import B, Delta, L, epsilon, lam, n, sigma, varsigma
+from decbounds.bounds.symbols import B, Delta, L, delta, epsilon, lam, n, sigma, varsigma
 from sympy.parsing.sympy_parser import (
     convert_xor,
     implicit_multiplication_application,
@@ -25,12 +25,14 @@ from decbounds import bounds
 
 _QUOTED = re.compile(r"O\(L Delta \[(?P<body>[^\]]+)\]\)")
 _TRANSFORMATIONS = (*standard_transformations, implicit_multiplication_application, convert_xor)
-zeta, tau, p = sp.symbols("zeta tau p", positive=True)
+zeta, tau, p, G, c = sp.symbols("zeta tau p G c", positive=True)
 
 #: entry -> how its quoted formula's free parameters map onto the catalog's symbols
 SPECIALISATIONS = {
     "koloskova2020": {zeta: varsigma, tau: 1, p: 1 - lam**2},
     "ying2021_one_peer_exponential": {zeta: varsigma, tau: sp.log(n, 2), p: 1},
+    # the entry leaves out the G term and sets c = rho^2 delta / 82's constant to 1 (its assumptions say so)
+    "choco_sgd": {G: 0, c: (1 - lam) ** 2 * delta},
 }
 
 
@@ -38,7 +40,8 @@ def quoted_formula(doc: str) -> sp.Expr:
     """L Delta times the bracket of the first ``O(L Delta [...])`` in ``doc``, as a sympy expression."""
     match = _QUOTED.search(doc)
     assert match is not None, "the doc quotes no O(L Delta [...]) formula"
-    names = {"sigma": sigma, "n": n, "eps": epsilon, "zeta": zeta, "tau": tau, "p": p, "sqrt": sp.sqrt}
+    names = {"sigma": sigma, "n": n, "eps": epsilon, "zeta": zeta, "tau": tau, "p": p, "G": G, "c": c,
+             "sqrt": sp.sqrt}
     body = parse_expr(match["body"], local_dict=names, transformations=_TRANSFORMATIONS)
     return L * Delta * body
 
