@@ -50,7 +50,8 @@ EXTERNAL_CITATIONS = [
 def _scanned_files() -> list[Path]:
     found = []
     for path in ROOT.rglob("*"):
-        if any(part in SKIP_DIRS or part.endswith(".egg-info") for part in path.relative_to(ROOT).parts):
+        parts = path.relative_to(ROOT).parts  # every virtual environment (.venv, .venv-oldest) is skipped
+        if any(part in SKIP_DIRS or part.endswith(".egg-info") or part.startswith(".venv") for part in parts):
             continue
         if path == Path(__file__).resolve():
             continue  # this file spells out the bad patterns it looks for
