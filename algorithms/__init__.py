@@ -24,7 +24,6 @@ from decbounds.algorithms.compression import (
     make_compressor,
 )
 from decbounds.algorithms.engine import BudgetViolationError, CapabilityError, Context
-from decbounds.algorithms.mixing import MixingOperator
 from decbounds.algorithms.plugins import load_rule
 from decbounds.algorithms.registry import (
     ALGORITHMS,
@@ -63,7 +62,6 @@ __all__ = [
     "Entry",
     "Grid",
     "Identity",
-    "MixingOperator",
     "PlotStyle",
     "RandomK",
     "Result",
@@ -86,3 +84,18 @@ __all__ = [
     "tune",
     "unregister",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # 0.1.0 exported the engine's gossip kernel; W is now the one value instances.Gossip, and the kernel is
+    # the engine's private execution of it (algorithms.mixing)
+    if name == "MixingOperator":
+        import warnings
+
+        from decbounds.algorithms.mixing import MixingOperator
+
+        warnings.warn("algorithms.MixingOperator is deprecated: pass W (an instances.Gossip, or a matrix or "
+                      "graph) to algorithms.run; the kernel is the engine's, in algorithms.mixing",
+                      DeprecationWarning, stacklevel=2)
+        return MixingOperator
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,6 +13,7 @@ from decbounds.algorithms.registry import entry as registry_entry
 from decbounds.algorithms.registry import rule_class
 from decbounds.algorithms.result import Result
 from decbounds.algorithms.step_rule import (
+    Channel,
     State,
     StepRule,
     communication_channel,
@@ -28,9 +29,8 @@ from decbounds.bounds.validation import (
     require_count,
     require_positive,
 )
-from decbounds.instances.gossip import GossipLike
+from decbounds.instances.gossip import Gossip, GossipLike, as_gossip
 from decbounds.instances.protocol import LocalFunctions
-from decbounds.instances.schedules import GossipSchedule
 from decbounds.oracles.base import Oracle
 
 __all__ = ["MAX_ITERATIONS", "as_oracle", "prepared_gossip", "run", "run_batch", "run_prediction"]
@@ -115,13 +115,13 @@ def _grid(cls: type[StepRule], hyper: dict[str, Any]) -> dict[str, list[Any]]:
     return axes
 
 
-def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | GossipSchedule | None = None, *,
-              step_sizes: Any,
+def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None, *,
+              step_sizes: float | Sequence[float] | np.ndarray,
               iterations: int,
               seeds: Sequence[int] = (0,), batch: int = 1, tol: float | None = None, check_every: int = 1,
               record_every: int | None = None, record_progress: bool = False, stop: str = "both",
               radius: float | None = None, exact_check: bool = False, backend: str = "sparse",
-              callback: Callable[[int, State, Context], None] | None = None, **hyper: Any) -> list[Result]:
+              callback: Callable[[int, State, Context], None] | None = None, **hyper: object) -> list[Result]:
     """Run every configuration of the grid step_sizes x (hyper grids) x seeds; one Result each, in that
     order (seed varies fastest).
 
@@ -140,10 +140,11 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | Gossi
         A registered algorithm or alias (``algorithms.algorithm_names()``; case-insensitive).
     problem : Oracle or LocalFunctions
         An oracle (``oracles``; stochastic gradients) or local functions (queried exactly), see `as_oracle`.
-    W : GossipMatrix, array_like, sparse matrix or networkx.Graph, optional
-        The n x n gossip matrix (``instances.gossip_matrix`` returns a `GossipMatrix`, used as it is; a raw
-        matrix is validated and decomposed once, by `prepared_gossip`); algorithms that gossip require it,
-        rules that average exactly (centralized SGD, local SGD) ignore it.
+    W : instances.GossipLike, optional
+        The gossip value: a `GossipMatrix` (``instances.gossip_matrix``) or a ``GossipSchedule`` (W_t in
+        iteration t), used as it is; a matrix or graph is turned into a `GossipMatrix` once, by
+        ``instances.as_gossip`` (`prepared_gossip`). Algorithms that gossip require it, rules that average
+        exactly (centralized SGD, local SGD) ignore it.
     step_sizes : float or sequence of float
         One step size or a non-empty 1-D grid, each > 0.
     iterations : int
@@ -269,7 +270,7 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | Gossi
     return done
 
 
-def run_prediction(name: str, oracle: Oracle | None, f: LocalFunctions, channel: Any, *, batch: int,
+def run_prediction(name: str, oracle: Oracle | None, f: LocalFunctions, channel: Channel, *, batch: int,
                    tol: float | None, compression: dict[str, float] | None = None) -> Prediction:
     """The catalog prediction at a run's own parameters (``Result.bound``; docs/architecture.md, "Paired
     results").
@@ -316,8 +317,7 @@ def run_prediction(name: str, oracle: Oracle | None, f: LocalFunctions, channel:
     entry = registry_entry(name).catalog_entry
     exact = oracle is None or bool(getattr(oracle, "exact", False))
     sigma = 0.0 if exact else getattr(oracle, "sigma", None)
-    kind = getattr(channel, "kind", None)
-    lam = 0.0 if kind == "exact" else getattr(channel, "lam", None)
+    lam = 0.0 if channel.kind == "exact" else channel.lam
     parameters = {"Delta": getattr(f, "Delta", None), "L": getattr(f, "smoothness", None), "sigma": sigma,
                   "varsigma": getattr(f, "varsigma", None), "varsigma0": getattr(f, "varsigma0", None),
                   "n": int(f.n), "B": int(batch), "epsilon": tol, "lam": lam, "D": None, "omega": None,
@@ -327,11 +327,11 @@ def run_prediction(name: str, oracle: Oracle | None, f: LocalFunctions, channel:
     return predict_at(entry, parameters)
 
 
-def _diameter(channel: Any) -> int | None:
+def _diameter(channel: Channel) -> int | None:
     """The diameter of W's support graph (None for a time-varying W or a disconnected support)."""
     import networkx as nx
 
-    support = getattr(channel, "support", None)
+    support = channel.support
     if support is None:
         return None
     G = nx.from_scipy_sparse_array(support)
@@ -339,27 +339,29 @@ def _diameter(channel: Any) -> int | None:
     return int(nx.diameter(G)) if G.number_of_nodes() == 1 or nx.is_connected(G) else None
 
 
-def prepared_gossip(name: str, W: GossipLike | GossipSchedule | None, n: int
-                    ) -> GossipLike | GossipSchedule | None:
-    """W as the algorithm ``name`` consumes it, validated once: a `GossipMatrix` (symmetric for the rules
-    that gossip, push for SGP; ``instances.as_gossip``), or W unchanged for the rules that read a graph or
-    average exactly. `run_batch` and `tune` call it once, so that no structural group, tuning group or rule
-    checks or decomposes W again.
+def prepared_gossip(name: str, W: GossipLike | None, n: int) -> GossipLike | None:
+    """W as the algorithm ``name`` consumes it, converted once at the top of `run_batch` and `tune`: a
+    `Gossip` value is used as it is (a ``GossipSchedule``'s fit to the rule is checked by
+    ``step_rule.communication_channel``); a matrix or graph becomes a `GossipMatrix` through
+    ``instances.as_gossip`` (symmetric for the rules that gossip, push for SGP), so that no structural
+    group, tuning group or rule checks or decomposes W again. Rules that read a graph ("graph") keep W as
+    given (they read its support), rules that average exactly ignore it.
 
     Parameters
     ----------
     name : str
         A registered algorithm or alias.
-    W : GossipMatrix, array_like, sparse matrix or networkx.Graph, optional
-        The communication matrix.
+    W : instances.GossipLike, optional
+        The communication value, matrix or graph.
     n : int
         The problem's number of workers.
 
     Returns
     -------
-    GossipMatrix, instances.GossipSchedule, or W unchanged
-        A fixed non-symmetric W for a rule declaring ``directed_rounds`` (D-PSGD) comes back as its
-        constant schedule (``step_rule.directed_matrix``).
+    instances.GossipLike or None
+        A `Gossip` value for the rules that gossip or push; W unchanged otherwise. A fixed non-symmetric W
+        for a rule declaring ``directed_rounds`` (D-PSGD) comes back as its constant schedule
+        (``step_rule.directed_matrix``).
 
     Raises
     ------
@@ -374,12 +376,14 @@ def prepared_gossip(name: str, W: GossipLike | GossipSchedule | None, n: int
     """
     rule = rule_class(name)
     communication = rule.communication
-    if communication not in ("gossip", "push") or isinstance(W, GossipSchedule):
-        return W  # a schedule is checked by communication_channel (check_schedule)
+    if communication not in ("gossip", "push"):
+        return W
+    if isinstance(W, Gossip) and W.time_varying:
+        return as_gossip(W, n, kind="push")  # the workers checked here, the rounds' kind for the rule later
     if communication == "gossip" and rule.directed_rounds:
-        W = directed_matrix(W) or W  # a fixed directed W (D-PSGD): its constant schedule, checked later
-        if isinstance(W, GossipSchedule):
-            return W
+        directed = directed_matrix(W)  # a fixed directed W (D-PSGD): its constant schedule, checked later
+        if directed is not None:
+            return directed
     return gossip_for(communication, W, n)
 
 
@@ -395,10 +399,10 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def run(name: str, problem: Oracle | LocalFunctions, W: GossipLike | GossipSchedule | None = None, *,
+def run(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None, *,
         step_size: float,
         iterations: int, batch: int = 1, seed: int = 0, tol: float | None = None, check_every: int = 1,
-        record_progress: bool = False, **options: Any) -> Result:
+        record_progress: bool = False, **options: object) -> Result:
     """One configuration of algorithm ``name`` on ``problem`` (an oracle, or local functions queried
     exactly) with gossip matrix W; returns its Result (T_eps of the average model and of the workers' own
     models, status and message).
@@ -411,8 +415,9 @@ def run(name: str, problem: Oracle | LocalFunctions, W: GossipLike | GossipSched
         A registered algorithm or alias (``algorithms.algorithm_names()``).
     problem : Oracle or LocalFunctions
         An oracle, or local functions queried exactly (`as_oracle`).
-    W : GossipMatrix, array_like, sparse matrix or networkx.Graph, optional
-        The n x n gossip matrix; required by the algorithms that gossip (as in `run_batch`).
+    W : instances.GossipLike, optional
+        The gossip value (a `GossipMatrix` or a ``GossipSchedule``), or a matrix or graph
+        ``instances.as_gossip`` converts once; required by the algorithms that gossip (as in `run_batch`).
     step_size : float
         One step size, > 0 (`run_batch` takes grids).
     iterations : int

@@ -73,10 +73,11 @@ import numpy as np
 import scipy.sparse as sp
 from decbounds.algorithms.certificate import Certificate, anchor_at, certified_above
 from decbounds.algorithms.compression import FLOAT_BITS, Compressor
-from decbounds.algorithms.mixing import MixingOperator, ScheduledMixing
+from decbounds.algorithms.mixing import MixingOperator, ScheduledMixing, mixing_for
 from decbounds.algorithms.result import Result, Status
 from decbounds.algorithms.step_rule import Channel, State, StepRule, check_size, check_state, state_arrays
 from decbounds.instances.gossip import as_csr
+from decbounds.instances.matrices import MatrixLike
 from decbounds.instances.protocol import LocalFunctions, instance_radius
 from decbounds.oracles.base import Oracle
 
@@ -227,7 +228,13 @@ class CapabilityError(BudgetViolationError):
 
 class MixingHandle:
     """An opaque handle to a mixing matrix of ``ctx.operator``: ``ctx.mix`` applies it (one counted round);
-    the rule cannot apply it itself."""
+    the rule cannot apply it itself (the product kernel stays in the engine's `Ledger`).
+
+    Parameters
+    ----------
+    name : str
+        The matrix's name in messages.
+    """
 
     __slots__ = ("name",)
 
@@ -358,9 +365,23 @@ class Context:
         (``MixingOperator.two_tap``); counted as ``gossip(Z, vectors=vectors)``."""
         raise NotImplementedError
 
-    def operator(self, M: Any, name: str = "M") -> MixingHandle:
-        """A handle to another mixing matrix M (rows receive; DeFacto's factors) for `mix`, with the run's
-        gossip backend.
+    def operator(self, M: MatrixLike, name: str = "M") -> MixingHandle:
+        """A handle to a mixing matrix M of the rule's own (rows receive; DeFacto's exact-averaging factors)
+        for `mix`, with the run's gossip backend. M is not W: it need not be stochastic or connected, only
+        supported on W's graph, so it is read as a matrix (``instances.as_csr``; a `GossipMatrix` gives
+        its CSR matrix, not checked or decomposed again), never converted by ``instances.as_gossip``.
+
+        Parameters
+        ----------
+        M : GossipMatrix, numpy.ndarray or scipy.sparse matrix
+            The n x n matrix.
+        name : str, default "M"
+            Its name in messages.
+
+        Returns
+        -------
+        MixingHandle
+            For `mix`; the rule cannot apply it itself.
 
         Raises
         ------
@@ -372,7 +393,8 @@ class Context:
         """
         raise NotImplementedError
 
-    def mix(self, M: MixingHandle, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None) -> Any:
+    def mix(self, M: MixingHandle, *Z: np.ndarray,
+            out: Sequence[np.ndarray] | None = None) -> np.ndarray | tuple[np.ndarray, ...]:
         """One communication round with a matrix of `operator`: X <- M @ X for each array.
 
         Parameters
@@ -528,10 +550,11 @@ def _context_class(ledger: Ledger) -> type[Context]:
                 counters.gossip_rounds += 1
             return M.two_tap(Z, out, a, previous, b)
 
-        def operator(self, M: Any, name: str = "M") -> MixingHandle:
+        def operator(self, M: MatrixLike, name: str = "M") -> MixingHandle:
             return L.add_operator(M, name)
 
-        def mix(self, M: MixingHandle, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None) -> Any:
+        def mix(self, M: MixingHandle, *Z: np.ndarray,
+                out: Sequence[np.ndarray] | None = None) -> np.ndarray | tuple[np.ndarray, ...]:
             operator = L.operators.get(id(M))
             if operator is None or operator[0] is not M:
                 raise BudgetViolationError(f"iteration {L.t}: ctx.mix needs a handle of this run's "
@@ -669,12 +692,10 @@ class Ledger:
         self.step_size = per_configuration(step_sizes, self.d)
         self.step_size.setflags(write=False)
         self.backend = backend
-        matrix = None if channel is None or channel.kind not in ("gossip", "push") else channel.matrix
-        self.W: MixingOperator | ScheduledMixing | None = None
-        if channel is not None and channel.schedule is not None:
-            self.W = ScheduledMixing(channel.schedule, backend=backend, name="W")  # W_t in iteration t
-        elif matrix is not None:
-            self.W = MixingOperator(matrix, backend=backend, name="W")
+        # the private execution of the channel's Gossip value: W's operator, or W_t's in iteration t
+        gossip = None if channel is None else channel.gossip
+        self.W: MixingOperator | ScheduledMixing | None = (None if gossip is None
+                                                           else mixing_for(gossip, backend=backend))
         self.exact = oracle is None or bool(getattr(oracle, "exact", False))
         self.rngs = [np.random.default_rng(int(seed)) for seed in seeds]
         self.seeds = tuple(int(seed) for seed in seeds)
@@ -770,8 +791,27 @@ class Ledger:
                                        f"{rounds} rounds per worker logged over {len(self.queries_log)} "
                                        f"iterations, totals {totals[0]} and {totals[1]}")
 
-    def add_operator(self, M: Any, name: str) -> MixingHandle:
-        """`Context.operator`: M checked against the channel's closed neighbourhoods."""
+    def add_operator(self, M: MatrixLike, name: str) -> MixingHandle:
+        """`Context.operator`: M checked against the channel's closed neighbourhoods.
+
+        Parameters
+        ----------
+        M : GossipMatrix, numpy.ndarray or scipy.sparse matrix
+            The n x n mixing matrix.
+        name : str
+            Its name in messages.
+
+        Returns
+        -------
+        MixingHandle
+
+        Raises
+        ------
+        CapabilityError
+            Over a gossip schedule, for an exact-averaging rule, or for an entry off the rule's graph.
+        ValueError
+            If M is not n x n.
+        """
         if self.channel is not None and self.channel.schedule is not None:
             raise CapabilityError("ctx.operator: over a gossip schedule the graph changes every round; "
                                   "communicate with ctx.gossip (W_t in iteration t)")
@@ -790,13 +830,24 @@ class Ledger:
         return handle
 
     def row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """`Context.neighbour_weights`: row i of W (gossip or push; W_t of a schedule), copies."""
-        schedule = None if self.channel is None else self.channel.schedule
-        if schedule is None and (self.channel is None or self.channel.matrix is None):
+        """`Context.neighbour_weights`: row i of W (gossip or push; W_t of a schedule), copies.
+
+        Parameters
+        ----------
+        i : int
+            The worker, in [0, n).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The columns j with W_ij != 0 and the weights W_ij.
+        """
+        gossip = None if self.channel is None else self.channel.gossip
+        if gossip is None:
             raise CapabilityError("ctx.neighbour_weights: the rule has no gossip matrix")
         if not 0 <= i < self.n:
             raise ValueError(f"worker i must lie in [0, {self.n}); got {i}")
-        M = self.channel.matrix if schedule is None else schedule.matrix(self.t)  # W_t of this iteration
+        M = gossip.round_matrix(self.t)  # W_t of this iteration (W itself when static)
         start, stop = M.indptr[i], M.indptr[i + 1]
         return M.indices[start:stop].copy(), M.data[start:stop].copy()
 

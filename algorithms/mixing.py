@@ -1,4 +1,6 @@
-"""Gossip products X <- M X on the worker axis, in numpy and scipy only.
+"""Gossip products X <- M X on the worker axis, in numpy and scipy only: the engine's private execution of a
+`Gossip` value (``instances.Gossip``; `mixing_for`). Users meet the value, never these classes: they do not
+cross the package's boundary (``algorithms.run`` takes W, ``ctx.gossip`` applies it).
 
 ``MixingOperator`` multiplies an (n, ...) state by an n x n matrix M (rows receive, columns send): the state
 is viewed as (n, width) and each output row is a weighted sum of input rows. The engine's states are
@@ -33,9 +35,14 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from decbounds.instances.gossip import as_csr
+from decbounds.instances.gossip import Gossip, GossipMatrix, as_csr
+from decbounds.instances.matrices import MatrixLike
+from decbounds.instances.schedules import GossipSchedule
 
-__all__ = ["BLOCK_BYTES", "GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator", "ScheduledMixing"]
+__all__ = ["BLOCK_BYTES", "GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator", "ScheduledMixing", "mixing_for"]
+
+#: A per-configuration coefficient of the two-tap round: a number, or an array broadcast against the state.
+Coefficient = float | np.ndarray
 
 try:  # scipy's CSR x dense kernel, writing into a given output (the public ``@`` allocates a new array)
     from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
@@ -56,8 +63,8 @@ class MixingOperator:
 
     Parameters
     ----------
-    M : array_like or sparse matrix
-        The n x n matrix (a gossip matrix W, or SGP's push matrix).
+    M : GossipMatrix, numpy.ndarray or scipy.sparse matrix
+        The n x n matrix (a gossip matrix W, or SGP's push matrix, or a rule's own ``ctx.operator`` matrix).
     backend : {"sparse", "dense"}
         "sparse": scipy's CSR kernel, the same bits for any number of columns (module docstring); "dense":
         a BLAS product, equal only to rounding across batch sizes.
@@ -93,7 +100,7 @@ class MixingOperator:
     2
     """
 
-    def __init__(self, M: Any, *, backend: str = "sparse", name: str = "W") -> None:
+    def __init__(self, M: MatrixLike, *, backend: str = "sparse", name: str = "W") -> None:
         if backend not in GOSSIP_BACKENDS:
             raise ValueError(f"backend must be one of {GOSSIP_BACKENDS}; got backend={backend!r}")
         csr = as_csr(M, name)
@@ -114,13 +121,33 @@ class MixingOperator:
         self._stacks: dict[int, MixingOperator] = {}
 
     def at(self, t: int) -> MixingOperator:
-        """The operator of round t: itself (a fixed M; `ScheduledMixing` returns W_t's)."""
+        """The operator of round t: itself (a fixed M; `ScheduledMixing` returns W_t's).
+
+        Parameters
+        ----------
+        t : int
+            The iteration (ignored).
+
+        Returns
+        -------
+        MixingOperator
+        """
         return self
 
     def stacked(self, m: int) -> MixingOperator:
         """The operator of diag(M, ..., M) (m blocks): M on each of m arrays (n, ...) stacked as one
         (m n, ...) array, in one product. Each output row sums the same terms in the same (CSR) order as M's
         row does, so every entry has the bits of M applied to its own array.
+
+        Parameters
+        ----------
+        m : int
+            The arrays stacked, >= 1.
+
+        Returns
+        -------
+        MixingOperator
+            Built once per m and kept.
 
         Examples
         --------
@@ -168,7 +195,8 @@ class MixingOperator:
         """
         return self._run(Z, out, None, add, None)
 
-    def two_tap(self, Z: np.ndarray, out: np.ndarray, a: Any, previous: np.ndarray, b: Any) -> np.ndarray:
+    def two_tap(self, Z: np.ndarray, out: np.ndarray, a: Coefficient, previous: np.ndarray,
+                b: Coefficient) -> np.ndarray:
         """out <- a * (M @ Z) + b * previous, each entry computed as ``(M Z) * a + previous * b`` (the bits of
         ``apply`` then ``out *= a``, ``out += previous * b``); a and b broadcast against Z the numpy way.
         Z, out and previous must be distinct arrays.
@@ -312,7 +340,7 @@ class ScheduledMixing:
     [0.5, 0.0, 0.0, 0.5]
     """
 
-    def __init__(self, schedule: Any, *, backend: str = "sparse", name: str = "W") -> None:
+    def __init__(self, schedule: GossipSchedule, *, backend: str = "sparse", name: str = "W") -> None:
         self.schedule = schedule
         self.n = int(schedule.n)
         self.backend = backend
@@ -345,6 +373,42 @@ class ScheduledMixing:
             matrix = self.schedule.matrix(t)
             self._last = (t, MixingOperator(matrix, backend=self.backend, name=f"{self.name}_{t}"))
         return self._last[1]
+
+
+def mixing_for(W: Gossip, *, backend: str = "sparse") -> MixingOperator | ScheduledMixing:
+    """The engine's execution of the gossip value W: a `MixingOperator` of a `GossipMatrix` (one product
+    kernel for every round) or the `ScheduledMixing` of a ``GossipSchedule`` (W_t's operator in iteration
+    t). ``at(t)`` of either is the operator of round t.
+
+    Parameters
+    ----------
+    W : instances.Gossip
+        The checked value (``algorithms.step_rule.Channel.gossip``).
+    backend : {"sparse", "dense"}
+        As `MixingOperator`.
+
+    Returns
+    -------
+    MixingOperator or ScheduledMixing
+
+    Raises
+    ------
+    TypeError
+        If W is neither member of `Gossip`.
+
+    Examples
+    --------
+    >>> from decbounds import instances
+    >>> mixing_for(instances.gossip_matrix(instances.topology("ring", 4))).links
+    8
+    >>> type(mixing_for(instances.rotating_ring(4))).__name__
+    'ScheduledMixing'
+    """
+    if isinstance(W, GossipSchedule):
+        return ScheduledMixing(W, backend=backend, name="W")  # W_t in iteration t
+    if isinstance(W, GossipMatrix):
+        return MixingOperator(W.matrix, backend=backend, name="W")
+    raise TypeError(f"W must be a GossipMatrix or a GossipSchedule; got {type(W).__name__}")
 
 
 def _combine(target: np.ndarray, rows: slice | None, a: Any, previous: np.ndarray | None, b: Any,

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import networkx as nx
 import numpy as np
@@ -44,8 +44,9 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from decbounds.algorithms.style import PlotStyle
 from decbounds.bounds.validation import require_real
-from decbounds.instances.gossip import GossipLike, GossipMatrix, as_csr, as_gossip
+from decbounds.instances.gossip import Gossip, GossipLike, GossipMatrix, as_csr, as_gossip
 from decbounds.instances.heterogeneity import varsigma0_at_start
+from decbounds.instances.matrices import DEFAULT_ATOL, MatrixLike
 from decbounds.instances.protocol import LocalFunctions
 from decbounds.instances.schedules import GossipSchedule, constant_schedule
 
@@ -157,7 +158,7 @@ def symmetric_gossip(W: GossipLike | None, n: int) -> tuple[sp.csr_array, float]
     >>> M.shape, round(lam, 4)
     ((4, 4), 0.3333)
     """
-    gossip = as_gossip(W, n)
+    gossip = gossip_for("gossip", W, n)
     assert gossip.lam is not None
     return gossip.matrix, gossip.lam
 
@@ -191,16 +192,17 @@ def column_stochastic(W: GossipLike | None, n: int, atol: float = 1e-9) -> sp.cs
     >>> P.sum(axis=0)
     array([1., 1., 1., 1.])
     """
-    return as_gossip(W, n, kind="push", atol=atol).matrix
+    return gossip_for("push", W, n, atol=atol).matrix
 
 
-def support_graph(W: GossipLike, n: int) -> nx.Graph:
+def support_graph(W: GossipLike | None, n: int) -> nx.Graph:
     """The undirected graph of W's off-diagonal support (or W itself when it is a networkx graph).
 
     Parameters
     ----------
-    W : array_like, sparse matrix or networkx.Graph
-        An n x n matrix or a graph on n nodes.
+    W : GossipMatrix, numpy.ndarray, scipy.sparse matrix or networkx.Graph
+        An n x n matrix or a graph on n nodes (a schedule's support changes every round:
+        ``GossipSchedule.support(t)``).
     n : int
         The problem's number of workers.
 
@@ -223,7 +225,10 @@ def support_graph(W: GossipLike, n: int) -> nx.Graph:
             raise ValueError(f"W shape mismatch: the problem has n={n} workers but the graph has "
                              f"{W.number_of_nodes()} nodes")
         return nx.Graph(W)
-    M = as_csr(W, "W")
+    if isinstance(W, GossipSchedule):
+        raise TypeError(f"W must be a fixed matrix or graph; the schedule {W.name}'s support changes every "
+                        "round (GossipSchedule.support(t))")
+    M = as_csr(cast("MatrixLike", W), "W")  # as_csr names what is no matrix (None included)
     check_size(M, n, "W")
     coo = M.tocoo()
     G = nx.Graph()
@@ -237,36 +242,48 @@ def support_graph(W: GossipLike, n: int) -> nx.Graph:
 
 @dataclass(frozen=True, eq=False)
 class Channel:
-    """W checked for one communication kind: what the engine (never the rule) builds the gossip operator
-    from (`communication_channel`).
+    """W checked for one communication kind: the `Gossip` value the engine (never the rule) executes
+    (`communication_channel`).
 
     Parameters
     ----------
     kind : str
         One of `COMMUNICATION_KINDS`.
-    matrix : scipy.sparse.csr_array or None
-        W ("gossip"), the push matrix P ("push"), None otherwise.
+    gossip : Gossip or None
+        The value the engine gossips with: a `GossipMatrix` (W for "gossip", the push matrix P for "push")
+        or a ``GossipSchedule`` (W_t in iteration t, `check_schedule`; any kind but "exact"); None for
+        "exact" and for a "graph" rule on a fixed graph.
     lam : float or None
         W's second-largest eigenvalue magnitude ("gossip" only; a schedule's effective lam, every kind).
     support : scipy.sparse.csr_array or None
         Who may talk to whom: the pattern of W's (or the graph's) closed neighbourhoods, diagonal included;
-        None for "exact".
+        None for "exact" and for a schedule.
     graph : networkx.Graph or None
-        The support graph ("graph" only).
+        The support graph ("graph" only, fixed W).
+
+    Attributes
+    ----------
+    matrix : scipy.sparse.csr_array or None
+        The static W's CSR matrix (``gossip.matrix``), None for a schedule or no gossip.
     schedule : instances.GossipSchedule or None
-        A time-varying W (`check_schedule`): the engine applies W_t in iteration t; then ``matrix``,
-        ``support`` and ``graph`` are None and ``lam`` is the schedule's effective lam.
-    gossip : GossipMatrix or None
-        W as the validated value, with its spectrum ("gossip" and "push").
+        The time-varying W, None otherwise.
     """
 
     kind: str
-    matrix: sp.csr_array | None
+    gossip: Gossip | None
     lam: float | None
     support: sp.csr_array | None
     graph: nx.Graph | None = None
-    schedule: GossipSchedule | None = None
-    gossip: GossipMatrix | None = None
+
+    @property
+    def matrix(self) -> sp.csr_array | None:
+        """The static W as CSR (None for a schedule or no gossip)."""
+        return self.gossip.matrix if isinstance(self.gossip, GossipMatrix) else None
+
+    @property
+    def schedule(self) -> GossipSchedule | None:
+        """The time-varying W (None for a static one)."""
+        return self.gossip if isinstance(self.gossip, GossipSchedule) else None
 
 
 def _closed_support(M: sp.csr_array) -> sp.csr_array:
@@ -389,7 +406,7 @@ def doubly_stochastic_rounds(schedule: GossipSchedule) -> GossipSchedule:
                           atol=schedule.atol, window=schedule.window)
 
 
-def directed_matrix(W: Any) -> GossipSchedule | None:
+def directed_matrix(W: object) -> GossipSchedule | None:
     """A fixed W that is a matrix (not a `GossipMatrix`, graph or schedule) and not symmetric, as the
     constant schedule a ``directed_rounds`` rule gossips with (``instances.constant_schedule``, kind
     "push"; `doubly_stochastic_rounds` then checks its rows); None for anything else.
@@ -424,13 +441,13 @@ def directed_matrix(W: Any) -> GossipSchedule | None:
                          f"{str(err).replace('W_0', 'W')}") from None
 
 
-def _asymmetric_matrix(W: Any) -> sp.csr_array | None:
-    """W as CSR when it is a square matrix (not a `GossipMatrix`, graph or schedule) that is not
-    symmetric; None otherwise, also for what is no matrix at all (the caller's check names that)."""
-    if W is None or isinstance(W, (GossipMatrix, GossipSchedule, nx.Graph)):
+def _asymmetric_matrix(W: object) -> sp.csr_array | None:
+    """W as CSR when it is a square matrix (not a `Gossip` value or a graph) that is not symmetric; None
+    otherwise, also for what is no matrix at all (the caller's check names that)."""
+    if W is None or isinstance(W, (Gossip, nx.Graph)):
         return None
     try:
-        M = as_csr(W, "W")
+        M = as_csr(cast("MatrixLike", W), "W")  # anything else: as_csr names what is no matrix
     except (TypeError, ValueError):
         return None
     if M.shape[0] != M.shape[1] or M.nnz == 0 or not abs(M - M.T).max() > 1e-9:
@@ -438,7 +455,7 @@ def _asymmetric_matrix(W: Any) -> sp.csr_array | None:
     return M
 
 
-def gossip_for(kind: str, W: GossipLike | None, n: int) -> GossipMatrix:
+def gossip_for(kind: str, W: GossipLike | None, n: int, *, atol: float = DEFAULT_ATOL) -> GossipMatrix:
     """W checked as a fixed gossip matrix for a "gossip" (symmetric) or "push" rule
     (``instances.as_gossip``); a rule needing symmetry given a directed matrix is told which rules take
     one.
@@ -446,9 +463,13 @@ def gossip_for(kind: str, W: GossipLike | None, n: int) -> GossipMatrix:
     Parameters
     ----------
     kind : {"gossip", "push"}
-    W : GossipMatrix, array_like, sparse matrix or networkx.Graph
+        The rule's ``communication``.
+    W : GossipMatrix, numpy.ndarray, scipy.sparse matrix or networkx.Graph
+        The fixed W (a schedule is refused: `communication_channel` takes it).
     n : int
         The problem's number of workers.
+    atol : float, default 1e-9
+        Tolerance of the checks (``instances.as_gossip``).
 
     Returns
     -------
@@ -458,16 +479,22 @@ def gossip_for(kind: str, W: GossipLike | None, n: int) -> GossipMatrix:
     ------
     ValueError
         As ``instances.as_gossip``, with `_directed_round_rules` appended for a non-symmetric matrix.
+    TypeError
+        If W is a gossip schedule.
     """
     try:
-        return as_gossip(W, n, kind="symmetric" if kind == "gossip" else "push")
+        gossip = as_gossip(W, n, kind="symmetric" if kind == "gossip" else "push", atol=atol)
     except ValueError as err:
         if kind == "gossip" and _asymmetric_matrix(W) is not None:
             raise ValueError(f"{err}. {_directed_round_rules()}") from None
         raise
+    if not isinstance(gossip, GossipMatrix):
+        raise TypeError(f"W must be a fixed matrix here; got {gossip!r} (communication_channel takes "
+                        "schedules)")
+    return gossip
 
 
-def communication_channel(kind: str, W: GossipLike | GossipSchedule | None, n: int, *,
+def communication_channel(kind: str, W: GossipLike | None, n: int, *,
                           directed_rounds: bool = False) -> Channel:
     """W checked for a rule's communication ``kind`` (`symmetric_gossip`, `column_stochastic`,
     `support_graph`); "exact" ignores W.
@@ -476,9 +503,10 @@ def communication_channel(kind: str, W: GossipLike | GossipSchedule | None, n: i
     ----------
     kind : str
         One of `COMMUNICATION_KINDS`.
-    W : GossipMatrix, array_like, sparse matrix, networkx.Graph, instances.GossipSchedule or None
-        The communication matrix or graph (a `GossipMatrix` is not checked or decomposed again), or a
-        gossip schedule (`check_schedule`).
+    W : Gossip, numpy.ndarray, scipy.sparse matrix, networkx.Graph or None
+        The communication value (``instances.GossipLike``): a `GossipMatrix` is not checked or decomposed
+        again, a gossip schedule is checked for the kind (`check_schedule`), a matrix or graph is turned
+        into a `GossipMatrix` by ``instances.as_gossip`` ("graph" rules read its support instead).
     n : int
         The problem's number of workers.
     directed_rounds : bool, default False
@@ -512,11 +540,10 @@ def communication_channel(kind: str, W: GossipLike | GossipSchedule | None, n: i
     if isinstance(W, GossipSchedule) and kind in COMMUNICATION_KINDS and kind != "exact":
         if kind == "gossip" and W.kind == "push" and directed_rounds:
             W = doubly_stochastic_rounds(W)  # before lam: a round that is not doubly stochastic is named
-        return Channel(kind, None, check_schedule(W, n, kind, directed_rounds=directed_rounds), None,
-                       schedule=W)
+        return Channel(kind, W, check_schedule(W, n, kind, directed_rounds=directed_rounds), None)
     if kind in ("gossip", "push"):
         gossip = gossip_for(kind, W, n)
-        return Channel(kind, gossip.matrix, gossip.lam, _closed_support(gossip.matrix), gossip=gossip)
+        return Channel(kind, gossip, gossip.lam, _closed_support(gossip.matrix))
     if kind == "graph":
         G = support_graph(W, n)
         adjacency = sp.csr_array(nx.to_scipy_sparse_array(G, nodelist=range(n), format="csr"))
@@ -609,7 +636,7 @@ def _holdings(name: str, value: Any) -> list[tuple[str, Any]]:
     return [(name, value)]
 
 
-def state_arrays(state: Any) -> list[tuple[str, np.ndarray]]:
+def state_arrays(state: object) -> list[tuple[str, np.ndarray]]:
     """Every ndarray a state holds, with its name: each attribute (dataclass fields and any other instance
     attribute) and the items of list, tuple or dict attributes.
 
@@ -645,7 +672,7 @@ def _attributes(obj: Any) -> dict[str, Any]:
     return values
 
 
-def check_state(state: Any, n: int) -> None:
+def check_state(state: object, n: int) -> None:
     """ValueError unless every ndarray the state holds is per worker: leading axis n (`state_arrays`).
 
     Parameters
@@ -697,10 +724,10 @@ class StepRule:
     ----------
     problem : LocalFunctions
         The local functions (``n`` workers, dimension ``dim``); read here for the `Setup`, never kept.
-    W : array_like, sparse matrix, networkx.Graph, instances.GossipSchedule or Channel
-        The communication matrix for the rule's ``communication`` kind (None for "exact"), a gossip
-        schedule (W_t in iteration t, `check_schedule`), or the `Channel` the engine already checked;
-        never kept.
+    W : Gossip, numpy.ndarray, scipy.sparse matrix, networkx.Graph or Channel
+        The communication value for the rule's ``communication`` kind (``instances.GossipLike``; None for
+        "exact"): a `GossipMatrix`, a gossip schedule (W_t in iteration t, `check_schedule`), a matrix or
+        graph (``instances.as_gossip``), or the `Channel` the engine already checked; never kept.
     structural : dict
         The structural hyper-parameters of this batch (defaults filled in from the class).
     iterations : int
@@ -753,7 +780,8 @@ class StepRule:
     gossips: ClassVar[bool] = True
     knows: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, problem: LocalFunctions, W: GossipLike | Channel | None, structural: dict[str, Any], *,
+    def __init__(self, problem: LocalFunctions, W: GossipLike | Channel | None,
+                 structural: dict[str, object], *,
                  iterations: int) -> None:
         if self.communication not in COMMUNICATION_KINDS:
             raise ValueError(f"{self.name}: communication must be one of {COMMUNICATION_KINDS}; "
@@ -786,11 +814,10 @@ class StepRule:
         if "lambda_min" in self.knows:
             if schedule is not None:
                 lambda_min = min(_smallest_eigenvalue(schedule.matrix(t)) for t in range(checked))
-            elif channel.matrix is None:
+            elif not isinstance(channel.gossip, GossipMatrix):
                 raise ValueError(f"{self.name}: lambda_min needs a gossip matrix W")
             else:
-                lambda_min = _smallest_eigenvalue(channel.gossip if channel.gossip is not None
-                                                  else channel.matrix)
+                lambda_min = _smallest_eigenvalue(channel.gossip)
         if "problem_constants" in self.knows:
             constants = problem_constants(problem)
         if "graph" in self.knows and schedule is not None:
@@ -814,7 +841,7 @@ class StepRule:
             n, d, the cap, lam, and the facts the class declares in ``knows``.
         """
 
-    def resolve(self, values: dict[str, Any]) -> dict[str, Any]:
+    def resolve(self, values: dict[str, object]) -> dict[str, object]:
         """One configuration's batchable values, checked, with defaults filled in (default: momentum and
         beta in [0, 1)).
 

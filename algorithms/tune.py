@@ -6,14 +6,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-from decbounds.algorithms.api import prepared_gossip, run_batch
+from decbounds.algorithms.api import as_oracle, prepared_gossip, run_batch
 from decbounds.algorithms.registry import rule_class
 from decbounds.algorithms.result import Grid, Result
-from decbounds.instances.gossip import GossipLike
-from decbounds.instances.schedules import GossipSchedule
+from decbounds.instances.gossip import GossipLike, as_gossip
+from decbounds.instances.protocol import LocalFunctions
+from decbounds.oracles.base import Oracle
+
+if TYPE_CHECKING:
+    from decbounds.algorithms.engine import Context
+    from decbounds.algorithms.step_rule import State
 
 __all__ = ["default_step_grid", "detag_grid", "local_t_eps_score", "t_eps_score", "tune"]
 
@@ -36,18 +41,19 @@ def default_step_grid(smoothness: float, count: int = 8) -> list[float]:
     return [1.0 / (smoothness * 2.0**j) for j in range(count)]
 
 
-def detag_grid(problem: Any, W: GossipLike, iterations: int) -> dict[str, list[Any]]:
+def detag_grid(problem: LocalFunctions, W: GossipLike, iterations: int) -> dict[str, list[object]]:
     """DeTAG's default search (§9 tuned eta in {0, 0.1, 0.2, 0.4} and R in {1, 2, 3}; errata E20 asks for R
     down to small fractions of 1/sqrt(1 - lam)): eta in {formula, 0, 0.2, 0.4}, both starts, and R in
     {1, 2, 3} with Cor. 6's R and its halves and quarters.
 
     Parameters
     ----------
-    problem : object
+    problem : LocalFunctions
         The local functions (``n``; ``Delta`` and ``smoothness`` when stated), as for Cor. 6's R
         (`algorithms.rules.default_phase_length`).
-    W : matrix
-        The gossip matrix (its lam enters Cor. 6's R).
+    W : instances.GossipLike
+        The gossip value (its lam, a schedule's effective lam, enters Cor. 6's R), or a matrix or graph
+        (``instances.as_gossip``).
     iterations : int
         The iteration cap, T of Cor. 6's R.
 
@@ -57,9 +63,9 @@ def detag_grid(problem: Any, W: GossipLike, iterations: int) -> dict[str, list[A
         Hyper-parameter axes ``eta`` (None: the formula's), ``start`` and ``R``, for `tune`.
     """
     from decbounds.algorithms.rules import default_phase_length
-    from decbounds.algorithms.step_rule import symmetric_gossip
 
-    _, lam = symmetric_gossip(W, int(problem.n))
+    lam = as_gossip(W, int(problem.n)).lam
+    assert lam is not None  # a symmetric W or schedule has one
     R_cor6 = default_phase_length(problem, lam, iterations)
     R_values = sorted({1, 2, 3, R_cor6, max(1, math.ceil(R_cor6 / 2)), max(1, math.ceil(R_cor6 / 4))})
     return {"eta": [None, 0.0, 0.2, 0.4], "start": ["paper", "plain"], "R": R_values}
@@ -98,13 +104,13 @@ def local_t_eps_score(result: Result) -> float:
     return math.inf if value is None else float(value)
 
 
-def tune(name: str, problem: Any, W: GossipLike | GossipSchedule | None = None, grid: Any = None, *,
-         tol: float | None,
-         iterations: int, seeds: Any = (0,), batch: int = 1, admissible: bool = True,
-         groups: Sequence[Mapping[str, Any]] | None = None, prune: bool = False,
+def tune(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None,
+         grid: float | Sequence[float] | np.ndarray | None = None, *, tol: float | None,
+         iterations: int, seeds: Sequence[int] | np.ndarray = (0,), batch: int = 1, admissible: bool = True,
+         groups: Sequence[Mapping[str, object]] | None = None, prune: bool = False,
          score: Callable[[Result], float] = t_eps_score,
-         callback: Callable[[int, Any, Any], None] | None = None, record_every: int | None = None,
-         stop: str = "both", incumbent: float | None = None, **hyper: Any) -> Result:
+         callback: Callable[[int, State, Context], None] | None = None, record_every: int | None = None,
+         stop: str = "both", incumbent: float | None = None, **hyper: object) -> Result:
     """The configuration of least median ``score`` (T_eps by default) over ``grid`` (step sizes) x hyper
     grids x seeds, as a `Result` with the whole grid attached (``result.grid``, a `Grid`).
 
@@ -116,10 +122,11 @@ def tune(name: str, problem: Any, W: GossipLike | GossipSchedule | None = None, 
     ----------
     name : str
         Registry name of the algorithm (`algorithms.algorithm_names`).
-    problem : object
+    problem : Oracle or LocalFunctions
         The oracle or problem, as for `algorithms.run`.
-    W : GossipMatrix, array_like, sparse matrix or networkx.Graph, optional
-        The gossip matrix, as for `algorithms.run` (validated and decomposed once for the whole search).
+    W : instances.GossipLike, optional
+        The gossip value, as for `algorithms.run` (a matrix or graph is converted by ``instances.as_gossip``
+        once for the whole search).
     grid : sequence of float, optional
         Step sizes; ``default_step_grid(problem.smoothness)`` (1/L, 1/(2L), ..., 1/(128 L)) by default.
     tol : float or None
@@ -187,7 +194,7 @@ def tune(name: str, problem: Any, W: GossipLike | GossipSchedule | None = None, 
     'none of the 8 configurations reached a finite median score over 1 seed (tol=1e-05, iterations=10); ...'
     """
     cls = rule_class(name)
-    f = problem.f if hasattr(problem, "sample") and hasattr(problem, "f") else problem
+    _, f = as_oracle(problem)
     smoothness = getattr(f, "smoothness", None)
     if grid is None:
         if smoothness is None:

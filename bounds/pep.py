@@ -73,7 +73,7 @@ import operator
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from decbounds.bounds.pep_methods import MethodSpec, method_spec
@@ -85,6 +85,10 @@ from decbounds.bounds.validation import (
     require_count,
     require_real,
 )
+
+if TYPE_CHECKING:  # bounds imports instances inside a call only (docs/architecture.md, import rules)
+    from decbounds.instances.gossip import GossipLike, GossipMatrix
+    from decbounds.instances.matrices import MatrixLike
 
 __all__ = [
     "CHECK_TOLERANCE",
@@ -340,7 +344,9 @@ def _choice(name: str, value: Any, choices: Sequence[str]) -> str:
     return value
 
 
-def _check_W(W: Any, name: str = "W") -> np.ndarray:
+def _check_W(W: object, name: str = "W") -> np.ndarray:
+    """W as the PEP's class needs it: a dense, real, finite, square matrix, symmetric with rows summing to 1
+    (within 1e-10; no connectivity or sign asked), made exactly symmetric."""
     try:
         W = np.asarray(W.toarray() if hasattr(W, "toarray") else W)
         if np.iscomplexobj(W):  # numpy would drop the imaginary part with a ComplexWarning
@@ -359,6 +365,43 @@ def _check_W(W: Any, name: str = "W") -> np.ndarray:
     if not np.allclose(W.sum(axis=1), 1.0, rtol=0, atol=1e-10):
         raise ValueError(f"{name} must have rows summing to 1 (W 1 = 1)")
     return 0.5 * (W + W.T)
+
+
+def _gossip_rounds(W: GossipLike | Sequence[MatrixLike], rounds: int, method: str, K: int
+                   ) -> tuple[list[GossipMatrix | MatrixLike], bool]:
+    """The W of each gossip round, and whether W was one W for every round: a gossip schedule (an
+    ``instances.Gossip`` that is ``time_varying``) gives its first ``rounds`` rounds, a list, tuple or 3-D
+    array one W per round; a graph becomes its Metropolis W through ``instances.as_gossip`` (the one
+    conversion); a ``GossipMatrix`` or a matrix is the one W."""
+    import networkx as nx
+    from decbounds.instances.gossip import Gossip, as_gossip
+
+    if isinstance(W, Gossip) and W.time_varying:
+        sequence: list[GossipMatrix | MatrixLike] = [W.round_matrix(t) for t in range(rounds)]
+    elif isinstance(W, nx.Graph):
+        return [as_gossip(W, allow_disconnected=True)], True
+    elif isinstance(W, Gossip) or hasattr(W, "toarray") or not (isinstance(W, (list, tuple))
+                                                                 or np.ndim(W) == 3):
+        return [W], True
+    else:
+        sequence = list(W)
+    if len(sequence) != rounds:
+        raise ValueError(f"W must hold one matrix per gossip round ({rounds} for {method} at K = {K}); got "
+                         f"{len(sequence)}")
+    return sequence, False
+
+
+def _off_consensus_range(given: object, dense: np.ndarray) -> tuple[float, float]:
+    """(lambda_n, lambda_2), the extreme eigenvalues off consensus of one round: read from a
+    ``GossipMatrix`` (decomposed once, when it was made), else of the checked ``dense`` matrix made a
+    GossipMatrix by ``instances.as_gossip`` (the same ``eigvalsh`` of W - J, the same bits)."""
+    from decbounds.instances.gossip import GossipMatrix, as_gossip
+
+    value = given if isinstance(given, GossipMatrix) else None
+    if value is None or value.lambda_2 is None or value.lambda_n is None:
+        value = as_gossip(dense, allow_disconnected=True)
+    assert value.lambda_2 is not None and value.lambda_n is not None
+    return float(value.lambda_n), float(value.lambda_2)
 
 
 def _check_spectrum(spectrum: Any, name: str = "spectrum") -> tuple[float, float]:
@@ -683,20 +726,15 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
     if (W is None) == (spectrum is None):
         raise ValueError("give exactly one of W (exact gossip matrix) and spectrum=(lam_min, lam_max)")
     if W is not None:
-        if hasattr(W, "matrix") and callable(W.matrix):  # a gossip schedule: its first rounds
-            W = [W.matrix(t) for t in range(rounds)]
-        is_sequence = not hasattr(W, "toarray") and (isinstance(W, (list, tuple)) or np.ndim(W) == 3)
-        if is_sequence:
-            if len(W) != rounds:
-                raise ValueError(f"W must hold one matrix per gossip round ({rounds} for {spec.name} at K = "
-                                 f"{K}); got {len(W)}")
-            matrices = [_check_W(M, f"W[{t}]") for t, M in enumerate(W)]
-            time_varying = True
-        else:
-            if time_varying:
-                raise ValueError("time_varying=True with one W is that W in every round: give W one matrix "
-                                 "per round, or a spectrum pair")
-            matrices = [_check_W(W)]
+        from decbounds.instances.gossip import GossipMatrix
+
+        given, named = _gossip_rounds(W, rounds, spec.name, K)
+        if named and time_varying:
+            raise ValueError("time_varying=True with one W is that W in every round: give W one matrix "
+                             "per round, or a spectrum pair")
+        time_varying = time_varying or not named
+        matrices = [_check_W(M.toarray() if isinstance(M, GossipMatrix) else M, "W" if named else f"W[{t}]")
+                    for t, M in enumerate(given)]
         sizes = {M.shape[0] for M in matrices}
         if len(sizes) != 1:
             raise ValueError(f"W must hold matrices of one size; got sizes {sorted(sizes)}")
@@ -706,8 +744,7 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
         # the cyclic form's ceiling (the worker criterion solves one worker in the full form)
         N = check_size(K, size, circulant=bool(symmetry) and size >= 3 and criterion != "worker_gradient"
                        and all(_is_circulant(M) for M in matrices))
-        offs = [_off_consensus(M) for M in matrices]
-        spectra = [(float(o.min()), float(o.max())) if o.size else (0.0, 0.0) for o in offs]
+        spectra = [_off_consensus_range(M, dense) for M, dense in zip(given, matrices, strict=True)]
         exact: list[np.ndarray | None] = list(matrices)
         given_matrix = True
     else:
@@ -967,7 +1004,8 @@ def _quadratic_rows(left: np.ndarray, right: np.ndarray) -> np.ndarray:
 
 def worst_case(method: str | type, K: int, L: float = 1.0,
                step_size: float | Sequence[float] | Callable[[int], float] | None = None, *,
-               W: Any = None, spectrum: Sequence[float] | Sequence[Sequence[float]] | None = None,
+               W: GossipLike | Sequence[MatrixLike] | None = None,
+               spectrum: Sequence[float] | Sequence[Sequence[float]] | None = None,
                N: int | None = None, time_varying: bool = False, function_class: str = "nonconvex",
                mu: float = 0.0, criterion: str = "gradient", initial: str = "function_value",
                heterogeneity: str = "averages", starts: str = "equal", Delta: float = 1.0,
@@ -993,10 +1031,12 @@ def worst_case(method: str | type, K: int, L: float = 1.0,
     step_size : float, sequence of K floats or callable, optional
         The step alpha (default 1/L), one step per iteration, or ``k -> alpha_k`` (e.g. a diminishing
         ``lambda k: 1 / math.sqrt(k + 1)``).
-    W : array_like, sequence of array_like or gossip schedule, optional
-        A symmetric matrix with W 1 = 1 (the exact class), or one per gossip round (time-varying; an
-        ``instances.schedules.GossipSchedule`` gives its first rounds). Give exactly one of `W` and
-        `spectrum`.
+    W : instances.GossipLike or sequence of matrices, optional
+        The exact class: the gossip value W that ``algorithms.run`` takes. A ``GossipMatrix`` (its spectrum
+        is read, not computed again) or a symmetric matrix with W 1 = 1 (made one by ``instances.as_gossip``;
+        unlike ``run``, W need not be connected or non-negative), a graph (its Metropolis W), or
+        time-varying: a ``GossipSchedule`` (its first rounds) or one matrix per gossip round. Give exactly
+        one of `W` and `spectrum`.
     spectrum : (float, float) or sequence of pairs, optional
         ``(lam_min, lam_max)``: every symmetric W with W 1 = 1 whose spectrum off consensus lies in that
         interval, on `N` agents; one pair per gossip round (``MethodSpec.rounds``) is a time-varying class.

@@ -2,7 +2,9 @@
 
 Graphs and gossip matrices (G): topologies, weight rules, cvxpy-optimized FDLA/FMMC, spectral tools,
 exact-averaging factors, accelerated and Chebyshev gossip, and time-varying gossip schedules
-(`GossipSchedule`: one-peer exponential, random matchings, randomized gossip, rotating ring).
+(`GossipSchedule`: one-peer exponential, random matchings, randomized gossip, rotating ring). W is one
+value, a `Gossip` (a static `GossipMatrix` or a `GossipSchedule`), which every package takes; `as_gossip`
+is the one place a matrix or graph becomes one.
 Functions (f): the zero-chain hard functions of the lower-bound proof (Settings 1 and 2), heterogeneous
 quadratics with known heterogeneity, and a non-convex problem on a real bundled data set.
 
@@ -25,6 +27,7 @@ from decbounds.instances.averaging import (
 from decbounds.instances.gossip import (
     GOSSIP_KINDS,
     WEIGHT_RULES,
+    Gossip,
     GossipLike,
     GossipMatrix,
     as_gossip,
@@ -107,6 +110,7 @@ __all__ = [
     "CommunicationInstance",
     "DigitsProblem",
     "FiniteSumFunctions",
+    "Gossip",
     "GossipLike",
     "GossipMatrix",
     "GossipSchedule",

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import overload
 
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 from decbounds.bounds.validation import require_bool, require_graph, require_real
-from decbounds.instances.gossip_value import GOSSIP_KINDS, GossipMatrix
+from decbounds.instances.gossip_value import GOSSIP_KINDS, Gossip, GossipMatrix
 from decbounds.instances.graphs import node_order
 from decbounds.instances.matrices import (  # re-exported (in __all__): the gossip API of this module
     DEFAULT_ATOL,
@@ -33,6 +33,7 @@ from decbounds.instances.matrices import (  # re-exported (in __all__): the goss
     spectral_gap,
 )
 from decbounds.instances.optimize import optimize_gossip
+from decbounds.instances.schedules import GossipSchedule
 
 from decbounds.registry import Registry
 
@@ -41,6 +42,7 @@ __all__ = [
     "DENSE_EIG_LIMIT",
     "GOSSIP_KINDS",
     "WEIGHT_RULES",
+    "Gossip",
     "GossipLike",
     "GossipMatrix",
     "MatrixLike",
@@ -70,9 +72,11 @@ __all__ = [
 WEIGHT_RULES: Registry[Callable[..., sp.csr_array]] = Registry("weight rule", field="weights",
                                                             group="decbounds.weight_rules")
 
-#: What every entry point that communicates accepts as W: a validated `GossipMatrix` (used as it is), or a
-#: matrix or graph that `as_gossip` wraps once.
-GossipLike = GossipMatrix | np.ndarray | sp.spmatrix | sp.sparray | nx.Graph
+#: What every public boundary that takes the paper's W accepts (``algorithms.run``, ``run_batch``, ``tune``,
+#: ``bounds.worst_case(W=...)``, the figures' helpers): a `Gossip` value -- a `GossipMatrix` or a
+#: ``GossipSchedule`` -- used as it is, or a matrix or graph that `as_gossip`, the one conversion, turns into
+#: a `GossipMatrix` once.
+GossipLike = Gossip | np.ndarray | sp.spmatrix | sp.sparray | nx.Graph
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -178,38 +182,61 @@ def _check_connected(lam: float) -> None:
                          "(disconnected graph, or a periodic W with eigenvalue -1)")
 
 
+@overload
+def as_gossip(W: GossipSchedule, n: int | None = None, *, kind: str = "symmetric",
+              atol: float = DEFAULT_ATOL, allow_disconnected: bool = False) -> GossipSchedule: ...
+
+
+@overload
+def as_gossip(W: GossipMatrix | np.ndarray | sp.spmatrix | sp.sparray | nx.Graph | None,
+              n: int | None = None, *, kind: str = "symmetric", atol: float = DEFAULT_ATOL,
+              allow_disconnected: bool = False) -> GossipMatrix: ...
+
+
+@overload
 def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmetric",
-              atol: float = DEFAULT_ATOL) -> GossipMatrix:
-    """W as a validated `GossipMatrix` of the given kind: a GossipMatrix is returned as it is (no check, no
-    eigenvalue solve), anything else is checked and decomposed here, once.
+              atol: float = DEFAULT_ATOL, allow_disconnected: bool = False) -> Gossip: ...
+
+
+def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmetric",
+              atol: float = DEFAULT_ATOL, allow_disconnected: bool = False) -> Gossip:
+    """W as the `Gossip` value of the given kind: the one place a raw array, sparse matrix or graph becomes a
+    validated, decomposed `GossipMatrix`. A `Gossip` value is returned as it is (no check of its rounds, no
+    eigenvalue solve): a `GossipMatrix`, or a ``GossipSchedule`` (whose rounds were checked when built).
 
     kind "symmetric" (also accepts an "exact" GossipMatrix): square, symmetric, rows summing to 1, connected
-    (lam < 1), negative weights allowed (FDLA); a graph becomes ``gossip_matrix(G)`` (Metropolis). kind
-    "push": non-negative with columns summing to 1; a graph becomes ``column_stochastic_matrix`` (an
-    undirected one as its symmetric digraph). kind "exact": the all-reduce 11^T/n (W may be None; n needed).
+    (lam < 1; ``allow_disconnected=True`` keeps a W with lam = 1, as the PEP's class does), negative weights
+    allowed (FDLA); a graph becomes ``gossip_matrix(G)`` (Metropolis). kind "push": non-negative with
+    columns summing to 1; a graph becomes ``column_stochastic_matrix`` (an undirected one as its symmetric
+    digraph). kind "exact": the all-reduce 11^T/n (W may be None; n needed). A schedule must have n workers
+    and, for kind "symmetric", symmetric rounds (any kind for "push"; none for "exact").
 
     Parameters
     ----------
-    W : GossipMatrix, array_like, scipy.sparse matrix or networkx.Graph
-        The communication matrix, or a graph to build it from.
+    W : Gossip, numpy.ndarray, scipy.sparse matrix or networkx.Graph
+        The communication matrix or schedule, or a graph to build the matrix from (`GossipLike`).
     n : int, optional
         The number of workers W must fit (checked when given).
     kind : {"symmetric", "push", "exact"}, default "symmetric"
         What W is for (`GOSSIP_KINDS`).
     atol : float, default 1e-9
         Tolerance of the equality checks.
+    allow_disconnected : bool, default False
+        Accept a symmetric W with lam = 1 (a disconnected graph, or eigenvalue -1), for classes that do not
+        need consensus (the PEP's exact gossip class, a single matching round).
 
     Returns
     -------
-    GossipMatrix
+    Gossip
+        A `GossipMatrix` for a matrix or graph (and a GossipMatrix given), W itself for a schedule.
 
     Raises
     ------
     ValueError
-        If W is None (kinds "symmetric" and "push"), not n x n, a GossipMatrix of another kind, or fails a
+        If W is None (kinds "symmetric" and "push"), not n x n, a Gossip value of another kind, or fails a
         property of its kind (named in the message).
     TypeError
-        If W is not a matrix or a graph.
+        If W is not a matrix, a graph or a Gossip value.
 
     Examples
     --------
@@ -220,9 +247,14 @@ def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmet
     True
     >>> as_gossip(nx.cycle_graph(3), kind="push").toarray()[0].tolist()
     [0.3333333333333333, 0.3333333333333333, 0.3333333333333333]
+    >>> as_gossip(np.eye(2), allow_disconnected=True).lam
+    1.0
     """
     if kind not in GOSSIP_KINDS:
         raise ValueError(f"kind must be one of {GOSSIP_KINDS}; got kind={kind!r}")
+    allow_disconnected = require_bool("allow_disconnected", allow_disconnected)
+    if isinstance(W, GossipSchedule):
+        return _fitting_schedule(W, n, kind)
     if kind == "exact" and W is None:
         if n is None:
             raise ValueError("n is required for an exact-averaging GossipMatrix without W")
@@ -237,14 +269,17 @@ def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmet
         if W.kind == "push" and kind != "push":
             raise ValueError(f"W is a push GossipMatrix; this needs a {kind} one")
         gossip = W
+    elif isinstance(W, Gossip):  # a Gossip of neither member: the engine could not execute it
+        raise TypeError(f"W must be a GossipMatrix or a GossipSchedule; got a Gossip of type "
+                        f"{type(W).__name__}")
     elif kind == "push":
         gossip = _push(W, atol)
+    elif isinstance(W, nx.Graph):
+        gossip = gossip_matrix(W, allow_disconnected=allow_disconnected)
     else:
-        if isinstance(W, nx.Graph):
-            gossip = gossip_matrix(W)
-        else:
-            gossip = _symmetric(W, atol=atol)
-            assert gossip.lam is not None
+        gossip = _symmetric(W, atol=atol)
+        assert gossip.lam is not None
+        if not allow_disconnected:
             _check_connected(gossip.lam)
     if n is not None and gossip.shape != (n, n):
         raise ValueError(f"W shape mismatch: the problem has n={n} workers but W is "
@@ -252,7 +287,17 @@ def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmet
     return gossip
 
 
-def _push(W: GossipLike, atol: float) -> GossipMatrix:
+def _fitting_schedule(W: GossipSchedule, n: int | None, kind: str) -> GossipSchedule:
+    """A schedule checked for n and for the kind of its rounds (they were checked when built)."""
+    if n is not None and W.n != n:
+        raise ValueError(f"W shape mismatch: the problem has n={n} workers but the schedule {W.name} has "
+                         f"n={W.n}")
+    if kind == "exact" or (kind == "symmetric" and W.kind != "symmetric"):
+        raise ValueError(f"W is a GossipSchedule of kind {W.kind!r} ({W.name}); this needs a {kind} W")
+    return W
+
+
+def _push(W: MatrixLike | nx.Graph, atol: float) -> GossipMatrix:
     if isinstance(W, nx.Graph):
         W = column_stochastic_matrix(W if W.is_directed() else W.to_directed())
     P = as_csr(W, "W")
@@ -412,11 +457,23 @@ def path_matrix(G: nx.Graph) -> sp.csr_array:
     return from_edge_weights(n, u, v, np.full(u.shape, 0.5))
 
 
-def fdla(G: nx.Graph, **options: Any) -> sp.csr_array:
+def fdla(G: nx.Graph, **options: object) -> sp.csr_array:
     """Fastest distributed linear averaging (Xiao & Boyd 2004): the W of least lam; entries may be negative.
 
-    ``options`` go to `instances.optimize.optimize_gossip` (solver, cache, cache_dir, tol, solver_options).
+    Parameters
+    ----------
+    G : networkx.Graph
+        Connected, simple, undirected, on the nodes 0..n-1.
+    **options
+        Passed to `instances.optimize.optimize_gossip` (solver, cache, cache_dir, tol, solver_options).
 
+    Returns
+    -------
+    scipy.sparse.csr_array
+        The symmetric W with rows summing to 1, supported on G plus the diagonal, of least lam.
+
+    Examples
+    --------
     >>> W = fdla(nx.star_graph(4), cache=False)  # FMMC's lam on this star is 0.75
     >>> round(second_eigenvalue(W), 4), round(float(W.toarray().min()), 4)
     (0.6667, -0.3333)
@@ -424,11 +481,23 @@ def fdla(G: nx.Graph, **options: Any) -> sp.csr_array:
     return optimize_gossip(G, "fdla", **options).W
 
 
-def fmmc(G: nx.Graph, **options: Any) -> sp.csr_array:
+def fmmc(G: nx.Graph, **options: object) -> sp.csr_array:
     """Fastest-mixing Markov chain (Boyd, Diaconis & Xiao 2004): the non-negative W of least lam.
 
-    ``options`` go to `instances.optimize.optimize_gossip` (solver, cache, cache_dir, tol, solver_options).
+    Parameters
+    ----------
+    G : networkx.Graph
+        Connected, simple, undirected, on the nodes 0..n-1.
+    **options
+        Passed to `instances.optimize.optimize_gossip` (solver, cache, cache_dir, tol, solver_options).
 
+    Returns
+    -------
+    scipy.sparse.csr_array
+        The non-negative symmetric doubly stochastic W on G plus the diagonal of least lam.
+
+    Examples
+    --------
     >>> round(second_eigenvalue(fmmc(nx.path_graph(4), cache=False)), 4)
     0.7071
     """

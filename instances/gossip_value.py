@@ -1,33 +1,103 @@
-"""`GossipMatrix`: a communication matrix validated and decomposed once, then passed around as a value.
+"""`Gossip`, the one gossip value, and `GossipMatrix`, its static member: W validated and decomposed once.
 
-``instances.gossip_matrix`` returns one; ``algorithms.run``, ``run_batch``, ``tune``, the verify harness and
-the PEP (``bounds.worst_case(W=...)``, through ``toarray``) accept it and read its CSR matrix and its
-spectrum instead of checking and decomposing W again. A raw array, sparse matrix or graph is still accepted
-everywhere and wrapped once, by ``instances.as_gossip``.
+A `Gossip` is the paper's W as a value that every package takes: the engine (``algorithms.run``,
+``run_batch``, ``tune``), the PEP (``bounds.worst_case(W=...)``), the gossip CLI and the figures. It has two
+members: `GossipMatrix` (one W in every round, with its spectrum) and ``instances.GossipSchedule`` (W_0, W_1,
+... of a time-varying network). Every consumer reads the same few things of it: ``n``, ``kind``,
+``time_varying``, ``period``, ``lam`` and ``round_matrix(t)``, the W of round t.
 
-The object is a plain value: this module validates nothing (it sits below ``instances.matrices``, which
-builds the spectra, and ``instances.gossip``, which validates); build one with ``instances.as_gossip`` or
-``instances.gossip_matrix``, never by calling the class with numbers of your own.
+A raw array, sparse matrix or graph is accepted at every public boundary and turned into a value in one
+place, ``instances.as_gossip`` (``instances.GossipLike`` names what it accepts).
+
+The objects are plain values: this module validates nothing (it sits below ``instances.matrices``, which
+builds the spectra, and ``instances.gossip``, which validates); build a `GossipMatrix` with
+``instances.as_gossip`` or ``instances.gossip_matrix``, never by calling the class with numbers of your own.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
-__all__ = ["GOSSIP_KINDS", "GossipMatrix"]
+__all__ = ["GOSSIP_KINDS", "Gossip", "GossipMatrix"]
 
 #: What a `GossipMatrix` is for: "symmetric" (symmetric, doubly stochastic, the paper's W), "push"
 #: (column-stochastic, for push-sum/SGP; no lam) and "exact" (the all-reduce 11^T/n, lam = 0).
 GOSSIP_KINDS: tuple[str, ...] = ("symmetric", "push", "exact")
 
 
+class Gossip(ABC):
+    """The gossip value W: the communication matrices W_0, W_1, ... of one network, validated once.
+
+    Members: `GossipMatrix` (static: W_t = W, its spectrum computed once) and ``instances.GossipSchedule``
+    (time-varying: W_t built and checked round by round). What every consumer reads:
+
+    - ``n`` : int, the workers (W_t is n x n);
+    - ``kind`` : str, what every W_t is: "symmetric" (symmetric, doubly stochastic, the paper's W), "push"
+      (column stochastic, push-sum) or "exact" (the all-reduce 11^T/n; static only);
+    - ``time_varying`` : bool, whether W_t changes with t (False for a `GossipMatrix`);
+    - ``period`` : int or None, the period of the rounds (1 for a `GossipMatrix`; None for a schedule
+      generated without repetition);
+    - ``lam`` : float or None, the contraction the rules read: max(|lambda_2|, |lambda_n|) of a symmetric
+      W, the effective lam of a schedule (``GossipSchedule.effective_lam``), None for a push W;
+    - `round_matrix` (t), the W of round t as CSR (the engine applies it in iteration t).
+
+    References
+    ----------
+    Lu & De Sa (2021), Sect. 2 (the gossip matrix and lam); docs/theory.md §1.6 and §17 (time-varying).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from decbounds import instances
+    >>> static, varying = instances.gossip_matrix(nx.cycle_graph(4)), instances.rotating_ring(4)
+    >>> [(isinstance(W, Gossip), W.n, W.time_varying, W.period) for W in (static, varying)]
+    [(True, 4, False, 1), (True, 4, True, 2)]
+    >>> varying.round_matrix(1).toarray()[1].tolist()
+    [0.0, 0.5, 0.5, 0.0]
+    """
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:  # declared for the type checker; each member implements them as it stores them
+        @property
+        def n(self) -> int: ...
+
+        @property
+        def kind(self) -> str: ...
+
+        @property
+        def time_varying(self) -> bool: ...
+
+        @property
+        def period(self) -> int | None: ...
+
+        @property
+        def lam(self) -> float | None: ...
+
+    @abstractmethod
+    def round_matrix(self, t: int) -> sp.csr_array:
+        """W_t, the matrix of round t (rows receive, columns send), as CSR.
+
+        Parameters
+        ----------
+        t : int
+            The round (the engine's iteration), >= 0.
+
+        Returns
+        -------
+        scipy.sparse.csr_array
+        """
+
+
 @dataclass(frozen=True, eq=False, repr=False)
-class GossipMatrix:
-    """A validated communication matrix with its spectrum summary (docs/theory.md §1.6).
+class GossipMatrix(Gossip):
+    """A validated communication matrix with its spectrum summary (docs/theory.md §1.6): the static `Gossip`.
 
     For the symmetric kind, lam = max(|lambda_2|, |lambda_n|) = ||W - 11^T/n||_2 and the spectral gap is
     1 - lam, with lambda_2 >= lambda_n the extreme eigenvalues of W on the complement of the consensus
@@ -50,6 +120,10 @@ class GossipMatrix:
         max(|lambda_2|, |lambda_n|) (None for "push").
     n : int
         Workers (rows of W).
+    time_varying : bool
+        False: W in every round.
+    period : int
+        1.
 
     Examples
     --------
@@ -80,6 +154,31 @@ class GossipMatrix:
         return int(self.matrix.shape[0])
 
     @property
+    def time_varying(self) -> bool:
+        """False: the same W in every round."""
+        return False
+
+    @property
+    def period(self) -> int:
+        """1: W_t = W for every t."""
+        return 1
+
+    def round_matrix(self, t: int) -> sp.csr_array:
+        """W itself, whatever the round (the `Gossip` interface).
+
+        Parameters
+        ----------
+        t : int
+            The round (ignored: W is static).
+
+        Returns
+        -------
+        scipy.sparse.csr_array
+            ``self.matrix`` (read-only arrays).
+        """
+        return self.matrix
+
+    @property
     def shape(self) -> tuple[int, int]:
         """(n, n)."""
         return self.matrix.shape  # type: ignore[return-value]
@@ -90,7 +189,7 @@ class GossipMatrix:
         return int(self.matrix.nnz)
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> np.dtype[np.float64]:
         """float64."""
         return self.matrix.dtype
 
@@ -101,11 +200,11 @@ class GossipMatrix:
             raise ValueError("a push (column-stochastic) matrix has no lam and no spectral gap")
         return 1.0 - self.lam
 
-    def toarray(self) -> np.ndarray:
+    def toarray(self) -> npt.NDArray[np.float64]:
         """W as a dense (n, n) array (a new, writable copy)."""
         return self.matrix.toarray()
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+    def __array__(self, dtype: npt.DTypeLike = None, copy: bool | None = None) -> npt.NDArray[np.float64]:
         # np.asarray(W), and so scipy.sparse.csr_array(W), see the dense matrix (a new array)
         dense = self.matrix.toarray()
         return dense if dtype is None else dense.astype(dtype)
@@ -114,10 +213,11 @@ class GossipMatrix:
         """W in COO form (a copy)."""
         return self.matrix.tocoo()
 
-    def diagonal(self) -> np.ndarray:
+    def diagonal(self) -> npt.NDArray[np.float64]:
         """W's diagonal."""
         return self.matrix.diagonal()
 
+    # the private protocol of a sparse matrix: whatever scipy's product and indexing take and return
     def __matmul__(self, other: Any) -> Any:
         return self.matrix @ other
 

@@ -142,12 +142,42 @@ MAX_ATOL = 0.1
 
 
 def check_atol(atol: object) -> float:
-    """The tolerance of the gossip checks: a finite real number in [0, MAX_ATOL]."""
+    """The tolerance of the gossip checks: a finite real number in [0, MAX_ATOL].
+
+    Parameters
+    ----------
+    atol : object
+        The tolerance as given (validated here).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError, TypeError
+        If atol is not a real number in [0, MAX_ATOL].
+    """
     return require_real("atol", atol, allow_zero=True, maximum=MAX_ATOL)
 
 
 def check_symmetric_stochastic(W: sp.csr_array, atol: float, name: str = "W") -> None:
-    """ValueError unless W is symmetric and its rows sum to 1, both within ``atol``."""
+    """ValueError unless W is symmetric and its rows sum to 1, both within ``atol``.
+
+    Parameters
+    ----------
+    W : scipy.sparse.csr_array
+        The matrix.
+    atol : float
+        Tolerance of both checks (max |W - W^T| and max |W 1 - 1|).
+    name : str, default "W"
+        The matrix's name in the message (``W_3`` for a schedule's round).
+
+    Raises
+    ------
+    ValueError
+        Naming the property that fails and by how much.
+    """
     asym = abs(W - W.T).max() if W.nnz else 0.0
     if asym > atol:
         raise ValueError(f"{name} is not symmetric: max |W - W^T| = {asym:.3g} > atol={atol:g}")

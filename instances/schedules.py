@@ -38,6 +38,7 @@ from decbounds.bounds.validation import (
     require_graph,
     require_seed,
 )
+from decbounds.instances.gossip_value import Gossip
 from decbounds.instances.graphs import node_order
 from decbounds.instances.matrices import (
     DEFAULT_ATOL,
@@ -99,9 +100,10 @@ def _rounds(name: str, count: object, minimum: int = 0) -> int:
                          what="MAX_SCHEDULE_ROUNDS: the rounds one call builds or multiplies")
 
 
-class GossipSchedule:
+class GossipSchedule(Gossip):
     """A sequence of gossip matrices W_0, W_1, ...: periodic (W_t = W_{t mod period}) or generated round by
-    round (period None). Build one with a constructor of this module; the engine applies W_t at iteration t.
+    round (period None), the time-varying `Gossip` (``time_varying`` is True, ``round_matrix(t)`` is
+    `matrix` (t)). Build one with a constructor of this module; the engine applies W_t at iteration t.
 
     Parameters
     ----------
@@ -132,6 +134,8 @@ class GossipSchedule:
     n, period, kind, name, length : as given.
     lam : float
         `effective_lam` with its defaults (computed on first use).
+    time_varying : bool
+        True.
 
     Raises
     ------
@@ -154,6 +158,11 @@ class GossipSchedule:
     >>> s.matrix(1).toarray()[0].tolist()  # worker 0 averages with worker 0 XOR 2
     [0.5, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0]
     """
+
+    n: int
+    period: int | None
+    kind: str
+    time_varying = True
 
     def __init__(self, n: int, round_matrix: Callable[[int], MatrixLike], *, period: int | None = None,
                  kind: str = "symmetric", name: str = "schedule", nonnegative: bool = True,
@@ -209,6 +218,20 @@ class GossipSchedule:
             self._cache.pop(next(iter(self._cache)))
         self._cache[key] = W
         return W
+
+    def round_matrix(self, t: int) -> sp.csr_array:
+        """W_t (the `Gossip` interface): `matrix` (t).
+
+        Parameters
+        ----------
+        t : int
+            The round, >= 0.
+
+        Returns
+        -------
+        scipy.sparse.csr_array
+        """
+        return self.matrix(t)
 
     def _checked(self, t: int, M: Any) -> sp.csr_array:
         name = f"W_{t}"
@@ -923,13 +946,13 @@ def schedule_from_callable(round_matrix: Callable[[int], MatrixLike], n: int, *,
                           nonnegative=nonnegative)
 
 
-def as_schedule(W: Any) -> GossipSchedule:
+def as_schedule(W: GossipSchedule | MatrixLike) -> GossipSchedule:
     """W itself when it is a `GossipSchedule`, else `constant_schedule` (W).
 
     Parameters
     ----------
-    W : GossipSchedule or matrix
-        A schedule, or one gossip matrix (dense or scipy.sparse) used at every round.
+    W : GossipSchedule, GossipMatrix, numpy.ndarray or scipy.sparse matrix
+        A schedule, or one gossip matrix used at every round.
 
     Returns
     -------
