@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from decbounds.algorithms.engine import STOP_RULES, Context, Ledger, LoopSettings, batch_hyper, execute
@@ -76,7 +76,7 @@ def as_oracle(problem: Oracle | LocalFunctions) -> tuple[Oracle | None, LocalFun
             raise TypeError(f"problem must be an oracle (with .sample and .f) or local functions with n, "
                             f"dim, x0, grad and full_grad; {type(problem).__name__} has no attribute "
                             f"{attribute!r}")
-    return None, problem  # type: ignore[return-value]
+    return None, problem
 
 
 def _step_sizes(values: Any) -> list[float]:
@@ -261,8 +261,8 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None 
         for index, result in zip(indices, group_results, strict=True):
             results[index] = result
     # a compressed rule's delta (or omega) is known when the whole batch used one compressor
-    known = len(groups) == 1 and hasattr(rule, "compression_constants")
-    compression = rule.compression_constants() if known else None
+    constants = getattr(rule, "compression_constants", None)
+    compression = constants() if len(groups) == 1 and constants is not None else None
     bound = run_prediction(cls.name, oracle, f, channel, batch=batch, tol=tol, compression=compression)
     done = [r for r in results if r is not None]
     for result in done:
@@ -471,5 +471,5 @@ def run(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None
             raise ValueError(f"{key} must be one value for run (use run_batch for grids); got {value!r}")
     (result,) = run_batch(name, problem, W, step_sizes=[step_size], seeds=[seed], iterations=iterations,
                           batch=batch, tol=tol, check_every=check_every, record_progress=record_progress,
-                          **options)
+                          **cast("dict[str, Any]", options))  # run_batch checks each
     return result

@@ -270,6 +270,16 @@ class Context:
     """
 
     __slots__ = ("batch", "communication", "d", "hyper", "k", "knows", "n", "step_size", "x0")
+    # the slots' types (set by the engine, read-only to the rule)
+    batch: int
+    communication: str
+    d: int
+    hyper: Mapping[str, Any]
+    k: int
+    knows: frozenset[str]
+    n: int
+    step_size: np.ndarray
+    x0: np.ndarray
 
     def __init__(self) -> None:
         raise TypeError("a Context is built by the engine: algorithms.engine.Ledger(...).context")

@@ -250,7 +250,7 @@ class MixingOperator:
         # array: the kernel zeroes its output before it reads Z (identity tests, no call on the hot path)
         usable = out is not None and out.flags.c_contiguous and out.shape == Z.shape and out is not Z \
             and out.base is not Z and (Z.base is None or (Z.base is not out and Z.base is not out.base))
-        target = out if usable else np.empty(Z.shape)
+        target = out if out is not None and usable else np.empty(Z.shape)
         width = Z.size // n if n else 0
         combine = a is not None or previous is not None
         if a is not None or b is not None:

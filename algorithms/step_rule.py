@@ -917,7 +917,8 @@ class StepRule:
         -------
         numpy.ndarray, shape (k, d)
         """
-        return np.add.reduce(state.x, axis=0) * (1.0 / self.n)
+        x_hat: np.ndarray = np.add.reduce(state.x, axis=0) * (1.0 / self.n)
+        return x_hat
 
     def worker_arrays(self, state: State) -> list[np.ndarray]:
         """The per-worker (n, ...) arrays the divergence guard checks, the local models first.

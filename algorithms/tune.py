@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from decbounds.algorithms.api import as_oracle, prepared_gossip, run_batch
@@ -41,7 +41,7 @@ def default_step_grid(smoothness: float, count: int = 8) -> list[float]:
     return [1.0 / (smoothness * 2.0**j) for j in range(count)]
 
 
-def detag_grid(problem: LocalFunctions, W: GossipLike, iterations: int) -> dict[str, list[object]]:
+def detag_grid(problem: LocalFunctions, W: GossipLike, iterations: int) -> dict[str, Sequence[object]]:
     """DeTAG's default search (§9 tuned eta in {0, 0.1, 0.2, 0.4} and R in {1, 2, 3}; errata E20 asks for R
     down to small fractions of 1/sqrt(1 - lam)): eta in {formula, 0, 0.2, 0.4}, both starts, and R in
     {1, 2, 3} with Cor. 6's R and its halves and quarters.
@@ -235,7 +235,7 @@ def tune(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = Non
             cap = min(iterations, math.floor(best))
         batch_runs = run_batch(name, problem, W, step_sizes=steps, seeds=seed_list, iterations=cap,
                                batch=batch, tol=tol, callback=callback, record_every=record_every,
-                               stop=stop, **{**hyper, **group})
+                               stop=stop, **cast("dict[str, Any]", {**hyper, **group}))  # run_batch checks
         for start in range(0, len(batch_runs), per_config):
             median = float(np.median([score(run) for run in batch_runs[start : start + per_config]]))
             if math.isfinite(median) and (best is None or median < best):

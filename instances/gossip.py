@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import overload
+from typing import Any, TypeAlias, cast, overload
 
 import networkx as nx
 import numpy as np
@@ -76,7 +76,7 @@ WEIGHT_RULES: Registry[Callable[..., sp.csr_array]] = Registry("weight rule", fi
 #: ``bounds.worst_case(W=...)``, the figures' helpers): a `Gossip` value -- a `GossipMatrix` or a
 #: ``GossipSchedule`` -- used as it is, or a matrix or graph that `as_gossip`, the one conversion, turns into
 #: a `GossipMatrix` once.
-GossipLike = Gossip | np.ndarray | sp.spmatrix | sp.sparray | nx.Graph
+GossipLike: TypeAlias = Gossip | np.ndarray | sp.spmatrix | sp.sparray | nx.Graph
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -147,7 +147,7 @@ def _symmetric(W: MatrixLike, *, atol: float = DEFAULT_ATOL, cayley: tuple[int, 
     if (sp.issparse(W) or isinstance(W, np.ndarray)) and (len(W.shape) != 2 or W.shape[0] != W.shape[1]):
         raise ValueError(f"W is not square: shape {W.shape}")
     M = as_csr(W)
-    if M is W:  # as_csr shares a csr_array it is given: the value keeps its own read-only copy
+    if id(M) == id(W):  # as_csr shares a csr_array it is given: the value keeps its own read-only copy
         M = M.copy()
     M.sum_duplicates()
     check_symmetric_stochastic(M, atol)
@@ -194,7 +194,7 @@ def as_gossip(W: GossipMatrix | np.ndarray | sp.spmatrix | sp.sparray | nx.Graph
 
 
 @overload
-def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmetric",
+def as_gossip(W: Gossip, n: int | None = None, *, kind: str = "symmetric",
               atol: float = DEFAULT_ATOL, allow_disconnected: bool = False) -> Gossip: ...
 
 
@@ -301,7 +301,7 @@ def _push(W: MatrixLike | nx.Graph, atol: float) -> GossipMatrix:
     if isinstance(W, nx.Graph):
         W = column_stochastic_matrix(W if W.is_directed() else W.to_directed())
     P = as_csr(W, "W")
-    if P is W:
+    if id(P) == id(W):  # as_csr shares a csr_array it is given: the value keeps its own copy
         P = P.copy()
     P.sum_duplicates()
     if P.nnz and P.data.min() < -atol:
@@ -478,7 +478,7 @@ def fdla(G: nx.Graph, **options: object) -> sp.csr_array:
     >>> round(second_eigenvalue(W), 4), round(float(W.toarray().min()), 4)
     (0.6667, -0.3333)
     """
-    return optimize_gossip(G, "fdla", **options).W
+    return optimize_gossip(G, "fdla", **cast("dict[str, Any]", options)).W  # optimize_gossip checks them
 
 
 def fmmc(G: nx.Graph, **options: object) -> sp.csr_array:
@@ -501,7 +501,7 @@ def fmmc(G: nx.Graph, **options: object) -> sp.csr_array:
     >>> round(second_eigenvalue(fmmc(nx.path_graph(4), cache=False)), 4)
     0.7071
     """
-    return optimize_gossip(G, "fmmc", **options).W
+    return optimize_gossip(G, "fmmc", **cast("dict[str, Any]", options)).W  # optimize_gossip checks them
 
 
 WEIGHT_RULES.register("metropolis", metropolis)

@@ -181,7 +181,8 @@ class GossipMatrix(Gossip):
     @property
     def shape(self) -> tuple[int, int]:
         """(n, n)."""
-        return self.matrix.shape  # type: ignore[return-value]
+        rows, columns = self.matrix.shape
+        return int(rows), int(columns)
 
     @property
     def nnz(self) -> int:
@@ -191,7 +192,8 @@ class GossipMatrix(Gossip):
     @property
     def dtype(self) -> np.dtype[np.float64]:
         """float64."""
-        return self.matrix.dtype
+        dtype: np.dtype[np.float64] = self.matrix.dtype
+        return dtype
 
     @property
     def spectral_gap(self) -> float:
@@ -202,11 +204,13 @@ class GossipMatrix(Gossip):
 
     def toarray(self) -> npt.NDArray[np.float64]:
         """W as a dense (n, n) array (a new, writable copy)."""
-        return self.matrix.toarray()
+        dense: npt.NDArray[np.float64] = self.matrix.toarray()
+        return dense
 
-    def __array__(self, dtype: npt.DTypeLike = None, copy: bool | None = None) -> npt.NDArray[np.float64]:
+    def __array__(self, dtype: npt.DTypeLike | None = None,
+                  copy: bool | None = None) -> npt.NDArray[np.float64]:
         # np.asarray(W), and so scipy.sparse.csr_array(W), see the dense matrix (a new array)
-        dense = self.matrix.toarray()
+        dense = self.toarray()
         return dense if dtype is None else dense.astype(dtype)
 
     def tocoo(self) -> sp.coo_array:
@@ -215,7 +219,8 @@ class GossipMatrix(Gossip):
 
     def diagonal(self) -> npt.NDArray[np.float64]:
         """W's diagonal."""
-        return self.matrix.diagonal()
+        diagonal: npt.NDArray[np.float64] = self.matrix.diagonal()
+        return diagonal
 
     # the private protocol of a sparse matrix: whatever scipy's product and indexing take and return
     def __matmul__(self, other: Any) -> Any:

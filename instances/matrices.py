@@ -10,6 +10,7 @@ mixing parameter is lam = max(|lambda_2|, |lambda_n|) = ||W - 11^T/n||_2 and the
 from __future__ import annotations
 
 import math
+from typing import TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
@@ -49,7 +50,9 @@ CLOSED_FORM_ATOL = 1e-12
 EIGEN_TOL = 1e-10
 DEFAULT_ATOL = 1e-9
 
-MatrixLike = np.ndarray | sp.spmatrix | sp.sparray | GossipMatrix
+#: A matrix as the gossip tools take it (`as_csr` converts it): dense, any scipy.sparse format, or a
+#: `GossipMatrix` (its CSR matrix, read as it is).
+MatrixLike: TypeAlias = np.ndarray | sp.spmatrix | sp.sparray | GossipMatrix
 
 
 def as_csr(W: MatrixLike, name: str = "W") -> sp.csr_array:

@@ -367,7 +367,8 @@ class GossipSchedule(Gossip):
         start = require_count("start", start, 0)
         if self.period is not None and count > MAX_SCHEDULE_ROUNDS:
             q, r = divmod(count, self.period)
-            return self.product(r, start) @ np.linalg.matrix_power(self.product(self.period, start), q)
+            periods: np.ndarray = np.linalg.matrix_power(self.product(self.period, start), q)
+            return self.product(r, start) @ periods
         P = np.eye(self.n)
         for W in self.rounds(start, _rounds("count", count)):
             P = W @ P
@@ -406,13 +407,15 @@ class GossipSchedule(Gossip):
             y = x.reshape(n, -1)
             for W in mats:
                 y = W @ y
-            return y - x.reshape(n, -1).mean(axis=0, keepdims=True)  # (Phi - J) x: 1^T Phi = 1^T
+            image: np.ndarray = y - x.reshape(n, -1).mean(axis=0, keepdims=True)  # (Phi - J) x: 1^T Phi = 1^T
+            return image
 
         def backward(y: np.ndarray) -> np.ndarray:
             x = y.reshape(n, -1)
             for W in reversed(mats):
                 x = W.T @ x
-            return x - y.reshape(n, -1).mean(axis=0, keepdims=True)  # (Phi - J)^T y
+            image: np.ndarray = x - y.reshape(n, -1).mean(axis=0, keepdims=True)  # (Phi - J)^T y
+            return image
 
         operator = spla.LinearOperator((n, n), matvec=forward, rmatvec=backward, matmat=forward,
                                        rmatmat=backward, dtype=float)
