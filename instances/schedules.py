@@ -368,7 +368,8 @@ class GossipSchedule(Gossip):
         if self.period is not None and count > MAX_SCHEDULE_ROUNDS:
             q, r = divmod(count, self.period)
             periods: np.ndarray = np.linalg.matrix_power(self.product(self.period, start), q)
-            return self.product(r, start) @ periods
+            power: np.ndarray = self.product(r, start) @ periods
+            return power
         P = np.eye(self.n)
         for W in self.rounds(start, _rounds("count", count)):
             P = W @ P
