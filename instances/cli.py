@@ -9,13 +9,90 @@ import argparse
 import inspect
 import sys
 import time
+from typing import NamedTuple
 
 import networkx as nx
-from decbounds.instances.gossip import WEIGHT_RULES, gossip_matrix, second_eigenvalue
+from decbounds.instances.gossip import WEIGHT_RULES, GossipLike, GossipMatrix, as_gossip, gossip_matrix
 from decbounds.instances.graphs import TOPOLOGIES, topology
 from decbounds.instances.optimize import SOLVERS, optimize_gossip
 
-__all__ = ["TOPOLOGY_FLAGS", "add_parser", "run", "topology_flags"]
+__all__ = ["TOPOLOGY_FLAGS", "SpectrumSummary", "add_parser", "run", "spectrum_summary", "topology_flags"]
+
+
+class SpectrumSummary(NamedTuple):
+    """What ``decbounds gossip`` reports of one gossip value (`spectrum_summary`).
+
+    Parameters
+    ----------
+    n : int
+        Workers.
+    kind : str
+        ``Gossip.kind``.
+    time_varying : bool
+        A schedule (W_t changes with t).
+    period : int or None
+        ``Gossip.period``.
+    lam : float or None
+        max(|lambda_2|, |lambda_n|) (a schedule: its effective lam; None for a push W).
+    spectral_gap : float or None
+        1 - lam.
+    lambda_2, lambda_n : float or None
+        The extreme eigenvalues off consensus of a static symmetric W (None otherwise).
+    method : str
+        How lam was obtained.
+    """
+
+    n: int
+    kind: str
+    time_varying: bool
+    period: int | None
+    lam: float | None
+    spectral_gap: float | None
+    lambda_2: float | None
+    lambda_n: float | None
+    method: str
+
+
+def spectrum_summary(W: GossipLike, *, kind: str = "symmetric") -> SpectrumSummary:
+    """The spectrum summary of a gossip value, as ``decbounds gossip`` prints it: W is converted once, by
+    ``instances.as_gossip`` (a `GossipMatrix` or a ``GossipSchedule`` is read as it is, no eigenvalue solve
+    again), and its lam, gap and extreme eigenvalues are read from the value.
+
+    Parameters
+    ----------
+    W : instances.GossipLike
+        A `GossipMatrix`, a ``GossipSchedule``, or a matrix or graph (converted by ``instances.as_gossip``).
+    kind : {"symmetric", "push", "exact"}, default "symmetric"
+        What W is for (``instances.GOSSIP_KINDS``).
+
+    Returns
+    -------
+    SpectrumSummary
+
+    Raises
+    ------
+    ValueError, TypeError
+        As ``instances.as_gossip``.
+
+    Examples
+    --------
+    >>> summary = spectrum_summary(nx.cycle_graph(6))
+    >>> round(summary.lam, 4), round(summary.spectral_gap, 4), summary.method
+    (0.6667, 0.3333, 'dense eigvalsh')
+    >>> from decbounds.instances.schedules import rotating_ring
+    >>> summary = spectrum_summary(rotating_ring(8))
+    >>> summary.time_varying, summary.period, round(summary.lam, 4), summary.method
+    (True, 2, 0.8409, 'effective lam')
+    """
+    gossip = as_gossip(W, kind=kind)
+    lam = gossip.lam
+    if isinstance(gossip, GossipMatrix):
+        lambda_2, lambda_n, method = gossip.lambda_2, gossip.lambda_n, gossip.spectrum_method
+    else:
+        lambda_2, lambda_n, method = None, None, "effective lam"
+    return SpectrumSummary(n=gossip.n, kind=gossip.kind, time_varying=gossip.time_varying,
+                           period=gossip.period, lam=lam, spectral_gap=None if lam is None else 1.0 - lam,
+                           lambda_2=lambda_2, lambda_n=lambda_n, method=method)
 
 #: A topology builder's parameter -> the ``decbounds gossip`` option that sets it, with its help. A
 #: builder's parameter without an option here (``exponential``'s ``directed``) keeps its default on the
@@ -178,7 +255,9 @@ def _run(args: argparse.Namespace) -> int:
             lam, solver = result.lam, result.solver + (" (cached)" if result.from_cache else "")
         else:
             try:
-                lam, solver = second_eigenvalue(gossip_matrix(G, weights)), "closed rule"
+                summary = spectrum_summary(gossip_matrix(G, weights))
+                assert summary.lam is not None
+                lam, solver = summary.lam, "closed rule"
             except ValueError:
                 if weights == args.weights:
                     raise
