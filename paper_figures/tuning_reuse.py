@@ -20,13 +20,13 @@ if TYPE_CHECKING:
     from decbounds.algorithms.result import Result
     from decbounds.instances.gossip import GossipLike
     from decbounds.instances.protocol import LocalFunctions
-    from decbounds.instances.schedules import GossipSchedule
     from decbounds.oracles.base import Oracle
 
 #: What the tunings take as the problem (``algorithms.tune``'s): an oracle, or local functions (exact).
 Problem: TypeAlias = "Oracle | LocalFunctions"
-#: What they take as the gossip: a matrix (or graph) of ``instances.GossipLike``, a schedule, or None.
-Gossip: TypeAlias = "GossipLike | GossipSchedule | None"
+#: What they take as W: ``instances.GossipLike`` (a gossip value -- matrix or schedule -- or a matrix or
+#: graph ``instances.as_gossip`` converts), or None.
+Gossip: TypeAlias = "GossipLike | None"
 #: The step sizes of the grid (``algorithms.tune``'s ``grid``; None: its default).
 Steps: TypeAlias = "Sequence[float] | np.ndarray | None"
 
