@@ -486,10 +486,8 @@ def fmmc(G: nx.Graph, **options: object) -> sp.csr_array:
 
     Parameters
     ----------
-    G : networkx.Graph
-        Connected, simple, undirected, on the nodes 0..n-1.
-    **options
-        Passed to `instances.optimize.optimize_gossip` (solver, cache, cache_dir, tol, solver_options).
+    G, **options
+        As `fdla`.
 
     Returns
     -------

@@ -155,11 +155,8 @@ def check_atol(atol: object) -> float:
     Returns
     -------
     float
-
-    Raises
-    ------
-    ValueError, TypeError
-        If atol is not a real number in [0, MAX_ATOL].
+        The tolerance, in [0, MAX_ATOL] (``require_real``: a NaN, a bool or a string is refused, naming
+        atol).
     """
     return require_real("atol", atol, allow_zero=True, maximum=MAX_ATOL)
 

@@ -219,19 +219,7 @@ class GossipSchedule(Gossip):
         self._cache[key] = W
         return W
 
-    def round_matrix(self, t: int) -> sp.csr_array:
-        """W_t (the `Gossip` interface): `matrix` (t).
-
-        Parameters
-        ----------
-        t : int
-            The round, >= 0.
-
-        Returns
-        -------
-        scipy.sparse.csr_array
-        """
-        return self.matrix(t)
+    round_matrix = matrix  # the `Gossip` interface: W_t
 
     def _checked(self, t: int, M: Any) -> sp.csr_array:
         name = f"W_{t}"

@@ -10,10 +10,11 @@ import warnings
 import networkx as nx
 import numpy as np
 import pytest
-from decbounds import algorithms, bounds, instances
 from decbounds.bounds import pep
 from decbounds.instances import cli as gossip_cli
 from decbounds.instances import gossip as gossip_module
+
+from decbounds import algorithms, bounds, instances
 
 
 @pytest.fixture
