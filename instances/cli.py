@@ -1,6 +1,8 @@
-"""``decbounds gossip``: lam, spectral gap and solve time of a topology's gossip matrices, side by side.
+"""``decbounds gossip``: lam, spectral gap and solve time of a topology's gossip matrices, side by side, or
+the spectrum of one W read from a file.
 
     decbounds gossip ring --n 64 --weights fmmc
+    decbounds gossip --W W.npy
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import time
 from typing import NamedTuple
 
 import networkx as nx
+import numpy as np
+import scipy.sparse as sp
 from decbounds.instances.gossip import WEIGHT_RULES, GossipLike, GossipMatrix, as_gossip, gossip_matrix
 from decbounds.instances.graphs import TOPOLOGIES, topology
 from decbounds.instances.optimize import SOLVERS, optimize_gossip
@@ -168,14 +172,17 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "gossip",
         help="lam and spectral gap of a topology under every weight rule",
         description="Print lam = max(|lambda_2|, |lambda_n|), the spectral gap 1 - lam and the solve time of "
-                    "the chosen weight rule and, side by side, of the other rules that apply to the graph.",
+                    "the chosen weight rule and, side by side, of the other rules that apply to the graph; "
+                    "or, with --W FILE, the spectrum of that gossip matrix.",
     )
     parser.epilog = _topology_help()
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     # the registries: registered names are choices too
-    parser.add_argument("topology", choices=TOPOLOGIES, metavar="TOPOLOGY",
+    parser.add_argument("topology", nargs="?", choices=TOPOLOGIES, metavar="TOPOLOGY",
                         help=f"the graph (instances.TOPOLOGIES): {', '.join(TOPOLOGIES)}")
-    parser.add_argument("--n", type=int, required=True, help="number of workers")
+    parser.add_argument("--n", type=int, help="number of workers (required with TOPOLOGY)")
+    parser.add_argument("--W", metavar="FILE", help="instead of TOPOLOGY: a gossip matrix W (.npy, .npz of "
+                        "scipy.sparse.save_npz, or text numpy.loadtxt reads); prints its spectrum")
     parser.add_argument("--weights", choices=WEIGHT_RULES, default="metropolis",
                         help="the weight rule printed first, marked * (default metropolis)")
     types = {"r": int, "c": int, "p": float, "radius": float, "k": int, "D": int, "seed": int,
@@ -244,6 +251,10 @@ def _topology_params(args: argparse.Namespace) -> dict[str, object]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.W is not None:
+        return _run_matrix(args)
+    if args.topology is None or args.n is None:
+        raise ValueError("give TOPOLOGY with --n (every weight rule's lam on that graph), or --W FILE")
     G = topology(args.topology, args.n, **_topology_params(args))
     rules = [args.weights] + [w for w in WEIGHT_RULES if w != args.weights and _applicable(G, w)]
     rows = []
@@ -268,4 +279,22 @@ def _run(args: argparse.Namespace) -> int:
     print(f"{args.topology} n={G.number_of_nodes()} edges={G.number_of_edges()}")
     print(f"{'weights':<12} {'lam':>14} {'gap':>12} {'seconds':>9}  solver")
     print("\n".join(rows))
+    return 0
+
+
+def _run_matrix(args: argparse.Namespace) -> int:
+    """``decbounds gossip --W FILE``: the file's W made a gossip value (`spectrum_summary`), one line."""
+    given = [flag for flag, value in (("TOPOLOGY", args.topology), ("--n", args.n)) if value is not None]
+    if given:
+        raise ValueError(f"--W FILE describes one W: give it without {' and '.join(given)}")
+    path = str(args.W)
+    try:
+        W = (sp.load_npz(path) if path.endswith(".npz") else np.load(path) if path.endswith(".npy")
+             else np.loadtxt(path, ndmin=2))
+    except OSError as err:
+        raise ValueError(f"--W {path}: {err}") from None
+    summary = spectrum_summary(W)
+    assert summary.lam is not None and summary.lambda_2 is not None and summary.lambda_n is not None
+    print(f"W from {path}: n={summary.n}, lam={summary.lam:.10f}, gap={1.0 - summary.lam:.4e}, "
+          f"lambda_2={summary.lambda_2:.10f}, lambda_n={summary.lambda_n:.10f} ({summary.method})")
     return 0

@@ -103,3 +103,19 @@ def test_the_engine_kernel_is_private() -> None:
         kernel = algorithms.MixingOperator
     assert kernel.__name__ == "MixingOperator"
     assert any(issubclass(w.category, DeprecationWarning) for w in caught)
+
+
+def test_the_gossip_cli_prints_a_files_w_through_the_one_conversion(tmp_path, capsys) -> None:
+    from decbounds.paper_figures.cli import main
+
+    W = instances.gossip_matrix(nx.cycle_graph(6))
+    path = tmp_path / "W.npy"
+    np.save(path, W.toarray())
+    assert main(["gossip", "--W", str(path)]) == 0
+    line = capsys.readouterr().out
+    assert f"n=6, lam={W.lam:.10f}" in line and f"lambda_n={W.lambda_n:.10f}" in line
+    assert main(["gossip", "ring", "--W", str(path)]) == 2
+    assert "without TOPOLOGY" in capsys.readouterr().err
+    np.savetxt(tmp_path / "bad.txt", np.array([[1.0, 0.0], [0.5, 0.5]]))
+    assert main(["gossip", "--W", str(tmp_path / "bad.txt")]) == 2
+    assert "W is not symmetric" in capsys.readouterr().err
