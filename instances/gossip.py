@@ -83,7 +83,7 @@ GossipLike: TypeAlias = Gossip | np.ndarray | sp.spmatrix | sp.sparray | nx.Grap
 # validation
 
 
-def check_gossip(W: GossipLike, G: nx.Graph | None = None, *, nonnegative: bool = True,
+def check_gossip(W: MatrixLike, G: nx.Graph | None = None, *, nonnegative: bool = True,
                  atol: float = DEFAULT_ATOL) -> float:
     """Check that W is a gossip matrix (docs/theory.md §1) and return its lam.
 
