@@ -25,12 +25,8 @@ PACKAGES = ("bounds", "instances", "oracles", "algorithms", "paper_figures", "de
 
 #: Modules still to be brought to the standard (one per line; delete a line when its module passes).
 PENDING: frozenset[str] = frozenset("""
-decbounds.bounds.cli
 decbounds.bounds.pep
 decbounds.bounds.pep_cli
-decbounds.bounds.pep_methods
-decbounds.bounds.prediction
-decbounds.bounds.validation
 decbounds.instances.digits
 decbounds.instances.gossip
 decbounds.instances.hard
@@ -45,8 +41,6 @@ decbounds.oracles.finite_sum
 decbounds.oracles.zero_chain
 decbounds.algorithms.api
 decbounds.algorithms.certificate
-decbounds.algorithms.cli
-decbounds.algorithms.compiled
 decbounds.algorithms.compressed
 decbounds.algorithms.compression
 decbounds.algorithms.engine
