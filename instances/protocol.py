@@ -173,7 +173,22 @@ class FiniteSumFunctions(LocalFunctions, Protocol):
 
     samples_per_worker: int
 
-    def sample_grad(self, X: np.ndarray, idx: np.ndarray) -> np.ndarray: ...
+    def sample_grad(self, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Minibatch gradients: row i averages grad f_i(X[i, ...]; s) over worker i's samples s in ``idx[i]``.
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Shape (n, *batch, d): worker i's points in row i.
+        idx : numpy.ndarray of int
+            Shape (n, *batch, B): B sample indices into each worker's shard, in [0, samples_per_worker).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n, *batch, d): the average of the B per-sample gradients.
+        """
+        ...
 
 
 def check_points(X: np.ndarray, n: int, dim: int, name: str = "X") -> np.ndarray:

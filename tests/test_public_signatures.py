@@ -27,14 +27,9 @@ PACKAGES = ("bounds", "instances", "oracles", "algorithms", "paper_figures", "de
 PENDING: frozenset[str] = frozenset("""
 decbounds.bounds.pep
 decbounds.bounds.pep_cli
-decbounds.instances.digits
 decbounds.instances.gossip
-decbounds.instances.hard
 decbounds.instances.matrices
-decbounds.instances.problems
-decbounds.instances.protocol
 decbounds.instances.schedules
-decbounds.instances.zero_chain
 decbounds.oracles
 decbounds.oracles.base
 decbounds.oracles.finite_sum
