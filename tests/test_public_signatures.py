@@ -30,10 +30,6 @@ decbounds.bounds.pep_cli
 decbounds.instances.gossip
 decbounds.instances.matrices
 decbounds.instances.schedules
-decbounds.oracles
-decbounds.oracles.base
-decbounds.oracles.finite_sum
-decbounds.oracles.zero_chain
 decbounds.algorithms.api
 decbounds.algorithms.certificate
 decbounds.algorithms.compressed
