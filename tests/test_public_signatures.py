@@ -31,16 +31,9 @@ decbounds.instances.gossip
 decbounds.instances.matrices
 decbounds.instances.schedules
 decbounds.algorithms.api
-decbounds.algorithms.certificate
-decbounds.algorithms.compressed
-decbounds.algorithms.compression
 decbounds.algorithms.engine
 decbounds.algorithms.mixing
-decbounds.algorithms.plugins
-decbounds.algorithms.result
-decbounds.algorithms.rules
 decbounds.algorithms.step_rule
-decbounds.algorithms.style
 decbounds.algorithms.tune
 decbounds.paper_figures.cli
 decbounds.paper_figures.communication
@@ -74,7 +67,6 @@ decbounds.paper_figures.verify.terms
 decbounds.paper_figures.verify.verdicts
 decbounds.paper_figures.verify.worst_case_term
 decbounds.paper_figures.worst_case
-decbounds.registry
 """.split())
 
 
