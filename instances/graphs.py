@@ -63,7 +63,7 @@ def _check_n(n: object, minimum: int = 1, name: str = "n") -> int:
                          what="networkx holds about 1 KB per node; larger graphs are refused")
 
 
-def _seed_of(seed: object) -> int | None:
+def _seed_of(seed: object) -> int | np.random.SeedSequence | None:
     """networkx wants an int seed (or a RandomState); turn a Generator into an int drawn from it."""
     seed = require_seed("seed", seed, allow_none=True)
     if isinstance(seed, np.random.Generator):
@@ -617,7 +617,7 @@ def node_order(G: nx.Graph) -> int:
     >>> node_order(nx.path_graph(5))
     5
     """
-    n = G.number_of_nodes()
+    n: int = G.number_of_nodes()
     if n == 0:
         raise ValueError("G must have at least one node")
     if set(G.nodes) != set(range(n)):
