@@ -25,7 +25,7 @@ import math
 import numbers
 import operator
 from collections.abc import Callable, Hashable, Iterable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
 import numpy as np
 
@@ -371,6 +371,16 @@ def require_bool(name: str, value: object) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be True or False; got {name}={_show(value)}")
     return bool(value)
+
+
+@overload
+def require_seed(name: str, value: object, *, allow_none: Literal[False] = False
+                 ) -> int | np.random.Generator | np.random.SeedSequence: ...
+
+
+@overload
+def require_seed(name: str, value: object, *, allow_none: bool
+                 ) -> int | np.random.Generator | np.random.SeedSequence | None: ...
 
 
 def require_seed(name: str, value: object, *, allow_none: bool = False

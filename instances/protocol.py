@@ -91,7 +91,12 @@ class LocalFunctions(Protocol):
     n: int
     dim: int
     x0: np.ndarray
-    smoothness: float  # L of every local f_i; admissible steps are <= 1 / smoothness (docs/errata.md E19)
+
+    @property
+    def smoothness(self) -> float:
+        """L of every local f_i; admissible steps are <= 1 / smoothness (docs/errata.md E19). Read only: an
+        attribute or a property (computed on first use, as the digits problem's estimate) will do."""
+        ...
 
     def grad(self, X: np.ndarray) -> np.ndarray:
         """Exact local gradients, (n, *batch, d) -> (n, *batch, d): row i is grad f_i at X[i, ...].
