@@ -85,8 +85,9 @@ def load_digits_arrays() -> tuple[np.ndarray, np.ndarray]:
     return bunch.data / 16.0, bunch.target.astype(np.int64)
 
 
-def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float, seed: int | np.random.Generator,
-                      *, balanced: bool = True) -> np.ndarray:
+def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float,
+                      seed: int | np.random.Generator | np.random.SeedSequence, *, balanced: bool = True
+                      ) -> np.ndarray:
     """Indices (n, m) of the points each worker holds under the X%-shuffle partition (docs/theory.md §9.1).
 
     Sort by label (stable), shuffle only the first ``shuffled_percent`` % of the sequence, cut it into n
@@ -100,8 +101,8 @@ def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float, seed:
         Workers, >= 1.
     shuffled_percent : float
         X in [0, 100]; 0 is the most heterogeneous split, 100 a plain shuffle.
-    seed : int or numpy.random.Generator
-        Same seed, same partition.
+    seed : int, numpy.random.Generator or numpy.random.SeedSequence
+        Same seed, same partition (`DigitsProblem` passes a spawned SeedSequence).
     balanced : bool, optional
         See the module docstring.
 
