@@ -12,6 +12,7 @@ import io
 import os
 import pathlib
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "BOUND_STYLE",
     "DEFAULT_OUT_DIR",
     "LEGEND_LOCATIONS",
+    "MIN_LABEL_RATIO",
     "LegibilityWarning",
     "add_figure_arguments",
     "atomic_write_bytes",
@@ -62,6 +64,14 @@ ALGORITHM_STYLES: dict[str, dict[str, Any]] = {
 
 #: Lower bounds are drawn in grey, dashed; upper-bound predictions in the algorithm's colour, dotted.
 BOUND_STYLE: dict[str, Any] = {"color": "0.35", "linestyle": "--", "linewidth": 1.5}
+
+#: The preferences `place_legend` was called with, per axes: `save_figure` places a legend again when a later
+#: change of the layout (another panel's legend moved outside, a colorbar) has put data under it.
+_PLACEMENTS: weakref.WeakKeyDictionary[matplotlib.axes.Axes, tuple[str, dict[str, Any]]] = \
+    weakref.WeakKeyDictionary()
+
+#: On a log axis, tick labels of `value_ticks` closer than this ratio collide at the docs' width (21 and 22).
+MIN_LABEL_RATIO = 1.1
 
 _FALLBACK_COLORS = ("tab:pink", "tab:gray", "darkgoldenrod", "teal", "navy", "crimson")
 _FALLBACK_MARKERS = ("*", "h", "p", "X", "d", "8")
@@ -253,6 +263,7 @@ def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs:
     """
     fig = ax.figure
     fig.canvas.draw()
+    _PLACEMENTS[ax] = (loc, dict(kwargs))
     for where in (loc, *[spot for spot in LEGEND_LOCATIONS if spot != loc]):
         legend = ax.legend(loc=where, **kwargs)
         if legend_overlap(ax, legend) == 0:
@@ -262,7 +273,9 @@ def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs:
 
 def value_ticks(ax: matplotlib.axes.Axes, values: Sequence[float], *, axis: str = "x") -> None:
     """Ticks at the measured `values` only, labelled plainly (16, not 1.6x10^1), and no minor labels: a log
-    axis over a few sizes otherwise labels every minor tick, and those collide at the docs' width.
+    axis over a few sizes otherwise labels every minor tick, and those collide at the docs' width. A value
+    within a factor `MIN_LABEL_RATIO` of the last labelled one (21 after 20.5 on a log axis) keeps its tick
+    but no label.
 
     Parameters
     ----------
@@ -278,10 +291,21 @@ def value_ticks(ax: matplotlib.axes.Axes, values: Sequence[float], *, axis: str 
     >>> value_ticks(ax, [16, 32, 64])
     >>> [label.get_text() for label in ax.get_xticklabels()], list(ax.get_xticks(minor=True))
     (['16', '32', '64'], [])
+    >>> value_ticks(ax, [16, 21, 22, 32])
+    >>> [label.get_text() for label in ax.get_xticklabels()]
+    ['16', '21', '', '32']
     >>> plt.close(fig)
     """
     target = ax.xaxis if axis == "x" else ax.yaxis
-    target.set_ticks(list(values), [f"{value:g}" for value in values])
+    log = (ax.get_xscale() if axis == "x" else ax.get_yscale()) == "log"
+    labels, last = [], None
+    for value in sorted(values):
+        # two values closer than MIN_LABEL_RATIO (5% of a linear span) share one label: the first
+        close = last is not None and (value / last < MIN_LABEL_RATIO if log and last > 0
+                                      else value - last < 0.05 * (max(values) - min(values)))
+        labels.append("" if close else f"{value:g}")
+        last = last if close else value
+    target.set_ticks(sorted(values), labels)
     target.set_ticks([], minor=True)
 
 
@@ -311,6 +335,23 @@ def tick_label_collisions(ax: matplotlib.axes.Axes) -> list[tuple[str, str]]:
         for i, (first, box) in enumerate(labels):
             found += [(first, second) for second, other in labels[i + 1:] if box.overlaps(other)]
     return found
+
+
+def _settle_legends(fig: matplotlib.figure.Figure, rounds: int = 3) -> None:
+    """Place again every legend of `fig` that `place_legend` placed and that now covers data.
+
+    A constrained layout moves every panel when one panel's legend goes outside its axes, so a legend
+    placed first can end up over data that was clear of it when it was placed (the full set's spectral
+    gap (a) and time-varying (c) panels did). Each round draws the figure and re-places the covering
+    legends; three rounds settle the figures of this package."""
+    for _ in range(rounds):
+        fig.canvas.draw()
+        moved = [ax for ax in fig.get_axes() if ax in _PLACEMENTS and legend_overlap(ax) > 0]
+        for ax in moved:
+            loc, kwargs = _PLACEMENTS[ax]
+            place_legend(ax, loc=loc, **kwargs)
+        if not moved:
+            return
 
 
 def legibility_problems(fig: matplotlib.figure.Figure) -> list[str]:
@@ -343,7 +384,8 @@ def legibility_problems(fig: matplotlib.figure.Figure) -> list[str]:
 def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], name: str, *,
                 dpi: int = 150) -> list[pathlib.Path]:
     """Save `fig` as ``<out_dir>/<name>.png`` and ``.pdf`` (each atomically), close it, return both paths;
-    a `LegibilityWarning` for each of its `legibility_problems` (a legend over data, colliding tick labels).
+    a `LegibilityWarning` for each of its `legibility_problems` (a legend over data, colliding tick labels)
+    left after the legends `place_legend` placed are placed again in the final layout.
 
     The PDF carries no creation date and the PNG no software tag, so that the same figure gives the same
     bytes from run to run.
@@ -367,6 +409,7 @@ def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], 
     out_dir = pathlib.Path(out_dir)
     paths = []
     try:
+        _settle_legends(fig)
         for problem in legibility_problems(fig):
             warnings.warn(f"{name}: {problem}", LegibilityWarning, stacklevel=2)
         for extension in ("png", "pdf"):
