@@ -69,11 +69,9 @@ decbounds.paper_figures.heterogeneity
 decbounds.paper_figures.plotting
 decbounds.paper_figures.pool
 decbounds.paper_figures.predictions
-decbounds.paper_figures.records
 decbounds.paper_figures.registry
 decbounds.paper_figures.sampling
 decbounds.paper_figures.spectral_gap
-decbounds.paper_figures.sweep
 decbounds.paper_figures.time_varying
 decbounds.paper_figures.tuning_reuse
 decbounds.paper_figures.verify.class_audit
