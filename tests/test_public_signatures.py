@@ -67,7 +67,6 @@ decbounds.paper_figures.fit
 decbounds.paper_figures.gossip
 decbounds.paper_figures.heterogeneity
 decbounds.paper_figures.plotting
-decbounds.paper_figures.pool
 decbounds.paper_figures.predictions
 decbounds.paper_figures.registry
 decbounds.paper_figures.sampling
