@@ -72,7 +72,6 @@ decbounds.paper_figures.registry
 decbounds.paper_figures.sampling
 decbounds.paper_figures.spectral_gap
 decbounds.paper_figures.time_varying
-decbounds.paper_figures.tuning_reuse
 decbounds.paper_figures.verify.class_audit
 decbounds.paper_figures.verify.cli
 decbounds.paper_figures.verify.digits
