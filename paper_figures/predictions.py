@@ -162,7 +162,18 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m decbounds.paper_figures.predictions``: write the figure, print the paths."""
+    """``python -m decbounds.paper_figures.predictions``: write the figure, print the paths.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command-line arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     return figure_main(make, "Predicted iterations vs spectral gap for every catalog entry.", argv)
 
 

@@ -59,16 +59,11 @@ decbounds.algorithms.style
 decbounds.algorithms.tune
 decbounds.paper_figures.cli
 decbounds.paper_figures.communication
-decbounds.paper_figures.compare
 decbounds.paper_figures.compression
-decbounds.paper_figures.exponents
-decbounds.paper_figures.figures_cli
 decbounds.paper_figures.fit
 decbounds.paper_figures.gossip
 decbounds.paper_figures.heterogeneity
 decbounds.paper_figures.plotting
-decbounds.paper_figures.predictions
-decbounds.paper_figures.registry
 decbounds.paper_figures.sampling
 decbounds.paper_figures.spectral_gap
 decbounds.paper_figures.time_varying
