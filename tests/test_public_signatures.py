@@ -63,7 +63,6 @@ decbounds.paper_figures.compression
 decbounds.paper_figures.fit
 decbounds.paper_figures.gossip
 decbounds.paper_figures.heterogeneity
-decbounds.paper_figures.plotting
 decbounds.paper_figures.sampling
 decbounds.paper_figures.spectral_gap
 decbounds.paper_figures.time_varying
