@@ -76,7 +76,6 @@ decbounds.paper_figures.verify.spec
 decbounds.paper_figures.verify.terms
 decbounds.paper_figures.verify.verdicts
 decbounds.paper_figures.verify.worst_case_term
-decbounds.paper_figures.worst_case
 decbounds.registry
 """.split())
 
