@@ -31,6 +31,7 @@ __all__ = [
     "Point",
     "Record",
     "RecordWriter",
+    "RunOutput",
     "Runner",
     "canonical_json",
     "grid",
@@ -69,9 +70,20 @@ class Record(TypedDict):
     versions: dict[str, JSONValue]
 
 
-#: A sweep's runner: ``runner(point) -> {"result": {...}, "params": {...}}`` (``params`` optional), a
-#: top-level function; its values may hold numpy scalars and arrays (`canonical_json` converts them) and are
-#: checked by `sweep.execute`.
+class _RunResult(TypedDict):
+    result: Mapping[str, object]
+
+
+class RunOutput(_RunResult, total=False):
+    """What a sweep's runner returns: ``result``, the measurements of the run (the figure's fields), and
+    optionally ``params``, the catalog parameters it derived (n, lam, B, ...); values may hold numpy
+    scalars and arrays (`canonical_json` converts them)."""
+
+    params: Mapping[str, object]
+
+
+#: A sweep's runner: ``runner(point) -> {"result": {...}, "params": {...}}`` (a `RunOutput`), a top-level
+#: function; what it returns is checked by `sweep.execute`.
 Runner: TypeAlias = "Callable[[Point], Mapping[str, object]]"
 
 

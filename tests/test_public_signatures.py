@@ -59,7 +59,6 @@ decbounds.algorithms.style
 decbounds.algorithms.tune
 decbounds.paper_figures.cli
 decbounds.paper_figures.communication
-decbounds.paper_figures.compression
 decbounds.paper_figures.heterogeneity
 decbounds.paper_figures.sampling
 decbounds.paper_figures.spectral_gap
