@@ -60,7 +60,6 @@ decbounds.algorithms.tune
 decbounds.paper_figures.cli
 decbounds.paper_figures.communication
 decbounds.paper_figures.heterogeneity
-decbounds.paper_figures.time_varying
 decbounds.paper_figures.verify.class_audit
 decbounds.paper_figures.verify.cli
 decbounds.paper_figures.verify.digits
