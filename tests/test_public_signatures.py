@@ -58,7 +58,6 @@ decbounds.algorithms.step_rule
 decbounds.algorithms.style
 decbounds.algorithms.tune
 decbounds.paper_figures.cli
-decbounds.paper_figures.heterogeneity
 decbounds.paper_figures.verify.class_audit
 decbounds.paper_figures.verify.cli
 decbounds.paper_figures.verify.digits
