@@ -14,7 +14,7 @@ import pathlib
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
@@ -27,6 +27,11 @@ from matplotlib.transforms import Bbox
 
 from decbounds import algorithms
 from decbounds.files import atomic_write_bytes
+
+if TYPE_CHECKING:
+    import matplotlib.axes
+    import matplotlib.figure
+    import numpy.typing as npt
 
 __all__ = [
     "ALGORITHM_STYLES",
@@ -77,7 +82,7 @@ _FALLBACK_COLORS = ("tab:pink", "tab:gray", "darkgoldenrod", "teal", "navy", "cr
 _FALLBACK_MARKERS = ("*", "h", "p", "X", "d", "8")
 
 
-def style(algorithm: str) -> dict[str, Any]:
+def style(algorithm: str) -> dict[str, str]:
     """Matplotlib keywords (color, marker, linestyle, label) of `algorithm`; stable for unknown names too.
 
     Parameters
@@ -88,7 +93,7 @@ def style(algorithm: str) -> dict[str, Any]:
 
     Returns
     -------
-    dict
+    dict of str to str
         Keywords for ``Axes.plot``.
 
     Examples
@@ -108,6 +113,16 @@ def style(algorithm: str) -> dict[str, Any]:
 def label(algorithm: str) -> str:
     """The display name of `algorithm` (its `style`'s label).
 
+    Parameters
+    ----------
+    algorithm : str
+        An algorithm name (registered or not, as `style`).
+
+    Returns
+    -------
+    str
+        The label, with matplotlib mathtext where the paper has math (``'D$^2$'``).
+
     Examples
     --------
     >>> label("d2")
@@ -117,7 +132,8 @@ def label(algorithm: str) -> str:
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: float = 4.2,
-               **subplots: Any) -> tuple[matplotlib.figure.Figure, Any]:
+               **subplots: object
+               ) -> tuple[matplotlib.figure.Figure, matplotlib.axes.Axes | npt.NDArray[np.object_]]:
     """``plt.subplots`` with a constrained layout and a panel size of `width` x `height` inches.
 
     Parameters
@@ -127,11 +143,12 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: fl
     width, height : float
         Inches per panel.
     **subplots
-        Passed to ``plt.subplots`` (``sharey=True``, ...).
+        Passed to ``plt.subplots`` (``sharey=True``, ``squeeze=False``, ...; checked there).
 
     Returns
     -------
     tuple of (matplotlib.figure.Figure, Axes or array of Axes)
+        The figure, and its one Axes or (several panels, or ``squeeze=False``) an object array of them.
 
     Examples
     --------
@@ -145,7 +162,17 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: fl
 
 
 def blank_figure(width: float = 6.4, height: float = 4.2) -> matplotlib.figure.Figure:
-    """An empty constrained-layout figure of `width` x `height` inches, for subfigures and custom grids."""
+    """An empty constrained-layout figure of `width` x `height` inches, for subfigures and custom grids.
+
+    Parameters
+    ----------
+    width, height : float
+        The figure's size in inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     return plt.figure(figsize=(width, height), layout="constrained")
 
 
@@ -233,7 +260,7 @@ def legend_overlap(ax: matplotlib.axes.Axes, legend: Legend | None = None) -> in
     return int(inside.sum()) + sum(1 for other in boxes if box.overlaps(other))
 
 
-def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs: Any) -> Legend:
+def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs: object) -> Legend:
     """The axes' legend where it hides no data: `loc` if free, else the first free spot of
     `LEGEND_LOCATIONS`, else outside the axes on their right (`legend_overlap` decides).
 
@@ -243,6 +270,7 @@ def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs:
     Parameters
     ----------
     ax : matplotlib.axes.Axes
+        The axes whose labelled artists the legend lists.
     loc : str, default "upper left"
         The preferred location.
     **kwargs
@@ -431,7 +459,13 @@ def full_from_environment() -> bool:
 def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
     """The options every figure script (and ``python -m decbounds.paper_figures``) takes: ``--out DIR``,
     ``--full``,
-    ``--tiny``."""
+    ``--tiny``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The script's parser (the options are added to it).
+    """
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT_DIR,
                         help=f"output folder (default {DEFAULT_OUT_DIR}, in the current folder)")
     size = parser.add_mutually_exclusive_group()
@@ -441,6 +475,15 @@ def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
 
 def wants_full(args: argparse.Namespace) -> bool:
     """Full mode: ``--full``, or ``FULL=1`` in the environment unless ``--tiny`` was given.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options of `add_figure_arguments` (``full``, ``tiny``).
+
+    Returns
+    -------
+    bool
 
     Examples
     --------
