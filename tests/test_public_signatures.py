@@ -49,7 +49,8 @@ decbounds.algorithms.cli
 decbounds.algorithms.compiled
 decbounds.algorithms.compressed
 decbounds.algorithms.compression
-decbounds.algorithms.engine
+decbounds.algorithms.context
+decbounds.algorithms.ledger
 decbounds.algorithms.mixing
 decbounds.algorithms.plugins
 decbounds.algorithms.result
