@@ -38,7 +38,7 @@ from decbounds.bounds.validation import collect_errors
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``worst-case`` subcommand on ``subparsers`` (an argparse sub-parsers action).
 
     Parameters
@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
     if exact is not None:
         import numpy as np
 
-        W_text = np.array2string(exact.W, precision=4, separator=", ").replace("\n", "")
+        W_text = np.array2string(np.asarray(exact.W), precision=4, separator=", ").replace("\n", "")
         print(f"worst W found: {W_text}; its exact worst case {exact.value:.6g} (status {exact.status}), "
               f"{exact.value / result.value:.4%} of the spectral value")
     return 0

@@ -17,9 +17,9 @@ import scipy.sparse as sp
 import sympy
 from decbounds.bounds import validation
 from decbounds.bounds.rate import RateOverflowError
-from decbounds.paper_figures.cli import main
 
 from decbounds import algorithms, bounds, instances
+from decbounds.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 DETAG_POINT = dict(sigma=1, varsigma0=1, n=2, B=1, epsilon=0.01, lam=0.5)

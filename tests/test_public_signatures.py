@@ -27,7 +27,6 @@ PACKAGES = ("bounds", "instances", "oracles", "algorithms", "paper_figures", "de
 PENDING: frozenset[str] = frozenset("""
 decbounds.bounds.cli
 decbounds.bounds.pep
-decbounds.bounds.pep_cli
 decbounds.bounds.pep_methods
 decbounds.bounds.prediction
 decbounds.bounds.validation
@@ -58,7 +57,6 @@ decbounds.algorithms.rules
 decbounds.algorithms.step_rule
 decbounds.algorithms.style
 decbounds.algorithms.tune
-decbounds.paper_figures.cli
 decbounds.paper_figures.communication
 decbounds.paper_figures.compare
 decbounds.paper_figures.compression
