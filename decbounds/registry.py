@@ -58,6 +58,7 @@ __all__ = ["Registry", "RegistryEntry", "register_each", "require_instance"]
 
 T = TypeVar("T")
 D = TypeVar("D")
+R = TypeVar("R")
 
 
 def _show(value: object) -> str:
@@ -328,7 +329,8 @@ class Registry(Mapping[str, RegistryEntry[T]]):
                             f"itself; got {self.field}={_show(spec)}") from None
         return spec
 
-    def build(self, name: str | Callable[..., Any], *args: Any, **params: Any) -> Any:
+    def build(self: Registry[Callable[..., R]], name: str | Callable[..., R], *args: object,
+              **params: object) -> R:
         """Look up ``name`` (or take a callable) and call it with ``args`` and ``params``.
 
         ``params`` the builder's signature does not take are a ValueError naming them (and the field), raised
