@@ -64,7 +64,19 @@ class Certificate:
         self.largest_factor = 2.0 * c * root
 
     def holds(self, models: np.ndarray) -> bool:
-        """Whether the models (n, k, d) are still certified (`anchor_at`)."""
+        """Whether the models are still certified (`anchor_at`): no configuration can be eps-stationary.
+
+        Parameters
+        ----------
+        models : numpy.ndarray, shape (n, k, d)
+            The workers' models of the k configurations now.
+
+        Returns
+        -------
+        bool
+            True while every configuration is inside its certified region (counted in ``held``); False
+            records the squared move in ``moved``.
+        """
         np.subtract(models, self.anchor, out=self.step)
         np.multiply(self.step, self.step, out=self.step)
         self.rows.dot(self.ones_d, out=self.sums_flat)
@@ -119,6 +131,22 @@ def anchor_at(book: Book, snap: Snapshot, models: np.ndarray, tol: float, larges
     squares, in any order, and here). A radius that is not positive (or NaN) certifies nothing; one whose
     test is not pending (``book.masks``) does not limit the move. A rule whose ``average`` is not the
     workers' mean gets no certificate (`execute`): its x_hat is not bounded by the models' moves.
+
+    Parameters
+    ----------
+    book : Book
+        The run's ledger: ``smoothness`` L (nothing is certified without it), the ``certificate`` it keeps,
+        and the ``masks`` of the tests still pending.
+    snap : Snapshot
+        The evaluation at ``models``: ||grad f(a_hat)|| and the workers' ||grad f(a_i)||, per configuration.
+    models : numpy.ndarray, shape (n, k, d)
+        The anchor a: the workers' models at the evaluation.
+    tol : float
+        eps of the tests ||grad f|| <= eps.
+    largest : float
+        The largest |entry| of ``models`` (for the rounding allowance).
+    bound : float
+        The divergence guard's smallest entry bound (``bound.min()``); a move beyond it is not certified.
     """
     L = book.smoothness
     if L is None:

@@ -6,14 +6,17 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from decbounds.instances.hard import CommunicationInstance
 
 __all__ = ["INSTANCES", "add_parser", "main"]
 
 INSTANCES = ("comm-path", "comm-broom")
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``run`` subcommand.
 
     Parameters
@@ -48,7 +51,7 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(func=main)
 
 
-def _instance(args: argparse.Namespace) -> Any:
+def _instance(args: argparse.Namespace) -> CommunicationInstance:
     from decbounds import instances
 
     D = args.D if args.instance == "comm-broom" else None
@@ -104,6 +107,7 @@ def main(args: argparse.Namespace) -> int:
     else:  # the catalog entry is Cor. 2's path; the broom's own hop count is 1 + (T_c - 1) dist
         lower = problem.iteration_lower_bound
     varsigma0 = instances.varsigma0_at_start(problem)
+    assert result.bound is not None  # algorithms.run pairs every Result with its prediction
     values = {"Delta": args.Delta, "L": args.L, "epsilon": args.epsilon, "n": args.n, "B": 1, "sigma": 0.0,
               "lam": lam, "varsigma0": varsigma0, "varsigma": varsigma0, "D": nx.diameter(G),
               "omega": result.bound.parameters.get("omega"), "delta": result.bound.parameters.get("delta")}
@@ -112,8 +116,9 @@ def main(args: argparse.Namespace) -> int:
     if catalog_entry is not None:
         rate = bounds.get(catalog_entry)
         needed = {s.name: values.get(s.name) for s in rate.expr.free_symbols}
-        if all(value is not None for value in needed.values()):
-            prediction = float(rate.evaluate(**needed))
+        known = {name: value for name, value in needed.items() if value is not None}
+        if len(known) == len(needed):
+            prediction = float(rate.evaluate(**known))
     record = {"algorithm": args.algorithm, "instance": args.instance, "n": args.n, "lam": lam,
               "step_size": step, "status": result.status, "message": result.message, "t_eps": result.t_eps,
               "t_eps_local": result.t_eps_local, "diverged": result.diverged,

@@ -53,11 +53,14 @@ import pathlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 from decbounds.algorithms.engine import Context, batch_hyper, per_configuration
 from decbounds.algorithms.step_rule import Setup, StepRule, state_arrays
+
+if TYPE_CHECKING:
+    from decbounds.bounds.pep_methods import Ops
 
 __all__ = ["Coefficients", "NotLinearError", "check_compilable", "run_rule"]
 
@@ -254,10 +257,10 @@ class Coefficients(_Tracked):
     def __complex__(self) -> complex:
         raise _refuse("complex() of an iterate", "reads a value")
 
-    def item(self, *args: Any) -> Any:
+    def item(self, *args: object) -> NoReturn:
         raise _refuse("item() of an iterate", "reads a value")
 
-    def tolist(self) -> Any:
+    def tolist(self) -> NoReturn:
         raise _refuse("tolist() of an iterate", "reads values")
 
     def __getitem__(self, key: Any) -> Any:
@@ -407,9 +410,28 @@ def _context(run: _Run, rule: StepRule, x0: np.ndarray, step: _StepArray,
 
 # -- the compiler --------------------------------------------------------------------------------------------
 
-def check_compilable(rule_class: Any) -> type[StepRule]:
+def check_compilable(rule_class: object) -> type[StepRule]:
     """``rule_class`` if it is a StepRule subclass whose communication the PEP has; else TypeError or
     NotLinearError naming what is missing.
+
+    Parameters
+    ----------
+    rule_class : object
+        Anything; checked here: a StepRule subclass communicating by "gossip" (a symmetric W with W 1 = 1)
+        or "exact" (all-reduce), not needing the graph or the neighbour weights (the PEP's spectral gossip
+        class gives neither).
+
+    Returns
+    -------
+    type
+        ``rule_class``.
+
+    Raises
+    ------
+    TypeError
+        If it is not a StepRule subclass.
+    NotLinearError
+        If its communication or its ``knows`` has no counterpart in the PEP.
 
     >>> from decbounds.algorithms.rules import DSGT, SGP
     >>> check_compilable(DSGT).__name__
@@ -562,9 +584,9 @@ def _dead_calls(rule_class: type[StepRule], n: int, K: int, steps: np.ndarray, f
     return dead
 
 
-def run_rule(rule_class: type[StepRule], ops: Any, x0: np.ndarray, K: int, steps: Sequence[float] | float,
-             *, fixed: Mapping[str, Any] | None = None, per_iteration: int = 1,
-             **params: Any) -> list[np.ndarray]:
+def run_rule(rule_class: type[StepRule], ops: Ops, x0: np.ndarray, K: int,
+             steps: Sequence[float] | float | np.ndarray, *, fixed: Mapping[str, object] | None = None,
+             per_iteration: int = 1, **params: object) -> list[np.ndarray]:
     """The iterates X^0, ..., X^K of ``rule_class`` run on ``ops`` (a method description of
     ``bounds.pep_methods``: ``ops.grad(X)``, ``ops.gossip(X, t)``, ``ops.lam``, ``ops.lambda_min``).
 
@@ -572,16 +594,16 @@ def run_rule(rule_class: type[StepRule], ops: Any, x0: np.ndarray, K: int, steps
     ----------
     rule_class : type
         A StepRule subclass communicating by "gossip" or "exact" (`check_compilable`).
-    ops : object
+    ops : bounds.pep_methods.Ops
         The gradient and gossip of the PEP's builder (coefficient rows) or of a replay (points).
     x0 : numpy.ndarray, shape (N, d)
         The starts (coefficient rows or points); equal rows are one common start (``ctx.x0``), unequal
         ones reach the rule as ``ctx.x0`` of shape (N, 1, d).
     K : int
         Iterations of the PEP; the rule runs ``K * per_iteration`` engine iterations (a DeTAG phase is R).
-    steps : float or sequence of K floats
-        alpha_k of iteration k (``ctx.step_size``).
-    fixed : mapping, optional
+    steps : float, sequence of K floats or numpy.ndarray of shape (K,)
+        alpha_k of iteration k (``ctx.step_size``); one float is every iteration's.
+    fixed : mapping of str to object, optional
         Structural hyper-parameters fixed by the method (D-PSGD's form).
     per_iteration : int
         Engine iterations per PEP iteration: X^k is the model after ``k * per_iteration`` of them.

@@ -48,7 +48,7 @@ class CompressedRule(StepRule):
         self.delta = float(self.compressor.delta(setup.d))  # refuses k > d here, before the run
         self.structural_values["compressor"] = self.compressor.spec
 
-    def resolve(self, values: dict[str, Any]) -> dict[str, Any]:
+    def resolve(self, values: dict[str, object]) -> dict[str, object]:
         gamma = values.get("gamma")
         if gamma is None:
             values["gamma"] = self.delta

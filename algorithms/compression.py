@@ -59,6 +59,16 @@ Randomness = np.random.Generator | Sequence[np.random.Generator] | None
 def index_bits(d: int) -> int:
     """ceil(log2 d): the bits of one coordinate index among d (0 for d = 1).
 
+    Parameters
+    ----------
+    d : int
+        The number of coordinates, >= 1.
+
+    Returns
+    -------
+    int
+        The bits of a fixed-length index.
+
     Examples
     --------
     >>> [index_bits(d) for d in (1, 2, 10, 1024)]
@@ -77,16 +87,80 @@ class Compressor(Protocol):
     bits of one compressed d-vector; ``compress(Z, rng)`` compresses every vector of Z's last axis.
     """
 
-    kind: str
-    spec: str
+    @property
+    def kind(self) -> str:
+        """``"unbiased"`` or ``"contractive"`` (`COMPRESSOR_KINDS`); a class attribute will do."""
+        ...
 
-    def omega(self, d: int) -> float: ...
+    @property
+    def spec(self) -> str:
+        """The string `make_compressor` turns back into this compressor (what a record holds)."""
+        ...
 
-    def delta(self, d: int) -> float: ...
+    def omega(self, d: int) -> float:
+        """omega of an unbiased compressor: E||C(x)||^2 <= (1 + omega) ||x||^2 (ValueError for a
+        contractive one).
 
-    def bits(self, d: int) -> int: ...
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
 
-    def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray: ...
+        Returns
+        -------
+        float
+            omega >= 0.
+        """
+        ...
+
+    def delta(self, d: int) -> float:
+        """delta: E||C(x) - x||^2 <= (1 - delta) ||x||^2 (an unbiased one's: 1/(1 + omega), that of its
+        scaled form).
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        float
+            delta in (0, 1].
+        """
+        ...
+
+    def bits(self, d: int) -> int:
+        """The bits of one compressed d-vector on the wire (a float is ``FLOAT_BITS``).
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        int
+            The length of the message.
+        """
+        ...
+
+    def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
+        """Every vector of Z's last axis compressed on its own.
+
+        Parameters
+        ----------
+        Z : numpy.ndarray
+            Vectors along the last axis, e.g. the engine's (n, k, d) arrays.
+        rng : numpy.random.Generator, sequence of k Generators, or None
+            The randomness of a random compressor (module docstring: with k generators configuration j,
+            axis -2, draws from ``rng[j]``); None for a deterministic one.
+
+        Returns
+        -------
+        numpy.ndarray
+            Z's shape.
+        """
+        ...
 
 
 def _uniform(shape: tuple[int, ...], rng: Randomness) -> np.ndarray:
@@ -127,19 +201,72 @@ class Identity:
 
     @property
     def spec(self) -> str:
+        """The spec ``"identity"``."""
         return "identity"
 
     def omega(self, d: int) -> float:
+        """0: C(x) = x exactly.
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        float
+            0.0.
+        """
         return 0.0
 
     def delta(self, d: int) -> float:
+        """1: C(x) = x exactly.
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        float
+            1.0.
+        """
         return 1.0
 
     def bits(self, d: int) -> int:
+        """64 d: every coordinate as a float64.
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        int
+            ``FLOAT_BITS * d``.
+        """
         return FLOAT_BITS * int(d)
 
     def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
-        return _checked(Z).copy()
+        """A copy of Z (no compression).
+
+        Parameters
+        ----------
+        Z : numpy.ndarray
+            Vectors along the last axis, e.g. the engine's (n, k, d) or stacked (m n, k, d) arrays.
+        rng : numpy.random.Generator, sequence of k Generators, or None
+            The randomness (module docstring: with k generators configuration j, axis -2, draws from
+            ``rng[j]``); not used.
+
+        Returns
+        -------
+        numpy.ndarray
+            Z's shape: the compressed vectors.
+        """
+        copied: np.ndarray = _checked(Z).copy()
+        return copied
 
 
 @dataclass(frozen=True)
@@ -210,9 +337,33 @@ class RandomK(_Sparsifier):
     name: ClassVar[str] = "random_k"
 
     def omega(self, d: int) -> float:
+        """d/k - 1 (E||C(x)||^2 = (d/k) ||x||^2 exactly).
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        float
+            d/k - 1; ValueError if k > d.
+        """
         return d / self._kept(d) - 1.0
 
     def delta(self, d: int) -> float:
+        """1/(1 + omega) = k/d, the delta of its scaled form (`Contractive`).
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        float
+            k/d.
+        """
         return 1.0 / (1.0 + self.omega(d))
 
     def _chosen(self, Z: np.ndarray, k: int, rng: Randomness) -> np.ndarray:
@@ -258,19 +409,67 @@ class QSGD:
 
     @property
     def spec(self) -> str:
+        """The spec ``"qsgd:S"``."""
         return f"qsgd:{self.s}"
 
     def omega(self, d: int) -> float:
+        """min(d / (4 s^2), sqrt(d) / s) (class docstring).
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        float
+            The variance constant.
+        """
         return min(d / (4.0 * self.s**2), math.sqrt(d) / self.s)
 
     def delta(self, d: int) -> float:
+        """1/(1 + omega), the delta of its scaled form (`Contractive`).
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        float
+            In (0, 1].
+        """
         return 1.0 / (1.0 + self.omega(d))
 
     def bits(self, d: int) -> int:
+        """64 + d (1 + ceil(log2(s + 1))): the norm, then a sign and a level per coordinate.
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        int
+            The bits of one compressed vector.
+        """
         return FLOAT_BITS + int(d) * (1 + index_bits(self.s + 1))
 
     def levels(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(norms (..., 1), r = s |x| / ||x|| (0 where x = 0), floor(r)): what `compress` rounds."""
+        """(norms (..., 1), r = s |x| / ||x|| (0 where x = 0), floor(r)): what `compress` rounds.
+
+        Parameters
+        ----------
+        Z : numpy.ndarray
+            Vectors along the last axis.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ||x|| per vector (shape (..., 1)), r and floor(r) (Z's shape).
+        """
         Z = _checked(Z)
         norm = np.sqrt(np.add.reduce(Z * Z, axis=-1, keepdims=True))
         safe = np.where(norm > 0, norm, 1.0)
@@ -278,10 +477,27 @@ class QSGD:
         return norm, r, np.floor(r)
 
     def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
+        """||x|| sign(x_i) xi_i / s per vector, xi_i rounding r_i = s |x_i| / ||x|| up with probability
+        r_i - floor(r_i).
+
+        Parameters
+        ----------
+        Z : numpy.ndarray
+            Vectors along the last axis, e.g. the engine's (n, k, d) or stacked (m n, k, d) arrays.
+        rng : numpy.random.Generator, sequence of k Generators, or None
+            The randomness (module docstring: with k generators configuration j, axis -2, draws from
+            ``rng[j]``); one uniform per coordinate (required: ValueError for None).
+
+        Returns
+        -------
+        numpy.ndarray
+            Z's shape: the compressed vectors.
+        """
         Z = _checked(Z)
         norm, r, low = self.levels(Z)
         xi = low + (_uniform(Z.shape, rng) < r - low)
-        return norm * np.sign(Z) * xi / self.s
+        quantized: np.ndarray = norm * np.sign(Z) * xi / self.s
+        return quantized
 
 
 @dataclass(frozen=True)
@@ -312,9 +528,33 @@ class TopK(_Sparsifier):
     name: ClassVar[str] = "top_k"
 
     def omega(self, d: int) -> float:
+        """None: top-k is contractive; always ValueError.
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector (not read).
+
+        Raises
+        ------
+        ValueError
+            Always.
+        """
         raise ValueError("top_k is contractive, not unbiased: it has a delta, no omega")
 
     def delta(self, d: int) -> float:
+        """k/d: ||C(x) - x||^2 <= (1 - k/d) ||x||^2 (class docstring).
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        float
+            k/d; ValueError if k > d.
+        """
         return self._kept(d) / d
 
     def _chosen(self, Z: np.ndarray, k: int, rng: Randomness) -> np.ndarray:
@@ -346,21 +586,74 @@ class ScaledSign:
 
     @property
     def spec(self) -> str:
+        """The spec ``"sign"``."""
         return "sign"
 
     def omega(self, d: int) -> float:
+        """None: the scaled sign is contractive; always ValueError.
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector (not read).
+
+        Raises
+        ------
+        ValueError
+            Always.
+        """
         raise ValueError("sign is contractive, not unbiased: it has a delta, no omega")
 
     def delta(self, d: int) -> float:
+        """1/d: ||C(x) - x||^2 <= (1 - 1/d) ||x||^2 (class docstring).
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        float
+            1/d.
+        """
         return 1.0 / d
 
     def bits(self, d: int) -> int:
+        """64 + d: one float (the scale) and d signs.
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        int
+            ``FLOAT_BITS + d``.
+        """
         return FLOAT_BITS + int(d)
 
     def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
+        """(||x||_1 / d) sign(x) per vector.
+
+        Parameters
+        ----------
+        Z : numpy.ndarray
+            Vectors along the last axis, e.g. the engine's (n, k, d) or stacked (m n, k, d) arrays.
+        rng : numpy.random.Generator, sequence of k Generators, or None
+            The randomness (module docstring: with k generators configuration j, axis -2, draws from
+            ``rng[j]``); not used (deterministic).
+
+        Returns
+        -------
+        numpy.ndarray
+            Z's shape: the compressed vectors.
+        """
         Z = _checked(Z)
         scale = np.add.reduce(np.abs(Z), axis=-1, keepdims=True) / Z.shape[-1]
-        return scale * np.sign(Z)
+        signs: np.ndarray = scale * np.sign(Z)
+        return signs
 
 
 @dataclass(frozen=True)
@@ -388,24 +681,86 @@ class Contractive:
 
     @property
     def spec(self) -> str:
+        """The spec ``"contractive:"`` followed by the base's."""
         return f"contractive:{self.base.spec}"
 
     def omega(self, d: int) -> float:
+        """None: the scaled compressor is contractive; always ValueError.
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector (not read).
+
+        Raises
+        ------
+        ValueError
+            Always.
+        """
         raise ValueError(f"{self.spec} is contractive, not unbiased: it has a delta, no omega")
 
     def delta(self, d: int) -> float:
+        """1/(1 + omega) of the base (module docstring).
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        float
+            In (0, 1].
+        """
         return 1.0 / (1.0 + self.base.omega(d))
 
     def bits(self, d: int) -> int:
+        """The base's bits (the factor 1/(1 + omega) is known to both ends).
+
+        Parameters
+        ----------
+        d : int
+            The dimension of one vector.
+
+        Returns
+        -------
+        int
+            ``base.bits(d)``.
+        """
         return self.base.bits(d)
 
     def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
+        """The base's compression of Z divided by 1 + omega(d).
+
+        Parameters
+        ----------
+        Z : numpy.ndarray
+            Vectors along the last axis, e.g. the engine's (n, k, d) or stacked (m n, k, d) arrays.
+        rng : numpy.random.Generator, sequence of k Generators, or None
+            The randomness (module docstring: with k generators configuration j, axis -2, draws from
+            ``rng[j]``); passed to the base.
+
+        Returns
+        -------
+        numpy.ndarray
+            Z's shape: the compressed vectors.
+        """
         Z = _checked(Z)
         return self.base.compress(Z, rng) * (1.0 / (1.0 + self.base.omega(Z.shape[-1])))
 
 
 def contractive(compressor: Compressor) -> Compressor:
     """The compressor itself when contractive; an unbiased one divided by 1 + omega (`Contractive`).
+
+    Parameters
+    ----------
+    compressor : Compressor
+        Unbiased or contractive.
+
+    Returns
+    -------
+    Compressor
+        A contractive compressor (delta = 1/(1 + omega) for an unbiased one).
 
     Examples
     --------

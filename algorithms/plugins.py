@@ -20,9 +20,12 @@ import importlib.metadata
 import importlib.util
 import pathlib
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from decbounds.algorithms.registry import ALGORITHMS
+
+if TYPE_CHECKING:
+    from decbounds.algorithms.step_rule import StepRule
 
 __all__ = ["GROUP", "load_plugins", "load_rule", "plugin_errors"]
 
@@ -72,7 +75,7 @@ def load_plugins(*, force: bool = False) -> tuple[str, ...]:
     return ALGORITHMS.load_plugins(force=force)
 
 
-def load_rule(spec: Any) -> type:
+def load_rule(spec: object) -> type[StepRule]:
     """The step rule of ``spec``: a StepRule subclass, a registered algorithm name, or ``module:Class`` /
     ``path/to/file.py:Class`` (the current directory is importable, as with ``python -m``; for a file, its
     folder too, as for a script). What
@@ -81,7 +84,8 @@ def load_rule(spec: Any) -> type:
     Parameters
     ----------
     spec : type or str
-        The rule.
+        The rule: a StepRule subclass, a registered name or alias (``algorithms.algorithm_names()``), or
+        ``"module:Class"`` / ``"path/to/file.py:Class"``; anything else is a ValueError.
 
     Returns
     -------

@@ -14,7 +14,7 @@ import math
 import pathlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias, overload
 
 import numpy as np
 from decbounds.bounds.prediction import Prediction
@@ -24,8 +24,20 @@ __all__ = ["STATUSES", "Grid", "Result", "Status", "to_jsonable"]
 Status = Literal["converged", "max_iterations", "diverged"]
 STATUSES: tuple[str, ...] = ("converged", "max_iterations", "diverged")
 
+#: A value of a JSON document as `to_jsonable` gives it (non-finite floats included: ``json.dumps`` writes
+#: them as ``NaN`` / ``Infinity``).
+JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
 
-def to_jsonable(value: Any) -> Any:
+
+@overload
+def to_jsonable(value: Mapping[str, object]) -> dict[str, JSONValue]: ...
+
+
+@overload
+def to_jsonable(value: object) -> JSONValue: ...
+
+
+def to_jsonable(value: object) -> JSONValue:
     """``value`` as plain JSON types, recursively: numpy scalars and arrays become Python numbers and lists,
     tuples lists, sets sorted lists, paths strings, mapping keys strings.
 
@@ -36,13 +48,14 @@ def to_jsonable(value: Any) -> Any:
 
     Parameters
     ----------
-    value : Any
-        A record or part of one.
+    value : object
+        A record or part of one: mappings, lists, tuples, sets, numpy scalars and arrays, paths, strings,
+        numbers, booleans and None, nested.
 
     Returns
     -------
-    Any
-        The same data as dicts, lists, strings, numbers, booleans and None.
+    JSONValue
+        The same data as dicts, lists, strings, numbers, booleans and None (a dict for a mapping).
 
     Raises
     ------
@@ -59,9 +72,12 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [to_jsonable(item) for item in value]
     if isinstance(value, (set, frozenset)):
-        return sorted(to_jsonable(item) for item in value)
+        # a set of one kind of JSON scalar sorts; a set mixing kinds raises TypeError, as it should
+        members: list[Any] = [to_jsonable(item) for item in value]
+        return sorted(members)
     if isinstance(value, np.ndarray):
-        return to_jsonable(value.tolist())
+        nested: object = value.tolist()
+        return to_jsonable(nested)
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, np.integer):
@@ -161,7 +177,7 @@ class Grid:
         excluded = f", excluded steps {list(self.excluded_steps)}" if self.excluded_steps else ""
         return f"Grid({self.summary()}{winner}{excluded})"
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, JSONValue]:
         """A JSON-able dict (`to_jsonable`): the score, seeds, excluded steps, the winner's position and
         group, and each run in brief (step size, hyper-parameters, seed, status, both T_eps, iterations and
         the cap it ran under).
@@ -277,7 +293,7 @@ class Result:
     seed: int
     step_size: float
     batch: int
-    hyper: dict[str, Any] = field(default_factory=dict)
+    hyper: dict[str, object] = field(default_factory=dict)
     tol: float | None = None
     radius: float = math.inf
     progress: np.ndarray | None = None
@@ -309,7 +325,7 @@ class Result:
                 f"step_size={self.step_size:.4g}, seed={self.seed}"
                 f"{', ' + hyper if hyper else ''}{grid}: {self.message})")
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, JSONValue]:
         """A JSON-able dict (`to_jsonable`) of every field except the large arrays (progress, x_hat); the
         grid (`Grid.to_record`) under ``"grid"`` when there is one.
 

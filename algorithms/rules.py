@@ -13,6 +13,7 @@ buffer v <- momentum v + u, kept per worker and never communicated.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -734,7 +735,7 @@ class DeTAG(StepRule):
         self.R = require_count("R", R, 1)
         self.structural_values["R"] = self.R
 
-    def resolve(self, values: dict[str, Any]) -> dict[str, Any]:
+    def resolve(self, values: dict[str, object]) -> dict[str, object]:
         values = super().resolve(values)
         assert self.lam is not None
         values["gossip"] = require_choice("gossip", values["gossip"], GOSSIP_METHODS)
@@ -750,13 +751,14 @@ class DeTAG(StepRule):
         self.schedule(values)  # validates method, start and eta (ValueError naming them)
         return values
 
-    def schedule(self, values: dict[str, Any]) -> np.ndarray:
+    def schedule(self, values: Mapping[str, object]) -> np.ndarray:
         """The (R, 2) gossip coefficients (a_r, b_r) of one configuration (``instances.gossip_schedule``).
 
         Parameters
         ----------
-        values : dict
-            The configuration's ``gossip``, ``eta`` and ``start``.
+        values : mapping of str to object
+            The configuration's ``gossip`` (a name of ``GOSSIP_METHODS``), ``eta`` (float or None) and
+            ``start`` (a name of ``GOSSIP_STARTS``); checked here.
 
         Returns
         -------
@@ -773,7 +775,20 @@ class DeTAG(StepRule):
     def init(self, ctx: Context) -> DeTAGState:
         """The start state; the per-round gossip coefficients of the k configurations go on the rule
         (``self.coefficients[r]`` = (a, b), each (1, 2k, d), or (1, 2k, 1) for long rows d >=
-        ``algorithms.mixing.SHORT_ROW``; ``self.plain[r]``: a = 1, b = 0 for all; ``self.beta``)."""
+        ``algorithms.mixing.SHORT_ROW``; ``self.plain[r]``: a = 1, b = 0 for all; ``self.beta``).
+
+        Parameters
+        ----------
+        ctx : Context
+            The batch's context: ``ctx.hyper``'s ``gossip``, ``eta``, ``start`` and ``beta`` of the k
+            configurations, ``ctx.x0`` (x~ starts there, the tracker y at 0).
+
+        Returns
+        -------
+        DeTAGState
+            x = x0 (n, k, d); z = (x~, y) = (x0, 0) side by side, (n, 2k, d), with z_prev and buf of its
+            shape; zero gradient sums g and g_prev (n, k, d).
+        """
         k = ctx.k
         keys = ("gossip", "eta", "start")
         configurations = [{key: _value(ctx.hyper[key], j) for key in keys} for j in range(k)]
@@ -884,7 +899,7 @@ def default_phase_length(problem: LocalFunctions, lam: float | None, iterations:
     return phase_length(int(problem.n), lam, problem_constants(problem), iterations)
 
 
-def phase_length(n: int, lam: float | None, constants: Any, iterations: int) -> int:
+def phase_length(n: int, lam: float | None, constants: Mapping[str, float], iterations: int) -> int:
     """`default_phase_length` from what a rule's `Setup` holds: n, lam and ``problem_constants`` (Delta, L,
     varsigma0; empty: the log n branch only).
 
@@ -894,8 +909,8 @@ def phase_length(n: int, lam: float | None, constants: Any, iterations: int) -> 
         Workers.
     lam : float or None
         W's second-largest eigenvalue magnitude, in [0, 1).
-    constants : mapping
-        ``Setup.problem_constants``: Delta, L, varsigma0, or empty.
+    constants : mapping of str to float
+        ``Setup.constants`` (`algorithms.step_rule.problem_constants`): Delta, L, varsigma0, or empty.
     iterations : int
         The run's cap, T.
 

@@ -5,7 +5,6 @@ engine -> step_rule -> registry -> plugins, issue 21 part 6)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
 
 __all__ = ["PlotStyle"]
 
@@ -34,6 +33,12 @@ class PlotStyle:
     label: str
     linestyle: str = "-"
 
-    def as_dict(self) -> dict[str, Any]:
-        """The matplotlib keywords (color, marker, linestyle, label)."""
+    def as_dict(self) -> dict[str, str]:
+        """The matplotlib keywords (color, marker, linestyle, label).
+
+        Returns
+        -------
+        dict of str to str
+            For ``plot(..., **style.as_dict())``.
+        """
         return asdict(self)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from decbounds.bounds.catalog import CATALOG, dominant_term, gap, get
 from decbounds.bounds.rate import CONVENTIONS, Rate, RateOverflowError
@@ -22,7 +21,7 @@ __all__ = ["add_parser", "run"]
 _CRITERION = {"grad_norm": "E||grad f|| <= eps", "grad_norm_sq": "E||grad f||^2 <= eps"}
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``predict`` subcommand on ``subparsers`` (an argparse sub-parsers action).
 
     Parameters
@@ -79,7 +78,7 @@ def _print_prediction(rate: Rate, reference: Rate, values: dict[str, float], sta
     # message and a non-zero exit status, never half a table (or a "nan" printed as if it were a number)
     terms = rate.evaluate_terms(**values)
     total = rate.evaluate(**values)
-    dominant = dominant_term(rate, **values)
+    dominant = dominant_term(rate, convention=None, **values)
     ratio = _ratio(rate, reference, values)
     comm = (_ratio(rate, reference, values, "communication")
             if "communication" in rate.terms and "communication" in reference.terms else None)

@@ -158,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         # every wrong argument at once (the gossip choice, K, L, the step), before a step list is built
         gossip, _ = collect_errors(gossip_arguments, lambda: check_iterations(args.K, args.L, args.step))
+        assert isinstance(gossip, dict)  # gossip_arguments' value: collect_errors keeps the order
         step: Any = args.step
         if args.steps is not None:
             if args.step is not None or args.diminishing is not None:

@@ -32,11 +32,14 @@ import functools
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol, SupportsInt, cast
 
 import numpy as np
 
 from decbounds.registry import Registry, register_each, require_instance
+
+if TYPE_CHECKING:
+    from decbounds.algorithms.step_rule import StepRule
 
 __all__ = [
     "METHODS",
@@ -55,9 +58,38 @@ class Ops(Protocol):
     lam: float
     lambda_min: float
 
-    def grad(self, X: np.ndarray) -> np.ndarray: ...
+    def grad(self, X: np.ndarray) -> np.ndarray:
+        """The local gradients, row i = grad f_i(X[i]).
 
-    def gossip(self, X: np.ndarray, t: int) -> np.ndarray: ...
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (N, d)
+            One row per worker: a point in R^d (a replay) or its coefficient row over the Gram basis (the
+            SDP builder).
+
+        Returns
+        -------
+        numpy.ndarray, shape (N, d)
+            The gradients, in the same representation as ``X``.
+        """
+        ...
+
+    def gossip(self, X: np.ndarray, t: int) -> np.ndarray:
+        """Gossip round t: W_t X (one matrix per engine iteration of a time-varying class).
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (N, d)
+            The rows to mix (points or coefficient rows).
+        t : int
+            The round, 0-based: the rule's engine iteration.
+
+        Returns
+        -------
+        numpy.ndarray, shape (N, d)
+            W_t X.
+        """
+        ...
 
 
 @dataclass(frozen=True)
@@ -70,10 +102,11 @@ class MethodSpec:
         The PEP's name of the method (``WorstCase.method``).
     rule : str or type
         The StepRule subclass, or its import path ``"module:Class"`` (imported on first use).
-    fixed : dict
+    fixed : dict of str to object
         Structural hyper-parameters that make this method (D-PSGD's ``form``); not parameters of the PEP.
-    defaults : dict
-        The PEP's defaults where they differ from the rule's (DeTAG: R = 2, eta None = from lam).
+    defaults : dict of str to object
+        The PEP's defaults where they differ from the rule's (DeTAG: R = 2, eta None = from lam); the rule's
+        ``prepare`` and ``resolve`` check the values.
     per_iteration : str or None
         The parameter holding the engine iterations per PEP iteration (DeTAG: "R", a phase), or None (one);
         ``per_iteration_constant`` multiplies it (GT-DSGD: 2 engine iterations per update).
@@ -82,9 +115,9 @@ class MethodSpec:
     """
 
     name: str
-    rule: str | type
-    fixed: dict[str, Any] = field(default_factory=dict)
-    defaults: dict[str, Any] = field(default_factory=dict)
+    rule: str | type[StepRule]
+    fixed: dict[str, object] = field(default_factory=dict)
+    defaults: dict[str, object] = field(default_factory=dict)
     per_iteration: str | None = None
     per_iteration_constant: int = 1
     aliases: tuple[str, ...] = ()
@@ -92,35 +125,83 @@ class MethodSpec:
     label: str = ""
 
     @functools.cached_property
-    def rule_class(self) -> type:
+    def rule_class(self) -> type[StepRule]:
         """The StepRule subclass (imported here: ``bounds`` imports ``algorithms`` only when it computes)."""
         if isinstance(self.rule, str):
             module, _, name = self.rule.partition(":")
-            return getattr(importlib.import_module(module), name)
+            rule: type[StepRule] = getattr(importlib.import_module(module), name)
+            return rule
         return self.rule
 
     @functools.cached_property
-    def params(self) -> dict[str, Any]:
+    def params(self) -> dict[str, object]:
         """The method's parameters with their defaults: the rule's structural (less ``fixed``) and batchable
         hyper-parameters, with ``defaults`` over them."""
         rule = self.rule_class
         own = {**{k: v for k, v in rule.structural.items() if k not in self.fixed}, **rule.batchable}
         return {**own, **self.defaults}
 
-    def iterations(self, **params: Any) -> int:
-        """Engine iterations per PEP iteration."""
-        base = 1 if self.per_iteration is None else int(params.get(self.per_iteration,
-                                                                   self.params[self.per_iteration]))
+    def iterations(self, **params: object) -> int:
+        """Engine iterations per PEP iteration: ``per_iteration_constant`` times the value of the parameter
+        ``per_iteration`` (DeTAG's phase length R), or times 1 where there is none.
+
+        Parameters
+        ----------
+        **params
+            The method's parameters as given to ``bounds.worst_case`` (``params`` supplies the missing
+            ones); only ``per_iteration``'s is read, as an int.
+
+        Returns
+        -------
+        int
+            The engine iterations of one PEP iteration.
+        """
+        # the rule's resolve checks the count; here it is only converted, as int() did before any check
+        base = 1 if self.per_iteration is None else int(cast(SupportsInt, params.get(
+            self.per_iteration, self.params[self.per_iteration])))
         return base * self.per_iteration_constant
 
-    def rounds(self, K: int, **params: Any) -> int:
+    def rounds(self, K: int, **params: object) -> int:
         """The gossip rounds of K iterations (one per engine iteration; a time-varying class gives each its
-        own W_t)."""
+        own W_t).
+
+        Parameters
+        ----------
+        K : int
+            PEP iterations.
+        **params
+            The method's parameters (`iterations`).
+
+        Returns
+        -------
+        int
+            ``K * iterations(**params)``.
+        """
         return K * self.iterations(**params)
 
     def run(self, ops: Ops, x0: np.ndarray, K: int, alpha: float | Sequence[float] | np.ndarray,
-            **params: Any) -> list[np.ndarray]:
-        """X^0, ..., X^K of the rule on ``ops`` (``algorithms.compiled.run_rule``)."""
+            **params: object) -> list[np.ndarray]:
+        """X^0, ..., X^K of the rule on ``ops`` (``algorithms.compiled.run_rule``).
+
+        Parameters
+        ----------
+        ops : Ops
+            The gradient and gossip: of the SDP builder (coefficient rows over the Gram basis) or of a
+            replay (`NumpyOps`, points in R^d).
+        x0 : numpy.ndarray, shape (N, d)
+            The starts; equal rows are one common start.
+        K : int
+            PEP iterations (each `iterations` engine iterations).
+        alpha : float, sequence of K floats or numpy.ndarray
+            The step size alpha_k of iteration k (one float: the same for all).
+        **params
+            The rule's structural and batchable hyper-parameters (the rule's ``resolve`` checks them).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            K + 1 arrays (N, d): X^0, ..., X^K.
+        """
         from decbounds.algorithms.compiled import run_rule
 
         return run_rule(self.rule_class, ops, x0, K, alpha, fixed=self.fixed,
@@ -198,8 +279,27 @@ _USER_SPECS: dict[str, MethodSpec] = {}
 
 def method_spec(method: str | type | MethodSpec) -> MethodSpec:
     """The MethodSpec of a name or alias (case-insensitive), of a StepRule subclass (a user's rule: its
-    ``name``, or its qualified class name where that is taken) or a MethodSpec itself; ValueError naming
-    the known methods, TypeError for another type."""
+    ``name``, or its qualified class name where that is taken) or a MethodSpec itself.
+
+    Parameters
+    ----------
+    method : str, type or MethodSpec
+        A name or alias of `PEP_METHODS` (case-insensitive; ``-`` reads as ``_``), the name of a user's rule
+        looked up before, a StepRule subclass (`algorithms.compiled.check_compilable`), or a MethodSpec
+        (returned as it is).
+
+    Returns
+    -------
+    MethodSpec
+        The method; a user's rule gets a new spec, remembered under its name.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the known ones) or a rule that cannot be compiled.
+    TypeError
+        For another type.
+    """
     if isinstance(method, MethodSpec):
         return method
     if isinstance(method, type):
@@ -230,6 +330,18 @@ class NumpyOps:
     """Plain numpy operations: ``grad(X)`` a callable on the (N, d) points, ``gossip(X, t)`` the product
     with W (one matrix) or with W[t] (a sequence of matrices, one per round).
 
+    Parameters
+    ----------
+    W : numpy.ndarray, shape (N, N) or (T, N, N), or sequence of (N, N) arrays
+        The gossip matrix, or one matrix per round.
+    grad : callable
+        ``grad(X)``: the (N, d) local gradients at the (N, d) points X.
+    lam : float, optional
+        The spectral gap parameter the rule's ``prepare`` reads; default max |eig(W_t - 11^T/N)| over the
+        rounds (0 for N = 1).
+    lambda_min : float, optional
+        The smallest eigenvalue over the rounds; default computed from W.
+
     >>> import numpy as np
     >>> NumpyOps(W=np.eye(2), grad=lambda X: 2 * X).gossip(np.ones((2, 1))).ravel().tolist()
     [1.0, 1.0]
@@ -249,7 +361,34 @@ class NumpyOps:
                            else lambda_min)
 
     def grad(self, X: np.ndarray) -> np.ndarray:
+        """The local gradients at X, as floats.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (N, d)
+            One point per worker.
+
+        Returns
+        -------
+        numpy.ndarray, shape (N, d)
+            ``grad(X)`` of the constructor.
+        """
         return np.asarray(self._grad(X), dtype=float)
 
     def gossip(self, X: np.ndarray, t: int = 0) -> np.ndarray:
-        return (self.W if self.W.ndim == 2 else self.W[t]) @ X
+        """W X, or W[t] X for a sequence of matrices.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (N, d)
+            One point per worker.
+        t : int
+            The round (read only when W holds one matrix per round).
+
+        Returns
+        -------
+        numpy.ndarray, shape (N, d)
+            The mixed points.
+        """
+        result: np.ndarray = (self.W if self.W.ndim == 2 else self.W[t]) @ X
+        return result

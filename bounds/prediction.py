@@ -13,7 +13,6 @@ import dataclasses
 import math
 import numbers
 from collections.abc import Mapping
-from typing import Any
 
 from decbounds.bounds.catalog import get
 
@@ -51,13 +50,20 @@ class Prediction:
     unknown: tuple[str, ...] = ()
     note: str = ""
 
-    def to_record(self) -> dict[str, Any]:
-        """A JSON-able dict of every field."""
+    def to_record(self) -> dict[str, object]:
+        """A JSON-able dict of every field.
+
+        Returns
+        -------
+        dict of str to object
+            ``entry``, ``kind``, ``value``, ``convention``, ``parameters`` (a dict), ``unknown`` (a list) and
+            ``note``: strings, floats, None and these containers only.
+        """
         return {"entry": self.entry, "kind": self.kind, "value": self.value, "convention": self.convention,
                 "parameters": dict(self.parameters), "unknown": list(self.unknown), "note": self.note}
 
 
-def predict_at(entry: str | None, parameters: Mapping[str, Any], *,
+def predict_at(entry: str | None, parameters: Mapping[str, object], *,
                convention: str = "grad_norm") -> Prediction:
     """Evaluate catalog ``entry`` at the known ``parameters`` (None values are unknown).
 
@@ -65,7 +71,7 @@ def predict_at(entry: str | None, parameters: Mapping[str, Any], *,
     ----------
     entry : str or None
         A catalog name, or None (no entry: a Prediction saying so).
-    parameters : mapping of str to float or None
+    parameters : mapping of str to object
         Symbol -> value (``bounds.RATE_SYMBOLS`` names); None (or anything but a real number) marks a
         parameter the measurement does not know.
     convention : {"grad_norm", "grad_norm_sq"}, default "grad_norm"
@@ -74,6 +80,7 @@ def predict_at(entry: str | None, parameters: Mapping[str, Any], *,
     Returns
     -------
     Prediction
+        The entry's kind and value, or value None with ``unknown`` and ``note`` saying why.
 
     Raises
     ------

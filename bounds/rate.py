@@ -182,7 +182,8 @@ class Rate:
         if terms:
             return "\n".join(f"{key}: {sp.latex(expr, symbol_names=_LATEX_NAMES)}"
                              for key, expr in self.terms.items())
-        return sp.latex(self.expr, symbol_names=_LATEX_NAMES)
+        whole: str = sp.latex(self.expr, symbol_names=_LATEX_NAMES)
+        return whole
 
     def in_convention(self, convention: str) -> Rate:
         """The same bound stated in the other accuracy convention.
@@ -254,12 +255,14 @@ class Rate:
         # the module, not the string "numpy": for the string lambdify runs ``from numpy import *``, which
         # loads numpy.f2py, numpy.testing, numpy.ma, ... (a large share of `decbounds predict`'s start-up,
         # docs/benchmarks.md); same functions
-        return sp.lambdify(args, tuple(self.terms.values()), modules=np)
+        terms: Callable[..., tuple[Any, ...]] = sp.lambdify(args, tuple(self.terms.values()), modules=np)
+        return terms
 
     @cached_property
     def _is_exact(self) -> bool:
         # floor/ceiling jump at the decimals users type; those entries are evaluated in exact arithmetic.
-        return self.expr.has(sp.floor, sp.ceiling)
+        exact: bool = self.expr.has(sp.floor, sp.ceiling)
+        return exact
 
     def precise_terms(self, **values: float) -> dict[str, sp.Float]:
         """Each term's value at a point as a sympy Float of 30 digits, with no exponent range limit.

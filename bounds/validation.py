@@ -24,9 +24,13 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 __all__ = [
     "MAX_ENTRIES",
@@ -54,6 +58,23 @@ __all__ = [
 #: 16 GiB, far beyond what a laptop or a CI runner holds; a larger request is refused before allocating.
 MAX_ENTRIES = 2**31
 
+_Checked = TypeVar("_Checked")
+_Graph = TypeVar("_Graph")
+
+
+class _GraphLike(Protocol):
+    """What `require_graph` reads of a networkx graph (it checks the first four names by ``hasattr``)."""
+
+    def nodes(self) -> Iterable[Hashable]: ...
+
+    def edges(self) -> Iterable[tuple[Hashable, Hashable]]: ...
+
+    def is_directed(self) -> bool: ...
+
+    def is_multigraph(self) -> bool: ...
+
+    def number_of_nodes(self) -> int: ...
+
 
 def _show(value: object) -> str:
     """A short repr for error messages (arrays and long strings abridged)."""
@@ -69,7 +90,18 @@ def _is_real_type(value: object) -> bool:
 
 
 def describe_int(value: int) -> str:
-    """An int for a message: as is up to 20 digits, else its magnitude ("about 10^302")."""
+    """An int for a message: as is up to 20 digits, else its magnitude ("about 10^302").
+
+    Parameters
+    ----------
+    value : int
+        Any size; a message never prints thousands of digits.
+
+    Returns
+    -------
+    str
+        ``str(value)``, or ``"about 10^k"`` (k the number of digits less one) beyond 20 digits.
+    """
     text = str(value)
     return text if len(text) <= 20 else f"{'-' if value < 0 else ''}about 10^{len(text.lstrip('-')) - 1}"
 
@@ -84,6 +116,37 @@ def require_real(name: str, value: object, *, minimum: float | None = 0.0, maxim
     minimum 0, kept for the common "> 0 or >= 0" choice); ``maximum`` is included unless
     ``maximum_inclusive=False``; ``minimum=None`` / ``maximum=None`` lift that side. Ints of any size are
     accepted if they convert to a finite float (10**400 does not: ValueError "overflows float").
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    value : object
+        Anything; checked here.
+    minimum : float or None, default 0.0
+        The lower end of the range (None: no lower end).
+    maximum : float or None, default None
+        The upper end of the range (None: no upper end).
+    allow_zero : bool, default False
+        Whether ``minimum`` itself is allowed (read when ``allow_minimum`` is None).
+    allow_minimum : bool or None, default None
+        Whether ``minimum`` itself is allowed; None defers to ``allow_zero``.
+    maximum_inclusive : bool, default True
+        Whether ``maximum`` itself is allowed.
+    finite : bool, default True
+        Whether +-inf is refused (NaN always is).
+
+    Returns
+    -------
+    float
+        ``float(value)``.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number (a bool, a complex number, a string, None).
+    ValueError
+        If it is NaN, infinite (with ``finite``), overflows float, or lies outside the range.
 
     >>> require_real("sigma", 0, allow_zero=True)
     0.0
@@ -111,12 +174,38 @@ def require_real(name: str, value: object, *, minimum: float | None = 0.0, maxim
 
 
 def require_positive(name: str, value: object) -> float:
-    """A finite real number > 0."""
+    """A finite real number > 0 (`require_real` with its defaults).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    value : object
+        Anything; checked here.
+
+    Returns
+    -------
+    float
+        ``float(value)``.
+    """
     return require_real(name, value)
 
 
 def require_nonnegative(name: str, value: object) -> float:
-    """A finite real number >= 0."""
+    """A finite real number >= 0.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    value : object
+        Anything; checked here.
+
+    Returns
+    -------
+    float
+        ``float(value)``.
+    """
     return require_real(name, value, allow_zero=True)
 
 
@@ -125,7 +214,30 @@ def require_count(name: str, value: object, minimum: int = 0, *, maximum: int | 
     """``value`` as an int: an integer (Python int or numpy integer; not bool, not a float such as 3.0 or
     NaN) with ``minimum <= value`` and, when given, ``value <= maximum``.
 
-    ``what`` explains the maximum in the message (e.g. "entries a (T_c x n) array can hold").
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    value : object
+        Anything; checked here.
+    minimum : int, default 0
+        The smallest count allowed.
+    maximum : int or None, default None
+        The largest count allowed (None: no upper end).
+    what : str or None, default None
+        Explains the maximum in the message (e.g. "entries a (T_c x n) array can hold").
+
+    Returns
+    -------
+    int
+        ``operator.index(value)``.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not an integer (a bool, a float, NaN).
+    ValueError
+        If it lies outside [minimum, maximum].
 
     >>> require_count("R", 0)
     0
@@ -149,7 +261,29 @@ def require_count(name: str, value: object, minimum: int = 0, *, maximum: int | 
 
 def require_size(name: str, entries: int, *, limit: int = MAX_ENTRIES, detail: str = "") -> int:
     """Refuse an allocation of ``entries`` float64 numbers above ``limit`` before it happens, naming the
-    argument that sized it (``detail`` says how, e.g. "n * T_c")."""
+    argument that sized it.
+
+    Parameters
+    ----------
+    name : str
+        The argument that sized the allocation, as the message prints it.
+    entries : int
+        The float64 entries the allocation would hold.
+    limit : int, default MAX_ENTRIES
+        The most entries allowed (2**31, 16 GiB).
+    detail : str, default ""
+        How ``name`` sizes it, e.g. "n * T_c".
+
+    Returns
+    -------
+    int
+        ``entries``.
+
+    Raises
+    ------
+    ValueError
+        If ``entries > limit``.
+    """
     if entries > limit:
         how = f"{detail} = {describe_int(entries)}" if detail else describe_int(entries)
         raise ValueError(f"{name} is too large: the arrays it sizes would need more than {limit} float64 "
@@ -158,17 +292,60 @@ def require_size(name: str, entries: int, *, limit: int = MAX_ENTRIES, detail: s
 
 
 def require_probability(name: str, value: object, *, allow_zero: bool = False) -> float:
-    """A real number in (0, 1] (or [0, 1] with ``allow_zero``)."""
+    """A real number in (0, 1] (or [0, 1] with ``allow_zero``).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    value : object
+        Anything; checked here.
+    allow_zero : bool, default False
+        Whether 0 is allowed.
+
+    Returns
+    -------
+    float
+        ``float(value)``.
+    """
     return require_real(name, value, allow_zero=allow_zero, maximum=1.0)
 
 
 def require_fraction(name: str, value: object) -> float:
-    """A real number in [0, 1) (e.g. lam = max(|lambda_2|, |lambda_n|) of a gossip matrix)."""
+    """A real number in [0, 1) (e.g. lam = max(|lambda_2|, |lambda_n|) of a gossip matrix).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    value : object
+        Anything; checked here.
+
+    Returns
+    -------
+    float
+        ``float(value)``.
+    """
     return require_real(name, value, allow_zero=True, maximum=1.0, maximum_inclusive=False)
 
 
 def require_choice(name: str, value: object, choices: tuple[str, ...] | list[str]) -> str:
-    """One of ``choices`` (strings); TypeError for a non-string, ValueError listing the choices."""
+    """One of ``choices`` (strings); TypeError for a non-string, ValueError listing the choices.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    value : object
+        Anything; checked here.
+    choices : tuple or list of str
+        The accepted strings (compared exactly, case included).
+
+    Returns
+    -------
+    str
+        ``value``.
+    """
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, one of {tuple(choices)}; got {name}={_show(value)}")
     if value not in choices:
@@ -177,15 +354,61 @@ def require_choice(name: str, value: object, choices: tuple[str, ...] | list[str
 
 
 def require_bool(name: str, value: object) -> bool:
-    """A bool (or numpy bool)."""
+    """A bool (or numpy bool); TypeError for anything else (1 and 0 included).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    value : object
+        Anything; checked here.
+
+    Returns
+    -------
+    bool
+        ``bool(value)``.
+    """
     if not isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be True or False; got {name}={_show(value)}")
     return bool(value)
 
 
-def require_seed(name: str, value: object, *, allow_none: bool = False) -> Any:
+@overload
+def require_seed(name: str, value: object, *, allow_none: Literal[False] = False
+                 ) -> int | np.random.Generator | np.random.SeedSequence: ...
+
+
+@overload
+def require_seed(name: str, value: object, *, allow_none: bool
+                 ) -> int | np.random.Generator | np.random.SeedSequence | None: ...
+
+
+def require_seed(name: str, value: object, *, allow_none: bool = False
+                 ) -> int | np.random.Generator | np.random.SeedSequence | None:
     """A seed: an int >= 0 (any size numpy's SeedSequence takes), a ``numpy.random.Generator`` or a
-    ``numpy.random.SeedSequence`` (``None`` only with ``allow_none``: fresh OS entropy, not reproducible)."""
+    ``numpy.random.SeedSequence`` (``None`` only with ``allow_none``: fresh OS entropy, not reproducible).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    value : object
+        Anything; checked here.
+    allow_none : bool, default False
+        Whether None is accepted.
+
+    Returns
+    -------
+    int, numpy.random.Generator, numpy.random.SeedSequence or None
+        A Python int for an integer seed, else ``value`` itself.
+
+    Raises
+    ------
+    TypeError
+        For another type (a bool, a float, a legacy ``RandomState``).
+    ValueError
+        For a negative int.
+    """
     if value is None and allow_none:
         return None
     if isinstance(value, np.random.Generator | np.random.SeedSequence):
@@ -198,7 +421,22 @@ def require_seed(name: str, value: object, *, allow_none: bool = False) -> Any:
 
 
 def as_generator(name: str, value: object, *, allow_none: bool = False) -> np.random.Generator:
-    """``require_seed`` then ``numpy.random.default_rng``: the Generator itself, or a new one from the int."""
+    """``require_seed`` then ``numpy.random.default_rng``: the Generator itself, or a new one from the int.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    value : object
+        A seed as `require_seed` takes it.
+    allow_none : bool, default False
+        Whether None (fresh OS entropy) is accepted.
+
+    Returns
+    -------
+    numpy.random.Generator
+        ``value`` itself when it is one, else ``numpy.random.default_rng(seed)``.
+    """
     seed = require_seed(name, value, allow_none=allow_none)
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
@@ -214,7 +452,7 @@ def _element_to_float(name: str, element: object) -> float:
                          ) from None
 
 
-def require_real_array(name: str, value: Any, *, allow_bool: bool = True,
+def require_real_array(name: str, value: object, *, allow_bool: bool = True,
                        expected: str = "a real number or an array of them") -> np.ndarray:
     """``value`` (a real number, a list or an array of them) as a float64 array, refused without a warning.
 
@@ -225,6 +463,22 @@ def require_real_array(name: str, value: Any, *, allow_bool: bool = True,
     ``TypeError``; a value outside the float64 range (a Python int such as 10**400, a long double such as
     1e4000) raises ``ValueError`` saying it "overflows float". Finiteness and ranges are the caller's rules;
     ``expected`` words the type in the messages.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    value : object
+        Anything; checked here (a number, a nested list or an array is accepted).
+    allow_bool : bool, default True
+        Whether bools (and bool arrays) are accepted, as 0.0 and 1.0.
+    expected : str, default "a real number or an array of them"
+        The accepted type in words, for the messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, of ``value``'s shape; ``value`` itself when it is a float64 array already.
 
     >>> require_real_array("B", [1, 2])
     array([1., 2.])
@@ -264,12 +518,22 @@ def require_real_array(name: str, value: Any, *, allow_bool: bool = True,
     return out
 
 
-def collect_errors(*checks: Any) -> list[Any]:
+def collect_errors(*checks: Callable[[], _Checked]) -> list[_Checked]:
     """Run every check (a zero-argument callable) and raise once for all that failed.
 
     The values of the checks come back in order when none fails. When some raise ``TypeError`` or
     ``ValueError``, one error carries every message, one per line (a ``TypeError`` when all the failures
     are type errors, else a ``ValueError``), so that a user sees every wrong argument at once.
+
+    Parameters
+    ----------
+    *checks : callable
+        Zero-argument callables, each a check such as ``lambda: require_count("K", K)``.
+
+    Returns
+    -------
+    list
+        The checks' values, in order.
 
     >>> collect_errors(lambda: require_count("K", 3), lambda: require_real("L", 2))
     [3, 2.0]
@@ -288,7 +552,7 @@ def collect_errors(*checks: Any) -> list[Any]:
         return values
     if len(failures) == 1:
         raise failures[0]
-    kind = TypeError if all(isinstance(err, TypeError) for err in failures) else ValueError
+    kind: type[Exception] = TypeError if all(isinstance(err, TypeError) for err in failures) else ValueError
     # a check that itself collected several errors contributes each of them (its ``messages``)
     messages = [text for err in failures for text in getattr(err, "messages", [str(err)])]
     error = kind(f"{len(messages)} arguments are wrong: " + "; ".join(messages))
@@ -296,11 +560,30 @@ def collect_errors(*checks: Any) -> list[Any]:
     raise error
 
 
-def require_matrix(name: str, value: Any, *, square: bool = True, finite: bool = True,
+def require_matrix(name: str, value: object, *, square: bool = True, finite: bool = True,
                    min_size: int = 1) -> np.ndarray:
     """A dense 2-D real float array (copy-free where possible): not complex, not object, every entry
     finite, square unless ``square=False``, at least ``min_size`` rows. Sparse matrices: see
-    ``require_sparse_entries``."""
+    ``require_sparse_entries``.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    value : object
+        Anything; checked here (a nested list or an array is accepted).
+    square : bool, default True
+        Whether the matrix must be square.
+    finite : bool, default True
+        Whether every entry must be finite.
+    min_size : int, default 1
+        The fewest rows and columns allowed.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, k)
+        float64 (`require_real_array`).
+    """
     if value is None or isinstance(value, str | bytes | numbers.Number):
         raise TypeError(f"{name} must be a 2-D array of real numbers; got {name}={_show(value)}")
     arr = require_real_array(name, value, expected="a 2-D array of real numbers")
@@ -322,7 +605,20 @@ def _nonfinite(data: np.ndarray) -> str:
 
 
 def require_finite_entries(name: str, data: np.ndarray) -> np.ndarray:
-    """Check that every entry of ``data`` (e.g. a sparse matrix's ``.data``) is finite and real."""
+    """Check that every entry of ``data`` (e.g. a sparse matrix's ``.data``) is finite and real.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    data : numpy.ndarray
+        The entries, any shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``data`` itself.
+    """
     if np.iscomplexobj(data):
         raise TypeError(f"{name} must be real, not complex; got dtype {data.dtype}")
     if not np.all(np.isfinite(data)):
@@ -330,8 +626,25 @@ def require_finite_entries(name: str, data: np.ndarray) -> np.ndarray:
     return data
 
 
-def require_array(name: str, value: Any, *, ndim: int | None = None, finite: bool = True) -> np.ndarray:
-    """A real float array (any shape, or exactly ``ndim`` dimensions), finite unless ``finite=False``."""
+def require_array(name: str, value: object, *, ndim: int | None = None, finite: bool = True) -> np.ndarray:
+    """A real float array (any shape, or exactly ``ndim`` dimensions), finite unless ``finite=False``.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    value : object
+        Anything; checked here (a number, a nested list or an array is accepted).
+    ndim : int or None, default None
+        The number of dimensions required (None: any).
+    finite : bool, default True
+        Whether every entry must be finite.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 (`require_real_array`).
+    """
     arr = require_real_array(name, value, expected="an array of real numbers")
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s); got shape {arr.shape}")
@@ -340,21 +653,44 @@ def require_array(name: str, value: Any, *, ndim: int | None = None, finite: boo
     return arr
 
 
-def _sorted_nodes(nodes: set) -> list:
+def _sorted_nodes(nodes: set[Any]) -> list[Any]:  # any hashables: compared, else ordered by repr
     try:
         return sorted(nodes)
     except TypeError:  # mixed node types
         return sorted(nodes, key=repr)
 
 
-def require_graph(name: str, G: Any, *, directed: bool | None = False, connected: bool = False,
-                  allow_multigraph: bool = False) -> Any:
+def _is_graph(G: object) -> TypeIs[_GraphLike]:
+    return all(hasattr(G, attr) for attr in ("nodes", "edges", "is_directed", "is_multigraph"))
+
+
+def require_graph(name: str, G: _Graph, *, directed: bool | None = False, connected: bool = False,
+                  allow_multigraph: bool = False) -> _Graph:
     """A networkx graph (duck-typed: ``nodes``, ``edges``, ``is_directed``, ``is_multigraph``), undirected
     when ``directed=False``, directed when True, either when None; a multigraph only with
     ``allow_multigraph``; never with a self-loop (ValueError); with ``connected``, connected (the error
     lists the components' sizes and a few nodes of each). The networkx import stays lazy: bounds itself
-    never needs it."""
-    if not all(hasattr(G, attr) for attr in ("nodes", "edges", "is_directed", "is_multigraph")):
+    never needs it.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, as the messages print it.
+    G : networkx.Graph or networkx.DiGraph
+        Anything; checked here (TypeError unless it has a graph's methods).
+    directed : bool or None, default False
+        False: undirected only; True: directed only; None: either.
+    connected : bool, default False
+        Whether the graph must be (weakly) connected.
+    allow_multigraph : bool, default False
+        Whether parallel edges are accepted.
+
+    Returns
+    -------
+    networkx.Graph or networkx.DiGraph
+        ``G`` itself.
+    """
+    if not _is_graph(G):
         raise TypeError(f"{name} must be a networkx graph; got {name}={_show(G)} (type {type(G).__name__})")
     if directed is False and G.is_directed():
         raise TypeError(f"{name} must be an undirected networkx.Graph; got a {type(G).__name__}")

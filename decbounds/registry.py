@@ -52,13 +52,24 @@ import inspect
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
 __all__ = ["Registry", "RegistryEntry", "register_each", "require_instance"]
 
 T = TypeVar("T")
 D = TypeVar("D")
-R = TypeVar("R")
+#: what a builder builds (`Registry.build`)
+Built = TypeVar("Built")
+
+
+class _Named(Protocol):
+    """An object that carries its own registry name (a rate, a PEP method: `register_each`)."""
+
+    @property
+    def name(self) -> str: ...
+
+
+_NamedT = TypeVar("_NamedT", bound=_Named)
 
 
 def _show(value: object) -> str:
@@ -139,8 +150,8 @@ class Registry(Mapping[str, RegistryEntry[T]]):
     """
 
     def __init__(self, kind: str, *, field: str = "name", group: str | None = None,
-                 check: Callable[[Any], None] | None = None, fold_case: bool = False,
-                 from_plugin: Callable[[str, Any], Iterable[str]] | None = None) -> None:
+                 check: Callable[[object], None] | None = None, fold_case: bool = False,
+                 from_plugin: Callable[[str, object], Iterable[str]] | None = None) -> None:
         self.kind = _check_name("kind", kind)
         self.field = _check_name("field", field)
         self.group = None if group is None else _check_name("group", group)
@@ -329,8 +340,8 @@ class Registry(Mapping[str, RegistryEntry[T]]):
                             f"itself; got {self.field}={_show(spec)}") from None
         return spec
 
-    def build(self: Registry[Callable[..., R]], name: str | Callable[..., R], *args: object,
-              **params: object) -> R:
+    def build(self: Registry[Callable[..., Built]], name: str | Callable[..., Built], *args: object,
+              **params: object) -> Built:
         """Look up ``name`` (or take a callable) and call it with ``args`` and ``params``.
 
         ``params`` the builder's signature does not take are a ValueError naming them (and the field), raised
@@ -346,7 +357,7 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         Returns
         -------
         object
-            What the builder returns.
+            What the builder returns (the registry's builders' return type).
         """
         builder: object
         if isinstance(name, str) or not callable(name):  # a non-string non-callable: the lookup's TypeError
@@ -505,7 +516,7 @@ def require_instance(cls: type, what: str) -> Callable[[object], None]:
     return check
 
 
-def register_each(register: Callable[[Any], Any]) -> Callable[[str, Any], tuple[str, ...]]:
+def register_each(register: Callable[[_NamedT], _NamedT]) -> Callable[[str, object], tuple[str, ...]]:
     """A registry's ``from_plugin`` for objects that carry their own ``name`` (rates, PEP methods): the entry
     point names one object or a list/tuple of them, each registered by ``register(obj)``.
 
@@ -522,6 +533,7 @@ def register_each(register: Callable[[Any], Any]) -> Callable[[str, Any], tuple[
 
     def from_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
         items = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
-        return tuple(str(register(item).name) for item in items)
+        # what a plugin names is not trusted: ``register`` checks each object (TypeError for the wrong kind)
+        return tuple(str(register(cast(_NamedT, item)).name) for item in items)
 
     return from_plugin

@@ -85,8 +85,9 @@ def load_digits_arrays() -> tuple[np.ndarray, np.ndarray]:
     return bunch.data / 16.0, bunch.target.astype(np.int64)
 
 
-def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float, seed: int | np.random.Generator,
-                      *, balanced: bool = True) -> np.ndarray:
+def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float,
+                      seed: int | np.random.Generator | np.random.SeedSequence, *, balanced: bool = True
+                      ) -> np.ndarray:
     """Indices (n, m) of the points each worker holds under the X%-shuffle partition (docs/theory.md §9.1).
 
     Sort by label (stable), shuffle only the first ``shuffled_percent`` % of the sequence, cut it into n
@@ -100,8 +101,8 @@ def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float, seed:
         Workers, >= 1.
     shuffled_percent : float
         X in [0, 100]; 0 is the most heterogeneous split, 100 a plain shuffle.
-    seed : int or numpy.random.Generator
-        Same seed, same partition.
+    seed : int, numpy.random.Generator or numpy.random.SeedSequence
+        Same seed, same partition (`DigitsProblem` passes a spawned SeedSequence).
     balanced : bool, optional
         See the module docstring.
 
@@ -297,24 +298,89 @@ class DigitsProblem:
 
     # --- protocol ----------------------------------------------------------------------------------------
     def grad(self, X: np.ndarray) -> np.ndarray:
-        """Full-shard gradients (n, *batch, d)."""
+        """Full-shard gradients: row i is grad f_i, the mean over worker i's m samples of the loss gradient.
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Shape (n, *batch, d): worker i's parameter vectors (the packed weights and biases) in row i.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n, *batch, d).
+        """
         return self._full(X, True)[1]
 
     def value(self, X: np.ndarray) -> np.ndarray:
-        """Full-shard mean losses (n, *batch)."""
+        """Full-shard mean losses: f_i at worker i's points (cross-entropy, plus the regularizer of the
+        logistic model).
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Shape (n, *batch, d).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n, *batch).
+        """
         return self._full(X, False)[0]
 
     def full_grad(self, x: np.ndarray) -> np.ndarray:
-        """Gradient of f = mean_i f_i at x (*batch, d)."""
+        """Gradient of f = mean_i f_i at x.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Shape (*batch, d).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (*batch, d).
+        """
         x = check_global_points(x, self.dim)
         return self.grad(np.broadcast_to(x, (self.n, *x.shape))).mean(axis=0)
 
     def full_value(self, x: np.ndarray) -> np.ndarray:
+        """f = mean_i f_i at x: the mean loss over all n m samples.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Shape (*batch, d).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (*batch).
+        """
         x = check_global_points(x, self.dim)
         return self.value(np.broadcast_to(x, (self.n, *x.shape))).mean(axis=0)
 
     def sample_grad(self, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """Mean per-sample gradient over the samples idx (n, *batch, B) of each worker's shard."""
+        """Mean per-sample gradient over the samples ``idx`` of each worker's shard (for
+        `oracles.FiniteSumOracle`).
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Shape (n, *batch, d).
+        idx : numpy.ndarray of int
+            Shape (n, *batch, B): indices into worker i's shard, in [0, samples_per_worker).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n, *batch, d): the mean of the B sampled gradients.
+
+        Raises
+        ------
+        ValueError
+            If ``idx`` has the wrong shape or dtype, or an index outside the shard.
+        """
         X = check_points(X, self.n, self.dim)
         idx = np.asarray(idx)
         if idx.shape[:-1] != X.shape[:-1] or not np.issubdtype(idx.dtype, np.integer):

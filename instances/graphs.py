@@ -63,7 +63,7 @@ def _check_n(n: object, minimum: int = 1, name: str = "n") -> int:
                          what="networkx holds about 1 KB per node; larger graphs are refused")
 
 
-def _seed_of(seed: object) -> int | None:
+def _seed_of(seed: object) -> int | np.random.SeedSequence | None:
     """networkx wants an int seed (or a RandomState); turn a Generator into an int drawn from it."""
     seed = require_seed("seed", seed, allow_none=True)
     if isinstance(seed, np.random.Generator):
@@ -367,7 +367,7 @@ def ring_lattice(n: int, k: int = 1) -> nx.Graph:
     return _circulant(n, list(range(1, k + 1)))
 
 
-def erdos_renyi(n: int, p: float, seed: int | np.random.Generator | None = None,
+def erdos_renyi(n: int, p: float, seed: int | np.random.Generator | np.random.SeedSequence | None = None,
                 max_attempts: int = DEFAULT_CONNECT_ATTEMPTS) -> nx.Graph:
     """G(n, p), redrawn (seeds derived from ``seed``) until connected, at most ``max_attempts`` draws.
 
@@ -377,7 +377,7 @@ def erdos_renyi(n: int, p: float, seed: int | np.random.Generator | None = None,
         Number of nodes.
     p : float
         Edge probability in [0, 1]; p = 2 ln(n)/n is connected with high probability.
-    seed : int or numpy.random.Generator, optional
+    seed : int, numpy.random.Generator or numpy.random.SeedSequence, optional
         Same seed, same graph.
     max_attempts : int, optional
         Draws before giving up (default 100).
@@ -414,7 +414,8 @@ def erdos_renyi(n: int, p: float, seed: int | np.random.Generator | None = None,
     return _redraw_until_connected(draw, seed, max_attempts, f"erdos_renyi(n={n}, p={p})")
 
 
-def random_geometric(n: int, radius: float, seed: int | np.random.Generator | None = None,
+def random_geometric(n: int, radius: float,
+                     seed: int | np.random.Generator | np.random.SeedSequence | None = None,
                      max_attempts: int = DEFAULT_CONNECT_ATTEMPTS) -> nx.Graph:
     """Random geometric graph in the unit square, redrawn until connected (like ``erdos_renyi``).
 
@@ -424,7 +425,7 @@ def random_geometric(n: int, radius: float, seed: int | np.random.Generator | No
         Number of nodes.
     radius : float
         Nodes closer than ``radius`` are linked.
-    seed : int or numpy.random.Generator, optional
+    seed : int, numpy.random.Generator or numpy.random.SeedSequence, optional
         Same seed, same graph.
     max_attempts : int, optional
         Draws before giving up (default 100).
@@ -468,7 +469,7 @@ def _redraw_until_connected(draw: Callable[[int], nx.Graph], seed: object, max_a
     max_attempts = require_count("max_attempts", max_attempts, 1, maximum=MAX_CONNECT_ATTEMPTS)
     base = _seed_of(seed)
     # a SeedSequence turns (seed, attempt) into independent draws; same seed, same graph
-    root = np.random.SeedSequence(base)
+    root = base if isinstance(base, np.random.SeedSequence) else np.random.SeedSequence(base)
     for attempt, child in enumerate(root.spawn(max_attempts)):
         G = draw(int(child.generate_state(1)[0]))
         if nx.is_connected(G):
@@ -617,7 +618,7 @@ def node_order(G: nx.Graph) -> int:
     >>> node_order(nx.path_graph(5))
     5
     """
-    n = G.number_of_nodes()
+    n: int = G.number_of_nodes()
     if n == 0:
         raise ValueError("G must have at least one node")
     if set(G.nodes) != set(range(n)):

@@ -20,7 +20,7 @@ Pass ``T_c=`` instead of ``Delta=`` to get the smallest Delta with that chain le
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import networkx as nx
 import numpy as np
@@ -39,6 +39,9 @@ from decbounds.bounds.validation import (
 )
 from decbounds.instances.graphs import MAX_NODES
 from decbounds.instances.zero_chain import G_INF, L1, ZeroChainFunctions
+
+if TYPE_CHECKING:
+    from decbounds.instances.schedules import GossipSchedule
 
 __all__ = [
     "COMMUNICATION_T_C_DENOMINATOR",
@@ -432,7 +435,8 @@ def communication_instance(n: int, *, D: int | None = None, Delta: float | None 
 # Setting 2 over a gossip schedule (docs/theory.md §17.4)
 
 
-def schedule_crossings(schedule: Any, groups: tuple[np.ndarray, np.ndarray], T_c: int) -> list[int]:
+def schedule_crossings(schedule: GossipSchedule, groups: tuple[np.ndarray, np.ndarray], T_c: int
+                       ) -> list[int]:
     """The iterations r_1 < r_2 < ... < r_{T_c} at which a zero-respecting algorithm can first reveal chain
     coordinates 1..T_c of the Setting 2 split over a gossip schedule (docs/theory.md §17.4).
 
@@ -449,7 +453,7 @@ def schedule_crossings(schedule: Any, groups: tuple[np.ndarray, np.ndarray], T_c
     schedule : instances.GossipSchedule
         The rounds (``first_arrival`` reads their supports).
     groups : tuple of numpy.ndarray
-        (I0, I1).
+        (I0, I1): the worker indices of the two end groups (`split_groups`); I1 holds the odd links.
     T_c : int
         The chain length, >= 1.
 
@@ -505,7 +509,7 @@ class ScheduledCommunicationInstance(CommunicationInstance):
     ([0, 4, 9], 10)
     """
 
-    def __init__(self, schedule: Any, *, Delta: float, L: float, epsilon: float, T_c: int) -> None:
+    def __init__(self, schedule: GossipSchedule, *, Delta: float, L: float, epsilon: float, T_c: int) -> None:
         super().__init__(int(schedule.n), D=None, Delta=Delta, L=L, epsilon=epsilon, T_c=T_c)
         self.schedule = schedule
         self.crossings = schedule_crossings(schedule, self.groups, T_c)
@@ -527,8 +531,8 @@ class ScheduledCommunicationInstance(CommunicationInstance):
                 f"epsilon={self.epsilon:g})")
 
 
-def scheduled_communication_instance(schedule: Any, *, Delta: float | None = None, T_c: int | None = None,
-                                     L: float = 3.0 * L1, epsilon: float = 0.5
+def scheduled_communication_instance(schedule: GossipSchedule, *, Delta: float | None = None,
+                                     T_c: int | None = None, L: float = 3.0 * L1, epsilon: float = 0.5
                                      ) -> ScheduledCommunicationInstance:
     """Setting 2 over a gossip schedule (docs/theory.md §17.4): `communication_instance`'s split on the end
     groups of the labels 0..n-1 (the path's, `split_groups`), with the hop-count bound computed exactly

@@ -138,7 +138,18 @@ class HeterogeneousProblem:
         return rows.reshape((self.n,) + (1,) * (ndim - 2) + (self.dim,))
 
     def grad(self, X: np.ndarray) -> np.ndarray:
-        """Local gradients (n, *batch, d): grad g(x) - (b_i - bbar) + c_i sin(x / s)."""
+        """Local gradients: grad f_i(x) = grad g(x) - (b_i - bbar) + c_i sin(x / s) (elementwise sine).
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Shape (n, *batch, d): worker i's points in row i.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n, *batch, d).
+        """
         X = check_points(X, self.n, self.dim)
         G = self._common_grad(X)
         G -= self._per_worker(self.b_deviation, X.ndim)
@@ -147,7 +158,18 @@ class HeterogeneousProblem:
         return G
 
     def value(self, X: np.ndarray) -> np.ndarray:
-        """Local values (n, *batch)."""
+        """Local values: f_i(x) = g(x) - (b_i - bbar)^T x + sum_j c_ij s (1 - cos(x_j / s)).
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Shape (n, *batch, d).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n, *batch).
+        """
         X = check_points(X, self.n, self.dim)
         values = self._common_value(X) - np.sum(self._per_worker(self.b_deviation, X.ndim) * X, axis=-1)
         if self.has_sine:
@@ -156,16 +178,49 @@ class HeterogeneousProblem:
         return values
 
     def full_grad(self, x: np.ndarray) -> np.ndarray:
-        """grad f = grad g at x (*batch, d): the heterogeneity terms average to zero."""
+        """grad f = grad g: the heterogeneity terms average to zero over the workers.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Shape (*batch, d).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (*batch, d).
+        """
         return self._common_grad(check_global_points(x, self.dim))
 
     def full_value(self, x: np.ndarray) -> np.ndarray:
+        """f = g, the common part (the heterogeneity terms average to zero over the workers).
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Shape (*batch, d).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (*batch).
+        """
         return self._common_value(check_global_points(x, self.dim))
 
     def heterogeneity(self, x: np.ndarray) -> np.ndarray:
         """sqrt((1/n) sum_i ||grad f_i(x) - grad f(x)||^2) at x (*batch, d), from the gradients.
 
         The left side of (A5) at x (docs/theory.md §1.4); at x0 it is varsigma0.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Shape (*batch, d): common points of every worker.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (*batch): at most varsigma.
 
         Raises
         ------

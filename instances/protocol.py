@@ -91,7 +91,12 @@ class LocalFunctions(Protocol):
     n: int
     dim: int
     x0: np.ndarray
-    smoothness: float  # L of every local f_i; admissible steps are <= 1 / smoothness (docs/errata.md E19)
+
+    @property
+    def smoothness(self) -> float:
+        """L of every local f_i; admissible steps are <= 1 / smoothness (docs/errata.md E19). Read only: an
+        attribute or a property (computed on first use, as the digits problem's estimate) will do."""
+        ...
 
     def grad(self, X: np.ndarray) -> np.ndarray:
         """Exact local gradients, (n, *batch, d) -> (n, *batch, d): row i is grad f_i at X[i, ...].
@@ -173,7 +178,22 @@ class FiniteSumFunctions(LocalFunctions, Protocol):
 
     samples_per_worker: int
 
-    def sample_grad(self, X: np.ndarray, idx: np.ndarray) -> np.ndarray: ...
+    def sample_grad(self, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Minibatch gradients: row i averages grad f_i(X[i, ...]; s) over worker i's samples s in ``idx[i]``.
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Shape (n, *batch, d): worker i's points in row i.
+        idx : numpy.ndarray of int
+            Shape (n, *batch, B): B sample indices into each worker's shard, in [0, samples_per_worker).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n, *batch, d): the average of the B per-sample gradients.
+        """
+        ...
 
 
 def check_points(X: np.ndarray, n: int, dim: int, name: str = "X") -> np.ndarray:

@@ -180,7 +180,25 @@ def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
     """`chain_gradient` with every term of the formula at every entry (the same operations per entry):
     G_k = acc_k E_k + P_k ndtr(s_k z_{k+1}) dpsi / v_k^3 with acc_k = first_k in column 0 and P_{k-1}
     elsewhere, v clipped at v_floor (where Psi underflows to 0) and z_{k+1} := 1 past a row's end (whose
-    link is 0)."""
+    link is 0).
+
+    Parameters
+    ----------
+    y : numpy.ndarray of float64, shape (rows * m,)
+        The points, C-ordered rows of m columns; at most ``DENSE_ENTRIES`` entries is where it pays.
+    m : int
+        Columns per row, >= 1.
+    inputs : ChainInputs
+        The per-entry constants for this shape (first-column term and link weights).
+    constants : tuple of float
+        The scaling constants in `ZeroChainFunctions`' order.
+
+    Returns
+    -------
+    numpy.ndarray, shape (rows * m,)
+        The gradient entries, flat like ``y``, bit for bit those of `chain_gradient` (up to the sign of a
+        zero). No validation.
+    """
     phi_exp, half_scale, v_floor, psi_num, _, inv_scale, dpsi_const = constants
     first, links, _ = inputs
     size = y.size
@@ -770,7 +788,19 @@ class ZeroChainFunctions:
         return None, self.full_grad(x)
 
     def value(self, X: np.ndarray, width: int | None = None) -> np.ndarray:
-        """Local values (n, *batch)."""
+        """Local values gain * f_hat_i(X / scale), worker i's weights on the chain's links.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, *batch, d)
+            Worker i's points in ``X[i]``.
+        width : int, optional
+            A promise that ``X[..., width:] == 0``; saves the scan for the active prefix.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, *batch)
+        """
         X = self._check(X)
         with np.errstate(over="ignore"):
             return self._values(X[..., : self._prefix(X, width)] / self.scale, weighted=True)
@@ -803,13 +833,36 @@ class ZeroChainFunctions:
         return self._grad_rows(x, m, None)
 
     def full_value(self, x: np.ndarray, width: int | None = None) -> np.ndarray:
-        """f = gain * f_hat(x / scale) at x of shape (*batch, d)."""
+        """f = mean_i f_i = gain * f_hat(x / scale).
+
+        Parameters
+        ----------
+        x : array_like, shape (*batch, d)
+            Points of the global objective.
+        width : int, optional
+            A promise that ``x[..., width:] == 0``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (*batch)
+        """
         x = self._check_global(x)
         with np.errstate(over="ignore"):
             return self._values(x[..., : self._prefix(x, width)] / self.scale, weighted=False)
 
     def progress(self, X: np.ndarray) -> np.ndarray:
-        """prog per row (n, *batch): the last non-zero coordinate (1-based), 0 for a zero row."""
+        """prog per row: the last non-zero coordinate (1-based), 0 for a zero row (Carmon et al.'s prog,
+        docs/theory.md §4.1).
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (n, *batch, d)
+            Points, any leading axes.
+
+        Returns
+        -------
+        numpy.ndarray of int, shape (n, *batch)
+        """
         return progress(X)
 
     prog = progress

@@ -7,7 +7,6 @@ lower-bound proof (§4.2, Setting 1), all behind one interface: ``oracle.sample(
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from decbounds.instances.protocol import LocalFunctions
 from decbounds.oracles.base import ExactOracle, GaussianOracle, Oracle
@@ -37,7 +36,7 @@ ORACLES.register("finite_sum", FiniteSumOracle)
 ORACLES.register("zero_chain", ZeroChainOracle)
 
 
-def make_oracle(name: str | Callable[..., Oracle], f: LocalFunctions, **params: Any) -> Oracle:
+def make_oracle(name: str | Callable[..., Oracle], f: LocalFunctions, **params: object) -> Oracle:
     """Build the named oracle over local functions f.
 
     exact: no parameters; gaussian: sigma; finite_sum: replace (default True); zero_chain: p (default f.p).
@@ -51,11 +50,12 @@ def make_oracle(name: str | Callable[..., Oracle], f: LocalFunctions, **params: 
     f : local functions
         Any object with the local-function protocol (docs/architecture.md).
     **params
-        The oracle's own parameters, as above.
+        The oracle's own parameters, as above (the oracle checks them).
 
     Returns
     -------
     Oracle
+        The oracle over ``f``.
 
     Raises
     ------

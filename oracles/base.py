@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 from decbounds.bounds.validation import require_count, require_real
@@ -155,6 +155,9 @@ class _OracleBase:
 
     exact = False
 
+    if TYPE_CHECKING:  # every subclass defines it (the `Oracle` protocol's); the defaults here call it
+        def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray: ...
+
     def __init__(self, f: LocalFunctions) -> None:
         for attribute in ("n", "dim", "grad", "full_grad"):
             if not hasattr(f, attribute):
@@ -164,7 +167,8 @@ class _OracleBase:
     def queries_per_call(self, X: np.ndarray, batch: int = 1) -> int:
         """Total queries one ``sample(X, rng, batch)`` answers: batch per worker and configuration."""
         X = np.asarray(X)
-        return check_batch(batch) * (X.size // X.shape[-1])
+        configurations: int = X.size // X.shape[-1]  # workers times configurations
+        return check_batch(batch) * configurations
 
     def full_grad(self, x: np.ndarray) -> np.ndarray:
         """Gradient of the global f = mean_i f_i at x (*batch, d); not an oracle query."""
@@ -221,6 +225,22 @@ class ExactOracle(_OracleBase):
     exact = True
 
     def sample(self, X: np.ndarray, rng: np.random.Generator | None = None, batch: int = 1) -> np.ndarray:
+        """The exact local gradients grad f_i(X[i, ...]) (variance 0 for any batch).
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Shape (n, *batch_shape, d): worker i's points in row i.
+        rng : numpy.random.Generator or None, optional
+            Not used (the signature is the oracle protocol's).
+        batch : int, default 1
+            B, queries per worker averaged into one answer, in [1, MAX_BATCH].
+
+        Returns
+        -------
+        numpy.ndarray
+            X's shape: ``f.grad(X)``.
+        """
         check_batch(batch)
         return self.f.grad(X)
 
@@ -263,6 +283,22 @@ class GaussianOracle(_OracleBase):
         self.sigma = require_real("sigma", sigma, allow_zero=True, maximum=1e150)
 
     def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
+        """grad f_i(X[i, ...]) plus one N(0, sigma^2 / (d B) I) vector per worker and configuration.
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Shape (n, *batch_shape, d): worker i's points in row i.
+        rng : numpy.random.Generator
+            The noise's randomness: one standard normal per entry of X.
+        batch : int, default 1
+            B, queries per worker averaged into one answer, in [1, MAX_BATCH].
+
+        Returns
+        -------
+        numpy.ndarray
+            X's shape: the gradients plus noise with E||noise||^2 = sigma^2 / B.
+        """
         batch = check_batch(batch)
         rng = check_rng(rng)
         G = self.f.grad(X)

@@ -3,6 +3,8 @@ shard, drawn uniformly, so it is unbiased for f_i = (1/m) sum_s f_i(.; s) (docs/
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 from decbounds.bounds.validation import require_bool
 from decbounds.instances.protocol import FiniteSumFunctions
@@ -53,6 +55,11 @@ class FiniteSumOracle(_OracleBase):
                 raise TypeError(f"FiniteSumOracle needs a finite-sum problem; f lacks {attribute!r}")
         self.replace = require_bool("replace", replace)
 
+    @property
+    def _shards(self) -> FiniteSumFunctions:
+        # ``f`` as the finite-sum problem __init__ checked it is (the Oracle protocol types it LocalFunctions)
+        return cast(FiniteSumFunctions, self.f)
+
     def draw_indices(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
         """The sample indices (n, *batch_axes, batch) one `sample` call uses.
 
@@ -78,7 +85,7 @@ class FiniteSumOracle(_OracleBase):
         """
         batch = check_batch(batch)
         rng = check_rng(rng)
-        m = self.f.samples_per_worker
+        m = self._shards.samples_per_worker
         rows = np.shape(X)[:-1]
         if self.replace:
             return rng.integers(0, m, size=(*rows, batch))
@@ -88,7 +95,23 @@ class FiniteSumOracle(_OracleBase):
         return order[..., :batch]
 
     def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
-        return self.f.sample_grad(X, self.draw_indices(X, rng, batch))
+        """The mean of B per-sample gradients of each worker's shard, at indices from `draw_indices`.
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Shape (n, *batch_shape, d): worker i's points in row i.
+        rng : numpy.random.Generator
+            Draws the sample indices (`draw_indices`).
+        batch : int, default 1
+            B, queries per worker averaged into one answer, in [1, MAX_BATCH].
+
+        Returns
+        -------
+        numpy.ndarray
+            X's shape: unbiased for grad f_i (uniform sampling, (A4)).
+        """
+        return self._shards.sample_grad(X, self.draw_indices(X, rng, batch))
 
     def __repr__(self) -> str:
         return f"FiniteSumOracle({self.f!r}, replace={self.replace})"

@@ -121,6 +121,23 @@ class ZeroChainOracle(_OracleBase):
         return factor**2 * VARIANCE_CONSTANT * (1.0 - self.p) / (self.p * check_batch(batch))
 
     def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
+        """grad f_i with each row's progress coordinate (the next link of the chain) scaled by s / (B p),
+        s ~ Binomial(B, p) the revealing queries among the B: unbiased, zero-respecting.
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Shape (n, *batch_shape, d): worker i's points in row i.
+        rng : numpy.random.Generator
+            Draws one binomial per row (worker and configuration), whatever the row's progress.
+        batch : int, default 1
+            B, queries per worker averaged into one answer, in [1, MAX_BATCH].
+
+        Returns
+        -------
+        numpy.ndarray
+            X's shape: the revealed gradients; ``f.grad(X)`` itself when p = 1.
+        """
         batch = check_batch(batch)
         rng = check_rng(rng)
         G = self.f.grad(X)

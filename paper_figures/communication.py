@@ -49,7 +49,7 @@ import functools
 import itertools
 import math
 import pathlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -73,7 +73,9 @@ from decbounds.paper_figures.plotting import (
     value_ticks,
 )
 from decbounds.paper_figures.sweep import (
+    Point,
     Record,
+    RunOutput,
     SerialExecutor,
     default_executor,
     outcome,
@@ -171,6 +173,16 @@ def path_metropolis_eigenvalues(n: int) -> np.ndarray:
     """The non-trivial eigenvalues 1/3 + (2/3) cos(pi k / n), k = 1..n-1, of the Metropolis path matrix
     (every edge 1/3, end nodes keep 2/3; docs/theory.md §14). n >= 3: the 2-node path has edge weight 1/2.
 
+    Parameters
+    ----------
+    n : int
+        Nodes of the path, >= 3.
+
+    Returns
+    -------
+    numpy.ndarray
+        The n - 1 eigenvalues, descending.
+
     Raises
     ------
     ValueError
@@ -189,6 +201,15 @@ def path_metropolis_eigenvalues(n: int) -> np.ndarray:
 def path_metropolis_lam(n: int) -> float:
     """lam = max |mu| = 1/3 + (2/3) cos(pi/n) of the Metropolis path (the negative end stays >= -1/3).
 
+    Parameters
+    ----------
+    n : int
+        Nodes of the path, >= 3.
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> round(path_metropolis_lam(16), 4)
@@ -200,6 +221,19 @@ def path_metropolis_lam(n: int) -> float:
 def cor2_varsigma0(n: int, epsilon: float, group_size: int | None = None) -> float:
     """Heterogeneity at x0 of the Setting 2 split: 2 eps sqrt(e (n/|I0| - 1)) (bounds.catalog), |I0| =
     ceil(n/3) on the path (the default) or the broom's ``len(problem.groups[0])``.
+
+    Parameters
+    ----------
+    n : int
+        Workers.
+    epsilon : float
+        The target gradient norm.
+    group_size : int, optional
+        |I0| (default ceil(n/3), the path's).
+
+    Returns
+    -------
+    float
 
     References
     ----------
@@ -231,7 +265,19 @@ def gossip_eigenvalues(n: int, D: int | None = None) -> np.ndarray:
 
 
 def gossip_lam(n: int, D: int | None = None) -> float:
-    """lam = max |mu| over `gossip_eigenvalues(n, D)` (the path's closed form for D=None)."""
+    """lam = max |mu| over `gossip_eigenvalues(n, D)` (the path's closed form for D=None).
+
+    Parameters
+    ----------
+    n : int
+        Workers, >= 3.
+    D : int, optional
+        The broom's diameter; None for the path.
+
+    Returns
+    -------
+    float
+    """
     return path_metropolis_lam(n) if D is None else float(np.max(np.abs(gossip_eigenvalues(n, D))))
 
 
@@ -281,6 +327,17 @@ def detag_phases(n: int, D: int | None = None) -> list[int]:
     The band was found on a wider grid (1/64 to 1/8, measured up to n = 768): the winner sat at about 1/26 of
     1/sqrt(1 - lam) at every n from 96 on; two values per n keep the full sweep within its time budget.
 
+    Parameters
+    ----------
+    n : int
+        Workers, >= 3.
+    D : int, optional
+        The broom's diameter; None for the path.
+
+    Returns
+    -------
+    list of int
+
     Examples
     --------
     >>> detag_phases(16), detag_phases(96)
@@ -293,6 +350,15 @@ def detag_phases_at(lam: float) -> list[int]:
     """`detag_phases` for any gossip parameter lam (the lazy W_kappa too): the powers of two between 1/48
     and 1/12 of 1/sqrt(1 - lam), and R = 1, 2 where that is below 2.
 
+    Parameters
+    ----------
+    lam : float
+        The gossip matrix's lam, in [0, 1).
+
+    Returns
+    -------
+    list of int
+
     Examples
     --------
     >>> detag_phases_at(0.5), detag_phases_at(1 - 1e-6)
@@ -303,7 +369,7 @@ def detag_phases_at(lam: float) -> list[int]:
     return [2**k for k in range(0, 31) if low <= 2**k <= high]
 
 
-def measure_point(point: dict[str, Any]) -> dict[str, Any]:
+def measure_point(point: Point) -> RunOutput:
     """The sweep runner: tuned T_eps of one series at one n (module docstring), through `algorithms.tune`.
 
     Point fields: ``series`` (one of `SERIES`; `BROOM_SERIES` on the broom), ``n``, ``chain_length``,
@@ -313,6 +379,21 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
     outcome under ``grid``, and the worker-output T_eps tuned on its own (`sweep.tune_both`).
     DeTAG's R values run from large to small as branch-and-bound groups (``tune(groups=..., prune=True)``):
     a configuration stopped at the best T_eps so far cannot win; its entry says ``stopped_at_incumbent``.
+
+    Parameters
+    ----------
+    point : Point
+        One of `sweep_points`.
+
+    Returns
+    -------
+    RunOutput
+        The result above, and the catalog parameters of the instance (n, lam, D, Delta, L, varsigma0, ...).
+
+    Raises
+    ------
+    ValueError
+        If the point's series is not one of its graph's.
     """
     series, n = point["series"], int(point["n"])
     D = None if point.get("D") is None else int(point["D"])
@@ -353,13 +434,34 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
 
 
 def is_broom(record: Record) -> bool:
-    """Whether a record is a broom point (panel c) rather than a path point."""
+    """Whether a record is a broom point (panel c) rather than a path point.
+
+    Parameters
+    ----------
+    record : Record
+        A record of `measure_point`.
+
+    Returns
+    -------
+    bool
+    """
     return record["point"].get("D") is not None
 
 
-def sweep_points(mode: str) -> dict[str, list[dict[str, Any]]]:
+def sweep_points(mode: str) -> dict[str, list[Point]]:
     """The sweep's levels in run order: one per path size ("path n=..."; every series), then one level
-    "broom n=..." holding every broom series at every diameter of the mode."""
+    "broom n=..." holding every broom series at every diameter of the mode.
+
+    Parameters
+    ----------
+    mode : str
+        A key of `MODES` ("tiny", "quick" or "full").
+
+    Returns
+    -------
+    dict of str to list of Point
+        Level name -> its `measure_point` points.
+    """
     settings = MODES[mode]
     base = {"chain_length": CHAIN_LENGTH, "cap": settings["cap"], "step_fractions": list(STEP_FRACTIONS),
             "predict": list(PREDICT)}
@@ -390,7 +492,21 @@ def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True)
     One `run_sweep`: the smallest path size and every broom point start at once, and each path point that
     did not hit the cap is followed by its series at the next size (``follow``), so no size waits for the
     slowest series of the size before. The records are returned level by level (`sweep_points`' order), as
-    when every level was its own sweep."""
+    when every level was its own sweep.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The output folder (records in ``<out_dir>/communication/records.jsonl``).
+    mode : str
+        A key of `MODES`.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    list of Record
+    """
     path = pathlib.Path(out_dir) / NAME / "records.jsonl"
     levels = sweep_points(mode)
     path_levels = [points for label, points in levels.items() if label.startswith("path")]
@@ -429,10 +545,22 @@ _PATH_COST: dict[str, tuple[float, float]] = {
 _BROOM_COST: dict[str, tuple[float, float]] = {"detag": (1.5, 1 / 6), "dpsgd": (0.7, 0.0)}
 
 
-def point_cost(mode: str, point: dict[str, Any]) -> float:
+def point_cost(mode: str, point: Point) -> float:
     """The priority of a point in the pool, in rough CPU seconds: a broom point's own cost; a path point's
     cost plus that of its series at every larger size (the chain it starts: a series goes to n only after
-    n / 2), so that the long DeTAG chain starts first and never waits behind runs of other figures."""
+    n / 2), so that the long DeTAG chain starts first and never waits behind runs of other figures.
+
+    Parameters
+    ----------
+    mode : str
+        A key of `MODES` (its cap and sizes).
+    point : Point
+        One of `sweep_points`.
+
+    Returns
+    -------
+    float
+    """
     scale = MODES[mode]["cap"] / MODES["full"]["cap"]
     if point.get("D") is not None:
         base, growth = _BROOM_COST.get(point["series"], (0.35, 0.0))
@@ -445,20 +573,54 @@ def point_cost(mode: str, point: dict[str, Any]) -> float:
 
 
 def tail_records(records: Sequence[Record], tail: int = FIT_TAIL) -> list[Record]:
-    """The records of the `tail` largest n at which a run finished (the fit's range)."""
+    """The records of the `tail` largest n at which a run finished (the fit's range).
+
+    Parameters
+    ----------
+    records : sequence of Record
+        One series' records.
+    tail : int, default `FIT_TAIL`
+        How many sizes.
+
+    Returns
+    -------
+    list of Record
+        Sorted by n.
+    """
     finished = [r for r in records if is_finished(r)]
     return sorted(finished, key=lambda r: r["params"]["n"])[-tail:]
 
 
 def diameter(record: Record) -> float:
-    """The broom's diameter D of a record (the fit variable of panel c)."""
+    """The broom's diameter D of a record (the fit variable of panel c).
+
+    Parameters
+    ----------
+    record : Record
+        A broom record (`is_broom`).
+
+    Returns
+    -------
+    float
+    """
     return float(record["point"]["D"])
 
 
 def exponent_table(records: Sequence[Record]) -> list[ExponentRow]:
     """Measured (tail fit) against predicted exponent of T_eps in n on the path, one row per series; then
     the broom's measured exponent in D over every finished diameter (no catalog entry is a function of D
-    alone at fixed n, so no prediction)."""
+    alone at fixed n, so no prediction).
+
+    Parameters
+    ----------
+    records : sequence of Record
+        `run_measurements`' records.
+
+    Returns
+    -------
+    list of ExponentRow
+        x-bar and worker output.
+    """
     rows: list[ExponentRow] = []
     path_records = [r for r in records if not is_broom(r)]
     broom = [r for r in records if is_broom(r)]
@@ -473,9 +635,21 @@ def exponent_table(records: Sequence[Record]) -> list[ExponentRow]:
     return rows
 
 
-def tuned_status(grid: Sequence[dict[str, Any]], best: dict[str, Any]) -> str:
+def tuned_status(grid: Sequence[Mapping[str, object]], best: Mapping[str, object]) -> str:
     """The status of a tuned point: "converged" when its winner reached eps, "diverged" when every
-    configuration diverged, "max_iterations" otherwise."""
+    configuration diverged, "max_iterations" otherwise.
+
+    Parameters
+    ----------
+    grid : sequence of mapping
+        Every configuration's entry (`sweep.outcome` and more; its ``status``).
+    best : mapping
+        The winner's entry (its ``t_eps``).
+
+    Returns
+    -------
+    str
+    """
     if best["t_eps"] is not None:
         return "converged"
     return "diverged" if all(entry["status"] == "diverged" for entry in grid) else "max_iterations"
@@ -484,7 +658,17 @@ def tuned_status(grid: Sequence[dict[str, Any]], best: dict[str, Any]) -> str:
 def cor2_anchor(records: Sequence[Record]) -> float | None:
     """The scale c of the Cor. 2 guide c / sqrt(1 - lam): the largest that no finished path-algorithm run
     undercuts, min T_eps sqrt(1 - lam) over them (centralized SGD is outside the class). Capped and diverged
-    runs never anchor it; None when no run finished."""
+    runs never anchor it; None when no run finished.
+
+    Parameters
+    ----------
+    records : sequence of Record
+        The path's records.
+
+    Returns
+    -------
+    float or None
+    """
     finished = [r for r in records if r["point"]["series"] != "centralized" and is_finished(r)]
     if not finished:
         return None
@@ -574,7 +758,22 @@ def _series_style(series: str) -> dict[str, Any]:
 
 def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pathlib.Path]:
     """Draw panel (a) T_eps and bounds against n, panel (b) T_eps over the explicit bound, both on the path,
-    and panel (c) T_eps against D on the broom."""
+    and panel (c) T_eps against D on the broom.
+
+    Parameters
+    ----------
+    records : sequence of Record
+        `run_measurements`' records (path and broom).
+    out_dir : pathlib.Path
+        The output folder.
+    mode : str
+        A key of `MODES` (the cap drawn; the PNG's resolution).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and PDF.
+    """
     broom = [r for r in records if is_broom(r)]
     records = [r for r in records if not is_broom(r)]
     fig, (ax, ax_ratio, ax_broom) = new_figure(1, 3, width=6.0, height=5.6)
@@ -691,6 +890,20 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m decbounds.paper_figures.communication [--full | --tiny] [--out DIR]``.
+
+    Make Figure 1; print the files written.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command-line arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     # The imported module's make, also under ``python -m``: record keys and pickled runners name the runner's
     # module, which would otherwise be __main__ and miss the records of ``python -m decbounds.paper_figures``.
     from decbounds.paper_figures import communication as figure

@@ -83,6 +83,16 @@ def _short(value: Any, width: int = 80) -> str:
 def compare_records(before: pathlib.Path, after: pathlib.Path) -> list[str]:
     """The differences between two record files (module docstring); [] when they hold the same records.
 
+    Parameters
+    ----------
+    before, after : pathlib.Path
+        The two JSONL record files (`paper_figures.sweep`); the lines name ``after``'s file.
+
+    Returns
+    -------
+    list of str
+        One line per difference.
+
     Examples
     --------
     >>> import tempfile
@@ -135,7 +145,18 @@ def _without_volatile_columns(path: pathlib.Path) -> bytes:
 
 def compare_tables(before: pathlib.Path, after: pathlib.Path) -> list[str]:
     """The difference between two table files: [] when they are equal byte for byte (`VOLATILE_COLUMNS`
-    of a CSV file aside), else one line naming the first line that differs."""
+    of a CSV file aside), else one line naming the first line that differs.
+
+    Parameters
+    ----------
+    before, after : pathlib.Path
+        The two table files (``.csv`` or ``.md``); the line names ``after``'s file.
+
+    Returns
+    -------
+    list of str
+        [] or one line.
+    """
     a, b = _without_volatile_columns(before), _without_volatile_columns(after)
     if a == b:
         return []
@@ -205,6 +226,19 @@ def compare_outputs(before: str | pathlib.Path, after: str | pathlib.Path, *,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m decbounds.paper_figures.compare BEFORE AFTER [--only NAME ...] [--allow-missing]``: print
+    every difference between two output folders (`compare_outputs`) and a count.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command-line arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 1 if there is a difference, else 0.
+    """
     parser = argparse.ArgumentParser(prog="python -m decbounds.paper_figures.compare",
                                      description="Compare two figure output folders (records and tables).")
     parser.add_argument("before", type=pathlib.Path)

@@ -34,7 +34,7 @@ import csv
 import functools
 import io
 import pathlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +49,7 @@ from decbounds.paper_figures.plotting import (
     save_figure,
     style,
 )
-from decbounds.paper_figures.sweep import run_sweep
+from decbounds.paper_figures.sweep import Point, Record, RunOutput, run_sweep
 
 from decbounds import algorithms, instances
 
@@ -115,13 +115,36 @@ def _ring(n: int) -> Any:
     return instances.gossip_matrix(instances.topology("ring", n), "metropolis")
 
 
-def inv_delta(record: Mapping[str, Any]) -> float:
-    """The x-axis: 1/delta of the record's compressor (1 + omega for an unbiased one)."""
+def inv_delta(record: Record) -> float:
+    """The x-axis: 1/delta of the record's compressor (1 + omega for an unbiased one).
+
+    Parameters
+    ----------
+    record : Record
+        A record of `measure_point` (its ``params["delta"]``, the compressor's contraction factor).
+
+    Returns
+    -------
+    float
+    """
     return 1.0 / float(record["params"]["delta"])
 
 
-def measure_point(point: Mapping[str, Any]) -> dict[str, Any]:
-    """Sweep runner: one series (or baseline) at one k, tuned over the step sizes (and gammas)."""
+def measure_point(point: Point) -> RunOutput:
+    """Sweep runner: one series (or baseline) at one k, tuned over the step sizes (and gammas).
+
+    Parameters
+    ----------
+    point : Point
+        One of `points`: ``n, d, algorithm, compressor`` (``"name:k"`` of ``algorithms.make_compressor``, or
+        None for a baseline), ``steps, tol, cap``.
+
+    Returns
+    -------
+    RunOutput
+        ``result``: T_eps, status, bits to eps and per iteration, the winning step and gamma; ``params``:
+        the catalog parameters with the compressor's delta (and omega when unbiased).
+    """
     n, d, algorithm = int(point["n"]), int(point["d"]), point["algorithm"]
     f, W = _problem(n, d), _ring(n)
     hyper: dict[str, Any] = {}
@@ -147,8 +170,19 @@ def measure_point(point: Mapping[str, Any]) -> dict[str, Any]:
     return {"result": to_jsonable(result), "params": params}
 
 
-def points(mode: CompressionMode) -> list[dict[str, Any]]:
-    """Every (series, k), then the baselines."""
+def points(mode: CompressionMode) -> list[Point]:
+    """Every (series, k), then the baselines.
+
+    Parameters
+    ----------
+    mode : CompressionMode
+        The size of the sweep (`MODES`).
+
+    Returns
+    -------
+    list of Point
+        The sweep points of `measure_point`.
+    """
     base = {"figure": "compression", "n": mode.n, "d": mode.d, "tol": mode.tol, "cap": mode.cap,
             "steps": list(mode.steps)}
     found = [{**base, "series": label, "algorithm": algorithm, "compressor": f"{name}:{k}", "k": k,
@@ -159,18 +193,18 @@ def points(mode: CompressionMode) -> list[dict[str, Any]]:
     return found
 
 
-def _cost(point: Mapping[str, Any]) -> float:
+def _cost(point: Point) -> float:
     """Rough CPU seconds (measured 2026-12-04: configurations that never reach eps run to the cap)."""
     return 0.05 + point["cap"] / 2000 * (1.0 if point["compressor"] else 0.3)
 
 
-def _as_series(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _as_series(records: Sequence[Record]) -> list[Record]:
     """The compressed records, each with its series as its "algorithm" (what `fit.exponent_rows` groups)."""
     return [{**r, "point": {**r["point"], "algorithm": r["point"]["series"]}} for r in records
             if r["point"]["compressor"]]
 
 
-def _as_bits(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _as_bits(records: Sequence[Record]) -> list[Record]:
     """The same records with bits-to-eps in place of T_eps, and each prediction times the record's bits
     per iteration (the predicted bits-to-eps)."""
     out = []
@@ -182,9 +216,20 @@ def _as_bits(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def exponent_rows(records: Sequence[Mapping[str, Any]]) -> list[fit.ExponentRow]:
+def exponent_rows(records: Sequence[Record]) -> list[fit.ExponentRow]:
     """Slopes in 1/delta of T_eps and of bits-to-eps per compressed series, against the series' catalog
-    entry (for bits: the entry's T_eps times the bits per iteration)."""
+    entry (for bits: the entry's T_eps times the bits per iteration).
+
+    Parameters
+    ----------
+    records : sequence of Record
+        The sweep's records (`measure_point`); the baselines are left out.
+
+    Returns
+    -------
+    list of fit.ExponentRow
+        Per panel and compressed series with 2 or more finished 1/delta values.
+    """
     series = _as_series(records)
     rows: list[fit.ExponentRow] = []
     for sweep, group in (("T_eps vs 1/delta", series), ("bits-to-eps vs 1/delta", _as_bits(series))):
@@ -199,7 +244,7 @@ def exponent_rows(records: Sequence[Mapping[str, Any]]) -> list[fit.ExponentRow]
     return rows
 
 
-def _csv(records: Sequence[Mapping[str, Any]]) -> str:
+def _csv(records: Sequence[Record]) -> str:
     columns = ("series", "compressor", "k", "inv_delta", "t_eps", "bits", "bits_per_iteration", "status",
                "step_size", "gamma", "predicted_choco_sgd", "predicted_beer")
     buffer = io.StringIO()
@@ -235,8 +280,28 @@ def _slope_text(rows: Sequence[fit.ExponentRow], sweep: str, label: str) -> str:
 SLOPE_PANEL = "T_eps vs 1/delta"
 
 
-def plot(records: Sequence[Mapping[str, Any]], rows: Sequence[fit.ExponentRow], mode: CompressionMode,
+def plot(records: Sequence[Record], rows: Sequence[fit.ExponentRow], mode: CompressionMode,
          out_dir: pathlib.Path, dpi: int) -> list[pathlib.Path]:
+    """Draw the two panels (T_eps and bits to eps against 1/delta) with the baselines; write the PNG + PDF.
+
+    Parameters
+    ----------
+    records : sequence of Record
+        The sweep's records.
+    rows : sequence of fit.ExponentRow
+        `exponent_rows` of them (the legend quotes the measured slopes).
+    mode : CompressionMode
+        The sweep's mode (titles).
+    out_dir : pathlib.Path
+        The output folder.
+    dpi : int
+        Of the PNG.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and PDF.
+    """
     fig, axes = new_figure(1, 2, width=4.2, height=3.6)
     # titles first: they move the constrained layout, and place_legend must see the final axes
     axes.flat[0].set_title(f"(a) $T_\\varepsilon$, ring n = {mode.n}, d = {mode.d}, "
@@ -322,6 +387,20 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m decbounds.paper_figures.compression [--full | --tiny] [--out DIR]``.
+
+    Make the compression figure; print the files written.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command-line arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     return figure_main(make, "Communication compression: T_eps and bits-to-eps against 1/delta.", argv)
 
 

@@ -130,6 +130,19 @@ def write_combined(out_dir: str | pathlib.Path, figures: Sequence[str] | None = 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m decbounds.paper_figures.exponents [--out DIR]``: write the combined exponent table of the
+    measured figures found in ``DIR`` (`write_combined`) and print its paths.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command-line arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status (0).
+    """
     parser = argparse.ArgumentParser(description="Join the measured figures' exponent tables.")
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT_DIR,
                         help=f"output folder (default {DEFAULT_OUT_DIR}, in the current folder)")

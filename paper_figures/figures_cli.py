@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 __all__ = ["add_parser"]
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``figures [--full | --tiny] [--only NAME ...] [--out DIR]`` to the `decbounds` script.
 
     Parameters

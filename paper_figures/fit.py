@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+from decbounds.paper_figures.records import Record
 from scipy import stats
 
 from decbounds import bounds
@@ -60,7 +62,7 @@ __all__ = [
     "write_exponent_table",
 ]
 
-Record = dict[str, Any]
+#: A sweep variable: a name of `VARIABLES`, or a function of a record (`variable_function`).
 Variable = str | Callable[[Record], float]
 
 
@@ -130,13 +132,31 @@ class ExponentFit:
     distinct_x: int = 0  # sweep points: distinct x values among the runs fitted
 
     def covers(self, exponent: float) -> bool:
-        """Whether `exponent` lies inside the confidence interval (widened by rounding, 1e-9 relative)."""
+        """Whether `exponent` lies inside the confidence interval (widened by rounding, 1e-9 relative).
+
+        Parameters
+        ----------
+        exponent : float
+            A predicted exponent (the slope of log T_eps against log x).
+        """
         slack = 1e-9 * max(1.0, abs(exponent))
         return self.ci_low - slack <= exponent <= self.ci_high + slack
 
-    def predict(self, x: Any) -> np.ndarray:
-        """The fitted power law c * x^slope at `x`."""
-        return np.exp(self.intercept) * np.asarray(x, dtype=float) ** self.slope
+    def predict(self, x: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """The fitted power law c * x^slope at `x`.
+
+        Parameters
+        ----------
+        x : array_like of float
+            Positive values of the fitted variable.
+
+        Returns
+        -------
+        numpy.ndarray
+            Of x's shape.
+        """
+        values: npt.NDArray[np.float64] = np.exp(self.intercept) * np.asarray(x, dtype=float) ** self.slope
+        return values
 
 
 def fit_exponent(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, *,
@@ -232,12 +252,32 @@ def variable_function(variable: Variable) -> Callable[[Record], float]:
 
 
 def variable_name(variable: Variable) -> str:
+    """The name of a sweep variable: itself if a name, else the function's ``__name__`` (``"x"`` if none).
+
+    Parameters
+    ----------
+    variable : str or callable
+        See `variable_function`.
+
+    Returns
+    -------
+    str
+    """
     return variable if isinstance(variable, str) else getattr(variable, "__name__", "x")
 
 
 def is_finished(record: Record) -> bool:
     """Whether the run reached eps: a T_eps was measured and the status (where recorded) is "converged"
     (not capped, not diverged).
+
+    Parameters
+    ----------
+    record : dict
+        A sweep record (its ``result``).
+
+    Returns
+    -------
+    bool
 
     Examples
     --------
@@ -251,7 +291,17 @@ def is_finished(record: Record) -> bool:
 
 
 def is_diverged(record: Record) -> bool:
-    """Whether the run diverged (status "diverged", or the older ``diverged`` flag without a T_eps)."""
+    """Whether the run diverged (status "diverged", or the older ``diverged`` flag without a T_eps).
+
+    Parameters
+    ----------
+    record : dict
+        A sweep record (its ``result``).
+
+    Returns
+    -------
+    bool
+    """
     result = record["result"]
     if "status" in result:
         return result["status"] == "diverged"
@@ -279,7 +329,7 @@ def worker_output(records: Iterable[Record]) -> list[Record]:
     >>> worker_output([{"result": {"t_eps": 5, "t_eps_local": None, "status": "converged"}}])
     [{'result': {'t_eps': None, 't_eps_local': None, 'status': 'max_iterations'}}]
     """
-    swapped = []
+    swapped: list[Record] = []
     for record in records:
         result = dict(record["result"])
         local = result.get("t_eps_local")
@@ -292,6 +342,16 @@ def worker_output(records: Iterable[Record]) -> list[Record]:
 
 def median_by_x(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The median of y at each distinct x (sorted by x): medians over seeds, for plots and robust fits.
+
+    Parameters
+    ----------
+    x, y : numpy.ndarray
+        1-D, of equal length: the variable and the measurement of each run.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray)
+        The distinct x, and the median of y at each.
 
     Examples
     --------
@@ -420,15 +480,15 @@ def predicted_exponent(records: Sequence[Record], catalog_name: str, variable: V
     2.0
     """
     x_of = variable_function(variable)
-    x, y = [], []
+    xs, ys = [], []
     for record in records:
         value = record.get("predicted", {}).get(catalog_name)
         if value is None:
             reason = record.get("prediction_errors", {}).get(catalog_name, "not evaluated for this sweep")
             raise ValueError(f"record {record.get('key')} has no prediction {catalog_name!r}: {reason}")
-        x.append(x_of(record))
-        y.append(value)
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        xs.append(x_of(record))
+        ys.append(value)
+    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
     if np.unique(x).size < 2:
         raise ValueError("a predicted exponent needs records at 2 or more distinct x")
     if np.any(y <= 0):

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import math
 import pathlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import matplotlib.ticker
 import numpy as np
@@ -37,6 +37,11 @@ from decbounds.paper_figures.plotting import (
 )
 
 from decbounds import instances
+
+if TYPE_CHECKING:
+    import networkx as nx
+    import numpy.typing as npt
+    from decbounds.instances.matrices import MatrixLike
 
 __all__ = [
     "GOSSIP_METHODS",
@@ -106,19 +111,31 @@ TOPOLOGY_TITLES = {"ring": "ring", "path": "path", "torus": "2-D torus", "hyperc
                    "erdos_renyi": "Erdős–Rényi, $p = 2\\ln n / n$"}
 
 
-def build_graph(topology: str, n: int) -> Any:
-    """The graph of panel (a): ``instances.topology`` (Erdős–Rényi with p = 2 ln n / n and seed 0)."""
+def build_graph(topology: str, n: int) -> nx.Graph:
+    """The graph of panel (a): ``instances.topology`` (Erdős–Rényi with p = 2 ln n / n and seed 0).
+
+    Parameters
+    ----------
+    topology : str
+        A topology of ``instances.topology`` (the keys of `TOPOLOGY_TITLES`).
+    n : int
+        Its number of nodes.
+
+    Returns
+    -------
+    networkx.Graph
+    """
     if topology == "erdos_renyi":
         return instances.topology(topology, n, p=2.0 * math.log(n) / n, seed=0)
     return instances.topology(topology, n)
 
 
-def spectral_gaps(sizes: dict[str, Sequence[int]]) -> dict[str, dict[str, list[float]]]:
+def spectral_gaps(sizes: Mapping[str, Sequence[int]]) -> dict[str, dict[str, list[float]]]:
     """{topology: {weights: [1 - lam at each n]}} for the weight rules of `WEIGHT_RULES`.
 
     Parameters
     ----------
-    sizes : dict of str to sequence of int
+    sizes : mapping of str to sequence of int
         Topology name (``instances.topology``) -> node counts.
 
     Returns
@@ -146,7 +163,8 @@ def spectral_gaps(sizes: dict[str, Sequence[int]]) -> dict[str, dict[str, list[f
     return gaps
 
 
-def consensus_contraction(W: Any, lam: float, method: str, start: str, rounds: Sequence[int]) -> np.ndarray:
+def consensus_contraction(W: MatrixLike, lam: float, method: str, start: str,
+                          rounds: Sequence[int] | npt.NDArray[np.integer]) -> np.ndarray:
     """Worst-case consensus contraction ||M_R - 11^T/n||_2 of R-step gossip, for each R in `rounds`.
 
     Measured by running ``instances.multi_step_gossip`` on the projector P = I - 11^T/n (every start at
@@ -154,14 +172,14 @@ def consensus_contraction(W: Any, lam: float, method: str, start: str, rounds: S
 
     Parameters
     ----------
-    W : array_like or sparse matrix
+    W : numpy.ndarray, scipy sparse matrix or GossipMatrix
         The n x n gossip matrix.
     lam : float
         Its second-largest eigenvalue magnitude.
     method, start : str
         As ``instances.gossip_schedule``.
-    rounds : sequence of int
-        The R values.
+    rounds : sequence or array of int
+        The R values (gossip rounds per step).
 
     Returns
     -------
@@ -230,7 +248,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     gaps = spectral_gaps(size.sizes)
 
     fig = blank_figure(width=3.3 * max(len(size.sizes), 3), height=7.6)
-    top, bottom = fig.subfigures(2, 1, height_ratios=(1.0, 1.25))
+    top, bottom = cast("npt.NDArray[np.object_]", fig.subfigures(2, 1, height_ratios=(1.0, 1.25)))
     top.suptitle("(a) spectral gap $1-\\lambda$ of the gossip matrix against n")
     axes_a = top.subplots(1, len(size.sizes), squeeze=False)[0]
     for axis, (topology, counts) in zip(axes_a, size.sizes.items(), strict=True):
@@ -269,6 +287,19 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m decbounds.paper_figures.gossip [--full | --tiny] [--out DIR]``: make Figure 5, print the
+    files written.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command-line arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     return figure_main(make, "Figure 5: gossip-matrix spectral gaps and multi-step gossip contraction.", argv)
 
 

@@ -37,7 +37,7 @@ import math
 import pathlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from decbounds.algorithms.result import to_jsonable
@@ -51,9 +51,26 @@ from decbounds.paper_figures.plotting import (
     save_figure,
     style,
 )
-from decbounds.paper_figures.sweep import SerialExecutor, default_executor, outcome, point_key, run_sweep
+from decbounds.paper_figures.sweep import (
+    Point,
+    Record,
+    RunOutput,
+    SerialExecutor,
+    default_executor,
+    outcome,
+    point_key,
+    run_sweep,
+)
 
 from decbounds import algorithms, instances, oracles
+
+if TYPE_CHECKING:
+    import concurrent.futures
+
+    import matplotlib.axes
+    from decbounds.algorithms.result import Result
+    from decbounds.instances.protocol import FiniteSumFunctions, LocalFunctions
+    from decbounds.paper_figures.tuning_reuse import Gossip, Problem
 
 __all__ = [
     "ALGORITHMS",
@@ -101,7 +118,21 @@ DETAG_ETA_R: tuple[tuple[float, int], ...] = tuple(
 @dataclass(frozen=True)
 class Network:
     """A gossip network of the loss-curve runs: ``instances.topology(topology, n)``, Metropolis weights,
-    made lazy by ``instances.lazy(W, kappa)`` when kappa is given."""
+    made lazy by ``instances.lazy(W, kappa)`` when kappa is given.
+
+    Parameters
+    ----------
+    name : str
+        Its name in titles and tables.
+    slug : str
+        Suffix of its figure's file name ("" for the main network).
+    topology : str
+        An ``instances.topology`` name.
+    n : int
+        Workers.
+    kappa : float, optional
+        The laziness in (0, 1]; None: not lazy.
+    """
 
     name: str
     slug: str  # file-name suffix of the network's figure ("" for the main one)
@@ -109,7 +140,8 @@ class Network:
     n: int
     kappa: float | None = None
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, str | int | float | None]:
+        """The network as a sweep point holds it: ``{"topology", "n", "kappa"}``."""
         return {"topology": self.topology, "n": self.n, "kappa": self.kappa}
 
 
@@ -155,6 +187,22 @@ DATA_SEED = 0
 
 
 def mode_name(full: bool, tiny: bool) -> str:
+    """The mode of the flags: "full", "tiny" or "quick" (neither).
+
+    Parameters
+    ----------
+    full, tiny : bool
+        The command line's ``--full`` and ``--tiny`` (exclusive).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If both are set.
+    """
     if full and tiny:
         raise ValueError("full and tiny are exclusive; choose one mode")
     return "full" if full else "tiny" if tiny else "quick"
@@ -171,8 +219,21 @@ def digits(n: int, shuffled_percent: float, seed: int = DATA_SEED, model: str = 
 
 
 @functools.lru_cache(maxsize=16)
-def network_matrix(topology: str, n: int, kappa: float | None) -> tuple[Any, float]:
+def network_matrix(topology: str, n: int, kappa: float | None) -> tuple[instances.GossipMatrix, float]:
     """(W, lam): Metropolis weights on ``instances.topology(topology, n)``, lazy when kappa is given.
+
+    Parameters
+    ----------
+    topology : str
+        An ``instances.topology`` name.
+    n : int
+        Workers.
+    kappa : float or None
+        The laziness in (0, 1] (W_kappa = kappa W + (1 - kappa) I); None: W itself.
+
+    Returns
+    -------
+    tuple of (GossipMatrix, float)
 
     Examples
     --------
@@ -188,6 +249,18 @@ def network_matrix(topology: str, n: int, kappa: float | None) -> tuple[Any, flo
 
 def curve_checkpoints(iterations: int, points: int) -> list[int]:
     """0 and `points` evenly spaced iterations up to `iterations` (the last one included).
+
+    Parameters
+    ----------
+    iterations : int
+        The run's length, >= 1.
+    points : int
+        Loss evaluations after t = 0, >= 1.
+
+    Returns
+    -------
+    list of int
+        Sorted, distinct.
 
     Raises
     ------
@@ -208,12 +281,40 @@ def _finite_or_none(values: np.ndarray) -> list[float | None]:
     return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=float)]
 
 
-def loss_curves(problem: Any, W: Any, algorithm: str, step_size: float, hyper: Mapping[str, Any],
-                seeds: Sequence[int], iterations: int, batch: int, checkpoints: Sequence[int]
-                ) -> dict[str, Any]:
+def loss_curves(problem: FiniteSumFunctions, W: Gossip, algorithm: str, step_size: float,
+                hyper: Mapping[str, object], seeds: Sequence[int], iterations: int, batch: int,
+                checkpoints: Sequence[int]) -> dict[str, object]:
     """One configuration on the digits problem over `seeds` side by side (each with its own stream):
     f(x_hat) at `checkpoints` per seed (None where not finite), the final loss, divergence and the final
-    gradient norm per seed."""
+    gradient norm per seed.
+
+    Parameters
+    ----------
+    problem : FiniteSumFunctions
+        The problem (``digits``); each worker samples mini-batches of its shard (``oracles.FiniteSumOracle``).
+    W : GossipMatrix or GossipLike
+        The gossip matrix.
+    algorithm : str
+        A registered algorithm.
+    step_size : float
+        Its step.
+    hyper : mapping
+        Its hyper-parameters (scalars: one configuration).
+    seeds : sequence of int
+        The seeds, run side by side.
+    iterations : int
+        The run's length.
+    batch : int
+        Samples per worker and iteration (B).
+    checkpoints : sequence of int
+        Iterations at which f(x_hat) is evaluated (`curve_checkpoints`).
+
+    Returns
+    -------
+    dict
+        ``checkpoints``, ``loss`` (per seed, per checkpoint), ``final_loss``, ``diverged``, ``grad_norm``
+        and ``status`` (per seed).
+    """
     wanted = set(int(t) for t in checkpoints)
     losses: dict[int, np.ndarray] = {}
 
@@ -239,9 +340,20 @@ def loss_curves(problem: Any, W: Any, algorithm: str, step_size: float, hyper: M
     }
 
 
-def final_loss_score(problem: Any) -> Callable[[Any], float]:
-    """The tuning score of §9.1: f(x_hat) at the end of the run, infinite for a diverged or non-finite run."""
-    def score(result: Any) -> float:
+def final_loss_score(problem: LocalFunctions) -> Callable[[Result], float]:
+    """The tuning score of §9.1: f(x_hat) at the end of the run, infinite for a diverged or non-finite run.
+
+    Parameters
+    ----------
+    problem : LocalFunctions
+        The problem whose ``full_value`` scores the run's x_hat.
+
+    Returns
+    -------
+    callable
+        ``score(result) -> float`` for ``algorithms.tune``'s ``score``.
+    """
+    def score(result: Result) -> float:
         if result.diverged or result.x_hat is None:
             return math.inf
         with np.errstate(all="ignore"):
@@ -251,9 +363,21 @@ def final_loss_score(problem: Any) -> Callable[[Any], float]:
     return score
 
 
-def momentum_hyper(algorithm: str, momentum: float) -> dict[str, Any]:
+def momentum_hyper(algorithm: str, momentum: float) -> dict[str, str | float]:
     """Heavy-ball momentum as the algorithm takes it: DeTAG's Alg. 4 ``beta``, the others' ``momentum``;
     DeTAG also with Alg. 3's own gossip start (so that `algorithms.tune` searches only what is given).
+
+    Parameters
+    ----------
+    algorithm : str
+        A registered algorithm.
+    momentum : float
+        The heavy-ball coefficient beta in [0, 1) (0: none).
+
+    Returns
+    -------
+    dict
+        Keyword arguments of ``algorithms.tune``.
 
     Examples
     --------
@@ -265,8 +389,8 @@ def momentum_hyper(algorithm: str, momentum: float) -> dict[str, Any]:
     return {"momentum": momentum} if momentum else {}
 
 
-def bracketed_tune(algorithm: str, oracle: Any, W: Any, steps: Sequence[float], extend: int, **options: Any
-                   ) -> tuple[Any, list[Any]]:
+def bracketed_tune(algorithm: str, oracle: Problem, W: Gossip, steps: Sequence[float], extend: int,
+                   **options: object) -> tuple[Result, list[Result]]:
     """`algorithms.tune` over ``steps``, then the grid widened until the winner is inside it: while the
     winning step is the largest step tried, the step twice as large is tuned too (while it is the smallest,
     the step half as large), at most ``extend`` times in all; a new step wins only with a strictly lower
@@ -275,6 +399,26 @@ def bracketed_tune(algorithm: str, oracle: Any, W: Any, steps: Sequence[float], 
     52 of the 96 tuned winners sat at the largest step, every winner with momentum on the ring among them.
 
     Returns the tuned `Result` (with its ``grid``) and every run of the search, in the order run.
+
+    Parameters
+    ----------
+    algorithm : str
+        A registered algorithm.
+    oracle : Oracle or LocalFunctions
+        The problem, as ``algorithms.tune`` takes it.
+    W : GossipMatrix or GossipLike
+        The gossip matrix.
+    steps : sequence of float
+        The step sizes tuned first.
+    extend : int
+        How many steps may be added at the grid's edges, >= 0.
+    **options
+        ``algorithms.tune``'s other keywords (``tol``, ``iterations``, ``seeds``, ``score``, hyper-parameter
+        grids, ...).
+
+    Returns
+    -------
+    tuple of (Result, list of Result)
 
     Examples
     --------
@@ -305,7 +449,7 @@ def bracketed_tune(algorithm: str, oracle: Any, W: Any, steps: Sequence[float], 
     return tuned, runs
 
 
-def tuned_curve(point: Mapping[str, Any]) -> dict[str, Any]:
+def tuned_curve(point: Point) -> RunOutput:
     """Sweep runner: tune one method at one (network, partition, momentum) and draw its loss curves.
 
     Point fields: ``n, shuffled_percent, data_seed, model`` (the problem), ``network``
@@ -319,6 +463,16 @@ def tuned_curve(point: Mapping[str, Any]) -> dict[str, Any]:
     stage 2, for DeTAG, the (eta, R) pairs of ``detag_eta_r`` at the stage-1 step (ties to stage 1). The
     winner then runs on ``tune_seeds + extra_seeds`` for its curves (`loss_curves`). Result: the curves,
     the winner's ``step_size`` and ``hyper``, and ``tuning``: every configuration tried with its score.
+
+    Parameters
+    ----------
+    point : Point
+        A `curve_point`.
+
+    Returns
+    -------
+    RunOutput
+        The result above, and the catalog parameters n, lam, B and varsigma0.
     """
     problem = digits(int(point["n"]), float(point["shuffled_percent"]),
                      int(point.get("data_seed", DATA_SEED)), str(point.get("model", MODEL)))
@@ -361,9 +515,31 @@ def tuned_curve(point: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def curve_point(mode: CurveMode, network: Network, shuffled_percent: float, momentum: float, algorithm: str,
-                smoothness: float, *, n: int | None = None) -> dict[str, Any]:
+                smoothness: float, *, n: int | None = None) -> Point:
     """The sweep point of one method's tuned curves (fields of `tuned_curve`): steps ``step_factors / L``,
-    times 1 - beta with momentum (module docstring)."""
+    times 1 - beta with momentum (module docstring).
+
+    Parameters
+    ----------
+    mode : CurveMode
+        What the mode computes (grids, seeds, iterations).
+    network : Network
+        The gossip network.
+    shuffled_percent : float
+        The partition: X% of the data shuffled (0: most heterogeneous).
+    momentum : float
+        Heavy-ball beta (0: none).
+    algorithm : str
+        A registered algorithm.
+    smoothness : float
+        The problem's estimated L (the steps are multiples of 1/L).
+    n : int, optional
+        Workers of the problem (default the network's).
+
+    Returns
+    -------
+    Point
+    """
     return {
         "figure": "loss_curves", "n": network.n if n is None else n, "shuffled_percent": shuffled_percent,
         "data_seed": DATA_SEED, "model": MODEL, "algorithm": algorithm, "momentum": momentum,
@@ -381,8 +557,20 @@ def curve_point(mode: CurveMode, network: Network, shuffled_percent: float, mome
 
 
 def curve_layout(panels: Sequence[tuple[CurveMode, Network, float, float]], *, n: int | None = None
-                 ) -> list[dict[str, dict[str, Any]]]:
-    """The sweep points of each panel (mode, network, partition, momentum), as {algorithm: point}."""
+                 ) -> list[dict[str, Point]]:
+    """The sweep points of each panel (mode, network, partition, momentum), as {algorithm: point}.
+
+    Parameters
+    ----------
+    panels : sequence of (CurveMode, Network, float, float)
+        (mode, network, shuffled percent, momentum) of each panel.
+    n : int, optional
+        Workers of the problem (default each network's).
+
+    Returns
+    -------
+    list of dict of str to Point
+    """
     layout = []
     for mode, network, shuffled, momentum in panels:
         smoothness = digits(network.n if n is None else n, shuffled).smoothness
@@ -391,31 +579,73 @@ def curve_layout(panels: Sequence[tuple[CurveMode, Network, float, float]], *, n
     return layout
 
 
-def curve_records(layout: Sequence[Mapping[str, Mapping[str, Any]]], records: Sequence[Mapping[str, Any]]
-                  ) -> list[dict[str, Mapping[str, Any]]]:
+def curve_records(layout: Sequence[Mapping[str, Mapping[str, object]]], records: Sequence[Record]
+                  ) -> list[dict[str, Record]]:
     """Per panel of `curve_layout`, {algorithm: record}: a point shared by panels (centralized SGD ignores
-    kappa) ran once, so records are looked up by key."""
+    kappa) ran once, so records are looked up by key.
+
+    Parameters
+    ----------
+    layout : sequence of mapping
+        `curve_layout`'s points.
+    records : sequence of Record
+        The sweep's records (with every point of the layout).
+
+    Returns
+    -------
+    list of dict of str to Record
+    """
     by_key = {record["key"]: record for record in records}
     return [{algorithm: by_key[point_key(to_jsonable(point), tuned_curve)]
              for algorithm, point in panel.items()} for panel in layout]
 
 
-def curve_cost(point: Mapping[str, Any]) -> float:
+def curve_cost(point: Point) -> float:
     """Rough CPU seconds of a `tuned_curve` point (measured on the 2-core machine, 2026-12-04): about 1.8 s
     for 500 iterations of 8 workers, DeTAG twice that and more with many (eta, R) pairs; the pool's order
-    (`sweep.run_sweep`'s ``cost``)."""
+    (`sweep.run_sweep`'s ``cost``).
+
+    Parameters
+    ----------
+    point : Point
+        A `curve_point`.
+
+    Returns
+    -------
+    float
+    """
     scale = point["iterations"] / 500 * (0.6 + 0.05 * point["n"])
     if point["algorithm"] == "detag":
         return scale * (1.8 + 0.15 * len(point["detag_eta_r"]))
     return scale * (1.4 if point["algorithm"] == "gt_dsgd" else 1.8)
 
 
-def tuned_curves(panels: Sequence[tuple[CurveMode, Network, float, float]], path: pathlib.Path, executor: Any,
-                 *, n: int | None = None, desc: str = "", progress: bool = False
-                 ) -> list[dict[str, Mapping[str, Any]]]:
+def tuned_curves(panels: Sequence[tuple[CurveMode, Network, float, float]], path: pathlib.Path,
+                 executor: concurrent.futures.Executor, *, n: int | None = None, desc: str = "",
+                 progress: bool = False) -> list[dict[str, Record]]:
     """Tune every method of each panel (mode, network, partition, momentum) as one sweep (`run_sweep` over
     `tuned_curve` points: records appended to `path`, finished points skipped); per panel
-    {algorithm: record}."""
+    {algorithm: record}.
+
+    Parameters
+    ----------
+    panels : sequence of (CurveMode, Network, float, float)
+        (mode, network, shuffled percent, momentum) of each panel.
+    path : pathlib.Path
+        The records file.
+    executor : concurrent.futures.Executor
+        Runs the points (not shut down here).
+    n : int, optional
+        Workers of the problem (default each network's).
+    desc : str, default ""
+        The progress bar's label ("curves" if empty).
+    progress : bool, default False
+        Show a progress bar.
+
+    Returns
+    -------
+    list of dict of str to Record
+    """
     layout = curve_layout(panels, n=n)
     points = [point for panel in layout for point in panel.values()]
     records = run_sweep(points, path, runner=tuned_curve, executor=executor, desc=desc or "curves",
@@ -423,16 +653,37 @@ def tuned_curves(panels: Sequence[tuple[CurveMode, Network, float, float]], path
     return curve_records(layout, records)
 
 
-def make_executor(tiny: bool) -> Any:
-    """Serial in tiny mode (the test suite); a process pool over the machine's cores otherwise."""
+def make_executor(tiny: bool) -> concurrent.futures.Executor:
+    """Serial in tiny mode (the test suite); a process pool over the machine's cores otherwise.
+
+    Parameters
+    ----------
+    tiny : bool
+        The tiny mode.
+
+    Returns
+    -------
+    concurrent.futures.Executor
+        To be shut down by the caller.
+    """
     return SerialExecutor() if tiny else default_executor()
 
 
 # ------------------------------------------------------------------------------------------ plotting
 
 
-def plot_curves(axis: Any, winners: Mapping[str, Mapping[str, Any]], order: Sequence[str]) -> None:
-    """Median loss over seeds against iterations, with the min-max band, for each tuned method."""
+def plot_curves(axis: matplotlib.axes.Axes, winners: Mapping[str, Record], order: Sequence[str]) -> None:
+    """Median loss over seeds against iterations, with the min-max band, for each tuned method.
+
+    Parameters
+    ----------
+    axis : matplotlib.axes.Axes
+        Where to draw (log y).
+    winners : mapping of str to Record
+        Algorithm -> its `tuned_curve` record.
+    order : sequence of str
+        The algorithms to draw, in this order (those without a record are skipped).
+    """
     for algorithm in order:
         if algorithm not in winners:
             continue
@@ -452,8 +703,19 @@ def plot_curves(axis: Any, winners: Mapping[str, Mapping[str, Any]], order: Sequ
     axis.grid(True, which="both", alpha=0.3)
 
 
-def describe_hyper(record: Mapping[str, Any]) -> str:
-    """Step size and tuned hyper-parameters of a record, short."""
+def describe_hyper(record: Record) -> str:
+    """Step size and tuned hyper-parameters of a record, short.
+
+    Parameters
+    ----------
+    record : Record
+        A `tuned_curve` record.
+
+    Returns
+    -------
+    str
+        Matplotlib mathtext.
+    """
     result = record["result"]
     text = f"$\\alpha$={result['step_size']:.3g}"
     hyper = result.get("hyper", {})
@@ -462,8 +724,18 @@ def describe_hyper(record: Mapping[str, Any]) -> str:
     return text
 
 
-def tuned_table(rows: Sequence[dict[str, Any]]) -> tuple[str, str]:
-    """(markdown, CSV) of the tuned configurations and their final losses."""
+def tuned_table(rows: Sequence[Mapping[str, object]]) -> tuple[str, str]:
+    """(markdown, CSV) of the tuned configurations and their final losses.
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        `summary_row` rows (missing columns are blank).
+
+    Returns
+    -------
+    tuple of (str, str)
+    """
     columns = ("figure", "network", "lam", "momentum", "shuffled_percent", "varsigma0", "algorithm",
                "step_size", "bracketed", "eta", "R", "final_loss_median", "final_loss_min", "final_loss_max",
                "diverged_seeds")
@@ -481,9 +753,28 @@ def tuned_table(rows: Sequence[dict[str, Any]]) -> tuple[str, str]:
     return "\n".join(lines) + "\n", buffer.getvalue()
 
 
-def summary_row(figure: str, network: str, lam: float, momentum: float, record: Mapping[str, Any]
-                ) -> dict[str, Any]:
-    """One row of the tuned table for a winning record."""
+def summary_row(figure: str, network: str, lam: float, momentum: float, record: Record
+                ) -> dict[str, object]:
+    """One row of the tuned table for a winning record.
+
+    Parameters
+    ----------
+    figure : str
+        The figure's number ("4", "3b").
+    network : str
+        The network's name.
+    lam : float
+        Its lam.
+    momentum : float
+        Heavy-ball beta of the panel.
+    record : Record
+        The winner's `tuned_curve` record.
+
+    Returns
+    -------
+    dict
+        A value per column of `tuned_table`.
+    """
     finals = [value for value in record["result"]["final_loss"] if value is not None]
     hyper = record["result"].get("hyper", {})
     return {
@@ -501,7 +792,23 @@ def summary_row(figure: str, network: str, lam: float, momentum: float, record: 
     }
 
 
-def write_table(rows: Sequence[dict[str, Any]], out_dir: pathlib.Path, stem: str) -> list[pathlib.Path]:
+def write_table(rows: Sequence[Mapping[str, object]], out_dir: pathlib.Path, stem: str) -> list[pathlib.Path]:
+    """Write `tuned_table` of `rows` as ``<stem>.md`` and ``<stem>.csv`` in `out_dir` (atomically).
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        `summary_row` rows.
+    out_dir : pathlib.Path
+        The output folder.
+    stem : str
+        The files' name without suffix.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The two files.
+    """
     markdown, table = tuned_table(rows)
     return [atomic_write_bytes(out_dir / f"{stem}.md", markdown.encode()),
             atomic_write_bytes(out_dir / f"{stem}.csv", table.encode())]
@@ -511,7 +818,8 @@ def write_table(rows: Sequence[dict[str, Any]], out_dir: pathlib.Path, stem: str
 
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: bool = False,
-         executor_factory: Callable[[bool], Any] = make_executor) -> list[pathlib.Path]:
+         executor_factory: Callable[[bool], concurrent.futures.Executor] = make_executor
+         ) -> list[pathlib.Path]:
     """Run (or resume) the sweep and draw Figure 4: one PNG + PDF per network, and the tuned table.
 
     Parameters
@@ -585,6 +893,20 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m decbounds.paper_figures.heterogeneity [--full | --tiny] [--out DIR]``.
+
+    Make Figure 4; print the files written.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command-line arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     return figure_main(make, "Figure 4: heterogeneity (X% shuffled digits, tuned methods).", argv)
 
 

@@ -12,8 +12,9 @@ import io
 import os
 import pathlib
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
@@ -27,11 +28,17 @@ from matplotlib.transforms import Bbox
 from decbounds import algorithms
 from decbounds.files import atomic_write_bytes
 
+if TYPE_CHECKING:
+    import matplotlib.axes
+    import matplotlib.figure
+    import numpy.typing as npt
+
 __all__ = [
     "ALGORITHM_STYLES",
     "BOUND_STYLE",
     "DEFAULT_OUT_DIR",
     "LEGEND_LOCATIONS",
+    "MIN_LABEL_RATIO",
     "LegibilityWarning",
     "add_figure_arguments",
     "atomic_write_bytes",
@@ -63,11 +70,19 @@ ALGORITHM_STYLES: dict[str, dict[str, Any]] = {
 #: Lower bounds are drawn in grey, dashed; upper-bound predictions in the algorithm's colour, dotted.
 BOUND_STYLE: dict[str, Any] = {"color": "0.35", "linestyle": "--", "linewidth": 1.5}
 
+#: The preferences `place_legend` was called with, per axes: `save_figure` places a legend again when a later
+#: change of the layout (another panel's legend moved outside, a colorbar) has put data under it.
+_PLACEMENTS: weakref.WeakKeyDictionary[matplotlib.axes.Axes, tuple[str, dict[str, Any]]] = \
+    weakref.WeakKeyDictionary()
+
+#: On a log axis, tick labels of `value_ticks` closer than this ratio collide at the docs' width (21 and 22).
+MIN_LABEL_RATIO = 1.1
+
 _FALLBACK_COLORS = ("tab:pink", "tab:gray", "darkgoldenrod", "teal", "navy", "crimson")
 _FALLBACK_MARKERS = ("*", "h", "p", "X", "d", "8")
 
 
-def style(algorithm: str) -> dict[str, Any]:
+def style(algorithm: str) -> dict[str, str]:
     """Matplotlib keywords (color, marker, linestyle, label) of `algorithm`; stable for unknown names too.
 
     Parameters
@@ -78,7 +93,7 @@ def style(algorithm: str) -> dict[str, Any]:
 
     Returns
     -------
-    dict
+    dict of str to str
         Keywords for ``Axes.plot``.
 
     Examples
@@ -98,6 +113,16 @@ def style(algorithm: str) -> dict[str, Any]:
 def label(algorithm: str) -> str:
     """The display name of `algorithm` (its `style`'s label).
 
+    Parameters
+    ----------
+    algorithm : str
+        An algorithm name (registered or not, as `style`).
+
+    Returns
+    -------
+    str
+        The label, with matplotlib mathtext where the paper has math (``'D$^2$'``).
+
     Examples
     --------
     >>> label("d2")
@@ -107,7 +132,8 @@ def label(algorithm: str) -> str:
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: float = 4.2,
-               **subplots: Any) -> tuple[matplotlib.figure.Figure, Any]:
+               **subplots: object
+               ) -> tuple[matplotlib.figure.Figure, matplotlib.axes.Axes | npt.NDArray[np.object_]]:
     """``plt.subplots`` with a constrained layout and a panel size of `width` x `height` inches.
 
     Parameters
@@ -117,11 +143,12 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: fl
     width, height : float
         Inches per panel.
     **subplots
-        Passed to ``plt.subplots`` (``sharey=True``, ...).
+        Passed to ``plt.subplots`` (``sharey=True``, ``squeeze=False``, ...; checked there).
 
     Returns
     -------
     tuple of (matplotlib.figure.Figure, Axes or array of Axes)
+        The figure, and its one Axes or (several panels, or ``squeeze=False``) an object array of them.
 
     Examples
     --------
@@ -135,7 +162,17 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: fl
 
 
 def blank_figure(width: float = 6.4, height: float = 4.2) -> matplotlib.figure.Figure:
-    """An empty constrained-layout figure of `width` x `height` inches, for subfigures and custom grids."""
+    """An empty constrained-layout figure of `width` x `height` inches, for subfigures and custom grids.
+
+    Parameters
+    ----------
+    width, height : float
+        The figure's size in inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     return plt.figure(figsize=(width, height), layout="constrained")
 
 
@@ -223,7 +260,7 @@ def legend_overlap(ax: matplotlib.axes.Axes, legend: Legend | None = None) -> in
     return int(inside.sum()) + sum(1 for other in boxes if box.overlaps(other))
 
 
-def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs: Any) -> Legend:
+def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs: object) -> Legend:
     """The axes' legend where it hides no data: `loc` if free, else the first free spot of
     `LEGEND_LOCATIONS`, else outside the axes on their right (`legend_overlap` decides).
 
@@ -233,6 +270,7 @@ def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs:
     Parameters
     ----------
     ax : matplotlib.axes.Axes
+        The axes whose labelled artists the legend lists.
     loc : str, default "upper left"
         The preferred location.
     **kwargs
@@ -253,6 +291,7 @@ def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs:
     """
     fig = ax.figure
     fig.canvas.draw()
+    _PLACEMENTS[ax] = (loc, dict(kwargs))
     for where in (loc, *[spot for spot in LEGEND_LOCATIONS if spot != loc]):
         legend = ax.legend(loc=where, **kwargs)
         if legend_overlap(ax, legend) == 0:
@@ -262,7 +301,9 @@ def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs:
 
 def value_ticks(ax: matplotlib.axes.Axes, values: Sequence[float], *, axis: str = "x") -> None:
     """Ticks at the measured `values` only, labelled plainly (16, not 1.6x10^1), and no minor labels: a log
-    axis over a few sizes otherwise labels every minor tick, and those collide at the docs' width.
+    axis over a few sizes otherwise labels every minor tick, and those collide at the docs' width. A value
+    within a factor `MIN_LABEL_RATIO` of the last labelled one (21 after 20.5 on a log axis) keeps its tick
+    but no label.
 
     Parameters
     ----------
@@ -278,10 +319,21 @@ def value_ticks(ax: matplotlib.axes.Axes, values: Sequence[float], *, axis: str 
     >>> value_ticks(ax, [16, 32, 64])
     >>> [label.get_text() for label in ax.get_xticklabels()], list(ax.get_xticks(minor=True))
     (['16', '32', '64'], [])
+    >>> value_ticks(ax, [16, 21, 22, 32])
+    >>> [label.get_text() for label in ax.get_xticklabels()]
+    ['16', '21', '', '32']
     >>> plt.close(fig)
     """
     target = ax.xaxis if axis == "x" else ax.yaxis
-    target.set_ticks(list(values), [f"{value:g}" for value in values])
+    log = (ax.get_xscale() if axis == "x" else ax.get_yscale()) == "log"
+    labels, last = [], None
+    for value in sorted(values):
+        # two values closer than MIN_LABEL_RATIO (5% of a linear span) share one label: the first
+        close = last is not None and (value / last < MIN_LABEL_RATIO if log and last > 0
+                                      else value - last < 0.05 * (max(values) - min(values)))
+        labels.append("" if close else f"{value:g}")
+        last = last if close else value
+    target.set_ticks(sorted(values), labels)
     target.set_ticks([], minor=True)
 
 
@@ -311,6 +363,23 @@ def tick_label_collisions(ax: matplotlib.axes.Axes) -> list[tuple[str, str]]:
         for i, (first, box) in enumerate(labels):
             found += [(first, second) for second, other in labels[i + 1:] if box.overlaps(other)]
     return found
+
+
+def _settle_legends(fig: matplotlib.figure.Figure, rounds: int = 3) -> None:
+    """Place again every legend of `fig` that `place_legend` placed and that now covers data.
+
+    A constrained layout moves every panel when one panel's legend goes outside its axes, so a legend
+    placed first can end up over data that was clear of it when it was placed (the full set's spectral
+    gap (a) and time-varying (c) panels did). Each round draws the figure and re-places the covering
+    legends; three rounds settle the figures of this package."""
+    for _ in range(rounds):
+        fig.canvas.draw()
+        moved = [ax for ax in fig.get_axes() if ax in _PLACEMENTS and legend_overlap(ax) > 0]
+        for ax in moved:
+            loc, kwargs = _PLACEMENTS[ax]
+            place_legend(ax, loc=loc, **kwargs)
+        if not moved:
+            return
 
 
 def legibility_problems(fig: matplotlib.figure.Figure) -> list[str]:
@@ -343,7 +412,8 @@ def legibility_problems(fig: matplotlib.figure.Figure) -> list[str]:
 def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], name: str, *,
                 dpi: int = 150) -> list[pathlib.Path]:
     """Save `fig` as ``<out_dir>/<name>.png`` and ``.pdf`` (each atomically), close it, return both paths;
-    a `LegibilityWarning` for each of its `legibility_problems` (a legend over data, colliding tick labels).
+    a `LegibilityWarning` for each of its `legibility_problems` (a legend over data, colliding tick labels)
+    left after the legends `place_legend` placed are placed again in the final layout.
 
     The PDF carries no creation date and the PNG no software tag, so that the same figure gives the same
     bytes from run to run.
@@ -367,6 +437,7 @@ def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], 
     out_dir = pathlib.Path(out_dir)
     paths = []
     try:
+        _settle_legends(fig)
         for problem in legibility_problems(fig):
             warnings.warn(f"{name}: {problem}", LegibilityWarning, stacklevel=2)
         for extension in ("png", "pdf"):
@@ -388,7 +459,13 @@ def full_from_environment() -> bool:
 def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
     """The options every figure script (and ``python -m decbounds.paper_figures``) takes: ``--out DIR``,
     ``--full``,
-    ``--tiny``."""
+    ``--tiny``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The script's parser (the options are added to it).
+    """
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT_DIR,
                         help=f"output folder (default {DEFAULT_OUT_DIR}, in the current folder)")
     size = parser.add_mutually_exclusive_group()
@@ -398,6 +475,15 @@ def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
 
 def wants_full(args: argparse.Namespace) -> bool:
     """Full mode: ``--full``, or ``FULL=1`` in the environment unless ``--tiny`` was given.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options of `add_figure_arguments` (``full``, ``tiny``).
+
+    Returns
+    -------
+    bool
 
     Examples
     --------

@@ -20,7 +20,7 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 __all__ = [
     "FORKSERVER_PRELOAD",
@@ -39,6 +39,10 @@ FORKSERVER_PRELOAD: tuple[str, ...] = (
     "decbounds.algorithms",
 )
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
 
 # ---------------------------------------------------------------------------------------------- executors
 
@@ -54,8 +58,18 @@ class SerialExecutor(concurrent.futures.Executor):
     6
     """
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
-        future: concurrent.futures.Future = concurrent.futures.Future()
+    def submit(self, fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs
+               ) -> concurrent.futures.Future[_T]:
+        """Run ``fn(*args, **kwargs)`` now; its value or exception is in the returned, finished future.
+
+        Parameters
+        ----------
+        fn : callable
+            The task.
+        *args, **kwargs
+            Its arguments.
+        """
+        future: concurrent.futures.Future[_T] = concurrent.futures.Future()
         future.set_running_or_notify_cancel()
         try:
             future.set_result(fn(*args, **kwargs))
@@ -104,9 +118,11 @@ def default_executor(max_workers: int | None = None) -> concurrent.futures.Execu
 
 def _process_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
     """A process pool of `workers` processes started from the fork server (`default_executor`)."""
+    context: multiprocessing.context.BaseContext
     if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(list(FORKSERVER_PRELOAD))  # no effect once the server runs
+        forkserver = multiprocessing.get_context("forkserver")
+        forkserver.set_forkserver_preload(list(FORKSERVER_PRELOAD))  # no effect once the server runs
+        context = forkserver
     else:
         context = multiprocessing.get_context("spawn")
     return concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context)
@@ -146,14 +162,38 @@ class PriorityPool(concurrent.futures.Executor):
         self._feeder = threading.Thread(target=self._feed, name="PriorityPool feeder", daemon=True)
         self._feeder.start()
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
-        """`submit_with_cost` at cost 0 (after every task of a positive cost)."""
+    def submit(self, fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs
+               ) -> concurrent.futures.Future[_T]:
+        """`submit_with_cost` at cost 0 (after every task of a positive cost).
+
+        Parameters
+        ----------
+        fn : callable
+            The task, picklable (it runs in a worker process).
+        *args, **kwargs
+            Its arguments, picklable.
+        """
         return self.submit_with_cost(0.0, fn, *args, **kwargs)
 
-    def submit_with_cost(self, cost: float, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
-                         ) -> concurrent.futures.Future:
-        """Queue ``fn(*args, **kwargs)``; of the tasks waiting, the one of the largest `cost` starts first."""
-        future: concurrent.futures.Future = concurrent.futures.Future()
+    def submit_with_cost(self, cost: float, fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs
+                         ) -> concurrent.futures.Future[_T]:
+        """Queue ``fn(*args, **kwargs)``; of the tasks waiting, the one of the largest `cost` starts first.
+
+        Parameters
+        ----------
+        cost : float
+            The task's rough run time in CPU seconds (the sweeps' ``cost``); ties run in the order submitted.
+        fn : callable
+            The task, picklable (it runs in a worker process).
+        *args, **kwargs
+            Its arguments, picklable.
+
+        Raises
+        ------
+        RuntimeError
+            If the pool is shut down.
+        """
+        future: concurrent.futures.Future[_T] = concurrent.futures.Future()
         with self._condition:
             if self._closed:
                 raise RuntimeError("cannot submit to a closed PriorityPool")
@@ -179,7 +219,7 @@ class PriorityPool(concurrent.futures.Executor):
                 continue
             inner.add_done_callback(functools.partial(self._relay, future))
 
-    def _relay(self, future: concurrent.futures.Future, inner: concurrent.futures.Future) -> None:
+    def _relay(self, future: concurrent.futures.Future[Any], inner: concurrent.futures.Future[Any]) -> None:
         try:
             value = inner.result()
         except BaseException as error:
@@ -187,7 +227,8 @@ class PriorityPool(concurrent.futures.Executor):
         else:
             self._finished(future, value, None)
 
-    def _finished(self, future: concurrent.futures.Future, value: Any, error: BaseException | None) -> None:
+    def _finished(self, future: concurrent.futures.Future[Any], value: object, error: BaseException | None
+                  ) -> None:
         with self._condition:
             self._running -= 1
             self._condition.notify_all()
@@ -197,7 +238,15 @@ class PriorityPool(concurrent.futures.Executor):
             future.set_result(value)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        """Stop taking tasks; ``cancel_futures`` cancels those waiting, ``wait`` runs the rest first."""
+        """Stop taking tasks; ``cancel_futures`` cancels those waiting, ``wait`` runs the rest first.
+
+        Parameters
+        ----------
+        wait : bool, default True
+            Return once the tasks taken (and, without ``cancel_futures``, those waiting) have run.
+        cancel_futures : bool, default False
+            Cancel the tasks still waiting for a worker.
+        """
         with self._condition:
             self._closed = True
             if cancel_futures:
@@ -229,11 +278,12 @@ class _SharedHandle(concurrent.futures.Executor):
     def __init__(self, pool: PriorityPool) -> None:
         self.pool = pool
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
+    def submit(self, fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs
+               ) -> concurrent.futures.Future[_T]:
         return self.pool.submit(fn, *args, **kwargs)
 
-    def submit_with_cost(self, cost: float, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
-                         ) -> concurrent.futures.Future:
+    def submit_with_cost(self, cost: float, fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs
+                         ) -> concurrent.futures.Future[_T]:
         return self.pool.submit_with_cost(cost, fn, *args, **kwargs)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
@@ -248,6 +298,11 @@ def shared_pool(max_workers: int | None = None) -> Iterator[PriorityPool]:
     """Inside the block, `default_executor` hands every caller the same `PriorityPool` (a handle whose
     ``shutdown`` does nothing), so that the sweeps of figures run at once (`figure_thread`) share its
     processes; the pool is shut down when the block ends (the tasks still waiting are cancelled).
+
+    Parameters
+    ----------
+    max_workers : int, optional
+        The pool's processes (default ``os.cpu_count()``).
 
     Examples
     --------
@@ -307,7 +362,13 @@ def figure_turn(queued: threading.Event | None = None) -> Iterator[None]:
     runs at a time, turns go in the order asked (`queued` is set once this thread is in the queue), and
     `run_sweep` and `parallel_map` give the turn away while they wait for the pool. So the figures' sweeps
     overlap in the pool, while the code of the figures (matplotlib's pyplot and the figure modules' caches
-    are not thread-safe) runs one figure at a time."""
+    are not thread-safe) runs one figure at a time.
+
+    Parameters
+    ----------
+    queued : threading.Event, optional
+        Set once this thread has its place in the queue (so that the caller can start the threads in order).
+    """
     _TURNS.acquire(queued)
     try:
         yield
@@ -328,11 +389,21 @@ def _turn_given_away() -> Iterator[None]:
         _TURNS.acquire()
 
 
-def run_concurrently(*tasks: Callable[[], Any]) -> list[Any]:
+def run_concurrently(*tasks: Callable[[], _T]) -> list[_T]:
     """Run the tasks at once, each in a thread that takes turns (`figure_turn`), and return their results in
     order: two sweeps of one figure that write different files, say, whose points then share the pool
     instead of the second waiting for the first to end. The calling thread gives its turn away while it
     waits; the first exception of a task is raised once every task has ended.
+
+    Parameters
+    ----------
+    *tasks : callable
+        Functions of no argument (closures are fine: they run in threads of this process).
+
+    Returns
+    -------
+    list
+        ``[task() for task in tasks]``.
 
     Examples
     --------
@@ -366,12 +437,29 @@ def run_concurrently(*tasks: Callable[[], Any]) -> list[Any]:
     return results
 
 
-def parallel_map(function: Callable[[Any], Any], items: Sequence[Any], *,
-                 cost: Callable[[Any], float] | None = None,
-                 executor: concurrent.futures.Executor | None = None) -> list[Any]:
+def parallel_map(function: Callable[[_T], _R], items: Sequence[_T], *,
+                 cost: Callable[[_T], float] | None = None,
+                 executor: concurrent.futures.Executor | None = None) -> list[_R]:
     """``[function(item) for item in items]`` on an executor (`default_executor`, shut down at the end, when
     None: the shared pool inside `shared_pool`), most expensive first when `cost` is given; the turn of
     `figure_turn` is given away while waiting. `function` must be a top-level function (it is pickled).
+
+    Parameters
+    ----------
+    function : callable
+        ``function(item)``, top-level (pickled by reference).
+    items : sequence
+        Its arguments, picklable.
+    cost : callable, optional
+        ``cost(item)``: rough CPU seconds of an item (submitted most expensive first; on the shared pool it
+        ranks them among other sweeps' points).
+    executor : concurrent.futures.Executor, optional
+        Where to run them (default `default_executor`, shut down at the end).
+
+    Returns
+    -------
+    list
+        The values in the order of `items`.
 
     Examples
     --------
@@ -379,10 +467,10 @@ def parallel_map(function: Callable[[Any], Any], items: Sequence[Any], *,
     [1, 2, 3]
     """
     own = executor is None
-    pool = default_executor() if own else executor
+    pool = default_executor() if executor is None else executor
     try:
         order = sorted(range(len(items)), key=lambda i: -float(cost(items[i]))) if cost else range(len(items))
-        futures: dict[int, concurrent.futures.Future] = {}
+        futures: dict[int, concurrent.futures.Future[_R]] = {}
         for index in order:
             if cost is not None and hasattr(pool, "submit_with_cost"):
                 futures[index] = pool.submit_with_cost(float(cost(items[index])), function, items[index])

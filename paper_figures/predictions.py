@@ -20,6 +20,7 @@ import itertools
 import math
 import pathlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from decbounds.paper_figures.plotting import (
@@ -33,6 +34,10 @@ from decbounds.paper_figures.plotting import (
 )
 
 from decbounds import bounds
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+    from matplotlib.figure import Figure
 
 __all__ = ["MIN_GAP", "PARAMETERS", "main", "make", "predicted_curves"]
 
@@ -130,7 +135,8 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     points = 16 if tiny else 1000 if full else 200
     gaps = np.logspace(math.log10(MIN_GAP), 0.0, points)
     curves = predicted_curves(gaps)
-    fig, axes = new_figure(1, 2, width=6.4, height=6.0, sharey=True)
+    fig, axes = cast("tuple[Figure, npt.NDArray[np.object_]]",  # two panels: an array of Axes
+                     new_figure(1, 2, width=6.4, height=6.0, sharey=True))
     other_colors = itertools.cycle(_OTHER_COLORS)  # the catalog may outgrow the palette
     for axis, kind in zip(axes, ("lower", "upper"), strict=True):
         if kind == "upper":  # the reference every upper bound is measured against
@@ -162,7 +168,18 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m decbounds.paper_figures.predictions``: write the figure, print the paths."""
+    """``python -m decbounds.paper_figures.predictions``: write the figure, print the paths.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command-line arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     return figure_main(make, "Predicted iterations vs spectral gap for every catalog entry.", argv)
 
 

@@ -22,14 +22,16 @@ import os
 import pathlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TypeAlias, TypedDict
 
 from decbounds.algorithms.result import to_jsonable
 
 __all__ = [
+    "JSONValue",
     "Point",
     "Record",
     "RecordWriter",
+    "RunOutput",
     "Runner",
     "canonical_json",
     "grid",
@@ -43,16 +45,63 @@ try:  # POSIX only; elsewhere the one-writer rule is the caller's
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = None  # type: ignore[assignment]
 
-Point = dict[str, Any]
-Record = dict[str, Any]
-Runner = Callable[[Point], dict[str, Any]]
+#: A JSON value as ``json.loads`` gives it back: what a record's fields hold once read from its file.
+JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
+#: A grid point: a JSON object describing one run completely (its fields are its runner's; `grid`).
+Point: TypeAlias = "dict[str, JSONValue]"
+
+
+class Record(TypedDict):
+    """One line of a records file (module docstring), as `read_records` and `sweep.run_sweep` return it.
+
+    ``point`` is the grid point, ``params`` the catalog parameters (the point's merged with the runner's),
+    ``result`` the runner's measurements (their fields are the figure's), ``predicted`` catalog name ->
+    T_eps, ``prediction_errors`` catalog name -> why it could not be evaluated, ``versions`` the
+    provenance (`provenance.package_versions`).
+    """
+
+    key: str
+    runner: str
+    point: Point
+    params: dict[str, JSONValue]
+    result: dict[str, JSONValue]
+    predicted: dict[str, float]
+    prediction_errors: dict[str, str]
+    versions: dict[str, JSONValue]
+
+
+class _RunResult(TypedDict):
+    result: Mapping[str, object]
+
+
+class RunOutput(_RunResult, total=False):
+    """What a sweep's runner returns: ``result``, the measurements of the run (the figure's fields), and
+    optionally ``params``, the catalog parameters it derived (n, lam, B, ...); values may hold numpy
+    scalars and arrays (`canonical_json` converts them)."""
+
+    params: Mapping[str, object]
+
+
+#: A sweep's runner: ``runner(point) -> {"result": {...}, "params": {...}}`` (a `RunOutput`), a top-level
+#: function; what it returns is checked by `sweep.execute`.
+Runner: TypeAlias = "Callable[[Point], Mapping[str, object]]"
 
 
 # --------------------------------------------------------------------------------------------- JSON and keys
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """The canonical text of `value`: sorted keys, no whitespace, numpy types converted (`to_jsonable`).
+
+    Parameters
+    ----------
+    value : object
+        JSON types, tuples, numpy scalars and arrays, nested in dicts and lists (checked here).
+
+    Returns
+    -------
+    str
+        One line of JSON text.
 
     Raises
     ------
@@ -71,6 +120,16 @@ def runner_name(runner: Runner) -> str:
     """``module:qualname`` of a runner; it must be a top-level function so that it pickles by reference.
 
     A runner of a module run as ``python -m`` is named by its import name, so that its keys match.
+
+    Parameters
+    ----------
+    runner : callable
+        A sweep runner (`Runner`), or any top-level function.
+
+    Returns
+    -------
+    str
+        ``"module:qualname"``.
 
     Raises
     ------
@@ -98,7 +157,7 @@ def runner_name(runner: Runner) -> str:
     return f"{module}:{qualname}"
 
 
-def point_key(point: Mapping[str, Any], runner: Runner | str | None = None) -> str:
+def point_key(point: Mapping[str, object], runner: Runner | str | None = None) -> str:
     """Stable key of a grid point: the first 20 hex digits of sha256 over canonical JSON of (runner, point).
 
     Equal points give equal keys in every process and on every machine (dict order, tuples vs lists and
@@ -130,7 +189,7 @@ def point_key(point: Mapping[str, Any], runner: Runner | str | None = None) -> s
 # ----------------------------------------------------------------------------------------------- the grid
 
 
-def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:
+def _set_dotted(target: dict[str, JSONValue], dotted: str, value: JSONValue) -> None:
     *parents, leaf = dotted.split(".")
     for part in parents:
         child = target.setdefault(part, {})
@@ -140,7 +199,7 @@ def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:
     target[leaf] = value
 
 
-def grid(axes: Mapping[str, Sequence[Any]], base: Mapping[str, Any] | None = None) -> list[Point]:
+def grid(axes: Mapping[str, Sequence[object]], base: Mapping[str, object] | None = None) -> list[Point]:
     """The cartesian product of `axes` over a copy of `base`, row-major (the last axis varies fastest).
 
     Axis names may be dotted to reach into nested dicts: ``{"hyper.eta": [0.0, 0.2]}`` sets
@@ -149,9 +208,9 @@ def grid(axes: Mapping[str, Sequence[Any]], base: Mapping[str, Any] | None = Non
     Parameters
     ----------
     axes : mapping of str to sequence
-        Axis name (dotted for nesting) -> its non-empty list of values.
+        Axis name (dotted for nesting) -> its non-empty list of values (JSON-able, `canonical_json`).
     base : mapping, optional
-        What every point holds besides the axes (deep-copied).
+        What every point holds besides the axes (deep-copied; JSON-able).
 
     Returns
     -------
@@ -287,8 +346,14 @@ class RecordWriter:
                 raise RuntimeError(message) from error
         _truncate_torn_tail(self._fd)
 
-    def append(self, record: Mapping[str, Any]) -> None:
-        """Write `record` as one complete line (keys sorted) and make it durable."""
+    def append(self, record: Mapping[str, object]) -> None:
+        """Write `record` as one complete line (keys sorted) and make it durable.
+
+        Parameters
+        ----------
+        record : mapping
+            A JSON-able record (`Record`; `canonical_json` writes it).
+        """
         line = (canonical_json(record) + "\n").encode()
         written = os.write(self._fd, line)
         if written != len(line):  # a short write on a regular file means the disk is full
@@ -297,6 +362,7 @@ class RecordWriter:
             os.fsync(self._fd)
 
     def close(self) -> None:
+        """Close the file (releasing its lock); closing twice does nothing."""
         if self._fd >= 0:
             os.close(self._fd)  # closing releases the flock
             self._fd = -1

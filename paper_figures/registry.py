@@ -69,7 +69,20 @@ class Figure:
 
     def __call__(self, out_dir: pathlib.Path, *, full: bool = False, tiny: bool = False
                  ) -> list[pathlib.Path]:
-        """Make the figure into ``out_dir``: ``make(out_dir, full=full, tiny=tiny)``."""
+        """Make the figure into ``out_dir``: ``make(out_dir, full=full, tiny=tiny)``.
+
+        Parameters
+        ----------
+        out_dir : pathlib.Path
+            The output folder.
+        full, tiny : bool
+            The mode (exclusive): the full set, or the seconds-long one of the test suite; neither is quick.
+
+        Returns
+        -------
+        list of pathlib.Path
+            The files written.
+        """
         return self.function()(out_dir, full=full, tiny=tiny)
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import math
 import pathlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,7 +46,14 @@ from decbounds.paper_figures.plotting import (
     save_figure,
     style,
 )
-from decbounds.paper_figures.sweep import Record, SerialExecutor, default_executor, run_sweep
+from decbounds.paper_figures.sweep import (
+    Point,
+    Record,
+    RunOutput,
+    SerialExecutor,
+    default_executor,
+    run_sweep,
+)
 
 from decbounds import algorithms, bounds, instances, oracles
 
@@ -116,6 +123,17 @@ def noise_level(p: float, epsilon: float) -> float:
     """sigma = 2 e^{3/2} eps / sqrt(p): the variance bound 4 e^3 eps^2 / p that an instance with reveal
     probability p meets (module docstring; docs/errata.md E23).
 
+    Parameters
+    ----------
+    p : float
+        The instance's reveal probability, in (0, 1].
+    epsilon : float
+        The target gradient norm.
+
+    Returns
+    -------
+    float
+
     Raises
     ------
     ValueError
@@ -135,6 +153,22 @@ def iteration_cap(n: int, batch: int, p: float, chain_length: int) -> int:
     """16 (T_c - 1) / (1 - (1-p)^{nB}) + 5000: many times the expected reveal time plus the descent cost, so
     a seed reaches it with negligible probability (and is then counted, never dropped).
 
+    Parameters
+    ----------
+    n : int
+        Workers.
+    batch : int
+        Samples per worker and iteration (B).
+    p : float
+        The reveal probability.
+    chain_length : int
+        T_c, the zero chain's length.
+
+    Returns
+    -------
+    int
+        The iteration cap of a run.
+
     Examples
     --------
     >>> iteration_cap(4, 1, 0.25, 6)
@@ -151,7 +185,7 @@ def _instance(n: int, p: float, chain_length: int) -> tuple[Any, Any, Any]:
     return problem, oracles.ZeroChainOracle(problem), W
 
 
-def measure_point(point: dict[str, Any]) -> dict[str, Any]:
+def measure_point(point: Point) -> RunOutput:
     """The sweep runner: one algorithm at one (n, B, p), every seed side by side in one `run_batch`.
 
     Point fields: ``algorithm``, ``n``, ``batch``, ``p``, ``chain_length``, ``seeds`` (count), ``cap``.
@@ -159,6 +193,16 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
     counting as infinite; None if half or more are capped), ``t_eps_seeds`` (None where capped),
     ``quartiles``, ``capped_seeds``; ``t_eps_local`` / ``t_eps_local_seeds`` the same for the workers' own
     models; ``status`` of the median and ``status_seeds`` per seed.
+
+    Parameters
+    ----------
+    point : Point
+        One of `sweep_points`.
+
+    Returns
+    -------
+    RunOutput
+        The result above, and the catalog parameters (n, B, sigma of `noise_level`, Delta, L, epsilon, ...).
     """
     n, batch, p = int(point["n"]), int(point["batch"]), float(point["p"])
     problem, oracle, W = _instance(n, p, int(point["chain_length"]))
@@ -191,8 +235,19 @@ def measure_point(point: dict[str, Any]) -> dict[str, Any]:
     return {"result": result, "params": params}
 
 
-def sweep_points(mode: str) -> dict[str, list[dict[str, Any]]]:
-    """The points of each sweep ("sigma2", "nB") of a mode, one per algorithm and (n, B, p)."""
+def sweep_points(mode: str) -> dict[str, list[Point]]:
+    """The points of each sweep ("sigma2", "nB") of a mode, one per algorithm and (n, B, p).
+
+    Parameters
+    ----------
+    mode : str
+        A key of `MODES` ("tiny", "quick" or "full").
+
+    Returns
+    -------
+    dict of str to list of Point
+        Sweep name -> its points (`measure_point`).
+    """
     settings = MODES[mode]
     chain_length = settings["chain_length"]
     sweeps = {}
@@ -208,7 +263,22 @@ def sweep_points(mode: str) -> dict[str, list[dict[str, Any]]]:
 
 def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True
                      ) -> dict[str, list[Record]]:
-    """Run (or resume) both sweeps in one pass (shared points run once); records by sweep."""
+    """Run (or resume) both sweeps in one pass (shared points run once); records by sweep.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The output folder (records in ``<out_dir>/sampling/records.jsonl``).
+    mode : str
+        A key of `MODES`.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    dict of str to list of Record
+        Sweep name -> the records of its points, in order.
+    """
     path = pathlib.Path(out_dir) / NAME / "records.jsonl"
     sweeps = sweep_points(mode)
     everything = [point for points in sweeps.values() for point in points]
@@ -227,13 +297,23 @@ def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True
     return {sweep: [by_key[_point_id(point)] for point in points] for sweep, points in sweeps.items()}
 
 
-def point_cost(point: dict[str, Any]) -> float:
+def point_cost(point: Point) -> float:
     """Rough CPU seconds of a point (measured 2026-12-04: 16 seeds side by side, about 20 microseconds per
-    iteration of the cap, which grows as 1/(n B p)), for the pool's order."""
+    iteration of the cap, which grows as 1/(n B p)), for the pool's order.
+
+    Parameters
+    ----------
+    point : Point
+        One of `sweep_points` (its ``cap`` and ``seeds``).
+
+    Returns
+    -------
+    float
+    """
     return 0.3 + 2e-5 * point["cap"] * (point["seeds"] / SEEDS)
 
 
-def _point_id(point: dict[str, Any]) -> tuple[Any, ...]:
+def _point_id(point: Mapping[str, object]) -> tuple[object, ...]:
     return (point["algorithm"], point["n"], point["batch"], point["p"])
 
 
@@ -242,7 +322,18 @@ def _point_id(point: dict[str, Any]) -> tuple[Any, ...]:
 
 def seed_records(records: Sequence[Record]) -> list[Record]:
     """One record per seed (``result.t_eps``, ``t_eps_local`` and ``status`` that seed's), for
-    `fit.fit_records` with medians."""
+    `fit.fit_records` with medians.
+
+    Parameters
+    ----------
+    records : sequence of Record
+        Records of `measure_point` (``t_eps_seeds``, ``t_eps_local_seeds``, ``status_seeds``).
+
+    Returns
+    -------
+    list of Record
+        New records, one per seed.
+    """
     expanded = []
     for record in records:
         result = record["result"]
@@ -259,7 +350,17 @@ VARIABLE_OF: dict[str, str] = {"sigma2": "sigma2", "nB": "nB"}
 def exponent_table(sweeps: dict[str, list[Record]]) -> list[ExponentRow]:
     """Fits of T_eps against sigma^2 and against n B over every seed's run (T_eps of a point scales as x times
     a seed-noise factor, so the least-squares slope of log T_eps is that of the median), compared with both
-    explicit bounds; then the same for the worker-output T_eps (every worker's own model eps-stationary)."""
+    explicit bounds; then the same for the worker-output T_eps (every worker's own model eps-stationary).
+
+    Parameters
+    ----------
+    sweeps : dict of str to list of Record
+        `run_measurements`' records by sweep ("sigma2", "nB").
+
+    Returns
+    -------
+    list of ExponentRow
+    """
     rows: list[ExponentRow] = []
     for output, convert in (("", list), (", worker output", worker_output)):
         for sweep, records in sweeps.items():
@@ -276,7 +377,22 @@ def _x(record: Record, sweep: str) -> float:
 
 
 def plot(sweeps: dict[str, list[Record]], out_dir: pathlib.Path, mode: str) -> list[pathlib.Path]:
-    """Panel (a): median T_eps against sigma^2; panel (b): against n B; IQR bars, bounds, fitted slopes."""
+    """Panel (a): median T_eps against sigma^2; panel (b): against n B; IQR bars, bounds, fitted slopes.
+
+    Parameters
+    ----------
+    sweeps : dict of str to list of Record
+        `run_measurements`' records by sweep.
+    out_dir : pathlib.Path
+        The output folder.
+    mode : str
+        A key of `MODES` (which algorithms; the PNG's resolution).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and PDF.
+    """
     fig, axes = new_figure(1, 2, width=6.0, height=5.4)
     names = MODES[mode]["algorithms"]
     offsets = {name: 1.0 + 0.04 * index for index, name in enumerate(names)}  # keep bars apart
@@ -388,6 +504,20 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m decbounds.paper_figures.sampling [--full | --tiny] [--out DIR]``.
+
+    Make the sampling figure; print the files written.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command-line arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     # The imported module's make, also under ``python -m``: record keys and pickled runners name the runner's
     # module, which would otherwise be __main__ and miss the records of ``python -m decbounds.paper_figures``.
     from decbounds.paper_figures import sampling as figure

@@ -41,9 +41,9 @@ import functools
 import io
 import math
 import pathlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from decbounds.algorithms.result import to_jsonable
@@ -74,9 +74,12 @@ from decbounds.paper_figures.plotting import (
     save_figure,
     style,
 )
-from decbounds.paper_figures.sweep import outcome, run_sweep, tune_both
+from decbounds.paper_figures.sweep import Point, Record, Runner, RunOutput, outcome, run_sweep, tune_both
 
 from decbounds import algorithms, instances
+
+if TYPE_CHECKING:
+    import matplotlib.axes
 
 __all__ = [
     "COMMUNICATION_KAPPA",
@@ -166,8 +169,22 @@ CURVE_WORKERS = 16
 
 
 @functools.lru_cache(maxsize=32)
-def path_instance(n: int, T_c: int, kappa: float) -> tuple[instances.CommunicationInstance, Any, float]:
+def path_instance(n: int, T_c: int, kappa: float
+                  ) -> tuple[instances.CommunicationInstance, instances.GossipMatrix, float]:
     """(Cor. 2's path instance, lazy Metropolis W_kappa on its path, lam of W_kappa).
+
+    Parameters
+    ----------
+    n : int
+        Workers on the path.
+    T_c : int
+        The zero chain's length (``instances.communication_instance``).
+    kappa : float
+        The laziness, in (0, 1]: W_kappa = kappa W + (1 - kappa) I.
+
+    Returns
+    -------
+    tuple of (CommunicationInstance, GossipMatrix, float)
 
     References
     ----------
@@ -189,6 +206,18 @@ def detag_phase_lengths(lam: float, fractions: Sequence[float]) -> list[int]:
 
     The guess (1/30) / sqrt(1 - lam) is where the tuned R landed in exploratory runs on this instance; it
     only orders the groups (the branch-and-bound cap makes the first good group cheapen the rest).
+
+    Parameters
+    ----------
+    lam : float
+        The gossip matrix's lam, in [0, 1).
+    fractions : sequence of float
+        The multiples f of 1/sqrt(1 - lam) tried.
+
+    Returns
+    -------
+    list of int
+        The distinct phase lengths R >= 1.
     """
     inverse_root_gap = 1.0 / math.sqrt(1.0 - lam)
     candidates = {1, *(max(1, round(f * inverse_root_gap)) for f in fractions)}
@@ -196,12 +225,29 @@ def detag_phase_lengths(lam: float, fractions: Sequence[float]) -> list[int]:
     return sorted(candidates, key=lambda R: (abs(math.log(R / guess)), R))
 
 
-def gossip_contraction(W: Any, lam: float, R: int, eta: float | None, start: str) -> float:
+def gossip_contraction(W: instances.GossipMatrix, lam: float, R: int, eta: float | None, start: str) -> float:
     """max |p_R(mu)| over the non-trivial eigenvalues mu of W: the worst-case consensus contraction of
     DeTAG's R-step two-tap gossip (Alg. 3; eta None is its formula). Above 1 the operator expands
     disagreement (errata E18), so that configuration is not an admissible gossip and is not tuned over:
     on the zero chain, where every partial derivative is <= 0, an expanding operator speeds progress up as a
     too-large step does (docs/errata.md E19).
+
+    Parameters
+    ----------
+    W : GossipMatrix
+        The gossip matrix (its eigenvalues are computed densely).
+    lam : float
+        Its lam, the schedule's parameter.
+    R : int
+        Gossip rounds per phase.
+    eta : float or None
+        The two-tap momentum (None: Alg. 3's formula from lam and R).
+    start : str
+        The schedule's start (``instances.gossip_schedule``).
+
+    Returns
+    -------
+    float
 
     Examples
     --------
@@ -214,7 +260,7 @@ def gossip_contraction(W: Any, lam: float, R: int, eta: float | None, start: str
     return float(np.abs(instances.schedule_polynomial(schedule, mu)).max())
 
 
-def tuned_t_eps(point: Mapping[str, Any]) -> dict[str, Any]:
+def tuned_t_eps(point: Point) -> RunOutput:
     """Sweep runner of panel (a): the least T_eps of one method at one kappa over its tuning grid, through
     `algorithms.tune`.
 
@@ -225,6 +271,16 @@ def tuned_t_eps(point: Mapping[str, Any]) -> dict[str, Any]:
     configuration hit the cap), ``capped``, ``best`` (its step size and hyper-parameters), ``configs``
     (every configuration with its T_eps or the iteration it was stopped at), and the worker-output T_eps
     tuned on its own (`sweep.tune_both`).
+
+    Parameters
+    ----------
+    point : Point
+        One of `gap_points`.
+
+    Returns
+    -------
+    RunOutput
+        The result above, and the catalog parameters of the lazy path (n, lam, D, Delta, L, ...).
     """
     problem, W, lam = path_instance(int(point["n"]), int(point["T_c"]), float(point["kappa"]))
     algorithm = point["algorithm"]
@@ -271,8 +327,19 @@ def tuned_t_eps(point: Mapping[str, Any]) -> dict[str, Any]:
     return {"result": to_jsonable(result), "params": params}
 
 
-def gap_points(mode: GapMode) -> list[dict[str, Any]]:
-    """The sweep points of panel (a): every gossip method at every kappa, centralized SGD once."""
+def gap_points(mode: GapMode) -> list[Point]:
+    """The sweep points of panel (a): every gossip method at every kappa, centralized SGD once.
+
+    Parameters
+    ----------
+    mode : GapMode
+        The size of the sweep (`GAP_MODES`).
+
+    Returns
+    -------
+    list of Point
+        `tuned_t_eps` points.
+    """
     base = {"figure": "spectral_gap_teps", "n": mode.n, "T_c": mode.T_c, "cap": mode.cap,
             "step_factors": list(mode.step_factors), "predict": list(PREDICT)}
     points = []
@@ -287,15 +354,25 @@ def gap_points(mode: GapMode) -> list[dict[str, Any]]:
     return points
 
 
-def _runner_of(point: Mapping[str, Any]) -> Any:
+def _runner_of(point: Point) -> Runner:
     """Panel (a)'s runner, or panel (b)'s (`heterogeneity.tuned_curve`) for a loss-curve point."""
     return tuned_curve if point.get("figure") == "loss_curves" else tuned_t_eps
 
 
-def point_cost(point: Mapping[str, Any]) -> float:
+def point_cost(point: Point) -> float:
     """Rough CPU seconds of a point (measured on the 2-core machine, 2026-12-04), for the pool's order: on
     the path T_eps grows about as 1/sqrt(kappa), DeTAG runs about ten configurations, the others one up to
-    the cap; a loss-curve point as `heterogeneity.curve_cost`."""
+    the cap; a loss-curve point as `heterogeneity.curve_cost`.
+
+    Parameters
+    ----------
+    point : Point
+        A point of `gap_points` or of the loss curves (``figure == "loss_curves"``).
+
+    Returns
+    -------
+    float
+    """
     if point.get("figure") == "loss_curves":
         return curve_cost(point)
     root = float(point["kappa"]) ** -0.5
@@ -305,13 +382,35 @@ def point_cost(point: Mapping[str, Any]) -> float:
     return min(7.0 * point["cap"] / 300_000, 0.1 + per_root * root)  # one run, up to the cap
 
 
-def inv_gap(record: Mapping[str, Any]) -> float:
+def inv_gap(record: Record) -> float:
+    """1 / (1 - lam) of a record (its ``params["lam"]``): the x-axis of panel (a).
+
+    Parameters
+    ----------
+    record : Record
+        A record of `tuned_t_eps`.
+
+    Returns
+    -------
+    float
+    """
     return 1.0 / (1.0 - float(record["params"]["lam"]))
 
 
-def exponent_rows(records: Sequence[Mapping[str, Any]]) -> list[fit.ExponentRow]:
+def exponent_rows(records: Sequence[Record]) -> list[fit.ExponentRow]:
     """Measured vs predicted exponents of T_eps in 1/(1 - lam): all kappa, and kappa <= 0.01 (where the
-    communication term dominates), against each method's catalog entry and against Cor. 2."""
+    communication term dominates), against each method's catalog entry and against Cor. 2.
+
+    Parameters
+    ----------
+    records : sequence of Record
+        Panel (a)'s records (`tuned_t_eps`).
+
+    Returns
+    -------
+    list of fit.ExponentRow
+        x-bar and worker output, per method with 2 or more kappa.
+    """
     gossip = [r for r in records if r["point"]["algorithm"] in GOSSIP_ALGORITHMS]
     small = [r for r in gossip if float(r["point"]["kappa"]) <= COMMUNICATION_KAPPA + 1e-15]
     rows: list[fit.ExponentRow] = []
@@ -334,9 +433,20 @@ def exponent_rows(records: Sequence[Mapping[str, Any]]) -> list[fit.ExponentRow]
     return rows
 
 
-def teps_table(records: Sequence[Mapping[str, Any]]) -> str:
+def teps_table(records: Sequence[Record]) -> str:
     """CSV of every tuned T_eps of panel (a) (x-bar, and the worker output tuned on its own), with the
-    x-bar winner's configuration and the explicit bounds."""
+    x-bar winner's configuration and the explicit bounds.
+
+    Parameters
+    ----------
+    records : sequence of Record
+        Panel (a)'s records.
+
+    Returns
+    -------
+    str
+        The CSV text.
+    """
     columns = ("algorithm", "kappa", "lam", "inv_gap", "t_eps", "t_eps_local", "status", "capped", "cap",
                "step_size", "R", "eta", "start", "hop_lower_bound", "configs_run")
     buffer = io.StringIO()
@@ -357,8 +467,19 @@ def teps_table(records: Sequence[Mapping[str, Any]]) -> str:
     return buffer.getvalue()
 
 
-def plot_gap_panel(axis: Any, records: Sequence[Mapping[str, Any]], rows: Sequence[fit.ExponentRow]) -> None:
-    """T_eps against 1/(1 - lam), log-log, with the bounds and the fitted slopes (module docstring)."""
+def plot_gap_panel(axis: matplotlib.axes.Axes, records: Sequence[Record], rows: Sequence[fit.ExponentRow]
+                   ) -> None:
+    """T_eps against 1/(1 - lam), log-log, with the bounds and the fitted slopes (module docstring).
+
+    Parameters
+    ----------
+    axis : matplotlib.axes.Axes
+        Where to draw.
+    records : sequence of Record
+        Panel (a)'s records.
+    rows : sequence of fit.ExponentRow
+        `exponent_rows` of them (the slopes drawn).
+    """
     gossip = [r for r in records if r["point"]["algorithm"] in GOSSIP_ALGORITHMS]
     x_all = np.array([inv_gap(r) for r in gossip])
     span = np.geomspace(x_all.min(), x_all.max(), 50)
@@ -427,7 +548,7 @@ def plot_gap_panel(axis: Any, records: Sequence[Mapping[str, Any]], rows: Sequen
     place_legend(axis, loc="upper left", fontsize="x-small")
 
 
-def _base_lam(records: Sequence[Mapping[str, Any]]) -> float:
+def _base_lam(records: Sequence[Record]) -> float:
     """lam of W_0 (kappa = 1) from the records: 1 - gap(W_kappa) / kappa."""
     record = records[0]
     return 1.0 - (1.0 - float(record["params"]["lam"])) / float(record["point"]["kappa"])
@@ -437,6 +558,12 @@ def _base_lam(records: Sequence[Mapping[str, Any]]) -> float:
 
 
 def curve_networks() -> list[Network]:
+    """The networks of panel (b): the 16-ring, lazy at each kappa of `CURVE_KAPPAS` (kappa 1: not lazy).
+
+    Returns
+    -------
+    list of heterogeneity.Network
+    """
     return [Network(f"16-ring, $\\kappa$ = {kappa:g}", f"_k{kappa:g}", "ring", CURVE_WORKERS,
                     None if kappa == 1.0 else kappa) for kappa in CURVE_KAPPAS]
 
@@ -532,6 +659,20 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m decbounds.paper_figures.spectral_gap [--full | --tiny] [--out DIR]``.
+
+    Make Figure 3; print the files written.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command-line arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     return figure_main(make, "Figure 3: T_eps against the spectral gap, and loss curves per kappa.", argv)
 
 

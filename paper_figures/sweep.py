@@ -50,7 +50,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import cast
 
 from decbounds.algorithms.result import to_jsonable
 from decbounds.paper_figures.pool import (
@@ -70,10 +70,12 @@ from decbounds.paper_figures.provenance import (
     package_versions,
 )
 from decbounds.paper_figures.records import (
+    JSONValue,
     Point,
     Record,
     RecordWriter,
     Runner,
+    RunOutput,
     canonical_json,
     grid,
     point_key,
@@ -97,10 +99,12 @@ __all__ = [
     "FORKSERVER_PRELOAD",
     "PROFILE_ENVIRONMENT",
     "VERSIONED_PACKAGES",
+    "JSONValue",
     "Point",
     "PriorityPool",
     "Record",
     "RecordWriter",
+    "RunOutput",
     "Runner",
     "SerialExecutor",
     "canonical_json",
@@ -141,7 +145,7 @@ def _predict_cached(names: tuple[str, ...] | None, params_json: str) -> tuple[st
     return canonical_json(predicted), canonical_json(errors)
 
 
-def predict(params: Mapping[str, Any], names: Sequence[str] | None = None
+def predict(params: Mapping[str, object], names: Sequence[str] | None = None
             ) -> tuple[dict[str, float], dict[str, str]]:
     """Catalog predictions ``bounds.get(name).evaluate(**params)`` for `names` (every catalog entry if None).
 
@@ -153,7 +157,7 @@ def predict(params: Mapping[str, Any], names: Sequence[str] | None = None
     Parameters
     ----------
     params : mapping
-        Catalog parameters of a point.
+        Catalog parameters of a point (symbol name -> value; other entries and None values are dropped).
     names : sequence of str, optional
         Catalog entries (``bounds.names()``); None for all, ``[]`` for none.
 
@@ -238,8 +242,10 @@ def execute(runner: Runner, point: Point) -> Record:
     unknown = set(output) - {"result", "params"}
     if unknown:
         raise TypeError(f"runner {runner_name(runner)} returned unknown entries {sorted(unknown)}")
-    params = {**point.get("params", {}), **output.get("params", {})}
-    predicted, errors = predict(params, point.get("predict"))
+    # the point's and the runner's params are JSON objects, the point's ``predict`` a list of names
+    params = {**cast("Mapping[str, object]", point.get("params", {})),
+              **cast("Mapping[str, object]", output.get("params", {}))}
+    predicted, errors = predict(params, cast("Sequence[str] | None", point.get("predict")))
     record = {
         "key": point_key(point, runner),
         "runner": runner_name(runner),

@@ -41,7 +41,7 @@ import io
 import pathlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 import numpy as np
@@ -60,10 +60,13 @@ from decbounds.paper_figures.plotting import (
     style,
     value_ticks,
 )
-from decbounds.paper_figures.sweep import run_concurrently, run_sweep
+from decbounds.paper_figures.sweep import Point, Record, RunOutput, run_concurrently, run_sweep
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from decbounds import algorithms, bounds, instances
+
+if TYPE_CHECKING:
+    from decbounds.instances.matrices import MatrixLike
 
 try:  # scipy's CSR x dense kernel (as algorithms.mixing); the public ``@`` otherwise
     from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
@@ -141,6 +144,15 @@ def ring_between_groups(n: int) -> nx.Graph:
     """The cycle through I0, the first half of the middle workers, I1, and the second half back to I0
     (`instances.split_groups` labels), so that the groups sit on opposite sides of the ring.
 
+    Parameters
+    ----------
+    n : int
+        Workers.
+
+    Returns
+    -------
+    networkx.Graph
+
     Examples
     --------
     >>> sorted(ring_between_groups(9).edges())
@@ -165,10 +177,22 @@ def network_schedule(network: str, n: int) -> instances.GossipSchedule:
     return instances.constant_schedule(instances.gossip_matrix(graph, "metropolis"))
 
 
-def relabelled(W: Any, seed: int = RELABEL_SEED) -> instances.GossipSchedule:
+def relabelled(W: MatrixLike, seed: int = RELABEL_SEED) -> instances.GossipSchedule:
     """W with a fresh random relabelling of the workers each round: W_t = P_t W P_t^T, P_t from
     ``default_rng(SeedSequence(seed, spawn_key=(t,)))``; every round has W's spectrum (the same per-round
     contraction), the graph changes every round.
+
+    Parameters
+    ----------
+    W : numpy.ndarray, scipy sparse matrix or GossipMatrix
+        The n x n gossip matrix (made dense).
+    seed : int, default `RELABEL_SEED`
+        The relabellings' seed.
+
+    Returns
+    -------
+    instances.GossipSchedule
+        Aperiodic: round t's matrix is made when asked for.
 
     Examples
     --------
@@ -190,9 +214,21 @@ def relabelled(W: Any, seed: int = RELABEL_SEED) -> instances.GossipSchedule:
 # ------------------------------------------------------------------------------------------ panels (a)-(c)
 
 
-def measure_point(point: Mapping[str, Any]) -> dict[str, Any]:
+def measure_point(point: Point) -> RunOutput:
     """Sweep runner of panels (a)-(c): one method on one network at one n (module docstring); T_eps at
-    x_hat, DeTAG the best of the point's ``phases``."""
+    x_hat, DeTAG the best of the point's ``phases``.
+
+    Parameters
+    ----------
+    point : Point
+        One of `teps_points`: ``network, n, algorithm, T_c, cap`` (DeTAG also ``phases``, its R values).
+
+    Returns
+    -------
+    RunOutput
+        ``result``: T_eps of the best configuration, status, every configuration run, the explicit bound
+        and the crossings; ``params``: the catalog parameters of the schedule (lam, D, ...).
+    """
     network, n, algorithm = point["network"], int(point["n"]), point["algorithm"]
     schedule = network_schedule(network, n)
     problem = instances.scheduled_communication_instance(schedule, T_c=int(point["T_c"]))
@@ -223,16 +259,37 @@ def measure_point(point: Mapping[str, Any]) -> dict[str, Any]:
     return {"result": to_jsonable(result), "params": params}
 
 
-def teps_points(mode: TimeVaryingMode) -> list[dict[str, Any]]:
-    """Every (network, n, method) of panels (a)-(c)."""
+def teps_points(mode: TimeVaryingMode) -> list[Point]:
+    """Every (network, n, method) of panels (a)-(c).
+
+    Parameters
+    ----------
+    mode : TimeVaryingMode
+        The size of the sweep (`MODES`).
+
+    Returns
+    -------
+    list of Point
+        `measure_point` points.
+    """
     return [{"figure": "time_varying_teps", "network": network, "n": n, "algorithm": algorithm,
              "T_c": mode.T_c, "cap": mode.cap, "predict": list(PREDICT),
              **({"phases": list(mode.phases)} if algorithm == "detag" else {})}
             for network in NETWORKS for n in mode.sizes for algorithm in mode.methods]
 
 
-def teps_cost(point: Mapping[str, Any]) -> float:
-    """Rough CPU seconds of a point of panels (a)-(c) (measured 2026-12-04), for the pool's order."""
+def teps_cost(point: Point) -> float:
+    """Rough CPU seconds of a point of panels (a)-(c) (measured 2026-12-04), for the pool's order.
+
+    Parameters
+    ----------
+    point : Point
+        One of `teps_points`.
+
+    Returns
+    -------
+    float
+    """
     return 0.1 + point["n"] / 256 * (1.4 if point["network"] == "ring" else 0.4)
 
 
@@ -244,6 +301,25 @@ def consensus_rounds(schedule: instances.GossipSchedule, eta: float, *, tol: flo
     """Rounds of z_{r+1} = (1 + eta) W_r z_r - eta z_{r-1} (z_1 = W_0 z_0: the plain first step) until
     ||z - z_bar|| <= tol ||z_0 - z_bar_0||; eta = 0 is plain gossip. Returns (rounds or None, status):
     "converged", "max_iterations" at the cap, or "diverged" (disagreement 1e6 times the start's).
+
+    Parameters
+    ----------
+    schedule : instances.GossipSchedule
+        W_r of each round.
+    eta : float
+        The two-tap momentum (0: plain gossip; ``bounds.accelerated_gossip_eta`` for accelerated).
+    tol : float, default `CONSENSUS_TOL`
+        The relative disagreement to reach.
+    cap : int, default 100000
+        Rounds at most.
+    columns : int, default 8
+        Independent start vectors z_0 (standard normal, mean removed), run side by side.
+    seed : int, default 0
+        Their seed.
+
+    Returns
+    -------
+    tuple of (int or None, str)
 
     Examples
     --------
@@ -294,8 +370,21 @@ def _round_product(schedule: instances.GossipSchedule) -> Any:
     return product
 
 
-def consensus_point(point: Mapping[str, Any]) -> dict[str, Any]:
-    """Sweep runner of panel (d): one (network, gossip) series at one kappa (module docstring)."""
+def consensus_point(point: Point) -> RunOutput:
+    """Sweep runner of panel (d): one (network, gossip) series at one kappa (module docstring).
+
+    Parameters
+    ----------
+    point : Point
+        One of `consensus_points`: ``n, kappa, network`` ("static" or "relabelled"), ``gossip`` ("plain",
+        "accelerated" or "accelerated_effective"), ``cap``.
+
+    Returns
+    -------
+    RunOutput
+        ``result``: the rounds to consensus (``t_eps``), status, eta and the effective lam; ``params``: n,
+        lam, kappa.
+    """
     n, kappa = int(point["n"]), float(point["kappa"])
     W = instances.lazy(instances.gossip_matrix(nx.path_graph(n), "metropolis"), kappa)
     lam = float(instances.second_eigenvalue(W))
@@ -308,10 +397,20 @@ def consensus_point(point: Mapping[str, Any]) -> dict[str, Any]:
     return {"result": to_jsonable(result), "params": {"n": n, "lam": lam, "kappa": kappa}}
 
 
-def consensus_cost(point: Mapping[str, Any]) -> float:
+def consensus_cost(point: Point) -> float:
     """Rough CPU seconds of a point of panel (d) (measured 2026-12-04 at n = 32): plain gossip takes about
     1/kappa rounds of a few microseconds (a relabelled schedule mixes faster but builds every round),
-    accelerated gossip far fewer; for the pool's order."""
+    accelerated gossip far fewer; for the pool's order.
+
+    Parameters
+    ----------
+    point : Point
+        One of `consensus_points`.
+
+    Returns
+    -------
+    float
+    """
     rounds = min(float(point["cap"]), 3800.0 * (point["n"] / 32) ** 2 / float(point["kappa"]))
     per_round = {("static", "plain"): 7e-6, ("relabelled", "plain"): 3e-6}.get(
         (point["network"], point["gossip"]), 0.0)
@@ -319,23 +418,48 @@ def consensus_cost(point: Mapping[str, Any]) -> float:
                                         point["gossip"] == "accelerated" else 0.0)
 
 
-def consensus_points(mode: TimeVaryingMode) -> list[dict[str, Any]]:
+def consensus_points(mode: TimeVaryingMode) -> list[Point]:
+    """Every (kappa, series) of panel (d): the lazy path of ``mode.consensus_n`` workers, static or
+    relabelled, with plain or accelerated gossip (`CONSENSUS_SERIES`).
+
+    Parameters
+    ----------
+    mode : TimeVaryingMode
+        The size of the sweep.
+
+    Returns
+    -------
+    list of Point
+        `consensus_point` points.
+    """
     return [{"figure": "time_varying_consensus", "n": mode.consensus_n, "kappa": kappa, "network": network,
              "gossip": gossip, "cap": mode.consensus_cap}
             for kappa in mode.kappas for network, gossip in CONSENSUS_SERIES]
 
 
-def _series(record: Mapping[str, Any]) -> str:
+def _series(record: Record) -> str:
     return f"{record['point']['network']}, {record['point']['gossip']}"
 
 
 # ------------------------------------------------------------------------------------------ tables
 
 
-def exponent_rows(records: Sequence[Mapping[str, Any]], consensus: Sequence[Mapping[str, Any]]
+def exponent_rows(records: Sequence[Record], consensus: Sequence[Record]
                   ) -> list[fit.ExponentRow]:
     """Slopes of T_eps in n per network and method (against each method's catalog entry at the network's
-    lam), and of the consensus rounds of panel (d) in 1/(1 - lam) per series."""
+    lam), and of the consensus rounds of panel (d) in 1/(1 - lam) per series.
+
+    Parameters
+    ----------
+    records : sequence of Record
+        The records of panels (a)-(c) (`measure_point`).
+    consensus : sequence of Record
+        The records of panel (d) (`consensus_point`).
+
+    Returns
+    -------
+    list of fit.ExponentRow
+    """
     rows: list[fit.ExponentRow] = []
     for network in NETWORKS:
         group = [r for r in records
@@ -353,7 +477,7 @@ def exponent_rows(records: Sequence[Mapping[str, Any]], consensus: Sequence[Mapp
     return rows
 
 
-def _csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+def _csv(rows: Sequence[Mapping[str, object]], columns: Sequence[str]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
@@ -362,14 +486,14 @@ def _csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
     return buffer.getvalue()
 
 
-def _teps_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _teps_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
     return [{"network": r["point"]["network"], "n": r["params"]["n"], "algorithm": r["point"]["algorithm"],
              "lam": r["params"]["lam"], "t_eps": r["result"]["t_eps"], "status": r["result"]["status"],
              "explicit_bound": r["result"]["explicit_bound"],
              "best": "" if r["result"]["best"] is None else r["result"]["best"]["hyper"]} for r in records]
 
 
-def _consensus_rows(consensus: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _consensus_rows(consensus: Sequence[Record]) -> list[dict[str, Any]]:
     rows = []
     for r in consensus:
         plain = next((c["result"]["t_eps"] for c in consensus if c["point"]["kappa"] == r["point"]["kappa"]
@@ -404,9 +528,30 @@ def _slope_text(rows: Sequence[fit.ExponentRow], sweep: str, algorithm: str) -> 
     return f": slope {value.slope:.2f} [{value.ci_low:.2f}, {value.ci_high:.2f}]"
 
 
-def plot(records: Sequence[Mapping[str, Any]], consensus: Sequence[Mapping[str, Any]],
+def plot(records: Sequence[Record], consensus: Sequence[Record],
          rows: Sequence[fit.ExponentRow], mode: TimeVaryingMode, out_dir: pathlib.Path, dpi: int
          ) -> list[pathlib.Path]:
+    """Draw panels (a)-(c) (T_eps against n per network, with the explicit bound) and (d) (consensus
+    rounds against 1/(1 - lam)); write the PNG + PDF.
+
+    Parameters
+    ----------
+    records, consensus : sequence of Record
+        The records of panels (a)-(c) and of panel (d).
+    rows : sequence of fit.ExponentRow
+        `exponent_rows` of them (the legends quote the measured slopes).
+    mode : TimeVaryingMode
+        The sweep's mode (titles).
+    out_dir : pathlib.Path
+        The output folder.
+    dpi : int
+        Of the PNG.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and PDF.
+    """
     fig, axes = new_figure(2, 2, width=6.0, height=4.5)
     for axis, network in zip(axes.flat[:3], NETWORKS, strict=True):
         group = [r for r in records if r["point"]["network"] == network]
@@ -527,6 +672,20 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m decbounds.paper_figures.time_varying [--full | --tiny] [--out DIR]``.
+
+    Make the time-varying figure; print the files written.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command-line arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     return figure_main(make, "Time-varying networks: T_eps against n, and accelerated gossip over schedules.",
                        argv)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 import numpy as np
 from decbounds.algorithms.tune import local_t_eps_score
@@ -17,7 +17,7 @@ from decbounds.algorithms.tune import local_t_eps_score
 from decbounds import algorithms
 
 if TYPE_CHECKING:
-    from decbounds.algorithms.result import Result
+    from decbounds.algorithms.result import Result, Status
     from decbounds.instances.gossip import GossipLike
     from decbounds.instances.protocol import LocalFunctions
     from decbounds.instances.schedules import GossipSchedule
@@ -31,6 +31,8 @@ Gossip: TypeAlias = "GossipLike | GossipSchedule | None"
 Steps: TypeAlias = "Sequence[float] | np.ndarray | None"
 
 __all__ = [
+    "Outcome",
+    "WorkerOutput",
     "outcome",
     "tune_both",
     "tune_worker_output",
@@ -40,11 +42,42 @@ __all__ = [
 # ------------------------------------------------------------------------------------ results in records
 
 
-def outcome(result: Result) -> dict[str, Any]:
+class Outcome(TypedDict):
+    """What a figure record keeps of one `algorithms.Result` (`outcome`)."""
+
+    step_size: float
+    hyper: dict[str, object]
+    t_eps: int | None
+    t_eps_local: int | None
+    iterations: int
+    status: Status
+    message: str
+    diverged: bool
+
+
+class WorkerOutput(TypedDict):
+    """The worker-output side of a tuned point (`tune_worker_output`)."""
+
+    t_eps_local: int | None
+    best_local: Outcome | None
+    t_eps_local_of_best: int | None
+
+
+def outcome(result: Result) -> Outcome:
     """What a figure record keeps of one `algorithms.Result`: the configuration (step size, hyper-parameters
     without DeTAG's per-round schedule), T_eps at x-bar and at the workers' own models (``t_eps_local``),
     the iterations run, ``status`` ('converged' | 'max_iterations' | 'diverged'), ``message`` and
     ``diverged``.
+
+    Parameters
+    ----------
+    result : Result
+        One run (or a tuned result: its winner's run).
+
+    Returns
+    -------
+    Outcome
+        A dict of JSON-able values (the ``hyper`` values as the run took them).
 
     Examples
     --------
@@ -64,6 +97,16 @@ def outcome(result: Result) -> dict[str, Any]:
 def winner_index(tuned: Result) -> int:
     """The position of a tuned `algorithms.Result`'s winner among its ``grid.runs`` (ValueError if none).
 
+    Parameters
+    ----------
+    tuned : Result
+        ``algorithms.tune``'s result (with ``grid``).
+
+    Returns
+    -------
+    int
+        The index into ``tuned.grid.runs``.
+
     Raises
     ------
     ValueError
@@ -78,8 +121,8 @@ def winner_index(tuned: Result) -> int:
     return tuned.grid.winner
 
 
-def tune_both(name: str, problem: Problem, W: Gossip, grid: Steps, *, reuse: bool = False, **options: Any
-              ) -> tuple[Result, dict[str, Any]]:
+def tune_both(name: str, problem: Problem, W: Gossip, grid: Steps, *, reuse: bool = False, **options: object
+              ) -> tuple[Result, WorkerOutput]:
     """`algorithms.tune` for T_eps at x-bar, then the worker-output side (`tune_worker_output`).
 
     A branch-and-bound search (``prune=True``) stops each run at its x-bar T_eps (``stop="average"``,
@@ -100,7 +143,7 @@ def tune_both(name: str, problem: Problem, W: Gossip, grid: Steps, *, reuse: boo
 
     Returns
     -------
-    tuple of (Result, dict)
+    tuple of (Result, WorkerOutput)
         The x-bar tuning, and `tune_worker_output`'s dict.
 
     Raises
@@ -129,7 +172,7 @@ def tune_both(name: str, problem: Problem, W: Gossip, grid: Steps, *, reuse: boo
 
 def tune_worker_output(tuned: Result, name: str, problem: Problem, W: Gossip, grid: Steps, *,
                        reuse: bool = False,
-                       **options: Any) -> dict[str, Any]:
+                       **options: object) -> WorkerOutput:
     """The worker-output side of a tuned point: ``t_eps_local``, the least T_eps at which every worker's
     own model is eps-stationary over the same grid (the minimum of `local_t_eps_score`), its configuration
     ``best_local``, and ``t_eps_local_of_best``, the worker-output T_eps of the x-bar winner itself.
@@ -157,7 +200,7 @@ def tune_worker_output(tuned: Result, name: str, problem: Problem, W: Gossip, gr
 
     Returns
     -------
-    dict
+    WorkerOutput
         ``t_eps_local`` (None when no configuration's workers reached eps), ``best_local`` (its `outcome`)
         and ``t_eps_local_of_best``.
     """

@@ -40,9 +40,9 @@ import io
 import math
 import pathlib
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 from decbounds.bounds.pep_methods import METHODS
 from decbounds.paper_figures.plotting import (
@@ -58,6 +58,10 @@ from decbounds.paper_figures.plotting import (
 from decbounds.paper_figures.sweep import SerialExecutor, parallel_map
 
 from decbounds import bounds
+
+#: A row of the figures' tables: column -> cell (the method and status are str, K and rounds int, the
+#: values float; a failed solve has nan values).
+Row: TypeAlias = "dict[str, str | int | float]"
 
 __all__ = [
     "FIGURE_METHODS",
@@ -117,13 +121,38 @@ LINEAR_MODES = {
 
 
 def rounds(method: str, K: int) -> int:
-    """Gossip rounds (the paper's iterations) of K iterations of `method`: a DeTAG phase is R rounds."""
+    """Gossip rounds (the paper's iterations) of K iterations of `method`: a DeTAG phase is R rounds.
+
+    Parameters
+    ----------
+    method : str
+        A method of `FIGURE_METHODS` (``bounds.pep_methods.METHODS``).
+    K : int
+        Its iterations in the PEP.
+
+    Returns
+    -------
+    int
+    """
     return K * R if method == "detag" else K
 
 
 def rate_after(name: str, lam: float, T: int) -> float:
     """The catalog rate `name` read as a bound on ||grad f||^2 after T iterations: its communication term
     C / eps^2 at sigma = 0, eps = 1 (``RATE_VALUES``), divided by T (module docstring).
+
+    Parameters
+    ----------
+    name : str
+        A ``bounds`` catalog entry.
+    lam : float
+        The spectrum's bound: the eigenvalues of W other than 1 lie in [-lam, lam].
+    T : int
+        Gossip rounds (`rounds`).
+
+    Returns
+    -------
+    float
 
     Examples
     --------
@@ -136,12 +165,28 @@ def rate_after(name: str, lam: float, T: int) -> float:
     return float(rate.evaluate_terms(**values)["communication"]) / T
 
 
-def solve_point(method: str, K: int, lam: float) -> dict[str, Any]:
+def solve_point(method: str, K: int, lam: float) -> Row:
     """One SDP and its row of the table; a solve that fails its checks is a row with value nan and the
-    reason as its status (drawn as a gap in the curve, never as a number)."""
+    reason as its status (drawn as a gap in the curve, never as a number).
+
+    Parameters
+    ----------
+    method : str
+        A method of `FIGURE_METHODS`.
+    K : int
+        Its iterations (``bounds.worst_case``'s ``K``).
+    lam : float
+        The spectrum [-lam, lam] of W on the consensus' complement.
+
+    Returns
+    -------
+    Row
+        ``method, K, rounds, lam, value, status, gap, violation, gram, seconds, rate, rate_value,
+        lower_bound``.
+    """
     T = rounds(method, K)
     catalog = dict(FIGURE_METHODS)[method]
-    row: dict[str, Any] = {"method": method, "K": K, "rounds": T, "lam": lam}
+    row: Row = {"method": method, "K": K, "rounds": T, "lam": lam}
     start = time.perf_counter()
     try:
         result = bounds.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam),
@@ -156,17 +201,17 @@ def solve_point(method: str, K: int, lam: float) -> dict[str, Any]:
     return row
 
 
-def _solve(point: tuple[str, int, float]) -> dict[str, Any]:
+def _solve(point: tuple[str, int, float]) -> Row:
     """`solve_point` of a (method, K, lam) tuple, for `parallel_map`."""
     return solve_point(*point)
 
 
-def _linear_solve(point: tuple[str, int, float]) -> dict[str, Any]:
+def _linear_solve(point: tuple[str, int, float]) -> Row:
     """`_linear_point` of a (method, K, lam) tuple, for `parallel_map`."""
     return _linear_point(*point)
 
 
-def _solve_any(point: tuple[str, str, int, float]) -> dict[str, Any]:
+def _solve_any(point: tuple[str, str, int, float]) -> Row:
     """`solve_point` ("nonconvex") or `_linear_point` ("linear") of a (kind, method, K, lam) tuple."""
     kind, *rest = point
     return solve_point(*rest) if kind == "nonconvex" else _linear_point(*rest)
@@ -191,15 +236,26 @@ def _executor(tiny: bool) -> Any:
     return SerialExecutor() if tiny else None
 
 
-def _rounds_of(row: dict[str, Any]) -> float:
+def _rounds_of(row: Row) -> float:
     return row["rounds"]
 
 
-def _gap_of(row: dict[str, Any]) -> float:
+def _gap_of(row: Row) -> float:
     return 1.0 - row["lam"]
 
 
-def table(rows: Sequence[dict[str, Any]]) -> str:
+def table(rows: Sequence[Mapping[str, object]]) -> str:
+    """CSV text of `rows` (the columns of the first row; floats to 6 significant digits).
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        Rows of the same columns (`solve_point`'s).
+
+    Returns
+    -------
+    str
+    """
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
@@ -294,7 +350,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     return files + make_linear(out_dir, full=full, tiny=tiny, rows=linear_rows)
 
 
-def _explain_zero_rates(axis: Any, rows: Sequence[dict[str, Any]]) -> None:
+def _explain_zero_rates(axis: Any, rows: Sequence[Row]) -> None:
     """A note on panel (b) for each catalog rate that is 0 at some point drawn (DSGT's Table 2 term
     lam^2 n varsigma0 / (1 - lam)^3 at lam = 0): its dotted curve ends at the last positive value and drops
     below the worst case before it, because the tabulated row keeps only its heterogeneity term (the
@@ -314,8 +370,8 @@ def _explain_zero_rates(axis: Any, rows: Sequence[dict[str, Any]]) -> None:
                   ha="right", color="0.25")
 
 
-def _linear_point(method: str, K: int, lam: float) -> dict[str, Any]:
-    row: dict[str, Any] = {"method": method, "K": K, "lam": lam}
+def _linear_point(method: str, K: int, lam: float) -> Row:
+    row: Row = {"method": method, "K": K, "lam": lam}
     start = time.perf_counter()
     try:
         r = bounds.worst_case(method, K, 1.0, LINEAR_STEP, spectrum=(-lam, lam),
@@ -329,9 +385,18 @@ def _linear_point(method: str, K: int, lam: float) -> dict[str, Any]:
     return row
 
 
-def linear_rate(rows: Sequence[dict[str, Any]]) -> float:
+def linear_rate(rows: Sequence[Row]) -> float:
     """rho = (v(K) / v(K'))^(1 / (2 (K - K'))) from the two largest K of one method and lam (the worst
     ||x-bar^K - x*|| shrinks by rho per iteration); nan when either solve failed.
+
+    Parameters
+    ----------
+    rows : sequence of Row
+        The solves of one method at one lam (``K`` and ``value`` read).
+
+    Returns
+    -------
+    float
 
     Examples
     --------
@@ -345,7 +410,7 @@ def linear_rate(rows: Sequence[dict[str, Any]]) -> float:
 
 
 def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
-                tiny: bool = False, rows: Sequence[dict[str, Any]] | None = None) -> list[pathlib.Path]:
+                tiny: bool = False, rows: Sequence[Row] | None = None) -> list[pathlib.Path]:
     """The strongly convex figure ``worst_case_linear`` (module docstring) and its table.
 
     Parameters
@@ -410,6 +475,19 @@ def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m decbounds.paper_figures.worst_case [--full | --tiny] [--out DIR]``: make the worst-case
+    figures, print the files written.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command-line arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     return figure_main(make, "Computed worst cases (PEP) beside the catalog's rates.", argv)
 
 

@@ -25,56 +25,16 @@ PACKAGES = ("bounds", "instances", "oracles", "algorithms", "paper_figures", "de
 
 #: Modules still to be brought to the standard (one per line; delete a line when its module passes).
 PENDING: frozenset[str] = frozenset("""
-decbounds.bounds.cli
-decbounds.bounds.pep
-decbounds.bounds.pep_methods
-decbounds.bounds.prediction
-decbounds.bounds.validation
-decbounds.instances.digits
-decbounds.instances.gossip
-decbounds.instances.hard
-decbounds.instances.matrices
-decbounds.instances.problems
-decbounds.instances.protocol
-decbounds.instances.schedules
-decbounds.instances.zero_chain
-decbounds.oracles
-decbounds.oracles.base
-decbounds.oracles.finite_sum
-decbounds.oracles.zero_chain
 decbounds.algorithms.api
-decbounds.algorithms.certificate
-decbounds.algorithms.cli
-decbounds.algorithms.compiled
-decbounds.algorithms.compressed
-decbounds.algorithms.compression
 decbounds.algorithms.context
 decbounds.algorithms.ledger
 decbounds.algorithms.mixing
-decbounds.algorithms.plugins
-decbounds.algorithms.result
-decbounds.algorithms.rules
 decbounds.algorithms.step_rule
-decbounds.algorithms.style
 decbounds.algorithms.tune
-decbounds.paper_figures.communication
-decbounds.paper_figures.compare
-decbounds.paper_figures.compression
-decbounds.paper_figures.exponents
-decbounds.paper_figures.figures_cli
-decbounds.paper_figures.fit
-decbounds.paper_figures.gossip
-decbounds.paper_figures.heterogeneity
-decbounds.paper_figures.plotting
-decbounds.paper_figures.pool
-decbounds.paper_figures.predictions
-decbounds.paper_figures.records
-decbounds.paper_figures.registry
-decbounds.paper_figures.sampling
-decbounds.paper_figures.spectral_gap
-decbounds.paper_figures.sweep
-decbounds.paper_figures.time_varying
-decbounds.paper_figures.tuning_reuse
+decbounds.bounds.pep
+decbounds.instances.gossip
+decbounds.instances.matrices
+decbounds.instances.schedules
 decbounds.paper_figures.verify.class_audit
 decbounds.paper_figures.verify.cli
 decbounds.paper_figures.verify.digits
@@ -87,8 +47,6 @@ decbounds.paper_figures.verify.spec
 decbounds.paper_figures.verify.terms
 decbounds.paper_figures.verify.verdicts
 decbounds.paper_figures.verify.worst_case_term
-decbounds.paper_figures.worst_case
-decbounds.registry
 """.split())
 
 

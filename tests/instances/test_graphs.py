@@ -92,6 +92,16 @@ def test_erdos_renyi_generator_seed_and_refusal() -> None:
         topology("erdos_renyi", 50, p=0.01, seed=0, max_attempts=3)
 
 
+@pytest.mark.parametrize(("name", "parameter"), [("erdos_renyi", {"p": 0.3}),
+                                                ("random_geometric", {"radius": 0.5})])
+def test_a_seed_sequence_seeds_the_random_graphs(name: str, parameter: dict[str, float]) -> None:
+    """require_seed accepts a SeedSequence; the redraw loop once turned it into a SeedSequence again and
+    failed inside numpy."""
+    a = topology(name, 20, seed=np.random.SeedSequence(1), **parameter)
+    b = topology(name, 20, seed=np.random.SeedSequence(1), **parameter)
+    assert nx.is_connected(a) and sorted(a.edges) == sorted(b.edges)
+
+
 def test_random_geometric_connected_reproducible() -> None:
     G = topology("random_geometric", 30, radius=0.35, seed=2)
     H = topology("random_geometric", 30, radius=0.35, seed=2)

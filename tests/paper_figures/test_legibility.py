@@ -19,6 +19,7 @@ from decbounds.paper_figures.plotting import (
     place_legend,
     save_figure,
     tick_label_collisions,
+    value_ticks,
 )
 
 
@@ -102,3 +103,35 @@ def test_the_time_varying_figure_from_synthetic_records_is_legible(tmp_path):
         warnings.simplefilter("error", LegibilityWarning)
         files = time_varying.plot(records, consensus, [], time_varying.MODES["quick"], tmp_path, dpi=40)
     assert files[0].is_file()
+
+
+def test_save_figure_places_a_legend_again_when_the_layout_changed_after_placing_it(tmp_path):
+    """Placed while clear, covering data after the layout changed (in the full set a second panel's legend
+    went outside and the constrained layout narrowed the first panel: time-varying (c), spectral gap (a));
+    here the figure is narrowed by hand. save_figure places it again (lower left) and warns of nothing."""
+    fig, ax = new_figure(width=8.0, height=3.0)
+    x = np.array([1.0, 10.0, 100.0, 1000.0])
+    ax.loglog(x, [1.0, 100 ** (1 / 3), 100 ** (2 / 3), 100.0], "v-", label="rising: slope 0.67 [0.67, 0.67]")
+    ax.loglog(x, [1.5] * 4, "o-", label="flat: slope 0.00 [0.00, 0.00]")
+    ax.set_ylim(1e-4, 130.0)  # the rising line runs through the upper half
+    place_legend(ax, fontsize="x-small")
+    assert legend_overlap(ax) == 0
+    fig.set_size_inches(3.0, 3.0)
+    fig.canvas.draw()
+    assert legend_overlap(ax) > 0  # the narrower panel puts the rising line under the legend
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LegibilityWarning)
+        save_figure(fig, tmp_path, "settled", dpi=40)
+
+
+def test_value_ticks_labels_one_of_two_values_too_close_to_read():
+    fig, ax = new_figure(width=3.0, height=2.0)
+    ax.set_xscale("log")
+    diameters = [2, 3, 4, 6, 8, 12, 16, 21, 22, 32, 48, 63]  # the full communication figure's broom panel
+    ax.plot(diameters, diameters, "o")
+    value_ticks(ax, diameters)
+    labels = [label.get_text() for label in ax.get_xticklabels()]
+    assert labels[7:9] == ["21", ""] and list(ax.get_xticks()) == diameters
+    fig.canvas.draw()
+    assert tick_label_collisions(ax) == []
+    plt.close(fig)
