@@ -277,20 +277,15 @@ class Context:
         Parameters
         ----------
         Z : numpy.ndarray, shape (n, ...)
-            The array sent.
+            The array sent (counted as ``vectors`` vectors per worker).
         out : numpy.ndarray, shape (n, ...)
-            Where the result goes.
+            Where the recursion's new term goes; it is returned.
         a, b : numpy.ndarray
             The taps, broadcast against Z (per configuration: (1, k, d)).
         previous : numpy.ndarray, shape (n, ...)
             The recursion's previous term.
         vectors : int, optional
             The vectors each worker sends (default 1).
-
-        Returns
-        -------
-        numpy.ndarray
-            ``out``.
 
         Raises
         ------
