@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from decbounds.algorithms.engine import Book, Snapshot
+    from decbounds.algorithms.measurement import Book, Snapshot
 
 __all__ = ["Certificate", "anchor_at", "certified_above"]
 

@@ -951,7 +951,7 @@ class StepRule:
         numpy.ndarray or None
         """
         mu = ctx.hyper.get("momentum")
-        if mu is None or not np.any(mu):
+        if mu is None or not np.any(np.asarray(mu)):
             return None
         return ctx.zeros()
 

@@ -128,7 +128,7 @@ def issue22_rows() -> bool:
     print(f"2. closed rules: {closed} CPU (target <= {CLOSED_ROW_TARGET} s: "
           f"{'met' if closed_ok else 'MISSED'}); reference dense eigvalsh "
           f"{statistics.median(rows['dense'].values()):.3f} s")
-    script = [sys.executable, "-m", "decbounds.paper_figures.cli"]
+    script = [sys.executable, "-m", "decbounds.cli"]
     runs = [_child_times([*script, *COMMAND]) for _ in range(3)]
     floor = [_child_times([sys.executable, "-c", "import decbounds.instances.cli"]) for _ in range(3)]
     cpu = ", ".join(f"{seconds:.2f}" for seconds, _ in runs)

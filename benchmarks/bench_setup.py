@@ -46,7 +46,7 @@ def main() -> int:
     print(f"1. ring n={RING_N}: set-up + 3 iterations {setup:.3f} s CPU (target <= {RING_TARGET_SECONDS} s: "
           f"{'met' if setup <= RING_TARGET_SECONDS else 'MISSED'}); 100 gossip products {reference:.3f} s; "
           f"lam by {W.spectrum_method}")
-    script = [sys.executable, "-m", "decbounds.paper_figures.cli"]
+    script = [sys.executable, "-m", "decbounds.cli"]
     help_cpu = _child_cpu([*script, "--help"])
     predict_cpu = _child_cpu([*script, "predict", "--help"])
     ratio = help_cpu / predict_cpu

@@ -47,7 +47,7 @@ def _child_cpu(args: list[str]) -> tuple[float, float, int]:
 def _verify(rule: str, mode: str) -> tuple[float, float, int]:
     flags = {"quick": ["--quick"], "tiny": ["--tiny"], "full": []}[mode]
     with tempfile.TemporaryDirectory() as out:
-        script = ("import sys; from decbounds.paper_figures.cli import main; "
+        script = ("import sys; from decbounds.cli import main; "
                   "sys.exit(main(['verify', *sys.argv[1:]]))")
         return _child_cpu([sys.executable, "-c", script, rule, *flags, "--no-progress", "--out", out])
 

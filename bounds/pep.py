@@ -66,17 +66,15 @@ Delta * y_init + varsigma^2 * sum_k y_k). A solver failure raises, never returns
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import numbers
-import operator
-import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from decbounds.bounds.pep_methods import MethodSpec, method_spec
+from decbounds.bounds.pep_units import MAX_NORMALIZED_VARSIGMA, _Units
 from decbounds.bounds.prediction import Prediction, predict_at
 from decbounds.bounds.validation import (
     collect_errors,
@@ -486,11 +484,7 @@ MAX_CIRCULANT_AGENT_ITERATIONS = 320
 MAX_STEP_TIMES_L = 5.0
 MIN_STEP_TIMES_L = 1e-6
 
-#: Ceiling on varsigma / sqrt(L Delta) (initial "function_value") or varsigma / (L radius) ("distance"), the
-#: heterogeneity of the normalized problem (``_Units``). Measured as above (K = 2, 4): 0 to 1e3 solved
-#: "optimal", the value growing as varsigma^2; 1e4 failed in 6 of 8 and 1e6 ended "unbounded" or
-#: "optimal_inaccurate" (issue 35: varsigma = 1e308 overflowed).
-MAX_NORMALIZED_VARSIGMA = 1e3
+
 
 
 #: Ceiling on DeTAG's gossip rounds per phase R: every round adds gossip outputs (spectral class: Gram
@@ -556,13 +550,13 @@ def _valid_or(check: Any, default: Any) -> Any:
         return default
 
 
-def check_iterations(K: Any, L: Any, step_size: Any) -> tuple[int, float, tuple[float, ...]]:
+def check_iterations(K: object, L: object, step_size: object) -> tuple[int, float, tuple[float, ...]]:
     """K, L and the K steps of `worst_case`, every wrong one reported at once (before anything is built).
 
     Parameters
     ----------
-    K, L, step_size
-        As in `worst_case`.
+    K, L, step_size : object
+        As in `worst_case` (anything: validated here).
 
     Returns
     -------
@@ -613,6 +607,27 @@ def check_size(K: int, N: int, *, circulant: bool = False) -> int:
     """``N`` after checking the SDP's size N * K against ``MAX_AGENT_ITERATIONS`` (``circulant``: against
     ``MAX_CIRCULANT_AGENT_ITERATIONS``, the cyclic form's), before building it.
 
+    Parameters
+    ----------
+    K : int
+        The iterations (phases for DeTAG).
+    N : int
+        The agents.
+    circulant : bool, default False
+        Whether the SDP is solved in the cyclic form (an exact circulant W on N >= 3 agents).
+
+    Returns
+    -------
+    int
+        ``N``.
+
+    Raises
+    ------
+    ValueError
+        If N * K is above the ceiling (naming it, N and K).
+
+    Examples
+    --------
     >>> check_size(4, 8)
     8
     >>> check_size(5, 64, circulant=True)
@@ -774,234 +789,6 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
                   solver_options=solver_options, params=params)
 
 
-# -- the SDP builder -----------------------------------------------------------------------------------------
-
-class _GramBuilder:
-    """The ``ops`` of the method descriptions on coefficient rows over the Gram basis; records every oracle
-    point (merging identical ones per agent: with W = 11^T/N the agents' iterates coincide with x-bar and a
-    duplicate point would make the SDP degenerate) and every gossip round of the spectral class."""
-
-    def __init__(self, setup: _Setup, capacity: int):
-        self.setup, self.N, self.capacity, self.lam = setup, setup.N, capacity, setup.lam
-        # what a rule's prepare may read of the gossip class (D2 checks lambda_min >= -1/3)
-        self.lambda_min = min(lo for lo, _ in setup.spectra)
-        # x0 = 0 (equal starts): every constraint involves only differences of points, so x0 would be a basis
-        # vector that no constraint touches (a free direction of G, which only slows the solver down)
-        self.size = 0
-        self.n_values = 0
-        self.points: list[list[tuple[np.ndarray, np.ndarray, int]]] = [[] for _ in range(self.N)]
-        self.columns: list[tuple[int, np.ndarray, np.ndarray]] = []  # (round, inputs, outputs)
-        # N = 2: the agent swap maps agent 0's new gradient to agent 1's (pairs), a gossip output's
-        # disagreement vector d and agent 0's gradient at x* to minus themselves (odd) and x* to itself
-        # (even); see `swap_blocks`
-        self.pairs: list[tuple[int, int]] = []
-        self.odd: list[int] = []
-        self.even: list[int] = []
-        self.paired = self.N == 2
-        self.x_star: np.ndarray | None = None
-        self.star_values: list[int] = []
-        self.star_gradients: list[np.ndarray] = []
-
-    def _new(self) -> int:
-        if self.size >= self.capacity:
-            raise _CapacityError
-        self.size += 1
-        return self.size - 1
-
-    def unit(self, index: int) -> np.ndarray:
-        row = np.zeros(self.capacity)
-        row[index] = 1.0
-        return row
-
-    def starts(self) -> np.ndarray:
-        """x^0: the origin for every agent (equal starts), or one basis vector per agent (unequal starts,
-        x* at the origin)."""
-        if self.setup.starts == "equal":
-            return np.zeros((self.N, self.capacity))
-        X0 = np.array([self.unit(self._new()) for _ in range(self.N)])
-        if self.N == 2:
-            self.pairs.append((self.size - 2, self.size - 1))
-        return X0
-
-    def optimum(self) -> None:
-        """x* with sum_i grad f_i(x*) = 0 (agent N's gradient is minus the others') and every f_i(x*)."""
-        if self.setup.starts == "equal":
-            self.x_star = self.unit(self._new())
-            self.even.append(self.size - 1)
-        else:
-            self.x_star = np.zeros(self.capacity)
-        grads = [self.unit(self._new()) for _ in range(self.N - 1)]
-        if self.N == 2:
-            self.odd.append(self.size - 1)
-        grads.append(-np.sum(grads, axis=0) if grads else np.zeros(self.capacity))  # N = 1: grad f(x*) = 0
-        for i in range(self.N):
-            self.points[i].append((self.x_star.copy(), grads[i], self.n_values))
-            self.star_values.append(self.n_values)
-            self.n_values += 1
-        self.star_gradients = grads
-
-    def oracle(self, agent: int, x: np.ndarray) -> tuple[np.ndarray, int]:
-        for coeffs, g, f in self.points[agent]:
-            if np.allclose(coeffs, x, rtol=0, atol=1e-12):
-                return g, f
-        g, f = self.unit(self._new()), self.n_values
-        self.n_values += 1
-        self.points[agent].append((x.copy(), g, f))
-        return g, f
-
-    def grad(self, X: np.ndarray) -> np.ndarray:
-        rows, new = [], []
-        for i in range(self.N):
-            before = self.size
-            rows.append(self.oracle(i, X[i])[0])
-            new.append(self.size - 1 if self.size > before else None)
-        if self.N == 2:
-            if new[0] is not None and new[1] is not None:
-                self.pairs.append((new[0], new[1]))
-            elif (new[0] is None) != (new[1] is None):
-                self.paired = False
-        return np.array(rows)
-
-    def swap_blocks(self, nb: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """For N = 2: orthonormal bases U (swap-even) and V (swap-odd) of the Gram basis, or None when the
-        recorded data are not swap-symmetric. Swapping the two agents maps the SDP onto itself (every
-        constraint family is a sum or a pair over agents; a gossip output m + d, m - d goes to m - d, m + d),
-        so some optimal G is swap-invariant, i.e. G = U G_u U^T + V G_v V^T: two PSD blocks of half the
-        side instead of one (the interior-point solver's dense block shrinks about 8x each)."""
-        if not self.paired or self.N != 2:
-            return None
-        S = np.zeros((nb, nb))
-        for a, b in self.pairs:
-            S[a, b] = S[b, a] = 1.0
-        for d in self.odd:
-            S[d, d] = -1.0
-        for e in self.even:
-            S[e, e] = 1.0
-        if not np.allclose(np.abs(S).sum(axis=0), 1.0):
-            return None  # a basis vector outside the pairing
-        zero, one = self.points
-        if len(zero) != len(one) or any(
-                not (np.allclose(S @ x0[:nb], x1[:nb], rtol=0, atol=1e-10)
-                     and np.allclose(S @ g0[:nb], g1[:nb], rtol=0, atol=1e-10))
-                for (x0, g0, _), (x1, g1, _) in zip(zero, one, strict=True)):
-            return None
-        for _, X, Y in self.columns:
-            if not (np.allclose(X[1, :nb], S @ X[0, :nb], atol=1e-10)
-                    and np.allclose(Y[1, :nb], S @ Y[0, :nb], atol=1e-10)):
-                return None
-        r = 1.0 / np.sqrt(2.0)
-        U = np.zeros((nb, len(self.pairs) + len(self.even)))
-        V = np.zeros((nb, len(self.pairs) + len(self.odd)))
-        for j, (a, b) in enumerate(self.pairs):
-            U[a, j], U[b, j] = r, r
-            V[a, j], V[b, j] = r, -r
-        for j, e in enumerate(self.even):
-            U[e, len(self.pairs) + j] = 1.0
-        for j, d in enumerate(self.odd):
-            V[d, len(self.pairs) + j] = 1.0
-        return U, V
-
-    def cyclic_blocks(self, nb: int, iterates: Sequence[np.ndarray]) -> list[tuple[np.ndarray, str]] | None:
-        """For an exact circulant W (every round) on N >= 3 agents: the PSD blocks of a Gram matrix invariant
-        under the cyclic shift of the agents (agent i -> i + 1 mod N), or None when the recorded data are not
-        shift-equivariant. Shifting the agents maps the SDP onto itself (W is circulant; every constraint
-        family is agent i's alone or a sum over agents), so averaging an optimal (G, F) over the N shifts
-        gives an optimal one that is invariant (Colla & Hendrickx, arXiv 2403.11724, use the same argument
-        over agent permutations). On the coefficient space the shift is a linear map S (S c_i = c_{i+1} for
-        every point and gradient of every agent; agent N-1's gradient at x* is minus the others', so S is a
-        permutation only up to that part) with S^N = I, and invariance is S^T G S = G. With M = sum_k
-        (S^k)^T S^k = R^T R, Q = R S R^{-1} is orthogonal and G = R^T G' R with G' commuting with Q; G'
-        splits over Q's real isotypic components (the discrete Fourier frequencies k = 0 .. N/2): a real
-        PSD block for k = 0 and k = N/2, and for each pair {k, N - k} a block [[A, -C], [C, A]] (A symmetric,
-        C antisymmetric: a Hermitian PSD matrix of half the side) in a basis (u, J u) of that component, J
-        the complex structure of Q there. Returns ``[(U, kind), ...]`` with G = sum U Z U^T, kind "real" or
-        "complex" (Z of the [[A, -C], [C, A]] form); the blocks' sides sum to nb."""
-        N = self.N
-        if N < 3 or len({len(p) for p in self.points}) != 1:
-            return None
-        C, Cn = [], []
-        for i in range(N):
-            for (x, g, _), (xn, gn, _) in zip(self.points[i], self.points[(i + 1) % N], strict=True):
-                C += [x[:nb], g[:nb]]
-                Cn += [xn[:nb], gn[:nb]]
-        for X in iterates:
-            for i in range(N):
-                C.append(X[i, :nb])
-                Cn.append(X[(i + 1) % N, :nb])
-        # S on the basis: every basis vector is born as one object (a gradient, x*, a start), a unit row; S
-        # sends it to the same object of the next agent; then S must map every recorded row likewise
-        S, seen = np.zeros((nb, nb)), np.zeros(nb, dtype=bool)
-        for c, cn in zip(C, Cn, strict=True):
-            nz = np.flatnonzero(c)
-            if len(nz) == 1 and c[nz[0]] == 1.0:
-                if seen[nz[0]] and not np.array_equal(S[:, nz[0]], cn):
-                    return None
-                S[:, nz[0]], seen[nz[0]] = cn, True
-        Cm, Cnm = np.array(C), np.array(Cn)
-        if not seen.all() or not np.allclose(Cm @ S.T, Cnm, rtol=0,
-                                             atol=1e-9 * max(1.0, float(np.max(np.abs(Cnm))))):
-            return None  # not shift-equivariant (e.g. agents querying points in different orders)
-        powers = [np.eye(nb)]
-        for _ in range(N - 1):
-            powers.append(S @ powers[-1])
-        if not np.allclose(S @ powers[-1], np.eye(nb), rtol=0, atol=1e-9):
-            return None
-        R = np.linalg.cholesky(sum(P.T @ P for P in powers)).T  # M = R^T R
-        Q = np.linalg.solve(R.T, (R @ S).T).T                    # R S R^{-1}
-        if not np.allclose(Q.T @ Q, np.eye(nb), rtol=0, atol=1e-8):
-            return None
-        w, E = np.linalg.eigh(0.5 * (Q + Q.T))
-        freq = np.rint(np.arccos(np.clip(w, -1.0, 1.0)) * N / (2 * np.pi)).astype(int)
-        if not np.allclose(w, np.cos(2 * np.pi * freq / N), rtol=0, atol=1e-7):
-            return None
-        blocks: list[tuple[np.ndarray, str]] = []
-        for k in sorted(set(freq.tolist())):
-            Ek = E[:, freq == k]
-            if 2 * k % N == 0:  # k = 0 or N/2: Q = +-I there, any symmetric block commutes
-                blocks.append((R.T @ Ek, "real"))
-                continue
-            theta = 2 * np.pi * k / N
-            J = (Ek.T @ Q @ Ek - np.cos(theta) * np.eye(Ek.shape[1])) / np.sin(theta)
-            if Ek.shape[1] % 2 or not np.allclose(J @ J, -np.eye(Ek.shape[1]), rtol=0, atol=1e-7):
-                return None
-            rest, us, vs = np.eye(Ek.shape[1]), [], []
-            for _ in range(Ek.shape[1] // 2):  # an orthonormal basis (u_1 .. u_m, J u_1 .. J u_m)
-                col = rest[:, int(np.argmax(np.linalg.norm(rest, axis=0)))]
-                u = col / np.linalg.norm(col)
-                v = J @ u
-                us.append(u)
-                vs.append(v)
-                rest = rest - np.outer(u, u) - np.outer(v, v)
-            blocks.append((R.T @ Ek @ np.column_stack(us + vs), "complex"))
-        return blocks
-
-    def gossip(self, X: np.ndarray, t: int = 0) -> np.ndarray:
-        W = self.setup.W_of(t)
-        if W is not None:
-            return W @ X
-        mean = X.mean(axis=0)
-        if np.allclose(X, mean, rtol=0, atol=1e-12):
-            return X.copy()  # consensus is a fixed point of every W with W 1 = 1
-        deviations = [self.unit(self._new()) for _ in range(self.N - 1)]
-        if self.N == 2:
-            self.odd.append(self.size - 1)
-        deviations.append(-np.sum(deviations, axis=0))  # outputs keep the input's average
-        Y = mean + np.array(deviations)
-        self.columns.append((t, X.copy(), Y))
-        return Y
-
-
-class _CapacityError(Exception):
-    pass
-
-
-def _quadratic_rows(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Rows vec(sym(l r^T)) for paired rows of ``left`` and ``right``: <l, r> = row @ vec(G)."""
-    left, right = np.atleast_2d(left), np.atleast_2d(right)
-    outer = left[:, :, None] * right[:, None, :]
-    return (0.5 * (outer + outer.transpose(0, 2, 1))).reshape(len(left), -1)
-
-
 def worst_case(method: str | type, K: int, L: float = 1.0,
                step_size: float | Sequence[float] | Callable[[int], float] | None = None, *,
                W: GossipLike | Sequence[MatrixLike] | None = None,
@@ -1010,9 +797,9 @@ def worst_case(method: str | type, K: int, L: float = 1.0,
                mu: float = 0.0, criterion: str = "gradient", initial: str = "function_value",
                heterogeneity: str = "averages", starts: str = "equal", Delta: float = 1.0,
                radius: float = 1.0, varsigma: float = 1.0, worker: int | None = None,
-               solver: str = "CLARABEL", solver_options: Mapping[str, Any] | None = None,
+               solver: str = "CLARABEL", solver_options: Mapping[str, object] | None = None,
                symmetry: bool = True, progress: Callable[[str], None] | None = None,
-               **params: Any) -> WorstCase:
+               **params: object) -> WorstCase:
     """The worst case of ``K`` iterations of ``method`` over a function class and a gossip class (module
     docstring; docs/worst_case.md).
 
@@ -1153,138 +940,6 @@ def _all_circulant(setup: _Setup) -> bool:
     return setup.N >= 3 and all(M is not None and _is_circulant(M) for M in setup.exact)
 
 
-def _build(setup: _Setup, worker: int | None) -> tuple[_GramBuilder, list[np.ndarray], dict[int, np.ndarray],
-                                                       list[np.ndarray]]:
-    """Run the method on coefficient rows; query every f_i where the criterion, the heterogeneity and the
-    initial condition need it (a point no constraint needs only adds variables)."""
-    K, N = setup.K, setup.N
-    average_ks: set[int] = set()
-    if setup.heterogeneity == "averages" or setup.criterion == "gradient":
-        average_ks.update(range(K + 1))
-    if setup.criterion == "function_value" or (setup.initial == "function_value" and not setup.convex):
-        average_ks.add(K)
-    if setup.initial == "function_value":
-        average_ks.add(0)  # equal starts: x-bar^0 = x0
-    capacity = 64
-    while True:
-        builder = _GramBuilder(setup, capacity)
-        try:
-            x0 = builder.starts()
-            if setup.convex:
-                builder.optimum()
-            iterates = setup.spec.run(builder, x0, K, np.array(setup.steps), **setup.params)
-            if len(iterates) != K + 1:
-                raise RuntimeError(f"method {setup.spec.name} returned {len(iterates)} iterates; "
-                                   "expected K+1")
-            averages = [X.mean(axis=0) for X in iterates]
-            avg_grads = {k: builder.grad(np.repeat(averages[k][None, :], N, axis=0))
-                         for k in sorted(average_ks)}
-            worker_grads = ([builder.grad(np.repeat(X[worker][None, :], N, axis=0)) for X in iterates]
-                            if worker is not None else [])
-            return builder, iterates, avg_grads, worker_grads
-        except _CapacityError:
-            capacity *= 2
-
-
-def _interpolation_rows(setup: _Setup, xs: np.ndarray, gs: np.ndarray,
-                        quad: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> np.ndarray:
-    """The Gram part of every ordered pair's interpolation inequality (f_a - f_b + row @ vec(G) >= 0); with
-    ``quad`` (paired rows -> one number each, e.g. inner products under a given G) its values instead."""
-    q = quad or _quadratic_rows
-    P = len(xs)
-    a_idx, b_idx = np.nonzero(~np.eye(P, dtype=bool))
-    dx, dg = xs[a_idx] - xs[b_idx], gs[a_idx] - gs[b_idx]
-    L, mu = setup.L, setup.mu
-    if not setup.convex:
-        return -0.5 * q(gs[a_idx] + gs[b_idx], dx) + (L / 4) * q(dx, dx) - (1 / (4 * L)) * q(dg, dg)
-    c = 1.0 / (2.0 * (1.0 - mu / L))
-    return -q(gs[b_idx], dx) - c * ((1 / L) * q(dg, dg) + mu * q(dx, dx) - (2 * mu / L) * q(dg, dx))
-
-
-@dataclasses.dataclass(frozen=True)
-class _Units:
-    """The change of variables that brings a problem to L = 1 and Delta = 1 (initial "function_value") or
-    radius = 1 (initial "distance") before it is solved: f~_i(y) = a f_i(y / b) is L~ = a L / b^2 smooth
-    (mu~ = a mu / b^2), its gradients are (a / b) grad f_i(y / b), and the method with step alpha~ = alpha
-    b^2 / a on f~ runs the iterates y = b x of the method with step alpha on f (only alpha L enters). The map
-    is a bijection between the two classes, so the worst cases agree after the units: Delta~ = a Delta,
-    radius~ = b radius, varsigma~ = (a / b) varsigma, a squared gradient norm scales by (a / b)^2, a function
-    value by a, a squared distance by b^2. With L~ = 1: a / b^2 = 1 / L, and a = 1 / Delta (then
-    varsigma~ = varsigma / sqrt(L Delta)) or b = 1 / radius (varsigma~ = varsigma / (L radius)). Without it
-    Delta = 1e100 or L = 1e6 put entries of 1e100 beside entries of 1 in one SDP, which the solver reports
-    "unbounded" or fails on (issue 35). Kept as natural logarithms, so that no factor overflows on the way.
-    """
-
-    log_a: float
-    log_b: float
-
-    @classmethod
-    def of(cls, setup: Any) -> _Units:
-        """From a `_Setup` or a `WorstCase` (both carry L, Delta, radius, initial, varsigma, criterion)."""
-        log_L = math.log(setup.L)
-        if setup.initial == "function_value":
-            log_a = -math.log(setup.Delta)
-            log_b = 0.5 * (log_L + log_a)
-        else:
-            log_b = -math.log(setup.radius)
-            log_a = 2.0 * log_b - log_L
-        units = cls(log_a, log_b)
-        if setup.varsigma and math.log(setup.varsigma) + log_a - log_b > math.log(MAX_NORMALIZED_VARSIGMA):
-            scale = "sqrt(L Delta)" if setup.initial == "function_value" else "L radius"
-            raise ValueError(f"varsigma / {scale} must be <= MAX_NORMALIZED_VARSIGMA = "
-                             f"{MAX_NORMALIZED_VARSIGMA:g} (beyond it the solver fails); got "
-                             f"varsigma={setup.varsigma!r} with L={setup.L!r}, Delta={setup.Delta!r}, "
-                             f"radius={setup.radius!r}")
-        for what, log_factor in (("the worst case", units.log_value(setup.criterion)),
-                                 ("its points", -log_b), ("its gradients", log_b - log_a),
-                                 ("its function values", -log_a)):
-            if abs(log_factor) > _LOG_FLOAT_RANGE:
-                given = "Delta" if setup.initial == "function_value" else "radius"
-                raise ValueError(f"L={setup.L!r} with {given}={getattr(setup, given)!r}: {what} would scale "
-                                 f"by e^{log_factor:.0f} from the normalized problem, beyond float's range")
-        return units
-
-    def log_value(self, criterion: str) -> float:
-        """log of the factor from the normalized worst case to the caller's."""
-        if criterion in ("gradient", "worker_gradient"):
-            return 2.0 * (self.log_b - self.log_a)
-        return -self.log_a if criterion == "function_value" else -2.0 * self.log_b
-
-    def normalized(self, setup: _Setup) -> _Setup:
-        varsigma = (0.0 if setup.varsigma == 0 else
-                    math.exp(math.log(setup.varsigma) + self.log_a - self.log_b))
-        return dataclasses.replace(setup, L=1.0, mu=setup.mu / setup.L,
-                                   steps=tuple(alpha * setup.L for alpha in setup.steps),
-                                   Delta=1.0, radius=1.0, varsigma=varsigma)
-
-    def restore(self, result: WorstCase, setup: _Setup) -> WorstCase:
-        """The normalized solve's result in the caller's units (``violations``, ``min_gram_eigenvalue`` and
-        the gossip rounds stay those of the normalized problem: a round may carry points or gradients, whose
-        units differ unless L = 1)."""
-        value, point = math.exp(self.log_value(setup.criterion)), math.exp(-self.log_b)
-        gradient, function = math.exp(self.log_b - self.log_a), math.exp(-self.log_a)
-        if not math.isfinite(result.value * value):
-            raise ValueError(f"the worst case {result.value:.6g} x {value:.3g} (the units of L={setup.L!r}, "
-                             f"Delta={setup.Delta!r}, radius={setup.radius!r}) overflows float")
-        with np.errstate(over="ignore", under="ignore"):  # only a value overflow is an error (above)
-            return dataclasses.replace(
-                result, L=setup.L, mu=setup.mu, steps=setup.steps,
-                step_size=setup.steps[0] if len(set(setup.steps)) == 1 else None,
-                Delta=setup.Delta, radius=setup.radius, varsigma=setup.varsigma,
-                value=result.value * value, gap=result.gap * value,
-                solver_gap=(None if result.solver_gap is None
-                            else (result.solver_gap[0] * value, result.solver_gap[1] * value)),
-                iterates=result.iterates * point, average_gradients=result.average_gradients * gradient,
-                optimum=None if result.optimum is None else result.optimum * point,
-                points=[x * point for x in result.points], gradients=[g * gradient for g in result.gradients],
-                values=[f * function for f in result.values])
-
-
-#: |log| of the largest factor `_Units` may apply: float's range (a value that still overflows after the
-#: solve is refused by `_Units.restore`)
-_LOG_FLOAT_RANGE = math.log(np.finfo(float).max)
-
-
 #: Ceiling on the estimated memory of one SDP (bytes). The dense coefficient arrays are the spectral LMIs'
 #: three (m^2, nb^2) Gram sums (m gossip columns per LMI, nb the Gram side) and the interpolation rows
 #: (points^2 per agent, nb^2 each); cvxpy's canonicalization copies them. Measured (dsgt, spectral class,
@@ -1292,349 +947,17 @@ _LOG_FLOAT_RANGE = math.log(np.finfo(float).max)
 #: those arrays, so about 2.5 x the arrays plus 150 MB; K = 32 (6 GB of arrays) grew past 12 GB before
 #: std::bad_alloc (issue 35). A larger SDP is refused after the (cheap) method run, before any allocation.
 MAX_SDP_BYTES = 4 * 2**30
-#: CPU seconds per dense coefficient entry, for the estimate announced through ``progress`` (measured as
-#: above: 1.8 s at K = 8, 3.5 s at K = 10, 7.7 s at K = 12, about 6e-7 s per entry under a load of ~7).
-_SECONDS_PER_ENTRY = 6e-7
-
-
-def _sdp_entries(setup: _Setup, b: _GramBuilder) -> int:
-    """The dense coefficient entries of the SDP that `_solve_one_pinned` builds (``MAX_SDP_BYTES``)."""
-    nb, groups = b.size, {}
-    for t, _, _ in b.columns:
-        key = t if setup.time_varying else 0
-        groups[key] = groups.get(key, 0) + 1
-    return (3 * sum(m * m for m in groups.values()) + sum(len(p) ** 2 for p in b.points)) * nb * nb
-
-
-def _check_cost(setup: _Setup, b: _GramBuilder) -> None:
-    """ValueError naming K and N when the SDP would not fit in ``MAX_SDP_BYTES``; otherwise, for a solve
-    estimated at 5 s or more, its size and cost go to ``setup.progress`` (the CLI prints them)."""
-    entries = _sdp_entries(setup, b)
-    estimate = 2.5 * 8 * entries + 150e6
-    if estimate > MAX_SDP_BYTES:
-        raise ValueError(f"K={setup.K} with N={setup.N}: the SDP (Gram side {b.size}, {len(b.columns)} "
-                         "gossip "
-                         f"columns) would need about {estimate / 2**30:.1f} GiB, more than MAX_SDP_BYTES = "
-                         f"{MAX_SDP_BYTES / 2**30:g} GiB; give a smaller K")
-    if setup.progress is not None and _SECONDS_PER_ENTRY * entries >= 5.0:
-        setup.progress(f"SDP of Gram side {b.size} with {len(b.columns)} gossip columns: about "
-                       f"{estimate / 2**20:.0f} MiB and {_SECONDS_PER_ENTRY * entries:.0f} s of CPU")
 
 
 def _solve_one(setup: _Setup, worker: int | None, symmetry: bool, options: dict[str, Any]) -> WorstCase:
     # numpy's dense algebra here is on matrices of side <= a few hundred: a threaded OpenBLAS beside other
     # busy processes made eigh of side 240 take 0.4 s CPU instead of 0.01 s (measured at load 8; as in FMMC)
+    from decbounds.bounds.pep_sdp import _solve_one_pinned  # with cvxpy: `import bounds` stays fast
     from threadpoolctl import threadpool_limits
 
     units = _Units.of(setup)
     with threadpool_limits(limits=1, user_api="blas"):
         return units.restore(_solve_one_pinned(units.normalized(setup), worker, symmetry, options), setup)
-
-
-def _solve_one_pinned(setup: _Setup, worker: int | None, symmetry: bool,
-                      options: dict[str, Any]) -> WorstCase:
-    import cvxpy as cp  # lazily: `import bounds` and the CLI stay fast
-    import scipy.sparse as sps
-
-    start = time.perf_counter()
-    b, iterates, avg_grads, worker_grads = _build(setup, worker)
-    N, K, nb = setup.N, setup.K, b.size
-    _check_cost(setup, b)
-    iterates = [X[:, :nb] for X in iterates]
-    avg_grads = {k: G_[:, :nb] for k, G_ in avg_grads.items()}
-    worker_grads = [G_[:, :nb] for G_ in worker_grads]
-    x_star = b.x_star[:nb] if b.x_star is not None else None
-    blocks: list[tuple[np.ndarray, str]] | None = None
-    if symmetry and N == 2:
-        swap = b.swap_blocks(nb)
-        blocks = None if swap is None else [(swap[0], "real"), (swap[1], "real")]
-    elif symmetry:
-        blocks = b.cyclic_blocks(nb, iterates)
-
-    # interpolation: every ordered pair of each agent's points (all of them are checked after the solve)
-    rows, value_rows, agent_points = [], [], []
-    for i in range(N):
-        pts = b.points[i]
-        P = len(pts)
-        if P < 2:
-            continue
-        xs = np.array([c[:nb] for c, _, _ in pts])
-        gs = np.array([g[:nb] for _, g, _ in pts])
-        fs = np.array([f for _, _, f in pts])
-        a_idx, b_idx = np.nonzero(~np.eye(P, dtype=bool))
-        agent_points.append((xs, gs))
-        if blocks is None or N == 2:  # the cyclic form builds agent 0's rows in its blocks' coordinates
-            rows.append(sps.csr_array(_interpolation_rows(setup, xs, gs)))
-        vr = sps.coo_array((np.r_[np.ones(len(a_idx)), -np.ones(len(a_idx))],
-                            (np.r_[np.arange(len(a_idx)), np.arange(len(a_idx))],
-                             np.r_[fs[a_idx], fs[b_idx]])), shape=(len(a_idx), b.n_values))
-        value_rows.append(vr.tocsr())
-    interp_G = sps.vstack(rows).tocsr() if rows else None
-    interp_F = sps.vstack(value_rows).tocsr() if value_rows else sps.csr_array((0, b.n_values))
-
-    def mean_value(points: Sequence[np.ndarray]) -> np.ndarray:
-        """(1/N) sum_i f_i(points[i]) as a row over the function values."""
-        row, before = np.zeros(b.n_values), b.size
-        for i, x in enumerate(points):
-            row[b.oracle(i, np.pad(x, (0, b.capacity - nb)))[1]] += 1.0 / N
-        assert b.size == before, "every point of the criterion and the initial condition is queried in _build"
-        return row
-
-    f_star = mean_value([x_star] * N) if x_star is not None else None
-    xbar = [X.mean(axis=0) for X in iterates]
-    # criterion rows: t <= crit_G @ vec(G) + crit_F @ F
-    c = setup.criterion
-    if c in ("gradient", "worker_gradient"):
-        measured = [avg_grads[k] for k in range(K + 1)] if c == "gradient" else worker_grads
-        mean_g = np.array([Gk.mean(axis=0) for Gk in measured])
-        crit_G, crit_F = _quadratic_rows(mean_g, mean_g), np.zeros((K + 1, b.n_values))
-    elif c == "function_value":
-        crit_G = np.zeros((1, nb * nb))
-        crit_F = (mean_value([xbar[K]] * N) - f_star)[None, :]
-    elif c == "distance":
-        crit_G, crit_F = _quadratic_rows(xbar[K] - x_star, xbar[K] - x_star), np.zeros((1, b.n_values))
-    else:  # consensus
-        dev = iterates[K] - xbar[K]
-        crit_G = (_quadratic_rows(dev, dev).sum(axis=0) / N)[None, :]
-        crit_F = np.zeros((1, b.n_values))
-    # heterogeneity rows: <= varsigma^2
-    if setup.heterogeneity == "averages":
-        het_rows = np.array([_quadratic_rows(Gk - Gk.mean(axis=0), Gk - Gk.mean(axis=0)).sum(axis=0) / N
-                             for Gk in avg_grads.values()])
-    else:
-        gstar = np.array([g[:nb] for g in b.star_gradients])
-        het_rows = (_quadratic_rows(gstar, gstar).sum(axis=0) / N)[None, :]
-    # initial condition: init_G @ vec(G) + init_F @ F <= rhs
-    if setup.initial == "function_value":
-        reference = f_star if f_star is not None else mean_value([xbar[K]] * N)
-        init_F, init_G = mean_value([np.zeros(nb)] * N) - reference, np.zeros(nb * nb)
-        rhs = setup.Delta
-    else:
-        dev = iterates[0] - x_star
-        init_G, init_F = _quadratic_rows(dev, dev).sum(axis=0) / N, np.zeros(b.n_values)
-        rhs = setup.radius**2
-    # (mean_value looks up existing points: it adds no variable)
-
-    # spectral LMI coefficients, one group of columns per W (static: every column; time-varying: per round)
-    groups: dict[int, list[int]] = {}
-    for j, (t, _, _) in enumerate(b.columns):
-        groups.setdefault(t if setup.time_varying else 0, []).append(j)
-    lmis = []
-    for t, cols in groups.items():
-        m = len(cols)
-        Xin = np.array([b.columns[j][1][:, :nb] - b.columns[j][1][:, :nb].mean(axis=0) for j in cols])
-        Yout = np.array([b.columns[j][2][:, :nb] - b.columns[j][2][:, :nb].mean(axis=0) for j in cols])
-
-        def gram_sum(U: np.ndarray, V: np.ndarray, m: int = m) -> np.ndarray:
-            t_ = np.einsum("cip,diq->cdpq", U, V)
-            return (0.5 * (t_ + t_.transpose(0, 1, 3, 2))).reshape(m * m, nb * nb)
-
-        lmis.append((setup.spectra[t], m, gram_sum(Xin, Xin), gram_sum(Xin, Yout), gram_sum(Yout, Yout)))
-    build_seconds = time.perf_counter() - start
-
-    # the cyclic form (exact circulant W, N >= 3) passes the solver its constraints in the blocks' own
-    # coordinates (x^T G y = sum_k (U_k^T x)^T Z_k (U_k^T y)): through vec(G) cvxpy's canonicalization would
-    # cost (N K)^2 per block and row, more than the solve
-    reduced = blocks is not None and N >= 3
-    assert not (reduced and lmis), "the cyclic form is for an exact W (no spectral LMI)"
-    block_psd: list[Any] = []
-    terms: list[Any] = []
-    if blocks is None:
-        G = cp.Variable((nb, nb), PSD=True)
-        g = cp.vec(G, order="F")
-        F = cp.Variable(b.n_values)
-        F_expr = F
-    else:
-        Zs = []
-        for U, kind in blocks:
-            if kind == "real":
-                Z = cp.Variable((U.shape[1], U.shape[1]), PSD=True)
-            else:  # [[A, -C], [C, A]], A symmetric, C antisymmetric: a Hermitian block of half the side
-                m = U.shape[1] // 2
-                A = cp.Variable((m, m), symmetric=True)
-                iu, ju = np.triu_indices(m, 1)
-                if len(iu):
-                    c_ = cp.Variable(len(iu))
-                    T = np.zeros((m * m, len(iu)))
-                    T[iu * m + ju, np.arange(len(iu))] = 1.0
-                    T[ju * m + iu, np.arange(len(iu))] = -1.0
-                    C_ = cp.reshape(T @ c_, (m, m), order="C")
-                else:
-                    C_ = np.zeros((m, m))
-                Z = cp.bmat([[A, -C_], [C_, A]])
-                block_psd.append(0.5 * (Z + Z.T) >> 0)
-            Zs.append(Z)
-            if not reduced:
-                terms.append(U @ Z @ U.T)
-        if not reduced:
-            g = cp.vec(functools.reduce(operator.add, terms), order="F")
-        # F = P F_0: agent i's value at its j-th point is agent 0's at its j-th (the symmetry pairs them)
-        P_map = np.zeros((b.n_values, len(b.points[0])))
-        for i in range(N):
-            for j, (_, _, f) in enumerate(b.points[i]):
-                P_map[f, j] = 1.0
-        F = cp.Variable(P_map.shape[1])
-        F_expr = P_map @ F
-
-    def gram_rows(M: Any) -> Any:
-        """rows over vec(G) -> their affine expression in the SDP's variables."""
-        if not reduced:
-            return M @ g
-        one = np.ndim(M) == 1
-        M = np.atleast_2d(M.toarray() if hasattr(M, "toarray") else np.asarray(M)).reshape(-1, nb, nb)
-        expr = functools.reduce(operator.add, (
-            np.einsum("nab,ak,bl->nkl", M, U, U, optimize=True).reshape(len(M), -1) @ cp.vec(Z, order="C")
-            for (U, _), Z in zip(blocks, Zs, strict=True)))
-        return expr[0] if one else expr
-
-    t = cp.Variable()
-    init_con = gram_rows(init_G) + init_F @ F_expr <= rhs
-    het_con = gram_rows(het_rows) <= setup.varsigma**2
-    constraints = [t <= gram_rows(crit_G) + crit_F @ F_expr, init_con, het_con]
-    constraints += block_psd
-    # in the two-block form agent 1's interpolation rows are agent 0's under the swap (its function values
-    # too, F_1 = F_0 point by point), so only agent 0's enter the SDP: keeping both would leave the solver a
-    # non-unique optimal face (F_0 - F_1 free along it), on which Clarabel stalls at "optimal_inaccurate";
-    # likewise agent i's rows are agent 0's under the shift by i in the cyclic form
-    n_interp = interp_F.shape[0]
-    n_sdp_rows = value_rows[0].shape[0] if blocks is not None and value_rows else n_interp
-    if n_sdp_rows and reduced:
-        xs, gs = agent_points[0]
-        interp_expr = functools.reduce(operator.add, (
-            _interpolation_rows(setup, xs @ U, gs @ U) @ cp.vec(Z, order="C")
-            for (U, _), Z in zip(blocks, Zs, strict=True)))
-        constraints.append(interp_expr + interp_F[:n_sdp_rows] @ F_expr >= 0)
-    elif n_sdp_rows:
-        constraints.append(interp_G[:n_sdp_rows] @ g + interp_F[:n_sdp_rows] @ F_expr >= 0)
-    for (lo, hi), m, A_c, B_c, C_c in lmis:
-        A_e, B_e, C_e = (cp.reshape(M @ g, (m, m), order="C") for M in (A_c, B_c, C_c))
-        S = (lo + hi) * B_e - lo * hi * A_e - C_e
-        iu, ju = np.triu_indices(m, 1)  # B = B^T on the strict upper triangle only: the diagonal and the
-        # lower triangle would add zero and repeated rows, a singular KKT system for the interior-point solver
-        if len(iu):
-            constraints.append((B_c[iu * m + ju] - B_c[ju * m + iu]) @ g == 0)
-        constraints.append(0.5 * (S + S.T) >> 0)
-    problem = cp.Problem(cp.Maximize(t), constraints)
-    solver = setup.solver
-    solver_options = dict(CLARABEL_DEFAULTS if solver == "CLARABEL" else SCS_DEFAULTS)
-    solver_options.update(setup.solver_options or {})
-    t0 = time.perf_counter()
-    where = (f"worst_case({setup.spec.name!r}, K={K}, class={setup.function_class!r}, criterion={c!r}, "
-             f"gossip={'exact' if setup.given_matrix else 'spectral'})")
-    try:
-        with warnings.catch_warnings():  # an inaccurate solve is reported through status and the checks below
-            warnings.simplefilter("ignore", UserWarning)
-            problem.solve(solver=solver, **solver_options)
-    except cp.error.SolverError as err:
-        raise RuntimeError(f"{where}: solver {solver} failed: {err}") from err
-    except (TypeError, ValueError, OverflowError) as err:
-        if not setup.solver_options:
-            raise
-        raise ValueError(f"solver_options={dict(setup.solver_options)!r}: solver {solver} refused them: "
-                         f"{err}") from None
-    solve_seconds = time.perf_counter() - t0
-    status = problem.status
-    if status in ("unbounded", "unbounded_inaccurate"):
-        raise RuntimeError(f"{where}: solver {solver} reports status {status!r}: the worst case is infinite "
-                           "(the method never leaves x0 in K iterations, or the class allows unbounded "
-                           "disagreement)")
-    if status not in ("optimal", "optimal_inaccurate") or t.value is None or F.value is None:
-        raise RuntimeError(f"{where}: solver {solver} returned status {status!r}; no worst case")
-
-    Gv = (np.asarray(G.value) if blocks is None
-          else sum(U @ np.asarray(Z.value) @ U.T for (U, _), Z in zip(blocks, Zs, strict=True)))
-    Fv = np.asarray(F.value) if blocks is None else P_map @ np.asarray(F.value)
-    tv = float(t.value)
-    gv = Gv.reshape(-1, order="F")
-    scale = max(1.0, float(np.max(np.abs(Gv))), float(np.max(np.abs(Fv), initial=0.0)))
-
-    def gram_values(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-        """<l, r> under the returned G for paired rows (``_quadratic_rows(l, r) @ vec(G)``)."""
-        return np.einsum("ij,jk,ik->i", np.atleast_2d(left), 0.5 * (Gv + Gv.T), np.atleast_2d(right))
-
-    eig = np.linalg.eigvalsh(0.5 * (Gv + Gv.T))
-    violations = {
-        "interpolation": float(max(0.0, -np.min(interp_F @ Fv + np.concatenate(
-            [_interpolation_rows(setup, xs, gs, quad=gram_values) for xs, gs in agent_points] or [[]]),
-            initial=0.0))),
-        "criterion": float(max(0.0, tv - np.min(crit_G @ gv + crit_F @ Fv))),
-        "initial_condition": float(max(0.0, init_G @ gv + init_F @ Fv - rhs)),
-        "heterogeneity": float(max(0.0, np.max(het_rows @ gv) - setup.varsigma**2)),
-        "gram_psd": float(max(0.0, -eig[0])),
-    }
-    for (lo, hi), m, A_c, B_c, C_c in lmis:
-        A_v, B_v, C_v = ((M @ gv).reshape(m, m) for M in (A_c, B_c, C_c))
-        Bs = 0.5 * (B_v + B_v.T)
-        # the LMI's entries are sums over agents and rounds: judge it on their scale too
-        scale = max(scale, float(np.max(np.abs(A_v))), float(np.max(np.abs(C_v))))
-        for name, value in (("spectral_symmetry", float(np.max(np.abs(B_v - B_v.T)))),
-                            *((name, float(max(0.0, -np.linalg.eigvalsh(0.5 * (M + M.T))[0])))
-                              for name, M in (("spectral_lmi", (lo + hi) * Bs - lo * hi * A_v - C_v),
-                                              ("spectral_upper", hi * A_v - Bs),
-                                              ("spectral_lower", Bs - lo * A_v)))):
-            violations[name] = max(violations.get(name, 0.0), value)
-    tol = CHECK_TOLERANCE[solver] * scale
-    # spectral_upper / spectral_lower are implied by the imposed LMI, B = B^T and G PSD: reported, not judged
-    # (a G that is PSD only to the tolerance magnifies their violation)
-    bad = {k: v for k, v in violations.items() if v > tol and k not in ("spectral_upper", "spectral_lower")}
-    if bad:
-        raise RuntimeError(f"{where}: solver {solver} (status {status!r}) returned a point violating "
-                           f"{', '.join(f'{k} by {v:.1e}' for k, v in bad.items())} (tolerance {tol:.1e}); "
-                           "no worst case")
-    y_init = float(np.asarray(init_con.dual_value))
-    y_het = np.asarray(het_con.dual_value, dtype=float)
-    dual_objective = y_init * rhs + float(np.sum(y_het)) * setup.varsigma**2
-    gap = abs(dual_objective - tv)
-    solver_gap = None
-    stats = getattr(problem.solver_stats, "extra_stats", None)
-    if stats is not None and hasattr(stats, "obj_val") and hasattr(stats, "obj_val_dual"):
-        solver_gap = (float(stats.obj_val), float(stats.obj_val_dual))
-    if not math.isfinite(gap) or gap > GAP_TOLERANCE[solver] * max(1.0, abs(tv)):
-        raise RuntimeError(f"{where}: solver {solver} (status {status!r}) left a primal-dual gap {gap:.2e} "
-                           f"(primal {tv:.6g}, dual {dual_objective:.6g}); no worst case")
-
-    # recover vectors: G = V^T V with V of rank r (eigenvalues above the PSD tolerance)
-    w, Q = np.linalg.eigh(0.5 * (Gv + Gv.T))
-    keep = w > CHECK_TOLERANCE[solver] * scale
-    Vr = (Q[:, keep] * np.sqrt(w[keep])).T  # (r, nb)
-    vec = lambda C: np.asarray(C) @ Vr.T  # noqa: E731 - coefficient rows -> points in R^r
-    d = Vr.shape[0]
-    points = [vec(np.array([x[:nb] for x, _, _ in b.points[i]])) for i in range(N)]
-    gradients = [vec(np.array([g_[:nb] for _, g_, _ in b.points[i]])) for i in range(N)]
-    values = [Fv[[f for _, _, f in b.points[i]]] for i in range(N)]
-    m_all = len(b.columns)
-    gossip_in = np.array([vec(X[:, :nb]) for _, X, _ in b.columns]) if m_all else np.zeros((0, N, d))
-    gossip_out = np.array([vec(Y[:, :nb]) for _, _, Y in b.columns]) if m_all else np.zeros((0, N, d))
-    average_gradients = np.full((K + 1, d), np.nan)
-    for k, Gk in avg_grads.items():
-        average_gradients[k] = vec(Gk.mean(axis=0))
-    constant = len(set(setup.steps)) == 1
-    exact_all = all(M is not None for M in setup.exact)
-    W_out = (None if not exact_all else np.array(setup.exact) if setup.time_varying else setup.exact[0])
-    lo_hull = min(lo for lo, _ in setup.spectra)
-    hi_hull = max(hi for _, hi in setup.spectra)
-    return WorstCase(
-        method=setup.spec.name, K=K, L=setup.L, mu=setup.mu, step_size=setup.steps[0] if constant else None,
-        steps=setup.steps, Delta=setup.Delta, radius=setup.radius, varsigma=setup.varsigma,
-        function_class=setup.function_class, criterion=c, initial=setup.initial,
-        heterogeneity=setup.heterogeneity, starts=setup.starts,
-        gossip="exact" if setup.given_matrix else "spectral", time_varying=setup.time_varying,
-        spectrum=(lo_hull, hi_hull), spectra=setup.spectra if setup.time_varying else None,
-        N=N, params=setup.params, worker=worker, value=tv, solver=solver, status=status, gap=gap,
-        solver_gap=solver_gap, violations=violations, min_gram_eigenvalue=float(eig[0]),
-        build_seconds=build_seconds, solve_seconds=solve_seconds,
-        sdp_size={"gram": nb, "values": b.n_values,
-                  "scalar_constraints": n_interp + len(crit_G) + len(het_rows) + 1,
-                  "solver_rows": n_sdp_rows + len(crit_G) + len(het_rows) + 1
-                  + sum(m * (m - 1) // 2 for _, m, _, _, _ in lmis),
-                  "lmi": max((m for _, m, _, _, _ in lmis), default=0), "gossip_columns": m_all,
-                  "blocks": (nb,) if blocks is None else tuple(U.shape[1] for U, _ in blocks),
-                  "oracle_points": sum(len(p) for p in b.points)},
-        iterates=np.array([vec(X) for X in iterates]), average_gradients=average_gradients,
-        optimum=vec(x_star) if x_star is not None else None,
-        points=points, gradients=gradients, values=values, gossip_inputs=gossip_in, gossip_outputs=gossip_out,
-        gossip_rounds=np.array([t_ for t_, _, _ in b.columns], dtype=int), W=W_out, options=options,
-    )
 
 
 def worst_gossip_matrix(result: WorstCase) -> WorstCase:

@@ -38,7 +38,7 @@ from decbounds.bounds.validation import collect_errors
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``worst-case`` subcommand on ``subparsers`` (an argparse sub-parsers action).
 
     Parameters
@@ -158,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         # every wrong argument at once (the gossip choice, K, L, the step), before a step list is built
         gossip, _ = collect_errors(gossip_arguments, lambda: check_iterations(args.K, args.L, args.step))
+        assert isinstance(gossip, dict)  # gossip_arguments' value: collect_errors keeps the order
         step: Any = args.step
         if args.steps is not None:
             if args.step is not None or args.diminishing is not None:
@@ -203,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     if exact is not None:
         import numpy as np
 
-        W_text = np.array2string(exact.W, precision=4, separator=", ").replace("\n", "")
+        W_text = np.array2string(np.asarray(exact.W), precision=4, separator=", ").replace("\n", "")
         print(f"worst W found: {W_text}; its exact worst case {exact.value:.6g} (status {exact.status}), "
               f"{exact.value / result.value:.4%} of the spectral value")
     return 0

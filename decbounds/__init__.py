@@ -8,7 +8,11 @@ The subpackages mirror the lower bound's triple (f, O, G) and the class A of alg
   matrices;
 - `decbounds.oracles`: stochastic first-order oracles O;
 - `decbounds.algorithms`: the step rules on one engine (the class A), ``run``, ``run_batch``, ``tune``;
-- `decbounds.paper_figures`: sweeps, exponent fits, the figures, ``verify`` and the command line.
+- `decbounds.paper_figures`: sweeps, exponent fits, the figures and ``verify``.
+
+Beside them, in this folder: `decbounds.cli`, the ``decbounds`` command line (also ``python -m decbounds``),
+whose subcommands come from each package's ``cli`` module; `decbounds.registry`, the one registry mechanism
+of every pluggable kind; `decbounds.files`, the one atomic file write.
 
 Each subpackage is imported when first used, so ``import decbounds`` stays cheap.
 

@@ -1,6 +1,6 @@
-"""``python -m decbounds``: the ``decbounds`` command line."""
+"""``python -m decbounds``: the ``decbounds`` command line (`decbounds.cli`)."""
 
-from decbounds.paper_figures.cli import main
+from decbounds.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -164,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run_from_arguments(args)
     except KeyboardInterrupt:
-        from decbounds.paper_figures.cli import interrupted
+        from decbounds.cli import interrupted
         return interrupted()
 
 

@@ -1,222 +1,27 @@
-"""The `decbounds` console script: one subcommand per package, each a thin layer over that package's API.
-
-Each package that offers a subcommand has a module ``<package>/cli.py`` with
-``add_parser(subparsers) -> None``; the parser it adds sets ``func(args) -> int``. The registration
-functions below import that module only when called, and `main` calls only the one of the subcommand on
-the command line: ``decbounds predict`` never imports numpy's consumers, matplotlib or the algorithms.
+"""The command line's former address: the ``decbounds`` console script lives in `decbounds.cli` (and runs as
+``python -m decbounds``). This module names the same objects, so that ``from decbounds.paper_figures.cli
+import main`` and ``python -m decbounds.paper_figures.cli`` keep working for code written against 0.2.
 """
 
 from __future__ import annotations
 
-import argparse
-import difflib
-import importlib
-import os
 import sys
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from typing import Any
 
-import decbounds
-from decbounds.registry import Registry
+from decbounds.cli import (
+    BROKEN_PIPE_STATUS,
+    COMMANDS,
+    INTERRUPTED_STATUS,
+    SUBCOMMAND_HELP,
+    SUBCOMMANDS,
+    SuggestingParser,
+    build_parser,
+    interrupted,
+    main,
+    register_subcommand,
+)
 
 __all__ = ["BROKEN_PIPE_STATUS", "COMMANDS", "INTERRUPTED_STATUS", "SUBCOMMANDS", "SUBCOMMAND_HELP",
            "SuggestingParser", "build_parser", "interrupted", "main", "register_subcommand"]
-
-
-class SuggestingParser(argparse.ArgumentParser):
-    """An `argparse.ArgumentParser` whose "invalid choice" error adds "did you mean ...?" with the closest
-    choices (``difflib.get_close_matches``); the subcommands' parsers are of this class too, so a mistyped
-    subcommand, topology or algorithm gets the suggestion.
-
-    Examples
-    --------
-    >>> parser = SuggestingParser(prog="demo", exit_on_error=False)
-    >>> _ = parser.add_argument("topology", choices=["ring", "path", "torus"])
-    >>> parser.parse_args(["rign"])
-    Traceback (most recent call last):
-    ...
-    argparse.ArgumentError: argument topology: invalid choice: 'rign'; did you mean 'ring'? (choose from ...
-    """
-
-    def _check_value(self, action: argparse.Action, value: Any) -> None:
-        # argparse's own hook for `choices` (Python 3.10-3.14); only the message changes
-        choices = action.choices
-        if choices is None or value in choices:
-            return
-        names = [str(choice) for choice in choices]
-        close = difflib.get_close_matches(str(value), names, n=3, cutoff=0.6)
-        hint = f"; did you mean {' or '.join(repr(name) for name in close)}?" if close else ""
-        raise argparse.ArgumentError(action, f"invalid choice: {value!r}{hint} (choose from "
-                                             f"{', '.join(repr(name) for name in names)})")
-
-
-def _from_module(module: str) -> Callable[[Any], None]:
-    """The registration function of a subcommand whose parser ``module.add_parser`` adds (imported only
-    when that subcommand is on the command line)."""
-
-    def add(subparsers: Any) -> None:
-        importlib.import_module(module).add_parser(subparsers)
-
-    add.__name__ = add.__qualname__ = f"add_parser_of_{module.rpartition('.')[2]}"
-    return add
-
-
-#: The subcommand registry (the one `decbounds.registry.Registry` mechanism): name -> the function that
-#: adds its parser, with its one-line help as the description; the entry-point group
-#: ``decbounds.subcommands`` adds a plugin's (an ``add_parser(subparsers)`` whose docstring's first line is
-#: the help).
-COMMANDS: Registry[Callable[[Any], None]] = Registry("subcommand", field="command",
-                                                     group="decbounds.subcommands")
-
-
-def register_subcommand(name: str, add_parser: Callable[[Any], None] | str, *, help: str) -> None:
-    """Make ``decbounds NAME`` run the subcommand that ``add_parser(subparsers)`` adds.
-
-    Parameters
-    ----------
-    name : str
-        The subcommand.
-    add_parser : callable or str
-        ``add_parser(subparsers) -> None`` (its parser sets ``func(args) -> int``), or the name of a module
-        holding one, imported only when the subcommand runs.
-    help : str
-        The one line ``decbounds --help`` lists without importing the subcommand.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is taken by another subcommand.
-    """
-    builder = _from_module(add_parser) if isinstance(add_parser, str) else add_parser
-    COMMANDS.register(name, builder, description=help)
-
-
-register_subcommand("predict", "decbounds.bounds.cli",
-                    help="predicted iteration complexity T_eps of a catalog entry")
-register_subcommand("worst-case", "decbounds.bounds.pep_cli",
-                    help="computed worst case of K iterations (decentralized performance estimation, an SDP)")
-register_subcommand("gossip", "decbounds.instances.cli",
-                    help="lam and spectral gap of a topology under every weight rule")
-register_subcommand("run", "decbounds.algorithms.cli",
-                    help="run an algorithm on a hard instance and compare with the bounds")
-register_subcommand("figures", "decbounds.paper_figures.figures_cli",
-                    help="make the paper's figures (PNG + PDF)")
-register_subcommand("verify", "decbounds.paper_figures.verify",
-                    help="hold your step rule against the lower bounds (class audit, the paper's "
-                         "experiments)")
-
-#: subcommand -> the function that registers it (a live view of `COMMANDS`).
-SUBCOMMANDS: MutableMapping[str, Callable[[Any], None]] = COMMANDS.objects()
-
-#: subcommand -> its one-line help, for ``decbounds --help`` (which lists the subcommands without importing
-#: them; tests/paper_figures/test_cli_lazy.py holds each equal to the help its module registers).
-SUBCOMMAND_HELP: Mapping[str, str] = COMMANDS.descriptions()
-
-
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The top-level parser with `command` registered, or, when `command` is None or unknown (for ``--help``
-    and for argparse's own error message), every subcommand as a stub holding only its name and help.
-
-    Registering only the command asked for keeps ``decbounds predict`` from importing the figure modules,
-    and the stubs keep ``decbounds --help`` from importing any subcommand's stack.
-
-    Parameters
-    ----------
-    command : str, optional
-        A subcommand name (``SUBCOMMANDS``).
-
-    Returns
-    -------
-    argparse.ArgumentParser
-
-    Examples
-    --------
-    >>> args = build_parser("run").parse_args(["run", "dsgt", "--n", "8"])
-    >>> args.algorithm, args.n, args.instance
-    ('dsgt', 8, 'comm-path')
-    """
-    parser = SuggestingParser(
-        prog="decbounds",
-        description="Predicted and measured complexity of decentralized training (Lu & De Sa 2021/2023).",
-    )
-    parser.add_argument("--version", action="version", version=f"decbounds {decbounds.__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    if command is None or command not in SUBCOMMANDS:
-        for name in SUBCOMMANDS:
-            subparsers.add_parser(name, help=SUBCOMMAND_HELP[name])
-        return parser
-    SUBCOMMANDS[command](subparsers)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `decbounds` script; returns the exit status.
-
-    Parameters
-    ----------
-    argv : sequence of str, optional
-        Arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The subcommand's status; 2 (after printing the help) without a subcommand; `BROKEN_PIPE_STATUS`
-        (141) when the reader of stdout closed the pipe (``decbounds predict --list | head``), without a
-        traceback; `INTERRUPTED_STATUS` (130) after Ctrl-C, with one line instead of a traceback.
-    """
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        parser = build_parser(argv[0] if argv else None)
-        args = parser.parse_args(argv)
-        if getattr(args, "func", None) is None:
-            parser.print_help()
-            return 2
-        status = int(args.func(args) or 0)
-        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
-        return status
-    except BrokenPipeError:
-        return _closed_pipe()
-    except KeyboardInterrupt:
-        return interrupted()
-
-
-#: Exit status after Ctrl-C: 128 + SIGINT, what a shell reports for a program the signal ended.
-INTERRUPTED_STATUS = 130
-
-
-def interrupted() -> int:
-    """Every command's end after Ctrl-C: one line on stderr (sweeps append each finished point to their
-    records, so the same command resumes after them) and `INTERRUPTED_STATUS`.
-
-    Returns
-    -------
-    int
-        `INTERRUPTED_STATUS`.
-    """
-    print("interrupted: the finished points are in the records; run the same command again to resume",
-          file=sys.stderr, flush=True)
-    return INTERRUPTED_STATUS
-
-
-#: Exit status after the reader of stdout went away (``decbounds predict --list | head``): 128 + SIGPIPE,
-#: what a shell reports for a program the signal ended.
-BROKEN_PIPE_STATUS = 141
-
-
-def _closed_pipe() -> int:
-    """Every subcommand's end when stdout's reader closed the pipe: no traceback, the status 128 + SIGPIPE.
-
-    Python's own advice (the ``signal`` module's documentation, "Note on SIGPIPE"): point stdout at
-    /dev/null, so that the flush at interpreter exit does not raise a second BrokenPipeError."""
-    try:
-        descriptor = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO): nothing to flush later
-        return BROKEN_PIPE_STATUS
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, descriptor)
-    os.close(devnull)
-    return BROKEN_PIPE_STATUS
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -17,9 +17,9 @@ import scipy.sparse as sp
 import sympy
 from decbounds.bounds import validation
 from decbounds.bounds.rate import RateOverflowError
-from decbounds.paper_figures.cli import main
 
 from decbounds import algorithms, bounds, instances
+from decbounds.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 DETAG_POINT = dict(sigma=1, varsigma0=1, n=2, B=1, epsilon=0.01, lam=0.5)
@@ -360,12 +360,12 @@ def test_worst_case_of_one_worker_is_gradient_descent():
 
 
 def test_worst_case_announces_a_long_solve(monkeypatch):
-    from decbounds.bounds import pep
+    from decbounds.bounds import pep_sdp
 
     lines: list[str] = []
     bounds.worst_case("dsgt", 2, progress=lines.append, **SPECTRAL)
     assert lines == []  # a quick solve says nothing
-    monkeypatch.setattr(pep, "_SECONDS_PER_ENTRY", 1.0)
+    monkeypatch.setattr(pep_sdp, "_SECONDS_PER_ENTRY", 1.0)
     bounds.worst_case("dsgt", 2, progress=lines.append, **SPECTRAL)
     assert lines and lines[0].startswith("SDP of Gram side") and "MiB" in lines[0]
     with pytest.raises(TypeError, match="progress must be a callable"):
@@ -388,9 +388,9 @@ def test_worst_case_cli_bad_input_is_one_line_and_exit_2(capsys, extra, message)
 
 
 def test_worst_case_cli_announces_a_long_solve_on_stderr(capsys, monkeypatch):
-    from decbounds.bounds import pep
+    from decbounds.bounds import pep_sdp
 
-    monkeypatch.setattr(pep, "_SECONDS_PER_ENTRY", 1.0)  # as if K were large: the estimate comes first
+    monkeypatch.setattr(pep_sdp, "_SECONDS_PER_ENTRY", 1.0)  # as if K were large: the estimate comes first
     assert main(["worst-case", "dsgt", "--K", "2", "--lam-min", "0", "--lam-max", "0.5"]) == 0
     captured = capsys.readouterr()
     assert captured.err.startswith("decbounds worst-case: SDP of Gram side") and "s of CPU" in captured.err

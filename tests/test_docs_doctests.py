@@ -17,7 +17,7 @@ PACKAGES = ("decbounds.bounds", "decbounds.instances", "decbounds.oracles", "dec
 
 
 def _modules() -> list[str]:
-    names = ["decbounds", "decbounds.registry"]
+    names = ["decbounds", "decbounds.registry", "decbounds.cli"]
     for package in PACKAGES:
         names.append(package)
         module = importlib.import_module(package)

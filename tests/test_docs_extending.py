@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from decbounds.paper_figures import registry as figure_registry
 from decbounds.paper_figures.__main__ import run_figures
-from decbounds.paper_figures.cli import main
 
 from decbounds import algorithms, bounds, instances
+from decbounds.cli import main
 from decbounds.registry import Registry
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "extending.md"

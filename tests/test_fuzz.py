@@ -42,11 +42,11 @@ import pytest
 import scipy.sparse as sp
 from decbounds.bounds.constants import CHAIN_DENOMINATORS, chain_length, smallest_range
 from decbounds.bounds.rate import RateOverflowError
-from decbounds.paper_figures.cli import main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from decbounds import bounds, instances, oracles
+from decbounds.cli import main
 
 FUZZ = os.environ.get("FUZZ") == "1"
 
@@ -1006,7 +1006,7 @@ def test_a_closed_pipe_ends_quietly(argv: list[str]) -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = subprocess.run([sys.executable, "-m", "decbounds.paper_figures.cli", *argv], stdout=write_end,
+        done = subprocess.run([sys.executable, "-m", "decbounds.cli", *argv], stdout=write_end,
                               stderr=subprocess.PIPE, text=True, timeout=120)
     finally:
         os.close(write_end)

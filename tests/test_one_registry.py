@@ -8,10 +8,9 @@ import types
 
 import pytest
 from decbounds.bounds import pep_methods
-from decbounds.paper_figures import cli
 from decbounds.paper_figures.registry import FIGURE_REGISTRY
 
-from decbounds import algorithms, bounds, instances, oracles
+from decbounds import algorithms, bounds, cli, instances, oracles
 from decbounds.registry import Registry, register_each, require_instance
 
 

@@ -25,10 +25,6 @@ PACKAGES = ("bounds", "instances", "oracles", "algorithms", "paper_figures", "de
 
 #: Modules still to be brought to the standard (one per line; delete a line when its module passes).
 PENDING: frozenset[str] = frozenset("""
-decbounds.algorithms.engine
-decbounds.bounds.pep
-decbounds.bounds.pep_cli
-decbounds.paper_figures.cli
 decbounds.paper_figures.verify.class_audit
 decbounds.paper_figures.verify.cli
 decbounds.paper_figures.verify.digits

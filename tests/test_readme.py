@@ -10,7 +10,8 @@ import subprocess
 import sys
 
 import pytest
-from decbounds.paper_figures.cli import main
+
+from decbounds.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -63,7 +64,7 @@ def test_readme_shell_commands_run(tmp_path: pathlib.Path, monkeypatch: pytest.M
         assert "--quick" in args
         args = ["--tiny" if arg == "--quick" else arg for arg in args] + ["--no-progress", "--baselines",
                                                                            "centralized"]
-        script = "import sys; from decbounds.paper_figures.cli import main; sys.exit(main(sys.argv[1:]))"
+        script = "import sys; from decbounds.cli import main; sys.exit(main(sys.argv[1:]))"
         done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
                               timeout=300, check=False)
         assert done.returncode == 0, done.stderr[-2000:]

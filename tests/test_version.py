@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from decbounds.paper_figures import sweep
-from decbounds.paper_figures.cli import main
 
 import decbounds
+from decbounds.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -165,7 +165,7 @@ def test_bad_compressed_hyper_parameters_are_refused():
 def test_cli_run_takes_a_compressor_and_prints_the_bits(capsys):
     import json
 
-    from decbounds.paper_figures.cli import main
+    from decbounds.cli import main
 
     argv = ["run", "beer", "--n", "8", "--iterations", "3000", "--compressor", "top_k:2", "--json"]
     assert main(argv) == 0

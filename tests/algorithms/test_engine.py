@@ -363,7 +363,7 @@ def test_tune_keeps_steps_admissible_and_picks_the_fastest():
 
 
 def test_cli_run_prints_t_eps_beside_the_bounds(capsys):
-    from decbounds.paper_figures.cli import main
+    from decbounds.cli import main
 
     status = main(["run", "dsgt", "--instance", "comm-path", "--n", "9", "--Delta", str(262656 * 4),
                    "--L", "1", "--epsilon", "1", "--step-size", "8", "--iterations", "3000"])

@@ -1,4 +1,4 @@
-"""``decbounds predict`` through paper_figures.cli.main, and the predictions figure."""
+"""``decbounds predict`` through decbounds.cli.main, and the predictions figure."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import math
 
 import pytest
 from decbounds.paper_figures import predictions
-from decbounds.paper_figures.cli import main
 
 from decbounds import bounds
+from decbounds.cli import main
 
 DETAG_ARGS = ["predict", "detag", "--Delta", "1", "--L", "1", "--sigma", "1", "--varsigma0", "1", "--n", "16",
               "--B", "1", "--epsilon", "0.01", "--lam", "0.95"]

@@ -227,7 +227,7 @@ def test_cor2_path_matrix_lam(n: int) -> None:
 
 
 def test_cli_prints_every_rule_side_by_side(capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
-    from decbounds.paper_figures.cli import main
+    from decbounds.cli import main
 
     assert main(["gossip", "ring", "--n", "64", "--weights", "fmmc", "--cache-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out

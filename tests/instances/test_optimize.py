@@ -205,7 +205,7 @@ def test_cache_dir_default(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_gossip_fmmc_command_imports_no_cvxpy() -> None:
     # the FMMC row of `decbounds gossip ring --n 1000 --weights fmmc` cost 1.6 s CPU, 1.7 s of it `import
     # cvxpy`; the orbit LP is HiGHS's now. Counted, not timed: cvxpy and its solvers stay out of sys.modules.
-    code = ("import sys; from decbounds.paper_figures.cli import main; "
+    code = ("import sys; from decbounds.cli import main; "
             "status = main(['gossip', 'ring', '--n', '1000', '--weights', 'fmmc', '--no-cache']); "
             "print(status, sorted(m for m in sys.modules "
             "if m.split('.')[0] in ('cvxpy', 'clarabel', 'scs')))")

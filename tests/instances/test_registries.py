@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from decbounds.instances.gossip import from_edge_weights
-from decbounds.paper_figures.cli import build_parser, main
 
 from decbounds import instances
+from decbounds.cli import build_parser, main
 
 
 def wheel(n: int, *, hub: int = 0) -> nx.Graph:

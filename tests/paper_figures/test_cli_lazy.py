@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from decbounds.paper_figures.cli import SUBCOMMAND_HELP, SUBCOMMANDS, build_parser
+
+from decbounds.cli import SUBCOMMAND_HELP, SUBCOMMANDS, build_parser
 
 
 def _helps(parser: argparse.ArgumentParser) -> dict[str, str]:
@@ -21,10 +22,10 @@ def test_each_stub_help_is_the_registered_help(command: str) -> None:
 
 
 def test_top_level_help_imports_no_subcommand_module() -> None:
-    code = ("import sys; from decbounds.paper_figures.cli import build_parser; "
+    code = ("import sys; from decbounds.cli import build_parser; "
             "build_parser(None).format_help();"
             "print(sorted(m for m in sys.modules if m.startswith('decbounds.') and m.endswith('cli')"
-            " and m != 'decbounds.paper_figures.cli'))")
+            " and m != 'decbounds.cli'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert list(_helps(build_parser(None))) == list(SUBCOMMANDS)
@@ -32,7 +33,7 @@ def test_top_level_help_imports_no_subcommand_module() -> None:
 
 def test_ctrl_c_in_any_command_ends_with_one_line_and_status_130(monkeypatch: pytest.MonkeyPatch,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    from decbounds.paper_figures import cli
+    from decbounds import cli
 
     def interrupt(subparsers: argparse._SubParsersAction) -> None:
         parser = subparsers.add_parser("predict")

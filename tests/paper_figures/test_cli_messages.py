@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 from decbounds.instances.cli import TOPOLOGY_FLAGS, topology_flags
-from decbounds.paper_figures.cli import build_parser, main
 
 from decbounds import instances
+from decbounds.cli import build_parser, main
 
 
 def _error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:

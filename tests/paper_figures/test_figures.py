@@ -53,7 +53,7 @@ def test_runner_rejects_bad_requests(tmp_path) -> None:
 
 
 def test_figures_subcommand_is_registered(monkeypatch, tmp_path) -> None:
-    from decbounds.paper_figures import cli
+    from decbounds import cli
 
     calls = []
     monkeypatch.setattr(runner, "run_figures", lambda *args, **kwargs: calls.append((args, kwargs)) or 0)

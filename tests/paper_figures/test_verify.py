@@ -13,11 +13,11 @@ import sys
 
 import numpy as np
 import pytest
-from decbounds.paper_figures import cli, fit
+from decbounds.paper_figures import fit
 from decbounds.paper_figures import verify as v
 from decbounds.paper_figures.verify import cli as verify_cli
 
-from decbounds import algorithms
+from decbounds import algorithms, cli
 
 TUTORIAL = pathlib.Path(__file__).resolve().parents[2] / "docs" / "tutorials" / "verify.md"
 # tiny sizes with few points, so that a whole verify stays a few seconds
@@ -341,7 +341,7 @@ def test_the_tutorial_runs_as_written(tmp_path):
     assert "--quick" in args
     args = ["--tiny" if arg == "--quick" else arg for arg in args] + ["--no-progress", "--baselines",
                                                                        "centralized"]
-    script = ("import sys; from decbounds.paper_figures.cli import main; "
+    script = ("import sys; from decbounds.cli import main; "
               "sys.exit(main(['verify', *sys.argv[1:]]))")
     done = subprocess.run([sys.executable, "-c", script, *args], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300)

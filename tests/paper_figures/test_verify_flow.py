@@ -13,11 +13,10 @@ import sys
 
 import numpy as np
 import pytest
-from decbounds.paper_figures import cli
 from decbounds.paper_figures import verify as v
 from decbounds.paper_figures.verify.spec import _registered
 
-from decbounds import algorithms, instances
+from decbounds import algorithms, cli, instances
 
 HERE = pathlib.Path(__file__).parent / "adversarial"
 
