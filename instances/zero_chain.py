@@ -307,7 +307,10 @@ class _SmallKernel:
         V, W, Y, P, E, T = self.V, self.W, self.Y, self.P, self.E, self.T
         self.Y_in[...] = X  # (assignment: the cheapest strided copy)
         if x is not None:
-            self.Y_in2[...] = x
+            second_in = self.Y_in2
+            if second_in is None:
+                raise TypeError("x given to a kernel made without `second`")
+            second_in[...] = x
         np.abs(Y, out=V)
         np.subtract(V, self.half, out=V)
         np.maximum(V, self.floor, out=V)  # v, clipped where Psi underflows to 0
@@ -406,7 +409,8 @@ def phi(z: np.ndarray) -> np.ndarray:
     >>> round(float(phi(0.0)), 4)  # half of sqrt(2 pi e)
     2.0664
     """
-    return _PHI_TOTAL * ndtr(np.asarray(z, dtype=float))
+    total: np.ndarray = _PHI_TOTAL * ndtr(np.asarray(z, dtype=float))
+    return total
 
 
 def progress(X: np.ndarray) -> np.ndarray:
@@ -435,7 +439,8 @@ def progress(X: np.ndarray) -> np.ndarray:
     """
     X = np.asarray(X)
     d = X.shape[-1]
-    return ((X != 0) * np.arange(1, d + 1)).max(axis=-1)
+    prog: np.ndarray = ((X != 0) * np.arange(1, d + 1)).max(axis=-1)
+    return prog
 
 
 def active_width(X: np.ndarray) -> int:
@@ -639,10 +644,10 @@ class ZeroChainFunctions:
         else:
             links[:, : m - 1] = -np.repeat(self.link_weight[:, : m - 1], per_worker, axis=0)
         threshold = np.where(links != 0.0, self._constants[1] + self._constants[2], np.inf).reshape(-1)
-        links = (links * math.exp(self._constants[4])).reshape(-1)
+        flat_links = (links * math.exp(self._constants[4])).reshape(-1)
         if len(self._inputs) >= 256:  # bounded: the engine evaluates subsets of a batch, so sizes vary
             self._inputs.clear()
-        cached = self._inputs[key] = ChainInputs(first, links, threshold)
+        cached = self._inputs[key] = ChainInputs(first, flat_links, threshold)
         return cached
 
     def _small(self, X: np.ndarray, per_worker: int | None) -> np.ndarray | None:
@@ -653,7 +658,8 @@ class ZeroChainFunctions:
         if kernel is None:
             kernel = self._new_kernel(key, lambda: _SmallKernel(
                 X.shape, self.T, self._chain_inputs(X.size // self.T, self.T, per_worker), self._constants))
-        return kernel(X)
+        gradient: np.ndarray | None = kernel(X)  # a kernel made without `second`: one array or None
+        return gradient
 
     def _new_kernel(self, key: tuple[Any, ...], build: Callable[[], _SmallKernel]) -> _SmallKernel:
         """Cache ``build()`` under ``key`` (its thread first: scratch is never shared); the cache is bounded,
@@ -717,7 +723,8 @@ class ZeroChainFunctions:
             if weighted and self.link_weight is not None:
                 links = links * self.link_weight[:, : m - 1].reshape((self.n, *pad, m - 1))
             value = value + links.sum(axis=-1)
-        return self.gain * value
+        scaled: np.ndarray = self.gain * value
+        return scaled
 
     # --- protocol ---------------------------------------------------------------------------------------
     def grad(self, X: np.ndarray, width: int | None = None) -> np.ndarray:
@@ -782,7 +789,8 @@ class ZeroChainFunctions:
 
             key = (threading.get_ident(), X.shape, per_worker, x.shape)
             kernel = self._kernels.get(key) or self._new_kernel(key, build)
-            pair = kernel(X, x)
+            # a kernel made with `second`: the pair of gradients, or None
+            pair: tuple[np.ndarray, np.ndarray] | None = kernel(X, x)
             if pair is not None:
                 return pair
         return None, self.full_grad(x)
