@@ -50,6 +50,7 @@ __all__ = [
     "legend_overlap",
     "legibility_problems",
     "new_figure",
+    "panels",
     "place_legend",
     "save_figure",
     "style",
@@ -162,6 +163,33 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: fl
     made: tuple[matplotlib.figure.Figure, matplotlib.axes.Axes | npt.NDArray[np.object_]] = plt.subplots(
         nrows, ncols, figsize=(width * ncols, height * nrows), layout="constrained", **options)
     return made
+
+
+def panels(axes: matplotlib.axes.Axes | npt.NDArray[np.object_]) -> npt.NDArray[np.object_]:
+    """The panels `new_figure` returned, always as an object array (one Axes: an array of one).
+
+    Parameters
+    ----------
+    axes : Axes or numpy.ndarray of Axes
+        The second value of `new_figure`.
+
+    Returns
+    -------
+    numpy.ndarray of Axes
+        ``axes`` itself when it is an array.
+
+    Examples
+    --------
+    >>> fig, axes = new_figure(1, 2)
+    >>> panels(axes) is axes, panels(new_figure()[1]).shape
+    (True, (1,))
+    >>> plt.close("all")
+    """
+    if isinstance(axes, np.ndarray):
+        return axes
+    one = np.empty(1, dtype=object)
+    one[0] = axes
+    return one
 
 
 def blank_figure(width: float = 6.4, height: float = 4.2) -> matplotlib.figure.Figure:

@@ -10,7 +10,8 @@ a file opened with ``O_APPEND``, followed by ``fsync``; a run killed at any poin
 *last* line (no newline), which readers ignore and `sweep.run_sweep` truncates away before appending again.
 A grid point's key is a hash of its canonical JSON (plus the runner's name), so rerunning the same sweep
 skips the finished points. An exclusive ``flock`` stops two sweeps from writing one file at the same time.
-(Part of `paper_figures.sweep`, which re-exports every public name.)
+(Part of `paper_figures.sweep`, which re-exports every public name but the typed field readers
+`field_int` ... `optional_dict`, which the figures import from here.)
 """
 
 from __future__ import annotations
@@ -34,7 +35,17 @@ __all__ = [
     "RunOutput",
     "Runner",
     "canonical_json",
+    "field_dict",
+    "field_float",
+    "field_floats",
+    "field_int",
+    "field_list",
+    "field_str",
     "grid",
+    "optional_dict",
+    "optional_float",
+    "optional_int",
+    "optional_str",
     "point_key",
     "read_records",
     "runner_name",
@@ -184,6 +195,342 @@ def point_key(point: Mapping[str, object], runner: Runner | str | None = None) -
     name = runner if isinstance(runner, str) or runner is None else runner_name(runner)
     text = canonical_json({"point": point, "runner": name or ""})
     return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+# ---------------------------------------------------------------------------------------------- typed fields
+# A record's fields come back from JSON as `JSONValue`; these read one field as the type its runner wrote it
+# (TypeError naming the field otherwise), so that the figures read records without casts. Values are
+# returned as stored: an int read as a float stays an int (its text in a CSV or a label does not change).
+
+
+def _field(fields: Mapping[str, JSONValue], key: str, optional: bool) -> JSONValue:
+    if optional:
+        return fields.get(key)
+    return fields[key]
+
+
+def _wrong(key: str, value: JSONValue, expected: str) -> TypeError:
+    return TypeError(f"record field {key!r} must be {expected}; got {value!r}")
+
+
+def field_int(fields: Mapping[str, JSONValue], key: str) -> int:
+    """``fields[key]``, an integer (not a bool).
+
+    Parameters
+    ----------
+    fields : mapping of str to JSONValue
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
+    key : str
+        The field's name.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_int({"n": 16}, "n")
+    16
+    """
+    value = _field(fields, key, False)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _wrong(key, value, "an integer")
+    return value
+
+
+def optional_int(fields: Mapping[str, JSONValue], key: str) -> int | None:
+    """``fields.get(key)``, an integer or None (missing or null), as T_eps of a run that did not finish.
+
+    Parameters
+    ----------
+    fields : mapping of str to JSONValue
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
+    key : str
+        The field's name.
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> optional_int({"t_eps": None}, "t_eps") is None, optional_int({"t_eps": 40}, "t_eps")
+    (True, 40)
+    """
+    value = _field(fields, key, True)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _wrong(key, value, "an integer or null")
+    return value
+
+
+def field_float(fields: Mapping[str, JSONValue], key: str) -> float:
+    """``fields[key]``, a number (an int or a float, returned as stored; not a bool).
+
+    Parameters
+    ----------
+    fields : mapping of str to JSONValue
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
+    key : str
+        The field's name.
+
+    Returns
+    -------
+    float
+        Or the int stored.
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_float({"lam": 0.5}, "lam"), field_float({"cap": 100}, "cap")
+    (0.5, 100)
+    """
+    value = _field(fields, key, False)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _wrong(key, value, "a number")
+    return value
+
+
+def optional_float(fields: Mapping[str, JSONValue], key: str) -> float | None:
+    """``fields.get(key)``, a number (as stored) or None (missing or null).
+
+    Parameters
+    ----------
+    fields : mapping of str to JSONValue
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
+    key : str
+        The field's name.
+
+    Returns
+    -------
+    float or None
+        Or the int stored.
+
+    Raises
+    ------
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> optional_float({}, "gamma") is None
+    True
+    """
+    value = _field(fields, key, True)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _wrong(key, value, "a number or null")
+    return value
+
+
+def field_str(fields: Mapping[str, JSONValue], key: str) -> str:
+    """``fields[key]``, a string.
+
+    Parameters
+    ----------
+    fields : mapping of str to JSONValue
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
+    key : str
+        The field's name.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_str({"algorithm": "dpsgd"}, "algorithm")
+    'dpsgd'
+    """
+    value = _field(fields, key, False)
+    if not isinstance(value, str):
+        raise _wrong(key, value, "a string")
+    return value
+
+
+def optional_str(fields: Mapping[str, JSONValue], key: str) -> str | None:
+    """``fields.get(key)``, a string or None (missing or null).
+
+    Parameters
+    ----------
+    fields : mapping of str to JSONValue
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
+    key : str
+        The field's name.
+
+    Returns
+    -------
+    str or None
+
+    Raises
+    ------
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> optional_str({"compressor": None}, "compressor") is None
+    True
+    """
+    value = _field(fields, key, True)
+    if value is not None and not isinstance(value, str):
+        raise _wrong(key, value, "a string or null")
+    return value
+
+
+def field_list(fields: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
+    """``fields[key]``, a JSON array.
+
+    Parameters
+    ----------
+    fields : mapping of str to JSONValue
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
+    key : str
+        The field's name.
+
+    Returns
+    -------
+    list of JSONValue
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_list({"steps": [0.1, 0.2]}, "steps")
+    [0.1, 0.2]
+    """
+    value = _field(fields, key, False)
+    if not isinstance(value, list):
+        raise _wrong(key, value, "a list")
+    return value
+
+
+def field_floats(fields: Mapping[str, JSONValue], key: str) -> list[float]:
+    """``fields[key]``, a JSON array of numbers (each as stored), as a sweep's grid of step sizes.
+
+    Parameters
+    ----------
+    fields : mapping of str to JSONValue
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
+    key : str
+        The field's name.
+
+    Returns
+    -------
+    list of float
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_floats({"steps": [0.1, 1]}, "steps")
+    [0.1, 1]
+    """
+    numbers: list[float] = []
+    for value in field_list(fields, key):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _wrong(key, value, "a list of numbers")
+        numbers.append(value)
+    return numbers
+
+
+def field_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONValue]:
+    """``fields[key]``, a JSON object.
+
+    Parameters
+    ----------
+    fields : mapping of str to JSONValue
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
+    key : str
+        The field's name.
+
+    Returns
+    -------
+    dict of str to JSONValue
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_dict({"best": {"step_size": 0.1}}, "best")
+    {'step_size': 0.1}
+    """
+    value = _field(fields, key, False)
+    if not isinstance(value, dict):
+        raise _wrong(key, value, "an object")
+    return value
+
+
+def optional_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONValue] | None:
+    """``fields.get(key)``, a JSON object or None (missing or null).
+
+    Parameters
+    ----------
+    fields : mapping of str to JSONValue
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
+    key : str
+        The field's name.
+
+    Returns
+    -------
+    dict of str to JSONValue, or None
+
+    Raises
+    ------
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> optional_dict({"best": None}, "best") is None
+    True
+    """
+    value = _field(fields, key, True)
+    if value is not None and not isinstance(value, dict):
+        raise _wrong(key, value, "an object or null")
+    return value
 
 
 # ----------------------------------------------------------------------------------------------- the grid
