@@ -36,11 +36,13 @@ __all__ = [
     "Runner",
     "canonical_json",
     "field_dict",
+    "field_dicts",
     "field_float",
     "field_floats",
     "field_int",
     "field_list",
     "field_str",
+    "field_strs",
     "grid",
     "optional_dict",
     "optional_float",
@@ -469,6 +471,74 @@ def field_floats(fields: Mapping[str, JSONValue], key: str) -> list[float]:
             raise _wrong(key, value, "a list of numbers")
         numbers.append(value)
     return numbers
+
+
+def field_strs(fields: Mapping[str, JSONValue], key: str) -> list[str]:
+    """``fields[key]``, a JSON array of strings.
+
+    Parameters
+    ----------
+    fields : mapping of str to JSONValue
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
+    key : str
+        The field's name.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_strs({"starts": ["plain", "paper"]}, "starts")
+    ['plain', 'paper']
+    """
+    strings: list[str] = []
+    for value in field_list(fields, key):
+        if not isinstance(value, str):
+            raise _wrong(key, value, "a list of strings")
+        strings.append(value)
+    return strings
+
+
+def field_dicts(fields: Mapping[str, JSONValue], key: str) -> list[dict[str, JSONValue]]:
+    """``fields[key]``, a JSON array of objects (as a record's list of configurations run).
+
+    Parameters
+    ----------
+    fields : mapping of str to JSONValue
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
+    key : str
+        The field's name.
+
+    Returns
+    -------
+    list of dict of str to JSONValue
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_dicts({"configs": [{"t_eps": 3}]}, "configs")
+    [{'t_eps': 3}]
+    """
+    objects: list[dict[str, JSONValue]] = []
+    for value in field_list(fields, key):
+        if not isinstance(value, dict):
+            raise _wrong(key, value, "a list of objects")
+        objects.append(value)
+    return objects
 
 
 def field_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONValue]:

@@ -36,6 +36,7 @@ __all__ = [
     "outcome",
     "tune_both",
     "tune_worker_output",
+    "tuned_grid",
     "winner_index",
 ]
 
@@ -94,8 +95,23 @@ def outcome(result: Result) -> Outcome:
             "message": result.message, "diverged": result.diverged}
 
 
-def _grid_of(tuned: Result) -> Grid:
-    """``tuned.grid``: the grid `algorithms.tune`'s results carry (a single run's has none)."""
+def tuned_grid(tuned: Result) -> Grid:
+    """``tuned.grid``: the grid `algorithms.tune`'s results carry (a single run's has none).
+
+    Parameters
+    ----------
+    tuned : Result
+        ``algorithms.tune``'s result.
+
+    Returns
+    -------
+    Grid
+
+    Raises
+    ------
+    ValueError
+        If ``tuned`` has no grid (a single run's result).
+    """
     if tuned.grid is None:
         raise ValueError("expected a result of algorithms.tune (with its grid); got a single run's")
     return tuned.grid
@@ -123,7 +139,7 @@ def winner_index(tuned: Result) -> int:
     --------
     See `tune_both`.
     """
-    winner = _grid_of(tuned).winner
+    winner = tuned_grid(tuned).winner
     if winner is None:
         raise ValueError("the tuning found no configuration that reached eps")
     return winner
@@ -214,14 +230,14 @@ def tune_worker_output(tuned: Result, name: str, problem: Problem, W: Gossip, gr
         and ``t_eps_local_of_best``.
     """
     cap = int(cast(int, options["iterations"]))  # checked by algorithms.tune, which made `tuned` with them
-    finished = [result for result in _grid_of(tuned).runs if result.t_eps_local is not None]
+    finished = [result for result in tuned_grid(tuned).runs if result.t_eps_local is not None]
     best = min(finished, key=local_t_eps_score, default=None)
     bound = math.inf if best is None or best.t_eps_local is None else float(best.t_eps_local)  # finished
     # a run that stopped at iteration m (cap, branch and bound, or its x-bar T_eps) without a worker T_eps
     # has none <= m
     exact = all(result.t_eps_local is not None or result.diverged or result.iterations >= min(cap, bound)
-                for result in _grid_of(tuned).runs)
-    own = tuned.t_eps_local if _grid_of(tuned).winner is not None else None
+                for result in tuned_grid(tuned).runs)
+    own = tuned.t_eps_local if tuned_grid(tuned).winner is not None else None
     if not exact:
         search = _reusing_local_search if reuse and _reusable(name, options) else _tune_local
         best, alone = search(tuned, name, problem, W, grid, **options)
@@ -250,19 +266,19 @@ def _tune_local(tuned: Result, name: str, problem: Problem, W: Gossip, grid: Ste
     settings = {key: value for key, value in options.items() if key in _TUNE_OPTIONS}
     hyper = {key: value for key, value in options.items() if key not in _TUNE_OPTIONS}
     first: Any = None
-    if _grid_of(tuned).winner is not None:
-        winner, group = tuned, groups.pop(_grid_of(tuned).winner_group or 0)
+    if tuned_grid(tuned).winner is not None:
+        winner, group = tuned, groups.pop(tuned_grid(tuned).winner_group or 0)
         groups.insert(0, group)
         one: dict[str, Any] = {key: winner.hyper[key] if isinstance(value, (list, tuple)) else value
                                for key, value in {**hyper, **group}.items()}
         single = {**settings, "prune": False}
         alone = algorithms.tune(name, problem, W, [winner.step_size], score=local_t_eps_score, stop="both",
                                 **single, **one)
-        first = alone if _grid_of(alone).winner is not None else None
+        first = alone if tuned_grid(alone).winner is not None else None
     incumbent = None if first is None else first.t_eps_local + 1
     local = algorithms.tune(name, problem, W, grid, score=local_t_eps_score, stop="both", groups=groups,
                             incumbent=incumbent, **settings, **hyper)
-    return (local if _grid_of(local).winner is not None else first), first
+    return (local if tuned_grid(local).winner is not None else first), first
 
 
 def _reusable(name: str, options: Mapping[str, Any]) -> bool:
@@ -325,21 +341,21 @@ def _reusing_local_search(tuned: Result, name: str, problem: Problem, W: Gossip,
     # the x-bar runs of each configuration, by (group, configuration), in the x-bar tuning's order
     layouts = [_configurations({**hyper, **group}) for group in groups]
     sizes = [len(steps) * math.prod(len(axis) for axis in axes) for _, axes in layouts]
-    if sum(sizes) * per_config != len(_grid_of(tuned).runs):  # not the layout expected: search as before
+    if sum(sizes) * per_config != len(tuned_grid(tuned).runs):  # not the layout expected: search as before
         return _tune_local(tuned, name, problem, W, grid, **options)
     xbar: dict[tuple[int, int], list[Any]] = {}
     position = 0
     for group_index, size in enumerate(sizes):
         for config in range(size):
-            xbar[(group_index, config)] = list(_grid_of(tuned).runs[position : position + per_config])
+            xbar[(group_index, config)] = list(tuned_grid(tuned).runs[position : position + per_config])
             position += per_config
 
     first: Any = None
     known: dict[tuple[int, int], list[Any]] = {}
     order = list(range(len(groups)))
-    winner = _grid_of(tuned).winner
+    winner = tuned_grid(tuned).winner
     if winner is not None:
-        winner_group = _grid_of(tuned).winner_group or 0
+        winner_group = tuned_grid(tuned).winner_group or 0
         offset = sum(sizes[:winner_group]) * per_config
         winner_config = (winner_group, (winner - offset) // per_config)
         order.remove(winner_group)
