@@ -40,6 +40,7 @@ __all__ = [
     "field_float",
     "field_floats",
     "field_int",
+    "field_ints",
     "field_list",
     "field_str",
     "field_strs",
@@ -471,6 +472,40 @@ def field_floats(fields: Mapping[str, JSONValue], key: str) -> list[float]:
             raise _wrong(key, value, "a list of numbers")
         numbers.append(value)
     return numbers
+
+
+def field_ints(fields: Mapping[str, JSONValue], key: str) -> list[int]:
+    """``fields[key]``, a JSON array of integers (not bools), as a point's seeds.
+
+    Parameters
+    ----------
+    fields : mapping of str to JSONValue
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
+    key : str
+        The field's name.
+
+    Returns
+    -------
+    list of int
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_ints({"tune_seeds": [0, 1]}, "tune_seeds")
+    [0, 1]
+    """
+    integers: list[int] = []
+    for value in field_list(fields, key):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _wrong(key, value, "a list of integers")
+        integers.append(value)
+    return integers
 
 
 def field_strs(fields: Mapping[str, JSONValue], key: str) -> list[str]:
