@@ -23,7 +23,7 @@ import os
 import pathlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeAlias, TypedDict
+from typing import TypeAlias, TypedDict, TypeGuard, TypeVar
 
 from decbounds.algorithms.result import to_jsonable
 
@@ -205,15 +205,59 @@ def point_key(point: Mapping[str, object], runner: Runner | str | None = None) -
 # (TypeError naming the field otherwise), so that the figures read records without casts. Values are
 # returned as stored: an int read as a float stays an int (its text in a CSV or a label does not change).
 
+_T = TypeVar("_T")
 
-def _field(fields: Mapping[str, JSONValue], key: str, optional: bool) -> JSONValue:
-    if optional:
-        return fields.get(key)
-    return fields[key]
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_str(value: object) -> TypeGuard[str]:
+    return isinstance(value, str)
+
+
+def _is_list(value: object) -> TypeGuard[list[JSONValue]]:
+    return isinstance(value, list)
+
+
+def _is_dict(value: object) -> TypeGuard[dict[str, JSONValue]]:
+    return isinstance(value, dict)
 
 
 def _wrong(key: str, value: JSONValue, expected: str) -> TypeError:
     return TypeError(f"record field {key!r} must be {expected}; got {value!r}")
+
+
+def _one(fields: Mapping[str, JSONValue], key: str, is_kind: Callable[[object], TypeGuard[_T]],
+         expected: str) -> _T:
+    value = fields[key]
+    if not is_kind(value):
+        raise _wrong(key, value, expected)
+    return value
+
+
+def _optional(fields: Mapping[str, JSONValue], key: str, is_kind: Callable[[object], TypeGuard[_T]],
+              expected: str) -> _T | None:
+    value = fields.get(key)
+    if value is None:
+        return None
+    if not is_kind(value):
+        raise _wrong(key, value, expected)
+    return value
+
+
+def _items(fields: Mapping[str, JSONValue], key: str, is_kind: Callable[[object], TypeGuard[_T]],
+           expected: str) -> list[_T]:
+    items: list[_T] = []
+    for value in _one(fields, key, _is_list, "a list"):
+        if not is_kind(value):
+            raise _wrong(key, value, expected)
+        items.append(value)
+    return items
 
 
 def field_int(fields: Mapping[str, JSONValue], key: str) -> int:
@@ -242,10 +286,7 @@ def field_int(fields: Mapping[str, JSONValue], key: str) -> int:
     >>> field_int({"n": 16}, "n")
     16
     """
-    value = _field(fields, key, False)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _wrong(key, value, "an integer")
-    return value
+    return _one(fields, key, _is_int, "an integer")
 
 
 def optional_int(fields: Mapping[str, JSONValue], key: str) -> int | None:
@@ -253,14 +294,12 @@ def optional_int(fields: Mapping[str, JSONValue], key: str) -> int | None:
 
     Parameters
     ----------
-    fields : mapping of str to JSONValue
-        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
-    key : str
-        The field's name.
+    fields, key
+        As in `field_int`.
 
     Returns
     -------
-    int or None
+    int | None
 
     Raises
     ------
@@ -272,12 +311,7 @@ def optional_int(fields: Mapping[str, JSONValue], key: str) -> int | None:
     >>> optional_int({"t_eps": None}, "t_eps") is None, optional_int({"t_eps": 40}, "t_eps")
     (True, 40)
     """
-    value = _field(fields, key, True)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _wrong(key, value, "an integer or null")
-    return value
+    return _optional(fields, key, _is_int, "an integer or null")
 
 
 def field_float(fields: Mapping[str, JSONValue], key: str) -> float:
@@ -285,15 +319,12 @@ def field_float(fields: Mapping[str, JSONValue], key: str) -> float:
 
     Parameters
     ----------
-    fields : mapping of str to JSONValue
-        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
-    key : str
-        The field's name.
+    fields, key
+        As in `field_int`.
 
     Returns
     -------
     float
-        Or the int stored.
 
     Raises
     ------
@@ -307,10 +338,7 @@ def field_float(fields: Mapping[str, JSONValue], key: str) -> float:
     >>> field_float({"lam": 0.5}, "lam"), field_float({"cap": 100}, "cap")
     (0.5, 100)
     """
-    value = _field(fields, key, False)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _wrong(key, value, "a number")
-    return value
+    return _one(fields, key, _is_number, "a number")
 
 
 def optional_float(fields: Mapping[str, JSONValue], key: str) -> float | None:
@@ -318,15 +346,12 @@ def optional_float(fields: Mapping[str, JSONValue], key: str) -> float | None:
 
     Parameters
     ----------
-    fields : mapping of str to JSONValue
-        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
-    key : str
-        The field's name.
+    fields, key
+        As in `field_int`.
 
     Returns
     -------
-    float or None
-        Or the int stored.
+    float | None
 
     Raises
     ------
@@ -338,12 +363,7 @@ def optional_float(fields: Mapping[str, JSONValue], key: str) -> float | None:
     >>> optional_float({}, "gamma") is None
     True
     """
-    value = _field(fields, key, True)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _wrong(key, value, "a number or null")
-    return value
+    return _optional(fields, key, _is_number, "a number or null")
 
 
 def field_str(fields: Mapping[str, JSONValue], key: str) -> str:
@@ -351,10 +371,8 @@ def field_str(fields: Mapping[str, JSONValue], key: str) -> str:
 
     Parameters
     ----------
-    fields : mapping of str to JSONValue
-        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
-    key : str
-        The field's name.
+    fields, key
+        As in `field_int`.
 
     Returns
     -------
@@ -372,10 +390,7 @@ def field_str(fields: Mapping[str, JSONValue], key: str) -> str:
     >>> field_str({"algorithm": "dpsgd"}, "algorithm")
     'dpsgd'
     """
-    value = _field(fields, key, False)
-    if not isinstance(value, str):
-        raise _wrong(key, value, "a string")
-    return value
+    return _one(fields, key, _is_str, "a string")
 
 
 def optional_str(fields: Mapping[str, JSONValue], key: str) -> str | None:
@@ -383,14 +398,12 @@ def optional_str(fields: Mapping[str, JSONValue], key: str) -> str | None:
 
     Parameters
     ----------
-    fields : mapping of str to JSONValue
-        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
-    key : str
-        The field's name.
+    fields, key
+        As in `field_int`.
 
     Returns
     -------
-    str or None
+    str | None
 
     Raises
     ------
@@ -402,10 +415,7 @@ def optional_str(fields: Mapping[str, JSONValue], key: str) -> str | None:
     >>> optional_str({"compressor": None}, "compressor") is None
     True
     """
-    value = _field(fields, key, True)
-    if value is not None and not isinstance(value, str):
-        raise _wrong(key, value, "a string or null")
-    return value
+    return _optional(fields, key, _is_str, "a string or null")
 
 
 def field_list(fields: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
@@ -413,14 +423,12 @@ def field_list(fields: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
 
     Parameters
     ----------
-    fields : mapping of str to JSONValue
-        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
-    key : str
-        The field's name.
+    fields, key
+        As in `field_int`.
 
     Returns
     -------
-    list of JSONValue
+    list[JSONValue]
 
     Raises
     ------
@@ -434,146 +442,7 @@ def field_list(fields: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
     >>> field_list({"steps": [0.1, 0.2]}, "steps")
     [0.1, 0.2]
     """
-    value = _field(fields, key, False)
-    if not isinstance(value, list):
-        raise _wrong(key, value, "a list")
-    return value
-
-
-def field_floats(fields: Mapping[str, JSONValue], key: str) -> list[float]:
-    """``fields[key]``, a JSON array of numbers (each as stored), as a sweep's grid of step sizes.
-
-    Parameters
-    ----------
-    fields : mapping of str to JSONValue
-        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
-    key : str
-        The field's name.
-
-    Returns
-    -------
-    list of float
-
-    Raises
-    ------
-    KeyError
-        If the field is missing.
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> field_floats({"steps": [0.1, 1]}, "steps")
-    [0.1, 1]
-    """
-    numbers: list[float] = []
-    for value in field_list(fields, key):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _wrong(key, value, "a list of numbers")
-        numbers.append(value)
-    return numbers
-
-
-def field_ints(fields: Mapping[str, JSONValue], key: str) -> list[int]:
-    """``fields[key]``, a JSON array of integers (not bools), as a point's seeds.
-
-    Parameters
-    ----------
-    fields : mapping of str to JSONValue
-        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
-    key : str
-        The field's name.
-
-    Returns
-    -------
-    list of int
-
-    Raises
-    ------
-    KeyError
-        If the field is missing.
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> field_ints({"tune_seeds": [0, 1]}, "tune_seeds")
-    [0, 1]
-    """
-    integers: list[int] = []
-    for value in field_list(fields, key):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _wrong(key, value, "a list of integers")
-        integers.append(value)
-    return integers
-
-
-def field_strs(fields: Mapping[str, JSONValue], key: str) -> list[str]:
-    """``fields[key]``, a JSON array of strings.
-
-    Parameters
-    ----------
-    fields : mapping of str to JSONValue
-        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
-    key : str
-        The field's name.
-
-    Returns
-    -------
-    list of str
-
-    Raises
-    ------
-    KeyError
-        If the field is missing.
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> field_strs({"starts": ["plain", "paper"]}, "starts")
-    ['plain', 'paper']
-    """
-    strings: list[str] = []
-    for value in field_list(fields, key):
-        if not isinstance(value, str):
-            raise _wrong(key, value, "a list of strings")
-        strings.append(value)
-    return strings
-
-
-def field_dicts(fields: Mapping[str, JSONValue], key: str) -> list[dict[str, JSONValue]]:
-    """``fields[key]``, a JSON array of objects (as a record's list of configurations run).
-
-    Parameters
-    ----------
-    fields : mapping of str to JSONValue
-        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
-    key : str
-        The field's name.
-
-    Returns
-    -------
-    list of dict of str to JSONValue
-
-    Raises
-    ------
-    KeyError
-        If the field is missing.
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> field_dicts({"configs": [{"t_eps": 3}]}, "configs")
-    [{'t_eps': 3}]
-    """
-    objects: list[dict[str, JSONValue]] = []
-    for value in field_list(fields, key):
-        if not isinstance(value, dict):
-            raise _wrong(key, value, "a list of objects")
-        objects.append(value)
-    return objects
+    return _one(fields, key, _is_list, "a list")
 
 
 def field_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONValue]:
@@ -581,14 +450,12 @@ def field_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONValue
 
     Parameters
     ----------
-    fields : mapping of str to JSONValue
-        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
-    key : str
-        The field's name.
+    fields, key
+        As in `field_int`.
 
     Returns
     -------
-    dict of str to JSONValue
+    dict[str, JSONValue]
 
     Raises
     ------
@@ -602,10 +469,7 @@ def field_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONValue
     >>> field_dict({"best": {"step_size": 0.1}}, "best")
     {'step_size': 0.1}
     """
-    value = _field(fields, key, False)
-    if not isinstance(value, dict):
-        raise _wrong(key, value, "an object")
-    return value
+    return _one(fields, key, _is_dict, "an object")
 
 
 def optional_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONValue] | None:
@@ -613,14 +477,12 @@ def optional_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONVa
 
     Parameters
     ----------
-    fields : mapping of str to JSONValue
-        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
-    key : str
-        The field's name.
+    fields, key
+        As in `field_int`.
 
     Returns
     -------
-    dict of str to JSONValue, or None
+    dict[str, JSONValue] | None
 
     Raises
     ------
@@ -632,10 +494,115 @@ def optional_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONVa
     >>> optional_dict({"best": None}, "best") is None
     True
     """
-    value = _field(fields, key, True)
-    if value is not None and not isinstance(value, dict):
-        raise _wrong(key, value, "an object or null")
-    return value
+    return _optional(fields, key, _is_dict, "an object or null")
+
+
+def field_ints(fields: Mapping[str, JSONValue], key: str) -> list[int]:
+    """``fields[key]``, a JSON array of integers (not bools), as a point's seeds.
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    list[int]
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_ints({"tune_seeds": [0, 1]}, "tune_seeds")
+    [0, 1]
+    """
+    return _items(fields, key, _is_int, "a list of integers")
+
+
+def field_floats(fields: Mapping[str, JSONValue], key: str) -> list[float]:
+    """``fields[key]``, a JSON array of numbers (each as stored), as a sweep's grid of step sizes.
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    list[float]
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_floats({"steps": [0.1, 1]}, "steps")
+    [0.1, 1]
+    """
+    return _items(fields, key, _is_number, "a list of numbers")
+
+
+def field_strs(fields: Mapping[str, JSONValue], key: str) -> list[str]:
+    """``fields[key]``, a JSON array of strings.
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    list[str]
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_strs({"starts": ["plain", "paper"]}, "starts")
+    ['plain', 'paper']
+    """
+    return _items(fields, key, _is_str, "a list of strings")
+
+
+def field_dicts(fields: Mapping[str, JSONValue], key: str) -> list[dict[str, JSONValue]]:
+    """``fields[key]``, a JSON array of objects (as a record's list of configurations run).
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    list[dict[str, JSONValue]]
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_dicts({"configs": [{"t_eps": 3}]}, "configs")
+    [{'t_eps': 3}]
+    """
+    return _items(fields, key, _is_dict, "a list of objects")
 
 
 # ----------------------------------------------------------------------------------------------- the grid
