@@ -36,7 +36,7 @@ from decbounds.algorithms.registry import (
     unregister,
 )
 from decbounds.algorithms.result import Grid, Result, to_jsonable
-from decbounds.algorithms.step_rule import Setup, State, StepRule
+from decbounds.algorithms.step_rule import Setup, State, StepRule, state_as
 from decbounds.algorithms.style import PlotStyle
 from decbounds.algorithms.tune import tune
 
@@ -80,6 +80,7 @@ __all__ = [
     "rule_class",
     "run",
     "run_batch",
+    "state_as",
     "to_jsonable",
     "tune",
     "unregister",

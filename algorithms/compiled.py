@@ -52,7 +52,7 @@ import linecache
 import pathlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from types import MappingProxyType
+from types import FrameType, MappingProxyType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
@@ -60,6 +60,7 @@ from decbounds.algorithms.engine import Context, batch_hyper, per_configuration
 from decbounds.algorithms.step_rule import Setup, StepRule, state_arrays
 
 if TYPE_CHECKING:
+    from decbounds.algorithms.compression import Compressor
     from decbounds.bounds.pep_methods import Ops
 
 __all__ = ["Coefficients", "NotLinearError", "check_compilable", "run_rule"]
@@ -77,7 +78,7 @@ class NotLinearError(ValueError):
 
 def _where() -> str:
     """The innermost frame outside numpy and this module: the line of the rule that asked."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
         if name != _THIS_FILE and not name.startswith(_NUMPY_DIR) and "<__array_function__" not in name:
@@ -171,8 +172,9 @@ def _recipe(ufunc: np.ufunc, method: str, inputs: Sequence[Any], kwargs: Mapping
     frozen = [x if isinstance(x, _StepArray) else np.array(_plain(x), copy=True) for x in inputs]
 
     def value(alpha: float) -> np.ndarray:
-        return getattr(ufunc, method)(*[x.recipe(alpha) if isinstance(x, _StepArray) else x for x in frozen],
-                                      **kw)
+        result: np.ndarray = getattr(ufunc, method)(
+            *[x.recipe(alpha) if isinstance(x, _StepArray) else x for x in frozen], **kw)
+        return result
 
     return value
 
@@ -321,8 +323,11 @@ class _Run:
         if self.probe is not None:
             self.probe.begin("sample", index)
         if index in self.dead_samples:
-            return np.zeros_like(X).view(Coefficients)
-        return np.asarray(self.ops.grad(X[:, 0, :]), dtype=float)[:, None, :].view(Coefficients)
+            dead: Coefficients = np.zeros_like(X).view(Coefficients)
+            return dead
+        rows = np.asarray(self.ops.grad(X[:, 0, :]), dtype=float)
+        gradient: Coefficients = rows[:, None, :].view(Coefficients)
+        return gradient
 
     def gossip(self, Z: Any) -> Coefficients:
         """W_t Z for an (m n, k', d) array: each n-row block and each column one vector of round t."""
@@ -339,7 +344,8 @@ class _Run:
                 if index in self.dead_vectors:
                     continue
                 out[b * n:(b + 1) * n, j, :] = self.ops.gossip(Z[b * n:(b + 1) * n, j, :], self.t)
-        return out.view(Coefficients)
+        gossiped: Coefficients = out.view(Coefficients)
+        return gossiped
 
 
 def _context(run: _Run, rule: StepRule, x0: np.ndarray, step: _StepArray,
@@ -347,7 +353,7 @@ def _context(run: _Run, rule: StepRule, x0: np.ndarray, step: _StepArray,
     """A `Context` whose calls record the method's linear maps (module docstring)."""
     n, d = run.n, run.d
 
-    def deliver(result: Coefficients, out: Any, add: Any) -> Coefficients:
+    def deliver(result: Coefficients, out: np.ndarray | None, add: np.ndarray | None) -> np.ndarray:
         if add is not None:
             result = result + add
         if out is not None:
@@ -373,7 +379,13 @@ def _context(run: _Run, rule: StepRule, x0: np.ndarray, step: _StepArray,
             return run.grad(X)
 
         def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None, vectors: int | None = None,
-                   add: Sequence[np.ndarray | None] | None = None) -> Any:
+                   add: Sequence[np.ndarray | None] | None = None, compressor: Compressor | None = None,
+                   sent: Sequence[np.ndarray] | None = None) -> Any:
+            if compressor is not None or sent is not None:
+                # a TypeError, as before the context took these parameters (an unexpected keyword then)
+                raise TypeError(f"{_CURRENT.get()} cannot be compiled into the worst-case SDP: ctx.gossip "
+                                "with a compressor (compressed gossip is no map of the PEP's gossip classes) "
+                                f"at {_where()}")
             outs = out or (None,) * len(Z)
             adds = add or (None,) * len(Z)
             results = [deliver(run.gossip(z), o, a) for z, o, a in zip(Z, outs, adds, strict=True)]
@@ -486,9 +498,9 @@ def _run(rule_class: type[StepRule], ops: Any, x0: np.ndarray, K: int, steps: np
     rule = _prepared(rule_class, n, d, K * per_iteration, getattr(ops, "lam", 0.0),
                      getattr(ops, "lambda_min", -1.0), structural)
     values = rule.resolve({**rule_class.batchable, **batchable})
-    hyper = batch_hyper({}, [values], d)
+    batched = batch_hyper({}, [values], d)
     hyper = MappingProxyType({k: v.view(_Constant) if isinstance(v, np.ndarray) else v
-                              for k, v in {**hyper, **rule.structural_values}.items()})
+                              for k, v in {**batched, **rule.structural_values}.items()})
     step = np.array(per_configuration([steps[0]], d)).view(_StepArray)  # a writable copy: refreshed below
     step.recipe = lambda alpha: per_configuration([alpha], d)
     step.book = [step]
@@ -542,7 +554,8 @@ class _Probe:
         return self.fresh()
 
     def gossip(self, X: np.ndarray, t: int) -> np.ndarray:
-        return self.mix @ X + self.fresh()
+        mixed: np.ndarray = self.mix @ X + self.fresh()
+        return mixed
 
 
 class _ProbeFullError(Exception):

@@ -30,6 +30,7 @@ from decbounds.algorithms import (
     StepRule,
     contractive,
     make_compressor,
+    state_as,
 )
 
 __all__ = ["BEER", "BEERState", "ChocoSGD", "ChocoState", "CompressedRule"]
@@ -121,7 +122,7 @@ class ChocoSGD(CompressedRule):
         return ChocoState(x=ctx.start_state(), x_hat=ctx.zeros(), w_hat=ctx.zeros(), diff=ctx.zeros(),
                           q=ctx.zeros())
 
-    def step(self, s: ChocoState, ctx: Context) -> ChocoState:
+    def step(self, s: ChocoState, ctx: Context) -> ChocoState:  # type: ignore[override]
         s.x -= ctx.step_size * ctx.sample(s.x)  # x^{t+1/2}
         np.subtract(s.x, s.x_hat, out=s.diff)
         s.w_hat += ctx.gossip(s.diff, compressor=self.compressor, sent=(s.q,))  # W x_hat^{t+1}
@@ -129,7 +130,8 @@ class ChocoSGD(CompressedRule):
         s.x += self.gamma * (s.w_hat - s.x_hat)
         return s
 
-    def worker_arrays(self, s: ChocoState) -> list[np.ndarray]:
+    def worker_arrays(self, state: State) -> list[np.ndarray]:
+        s = state_as(state, ChocoState)
         return [s.x, s.x_hat, s.w_hat]
 
 
@@ -200,7 +202,7 @@ class BEER(CompressedRule):
         return BEERState(x=ctx.start_state(), h=hg[:n], g=hg[n:], w_h=w_hg[:n], w_g=w_hg[n:], v=ctx.zeros(),
                          grad_prev=ctx.zeros(), diff_h=diff[:n], diff_g=diff[n:], q_h=q[:n], q_g=q[n:])
 
-    def step(self, s: BEERState, ctx: Context) -> BEERState:
+    def step(self, s: BEERState, ctx: Context) -> BEERState:  # type: ignore[override]
         grad = ctx.sample(s.x)
         s.v += self.gamma * (s.w_g - s.g)  # V^t = V^{t-1} + gamma (W - I) G^{t-1} + G(X^t) - G(X^{t-1})
         s.v += grad
@@ -211,9 +213,19 @@ class BEER(CompressedRule):
         np.subtract(s.x, s.h, out=s.diff_h)
         np.subtract(s.v, s.g, out=s.diff_g)
         # the two messages in one round: the stacked (2n, k, d) arrays behind the halves (init)
-        s.w_h.base[...] += ctx.gossip(s.diff_h.base, compressor=self.compressor, sent=(s.q_h.base,))
-        s.h.base[...] += s.q_h.base  # H^{t+1} and G^t
+        q = _stacked(s.q_h)
+        _stacked(s.w_h)[...] += ctx.gossip(_stacked(s.diff_h), compressor=self.compressor, sent=(q,))
+        _stacked(s.h)[...] += q  # H^{t+1} and G^t
         return s
 
-    def worker_arrays(self, s: BEERState) -> list[np.ndarray]:
+    def worker_arrays(self, state: State) -> list[np.ndarray]:
+        s = state_as(state, BEERState)
         return [s.x, s.h, s.g, s.w_h, s.w_g, s.v, s.grad_prev]
+
+
+def _stacked(half: np.ndarray) -> np.ndarray:
+    """The (2n, k, d) array of which ``half`` is the first n rows (`BEER.init` cuts them so)."""
+    stacked = half.base
+    if not isinstance(stacked, np.ndarray):
+        raise TypeError("a BEER state's halves must be views of the stacked arrays BEER.init makes")
+    return stacked

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from decbounds.algorithms import Context, PlotStyle, State, StepRule
+from decbounds.algorithms import Context, PlotStyle, State, StepRule, state_as
 
 __all__ = ["DiffusionState", "ExactDiffusion"]
 
@@ -69,7 +69,7 @@ class ExactDiffusion(StepRule):
         x = ctx.start_state()
         return DiffusionState(x=x, psi=x.copy(), phi=ctx.zeros(), w_phi=ctx.zeros())
 
-    def step(self, s: DiffusionState, ctx: Context) -> DiffusionState:
+    def step(self, s: DiffusionState, ctx: Context) -> DiffusionState:  # type: ignore[override]
         psi_new = s.x - ctx.step_size * ctx.sample(s.x)
         np.subtract(s.x, s.psi, out=s.phi)
         s.phi += psi_new
@@ -79,5 +79,6 @@ class ExactDiffusion(StepRule):
         s.x *= 0.5
         return s
 
-    def worker_arrays(self, s: DiffusionState) -> list[np.ndarray]:
+    def worker_arrays(self, state: State) -> list[np.ndarray]:
+        s = state_as(state, DiffusionState)
         return [s.x, s.psi]

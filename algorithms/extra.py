@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from decbounds.algorithms import Context, PlotStyle, State, StepRule
+from decbounds.algorithms import Context, PlotStyle, State, StepRule, state_as
 
 __all__ = ["Extra", "ExtraState"]
 
@@ -70,7 +70,7 @@ class Extra(StepRule):
         x = ctx.start_state()
         return ExtraState(x=x, x_prev=x.copy(), wx_prev=ctx.zeros(), g_prev=ctx.zeros(), wx=ctx.zeros())
 
-    def step(self, s: ExtraState, ctx: Context) -> ExtraState:
+    def step(self, s: ExtraState, ctx: Context) -> ExtraState:  # type: ignore[override]
         g = ctx.sample(s.x)
         ctx.gossip(s.x, out=(s.wx,))
         if ctx.t == 0:
@@ -82,5 +82,6 @@ class Extra(StepRule):
         s.g_prev[...] = g
         return s
 
-    def worker_arrays(self, s: ExtraState) -> list[np.ndarray]:
+    def worker_arrays(self, state: State) -> list[np.ndarray]:
+        s = state_as(state, ExtraState)
         return [s.x, s.x_prev, s.wx_prev, s.g_prev]

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from decbounds.algorithms import Context, PlotStyle, Setup, State, StepRule
+from decbounds.algorithms import Context, PlotStyle, Setup, State, StepRule, state_as
 
 from decbounds import bounds
 
@@ -159,7 +159,7 @@ class MGDSGD(StepRule):
         ctx.gossip_two_tap(s.z, s.buf, 1.0 + self.eta, previous, -self.eta)
         s.z_prev, s.z, s.buf = s.z, s.buf, s.z_prev
 
-    def step(self, s: MultiGossipState, ctx: Context) -> MultiGossipState:
+    def step(self, s: MultiGossipState, ctx: Context) -> MultiGossipState:  # type: ignore[override]
         R = self.R
         if self.form == "cta":
             r = ctx.t % R
@@ -185,5 +185,6 @@ class MGDSGD(StepRule):
             s.x[...] = s.z
         return s
 
-    def worker_arrays(self, s: MultiGossipState) -> list[np.ndarray]:
+    def worker_arrays(self, state: State) -> list[np.ndarray]:
+        s = state_as(state, MultiGossipState)
         return [s.x, s.g, s.z, s.z_prev]

@@ -15,14 +15,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import scipy.sparse as sp
 from decbounds.algorithms.engine import Context, MixingHandle
 from decbounds.algorithms.mixing import SHORT_ROW
 from decbounds.algorithms.registry import register
-from decbounds.algorithms.step_rule import Setup, State, StepRule, check_size, problem_constants
+from decbounds.algorithms.step_rule import Setup, State, StepRule, check_size, problem_constants, state_as
 from decbounds.algorithms.style import PlotStyle
 from decbounds.bounds.detag_params import accelerated_gossip_eta, detag_phase_length
 from decbounds.bounds.validation import require_choice, require_count, require_real
@@ -56,6 +56,13 @@ __all__ = [
     "phase_length",
 ]
 
+
+
+def _one(mixed: np.ndarray | tuple[np.ndarray, ...]) -> np.ndarray:
+    """The array ``ctx.mix`` returns for one array (a tuple only for several)."""
+    if isinstance(mixed, tuple):
+        raise TypeError(f"expected the one mixed array; got a tuple of {len(mixed)}")
+    return mixed
 
 @dataclass(eq=False)
 class MomentumState(State):
@@ -104,7 +111,7 @@ class CentralizedSGD(StepRule):
     def init(self, ctx: Context) -> MomentumState:
         return MomentumState(x=ctx.start_state(), v=self.momentum_buffer(ctx))
 
-    def step(self, s: MomentumState, ctx: Context) -> MomentumState:
+    def step(self, s: MomentumState, ctx: Context) -> MomentumState:  # type: ignore[override]
         mean_grad = ctx.exact_average(ctx.sample(s.x))
         s.x -= ctx.step_size * self.heavy_ball(s.v, np.broadcast_to(mean_grad, s.x.shape), ctx)
         return s
@@ -155,7 +162,7 @@ class LocalSGD(StepRule):
     def init(self, ctx: Context) -> MomentumState:
         return MomentumState(x=ctx.start_state(), v=self.momentum_buffer(ctx))
 
-    def step(self, s: MomentumState, ctx: Context) -> MomentumState:
+    def step(self, s: MomentumState, ctx: Context) -> MomentumState:  # type: ignore[override]
         s.x -= ctx.step_size * self.heavy_ball(s.v, ctx.sample(s.x), ctx)
         if (ctx.t + 1) % self.H == 0:
             s.x[...] = ctx.exact_average(s.x)
@@ -228,7 +235,7 @@ class DPSGD(StepRule):
         return DPSGDState(x=ctx.start_state(), v=self.momentum_buffer(ctx), buf=ctx.zeros(),
                           step=ctx.zeros())
 
-    def step(self, s: DPSGDState, ctx: Context) -> DPSGDState:
+    def step(self, s: DPSGDState, ctx: Context) -> DPSGDState:  # type: ignore[override]
         direction = self.heavy_ball(s.v, ctx.sample(s.x), ctx)
         if self.atc:
             s.x -= ctx.step_size * direction
@@ -298,7 +305,7 @@ class D2(StepRule):
         return D2State(x=x, v=self.momentum_buffer(ctx), x_prev=x.copy(), u_prev=ctx.zeros(),
                        half=ctx.zeros())
 
-    def step(self, s: D2State, ctx: Context) -> D2State:
+    def step(self, s: D2State, ctx: Context) -> D2State:  # type: ignore[override]
         u = self.heavy_ball(s.v, ctx.sample(s.x), ctx)
         np.multiply(s.x, 2.0, out=s.half)
         s.half -= s.x_prev
@@ -308,7 +315,8 @@ class D2(StepRule):
         ctx.gossip(s.half, out=(s.x,))
         return s
 
-    def worker_arrays(self, s: D2State) -> list[np.ndarray]:
+    def worker_arrays(self, state: State) -> list[np.ndarray]:
+        s = state_as(state, D2State)
         return [s.x, s.x_prev, s.u_prev]
 
 
@@ -360,7 +368,7 @@ class DSGT(StepRule):
         return TrackingState(x=xy[: self.n], v=self.momentum_buffer(ctx), y=xy[self.n :], g_prev=ctx.zeros(),
                              bx=bxy[: self.n], by=bxy[self.n :])
 
-    def step(self, s: TrackingState, ctx: Context) -> TrackingState:
+    def step(self, s: TrackingState, ctx: Context) -> TrackingState:  # type: ignore[override]
         g = ctx.sample(s.x)
         xy, bxy = s.x.base, s.bx.base
         if xy is not None and xy is s.y.base and bxy is not None and bxy is s.by.base:
@@ -375,7 +383,8 @@ class DSGT(StepRule):
         s.y, s.by = s.by, s.y
         return s
 
-    def worker_arrays(self, s: TrackingState) -> list[np.ndarray]:
+    def worker_arrays(self, state: State) -> list[np.ndarray]:
+        s = state_as(state, TrackingState)
         return [s.x, s.y, s.g_prev]
 
 
@@ -416,7 +425,7 @@ class GTDSGD(StepRule):
         return TrackingState(x=ctx.start_state(), v=self.momentum_buffer(ctx), y=ctx.zeros(),
                              g_prev=ctx.zeros(), bx=ctx.zeros(), by=ctx.zeros())
 
-    def step(self, s: TrackingState, ctx: Context) -> TrackingState:
+    def step(self, s: TrackingState, ctx: Context) -> TrackingState:  # type: ignore[override]
         if ctx.t % 2 == 0:
             if ctx.t == 0:
                 g = ctx.sample(s.x)
@@ -434,7 +443,8 @@ class GTDSGD(StepRule):
             s.y, s.by = s.by, s.y
         return s
 
-    def worker_arrays(self, s: TrackingState) -> list[np.ndarray]:
+    def worker_arrays(self, state: State) -> list[np.ndarray]:
+        s = state_as(state, TrackingState)
         return [s.x, s.y, s.g_prev]
 
 
@@ -489,13 +499,14 @@ class SGP(StepRule):
         x = ctx.start_state()
         return PushSumState(x=x, v=self.momentum_buffer(ctx), z=x.copy(), w=np.ones((self.n, 1, 1)))
 
-    def step(self, s: PushSumState, ctx: Context) -> PushSumState:
+    def step(self, s: PushSumState, ctx: Context) -> PushSumState:  # type: ignore[override]
         s.z -= ctx.step_size * self.heavy_ball(s.v, ctx.sample(s.x), ctx)
         s.z, s.w = ctx.gossip(s.z, s.w)  # a "push" rule's gossip applies the push matrix P
         np.divide(s.z, s.w, out=s.x)
         return s
 
-    def worker_arrays(self, s: PushSumState) -> list[np.ndarray]:
+    def worker_arrays(self, state: State) -> list[np.ndarray]:
+        s = state_as(state, PushSumState)
         return [s.x, s.z]
 
 
@@ -608,7 +619,7 @@ class DeFacto(StepRule):
                                             for r, F in enumerate(self.factor_matrices)]
         return DeFactoState(x=ctx.start_state(), replica=ctx.zeros(), g=ctx.zeros())
 
-    def step(self, s: DeFactoState, ctx: Context) -> DeFactoState:
+    def step(self, s: DeFactoState, ctx: Context) -> DeFactoState:  # type: ignore[override]
         R = self.R
         r = ctx.t % (2 * R)
         if r < R:
@@ -618,7 +629,7 @@ class DeFacto(StepRule):
             s.replica[...] = s.x
             if self.intended:
                 s.replica -= ctx.step_size * s.g
-        s.replica = ctx.gossip(s.replica) if self.scheduled else ctx.mix(self.factors[r - R], s.replica)
+        s.replica = ctx.gossip(s.replica) if self.scheduled else _one(ctx.mix(self.factors[r - R], s.replica))
         if r == 2 * R - 1:
             s.x[...] = s.replica
             if not self.intended:
@@ -626,7 +637,8 @@ class DeFacto(StepRule):
             s.g[...] = 0.0
         return s
 
-    def worker_arrays(self, s: DeFactoState) -> list[np.ndarray]:
+    def worker_arrays(self, state: State) -> list[np.ndarray]:
+        s = state_as(state, DeFactoState)
         return [s.x, s.replica, s.g]
 
 
@@ -770,7 +782,12 @@ class DeTAG(StepRule):
             If the method, start or eta is invalid.
         """
         assert self.lam is not None
-        return gossip_schedule(values["gossip"], self.lam, self.R, eta=values["eta"], start=values["start"])
+        # the types here, the ranges (and the rest) in gossip_schedule
+        method = require_choice("gossip", values["gossip"], GOSSIP_METHODS)
+        start = require_choice("start", values["start"], GOSSIP_STARTS)
+        eta = values["eta"]
+        return gossip_schedule(method, self.lam, self.R, start=start,
+                               eta=None if eta is None else require_real("eta", eta, minimum=None))
 
     def init(self, ctx: Context) -> DeTAGState:
         """The start state; the per-round gossip coefficients of the k configurations go on the rule
@@ -804,13 +821,14 @@ class DeTAG(StepRule):
                  for r in range(self.R)]
         beta = ctx.hyper["beta"]
         self.coefficients, self.plain = coefficients, plain
-        self.beta: np.ndarray | None = beta if np.any(beta) else None
+        # beta is one value per configuration (batch_hyper); no momentum anywhere: the plain recursion
+        self.beta: np.ndarray | None = cast(np.ndarray, beta) if np.any(np.asarray(beta)) else None
         z = np.zeros((self.n, 2 * k, ctx.d))
         z[:, :k] = ctx.x0  # x~ = x0, y = 0
         return DeTAGState(x=ctx.start_state(), z=z, z_prev=np.zeros_like(z), buf=np.zeros_like(z),
                           g=ctx.zeros(), g_prev=ctx.zeros())
 
-    def step(self, s: DeTAGState, ctx: Context) -> DeTAGState:
+    def step(self, s: DeTAGState, ctx: Context) -> DeTAGState:  # type: ignore[override]
         R = self.R
         r = ctx.t % R
         if self.plain[r]:
@@ -846,7 +864,8 @@ class DeTAG(StepRule):
             s.g[...] = 0.0
         return s
 
-    def worker_arrays(self, s: DeTAGState) -> list[np.ndarray]:
+    def worker_arrays(self, state: State) -> list[np.ndarray]:
+        s = state_as(state, DeTAGState)
         k = s.x.shape[1]
         return [s.x, s.replica, s.tracker, s.z_prev[:, :k], s.z_prev[:, k:], s.g, s.g_prev]
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 import networkx as nx
 import numpy as np
@@ -71,6 +71,7 @@ __all__ = [
     "gossip_for",
     "problem_constants",
     "state_arrays",
+    "state_as",
     "support_graph",
     "symmetric_gossip",
 ]
@@ -670,6 +671,46 @@ def _attributes(obj: Any) -> dict[str, Any]:
             if slot not in values and hasattr(obj, slot):
                 values[slot] = getattr(obj, slot)
     return values
+
+
+_StateT = TypeVar("_StateT", bound=State)
+
+
+def state_as(state: State, kind: type[_StateT]) -> _StateT:
+    """``state`` as the rule's own state class: what its ``init`` returned, which the engine hands back to
+    ``worker_arrays`` (typed `State` there, as the base class declares it).
+
+    ``step`` runs once per iteration, where a call costs: the built-in rules annotate its parameter with
+    their own state class and mark the narrowing ``# type: ignore[override]`` (the engine passes ``step``
+    exactly what ``init`` returned), so that the pinned per-iteration work (tests/algorithms/
+    test_engine_cost.py) stays what it was.
+
+    Parameters
+    ----------
+    state : State
+        The state the engine passes.
+    kind : type
+        The rule's state class (a `State` subclass).
+
+    Returns
+    -------
+    State
+        ``state`` itself, typed as ``kind``.
+
+    Raises
+    ------
+    TypeError
+        If ``state`` is not a ``kind``.
+
+    Examples
+    --------
+    >>> state_as(State(x=np.zeros((2, 1, 3))), State).x.shape
+    (2, 1, 3)
+    """
+    if not isinstance(state, kind):
+        raise TypeError(f"state must be a {kind.__name__} (what the rule's init returns); got "
+                        f"{type(state).__name__}")
+    return state
 
 
 def check_state(state: object, n: int) -> None:

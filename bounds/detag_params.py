@@ -95,10 +95,10 @@ def accelerated_gossip_rho(lam: float, R: int) -> float:
     """
     lam = _check_lam(lam)
     try:
-        R = _check_positive("R", R, integer=True, allow_zero=True)
+        steps = _check_positive("R", R, integer=True, allow_zero=True)
     except ValueError:
         raise ValueError(f"R must be a non-negative integer number of gossip steps; got R={R!r}") from None
-    return (1.0 - math.sqrt(1.0 - lam)) ** int(R)
+    return (1.0 - math.sqrt(1.0 - lam)) ** int(steps)
 
 
 def _check_positive(name: str, value: float, *, integer: bool = False, allow_zero: bool = False) -> float:
@@ -151,16 +151,16 @@ def detag_phase_length(n: int, lam: float, varsigma0: float, T: int, Delta: floa
     >>> R, accelerated_gossip_rho(0.95, R) <= 1 / 4
     (31, True)
     """
-    n = _check_positive("n", n, integer=True)
+    workers = _check_positive("n", n, integer=True)
     lam = _check_lam(lam)
     varsigma0 = _check_positive("varsigma0", varsigma0, allow_zero=True)
-    T = _check_positive("T", T, integer=True)
+    budget = _check_positive("T", T, integer=True)
     Delta = _check_positive("Delta", Delta)
     L = _check_positive("L", L)
     # log(varsigma0^2 T/(Delta L)) taken term by term: varsigma0^2 underflows to 0 for tiny varsigma0
-    heterogeneity_log = (2 * math.log(varsigma0) + math.log(T) - math.log(Delta) - math.log(L)
+    heterogeneity_log = (2 * math.log(varsigma0) + math.log(budget) - math.log(Delta) - math.log(L)
                          if varsigma0 > 0 else -math.inf)
-    exponent = max(0.5 * math.log(n), 0.5 * heterogeneity_log)
+    exponent = max(0.5 * math.log(workers), 0.5 * heterogeneity_log)
     return max(1, math.ceil(exponent / math.sqrt(1.0 - lam)))
 
 
@@ -209,32 +209,33 @@ def detag_step_size(n: int, lam: float, varsigma0: float, T: int, Delta: float, 
     """
     if R is None:
         R = detag_phase_length(n, lam, varsigma0, T, Delta, L)
-    n = _check_positive("n", n, integer=True)
+    workers = _check_positive("n", n, integer=True)
     varsigma0 = _check_positive("varsigma0", varsigma0, allow_zero=True)
-    T = _check_positive("T", T, integer=True)
+    budget = _check_positive("T", T, integer=True)
     Delta = _check_positive("Delta", Delta)
     L = _check_positive("L", L)
     sigma = _check_positive("sigma", sigma, allow_zero=True)
-    B = _check_positive("B", B, integer=True)
-    R = int(_check_positive("R", R, integer=True))
+    batch = _check_positive("B", B, integer=True)
+    steps = int(_check_positive("R", R, integer=True))
     lam = _check_lam(lam)
     # In log space, so that no intermediate over- or underflows (sigma^2 T, rho^R, ... at extreme inputs):
     # alpha = 1 / (noise + heterogeneity + smoothness) = exp(-logsumexp(log terms)).
     base = 1.0 - math.sqrt(1.0 - lam)  # rho = base^R
-    log_rho = R * math.log(base) if base > 0 else -math.inf
+    log_rho = steps * math.log(base) if base > 0 else -math.inf
     log_one_minus_rho = math.log1p(-math.exp(log_rho))
     logs = [math.log(32.0) + math.log(L) - 2.0 * log_one_minus_rho]  # smoothness
     if sigma > 0:
-        logs.append(0.5 * (2 * math.log(sigma) + math.log(T) + math.log(L) - math.log(B) - 2 * math.log(R)
-                           - math.log(n) - math.log(Delta)))  # noise
+        logs.append(0.5 * (2 * math.log(sigma) + math.log(budget) + math.log(L) - math.log(batch)
+                           - 2 * math.log(steps) - math.log(workers) - math.log(Delta)))  # noise
     if varsigma0 > 0 and log_rho > -math.inf:
-        logs.append((2 / 3) * (log_rho + math.log(L) + math.log(varsigma0)) + (math.log(T) - math.log(R)
-                    - math.log(Delta)) / 3 - log_one_minus_rho)  # heterogeneity
+        logs.append((2 / 3) * (log_rho + math.log(L) + math.log(varsigma0))
+                    + (math.log(budget) - math.log(steps) - math.log(Delta)) / 3
+                    - log_one_minus_rho)  # heterogeneity
     top = max(logs)
     log_alpha = -(top + math.log(math.fsum(math.exp(value - top) for value in logs)))
     alpha = math.exp(log_alpha) if log_alpha < 709.0 else math.inf
     if not (0.0 < alpha < math.inf):
         raise ValueError(f"the step size of Cor. 6 is alpha = exp({log_alpha:.6g}), which is not a positive "
-                         f"finite float (n={n!r}, lam={lam!r}, varsigma0={varsigma0!r}, T={T!r}, "
-                         f"Delta={Delta!r}, L={L!r}, sigma={sigma!r}, B={B!r}, R={R!r})")
+                         f"finite float (n={workers!r}, lam={lam!r}, varsigma0={varsigma0!r}, T={budget!r}, "
+                         f"Delta={Delta!r}, L={L!r}, sigma={sigma!r}, B={batch!r}, R={steps!r})")
     return alpha

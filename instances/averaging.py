@@ -115,16 +115,18 @@ def exact_averaging_factors(G: nx.Graph) -> list[sp.csr_array]:
         children[u].append(v)
     for level in range(height):  # propagate: level -> level + 1
         diag = np.ones(n)
-        rows, cols, vals = [], [], []
+        child_rows: list[int] = []
+        parent_cols: list[int] = []
+        shares: list[float] = []
         for u in by_depth[level]:
             diag[u] = 1.0 / subtree[u]
             for v in children[u]:
-                rows.append(v)
-                cols.append(u)
-                vals.append(subtree[v] / subtree[u])
-        rows_a = np.concatenate([np.arange(n), rows])
-        cols_a = np.concatenate([np.arange(n), cols])
-        factors.append(_csr(rows_a, cols_a, np.concatenate([diag, vals]), n))
+                child_rows.append(v)
+                parent_cols.append(u)
+                shares.append(subtree[v] / subtree[u])
+        rows_a = np.concatenate([np.arange(n), child_rows])
+        cols_a = np.concatenate([np.arange(n), parent_cols])
+        factors.append(_csr(rows_a, cols_a, np.concatenate([diag, shares]), n))
     return factors
 
 

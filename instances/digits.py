@@ -211,11 +211,13 @@ class DigitsProblem:
         model = require_choice("model", model, MODELS)
         hidden = require_count("hidden", hidden, 1, maximum=10**4, what="width of the hidden layer")
         regularization = require_real("regularization", regularization, allow_zero=True)
-        seed = require_seed("seed", seed)
-        if isinstance(seed, np.random.Generator):  # SeedSequence wants entropy, not a Generator
-            seed = int(seed.integers(2**63))
+        entropy = require_seed("seed", seed)
+        if isinstance(entropy, np.random.Generator):  # SeedSequence wants entropy, not a Generator
+            entropy = int(entropy.integers(2**63))
         features, labels = load_digits_arrays()
-        partition_seed, init_seed = np.random.SeedSequence(seed).spawn(2)
+        # a SeedSequence (require_seed accepts one) spawns the two streams itself
+        sequence = entropy if isinstance(entropy, np.random.SeedSequence) else np.random.SeedSequence(entropy)
+        partition_seed, init_seed = sequence.spawn(2)
         self.shards = shuffle_partition(labels, n, shuffled_percent, partition_seed, balanced=balanced)
         self.n = int(n)
         self.samples_per_worker = self.shards.shape[1]
@@ -226,6 +228,7 @@ class DigitsProblem:
         self.features = features[self.shards]  # (n, m, 64)
         self.labels = labels[self.shards]  # (n, m)
         self._onehot = np.eye(NUM_CLASSES)[self.labels]  # (n, m, 10)
+        self._shapes: tuple[tuple[int, ...], ...]
         if model == "mlp":
             h = self.hidden
             self._shapes = ((NUM_FEATURES, h), (h,), (h, NUM_CLASSES), (NUM_CLASSES,))
@@ -280,7 +283,7 @@ class DigitsProblem:
             dZ1 = (d_logits @ np.swapaxes(W2, -1, -2)) * (1.0 - H * H)
             gW1 = np.swapaxes(A, -1, -2) @ dZ1
             gb1 = dZ1.sum(axis=-2)
-            parts = (gW1, gb1, gW2, gb2)
+            parts: tuple[np.ndarray, ...] = (gW1, gb1, gW2, gb2)
         else:
             parts = (np.swapaxes(A, -1, -2) @ d_logits, d_logits.sum(axis=-2))
         lead = P.shape[:-1]
@@ -310,7 +313,7 @@ class DigitsProblem:
         numpy.ndarray
             Shape (n, *batch, d).
         """
-        return self._full(X, True)[1]
+        return _computed(self._full(X, True)[1])
 
     def value(self, X: np.ndarray) -> np.ndarray:
         """Full-shard mean losses: f_i at worker i's points (cross-entropy, plus the regularizer of the
@@ -342,7 +345,8 @@ class DigitsProblem:
             Shape (*batch, d).
         """
         x = check_global_points(x, self.dim)
-        return self.grad(np.broadcast_to(x, (self.n, *x.shape))).mean(axis=0)
+        mean: np.ndarray = self.grad(np.broadcast_to(x, (self.n, *x.shape))).mean(axis=0)
+        return mean
 
     def full_value(self, x: np.ndarray) -> np.ndarray:
         """f = mean_i f_i at x: the mean loss over all n m samples.
@@ -358,7 +362,8 @@ class DigitsProblem:
             Shape (*batch).
         """
         x = check_global_points(x, self.dim)
-        return self.value(np.broadcast_to(x, (self.n, *x.shape))).mean(axis=0)
+        mean: np.ndarray = self.value(np.broadcast_to(x, (self.n, *x.shape))).mean(axis=0)
+        return mean
 
     def sample_grad(self, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """Mean per-sample gradient over the samples ``idx`` of each worker's shard (for
@@ -393,7 +398,7 @@ class DigitsProblem:
         workers = np.arange(self.n)[:, None, None]
         A = self.features[workers, flat_idx]
         Y = self._onehot[workers, flat_idx]
-        return self._loss_grad(P, A, Y)[1].reshape(X.shape)
+        return _computed(self._loss_grad(P, A, Y)[1]).reshape(X.shape)
 
     def varsigma0(self) -> float:
         """Measured heterogeneity at x0: sqrt((1/n) sum_i ||grad f_i(x0) - grad f(x0)||^2), assumption (6)."""
@@ -425,7 +430,9 @@ class DigitsProblem:
 
         def hvp(v: np.ndarray) -> np.ndarray:
             V = np.asarray(v).reshape(self.n, self.dim)
-            return ((self.grad(base + step * V) - self.grad(base - step * V)) / (2.0 * step)).reshape(-1)
+            product: np.ndarray = ((self.grad(base + step * V) - self.grad(base - step * V))
+                                   / (2.0 * step)).reshape(-1)
+            return product
 
         size = self.n * self.dim
         operator = spla.LinearOperator((size, size), matvec=hvp, dtype=float)
@@ -436,6 +443,13 @@ class DigitsProblem:
     def __repr__(self) -> str:
         return (f"DigitsProblem(n={self.n}, model={self.model!r}, "
                 f"shuffled_percent={self.shuffled_percent:g}, m={self.samples_per_worker}, d={self.dim})")
+
+
+def _computed(G: np.ndarray | None) -> np.ndarray:
+    """The gradient of a `DigitsProblem._loss_grad` call made with ``want_grad`` (always computed then)."""
+    if G is None:
+        raise RuntimeError("the gradient was not computed (want_grad=False)")
+    return G
 
 
 def digits_problem(n: int, *, shuffled_percent: float, seed: int, model: str = "mlp", hidden: int = 16,

@@ -154,7 +154,7 @@ def _cache_key(method: str, n: int, edges: np.ndarray) -> str:
     return f"{method}-n{n}-{digest.hexdigest()[:24]}.npz"
 
 
-def _cache_load(path: Path, edges: np.ndarray) -> dict | None:
+def _cache_load(path: Path, edges: np.ndarray) -> dict[str, np.ndarray] | None:
     try:
         with np.load(path, allow_pickle=False) as data:
             if not np.array_equal(data["edges"], edges):
@@ -164,15 +164,17 @@ def _cache_load(path: Path, edges: np.ndarray) -> dict | None:
         return None  # missing, or unreadable: solve again (a corrupt entry is overwritten below)
 
 
-def _cache_store(path: Path, **arrays: np.ndarray) -> None:
+def _cache_store(path: Path, *, edges: np.ndarray, weights: np.ndarray, lam: np.float64, solver: np.str_,
+                 seconds: np.float64, optimality_gap: np.float64) -> None:
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    np.savez(buffer, edges=edges, weights=weights, lam=lam, solver=solver, seconds=seconds,
+             optimality_gap=optimality_gap)
     atomic_write_bytes(path, buffer.getvalue())  # a killed write leaves no partial entry
 
 
 def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", cache: bool = True,
-                    cache_dir: str | os.PathLike | None = None, tol: float = 1e-8,
-                    solver_options: dict | None = None) -> OptimizedGossip:
+                    cache_dir: str | os.PathLike[str] | None = None, tol: float = 1e-8,
+                    solver_options: dict[str, object] | None = None) -> OptimizedGossip:
     """Solve FDLA (``method="fdla"``) or FMMC (``"fmmc"``) on G; see the module docstring for the solvers.
 
     Parameters
@@ -233,9 +235,9 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
         hit = _cache_load(path, edges)
         if hit is not None:
             W = from_edge_weights(n, edges[:, 0], edges[:, 1], hit["weights"])
-            gap = float(hit["optimality_gap"])
+            cached_gap = float(hit["optimality_gap"])
             return OptimizedGossip(W, float(hit["lam"]), method, str(hit["solver"]), float(hit["seconds"]),
-                                   edges, hit["weights"], True, None if np.isnan(gap) else gap)
+                                   edges, hit["weights"], True, None if np.isnan(cached_gap) else cached_gap)
 
     group = _translation_group(G, n, edges) if solver in ("auto", "lp") else None
     if solver == "lp" and group is None:
@@ -259,6 +261,7 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
     if n == 1 or len(edges) == 0:
         weights = np.zeros(len(edges))
     elif solver == "lp":
+        assert group is not None  # solver "lp" comes with a group: checked above, or chosen because of it
         weights, lp_value, dual_bound = _solve_translation_lp(n, edges, group, nonnegative)
     elif solver == "barrier":
         # one BLAS thread: the Newton steps are many mid-sized products, and a threaded OpenBLAS beside any
@@ -287,14 +290,15 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
 
 def _project(n: int, edges: np.ndarray, weights: np.ndarray, nonnegative: bool) -> np.ndarray:
     """Back onto the exact constraints; symmetry, support and W 1 = 1 hold by the edge-weight form."""
-    w = np.asarray(weights, dtype=float).copy()
+    w: np.ndarray = np.asarray(weights, dtype=float).copy()
     if not nonnegative:
         return w
     w = np.maximum(w, 0.0)
     load = np.bincount(edges[:, 0], w, n) + np.bincount(edges[:, 1], w, n)  # 1 - diag(W)
     # a row whose off-diagonal mass exceeds 1 (solver tolerance) gets its edges scaled so the diagonal is >= 0
     scale = 1.0 / np.maximum(1.0, np.maximum(load[edges[:, 0]], load[edges[:, 1]]))
-    return w * scale
+    projected: np.ndarray = w * scale
+    return projected
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -341,7 +345,9 @@ def _solve_translation_lp(n: int, edges: np.ndarray, group: tuple[int, ...],
     HiGHS's dual simplex (``LP_METHOD``). Returns (edge weights, the LP's s, HiGHS's dual bound b @ y)."""
     from scipy.optimize import linprog  # late: ~0.1 s, and only the symmetric FDLA/FMMC need it
 
-    orbit, reps = _orbits(n, edges, group)
+    orbits = _orbits(n, edges, group)
+    assert orbits is not None  # _translation_group returned this group only where _orbits found them
+    orbit, reps = orbits
     orders = np.array(group, dtype=float)
     chars = np.array(np.unravel_index(np.arange(1, n), group)).T  # the non-trivial characters k
     involution = np.all((2 * reps) % np.array(group) == 0, axis=1)
@@ -412,18 +418,19 @@ def _incidence(n: int, edges: np.ndarray) -> sp.csc_array:
     return sp.csc_array((vals, (rows, cols)), shape=(n, m))
 
 
-def _solve_cvxpy_sdp(n: int, edges: np.ndarray, nonnegative: bool, solver: str, options: dict) -> np.ndarray:
+def _solve_cvxpy_sdp(n: int, edges: np.ndarray, nonnegative: bool, solver: str,
+                     options: dict[str, object]) -> np.ndarray:
     import cvxpy as cp  # late: importing cvxpy is slow (docs/benchmarks.md); most gossip matrices skip it
     A = _incidence(n, edges)
     w = cp.Variable(len(edges))
     s = cp.Variable()
-    X = np.eye(n) - np.full((n, n), 1.0 / n) - A @ cp.diag(w) @ A.T  # W - 11^T/n
+    X = np.eye(n) - np.full((n, n), 1.0 / n) - A @ cp.diag(w) @ A.T  # type: ignore[attr-defined]  # W - 11^T/n
     identity = np.eye(n)
     constraints = [X << s * identity, X >> -s * identity]  # two n x n LMIs, not norm(., 2): theory.md §12.2
     if nonnegative:
         constraints += [w >= 0, abs(A) @ w <= 1]
     problem = cp.Problem(cp.Minimize(s), constraints)
-    problem.solve(solver=solver, **options)
+    problem.solve(solver=solver, **options)  # type: ignore[no-untyped-call]
     if w.value is None:
         raise RuntimeError(f"cvxpy solver {solver} returned status {problem.status!r} and no weights")
     return np.asarray(w.value)

@@ -76,6 +76,8 @@ class HeterogeneousProblem:
     Subclasses provide the common part g through `_common_grad` and `_common_value`.
     """
 
+    Delta: float  # f(x0) - inf f, set by each subclass's __init__
+
     def __init__(self, n: int, d: int, varsigma: float, seed: int | np.random.Generator, *,
                  varsigma0: float | None, L: float) -> None:
         self.n = require_count("n", n, 1)
@@ -86,7 +88,7 @@ class HeterogeneousProblem:
         self.varsigma0 = (self.varsigma if varsigma0 is None
                           else _magnitude("varsigma0", varsigma0, allow_zero=True))
         self.smoothness = _magnitude("L", L)
-        seed = require_seed("seed", seed)
+        generator_seed = require_seed("seed", seed)
         if self.varsigma0 > self.varsigma:
             raise ValueError(
                 f"varsigma0 (heterogeneity at x0) cannot exceed varsigma (its sup over x); got "
@@ -94,7 +96,7 @@ class HeterogeneousProblem:
             )
         if self.n == 1 and self.varsigma > 0:
             raise ValueError(f"varsigma must be 0 with n = 1 worker; got varsigma={varsigma!r}")
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(generator_seed)
         # (v - v0)(v + v0), not v^2 - v0^2: no square of a large varsigma is formed
         gamma = math.sqrt(max((self.varsigma - self.varsigma0) * (self.varsigma + self.varsigma0), 0.0))
         if gamma < MAGNITUDE_RANGE[0]:
@@ -171,7 +173,8 @@ class HeterogeneousProblem:
             Shape (n, *batch).
         """
         X = check_points(X, self.n, self.dim)
-        values = self._common_value(X) - np.sum(self._per_worker(self.b_deviation, X.ndim) * X, axis=-1)
+        values: np.ndarray = self._common_value(X) - np.sum(self._per_worker(self.b_deviation, X.ndim) * X,
+                                                            axis=-1)
         if self.has_sine:
             s = self.sine_scale
             values += np.sum(self._per_worker(self.c, X.ndim) * s * (1.0 - np.cos(X / s)), axis=-1)
@@ -230,7 +233,8 @@ class HeterogeneousProblem:
         x = check_global_points(x, self.dim)
         X = np.broadcast_to(x, (self.n, *x.shape))
         deviation = self.grad(X) - self.full_grad(x)
-        return np.sqrt(np.mean(np.sum(deviation**2, axis=-1), axis=0))
+        measured: np.ndarray = np.sqrt(np.mean(np.sum(deviation**2, axis=-1), axis=0))
+        return measured
 
     def heterogeneity_maximizer(self) -> np.ndarray:
         """A point where the heterogeneity equals varsigma: sin(x_j / s) = 1 on the sine coordinates."""
@@ -300,10 +304,12 @@ class HeterogeneousQuadratic(HeterogeneousProblem):
                              )
 
     def _common_grad(self, x: np.ndarray) -> np.ndarray:
-        return x @ self.A - self.b_mean
+        grad: np.ndarray = x @ self.A - self.b_mean
+        return grad
 
     def _common_value(self, x: np.ndarray) -> np.ndarray:
-        return 0.5 * np.sum((x @ self.A) * x, axis=-1) - x @ self.b_mean
+        value: np.ndarray = 0.5 * np.sum((x @ self.A) * x, axis=-1) - x @ self.b_mean
+        return value
 
     def __repr__(self) -> str:
         return (f"HeterogeneousQuadratic(n={self.n}, d={self.dim}, varsigma={self.varsigma:g}, "
@@ -355,11 +361,13 @@ class HeterogeneousNonconvex(HeterogeneousProblem):
         # far out (|u| > 1e77) (1 + u^2)^2 overflows to inf and the quotient to 0, which is what the true
         # value 2 / u^3 rounds to: the overflow is harmless, so it is not reported
         with np.errstate(over="ignore"):
-            return self.kappa * 2.0 * u / (1.0 + u * u) ** 2
+            grad: np.ndarray = self.kappa * 2.0 * u / (1.0 + u * u) ** 2
+        return grad
 
     def _common_value(self, x: np.ndarray) -> np.ndarray:
         u2 = (x - self.x_star) ** 2
-        return self.kappa * np.sum(u2 / (1.0 + u2), axis=-1)
+        value: np.ndarray = self.kappa * np.sum(u2 / (1.0 + u2), axis=-1)
+        return value
 
     def __repr__(self) -> str:
         return (f"HeterogeneousNonconvex(n={self.n}, d={self.dim}, varsigma={self.varsigma:g}, "

@@ -307,7 +307,7 @@ class _SmallKernel:
         V, W, Y, P, E, T = self.V, self.W, self.Y, self.P, self.E, self.T
         self.Y_in[...] = X  # (assignment: the cheapest strided copy)
         if x is not None:
-            self.Y_in2[...] = x
+            self.Y_in2[...] = x  # type: ignore[index]  # x is given only to a kernel built with `second`
         np.abs(Y, out=V)
         np.subtract(V, self.half, out=V)
         np.maximum(V, self.floor, out=V)  # v, clipped where Psi underflows to 0
@@ -639,10 +639,10 @@ class ZeroChainFunctions:
         else:
             links[:, : m - 1] = -np.repeat(self.link_weight[:, : m - 1], per_worker, axis=0)
         threshold = np.where(links != 0.0, self._constants[1] + self._constants[2], np.inf).reshape(-1)
-        links = (links * math.exp(self._constants[4])).reshape(-1)
+        flat_links = (links * math.exp(self._constants[4])).reshape(-1)
         if len(self._inputs) >= 256:  # bounded: the engine evaluates subsets of a batch, so sizes vary
             self._inputs.clear()
-        cached = self._inputs[key] = ChainInputs(first, links, threshold)
+        cached = self._inputs[key] = ChainInputs(first, flat_links, threshold)
         return cached
 
     def _small(self, X: np.ndarray, per_worker: int | None) -> np.ndarray | None:

@@ -18,15 +18,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Protocol, cast
 
 import numpy as np
 from decbounds.bounds.validation import require_probability
+from decbounds.instances.protocol import LocalFunctions
 from decbounds.oracles.base import _OracleBase, check_batch, check_rng
 
 __all__ = ["VARIANCE_CONSTANT", "ZeroChainOracle"]
 
 # sup over x of the variance of one query on f_hat, divided by (1 - p) / p (docs/errata.md E23): (e^{3/2})^2.
 VARIANCE_CONSTANT = math.e**3
+
+
+class _ChainFunctions(LocalFunctions, Protocol):
+    """A zero-chain instance: local functions that also report each row's progress along the chain."""
+
+    def progress(self, X: np.ndarray) -> np.ndarray:
+        """Each row's progress: max{i >= 1 : x_i != 0} (1-based), 0 for the zero row."""
+        ...
 
 
 class ZeroChainOracle(_OracleBase):
@@ -67,7 +77,8 @@ class ZeroChainOracle(_OracleBase):
     """
 
     def __init__(self, f: object, p: float | None = None) -> None:
-        super().__init__(f)
+        # _OracleBase.__init__ checks the local-function protocol's attributes and raises TypeError otherwise
+        super().__init__(cast(LocalFunctions, f))
         if not hasattr(f, "progress"):
             raise TypeError(f"f must be a zero-chain instance with progress(X) for ZeroChainOracle; got "
                             f"{type(f).__name__}")
@@ -159,10 +170,12 @@ class ZeroChainOracle(_OracleBase):
 
     def _reveal(self, X: np.ndarray, G: np.ndarray, successes: np.ndarray, batch: int) -> np.ndarray:
         """Scale each row's progress coordinate (the next link of the chain) by successes / (B p)."""
-        prog = np.asarray(self.f.progress(X))
+        # __init__ checked that f has progress(X)
+        prog = np.asarray(cast(_ChainFunctions, self.f).progress(X))
         rows = np.nonzero(prog < G.shape[-1])  # index tuples: G may be in either memory order
         if rows[0].size:
-            G[(*rows, prog[rows])] *= successes[rows] * (1.0 / (batch * self.p))
+            revealed = (*rows, prog[rows])
+            G[revealed] *= successes[rows] * (1.0 / (batch * self.p))
         return G
 
     def __repr__(self) -> str:

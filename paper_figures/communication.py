@@ -56,6 +56,7 @@ import numpy as np
 from decbounds.paper_figures import exponents
 from decbounds.paper_figures.fit import (
     ExponentRow,
+    catalog_entry,
     exponent_rows,
     fit_records,
     is_diverged,
@@ -67,11 +68,13 @@ from decbounds.paper_figures.plotting import (
     DEFAULT_OUT_DIR,
     figure_main,
     new_figure,
+    panels,
     place_legend,
     save_figure,
     style,
     value_ticks,
 )
+from decbounds.paper_figures.records import field_float, field_floats, field_int, field_str
 from decbounds.paper_figures.sweep import (
     Point,
     Record,
@@ -84,8 +87,9 @@ from decbounds.paper_figures.sweep import (
     tune_both,
     winner_index,
 )
+from decbounds.paper_figures.tuning_reuse import tuned_grid
 
-from decbounds import algorithms, instances
+from decbounds import instances
 
 __all__ = [
     "BROOM_SERIES",
@@ -136,9 +140,8 @@ SERIES: tuple[str, ...] = ("centralized", "defacto", "detag", "detag_paper_start
 
 #: Catalog entries each series' exponent is compared with (fit.exponent_rows).
 PREDICTED_BY: dict[str, str] = {
-    **{name: algorithms.entry(name).catalog_entry
-       for name in ("centralized", "defacto", "detag", "dsgt", "d2", "dpsgd")},
-    "detag_paper_start": algorithms.entry("detag").catalog_entry,  # DeTAG from the paper's start point
+    **{name: catalog_entry(name) for name in ("centralized", "defacto", "detag", "dsgt", "d2", "dpsgd")},
+    "detag_paper_start": catalog_entry("detag"),  # DeTAG from the paper's start point
 }
 #: Catalog entries evaluated for every record.
 PREDICT: tuple[str, ...] = (
@@ -395,19 +398,19 @@ def measure_point(point: Point) -> RunOutput:
     ValueError
         If the point's series is not one of its graph's.
     """
-    series, n = point["series"], int(point["n"])
-    D = None if point.get("D") is None else int(point["D"])
+    series, n = field_str(point, "series"), int(field_float(point, "n"))
+    D = None if point.get("D") is None else int(field_float(point, "D"))
     allowed = SERIES if D is None else BROOM_SERIES
     if series not in allowed:
         raise ValueError(f"point['series'] must be one of {allowed}; got {series!r}")
-    problem, W = _instance(n, int(point["chain_length"]), D)
-    cap = int(point["cap"])
-    steps = [fraction / problem.smoothness for fraction in point["step_fractions"]]
+    problem, W = _instance(n, int(field_float(point, "chain_length")), D)
+    cap = int(field_float(point, "cap"))
+    steps = [fraction / problem.smoothness for fraction in field_floats(point, "step_fractions")]
     options: dict[str, Any] = {}
     if series.startswith("detag"):
         setting = _detag_setting(series)
         # contracting gossip: larger R first (the best R grows with n); Alg. 3 as printed: R = 1 first
-        phases = sorted(point["phases"], reverse=series == "detag")
+        phases = sorted(field_floats(point, "phases"), reverse=series == "detag")
         options = {"groups": [{"R": R} for R in phases], "prune": True, **setting}
     name = "detag" if series.startswith("detag") else series
     # the zero chain's configurations have the same bits alone and in a batch: the worker-output search
@@ -415,14 +418,17 @@ def measure_point(point: Point) -> RunOutput:
     tuned, local = tune_both(name, problem, W, steps, tol=problem.epsilon, iterations=cap, reuse=True,
                              **options)
     grid: list[dict[str, Any]] = []
-    for result, limit in zip(tuned.grid.runs, tuned.grid.limits, strict=True):
-        entry = outcome(result)
+    for run, limit in zip(tuned_grid(tuned).runs, tuned_grid(tuned).limits, strict=True):
+        entry: dict[str, Any] = dict(outcome(run))
         if series.startswith("detag"):
-            entry["contraction"] = gossip_contraction(n, result.hyper["R"], result.hyper["gossip"],
-                                                      result.hyper["start"], setting["eta"], D)
-            entry["stopped_at_incumbent"] = result.t_eps is None and limit < cap
+            R, gossip, start = run.hyper["R"], run.hyper["gossip"], run.hyper["start"]
+            if not (isinstance(R, int) and isinstance(gossip, str) and isinstance(start, str)):
+                raise TypeError(f"DeTAG's resolved R, gossip and start must be an int and two names; got "
+                                f"{R!r}, {gossip!r}, {start!r}")
+            entry["contraction"] = gossip_contraction(n, R, gossip, start, setting["eta"], D)
+            entry["stopped_at_incumbent"] = run.t_eps is None and limit < cap
         grid.append(entry)
-    best = grid[winner_index(tuned)] if tuned.grid.winner is not None else grid[0]
+    best = grid[winner_index(tuned)] if tuned_grid(tuned).winner is not None else grid[0]
     result = {**best, "status": tuned_status(grid, best), "capped": best["t_eps"] is None, "cap": cap,
               "grid": grid, **local, "explicit_bound": int(problem.iteration_lower_bound),
               "dist": int(problem.dist)}
@@ -510,17 +516,18 @@ def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True)
     path = pathlib.Path(out_dir) / NAME / "records.jsonl"
     levels = sweep_points(mode)
     path_levels = [points for label, points in levels.items() if label.startswith("path")]
-    following: dict[tuple[str, int], dict[str, Any]] = {}
+    following: dict[tuple[str, float], dict[str, Any]] = {}
     for here, there in itertools.pairwise(path_levels):
         by_series = {point["series"]: point for point in there}
-        following.update({(point["series"], point["n"]): by_series[point["series"]] for point in here
+        following.update({(field_str(point, "series"), field_float(point, "n")): by_series[point["series"]]
+                          for point in here
                           if point["series"] in by_series})
     broom = [point for label, points in levels.items() if not label.startswith("path") for point in points]
 
     def follow(record: Record) -> list[dict[str, Any]]:
         if is_broom(record) or record["result"]["capped"]:
             return []
-        after = following.get((record["point"]["series"], record["point"]["n"]))
+        after = following.get((field_str(record["point"], "series"), field_float(record["point"], "n")))
         return [] if after is None else [after]
 
     executor = SerialExecutor() if MODES[mode]["serial"] else default_executor(2)
@@ -561,12 +568,13 @@ def point_cost(mode: str, point: Point) -> float:
     -------
     float
     """
-    scale = MODES[mode]["cap"] / MODES["full"]["cap"]
+    scale: float = MODES[mode]["cap"] / MODES["full"]["cap"]
     if point.get("D") is not None:
-        base, growth = _BROOM_COST.get(point["series"], (0.35, 0.0))
-        return scale * (base + growth * point["D"])
-    base, growth = _PATH_COST.get(point["series"], (0.3, 1 / 50))
-    return scale * sum(base + growth * n for n in MODES[mode]["sizes"] if n >= point["n"])
+        base, growth = _BROOM_COST.get(field_str(point, "series"), (0.35, 0.0))
+        return scale * (base + growth * field_float(point, "D"))
+    base, growth = _PATH_COST.get(field_str(point, "series"), (0.3, 1 / 50))
+    total: float = sum(base + growth * n for n in MODES[mode]["sizes"] if n >= field_float(point, "n"))
+    return scale * total
 
 
 # ------------------------------------------------------------------------------------------------- fits
@@ -588,7 +596,7 @@ def tail_records(records: Sequence[Record], tail: int = FIT_TAIL) -> list[Record
         Sorted by n.
     """
     finished = [r for r in records if is_finished(r)]
-    return sorted(finished, key=lambda r: r["params"]["n"])[-tail:]
+    return sorted(finished, key=lambda r: field_float(r["params"], "n"))[-tail:]
 
 
 def diameter(record: Record) -> float:
@@ -603,7 +611,7 @@ def diameter(record: Record) -> float:
     -------
     float
     """
-    return float(record["point"]["D"])
+    return float(field_float(record["point"], "D"))
 
 
 def exponent_table(records: Sequence[Record]) -> list[ExponentRow]:
@@ -672,15 +680,16 @@ def cor2_anchor(records: Sequence[Record]) -> float | None:
     finished = [r for r in records if r["point"]["series"] != "centralized" and is_finished(r)]
     if not finished:
         return None
-    return min(r["result"]["t_eps"] * math.sqrt(1.0 - r["params"]["lam"]) for r in finished)
+    return min(field_float(r["result"], "t_eps") * math.sqrt(1.0 - field_float(r["params"], "lam"))
+               for r in finished)
 
 
 def _by_series(records: Sequence[Record], key: str = "n") -> dict[str, list[Record]]:
     groups: dict[str, list[Record]] = {series: [] for series in SERIES}
     for record in records:
-        groups[record["point"]["series"]].append(record)
+        groups[field_str(record["point"], "series")].append(record)
     for group in groups.values():
-        group.sort(key=lambda r: r["params"][key])
+        group.sort(key=lambda r: field_float(r["params"], key))
     return groups
 
 
@@ -704,15 +713,15 @@ def _plot_worker_output(ax: Any, group: Sequence[Record], x_of: Any, look: dict[
     done = [r for r in worker_output(group) if is_finished(r)]
     if not done:
         return
-    y = [r["result"]["t_eps"] / (scale(r) if scale else 1.0) for r in done]
+    y = [field_float(r["result"], "t_eps") / (scale(r) if scale else 1.0) for r in done]
     ax.plot([x_of(r) for r in done], y, color=look["color"], marker=look["marker"], markerfacecolor="none",
             linestyle="--", linewidth=1.0, markersize=5, alpha=0.8)
 
 
 def _plot_broom(ax: Any, records: Sequence[Record], cap: int) -> None:
     """Panel (c): T_eps against the broom's diameter D at fixed n, with 1 + (T_c - 1) dist(D)."""
-    n = records[0]["params"]["n"]
-    diameters = sorted({r["point"]["D"] for r in records})
+    n = field_int(records[0]["params"], "n")
+    diameters = sorted({field_float(r["point"], "D") for r in records})
     dense_d = np.arange(min(diameters), max(diameters) + 1)
     explicit = [1 + (CHAIN_LENGTH - 1) * instances.split_groups(n, int(d))[2] for d in dense_d]
     ax.plot(dense_d, explicit, **BOUND_STYLE, drawstyle="steps-mid",
@@ -731,7 +740,7 @@ def _plot_broom(ax: Any, records: Sequence[Record], cap: int) -> None:
         _plot_worker_output(ax, group, diameter, look)
         for record in group:
             if not is_finished(record):
-                _mark_capped(ax, record["point"]["D"], cap, look, is_diverged(record))
+                _mark_capped(ax, field_float(record["point"], "D"), cap, look, is_diverged(record))
     ax.axhline(cap, color="0.8", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -776,9 +785,10 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
     """
     broom = [r for r in records if is_broom(r)]
     records = [r for r in records if not is_broom(r)]
-    fig, (ax, ax_ratio, ax_broom) = new_figure(1, 3, width=6.0, height=5.6)
+    fig, axes = new_figure(1, 3, width=6.0, height=5.6)
+    ax, ax_ratio, ax_broom = panels(axes)
     groups = _by_series(records)
-    sizes = sorted({r["params"]["n"] for r in records})
+    sizes = sorted({field_int(r["params"], "n") for r in records})
     cap = MODES[mode]["cap"]
     # multiples of 3 only: there ceil(n/3) = n/3 and the hop count n/3 + 1 has no rounding wiggle
     dense_n = 3 * np.unique(np.round(np.geomspace(max(1, min(sizes) // 3), max(sizes) // 3, 200)).astype(int))
@@ -802,7 +812,7 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
             text += f": slope {fit.fit.slope:.2f} [{fit.fit.ci_low:.2f}, {fit.fit.ci_high:.2f}]"
         x = [r["params"]["n"] for r in done]
         y = [r["result"]["t_eps"] for r in done]
-        ratio = [r["result"]["t_eps"] / r["result"]["explicit_bound"] for r in done]
+        ratio = [field_float(r["result"], "t_eps") / field_float(r["result"], "explicit_bound") for r in done]
         common = {"color": look["color"], "marker": look["marker"], "linestyle": look["linestyle"]}
         ax.plot(x, y, **common, markersize=6, label=text)
         ax_ratio.plot(x, ratio, **common, markersize=6)
@@ -810,9 +820,10 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
         _plot_worker_output(ax_ratio, group, lambda r: r["params"]["n"], look,
                             lambda r: r["result"]["explicit_bound"])
         for record in capped:
-            n = record["params"]["n"]
+            n = field_int(record["params"], "n")
             _mark_capped(ax, n, cap, look, is_diverged(record))
-            _mark_capped(ax_ratio, n, cap / record["result"]["explicit_bound"], look, is_diverged(record))
+            _mark_capped(ax_ratio, n, cap / field_float(record["result"], "explicit_bound"), look,
+                         is_diverged(record))
             skipped = [k for k in sizes if k > n]
             if skipped:
                 notes.append(f"{look['label']}: {'diverged' if is_diverged(record) else 'capped'} at n={n}, "
@@ -836,8 +847,8 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
             "its own).\nOpen marker + arrow: cap hit; X: diverged (never fitted, never anchors a guide).")
     if notes:
         note += "\n" + "\n".join(notes)
-    low = min([0.5] + [r["result"]["t_eps"] / r["result"]["explicit_bound"] for r in records
-                       if is_finished(r)])
+    low = min([0.5] + [field_float(r["result"], "t_eps") / field_float(r["result"], "explicit_bound")
+                       for r in records if is_finished(r)])
     ax_ratio.set_ylim(bottom=low / 12.0)  # room for the note under the data
     ax_ratio.text(0.02, 0.02, note, transform=ax_ratio.transAxes, fontsize=6.5, va="bottom", color="0.3")
     handles, labels = ax.get_legend_handles_labels()

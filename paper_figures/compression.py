@@ -46,8 +46,19 @@ from decbounds.paper_figures.plotting import (
     atomic_write_bytes,
     figure_main,
     new_figure,
+    panels,
     save_figure,
     style,
+)
+from decbounds.paper_figures.records import (
+    JSONValue,
+    field_float,
+    field_floats,
+    field_int,
+    field_str,
+    optional_dict,
+    optional_float,
+    optional_str,
 )
 from decbounds.paper_figures.sweep import Point, Record, RunOutput, run_sweep
 
@@ -127,7 +138,7 @@ def inv_delta(record: Record) -> float:
     -------
     float
     """
-    return 1.0 / float(record["params"]["delta"])
+    return 1.0 / float(field_float(record["params"], "delta"))
 
 
 def measure_point(point: Point) -> RunOutput:
@@ -145,26 +156,29 @@ def measure_point(point: Point) -> RunOutput:
         ``result``: T_eps, status, bits to eps and per iteration, the winning step and gamma; ``params``:
         the catalog parameters with the compressor's delta (and omega when unbiased).
     """
-    n, d, algorithm = int(point["n"]), int(point["d"]), point["algorithm"]
+    n, d, algorithm = int(field_int(point, "n")), int(field_int(point, "d")), field_str(point, "algorithm")
     f, W = _problem(n, d), _ring(n)
     hyper: dict[str, Any] = {}
-    delta, omega = 1.0, 0.0
-    if point.get("compressor"):
-        compressor = algorithms.make_compressor(point["compressor"])
+    delta = 1.0
+    omega: float | None = 0.0  # None: a biased compressor (no omega)
+    spec = optional_str(point, "compressor")
+    if spec:
+        compressor = algorithms.make_compressor(spec)
         delta = float(algorithms.contractive(compressor).delta(d))
         omega = float(compressor.omega(d)) if compressor.kind == "unbiased" else None
-        hyper = {"compressor": point["compressor"],
+        hyper = {"compressor": spec,
                  "gamma": sorted({min(1.0, c * delta) for c in GAMMA_FACTORS})}
-    best = algorithms.tune(algorithm, f, W, grid=list(point["steps"]), tol=float(point["tol"]),
-                           iterations=int(point["cap"]), stop="average", prune=True, **hyper)
+    best = algorithms.tune(algorithm, f, W, grid=list(field_floats(point, "steps")),
+                           tol=float(field_float(point, "tol")), iterations=int(field_int(point, "cap")),
+                           stop="average", prune=True, **hyper)
     reached = best.t_eps is not None
-    result = {"t_eps": best.t_eps, "status": best.status, "cap": int(point["cap"]),
+    result = {"t_eps": best.t_eps, "status": best.status, "cap": int(field_int(point, "cap")),
               "bits": best.counters["bits"] if reached else None,
               "bits_per_iteration": best.counters["bits"] / best.iterations if reached and best.iterations
               else None,
               "best": {"step_size": best.step_size, "gamma": best.hyper.get("gamma")} if reached else None}
     params = {"n": n, "lam": float(W.lam), "Delta": float(f.Delta), "L": float(f.smoothness),
-              "epsilon": float(point["tol"]) ** 2,  # the entries' grad_norm_sq criterion
+              "epsilon": float(field_float(point, "tol")) ** 2,  # the entries' grad_norm_sq criterion
               "sigma": 0.0, "B": 1, "varsigma": float(f.varsigma), "varsigma0": float(f.varsigma0),
               "delta": delta, **({} if omega is None else {"omega": omega})}
     return {"result": to_jsonable(result), "params": params}
@@ -183,11 +197,11 @@ def points(mode: CompressionMode) -> list[Point]:
     list of Point
         The sweep points of `measure_point`.
     """
-    base = {"figure": "compression", "n": mode.n, "d": mode.d, "tol": mode.tol, "cap": mode.cap,
+    base: Point = {"figure": "compression", "n": mode.n, "d": mode.d, "tol": mode.tol, "cap": mode.cap,
             "steps": list(mode.steps)}
-    found = [{**base, "series": label, "algorithm": algorithm, "compressor": f"{name}:{k}", "k": k,
-              "predict": list(PREDICT)}
-             for label, (algorithm, name) in SERIES.items() for k in mode.kept]
+    found: list[Point] = [{**base, "series": label, "algorithm": algorithm, "compressor": f"{name}:{k}",
+                           "k": k, "predict": list(PREDICT)}
+                          for label, (algorithm, name) in SERIES.items() for k in mode.kept]
     found += [{**base, "series": name, "algorithm": name, "compressor": None, "k": mode.d, "predict": []}
               for name in BASELINES]
     return found
@@ -195,7 +209,7 @@ def points(mode: CompressionMode) -> list[Point]:
 
 def _cost(point: Point) -> float:
     """Rough CPU seconds (measured 2026-12-04: configurations that never reach eps run to the cap)."""
-    return 0.05 + point["cap"] / 2000 * (1.0 if point["compressor"] else 0.3)
+    return 0.05 + field_float(point, "cap") / 2000 * (1.0 if point["compressor"] else 0.3)
 
 
 def _as_series(records: Sequence[Record]) -> list[Record]:
@@ -207,10 +221,10 @@ def _as_series(records: Sequence[Record]) -> list[Record]:
 def _as_bits(records: Sequence[Record]) -> list[Record]:
     """The same records with bits-to-eps in place of T_eps, and each prediction times the record's bits
     per iteration (the predicted bits-to-eps)."""
-    out = []
+    out: list[Record] = []
     for r in records:
-        per = r["result"]["bits_per_iteration"]
-        result = {**r["result"], "t_eps": r["result"]["bits"]}
+        per = optional_float(r["result"], "bits_per_iteration")
+        result: dict[str, JSONValue] = {**r["result"], "t_eps": r["result"]["bits"]}
         predicted = {name: value * per for name, value in r.get("predicted", {}).items()} if per else {}
         out.append({**r, "result": result, "predicted": predicted})
     return out
@@ -251,7 +265,7 @@ def _csv(records: Sequence[Record]) -> str:
     writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
     writer.writeheader()
     for r in records:
-        best = r["result"]["best"] or {}
+        best = optional_dict(r["result"], "best") or {}
         row = {"series": r["point"]["series"], "compressor": r["point"]["compressor"] or "none",
                "k": r["point"]["k"], "inv_delta": inv_delta(r), "t_eps": r["result"]["t_eps"],
                "bits": r["result"]["bits"], "bits_per_iteration": r["result"]["bits_per_iteration"],
@@ -303,6 +317,7 @@ def plot(records: Sequence[Record], rows: Sequence[fit.ExponentRow], mode: Compr
         The PNG and PDF.
     """
     fig, axes = new_figure(1, 2, width=4.2, height=3.6)
+    axes = panels(axes)
     # titles first: they move the constrained layout, and place_legend must see the final axes
     axes.flat[0].set_title(f"(a) $T_\\varepsilon$, ring n = {mode.n}, d = {mode.d}, "
                            f"$\\varepsilon$ = {mode.tol:g}", fontsize="small")

@@ -46,6 +46,7 @@ __all__ = [
     "Record",
     "RecordFit",
     "Variable",
+    "catalog_entry",
     "exponent_rows",
     "exponent_table_csv",
     "exponent_table_markdown",
@@ -573,6 +574,37 @@ class ExponentRow:
     def verdict(self) -> str:
         """`verdict` of this row: "consistent", "tight", "violated", "too few points", or "" (none)."""
         return verdict(self.measured.fit, self.predicted, self.kind)
+
+
+def catalog_entry(algorithm: str) -> str:
+    """The ``bounds`` catalog entry of a registered algorithm's rate (``algorithms.entry(name)``'s
+    ``catalog_entry``), which a figure's ``PREDICTED_BY`` compares the measured exponent with.
+
+    Parameters
+    ----------
+    algorithm : str
+        A registered algorithm's name or alias.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If the algorithm has no catalog entry.
+
+    Examples
+    --------
+    >>> catalog_entry("dsgt")
+    'dsgt'
+    """
+    from decbounds import algorithms
+
+    entry = algorithms.entry(algorithm).catalog_entry
+    if entry is None:
+        raise ValueError(f"algorithm {algorithm!r} has no catalog entry to predict its exponent")
+    return entry
 
 
 def exponent_rows(sweep: str, records: Sequence[Record], variable: Variable, *,

@@ -51,6 +51,17 @@ from decbounds.paper_figures.plotting import (
     save_figure,
     style,
 )
+from decbounds.paper_figures.records import (
+    JSONValue,
+    field_dict,
+    field_float,
+    field_floats,
+    field_ints,
+    field_list,
+    field_str,
+    optional_dict,
+    optional_float,
+)
 from decbounds.paper_figures.sweep import (
     Point,
     Record,
@@ -61,6 +72,7 @@ from decbounds.paper_figures.sweep import (
     point_key,
     run_sweep,
 )
+from decbounds.paper_figures.tuning_reuse import tuned_grid
 
 from decbounds import algorithms, instances, oracles
 
@@ -324,9 +336,10 @@ def loss_curves(problem: FiniteSumFunctions, W: Gossip, algorithm: str, step_siz
                 x_hat = state.x.mean(axis=0)  # every rule keeps its local models in state.x, shape (n, k, d)
                 losses[t] = np.asarray(problem.full_value(x_hat), dtype=float).reshape(len(seeds))
 
+    options: dict[str, Any] = dict(hyper)  # run_batch checks them
     results = algorithms.run_batch(
         algorithm, oracles.FiniteSumOracle(problem), W, step_sizes=[step_size], seeds=list(seeds),
-        iterations=iterations, batch=batch, record_every=max(1, iterations), callback=record_loss, **hyper,
+        iterations=iterations, batch=batch, record_every=max(1, iterations), callback=record_loss, **options,
     )
     table = np.array([losses.get(t, np.full(len(seeds), np.nan)) for t in checkpoints])  # (checkpoints, k)
     loss = [_finite_or_none(table[:, j]) for j in range(len(seeds))]
@@ -434,19 +447,43 @@ def bracketed_tune(algorithm: str, oracle: Problem, W: Gossip, steps: Sequence[f
     >>> sorted({r.step_size for r in runs}), best.step_size
     ([0.05, 0.1, 0.2, 0.4, 0.8], 0.4)
     """
-    tuned = algorithms.tune(algorithm, oracle, W, list(steps), **options)
-    runs = list(tuned.grid.runs)
+    passed: dict[str, Any] = dict(options)  # algorithms.tune checks them
+    tuned = algorithms.tune(algorithm, oracle, W, list(steps), **passed)
+    runs = list(tuned_grid(tuned).runs)
     tried = sorted(set(steps))
     for _ in range(max(0, int(extend))):
-        if tuned.grid.score is None or tried[0] < tuned.step_size < tried[-1]:
+        best_score = tuned_grid(tuned).score
+        if best_score is None or tried[0] < tuned.step_size < tried[-1]:
             break
         step = 2.0 * tried[-1] if tuned.step_size == tried[-1] else 0.5 * tried[0]
-        trial = algorithms.tune(algorithm, oracle, W, [step], **options)
-        runs += trial.grid.runs
+        trial = algorithms.tune(algorithm, oracle, W, [step], **passed)
+        runs += tuned_grid(trial).runs
         tried = sorted({*tried, step})
-        if trial.grid.score is not None and trial.grid.score < tuned.grid.score:
+        trial_score = tuned_grid(trial).score
+        if trial_score is not None and trial_score < best_score:
             tuned = trial
     return tuned, runs
+
+
+def _eta_r_pairs(point: Point) -> list[tuple[float, float]]:
+    """The point's ``detag_eta_r``: [eta, R] pairs of numbers."""
+    pairs: list[tuple[float, float]] = []
+    for pair in field_list(point, "detag_eta_r"):
+        if isinstance(pair, list) and len(pair) == 2:
+            eta, R = pair
+            if isinstance(eta, (int, float)) and isinstance(R, (int, float)) \
+                    and not isinstance(eta, bool) and not isinstance(R, bool):
+                pairs.append((eta, R))
+                continue
+        raise TypeError(f"record field 'detag_eta_r' must hold [eta, R] pairs of numbers; got {pair!r}")
+    return pairs
+
+
+def _values(row: JSONValue) -> list[JSONValue]:
+    """A record's row of values (a JSON array), as the loss of one seed at every checkpoint."""
+    if not isinstance(row, list):
+        raise TypeError(f"expected a list of values; got {row!r}")
+    return row
 
 
 def tuned_curve(point: Point) -> RunOutput:
@@ -474,43 +511,52 @@ def tuned_curve(point: Point) -> RunOutput:
     RunOutput
         The result above, and the catalog parameters n, lam, B and varsigma0.
     """
-    problem = digits(int(point["n"]), float(point["shuffled_percent"]),
-                     int(point.get("data_seed", DATA_SEED)), str(point.get("model", MODEL)))
-    network = point["network"]
-    kappa = network.get("kappa")
-    W, lam = network_matrix(network["topology"], int(network["n"]), None if kappa is None else float(kappa))
-    algorithm = point["algorithm"]
+    data_seed = optional_float(point, "data_seed")
+    problem = digits(int(field_float(point, "n")), float(field_float(point, "shuffled_percent")),
+                     int(DATA_SEED if data_seed is None else data_seed), str(point.get("model", MODEL)))
+    network = field_dict(point, "network")
+    kappa = optional_float(network, "kappa")
+    W, lam = network_matrix(field_str(network, "topology"), int(field_float(network, "n")),
+                            None if kappa is None else float(kappa))
+    algorithm = field_str(point, "algorithm")
     oracle = oracles.FiniteSumOracle(problem)
     score = final_loss_score(problem)
-    common = {"tol": None, "iterations": int(point["iterations"]), "seeds": list(point["tune_seeds"]),
-              "batch": int(point["batch"]), "admissible": False, "score": score,
-              # the score reads the final x_hat only: one record per run, not a full-data gradient of
-              # every model at every iteration (the dominant cost otherwise; docs/benchmarks.md)
-              "record_every": int(point["iterations"])}
+    iterations, batch = int(field_float(point, "iterations")), int(field_float(point, "batch"))
+    common: dict[str, Any] = {
+        "tol": None, "iterations": iterations, "seeds": list(field_ints(point, "tune_seeds")),
+        "batch": batch, "admissible": False, "score": score,
+        # the score reads the final x_hat only: one record per run, not a full-data gradient of
+        # every model at every iteration (the dominant cost otherwise; docs/benchmarks.md)
+        "record_every": iterations}
     # point["hyper"] (optional): further hyper-parameter grids of the method (`decbounds verify --digits`)
-    hyper = {**momentum_hyper(algorithm, float(point["momentum"])), **point.get("hyper", {})}
+    grids = optional_dict(point, "hyper") or {}
+    hyper: dict[str, Any] = {**momentum_hyper(algorithm, float(field_float(point, "momentum"))), **grids}
     stage1 = {**hyper, "eta": 0.0, "R": 1} if algorithm == "detag" else hyper
-    tuned, runs = bracketed_tune(algorithm, oracle, W, list(point["step_sizes"]),
-                                 int(point.get("extend_steps", 0)), **common, **stage1)
-    if algorithm == "detag" and len(point["detag_eta_r"]) > 1 and tuned.grid.winner is not None:
-        pairs = [{"eta": float(eta), "R": int(R)} for eta, R in point["detag_eta_r"]]
+    extend = optional_float(point, "extend_steps")
+    tuned, runs = bracketed_tune(algorithm, oracle, W, list(field_floats(point, "step_sizes")),
+                                 int(0 if extend is None else extend), **common, **stage1)
+    eta_r = _eta_r_pairs(point)
+    if algorithm == "detag" and len(eta_r) > 1 and tuned_grid(tuned).winner is not None:
+        pairs = [{"eta": float(eta), "R": int(R)} for eta, R in eta_r]
         second = algorithms.tune(algorithm, oracle, W, [tuned.step_size], groups=pairs, **common, **hyper)
-        runs += second.grid.runs
-        if second.grid.score is not None and second.grid.score < tuned.grid.score:
+        runs += tuned_grid(second).runs
+        second_score, best_score = tuned_grid(second).score, tuned_grid(tuned).score
+        # best_score is not None: the stage-1 tuning has a winner (checked above)
+        if second_score is not None and best_score is not None and second_score < best_score:
             tuned = second
     winner = tuned  # the winner's run on the first seed (the first configuration's when none won)
     settings = {key: value for key, value in winner.hyper.items()
-                if key in ("momentum", "beta", "eta", "R", "start", *point.get("hyper", {}))}
-    seeds = [*point["tune_seeds"], *point["extra_seeds"]]
-    result = loss_curves(problem, W, algorithm, winner.step_size, settings, seeds, int(point["iterations"]),
-                         int(point["batch"]), point["checkpoints"])
+                if key in ("momentum", "beta", "eta", "R", "start", *grids)}
+    seeds = [*field_ints(point, "tune_seeds"), *field_ints(point, "extra_seeds")]
+    result = loss_curves(problem, W, algorithm, winner.step_size, settings, seeds, iterations,
+                         batch, field_ints(point, "checkpoints"))
     steps_tried = sorted({r.step_size for r in runs})
     result.update(step_size=winner.step_size, hyper=settings, seeds=seeds, steps_tried=steps_tried,
-                  bracketed=winner.grid.score is not None
+                  bracketed=tuned_grid(winner).score is not None
                   and steps_tried[0] < winner.step_size < steps_tried[-1],
                   tuning=[{"step_size": r.step_size, "hyper": outcome(r)["hyper"], "seed": r.seed,
                            "score": score(r)} for r in runs])
-    params = {"n": problem.n, "lam": lam, "B": int(point["batch"]), "varsigma0": problem.varsigma0()}
+    params = {"n": problem.n, "lam": lam, "B": batch, "varsigma0": problem.varsigma0()}
     return {"result": to_jsonable(result), "params": params}
 
 
@@ -545,13 +591,13 @@ def curve_point(mode: CurveMode, network: Network, shuffled_percent: float, mome
         "data_seed": DATA_SEED, "model": MODEL, "algorithm": algorithm, "momentum": momentum,
         # centralized SGD averages exactly and never uses W: one run serves every kappa of a network
         "network": {**network.describe(), "kappa": None} if algorithm == "centralized"
-        else network.describe(),
+        else {**network.describe()},
         "step_sizes": [factor * (1.0 - momentum) / smoothness for factor in mode.step_factors],
         "extend_steps": mode.extend_steps,
         "detag_eta_r": [list(pair) for pair in mode.detag_eta_r] if algorithm == "detag" else [],
         "tune_seeds": list(mode.tune_seeds), "extra_seeds": list(mode.extra_seeds),
         "iterations": mode.iterations, "batch": mode.batch,
-        "checkpoints": curve_checkpoints(mode.iterations, mode.points),
+        "checkpoints": [*curve_checkpoints(mode.iterations, mode.points)],
         "predict": [],  # loss curves are not compared with a catalog entry point by point
     }
 
@@ -614,9 +660,9 @@ def curve_cost(point: Point) -> float:
     -------
     float
     """
-    scale = point["iterations"] / 500 * (0.6 + 0.05 * point["n"])
+    scale = field_float(point, "iterations") / 500 * (0.6 + 0.05 * field_float(point, "n"))
     if point["algorithm"] == "detag":
-        return scale * (1.8 + 0.15 * len(point["detag_eta_r"]))
+        return scale * (1.8 + 0.15 * len(field_list(point, "detag_eta_r")))
     return scale * (1.4 if point["algorithm"] == "gt_dsgd" else 1.8)
 
 
@@ -689,13 +735,13 @@ def plot_curves(axis: matplotlib.axes.Axes, winners: Mapping[str, Record], order
             continue
         result = winners[algorithm]["result"]
         t = np.asarray(result["checkpoints"], dtype=float)
-        table = np.array([[np.nan if v is None else v for v in curve] for curve in result["loss"]],
-                         dtype=float)
+        table = np.array([[np.nan if v is None else v for v in _values(curve)]
+                          for curve in field_list(result, "loss")], dtype=float)
         look = style(algorithm)
         with np.errstate(all="ignore"):
             median = np.nanmedian(table, axis=0) if np.isfinite(table).any() else np.full(t.shape, np.nan)
             low, high = np.nanmin(table, axis=0), np.nanmax(table, axis=0)
-        diverged = any(result["diverged"])
+        diverged = any(field_list(result, "diverged"))
         axis.plot(t, median, color=look["color"], linestyle=look["linestyle"], linewidth=1.4,
                   label=look["label"] + (" (diverged seeds)" if diverged else ""))
         axis.fill_between(t, low, high, color=look["color"], alpha=0.15, linewidth=0)
@@ -718,7 +764,7 @@ def describe_hyper(record: Record) -> str:
     """
     result = record["result"]
     text = f"$\\alpha$={result['step_size']:.3g}"
-    hyper = result.get("hyper", {})
+    hyper = optional_dict(result, "hyper") or {}
     if record["point"]["algorithm"] == "detag":
         text += f", $\\eta$={hyper.get('eta', 0):g}, R={hyper.get('R', 1)}"
     return text
@@ -775,8 +821,9 @@ def summary_row(figure: str, network: str, lam: float, momentum: float, record: 
     dict
         A value per column of `tuned_table`.
     """
-    finals = [value for value in record["result"]["final_loss"] if value is not None]
-    hyper = record["result"].get("hyper", {})
+    finals = [value for value in field_list(record["result"], "final_loss")
+              if isinstance(value, (int, float))]  # numbers and nulls: the nulls left out
+    hyper = optional_dict(record["result"], "hyper") or {}
     return {
         "figure": figure, "network": network, "lam": lam, "momentum": momentum,
         "shuffled_percent": record["point"]["shuffled_percent"], "varsigma0": record["params"]["varsigma0"],
@@ -788,7 +835,7 @@ def summary_row(figure: str, network: str, lam: float, momentum: float, record: 
         "final_loss_median": float(np.median(finals)) if finals else math.nan,
         "final_loss_min": float(np.min(finals)) if finals else math.nan,
         "final_loss_max": float(np.max(finals)) if finals else math.nan,
-        "diverged_seeds": sum(bool(value) for value in record["result"]["diverged"]),
+        "diverged_seeds": sum(bool(value) for value in field_list(record["result"], "diverged")),
     }
 
 

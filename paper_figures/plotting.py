@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import matplotlib.axes
     import matplotlib.figure
     import numpy.typing as npt
+    from matplotlib.backend_bases import RendererBase
 
 __all__ = [
     "ALGORITHM_STYLES",
@@ -49,6 +50,7 @@ __all__ = [
     "legend_overlap",
     "legibility_problems",
     "new_figure",
+    "panels",
     "place_legend",
     "save_figure",
     "style",
@@ -157,8 +159,37 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: fl
     ([12.8, 4.2], 2)
     >>> plt.close(fig)
     """
-    return plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), layout="constrained",
-                        **subplots)
+    options: dict[str, Any] = dict(subplots)  # plt.subplots checks them
+    made: tuple[matplotlib.figure.Figure, matplotlib.axes.Axes | npt.NDArray[np.object_]] = plt.subplots(
+        nrows, ncols, figsize=(width * ncols, height * nrows), layout="constrained", **options)
+    return made
+
+
+def panels(axes: matplotlib.axes.Axes | npt.NDArray[np.object_]) -> npt.NDArray[np.object_]:
+    """The panels `new_figure` returned, always as an object array (one Axes: an array of one).
+
+    Parameters
+    ----------
+    axes : Axes or numpy.ndarray of Axes
+        The second value of `new_figure`.
+
+    Returns
+    -------
+    numpy.ndarray of Axes
+        ``axes`` itself when it is an array.
+
+    Examples
+    --------
+    >>> fig, axes = new_figure(1, 2)
+    >>> panels(axes) is axes, panels(new_figure()[1]).shape
+    (True, (1,))
+    >>> plt.close("all")
+    """
+    if isinstance(axes, np.ndarray):
+        return axes
+    one = np.empty(1, dtype=object)
+    one[0] = axes
+    return one
 
 
 def blank_figure(width: float = 6.4, height: float = 4.2) -> matplotlib.figure.Figure:
@@ -186,11 +217,21 @@ class LegibilityWarning(UserWarning):
     labels drawn on top of each other (`legibility_problems`, checked by `save_figure`)."""
 
 
+def _renderer(ax: matplotlib.axes.Axes) -> RendererBase:
+    """The renderer of the axes' canvas (Agg's ``get_renderer``, which the base canvas class lacks)."""
+    get_renderer = getattr(ax.figure.canvas, "get_renderer", None)
+    if get_renderer is None:
+        raise TypeError(f"the figure's canvas {type(ax.figure.canvas).__name__} has no renderer to measure "
+                        "with (the figures use Agg)")
+    renderer: RendererBase = get_renderer()
+    return renderer
+
+
 def _obstacles(ax: matplotlib.axes.Axes) -> tuple[np.ndarray, np.ndarray, list[Bbox]]:
     """What a legend must not cover, in display coordinates: every line's vertices and points along its
     segments (with a pad per point: half the marker, or the line width), scatter points, and the boxes of
     the axes' texts."""
-    renderer = ax.figure.canvas.get_renderer()
+    renderer = _renderer(ax)
     points, pads = [], []
     to_pixels = ax.figure.dpi / 72.0
     for line in ax.lines:
@@ -207,7 +248,7 @@ def _obstacles(ax: matplotlib.axes.Axes) -> tuple[np.ndarray, np.ndarray, list[B
         pad = (line.get_markersize() / 2 if marker not in (None, "None", "none", "", " ") else 0.0)
         pad = max(pad, line.get_linewidth() / 2) * to_pixels
         if line.get_linestyle() in ("None", "none", "", " "):
-            xy = xy[: len(line.get_xydata())]  # markers only: no segments
+            xy = xy[: len(np.asarray(line.get_xydata()))]  # markers only: no segments
         points.append(xy)
         pads.append(np.full(len(xy), pad))
     for collection in ax.collections:
@@ -253,7 +294,7 @@ def legend_overlap(ax: matplotlib.axes.Axes, legend: Legend | None = None) -> in
     legend = ax.get_legend() if legend is None else legend
     if legend is None or not legend.get_visible():
         return 0
-    box = legend.get_window_extent(ax.figure.canvas.get_renderer())
+    box = legend.get_window_extent(_renderer(ax))
     points, pads, boxes = _obstacles(ax)
     inside = ((points[:, 0] + pads > box.x0) & (points[:, 0] - pads < box.x1)
               & (points[:, 1] + pads > box.y0) & (points[:, 1] - pads < box.y1))
@@ -292,11 +333,14 @@ def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs:
     fig = ax.figure
     fig.canvas.draw()
     _PLACEMENTS[ax] = (loc, dict(kwargs))
+    options: dict[str, Any] = dict(kwargs)  # ax.legend checks them
     for where in (loc, *[spot for spot in LEGEND_LOCATIONS if spot != loc]):
-        legend = ax.legend(loc=where, **kwargs)
+        at: dict[str, Any] = {"loc": where}  # a name of LEGEND_LOCATIONS, or the caller's loc (checked there)
+        legend = ax.legend(**at, **options)
         if legend_overlap(ax, legend) == 0:
             return legend
-    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kwargs)
+    outside: Legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **options)
+    return outside
 
 
 def value_ticks(ax: matplotlib.axes.Axes, values: Sequence[float], *, axis: str = "x") -> None:
@@ -350,7 +394,7 @@ def tick_label_collisions(ax: matplotlib.axes.Axes) -> list[tuple[str, str]]:
     list of (str, str)
         The texts of each colliding pair.
     """
-    renderer = ax.figure.canvas.get_renderer()
+    renderer = _renderer(ax)
     found = []
     for axis, (low, high) in ((ax.xaxis, sorted(ax.get_xlim())), (ax.yaxis, sorted(ax.get_ylim()))):
         labels = []

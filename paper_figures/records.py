@@ -10,7 +10,8 @@ a file opened with ``O_APPEND``, followed by ``fsync``; a run killed at any poin
 *last* line (no newline), which readers ignore and `sweep.run_sweep` truncates away before appending again.
 A grid point's key is a hash of its canonical JSON (plus the runner's name), so rerunning the same sweep
 skips the finished points. An exclusive ``flock`` stops two sweeps from writing one file at the same time.
-(Part of `paper_figures.sweep`, which re-exports every public name.)
+(Part of `paper_figures.sweep`, which re-exports every public name but the typed field readers
+`field_int` ... `optional_dict`, which the figures import from here.)
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import os
 import pathlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeAlias, TypedDict
+from typing import TypeAlias, TypedDict, TypeGuard, TypeVar
 
 from decbounds.algorithms.result import to_jsonable
 
@@ -34,7 +35,20 @@ __all__ = [
     "RunOutput",
     "Runner",
     "canonical_json",
+    "field_dict",
+    "field_dicts",
+    "field_float",
+    "field_floats",
+    "field_int",
+    "field_ints",
+    "field_list",
+    "field_str",
+    "field_strs",
     "grid",
+    "optional_dict",
+    "optional_float",
+    "optional_int",
+    "optional_str",
     "point_key",
     "read_records",
     "runner_name",
@@ -184,6 +198,411 @@ def point_key(point: Mapping[str, object], runner: Runner | str | None = None) -
     name = runner if isinstance(runner, str) or runner is None else runner_name(runner)
     text = canonical_json({"point": point, "runner": name or ""})
     return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+# ---------------------------------------------------------------------------------------------- typed fields
+# A record's fields come back from JSON as `JSONValue`; these read one field as the type its runner wrote it
+# (TypeError naming the field otherwise), so that the figures read records without casts. Values are
+# returned as stored: an int read as a float stays an int (its text in a CSV or a label does not change).
+
+_T = TypeVar("_T")
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_str(value: object) -> TypeGuard[str]:
+    return isinstance(value, str)
+
+
+def _is_list(value: object) -> TypeGuard[list[JSONValue]]:
+    return isinstance(value, list)
+
+
+def _is_dict(value: object) -> TypeGuard[dict[str, JSONValue]]:
+    return isinstance(value, dict)
+
+
+def _wrong(key: str, value: JSONValue, expected: str) -> TypeError:
+    return TypeError(f"record field {key!r} must be {expected}; got {value!r}")
+
+
+def _one(fields: Mapping[str, JSONValue], key: str, is_kind: Callable[[object], TypeGuard[_T]],
+         expected: str) -> _T:
+    value = fields[key]
+    if not is_kind(value):
+        raise _wrong(key, value, expected)
+    return value
+
+
+def _optional(fields: Mapping[str, JSONValue], key: str, is_kind: Callable[[object], TypeGuard[_T]],
+              expected: str) -> _T | None:
+    value = fields.get(key)
+    if value is None:
+        return None
+    if not is_kind(value):
+        raise _wrong(key, value, expected)
+    return value
+
+
+def _items(fields: Mapping[str, JSONValue], key: str, is_kind: Callable[[object], TypeGuard[_T]],
+           expected: str) -> list[_T]:
+    items: list[_T] = []
+    for value in _one(fields, key, _is_list, "a list"):
+        if not is_kind(value):
+            raise _wrong(key, value, expected)
+        items.append(value)
+    return items
+
+
+def field_int(fields: Mapping[str, JSONValue], key: str) -> int:
+    """``fields[key]``, an integer (not a bool).
+
+    Parameters
+    ----------
+    fields : mapping of str to JSONValue
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
+    key : str
+        The field's name.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_int({"n": 16}, "n")
+    16
+    """
+    return _one(fields, key, _is_int, "an integer")
+
+
+def optional_int(fields: Mapping[str, JSONValue], key: str) -> int | None:
+    """``fields.get(key)``, an integer or None (missing or null), as T_eps of a run that did not finish.
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    int | None
+
+    Raises
+    ------
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> optional_int({"t_eps": None}, "t_eps") is None, optional_int({"t_eps": 40}, "t_eps")
+    (True, 40)
+    """
+    return _optional(fields, key, _is_int, "an integer or null")
+
+
+def field_float(fields: Mapping[str, JSONValue], key: str) -> float:
+    """``fields[key]``, a number (an int or a float, returned as stored; not a bool).
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_float({"lam": 0.5}, "lam"), field_float({"cap": 100}, "cap")
+    (0.5, 100)
+    """
+    return _one(fields, key, _is_number, "a number")
+
+
+def optional_float(fields: Mapping[str, JSONValue], key: str) -> float | None:
+    """``fields.get(key)``, a number (as stored) or None (missing or null).
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    float | None
+
+    Raises
+    ------
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> optional_float({}, "gamma") is None
+    True
+    """
+    return _optional(fields, key, _is_number, "a number or null")
+
+
+def field_str(fields: Mapping[str, JSONValue], key: str) -> str:
+    """``fields[key]``, a string.
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_str({"algorithm": "dpsgd"}, "algorithm")
+    'dpsgd'
+    """
+    return _one(fields, key, _is_str, "a string")
+
+
+def optional_str(fields: Mapping[str, JSONValue], key: str) -> str | None:
+    """``fields.get(key)``, a string or None (missing or null).
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    str | None
+
+    Raises
+    ------
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> optional_str({"compressor": None}, "compressor") is None
+    True
+    """
+    return _optional(fields, key, _is_str, "a string or null")
+
+
+def field_list(fields: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
+    """``fields[key]``, a JSON array.
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    list[JSONValue]
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_list({"steps": [0.1, 0.2]}, "steps")
+    [0.1, 0.2]
+    """
+    return _one(fields, key, _is_list, "a list")
+
+
+def field_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONValue]:
+    """``fields[key]``, a JSON object.
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    dict[str, JSONValue]
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_dict({"best": {"step_size": 0.1}}, "best")
+    {'step_size': 0.1}
+    """
+    return _one(fields, key, _is_dict, "an object")
+
+
+def optional_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONValue] | None:
+    """``fields.get(key)``, a JSON object or None (missing or null).
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    dict[str, JSONValue] | None
+
+    Raises
+    ------
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> optional_dict({"best": None}, "best") is None
+    True
+    """
+    return _optional(fields, key, _is_dict, "an object or null")
+
+
+def field_ints(fields: Mapping[str, JSONValue], key: str) -> list[int]:
+    """``fields[key]``, a JSON array of integers (not bools), as a point's seeds.
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    list[int]
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_ints({"tune_seeds": [0, 1]}, "tune_seeds")
+    [0, 1]
+    """
+    return _items(fields, key, _is_int, "a list of integers")
+
+
+def field_floats(fields: Mapping[str, JSONValue], key: str) -> list[float]:
+    """``fields[key]``, a JSON array of numbers (each as stored), as a sweep's grid of step sizes.
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    list[float]
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_floats({"steps": [0.1, 1]}, "steps")
+    [0.1, 1]
+    """
+    return _items(fields, key, _is_number, "a list of numbers")
+
+
+def field_strs(fields: Mapping[str, JSONValue], key: str) -> list[str]:
+    """``fields[key]``, a JSON array of strings.
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    list[str]
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_strs({"starts": ["plain", "paper"]}, "starts")
+    ['plain', 'paper']
+    """
+    return _items(fields, key, _is_str, "a list of strings")
+
+
+def field_dicts(fields: Mapping[str, JSONValue], key: str) -> list[dict[str, JSONValue]]:
+    """``fields[key]``, a JSON array of objects (as a record's list of configurations run).
+
+    Parameters
+    ----------
+    fields, key
+        As in `field_int`.
+
+    Returns
+    -------
+    list[dict[str, JSONValue]]
+
+    Raises
+    ------
+    KeyError
+        If the field is missing.
+    TypeError
+        If it holds something else.
+
+    Examples
+    --------
+    >>> field_dicts({"configs": [{"t_eps": 3}]}, "configs")
+    [{'t_eps': 3}]
+    """
+    return _items(fields, key, _is_dict, "a list of objects")
 
 
 # ----------------------------------------------------------------------------------------------- the grid

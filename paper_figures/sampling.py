@@ -43,9 +43,11 @@ from decbounds.paper_figures.plotting import (
     DEFAULT_OUT_DIR,
     figure_main,
     new_figure,
+    panels,
     save_figure,
     style,
 )
+from decbounds.paper_figures.records import JSONValue, field_float, field_list, field_str
 from decbounds.paper_figures.sweep import (
     Point,
     Record,
@@ -54,6 +56,7 @@ from decbounds.paper_figures.sweep import (
     default_executor,
     run_sweep,
 )
+from decbounds.paper_figures.tuning_reuse import tuned_grid
 
 from decbounds import algorithms, bounds, instances, oracles
 
@@ -146,7 +149,8 @@ def noise_level(p: float, epsilon: float) -> float:
     """
     if not 0.0 < p <= 1.0:
         raise ValueError(f"p must lie in (0, 1]; got p={p!r}")
-    return 2.0 * math.e**1.5 * epsilon / math.sqrt(p)
+    level: float = 2.0 * math.e**1.5 * epsilon / math.sqrt(p)
+    return level
 
 
 def iteration_cap(n: int, batch: int, p: float, chain_length: int) -> int:
@@ -204,14 +208,17 @@ def measure_point(point: Point) -> RunOutput:
     RunOutput
         The result above, and the catalog parameters (n, B, sigma of `noise_level`, Delta, L, epsilon, ...).
     """
-    n, batch, p = int(point["n"]), int(point["batch"]), float(point["p"])
-    problem, oracle, W = _instance(n, p, int(point["chain_length"]))
+    n, batch = int(field_float(point, "n")), int(field_float(point, "batch"))
+    p = float(field_float(point, "p"))
+    problem, oracle, W = _instance(n, p, int(field_float(point, "chain_length")))
+    cap = int(field_float(point, "cap"))
     # one configuration (the admissible step 1/L; DeTAG with R = 1 and Alg. 3's own eta and start)
-    hyper = {"R": 1, "eta": None, "start": "paper"} if point["algorithm"] == "detag" else {}
-    tuned = algorithms.tune(point["algorithm"], oracle, W, [1.0 / problem.smoothness],
-                            seeds=list(range(int(point["seeds"]))), iterations=int(point["cap"]),
+    hyper: dict[str, Any] = {"R": 1, "eta": None, "start": "paper"} if point["algorithm"] == "detag" else {}
+    tuned = algorithms.tune(field_str(point, "algorithm"), oracle, W, [1.0 / problem.smoothness],
+                            seeds=list(range(int(field_float(point, "seeds")))), iterations=cap,
                             batch=batch, tol=problem.epsilon, **hyper)
-    results = tuned.grid.runs
+    grid = tuned_grid(tuned)
+    results = grid.runs
     t_eps = [result.t_eps for result in results]
     as_float = np.array([math.inf if t is None else float(t) for t in t_eps])
     quartiles = [float(q) for q in np.percentile(as_float, [25, 75])]
@@ -219,13 +226,13 @@ def measure_point(point: Point) -> RunOutput:
     local_float = np.array([math.inf if t is None else float(t) for t in local])
     local_median = float(np.median(local_float))
     result = {
-        "t_eps": tuned.grid.score, "t_eps_seeds": t_eps,
+        "t_eps": grid.score, "t_eps_seeds": t_eps,
         "quartiles": [q if math.isfinite(q) else None for q in quartiles],
         "t_eps_local": local_median if math.isfinite(local_median) else None, "t_eps_local_seeds": local,
-        "capped_seeds": sum(t is None for t in t_eps), "cap": int(point["cap"]),
+        "capped_seeds": sum(t is None for t in t_eps), "cap": cap,
         "step_size": 1.0 / problem.smoothness, "hyper": {k: v for k, v in results[0].hyper.items()},
         "diverged": any(result.diverged for result in results),
-        "status": "converged" if tuned.grid.score is not None else (
+        "status": "converged" if grid.score is not None else (
             "diverged" if all(result.diverged for result in results) else "max_iterations"),
         "status_seeds": [result.status for result in results],
     }
@@ -283,7 +290,8 @@ def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True
     sweeps = sweep_points(mode)
     everything = [point for points in sweeps.values() for point in points]
     # the slowest points (smallest n B p) first, so that two workers finish together
-    everything.sort(key=lambda point: point["n"] * point["batch"] * point["p"])
+    everything.sort(key=lambda point: field_float(point, "n") * field_float(point, "batch")
+                    * field_float(point, "p"))
     executor = SerialExecutor() if MODES[mode]["serial"] else default_executor(2)
     try:
         records = run_sweep(everything, path, runner=measure_point, executor=executor, progress=progress,
@@ -310,7 +318,7 @@ def point_cost(point: Point) -> float:
     -------
     float
     """
-    return 0.3 + 2e-5 * point["cap"] * (point["seeds"] / SEEDS)
+    return 0.3 + 2e-5 * field_float(point, "cap") * (field_float(point, "seeds") / SEEDS)
 
 
 def _point_id(point: Mapping[str, object]) -> tuple[object, ...]:
@@ -334,13 +342,14 @@ def seed_records(records: Sequence[Record]) -> list[Record]:
     list of Record
         New records, one per seed.
     """
-    expanded = []
+    expanded: list[Record] = []
     for record in records:
         result = record["result"]
-        for t_eps, local, status in zip(result["t_eps_seeds"], result["t_eps_local_seeds"],
-                                        result["status_seeds"], strict=True):
-            expanded.append({**record, "result": {**result, "t_eps": t_eps, "t_eps_local": local,
-                                                  "status": status}})
+        for t_eps, local, status in zip(field_list(result, "t_eps_seeds"),
+                                        field_list(result, "t_eps_local_seeds"),
+                                        field_list(result, "status_seeds"), strict=True):
+            seed: dict[str, JSONValue] = {**result, "t_eps": t_eps, "t_eps_local": local, "status": status}
+            expanded.append({**record, "result": seed})
     return expanded
 
 
@@ -373,7 +382,9 @@ def exponent_table(sweeps: dict[str, list[Record]]) -> list[ExponentRow]:
 
 def _x(record: Record, sweep: str) -> float:
     params = record["params"]
-    return params["sigma"] ** 2 if sweep == "sigma2" else params["n"] * params["B"]
+    if sweep == "sigma2":
+        return field_float(params, "sigma") ** 2
+    return field_float(params, "n") * field_float(params, "B")
 
 
 def plot(sweeps: dict[str, list[Record]], out_dir: pathlib.Path, mode: str) -> list[pathlib.Path]:
@@ -394,6 +405,7 @@ def plot(sweeps: dict[str, list[Record]], out_dir: pathlib.Path, mode: str) -> l
         The PNG and PDF.
     """
     fig, axes = new_figure(1, 2, width=6.0, height=5.4)
+    axes = panels(axes)
     names = MODES[mode]["algorithms"]
     offsets = {name: 1.0 + 0.04 * index for index, name in enumerate(names)}  # keep bars apart
     for ax, sweep in zip(axes, ("sigma2", "nB"), strict=True):
@@ -412,8 +424,8 @@ def plot(sweeps: dict[str, list[Record]], out_dir: pathlib.Path, mode: str) -> l
             x = np.array([_x(r, sweep) for r in group]) * offsets[name]
             median, low, high = (
                 np.array([np.nan if value is None else value for value in values], dtype=float)
-                for values in zip(*((r["result"]["t_eps"], *r["result"]["quartiles"]) for r in group),
-                                  strict=True)
+                for values in zip(*((r["result"]["t_eps"], *field_list(r["result"], "quartiles"))
+                                    for r in group), strict=True)
             )
             fit = fit_records(seed_records(group), VARIABLE_OF[sweep])
             text = look["label"] + " (median, IQR)"
@@ -424,7 +436,8 @@ def plot(sweeps: dict[str, list[Record]], out_dir: pathlib.Path, mode: str) -> l
             if fit.fit is not None:
                 ax.plot(dense, fit.fit.predict(dense), color=look["color"], linewidth=0.8, alpha=0.6)
             for record, xi, yi in zip(group, x, median, strict=True):
-                if record["params"]["B"] > 1 and name == names[-1]:  # once per point, right of the bars
+                # once per point, right of the bars
+                if field_float(record["params"], "B") > 1 and name == names[-1]:
                     ax.annotate(f"B = {record['params']['B']}", (xi, yi), fontsize=6.5, color=look["color"],
                                 textcoords="offset points", xytext=(9, -3))
                 capped = record["result"]["capped_seeds"]
@@ -437,7 +450,7 @@ def plot(sweeps: dict[str, list[Record]], out_dir: pathlib.Path, mode: str) -> l
         ax.set_ylabel(rf"$T_\varepsilon$ (iterations), median over {MODES[mode]['seeds']} seeds")
         ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
     first = sweeps["sigma2"][0]["params"]
-    p_values = [r["params"]["p"] for r in sweeps["sigma2"]]
+    p_values = [field_float(r["params"], "p") for r in sweeps["sigma2"]]
     axes[0].set_xlabel(rf"$\sigma^2 = 4e^3\varepsilon^2/p$ (n = {first['n']}, B = {first['B']}; "
                        f"p from {max(p_values):g} to {min(p_values):g})")
     axes[0].set_title(rf"(a) sampling term against $\sigma^2$ (Setting 1, $T_c$ = {first['T_c']})",

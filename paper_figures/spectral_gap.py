@@ -74,9 +74,20 @@ from decbounds.paper_figures.plotting import (
     save_figure,
     style,
 )
+from decbounds.paper_figures.records import (
+    field_dict,
+    field_dicts,
+    field_float,
+    field_floats,
+    field_list,
+    field_str,
+    field_strs,
+    optional_dict,
+)
 from decbounds.paper_figures.sweep import Point, Record, Runner, RunOutput, outcome, run_sweep, tune_both
+from decbounds.paper_figures.tuning_reuse import WorkerOutput, tuned_grid
 
-from decbounds import algorithms, instances
+from decbounds import instances
 
 if TYPE_CHECKING:
     import matplotlib.axes
@@ -110,8 +121,7 @@ __all__ = [
 #: Methods of panel (a); centralized SGD does not gossip, so it runs once (its T_eps does not depend on W).
 GOSSIP_ALGORITHMS: tuple[str, ...] = ("detag", "d2", "dsgt", "dpsgd")
 #: Catalog entry each method's measured exponent is compared with: the registry's ``catalog_entry``.
-PREDICTED_BY: dict[str, str] = {name: algorithms.entry(name).catalog_entry
-                                for name in (*GOSSIP_ALGORITHMS, "centralized")}
+PREDICTED_BY: dict[str, str] = {name: fit.catalog_entry(name) for name in (*GOSSIP_ALGORITHMS, "centralized")}
 #: Catalog entries evaluated for every record of panel (a).
 PREDICT: tuple[str, ...] = ("lower_bound_gossip", "hard_instance_communication", "detag", "dpsgd", "dsgt",
                             "d2", "centralized_sgd")
@@ -260,6 +270,16 @@ def gossip_contraction(W: instances.GossipMatrix, lam: float, R: int, eta: float
     return float(np.abs(instances.schedule_polynomial(schedule, mu)).max())
 
 
+def _etas(point: Point) -> list[float | None]:
+    """The point's DeTAG ``etas``: numbers, or None for the accelerated-gossip default."""
+    etas: list[float | None] = []
+    for eta in field_list(point, "etas"):
+        if eta is not None and (isinstance(eta, bool) or not isinstance(eta, (int, float))):
+            raise TypeError(f"record field 'etas' must hold numbers or null; got {eta!r}")
+        etas.append(eta)
+    return etas
+
+
 def tuned_t_eps(point: Point) -> RunOutput:
     """Sweep runner of panel (a): the least T_eps of one method at one kappa over its tuning grid, through
     `algorithms.tune`.
@@ -282,19 +302,21 @@ def tuned_t_eps(point: Point) -> RunOutput:
     RunOutput
         The result above, and the catalog parameters of the lazy path (n, lam, D, Delta, L, ...).
     """
-    problem, W, lam = path_instance(int(point["n"]), int(point["T_c"]), float(point["kappa"]))
-    algorithm = point["algorithm"]
+    problem, W, lam = path_instance(int(field_float(point, "n")), int(field_float(point, "T_c")),
+                                    float(field_float(point, "kappa")))
+    algorithm = field_str(point, "algorithm")
     smoothness = float(problem.smoothness)
-    steps = [float(factor) / smoothness for factor in point["step_factors"]]
+    steps = [float(factor) / smoothness for factor in field_floats(point, "step_factors")]
     configs: list[dict[str, Any]] = []
     options: dict[str, Any] = {}
     if algorithm == "detag":
         groups = []
-        for R in detag_phase_lengths(lam, point["R_fractions"]):
-            for start in point["starts"]:
+        for R in detag_phase_lengths(lam, field_floats(point, "R_fractions")):
+            for start in field_strs(point, "starts"):
                 # eta = 0 with R > 1 is R rounds of plain gossip per step, never the winner on the lazy
                 # path; it is tried at R = 1, where it is DSGT-like gradient tracking (docs/errata.md E15).
-                for eta in point["etas"] if R == 1 else [eta for eta in point["etas"] if eta != 0.0]:
+                etas = _etas(point)
+                for eta in etas if R == 1 else [eta for eta in etas if eta != 0.0]:
                     if gossip_contraction(W, lam, R, eta, start) >= 1.0:
                         configs.append({"step_size": None, "hyper": {"R": R, "eta": eta, "start": start},
                                         "t_eps": None, "stopped_at": 0,
@@ -302,18 +324,18 @@ def tuned_t_eps(point: Point) -> RunOutput:
                         continue
                     groups.append({"R": R, "start": start, "eta": eta})
         options = {"groups": groups, "prune": True}
-    cap = int(point["cap"])
+    cap = int(field_float(point, "cap"))
     best: dict[str, Any] | None = None
-    local: dict[str, Any] = {"t_eps_local": None, "best_local": None, "t_eps_local_of_best": None}
+    local: WorkerOutput = {"t_eps_local": None, "best_local": None, "t_eps_local_of_best": None}
     if algorithm != "detag" or options["groups"]:
         tuned, local = tune_both(algorithm, problem, W, steps, tol=problem.epsilon, iterations=cap,
                                  reuse=True, **options)  # the zero chain: see communication.measure_point
-        for index, result in enumerate(tuned.grid.runs):
-            entry = outcome(result)
+        for index, result in enumerate(tuned_grid(tuned).runs):
+            entry: dict[str, Any] = dict(outcome(result))
             entry["hyper"] = {k: v for k, v in entry["hyper"].items() if k in ("R", "eta", "start", "form")}
             entry["stopped_at"] = result.iterations
             configs.append(entry)
-            if index == tuned.grid.winner:
+            if index == tuned_grid(tuned).winner:
                 best = entry
     varsigma0 = instances.varsigma0_at_start(problem)
     params = {"n": problem.n, "lam": lam, "D": problem.n - 1, "Delta": problem.Delta, "L": problem.L,
@@ -321,10 +343,10 @@ def tuned_t_eps(point: Point) -> RunOutput:
               "varsigma": varsigma0}  # varsigma (uniform, Table 2's D-PSGD row) stands in by varsigma0
     status = "converged" if best is not None else (
         "diverged" if configs and all(c.get("status") == "diverged" for c in configs) else "max_iterations")
-    result = {"t_eps": None if best is None else best["t_eps"], "status": status, "capped": best is None,
-              "cap": cap,
-              "best": best, "configs": configs, "hop_lower_bound": problem.iteration_lower_bound, **local}
-    return {"result": to_jsonable(result), "params": params}
+    measured = {"t_eps": None if best is None else best["t_eps"], "status": status, "capped": best is None,
+                "cap": cap,
+                "best": best, "configs": configs, "hop_lower_bound": problem.iteration_lower_bound, **local}
+    return {"result": to_jsonable(measured), "params": params}
 
 
 def gap_points(mode: GapMode) -> list[Point]:
@@ -340,12 +362,12 @@ def gap_points(mode: GapMode) -> list[Point]:
     list of Point
         `tuned_t_eps` points.
     """
-    base = {"figure": "spectral_gap_teps", "n": mode.n, "T_c": mode.T_c, "cap": mode.cap,
-            "step_factors": list(mode.step_factors), "predict": list(PREDICT)}
-    points = []
+    base: Point = {"figure": "spectral_gap_teps", "n": mode.n, "T_c": mode.T_c, "cap": mode.cap,
+                   "step_factors": list(mode.step_factors), "predict": list(PREDICT)}
+    points: list[Point] = []
     for kappa in mode.kappas:
         for algorithm in GOSSIP_ALGORITHMS:
-            point = {**base, "kappa": kappa, "algorithm": algorithm}
+            point: Point = {**base, "kappa": kappa, "algorithm": algorithm}
             if algorithm == "detag":
                 point.update(R_fractions=list(mode.R_fractions), etas=list(mode.etas),
                              starts=list(mode.starts))
@@ -375,11 +397,11 @@ def point_cost(point: Point) -> float:
     """
     if point.get("figure") == "loss_curves":
         return curve_cost(point)
-    root = float(point["kappa"]) ** -0.5
+    root: float = float(field_float(point, "kappa")) ** -0.5
     if point["algorithm"] == "detag":  # stops at its T_eps, well within the cap
-        return point["T_c"] / 3 * (0.1 + 0.2 * root)
-    per_root = {"dpsgd": 0.06, "dsgt": 0.05}.get(point["algorithm"], 0.002)
-    return min(7.0 * point["cap"] / 300_000, 0.1 + per_root * root)  # one run, up to the cap
+        return field_float(point, "T_c") / 3 * (0.1 + 0.2 * root)
+    per_root = {"dpsgd": 0.06, "dsgt": 0.05}.get(field_str(point, "algorithm"), 0.002)
+    return min(7.0 * field_float(point, "cap") / 300_000, 0.1 + per_root * root)  # one run, up to the cap
 
 
 def inv_gap(record: Record) -> float:
@@ -394,7 +416,7 @@ def inv_gap(record: Record) -> float:
     -------
     float
     """
-    return 1.0 / (1.0 - float(record["params"]["lam"]))
+    return 1.0 / (1.0 - float(field_float(record["params"], "lam")))
 
 
 def exponent_rows(records: Sequence[Record]) -> list[fit.ExponentRow]:
@@ -412,7 +434,7 @@ def exponent_rows(records: Sequence[Record]) -> list[fit.ExponentRow]:
         x-bar and worker output, per method with 2 or more kappa.
     """
     gossip = [r for r in records if r["point"]["algorithm"] in GOSSIP_ALGORITHMS]
-    small = [r for r in gossip if float(r["point"]["kappa"]) <= COMMUNICATION_KAPPA + 1e-15]
+    small = [r for r in gossip if float(field_float(r["point"], "kappa")) <= COMMUNICATION_KAPPA + 1e-15]
     rows: list[fit.ExponentRow] = []
     worker_all, worker_small = fit.worker_output(gossip), fit.worker_output(small)
     for sweep, group, predicted in (("3a, all kappa", gossip, PREDICTED_BY),
@@ -454,15 +476,16 @@ def teps_table(records: Sequence[Record]) -> str:
     writer.writeheader()
     for record in records:
         result = record["result"]
-        best = result["best"] or {"step_size": "", "hyper": {}}
+        best = optional_dict(result, "best") or {"step_size": "", "hyper": {}}
+        hyper = field_dict(best, "hyper")
         writer.writerow({
             "algorithm": record["point"]["algorithm"], "kappa": record["point"]["kappa"],
             "lam": record["params"]["lam"], "inv_gap": inv_gap(record), "t_eps": result["t_eps"] or "",
             "t_eps_local": result.get("t_eps_local") or "", "status": result.get("status", ""),
             "capped": result["capped"], "cap": result["cap"], "step_size": best["step_size"],
-            "R": best["hyper"].get("R", ""), "eta": best["hyper"].get("eta", ""),
-            "start": best["hyper"].get("start", ""), "hop_lower_bound": result["hop_lower_bound"],
-            "configs_run": sum("skipped" not in c for c in result["configs"]),
+            "R": hyper.get("R", ""), "eta": hyper.get("eta", ""),
+            "start": hyper.get("start", ""), "hop_lower_bound": result["hop_lower_bound"],
+            "configs_run": sum("skipped" not in c for c in field_dicts(result, "configs")),
         })
     return buffer.getvalue()
 
@@ -492,7 +515,7 @@ def plot_gap_panel(axis: matplotlib.axes.Axes, records: Sequence[Record], rows: 
             continue
         look = style(algorithm)
         done = [(inv_gap(r), r["result"]["t_eps"]) for r in mine if fit.is_finished(r)]
-        capped = [(inv_gap(r), r["result"]["cap"], fit.is_diverged(r))
+        capped = [(inv_gap(r), field_float(r["result"], "cap"), fit.is_diverged(r))
                   for r in mine if not fit.is_finished(r)]
         local = [(inv_gap(r), r["result"]["t_eps"]) for r in fit.worker_output(mine) if fit.is_finished(r)]
         legend = look["label"]
@@ -513,26 +536,27 @@ def plot_gap_panel(axis: matplotlib.axes.Axes, records: Sequence[Record], rows: 
                 text += f": slope {worker.slope:.2f} [{worker.ci_low:.2f}, {worker.ci_high:.2f}]"
             axis.loglog(x, y, color=look["color"], marker=look["marker"], markerfacecolor="none",
                         linestyle="--", linewidth=1.0, alpha=0.8, label=text)
-        for x, cap, diverged in capped:
+        for at, cap, diverged in capped:
             if diverged:  # every configuration left the instance's region: a large X at the cap
-                axis.loglog([x], [cap], color=look["color"], marker="X", markersize=10, linestyle="none",
+                axis.loglog([at], [cap], color=look["color"], marker="X", markersize=10, linestyle="none",
                             markeredgecolor="black", markeredgewidth=0.6)
                 continue
-            axis.loglog([x], [cap], color=look["color"], marker=look["marker"], markerfacecolor="none",
+            axis.loglog([at], [cap], color=look["color"], marker=look["marker"], markerfacecolor="none",
                         linestyle="none")
-            axis.annotate("", xy=(x, cap * 1.8), xytext=(x, cap), arrowprops={"arrowstyle": "->",
+            axis.annotate("", xy=(at, cap * 1.8), xytext=(at, cap), arrowprops={"arrowstyle": "->",
                                                                                "color": look["color"]})
         if measured is not None:
             x_fit = np.geomspace(measured.x_min, measured.x_max, 20)
             axis.loglog(x_fit, measured.predict(x_fit), color=look["color"], linewidth=3, alpha=0.25)
     central = [r for r in records if r["point"]["algorithm"] == "centralized"]
     if central and central[0]["result"]["t_eps"] is not None:
-        axis.axhline(central[0]["result"]["t_eps"], color=style("centralized")["color"], linestyle=":",
+        axis.axhline(field_float(central[0]["result"], "t_eps"), color=style("centralized")["color"],
+                     linestyle=":",
                      label=f"{label('centralized')} (no gossip): {central[0]['result']['t_eps']}")
-    hop = gossip[0]["result"]["hop_lower_bound"]
+    hop = field_float(gossip[0]["result"], "hop_lower_bound")
     axis.axhline(hop, label=f"explicit lower bound $1+(T_c-1)\\,dist$ = {hop} (errata E17)", **BOUND_STYLE)
-    first = [r["result"]["t_eps"] for r in gossip  # capped and diverged points never anchor the guide
-             if float(r["point"]["kappa"]) == 1.0 and fit.is_finished(r)]
+    first = [field_float(r["result"], "t_eps") for r in gossip  # capped and diverged never anchor the guide
+             if float(field_float(r["point"], "kappa")) == 1.0 and fit.is_finished(r)]
     if first:
         anchor = min(first) * np.sqrt(span / span.min())
         axis.loglog(span, anchor, color="0.35", linestyle="-.", linewidth=1.2,
@@ -551,7 +575,8 @@ def plot_gap_panel(axis: matplotlib.axes.Axes, records: Sequence[Record], rows: 
 def _base_lam(records: Sequence[Record]) -> float:
     """lam of W_0 (kappa = 1) from the records: 1 - gap(W_kappa) / kappa."""
     record = records[0]
-    return 1.0 - (1.0 - float(record["params"]["lam"])) / float(record["point"]["kappa"])
+    gap = 1.0 - float(field_float(record["params"], "lam"))
+    return 1.0 - gap / float(field_float(record["point"], "kappa"))
 
 
 # ------------------------------------------------------------------------------------------ panel (b)
@@ -626,7 +651,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
 
     rows = exponent_rows(records)
     fig = blank_figure(width=15.0, height=10.0)
-    top, bottom = fig.subfigures(2, 1, height_ratios=(1.35, 1.0))
+    top, bottom = np.asarray(fig.subfigures(2, 1, height_ratios=(1.35, 1.0)), dtype=object)  # two: an array
     axis = top.subplots(1, 1)
     plot_gap_panel(axis, records, rows)
     _, _, lam0 = path_instance(gap_mode.n, gap_mode.T_c, 1.0)

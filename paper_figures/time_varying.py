@@ -55,11 +55,13 @@ from decbounds.paper_figures.plotting import (
     atomic_write_bytes,
     figure_main,
     new_figure,
+    panels,
     place_legend,
     save_figure,
     style,
     value_ticks,
 )
+from decbounds.paper_figures.records import field_dict, field_float, field_floats, field_str, optional_float
 from decbounds.paper_figures.sweep import Point, Record, RunOutput, run_concurrently, run_sweep
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -229,13 +231,15 @@ def measure_point(point: Point) -> RunOutput:
         ``result``: T_eps of the best configuration, status, every configuration run, the explicit bound
         and the crossings; ``params``: the catalog parameters of the schedule (lam, D, ...).
     """
-    network, n, algorithm = point["network"], int(point["n"]), point["algorithm"]
+    network, algorithm = field_str(point, "network"), field_str(point, "algorithm")
+    n = int(field_float(point, "n"))
     schedule = network_schedule(network, n)
-    problem = instances.scheduled_communication_instance(schedule, T_c=int(point["T_c"]))
-    cap = int(point["cap"])
+    problem = instances.scheduled_communication_instance(schedule, T_c=int(field_float(point, "T_c")))
+    cap = int(field_float(point, "cap"))
     configs: list[dict[str, Any]] = []
-    options = [{"R": int(R), "start": "plain"} for R in point.get("phases", (1,))] if algorithm == "detag" \
-        else [{}]
+    phases = field_floats(point, "phases") if "phases" in point else [1]
+    options: list[dict[str, Any]] = [{"R": int(R), "start": "plain"} for R in phases] \
+        if algorithm == "detag" else [{}]
     for hyper in options:
         try:
             run = algorithms.run(algorithm, problem, schedule, step_size=1.0 / problem.smoothness,
@@ -290,7 +294,7 @@ def teps_cost(point: Point) -> float:
     -------
     float
     """
-    return 0.1 + point["n"] / 256 * (1.4 if point["network"] == "ring" else 0.4)
+    return 0.1 + field_float(point, "n") / 256 * (1.4 if point["network"] == "ring" else 0.4)
 
 
 # ------------------------------------------------------------------------------------------ panel (d)
@@ -385,15 +389,16 @@ def consensus_point(point: Point) -> RunOutput:
         ``result``: the rounds to consensus (``t_eps``), status, eta and the effective lam; ``params``: n,
         lam, kappa.
     """
-    n, kappa = int(point["n"]), float(point["kappa"])
+    n, kappa = int(field_float(point, "n")), float(field_float(point, "kappa"))
     W = instances.lazy(instances.gossip_matrix(nx.path_graph(n), "metropolis"), kappa)
     lam = float(instances.second_eigenvalue(W))
     schedule = instances.constant_schedule(W) if point["network"] == "static" else relabelled(W)
     lam_eff = float(schedule.lam)
     eta = {"plain": 0.0, "accelerated": bounds.accelerated_gossip_eta(lam),
-           "accelerated_effective": bounds.accelerated_gossip_eta(lam_eff)}[point["gossip"]]
-    rounds, status = consensus_rounds(schedule, eta, cap=int(point["cap"]))
-    result = {"t_eps": rounds, "status": status, "cap": int(point["cap"]), "eta": eta, "lam_eff": lam_eff}
+           "accelerated_effective": bounds.accelerated_gossip_eta(lam_eff)}[field_str(point, "gossip")]
+    cap = int(field_float(point, "cap"))
+    rounds, status = consensus_rounds(schedule, eta, cap=cap)
+    result = {"t_eps": rounds, "status": status, "cap": cap, "eta": eta, "lam_eff": lam_eff}
     return {"result": to_jsonable(result), "params": {"n": n, "lam": lam, "kappa": kappa}}
 
 
@@ -411,9 +416,10 @@ def consensus_cost(point: Point) -> float:
     -------
     float
     """
-    rounds = min(float(point["cap"]), 3800.0 * (point["n"] / 32) ** 2 / float(point["kappa"]))
+    rounds = min(float(field_float(point, "cap")),
+                 3800.0 * (field_float(point, "n") / 32) ** 2 / float(field_float(point, "kappa")))
     per_round = {("static", "plain"): 7e-6, ("relabelled", "plain"): 3e-6}.get(
-        (point["network"], point["gossip"]), 0.0)
+        (field_str(point, "network"), field_str(point, "gossip")), 0.0)
     return 0.05 + rounds * per_round + (0.6 if point["network"] == "relabelled" and
                                         point["gossip"] == "accelerated" else 0.0)
 
@@ -472,7 +478,8 @@ def exponent_rows(records: Sequence[Record], consensus: Sequence[Record]
                 rows += fit.exponent_rows(f"{network}, T_eps vs n", mine, "n", predicted=PREDICTED_BY)
             except ValueError:  # no prediction on this range (or fewer than 2 finished n): measured only
                 rows += fit.exponent_rows(f"{network}, T_eps vs n", mine, "n")
-    relabelled_records = [{**r, "point": {**r["point"], "algorithm": _series(r)}} for r in consensus]
+    relabelled_records: list[Record] = [{**r, "point": {**r["point"], "algorithm": _series(r)}}
+                                        for r in consensus]
     rows += fit.exponent_rows("(d) consensus rounds vs 1/(1 - lam)", relabelled_records, "inv_gap")
     return rows
 
@@ -490,18 +497,21 @@ def _teps_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
     return [{"network": r["point"]["network"], "n": r["params"]["n"], "algorithm": r["point"]["algorithm"],
              "lam": r["params"]["lam"], "t_eps": r["result"]["t_eps"], "status": r["result"]["status"],
              "explicit_bound": r["result"]["explicit_bound"],
-             "best": "" if r["result"]["best"] is None else r["result"]["best"]["hyper"]} for r in records]
+             "best": "" if r["result"]["best"] is None else field_dict(r["result"], "best")["hyper"]}
+            for r in records]
 
 
 def _consensus_rows(consensus: Sequence[Record]) -> list[dict[str, Any]]:
     rows = []
     for r in consensus:
-        plain = next((c["result"]["t_eps"] for c in consensus if c["point"]["kappa"] == r["point"]["kappa"]
+        plain = next((optional_float(c["result"], "t_eps") for c in consensus
+                      if c["point"]["kappa"] == r["point"]["kappa"]
                       and c["point"]["network"] == r["point"]["network"] and c["point"]["gossip"] == "plain"),
                      None)
-        rounds = r["result"]["t_eps"]
+        rounds = optional_float(r["result"], "t_eps")
         rows.append({"kappa": r["point"]["kappa"], "lam": r["params"]["lam"],
-                     "inv_gap": 1.0 / (1.0 - r["params"]["lam"]), "lam_eff": r["result"]["lam_eff"],
+                     "inv_gap": 1.0 / (1.0 - field_float(r["params"], "lam")),
+                     "lam_eff": r["result"]["lam_eff"],
                      "series": _series(r), "eta": r["result"]["eta"], "rounds": rounds,
                      "status": r["result"]["status"],
                      "gain_over_plain": plain / rounds if plain and rounds else None})
@@ -553,12 +563,13 @@ def plot(records: Sequence[Record], consensus: Sequence[Record],
         The PNG and PDF.
     """
     fig, axes = new_figure(2, 2, width=6.0, height=4.5)
+    axes = panels(axes)
     for axis, network in zip(axes.flat[:3], NETWORKS, strict=True):
         group = [r for r in records if r["point"]["network"] == network]
         notes = []
         for algorithm in ALGORITHMS:
             mine = sorted((r for r in group if r["point"]["algorithm"] == algorithm),
-                          key=lambda r: r["params"]["n"])
+                          key=lambda r: field_float(r["params"], "n"))
             done = [(r["params"]["n"], r["result"]["t_eps"]) for r in mine if fit.is_finished(r)]
             notes += [f"{algorithm} {r['result']['status']} at n={r['params']['n']}" for r in mine
                       if not fit.is_finished(r)]
@@ -577,7 +588,7 @@ def plot(records: Sequence[Record], consensus: Sequence[Record],
         axis.set_xlabel("n")
         axis.set_ylabel("$T_\\varepsilon$ (iterations)")
         axis.grid(True, which="both", alpha=0.3)
-        value_ticks(axis, sorted({r["params"]["n"] for r in group}))
+        value_ticks(axis, sorted({field_float(r["params"], "n") for r in group}))
         if notes:
             axis.text(0.98, 0.02, "\n".join(notes[:6]), transform=axis.transAxes, fontsize=6.5, ha="right",
                       va="bottom", color="0.35")
@@ -585,18 +596,19 @@ def plot(records: Sequence[Record], consensus: Sequence[Record],
     for network, gossip in CONSENSUS_SERIES:
         mine = sorted((r for r in consensus
                        if (r["point"]["network"], r["point"]["gossip"]) == (network, gossip)),
-                      key=lambda r: r["params"]["lam"])
+                      key=lambda r: field_float(r["params"], "lam"))
         color, marker, line = _CONSENSUS_LOOK[(network, gossip)]
-        done = [(1 / (1 - r["params"]["lam"]), r["result"]["t_eps"]) for r in mine if fit.is_finished(r)]
-        failed = [(1 / (1 - r["params"]["lam"]), r["result"]["status"]) for r in mine
+        done = [(1 / (1 - field_float(r["params"], "lam")), r["result"]["t_eps"]) for r in mine
+                if fit.is_finished(r)]
+        failed = [(1 / (1 - field_float(r["params"], "lam")), r["result"]["status"]) for r in mine
                   if not fit.is_finished(r)]
         label = f"{network}, {gossip.replace('_', ' ')}" + _slope_text(
             rows, "(d) consensus rounds vs 1/(1 - lam)", f"{network}, {gossip}")
         if done:
             x, y = zip(*done, strict=True)
             axis.loglog(x, y, color=color, marker=marker, linestyle=line, label=label)
-        for x, status in failed:
-            axis.loglog([x], [mode.consensus_cap], color=color, linestyle="none", markerfacecolor="none",
+        for at, status in failed:
+            axis.loglog([at], [mode.consensus_cap], color=color, linestyle="none", markerfacecolor="none",
                         marker="X" if status == "diverged" else marker)
     axis.set_title(f"(d) consensus to 1e-6, lazy Metropolis path n = {mode.consensus_n}: static vs "
                    "relabelled every round\n(same per-round contraction); X / open at the cap: diverged / "

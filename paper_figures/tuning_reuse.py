@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, cast
 
 import numpy as np
 from decbounds.algorithms.tune import local_t_eps_score
@@ -17,7 +17,7 @@ from decbounds.algorithms.tune import local_t_eps_score
 from decbounds import algorithms
 
 if TYPE_CHECKING:
-    from decbounds.algorithms.result import Result, Status
+    from decbounds.algorithms.result import Grid, Result, Status
     from decbounds.instances.gossip import GossipLike
     from decbounds.instances.protocol import LocalFunctions
     from decbounds.oracles.base import Oracle
@@ -36,6 +36,7 @@ __all__ = [
     "outcome",
     "tune_both",
     "tune_worker_output",
+    "tuned_grid",
     "winner_index",
 ]
 
@@ -94,6 +95,28 @@ def outcome(result: Result) -> Outcome:
             "message": result.message, "diverged": result.diverged}
 
 
+def tuned_grid(tuned: Result) -> Grid:
+    """``tuned.grid``: the grid `algorithms.tune`'s results carry (a single run's has none).
+
+    Parameters
+    ----------
+    tuned : Result
+        ``algorithms.tune``'s result.
+
+    Returns
+    -------
+    Grid
+
+    Raises
+    ------
+    ValueError
+        If ``tuned`` has no grid (a single run's result).
+    """
+    if tuned.grid is None:
+        raise ValueError("expected a result of algorithms.tune (with its grid); got a single run's")
+    return tuned.grid
+
+
 def winner_index(tuned: Result) -> int:
     """The position of a tuned `algorithms.Result`'s winner among its ``grid.runs`` (ValueError if none).
 
@@ -116,9 +139,10 @@ def winner_index(tuned: Result) -> int:
     --------
     See `tune_both`.
     """
-    if tuned.grid.winner is None:
+    winner = tuned_grid(tuned).winner
+    if winner is None:
         raise ValueError("the tuning found no configuration that reached eps")
-    return tuned.grid.winner
+    return winner
 
 
 def tune_both(name: str, problem: Problem, W: Gossip, grid: Steps, *, reuse: bool = False, **options: object
@@ -166,7 +190,8 @@ def tune_both(name: str, problem: Problem, W: Gossip, grid: Steps, *, reuse: boo
     (184, 184, 0.2)
     """
     stop = "average" if options.get("prune") else "both"
-    tuned = algorithms.tune(name, problem, W, grid, stop=stop, **options)
+    passed: dict[str, Any] = dict(options)  # algorithms.tune checks them
+    tuned = algorithms.tune(name, problem, W, grid, stop=stop, **passed)
     return tuned, tune_worker_output(tuned, name, problem, W, grid, reuse=reuse, **options)
 
 
@@ -204,15 +229,15 @@ def tune_worker_output(tuned: Result, name: str, problem: Problem, W: Gossip, gr
         ``t_eps_local`` (None when no configuration's workers reached eps), ``best_local`` (its `outcome`)
         and ``t_eps_local_of_best``.
     """
-    cap = int(options["iterations"])
-    finished = [result for result in tuned.grid.runs if result.t_eps_local is not None]
+    cap = int(cast(int, options["iterations"]))  # checked by algorithms.tune, which made `tuned` with them
+    finished = [result for result in tuned_grid(tuned).runs if result.t_eps_local is not None]
     best = min(finished, key=local_t_eps_score, default=None)
-    bound = math.inf if best is None else float(best.t_eps_local)
+    bound = math.inf if best is None or best.t_eps_local is None else float(best.t_eps_local)  # finished
     # a run that stopped at iteration m (cap, branch and bound, or its x-bar T_eps) without a worker T_eps
     # has none <= m
     exact = all(result.t_eps_local is not None or result.diverged or result.iterations >= min(cap, bound)
-                for result in tuned.grid.runs)
-    own = tuned.t_eps_local if tuned.grid.winner is not None else None
+                for result in tuned_grid(tuned).runs)
+    own = tuned.t_eps_local if tuned_grid(tuned).winner is not None else None
     if not exact:
         search = _reusing_local_search if reuse and _reusable(name, options) else _tune_local
         best, alone = search(tuned, name, problem, W, grid, **options)
@@ -241,19 +266,19 @@ def _tune_local(tuned: Result, name: str, problem: Problem, W: Gossip, grid: Ste
     settings = {key: value for key, value in options.items() if key in _TUNE_OPTIONS}
     hyper = {key: value for key, value in options.items() if key not in _TUNE_OPTIONS}
     first: Any = None
-    if tuned.grid.winner is not None:
-        winner, group = tuned, groups.pop(tuned.grid.winner_group or 0)
+    if tuned_grid(tuned).winner is not None:
+        winner, group = tuned, groups.pop(tuned_grid(tuned).winner_group or 0)
         groups.insert(0, group)
-        one = {key: winner.hyper[key] if isinstance(value, (list, tuple)) else value
-               for key, value in {**hyper, **group}.items()}
+        one: dict[str, Any] = {key: winner.hyper[key] if isinstance(value, (list, tuple)) else value
+                               for key, value in {**hyper, **group}.items()}
         single = {**settings, "prune": False}
         alone = algorithms.tune(name, problem, W, [winner.step_size], score=local_t_eps_score, stop="both",
                                 **single, **one)
-        first = alone if alone.grid.winner is not None else None
+        first = alone if tuned_grid(alone).winner is not None else None
     incumbent = None if first is None else first.t_eps_local + 1
     local = algorithms.tune(name, problem, W, grid, score=local_t_eps_score, stop="both", groups=groups,
                             incumbent=incumbent, **settings, **hyper)
-    return (local if local.grid.winner is not None else first), first
+    return (local if tuned_grid(local).winner is not None else first), first
 
 
 def _reusable(name: str, options: Mapping[str, Any]) -> bool:
@@ -307,7 +332,7 @@ def _reusing_local_search(tuned: Result, name: str, problem: Problem, W: Gossip,
     prune = bool(settings.get("prune", False))
     seeds = list(np.atleast_1d(np.asarray(settings.get("seeds", (0,)))).tolist())
     per_config = len(seeds)
-    run_options = {key: settings[key] for key in ("tol", "batch") if key in settings}
+    run_options: dict[str, Any] = {key: settings[key] for key in ("tol", "batch") if key in settings}
     f = problem.f if hasattr(problem, "sample") and hasattr(problem, "f") else problem
     steps = [float(step) for step in np.atleast_1d(np.asarray(grid, dtype=float))]
     if settings.get("admissible", True):
@@ -316,22 +341,23 @@ def _reusing_local_search(tuned: Result, name: str, problem: Problem, W: Gossip,
     # the x-bar runs of each configuration, by (group, configuration), in the x-bar tuning's order
     layouts = [_configurations({**hyper, **group}) for group in groups]
     sizes = [len(steps) * math.prod(len(axis) for axis in axes) for _, axes in layouts]
-    if sum(sizes) * per_config != len(tuned.grid.runs):  # not the layout expected: search as before
+    if sum(sizes) * per_config != len(tuned_grid(tuned).runs):  # not the layout expected: search as before
         return _tune_local(tuned, name, problem, W, grid, **options)
     xbar: dict[tuple[int, int], list[Any]] = {}
     position = 0
     for group_index, size in enumerate(sizes):
         for config in range(size):
-            xbar[(group_index, config)] = list(tuned.grid.runs[position : position + per_config])
+            xbar[(group_index, config)] = list(tuned_grid(tuned).runs[position : position + per_config])
             position += per_config
 
     first: Any = None
     known: dict[tuple[int, int], list[Any]] = {}
     order = list(range(len(groups)))
-    if tuned.grid.winner is not None:
-        winner_group = tuned.grid.winner_group or 0
+    winner = tuned_grid(tuned).winner
+    if winner is not None:
+        winner_group = tuned_grid(tuned).winner_group or 0
         offset = sum(sizes[:winner_group]) * per_config
-        winner_config = (winner_group, (tuned.grid.winner - offset) // per_config)
+        winner_config = (winner_group, (winner - offset) // per_config)
         order.remove(winner_group)
         order.insert(0, winner_group)
         own_runs = xbar[winner_config]
@@ -339,8 +365,8 @@ def _reusing_local_search(tuned: Result, name: str, problem: Problem, W: Gossip,
                for run in own_runs):
             alone_runs = own_runs  # x-bar's stop was already the stop at both
         else:
-            one = {key: tuned.hyper[key] if isinstance(value, (list, tuple)) else value
-                   for key, value in {**hyper, **groups[winner_group]}.items()}
+            one: dict[str, Any] = {key: tuned.hyper[key] if isinstance(value, (list, tuple)) else value
+                                   for key, value in {**hyper, **groups[winner_group]}.items()}
             alone_runs = algorithms.run_batch(name, problem, W, step_sizes=[tuned.step_size], seeds=seeds,
                                               iterations=iterations, stop="both", **run_options, **one)
         median = float(np.median([local_t_eps_score(run) for run in alone_runs]))
@@ -373,8 +399,9 @@ def _reusing_local_search(tuned: Result, name: str, problem: Problem, W: Gossip,
             value_sets = [sorted({combos[config % len(combos)][axis] for config in pending})
                           for axis in range(len(axes))]
             given = {**hyper, **groups[group_index]}
-            values = {key: [axes[axis][j] for j in value_sets[axis]] if _is_axis(key, given[key])
-                      else given[key] for axis, key in enumerate(keys)}
+            values: dict[str, Any] = {key: [axes[axis][j] for j in value_sets[axis]]
+                                      if _is_axis(key, given[key]) else given[key]
+                                      for axis, key in enumerate(keys)}
             ran = algorithms.run_batch(name, problem, W, step_sizes=[steps[i] for i in step_set], seeds=seeds,
                                        iterations=cap, stop="both", **run_options, **values)
             index = 0
@@ -385,12 +412,12 @@ def _reusing_local_search(tuned: Result, name: str, problem: Problem, W: Gossip,
                         results[config] = ran[index : index + per_config]
                     index += per_config
         for config in range(sizes[group_index]):
-            runs = results[config]
-            if runs is None:
+            measured = results[config]
+            if measured is None:
                 continue
-            median = float(np.median([local_t_eps_score(run) for run in runs]))
+            median = float(np.median([local_t_eps_score(run) for run in measured]))
             if math.isfinite(median) and (best is None or median < best):
-                best, found = median, runs[0]
+                best, found = median, measured[0]
     return (found if found is not None else first), first
 
 

@@ -51,10 +51,12 @@ from decbounds.paper_figures.plotting import (
     atomic_write_bytes,
     figure_main,
     new_figure,
+    panels,
     place_legend,
     save_figure,
     style,
 )
+from decbounds.paper_figures.records import field_float, field_int, field_str
 from decbounds.paper_figures.sweep import SerialExecutor, parallel_map
 
 from decbounds import bounds
@@ -189,8 +191,8 @@ def solve_point(method: str, K: int, lam: float) -> Row:
     row: Row = {"method": method, "K": K, "rounds": T, "lam": lam}
     start = time.perf_counter()
     try:
-        result = bounds.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam),
-                                   **({"R": R} if method == "detag" else {}))
+        phase: dict[str, Any] = {"R": R} if method == "detag" else {}  # DeTAG's R, checked by worst_case
+        result = bounds.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam), **phase)
         row.update(value=result.value, status=result.status, gap=result.gap,
                    violation=max(result.violations.values()), gram=result.sdp_size["gram"])
     except RuntimeError as err:
@@ -213,8 +215,8 @@ def _linear_solve(point: tuple[str, int, float]) -> Row:
 
 def _solve_any(point: tuple[str, str, int, float]) -> Row:
     """`solve_point` ("nonconvex") or `_linear_point` ("linear") of a (kind, method, K, lam) tuple."""
-    kind, *rest = point
-    return solve_point(*rest) if kind == "nonconvex" else _linear_point(*rest)
+    kind, method, K, lam = point
+    return solve_point(method, K, lam) if kind == "nonconvex" else _linear_point(method, K, lam)
 
 
 def _linear_points(full: bool, tiny: bool) -> list[tuple[str, int, float]]:
@@ -237,11 +239,11 @@ def _executor(tiny: bool) -> Any:
 
 
 def _rounds_of(row: Row) -> float:
-    return row["rounds"]
+    return field_float(row, "rounds")
 
 
 def _gap_of(row: Row) -> float:
-    return 1.0 - row["lam"]
+    return 1.0 - field_float(row, "lam")
 
 
 def table(rows: Sequence[Mapping[str, object]]) -> str:
@@ -308,7 +310,8 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     rows_a, rows_b = rows[: len(points_a)], rows[len(points_a) : len(points_a) + len(points_b)]
     linear_rows = rows[len(points_a) + len(points_b):]
 
-    fig, (axis_a, axis_b) = new_figure(1, 2, width=6.0, height=4.6)
+    fig, axes = new_figure(1, 2, width=6.0, height=4.6)
+    axis_a, axis_b = panels(axes)
     for method, catalog in FIGURE_METHODS:
         look = style(catalog)
         color, marker = look.get("color"), look.get("marker", "o")
@@ -320,7 +323,8 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
                       label=f"{label}: worst case (SDP)")
             # a rate of 0 (DSGT's tabulated term at lam = 0) has no place on the log axis: its curve ends at
             # the last positive value and panel (b) says why
-            shown = [(x, r["rate_value"]) for x, r in zip(xs, mine, strict=True) if r["rate_value"] > 0]
+            shown = [(x, r["rate_value"]) for x, r in zip(xs, mine, strict=True)
+                     if field_float(r, "rate_value") > 0]
             axis.plot([x for x, _ in shown], [v for _, v in shown], color=color, linestyle=":",
                       linewidth=1.3, label=f"{catalog} rate, C/T")
     for axis, rows, x_of in ((axis_a, rows_a, _rounds_of), (axis_b, rows_b, _gap_of)):
@@ -358,8 +362,8 @@ def _explain_zero_rates(axis: Any, rows: Sequence[Row]) -> None:
     notes = []
     for method, catalog in FIGURE_METHODS:
         mine = [r for r in rows if r["method"] == method]
-        zero = [_gap_of(r) for r in mine if r["rate_value"] <= 0]
-        positive = [_gap_of(r) for r in mine if r["rate_value"] > 0]
+        zero = [_gap_of(r) for r in mine if field_float(r, "rate_value") <= 0]
+        positive = [_gap_of(r) for r in mine if field_float(r, "rate_value") > 0]
         if zero and positive:
             notes.append(f"{catalog} rate (Table 2 as printed, $\\propto\\lambda^2/(1-\\lambda)^3$) is 0 at "
                          f"$1-\\lambda$ = {', '.join(f'{g:g}' for g in sorted(zero))}:\nits curve ends at "
@@ -403,10 +407,11 @@ def linear_rate(rows: Sequence[Row]) -> float:
     >>> linear_rate([{"K": 2, "value": 0.25}, {"K": 4, "value": 0.0625}])
     0.7071067811865476
     """
-    (K0, v0), (K1, v1) = sorted((r["K"], r["value"]) for r in rows)[-2:]
+    (K0, v0), (K1, v1) = sorted((field_int(r, "K"), field_float(r, "value")) for r in rows)[-2:]
     if not (v0 > 0 and v1 > 0):
         return math.nan
-    return (v1 / v0) ** (1.0 / (2 * (K1 - K0)))
+    rate: float = (v1 / v0) ** (1.0 / (2 * (K1 - K0)))  # v0, v1 > 0: a real power
+    return rate
 
 
 def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
@@ -436,9 +441,10 @@ def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     rates = {(m, lam): linear_rate([r for r in rows if r["method"] == m and r["lam"] == lam])
              for m in LINEAR_METHODS for lam in lams}
     for row in rows:
-        row["rate"] = rates[(row["method"], row["lam"])]
+        row["rate"] = rates[(field_str(row, "method"), field_float(row, "lam"))]
         row["gd_rate"] = 1.0 - LINEAR_STEP * MU
-    fig, (axis_a, axis_b) = new_figure(1, 2, width=6.0, height=4.2)
+    fig, axes = new_figure(1, 2, width=6.0, height=4.2)
+    axis_a, axis_b = panels(axes)
     shown = [lam for lam in lams if lam in (0.0, 0.6, 0.9)] or list(lams)
     for method in LINEAR_METHODS:
         look = style(method)

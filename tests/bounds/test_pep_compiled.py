@@ -297,3 +297,12 @@ def test_run_rule_on_numpy_points_is_the_engines_recursion() -> None:
     for _ in range(2):
         expected.append(W @ expected[-1] - 0.3 * (expected[-1] - b))
     assert np.allclose(X, expected, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("method", ["beer", "choco_sgd"])
+def test_a_compressed_round_is_refused_by_the_compiled_context(method: str) -> None:
+    """The compiled context takes the engine's compressor/sent parameters and refuses them by name (a
+    TypeError, as the unexpected keyword gave before)."""
+    ops = NumpyOps(GOSSIP["J3"], grad=lambda X: X)
+    with pytest.raises(TypeError, match=f"{method} cannot be compiled .* ctx.gossip with a compressor"):
+        run_rule(algorithms.rule_class(method), ops, np.zeros((3, 2)), 2, 0.3)
