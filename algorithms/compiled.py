@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 from decbounds.algorithms.engine import Context, batch_hyper, per_configuration
+from decbounds.algorithms.mixing import Coefficient
 from decbounds.algorithms.step_rule import Setup, StepRule, state_arrays
 
 if TYPE_CHECKING:
@@ -391,8 +392,8 @@ def _context(run: _Run, rule: StepRule, x0: np.ndarray, step: _StepArray,
             results = [deliver(run.gossip(z), o, a) for z, o, a in zip(Z, outs, adds, strict=True)]
             return results[0] if len(results) == 1 else tuple(results)
 
-        def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: np.ndarray, previous: np.ndarray,
-                           b: np.ndarray, *, vectors: int | None = None) -> np.ndarray:
+        def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: Coefficient, previous: np.ndarray,
+                           b: Coefficient, *, vectors: int | None = None) -> np.ndarray:
             result = a * run.gossip(Z) + b * previous.view(Coefficients)
             out[...] = result
             return out

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, cast, overload
 
 import numpy as np
 from decbounds.algorithms.compression import FLOAT_BITS, Compressor
-from decbounds.algorithms.mixing import MixingOperator
+from decbounds.algorithms.mixing import Coefficient, MixingOperator
 from decbounds.instances.matrices import MatrixLike
 from decbounds.oracles.base import Oracle
 
@@ -286,8 +286,8 @@ class Context:
         """
         raise NotImplementedError
 
-    def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: np.ndarray, previous: np.ndarray,
-                       b: np.ndarray, *, vectors: int | None = None) -> np.ndarray:
+    def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: Coefficient, previous: np.ndarray,
+                       b: Coefficient, *, vectors: int | None = None) -> np.ndarray:
         """One gossip round of the two-tap recursion, out <- a * (W @ Z) + b * previous
         (``MixingOperator.two_tap``); counted as ``gossip(Z, vectors=vectors)``.
 
@@ -297,8 +297,8 @@ class Context:
             The array sent (counted as ``vectors`` vectors per worker).
         out : numpy.ndarray, shape (n, ...)
             Where the recursion's new term goes; it is returned.
-        a, b : numpy.ndarray
-            The taps, broadcast against Z (per configuration: (1, k, d)).
+        a, b : float or numpy.ndarray
+            The taps: a number, or an array broadcast against Z (per configuration: (1, k, d)).
         previous : numpy.ndarray, shape (n, ...)
             The recursion's previous term.
         vectors : int, optional
@@ -636,8 +636,8 @@ def _gossip_methods(ledger: Ledger, open_round: Callable[[int, int, int], None],
         results = [M.apply(z, o, v) for z, o, v in zip(Z, outs, adds, strict=True)]
         return results[0] if len(results) == 1 else tuple(results)
 
-    def gossip_two_tap(self: Context, Z: np.ndarray, out: np.ndarray, a: np.ndarray, previous: np.ndarray,
-                       b: np.ndarray, *, vectors: int | None = None) -> np.ndarray:
+    def gossip_two_tap(self: Context, Z: np.ndarray, out: np.ndarray, a: Coefficient, previous: np.ndarray,
+                       b: Coefficient, *, vectors: int | None = None) -> np.ndarray:
         M = fixed or gossip_operator()
         open_round(1 if vectors is None else int(vectors), M.links, FLOAT_BITS * Z.shape[-1])
         if gossip_counts:
