@@ -101,6 +101,7 @@ from decbounds.paper_figures.verify.settings import (
     VERDICT_MATCH,
     VERDICT_OUTSIDE,
     VERDICT_UNRESOLVED,
+    VERDICT_WITHIN,
     VERDICT_WORSE,
     Settings,
     VerifyInputError,
@@ -119,6 +120,7 @@ from decbounds.paper_figures.verify.terms import (
 )
 from decbounds.paper_figures.verify.verdicts import (
     below_bound,
+    bracket,
     centralized_ratio,
     explicit_bound,
     fit_tail,
@@ -149,6 +151,7 @@ __all__ = [
     "VERDICT_MATCH",
     "VERDICT_OUTSIDE",
     "VERDICT_UNRESOLVED",
+    "VERDICT_WITHIN",
     "VERDICT_WORSE",
     "Settings",
     "VerifyInputError",
@@ -157,6 +160,7 @@ __all__ = [
     "add_parser",
     "audit",
     "below_bound",
+    "bracket",
     "centralized_ratio",
     "check_hyper",
     "digits_curve_mode",

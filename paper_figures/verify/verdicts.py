@@ -12,10 +12,14 @@ Each term ends in one verdict (docs/verify.md, "Verdicts"), tried in this order:
    interval lies above the optimal exponent (and outside ±`MATCH_WIDTH` of it);
 5. "matches the lower bound's order": the whole interval within ±`MATCH_WIDTH` of the optimal exponent —
    except on the broom, whose bound is flat in n as every all-reduce is: there "flat in n, as the bound";
-6. below the optimal exponent: on the lazy W_kappa family (no lower bound grows with 1/(1 - lam) there)
+6. "within a constant factor of the optimal order on these sizes" (the path only): the interval reaches no
+   higher than optimal + `MATCH_WIDTH` and, at every size, the explicit bound <= T_eps <= DeTAG's T_eps in
+   the same run, DeTAG's own interval within ±`MATCH_WIDTH` of the optimal exponent, and T_eps / bound
+   falling with n (`bracket`);
+7. below the optimal exponent: on the lazy W_kappa family (no lower bound grows with 1/(1 - lam) there)
    "grows more slowly than the optimal order on this family"; where a growing bound is proved (the path,
    Setting 1) "not resolved", with the sizes that would resolve it;
-7. "not resolved: interval too wide", with the budget that would resolve it.
+8. "not resolved: interval too wide", with the budget that would resolve it.
 
 Every verdict ends with the references measured in the same run (DeTAG, D^2, centralized SGD), each with
 its exponent and interval.
@@ -28,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from decbounds.paper_figures import fit
+from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.verify.settings import (
     CENTRALIZED_RATIO,
     COMMUNICATION_TERMS,
@@ -44,11 +49,12 @@ from decbounds.paper_figures.verify.settings import (
     VERDICT_MATCH,
     VERDICT_OUTSIDE,
     VERDICT_UNRESOLVED,
+    VERDICT_WITHIN,
     VERDICT_WORSE,
     Settings,
 )
 
-__all__ = ["below_bound", "centralized_ratio", "explicit_bound", "fit_tail", "resolve_advice", "term_verdict",
+__all__ = ["below_bound", "bracket", "centralized_ratio", "explicit_bound", "fit_tail", "resolve_advice", "term_verdict",
            "verdict_kind"]
 
 #: The verdict kinds, in the order `verdict_kind` tries their prefixes.
@@ -56,7 +62,12 @@ KINDS: dict[str, str] = {
     VERDICT_BELOW: "below", VERDICT_DIVERGED: "diverged", VERDICT_CENTRALIZED: "centralized",
     VERDICT_WORSE: "worse", VERDICT_MATCH: "matches", VERDICT_FLAT: "flat", VERDICT_FASTER: "faster",
     VERDICT_UNRESOLVED: "not resolved", VERDICT_ERROR: "error", VERDICT_OUTSIDE: "outside",
+    VERDICT_WITHIN: "within",
 }
+
+
+#: The fewest sizes at which `bracket` must hold (as `centralized_ratio`'s).
+BRACKET_SIZES = 3
 
 
 def verdict_kind(verdict: str) -> str:
@@ -159,6 +170,65 @@ def centralized_ratio(records: Sequence[dict[str, Any]], name: str, variable: st
     return max(max(a / b, b / a) for a, b in pairs)
 
 
+def bracket(records: Sequence[Record], name: str, reference: str, variable: str) -> str:
+    """In words, how ``name``'s T_eps sits between the explicit lower bound and ``reference``'s T_eps at
+    every size the reference finished ("" when it does not): the evidence of `VERDICT_WITHIN`.
+
+    It holds when, at each of these sizes (`fit.MIN_POINTS` at least), the rule finished with
+    bound <= T_eps <= the reference's T_eps, and T_eps / bound does not grow from one size to the next.
+    With a bound proved of the optimal order (1 + (T_c - 1) dist on Cor. 2's path, order n) and a
+    reference measured of that order in the same run (DeTAG, "matches"), T_eps is then Theta of the bound
+    on these sizes, within the reference's largest ratio to it; nothing is claimed beyond the largest size.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        One term's records with one T_eps per point, of the rule and of the reference.
+    name : str
+        The rule's registry name.
+    reference : str
+        The algorithm of optimal order measured beside it ("detag").
+    variable : str
+        The term's fit variable ("n").
+
+    Returns
+    -------
+    str
+        E.g. "explicit bound <= T_eps <= DeTAG's at n = 96, 192, 384, 768 (T_eps / bound 18.3, 11.3, 8.43,
+        6.68, falling; DeTAG's 75.1 ... 80.4)"; "" when any condition fails.
+
+    Examples
+    --------
+    >>> def record(algorithm, n, t):
+    ...     return {"point": {"algorithm": algorithm, "term": "communication", "n": n}, "params": {"n": n},
+    ...             "result": {"t_eps": t, "status": "converged", "explicit_bound": n // 3 + 2}}
+    >>> runs = [record("detag", n, 27.0 * n) for n in (96, 192, 384)]
+    >>> runs += [record("mine", n, 600 + 3.0 * n) for n in (96, 192, 384)]
+    >>> bracket(runs, "mine", "detag", "n")
+    "explicit bound <= T_eps <= DeTAG's at n = 96, 192, 384 (T_eps / bound 26.1, 17.8, 13.5, falling; DeTAG's 76.2 ... 79.8)"
+    """
+    x_of = fit.variable_function(variable)
+    ours = {x_of(r): r for r in records if r["point"]["algorithm"] == name}
+    theirs = {x_of(r): r for r in records if r["point"]["algorithm"] == reference and fit.is_finished(r)}
+    sizes = sorted(theirs)
+    if len(sizes) < BRACKET_SIZES or any(x not in ours or not fit.is_finished(ours[x]) for x in sizes):
+        return ""
+    ratios, reference_ratios = [], []
+    for x in sizes:
+        bound = explicit_bound(ours[x])
+        t, t_reference = float(ours[x]["result"]["t_eps"]), float(theirs[x]["result"]["t_eps"])
+        if bound is None or bound <= 0 or not bound <= t <= t_reference:
+            return ""
+        ratios.append(t / bound)
+        reference_ratios.append(t_reference / bound)
+    if any(later > earlier for earlier, later in zip(ratios, ratios[1:])):
+        return ""
+    label = DISPLAY_NAMES.get(reference, reference)
+    return (f"explicit bound <= T_eps <= {label}'s at {variable} = {', '.join(f'{x:.4g}' for x in sizes)} "
+            f"(T_eps / bound {', '.join(f'{r:.3g}' for r in ratios)}, falling; {label}'s "
+            f"{min(reference_ratios):.3g} ... {max(reference_ratios):.3g})")
+
+
 def _interval(f: fit.ExponentFit) -> str:
     return f"{f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]"
 
@@ -176,7 +246,7 @@ def _references(references: Mapping[str, fit.RecordFit], name: str) -> str:
 
 def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fit.RecordFit], *,
                  name: str = "", below: Sequence[str] = (), diverged: str = "", capped: str = "",
-                 central: float | None = None, resolve: str = "") -> str:
+                 central: float | None = None, resolve: str = "", bracketed: str = "") -> str:
     """The verdict of one term (module docstring) from the rule's fit, the references' fits, the runs below
     an explicit bound, the rule's diverged runs and capped runs (in words), the `centralized_ratio`, and
     what would resolve an unresolved term (``resolve``).
@@ -216,6 +286,10 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
         return f"{VERDICT_MATCH} ({measured}, optimal {optimal:g} +- {MATCH_WIDTH:g}){refs}"
     if f.ci_low > optimal:  # every optimal exponent is an upper end: larger is worse (n B: -1)
         return f"{VERDICT_WORSE}: {measured} lies above the optimal {optimal:g}{refs}"
+    if bracketed and f.ci_high <= optimal + MATCH_WIDTH:
+        return (f"{VERDICT_WITHIN}: {bracketed}; {measured} reaches no higher than {optimal:g} + "
+                f"{MATCH_WIDTH:g}: T_eps is of the bound's order {optimal:g} on these sizes (no exponent is "
+                f"claimed, nothing beyond the largest size){refs}")
     if f.ci_high < optimal:
         if spec["kind"] in ("family", "flat"):
             return (f"{VERDICT_FASTER}: {measured} lies below the optimal {optimal:g} with no run below the "
@@ -309,6 +383,19 @@ def _capped_where_reference_finished(records: Sequence[dict[str, Any]], name: st
     return ""
 
 
+def _bracketed(term: str, medians: Sequence[Record], name: str, fits: Mapping[str, fit.RecordFit],
+               spec: Mapping[str, Any]) -> str:
+    """`bracket` of the path term by DeTAG, when DeTAG was measured in this run with its whole interval
+    within +- MATCH_WIDTH of the optimal exponent ("" otherwise, and on every other term)."""
+    reference = fits.get("detag")
+    if term != "communication" or name == "detag" or reference is None or reference.fit is None:
+        return ""
+    optimal = float(spec["optimal"])
+    if not (optimal - MATCH_WIDTH <= reference.fit.ci_low and reference.fit.ci_high <= optimal + MATCH_WIDTH):
+        return ""
+    return bracket(medians, name, "detag", str(spec["variable"]))
+
+
 def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, audited: dict[str, Any],
               baselines: Sequence[str], mode: str = "quick"
               ) -> tuple[dict[str, str], dict[str, dict[str, fit.RecordFit]]]:
@@ -358,5 +445,6 @@ def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, 
             capped=_capped_where_reference_finished(medians, name, [optimal_algorithm] if optimal_algorithm
                                                     in others else [], spec["variable"]),
             central=central,
-            resolve=resolve_advice(term, settings, mode, medians))
+            resolve=resolve_advice(term, settings, mode, medians),
+            bracketed=_bracketed(term, medians, name, fits[term], spec))
     return verdicts, fits

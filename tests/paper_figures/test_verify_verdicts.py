@@ -177,3 +177,64 @@ def test_centralized_sgd_reads_indistinguishable_from_centralized_never_matches(
     verdicts, _ = v.verdicts._verdicts("centralized", records, settings, audited, baselines=())
     assert verdicts["communication"].startswith(f"{v.VERDICT_OUTSIDE}: {v.VERDICT_CENTRALIZED}")
     assert "matches" not in verdicts["communication"]
+
+
+def _path_records(algorithm, t_of, sizes=SIZES):
+    return [{"point": {"algorithm": algorithm, "term": "communication", "n": n}, "params": {"n": n},
+             "result": {"t_eps": t_of(n), "status": "converged" if t_of(n) else "max_iterations",
+                        "explicit_bound": n - 2 * math.ceil(n / 3) + 2}} for n in sizes]
+
+
+# D^2 on the path, measured (docs/errata.md E62, E63): T_eps at n = 96 ... 768, DeTAG's beside it
+D2_PATH = {96: 642.0, 192: 757.0, 384: 1104.0, 768: 1729.0}
+DETAG_PATH = {96: 2628.0, 192: 5184.0, 384: 10384.0, 768: 20832.0}
+
+
+def test_a_rule_between_the_bound_and_detag_is_within_a_constant_factor_not_unresolved():
+    records = _path_records("detag", DETAG_PATH.get) + _path_records("d2", D2_PATH.get)
+    evidence = v.bracket(records, "d2", "detag", "n")
+    assert evidence.startswith("explicit bound <= T_eps <= DeTAG's at n = 96, 192, 384, 768")
+    assert "falling" in evidence
+    d2_fit = _fit(SIZES, [D2_PATH[n] for n in SIZES])
+    verdict = v.term_verdict("communication", d2_fit, REFERENCES, name="d2", bracketed=evidence,
+                             resolve="resolved at n >= 21057")
+    assert v.verdict_kind(verdict) == "within" and verdict.startswith(v.VERDICT_WITHIN)
+    assert "no exponent is claimed" in verdict and "resolved at n" not in verdict
+    # without the bracket the same fit is not resolved, naming the size that would resolve it
+    assert v.verdict_kind(v.term_verdict("communication", d2_fit, REFERENCES, resolve="n >= 21057")) == \
+        "not resolved"
+
+
+@pytest.mark.parametrize(("t_of", "why"), [
+    (lambda n: 30.0 * n, "above DeTAG's T_eps at some size"),
+    (lambda n: 0.5 * n, "below the explicit bound (that is BELOW, decided first)"),
+    (lambda n: 702.0 + n * n / 40.0, "its ratio to the bound grows (a growth faster than the bound's)"),
+    (lambda n: None if n == 768 else 700.0 + 2 * n, "unfinished at a size DeTAG finished"),
+])
+def test_the_bracket_fails_when_any_of_its_conditions_does(t_of, why):
+    records = _path_records("detag", DETAG_PATH.get) + _path_records("mine", t_of)
+    assert v.bracket(records, "mine", "detag", "n") == "", why
+
+
+def test_the_bracket_never_turns_worse_or_below_into_within_and_needs_detag_to_match():
+    evidence = "explicit bound <= T_eps <= DeTAG's at n = ..."
+    assert v.verdict_kind(v.term_verdict("communication", QUADRATIC, REFERENCES, bracketed=evidence)) == "worse"
+    wide_high = _fit(SIZES, [700.0, 3000.0, 2500.0, 30000.0])  # interval reaching far above 1 + 0.25
+    assert wide_high.fit.ci_high > 1.25
+    assert v.verdict_kind(v.term_verdict("communication", wide_high, REFERENCES, bracketed=evidence)) != "within"
+    below = v.term_verdict("communication", SLOW, REFERENCES, bracketed=evidence, below=["run ..."])
+    assert v.verdict_kind(below) == "below"
+    # in _verdicts: DeTAG's own interval must match, else no bracket
+    records = _path_records("detag", DETAG_PATH.get) + _path_records("d2", D2_PATH.get) + \
+        _path_records("centralized", lambda n: 702.0)
+    audited = {"passed": True, "checks": [{"condition": "runs", "passed": True}]}
+    settings = v.resolve_settings("full")
+    verdicts, _ = v.verdicts._verdicts("d2", records, settings, audited, baselines=("detag", "centralized"),
+                                       mode="full")
+    assert v.verdict_kind(verdicts["communication"]) == "within", verdicts["communication"]
+    slow_detag = {n: t * (1 + n / 400) for n, t in DETAG_PATH.items()}  # DeTAG itself not of order n
+    records = _path_records("detag", slow_detag.get) + _path_records("d2", D2_PATH.get) + \
+        _path_records("centralized", lambda n: 702.0)
+    verdicts, _ = v.verdicts._verdicts("d2", records, settings, audited, baselines=("detag", "centralized"),
+                                       mode="full")
+    assert v.verdict_kind(verdicts["communication"]) == "not resolved", verdicts["communication"]
