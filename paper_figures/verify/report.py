@@ -227,7 +227,22 @@ def _label_measured_x(ax: Any, xs: Sequence[float]) -> None:
 
 
 def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorithms.StepRule]) -> str:
-    """report.md: the verdicts first, then the audit, the exponent table, and the run's parameters."""
+    """report.md: the verdicts first, then the audit, the exponent table, and the run's parameters.
+
+    Parameters
+    ----------
+    report : VerifyReport
+        What `verify` found.
+    settings : Settings
+        The sizes it ran.
+    rule : type
+        The rule's class (its module and qualified name are written).
+
+    Returns
+    -------
+    str
+        The Markdown text.
+    """
     title = f"# decbounds verify: {report.rule}" + (": OUTSIDE THE GOSSIP CLASS" if report.outside_class
                                                     else "")
     lines = [title, "", *[f"**{line}.**\n" for line in report.headline()],

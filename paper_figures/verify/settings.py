@@ -225,10 +225,23 @@ def _positive_int(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= 1
 
 
-def resolve_settings(mode: Any, sizes: Any = None, budget: Any = None) -> Settings:
+def resolve_settings(mode: object, sizes: object = None, budget: object = None) -> Settings:
     """The `Settings` of ``mode`` with ``sizes`` (field -> value) and ``budget`` (one iteration cap for every
     Setting 2 run) applied, each checked: VerifyInputError (a ValueError) or VerifyTypeError (a TypeError)
     naming the argument and the property it violates.
+
+    Parameters
+    ----------
+    mode : object
+        "tiny", "quick" or "full" (validated here).
+    sizes : object, optional
+        A mapping of `Settings` fields to values (validated here).
+    budget : object, optional
+        A positive integer: one iteration cap for every Setting 2 run (validated here).
+
+    Returns
+    -------
+    Settings
 
     Examples
     --------
@@ -303,9 +316,18 @@ def _check_number(where: str, value: Any, kind: type) -> Any:
     return int(value) if kind is int else float(value)
 
 
-def check_hyper(hyper: Any) -> dict[str, Any]:
+def check_hyper(hyper: object) -> dict[str, object]:
     """The rule's hyper-parameter grids as a dict (None: none); VerifyTypeError naming ``hyper`` for anything
     that is not a mapping with string keys (e.g. ``hyper='abc'``).
+
+    Parameters
+    ----------
+    hyper : object
+        None or a mapping of hyper-parameter names to values or grids (validated here).
+
+    Returns
+    -------
+    dict
 
     Examples
     --------

@@ -27,6 +27,7 @@ its exponent and interval.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -54,7 +55,8 @@ from decbounds.paper_figures.verify.settings import (
     Settings,
 )
 
-__all__ = ["below_bound", "bracket", "centralized_ratio", "explicit_bound", "fit_tail", "resolve_advice", "term_verdict",
+__all__ = ["below_bound", "bracket", "centralized_ratio", "explicit_bound", "fit_tail", "resolve_advice",
+           "term_verdict",
            "verdict_kind"]
 
 #: The verdict kinds, in the order `verdict_kind` tries their prefixes.
@@ -71,8 +73,17 @@ BRACKET_SIZES = 3
 
 
 def verdict_kind(verdict: str) -> str:
-    """The kind of a verdict line ("matches", "worse", "below", "centralized", "flat", "faster", "diverged",
-    "not resolved", "error", "outside"; "" for none).
+    """The kind of a verdict line ("matches", "worse", "below", "centralized", "flat", "faster", "within",
+    "diverged", "not resolved", "error", "outside"; "" for none).
+
+    Parameters
+    ----------
+    verdict : str
+        A verdict as `term_verdict` words it.
+
+    Returns
+    -------
+    str
 
     Examples
     --------
@@ -113,10 +124,22 @@ def _median_records(term: str, records: Sequence[dict[str, Any]], settings: Sett
             and (r["point"]["n"], r["point"]["batch"], r["point"]["p"]) in wanted]
 
 
-def fit_tail(records: Sequence[dict[str, Any]], spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+def fit_tail(records: Sequence[Record], spec: Mapping[str, object]) -> list[Record]:
     """The records one algorithm's fit of a term reads: all of them, or for a term with a ``tail`` the
     finished runs at its ``tail`` largest values of the term's variable plus every unfinished run beyond
-    the smallest of those (so that the fit still counts what hit the cap or diverged there)."""
+    the smallest of those (so that the fit still counts what hit the cap or diverged there).
+
+    Parameters
+    ----------
+    records : sequence of dict
+        One algorithm's records of the term.
+    spec : mapping
+        The term's entry of `TERMS` (``variable``, optionally ``tail``).
+
+    Returns
+    -------
+    list of dict
+    """
     tail = spec.get("tail")
     if not tail:
         return list(records)
@@ -128,18 +151,40 @@ def fit_tail(records: Sequence[dict[str, Any]], spec: Mapping[str, Any]) -> list
     return [r for r in records if x_of(r) >= start]
 
 
-def explicit_bound(record: dict[str, Any]) -> float | None:
+def explicit_bound(record: Record) -> float | None:
     """The explicit-constant lower bound a record's T_eps is held to (None where none applies): 1 + (T_c - 1)
     dist on Setting 2 (path, broom, lazy path), ``hard_instance_sampling_sharp`` at the median on
-    Setting 1."""
+    Setting 1.
+
+    Parameters
+    ----------
+    record : dict
+        A verify record (``point``, ``result``, and on Setting 1 ``predicted``).
+
+    Returns
+    -------
+    float or None
+    """
     result, point = record["result"], record["point"]
     if point["term"] in (*COMMUNICATION_TERMS, "spectral_gap"):
         return result.get("explicit_bound", result.get("hop_lower_bound"))
     return record.get("predicted", {}).get("hard_instance_sampling_sharp")
 
 
-def below_bound(records: Sequence[dict[str, Any]], name: str) -> list[str]:
-    """Each of ``name``'s runs (a median over seeds for sampling) below its explicit lower bound, in words."""
+def below_bound(records: Sequence[Record], name: str) -> list[str]:
+    """Each of ``name``'s runs (a median over seeds for sampling) below its explicit lower bound, in words.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        A term's records.
+    name : str
+        The rule's registry name.
+
+    Returns
+    -------
+    list of str
+    """
     found = []
     for record in records:
         point, result = record["point"], record["result"]
@@ -154,10 +199,24 @@ def below_bound(records: Sequence[dict[str, Any]], name: str) -> list[str]:
     return found
 
 
-def centralized_ratio(records: Sequence[dict[str, Any]], name: str, variable: str) -> float | None:
+def centralized_ratio(records: Sequence[Record], name: str, variable: str) -> float | None:
     """The largest factor between ``name``'s T_eps and centralized SGD's over the sizes where both finished
     (max of the ratio and its inverse; None for fewer than 3 such sizes or when either did not finish
-    somewhere the other did)."""
+    somewhere the other did).
+
+    Parameters
+    ----------
+    records : sequence of dict
+        A term's records with one T_eps per point.
+    name : str
+        The rule's registry name.
+    variable : str
+        The term's fit variable.
+
+    Returns
+    -------
+    float or None
+    """
     x_of = fit.variable_function(variable)
     mine = {x_of(r): r["result"].get("t_eps") for r in records if r["point"]["algorithm"] == name}
     central = {x_of(r): r["result"].get("t_eps") for r in records if r["point"]["algorithm"] == "centralized"}
@@ -204,8 +263,9 @@ def bracket(records: Sequence[Record], name: str, reference: str, variable: str)
     ...             "result": {"t_eps": t, "status": "converged", "explicit_bound": n // 3 + 2}}
     >>> runs = [record("detag", n, 27.0 * n) for n in (96, 192, 384)]
     >>> runs += [record("mine", n, 600 + 3.0 * n) for n in (96, 192, 384)]
-    >>> bracket(runs, "mine", "detag", "n")
-    "explicit bound <= T_eps <= DeTAG's at n = 96, 192, 384 (T_eps / bound 26.1, 17.8, 13.5, falling; DeTAG's 76.2 ... 79.8)"
+    >>> bracket(runs, "mine", "detag", "n").split("; ")  # doctest: +NORMALIZE_WHITESPACE
+    ["explicit bound <= T_eps <= DeTAG's at n = 96, 192, 384 (T_eps / bound 26.1, 17.8, 13.5, falling",
+     "DeTAG's 76.2 ... 79.8)"]
     """
     x_of = fit.variable_function(variable)
     ours = {x_of(r): r for r in records if r["point"]["algorithm"] == name}
@@ -221,7 +281,7 @@ def bracket(records: Sequence[Record], name: str, reference: str, variable: str)
             return ""
         ratios.append(t / bound)
         reference_ratios.append(t_reference / bound)
-    if any(later > earlier for earlier, later in zip(ratios, ratios[1:])):
+    if any(later > earlier for earlier, later in itertools.pairwise(ratios)):
         return ""
     label = DISPLAY_NAMES.get(reference, reference)
     return (f"explicit bound <= T_eps <= {label}'s at {variable} = {', '.join(f'{x:.4g}' for x in sizes)} "
@@ -250,6 +310,33 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
     """The verdict of one term (module docstring) from the rule's fit, the references' fits, the runs below
     an explicit bound, the rule's diverged runs and capped runs (in words), the `centralized_ratio`, and
     what would resolve an unresolved term (``resolve``).
+
+    Parameters
+    ----------
+    term : str
+        A key of `TERMS`.
+    rule_fit : fit.RecordFit
+        The rule's fit of the term.
+    references : mapping
+        The references' fits by algorithm (named at the end of the verdict).
+    name : str, default ""
+        The rule's registry name (not named among the references).
+    below : sequence of str, default ()
+        The rule's runs below their explicit bound, in words (`below_bound`).
+    diverged : str, default ""
+        Where every run of the rule diverged, in words.
+    capped : str, default ""
+        Where the rule hit its cap while the optimal-order reference finished, in words.
+    central : float, optional
+        `centralized_ratio`.
+    resolve : str, default ""
+        What would resolve the term (`resolve_advice`).
+    bracketed : str, default ""
+        The evidence of `VERDICT_WITHIN` (`bracket`), "" when it does not hold.
+
+    Returns
+    -------
+    str
 
     Examples
     --------
@@ -310,9 +397,25 @@ _FAMILY: dict[str, str] = {
 }
 
 
-def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[dict[str, Any]]) -> str:
+def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[Record]) -> str:
     """What would resolve ``term`` (sizes and caps, derived from the explicit bound and the descent cost
-    that centralized SGD measured in this run), and the mode that runs larger sizes."""
+    that centralized SGD measured in this run), and the mode that runs larger sizes.
+
+    Parameters
+    ----------
+    term : str
+        A key of `TERMS`.
+    settings : Settings
+        The sizes this run measured.
+    mode : str
+        "tiny", "quick" or "full".
+    records : sequence of dict
+        The term's records with one T_eps per point (centralized SGD's give the descent cost).
+
+    Returns
+    -------
+    str
+    """
     central = [r["result"]["t_eps"] for r in records
                if r["point"]["algorithm"] == "centralized" and r["result"].get("t_eps") is not None]
     if term == "communication":

@@ -218,10 +218,12 @@ def test_the_bracket_fails_when_any_of_its_conditions_does(t_of, why):
 
 def test_the_bracket_never_turns_worse_or_below_into_within_and_needs_detag_to_match():
     evidence = "explicit bound <= T_eps <= DeTAG's at n = ..."
-    assert v.verdict_kind(v.term_verdict("communication", QUADRATIC, REFERENCES, bracketed=evidence)) == "worse"
+    worse = v.term_verdict("communication", QUADRATIC, REFERENCES, bracketed=evidence)
+    assert v.verdict_kind(worse) == "worse"
     wide_high = _fit(SIZES, [700.0, 3000.0, 2500.0, 30000.0])  # interval reaching far above 1 + 0.25
     assert wide_high.fit.ci_high > 1.25
-    assert v.verdict_kind(v.term_verdict("communication", wide_high, REFERENCES, bracketed=evidence)) != "within"
+    wide = v.term_verdict("communication", wide_high, REFERENCES, bracketed=evidence)
+    assert v.verdict_kind(wide) != "within"
     below = v.term_verdict("communication", SLOW, REFERENCES, bracketed=evidence, below=["run ..."])
     assert v.verdict_kind(below) == "below"
     # in _verdicts: DeTAG's own interval must match, else no bracket
