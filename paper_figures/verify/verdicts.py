@@ -12,10 +12,11 @@ Each term ends in one verdict (docs/verify.md, "Verdicts"), tried in this order:
    interval lies above the optimal exponent (and outside ±`MATCH_WIDTH` of it);
 5. "matches the lower bound's order": the whole interval within ±`MATCH_WIDTH` of the optimal exponent —
    except on the broom, whose bound is flat in n as every all-reduce is: there "flat in n, as the bound";
-6. "within a constant factor of the optimal order on these sizes" (the path only): the interval reaches no
-   higher than optimal + `MATCH_WIDTH` and, at every size, the explicit bound <= T_eps <= DeTAG's T_eps in
+6. "within a constant factor of the optimal order on these sizes": the interval reaches no higher than
+   optimal + `MATCH_WIDTH` and, on the path, at every size the explicit bound <= T_eps <= DeTAG's T_eps in
    the same run, DeTAG's own interval within ±`MATCH_WIDTH` of the optimal exponent, and T_eps / bound
-   falling with n (`bracket`);
+   falling with n (`bracket`); on the sigma^2 term, the median T_eps at least the bound at every point and
+   its ratio to centralized SGD's (exact averaging) not growing with sigma^2 (`exact_averaging_lag`);
 7. below the optimal exponent: on the lazy W_kappa family (no lower bound grows with 1/(1 - lam) there)
    "grows more slowly than the optimal order on this family"; where a growing bound is proved (the path,
    Setting 1) "not resolved", with the sizes that would resolve it;
@@ -55,8 +56,8 @@ from decbounds.paper_figures.verify.settings import (
     Settings,
 )
 
-__all__ = ["below_bound", "bracket", "centralized_ratio", "explicit_bound", "fit_tail", "resolve_advice",
-           "term_verdict",
+__all__ = ["below_bound", "bracket", "centralized_ratio", "exact_averaging_lag", "explicit_bound", "fit_tail",
+           "resolve_advice", "term_verdict",
            "verdict_kind"]
 
 #: The verdict kinds, in the order `verdict_kind` tries their prefixes.
@@ -289,6 +290,63 @@ def bracket(records: Sequence[Record], name: str, reference: str, variable: str)
             f"{min(reference_ratios):.3g} ... {max(reference_ratios):.3g})")
 
 
+def exact_averaging_lag(records: Sequence[Record], name: str, variable: str) -> str:
+    """In words, ``name``'s median T_eps against centralized SGD's (exact averaging, the optimal sampling
+    order) at each point of a sampling sweep, when the ratio does not grow along the sweep ("" when it
+    does, or when a point is unfinished or below its bound): the evidence of `VERDICT_WITHIN` on
+    the sigma^2 term.
+
+    At every point both finished (``BRACKET_SIZES`` at least) the rule's median is at least its explicit
+    bound (``hard_instance_sampling_sharp``), and its ratio to centralized SGD's at the largest value of
+    ``variable`` is at most the ratio at the smallest: a gossip lag behind exact averaging that stays a
+    constant factor while the sampling term grows. Centralized SGD's T_eps is O(sigma^2 / (n B eps^4)) (of
+    the bound's order); the rule is then within the largest ratio of it on these sizes, nothing more.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        One sampling sweep's records (one median per point), of the rule and of centralized SGD.
+    name : str
+        The rule's registry name.
+    variable : str
+        The sweep's variable ("sigma2").
+
+    Returns
+    -------
+    str
+        E.g. "median T_eps / centralized SGD's (exact averaging) 1.18, 1.16, 1, 1 at sigma2 = ..., not
+        growing with sigma2"; "" when any condition fails.
+
+    Examples
+    --------
+    >>> def record(algorithm, p, t):
+    ...     return {"point": {"algorithm": algorithm, "term": "sampling", "n": 32, "batch": 1, "p": p},
+    ...             "params": {"sigma": (1 / p) ** 0.5, "n": 32, "B": 1}, "predicted":
+    ...             {"hard_instance_sampling_sharp": 0.04 / p}, "result": {"t_eps": t, "status": "converged"}}
+    >>> runs = [record("centralized", p, t) for p, t in ((1e-4, 780.0), (5e-5, 1212.0), (2.5e-5, 2549.0))]
+    >>> runs += [record("d2", p, t) for p, t in ((1e-4, 920.0), (5e-5, 1404.0), (2.5e-5, 2549.0))]
+    >>> exact_averaging_lag(runs, "d2", "sigma2")[:70]
+    "median T_eps / centralized SGD's (exact averaging) 1.18, 1.16, 1 at si"
+    """
+    x_of = fit.variable_function(variable)
+    ours = {x_of(r): r for r in records if r["point"]["algorithm"] == name}
+    exact = {x_of(r): r for r in records if r["point"]["algorithm"] == "centralized" and fit.is_finished(r)}
+    sizes = sorted(exact)
+    if len(sizes) < BRACKET_SIZES or any(x not in ours or not fit.is_finished(ours[x]) for x in sizes):
+        return ""
+    ratios = []
+    for x in sizes:
+        bound = explicit_bound(ours[x])
+        t = float(ours[x]["result"]["t_eps"])
+        if bound is None or t < bound:
+            return ""
+        ratios.append(t / float(exact[x]["result"]["t_eps"]))
+    if ratios[-1] > ratios[0]:
+        return ""
+    return (f"median T_eps / centralized SGD's (exact averaging) {', '.join(f'{r:.3g}' for r in ratios)} at "
+            f"{variable} = {', '.join(f'{x:.4g}' for x in sizes)}, not growing with {variable}")
+
+
 def _interval(f: fit.ExponentFit) -> str:
     return f"{f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]"
 
@@ -489,7 +547,10 @@ def _capped_where_reference_finished(records: Sequence[dict[str, Any]], name: st
 def _bracketed(term: str, medians: Sequence[Record], name: str, fits: Mapping[str, fit.RecordFit],
                spec: Mapping[str, Any]) -> str:
     """`bracket` of the path term by DeTAG, when DeTAG was measured in this run with its whole interval
-    within +- MATCH_WIDTH of the optimal exponent ("" otherwise, and on every other term)."""
+    within +- MATCH_WIDTH of the optimal exponent; `exact_averaging_lag` on the sigma^2 term ("" otherwise,
+    and on every other term)."""
+    if term == "sampling_sigma2" and name != "centralized":
+        return exact_averaging_lag(medians, name, str(spec["variable"]))
     reference = fits.get("detag")
     if term != "communication" or name == "detag" or reference is None or reference.fit is None:
         return ""
