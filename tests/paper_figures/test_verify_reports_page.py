@@ -13,7 +13,8 @@ LINES = {
            "communication        1        0.48 [0.20, 0.77]  within",
            "audit: passed: the rule runs",
            "communication: within a constant factor of the optimal order on these sizes: explicit bound ...",
-           "sampling_sigma2: matches the lower bound's order (measured exponent 0.95 [0.80, 1.10], optimal 1)"],
+           "sampling_sigma2: matches the lower bound's order (measured exponent 0.95 [0.80, 1.10], "
+           "optimal 1)"],
     "centralized": ["OUTSIDE THE GOSSIP CLASS: centralized declares communication 'exact'; ...",
                     "communication: reference only (outside the gossip class): indistinguishable from "
                     "centralized SGD (measured exponent 0.00 [0.00, 0.00], ...)"],
@@ -56,5 +57,6 @@ def test_one_command_writes_the_page_and_resumes(tmp_path):
 
 def test_unknown_rules_are_refused_naming_the_flag(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        reports_page.main(["--tiny", "--rules", "nope", "--out", str(tmp_path), "--page", str(tmp_path / "p")])
+        reports_page.main(["--tiny", "--rules", "nope", "--out", str(tmp_path), "--page",
+                           str(tmp_path / "page.md")])
     assert "--rules: not registered: ['nope']" in capsys.readouterr().err
