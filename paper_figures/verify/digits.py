@@ -55,18 +55,8 @@ def digits_points(name: str, rule_id: str, settings: Settings, *, seed: int, hyp
 
     Parameters
     ----------
-    name : str
-        The rule's registry name.
-    rule_id : str
-        Its source hash (`spec.fingerprint`).
-    settings : Settings
-        The verify run's sizes.
-    seed : int
-        The run's seed.
-    hyper : mapping
-        The rule's hyper-parameter grids.
-    baselines : sequence of str
-        The algorithms measured beside it.
+    name, rule_id, settings, seed, hyper, baselines
+        As `terms.sweep_points`.
 
     Returns
     -------
