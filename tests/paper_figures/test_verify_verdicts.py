@@ -295,3 +295,14 @@ def test_a_gossip_rule_reveals_later_than_exact_averaging_on_the_same_seeds():
     assert all(g >= e for g, e in zip(gossip, exact, strict=True))
     assert sum(g > e for g, e in zip(gossip, exact, strict=True)) >= 2
     assert runs["dpsgd"]["t_eps"] >= v.CENTRALIZED_RATIO * runs["centralized"]["t_eps"]
+
+
+def test_the_report_gives_each_run_its_ratio_to_exact_averaging():
+    records = _sampling_records("centralized", EXACT) + _sampling_records("d2", GOSSIP)
+    audit = {"passed": True, "instance": "path", "step_size": 0.1, "iterations": 10, "seed": 0, "checks": []}
+    report = v.VerifyReport(rule="d2", mode="full", seed=0, audit=audit, verdicts={},
+                            fits={"sampling_sigma2": {}}, records=records, files=[], errors=[], seconds=1.0)
+    text = v.report_markdown(report, v.MODES["full"], v.load_rule("d2"))
+    assert "| T_eps (x-bar) | / centralized SGD's |" in text
+    assert "| sampling | d2 | n=32 B=1 p=0.000125 | 919.5 | 1.18 |" in text
+    assert "| sampling | centralized | n=32 B=1 p=1.5625e-05 | 4029.5 | 1 |" in text
