@@ -184,9 +184,7 @@ MODES: dict[str, Settings] = {
     "quick": Settings(comm_sizes=(48, 96, 192, 384), comm_cap=24000, gap_n=12,
                       kappas=(0.1, 0.03, 0.01, 3e-3, 1e-3), gap_cap=30000, sampling_chain=3, sampling_seeds=8,
                       sigma2_points=((32, 1, 1.25e-4), (32, 1, 6.25e-5), (32, 1, 3.125e-5)),
-                      # p = 1e-4 on the n B sweep (the default mode: 5e-5): half its cost, the reveal interval
-                      # 2500 ... 625 iterations against 292 of descent
-                      nb_points=((8, 1, 1e-4), (8, 2, 1e-4), (8, 4, 1e-4)), broom_sizes=(6, 12, 24, 48),
+                      nb_points=((8, 1, 5e-5), (8, 2, 5e-5), (8, 4, 5e-5)), broom_sizes=(6, 12, 24, 48),
                       broom_cap=8000),
     # <= 5 minutes of CPU (benchmarks/bench_verify.py): the path to n = 768, where DeTAG's T_eps is 30x the
     # descent cost; kappa down to 1e-4
