@@ -108,6 +108,27 @@ def _summary_rows(lines: Sequence[str]) -> dict[str, str]:
     return kinds
 
 
+def _findings(results: Sequence[Record]) -> list[str]:
+    """The verdict matrix in words: which rules read what on the two communication terms (the path's n and
+    the lazy family's 1/(1 - lam)), and which are outside the gossip class."""
+    kinds = {r["rule"]: _summary_rows(r["lines"]) for r in results}
+    groups = {
+        "matches the optimal order on both communication terms": [
+            rule for rule, k in kinds.items()
+            if k.get("communication") == "matches" and k.get("spectral_gap") == "matches"],
+        "within a constant factor of the optimal order on the path (between the bound and DeTAG)": [
+            rule for rule, k in kinds.items() if k.get("communication") == "within"],
+        "worse than the optimal order on at least one communication term": [
+            rule for rule, k in kinds.items() if "worse" in (k.get("communication"), k.get("spectral_gap"))],
+        "not resolved on a communication term": [
+            rule for rule, k in kinds.items()
+            if "not resolved" in (k.get("communication"), k.get("spectral_gap"))],
+        "outside the gossip class (reference only)": [
+            rule for rule, k in kinds.items() if any(v.startswith("outside") for v in k.values())],
+    }
+    return [f"- **{what}**: {', '.join(sorted(rules))}" for what, rules in groups.items() if rules]
+
+
 def render_page(results: Sequence[Record], modes: Sequence[str]) -> str:
     """The page's Markdown from the runs' results.
 
@@ -140,6 +161,7 @@ def render_page(results: Sequence[Record], modes: Sequence[str]) -> str:
     for result in by_mode[detailed]:
         kinds = _summary_rows(result["lines"])
         lines.append(f"| {result['rule']} | " + " | ".join(kinds.get(t, "-") for t in terms) + " |")
+    lines += ["", *_findings(by_mode[detailed])]
     lines += ["", "## CPU seconds against the budgets", "",
               "| rule | mode | CPU (s) | budget (s) | exit status |", "|---|---|---|---|---|"]
     for mode in modes:

@@ -60,3 +60,11 @@ def test_unknown_rules_are_refused_naming_the_flag(tmp_path, capsys):
         reports_page.main(["--tiny", "--rules", "nope", "--out", str(tmp_path), "--page",
                            str(tmp_path / "page.md")])
     assert "--rules: not registered: ['nope']" in capsys.readouterr().err
+
+
+def test_the_page_says_in_words_which_rules_read_what():
+    page = reports_page.render_page([_result("d2", "full"), _result("centralized", "full")], ["full"])
+    within = "within a constant factor of the optimal order on the path (between the bound and DeTAG)"
+    assert f"- **{within}**: d2" in page
+    assert "- **outside the gossip class (reference only)**: centralized" in page
+    assert "matches the optimal order on both communication terms" not in page  # no rule does here
