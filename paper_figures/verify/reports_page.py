@@ -160,7 +160,9 @@ def render_page(results: Sequence[Record], modes: Sequence[str]) -> str:
     lines += ["| rule | " + " | ".join(terms) + " |", "|---|" + "---|" * len(terms)]
     for result in by_mode[detailed]:
         kinds = _summary_rows(result["lines"])
-        lines.append(f"| {result['rule']} | " + " | ".join(kinds.get(t, "-") for t in terms) + " |")
+        failed = any(line.startswith("audit: FAILED") for line in result["lines"])
+        empty = "audit failed" if failed else "-"
+        lines.append(f"| {result['rule']} | " + " | ".join(kinds.get(t, empty) for t in terms) + " |")
     lines += ["", *_findings(by_mode[detailed])]
     lines += ["", "## CPU seconds against the budgets", "",
               "| rule | mode | CPU (s) | budget (s) | exit status |", "|---|---|---|---|---|"]
@@ -177,8 +179,9 @@ def render_page(results: Sequence[Record], modes: Sequence[str]) -> str:
             verdicts = [line for line in result["lines"] if line.partition(": ")[0] in (*TERMS, "audit")]
             cpu = "?" if result["cpu_seconds"] is None else f"{result['cpu_seconds']:.0f}"
             lines += [f"### {result['rule']} ({_LABELS[mode]})", "",
-                      f"{cpu} s of CPU, exit status {result['exit_status']}.", "", "```text", *table, "```",
-                      ""]
+                      f"{cpu} s of CPU, exit status {result['exit_status']}.", ""]
+            if table:
+                lines += ["```text", *table, "```", ""]
             if mode == detailed:
                 lines += [f"- {line}" for line in verdicts] + [""]
     return "\n".join(lines).rstrip("\n") + "\n"

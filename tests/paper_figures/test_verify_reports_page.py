@@ -68,3 +68,11 @@ def test_the_page_says_in_words_which_rules_read_what():
     assert f"- **{within}**: d2" in page
     assert "- **outside the gossip class (reference only)**: centralized" in page
     assert "matches the optimal order on both communication terms" not in page  # no rule does here
+
+
+def test_a_failed_audit_reads_so_in_the_matrix_without_an_empty_table():
+    failed = {"rule": "beer", "mode": "full", "exit_status": 1, "cpu_seconds": 4.0,
+              "lines": ["audit: FAILED: information flow: beer raised TypeError ..."]}
+    page = reports_page.render_page([failed], ["full"])
+    assert "| beer | audit failed | audit failed |" in page
+    assert "```text\n```" not in page and "- audit: FAILED: information flow" in page
