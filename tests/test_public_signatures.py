@@ -25,18 +25,6 @@ PACKAGES = ("bounds", "instances", "oracles", "algorithms", "paper_figures", "de
 
 #: Modules still to be brought to the standard (one per line; delete a line when its module passes).
 PENDING: frozenset[str] = frozenset("""
-decbounds.paper_figures.verify.class_audit
-decbounds.paper_figures.verify.cli
-decbounds.paper_figures.verify.digits
-decbounds.paper_figures.verify.flow
-decbounds.paper_figures.verify.isolation
-decbounds.paper_figures.verify.report
-decbounds.paper_figures.verify.runner
-decbounds.paper_figures.verify.settings
-decbounds.paper_figures.verify.spec
-decbounds.paper_figures.verify.terms
-decbounds.paper_figures.verify.verdicts
-decbounds.paper_figures.verify.worst_case_term
 """.split())
 
 

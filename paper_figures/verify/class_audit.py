@@ -32,6 +32,7 @@ import scipy.sparse as sp
 from decbounds.algorithms.engine import Ledger
 from decbounds.algorithms.mixing import MixingOperator
 from decbounds.algorithms.step_rule import Channel, state_arrays
+from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.verify.flow import FLOW_CONDITIONS, flow_audit
 from decbounds.paper_figures.verify.spec import _one_line
 
@@ -81,7 +82,7 @@ class _CountingProblem:
         return getattr(self._problem, name)
 
 
-def forbidden_holding(value: Any, *, knows_graph: bool = False) -> str | None:
+def forbidden_holding(value: object, *, knows_graph: bool = False) -> str | None:
     """What ``value`` is, in words, when a rule or its state must not hold it (None otherwise): a problem
     (an object with ``grad`` and ``full_grad``) or a bound method of one, an oracle (``sample``), a random
     generator, the engine's `Ledger` or `Channel`, a gossip operator, and -- unless the rule declares
@@ -90,6 +91,7 @@ def forbidden_holding(value: Any, *, knows_graph: bool = False) -> str | None:
     Parameters
     ----------
     value : object
+        An attribute of the rule or of its state.
     knows_graph : bool, default False
         Whether the rule declared the graph (DeFacto's factors).
 
@@ -257,7 +259,7 @@ class _Watch:
 
 
 def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0,
-          schedule: Any = None) -> dict[str, Any]:
+          schedule: instances.GossipSchedule | None = None) -> Record:
     """The class audit of algorithm ``name`` on Cor. 2's path instance (module docstring), or over a gossip
     schedule.
 

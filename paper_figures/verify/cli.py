@@ -34,8 +34,14 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def add_parser(subparsers: Any) -> None:
-    """Register the ``verify`` subcommand."""
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the ``verify`` subcommand.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``decbounds`` command's subparsers.
+    """
     parser = subparsers.add_parser(
         "verify", help="hold your step rule against the lower bounds (class audit, the paper's experiments)",
         description="Run a step rule through the class audit and the paper's experiments beside DeTAG, D2 "
@@ -66,7 +72,18 @@ def _one_line_error(message: str) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run verify from parsed arguments; print the verdicts; return the exit status (2: bad input)."""
+    """Run verify from parsed arguments; print the verdicts; return the exit status (2: bad input).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The arguments of the ``verify`` subcommand (`add_parser`).
+
+    Returns
+    -------
+    int
+        0, 1 (the audit failed, a bound was beaten, or the rule is outside the gossip class) or 2.
+    """
     try:
         if args.quick and args.tiny:
             raise VerifyInputError("--quick and --tiny are exclusive: choose one mode (neither: the full "

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 from decbounds.paper_figures import heterogeneity
+from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.verify.settings import (
     DIGITS_REFERENCES,
     DIGITS_SHUFFLED,
@@ -22,7 +23,21 @@ __all__ = ["digits_curve_mode", "digits_points", "digits_verdict", "final_losses
 def digits_curve_mode(settings: Settings, series: Sequence[str], seed: int) -> heterogeneity.CurveMode:
     """`heterogeneity.MODES[settings.digits_mode]` cut to the digits term: the 8-worker ring at 0% shuffled
     without momentum, the given ``series``, the seeds shifted by ``seed`` (tuning on ``seed``), and
-    ``digits_iterations`` if set."""
+    ``digits_iterations`` if set.
+
+    Parameters
+    ----------
+    settings : Settings
+        The verify run's sizes (``digits_mode``, ``digits_iterations``).
+    series : sequence of str
+        The algorithms measured (the rule first).
+    seed : int
+        The run's seed.
+
+    Returns
+    -------
+    heterogeneity.CurveMode
+    """
     base = heterogeneity.MODES[settings.digits_mode]
     return dataclasses.replace(
         base, iterations=settings.digits_iterations or base.iterations, partitions=(DIGITS_SHUFFLED,),
@@ -32,11 +47,22 @@ def digits_curve_mode(settings: Settings, series: Sequence[str], seed: int) -> h
         extra_seeds=tuple(seed + s for s in base.extra_seeds))
 
 
-def digits_points(name: str, rule_id: str, settings: Settings, *, seed: int, hyper: Mapping[str, Any],
-                  baselines: Sequence[str]) -> list[dict[str, Any]]:
+def digits_points(name: str, rule_id: str, settings: Settings, *, seed: int, hyper: Mapping[str, object],
+                  baselines: Sequence[str]) -> list[Record]:
     """The digits term's sweep points: `heterogeneity.curve_point` of each series (runner
     `heterogeneity.tuned_curve`, the figure's own tuner), with ``term = "digits"``; the rule's point carries
-    its source hash and its hyper-parameter grids."""
+    its source hash and its hyper-parameter grids.
+
+    Parameters
+    ----------
+    name, rule_id, settings, seed, hyper, baselines
+        As `terms.sweep_points`.
+
+    Returns
+    -------
+    list of dict
+        One sweep point per series.
+    """
     series = [name, *[b for b in baselines if b != name]]
     mode = digits_curve_mode(settings, series, seed)
     network = mode.networks[0]
@@ -51,9 +77,20 @@ def digits_points(name: str, rule_id: str, settings: Settings, *, seed: int, hyp
     return points
 
 
-def final_losses(record: Mapping[str, Any]) -> dict[str, Any]:
+def final_losses(record: Record) -> dict[str, float | int | None]:
     """A digits record's final training losses f(x-bar_T) over its seeds: median, min, max (None when no
-    seed ended finite) and the number of diverged seeds."""
+    seed ended finite) and the number of diverged seeds.
+
+    Parameters
+    ----------
+    record : dict
+        A record of the digits term (`heterogeneity.tuned_curve`'s result under ``"result"``).
+
+    Returns
+    -------
+    dict
+        ``{"median", "min", "max", "seeds", "diverged"}``.
+    """
     result = record["result"]
     finals = [float(v) for v in result.get("final_loss", []) if v is not None]
     return {"median": float(np.median(finals)) if finals else None, "min": min(finals, default=None),
@@ -68,13 +105,27 @@ def _loss_range(summary: Mapping[str, Any]) -> str:
     return text + (f" ({summary['diverged']} diverged seeds)" if summary["diverged"] else "")
 
 
-def digits_verdict(name: str, records: Sequence[dict[str, Any]], iterations: int) -> str:
+def digits_verdict(name: str, records: Sequence[Record], iterations: int) -> str:
     """The digits term's comparison: the rule's final training loss (median [min, max] over seeds) against
     each of `DIGITS_REFERENCES` measured in the same run: "lower than" when the rule's whole range lies below
     the reference's, "higher than" when above, "overlapping" otherwise. No lower bound is involved. The
     methods whose tuned step lies at an edge of the steps tried are named: the grid, even widened
     (`heterogeneity.bracketed_tune`), did not bracket their best step, so a step beyond it might lower
-    their loss (or diverge)."""
+    their loss (or diverge).
+
+    Parameters
+    ----------
+    name : str
+        The rule's registry name.
+    records : sequence of dict
+        The run's records (those of the digits term are read).
+    iterations : int
+        The iterations of each digits run (named in the verdict).
+
+    Returns
+    -------
+    str
+    """
     digits_records = [r for r in records if r["point"]["term"] == "digits"]
     by_algorithm = {r["point"]["algorithm"]: final_losses(r) for r in digits_records}
     if name not in by_algorithm:

@@ -34,15 +34,16 @@ import inspect
 import itertools
 import sys
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import networkx as nx
 import numpy as np
 from decbounds.algorithms.engine import Ledger, batch_hyper
 from decbounds.algorithms.step_rule import check_state, communication_channel, state_arrays
+from decbounds.paper_figures.fit import Record
 
-from decbounds import instances, oracles
+from decbounds import algorithms, instances, oracles
 
 __all__ = ["FLOW_CONDITIONS", "flow_audit", "hidden_state"]
 
@@ -259,7 +260,7 @@ def _outside_places(cls: type, rule: Any) -> dict[str, Any]:
     return places
 
 
-def hidden_state(cls: type, rule: Any, before: dict[str, Any]) -> str | None:
+def hidden_state(cls: type, rule: algorithms.StepRule, before: Mapping[str, object]) -> str | None:
     """Where the rule kept state outside its state, in words: the first place of `_outside_places` whose
     fingerprint changed since ``before`` (or that holds a generator or iterator); None when none is found.
 
@@ -316,7 +317,7 @@ def _worker_sets(order: np.ndarray, rng: np.random.Generator) -> dict[str, np.nd
 
 
 def flow_audit(cls: type, name: str, *, n: int = FLOW_WORKERS, horizon: int = FLOW_HORIZON, seed: int = 0
-               ) -> list[dict[str, Any]]:
+               ) -> list[Record]:
     """The differential checks of the module docstring for the rule class ``cls``: purity, the
     configuration axis and information flow, each a check dict (``condition``, ``key``, ``passed``,
     ``detail``); a failed one names the route (the field or attribute, the worker set, the worker, the

@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Mapping
 from typing import Any
 
+from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.plotting import atomic_write_bytes
 from decbounds.paper_figures.sweep import to_jsonable
 from decbounds.paper_figures.verify.class_audit import CONDITIONS
@@ -38,7 +39,7 @@ def _watched(module_name: str) -> bool:
     return module_name == "decbounds" or module_name.startswith("decbounds.") or module_name in _WATCHED_NUMPY
 
 
-def auditor_snapshot() -> dict[str, Any]:
+def auditor_snapshot() -> dict[str, object]:
     """What the auditor is made of, by name: the identity of every function and class (and its methods'
     code) of the loaded ``decbounds`` modules and of numpy, numpy.linalg and numpy.random, and the value of
     every plain constant (numbers, strings, tuples) of the ``decbounds`` modules.
@@ -48,7 +49,7 @@ def auditor_snapshot() -> dict[str, Any]:
     dict
         ``{"module.attribute": fingerprint}``.
     """
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
     for module_name, module in list(sys.modules.items()):
         if module is None or not _watched(module_name):
             continue
@@ -70,8 +71,18 @@ def auditor_snapshot() -> dict[str, Any]:
     return found
 
 
-def auditor_changes(before: Mapping[str, Any]) -> list[str]:
-    """The names in ``before`` (an `auditor_snapshot`) that are now replaced or gone, sorted."""
+def auditor_changes(before: Mapping[str, object]) -> list[str]:
+    """The names in ``before`` (an `auditor_snapshot`) that are now replaced or gone, sorted.
+
+    Parameters
+    ----------
+    before : mapping
+        An `auditor_snapshot` taken earlier.
+
+    Returns
+    -------
+    list of str
+    """
     now = auditor_snapshot()
     return sorted(key for key, value in before.items() if now.get(key, None) != value)
 
@@ -85,9 +96,9 @@ def _failed(check_key: str, detail: str, name: str, seed: int) -> dict[str, Any]
                         "detail": detail}]}
 
 
-def run_isolated(spec: str, *, mode: str, out: pathlib.Path | None, seed: int, hyper: dict[str, Any],
-                 baselines: tuple[str, ...], sizes: Mapping[str, Any] | None, budget: int | None,
-                 progress: bool, digits: bool) -> dict[str, Any]:
+def run_isolated(spec: str, *, mode: str, out: pathlib.Path | None, seed: int, hyper: Mapping[str, object],
+                 baselines: tuple[str, ...], sizes: Mapping[str, object] | None, budget: int | None,
+                 progress: bool, digits: bool) -> Record:
     """`runner.measure_rule` of the rule ``spec`` (``module:Class`` or ``path/to/file.py:Class``) in a
     child process; its result, or a failed audit naming how the child ended without one.
 

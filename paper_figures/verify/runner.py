@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 from decbounds.paper_figures import heterogeneity
+from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.plotting import atomic_write_bytes
 from decbounds.paper_figures.sweep import RecordWriter, SerialExecutor, run_sweep, to_jsonable
 from decbounds.paper_figures.verify.class_audit import CONDITIONS, audit
@@ -38,19 +39,40 @@ from decbounds import algorithms
 __all__ = ["conclude", "measure_rule", "out_folder", "verify"]
 
 
-def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = None, seed: int = 0,
-           hyper: Mapping[str, Any] | None = None, baselines: Sequence[str] = BASELINES,
-           sizes: Mapping[str, Any] | None = None, budget: int | None = None,
+def verify(rule: object, *, mode: str = "quick", out: str | pathlib.Path | None = None, seed: int = 0,
+           hyper: Mapping[str, object] | None = None, baselines: Sequence[str] = BASELINES,
+           sizes: Mapping[str, object] | None = None, budget: int | None = None,
            progress: bool = True, digits: bool = False) -> VerifyReport:
     """Verify ``rule`` (module docstring): the class audit, then the three experiments beside
     ``baselines``; writes the report files into ``out`` (default ``./verify-<name>``) and returns them.
 
-    ``mode``: "quick" (<= 60 s of CPU), "full" (the CLI's default, <= 5 minutes of CPU), or "tiny" (tests).
-    ``hyper``: the rule's hyper-parameter grids it is tuned over (lists are grid axes, as in
-    `algorithms.tune`). ``sizes``: `Settings` fields to override (e.g. ``{"comm_sizes": (6, 9, 12, 15)}``);
-    ``budget``: one iteration cap for every run (overrides the mode's caps). ``seed``: the seed of every run
-    (sampling: seed, seed+1, ...). ``digits``: also run the digits term (module docstring, item 5; about
-    15 s of CPU more, measured).
+    Parameters
+    ----------
+    rule : type or str
+        A `algorithms.StepRule` subclass, a registered name, or a ``module:Class`` /
+        ``path/to/file.py:Class`` spec (imported in a process of its own); validated here.
+    mode : str, default "quick"
+        "quick" (<= 60 s of CPU), "full" (the CLI's default, <= 5 minutes of CPU), or "tiny" (tests).
+    out : str or pathlib.Path, optional
+        The output folder (default ``./verify-<name>``).
+    seed : int, default 0
+        The seed of every run (sampling: seed, seed+1, ...).
+    hyper : mapping, optional
+        The rule's hyper-parameter grids it is tuned over (lists are grid axes, as in `algorithms.tune`).
+    baselines : sequence of str, default BASELINES
+        The algorithms measured beside the rule in the same run.
+    sizes : mapping, optional
+        `Settings` fields to override (e.g. ``{"comm_sizes": (6, 9, 12, 15)}``).
+    budget : int, optional
+        One iteration cap for every Setting 2 run (overrides the mode's caps).
+    progress : bool, default True
+        Progress bars.
+    digits : bool, default False
+        Also run the digits term (module docstring, item 5; about 15 s of CPU more, measured).
+
+    Returns
+    -------
+    VerifyReport
 
     Example (tiny sizes; ``mode="quick"`` is what the CLI runs):
         >>> import tempfile, paper_figures.verify as v
@@ -86,7 +108,17 @@ def verify(rule: Any, *, mode: str = "quick", out: str | pathlib.Path | None = N
 
 def out_folder(out: str | pathlib.Path) -> pathlib.Path:
     """The output folder ``out``, created; VerifyInputError (one line) when it cannot be a folder (a file
-    is there, a file on its path, no permission)."""
+    is there, a file on its path, no permission).
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The folder.
+
+    Returns
+    -------
+    pathlib.Path
+    """
     path = pathlib.Path(out)
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -99,11 +131,32 @@ def out_folder(out: str | pathlib.Path) -> pathlib.Path:
 
 
 def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str | pathlib.Path | None,
-                 seed: int, hyper: dict[str, Any], baselines: tuple[str, ...], progress: bool,
-                 digits: bool, worst_case: bool = False) -> dict[str, Any]:
+                 seed: int, hyper: Mapping[str, object], baselines: tuple[str, ...], progress: bool,
+                 digits: bool, worst_case: bool = False) -> Record:
     """The rule's side of `verify`: the class audit and, when it passes, the sweeps; the records written to
     ``out`` (default ``./verify-<name>``) as they finish. Runs in the process that imported the rule (the
     isolated one for a ``module:Class`` spec, `isolation`); decides no verdict.
+
+    Parameters
+    ----------
+    cls : type
+        The rule's `algorithms.StepRule` subclass.
+    settings : Settings
+        The sizes to run.
+    out : str or pathlib.Path, optional
+        The output folder (None: ``./verify-<name>``).
+    seed : int
+        The seed of every run.
+    hyper : mapping
+        The rule's hyper-parameter grids.
+    baselines : tuple of str
+        The algorithms measured beside it.
+    progress : bool
+        Progress bars.
+    digits : bool
+        Also the digits term.
+    worst_case : bool, default False
+        Also the rule's computed worst case.
 
     Returns
     -------
@@ -150,10 +203,32 @@ def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str
             algorithms.unregister(name)
 
 
-def conclude(measured: dict[str, Any], settings: Settings, *, mode: str, seed: int,
+def conclude(measured: Record, settings: Settings, *, mode: str, seed: int,
              baselines: tuple[str, ...], digits: bool, started: float) -> VerifyReport:
     """The verdicts and the report of a measured rule (`measure_rule`'s dict): in the process that decides
-    them, which never imports a user's module."""
+    them, which never imports a user's module.
+
+    Parameters
+    ----------
+    measured : dict
+        `measure_rule`'s dict (from this process or the isolated child).
+    settings : Settings
+        The sizes it ran.
+    mode : str
+        "tiny", "quick" or "full" (names the mode that runs larger sizes in unresolved verdicts).
+    seed : int
+        The run's seed.
+    baselines : tuple of str
+        The algorithms measured beside the rule.
+    digits : bool
+        Whether the digits term ran.
+    started : float
+        `time.perf_counter()` when `verify` began (the report's wall clock).
+
+    Returns
+    -------
+    VerifyReport
+    """
     name, audited = measured["name"], measured["audit"]
     records, errors = measured["records"], measured["errors"]
     out_dir = pathlib.Path(measured["out"])

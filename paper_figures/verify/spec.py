@@ -14,10 +14,21 @@ from decbounds import algorithms
 __all__ = ["fingerprint", "load_rule"]
 
 
-def load_rule(spec: Any) -> type[algorithms.StepRule]:
+def load_rule(spec: object) -> type[algorithms.StepRule]:
     """The rule class of ``spec``: a StepRule subclass, a registered algorithm name, or ``module:Class`` /
     ``path/to/file.py:Class`` (``algorithms.plugins.load_rule``, shared with ``decbounds worst-case``).
-    VerifyInputError (one line) otherwise."""
+    VerifyInputError (one line) otherwise.
+
+    Parameters
+    ----------
+    spec : object
+        The rule as the user gave it (validated here).
+
+    Returns
+    -------
+    type
+        The `algorithms.StepRule` subclass.
+    """
     try:
         return load_rule_spec(spec)
     except ValueError as exc:
@@ -50,7 +61,18 @@ def _registered(rule: type[algorithms.StepRule]) -> tuple[str, bool]:
 
 
 def fingerprint(rule: type[algorithms.StepRule]) -> str:
-    """A hash of the rule's source (so that records of an edited rule are not reused)."""
+    """A hash of the rule's source (so that records of an edited rule are not reused).
+
+    Parameters
+    ----------
+    rule : type
+        The `algorithms.StepRule` subclass.
+
+    Returns
+    -------
+    str
+        16 hex digits of the SHA-256 of its source (of its qualified name when the source is unavailable).
+    """
     try:
         text = inspect.getsource(rule)
     except (OSError, TypeError):

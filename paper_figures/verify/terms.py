@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from decbounds.paper_figures import communication, sampling
+from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.sweep import to_jsonable
 from decbounds.paper_figures.verify.settings import COMMUNICATION_TERMS, Settings
 from decbounds.paper_figures.verify.spec import _one_line
@@ -23,11 +24,23 @@ from decbounds import algorithms, instances, oracles
 __all__ = ["measure", "sweep_points", "term_instance"]
 
 
-def term_instance(point: Mapping[str, Any]) -> tuple[Any, Any, float, dict[str, Any]]:
+def term_instance(point: Record) -> tuple[instances.LocalFunctions | oracles.ZeroChainOracle,
+                                          instances.GossipMatrix, float, Record]:
     """(problem or oracle, W, lam, params) of a point: Cor. 2's path or Thm 1's broom (``D``) with Metropolis
     W; the lazy Metropolis W_kappa of the ``n``-node path; Setting 1 with the probabilistic zero-chain oracle
     gossiping with Metropolis W on ``topology`` (never the complete graph: there W is the exact average and
-    every rule would measure the same)."""
+    every rule would measure the same).
+
+    Parameters
+    ----------
+    point : dict
+        A sweep point of `sweep_points` (``term``, ``n`` and the term's own keys).
+
+    Returns
+    -------
+    tuple
+        (the problem, or the oracle on Setting 1; W; its lam; the catalog parameters of the point).
+    """
     term, n = point["term"], int(point["n"])
     if term in COMMUNICATION_TERMS:
         D = None if point.get("D") is None else int(point["D"])
@@ -60,22 +73,34 @@ def term_instance(point: Mapping[str, Any]) -> tuple[Any, Any, float, dict[str, 
                      f"got {term!r}")
 
 
-def measure(point: dict[str, Any]) -> dict[str, Any]:
+def measure(point: Record) -> Record:
     """The sweep runner of every verify run: the algorithm of ``point`` (the rule under test when
     ``rule_id`` is set, with its ``hyper`` grids; a baseline otherwise) tuned over the point's admissible
     steps at tol = ``tol_fraction`` * 2 eps, every seed side by side; DeTAG over its R grid
     (`communication.detag_phases_at`, contracting two-tap and Chebyshev gossip) unless hyper-parameters are
-    given."""
+    given.
+
+    Parameters
+    ----------
+    point : dict
+        A sweep point of `sweep_points`.
+
+    Returns
+    -------
+    dict
+        ``{"result": {"t_eps", "status", "t_eps_seeds", "step_size", "hyper", "tol", ...}, "params": ...}``.
+    """
     problem, W, _, params = term_instance(point)
     f = problem.f if point["term"] == "sampling" else problem
     hyper = dict(point.get("hyper") or {})
     options: dict[str, Any] = {}
     if point["algorithm"] == "detag" and not hyper:
-        if point["term"] == "sampling":  # one configuration, as the sampling figure
-            hyper = {"R": 1, "eta": None, "start": "paper"}
-        else:
-            options = {"groups": [{"R": R} for R in sorted(point["phases"], reverse=True)], "prune": True,
-                       "gossip": ["two_tap", "chebyshev"], "start": "plain", "eta": None}
+        # the R grid on every term, the sampling term too: the sampling figure's single R = 1 with the
+        # paper's start diverges on the 32-worker path (docs/errata.md E64); there two-tap gossip won at
+        # every point measured, so the sampling term tries it alone (half the cost)
+        gossip = ["two_tap"] if point["term"] == "sampling" else ["two_tap", "chebyshev"]
+        options = {"groups": [{"R": R} for R in sorted(point["phases"], reverse=True)], "prune": True,
+                   "gossip": gossip, "start": "plain", "eta": None}
     steps = [fraction / f.smoothness for fraction in point.get("step_fractions", [1.0])]
     seeds = [int(point["seed"]) + j for j in range(int(point.get("seeds", 1)))]
     tol = float(point["tol_fraction"]) * 2.0 * f.epsilon
@@ -132,10 +157,31 @@ def _plain(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
 
 
-def sweep_points(name: str, rule_id: str, settings: Settings, *, seed: int, hyper: Mapping[str, Any],
-                 baselines: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+def sweep_points(name: str, rule_id: str, settings: Settings, *, seed: int, hyper: Mapping[str, object],
+                 baselines: Sequence[str]) -> dict[str, list[Record]]:
     """Every run of the four experiments, by term: the rule's points carry ``rule_id`` (its source hash) and
-    the hyper-parameter grids it is tuned over; a baseline's points are the same without them."""
+    the hyper-parameter grids it is tuned over; a baseline's points are the same without them.
+
+    Parameters
+    ----------
+    name : str
+        The rule's registry name.
+    rule_id : str
+        Its source hash (`spec.fingerprint`).
+    settings : Settings
+        The sizes.
+    seed : int
+        The seed of every run.
+    hyper : mapping
+        The rule's hyper-parameter grids.
+    baselines : sequence of str
+        The algorithms measured beside it.
+
+    Returns
+    -------
+    dict
+        ``{term: [point, ...]}`` for "communication", "communication_broom", "spectral_gap", "sampling".
+    """
     series = [name, *[b for b in baselines if b != name]]
     levels: dict[str, list[dict[str, Any]]] = {"communication": [], "communication_broom": [],
                                                "spectral_gap": [], "sampling": []}
@@ -169,8 +215,9 @@ def sweep_points(name: str, rule_id: str, settings: Settings, *, seed: int, hype
         if (n, B, p) in seen:
             continue
         seen.add((n, B, p))
-        add("sampling", {"n": n, "batch": B, "p": p, "chain_length": settings.sampling_chain,
-                         "topology": settings.sampling_topology, "seeds": settings.sampling_seeds,
-                         "cap": sampling.iteration_cap(n, B, p, settings.sampling_chain),
-                         "predict": ["hard_instance_sampling_sharp", "hard_instance_sampling"]}, None)
+        common = {"n": n, "batch": B, "p": p, "chain_length": settings.sampling_chain,
+                  "topology": settings.sampling_topology, "seeds": settings.sampling_seeds,
+                  "cap": sampling.iteration_cap(n, B, p, settings.sampling_chain),
+                  "predict": ["hard_instance_sampling_sharp", "hard_instance_sampling"]}
+        add("sampling", common, term_instance({"term": "sampling", **common})[2])
     return levels

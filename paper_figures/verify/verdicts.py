@@ -12,10 +12,15 @@ Each term ends in one verdict (docs/verify.md, "Verdicts"), tried in this order:
    interval lies above the optimal exponent (and outside ±`MATCH_WIDTH` of it);
 5. "matches the lower bound's order": the whole interval within ±`MATCH_WIDTH` of the optimal exponent —
    except on the broom, whose bound is flat in n as every all-reduce is: there "flat in n, as the bound";
-6. below the optimal exponent: on the lazy W_kappa family (no lower bound grows with 1/(1 - lam) there)
+6. "within a constant factor of the optimal order on these sizes": the interval reaches no higher than
+   optimal + `MATCH_WIDTH` and, on the path, at every size the explicit bound <= T_eps <= DeTAG's T_eps in
+   the same run, DeTAG's own interval within ±`MATCH_WIDTH` of the optimal exponent, and T_eps / bound
+   falling with n (`bracket`); on the sigma^2 term, the median T_eps at least the bound at every point and
+   its ratio to centralized SGD's (exact averaging) not growing with sigma^2 (`exact_averaging_lag`);
+7. below the optimal exponent: on the lazy W_kappa family (no lower bound grows with 1/(1 - lam) there)
    "grows more slowly than the optimal order on this family"; where a growing bound is proved (the path,
    Setting 1) "not resolved", with the sizes that would resolve it;
-7. "not resolved: interval too wide", with the budget that would resolve it.
+8. "not resolved: interval too wide", with the budget that would resolve it.
 
 Every verdict ends with the references measured in the same run (DeTAG, D^2, centralized SGD), each with
 its exponent and interval.
@@ -23,11 +28,13 @@ its exponent and interval.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from decbounds.paper_figures import fit
+from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.verify.settings import (
     CENTRALIZED_RATIO,
     COMMUNICATION_TERMS,
@@ -44,11 +51,13 @@ from decbounds.paper_figures.verify.settings import (
     VERDICT_MATCH,
     VERDICT_OUTSIDE,
     VERDICT_UNRESOLVED,
+    VERDICT_WITHIN,
     VERDICT_WORSE,
     Settings,
 )
 
-__all__ = ["below_bound", "centralized_ratio", "explicit_bound", "fit_tail", "resolve_advice", "term_verdict",
+__all__ = ["below_bound", "bracket", "centralized_ratio", "exact_averaging_lag", "explicit_bound", "fit_tail",
+           "resolve_advice", "term_verdict",
            "verdict_kind"]
 
 #: The verdict kinds, in the order `verdict_kind` tries their prefixes.
@@ -56,12 +65,26 @@ KINDS: dict[str, str] = {
     VERDICT_BELOW: "below", VERDICT_DIVERGED: "diverged", VERDICT_CENTRALIZED: "centralized",
     VERDICT_WORSE: "worse", VERDICT_MATCH: "matches", VERDICT_FLAT: "flat", VERDICT_FASTER: "faster",
     VERDICT_UNRESOLVED: "not resolved", VERDICT_ERROR: "error", VERDICT_OUTSIDE: "outside",
+    VERDICT_WITHIN: "within",
 }
 
 
+#: The fewest sizes at which `bracket` must hold (as `centralized_ratio`'s).
+BRACKET_SIZES = 3
+
+
 def verdict_kind(verdict: str) -> str:
-    """The kind of a verdict line ("matches", "worse", "below", "centralized", "flat", "faster", "diverged",
-    "not resolved", "error", "outside"; "" for none).
+    """The kind of a verdict line ("matches", "worse", "below", "centralized", "flat", "faster", "within",
+    "diverged", "not resolved", "error", "outside"; "" for none).
+
+    Parameters
+    ----------
+    verdict : str
+        A verdict as `term_verdict` words it.
+
+    Returns
+    -------
+    str
 
     Examples
     --------
@@ -102,10 +125,22 @@ def _median_records(term: str, records: Sequence[dict[str, Any]], settings: Sett
             and (r["point"]["n"], r["point"]["batch"], r["point"]["p"]) in wanted]
 
 
-def fit_tail(records: Sequence[dict[str, Any]], spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+def fit_tail(records: Sequence[Record], spec: Mapping[str, object]) -> list[Record]:
     """The records one algorithm's fit of a term reads: all of them, or for a term with a ``tail`` the
     finished runs at its ``tail`` largest values of the term's variable plus every unfinished run beyond
-    the smallest of those (so that the fit still counts what hit the cap or diverged there)."""
+    the smallest of those (so that the fit still counts what hit the cap or diverged there).
+
+    Parameters
+    ----------
+    records : sequence of dict
+        One algorithm's records of the term.
+    spec : mapping
+        The term's entry of `TERMS` (``variable``, optionally ``tail``).
+
+    Returns
+    -------
+    list of dict
+    """
     tail = spec.get("tail")
     if not tail:
         return list(records)
@@ -117,18 +152,40 @@ def fit_tail(records: Sequence[dict[str, Any]], spec: Mapping[str, Any]) -> list
     return [r for r in records if x_of(r) >= start]
 
 
-def explicit_bound(record: dict[str, Any]) -> float | None:
+def explicit_bound(record: Record) -> float | None:
     """The explicit-constant lower bound a record's T_eps is held to (None where none applies): 1 + (T_c - 1)
     dist on Setting 2 (path, broom, lazy path), ``hard_instance_sampling_sharp`` at the median on
-    Setting 1."""
+    Setting 1.
+
+    Parameters
+    ----------
+    record : dict
+        A verify record (``point``, ``result``, and on Setting 1 ``predicted``).
+
+    Returns
+    -------
+    float or None
+    """
     result, point = record["result"], record["point"]
     if point["term"] in (*COMMUNICATION_TERMS, "spectral_gap"):
         return result.get("explicit_bound", result.get("hop_lower_bound"))
     return record.get("predicted", {}).get("hard_instance_sampling_sharp")
 
 
-def below_bound(records: Sequence[dict[str, Any]], name: str) -> list[str]:
-    """Each of ``name``'s runs (a median over seeds for sampling) below its explicit lower bound, in words."""
+def below_bound(records: Sequence[Record], name: str) -> list[str]:
+    """Each of ``name``'s runs (a median over seeds for sampling) below its explicit lower bound, in words.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        A term's records.
+    name : str
+        The rule's registry name.
+
+    Returns
+    -------
+    list of str
+    """
     found = []
     for record in records:
         point, result = record["point"], record["result"]
@@ -143,10 +200,24 @@ def below_bound(records: Sequence[dict[str, Any]], name: str) -> list[str]:
     return found
 
 
-def centralized_ratio(records: Sequence[dict[str, Any]], name: str, variable: str) -> float | None:
+def centralized_ratio(records: Sequence[Record], name: str, variable: str) -> float | None:
     """The largest factor between ``name``'s T_eps and centralized SGD's over the sizes where both finished
     (max of the ratio and its inverse; None for fewer than 3 such sizes or when either did not finish
-    somewhere the other did)."""
+    somewhere the other did).
+
+    Parameters
+    ----------
+    records : sequence of dict
+        A term's records with one T_eps per point.
+    name : str
+        The rule's registry name.
+    variable : str
+        The term's fit variable.
+
+    Returns
+    -------
+    float or None
+    """
     x_of = fit.variable_function(variable)
     mine = {x_of(r): r["result"].get("t_eps") for r in records if r["point"]["algorithm"] == name}
     central = {x_of(r): r["result"].get("t_eps") for r in records if r["point"]["algorithm"] == "centralized"}
@@ -157,6 +228,123 @@ def centralized_ratio(records: Sequence[dict[str, Any]], name: str, variable: st
     if len(pairs) < 3 or any(b <= 0 or a <= 0 for a, b in pairs):
         return None
     return max(max(a / b, b / a) for a, b in pairs)
+
+
+def bracket(records: Sequence[Record], name: str, reference: str, variable: str) -> str:
+    """In words, how ``name``'s T_eps sits between the explicit lower bound and ``reference``'s T_eps at
+    every size the reference finished ("" when it does not): the evidence of `VERDICT_WITHIN`.
+
+    It holds when, at each of these sizes (`fit.MIN_POINTS` at least), the rule finished with
+    bound <= T_eps <= the reference's T_eps, and T_eps / bound does not grow from one size to the next.
+    With a bound proved of the optimal order (1 + (T_c - 1) dist on Cor. 2's path, order n) and a
+    reference measured of that order in the same run (DeTAG, "matches"), T_eps is then Theta of the bound
+    on these sizes, within the reference's largest ratio to it; nothing is claimed beyond the largest size.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        One term's records with one T_eps per point, of the rule and of the reference.
+    name : str
+        The rule's registry name.
+    reference : str
+        The algorithm of optimal order measured beside it ("detag").
+    variable : str
+        The term's fit variable ("n").
+
+    Returns
+    -------
+    str
+        E.g. "explicit bound <= T_eps <= DeTAG's at n = 96, 192, 384, 768 (T_eps / bound 18.3, 11.3, 8.43,
+        6.68, falling; DeTAG's 75.1 ... 80.4)"; "" when any condition fails.
+
+    Examples
+    --------
+    >>> def record(algorithm, n, t):
+    ...     return {"point": {"algorithm": algorithm, "term": "communication", "n": n}, "params": {"n": n},
+    ...             "result": {"t_eps": t, "status": "converged", "explicit_bound": n // 3 + 2}}
+    >>> runs = [record("detag", n, 27.0 * n) for n in (96, 192, 384)]
+    >>> runs += [record("mine", n, 600 + 3.0 * n) for n in (96, 192, 384)]
+    >>> bracket(runs, "mine", "detag", "n").split("; ")  # doctest: +NORMALIZE_WHITESPACE
+    ["explicit bound <= T_eps <= DeTAG's at n = 96, 192, 384 (T_eps / bound 26.1, 17.8, 13.5, falling",
+     "DeTAG's 76.2 ... 79.8)"]
+    """
+    x_of = fit.variable_function(variable)
+    ours = {x_of(r): r for r in records if r["point"]["algorithm"] == name}
+    theirs = {x_of(r): r for r in records if r["point"]["algorithm"] == reference and fit.is_finished(r)}
+    sizes = sorted(theirs)
+    if len(sizes) < BRACKET_SIZES or any(x not in ours or not fit.is_finished(ours[x]) for x in sizes):
+        return ""
+    ratios, reference_ratios = [], []
+    for x in sizes:
+        bound = explicit_bound(ours[x])
+        t, t_reference = float(ours[x]["result"]["t_eps"]), float(theirs[x]["result"]["t_eps"])
+        if bound is None or bound <= 0 or not bound <= t <= t_reference:
+            return ""
+        ratios.append(t / bound)
+        reference_ratios.append(t_reference / bound)
+    if any(later > earlier for earlier, later in itertools.pairwise(ratios)):
+        return ""
+    label = DISPLAY_NAMES.get(reference, reference)
+    return (f"explicit bound <= T_eps <= {label}'s at {variable} = {', '.join(f'{x:.4g}' for x in sizes)} "
+            f"(T_eps / bound {', '.join(f'{r:.3g}' for r in ratios)}, falling; {label}'s "
+            f"{min(reference_ratios):.3g} ... {max(reference_ratios):.3g})")
+
+
+def exact_averaging_lag(records: Sequence[Record], name: str, variable: str) -> str:
+    """In words, ``name``'s median T_eps against centralized SGD's (exact averaging, the optimal sampling
+    order) at each point of a sampling sweep, when the ratio does not grow along the sweep ("" when it
+    does, or when a point is unfinished or below its bound): the evidence of `VERDICT_WITHIN` on
+    the sigma^2 term.
+
+    At every point both finished (``BRACKET_SIZES`` at least) the rule's median is at least its explicit
+    bound (``hard_instance_sampling_sharp``), and its ratio to centralized SGD's at the largest value of
+    ``variable`` is at most the ratio at the smallest: a gossip lag behind exact averaging that stays a
+    constant factor while the sampling term grows. Centralized SGD's T_eps is O(sigma^2 / (n B eps^4)) (of
+    the bound's order); the rule is then within the largest ratio of it on these sizes, nothing more.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        One sampling sweep's records (one median per point), of the rule and of centralized SGD.
+    name : str
+        The rule's registry name.
+    variable : str
+        The sweep's variable ("sigma2").
+
+    Returns
+    -------
+    str
+        E.g. "median T_eps / centralized SGD's (exact averaging) 1.18, 1.16, 1, 1 at sigma2 = ..., not
+        growing with sigma2"; "" when any condition fails.
+
+    Examples
+    --------
+    >>> def record(algorithm, p, t):
+    ...     return {"point": {"algorithm": algorithm, "term": "sampling", "n": 32, "batch": 1, "p": p},
+    ...             "params": {"sigma": (1 / p) ** 0.5, "n": 32, "B": 1}, "predicted":
+    ...             {"hard_instance_sampling_sharp": 0.04 / p}, "result": {"t_eps": t, "status": "converged"}}
+    >>> runs = [record("centralized", p, t) for p, t in ((1e-4, 780.0), (5e-5, 1212.0), (2.5e-5, 2549.0))]
+    >>> runs += [record("d2", p, t) for p, t in ((1e-4, 920.0), (5e-5, 1404.0), (2.5e-5, 2549.0))]
+    >>> exact_averaging_lag(runs, "d2", "sigma2")[:70]
+    "median T_eps / centralized SGD's (exact averaging) 1.18, 1.16, 1 at si"
+    """
+    x_of = fit.variable_function(variable)
+    ours = {x_of(r): r for r in records if r["point"]["algorithm"] == name}
+    exact = {x_of(r): r for r in records if r["point"]["algorithm"] == "centralized" and fit.is_finished(r)}
+    sizes = sorted(exact)
+    if len(sizes) < BRACKET_SIZES or any(x not in ours or not fit.is_finished(ours[x]) for x in sizes):
+        return ""
+    ratios = []
+    for x in sizes:
+        bound = explicit_bound(ours[x])
+        t = float(ours[x]["result"]["t_eps"])
+        if bound is None or t < bound:
+            return ""
+        ratios.append(t / float(exact[x]["result"]["t_eps"]))
+    if ratios[-1] > ratios[0]:
+        return ""
+    return (f"median T_eps / centralized SGD's (exact averaging) {', '.join(f'{r:.3g}' for r in ratios)} at "
+            f"{variable} = {', '.join(f'{x:.4g}' for x in sizes)}, not growing with {variable}")
 
 
 def _interval(f: fit.ExponentFit) -> str:
@@ -176,10 +364,37 @@ def _references(references: Mapping[str, fit.RecordFit], name: str) -> str:
 
 def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fit.RecordFit], *,
                  name: str = "", below: Sequence[str] = (), diverged: str = "", capped: str = "",
-                 central: float | None = None, resolve: str = "") -> str:
+                 central: float | None = None, resolve: str = "", bracketed: str = "") -> str:
     """The verdict of one term (module docstring) from the rule's fit, the references' fits, the runs below
     an explicit bound, the rule's diverged runs and capped runs (in words), the `centralized_ratio`, and
     what would resolve an unresolved term (``resolve``).
+
+    Parameters
+    ----------
+    term : str
+        A key of `TERMS`.
+    rule_fit : fit.RecordFit
+        The rule's fit of the term.
+    references : mapping
+        The references' fits by algorithm (named at the end of the verdict).
+    name : str, default ""
+        The rule's registry name (not named among the references).
+    below : sequence of str, default ()
+        The rule's runs below their explicit bound, in words (`below_bound`).
+    diverged : str, default ""
+        Where every run of the rule diverged, in words.
+    capped : str, default ""
+        Where the rule hit its cap while the optimal-order reference finished, in words.
+    central : float, optional
+        `centralized_ratio`.
+    resolve : str, default ""
+        What would resolve the term (`resolve_advice`).
+    bracketed : str, default ""
+        The evidence of `VERDICT_WITHIN` (`bracket`), "" when it does not hold.
+
+    Returns
+    -------
+    str
 
     Examples
     --------
@@ -216,6 +431,10 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
         return f"{VERDICT_MATCH} ({measured}, optimal {optimal:g} +- {MATCH_WIDTH:g}){refs}"
     if f.ci_low > optimal:  # every optimal exponent is an upper end: larger is worse (n B: -1)
         return f"{VERDICT_WORSE}: {measured} lies above the optimal {optimal:g}{refs}"
+    if bracketed and f.ci_high <= optimal + MATCH_WIDTH:
+        return (f"{VERDICT_WITHIN}: {bracketed}; {measured} reaches no higher than {optimal:g} + "
+                f"{MATCH_WIDTH:g}: T_eps is of the bound's order {optimal:g} on these sizes (no exponent is "
+                f"claimed, nothing beyond the largest size){refs}")
     if f.ci_high < optimal:
         if spec["kind"] in ("family", "flat"):
             return (f"{VERDICT_FASTER}: {measured} lies below the optimal {optimal:g} with no run below the "
@@ -236,9 +455,25 @@ _FAMILY: dict[str, str] = {
 }
 
 
-def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[dict[str, Any]]) -> str:
+def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[Record]) -> str:
     """What would resolve ``term`` (sizes and caps, derived from the explicit bound and the descent cost
-    that centralized SGD measured in this run), and the mode that runs larger sizes."""
+    that centralized SGD measured in this run), and the mode that runs larger sizes.
+
+    Parameters
+    ----------
+    term : str
+        A key of `TERMS`.
+    settings : Settings
+        The sizes this run measured.
+    mode : str
+        "tiny", "quick" or "full".
+    records : sequence of dict
+        The term's records with one T_eps per point (centralized SGD's give the descent cost).
+
+    Returns
+    -------
+    str
+    """
     central = [r["result"]["t_eps"] for r in records
                if r["point"]["algorithm"] == "centralized" and r["result"].get("t_eps") is not None]
     if term == "communication":
@@ -309,6 +544,22 @@ def _capped_where_reference_finished(records: Sequence[dict[str, Any]], name: st
     return ""
 
 
+def _bracketed(term: str, medians: Sequence[Record], name: str, fits: Mapping[str, fit.RecordFit],
+               spec: Mapping[str, Any]) -> str:
+    """`bracket` of the path term by DeTAG, when DeTAG was measured in this run with its whole interval
+    within +- MATCH_WIDTH of the optimal exponent; `exact_averaging_lag` on the sigma^2 term ("" otherwise,
+    and on every other term)."""
+    if term == "sampling_sigma2" and name != "centralized":
+        return exact_averaging_lag(medians, name, str(spec["variable"]))
+    reference = fits.get("detag")
+    if term != "communication" or name == "detag" or reference is None or reference.fit is None:
+        return ""
+    optimal = float(spec["optimal"])
+    if not (optimal - MATCH_WIDTH <= reference.fit.ci_low and reference.fit.ci_high <= optimal + MATCH_WIDTH):
+        return ""
+    return bracket(medians, name, "detag", str(spec["variable"]))
+
+
 def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, audited: dict[str, Any],
               baselines: Sequence[str], mode: str = "quick"
               ) -> tuple[dict[str, str], dict[str, dict[str, fit.RecordFit]]]:
@@ -358,5 +609,6 @@ def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, 
             capped=_capped_where_reference_finished(medians, name, [optimal_algorithm] if optimal_algorithm
                                                     in others else [], spec["variable"]),
             central=central,
-            resolve=resolve_advice(term, settings, mode, medians))
+            resolve=resolve_advice(term, settings, mode, medians),
+            bracketed=_bracketed(term, medians, name, fits[term], spec))
     return verdicts, fits

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from decbounds.bounds.pep_methods import method_spec
+from decbounds.paper_figures.fit import Record
 
 from decbounds import bounds
 
@@ -46,8 +47,9 @@ def _solve(method: Any, K: int, lam: float) -> dict[str, Any]:
     return {**row, "value": result.value, "status": result.status}
 
 
-def worst_case_records(rule: Any, *, Ks: Sequence[int] | None = None, lams: Sequence[float] | None = None,
-                       baselines: Sequence[str] | None = None) -> list[dict[str, Any]]:
+def worst_case_records(rule: type | str, *, Ks: Sequence[int] | None = None,
+                       lams: Sequence[float] | None = None,
+                       baselines: Sequence[str] | None = None) -> list[Record]:
     """One record per solve: method, K, rounds, lam, value (None when not computed), status.
 
     Parameters
@@ -87,7 +89,7 @@ def worst_case_records(rule: Any, *, Ks: Sequence[int] | None = None, lams: Sequ
     return records
 
 
-def worst_case_lines(records: Sequence[dict[str, Any]]) -> list[str]:
+def worst_case_lines(records: Sequence[Record]) -> list[str]:
     """The section of report.md (markdown lines): the setting, then one table row per record of
     `worst_case_records`. The records are computed where the rule was imported (`verify.runner.measure_rule`,
     in the isolated process for a user's module); this only renders them, so the deciding process never

@@ -177,3 +177,132 @@ def test_centralized_sgd_reads_indistinguishable_from_centralized_never_matches(
     verdicts, _ = v.verdicts._verdicts("centralized", records, settings, audited, baselines=())
     assert verdicts["communication"].startswith(f"{v.VERDICT_OUTSIDE}: {v.VERDICT_CENTRALIZED}")
     assert "matches" not in verdicts["communication"]
+
+
+def _path_records(algorithm, t_of, sizes=SIZES):
+    return [{"point": {"algorithm": algorithm, "term": "communication", "n": n}, "params": {"n": n},
+             "result": {"t_eps": t_of(n), "status": "converged" if t_of(n) else "max_iterations",
+                        "explicit_bound": n - 2 * math.ceil(n / 3) + 2}} for n in sizes]
+
+
+# D^2 on the path, measured (docs/errata.md E62, E63): T_eps at n = 96 ... 768, DeTAG's beside it
+D2_PATH = {96: 642.0, 192: 757.0, 384: 1104.0, 768: 1729.0}
+DETAG_PATH = {96: 2628.0, 192: 5184.0, 384: 10384.0, 768: 20832.0}
+
+
+def test_a_rule_between_the_bound_and_detag_is_within_a_constant_factor_not_unresolved():
+    records = _path_records("detag", DETAG_PATH.get) + _path_records("d2", D2_PATH.get)
+    evidence = v.bracket(records, "d2", "detag", "n")
+    assert evidence.startswith("explicit bound <= T_eps <= DeTAG's at n = 96, 192, 384, 768")
+    assert "falling" in evidence
+    d2_fit = _fit(SIZES, [D2_PATH[n] for n in SIZES])
+    verdict = v.term_verdict("communication", d2_fit, REFERENCES, name="d2", bracketed=evidence,
+                             resolve="resolved at n >= 21057")
+    assert v.verdict_kind(verdict) == "within" and verdict.startswith(v.VERDICT_WITHIN)
+    assert "no exponent is claimed" in verdict and "resolved at n" not in verdict
+    # without the bracket the same fit is not resolved, naming the size that would resolve it
+    assert v.verdict_kind(v.term_verdict("communication", d2_fit, REFERENCES, resolve="n >= 21057")) == \
+        "not resolved"
+
+
+@pytest.mark.parametrize(("t_of", "why"), [
+    (lambda n: 30.0 * n, "above DeTAG's T_eps at some size"),
+    (lambda n: 0.5 * n, "below the explicit bound (that is BELOW, decided first)"),
+    (lambda n: 702.0 + n * n / 40.0, "its ratio to the bound grows (a growth faster than the bound's)"),
+    (lambda n: None if n == 768 else 700.0 + 2 * n, "unfinished at a size DeTAG finished"),
+])
+def test_the_bracket_fails_when_any_of_its_conditions_does(t_of, why):
+    records = _path_records("detag", DETAG_PATH.get) + _path_records("mine", t_of)
+    assert v.bracket(records, "mine", "detag", "n") == "", why
+
+
+def test_the_bracket_never_turns_worse_or_below_into_within_and_needs_detag_to_match():
+    evidence = "explicit bound <= T_eps <= DeTAG's at n = ..."
+    worse = v.term_verdict("communication", QUADRATIC, REFERENCES, bracketed=evidence)
+    assert v.verdict_kind(worse) == "worse"
+    wide_high = _fit(SIZES, [700.0, 3000.0, 2500.0, 30000.0])  # interval reaching far above 1 + 0.25
+    assert wide_high.fit.ci_high > 1.25
+    wide = v.term_verdict("communication", wide_high, REFERENCES, bracketed=evidence)
+    assert v.verdict_kind(wide) != "within"
+    below = v.term_verdict("communication", SLOW, REFERENCES, bracketed=evidence, below=["run ..."])
+    assert v.verdict_kind(below) == "below"
+    # in _verdicts: DeTAG's own interval must match, else no bracket
+    records = _path_records("detag", DETAG_PATH.get) + _path_records("d2", D2_PATH.get) + \
+        _path_records("centralized", lambda n: 702.0)
+    audited = {"passed": True, "checks": [{"condition": "runs", "passed": True}]}
+    settings = v.resolve_settings("full")
+    verdicts, _ = v.verdicts._verdicts("d2", records, settings, audited, baselines=("detag", "centralized"),
+                                       mode="full")
+    assert v.verdict_kind(verdicts["communication"]) == "within", verdicts["communication"]
+    slow_detag = {n: t * (1 + n / 400) for n, t in DETAG_PATH.items()}  # DeTAG itself not of order n
+    records = _path_records("detag", slow_detag.get) + _path_records("d2", D2_PATH.get) + \
+        _path_records("centralized", lambda n: 702.0)
+    verdicts, _ = v.verdicts._verdicts("d2", records, settings, audited, baselines=("detag", "centralized"),
+                                       mode="full")
+    assert v.verdict_kind(verdicts["communication"]) == "not resolved", verdicts["communication"]
+
+
+def _sampling_records(algorithm, medians):
+    """Sampling records on the 32-worker path at the default mode's sigma^2 points (one median each)."""
+    out = []
+    for (n, B, p), t in zip(v.MODES["full"].sigma2_points, medians, strict=True):
+        out.append({"point": {"algorithm": algorithm, "term": "sampling", "n": n, "batch": B, "p": p},
+                    "params": {"n": n, "B": B, "sigma": (4 * math.e ** 3 * 0.25 / p) ** 0.5},
+                    "predicted": {"hard_instance_sampling_sharp": 2 / (n * B * p * (math.e - 1))},
+                    "result": {"t_eps": t, "status": "converged", "t_eps_seeds": [t]}})
+    return out
+
+
+# measured medians over 16 seeds (docs/errata.md E64): centralized SGD, and D^2 (EXTRA, Exact Diffusion,
+# DSGT alike) on the 32-worker path at p = 1.25e-4 ... 1.5625e-5
+EXACT = [780.0, 1212.5, 2549.5, 4029.5]
+GOSSIP = [919.5, 1404.0, 2549.5, 4029.5]
+
+
+def test_exact_averaging_and_gossip_get_different_sampling_verdicts():
+    settings = v.MODES["full"]
+    audited = {"passed": True, "checks": [{"condition": "runs", "passed": True}]}
+    exact = _sampling_records("centralized", EXACT)
+    verdicts = {}
+    for name, medians in (("exact_rule", EXACT), ("gossip_rule", GOSSIP)):
+        records = exact + _sampling_records(name, medians)
+        found, _ = v.verdicts._verdicts(name, records, settings, audited, baselines=("centralized",),
+                                        mode="full")
+        verdicts[name] = found["sampling_sigma2"]
+    assert v.verdict_kind(verdicts["exact_rule"]) == "centralized", verdicts["exact_rule"]
+    gossip = verdicts["gossip_rule"]
+    assert v.verdict_kind(gossip) == "within", gossip  # the lag at the smallest sigma^2, not growing
+    assert "median T_eps / centralized SGD's (exact averaging) 1.18, 1.16, 1, 1" in gossip
+    lag = v.exact_averaging_lag(exact + _sampling_records("gossip_rule", GOSSIP), "gossip_rule", "sigma2")
+    assert lag.startswith("median T_eps / centralized SGD's (exact averaging) 1.18, 1.16, 1, 1 at sigma2")
+    growing = [780.0, 1404.0, 3000.0, 5600.0]  # a lag that grows with sigma^2: no constant factor shown
+    assert v.exact_averaging_lag(exact + _sampling_records("slow", growing), "slow", "sigma2") == ""
+
+
+def test_a_gossip_rule_reveals_later_than_exact_averaging_on_the_same_seeds():
+    """Measured (1 s): on the 32-worker path at the smallest sigma^2, the reveal interval (T_c - 1)/(n B p)
+    = 500 iterations is short enough for D-PSGD's lag behind exact averaging to show on the same seeds."""
+    from decbounds.paper_figures import sampling
+
+    runs = {}
+    for algorithm in ("centralized", "dpsgd"):
+        point = {"term": "sampling", "algorithm": algorithm, "n": 32, "batch": 1, "p": 1.25e-4,
+                 "chain_length": 3, "topology": "path", "seeds": 8,
+                 "cap": sampling.iteration_cap(32, 1, 1.25e-4, 3),
+                 "tol_fraction": 0.9, "seed": 0}
+        runs[algorithm] = v.measure(point)["result"]
+    exact, gossip = runs["centralized"]["t_eps_seeds"], runs["dpsgd"]["t_eps_seeds"]
+    assert all(g >= e for g, e in zip(gossip, exact, strict=True))
+    assert sum(g > e for g, e in zip(gossip, exact, strict=True)) >= 2
+    assert runs["dpsgd"]["t_eps"] >= v.CENTRALIZED_RATIO * runs["centralized"]["t_eps"]
+
+
+def test_the_report_gives_each_run_its_ratio_to_exact_averaging():
+    records = _sampling_records("centralized", EXACT) + _sampling_records("d2", GOSSIP)
+    audit = {"passed": True, "instance": "path", "step_size": 0.1, "iterations": 10, "seed": 0, "checks": []}
+    report = v.VerifyReport(rule="d2", mode="full", seed=0, audit=audit, verdicts={},
+                            fits={"sampling_sigma2": {}}, records=records, files=[], errors=[], seconds=1.0)
+    text = v.report_markdown(report, v.MODES["full"], v.load_rule("d2"))
+    assert "| T_eps (x-bar) | / centralized SGD's |" in text
+    assert "| sampling | d2 | n=32 B=1 p=0.000125 | 919.5 | 1.18 |" in text
+    assert "| sampling | centralized | n=32 B=1 p=1.5625e-05 | 4029.5 | 1 |" in text
