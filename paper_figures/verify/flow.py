@@ -45,7 +45,7 @@ from decbounds.paper_figures.fit import Record
 
 from decbounds import algorithms, instances, oracles
 
-__all__ = ["FLOW_CONDITIONS", "flow_audit", "hidden_state"]
+__all__ = ["FLOW_CONDITIONS", "copy_state", "flow_audit", "hidden_state"]
 
 #: The checks of this module, by key: the condition as the report words it.
 FLOW_CONDITIONS: dict[str, str] = {
@@ -133,9 +133,50 @@ class _Run:
 
     def restart_at(self, state: Any, rng_states: list[Any]) -> None:
         """Continue from a deep copy of ``state`` with the random streams where they were."""
-        self.state = copy.deepcopy(state)
+        self.state = copy_state(state)
         for rng, saved in zip(self.ledger.rngs, rng_states, strict=True):
             rng.bit_generator.state = saved
+
+
+def copy_state(state: object) -> object:
+    """A deep copy of a rule's state in which arrays that were views of one array stay views of one copy.
+
+    ``copy.deepcopy`` copies each view on its own, so a rule whose state holds halves of one stacked array
+    (BEER: one product sends both messages, through the halves' ``base``) would replay on arrays that no
+    longer share memory, and the purity check would blame the rule for the copy. Here each base array is
+    copied once and its views are made again at the same offsets and strides.
+
+    Parameters
+    ----------
+    state : object
+        The rule's state (a `State` dataclass).
+
+    Returns
+    -------
+    object
+        The copy.
+
+    Examples
+    --------
+    >>> stacked = np.arange(6.0).reshape(2, 3)
+    >>> halves = copy_state([stacked[:1], stacked[1:]])
+    >>> halves[0].base is halves[1].base and halves[0].base is not stacked
+    True
+    """
+    memo: dict[int, object] = {}
+    fields = vars(state).values() if hasattr(state, "__dict__") else state
+    for value in fields if isinstance(fields, collections.abc.Iterable) else ():
+        base = getattr(value, "base", None)
+        if not isinstance(value, np.ndarray) or not isinstance(base, np.ndarray) or base.base is not None \
+                or not base.flags.c_contiguous:
+            continue
+        copied = memo.get(id(base))
+        if copied is None:
+            copied = memo[id(base)] = base.copy()
+        offset = value.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        memo[id(value)] = np.ndarray(value.shape, value.dtype, buffer=copied, offset=offset,
+                                     strides=value.strides)
+    return copy.deepcopy(state, memo)
 
 
 class _Trace:
@@ -143,12 +184,12 @@ class _Trace:
     points of each iteration."""
 
     def __init__(self, run: _Run, horizon: int) -> None:
-        self.states = [copy.deepcopy(run.state)]
+        self.states = [copy_state(run.state)]
         self.rngs = [[rng.bit_generator.state for rng in run.ledger.rngs]]
         self.outputs = [np.array(run.rule.average(run.state), copy=True)]
         for t in range(horizon):
             run.step(t)
-            self.states.append(copy.deepcopy(run.state))
+            self.states.append(copy_state(run.state))
             self.rngs.append([rng.bit_generator.state for rng in run.ledger.rngs])
             self.outputs.append(np.array(run.rule.average(run.state), copy=True))
         self.queries: dict[int, list[np.ndarray]] = {}

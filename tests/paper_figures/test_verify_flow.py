@@ -180,3 +180,21 @@ def test_sys_exit_in_a_measured_run_fails_not_exit_0(tmp_path):
                       sizes={"comm_sizes": (6, 9, 12, 15)})
     assert report.exit_status == 1
     assert "called sys.exit(0) in a run of the communication term" in report.verdicts["audit"]
+
+
+def test_a_state_of_views_of_one_array_is_replayed_as_one():
+    """BEER's state holds halves of stacked arrays (one product sends both messages): the purity replay
+    copies them as views of one copy, where copy.deepcopy made BEER fail with a TypeError of its own."""
+    from decbounds.paper_figures.verify.flow import copy_state, flow_audit
+
+    from decbounds import algorithms
+
+    checks = flow_audit(algorithms.rule_class("beer"), "beer")
+    assert all(check["passed"] for check in checks), [c["detail"] for c in checks if not c["passed"]]
+    stacked = np.zeros((4, 1, 3))
+    state = algorithms.State(x=stacked[:2])
+    state.y = stacked[2:]
+    copied = copy_state(state)
+    assert copied.x.base is copied.y.base and copied.x.base is not stacked
+    copied.y[...] = 1.0
+    assert copied.x.base[2:].sum() == 6.0 and stacked.sum() == 0.0  # the copy shares memory, not the original
