@@ -86,7 +86,8 @@ def forbidden_holding(value: object, *, knows_graph: bool = False) -> str | None
     """What ``value`` is, in words, when a rule or its state must not hold it (None otherwise): a problem
     (an object with ``grad`` and ``full_grad``) or a bound method of one, an oracle (``sample``), a random
     generator, the engine's `Ledger` or `Channel`, a gossip operator, and -- unless the rule declares
-    ``knows = ("graph",)`` -- a networkx graph or a sparse matrix.
+    ``knows = ("graph",)`` -- a networkx graph, a sparse matrix or a gossip value (`instances.Gossip`: W or
+    a schedule of W_t, which a rule would apply without the engine counting the round).
 
     Parameters
     ----------
@@ -105,6 +106,8 @@ def forbidden_holding(value: object, *, knows_graph: bool = False) -> str | None
     'a random generator (Generator)'
     >>> forbidden_holding(np.zeros(3)) is None
     True
+    >>> forbidden_holding(instances.gossip_matrix(nx.cycle_graph(4)))
+    "a gossip value (GossipMatrix; declare knows = ('graph',) if the rule needs it)"
     """
     owner = getattr(value, "__self__", None)
     what = None if owner is None or isinstance(value, type) else \
@@ -124,6 +127,8 @@ def forbidden_holding(value: object, *, knows_graph: bool = False) -> str | None
         return f"a problem object ({kind})"
     if callable(getattr(value, "sample", None)) and hasattr(value, "f"):
         return f"an oracle ({kind})"
+    if not knows_graph and isinstance(value, instances.Gossip):  # W itself (or a schedule of W_t)
+        return f"a gossip value ({kind}; declare knows = ('graph',) if the rule needs it)"
     if not knows_graph and isinstance(value, nx.Graph):
         return f"a graph ({kind}; declare knows = ('graph',) if the rule needs it)"
     if not knows_graph and sp.issparse(value):
