@@ -234,11 +234,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{result['rule']} ({_LABELS[result['mode']]}): "
                   f"{'no result' if cpu is None else f'{cpu:.0f} s CPU'}, exit {result['exit_status']}",
                   flush=True)
-    results = [json.loads(path.read_text()) for mode in modes for rule in rules
+    # the page shows every registered rule with a result, not only those run now (--rules re-runs a few)
+    results = [json.loads(path.read_text()) for mode in modes for rule in known
                if (path := out / mode / rule / "result.json").exists()]
     atomic_write_bytes(args.page, render_page(results, modes).encode())
-    print(f"page: {args.page} ({len(results)} of {len(rules) * len(modes)} runs)")
-    return 0 if len(results) == len(rules) * len(modes) else 1
+    print(f"page: {args.page} ({len(results)} of {len(known) * len(modes)} runs)")
+    finished = {(r["rule"], r["mode"]) for r in results}
+    return 0 if all((rule, mode) in finished for rule in rules for mode in modes) else 1
 
 
 if __name__ == "__main__":

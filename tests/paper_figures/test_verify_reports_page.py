@@ -76,3 +76,15 @@ def test_a_failed_audit_reads_so_in_the_matrix_without_an_empty_table():
     page = reports_page.render_page([failed], ["full"])
     assert "| beer | audit failed | audit failed |" in page
     assert "```text\n```" not in page and "- audit: FAILED: information flow" in page
+
+
+def test_rules_selects_what_runs_and_the_page_keeps_every_rule_with_a_result(tmp_path):
+    """``--rules beer`` re-runs one rule; the page written after it still holds the others' reports (it
+    once held only the rules just run)."""
+    out, page = tmp_path / "runs", tmp_path / "page.md"
+    for rule in ("d2", "centralized"):
+        (out / "tiny" / rule).mkdir(parents=True)
+        (out / "tiny" / rule / "result.json").write_text(json.dumps(_result(rule, "tiny")))
+    assert reports_page.main(["--tiny", "--rules", "d2", "--out", str(out), "--page", str(page)]) == 0
+    text = page.read_text()
+    assert "### d2 (--tiny)" in text and "### centralized (--tiny)" in text
