@@ -409,21 +409,26 @@ def tick_label_collisions(ax: matplotlib.axes.Axes) -> list[tuple[str, str]]:
     return found
 
 
-def _settle_legends(fig: matplotlib.figure.Figure, rounds: int = 3) -> None:
-    """Place again every legend of `fig` that `place_legend` placed and that now covers data.
+def _settle_legends(fig: matplotlib.figure.Figure, rounds: int = 3) -> bool:
+    """Place again every legend of `fig` (drawn as it is) that `place_legend` placed and that now covers
+    data; True if one moved.
 
     A constrained layout moves every panel when one panel's legend goes outside its axes, so a legend
     placed first can end up over data that was clear of it when it was placed (the full set's spectral
-    gap (a) and time-varying (c) panels did). Each round draws the figure and re-places the covering
-    legends; three rounds settle the figures of this package."""
+    gap (a) and time-varying (c) panels did). Each round re-places the covering legends and draws the
+    figure again; a figure with none is not drawn again (a constrained layout refines itself at every
+    draw, so an extra draw would move the panels by a fraction of a pixel)."""
+    moved_any = False
     for _ in range(rounds):
-        fig.canvas.draw()
         moved = [ax for ax in fig.get_axes() if ax in _PLACEMENTS and legend_overlap(ax) > 0]
         for ax in moved:
             loc, kwargs = _PLACEMENTS[ax]
             place_legend(ax, loc=loc, **kwargs)
         if not moved:
-            return
+            break
+        moved_any = True
+        fig.canvas.draw()
+    return moved_any
 
 
 def legibility_problems(fig: matplotlib.figure.Figure) -> list[str]:
@@ -481,8 +486,10 @@ def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], 
     out_dir = pathlib.Path(out_dir)
     paths = []
     try:
-        _settle_legends(fig)
-        for problem in legibility_problems(fig):
+        problems = legibility_problems(fig)
+        if problems and _settle_legends(fig):
+            problems = legibility_problems(fig)
+        for problem in problems:
             warnings.warn(f"{name}: {problem}", LegibilityWarning, stacklevel=2)
         for extension in ("png", "pdf"):
             buffer = io.BytesIO()
