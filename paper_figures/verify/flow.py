@@ -164,8 +164,8 @@ def copy_state(state: object) -> object:
     True
     """
     memo: dict[int, object] = {}
-    fields = vars(state).values() if hasattr(state, "__dict__") else state
-    for value in fields if isinstance(fields, collections.abc.Iterable) else ():
+    fields = vars(state).values() if hasattr(state, "__dict__") else state if isinstance(state, list) else ()
+    for value in fields:
         base = getattr(value, "base", None)
         if not isinstance(value, np.ndarray) or not isinstance(base, np.ndarray) or base.base is not None \
                 or not base.flags.c_contiguous:
