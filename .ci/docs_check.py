@@ -3,7 +3,8 @@
 Every page of build/site/ is served on 127.0.0.1 and loaded in headless Chromium (Debian's package, driven by
 Playwright with ``executable_path``; no browser is downloaded) with every request to another host blocked.
 A page fails on: a request to another host, a failed request or an HTTP error, a console error or an
-uncaught exception, an image that did not decode, a formula (``<math>``) laid out with no size. Screenshots
+uncaught exception, an image that did not decode, a formula (``<math>``) laid out with no size; and the API
+reference must document every name of each package's ``__all__`` (`missing_api_names`). Screenshots
 of four pages at 1,400 px go to build/docs-check/.
 
     python .ci/docs_check.py [--site build/site] [--out build/docs-check] [--chromium /usr/bin/chromium]
@@ -13,7 +14,11 @@ from __future__ import annotations
 
 import argparse
 import functools
+import html
 import http.server
+import importlib
+import importlib.util
+import re
 import sys
 import threading
 from collections.abc import Callable
@@ -54,6 +59,32 @@ def _serve(site: Path) -> http.server.ThreadingHTTPServer:
     return server
 
 
+def missing_api_names(site: Path) -> list[str]:
+    """The exported names the built API pages do not document, as ``api/<package>: name`` lines.
+
+    Parameters
+    ----------
+    site : pathlib.Path
+
+    Returns
+    -------
+    list of str
+    """
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    assert spec is not None and spec.loader is not None
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    missing = []
+    for package in ("bounds", "instances", "oracles", "algorithms"):
+        page = site / "api" / package / "index.html"
+        text = page.read_text(encoding="utf-8") if page.is_file() else ""
+        ids = set(re.findall(r'<h[1-6] id="([^"]+)"', text))
+        exported = importlib.import_module(f"decbounds.{package}").__all__
+        missing += [f"api/{package}: {name}" for name in exported
+                    if html.escape(hooks.api_path(f"decbounds.{package}", name)) not in ids]
+    return missing
+
+
 def _blocker(host: str, found: list[str]) -> Callable[[Route, Request], None]:
     """A route handler: requests to `host` go through, any other is aborted and written into `found`."""
 
@@ -87,6 +118,7 @@ def check_site(site: Path, out: Path, chromium: str) -> list[str]:
     pages = sorted(path.relative_to(site).as_posix() for path in site.rglob("index.html"))
     missing = [page for page in SCREENSHOTS if page not in pages]
     problems = [f"{page}: missing from the site" for page in missing]
+    problems += [f"{line} is exported but not documented" for line in missing_api_names(site)]
     out.mkdir(parents=True, exist_ok=True)
     server = _serve(site)
     host = f"127.0.0.1:{server.server_address[1]}"

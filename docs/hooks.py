@@ -9,20 +9,29 @@
    ``(T2)``) in a page's Markdown, outside code, become MathML when the site is built (latex2mathml, pure
    Python): no script and no network at build or view time, and browsers render MathML natively.
    `on_page_markdown` puts a placeholder where each formula goes (so that Markdown never reads the MathML)
-   and `on_page_content` puts the MathML in.
+   and `on_page_content` puts the MathML in. Docstrings write inline formulas as numpydoc does,
+   with the ``:math:`` role (``:math:`T_\varepsilon```, in a raw docstring); mkdocstrings renders the
+   role's text as code, and `on_page_content` typesets it (`docstring_math`).
+3. An API page lists its package's exported names by use: ``<!-- api: run tune Result -->`` becomes one
+   mkdocstrings entry per name, and ``<!-- api: rest -->`` every name of the package's ``__all__`` that the
+   page has not listed yet, so that a name exported later still appears (`api_markdown`).
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import os
 import re
+from html import unescape
 from pathlib import Path
 from typing import Any
 
 from latex2mathml.converter import convert
 from mkdocs.plugins import event_priority
 
-__all__ = ["SOURCE_TREE", "math_to_placeholders", "on_config", "on_page_content", "on_page_markdown"]
+__all__ = ["SOURCE_TREE", "api_markdown", "api_path", "docstring_math", "math_to_placeholders", "on_config",
+           "on_page_content", "on_page_markdown"]
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Where the tree goes (build/ is ignored by git); mkdocs.yml points mkdocstrings' ``paths`` here.
@@ -106,15 +115,106 @@ def math_to_placeholders(markdown: str) -> tuple[str, list[str]]:
     return "".join(pieces), formulas
 
 
+_API = re.compile(r"^<!-- api: (?P<names>[\w ]+) -->[ \t]*$", re.MULTILINE)
+
+
+def api_path(package: str, name: str) -> str:
+    """The dotted path mkdocstrings documents ``package.name`` under: the name in the package, or, when a
+    submodule has the same name (``algorithms.tune``), the object in the module that defines it.
+
+    Parameters
+    ----------
+    package : str
+        ``decbounds.algorithms``, ...
+    name : str
+        A name of its ``__all__``.
+
+    Returns
+    -------
+    str
+    """
+    module = importlib.import_module(package)
+    obj = getattr(module, name)
+    shadowed = os.path.exists(os.path.join(os.path.dirname(module.__file__ or ""), name + ".py"))
+    if shadowed and (inspect.isclass(obj) or inspect.isfunction(obj)):
+        return f"{obj.__module__}.{obj.__qualname__}"
+    return f"{package}.{name}"
+
+
+def api_markdown(markdown: str, package: str) -> str:
+    """Each ``<!-- api: NAMES -->`` line of an API page as one mkdocstrings entry per name; ``rest`` stands
+    for the names of the package's ``__all__`` not listed before it.
+
+    Parameters
+    ----------
+    markdown : str
+    package : str
+        The package the page documents (``decbounds.algorithms``).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If the page lists a name the package does not export.
+    """
+    exported = list(importlib.import_module(package).__all__)
+    listed: set[str] = set()
+
+    def entries(match: re.Match[str]) -> str:
+        names = match["names"].split()
+        if names == ["rest"]:
+            names = [name for name in exported if name not in listed]
+        unknown = [name for name in names if name not in exported]
+        if unknown:
+            raise ValueError(f"the API page of {package} lists {unknown}, which it does not export")
+        listed.update(names)
+        blocks = []
+        for name in names:
+            path = api_path(package, name)
+            heading = f'\n      heading: "{package}.{name}"' if path != f"{package}.{name}" else ""
+            blocks.append(f"::: {path}\n    options:\n      heading_level: 3\n"
+                          f"      show_if_no_docstring: true{heading}\n")
+        return "\n".join(blocks)
+
+    return _API.sub(entries, markdown)
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
-    """Formulas out of the Markdown (placeholders in), kept on the page for `on_page_content`."""
+    """API entries expanded; formulas out of the Markdown (placeholders in), kept on the page for
+    `on_page_content`."""
+    source = page.file.src_uri if getattr(page, "file", None) is not None else ""
+    if source.startswith("api/") and _API.search(markdown):
+        markdown = api_markdown(markdown, "decbounds." + source.removeprefix("api/").removesuffix(".md"))
     markdown, formulas = math_to_placeholders(markdown)
     setattr(page, _FORMULAS_KEY, formulas)
     return markdown
 
 
+# What mkdocstrings makes of a docstring's :math:`...` role: the role's name, then the formula as code.
+_ROLE = re.compile(r":math:<code>(?P<tex>[^<]+)</code>")
+
+
+def docstring_math(html: str) -> str:
+    """The rendered docstrings' ``:math:`...``` formulas as MathML.
+
+    Parameters
+    ----------
+    html : str
+
+    Returns
+    -------
+    str
+    """
+    return _ROLE.sub(lambda match: convert(unescape(match["tex"]), display="inline"), html)
+
+
 def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
-    """The MathML in, where the placeholders are (a display formula's paragraph dropped)."""
+    """The MathML in, where the placeholders are (a display formula's paragraph dropped), and the docstrings'
+    formulas typeset."""
+    html = docstring_math(html)
     for index, formula in enumerate(getattr(page, _FORMULAS_KEY, [])):
         placeholder = _PLACEHOLDER.format(index)
         html = html.replace(f"<p>{placeholder}</p>", formula).replace(placeholder, formula)
