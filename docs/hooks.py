@@ -215,7 +215,16 @@ def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
     """The MathML in, where the placeholders are (a display formula's paragraph dropped), and the docstrings'
     formulas typeset."""
     html = docstring_math(html)
-    for index, formula in enumerate(getattr(page, _FORMULAS_KEY, [])):
+    formulas = getattr(page, _FORMULAS_KEY, [])
+    for index, formula in enumerate(formulas):
         placeholder = _PLACEHOLDER.format(index)
         html = html.replace(f"<p>{placeholder}</p>", formula).replace(placeholder, formula)
+    # a heading's formula appears in the table of contents too (and, stripped of tags, in the page's title)
+    items = list(getattr(page, "toc", None) or [])
+    while items:
+        item = items.pop()
+        item.title = re.sub(r"DECBOUNDSMATH(\d+)X", lambda match: formulas[int(match[1])], item.title)
+        items.extend(item.children)
+    if "DECBOUNDSMATH" in (getattr(page, "title", None) or ""):
+        page.title = re.sub(r"DECBOUNDSMATH(\d+)X", lambda match: formulas[int(match[1])], page.title)
     return html
