@@ -71,7 +71,8 @@ def test_the_examples_of_the_page_run(page: str, tmp_path: Path, monkeypatch: py
             exec(compile("\n" * (line - 1) + source, str(DOCS / page), "exec"), namespace)
         where = f"{page}, the block at line {line}"
         if shown is not None:
-            assert _lines(printed.getvalue()) == _lines(shown), f"{where} prints {printed.getvalue()!r}, not what the page shows"
+            assert _lines(printed.getvalue()) == _lines(shown), \
+                f"{where} prints {printed.getvalue()!r}, not what the page shows"
         elif page in NEWCOMER:
             assert not printed.getvalue(), f"{where} prints {printed.getvalue()!r} and shows no output block"
 
