@@ -12,7 +12,9 @@
    and `on_page_content` puts the MathML in. Docstrings write inline formulas as numpydoc does,
    with the ``:math:`` role (``:math:`T_\varepsilon```, in a raw docstring); mkdocstrings renders the
    role's text as code, and `on_page_content` typesets it (`docstring_math`).
-3. An API page lists its package's exported names by use: ``<!-- api: run tune Result -->`` becomes one
+3. The gallery (results/gallery.md) is built from the figure registry: every image a registered figure
+   embeds, with its alt text and finding (docs/gallery.py) and the command that makes it (`gallery_markdown`).
+4. An API page lists its package's exported names by use: ``<!-- api: run tune Result -->`` becomes one
    mkdocstrings entry per name, and ``<!-- api: rest -->`` every name of the package's ``__all__`` that the
    page has not listed yet, so that a name exported later still appears (`api_markdown`).
 """
@@ -20,6 +22,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import os
 import re
@@ -30,8 +33,8 @@ from typing import Any
 from latex2mathml.converter import convert
 from mkdocs.plugins import event_priority
 
-__all__ = ["SOURCE_TREE", "api_markdown", "api_path", "docstring_math", "math_to_placeholders", "on_config",
-           "on_page_content", "on_page_markdown"]
+__all__ = ["SOURCE_TREE", "api_markdown", "api_path", "docstring_math", "gallery_markdown",
+           "math_to_placeholders", "on_config", "on_page_content", "on_page_markdown"]
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Where the tree goes (build/ is ignored by git); mkdocs.yml points mkdocstrings' ``paths`` here.
@@ -182,10 +185,48 @@ def api_markdown(markdown: str, package: str) -> str:
     return _API.sub(entries, markdown)
 
 
+_GALLERY = "<!-- gallery -->"
+
+
+def _docs_module(name: str) -> Any:
+    """A build tool of docs/ (not a package) imported from its file."""
+    spec = importlib.util.spec_from_file_location(f"docs_{name}", ROOT / "docs" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def gallery_markdown() -> str:
+    """Every image of every registered figure, in the order the figures are made: a heading, the image with
+    its alt text, the finding, and the command that makes it.
+
+    Returns
+    -------
+    str
+    """
+    from decbounds.paper_figures.registry import FIGURE_REGISTRY
+
+    text = _docs_module("gallery").FIGURE_TEXT
+    descriptions = FIGURE_REGISTRY.descriptions()
+    parts = []
+    for name, figure in FIGURE_REGISTRY.objects().items():
+        for stem in figure.images:
+            description = descriptions.get(name) or name
+            alt, finding = text.get(stem, (description, description[:1].upper() + description[1:] + "."))
+            alt = alt.replace('"', "'").replace("[", "(").replace("]", ")")
+            parts.append(f"## {stem.replace('_', ' ').capitalize()}\n\n"
+                         f"[![{alt}](../img/{stem}.png)](../img/{stem}.png)\n\n{finding}\n\n"
+                         f"`decbounds figures --only {name}` (quick; `--full` for the full set)\n")
+    return "\n".join(parts)
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     """API entries expanded; formulas out of the Markdown (placeholders in), kept on the page for
     `on_page_content`."""
     source = page.file.src_uri if getattr(page, "file", None) is not None else ""
+    if _GALLERY in markdown:
+        markdown = markdown.replace(_GALLERY, gallery_markdown())
     if source.startswith("api/") and _API.search(markdown):
         markdown = api_markdown(markdown, "decbounds." + source.removeprefix("api/").removesuffix(".md"))
     markdown, formulas = math_to_placeholders(markdown)

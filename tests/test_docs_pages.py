@@ -87,6 +87,15 @@ def test_every_page_of_the_navigation_exists() -> None:
     assert not missing, missing
 
 
+def test_every_image_has_alt_text_that_says_what_it_shows() -> None:
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    images = [(page.relative_to(ROOT).as_posix(), alt) for page in pages
+              for alt in re.findall(r"!\[([^\]]*)\]\(", page.read_text(encoding="utf-8"))]
+    assert images
+    poor = [(page, alt) for page, alt in images if len(alt.split()) < 5 or alt.strip().endswith(".png")]
+    assert not poor, poor
+
+
 def test_every_figure_of_the_results_is_embedded_and_committed() -> None:
     spec = importlib.util.spec_from_file_location("docs_images", DOCS / "images.py")
     images = importlib.util.module_from_spec(spec)
