@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from latex2mathml.converter import convert
+from markdown.extensions.toc import slugify
 from mkdocs.plugins import event_priority
 
 __all__ = ["SOURCE_TREE", "api_markdown", "api_path", "docstring_math", "gallery_markdown",
@@ -77,6 +78,22 @@ _PLACEHOLDER = "DECBOUNDSMATH{}X"
 _FORMULAS_KEY = "decbounds_math"
 
 
+# A heading with a formula and no explicit id gets an id made from its words alone (a placeholder's would
+# change whenever a formula is added above it).
+_HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<title>[^\n]*\$[^\n]*\$[^\n]*?)[ \t]*$", re.MULTILINE)
+_ATTRIBUTES = re.compile(r"\{:?[ \t]*[#.][^}]*\}$")
+
+
+def _heading_ids(markdown: str) -> str:
+    def with_id(match: re.Match[str]) -> str:
+        if _ATTRIBUTES.search(match["title"]):
+            return match.group(0)
+        words = _INLINE.sub(" ", match["title"])
+        return f"{match['hashes']} {match['title']} {{#{slugify(words, '-')}}}"
+
+    return _HEADING.sub(with_id, markdown)
+
+
 def _typeset(text: str, formulas: list[str]) -> str:
     """`text` (no code in it) with each formula replaced by a placeholder; the MathML appended to
     `formulas`."""
@@ -93,7 +110,7 @@ def _typeset(text: str, formulas: list[str]) -> str:
         formulas.append(convert(match["tex"], display="inline"))
         return _PLACEHOLDER.format(len(formulas) - 1)
 
-    return _INLINE.sub(inline, _DISPLAY.sub(display, text))
+    return _INLINE.sub(inline, _DISPLAY.sub(display, _heading_ids(text)))
 
 
 def math_to_placeholders(markdown: str) -> tuple[str, list[str]]:

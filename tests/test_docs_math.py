@@ -54,3 +54,10 @@ def test_every_formula_of_the_docs_converts_and_the_headline_bounds_are_typeset(
     assert any('display="block"' in f for f in found["index.md"])  # Cor. 2's lower bound on the home page
     tags = {m for f in found["theory.md"] for m in re.findall(r'equation-tag">\((\w+)\)', f)}
     assert {"T1", "T2", "T3", "F3", "D6"} <= tags
+
+
+def test_a_heading_with_a_formula_gets_an_id_from_its_words():
+    text, formulas = hooks.math_to_placeholders("### §1.2 Function class $\\mathcal{F}_{\\Delta,L}$\n\n"
+                                                "## Kept $x$ {#mine}\n\n```python\n# a $comment$\n```\n")
+    assert text.startswith("### §1.2 Function class DECBOUNDSMATH0X {#12-function-class}\n")
+    assert "## Kept DECBOUNDSMATH1X {#mine}" in text and "# a $comment$" in text and len(formulas) == 2
