@@ -43,7 +43,8 @@ _INSPECT = """() => {
   const math = [...document.querySelectorAll('article math')];
   const flat = math.filter(m => { const r = m.getBoundingClientRect(); return !(r.width && r.height); })
     .map(m => m.textContent.slice(0, 60));
-  return {images, flat, formulas: math.length};
+  const untypeset = (document.querySelector('article') || document.body).innerText.includes(':math:');
+  return {images, flat, formulas: math.length, untypeset};
 }"""
 
 
@@ -147,6 +148,7 @@ def check_site(site: Path, out: Path, chromium: str) -> list[str]:
                 formulas += result["formulas"]
                 found += [f"image not decoded: {src}" for src in result["images"]]
                 found += [f"formula with no size: {text!r}" for text in result["flat"]]
+                found += ["a docstring's :math: role left as text"] if result["untypeset"] else []
                 if page_path in SCREENSHOTS:
                     page.screenshot(path=str(out / SCREENSHOTS[page_path]), full_page=False)
                 problems += [f"{page_path}: {line}" for line in found]

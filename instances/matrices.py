@@ -187,8 +187,8 @@ def check_symmetric_stochastic(W: sp.csr_array, atol: float, name: str = "W") ->
 
 
 def second_eigenvalue(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
-    """lam = max(|lambda_2|, |lambda_n|) = ||W - 11^T/n||_2 of a symmetric W with W 1 = 1 (Lu & De Sa 2021,
-    docs/theory.md §2).
+    r""":math:`\lambda = \max(|\lambda_2|, |\lambda_n|) = \lVert W - \mathbf{1}\mathbf{1}^\top/n\rVert_2` of a
+    symmetric W with :math:`W\mathbf{1} = \mathbf{1}` (Lu & De Sa 2021, docs/theory.md (A7)).
 
     A `GossipMatrix` answers with the lam it was built with (no work; it was checked when built, at
     ``DEFAULT_ATOL`` unless its builder chose otherwise); a stricter ``atol`` checks it again, so ``atol=0``
@@ -434,7 +434,8 @@ def _lanczos_extremes(W: sp.csr_array, tol: float) -> tuple[float, float, str]:
 
 
 def spectral_gap(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
-    """1 - lam, lam = ``second_eigenvalue(W)`` (docs/theory.md (A7)).
+    r"""The spectral gap :math:`1 - \lambda`, with :math:`\lambda` = ``second_eigenvalue(W)``
+    (docs/theory.md (A7)).
 
     Parameters
     ----------
