@@ -585,11 +585,13 @@ def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnecte
 
 
 def lazy(W: MatrixLike, kappa: float) -> GossipMatrix:
-    """The slack matrix W_kappa = kappa W + (1 - kappa) I, 0 < kappa <= 1 (§9.2, Lu et al. 2020).
+    r"""The slack matrix :math:`W_\kappa = \kappa W + (1 - \kappa) I`, :math:`0 < \kappa \le 1` (§9.2,
+    Lu et al. 2020).
 
-    Its eigenvalues are kappa mu + 1 - kappa; 1 - lam(W_kappa) = kappa (1 - lam(W)) holds exactly under the
-    condition of ``lazy_gap_is_exact``. For a `GossipMatrix` W beyond ``DENSE_REFERENCE_LIMIT`` nodes the
-    extreme eigenvalues are mapped by that formula (no new solve); otherwise they are W_kappa's own.
+    Its eigenvalues are :math:`\kappa\mu + 1 - \kappa`;
+    :math:`1 - \lambda(W_\kappa) = \kappa (1 - \lambda(W))` holds exactly under the condition of
+    ``lazy_gap_is_exact``. For a `GossipMatrix` W beyond ``DENSE_REFERENCE_LIMIT`` nodes the extreme
+    eigenvalues are mapped by that formula (no new solve); otherwise they are W_kappa's own.
 
     Parameters
     ----------
