@@ -61,3 +61,18 @@ def test_a_heading_with_a_formula_gets_an_id_from_its_words():
                                                 "## Kept $x$ {#mine}\n\n```python\n# a $comment$\n```\n")
     assert text.startswith("### §1.2 Function class DECBOUNDSMATH0X {#12-function-class}\n")
     assert "## Kept DECBOUNDSMATH1X {#mine}" in text and "# a $comment$" in text and len(formulas) == 2
+
+
+#: Pages whose prose formulas are all typeset; a Greek letter outside math and code there is a formula
+#: written as text.
+TYPESET_PAGES = ("index.md", "getting-started.md",
+                 *sorted(f"tutorials/{path.name}" for path in (DOCS / "tutorials").glob("*.md")))
+_GREEK = re.compile(r"[α-ωΔΘΛΣΦΨΩ]|T_ε|x̄")
+
+
+@pytest.mark.parametrize("page", TYPESET_PAGES)
+def test_the_newcomer_pages_write_every_formula_as_math(page):
+    text, _ = hooks.math_to_placeholders((DOCS / page).read_text(encoding="utf-8"))
+    prose = hooks._CODE.sub("", text)
+    prose = re.sub(r"!?\[[^\]]*\]\([^)]*\)|<!--.*?-->", "", prose)
+    assert not _GREEK.findall(prose), [line for line in prose.splitlines() if _GREEK.search(line)]
