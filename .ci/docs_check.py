@@ -76,7 +76,7 @@ def missing_api_names(site: Path) -> list[str]:
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
     missing = []
-    for package in ("bounds", "instances", "oracles", "algorithms"):
+    for package in ("bounds", "instances", "oracles", "algorithms", "verify"):
         page = site / "api" / package / "index.html"
         text = page.read_text(encoding="utf-8") if page.is_file() else ""
         ids = set(re.findall(r'<h[1-6] id="([^"]+)"', text))

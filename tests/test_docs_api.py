@@ -20,7 +20,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 _spec = importlib.util.spec_from_file_location("docs_hooks_api", DOCS / "hooks.py")
 hooks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(hooks)
-PACKAGES = ("bounds", "instances", "oracles", "algorithms")
+PACKAGES = ("bounds", "instances", "oracles", "algorithms", "verify")
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -41,7 +41,8 @@ def test_a_name_shared_with_a_submodule_is_documented_as_the_object() -> None:
 def test_each_page_opens_with_what_a_user_reaches_for_first() -> None:
     first = {package: re.search(r"<!-- api: (\w+)", (DOCS / "api" / f"{package}.md").read_text())[1]
              for package in PACKAGES}
-    assert first == {"bounds": "get", "instances": "topology", "oracles": "make_oracle", "algorithms": "run"}
+    assert first == {"bounds": "get", "instances": "topology", "oracles": "make_oracle", "algorithms": "run",
+                     "verify": "verify"}
 
 
 def test_a_name_the_package_does_not_export_is_an_error() -> None:
