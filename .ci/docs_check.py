@@ -43,7 +43,7 @@ _INSPECT = """() => {
   const math = [...document.querySelectorAll('article math')];
   const flat = math.filter(m => { const r = m.getBoundingClientRect(); return !(r.width && r.height); })
     .map(m => m.textContent.slice(0, 60));
-  const untypeset = (document.querySelector('article') || document.body).innerText.includes(':math:');
+  const untypeset = (document.querySelector('article') || document.body).innerHTML.includes(':math:<code>');
   return {images, flat, formulas: math.length, untypeset};
 }"""
 
