@@ -7,6 +7,7 @@ Needs the docs extra (mkdocs, latex2mathml), as ``make docs`` installs it; skipp
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,9 @@ def test_a_figure_registered_later_appears_with_its_description() -> None:
         FIGURE_REGISTRY.unregister("gallery_probe")
     assert "![a probe figure of the gallery test](../img/gallery_probe.png)" in text
     assert "`decbounds figures --only gallery_probe`" in text
+
+
+def test_the_findings_write_their_formulas_as_math() -> None:
+    text, formulas = hooks.math_to_placeholders(hooks.gallery_markdown())
+    prose = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", text)  # alt text is plain words
+    assert formulas and not re.findall(r"[α-ωΔΘΛΣΦΨΩ]|T_ε", prose)

@@ -65,7 +65,7 @@ def test_a_heading_with_a_formula_gets_an_id_from_its_words():
 
 #: Pages whose prose formulas are all typeset; a Greek letter outside math and code there is a formula
 #: written as text.
-TYPESET_PAGES = ("index.md", "getting-started.md",
+TYPESET_PAGES = ("index.md", "getting-started.md", "results/findings.md",
                  *sorted(f"tutorials/{path.name}" for path in (DOCS / "tutorials").glob("*.md")))
 _GREEK = re.compile(r"[α-ωΔΘΛΣΦΨΩ]|T_ε|x̄")
 
