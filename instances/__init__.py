@@ -59,6 +59,7 @@ from decbounds.instances.schedules import (
 
 # --- functions (f) -----------------------------------------------------------------------------------
 # Re-exports: the package's function API (listed in __all__ below).
+from decbounds.instances.cluster import CLUSTERS, COMPUTE_DISTRIBUTIONS, Cluster, named_cluster
 from decbounds.instances.digits import (
     DigitsProblem,
     digits_problem,
@@ -99,6 +100,10 @@ from decbounds.instances.zero_chain import (
 )
 
 __all__ = [
+    "CLUSTERS",
+    "COMPUTE_DISTRIBUTIONS",
+    "Cluster",
+    "named_cluster",
     "DELTA0",
     "GOSSIP_KINDS",
     "GOSSIP_METHODS",

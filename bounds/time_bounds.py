@@ -1,0 +1,490 @@
+"""Time, not iterations: the time lower bounds of Tyurin & Richtárik and the methods' times (docs/time.md).
+
+Tyurin & Richtárik, "On the Optimal Time Complexities in Decentralized Stochastic Asynchronous
+Optimization" (NeurIPS 2024, arXiv 2405.16218). Accuracy is theirs, **E||grad f||^2 <= eps**
+(``grad_norm_sq``); pass ``convention="grad_norm"`` to give Lu & De Sa's eps (eps_sq = eps^2, theory.md §1).
+
+A cluster is any object with ``compute_times`` (h, shape (n,)) and ``link_times`` (rho, shape (n, n), inf
+where there is no link): `TimedCluster`; ``instances.Cluster`` is one. The Omega/Theta statements carry
+universal constants the paper does not state: every value here sets them to 1 (each entry's ``constant``
+says so), so a value is the bound's *expression*, not a certified floor on one instance. The certified
+floor on the zero-chain instance is `level_game_times` (the proof's time series, App. E.3).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from decbounds.bounds.validation import (
+    as_generator,
+    require_choice,
+    require_count,
+    require_positive,
+    require_real,
+)
+from scipy.sparse import csgraph
+
+__all__ = [
+    "DATA_KINDS",
+    "TIME_BOUNDS",
+    "TimeBound",
+    "TimedCluster",
+    "amelie_time",
+    "equilibrium_time",
+    "fragile_pivot",
+    "fragile_time",
+    "level_game_times",
+    "minibatch_time",
+    "rennala_time",
+    "seconds_per_iteration",
+    "shortest_path_times",
+    "synchronous_time",
+    "time_lower_bound",
+]
+
+DATA_KINDS = ("homogeneous", "heterogeneous")
+
+
+@runtime_checkable
+class TimedCluster(Protocol):
+    """What the time bounds read of a cluster: h (n,) seconds per gradient, rho (n, n) seconds per link."""
+
+    compute_times: np.ndarray
+    link_times: np.ndarray
+
+
+def shortest_path_times(link_times: np.ndarray) -> np.ndarray:
+    """tau_{i->j}: shortest-path times over the links rho (inf: no link), eq. (2) of the paper.
+
+    Parameters
+    ----------
+    link_times : numpy.ndarray
+        rho, shape (n, n); zeros are links of zero time, inf is no link.
+
+    Returns
+    -------
+    numpy.ndarray
+        tau, shape (n, n), zero diagonal.
+    """
+    graph = csgraph.csgraph_from_dense(np.asarray(link_times, dtype=float), null_value=np.inf)
+    return np.asarray(csgraph.shortest_path(graph, directed=True))
+
+
+def _read(cluster: TimedCluster) -> tuple[np.ndarray, np.ndarray]:
+    """(h, tau) of ``cluster``, checked."""
+    if not (hasattr(cluster, "compute_times") and hasattr(cluster, "link_times")):
+        raise TypeError(f"cluster must have compute_times and link_times (e.g. instances.Cluster); got "
+                        f"{type(cluster).__name__}")
+    h = np.asarray(cluster.compute_times, dtype=float)
+    if h.ndim != 1 or h.size == 0 or not np.all(np.isfinite(h)) or np.any(h <= 0):
+        raise ValueError("cluster.compute_times must be a non-empty vector of finite positive seconds")
+    tau = getattr(cluster, "shortest_paths", None)
+    if tau is None:
+        tau = shortest_path_times(cluster.link_times)
+    tau = np.asarray(tau, dtype=float)
+    if tau.shape != (h.size, h.size):
+        raise ValueError(f"cluster.link_times must be ({h.size}, {h.size}); got {tau.shape}")
+    return h, tau
+
+
+def equilibrium_time(s: float, h: np.ndarray, tau_bar: np.ndarray) -> np.ndarray:
+    """t*(s, h, tau_bar) of Definition 2, for one tau_bar (n,) or one per column (n, m) at once.
+
+    t* = min_k max{ max(tau_bar, h)_(k), s / sum_{i<=k} 1/h_(i) }, workers sorted by max(tau_bar_i, h_i).
+    Exact, O(n log n) per column.
+
+    Parameters
+    ----------
+    s : float
+        s >= 0 (sigma^2 / eps in Thm 1).
+    h : numpy.ndarray
+        Compute times (n,), > 0.
+    tau_bar : numpy.ndarray
+        Distances to the pivot, (n,) or (n, m).
+
+    Returns
+    -------
+    numpy.ndarray
+        t*, shape () or (m,).
+
+    Examples
+    --------
+    >>> float(equilibrium_time(4.0, np.array([1.0, 1.0, 100.0]), np.zeros(3)))
+    2.0
+    """
+    h = np.asarray(h, dtype=float)
+    tau_bar = np.asarray(tau_bar, dtype=float)
+    column = tau_bar.ndim == 1
+    tb = tau_bar[:, None] if column else tau_bar
+    key = np.maximum(tb, h[:, None])
+    order = np.argsort(key, axis=0, kind="stable")
+    sorted_key = np.take_along_axis(key, order, axis=0)
+    rates = np.cumsum(1.0 / h[order], axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        noise = np.where(s > 0, s / rates, 0.0)
+    best = np.min(np.maximum(sorted_key, noise), axis=0)
+    return best[0] if column else best
+
+
+def _eps(epsilon: float, convention: str) -> float:
+    epsilon = require_positive("epsilon", epsilon)
+    convention = require_choice("convention", convention, ("grad_norm_sq", "grad_norm"))
+    return epsilon**2 if convention == "grad_norm" else epsilon
+
+
+def _scale(L: float, Delta: float, sigma: float, epsilon: float, convention: str) -> tuple[float, float]:
+    """(L Delta / eps, sigma^2 / eps) in the paper's squared convention."""
+    eps = _eps(epsilon, convention)
+    scale = require_positive("L", L) * require_positive("Delta", Delta) / eps
+    return scale, require_real("sigma", sigma) ** 2 / eps
+
+
+def time_lower_bound(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
+                     data: str = "homogeneous", convention: str = "grad_norm_sq") -> float:
+    """Seconds any zero-respecting method needs on ``cluster`` (Tyurin & Richtárik 2024), constant 1.
+
+    homogeneous (Thm 1, eq. (8)): (L Delta / eps) / (ln n + 1) * min_j t*(sigma^2/eps, h, tau_{.->j});
+    heterogeneous (Thm 7, Table 2): (L Delta / eps) * max{max tau, max h, (sigma^2/(n eps)) mean h}.
+    Both are Omega statements; the universal constant c is not stated in the paper and is set to 1.
+
+    Parameters
+    ----------
+    cluster : TimedCluster
+        compute_times h and link_times rho (e.g. ``instances.Cluster``).
+    L : float
+        Smoothness, > 0.
+    Delta : float
+        f(x0) - inf f, > 0.
+    sigma : float
+        Oracle standard deviation, >= 0.
+    epsilon : float
+        Target accuracy, > 0, in ``convention``.
+    data : {"homogeneous", "heterogeneous"}
+        Every worker samples f, or worker i samples its own f_i.
+    convention : {"grad_norm_sq", "grad_norm"}
+        The paper's E||grad f||^2 <= eps, or Lu & De Sa's E||grad f|| <= eps.
+
+    Returns
+    -------
+    float
+        Seconds (inf when no worker set can reach the pivot).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> cluster = SimpleNamespace(compute_times=np.ones(4), link_times=np.zeros((4, 4)))
+    >>> round(time_lower_bound(cluster, L=1, Delta=1, sigma=2, epsilon=0.5), 4)  # (2/(ln 4+1)) * 2
+    1.6761
+    """
+    h, tau = _read(cluster)
+    data = require_choice("data", data, DATA_KINDS)
+    scale, s = _scale(L, Delta, sigma, epsilon, convention)
+    n = h.size
+    if data == "heterogeneous":
+        return float(scale * max(tau.max(), h.max(), s / n * h.mean()))
+    return float(scale / (math.log(n) + 1.0) * equilibrium_time(s, h, tau).min())
+
+
+def fragile_pivot(cluster: TimedCluster, s: float) -> int:
+    """Corollary 1's pivot j* = argmin_j t*(s, h, tau_{.->j} + tau_{j->.}).
+
+    Parameters
+    ----------
+    cluster : TimedCluster
+        The cluster.
+    s : float
+        sigma^2 / eps.
+
+    Returns
+    -------
+    int
+    """
+    h, tau = _read(cluster)
+    return int(np.argmin(equilibrium_time(s, h, tau + tau.T)))
+
+
+def fragile_time(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
+                 convention: str = "grad_norm_sq") -> float:
+    """Fragile SGD's time, Cor. 1 eq. (11): (L Delta / eps) min_j t*(sigma^2/eps, h, tau_{.->j} + tau_{j->.}).
+
+    Parameters
+    ----------
+    cluster : TimedCluster
+        The cluster.
+    L : float
+        Smoothness.
+    Delta : float
+        Initial gap.
+    sigma : float
+        Oracle standard deviation.
+    epsilon : float
+        Accuracy in ``convention``.
+    convention : str
+        As `time_lower_bound`.
+
+    Returns
+    -------
+    float
+        Seconds, constant 1 (Theta).
+    """
+    h, tau = _read(cluster)
+    scale, s = _scale(L, Delta, sigma, epsilon, convention)
+    return float(scale * equilibrium_time(s, h, tau + tau.T).min())
+
+
+def amelie_time(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
+                convention: str = "grad_norm_sq") -> float:
+    """Amelie SGD's time, Cor. 2 eq. (18): the heterogeneous lower bound's expression (optimal, Theta).
+
+    Parameters
+    ----------
+    cluster : TimedCluster
+        The cluster.
+    L : float
+        Smoothness.
+    Delta : float
+        Initial gap.
+    sigma : float
+        Oracle standard deviation.
+    epsilon : float
+        Accuracy in ``convention``.
+    convention : str
+        As `time_lower_bound`.
+
+    Returns
+    -------
+    float
+        Seconds, constant 1.
+    """
+    return time_lower_bound(cluster, L=L, Delta=Delta, sigma=sigma, epsilon=epsilon, data="heterogeneous",
+                            convention=convention)
+
+
+def rennala_time(compute_times: np.ndarray, *, L: float, Delta: float, sigma: float, epsilon: float,
+                 convention: str = "grad_norm_sq") -> float:
+    """Rennala SGD's optimal time without communication cost, eq. (5) (Tyurin & Richtárik 2023).
+
+    min_m ((1/m) sum_{i<=m} 1/h_(i))^-1 (L Delta / eps + sigma^2 L Delta / (m eps^2)), h sorted ascending.
+    It lies in [1, 2] times (L Delta / eps) t*(sigma^2/eps, h, 0).
+
+    Parameters
+    ----------
+    compute_times : numpy.ndarray
+        h (n,), > 0.
+    L : float
+        Smoothness.
+    Delta : float
+        Initial gap.
+    sigma : float
+        Oracle standard deviation.
+    epsilon : float
+        Accuracy in ``convention``.
+    convention : str
+        As `time_lower_bound`.
+
+    Returns
+    -------
+    float
+        Seconds, constant 1.
+    """
+    h = np.sort(np.asarray(compute_times, dtype=float))
+    scale, s = _scale(L, Delta, sigma, epsilon, convention)
+    m = np.arange(1, h.size + 1)
+    return float(scale * np.min((m + s) / np.cumsum(1.0 / h)))
+
+
+def seconds_per_iteration(cluster: TimedCluster, *, batch: int = 1, rounds: int = 1,
+                          edges: np.ndarray | None = None) -> float:
+    """One synchronous iteration: the slowest worker's ``batch`` gradients plus ``rounds`` times the slowest
+    message over ``edges`` (default: every link; a gossip matrix's non-zero pattern otherwise).
+
+    Parameters
+    ----------
+    cluster : TimedCluster
+        The cluster (its fixed h; `algorithms.run_timed` draws random times per iteration).
+    batch : int, default 1
+        B gradients per worker per iteration.
+    rounds : int, default 1
+        Communication rounds per iteration.
+    edges : numpy.ndarray, optional
+        (n, n) boolean: which directed links the round uses.
+
+    Returns
+    -------
+    float
+        Seconds.
+    """
+    h = np.asarray(cluster.compute_times, dtype=float)
+    rho = np.asarray(cluster.link_times, dtype=float)
+    used = rho < np.inf if edges is None else np.asarray(edges, dtype=bool)
+    used = used & ~np.eye(h.size, dtype=bool)
+    link = float(rho[used].max()) if used.any() else 0.0
+    return require_count("batch", batch, minimum=1) * float(h.max()) + require_count("rounds", rounds) * link
+
+
+def synchronous_time(iterations: float, cluster: TimedCluster, *, batch: int = 1, rounds: int = 1,
+                     edges: np.ndarray | None = None) -> float:
+    """A synchronous method's seconds: its iterations (e.g. a catalog rate's T_eps) times
+    `seconds_per_iteration`.
+
+    Parameters
+    ----------
+    iterations : float
+        Iterations, >= 0.
+    cluster : TimedCluster
+        The cluster.
+    batch : int, default 1
+        B.
+    rounds : int, default 1
+        Communication rounds per iteration.
+    edges : numpy.ndarray, optional
+        As `seconds_per_iteration`.
+
+    Returns
+    -------
+    float
+        Seconds.
+    """
+    return require_real("iterations", iterations) * seconds_per_iteration(cluster, batch=batch, rounds=rounds,
+                                                                          edges=edges)
+
+
+def minibatch_time(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
+                   data: str = "homogeneous", convention: str = "grad_norm_sq") -> float:
+    """Minibatch SGD through a pivot, eq. (6), Table 2: max{max tau, max h} (L Delta/eps)(1 + sigma^2/(n eps)).
+
+    Parameters
+    ----------
+    cluster : TimedCluster
+        The cluster.
+    L : float
+        Smoothness.
+    Delta : float
+        Initial gap.
+    sigma : float
+        Oracle standard deviation.
+    epsilon : float
+        Accuracy in ``convention``.
+    data : str
+        Unused by the formula (the same in both settings); kept for a uniform signature.
+    convention : str
+        As `time_lower_bound`.
+
+    Returns
+    -------
+    float
+        Seconds, constant 1.
+    """
+    require_choice("data", data, DATA_KINDS)
+    h, tau = _read(cluster)
+    scale, s = _scale(L, Delta, sigma, epsilon, convention)
+    return float(max(tau.max(), h.max()) * scale * (1.0 + s / h.size))
+
+
+def level_game_times(cluster: TimedCluster, *, chain_length: int, p: float, draws: int = 64,
+                     seed: int | np.random.Generator = 0) -> np.ndarray:
+    """Draws of y^T, the proof's time series (App. E.3): the earliest time any worker can hold progress T.
+
+    y^k_j = min_i (y^{k-1}_i + h_i eta^k_i + tau_{i->j}), eta ~ Geometric(p), y^0 = 0, y^T = min_j y^T_j.
+    On the zero-chain instance with reveal probability p and fixed times h, no zero-respecting method
+    reaches progress T earlier than y^T on the same coins; eta >= 1 gives the sure floor T min_i h_i.
+
+    Parameters
+    ----------
+    cluster : TimedCluster
+        The cluster (its h as fixed times).
+    chain_length : int
+        T, >= 1.
+    p : float
+        Reveal probability in (0, 1].
+    draws : int, default 64
+        Independent draws.
+    seed : int or numpy.random.Generator, default 0
+        The coins.
+
+    Returns
+    -------
+    numpy.ndarray
+        (draws,) seconds.
+    """
+    h, tau = _read(cluster)
+    T = require_count("chain_length", chain_length, minimum=1)
+    draws = require_count("draws", draws, minimum=1)
+    p = require_real("p", p, minimum=0.0, maximum=1.0)
+    if p == 0:
+        raise ValueError("p must be in (0, 1]; got p=0")
+    rng = as_generator("seed", seed)
+    y = np.zeros((draws, h.size))
+    for _ in range(T):
+        done = y + h * rng.geometric(p, size=y.shape)
+        y = np.min(done[:, :, None] + tau[None, :, :], axis=1)
+    return np.asarray(y.min(axis=1))
+
+
+@dataclasses.dataclass(frozen=True)
+class TimeBound:
+    """One time-complexity entry: a computable bound in seconds with its provenance.
+
+    Parameters
+    ----------
+    name : str
+        Key in `TIME_BOUNDS`.
+    kind : {"lower", "upper"}
+        Lower bound, or a method's guarantee.
+    source : str
+        Paper and statement.
+    convention : str
+        The accuracy of the statement (``grad_norm_sq`` for every entry here).
+    assumptions : tuple of str
+        Conditions.
+    status : {"confirmed", "recalled", "derived"}
+        Read from the paper's text, recalled, or derived by us.
+    constant : str
+        Which constant is evaluated.
+    evaluate : callable
+        ``(cluster, *, L, Delta, sigma, epsilon, convention=...) -> seconds``.
+    """
+
+    name: str
+    kind: str
+    source: str
+    convention: str
+    assumptions: tuple[str, ...]
+    status: str
+    constant: str
+    evaluate: Callable[..., float]
+
+
+_PAPER = "Tyurin & Richtárik, NeurIPS 2024 (arXiv 2405.16218)"
+_UNIT = "universal constant not stated in the paper; set to 1"
+_TIMES = "h_i seconds per gradient, rho_{i->j} seconds per message, tau the shortest paths"
+_HOMOGENEOUS = "homogeneous data: every worker samples the same f; f L-smooth, sigma^2-bounded variance"
+_HETEROGENEOUS = "heterogeneous data: worker i samples f_i, f = mean f_i L-smooth, sigma^2 per worker"
+
+
+def _heterogeneous(cluster: TimedCluster, **values: float | str) -> float:
+    return time_lower_bound(cluster, data="heterogeneous", **values)  # type: ignore[arg-type]
+
+
+#: The entries, by name: the two lower bounds and the methods' times, in seconds.
+TIME_BOUNDS: dict[str, TimeBound] = {bound.name: bound for bound in (
+    TimeBound("time_lower_homogeneous", "lower", f"{_PAPER}, Thm 1 (Thm 19), eq. (8)", "grad_norm_sq",
+              (_TIMES, _HOMOGENEOUS, "zero-respecting methods of Protocol 1", "eps < c L Delta"), "confirmed",
+              _UNIT + "; the 1/(ln n + 1) factor kept (natural log)", time_lower_bound),
+    TimeBound("time_lower_heterogeneous", "lower", f"{_PAPER}, Thm 7 (Thm 20), Table 2", "grad_norm_sq",
+              (_TIMES, _HETEROGENEOUS, "zero-respecting methods of Protocol 1"), "confirmed", _UNIT,
+              _heterogeneous),
+    TimeBound("fragile_sgd", "upper", f"{_PAPER}, Cor. 1, eq. (11)", "grad_norm_sq",
+              (_TIMES, _HOMOGENEOUS, "pivot, shortest-path trees of Cor. 1, S = max(ceil(sigma^2/eps), 1)"),
+              "confirmed", _UNIT + " (Theta)", fragile_time),
+    TimeBound("amelie_sgd", "upper", f"{_PAPER}, Cor. 2, eq. (18)", "grad_norm_sq",
+              (_TIMES, _HETEROGENEOUS, "S = max(ceil(sigma^2/eps), n), shortest-path trees"), "confirmed",
+              _UNIT + " (Theta)", amelie_time),
+    TimeBound("minibatch_sgd", "upper", f"{_PAPER}, eq. (6) and Table 2", "grad_norm_sq",
+              (_TIMES, "one gradient per worker, reduce to and broadcast from a pivot"), "confirmed",
+              _UNIT + " (Theta)", minibatch_time),
+)}
