@@ -355,7 +355,7 @@ def synchronous_time(iterations: float, cluster: TimedCluster, *, batch: int = 1
 
 def minibatch_time(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
                    data: str = "homogeneous", convention: str = "grad_norm_sq") -> float:
-    """Minibatch SGD through a pivot, eq. (6), Table 2: max{max tau, max h} (L Delta/eps)(1 + sigma^2/(n eps)).
+    """Minibatch SGD via a pivot, eq. (6), Table 2: max{max tau, max h} (L Delta/eps)(1 + sigma^2/(n eps)).
 
     Parameters
     ----------
