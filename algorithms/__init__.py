@@ -38,6 +38,7 @@ from decbounds.algorithms.registry import (
 from decbounds.algorithms.result import Grid, Result, to_jsonable
 from decbounds.algorithms.step_rule import Setup, State, StepRule, state_as
 from decbounds.algorithms.style import PlotStyle
+from decbounds.algorithms.timed import ASYNCHRONOUS_METHODS, run_timed
 from decbounds.algorithms.tune import tune
 
 # isort: split
@@ -52,6 +53,7 @@ for _rule in (Extra, ExactDiffusion, MGDSGD, ChocoSGD, BEER):
 
 __all__ = [
     "ALGORITHMS",
+    "ASYNCHRONOUS_METHODS",
     "COMPRESSORS",
     "QSGD",
     "BudgetViolationError",
@@ -80,6 +82,7 @@ __all__ = [
     "rule_class",
     "run",
     "run_batch",
+    "run_timed",
     "state_as",
     "to_jsonable",
     "tune",

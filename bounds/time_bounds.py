@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+from decbounds.bounds.constants import ZERO_CHAIN_GRAD_INF, ZERO_CHAIN_RANGE, ZERO_CHAIN_SMOOTHNESS
 from decbounds.bounds.validation import (
     as_generator,
     require_choice,
@@ -34,6 +35,7 @@ __all__ = [
     "TimeBound",
     "TimedCluster",
     "amelie_time",
+    "chain_time_lower_bound",
     "equilibrium_time",
     "fragile_pivot",
     "fragile_time",
@@ -144,12 +146,16 @@ def _scale(L: float, Delta: float, sigma: float, epsilon: float, convention: str
 
 
 def time_lower_bound(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
-                     data: str = "homogeneous", convention: str = "grad_norm_sq") -> float:
+                     data: str = "homogeneous", convention: str = "grad_norm_sq",
+                     constant: str = "free") -> float:
     """Seconds any zero-respecting method needs on ``cluster`` (Tyurin & Richtárik 2024), constant 1.
 
     homogeneous (Thm 1, eq. (8)): (L Delta / eps) / (ln n + 1) * min_j t*(sigma^2/eps, h, tau_{.->j});
     heterogeneous (Thm 7, Table 2): (L Delta / eps) * max{max tau, max h, (sigma^2/(n eps)) mean h}.
-    Both are Omega statements; the universal constant c is not stated in the paper and is set to 1.
+    Both are Omega statements whose universal constant c the paper does not state: ``constant="free"``
+    sets c = 1; ``constant="proof"`` (homogeneous) puts in the proof's hard instance (Thm 19, eqs. (35),
+    (36)): L Delta / eps -> T = floor(L Delta / (2 eps l1 Delta0)) and sigma^2 / eps -> 1/p with
+    p = min(2 eps gamma_inf^2 / sigma^2, 1), l1 = 152, Delta0 = 12, gamma_inf = 23 (`chain_time_lower_bound`).
 
     Parameters
     ----------
@@ -167,6 +173,8 @@ def time_lower_bound(cluster: TimedCluster, *, L: float, Delta: float, sigma: fl
         Every worker samples f, or worker i samples its own f_i.
     convention : {"grad_norm_sq", "grad_norm"}
         The paper's E||grad f||^2 <= eps, or Lu & De Sa's E||grad f|| <= eps.
+    constant : {"free", "proof"}, default "free"
+        The expression with c = 1, or the proof's hard-instance constants (above).
 
     Returns
     -------
@@ -182,11 +190,44 @@ def time_lower_bound(cluster: TimedCluster, *, L: float, Delta: float, sigma: fl
     """
     h, tau = _read(cluster)
     data = require_choice("data", data, DATA_KINDS)
+    constant = require_choice("constant", constant, ("free", "proof"))
     scale, s = _scale(L, Delta, sigma, epsilon, convention)
     n = h.size
     if data == "heterogeneous":
+        if constant == "proof":
+            raise ValueError("constant='proof' is defined for data='homogeneous' (Thm 19's construction)")
         return float(scale * max(tau.max(), h.max(), s / n * h.mean()))
+    if constant == "proof":
+        chain = math.floor(scale / (2 * ZERO_CHAIN_SMOOTHNESS * ZERO_CHAIN_RANGE))
+        p = 1.0 if s == 0 else min(2 * ZERO_CHAIN_GRAD_INF**2 / s, 1.0)
+        return chain_time_lower_bound(cluster, chain_length=chain, p=p) if chain >= 1 else 0.0
     return float(scale / (math.log(n) + 1.0) * equilibrium_time(s, h, tau).min())
+
+
+def chain_time_lower_bound(cluster: TimedCluster, *, chain_length: int, p: float) -> float:
+    """Thm 19's bound on a zero chain of length T with reveal probability p, c = 1:
+    T / (ln n + 1) * min_j t*(1/p, h, tau_{.->j}) (Lemma 2 bounds the level game's y^T by it, up to c).
+
+    Parameters
+    ----------
+    cluster : TimedCluster
+        The cluster.
+    chain_length : int
+        T, >= 0.
+    p : float
+        Reveal probability in (0, 1].
+
+    Returns
+    -------
+    float
+        Seconds.
+    """
+    h, tau = _read(cluster)
+    T = require_count("chain_length", chain_length)
+    p = require_real("p", p, minimum=0.0, maximum=1.0)
+    if p == 0:
+        raise ValueError("p must be in (0, 1]; got p=0")
+    return float(T / (math.log(h.size) + 1.0) * equilibrium_time(1.0 / p, h, tau).min())
 
 
 def fragile_pivot(cluster: TimedCluster, s: float) -> int:
