@@ -142,7 +142,7 @@ def _scale(L: float, Delta: float, sigma: float, epsilon: float, convention: str
     """(L Delta / eps, sigma^2 / eps) in the paper's squared convention."""
     eps = _eps(epsilon, convention)
     scale = require_positive("L", L) * require_positive("Delta", Delta) / eps
-    return scale, require_real("sigma", sigma) ** 2 / eps
+    return scale, require_real("sigma", sigma, allow_zero=True) ** 2 / eps
 
 
 def time_lower_bound(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
@@ -390,8 +390,8 @@ def synchronous_time(iterations: float, cluster: TimedCluster, *, batch: int = 1
     float
         Seconds.
     """
-    return require_real("iterations", iterations) * seconds_per_iteration(cluster, batch=batch, rounds=rounds,
-                                                                          edges=edges)
+    per_iteration = seconds_per_iteration(cluster, batch=batch, rounds=rounds, edges=edges)
+    return require_real("iterations", iterations, allow_zero=True) * per_iteration
 
 
 def minibatch_time(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,

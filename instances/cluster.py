@@ -196,9 +196,9 @@ def named_cluster(name: str, n: int, *, h: float = 1.0, rho: float = 0.0, topolo
     name = require_choice("name", name, CLUSTERS)
     n = require_count("n", n, minimum=1)
     h = require_positive("h", h)
-    rho = require_real("rho", rho)
+    rho = require_real("rho", rho, allow_zero=True)
     alpha = require_real("alpha", alpha, minimum=None)
-    slowdown = require_real("slowdown", slowdown, minimum=1.0)
+    slowdown = require_real("slowdown", slowdown, minimum=1.0, allow_minimum=True)
     compute = np.full(n, h)
     links = _links(topology, n, rho)
     if name == "straggler":
