@@ -56,6 +56,8 @@ def default_gossip(cluster: TimedCluster) -> GossipLike:
     graph = nx.Graph()
     graph.add_nodes_from(range(rho.shape[0]))
     graph.add_edges_from((int(i), int(j)) for i, j in zip(*np.nonzero(np.triu(both, 1)), strict=True))
+    if not nx.is_connected(graph):
+        raise ValueError("the cluster's two-way links must connect every worker for a synchronous gossip W")
     return gossip_matrix(graph)
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from decbounds.algorithms.result import to_jsonable
-from decbounds.algorithms.timed import run_timed
+from decbounds.algorithms.timed import ASYNCHRONOUS_METHODS, run_timed
 from decbounds.bounds import time_bounds
 from decbounds.paper_figures.heterogeneity import make_executor, mode_name
 from decbounds.paper_figures.plotting import (
@@ -137,9 +137,11 @@ def measure_point(point: Point) -> RunOutput:
     problem, n = field_str(point, "problem"), field_int(point, "n")
     settings = PROBLEMS[problem]
     cluster = cluster_of(field_str(point, "sweep"), field_float(point, "value"), n)
-    result = run_timed(field_str(point, "method"), _problem(problem, n), cluster, step_size=settings["step"],
+    method = field_str(point, "method")
+    options = {"batch_size": n} if method in ASYNCHRONOUS_METHODS else {"stop": "average"}
+    result = run_timed(method, _problem(problem, n), cluster, step_size=settings["step"],
                        iterations=int(settings["cap"]), tol=settings["tol"], seed=field_int(point, "seed"),
-                       batch_size=n, check_every=int(settings["check"]))
+                       check_every=int(settings["check"]), **options)
     return {"result": to_jsonable({"seconds": result.t_eps_seconds, "t_eps": result.t_eps,
                                    "status": result.status, "events": result.counters.get("events")})}
 
