@@ -282,3 +282,24 @@ def test_median_measured_times_are_above_the_level_game() -> None:
         times = [algorithms.run_timed(name, oracle, cluster, step_size=0.1, iterations=5000, tol=0.5,
                                       seed=seed, batch_size=4).t_eps_seconds for seed in range(9)]
         assert np.median(times) >= np.quantile(game, 0.1) >= theorem
+
+
+# ------------------------------------------------------------------------------------------------ CLI
+
+
+def test_time_subcommand_prints_each_bound(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    from decbounds import cli
+
+    argv = ["time", "--cluster", "straggler", "--n", "6", "--slowdown", "100", "--rho", "0.1", "--topology",
+            "ring", "--L", "1", "--Delta", "1", "--sigma", "1", "--epsilon", "0.01"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    for name in (*bounds.TIME_BOUNDS, "dpsgd", "detag"):
+        assert name in out
+    cluster = instances.named_cluster("straggler", 6, slowdown=100, rho=0.1, topology="ring")
+    assert f"{bounds.time_lower_bound(cluster, L=1, Delta=1, sigma=1, epsilon=0.01):.5g} s" in out
+    spec = tmp_path / "cluster.json"
+    spec.write_text('{"compute_times": [1, 2], "link_times": [[0, null], [null, 0]]}')
+    assert cli.main(["time", "--file", str(spec), "--L", "1", "--Delta", "1", "--sigma", "1",
+                     "--epsilon", "0.01"]) == 2
+    assert "connect every worker" in capsys.readouterr().err
