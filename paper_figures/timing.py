@@ -53,7 +53,7 @@ __all__ = ["METHODS", "MODES", "PROBLEMS", "SWEEPS", "TimeMode", "cluster_of", "
 
 METHODS = ("dpsgd", "detag", "fragile_sgd", "amelie_sgd", "async_sgd")
 _LOOK = {"fragile_sgd": {"color": "tab:purple", "marker": "D", "label": "Fragile SGD"},
-         "amelie_sgd": {"color": "tab:olive", "marker": "v", "label": "Amelie SGD"},
+         "amelie_sgd": {"color": "tab:olive", "marker": "s", "label": "Amelie SGD"},
          "async_sgd": {"color": "tab:cyan", "marker": "P", "label": "asynchronous SGD"}}
 #: The x-axis of each sweep: its label and the cluster parameter it sets.
 SWEEPS = {"alpha": r"compute heterogeneity $\alpha$ ($h_i = i^\alpha$ s)",
@@ -277,7 +277,8 @@ def plot(rows: Sequence[dict[str, object]], mode: TimeMode, out_dir: pathlib.Pat
             by_x = {row["value"]: row for row in mine}
             bound = [by_x[v]["bound_c1"] for v in values]
             axis.plot(xs, bound, **{**BOUND_STYLE, "color": "black"},
-                      label="lower bound, Thm 19, c = 1" if problem == "zero_chain" else "Thm 1, c = 1")
+                      label="Thm 19 on the chain, c = 1" if problem == "zero_chain"
+                      else "Thm 1 expression, c = 1 (worst case of the class)")
             game = [by_x[v]["level_game_median"] for v in values]
             if game[0] is not None:
                 axis.plot(xs, game, color="0.45", linestyle=":", linewidth=1.5, label="level game (median)")
@@ -287,8 +288,12 @@ def plot(rows: Sequence[dict[str, object]], mode: TimeMode, out_dir: pathlib.Pat
             axis.set_xlabel(SWEEPS[sweep])
             axis.set_ylabel(f"seconds to eps ({'zero chain' if problem == 'zero_chain' else 'digits'})")
             axis.grid(True, which="both", alpha=0.3)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize="x-small", frameon=False)
+    entries: dict[str, object] = {}
+    for axis in axes.flat:
+        for handle, text in zip(*axis.get_legend_handles_labels(), strict=True):
+            entries.setdefault(text, handle)
+    fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncol=4, fontsize="x-small",
+               frameon=False)
     return save_figure(fig, out_dir, "time", dpi=dpi)
 
 
