@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from typing import Any, cast
 
 import numpy as np
 from decbounds.algorithms.api import as_oracle, run
 from decbounds.algorithms.result import Result
 from decbounds.algorithms.timed_events import amelie_schedule, asynchronous_schedule, fragile_schedule
 from decbounds.bounds.time_bounds import TimedCluster, equilibrium_time, shortest_path_times
-from decbounds.bounds.validation import require_count, require_positive, require_seed
+from decbounds.bounds.validation import require_count, require_positive
 from decbounds.instances.gossip import GossipLike, as_gossip, gossip_matrix
+from decbounds.instances.protocol import LocalFunctions
 from decbounds.oracles.base import ExactOracle, Oracle
 
 __all__ = ["ASYNCHRONOUS_METHODS", "default_gossip", "run_timed", "synchronous_seconds"]
@@ -135,15 +137,15 @@ def _gradients(oracle: Oracle, x: np.ndarray, counts: np.ndarray, rng: np.random
     return np.asarray(G.sum(axis=1))
 
 
-def _asynchronous(name: str, oracle: Oracle, f: object, cluster: TimedCluster, *, step_size: float,
+def _asynchronous(name: str, oracle: Oracle, f: LocalFunctions, cluster: TimedCluster, *, step_size: float,
                   iterations: int, tol: float | None, seed: int, batch_size: int, pivot: int,
                   check_every: int) -> Result:
     """The data phase of the asynchronous methods: follow the schedule, step with numpy."""
     rng = np.random.default_rng(seed)
     n = int(np.asarray(cluster.compute_times).size)
     stats: dict[str, int] = {}
-    x = np.array(f.x0, dtype=float)  # type: ignore[attr-defined]
-    norm = float(np.linalg.norm(f.full_grad(x)))  # type: ignore[attr-defined]
+    x = np.array(f.x0, dtype=np.float64)
+    norm = float(np.linalg.norm(f.full_grad(x)))
     checkpoints, norms, seconds = [0], [norm], [0.0]
     queries = 0
     status, message = "max_iterations", f"reached the cap of {iterations} steps"
@@ -164,22 +166,22 @@ def _asynchronous(name: str, oracle: Oracle, f: object, cluster: TimedCluster, *
     else:
         for k, (t, step) in enumerate(schedule, start=1):
             if name == "async_sgd":
-                worker, version = step  # type: ignore[misc]
+                worker, version = cast("tuple[int, int]", step)
                 counts = np.zeros(n, dtype=int)
                 counts[worker] = 1
-                x -= step_size * _gradients(oracle, history[version], counts, rng)[worker]
+                x = x - step_size * _gradients(oracle, history[version], counts, rng)[worker]
                 holds[worker] = k
                 history[k] = x.copy()
                 for stale in set(history) - set(holds.values()):
                     del history[stale]
             elif name == "fragile_sgd":
                 counts = np.zeros(n, dtype=int)
-                for worker, count in step.items():  # type: ignore[attr-defined]
+                for worker, count in cast("dict[int, int]", step).items():
                     counts[worker] = count
-                x -= step_size / counts.sum() * _gradients(oracle, x, counts, rng).sum(axis=0)
+                x = x - step_size / counts.sum() * _gradients(oracle, x, counts, rng).sum(axis=0)
             else:
                 counts = np.asarray(step, dtype=int)
-                x -= step_size / n * (_gradients(oracle, x, counts, rng) / counts[:, None]).sum(axis=0)
+                x = x - step_size / n * (_gradients(oracle, x, counts, rng) / counts[:, None]).sum(axis=0)
             queries += int(counts.sum())
             if not np.all(np.isfinite(x)):
                 status, message = "diverged", f"the iterate is not finite at step {k}"
@@ -188,7 +190,7 @@ def _asynchronous(name: str, oracle: Oracle, f: object, cluster: TimedCluster, *
                 seconds.append(t)
                 break
             if k % check_every == 0 or k == iterations:
-                norm = float(np.linalg.norm(f.full_grad(x)))  # type: ignore[attr-defined]
+                norm = float(np.linalg.norm(f.full_grad(x)))
                 checkpoints.append(k)
                 norms.append(norm)
                 seconds.append(t)
@@ -217,7 +219,7 @@ def _default_pivot(name: str, cluster: TimedCluster, batch_size: int) -> int:
     return int(np.argmin(np.max(tau + tau.T, axis=0)))
 
 
-def run_timed(name: str, problem: Oracle | object, cluster: TimedCluster, *, step_size: float,
+def run_timed(name: str, problem: Oracle | LocalFunctions, cluster: TimedCluster, *, step_size: float,
               iterations: int, tol: float | None = None, seed: int = 0, batch: int = 1,
               batch_size: int | None = None, pivot: int | None = None, W: GossipLike | None = None,
               check_every: int = 1, **options: object) -> Result:
@@ -274,13 +276,13 @@ def run_timed(name: str, problem: Oracle | object, cluster: TimedCluster, *, ste
     >>> result.seconds[:3]
     [0.0, 2.0, 4.0]
     """
-    oracle, f = as_oracle(problem)  # type: ignore[arg-type]
+    oracle, f = as_oracle(problem)
     n = int(np.asarray(cluster.compute_times).size)
     if f.n != n:
         raise ValueError(f"problem has n = {f.n} workers but the cluster has {n}")
     step_size = require_positive("step_size", step_size)
     iterations = require_count("iterations", iterations, minimum=1)
-    seed = require_seed("seed", seed)
+    seed = require_count("seed", seed)
     if name in ASYNCHRONOUS_METHODS:
         if options:
             raise TypeError(f"{name} takes no options {sorted(options)}")
@@ -291,8 +293,8 @@ def run_timed(name: str, problem: Oracle | object, cluster: TimedCluster, *, ste
                              step_size=step_size, iterations=iterations, tol=tol, seed=seed, batch_size=size,
                              pivot=j, check_every=require_count("check_every", check_every, minimum=1))
     gossip = default_gossip(cluster) if W is None else W
-    result = run(name, problem, gossip, step_size=step_size, iterations=iterations, batch=batch, seed=seed,  # type: ignore[arg-type]
-                 tol=tol, check_every=check_every, **options)
+    result = run(name, problem, gossip, step_size=step_size, iterations=iterations, batch=batch, seed=seed,
+                 tol=tol, check_every=check_every, **cast("dict[str, Any]", options))
     rounds = result.counters.get("communication_rounds", 0) / max(result.iterations, 1)
     clock = synchronous_seconds(cluster, result.iterations, batch=batch, rounds=rounds, W=gossip, seed=seed)
     result.seconds = [float(clock[t]) for t in result.checkpoints]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator
+from typing import cast
 
 import numpy as np
 from decbounds.bounds.time_bounds import TimedCluster, shortest_path_times
@@ -121,7 +122,8 @@ def fragile_schedule(cluster: TimedCluster, *, pivot: int, batch_size: int, rng:
     epoch = [0] * n
     heap: list[tuple[float, int, int, int, int, object]] = []
     seq = 0
-    k0, received, contributions = 0, 0, {}  # Process 0
+    k0, received = 0, 0  # Process 0
+    contributions: dict[int, int] = {}
     heapq.heappush(heap, (0.0, seq, 0, pivot, 0, None))  # x_0 reaches Process j* at time 0
     events = 0
     while heap:
@@ -148,7 +150,7 @@ def fragile_schedule(cluster: TimedCluster, *, pivot: int, batch_size: int, rng:
             k, parts = point[i], {i: 1}
         else:  # kind 2: an accumulator from child `value` arrives at i
             busy[value] = False
-            k, parts = payload  # type: ignore[misc]
+            k, parts = cast("tuple[int, dict[int, int]]", payload)
             if acc[value]:
                 seq = _send(heap, seq, t, value, up, rho, kmax, acc, busy)
         if k > kmax[i]:
@@ -279,7 +281,7 @@ def amelie_schedule(cluster: TimedCluster, *, pivot: int, batch_size: int, rng: 
             busy[value] = False
             if dirty[value] and point[value] == k0 and not frozen[value]:
                 seq = _send_counter(heap, seq, t, value, up, rho, busy, dirty, counter(value), k0)
-            k, b = payload  # type: ignore[misc]
+            k, b = cast("tuple[int, float]", payload)
             if k != point[i]:
                 continue  # a counter of an older iteration: ignored (Alg. 7 line 25)
             child_b[i][value] = b

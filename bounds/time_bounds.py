@@ -129,7 +129,7 @@ def equilibrium_time(s: float, h: np.ndarray, tau_bar: np.ndarray) -> np.ndarray
     with np.errstate(divide="ignore", invalid="ignore"):
         noise = np.where(s > 0, s / rates, 0.0)
     best = np.min(np.maximum(sorted_key, noise), axis=0)
-    return best[0] if column else best
+    return np.asarray(best[0] if column else best)
 
 
 def _eps(epsilon: float, convention: str) -> float:

@@ -114,11 +114,11 @@ class Cluster:
         shape = (size,) if isinstance(size, int) else tuple(size)
         h = self.compute_times
         if self.distribution == "fixed":
-            return np.broadcast_to(h, (*shape, self.n)).copy()
+            return np.array(np.broadcast_to(h, (*shape, self.n)))
         rng = as_generator("rng", rng)
         if self.distribution == "uniform":
-            return h * rng.uniform(0.5, 1.0, size=(*shape, self.n))
-        return h * rng.exponential(1.0, size=(*shape, self.n))
+            return np.asarray(h * rng.uniform(0.5, 1.0, size=(*shape, self.n)))
+        return np.asarray(h * rng.exponential(1.0, size=(*shape, self.n)))
 
     def relabelled(self, permutation: object) -> Cluster:
         """The same cluster with worker ``permutation[k]`` renamed k.
