@@ -22,7 +22,7 @@ import numpy as np
 from decbounds.algorithms.api import as_oracle, run
 from decbounds.algorithms.result import Result
 from decbounds.algorithms.timed_events import amelie_schedule, asynchronous_schedule, fragile_schedule
-from decbounds.bounds.time_bounds import TimedCluster, equilibrium_time, shortest_path_times
+from decbounds.bounds.time_bounds import TimedCluster, fragile_pivot, shortest_path_times, slowest_link
 from decbounds.bounds.validation import require_count, require_positive
 from decbounds.instances.gossip import GossipLike, as_gossip, gossip_matrix
 from decbounds.instances.protocol import LocalFunctions
@@ -97,14 +97,9 @@ def synchronous_seconds(cluster: TimedCluster, iterations: int, *, batch: int = 
     """
     iterations = require_count("iterations", iterations)
     batch = require_count("batch", batch, minimum=1)
-    rho = np.asarray(cluster.link_times, dtype=float)
-    n = rho.shape[0]
-    if W is None:
-        used = np.isfinite(rho)
-    else:
-        used = np.asarray(as_gossip(W, n).round_matrix(0).toarray()) != 0
-    used &= ~np.eye(n, dtype=bool)
-    link = float(rho[used].max()) if used.any() else 0.0
+    n = int(np.asarray(cluster.compute_times).size)
+    edges = None if W is None else np.asarray(as_gossip(W, n).round_matrix(0).toarray()) != 0
+    link = slowest_link(cluster.link_times, edges)
     if not math.isfinite(link):
         raise ValueError("W gossips over a pair of workers with no link (link_times = inf)")
     if getattr(cluster, "distribution", "fixed") == "fixed":
@@ -212,10 +207,9 @@ def _async_steps(schedule: Iterator[tuple[float, int, int]]) -> Iterator[tuple[f
 
 def _default_pivot(name: str, cluster: TimedCluster, batch_size: int) -> int:
     """Cor. 1's pivot for Fragile SGD (s = S); the smallest round trip to the farthest worker otherwise."""
-    tau = shortest_path_times(np.asarray(cluster.link_times, dtype=float))
     if name == "fragile_sgd":
-        h = np.asarray(cluster.compute_times)
-        return int(np.argmin(equilibrium_time(float(batch_size), h, tau + tau.T)))
+        return fragile_pivot(cluster, float(batch_size))
+    tau = shortest_path_times(np.asarray(cluster.link_times, dtype=float))
     return int(np.argmin(np.max(tau + tau.T, axis=0)))
 
 

@@ -34,17 +34,13 @@ __all__ = [
     "TIME_BOUNDS",
     "TimeBound",
     "TimedCluster",
-    "amelie_time",
     "chain_time_lower_bound",
     "equilibrium_time",
     "fragile_pivot",
-    "fragile_time",
     "level_game_times",
-    "minibatch_time",
-    "rennala_time",
     "seconds_per_iteration",
     "shortest_path_times",
-    "synchronous_time",
+    "slowest_link",
     "time_lower_bound",
 ]
 
@@ -101,12 +97,8 @@ def equilibrium_time(s: float, h: np.ndarray, tau_bar: np.ndarray) -> np.ndarray
 
     Parameters
     ----------
-    s : float
-        s >= 0 (sigma^2 / eps in Thm 1).
-    h : numpy.ndarray
-        Compute times (n,), > 0.
-    tau_bar : numpy.ndarray
-        Distances to the pivot, (n,) or (n, m).
+    s, h, tau_bar : float, numpy.ndarray, numpy.ndarray
+        s >= 0 (sigma^2/eps in Thm 1); compute times (n,); distances to the pivot, (n,) or (n, m).
 
     Returns
     -------
@@ -160,21 +152,15 @@ def time_lower_bound(cluster: TimedCluster, *, L: float, Delta: float, sigma: fl
     Parameters
     ----------
     cluster : TimedCluster
-        compute_times h and link_times rho (e.g. ``instances.Cluster``).
-    L : float
-        Smoothness, > 0.
-    Delta : float
-        f(x0) - inf f, > 0.
-    sigma : float
-        Oracle standard deviation, >= 0.
-    epsilon : float
-        Target accuracy, > 0, in ``convention``.
+        h and rho (e.g. ``instances.Cluster``).
+    L, Delta, sigma, epsilon : float
+        Smoothness, f(x0) - inf f, oracle standard deviation, accuracy (in ``convention``).
     data : {"homogeneous", "heterogeneous"}
-        Every worker samples f, or worker i samples its own f_i.
+        Every worker samples f, or worker i its own f_i.
     convention : {"grad_norm_sq", "grad_norm"}
         The paper's E||grad f||^2 <= eps, or Lu & De Sa's E||grad f|| <= eps.
     constant : {"free", "proof"}, default "free"
-        The expression with c = 1, or the proof's hard-instance constants (above).
+        c = 1, or the proof's hard-instance constants (above).
 
     Returns
     -------
@@ -212,10 +198,8 @@ def chain_time_lower_bound(cluster: TimedCluster, *, chain_length: int, p: float
     ----------
     cluster : TimedCluster
         The cluster.
-    chain_length : int
-        T, >= 0.
-    p : float
-        Reveal probability in (0, 1].
+    chain_length, p : int, float
+        T >= 0 and the reveal probability in (0, 1].
 
     Returns
     -------
@@ -231,14 +215,14 @@ def chain_time_lower_bound(cluster: TimedCluster, *, chain_length: int, p: float
 
 
 def fragile_pivot(cluster: TimedCluster, s: float) -> int:
-    """Corollary 1's pivot j* = argmin_j t*(s, h, tau_{.->j} + tau_{j->.}).
+    """Cor. 1's pivot j* = argmin_j t*(s, h, tau_{.->j} + tau_{j->.}).
 
     Parameters
     ----------
     cluster : TimedCluster
         The cluster.
     s : float
-        sigma^2 / eps.
+        sigma^2 / eps (Fragile's batch size S).
 
     Returns
     -------
@@ -248,182 +232,86 @@ def fragile_pivot(cluster: TimedCluster, s: float) -> int:
     return int(np.argmin(equilibrium_time(s, h, tau + tau.T)))
 
 
-def fragile_time(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
-                 convention: str = "grad_norm_sq") -> float:
-    """Fragile SGD's time, Cor. 1 eq. (11): (L Delta / eps) min_j t*(sigma^2/eps, h, tau_{.->j} + tau_{j->.}).
-
-    Parameters
-    ----------
-    cluster : TimedCluster
-        The cluster.
-    L : float
-        Smoothness.
-    Delta : float
-        Initial gap.
-    sigma : float
-        Oracle standard deviation.
-    epsilon : float
-        Accuracy in ``convention``.
-    convention : str
-        As `time_lower_bound`.
-
-    Returns
-    -------
-    float
-        Seconds, constant 1 (Theta).
-    """
+def _fragile(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
+             convention: str = "grad_norm_sq") -> float:
+    """Fragile SGD, Cor. 1 eq. (11): (L Delta / eps) min_j t*(sigma^2/eps, h, tau_{.->j} + tau_{j->.})."""
     h, tau = _read(cluster)
     scale, s = _scale(L, Delta, sigma, epsilon, convention)
     return float(scale * equilibrium_time(s, h, tau + tau.T).min())
 
 
-def amelie_time(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
-                convention: str = "grad_norm_sq") -> float:
-    """Amelie SGD's time, Cor. 2 eq. (18): the heterogeneous lower bound's expression (optimal, Theta).
-
-    Parameters
-    ----------
-    cluster : TimedCluster
-        The cluster.
-    L : float
-        Smoothness.
-    Delta : float
-        Initial gap.
-    sigma : float
-        Oracle standard deviation.
-    epsilon : float
-        Accuracy in ``convention``.
-    convention : str
-        As `time_lower_bound`.
-
-    Returns
-    -------
-    float
-        Seconds, constant 1.
-    """
+def _amelie(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
+            convention: str = "grad_norm_sq") -> float:
+    """Amelie SGD, Cor. 2 eq. (18): the heterogeneous lower bound's expression (optimal)."""
     return time_lower_bound(cluster, L=L, Delta=Delta, sigma=sigma, epsilon=epsilon, data="heterogeneous",
                             convention=convention)
 
 
-def rennala_time(compute_times: np.ndarray, *, L: float, Delta: float, sigma: float, epsilon: float,
-                 convention: str = "grad_norm_sq") -> float:
-    """Rennala SGD's optimal time without communication cost, eq. (5) (Tyurin & Richtárik 2023).
-
-    min_m ((1/m) sum_{i<=m} 1/h_(i))^-1 (L Delta / eps + sigma^2 L Delta / (m eps^2)), h sorted ascending.
-    It lies in [1, 2] times (L Delta / eps) t*(sigma^2/eps, h, 0).
-
-    Parameters
-    ----------
-    compute_times : numpy.ndarray
-        h (n,), > 0.
-    L : float
-        Smoothness.
-    Delta : float
-        Initial gap.
-    sigma : float
-        Oracle standard deviation.
-    epsilon : float
-        Accuracy in ``convention``.
-    convention : str
-        As `time_lower_bound`.
-
-    Returns
-    -------
-    float
-        Seconds, constant 1.
-    """
-    h = np.sort(np.asarray(compute_times, dtype=float))
+def _rennala(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
+             convention: str = "grad_norm_sq") -> float:
+    """Rennala SGD without communication cost, eq. (5) (Tyurin & Richtárik 2023), h sorted ascending:
+    min_m ((1/m) sum_{i<=m} 1/h_(i))^-1 (L Delta/eps + sigma^2 L Delta/(m eps^2)); in [1, 2] times
+    (L Delta/eps) t*(sigma^2/eps, h, 0). The links are ignored."""
+    h = np.sort(_read(cluster)[0])
     scale, s = _scale(L, Delta, sigma, epsilon, convention)
     m = np.arange(1, h.size + 1)
     return float(scale * np.min((m + s) / np.cumsum(1.0 / h)))
 
 
-def seconds_per_iteration(cluster: TimedCluster, *, batch: int = 1, rounds: int = 1,
-                          edges: np.ndarray | None = None) -> float:
-    """One synchronous iteration: the slowest worker's ``batch`` gradients plus ``rounds`` times the slowest
-    message over ``edges`` (default: every link; a gossip matrix's non-zero pattern otherwise).
-
-    Parameters
-    ----------
-    cluster : TimedCluster
-        The cluster (its fixed h; `algorithms.run_timed` draws random times per iteration).
-    batch : int, default 1
-        B gradients per worker per iteration.
-    rounds : int, default 1
-        Communication rounds per iteration.
-    edges : numpy.ndarray, optional
-        (n, n) boolean: which directed links the round uses.
-
-    Returns
-    -------
-    float
-        Seconds.
-    """
-    h = np.asarray(cluster.compute_times, dtype=float)
-    rho = np.asarray(cluster.link_times, dtype=float)
-    used = rho < np.inf if edges is None else np.asarray(edges, dtype=bool)
-    used = used & ~np.eye(h.size, dtype=bool)
-    link = float(rho[used].max()) if used.any() else 0.0
-    return require_count("batch", batch, minimum=1) * float(h.max()) + require_count("rounds", rounds) * link
-
-
-def synchronous_time(iterations: float, cluster: TimedCluster, *, batch: int = 1, rounds: int = 1,
-                     edges: np.ndarray | None = None) -> float:
-    """A synchronous method's seconds: its iterations (e.g. a catalog rate's T_eps) times
-    `seconds_per_iteration`.
-
-    Parameters
-    ----------
-    iterations : float
-        Iterations, >= 0.
-    cluster : TimedCluster
-        The cluster.
-    batch : int, default 1
-        B.
-    rounds : int, default 1
-        Communication rounds per iteration.
-    edges : numpy.ndarray, optional
-        As `seconds_per_iteration`.
-
-    Returns
-    -------
-    float
-        Seconds.
-    """
-    per_iteration = seconds_per_iteration(cluster, batch=batch, rounds=rounds, edges=edges)
-    return require_real("iterations", iterations, allow_zero=True) * per_iteration
-
-
-def minibatch_time(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
-                   data: str = "homogeneous", convention: str = "grad_norm_sq") -> float:
-    """Minibatch SGD via a pivot, eq. (6), Table 2: max{max tau, max h} (L Delta/eps)(1 + sigma^2/(n eps)).
-
-    Parameters
-    ----------
-    cluster : TimedCluster
-        The cluster.
-    L : float
-        Smoothness.
-    Delta : float
-        Initial gap.
-    sigma : float
-        Oracle standard deviation.
-    epsilon : float
-        Accuracy in ``convention``.
-    data : str
-        Unused by the formula (the same in both settings); kept for a uniform signature.
-    convention : str
-        As `time_lower_bound`.
-
-    Returns
-    -------
-    float
-        Seconds, constant 1.
-    """
-    require_choice("data", data, DATA_KINDS)
+def _minibatch(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
+               convention: str = "grad_norm_sq") -> float:
+    """Minibatch SGD via a pivot, eq. (6), Table 2: max{max tau, max h} (L Delta/eps)(1 + sigma^2/(n eps))."""
     h, tau = _read(cluster)
     scale, s = _scale(L, Delta, sigma, epsilon, convention)
     return float(max(tau.max(), h.max()) * scale * (1.0 + s / h.size))
+
+
+def seconds_per_iteration(cluster: TimedCluster, *, batch: int = 1, rounds: float = 1.0,
+                          edges: np.ndarray | None = None) -> float:
+    """One synchronous iteration: the slowest worker's ``batch`` gradients plus ``rounds`` times the slowest
+    link in ``edges`` (default: every link). A catalog rate's T_eps times this is its time.
+
+    Parameters
+    ----------
+    cluster : TimedCluster
+        The cluster (its h as fixed times; `algorithms.run_timed` draws random ones).
+    batch : int, default 1
+        B gradients per worker.
+    rounds : float, default 1.0
+        Communication rounds per iteration.
+    edges : numpy.ndarray, optional
+        (n, n) boolean, the directed links a round uses (a gossip matrix's support).
+
+    Returns
+    -------
+    float
+        Seconds.
+    """
+    h, _ = _read(cluster)
+    link = slowest_link(cluster.link_times, edges)
+    return require_count("batch", batch, minimum=1) * float(h.max()) + require_real(
+        "rounds", rounds, allow_zero=True) * link
+
+
+def slowest_link(link_times: np.ndarray, edges: np.ndarray | None = None) -> float:
+    """max rho_{i->j} over the off-diagonal ``edges`` (default: every existing link); 0 without any.
+
+    Parameters
+    ----------
+    link_times : numpy.ndarray
+        rho (n, n).
+    edges : numpy.ndarray, optional
+        (n, n) boolean: the links a round uses.
+
+    Returns
+    -------
+    float
+        Seconds; inf if ``edges`` asks for a missing link.
+    """
+    rho = np.asarray(link_times, dtype=float)
+    used = rho < np.inf if edges is None else np.asarray(edges, dtype=bool)
+    used = used & ~np.eye(rho.shape[0], dtype=bool)
+    return float(rho[used].max()) if used.any() else 0.0
 
 
 def level_game_times(cluster: TimedCluster, *, chain_length: int, p: float, draws: int = 64,
@@ -438,10 +326,8 @@ def level_game_times(cluster: TimedCluster, *, chain_length: int, p: float, draw
     ----------
     cluster : TimedCluster
         The cluster (its h as fixed times).
-    chain_length : int
-        T, >= 1.
-    p : float
-        Reveal probability in (0, 1].
+    chain_length, p : int, float
+        T >= 1 and the reveal probability in (0, 1].
     draws : int, default 64
         Independent draws.
     seed : int or numpy.random.Generator, default 0
@@ -472,18 +358,12 @@ class TimeBound:
 
     Parameters
     ----------
-    name : str
-        Key in `TIME_BOUNDS`.
-    kind : {"lower", "upper"}
-        Lower bound, or a method's guarantee.
-    source : str
-        Paper and statement.
-    convention : str
-        The accuracy of the statement (``grad_norm_sq`` for every entry here).
+    name, kind, source, convention : str
+        Key in `TIME_BOUNDS`; "lower" or "upper"; paper and statement; ``grad_norm_sq`` here.
     assumptions : tuple of str
         Conditions.
     status : {"confirmed", "recalled", "derived"}
-        Read from the paper's text, recalled, or derived by us.
+        As `bounds.Rate`'s.
     constant : str
         Which constant is evaluated.
     evaluate : callable
@@ -521,11 +401,15 @@ TIME_BOUNDS: dict[str, TimeBound] = {bound.name: bound for bound in (
               _heterogeneous),
     TimeBound("fragile_sgd", "upper", f"{_PAPER}, Cor. 1, eq. (11)", "grad_norm_sq",
               (_TIMES, _HOMOGENEOUS, "pivot, shortest-path trees of Cor. 1, S = max(ceil(sigma^2/eps), 1)"),
-              "confirmed", _UNIT + " (Theta)", fragile_time),
+              "confirmed", _UNIT + " (Theta)", _fragile),
     TimeBound("amelie_sgd", "upper", f"{_PAPER}, Cor. 2, eq. (18)", "grad_norm_sq",
               (_TIMES, _HETEROGENEOUS, "S = max(ceil(sigma^2/eps), n), shortest-path trees"), "confirmed",
-              _UNIT + " (Theta)", amelie_time),
+              _UNIT + " (Theta)", _amelie),
     TimeBound("minibatch_sgd", "upper", f"{_PAPER}, eq. (6) and Table 2", "grad_norm_sq",
               (_TIMES, "one gradient per worker, reduce to and broadcast from a pivot"), "confirmed",
-              _UNIT + " (Theta)", minibatch_time),
+              _UNIT + " (Theta)", _minibatch),
+    TimeBound("rennala_sgd", "upper", "Tyurin & Richtárik, NeurIPS 2023; eq. (5) of the 2024 paper",
+              "grad_norm_sq",
+              ("h_i seconds per gradient, free communication (the links are ignored)", _HOMOGENEOUS),
+              "confirmed", _UNIT + " (Theta)", _rennala),
 )}

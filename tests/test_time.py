@@ -75,9 +75,9 @@ def test_centralized_case_is_rennala() -> None:
     t_star = float(time_bounds.equilibrium_time(s, np.array(h), np.zeros(5)))
     bound = bounds.time_lower_bound(cluster, **POINT)
     assert bound == scale / (math.log(5) + 1) * t_star
-    rennala = time_bounds.rennala_time(np.array(h), **POINT)
+    rennala = bounds.TIME_BOUNDS["rennala_sgd"].evaluate(cluster, **POINT)
     assert scale * t_star <= rennala <= 2 * scale * t_star  # eq. (5) is t*'s sum form
-    assert time_bounds.fragile_time(cluster, **POINT) == scale * t_star  # Cor. 1 meets it at tau = 0
+    assert bounds.TIME_BOUNDS["fragile_sgd"].evaluate(cluster, **POINT) == scale * t_star  # Cor. 1 meets it
 
 
 @pytest.mark.parametrize("n", [1, 4, 9])
@@ -106,8 +106,9 @@ def test_time_bound_entries() -> None:
         assert entry.evaluate(cluster, **POINT) > 0
     lower = bounds.TIME_BOUNDS["time_lower_homogeneous"].evaluate(cluster, **POINT)
     assert lower <= bounds.TIME_BOUNDS["fragile_sgd"].evaluate(cluster, **POINT)
-    assert bounds.TIME_BOUNDS["fragile_sgd"].evaluate(cluster, **POINT) < time_bounds.minibatch_time(cluster,
-                                                                                                      **POINT)
+    fragile, minibatch = (bounds.TIME_BOUNDS[name].evaluate(cluster, **POINT)
+                          for name in ("fragile_sgd", "minibatch_sgd"))
+    assert fragile < minibatch
 
 
 def test_bounds_take_any_object_with_the_times() -> None:
