@@ -203,16 +203,10 @@ def amelie_schedule(cluster: TimedCluster, *, pivot: int, batch_size: int, rng: 
 
     Parameters
     ----------
-    cluster : TimedCluster
-        The cluster.
-    pivot : int
-        j*.
+    cluster, pivot, rng, stats
+        As `fragile_schedule`.
     batch_size : int
         S (Thm 8: max(ceil(sigma^2/eps), n)).
-    rng : numpy.random.Generator
-        Draws random compute times.
-    stats : dict
-        ``stats["events"]`` counts the events processed.
 
     Yields
     ------
@@ -323,14 +317,10 @@ def asynchronous_schedule(cluster: TimedCluster, *, server: int, rng: np.random.
 
     Parameters
     ----------
-    cluster : TimedCluster
-        The cluster.
+    cluster, rng, stats
+        As `fragile_schedule`.
     server : int
         The worker that holds the model.
-    rng : numpy.random.Generator
-        Draws random compute times.
-    stats : dict
-        ``stats["events"]`` counts the events processed.
 
     Yields
     ------
