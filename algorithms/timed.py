@@ -286,6 +286,8 @@ def run_timed(name: str, problem: Oracle | LocalFunctions, cluster: TimedCluster
         return _asynchronous(name, oracle if oracle is not None else ExactOracle(f), f, cluster,
                              step_size=step_size, iterations=iterations, tol=tol, seed=seed, batch_size=size,
                              pivot=j, check_every=require_count("check_every", check_every, minimum=1))
+    if batch_size is not None or pivot is not None:
+        raise TypeError(f"batch_size and pivot belong to {ASYNCHRONOUS_METHODS}; {name} is synchronous")
     gossip = default_gossip(cluster) if W is None else W
     result = run(name, problem, gossip, step_size=step_size, iterations=iterations, batch=batch, seed=seed,
                  tol=tol, check_every=check_every, **cast("dict[str, Any]", options))

@@ -172,7 +172,7 @@ def time_lower_bound(cluster: TimedCluster, *, L: float, Delta: float, sigma: fl
     >>> from types import SimpleNamespace
     >>> cluster = SimpleNamespace(compute_times=np.ones(4), link_times=np.zeros((4, 4)))
     >>> round(time_lower_bound(cluster, L=1, Delta=1, sigma=2, epsilon=0.5), 4)  # (2/(ln 4+1)) * 2
-    1.6761
+    1.6762
     """
     h, tau = _read(cluster)
     data = require_choice("data", data, DATA_KINDS)

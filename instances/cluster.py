@@ -58,7 +58,7 @@ class Cluster:
     Examples
     --------
     >>> rho = [[0, 1, np.inf], [1, 0, 2], [np.inf, 2, 0]]
-    >>> Cluster([1.0, 2.0, 4.0], rho).shortest_paths[0, 2]
+    >>> float(Cluster([1.0, 2.0, 4.0], rho).shortest_paths[0, 2])
     3.0
     """
 

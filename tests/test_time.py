@@ -267,8 +267,9 @@ def test_measured_times_respect_the_sure_floor(n: int, h: list[float], rho: floa
     floor = float(time_bounds.level_game_times(cluster, chain_length=chain, p=1.0, draws=1)[0])
     assert floor == chain * min(h[:n])  # eta >= 1: the sure floor of every method
     for name in _METHODS:
+        size = {"batch_size": max(n, 2)} if name in algorithms.ASYNCHRONOUS_METHODS else {}
         result = algorithms.run_timed(name, oracle, cluster, step_size=0.1, iterations=3000, tol=0.5,
-                                      seed=seed, batch_size=max(n, 2))
+                                      seed=seed, **size)
         assert result.t_eps_seconds is not None and result.t_eps_seconds >= floor
 
 
@@ -280,8 +281,9 @@ def test_median_measured_times_are_above_the_level_game() -> None:
     game = time_bounds.level_game_times(cluster, chain_length=4, p=0.25, draws=4000, seed=0)
     theorem = time_bounds.chain_time_lower_bound(cluster, chain_length=4, p=0.25)
     for name in _METHODS:
+        size = {"batch_size": 4} if name in algorithms.ASYNCHRONOUS_METHODS else {}
         times = [algorithms.run_timed(name, oracle, cluster, step_size=0.1, iterations=5000, tol=0.5,
-                                      seed=seed, batch_size=4).t_eps_seconds for seed in range(9)]
+                                      seed=seed, **size).t_eps_seconds for seed in range(9)]
         assert np.median(times) >= np.quantile(game, 0.1) >= theorem
 
 
