@@ -65,9 +65,9 @@ docs: $(DOCS_STAMP)
 
 # The built site in headless Chromium (Debian's package, installed with apt when missing), with every request
 # to another host blocked: console errors, failed requests, undecoded images, formulas with no size fail it;
-# screenshots go to build/docs-check/ (.ci/docs_check.py).
+# screenshots go to build/docs-check/ (.ci/docs_check.py). It reads the site `make docs` built last.
 CHROMIUM ?= /usr/bin/chromium
-docs-check: docs
+docs-check: $(DOCS_STAMP)
 	test -x $(CHROMIUM) || (apt-get update -qq && apt-get install -y -qq chromium)
 	$(BIN)/python .ci/docs_check.py --chromium $(CHROMIUM)
 
