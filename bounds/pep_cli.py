@@ -94,9 +94,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _load_W(path: str) -> Any:
-    import numpy as np
+    from decbounds.instances.matrices import read_matrix_file
 
-    return np.load(path) if path.endswith(".npy") else np.loadtxt(path)
+    return read_matrix_file(path, "--W")
 
 
 def _step_list(text: str) -> list[float]:

@@ -27,6 +27,7 @@ from decbounds.instances.averaging import (
 from decbounds.instances.gossip import (
     GOSSIP_KINDS,
     WEIGHT_RULES,
+    ExactAverage,
     Gossip,
     GossipLike,
     GossipMatrix,
@@ -109,6 +110,7 @@ __all__ = [
     "WEIGHT_RULES",
     "CommunicationInstance",
     "DigitsProblem",
+    "ExactAverage",
     "FiniteSumFunctions",
     "Gossip",
     "GossipLike",

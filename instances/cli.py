@@ -14,10 +14,9 @@ import time
 from typing import NamedTuple
 
 import networkx as nx
-import numpy as np
-import scipy.sparse as sp
 from decbounds.instances.gossip import WEIGHT_RULES, GossipLike, GossipMatrix, as_gossip, gossip_matrix
 from decbounds.instances.graphs import TOPOLOGIES, topology
+from decbounds.instances.matrices import read_matrix_file
 from decbounds.instances.optimize import SOLVERS, optimize_gossip
 
 __all__ = ["TOPOLOGY_FLAGS", "SpectrumSummary", "add_parser", "run", "spectrum_summary", "topology_flags"]
@@ -288,11 +287,7 @@ def _run_matrix(args: argparse.Namespace) -> int:
     if given:
         raise ValueError(f"--W FILE describes one W: give it without {' and '.join(given)}")
     path = str(args.W)
-    try:
-        W = (sp.load_npz(path) if path.endswith(".npz") else np.load(path) if path.endswith(".npy")
-             else np.loadtxt(path, ndmin=2))
-    except OSError as err:
-        raise ValueError(f"--W {path}: {err}") from None
+    W = read_matrix_file(path, "--W")
     summary = spectrum_summary(W)
     assert summary.lam is not None and summary.lambda_2 is not None and summary.lambda_n is not None
     print(f"W from {path}: n={summary.n}, lam={summary.lam:.10f}, gap={1.0 - summary.lam:.4e}, "
