@@ -126,6 +126,20 @@ def run(args: argparse.Namespace) -> int:
                 return 0
         _print_prediction(rate, reference, values, stated.convention)
     except (ValueError, TypeError) as err:
-        print(f"decbounds predict: {err}", file=sys.stderr)
+        print(f"decbounds predict: {_as_flags(str(err))}", file=sys.stderr)
         return 2
     return 0
+
+
+def _as_flags(message: str) -> str:
+    """A message of `Rate.evaluate` with its symbol names as this command's flags: "missing value(s) for
+    ['varsigma0']" becomes "missing value(s) for --varsigma0"."""
+    import re
+
+    def flags(match: re.Match[str]) -> str:
+        names = re.findall(r"'(\w+)'", match.group(0))
+        if not names or any(name not in RATE_SYMBOLS for name in names):
+            return match.group(0)
+        return " ".join(f"--{name}" for name in names)
+
+    return re.sub(r"\[[^\[\]]*\]", flags, message)
