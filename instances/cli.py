@@ -19,8 +19,8 @@ from decbounds.instances.graphs import TOPOLOGIES, topology
 from decbounds.instances.matrices import read_matrix_file
 from decbounds.instances.optimize import SOLVERS, optimize_gossip
 
-__all__ = ["ANNOUNCE_SECONDS", "CACHE_BYTES_PER_EDGE", "SECONDS_PER_EDGE", "TOPOLOGY_FLAGS", "SpectrumSummary",
-           "add_parser", "run", "spectrum_summary", "topology_flags"]
+__all__ = ["ANNOUNCE_SECONDS", "CACHE_BYTES_PER_EDGE", "SECONDS_PER_EDGE", "TOPOLOGY_FLAGS",
+           "SpectrumSummary", "add_parser", "run", "spectrum_summary", "topology_flags"]
 
 
 class SpectrumSummary(NamedTuple):
