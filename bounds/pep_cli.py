@@ -21,19 +21,14 @@ import math
 import sys
 from typing import Any
 
-from decbounds.bounds.pep import (
+from decbounds.bounds.vocabulary import (
     CRITERIA,
     FUNCTION_CLASSES,
     HETEROGENEITY,
     INITIAL_CONDITIONS,
-    SOLVERS,
+    PEP_SOLVERS,
     STARTS,
-    check_iterations,
-    worst_case,
-    worst_gossip_matrix,
 )
-from decbounds.bounds.pep_methods import METHODS
-from decbounds.bounds.validation import collect_errors
 
 __all__ = ["add_parser", "run"]
 
@@ -91,7 +86,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--N", dest="N", type=int, default=None, help=argparse.SUPPRESS)  # 0.2's spelling
     parser.add_argument("--Delta", type=float, default=1.0, help="bound on f(x0) - f* (default 1)")
     parser.add_argument("--varsigma", type=float, default=1.0, help="heterogeneity bound (default 1)")
-    parser.add_argument("--solver", choices=SOLVERS, default="CLARABEL", help="SDP solver (default CLARABEL)")
+    parser.add_argument("--solver", choices=PEP_SOLVERS, default="CLARABEL",
+                        help="SDP solver (default CLARABEL)")
     parser.add_argument("--R", type=int, default=None, help="DeTAG: gossip rounds per phase (default 2)")
     parser.add_argument("--eta", type=float, default=None, help="DeTAG: accelerated-gossip eta")
     parser.add_argument("--hyper", action="append", default=[], metavar="NAME=VALUE",
@@ -141,6 +137,10 @@ def run(args: argparse.Namespace) -> int:
     int
         The exit status.
     """
+    from decbounds.bounds.pep import check_iterations, worst_case, worst_gossip_matrix
+    from decbounds.bounds.pep_methods import METHODS
+    from decbounds.bounds.validation import collect_errors
+
     if args.list:
         for spec in METHODS.values():
             extra = ", ".join(f"{k}={v}" for k, v in spec.params.items())

@@ -47,7 +47,6 @@ ValueError: name must be one of ('square',) (a registered shape); got name='circ
 
 from __future__ import annotations
 
-import importlib.metadata
 import inspect
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
@@ -430,6 +429,8 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         """
         if self.group is None or self._plugins_loading or (self._plugins_loaded and not force):
             return ()
+        import importlib.metadata  # on the first unknown name or listing: a command's --help never reads it
+
         self._plugins_loading = True
         self._errors.clear()  # a scan reports its own failures
         added: list[str] = []
