@@ -285,7 +285,7 @@ class ExactAverage(GossipMatrix):
         return self.n * self.n
 
     @property
-    def matrix(self) -> sp.csr_array:  # type: ignore[override]  # computed, not stored
+    def matrix(self) -> sp.csr_array:  # computed, not stored
         """11^T/n as CSR (read-only arrays), built on the first request; n <= `EXACT_MATRIX_LIMIT`."""
         built = self.__dict__.get("_matrix")
         if built is None:
