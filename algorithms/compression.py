@@ -225,7 +225,11 @@ def _checked(Z: np.ndarray) -> np.ndarray:
     if raw.dtype.kind not in "fiub":
         what = "complex" if raw.dtype.kind == "c" else f"dtype {raw.dtype}"
         raise TypeError(f"Z must be a real numeric array; got a {what} array of shape {raw.shape}")
-    Z = raw.astype(float, copy=False)
+    try:
+        with np.errstate(over="raise"):
+            Z = raw.astype(float, copy=False)
+    except FloatingPointError:
+        raise ValueError(f"Z holds values beyond the float64 range (dtype {raw.dtype})") from None
     if Z.ndim < 1 or Z.shape[-1] < 1:
         raise ValueError(f"Z must have a last axis of at least one coordinate; got shape {Z.shape}")
     return Z
@@ -355,7 +359,7 @@ class _Sparsifier:
     name: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
-        require_count("k", self.k, 1)
+        require_count("k", self.k, 1, maximum=MAX_DIMENSION, what="the largest dimension")
 
     @property
     def spec(self) -> str:
@@ -485,7 +489,7 @@ class QSGD:
     kind: ClassVar[str] = "unbiased"
 
     def __post_init__(self) -> None:
-        require_count("s", self.s, 1)
+        require_count("s", self.s, 1, maximum=MAX_DIMENSION, what="levels a float64 tells apart")
 
     @property
     def spec(self) -> str:
@@ -580,8 +584,10 @@ class QSGD:
         Z = _checked(Z)
         bad = _nonfinite_rows(Z)
         norm, r, low = self.levels(Z)
-        xi = low + (_uniform(Z.shape, rng) < r - low)
-        with np.errstate(over="ignore", invalid="ignore"):  # ||x|| beyond float64 is inf, by definition
+        uniforms = _uniform(Z.shape, rng)
+        # ||x|| beyond float64 is inf, by definition; a non-finite vector's NaNs are replaced below
+        with np.errstate(over="ignore", invalid="ignore"):
+            xi = low + (uniforms < r - low)
             quantized: np.ndarray = norm * np.sign(Z) * xi / self.s
         return _nan_where(bad, quantized)
 

@@ -257,7 +257,7 @@ class ExactAverage(GossipMatrix):
     Examples
     --------
     >>> W = ExactAverage(10**6)
-    >>> W.lam, W.shape, (W @ np.arange(10**6.0)).max()
+    >>> W.lam, W.shape, float((W @ np.arange(10**6.0)).max())
     (0.0, (1000000, 1000000), 499999.5)
     >>> ExactAverage(2).toarray().tolist()
     [[0.5, 0.5], [0.5, 0.5]]

@@ -189,7 +189,7 @@ def test_fuzz_schedule_from_callable(round_matrix: Any, n: Any) -> None:
 def test_fuzz_cli_run_compressor(compressor: str) -> None:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(["run", "choco_sgd", "--n", "4", "--iterations", "3", "--compressor", compressor])
+        status = main(["run", "choco_sgd", "--n", "4", "--iterations", "3", f"--compressor={compressor}"])
     assert status in (0, 2)
     if status == 2:
         assert err.getvalue().count("\n") == 1 and "--compressor" in err.getvalue()
