@@ -56,6 +56,14 @@ if TYPE_CHECKING:  # the names below are imported on first use (`__getattr__`): 
     from decbounds.bounds.prediction import Prediction, predict_at
     from decbounds.bounds.rate import CONVENTIONS, KINDS, STATUSES, Rate
     from decbounds.bounds.symbols import RATE_SYMBOLS
+    from decbounds.bounds.time_bounds import (
+        TIME_BOUNDS,
+        TimeBound,
+        TimedCluster,
+        equilibrium_time,
+        level_game_times,
+        time_lower_bound,
+    )
 
 #: Each public name -> the module that defines it, imported when the name is first read.
 _EXPORTS: dict[str, str] = {
@@ -99,6 +107,12 @@ _EXPORTS: dict[str, str] = {
     "STATUSES": "rate",
     "Rate": "rate",
     "RATE_SYMBOLS": "symbols",
+    "TIME_BOUNDS": "time_bounds",
+    "TimeBound": "time_bounds",
+    "TimedCluster": "time_bounds",
+    "equilibrium_time": "time_bounds",
+    "level_game_times": "time_bounds",
+    "time_lower_bound": "time_bounds",
 }
 
 __all__ = [
@@ -117,11 +131,14 @@ __all__ = [
     "SETTING2_CHAIN_DENOMINATOR",
     "SETTING2_CHAIN_LENGTH",
     "STATUSES",
+    "TIME_BOUNDS",
     "ZERO_CHAIN_GRAD_INF",
     "ZERO_CHAIN_RANGE",
     "ZERO_CHAIN_SMOOTHNESS",
     "Prediction",
     "Rate",
+    "TimeBound",
+    "TimedCluster",
     "WorstCase",
     "accelerated_gossip_eta",
     "accelerated_gossip_rho",
@@ -129,8 +146,10 @@ __all__ = [
     "detag_phase_length",
     "detag_step_size",
     "dominant_term",
+    "equilibrium_time",
     "gap",
     "get",
+    "level_game_times",
     "names",
     "path_hop_distance",
     "predict_at",
@@ -139,6 +158,7 @@ __all__ = [
     "setting1_reveal_probability",
     "setting2_chain_length",
     "smallest_range",
+    "time_lower_bound",
     "unregister_rate",
     "worst_case",
     "worst_gossip_matrix",
