@@ -33,6 +33,7 @@ __all__ = [
     "closed_form_eigenvalues",
     "extreme_eigenvalues",
     "from_edge_weights",
+    "read_matrix_file",
     "second_eigenvalue",
     "spectral_gap",
 ]
@@ -459,3 +460,30 @@ def spectral_gap(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     1.0
     """
     return 1.0 - second_eigenvalue(W, atol=atol)
+
+
+def read_matrix_file(path: str, flag: str = "--W") -> np.ndarray | sp.csr_array:
+    """The matrix a command line's ``flag FILE`` names: ``.npz`` (scipy.sparse), ``.npy`` (numpy; no
+    pickled objects) or text (``numpy.loadtxt``); every failure is a ValueError naming the flag and the file.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    flag : str, default "--W"
+        The option that named it, for the message.
+
+    Returns
+    -------
+    numpy.ndarray or scipy.sparse.csr_array
+        A real numeric matrix (checked further by whoever takes it, e.g. ``instances.as_gossip``).
+    """
+    try:
+        W = (sp.csr_array(sp.load_npz(path)) if path.endswith(".npz") else np.load(path)
+             if path.endswith(".npy") else np.loadtxt(path, ndmin=2))
+    except (OSError, ValueError, EOFError) as err:
+        raise ValueError(f"{flag} {path}: cannot read a matrix ({type(err).__name__}: {err})") from None
+    if not isinstance(W, np.ndarray | sp.sparray) or W.dtype.kind not in "fiub":
+        raise ValueError(f"{flag} {path}: holds {type(W).__name__} of dtype {getattr(W, 'dtype', '?')}, "
+                         "not a real numeric matrix")
+    return W
