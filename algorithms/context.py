@@ -208,7 +208,7 @@ class Context:
         run.counters.gradient_queries += b
         if run.seen is not None:
             run.seen.append((X.copy(), b))
-        return run.gradients(X, b)
+        return run.exact_gradient(X) if run.memo else run.gradients(X, b)
 
     @overload
     def gossip(self, Z: np.ndarray, /, *, out: Sequence[np.ndarray] | None = None, vectors: int | None = None,
@@ -300,7 +300,7 @@ class Context:
         """
         run = self._run
         M = run.fixed or run.operator_now()
-        if vectors is not None and int(vectors) < 1:
+        if vectors is not None and vectors < 1:
             raise ValueError(f"ctx.gossip_two_tap: vectors must be >= 1; got {vectors}")
         run.open_round("gossip", 1 if vectors is None else int(vectors), M.links, FLOAT_BITS * Z.shape[-1])
         if run.gossip_counts:

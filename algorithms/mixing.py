@@ -84,6 +84,9 @@ class MixingOperator:
         self.links = int(np.count_nonzero((coo.row != coo.col) & (coo.data != 0)))
         self.matrix: Any = csr.toarray() if backend == "dense" else csr
         self._csr = csr
+        # the product, bound once: a CSR matrix's ``*`` (the matrix product of scipy's spmatrix API) costs
+        # less dispatch than ``@``, which tests its operand for a scalar first (docs/benchmarks.md)
+        self._product = self.matrix.__matmul__ if backend == "dense" else sp.csr_matrix(csr).__mul__
         self._stacks: dict[int, MixingOperator] = {}
 
     def at(self, t: int) -> MixingOperator:
@@ -202,23 +205,27 @@ class MixingOperator:
 
     def _run(self, Z: np.ndarray, out: np.ndarray | None, a: Any, previous: np.ndarray | None,
              b: Any) -> np.ndarray:
-        """M Z, then ``*= a`` when a is not None, then ``+= previous * b`` (b None: ``+= previous``) when
-        previous is given; into ``out`` when given."""
+        """M Z, then ``* a`` when a is not None, then ``+ previous * b`` (b None: ``+ previous``) when
+        previous is given; into ``out`` when given (it may be Z, not ``previous`` when a is given)."""
         n = self.n
         if Z.ndim < 1 or Z.shape[0] != n:
             if Z.ndim >= 1 and n and Z.shape[0] > n and Z.shape[0] % n == 0:  # m arrays stacked: diag(M, ...)
                 return self.stacked(Z.shape[0] // n)._run(Z, out, a, previous, b)
             raise ValueError(f"{self.name}: the state's first axis must have length n={n} (or a multiple: "
                              f"arrays stacked); got shape {Z.shape}")
-        target: np.ndarray = (self.matrix @ Z.reshape(n, -1)).reshape(Z.shape)
-        if a is not None:
-            target *= _repeated(a, Z.shape)
+        product: np.ndarray = self._product(Z.reshape(n, -1)).reshape(Z.shape)  # a new array
+        target = product if out is None else out
+        if a is not None:  # (`_repeated` only for an array of many configurations)
+            a = _repeated(a, Z.shape) if type(a) is np.ndarray and a.size >= 8 else a
+            product = np.multiply(product, a, out=target)
         if previous is not None:
-            target += previous if b is None else np.multiply(previous, _repeated(b, Z.shape))
-        if out is None:
-            return target
-        out[...] = target
-        return out
+            if b is not None:
+                b = _repeated(b, Z.shape) if type(b) is np.ndarray and b.size >= 8 else b
+                previous = np.multiply(previous, b)
+            np.add(product, previous, out=target)
+        elif product is not target:
+            np.copyto(target, product)
+        return target
 
 
 class ScheduledMixing:
@@ -327,7 +334,7 @@ def _repeated(c: Any, shape: tuple[int, ...]) -> Any:
     """A per-configuration coefficient of shape (1, k, 1, ...) repeated to (1, k, d, ...) when the state's
     rows are short: numpy multiplies by a (1, k, 1) array in inner loops of length d, which on a batch of 96
     configurations of d = 6 costs several times the product itself. Long rows keep the broadcast."""
-    if (type(c) is not np.ndarray or c.size < 8 or c.shape[1:] == shape[1:] or c.ndim != len(shape)
+    if (c.shape[1:] == shape[1:] or c.ndim != len(shape)
             or c.ndim < 3 or c.shape[0] != 1 or shape[-1] >= SHORT_ROW):
         return c  # few configurations (few short inner loops), long rows, or nothing to repeat
     full = np.empty((1, *shape[1:]))

@@ -182,7 +182,7 @@ class Runtime:
         numpy.ndarray, shape (n, k, d)
         """
         if self.exact:
-            return self.exact_gradient(X) if self.memo else self.problem.grad(X)
+            return self.problem.grad(X)
         oracle = self.oracle
         assert oracle is not None
         many = getattr(oracle, "sample_configurations", None)
