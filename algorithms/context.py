@@ -205,7 +205,7 @@ class Context:
         if run.gossip_counts:
             run.counters.gossip_rounds += 1
         if len(Z) == 1 and (out is None or len(out) == 1) and (add is None or len(add) == 1):
-            return M.apply(Z[0], None if out is None else out[0], None if add is None else add[0])
+            return M._run(Z[0], None if out is None else out[0], None, None if add is None else add[0], None)
         outs = (None,) * len(Z) if out is None else out
         adds = (None,) * len(Z) if add is None else add
         return _one_or_tuple([M.apply(z, o, v) for z, o, v in zip(Z, outs, adds, strict=True)])
@@ -239,7 +239,7 @@ class Context:
         run._open_round("gossip", 1 if vectors is None else int(vectors), M.links, FLOAT_BITS * Z.shape[-1])
         if run.gossip_counts:
             run.counters.gossip_rounds += 1
-        return M.two_tap(Z, out, a, previous, b)
+        return M._run(Z, out, a, previous, b)  # (`MixingOperator.two_tap`, one call fewer)
 
     def operator(self, M: MatrixLike, name: str = "M") -> MixingHandle:
         """A handle to a mixing matrix M of the rule's own for `mix` (rows receive; supported on W's graph,

@@ -145,7 +145,8 @@ class MixingOperator:
         n = self.n
         if Z.ndim < 1 or Z.shape[0] != n:
             if Z.ndim >= 1 and n and Z.shape[0] > n and Z.shape[0] % n == 0:  # m arrays stacked: diag(M, ...)
-                return self.stacked(Z.shape[0] // n)._run(Z, out, a, previous, b)
+                m = Z.shape[0] // n
+                return (self._stacks.get(m) or self.stacked(m))._run(Z, out, a, previous, b)
             raise ValueError(f"{self.name}: the state's first axis must have length n={n} (or a multiple: "
                              f"arrays stacked); got shape {Z.shape}")
         product: np.ndarray = self._product(Z.reshape(n, -1)).reshape(Z.shape)  # a new array
