@@ -19,13 +19,16 @@ from decbounds.instances.gossip import Gossip, GossipMatrix, as_csr
 from decbounds.instances.matrices import MatrixLike
 from decbounds.instances.schedules import GossipSchedule
 
-__all__ = ["GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator", "ScheduledMixing", "mixing_for"]
+__all__ = ["BLOCK_BYTES", "GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator", "ScheduledMixing", "mixing_for"]
 
 #: A per-configuration coefficient of the two-tap round: a number, or an array broadcast against the state.
 Coefficient = float | np.ndarray
 
 GOSSIP_BACKENDS: tuple[str, ...] = ("sparse", "dense")
 
+# A wide state is mixed block by block of rows of about this many bytes, so that the two-tap combination
+# meets each block while it is cached (docs/benchmarks.md: 1 MiB, the fastest size tried).
+BLOCK_BYTES = 1 << 20
 # Per-configuration coefficients are repeated along the last axis when it is shorter than this (`_repeated`).
 SHORT_ROW = 64
 
@@ -66,6 +69,7 @@ class MixingOperator:
         # (which first tests its operand for a scalar; docs/benchmarks.md)
         self._product = self.matrix.__matmul__ if backend == "dense" else sp.csr_matrix(csr).__mul__
         self._stacks: dict[int, MixingOperator] = {}
+        self._blocks: dict[int, list[Any]] = {}  # rows per block -> the products of each block of rows
 
     def at(self, t: int) -> MixingOperator:
         """The operator of round t: itself (`ScheduledMixing` gives W_t's).
@@ -149,6 +153,8 @@ class MixingOperator:
                 return (self._stacks.get(m) or self.stacked(m))._run(Z, out, a, previous, b)
             raise ValueError(f"{self.name}: the state's first axis must have length n={n} (or a multiple: "
                              f"arrays stacked); got shape {Z.shape}")
+        if self.backend == "sparse" and 8 * Z.size > BLOCK_BYTES:
+            return self._blocked(Z, out, a, previous, b)
         product: np.ndarray = self._product(Z.reshape(n, -1)).reshape(Z.shape)  # a new array
         target = product if out is None else out
         if a is not None:  # (`_repeated` only for an array of many configurations)
@@ -161,6 +167,35 @@ class MixingOperator:
             np.add(product, previous, out=target)
         elif product is not target:
             np.copyto(target, product)
+        return target
+
+    def _blocked(self, Z: np.ndarray, out: np.ndarray | None, a: Any, previous: np.ndarray | None,
+                 b: Any) -> np.ndarray:
+        """`_run` block by block of rows (`BLOCK_BYTES`): each block's product and combination in cache."""
+        n, width = self.n, Z.size // self.n
+        rows = max(1, BLOCK_BYTES // (8 * width))
+        products = self._blocks.get(rows)
+        if products is None:
+            products = self._blocks[rows] = [sp.csr_matrix(self._csr[start : start + rows]).__mul__
+                                             for start in range(0, n, rows)]
+        free = out is not None and out.flags.c_contiguous and not np.may_share_memory(out, Z)
+        target = out if out is not None and free else np.empty(Z.shape)
+        flat = Z.reshape(n, width)
+        for index, start in enumerate(range(0, n, rows)):
+            part = slice(start, min(n, start + rows))
+            dest = target[part]
+            block = products[index](flat).reshape(dest.shape)
+            if a is not None:
+                block = np.multiply(block, a[part] if np.ndim(a) == Z.ndim and np.shape(a)[0] > 1 else a,
+                                    out=dest)
+            if previous is not None:
+                np.add(block, previous[part] if b is None else np.multiply(
+                    previous[part], b[part] if np.ndim(b) == Z.ndim and np.shape(b)[0] > 1 else b), out=dest)
+            elif block is not dest:
+                dest[...] = block
+        if out is not None and target is not out:
+            out[...] = target
+            return out
         return target
 
 
