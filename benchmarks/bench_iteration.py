@@ -57,7 +57,8 @@ def ratios(iterations: int = ITERATIONS, repeats: int = REPEATS) -> dict[str, fl
 def main() -> int:
     """Print each ratio beside its baseline; 1 when one exceeds ``SLACK`` times it."""
     measured = ratios()
-    print(f"per-iteration CPU / one bare numpy call ({measured['bare_us']:.2f} us), path zero chain n=12, d=6")
+    print(f"per-iteration CPU / one bare numpy call ({measured['bare_us']:.2f} us), path zero chain n=12, "
+          "d=6")
     status = 0
     for name, baseline in BASELINE.items():
         met = measured[name] <= SLACK * baseline
