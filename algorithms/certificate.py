@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from decbounds.algorithms.measurement import Outcomes, Snapshot
+    from decbounds.algorithms.measurement import Outcomes, _Snapshot
 
-__all__ = ["Certificate", "anchor_at", "certified_above"]
+__all__ = ["Certificate", "anchor_at"]
 
 
 # Unit roundoff of float64: the rounding allowances of `anchor_at`.
@@ -59,18 +59,13 @@ class Certificate:
         self.largest_factor = 2.0 * c * root
 
     def holds(self, models: np.ndarray) -> bool:
-        """Whether the models are still certified (`anchor_at`): no configuration can be eps-stationary.
+        """Whether no configuration can be eps-stationary at the models yet (counted in ``held``; a failure
+        keeps S in ``moved``).
 
         Parameters
         ----------
         models : numpy.ndarray, shape (n, k, d)
-            The workers' models of the k configurations now.
-
-        Returns
-        -------
-        bool
-            True while every configuration is inside its certified region (counted in ``held``); False
-            records the squared move in ``moved``.
+            The workers' models now.
         """
         np.subtract(models, self.anchor, out=self.step)
         np.multiply(self.step, self.step, out=self.step)
@@ -105,27 +100,26 @@ class Certificate:
         return bool(np.less_equal(self.moved, 4.0 * self.first).all())
 
 
-def anchor_at(book: Outcomes, snap: Snapshot, models: np.ndarray, tol: float, largest: float, bound: float
+def anchor_at(book: Outcomes, snap: _Snapshot, models: np.ndarray, tol: float, largest: float, bound: float
               ) -> None:
-    """Make the evaluation ``snap`` at ``models`` (largest |entry| ``largest``) the certificate's anchor:
-    per configuration, the limit on S = sum_i ||x_i - a_i||^2 and each worker's squared radius, shrunk for
-    every rounding (docs/architecture.md, "The smoothness certificate").
+    """Make the evaluation ``snap`` at ``models`` the certificate's anchor: per configuration the limit on
+    S = sum_i ||x_i - a_i||^2 and each worker's squared radius, shrunk for every rounding
+    (docs/architecture.md, "The smoothness certificate").
 
     Parameters
     ----------
     book : Outcomes
-        The run's outcomes: ``smoothness`` L (nothing is certified without it), the ``certificate`` it
-        keeps, and the ``masks`` of the tests still pending.
-    snap : Snapshot
-        The evaluation at ``models``: ||grad f(a_hat)|| and the workers' ||grad f(a_i)||, per configuration.
+        The run's outcomes: ``smoothness`` L (None certifies nothing), ``certificate`` and ``masks``.
+    snap : _Snapshot
+        The evaluation at ``models``.
     models : numpy.ndarray, shape (n, k, d)
-        The anchor a: the workers' models at the evaluation.
+        The anchor a.
     tol : float
         eps of the tests ||grad f|| <= eps.
     largest : float
-        The largest |entry| of ``models`` (for the rounding allowance).
+        max |entry| of ``models`` (the rounding allowance).
     bound : float
-        The divergence guard's smallest entry bound (``bound.min()``); a move beyond it is not certified.
+        The divergence guard's smallest entry bound; a move beyond it is not certified.
     """
     L = book.smoothness
     if L is None:
@@ -155,22 +149,3 @@ def anchor_at(book: Outcomes, snap: Snapshot, models: np.ndarray, tol: float, la
     if cert.k == 1:
         cert.limit = float(cert.first[0])
 
-
-def certified_above(book: Outcomes, models: np.ndarray) -> bool:
-    """Whether the certificate of the last evaluation (`anchor_at`) still proves, without an evaluation, that
-    no running configuration meets a pending stopping test and that no model left the radius; NaN certifies
-    nothing.
-
-    Parameters
-    ----------
-    book : Outcomes
-        The run's outcomes and certificate.
-    models : numpy.ndarray, shape (n, k, d)
-        The current local models.
-
-    Returns
-    -------
-    bool
-        True when the evaluation and the scan of the models for divergence can be skipped; False when they
-        must run (also when there is no certificate)."""
-    return book.certificate is not None and book.certificate.holds(models)

@@ -1,5 +1,5 @@
 """Gossip products X <- M X on the worker axis: the engine's private execution of a `Gossip` value
-(``instances.Gossip``; `mixing_for`). Users meet the value, never these classes.
+(``instances.Gossip``; `_mixing_for`). Users meet the value, never these classes.
 
 `MixingOperator` multiplies an (n, ...) state, viewed as (n, width), by an n x n matrix M (rows receive,
 columns send) with scipy.sparse's public CSR product, which sums each output entry row by row in the order of
@@ -19,7 +19,7 @@ from decbounds.instances.gossip import Gossip, GossipMatrix, as_csr
 from decbounds.instances.matrices import MatrixLike
 from decbounds.instances.schedules import GossipSchedule
 
-__all__ = ["BLOCK_BYTES", "GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator", "ScheduledMixing", "mixing_for"]
+__all__ = ["BLOCK_BYTES", "GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator"]
 
 #: A per-configuration coefficient of the two-tap round: a number, or an array broadcast against the state.
 Coefficient = float | np.ndarray
@@ -72,32 +72,18 @@ class MixingOperator:
         self._blocks: dict[int, list[Any]] = {}  # rows per block -> the products of each block of rows
 
     def at(self, t: int) -> MixingOperator:
-        """The operator of round t: itself (`ScheduledMixing` gives W_t's).
+        """The operator of round t: itself (a schedule's gives W_t's).
 
         Parameters
         ----------
         t : int
             The iteration (ignored).
-
-        Returns
-        -------
-        MixingOperator
         """
         return self
 
-    def stacked(self, m: int) -> MixingOperator:
-        """The operator of diag(M, ..., M), m blocks: M on m arrays stacked as one (m n, ...) array, each
-        entry with the bits of M applied to its own array (the same terms in the same CSR order).
-
-        Parameters
-        ----------
-        m : int
-            The arrays stacked, >= 1.
-
-        Returns
-        -------
-        MixingOperator
-        """
+    def _stacked(self, m: int) -> MixingOperator:
+        """The operator of diag(M, ..., M), m blocks: each of m stacked arrays gets the bits of its own
+        product (the same terms in the same CSR order)."""
         operator = self._stacks.get(m)
         if operator is None:
             blocks = sp.block_diag([self._csr] * m, format="csr")
@@ -111,15 +97,11 @@ class MixingOperator:
         Parameters
         ----------
         Z : numpy.ndarray, shape (n, ...) or (m n, ...)
-            The state, worker axis first; m arrays stacked are each mixed on their own (`stacked`).
+            The state, worker axis first; m stacked arrays are each mixed on their own.
         out : numpy.ndarray, optional
             Receives the result.
         add : numpy.ndarray, optional
             Added to the product, Z's shape.
-
-        Returns
-        -------
-        numpy.ndarray
         """
         return self._run(Z, out, None, add, None)
 
@@ -135,11 +117,6 @@ class MixingOperator:
             Receives the result (not ``previous``).
         a, b : float or numpy.ndarray
             The taps, broadcast against Z.
-
-        Returns
-        -------
-        numpy.ndarray
-            ``out``.
         """
         return self._run(Z, out, a, previous, b)
 
@@ -150,7 +127,7 @@ class MixingOperator:
         if Z.ndim < 1 or Z.shape[0] != n:
             if Z.ndim >= 1 and n and Z.shape[0] > n and Z.shape[0] % n == 0:  # m arrays stacked: diag(M, ...)
                 m = Z.shape[0] // n
-                return (self._stacks.get(m) or self.stacked(m))._run(Z, out, a, previous, b)
+                return (self._stacks.get(m) or self._stacked(m))._run(Z, out, a, previous, b)
             raise ValueError(f"{self.name}: the state's first axis must have length n={n} (or a multiple: "
                              f"arrays stacked); got shape {Z.shape}")
         if self.backend == "sparse" and 8 * Z.size > BLOCK_BYTES:
@@ -199,18 +176,9 @@ class MixingOperator:
         return target
 
 
-class ScheduledMixing:
+class _ScheduledMixing:
     """The operators of a gossip schedule: ``at(t)`` is W_t's `MixingOperator`, built once per round of a
-    period (a generated schedule: once per round, the last one kept).
-
-    Parameters
-    ----------
-    schedule : instances.GossipSchedule
-        The schedule.
-    backend : {"sparse", "dense"}
-        As `MixingOperator`.
-    name : str, default "W"
-        The matrices' name in error messages (round t is ``{name}_t``)."""
+    period (a generated schedule: once per round, the last one kept)."""
 
     def __init__(self, schedule: GossipSchedule, *, backend: str = "sparse", name: str = "W") -> None:
         self.schedule, self.n, self.backend, self.name = schedule, int(schedule.n), backend, name
@@ -218,17 +186,7 @@ class ScheduledMixing:
         self._last: tuple[int, MixingOperator] | None = None
 
     def at(self, t: int) -> MixingOperator:
-        """The `MixingOperator` of W_t.
-
-        Parameters
-        ----------
-        t : int
-            The iteration (from 0).
-
-        Returns
-        -------
-        MixingOperator
-        """
+        """The `MixingOperator` of W_t."""
         period = self.schedule.period
         if period is not None:
             operator = self._operators.get(t % period)
@@ -242,22 +200,11 @@ class ScheduledMixing:
         return self._last[1]
 
 
-def mixing_for(W: Gossip, *, backend: str = "sparse") -> MixingOperator | ScheduledMixing:
-    """The engine's execution of the gossip value W: the `MixingOperator` of a `GossipMatrix` or the
-    `ScheduledMixing` of a ``GossipSchedule``; ``at(t)`` of either is round t's operator.
-
-    Parameters
-    ----------
-    W : instances.Gossip
-        The checked value (``algorithms.step_rule.Channel.gossip``).
-    backend : {"sparse", "dense"}
-        As `MixingOperator`.
-
-    Returns
-    -------
-    MixingOperator or ScheduledMixing"""
+def _mixing_for(W: Gossip, *, backend: str = "sparse") -> MixingOperator | _ScheduledMixing:
+    """The engine's execution of the checked gossip value W (``Channel.gossip``): the `MixingOperator` of a
+    `GossipMatrix` or the `_ScheduledMixing` of a ``GossipSchedule``; ``at(t)`` is round t's operator."""
     if isinstance(W, GossipSchedule):
-        return ScheduledMixing(W, backend=backend, name="W")
+        return _ScheduledMixing(W, backend=backend, name="W")
     if isinstance(W, GossipMatrix):
         return MixingOperator(W.matrix, backend=backend, name="W")
     raise TypeError(f"W must be a GossipMatrix or a GossipSchedule; got {type(W).__name__}")

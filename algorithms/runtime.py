@@ -17,7 +17,7 @@ from decbounds.algorithms.context import (
     MixingHandle,
 )
 from decbounds.algorithms.hyper import per_configuration
-from decbounds.algorithms.mixing import MixingOperator, ScheduledMixing, mixing_for
+from decbounds.algorithms.mixing import MixingOperator, _mixing_for, _ScheduledMixing
 from decbounds.algorithms.step_rule import Channel, check_size
 from decbounds.instances.gossip import as_csr
 from decbounds.instances.matrices import MatrixLike
@@ -51,10 +51,6 @@ class Counters:
         ----------
         iterations : int
             The iterations run.
-
-        Returns
-        -------
-        dict of str to int
         """
         return {"iterations": int(iterations), **asdict(self)}
 
@@ -84,24 +80,6 @@ class Runtime:
         The gossip backend (``algorithms.mixing``).
     knows : sequence of str
         The facts the rule declared (``StepRule.knows``).
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> from decbounds.algorithms.step_rule import communication_channel
-    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
-    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
-    >>> runtime = Runtime(problem=f, oracle=None, channel=communication_channel("gossip", W, 4),
-    ...                   step_sizes=[0.1, 0.2], hyper={}, batch=1, seeds=[0, 1])
-    >>> ctx = runtime.context
-    >>> runtime.begin_iteration(0)
-    >>> X = ctx.gossip(ctx.start_state() - ctx.step_size * ctx.sample(ctx.start_state()))
-    >>> ctx.gossip(X)
-    Traceback (most recent call last):
-    ...
-    decbounds.algorithms.context.BudgetViolationError: iteration 0: a second communication round ...
-    >>> runtime.counters.gradient_queries, runtime.counters.messages  # 8 directed links of the ring
-    (1, 8)
     """
 
     def __init__(self, *, problem: LocalFunctions, oracle: Oracle | None, channel: Channel | None,
@@ -116,8 +94,8 @@ class Runtime:
         self.step_size = per_configuration(step_sizes, self.d)
         self.step_size.setflags(write=False)
         gossip = None if channel is None else channel.gossip
-        self.W: MixingOperator | ScheduledMixing | None = (None if gossip is None
-                                                           else mixing_for(gossip, backend=backend))
+        self.W: MixingOperator | _ScheduledMixing | None = (None if gossip is None
+                                                           else _mixing_for(gossip, backend=backend))
         self.fixed = self.W if type(self.W) is MixingOperator else None  # a fixed W: no look-up per round
         self.gossip_counts = channel is not None and channel.kind == "gossip"
         self.exact = oracle is None or bool(getattr(oracle, "exact", False))
