@@ -117,7 +117,7 @@ class Context:
         return np.zeros((self.n, self.k, self.d))
 
     def sample(self, X: np.ndarray, queries: int | None = None) -> np.ndarray:
-        """Stochastic gradients at X, the mean of ``queries`` (default B) queries per worker and
+        """Stochastic gradients at X (n, k, d): the mean of ``queries`` (default B) queries per worker and
         configuration.
 
         Parameters
@@ -126,10 +126,6 @@ class Context:
             The points, one per worker and configuration.
         queries : int, optional
             Queries averaged (default B); at most B per worker in one iteration.
-
-        Returns
-        -------
-        numpy.ndarray, shape (n, k, d)
         """
         run = self._run
         b = run.batch if queries is None else int(queries)
@@ -158,17 +154,15 @@ class Context:
     def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None, vectors: int | None = None,
                add: Sequence[np.ndarray | None] | None = None, compressor: Compressor | str | None = None,
                sent: Sequence[np.ndarray] | None = None) -> np.ndarray | tuple[np.ndarray, ...]:
-        """One gossip round with W (W_t in iteration t of a schedule; the push matrix for "push" rules):
-        W Z (+ V) for each array; an (m n, ...) array is m arrays stacked, mixed in one product.
-
-        With a ``compressor`` every worker sends C(z_i) (configuration j draws from its own compression
-        stream, `COMPRESSION_STREAM`), counted as ``compressor.bits(d)`` bits per vector instead of 64 d; the
-        result is W C(Z) (+ V) and the messages C(Z) go to ``sent``.
+        """One gossip round with W (W_t of a schedule; the push matrix of a "push" rule): W Z (+ V) per array,
+        one array for one array sent, else a tuple; an (m n, ...) array is m arrays stacked, in one product.
+        With a ``compressor`` every worker sends C(z_i) (configuration j from its own `COMPRESSION_STREAM`),
+        counted as ``compressor.bits(d)`` bits per vector instead of 64 d: W C(Z) (+ V), C(Z) into ``sent``.
 
         Parameters
         ----------
         *Z : numpy.ndarray, shape (n, ...) or (m n, ...)
-            The arrays sent.
+            The arrays sent ((n, k, d) or (m n, k, d) with a compressor).
         out : sequence of numpy.ndarray, optional
             Per array, where the result goes (it may be the array itself).
         vectors : int, optional
@@ -176,15 +170,9 @@ class Context:
         add : sequence of (numpy.ndarray or None), optional
             Per array, None or a local V added to the product.
         compressor : algorithms.compression.Compressor or str, optional
-            Compress what is sent (a compressor or its spec, ``compression.make_compressor``); the arrays
-            are then (n, k, d) or (m n, k, d).
+            Compress what is sent (a compressor or its spec, ``compression.make_compressor``).
         sent : sequence of numpy.ndarray, optional
             With a compressor, per array, where the message C(Z) goes (Z's shape).
-
-        Returns
-        -------
-        numpy.ndarray or tuple of numpy.ndarray
-            One array for one array sent, else a tuple.
         """
         run = self._run
         M = run.fixed or run._operator_now()
@@ -212,25 +200,19 @@ class Context:
 
     def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: Coefficient, previous: np.ndarray,
                        b: Coefficient, *, vectors: int | None = None) -> np.ndarray:
-        """One gossip round of the two-tap recursion, out <- a (W Z) + b previous, counted as
+        """One gossip round of the two-tap recursion, out <- a (W Z) + b previous (returned), counted as
         ``gossip(Z, vectors=vectors)``.
 
         Parameters
         ----------
-        Z : numpy.ndarray, shape (n, ...)
-            The array sent.
+        Z, previous : numpy.ndarray, shape (n, ...)
+            The array sent and the recursion's previous term.
         out : numpy.ndarray, shape (n, ...)
-            Where the new term goes; returned.
+            Where the new term goes.
         a, b : float or numpy.ndarray
             The taps, broadcast against Z.
-        previous : numpy.ndarray, shape (n, ...)
-            The recursion's previous term.
         vectors : int, optional
             Vectors each worker sends (default 1).
-
-        Returns
-        -------
-        numpy.ndarray
         """
         run = self._run
         M = run.fixed or run._operator_now()
@@ -242,7 +224,7 @@ class Context:
         return M._run(Z, out, a, previous, b)  # (`MixingOperator.two_tap`, one call fewer)
 
     def operator(self, M: MatrixLike, name: str = "M") -> MixingHandle:
-        """A handle to a mixing matrix M of the rule's own for `mix` (rows receive; supported on W's graph,
+        """A `MixingHandle` to the rule's own mixing matrix M for `mix` (rows receive; supported on W's graph,
         not necessarily stochastic).
 
         Parameters
@@ -251,16 +233,12 @@ class Context:
             The n x n matrix.
         name : str, default "M"
             Its name in messages.
-
-        Returns
-        -------
-        MixingHandle
         """
         return self._run._add_operator(M, name)
 
     def mix(self, M: MixingHandle, *Z: np.ndarray,
             out: Sequence[np.ndarray] | None = None) -> np.ndarray | tuple[np.ndarray, ...]:
-        """One communication round with a matrix of `operator`: M Z for each array.
+        """One communication round with a matrix of `operator`: M Z for each array (a tuple for several).
 
         Parameters
         ----------
@@ -270,10 +248,6 @@ class Context:
             The arrays sent.
         out : sequence of numpy.ndarray, optional
             Per array, where the result goes.
-
-        Returns
-        -------
-        numpy.ndarray or tuple of numpy.ndarray
         """
         run = self._run
         known = run.operators.get(id(M))
@@ -293,17 +267,13 @@ class Context:
                       *more: np.ndarray) -> tuple[np.ndarray, ...]: ...
 
     def exact_average(self, *Z: np.ndarray) -> np.ndarray | tuple[np.ndarray, ...]:
-        """One exact-averaging round (AllReduce), for rules that declare ``communication = "exact"``: the
-        worker mean of each array, shape (1, ...), counted as n (n - 1) messages per array.
+        """One exact-averaging round (AllReduce) of a ``communication = "exact"`` rule: the worker mean of
+        each array, (1, ...) (a tuple for several), counted as n (n - 1) messages per array.
 
         Parameters
         ----------
         *Z : numpy.ndarray, shape (n, ...)
             The arrays averaged.
-
-        Returns
-        -------
-        numpy.ndarray or tuple of numpy.ndarray
         """
         run, n = self._run, self.n
         if self.communication != "exact":
@@ -314,17 +284,13 @@ class Context:
         return _one_or_tuple([np.add.reduce(z, axis=0, keepdims=True) * (1.0 / n) for z in Z])
 
     def neighbour_weights(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """Row i of W (W_t of a schedule) as worker i knows it, for rules that declare
-        ``knows = ("neighbour_weights",)``: the columns j with W_ij != 0 and the W_ij (copies).
+        """Row i of W (W_t of a schedule) for a rule that declares ``knows = ("neighbour_weights",)``: the
+        columns j with W_ij != 0 and the W_ij (copies).
 
         Parameters
         ----------
         i : int
             The worker, in [0, n).
-
-        Returns
-        -------
-        tuple of numpy.ndarray
         """
         if "neighbour_weights" not in self.knows:
             raise CapabilityError("ctx.neighbour_weights needs knows = ('neighbour_weights',) on the rule")
