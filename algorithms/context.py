@@ -1,10 +1,5 @@
-"""What a rule sees: the `Context` of one batch (docs/theory.md §1.5, the class A_B).
-
-The context gives the batch's data and the calls that query and communicate, each counted against the budget
-of one iteration (at most B queries per worker, one communication round) by the batch's
-``algorithms.runtime.Runtime``. Python cannot confine a rule; what a rule does is audited by ``verify``
-through the engine's observation hook (docs/architecture.md, "The engine").
-"""
+"""What a rule sees: the `Context` of one batch, its data and its calls, counted against the budget of one
+iteration of the class A_B (docs/theory.md §1.5) by the batch's ``algorithms.runtime.Runtime``."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""The engine: the one iteration loop of decbounds, a simulator of the class A_B (docs/theory.md §1.5).
-
-Per iteration a rule queries at most B samples per worker and communicates at most once through its
-`Context`; then the loop runs its checkpoint: the divergence guard, the stopping test (skipped where the
-smoothness certificate, ``algorithms.certificate``, proves it cannot fire) and the history. k configurations
-run side by side as one (n, k, d) state, each stopping on its own. An `Observer` sees what each step queried
-and communicated and the state after it (`RunInfo`, `Observation`); ``verify`` audits rules there. The
-checkpoints, the bits and the hook are explained in docs/architecture.md, "The engine".
-"""
+"""The engine: the one iteration loop, a simulator of the class A_B (docs/theory.md §1.5). Per iteration a
+rule queries and communicates through its `Context`, an `Observer` sees the step, and the checkpoint runs the
+divergence guard, the stopping test and the history (docs/architecture.md, "The engine")."""
 
 from __future__ import annotations
 
@@ -16,7 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from decbounds.algorithms.certificate import anchor_at
+from decbounds.algorithms.certificate import _anchor_at
 from decbounds.algorithms.context import (
     BudgetViolationError,
     CapabilityError,
@@ -226,7 +220,7 @@ def _checkpoint(t: int, rule: StepRule, state: State, runtime: Runtime, outcomes
     evaluating = testing and not certified
     largest = _largest_abs(models) if evaluating else None
     diverged = _divergence(t, x_hat, rule.worker_arrays(state) if guarding else [models], radius, bound,
-                          auxiliary_scale, smallest, largest)
+                           auxiliary_scale, smallest, largest)
     snap, reached = None, None
     if evaluating:
         assert tol is not None and largest is not None
@@ -237,7 +231,7 @@ def _checkpoint(t: int, rule: StepRule, state: State, runtime: Runtime, outcomes
             reached = _stopping_test(outcomes, t, snap, tol)
             if reached is not None:
                 outcomes.update()
-        anchor_at(outcomes, snap, models, tol, largest, smallest)
+        _anchor_at(outcomes, snap, models, tol, largest, smallest)
     if not (diverged or reached is not None or recording or last):
         return True
     closing = set(diverged) | set(np.flatnonzero(outcomes.running)) if last else set(diverged)
@@ -301,8 +295,8 @@ def _observed_step(rule: StepRule, state: State, runtime: Runtime, observer: Obs
 
 def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorithm: str, seeds: Sequence[int],
             step_sizes: Sequence[float], hypers: Sequence[dict[str, object]]) -> list[Result]:
-    """Run ``rule`` for up to ``settings.iterations`` iterations on the runtime's k configurations; one Result
-    each. ``algorithms.run_batch`` checks the input and calls it once per structural group.
+    """Run ``rule`` for up to ``settings.iterations`` iterations on the runtime's k configurations: one Result
+    each, in order. ``algorithms.run_batch`` checks the input and calls it once per structural group.
 
     Parameters
     ----------
@@ -318,11 +312,7 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
         Per configuration, as in the runtime.
     hypers : sequence of dict
         Per configuration, the hyper-parameters recorded in ``Result.hyper``.
-
-    Returns
-    -------
-    list of Result
-        One per configuration, in the runtime's order."""
+    """
     f = runtime.problem
     ctx = runtime.context
     settings.record_every = settings.record_every or max(1, settings.iterations // DEFAULT_RECORDS)
@@ -335,7 +325,7 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
     smallest = float(bound.min())
     aux = _estimate_scale(runtime.oracle)
     outcomes = Outcomes(runtime.k, runtime.d, runtime.n)
-    # the certificate bounds x_hat's move by the models' (`anchor_at`): for the workers' mean only
+    # the certificate bounds x_hat's move by the models' (`_anchor_at`): for the workers' mean only
     outcomes.smoothness = settings.smoothness if type(rule).average is StepRule.average else None
     observer = settings.observer
     if observer is not None:

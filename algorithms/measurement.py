@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from decbounds.algorithms.certificate import Certificate, anchor_at
+from decbounds.algorithms.certificate import _anchor_at, _Certificate
 from decbounds.instances.protocol import LocalFunctions
 
 if TYPE_CHECKING:
@@ -62,8 +62,8 @@ class Outcomes:
     local_pending: bool = True  # some running configuration has no t_eps_local yet
     history: list[HistoryRow] = field(default_factory=list)
     progress: list[np.ndarray] = field(default_factory=list)
-    smoothness: float | None = None  # L of `anchor_at`; None: no certificate (evaluate at every check)
-    certificate: Certificate | None = None  # of the last evaluation (`anchor_at`); None: none yet
+    smoothness: float | None = None  # L of `_anchor_at`; None: no certificate (evaluate at every check)
+    certificate: _Certificate | None = None  # of the last evaluation (`_anchor_at`); None: none yet
     # (n + 1, k): 0 where x_hat's (row 0) or the workers' (rows 1..n) stopping test is pending, else +inf
     masks: np.ndarray = field(init=False)
 
@@ -121,7 +121,7 @@ AHEAD = 0.5
 
 def _anchor_ahead(outcomes: Outcomes, models: np.ndarray, f: LocalFunctions, tol: float, bound: float,
                   runtime: Runtime | None = None) -> bool:
-    """After the certificate failed on a steady drift (`Certificate.drifting`), anchor it ahead of the models
+    """After the certificate failed on a steady drift (`_Certificate.drifting`), anchor it ahead of the models
     at x + AHEAD (x - a), so that it lasts longer; whether the models are then certified."""
     cert = outcomes.certificate
     assert cert is not None
@@ -129,11 +129,11 @@ def _anchor_ahead(outcomes: Outcomes, models: np.ndarray, f: LocalFunctions, tol
     np.subtract(models, cert.anchor, out=ahead)
     ahead *= AHEAD
     ahead += models
-    x_hat = np.add.reduce(ahead, axis=0) * (1.0 / ahead.shape[0])  # a mean (`anchor_at`'s margins)
+    x_hat = np.add.reduce(ahead, axis=0) * (1.0 / ahead.shape[0])  # a mean (`_anchor_at`'s margins)
     snap = _measure(x_hat, ahead, f, workers=outcomes.local_pending, runtime=runtime, local=models)
     if not snap.quiet(tol):
         return False
-    anchor_at(outcomes, snap, ahead, tol, _largest_abs(ahead), bound)
+    _anchor_at(outcomes, snap, ahead, tol, _largest_abs(ahead), bound)
     held = cert.holds(models)
     cert.held = 0  # the test now is not a step of the drift
     return held

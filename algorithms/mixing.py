@@ -1,13 +1,6 @@
-"""Gossip products X <- M X on the worker axis: the engine's private execution of a `Gossip` value
-(``instances.Gossip``; `_mixing_for`). Users meet the value, never these classes.
-
-`MixingOperator` multiplies an (n, ...) state, viewed as (n, width), by an n x n matrix M (rows receive,
-columns send) with scipy.sparse's public CSR product, which sums each output entry row by row in the order of
-the row's stored columns, ``w_0 z_0 + w_1 z_1 + ...`` from +0.0, whatever the width: a configuration gets the
-same bits alone and inside a batch (tests/algorithms/test_mixing.py). The two-tap round ``a (M Z) + b P`` is
-computed per entry as ``(M Z) * a + P * b``. ``backend="dense"`` is a BLAS product: faster for small dense M,
-equal across batch sizes only to rounding.
-"""
+"""Gossip products X <- M X on the worker axis, the engine's private execution of a gossip value: scipy's CSR
+product sums each entry in the row's order whatever the width, so a configuration gets the same bits alone
+and in a batch; ``backend="dense"`` (BLAS) only to rounding (docs/architecture.md, "Bits")."""
 
 from __future__ import annotations
 
@@ -45,13 +38,6 @@ class MixingOperator:
         scipy's CSR product (the same bits for any width) or a BLAS product.
     name : str, default "W"
         The matrix's name in error messages.
-
-    Examples
-    --------
-    >>> W = MixingOperator(np.array([[0.5, 0.5], [0.5, 0.5]]))
-    >>> W.apply(np.array([[1.0, 2.0], [3.0, 4.0]])), W.links
-    (array([[2., 3.],
-           [2., 3.]]), 2)
     """
 
     def __init__(self, M: MatrixLike, *, backend: str = "sparse", name: str = "W") -> None:

@@ -1,5 +1,5 @@
-"""The engine's side of one batch: the `Runtime` holds the problem, the oracle, the random streams, W and the
-A_B accounting (`Counters`); its ``context`` is what the rule sees (``algorithms.context.Context``)."""
+"""The engine's side of one batch (`Runtime`, with the A_B accounting `Counters`); the rule sees its
+``context`` (``algorithms.context.Context``)."""
 
 from __future__ import annotations
 
@@ -136,9 +136,8 @@ class Runtime:
                                    f"exceed the batch B={self.batch}")
 
     def _gradients(self, X: np.ndarray, b: int) -> np.ndarray:
-        """The answer to ``ctx.sample(X)`` with b queries: exact gradients once for the whole batch, a
-        stochastic oracle once per configuration with its own stream (or once for the batch where the oracle
-        samples every configuration in one call, ``sample_configurations``)."""
+        """``ctx.sample(X)`` with b queries: exact gradients once per batch, an oracle per configuration with
+        its own stream (or in one ``sample_configurations`` call)."""
         if self.exact:
             return self.problem.grad(X)
         oracle = self.oracle
@@ -153,10 +152,8 @@ class Runtime:
         return out
 
     def _exact_gradient(self, X: np.ndarray) -> np.ndarray:
-        """``problem.grad(X)`` reusing what is known at X's very bits (the zero chain's grad is a function of
-        them): the local gradients an evaluation computed at the models (``measurement.measure``), and a
-        query asked again (DeTAG's phase-start model); always an array no one else holds. Measured to pay:
-        docs/benchmarks.md."""
+        """``problem.grad(X)`` reusing the answer known at X's very bits (docs/architecture.md, "Reused exact
+        gradients"); always an array no one else holds."""
         if X.dtype != np.float64 or X.size > _MEMO_ENTRIES:
             return self.problem.grad(X)
         key, known = X.tobytes(), self.known
@@ -174,8 +171,7 @@ class Runtime:
         return self.problem.grad(X)
 
     def _open_round(self, kind: str, arrays: int, links: int, bits_each: int) -> None:
-        """Count a communication round of ``kind`` ("gossip", "mix", "exact"): refused when the iteration had
-        its round, or in ``init``."""
+        """Count a round of ``kind`` ("gossip", "mix", "exact"); refused after the iteration's one."""
         if self.round_now or not self.open:
             self._refuse("round")
         self.round_now = True
@@ -194,8 +190,7 @@ class Runtime:
         return self.W.at(self.t)
 
     def _compressor_of(self, compressor: object) -> Compressor:
-        """``ctx.gossip``'s compressor: a compressor, or a spec string (``compression.make_compressor``),
-        made once per object given."""
+        """``ctx.gossip``'s compressor from a compressor or a spec string, made once per object given."""
         known = self.compressors.get(id(compressor))
         if known is None or known[0] is not compressor:
             made = make_compressor(compressor)  # type: ignore[arg-type]
@@ -203,8 +198,7 @@ class Runtime:
         return known[1]
 
     def _check_messages(self, Z: Sequence[np.ndarray], sent: Sequence[np.ndarray] | None) -> None:
-        """Refuse compressed arrays that are not (n, k, d) or (m n, k, d), and ``sent`` arrays that are not
-        one per array sent, each of its shape."""
+        """Refuse compressed arrays not (n, k, d) or (m n, k, d), and ``sent`` not one array per array."""
         for z in Z:
             if z.ndim != 3 or z.shape[1] != self.k or z.shape[0] % self.n:
                 raise CapabilityError(f"iteration {self.t}: compressed gossip takes (n, k, d) or (m n, k, d) "

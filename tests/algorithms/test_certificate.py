@@ -10,7 +10,7 @@ import networkx as nx
 import numpy as np
 import pytest
 from decbounds.algorithms import engine
-from decbounds.algorithms.certificate import anchor_at
+from decbounds.algorithms.certificate import _anchor_at as anchor_at
 from decbounds.algorithms.measurement import _measure as measure
 from decbounds.algorithms.mixing import MixingOperator
 from decbounds.algorithms.step_rule import communication_channel
