@@ -185,8 +185,6 @@ class Context:
             run._check_messages(Z, sent)
             run._open_round("gossip", int(vectors), M.links, int(compressor.bits(Z[0].shape[-1])))
             Z = tuple(run._compress(Z, compressor, sent))
-        if run.gossip_counts:
-            run.counters.gossip_rounds += 1
         if len(Z) == 1 and (out is None or len(out) == 1) and (add is None or len(add) == 1):
             return M._run(Z[0], None if out is None else out[0], None, None if add is None else add[0], None)
         outs = (None,) * len(Z) if out is None else out
@@ -214,8 +212,6 @@ class Context:
         if vectors is not None and vectors < 1:
             raise ValueError(f"ctx.gossip_two_tap: vectors must be >= 1; got {vectors}")
         run._open_round("gossip", 1 if vectors is None else int(vectors), M.links, FLOAT_BITS * Z.shape[-1])
-        if run.gossip_counts:
-            run.counters.gossip_rounds += 1
         return M._run(Z, out, a, previous, b)  # (`MixingOperator.two_tap`, one call fewer)
 
     def operator(self, M: MatrixLike, name: str = "M") -> MixingHandle:
@@ -275,7 +271,6 @@ class Context:
             raise CapabilityError(f"iteration {run.t}: exact averaging is outside a {self.communication!r} "
                                   "rule's class (declare communication = 'exact')")
         run._open_round("exact", len(Z), n * (n - 1), FLOAT_BITS * Z[0].shape[-1])
-        run.counters.exact_averages += 1
         return _one_or_tuple([np.add.reduce(z, axis=0, keepdims=True) * (1.0 / n) for z in Z])
 
     def neighbour_weights(self, i: int) -> tuple[np.ndarray, np.ndarray]:

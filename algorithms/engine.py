@@ -113,11 +113,6 @@ class LoopSettings:
     observer: Observer | None = None
 
 
-def _max_abs(A: np.ndarray) -> np.ndarray:
-    """max |entry| per configuration of an (n, k, d) array (NaN when a configuration holds a NaN)."""
-    return np.abs(A).max(axis=(0, 2))
-
-
 def _divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.ndarray,
                 bound: np.ndarray, auxiliary_scale: float = 1.0, smallest: float | None = None,
                 largest: float | None = None) -> dict[int, str]:
@@ -134,8 +129,9 @@ def _divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.
         limit = smallest * auxiliary_scale
     else:
         return {}
-    checks = [("iterate", np.abs(x_hat).max(axis=1), 1.0), ("iterate", _max_abs(arrays[0]), 1.0)]
-    checks += [("auxiliary state", _max_abs(a), auxiliary_scale) for a in arrays[1:]]
+    checks = [("iterate", np.abs(x_hat).max(axis=1), 1.0)]  # per configuration; NaN where one is NaN
+    checks += [("iterate" if i == 0 else "auxiliary state", np.abs(a).max(axis=(0, 2)),
+                1.0 if i == 0 else auxiliary_scale) for i, a in enumerate(arrays)]
     found: dict[int, str] = {}
     for what, size, scale in checks:
         for j in np.flatnonzero(~(size <= bound * scale)):
@@ -166,20 +162,12 @@ def _history_row(t: int, snap: _Snapshot, models: np.ndarray, f: LocalFunctions)
 def _stopping_test(outcomes: Outcomes, t: int, snap: _Snapshot, tol: float) -> np.ndarray | None:
     """Record the T_eps reached at t (x_hat's, and every worker's when measured); the configurations that
     reached one, None when none did."""
-    hit = (snap.grad_norm <= tol).any()
-    hit_local = snap.worst_worker is not None and (snap.worst_worker <= tol).any()
-    if not (hit or hit_local):  # the common case
-        return None
     reached = np.zeros(outcomes.k, dtype=bool)
-    if hit:
-        fresh = outcomes.running & (outcomes.t_eps < 0) & (snap.grad_norm <= tol)
-        outcomes.t_eps[fresh] = t
-        reached |= fresh
-    if hit_local:
-        assert snap.worst_worker is not None
-        fresh = outcomes.running & (outcomes.t_eps_local < 0) & (snap.worst_worker <= tol)
-        outcomes.t_eps_local[fresh] = t
-        reached |= fresh
+    for t_eps, norms in ((outcomes.t_eps, snap.grad_norm), (outcomes.t_eps_local, snap.worst_worker)):
+        if norms is not None and (norms <= tol).any():
+            fresh = outcomes.running & (t_eps < 0) & (norms <= tol)
+            t_eps[fresh] = t
+            reached |= fresh
     return reached if reached.any() else None
 
 

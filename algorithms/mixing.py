@@ -168,22 +168,19 @@ class _ScheduledMixing:
 
     def __init__(self, schedule: GossipSchedule, *, backend: str = "sparse", name: str = "W") -> None:
         self.schedule, self.n, self.backend, self.name = schedule, int(schedule.n), backend, name
-        self._operators: dict[int, MixingOperator] = {}
-        self._last: tuple[int, MixingOperator] | None = None
+        self._operators: dict[int, MixingOperator] = {}  # round (mod the period) -> its operator
 
     def at(self, t: int) -> MixingOperator:
         """The `MixingOperator` of W_t."""
         period = self.schedule.period
-        if period is not None:
-            operator = self._operators.get(t % period)
-            if operator is None:
-                operator = self._operators[t % period] = MixingOperator(
-                    self.schedule.matrix(t % period), backend=self.backend, name=f"{self.name}_{t % period}")
-            return operator
-        if self._last is None or self._last[0] != t:
-            self._last = (t, MixingOperator(self.schedule.matrix(t), backend=self.backend,
-                                            name=f"{self.name}_{t}"))
-        return self._last[1]
+        key = t if period is None else t % period
+        operator = self._operators.get(key)
+        if operator is None:
+            if period is None:  # a generated schedule: keep the last round's only
+                self._operators.clear()
+            operator = self._operators[key] = MixingOperator(self.schedule.matrix(key), backend=self.backend,
+                                                             name=f"{self.name}_{key}")
+        return operator
 
 
 def _mixing_for(W: Gossip, *, backend: str = "sparse") -> MixingOperator | _ScheduledMixing:

@@ -180,6 +180,10 @@ class Runtime:
         counters.vectors_sent += arrays
         counters.messages += arrays * links
         counters.bits += arrays * bits_each
+        if kind == "gossip" and self.gossip_counts:
+            counters.gossip_rounds += 1
+        elif kind == "exact":
+            counters.exact_averages += 1
         if self.seen is not None:
             self.rounds_seen.append(kind)
 
