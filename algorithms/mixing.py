@@ -57,16 +57,6 @@ class MixingOperator:
         self._stacks: dict[int, MixingOperator] = {}
         self._blocks: dict[int, list[Any]] = {}  # rows per block -> the products of each block of rows
 
-    def at(self, t: int) -> MixingOperator:
-        """The operator of round t: itself (a schedule's gives W_t's).
-
-        Parameters
-        ----------
-        t : int
-            The iteration (ignored).
-        """
-        return self
-
     def _stacked(self, m: int) -> MixingOperator:
         """The operator of diag(M, ..., M), m blocks: each of m stacked arrays gets the bits of its own
         product (the same terms in the same CSR order)."""
@@ -119,18 +109,10 @@ class MixingOperator:
         if self.backend == "sparse" and 8 * Z.size > BLOCK_BYTES:
             return self._blocked(Z, out, a, previous, b)
         product: np.ndarray = self._product(Z.reshape(n, -1)).reshape(Z.shape)  # a new array
-        target = product if out is None else out
-        if a is not None:  # (`_repeated` only for an array of many configurations)
-            a = _repeated(a, Z.shape) if type(a) is np.ndarray and a.size >= 8 else a
-            product = np.multiply(product, a, out=target)
-        if previous is not None:
-            if b is not None:
-                b = _repeated(b, Z.shape) if type(b) is np.ndarray and b.size >= 8 else b
-                previous = np.multiply(previous, b)
-            np.add(product, previous, out=target)
-        elif product is not target:
-            np.copyto(target, product)
-        return target
+        # (`_repeated` only for an array of many configurations)
+        a = _repeated(a, Z.shape) if type(a) is np.ndarray and a.size >= 8 else a
+        b = _repeated(b, Z.shape) if type(b) is np.ndarray and b.size >= 8 else b
+        return _combine(product, product if out is None else out, a, previous, b)
 
     def _blocked(self, Z: np.ndarray, out: np.ndarray | None, a: Any, previous: np.ndarray | None,
                  b: Any) -> np.ndarray:
@@ -147,15 +129,8 @@ class MixingOperator:
         for index, start in enumerate(range(0, n, rows)):
             part = slice(start, min(n, start + rows))
             dest = target[part]
-            block = products[index](flat).reshape(dest.shape)
-            if a is not None:
-                block = np.multiply(block, a[part] if np.ndim(a) == Z.ndim and np.shape(a)[0] > 1 else a,
-                                    out=dest)
-            if previous is not None:
-                np.add(block, previous[part] if b is None else np.multiply(
-                    previous[part], b[part] if np.ndim(b) == Z.ndim and np.shape(b)[0] > 1 else b), out=dest)
-            elif block is not dest:
-                dest[...] = block
+            _combine(products[index](flat).reshape(dest.shape), dest, _rows(a, part, Z.ndim),
+                     None if previous is None else previous[part], _rows(b, part, Z.ndim))
         if out is not None and target is not out:
             out[...] = target
             return out
@@ -185,7 +160,7 @@ class _ScheduledMixing:
 
 def _mixing_for(W: Gossip, *, backend: str = "sparse") -> MixingOperator | _ScheduledMixing:
     """The engine's execution of the checked gossip value W (``Channel.gossip``): the `MixingOperator` of a
-    `GossipMatrix` or the `_ScheduledMixing` of a ``GossipSchedule``; ``at(t)`` is round t's operator."""
+    `GossipMatrix` or the `_ScheduledMixing` of a ``GossipSchedule`` (``at(t)``: round t's)."""
     if isinstance(W, GossipSchedule):
         return _ScheduledMixing(W, backend=backend, name="W")
     if isinstance(W, GossipMatrix):
@@ -202,3 +177,20 @@ def _repeated(c: Any, shape: tuple[int, ...]) -> Any:
     full = np.empty((1, *shape[1:]))
     np.copyto(full, c)
     return full
+
+
+def _combine(product: np.ndarray, target: np.ndarray, a: Any, previous: np.ndarray | None,
+             b: Any) -> np.ndarray:
+    """target <- product * a + previous * b, per entry in that order (a, previous, b each optional)."""
+    if a is not None:
+        product = np.multiply(product, a, out=target)
+    if previous is not None:
+        np.add(product, previous if b is None else np.multiply(previous, b), out=target)
+    elif product is not target:
+        np.copyto(target, product)
+    return target
+
+
+def _rows(c: Any, part: slice, ndim: int) -> Any:
+    """A block's rows of a coefficient that varies along the worker axis (else the coefficient itself)."""
+    return c[part] if np.ndim(c) == ndim and np.shape(c)[0] > 1 else c

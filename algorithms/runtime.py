@@ -68,14 +68,12 @@ class Runtime:
         The stochastic oracle; None (or an exact oracle) queries ``problem.grad`` once for the whole batch.
     channel : Channel or None
         W checked for the rule's kind (``algorithms.step_rule.communication_channel``); None: exact.
-    step_sizes : sequence of float
-        One step size per configuration.
+    step_sizes, seeds : sequence
+        Per configuration j, its step size and its seed (it samples from ``default_rng(seeds[j])``).
     hyper : mapping
         `batch_hyper`'s dict.
     batch : int
         B, the queries per worker and iteration.
-    seeds : sequence of int
-        Configuration j samples from ``numpy.random.default_rng(seeds[j])``.
     backend : {"sparse", "dense"}
         The gossip backend (``algorithms.mixing``).
     knows : sequence of str
@@ -94,9 +92,9 @@ class Runtime:
         self.step_size = per_configuration(step_sizes, self.d)
         self.step_size.setflags(write=False)
         gossip = None if channel is None else channel.gossip
-        self.W: MixingOperator | _ScheduledMixing | None = (None if gossip is None
-                                                           else _mixing_for(gossip, backend=backend))
-        self.fixed = self.W if type(self.W) is MixingOperator else None  # a fixed W: no look-up per round
+        W = None if gossip is None else _mixing_for(gossip, backend=backend)
+        self.fixed = W if isinstance(W, MixingOperator) else None  # a fixed W: no look-up per round
+        self.scheduled = W if isinstance(W, _ScheduledMixing) else None
         self.gossip_counts = channel is not None and channel.kind == "gossip"
         self.exact = oracle is None or bool(getattr(oracle, "exact", False))
         # exact gradients of a problem class with grad_and_full_grad (the zero chain): known answers reused;
@@ -189,9 +187,9 @@ class Runtime:
 
     def _operator_now(self) -> MixingOperator:
         """The gossip operator of the current iteration (W_t of a schedule)."""
-        if self.W is None:
+        if self.scheduled is None:
             raise CapabilityError("this algorithm was prepared without a gossip matrix")
-        return self.W.at(self.t)
+        return self.scheduled.at(self.t)
 
     def _compressor_of(self, compressor: object) -> Compressor:
         """``ctx.gossip``'s compressor from a compressor or a spec string, made once per object given."""
