@@ -77,7 +77,7 @@ def _random_regular(n: int, degree: int, seed: int) -> nx.Graph:
 
 def topology_zoo(n: int, *, seed: int = 0) -> dict[str, Gossip]:
     """The zoo's gossip values at n workers, by name (`ZOO_MEMBERS`; the hypercube and one-peer
-    exponential schedule only when n is a power of two).
+    exponential schedule only when n is a power of two, the torus when n = r c with r, c >= 3).
 
     Parameters
     ----------
@@ -103,8 +103,11 @@ def topology_zoo(n: int, *, seed: int = 0) -> dict[str, Gossip]:
     for name in ZOO_MEMBERS:
         if name in ("hypercube", "one_peer_exponential") and not power_of_two:
             continue
+        if name == "torus" and not any(n % r == 0 and 3 <= r <= n // r for r in range(3, n)):
+            continue  # no split r x c with r, c >= 3
         if name == "exponential":
-            zoo[name] = as_gossip(column_stochastic_matrix(topology("exponential", n, directed=True)), kind="push")
+            directed = topology("exponential", n, directed=True)
+            zoo[name] = as_gossip(column_stochastic_matrix(directed), kind="push")
         elif name == "one_peer_exponential":
             zoo[name] = one_peer_exponential(n)
         elif name == "random_regular":
