@@ -23,7 +23,7 @@ from decbounds.instances.graphs import erdos_renyi, topology
 from decbounds.instances.neighbours import effective_neighbours
 from decbounds.instances.schedules import GossipSchedule, one_peer_exponential
 
-__all__ = ["DEFAULT_GAMMAS", "ZOO_MEMBERS", "ZooRow", "topology_zoo", "zoo_rows", "zoo_table"]
+__all__ = ["DEFAULT_GAMMAS", "ZOO_MEMBERS", "ZooRow", "topology_zoo", "zoo_row", "zoo_rows", "zoo_table"]
 
 ZOO_MEMBERS: tuple[str, ...] = ("ring", "torus", "hypercube", "exponential", "one_peer_exponential",
                                 "complete", "star", "random_regular", "erdos_renyi")
@@ -156,12 +156,28 @@ def zoo_rows(n: int, gammas: tuple[float, ...] = DEFAULT_GAMMAS, *, seed: int = 
     list of ZooRow
         In `ZOO_MEMBERS` order.
     """
-    rows = []
-    for name, W in topology_zoo(n, seed=seed).items():
-        mean = tuple(float(effective_neighbours(W, g)) for g in gammas)
-        worst = tuple(float(effective_neighbours(W, g, reduce="worst")) for g in gammas)
-        rows.append(ZooRow(name, W.n, _lam(W), _diameter(W), tuple(float(g) for g in gammas), mean, worst))
-    return rows
+    return [zoo_row(name, W, gammas) for name, W in topology_zoo(n, seed=seed).items()]
+
+
+def zoo_row(name: str, W: Gossip, gammas: tuple[float, ...] = DEFAULT_GAMMAS) -> ZooRow:
+    """One gossip value's lam, D and n_eff (mean and worst worker) over ``gammas``.
+
+    Parameters
+    ----------
+    name : str
+        Its label.
+    W : Gossip
+        A member of the zoo, or any doubly stochastic gossip value.
+    gammas : tuple of float
+        Decays in [0, 1).
+
+    Returns
+    -------
+    ZooRow
+    """
+    mean = tuple(float(effective_neighbours(W, g)) for g in gammas)
+    worst = tuple(float(effective_neighbours(W, g, reduce="worst")) for g in gammas)
+    return ZooRow(name, W.n, _lam(W), _diameter(W), tuple(float(g) for g in gammas), mean, worst)
 
 
 def zoo_table(rows: list[ZooRow]) -> str:
