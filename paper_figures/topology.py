@@ -231,6 +231,12 @@ def _of_series(records: Sequence[Record], problem: str, algorithm: str) -> list[
     return [r for r in records if (r["point"]["problem"], r["point"]["algorithm"]) == (problem, algorithm)]
 
 
+def _mean_value(record: Record) -> float:
+    """The record's value over its seeds (NaN where none finished)."""
+    finished = [float(v) for v in record["result"]["value"] if v is not None]
+    return float(np.mean(finished)) if finished else float("nan")
+
+
 def _spearman(x: np.ndarray, y: np.ndarray) -> float:
     keep = np.isfinite(x) & np.isfinite(y)
     if keep.sum() < 3 or np.ptp(x[keep]) == 0 or np.ptp(y[keep]) == 0:
@@ -336,7 +342,7 @@ def plot(records: Sequence[Record], found: list[Correlation], out_dir: pathlib.P
                 else:
                     x = [field_float(field_dict(r["params"], "n_eff"), f"{correlation.gamma:g}")
                          for r in group]
-                y = [np.nanmean([np.nan if v is None else v for v in r["result"]["value"]]) for r in group]
+                y = [_mean_value(r) for r in group]
                 look = style(algorithm)
                 interval = "" if not np.isfinite(correlation.low) else \
                     f" [{correlation.low:.2f}, {correlation.high:.2f}]"
