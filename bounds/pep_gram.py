@@ -267,7 +267,7 @@ def _build(setup: _Setup, worker: int | None) -> tuple[_GramBuilder, list[np.nda
             x0 = builder.starts()
             if setup.convex:
                 builder.optimum()
-            iterates = setup.spec.run(builder, x0, K, np.array(setup.steps), **setup.params)
+            iterates = setup.spec.run(builder, x0, K, np.array(setup.steps), setup.batch, **setup.params)
             if len(iterates) != K + 1:
                 raise RuntimeError(f"method {setup.spec.name} returned {len(iterates)} iterates; "
                                    "expected K+1")

@@ -580,4 +580,5 @@ def _result(setup: _Setup, worker: int | None, options: dict[str, Any], rec: _Re
         optimum=vec(rec.x_star) if rec.x_star is not None else None,
         points=points, gradients=gradients, values=values, gossip_inputs=gossip_in, gossip_outputs=gossip_out,
         gossip_rounds=np.array([t_ for t_, _, _ in b.columns], dtype=int), W=W_out, options=options,
+        spec=setup.spec, batch=setup.batch,
     )
