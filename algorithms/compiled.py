@@ -25,8 +25,8 @@ A``), a rule's own mixing matrices (``ctx.operator`` / ``ctx.mix``, "graph" rule
 rules: the PEP's gossip classes are symmetric W). The step keeps the engine's budget of one iteration: at
 most ``batch`` queries per worker and one communication round (`BudgetViolationError`, as the engine).
 Randomness, and values read off a plain copy of an iterate (``np.array(g)``, which numpy makes without asking
-the array), are caught by compiling twice, the second time in rotated coordinates of the Gram basis: a linear
-rule's iterates rotate with the basis, anything else is refused.
+the array), are caught by compiling twice, the second time in other coordinates of the Gram basis (rotated
+and scaled): a linear rule's iterates change with the basis, anything else is refused.
 
 Only what the iterates need is queried: a first pass on generic data (a random mixing matrix and a fresh
 basis vector for every answer; seed 0) marks every gradient query and gossip vector whose answer is unused:
@@ -567,7 +567,7 @@ def _run(rule_class: type[StepRule], ops: Any, x0: np.ndarray, K: int, steps: np
 class _Probe:
     """Generic answers for the liveness pass: every gradient a fresh basis vector per agent, every gossip
     vector a random mixing of its input plus a fresh basis vector per agent, all in the coordinates
-    ``basis`` (an orthogonal matrix: the identity, or a random rotation for the second pass); remembers
+    ``basis`` (rows: the identity, or other coordinates for the second pass); remembers
     which call made which basis vectors and which basis vectors its input held (in order of the calls)."""
 
     lam = 0.5
@@ -605,11 +605,13 @@ class _ProbeFullError(Exception):
     pass
 
 
-def _rotation(capacity: int) -> np.ndarray:
-    """A fixed random orthogonal matrix: the second pass's coordinates of the Gram basis."""
-    q, r = np.linalg.qr(np.random.default_rng(1).standard_normal((capacity, capacity)))
-    rotation: np.ndarray = q * np.sign(np.diag(r))
-    return rotation
+def _other_coordinates(capacity: int) -> np.ndarray:
+    """The second pass's coordinates of the Gram basis: a fixed random rotation with its rows scaled by
+    factors in [0.5, 2] (well conditioned; a rotation alone would keep the norms a rule might read)."""
+    rng = np.random.default_rng(1)
+    q, r = np.linalg.qr(rng.standard_normal((capacity, capacity)))
+    change: np.ndarray = rng.uniform(0.5, 2.0, (capacity, 1)) * (q * np.sign(np.diag(r)))
+    return change
 
 
 def _live_calls(probe: _Probe, iterates: Sequence[np.ndarray]) -> tuple[set[int], set[int]]:
@@ -633,14 +635,14 @@ def _dead_calls(rule_class: type[StepRule], n: int, K: int, steps: np.ndarray, f
                 params: Mapping[str, Any], per_iteration: int, lam: float, lambda_min: float,
                 unequal: bool, batch: int) -> tuple[set[int], set[int]]:
     """The gradient queries and gossip vectors whose answers are unused (`_live_calls`), from two probe
-    passes, the second in rotated coordinates of the Gram basis. A linear rule's iterates rotate with
-    the basis; NotLinearError otherwise: the rule draws random numbers, or reads values of an iterate
+    passes, the second in other coordinates of the Gram basis. A linear rule's iterates change with the
+    basis; NotLinearError otherwise: the rule draws random numbers, or reads values of an iterate
     through a plain copy (``np.array(g)``, ``np.asarray``) that the checks of `Coefficients` cannot see."""
     capacity = 64 * n
     while True:
         passes = []
         try:
-            for basis in (np.eye(capacity), _rotation(capacity)):
+            for basis in (np.eye(capacity), _other_coordinates(capacity)):
                 probe = _Probe(n, capacity, basis)
                 probe.lam, probe.lambda_min = lam, lambda_min
                 x0 = basis[:n] if unequal else basis[:1].repeat(n, axis=0)
@@ -650,9 +652,9 @@ def _dead_calls(rule_class: type[StepRule], n: int, K: int, steps: np.ndarray, f
             break
         except _ProbeFullError:
             capacity *= 2
-    (probe, first, _), (_, second, rotation) = passes
+    (probe, first, _), (_, second, change) = passes
     for k, (a, b) in enumerate(zip(first, second, strict=True)):
-        expected = a @ rotation
+        expected = a @ change
         scale = max(1.0, float(np.max(np.abs(expected))))
         if not np.allclose(b, expected, rtol=0, atol=1e-9 * scale):
             raise NotLinearError(f"{_CURRENT.get()} cannot be compiled into the worst-case SDP: its iterates "
