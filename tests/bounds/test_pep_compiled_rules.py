@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from decbounds.algorithms.compiled import NotLinearError
 from decbounds.algorithms.context import BudgetViolationError, CapabilityError
-from decbounds.bounds.pep import MAX_ROUNDS_PER_ITERATION, worst_case, worst_gossip_matrix
+from decbounds.bounds import pep
+from decbounds.bounds.pep import worst_case, worst_gossip_matrix
 
 from decbounds import algorithms
 
@@ -224,7 +225,7 @@ def test_detags_checks_are_detags_declarations() -> None:
     result = worst_case(NegativeEta, K=2, step_size=0.5, W=W2)
     assert result.params == {"R": 40, "eta": -0.5} and result.value > 0
     with pytest.raises(ValueError, match="MAX_ROUNDS_PER_ITERATION"):
-        worst_case("detag", K=2, W=W2, R=MAX_ROUNDS_PER_ITERATION + 1)
+        worst_case("detag", K=2, W=W2, R=pep.MAX_ROUNDS_PER_ITERATION + 1)
     assert worst_case("detag", K=2, W=W2).params["R"] == 2  # DeTAG's declared worst_case_defaults
 
 
