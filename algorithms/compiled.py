@@ -1,8 +1,8 @@
-"""A step rule compiled into the performance-estimation problem of ``bounds.worst_case``: the rule's own
+"""A step rule compiled into the performance-estimation problem of ``pep.worst_case``: the rule's own
 ``init`` and ``step`` run on arrays whose last axis holds coefficients over the Gram basis.
 
 The engine runs a rule on (n, k, d) arrays of points in R^d. Here k = 1 and d is the size of the Gram basis
-of the PEP (x0, the queried gradients, the gossip outputs; ``bounds.pep``): row i of an array is agent i's
+of the PEP (x0, the queried gradients, the gossip outputs; ``pep``): row i of an array is agent i's
 point written as a coefficient vector over that basis. Every operation a linear method performs -- sums,
 differences, scaling by numbers (the step size, the hyper-parameters, gossip coefficients), slicing, in-place
 updates, means over the workers -- acts on the coefficient vectors exactly as on the points, so running the
@@ -57,7 +57,7 @@ import pathlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from types import FrameType, MappingProxyType
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 import numpy as np
 from decbounds.algorithms.engine import (
@@ -72,14 +72,54 @@ from decbounds.algorithms.step_rule import Setup, StepRule, state_arrays
 
 if TYPE_CHECKING:
     from decbounds.algorithms.compression import Compressor
-    from decbounds.bounds.pep_methods import Ops
 
-__all__ = ["Coefficients", "NotLinearError", "check_compilable", "run_rule"]
+__all__ = ["Coefficients", "NotLinearError", "Ops", "check_compilable", "run_rule"]
 
 #: the rule being compiled (its name) and where its refusals point: set by `run_rule` for its duration
 _CURRENT: contextvars.ContextVar[str] = contextvars.ContextVar("compiled_rule", default="the rule")
 _NUMPY_DIR = str(pathlib.Path(np.__file__).parent)
 _THIS_FILE = __file__
+
+
+class Ops(Protocol):
+    """What the compiled rule asks (besides numpy arithmetic on the arrays it is given)."""
+
+    lam: float
+    lambda_min: float
+
+    def grad(self, X: np.ndarray) -> np.ndarray:
+        """The local gradients, row i = grad f_i(X[i]).
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (N, d)
+            One row per worker: a point in R^d (a replay) or its coefficient row over the Gram basis (the
+            SDP builder).
+
+        Returns
+        -------
+        numpy.ndarray, shape (N, d)
+            The gradients, in the same representation as ``X``.
+        """
+        ...
+
+    def gossip(self, X: np.ndarray, t: int) -> np.ndarray:
+        """Gossip round t: W_t X (one matrix per engine iteration of a time-varying class).
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (N, d)
+            The rows to mix (points or coefficient rows).
+        t : int
+            The round, 0-based: the rule's engine iteration.
+
+        Returns
+        -------
+        numpy.ndarray, shape (N, d)
+            W_t X.
+        """
+        ...
+
 
 
 class NotLinearError(ValueError):
@@ -669,13 +709,13 @@ def run_rule(rule_class: type[StepRule], ops: Ops, x0: np.ndarray, K: int,
              steps: Sequence[float] | float | np.ndarray, *, fixed: Mapping[str, object] | None = None,
              per_iteration: int = 1, batch: int = 1, **params: object) -> list[np.ndarray]:
     """The iterates X^0, ..., X^K of ``rule_class`` run on ``ops`` (a method description of
-    ``bounds.pep_methods``: ``ops.grad(X)``, ``ops.gossip(X, t)``, ``ops.lam``, ``ops.lambda_min``).
+    ``pep.methods``: ``ops.grad(X)``, ``ops.gossip(X, t)``, ``ops.lam``, ``ops.lambda_min``).
 
     Parameters
     ----------
     rule_class : type
         A StepRule subclass communicating by "gossip" or "exact" (`check_compilable`).
-    ops : bounds.pep_methods.Ops
+    ops : pep.methods.Ops
         The gradient and gossip of the PEP's builder (coefficient rows) or of a replay (points).
     x0 : numpy.ndarray, shape (N, d)
         The starts (coefficient rows or points); equal rows are one common start (``ctx.x0``), unequal

@@ -762,7 +762,7 @@ class StepRule:
         knows: the global facts `prepare` receives beyond n, d, the cap and lam (`KNOWLEDGE`).
         worst_case_defaults: the computed worst case's defaults where they differ from the engine's (DeTAG:
             R = 2, since Cor. 6's R reads one problem's constants and a PEP is over a class); with
-            `iterations_per_update`, all ``bounds.worst_case`` reads of a rule besides its code.
+            `iterations_per_update`, all ``pep.worst_case`` reads of a rule besides its code.
 
     Parameters
     ----------

@@ -1,7 +1,8 @@
 """bounds: the T_eps side of the paper — symbolic lower bounds, the rate catalog and predicted complexity.
 
 Lu & De Sa, "Optimal Complexity in Decentralized Training" (ICML 2021; JMLR 24(93) 2023).
-Imports nothing from the other decbounds packages.
+Imports nothing from the other decbounds packages. The computed worst cases (PEP) are
+``decbounds.pep`` (``bounds.worst_case`` is a deprecated alias).
 
 >>> from decbounds import bounds
 >>> rate = bounds.get("detag")
@@ -48,7 +49,6 @@ from decbounds.bounds.detag_params import (
     detag_phase_length,
     detag_step_size,
 )
-from decbounds.bounds.pep import WorstCase, worst_case, worst_gossip_matrix
 from decbounds.bounds.prediction import Prediction, predict_at
 from decbounds.bounds.rate import CONVENTIONS, KINDS, STATUSES, Rate
 from decbounds.bounds.symbols import RATE_SYMBOLS
@@ -74,7 +74,6 @@ __all__ = [
     "ZERO_CHAIN_SMOOTHNESS",
     "Prediction",
     "Rate",
-    "WorstCase",
     "accelerated_gossip_eta",
     "accelerated_gossip_rho",
     "chain_length",
@@ -92,6 +91,19 @@ __all__ = [
     "setting2_chain_length",
     "smallest_range",
     "unregister_rate",
-    "worst_case",
-    "worst_gossip_matrix",
 ]
+
+#: Names that moved to ``decbounds.pep`` (the computed worst cases compile step rules, so they sit above
+#: ``algorithms``); reading them here still works, with a DeprecationWarning, until 0.4.
+_MOVED_TO_PEP = ("WorstCase", "worst_case", "worst_gossip_matrix")
+
+
+def __getattr__(name: str) -> object:
+    if name in _MOVED_TO_PEP:
+        import importlib
+        import warnings
+
+        warnings.warn(f"decbounds.bounds.{name} moved to decbounds.pep.{name}; the alias goes in 0.4",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module("decbounds.pep"), name)
+    raise AttributeError(f"module 'decbounds.bounds' has no attribute {name!r}")

@@ -215,4 +215,4 @@ _builtin("time_varying", 3, images=("time_varying",), measured=True,
 _builtin("compression", 5, images=("compression",), measured=True,
          description="T_eps and bits-to-eps against the compression factor 1/delta")
 _builtin("worst_case", 6, images=("worst_case", "worst_case_linear"),
-         description="computed worst cases (bounds.worst_case) beside the catalog's rates")
+         description="computed worst cases (pep.worst_case) beside the catalog's rates")

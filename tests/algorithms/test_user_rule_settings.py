@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from decbounds.bounds.pep import worst_case
+from decbounds.pep.api import worst_case
 
 from decbounds import algorithms, instances
 
@@ -60,4 +60,5 @@ def test_t_eps_counts_the_iteration_at_equality() -> None:
     W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     tol = float(np.linalg.norm(f.full_grad(f.x0)))
     assert algorithms.run("dpsgd", f, W, step_size=0.5, iterations=5, tol=tol).t_eps == 0
-    assert algorithms.run("dpsgd", f, W, step_size=0.5, iterations=5, tol=float(np.nextafter(tol, 0))).t_eps != 0
+    below = float(np.nextafter(tol, 0))
+    assert algorithms.run("dpsgd", f, W, step_size=0.5, iterations=5, tol=below).t_eps != 0

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from decbounds.algorithms.rules import SGP
-from decbounds.bounds.pep import worst_case
 from decbounds.paper_figures.verify import worst_case_term
+from decbounds.pep.api import worst_case
 
 
 def test_the_rules_worst_case_stands_beside_detag_and_dpsgd() -> None:

@@ -1,4 +1,4 @@
-"""Computed worst cases (bounds.pep): PEPit agreement, the relaxation's order properties, and the recovered
+"""Computed worst cases (pep): PEPit agreement, the relaxation's order properties, and the recovered
 worst case replayed through independent numpy implementations of each method.
 
 SDPs are slow: every case here keeps K small (<= 3 outside the PEPit sweep) and N <= 3.
@@ -10,12 +10,12 @@ import math
 
 import numpy as np
 import pytest
-from decbounds.bounds.pep import worst_case
-from decbounds.bounds.pep_methods import METHODS, method_spec
+from decbounds.pep.api import worst_case
+from decbounds.pep.methods import METHODS, method_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from decbounds import bounds
+from decbounds import bounds, pep
 
 J2 = np.full((2, 2), 0.5)
 
@@ -157,7 +157,7 @@ def _table_oracle(result):
 
 def plain_numpy_iterates(method: str, W: np.ndarray, grad, x0: np.ndarray, K: int, alpha: float,
                          R: int = 2, eta: float = 0.0) -> list[np.ndarray]:
-    """Each method written again as a textbook loop (not through bounds.pep_methods)."""
+    """Each method written again as a textbook loop (not through pep.methods)."""
     X = [x0]
     if method == "dgd_cta":
         for _ in range(K):
@@ -298,7 +298,7 @@ def test_result_fields_and_repr() -> None:
     assert r.sdp_size["lmi"] == r.sdp_size["gossip_columns"] > 0 and r.sdp_size["gram"] >= 1
     assert r.iterates.shape[:2] == (4, 2) and r.solve_seconds > 0 and r.gap >= 0
     assert "detag" in repr(r) and "CLARABEL" in repr(r)
-    assert bounds.worst_case is worst_case
+    assert pep.worst_case is worst_case
 
 
 # -- CLI and figure ------------------------------------------------------------------------------------------
@@ -306,7 +306,7 @@ def test_result_fields_and_repr() -> None:
 def _cli(argv: list[str]) -> int:
     import argparse
 
-    from decbounds.bounds.pep_cli import add_parser
+    from decbounds.pep.cli import add_parser
 
     parser = argparse.ArgumentParser()
     add_parser(parser.add_subparsers(dest="command"))

@@ -7,15 +7,16 @@ Every SDP here is small (N = 2, K <= 3).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import cvxpy as cp
 import numpy as np
 import pytest
 from decbounds.algorithms.compiled import NotLinearError
 from decbounds.algorithms.context import BudgetViolationError, CapabilityError
-from decbounds.bounds import pep
-from decbounds.bounds.pep import worst_case, worst_gossip_matrix
+from decbounds.pep.api import worst_case, worst_gossip_matrix
 
-from decbounds import algorithms
+from decbounds import algorithms, pep
 
 W2 = np.array([[0.75, 0.25], [0.25, 0.75]])
 
@@ -209,8 +210,8 @@ class NegativeEta(algorithms.StepRule):
     """A rule with an ``eta`` below 0 and an ``R`` that counts no rounds: nothing of DeTAG's applies."""
 
     name = "negative_eta_test"
-    structural = {"R": 40}
-    batchable = {"eta": -0.5}
+    structural: ClassVar[dict] = {"R": 40}
+    batchable: ClassVar[dict] = {"eta": -0.5}
 
     def init(self, ctx):
         return algorithms.State(x=ctx.start_state())

@@ -1,4 +1,4 @@
-"""The methods of ``bounds.pep``'s computed worst cases: each one the engine's own step rule, compiled.
+"""The methods of ``pep``'s computed worst cases: each one the engine's own step rule, compiled.
 
 An algorithm is written once, as a step rule (``algorithms/rules.py``, ``algorithms/extra.py``, ...). The
 worst case of K iterations runs that rule's ``init`` and ``step`` on coefficient rows over the Gram basis
@@ -8,7 +8,7 @@ compiler are imported when a worst case is computed), the structural values that
 form), aliases and the catalog entry of its rate; the PEP's defaults and the engine iterations of one
 update are declared by the rule class itself (``StepRule.worst_case_defaults``, ``iterations_per_update``).
 
-The interface ``bounds.pep`` calls is unchanged: ``spec.run(ops, x0, K, alpha, **params) -> [X^0, ..., X^K]``
+The interface ``pep`` calls is unchanged: ``spec.run(ops, x0, K, alpha, **params) -> [X^0, ..., X^K]``
 with
 
 - ``ops.grad(X)``: the local gradients, row i = grad f_i(X[i]);
@@ -18,7 +18,7 @@ with
 
 In the SDP builder a row is the coefficient vector of a point over the Gram basis; in ``WorstCase.replay``
 a row is a point in R^d, the gradients are read from the recovered table and the gossip is a real product.
-A user's StepRule subclass gets a `MethodSpec` of its own (`method_spec`), so ``bounds.worst_case(MyRule,
+A user's StepRule subclass gets a `MethodSpec` of its own (`method_spec`), so ``pep.worst_case(MyRule,
 ...)`` takes the same door.
 
 >>> import numpy as np
@@ -33,9 +33,10 @@ import functools
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
+from decbounds.algorithms.compiled import Ops
 
 from decbounds.registry import Registry, register_each, require_instance
 
@@ -53,49 +54,9 @@ __all__ = [
 ]
 
 
-class Ops(Protocol):
-    """What the compiled rule asks (besides numpy arithmetic on the arrays it is given)."""
-
-    lam: float
-    lambda_min: float
-
-    def grad(self, X: np.ndarray) -> np.ndarray:
-        """The local gradients, row i = grad f_i(X[i]).
-
-        Parameters
-        ----------
-        X : numpy.ndarray, shape (N, d)
-            One row per worker: a point in R^d (a replay) or its coefficient row over the Gram basis (the
-            SDP builder).
-
-        Returns
-        -------
-        numpy.ndarray, shape (N, d)
-            The gradients, in the same representation as ``X``.
-        """
-        ...
-
-    def gossip(self, X: np.ndarray, t: int) -> np.ndarray:
-        """Gossip round t: W_t X (one matrix per engine iteration of a time-varying class).
-
-        Parameters
-        ----------
-        X : numpy.ndarray, shape (N, d)
-            The rows to mix (points or coefficient rows).
-        t : int
-            The round, 0-based: the rule's engine iteration.
-
-        Returns
-        -------
-        numpy.ndarray, shape (N, d)
-            W_t X.
-        """
-        ...
-
-
 @dataclass(frozen=True)
 class MethodSpec:
-    """A method of ``bounds.worst_case``: a step rule and how the PEP reads it.
+    """A method of ``pep.worst_case``: a step rule and how the PEP reads it.
 
     Attributes
     ----------
@@ -143,7 +104,7 @@ class MethodSpec:
         Parameters
         ----------
         **params
-            The method's parameters as given to ``bounds.worst_case`` (``params`` supplies the missing ones).
+            The method's parameters as given to ``pep.worst_case`` (``params`` supplies the missing ones).
 
         Returns
         -------
@@ -217,7 +178,7 @@ PEP_METHODS: Registry[MethodSpec] = Registry("PEP method", field="method", group
 
 
 def register_method(spec: MethodSpec) -> MethodSpec:
-    """Add ``spec`` under ``spec.name`` and ``spec.aliases``: ``bounds.worst_case(spec.name, ...)`` and
+    """Add ``spec`` under ``spec.name`` and ``spec.aliases``: ``pep.worst_case(spec.name, ...)`` and
     ``decbounds worst-case`` find it from then on.
 
     Parameters

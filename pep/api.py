@@ -27,7 +27,7 @@ The SDP is over the Gram matrix G of the basis vectors (x0 = 0, without loss: on
 enter; x* is a basis vector, or the origin with unequal starts, whose x_i^0 are basis vectors), every queried
 gradient (agent N's gradient at x* is minus the others': sum_i grad f_i(x*) = 0), and (spectral class) the
 disagreement part of every gossip output; function values are scalar variables. The method's iterates are
-linear in the basis, so the method -- the engine's own step rule (``bounds.pep_methods``), compiled by
+linear in the basis, so the method -- the engine's own step rule (``pep.methods``), compiled by
 ``algorithms.compiled`` -- runs directly on coefficient rows.
 Interpolation (Taylor, Hendrickx & Glineur 2017, Thm. 4 and its smooth non-convex case), for every ordered
 pair (a, b) of agent i's points, dx = x_a - x_b, dg = g_a - g_b:
@@ -73,8 +73,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from decbounds.bounds.pep_methods import MethodSpec, method_spec
-from decbounds.bounds.pep_units import MAX_NORMALIZED_VARSIGMA, _Units
 from decbounds.bounds.prediction import Prediction, predict_at
 from decbounds.bounds.validation import (
     collect_errors,
@@ -83,6 +81,8 @@ from decbounds.bounds.validation import (
     require_count,
     require_real,
 )
+from decbounds.pep.methods import MethodSpec, method_spec
+from decbounds.pep.units import MAX_NORMALIZED_VARSIGMA, _Units
 
 if TYPE_CHECKING:  # bounds imports instances inside a call only (docs/architecture.md, import rules)
     from decbounds.instances.gossip import GossipLike, GossipMatrix
@@ -195,7 +195,7 @@ class WorstCase:
         The gossip matrix (exact class; (T, N, N) when time-varying) or None.
     options : dict
         The keyword arguments that reproduce this solve with another gossip class (``worst_gossip_matrix``).
-    spec : bounds.pep_methods.MethodSpec
+    spec : pep.methods.MethodSpec
         The method itself (a user's rule included): ``replay`` and ``worst_gossip_matrix`` run it, never a
         rule looked up by ``method``'s name.
     batch : int
@@ -282,7 +282,7 @@ class WorstCase:
         """Run the method description again on plain numpy arrays, with the recovered gradients as the oracle
         (looked up by point) and the recovered gossip (W, or the recorded rounds); returns the K+1 iterates.
         They equal ``iterates`` when the worst case is consistent with the method's update equations."""
-        from decbounds.bounds.pep_methods import NumpyOps
+        from decbounds.pep.methods import NumpyOps
 
         spec = self.spec
         # in the normalized problem's units (`_Units`), where the gossip rounds are recorded
@@ -548,7 +548,7 @@ def _refuse_a_method_that_never_decreases(spec: MethodSpec, K: int, L: float, st
     If the method's averages on it never reach 0 and f(x-bar^K) >= f(x0), the initial condition f(x0) -
     f(x-bar^K) <= Delta holds at every scale of x0 while min_k ||grad f(x-bar^k)||^2 grows with it (e.g.
     a constant step with step L >= 2, or DeTAG at K = 1, which never leaves x0)."""
-    from decbounds.bounds.pep_methods import NumpyOps
+    from decbounds.pep.methods import NumpyOps
 
     ops = NumpyOps(np.ones((1, 1)), lambda X: L * X, lam=lam)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -823,8 +823,8 @@ def worst_case(method: str | type | MethodSpec, K: int, L: float = 1.0,
 
     Parameters
     ----------
-    method : str, type or bounds.pep_methods.MethodSpec
-        One of ``bounds.pep_methods.METHODS`` or an alias: dgd_cta (dgd, dpsgd), dgd_atc, dsgt (diging),
+    method : str, type or pep.methods.MethodSpec
+        One of ``pep.methods.METHODS`` or an alias: dgd_cta (dgd, dpsgd), dgd_atc, dsgt (diging),
         gt_dsgd (K updates of 2 rounds), d2, extra, exact_diffusion (ed), detag (K phases of R rounds;
         params ``R`` (2), ``eta`` (accelerated-gossip eta from lam), ``gossip``, ``start``, ``beta``),
         centralized (sgd), local_sgd (fedavg; ``H``); or a StepRule subclass, whose own ``init``/``step``
@@ -976,7 +976,7 @@ MAX_SDP_BYTES = 4 * 2**30
 def _solve_one(setup: _Setup, worker: int | None, symmetry: bool, options: dict[str, Any]) -> WorstCase:
     # numpy's dense algebra here is on matrices of side <= a few hundred: a threaded OpenBLAS beside other
     # busy processes made eigh of side 240 take 0.4 s CPU instead of 0.01 s (measured at load 8; as in FMMC)
-    from decbounds.bounds.pep_sdp import _solve_one_pinned  # with cvxpy: `import bounds` stays fast
+    from decbounds.pep.sdp import _solve_one_pinned  # with cvxpy: `import bounds` stays fast
     from threadpoolctl import threadpool_limits
 
     units = _Units.of(setup)

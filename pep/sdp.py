@@ -1,8 +1,8 @@
-"""The SDP of ``bounds.pep``, built, solved and checked in named steps (`_solve_one_pinned`).
+"""The SDP of ``pep``, built, solved and checked in named steps (`_solve_one_pinned`).
 
-One solve of a normalized problem (L = 1, Delta or radius = 1: ``bounds.pep_units``) goes through
+One solve of a normalized problem (L = 1, Delta or radius = 1: ``pep.units``) goes through
 
-1. `_record`: the method run on coefficient rows (``bounds.pep_gram._build``), cut to the Gram basis it used,
+1. `_record`: the method run on coefficient rows (``pep.gram._build``), cut to the Gram basis it used,
    and the symmetry blocks of G (the swap of N = 2, the Fourier blocks of a circulant W);
 2. `_interpolation`: the interpolation inequalities of every ordered pair of each agent's points;
 3. `_criterion_and_conditions`: the criterion's rows (the objective t <= criterion), the heterogeneity's
@@ -14,7 +14,7 @@ One solve of a normalized problem (L = 1, Delta or radius = 1: ``bounds.pep_unit
 7. `_check_solution`: numpy's check of the returned point (G PSD, every constraint, the duality gap);
 8. `_result`: the recovered worst-case vectors, as a `WorstCase`.
 
-The module docstring of ``bounds.pep`` states the SDP and its references. Internal to ``bounds.pep``, which
+The module docstring of ``pep`` states the SDP and its references. Internal to ``pep``, which
 imports it when it first solves (cvxpy is imported with it).
 """
 
@@ -32,7 +32,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sps
-from decbounds.bounds.pep import (
+from decbounds.pep.api import (
     CHECK_TOLERANCE,
     CLARABEL_DEFAULTS,
     GAP_TOLERANCE,
@@ -41,7 +41,7 @@ from decbounds.bounds.pep import (
     WorstCase,
     _Setup,
 )
-from decbounds.bounds.pep_gram import _build, _GramBuilder, _interpolation_rows, _quadratic_rows
+from decbounds.pep.gram import _build, _GramBuilder, _interpolation_rows, _quadratic_rows
 
 __all__: list[str] = []
 

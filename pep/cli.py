@@ -1,4 +1,4 @@
-"""``decbounds worst-case``: the computed worst case of K iterations of a method (``bounds.worst_case``).
+"""``decbounds worst-case``: the computed worst case of K iterations of a method (``pep.worst_case``).
 
     decbounds worst-case dsgt --K 10 --L 1 --step 0.5 --lam-min -0.5 --lam-max 0.9
     decbounds worst-case dgd_atc --K 5 --W W.npy            # an exact gossip matrix (numpy .npy or text)
@@ -21,7 +21,8 @@ import math
 import sys
 from typing import Any
 
-from decbounds.bounds.pep import (
+from decbounds.bounds.validation import collect_errors
+from decbounds.pep.api import (
     CRITERIA,
     FUNCTION_CLASSES,
     HETEROGENEITY,
@@ -32,8 +33,7 @@ from decbounds.bounds.pep import (
     worst_case,
     worst_gossip_matrix,
 )
-from decbounds.bounds.pep_methods import METHODS
-from decbounds.bounds.validation import collect_errors
+from decbounds.pep.methods import METHODS
 
 __all__ = ["add_parser", "run"]
 
