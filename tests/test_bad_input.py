@@ -360,7 +360,7 @@ def test_worst_case_of_one_worker_is_gradient_descent():
 
 
 def test_worst_case_announces_a_long_solve(monkeypatch):
-    from decbounds.bounds import pep_sdp
+    from decbounds.pep import sdp as pep_sdp
 
     lines: list[str] = []
     pep.worst_case("dsgt", 2, progress=lines.append, **SPECTRAL)
@@ -388,7 +388,7 @@ def test_worst_case_cli_bad_input_is_one_line_and_exit_2(capsys, extra, message)
 
 
 def test_worst_case_cli_announces_a_long_solve_on_stderr(capsys, monkeypatch):
-    from decbounds.bounds import pep_sdp
+    from decbounds.pep import sdp as pep_sdp
 
     monkeypatch.setattr(pep_sdp, "_SECONDS_PER_ENTRY", 1.0)  # as if K were large: the estimate comes first
     assert main(["worst-case", "dsgt", "--K", "2", "--lam-min", "0", "--lam-max", "0.5"]) == 0

@@ -10,9 +10,9 @@ import warnings
 import networkx as nx
 import numpy as np
 import pytest
-from decbounds.bounds import pep
 from decbounds.instances import cli as gossip_cli
 from decbounds.instances import gossip as gossip_module
+from decbounds.pep import api as pep
 
 from decbounds import algorithms, instances
 

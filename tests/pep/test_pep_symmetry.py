@@ -11,7 +11,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 import pytest
-from decbounds.bounds import pep
+from decbounds.pep import api as pep
 from decbounds.pep.api import worst_case
 
 
