@@ -62,3 +62,17 @@ def test_t_eps_counts_the_iteration_at_equality() -> None:
     assert algorithms.run("dpsgd", f, W, step_size=0.5, iterations=5, tol=tol).t_eps == 0
     below = float(np.nextafter(tol, 0))
     assert algorithms.run("dpsgd", f, W, step_size=0.5, iterations=5, tol=below).t_eps != 0
+
+
+def test_chocos_theory_gamma_is_an_option() -> None:
+    """gamma='theory': Thm 4.1's rho^2 delta/(16 rho + rho^2 + 4 beta^2 + 2 rho beta^2 - 8 rho delta), with
+    rho = 1 - lam and beta = ||I - W||_2 = 1 - lambda_min (Koloskova, Lin, Stich & Jaggi, ICLR 2020)."""
+    from decbounds.algorithms.compressed import theory_gamma
+
+    f, W = _problem()
+    eigenvalues = np.linalg.eigvalsh(W.toarray())
+    rho, beta, delta = 1 - W.lam, 1 - eigenvalues[0], 2 / 3
+    result = algorithms.run("choco_sgd", f, W, step_size=0.2, iterations=3, compressor="top_k:2",
+                            gamma="theory")
+    expected = rho**2 * delta / (16 * rho + rho**2 + 4 * beta**2 + 2 * rho * beta**2 - 8 * rho * delta)
+    assert result.hyper["gamma"] == pytest.approx(expected, rel=1e-12) == theory_gamma(rho, delta, beta)
