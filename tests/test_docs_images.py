@@ -12,8 +12,8 @@ import matplotlib
 import numpy as np
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from PIL import Image  # noqa: E402
+import matplotlib.pyplot as plt
+from PIL import Image
 
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
 
