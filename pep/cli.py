@@ -193,7 +193,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"{result.method}: K = {result.K}, {where}, N = {result.N}, class {result.function_class}"
           + (f" (mu = {result.mu:g})" if result.mu else "") + f", L = {result.L:g}, step = {step}, {start}, "
           f"varsigma = {result.varsigma:g} at the {result.heterogeneity}{extra}")
-    print(f"worst case of {_CRITERION_TEXT[result.criterion].format(w=result.worker)}: {result.value:.6g}")
+    inaccurate = "" if result.status == "optimal" else (
+        f" (INACCURATE: the solver stopped at {result.status!r}, primal-dual gap {result.gap:.1e}; the value "
+        "is not certified to the solver's tolerance)")
+    print(f"worst case of {_CRITERION_TEXT[result.criterion].format(w=result.worker)}: {result.value:.6g}"
+          + inaccurate)
     print(f"solver {result.solver}: status {result.status}, primal-dual gap {result.gap:.2e}, "
           f"max constraint violation {max(result.violations.values()):.1e}")
     print(f"solve time {result.solve_seconds:.2f} s (build {result.build_seconds:.2f} s); SDP: Gram "

@@ -320,6 +320,47 @@ def test_cli_prints_value_gap_and_time(capsys: pytest.CaptureFixture[str]) -> No
     assert "0.666667" in out and "primal-dual gap" in out and "solve time" in out  # GD: 4/(3K)
 
 
+def test_cli_says_inaccurate_where_the_solver_does(monkeypatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A status other than "optimal" is printed as INACCURATE beside the value (before: only in the status
+    line, so "optimal_inaccurate" after a 203 s solve read like any other value)."""
+    import dataclasses
+
+    from decbounds.pep import cli
+
+    real = cli.worst_case
+
+    def inaccurate(*args, **kwargs):
+        return dataclasses.replace(real(*args, **kwargs), status="optimal_inaccurate", gap=6.7e-2)
+
+    monkeypatch.setattr(cli, "worst_case", inaccurate)
+    assert _cli(["dgd_atc", "--K", "2", "--step", "1", "--lam-min", "0", "--lam-max", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "INACCURATE" in out and "6.7e-02" in out
+    monkeypatch.setattr(cli, "worst_case", real)
+    assert _cli(["dgd_atc", "--K", "2", "--step", "1", "--lam-min", "0", "--lam-max", "0"]) == 0
+    assert "INACCURATE" not in capsys.readouterr().out
+
+
+def test_the_memory_estimate_covers_the_measured_solves() -> None:
+    """docs/benchmarks.md's table: each measured peak resident size lies below the estimate, and the estimate
+    stays within 2.5x of it."""
+    from decbounds.pep import sdp
+
+    class Setup:
+        def __init__(self, N: int) -> None:
+            self.N = N
+
+    for N, symmetry, entries, peak_mib in MEASURED_SOLVES:
+        estimate, _ = sdp._estimate(Setup(N), entries, symmetry)
+        assert peak_mib * 2**20 <= estimate <= 2.5 * peak_mib * 2**20, (N, entries)
+
+
+#: (N, symmetry, dense coefficient entries, measured peak resident MiB) of docs/benchmarks.md's table
+MEASURED_SOLVES = [(2, True, 114_224, 173.0), (2, True, 2_327_600, 214.0), (2, True, 5_961_008, 274.8),
+                   (2, True, 140_000, 177.7), (2, True, 1_469_664, 206.7), (16, False, 331_776, 251.2),
+                   (24, False, 1_119_744, 554.5)]
+
+
 def test_cli_exact_W_file_and_errors(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "W.npy"
     np.save(path, J2)
