@@ -105,6 +105,7 @@ class CentralizedSGD(StepRule):
     aliases = ("sgd",)
     catalog_entry = "centralized_sgd"
     style = PlotStyle(color="black", marker="x", linestyle=":", label="centralized SGD")
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
     communication = "exact"
     gossips = False
 
@@ -152,6 +153,7 @@ class LocalSGD(StepRule):
     name = "local_sgd"
     aliases = ("fedavg",)
     style = PlotStyle(color="tab:brown", marker=">", linestyle=":", label="local SGD")
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
     structural: ClassVar[dict[str, Any]] = {"H": 4}
     communication = "exact"
     gossips = False
@@ -224,6 +226,7 @@ class DPSGD(StepRule):
     aliases = ("d-psgd", "dsgd")
     catalog_entry = "dpsgd"
     style = PlotStyle(color="tab:blue", marker="v", label="D-PSGD")
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
     structural: ClassVar[dict[str, Any]] = {"form": "cta"}
     directed_rounds = True  # W_t 1 = 1 and 1^T W_t = 1^T are all its recursion needs (Ying et al. 2021)
 
@@ -294,6 +297,7 @@ class D2(StepRule):
     name = "d2"
     catalog_entry = "d2"
     style = PlotStyle(color="tab:orange", marker="^", label="D$^2$")
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
     knows = ("lambda_min",)  # the condition lambda_min(W) >= -1/3 is checked, never used in a step
 
     def prepare(self, setup: Setup) -> None:
@@ -363,6 +367,7 @@ class DSGT(StepRule):
     name = "dsgt"
     catalog_entry = "dsgt"
     style = PlotStyle(color="tab:green", marker="s", label="DSGT")
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
 
     def init(self, ctx: Context) -> TrackingState:
         # x and y are the two halves of one (2n, k, d) array, and so are the gossip outputs bx and by: one
@@ -425,6 +430,23 @@ class GTDSGD(StepRule):
     aliases = ("gt-dsgd",)
     catalog_entry = "gt_dsgd"
     style = PlotStyle(color="tab:olive", marker="P", linestyle="--", label="GT-DSGD")
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
+
+    @classmethod
+    def iterations_per_update(cls, structural: Mapping[str, object]) -> int:
+        """Two engine iterations per update (the x-round, then the y-round).
+
+        Parameters
+        ----------
+        structural : mapping of str to object
+            Unused (GT-DSGD has no structural hyper-parameter).
+
+        Returns
+        -------
+        int
+            2.
+        """
+        return 2
 
     def init(self, ctx: Context) -> TrackingState:
         return TrackingState(x=ctx.start_state(), v=self.momentum_buffer(ctx), y=ctx.zeros(),
@@ -499,6 +521,7 @@ class SGP(StepRule):
     name = "sgp"
     catalog_entry = "sgp"
     style = PlotStyle(color="tab:cyan", marker="<", linestyle="--", label="SGP")
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
     communication = "push"
 
     def init(self, ctx: Context) -> PushSumState:
@@ -747,6 +770,24 @@ class DeTAG(StepRule):
     batchable: ClassVar[dict[str, Any]] = {"eta": None, "gossip": "two_tap", "start": "paper", "beta": 0.0}
     # Cor. 6's default R reads Delta, L and varsigma0 at the start: global constants of the problem
     knows = ("problem_constants",)
+    # a worst case is over a class of problems, which has no one Cor. 6 R: its iteration is a phase of 2
+    worst_case_defaults: ClassVar[dict[str, Any]] = {"R": 2}
+
+    @classmethod
+    def iterations_per_update(cls, structural: Mapping[str, object]) -> int:
+        """A phase: R engine iterations (R checked >= 1).
+
+        Parameters
+        ----------
+        structural : mapping of str to object
+            Holds ``R``.
+
+        Returns
+        -------
+        int
+            R.
+        """
+        return require_count("R", structural["R"], 1)
 
     def prepare(self, setup: Setup) -> None:
         R = self.structural_values["R"]

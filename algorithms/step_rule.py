@@ -758,6 +758,9 @@ class StepRule:
             needs W_t 1 = 1 and 1^T W_t = 1^T only. Default False.
         gossips: whether information moves on the graph only (the zero-respecting audit applies).
         knows: the global facts `prepare` receives beyond n, d, the cap and lam (`KNOWLEDGE`).
+        worst_case_defaults: the computed worst case's defaults where they differ from the engine's (DeTAG:
+            R = 2, since Cor. 6's R reads one problem's constants and a PEP is over a class); with
+            `iterations_per_update`, all ``pep.worst_case`` reads of a rule besides its code.
 
     Parameters
     ----------
@@ -813,11 +816,29 @@ class StepRule:
     catalog_entry: ClassVar[str | None] = None
     style: ClassVar[PlotStyle | None] = None
     structural: ClassVar[dict[str, Any]] = {}
-    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
+    batchable: ClassVar[dict[str, Any]] = {}
     communication: ClassVar[str] = "gossip"
     directed_rounds: ClassVar[bool] = False
     gossips: ClassVar[bool] = True
     knows: ClassVar[tuple[str, ...]] = ()
+    worst_case_defaults: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def iterations_per_update(cls, structural: Mapping[str, object]) -> int:
+        """Engine iterations of one update of the method: the computed worst case's iteration k ends after
+        k of them (1; DeTAG's phase R, GT-DSGD's 2).
+
+        Parameters
+        ----------
+        structural : mapping of str to object
+            The structural hyper-parameters, defaults filled in.
+
+        Returns
+        -------
+        int
+            1 for a rule whose every engine iteration is an update.
+        """
+        return 1
 
     def __init__(self, problem: LocalFunctions, W: GossipLike | Channel | None,
                  structural: dict[str, object], *,

@@ -18,7 +18,7 @@ from decbounds.oracles.base import Oracle
 
 if TYPE_CHECKING:
     from decbounds.algorithms.engine import Context, Observer
-    from decbounds.algorithms.step_rule import State
+    from decbounds.algorithms.step_rule import State, StepRule
 
 __all__ = ["default_step_grid", "detag_grid", "local_t_eps_score", "t_eps_score", "tune"]
 
@@ -104,7 +104,7 @@ def local_t_eps_score(result: Result) -> float:
     return math.inf if value is None else float(value)
 
 
-def tune(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None,
+def tune(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: GossipLike | None = None,
          grid: float | Sequence[float] | np.ndarray | None = None, *, tol: float | None,
          iterations: int, seeds: Sequence[int] | np.ndarray = (0,), batch: int = 1, admissible: bool = True,
          groups: Sequence[Mapping[str, object]] | None = None, prune: bool = False,
@@ -121,8 +121,8 @@ def tune(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = Non
 
     Parameters
     ----------
-    name : str
-        Registry name of the algorithm (`algorithms.algorithm_names`).
+    name : str or type
+        Registry name of the algorithm (`algorithms.algorithm_names`), or a StepRule subclass.
     problem : Oracle or LocalFunctions
         The oracle or problem, as for `algorithms.run`.
     W : instances.GossipLike, optional

@@ -217,6 +217,6 @@ _builtin("compression", 5, images=("compression",), measured=True,
 _builtin("topology", 9, images=("topology",),
          description="loss across the topology zoo against 1 - lam and against n_eff(gamma)")
 _builtin("worst_case", 6, images=("worst_case", "worst_case_linear"),
-         description="computed worst cases (bounds.worst_case) beside the catalog's rates")
+         description="computed worst cases (pep.worst_case) beside the catalog's rates")
 register_figure("time", "decbounds.paper_figures.timing:make", images=("time",), priority=9,
                 description="seconds to eps on uneven clusters beside Tyurin & Richtárik's time lower bound")

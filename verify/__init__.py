@@ -92,6 +92,7 @@ from decbounds.verify.settings import (
     MATCH_WIDTH,
     MODES,
     TERMS,
+    VERDICT_BEATS_CENTRALIZED,
     VERDICT_BELOW,
     VERDICT_CENTRALIZED,
     VERDICT_DIVERGED,
@@ -119,6 +120,7 @@ from decbounds.verify.terms import (
     term_instance,
 )
 from decbounds.verify.verdicts import (
+    beats_centralized,
     below_bound,
     bracket,
     centralized_ratio,
@@ -143,6 +145,7 @@ __all__ = [
     "MATCH_WIDTH",
     "MODES",
     "TERMS",
+    "VERDICT_BEATS_CENTRALIZED",
     "VERDICT_BELOW",
     "VERDICT_CENTRALIZED",
     "VERDICT_DIVERGED",
@@ -160,6 +163,7 @@ __all__ = [
     "VerifyTypeError",
     "add_parser",
     "audit",
+    "beats_centralized",
     "below_bound",
     "bracket",
     "centralized_ratio",

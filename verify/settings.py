@@ -25,6 +25,7 @@ __all__ = [
     "MATCH_WIDTH",
     "MODES",
     "TERMS",
+    "VERDICT_BEATS_CENTRALIZED",
     "VERDICT_BELOW",
     "VERDICT_CENTRALIZED",
     "VERDICT_DIVERGED",
@@ -87,6 +88,10 @@ VERDICT_MATCH = "matches the lower bound's order"
 VERDICT_WORSE = "worse than the optimal order"
 VERDICT_BELOW = "BELOW the lower bound: outside the class or a bug"
 VERDICT_CENTRALIZED = "indistinguishable from centralized SGD"
+#: On a sampling term: T_eps below centralized SGD's (exact averaging, the optimal order there) by more than
+#: `CENTRALIZED_RATIO` at every size both finished: a finding (more queries than the budget, or outside the
+#: class), never a tie.
+VERDICT_BEATS_CENTRALIZED = "faster than centralized SGD on the sampling term"
 VERDICT_FLAT = "flat in n, as the bound"
 VERDICT_FASTER = "grows more slowly than the optimal order on this family"
 VERDICT_DIVERGED = "diverged"

@@ -42,6 +42,7 @@ from decbounds.verify.settings import (
     DOMINANCE,
     MATCH_WIDTH,
     TERMS,
+    VERDICT_BEATS_CENTRALIZED,
     VERDICT_BELOW,
     VERDICT_CENTRALIZED,
     VERDICT_DIVERGED,
@@ -56,13 +57,13 @@ from decbounds.verify.settings import (
     Settings,
 )
 
-__all__ = ["below_bound", "bracket", "centralized_ratio", "exact_averaging_lag", "explicit_bound", "fit_tail",
-           "resolve_advice", "term_verdict",
-           "verdict_kind"]
+__all__ = ["beats_centralized", "below_bound", "bracket", "centralized_ratio", "exact_averaging_lag",
+           "explicit_bound", "fit_tail", "resolve_advice", "term_verdict", "verdict_kind"]
 
 #: The verdict kinds, in the order `verdict_kind` tries their prefixes.
 KINDS: dict[str, str] = {
-    VERDICT_BELOW: "below", VERDICT_DIVERGED: "diverged", VERDICT_CENTRALIZED: "centralized",
+    VERDICT_BELOW: "below", VERDICT_DIVERGED: "diverged", VERDICT_BEATS_CENTRALIZED: "beats centralized",
+    VERDICT_CENTRALIZED: "centralized",
     VERDICT_WORSE: "worse", VERDICT_MATCH: "matches", VERDICT_FLAT: "flat", VERDICT_FASTER: "faster",
     VERDICT_UNRESOLVED: "not resolved", VERDICT_ERROR: "error", VERDICT_OUTSIDE: "outside",
     VERDICT_WITHIN: "within",
@@ -200,10 +201,26 @@ def below_bound(records: Sequence[Record], name: str) -> list[str]:
     return found
 
 
+def _centralized_pairs(records: Sequence[Record], name: str,
+                       variable: str) -> list[tuple[float, float]] | None:
+    """(rule's T_eps, centralized SGD's) at every size both finished, or None for fewer than 3 such sizes or
+    when either did not finish somewhere the other did."""
+    x_of = fit.variable_function(variable)
+    mine = {x_of(r): r["result"].get("t_eps") for r in records if r["point"]["algorithm"] == name}
+    central = {x_of(r): r["result"].get("t_eps") for r in records if r["point"]["algorithm"] == "centralized"}
+    common = sorted(set(mine) & set(central))
+    if any((mine[x] is None) != (central[x] is None) for x in common):
+        return None
+    pairs = [(mine[x], central[x]) for x in common if mine[x] is not None and central[x] is not None]
+    if len(pairs) < 3 or any(b <= 0 or a <= 0 for a, b in pairs):
+        return None
+    return pairs
+
+
 def centralized_ratio(records: Sequence[Record], name: str, variable: str) -> float | None:
     """The largest factor between ``name``'s T_eps and centralized SGD's over the sizes where both finished
-    (max of the ratio and its inverse; None for fewer than 3 such sizes or when either did not finish
-    somewhere the other did).
+    (max of the ratio and its inverse, so a rule faster or slower by the same factor reads the same; None
+    for fewer than 3 such sizes or when either did not finish somewhere the other did).
 
     Parameters
     ----------
@@ -217,17 +234,44 @@ def centralized_ratio(records: Sequence[Record], name: str, variable: str) -> fl
     Returns
     -------
     float or None
+
+    Examples
+    --------
+    >>> def runs(t):  # three sizes, the rule's T_eps t against centralized SGD's 702
+    ...     return [{"point": {"algorithm": a}, "params": {"n": n}, "result": {"t_eps": v}}
+    ...             for n in (4, 8, 16) for a, v in ((name, t), ("centralized", 702))]
+    >>> name = "mine"
+    >>> round(centralized_ratio(runs(600), name, "n"), 3), round(centralized_ratio(runs(821), name, "n"), 3)
+    (1.17, 1.17)
     """
-    x_of = fit.variable_function(variable)
-    mine = {x_of(r): r["result"].get("t_eps") for r in records if r["point"]["algorithm"] == name}
-    central = {x_of(r): r["result"].get("t_eps") for r in records if r["point"]["algorithm"] == "centralized"}
-    common = sorted(set(mine) & set(central))
-    if any((mine[x] is None) != (central[x] is None) for x in common):
-        return None
-    pairs = [(mine[x], central[x]) for x in common if mine[x] is not None and central[x] is not None]
-    if len(pairs) < 3 or any(b <= 0 or a <= 0 for a, b in pairs):
-        return None
-    return max(max(a / b, b / a) for a, b in pairs)
+    pairs = _centralized_pairs(records, name, variable)
+    return None if pairs is None else max(max(a / b, b / a) for a, b in pairs)
+
+
+def beats_centralized(records: Sequence[Record], name: str, variable: str) -> str:
+    """In words, where ``name``'s T_eps is below centralized SGD's by more than `CENTRALIZED_RATIO` at every
+    size both finished ("" otherwise): on the sampling term exact averaging is of the optimal order, so a
+    rule faster than it is a finding, not a tie.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        A term's records with one T_eps per point.
+    name : str
+        The rule's registry name.
+    variable : str
+        The term's fit variable.
+
+    Returns
+    -------
+    str
+    """
+    pairs = _centralized_pairs(records, name, variable)
+    if pairs is None or not all(b / a > CENTRALIZED_RATIO for a, b in pairs):
+        return ""
+    least = min(b / a for a, b in pairs)
+    return (f"T_eps below centralized SGD's by a factor {least:.2f} or more at each of {len(pairs)} sizes "
+            f"(e.g. {pairs[0][0]:g} against {pairs[0][1]:g})")
 
 
 def bracket(records: Sequence[Record], name: str, reference: str, variable: str) -> str:
@@ -364,7 +408,8 @@ def _references(references: Mapping[str, fit.RecordFit], name: str) -> str:
 
 def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fit.RecordFit], *,
                  name: str = "", below: Sequence[str] = (), diverged: str = "", capped: str = "",
-                 central: float | None = None, resolve: str = "", bracketed: str = "") -> str:
+                 central: float | None = None, resolve: str = "", bracketed: str = "",
+                 beats_central: str = "") -> str:
     """The verdict of one term (module docstring) from the rule's fit, the references' fits, the runs below
     an explicit bound, the rule's diverged runs and capped runs (in words), the `centralized_ratio`, and
     what would resolve an unresolved term (``resolve``).
@@ -391,6 +436,8 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
         What would resolve the term (`resolve_advice`).
     bracketed : str, default ""
         The evidence of `VERDICT_WITHIN` (`bracket`), "" when it does not hold.
+    beats_central : str, default ""
+        On a sampling term, `beats_centralized` ("" when the rule is not faster than exact averaging).
 
     Returns
     -------
@@ -412,6 +459,9 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
         return f"{VERDICT_BELOW} ({below[0]}){refs}"
     if diverged:
         return f"{VERDICT_DIVERGED}: {diverged}; no exponent from a diverged run{refs}"
+    if beats_central:
+        return (f"{VERDICT_BEATS_CENTRALIZED}: {beats_central}; exact averaging is of the optimal order "
+                f"here, so the rule queries beyond its budget or lies outside the class ({measured}){refs}")
     if central is not None and central <= CENTRALIZED_RATIO:
         return (f"{VERDICT_CENTRALIZED}: T_eps within {100 * (central - 1):.0f}% of centralized SGD's "
                 f"at every "
@@ -609,6 +659,7 @@ def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, 
             capped=_capped_where_reference_finished(medians, name, [optimal_algorithm] if optimal_algorithm
                                                     in others else [], spec["variable"]),
             central=central,
+            beats_central=beats_centralized(medians, name, spec["variable"]) if source == "sampling" else "",
             resolve=resolve_advice(term, settings, mode, medians),
             bracketed=_bracketed(term, medians, name, fits[term], spec))
     return verdicts, fits
