@@ -137,9 +137,9 @@ def run(args: argparse.Namespace) -> int:
     int
         The exit status.
     """
+    from decbounds.bounds.validation import collect_errors
     from decbounds.pep.api import check_iterations, worst_case, worst_gossip_matrix
     from decbounds.pep.methods import METHODS
-    from decbounds.bounds.validation import collect_errors
 
     if args.list:
         for spec in METHODS.values():
