@@ -21,7 +21,7 @@ from decbounds.verify.spec import _one_line
 
 from decbounds import algorithms, instances, oracles
 
-__all__ = ["measure", "sweep_points", "term_instance"]
+__all__ = ["grid_options", "measure", "sweep_points", "term_instance"]
 
 
 def term_instance(point: Record) -> tuple[instances.LocalFunctions | oracles.ZeroChainOracle,
@@ -75,10 +75,9 @@ def term_instance(point: Record) -> tuple[instances.LocalFunctions | oracles.Zer
 
 def measure(point: Record) -> Record:
     """The sweep runner of every verify run: the algorithm of ``point`` (the rule under test when
-    ``rule_id`` is set, with its ``hyper`` grids; a baseline otherwise) tuned over the point's admissible
-    steps at tol = ``tol_fraction`` * 2 eps, every seed side by side; DeTAG over its R grid
-    (`communication.detag_phases_at`, contracting two-tap and Chebyshev gossip) unless hyper-parameters are
-    given.
+    ``rule_id`` is set; a baseline otherwise) tuned over the point's admissible steps at tol =
+    ``tol_fraction`` * 2 eps, every seed side by side, and over its declared ``grid``
+    (`StepRule.tuning_grid`, through `grid_options`) unless ``hyper`` grids are given, which replace it.
 
     Parameters
     ----------
@@ -93,14 +92,7 @@ def measure(point: Record) -> Record:
     problem, W, _, params = term_instance(point)
     f = problem.f if point["term"] == "sampling" else problem
     hyper = dict(point.get("hyper") or {})
-    options: dict[str, Any] = {}
-    if point["algorithm"] == "detag" and not hyper:
-        # the R grid on every term, the sampling term too: the sampling figure's single R = 1 with the
-        # paper's start diverges on the 32-worker path (docs/errata.md E64); there two-tap gossip won at
-        # every point measured, so the sampling term tries it alone (half the cost)
-        gossip = ["two_tap"] if point["term"] == "sampling" else ["two_tap", "chebyshev"]
-        options = {"groups": [{"R": R} for R in sorted(point["phases"], reverse=True)], "prune": True,
-                   "gossip": gossip, "start": "plain", "eta": None}
+    options = grid_options(point.get("grid") or {}) if not hyper else {}
     steps = [fraction / f.smoothness for fraction in point.get("step_fractions", [1.0])]
     seeds = [int(point["seed"]) + j for j in range(int(point.get("seeds", 1)))]
     tol = float(point["tol_fraction"]) * 2.0 * f.epsilon
@@ -111,6 +103,31 @@ def measure(point: Record) -> Record:
         result["explicit_bound"] = int(problem.iteration_lower_bound)
         result["dist"] = int(problem.dist)
     return {"result": result, "params": params}
+
+
+def grid_options(grid: Mapping[str, Sequence[object]]) -> dict[str, Any]:
+    """`algorithms.tune`'s keywords for a rule's declared `StepRule.tuning_grid`: its first axis one group
+    per value in the order given, each capped at the best T_eps so far (``prune``), the others a product.
+
+    Parameters
+    ----------
+    grid : mapping
+        Hyper-parameter name -> values (empty: no keywords).
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> grid_options({"R": [4, 2], "gossip": ["two_tap"]})
+    {'groups': [{'R': 4}, {'R': 2}], 'prune': True, 'gossip': ['two_tap']}
+    """
+    if not grid:
+        return {}
+    first, *rest = grid
+    return {"groups": [{first: value} for value in grid[first]], "prune": True,
+            **{key: list(grid[key]) for key in rest}}
 
 
 def _tune_rule(name: str, problem: Any, W: Any, steps: Sequence[float], *, tol: float, cap: int,
@@ -192,8 +209,11 @@ def sweep_points(name: str, rule_id: str, settings: Settings, *, seed: int, hype
                      "seed": seed}
             if algorithm == name:
                 point.update(rule_id=rule_id, hyper=dict(hyper))
-            if algorithm == "detag" and lam is not None and not (algorithm == name and hyper):
-                point["phases"] = communication.detag_phases_at(lam)
+            if lam is not None and not (algorithm == name and hyper):  # --hyper overrides the declared grid
+                declared = algorithms.rule_class(algorithm).tuning_grid(
+                    n=int(common["n"]), lam=lam, cap=int(common["cap"]), stochastic=term == "sampling")
+                if declared:
+                    point["grid"] = {key: list(values) for key, values in declared.items()}
             levels[term].append(point)
 
     chain = {"chain_length": settings.comm_chain, "step_fractions": list(settings.step_fractions)}
