@@ -740,6 +740,7 @@ class DeTAG(StepRule):
     batchable: ClassVar[dict[str, Any]] = {"eta": None, "gossip": "two_tap", "start": "paper", "beta": 0.0}
     # Cor. 6's default R reads Delta, L and varsigma0 at the start: global constants of the problem
     knows = ("problem_constants",)
+    searched = ("eta", "start", "R")
 
     @classmethod
     def tuning_grid(cls, *, n: int, lam: float, cap: int,

@@ -823,6 +823,9 @@ class StepRule:
     directed_rounds: ClassVar[bool] = False
     gossips: ClassVar[bool] = True
     knows: ClassVar[tuple[str, ...]] = ()
+    #: the hyper-parameters `default_search` returns axes for (`algorithms.tune` searches them unless all
+    #: are given)
+    searched: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def tuning_grid(cls, *, n: int, lam: float, cap: int,

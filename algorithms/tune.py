@@ -210,10 +210,9 @@ def tune(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = Non
     if not group_list:
         raise ValueError("groups must hold at least one configuration group")
     W = prepared_gossip(name, W, int(f.n))
-    search = cls.default_search(f, W, iterations)
     given = set(hyper).union(*group_list)
-    if not set(search) <= given:  # the rule's own search for what the caller left unset
-        for key, values in search.items():
+    if not set(cls.searched) <= given:  # the rule's own search for what the caller left unset
+        for key, values in cls.default_search(f, W, iterations).items():
             if key not in given:
                 hyper[key] = values
     seed_list = list(np.atleast_1d(np.asarray(seeds)).tolist())
