@@ -81,6 +81,7 @@ from decbounds.verify.runner import (
 )
 from decbounds.verify.settings import (
     BASELINES,
+    CAP_GROWTH,
     CENTRALIZED_RATIO,
     COMMUNICATION_TERMS,
     DIGITS_REFERENCES,
@@ -91,6 +92,7 @@ from decbounds.verify.settings import (
     FIT_TAIL,
     MATCH_WIDTH,
     MODES,
+    OPTIMAL_REFERENCES,
     TERMS,
     VERDICT_BELOW,
     VERDICT_CENTRALIZED,
@@ -100,6 +102,7 @@ from decbounds.verify.settings import (
     VERDICT_FLAT,
     VERDICT_MATCH,
     VERDICT_OUTSIDE,
+    VERDICT_SLOWER,
     VERDICT_UNRESOLVED,
     VERDICT_WITHIN,
     VERDICT_WORSE,
@@ -114,13 +117,16 @@ from decbounds.verify.spec import (
     load_rule,
 )
 from decbounds.verify.terms import (
+    grid_options,
     measure,
+    raise_caps,
     sweep_points,
     term_instance,
 )
 from decbounds.verify.verdicts import (
     below_bound,
     bracket,
+    censored_floor,
     centralized_ratio,
     exact_averaging_lag,
     explicit_bound,
@@ -132,6 +138,7 @@ from decbounds.verify.verdicts import (
 
 __all__ = [
     "BASELINES",
+    "CAP_GROWTH",
     "CENTRALIZED_RATIO",
     "COMMUNICATION_TERMS",
     "DIGITS_REFERENCES",
@@ -142,6 +149,7 @@ __all__ = [
     "FIT_TAIL",
     "MATCH_WIDTH",
     "MODES",
+    "OPTIMAL_REFERENCES",
     "TERMS",
     "VERDICT_BELOW",
     "VERDICT_CENTRALIZED",
@@ -151,6 +159,7 @@ __all__ = [
     "VERDICT_FLAT",
     "VERDICT_MATCH",
     "VERDICT_OUTSIDE",
+    "VERDICT_SLOWER",
     "VERDICT_UNRESOLVED",
     "VERDICT_WITHIN",
     "VERDICT_WORSE",
@@ -162,6 +171,7 @@ __all__ = [
     "audit",
     "below_bound",
     "bracket",
+    "censored_floor",
     "centralized_ratio",
     "check_hyper",
     "digits_curve_mode",
@@ -173,9 +183,11 @@ __all__ = [
     "fingerprint",
     "fit_tail",
     "flow_audit",
+    "grid_options",
     "load_rule",
     "main",
     "measure",
+    "raise_caps",
     "report_markdown",
     "resolve_advice",
     "resolve_settings",

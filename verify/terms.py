@@ -10,18 +10,18 @@ and a tolerance near 2 eps cuts the size-independent descent cost that hides the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from decbounds.paper_figures import communication, sampling
+from decbounds.paper_figures import communication, fit, sampling
 from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.sweep import to_jsonable
-from decbounds.verify.settings import COMMUNICATION_TERMS, Settings
+from decbounds.verify.settings import CAP_GROWTH, COMMUNICATION_TERMS, TERMS, Settings
 from decbounds.verify.spec import _one_line
 
 from decbounds import algorithms, instances, oracles
 
-__all__ = ["grid_options", "measure", "sweep_points", "term_instance"]
+__all__ = ["grid_options", "measure", "raise_caps", "sweep_points", "term_instance"]
 
 
 def term_instance(point: Record) -> tuple[instances.LocalFunctions | oracles.ZeroChainOracle,
@@ -241,3 +241,44 @@ def sweep_points(name: str, rule_id: str, settings: Settings, *, seed: int, hype
                   "predict": ["hard_instance_sampling_sharp", "hard_instance_sampling"]}
         add("sampling", common, term_instance({"term": "sampling", **common})[2])
     return levels
+
+
+def raise_caps(records: Sequence[Record], name: str, settings: Settings,
+               run: Callable[[Record], Record]) -> list[Record]:
+    """The records with each capped run of the rule on a Setting 2 term (path, broom, lazy path) measured
+    again at `CAP_GROWTH` times its cap, up to ``settings.cap_raises`` times, smallest size first; once a
+    size stays capped, the larger sizes of that term are not raised (they would cost more and stay capped).
+    A capped run is censored (T_eps > cap): raising the cap turns it into a measurement where the budget
+    allows.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        The run's records.
+    name : str
+        The rule's registry name (the references are not raised).
+    settings : Settings
+        ``cap_raises``.
+    run : callable
+        Measures one point and returns its record (the sweep runner, resumable).
+
+    Returns
+    -------
+    list of dict
+        ``records`` with each raised run's record in place of the capped one.
+    """
+    out = list(records)
+    for term in (*COMMUNICATION_TERMS, "spectral_gap"):
+        x_of = fit.variable_function(TERMS[term]["variable"])
+        mine = sorted((i for i, r in enumerate(out) if r["point"]["term"] == term
+                       and r["point"]["algorithm"] == name), key=lambda i: x_of(out[i]))
+        for i in mine:
+            if out[i]["result"].get("status") != "max_iterations":
+                continue
+            for _ in range(settings.cap_raises):
+                out[i] = run({**out[i]["point"], "cap": int(out[i]["point"]["cap"]) * CAP_GROWTH})
+                if out[i]["result"].get("status") != "max_iterations":
+                    break
+            if out[i]["result"].get("status") == "max_iterations":
+                break
+    return out

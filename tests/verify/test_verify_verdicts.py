@@ -39,9 +39,48 @@ def test_the_kinds_decide_in_order():
     diverged = v.term_verdict("spectral_gap", _fit(SIZES, SIZES, "inv_gap"), REFERENCES,
                               diverged="every run at inv_gap = 44 went non-finite (NaN or inf)")
     assert v.verdict_kind(diverged) == "diverged" and "nan" not in diverged.replace("NaN", "")
+    # a cap is a censored run, never an order: beside a resolved fit the fit decides, alone it is a constant
     capped = v.term_verdict("communication", LINEAR, REFERENCES,
-                            capped="hit the iteration cap 24000 at n = 384 where DeTAG finished in 10384")
-    assert v.verdict_kind(capped) == "worse"
+                            capped="slower than DeTAG by >= 2.31x at n = 384 ...; order not measured")
+    assert v.verdict_kind(capped) == "matches"
+    unfitted = fit.RecordFit("n", None, 4, 4, "fewer than 3 finished runs")
+    capped = v.term_verdict("communication", unfitted, REFERENCES,
+                            capped="slower than DeTAG by >= 2.31x at n = 384 ...; order not measured")
+    assert v.verdict_kind(capped) == "slower" and "worse" not in capped
+
+
+def _path_run(algorithm, n, t, cap=24000):
+    return {"point": {"algorithm": algorithm, "term": "communication", "n": n, "cap": cap},
+            "params": {"n": n},
+            "result": {"t_eps": t, "status": "converged" if t else "max_iterations", "explicit_bound": n}}
+
+
+def test_a_capped_linear_rule_is_a_constant_factor_not_a_worse_order():
+    """DeFacto on the path: T_eps = 2R x the descent with R = n, linear with a large constant (16,848 /
+    33,696 / 67,392 / 134,784 at n = 12 / 24 / 48 / 96). Capped at 96,000 from n = 96 on, beside DeTAG
+    finishing everywhere, it is "slower than DeTAG by >= X x", never "worse than the optimal order"."""
+    sizes = (48, 96, 192, 384)
+    runs = [_path_run("detag", n, 27.0 * n) for n in sizes]
+    runs += [_path_run("defacto", 48, 67392.0, cap=96000)]
+    runs += [_path_run("defacto", n, None, cap=96000) for n in sizes[1:]]
+    floor, words = v.censored_floor(runs, "defacto", "n")
+    assert floor < 1.0 + v.MATCH_WIDTH and words == "T_eps = 67392 at n = 48 and > 96000 (its cap) at n = 96"
+    verdicts, _ = v.verdicts._verdicts("defacto", runs, v.MODES["quick"], {"passed": True, "checks": []},
+                                       ("detag",))
+    verdict = verdicts["communication"]
+    assert v.verdict_kind(verdict) == "slower", verdict
+    assert verdict.startswith("slower than DeTAG by >= ") and "order not measured" in verdict
+    assert "--sizes comm_cap=" in verdict
+
+
+def test_a_censored_exponent_above_the_optimal_is_worse():
+    runs = [_path_run("detag", n, 27.0 * n) for n in (48, 96, 192, 384)]
+    runs += [_path_run("square", 48, 48.0 * 48), _path_run("square", 96, 96.0 * 96, cap=96000),
+             _path_run("square", 192, None, cap=96000), _path_run("square", 384, None, cap=96000)]
+    verdicts, _ = v.verdicts._verdicts("square", runs, v.MODES["quick"], {"passed": True, "checks": []},
+                                       ("detag",))
+    assert v.verdict_kind(verdicts["communication"]) == "worse"
+    assert "read as censored" in verdicts["communication"]
 
 
 def test_every_verdict_names_the_references_with_exponent_and_interval():
