@@ -193,16 +193,18 @@ def test_the_summary_is_one_screen_with_the_references_beside_the_rule():
     fits = {"communication": {"mine": QUADRATIC, **REFERENCES}, "spectral_gap": {"mine": LINEAR}}
     report = v.VerifyReport(rule="mine", mode="quick", seed=0, audit={"passed": True}, verdicts=verdicts,
                             fits=fits, records=[], files=[], errors=[], seconds=1.0)
-    header, path, gap = report.summary()
+    header, path, gap = report.summary().splitlines()
     assert header.split() == ["term", "optimal", "mine", "verdict", "DeTAG", "D^2", "centralized", "SGD"]
-    assert path.split()[:6] == ["communication", "1", "2.00", "[2.00,", "2.00]", "worse"]
+    assert path.split()[:8] == ["communication", "1", "2.00", "[2.00,", "2.00]", "worse:", "CI", "above"]
     assert "1.00 [1.00, 1.00]" in path  # DeTAG's exponent beside the rule's
     assert gap.split()[5] == "matches" and gap.split()[6:] == ["-", "-", "-"]  # no reference measured there
-    assert max(len(line) for line in report.summary()) <= 120
+    assert max(len(line) for line in report.summary().splitlines()) <= 120
+    text = str(report)
+    assert text.splitlines()[:3] == report.summary().splitlines() and "verdicts: matches = " in text
     failed = v.VerifyReport(rule="mine", mode="quick", seed=0, audit={"passed": False},
                             verdicts={"audit": "FAILED: ..."}, fits={}, records=[], files=[], errors=[],
                             seconds=1.0)
-    assert failed.summary() == []
+    assert failed.summary() == ""
 
 
 def test_centralized_sgd_reads_indistinguishable_from_centralized_never_matches():
@@ -343,5 +345,5 @@ def test_the_report_gives_each_run_its_ratio_to_exact_averaging():
                             fits={"sampling_sigma2": {}}, records=records, files=[], errors=[], seconds=1.0)
     text = v.report_markdown(report, v.MODES["full"], v.load_rule("d2"))
     assert "| T_eps (x-bar) | / centralized SGD's |" in text
-    assert "| sampling | d2 | n=32 B=1 p=0.000125 | 919.5 | 1.18 |" in text
-    assert "| sampling | centralized | n=32 B=1 p=1.5625e-05 | 4029.5 | 1 |" in text
+    assert "| sampling | d2 | n=32 B=1 sigma^2=1.607e+05 | 919.5 | 1.18 |" in text  # the sweep's variable
+    assert "| sampling | centralized | n=32 B=1 sigma^2=1.285e+06 | 4029.5 | 1 |" in text
