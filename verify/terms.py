@@ -246,8 +246,9 @@ def sweep_points(name: str, rule_id: str, settings: Settings, *, seed: int, hype
 def raise_caps(records: Sequence[Record], name: str, settings: Settings,
                run: Callable[[Record], Record]) -> list[Record]:
     """The records with each capped run of the rule on a Setting 2 term (path, broom, lazy path) measured
-    again at `CAP_GROWTH` times its cap, up to ``settings.cap_raises`` times, smallest size first; once a
-    size stays capped, the larger sizes of that term are not raised (they would cost more and stay capped).
+    again at `CAP_GROWTH` times its cap, up to ``settings.cap_raises`` times, smallest size first, while
+    ``settings.raise_budget`` (worker-iterations) lasts; once a size stays capped, the larger sizes of that
+    term are not raised (they would cost more and stay capped).
     A capped run is censored (T_eps > cap): raising the cap turns it into a measurement where the budget
     allows.
 
@@ -268,6 +269,7 @@ def raise_caps(records: Sequence[Record], name: str, settings: Settings,
         ``records`` with each raised run's record in place of the capped one.
     """
     out = list(records)
+    budget = float(settings.raise_budget)
     for term in (*COMMUNICATION_TERMS, "spectral_gap"):
         x_of = fit.variable_function(TERMS[term]["variable"])
         mine = sorted((i for i, r in enumerate(out) if r["point"]["term"] == term
@@ -276,9 +278,24 @@ def raise_caps(records: Sequence[Record], name: str, settings: Settings,
             if out[i]["result"].get("status") != "max_iterations":
                 continue
             for _ in range(settings.cap_raises):
-                out[i] = run({**out[i]["point"], "cap": int(out[i]["point"]["cap"]) * CAP_GROWTH})
+                point = {**out[i]["point"], "cap": int(out[i]["point"]["cap"]) * CAP_GROWTH}
+                cost = _worker_iterations(point)
+                if cost > budget:
+                    break
+                budget -= cost
+                out[i] = run(point)
                 if out[i]["result"].get("status") != "max_iterations":
                     break
             if out[i]["result"].get("status") == "max_iterations":
                 break
     return out
+
+
+def _worker_iterations(point: Record) -> float:
+    """The most a point's tuning can cost: workers x cap x the configurations tuned (steps x grid)."""
+    configurations = len(point.get("step_fractions") or [1.0]) * int(point.get("seeds", 1))
+    for values in dict(point.get("grid") or {}).values():
+        configurations *= max(1, len(values))
+    for values in dict(point.get("hyper") or {}).values():
+        configurations *= len(values) if isinstance(values, list) else 1
+    return float(point["n"]) * float(point["cap"]) * configurations

@@ -3,6 +3,7 @@ verdict where the evidence decides it, names its references, and says what would
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import ClassVar
 
@@ -347,3 +348,26 @@ def test_the_report_gives_each_run_its_ratio_to_exact_averaging():
     assert "| T_eps (x-bar) | / centralized SGD's |" in text
     assert "| sampling | d2 | n=32 B=1 sigma^2=1.607e+05 | 919.5 | 1.18 |" in text  # the sweep's variable
     assert "| sampling | centralized | n=32 B=1 sigma^2=1.285e+06 | 4029.5 | 1 |" in text
+
+
+def test_capped_runs_are_measured_again_at_a_raised_cap_within_the_budget():
+    """terms.raise_caps: each capped path run of the rule at 4x its cap, smallest n first, until one stays
+    capped or the budget (workers x cap x configurations) is spent; the references are never raised."""
+    truth = {48: 67392, 96: 134784, 192: 269568, 384: 539136}  # DeFacto on the path (2 R x descent, R = n)
+    asked = []
+
+    def run(point):
+        asked.append((point["n"], point["cap"]))
+        t = truth[point["n"]]
+        return _path_run(point["algorithm"], point["n"], t if t <= point["cap"] else None, cap=point["cap"])
+
+    records = [_path_run("defacto", n, None) for n in truth]
+    records += [_path_run("detag", n, 27.0 * n) for n in truth]
+    settings = v.MODES["quick"]
+    raised = v.raise_caps(records, "defacto", settings, run)
+    assert asked == [(48, 96000), (96, 96000)]  # n = 96 stays capped: 192 and 384 are not raised
+    assert raised[0]["result"]["t_eps"] == 67392 and raised[1]["result"]["status"] == "max_iterations"
+    assert raised[4:] == records[4:]
+    poor = dataclasses.replace(settings, raise_budget=48 * 96000 - 1)
+    asked.clear()
+    assert v.raise_caps(records, "defacto", poor, run) == records and asked == []
