@@ -32,7 +32,7 @@ from decbounds.instances.averaging import (
     exact_averaging_factors,
     gossip_schedule,
 )
-from decbounds.instances.gossip import as_csr
+from decbounds.instances.gossip import GossipLike, as_csr
 from decbounds.instances.protocol import LocalFunctions
 
 __all__ = [
@@ -768,7 +768,8 @@ class DeTAG(StepRule):
         return {"R": list(reversed(rounds_grid(lam))), "gossip": gossip, "start": ["plain"], "eta": [None]}
 
     @classmethod
-    def default_search(cls, problem: LocalFunctions, W: Any, iterations: int) -> dict[str, list[object]]:
+    def default_search(cls, problem: LocalFunctions, W: GossipLike,
+                       iterations: int) -> dict[str, list[object]]:
         """`algorithms.tune`'s DeTAG search (§9 tuned eta in {0, 0.1, 0.2, 0.4} and R in {1, 2, 3}; errata
         E20 asks for R down to small fractions of 1/sqrt(1 - lam)): eta in {formula, 0, 0.2, 0.4}, both
         starts, and R in {1, 2, 3} with Cor. 6's R and its halves and quarters.

@@ -335,6 +335,7 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
             lines.append(f"| {point['term']} | {point['algorithm']} | {_where(record)} | {shown} | "
                          f"{ratio} | {_tol(result.get('tol'))} | {'' if bound is None else f'{bound:.4g}'} | "
                          f"{result.get('status', '')} |")
+    lines += _tuning_lines(report.records)
     if report.digits:
         markdown, _ = heterogeneity.tuned_table(report.digits)
         lines += ["", f"## Digits MLP at {DIGITS_SHUFFLED:g}% shuffled ({DIGITS_WORKERS}-worker ring)", "",
@@ -352,6 +353,30 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
               "Files: report.md, report.png, records.jsonl (every run), audit.json, exponents.csv"
               + (", digits.md, digits.csv." if report.digits else "."), ""]
     return "\n".join(lines)
+
+
+def _tuning_lines(records: Sequence[Record]) -> list[str]:
+    """The section naming each algorithm's tuning grid per term (its declared `StepRule.tuning_grid` or the
+    ``--hyper`` grids) and the winning values at each point ("" where none won)."""
+    rows: dict[tuple[str, str], tuple[str, list[str]]] = {}
+    for record in records:
+        point, result = record["point"], record["result"]
+        if point["term"] == "digits":
+            continue
+        grid = point.get("hyper") or point.get("grid") or {}
+        key = (point["term"], point["algorithm"])
+        text = ", ".join(f"{k} in {v}" for k, v in grid.items()) or "step only"
+        won = result.get("hyper") or {}
+        shown = {k: won[k] for k, v in grid.items() if k in won and isinstance(v, list) and len(v) > 1}
+        winner = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items())
+        rows.setdefault(key, (text, []))[1].append(f"{_where(record)}: {winner or '-'}")
+    if not rows:
+        return []
+    lines = ["", "## Tuning (every algorithm over the admissible step and its declared grid)", "",
+             "| term | algorithm | grid | winners |", "|---|---|---|---|"]
+    for (term, algorithm), (grid_text, winners) in rows.items():
+        lines.append(f"| {term} | {algorithm} | {grid_text} | {'; '.join(winners)} |")
+    return lines
 
 
 def _where(record: Record) -> str:

@@ -92,7 +92,7 @@ def measure(point: Record) -> Record:
     problem, W, _, params = term_instance(point)
     f = problem.f if point["term"] == "sampling" else problem
     hyper = dict(point.get("hyper") or {})
-    options = grid_options(point.get("grid") or {}) if not hyper else {}
+    options: dict[str, Any] = grid_options(point.get("grid") or {}) if not hyper else {}
     steps = [fraction / f.smoothness for fraction in point.get("step_fractions", [1.0])]
     seeds = [int(point["seed"]) + j for j in range(int(point.get("seeds", 1)))]
     tol = float(point["tol_fraction"]) * 2.0 * f.epsilon
@@ -105,7 +105,7 @@ def measure(point: Record) -> Record:
     return {"result": result, "params": params}
 
 
-def grid_options(grid: Mapping[str, Sequence[object]]) -> dict[str, Any]:
+def grid_options(grid: Mapping[str, Sequence[object]]) -> dict[str, object]:
     """`algorithms.tune`'s keywords for a rule's declared `StepRule.tuning_grid`: its first axis one group
     per value in the order given, each capped at the best T_eps so far (``prune``), the others a product.
 
