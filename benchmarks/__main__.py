@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 BENCHMARKS = ("bench_setup", "bench_fmmc", "bench_zero_chain", "bench_engine", "bench_pep", "bench_verify",
-              "bench_verify_audit")
+              "bench_verify_audit", "bench_timed")
 
 
 def main() -> int:

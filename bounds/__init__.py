@@ -52,6 +52,14 @@ from decbounds.bounds.pep import WorstCase, worst_case, worst_gossip_matrix
 from decbounds.bounds.prediction import Prediction, predict_at
 from decbounds.bounds.rate import CONVENTIONS, KINDS, STATUSES, Rate
 from decbounds.bounds.symbols import RATE_SYMBOLS
+from decbounds.bounds.time_bounds import (
+    TIME_BOUNDS,
+    TimeBound,
+    TimedCluster,
+    equilibrium_time,
+    level_game_times,
+    time_lower_bound,
+)
 
 __all__ = [
     "CATALOG",
@@ -69,11 +77,14 @@ __all__ = [
     "SETTING2_CHAIN_DENOMINATOR",
     "SETTING2_CHAIN_LENGTH",
     "STATUSES",
+    "TIME_BOUNDS",
     "ZERO_CHAIN_GRAD_INF",
     "ZERO_CHAIN_RANGE",
     "ZERO_CHAIN_SMOOTHNESS",
     "Prediction",
     "Rate",
+    "TimeBound",
+    "TimedCluster",
     "WorstCase",
     "accelerated_gossip_eta",
     "accelerated_gossip_rho",
@@ -81,8 +92,10 @@ __all__ = [
     "detag_phase_length",
     "detag_step_size",
     "dominant_term",
+    "equilibrium_time",
     "gap",
     "get",
+    "level_game_times",
     "names",
     "path_hop_distance",
     "predict_at",
@@ -91,6 +104,7 @@ __all__ = [
     "setting1_reveal_probability",
     "setting2_chain_length",
     "smallest_range",
+    "time_lower_bound",
     "unregister_rate",
     "worst_case",
     "worst_gossip_matrix",

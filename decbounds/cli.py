@@ -100,6 +100,8 @@ def register_subcommand(name: str, add_parser: Callable[[SubParsers], None] | st
 
 register_subcommand("predict", "decbounds.bounds.cli",
                     help="predicted iteration complexity T_eps of a catalog entry")
+register_subcommand("time", "decbounds.bounds.time_cli",
+                    help="time lower bound (Tyurin & Richtárik 2024) and predicted seconds on a cluster")
 register_subcommand("worst-case", "decbounds.bounds.pep_cli",
                     help="computed worst case of K iterations (decentralized performance estimation, an SDP)")
 register_subcommand("gossip", "decbounds.instances.cli",

@@ -59,6 +59,7 @@ from decbounds.instances.schedules import (
 
 # --- functions (f) -----------------------------------------------------------------------------------
 # Re-exports: the package's function API (listed in __all__ below).
+from decbounds.instances.cluster import CLUSTERS, COMPUTE_DISTRIBUTIONS, Cluster, named_cluster
 from decbounds.instances.digits import (
     DigitsProblem,
     digits_problem,
@@ -99,6 +100,8 @@ from decbounds.instances.zero_chain import (
 )
 
 __all__ = [
+    "CLUSTERS",
+    "COMPUTE_DISTRIBUTIONS",
     "DELTA0",
     "GOSSIP_KINDS",
     "GOSSIP_METHODS",
@@ -107,6 +110,7 @@ __all__ = [
     "L1",
     "TOPOLOGIES",
     "WEIGHT_RULES",
+    "Cluster",
     "CommunicationInstance",
     "DigitsProblem",
     "FiniteSumFunctions",
@@ -142,6 +146,7 @@ __all__ = [
     "load_digits_arrays",
     "local_gradients_at_start",
     "multi_step_gossip",
+    "named_cluster",
     "one_peer_exponential",
     "optimize_gossip",
     "progress",
