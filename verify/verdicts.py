@@ -566,7 +566,7 @@ def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[R
     if term == "communication":
         descent = max(central) if central else None
         if descent is None:
-            text = "larger n (sizes={'comm_sizes': ...})"
+            text = "larger n (--sizes comm_sizes=...; sizes={'comm_sizes': ...})"
         else:
             # the smallest n at which the explicit bound alone, 1 + (T_c - 1) dist, is DOMINANCE x the descent
             needed = DOMINANCE * descent / (settings.comm_chain - 1)
@@ -575,16 +575,21 @@ def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[R
                 n += 1
             text = (f"resolved at n >= {n}, where the explicit bound 1 + (T_c - 1) dist reaches "
                     f"{DOMINANCE:g}x "
-                    f"the {_count(descent)} iterations of descent centralized SGD measured (sizes="
+                    f"the {_count(descent)} iterations of descent centralized SGD measured (--sizes "
+                    f"comm_sizes=...,{n} --sizes comm_cap={int(DOMINANCE * 4 * descent)}; from Python sizes="
                     f"{{'comm_sizes': (..., {n})}}, comm_cap >= {int(DOMINANCE * 4 * descent)})")
     elif term == "spectral_gap":
         low = min(settings.kappas)
-        text = (f"kappa a decade lower (sizes={{'kappas': (..., {low / 10:g})}}, gap_cap >= "
-                f"{4 * settings.gap_cap})")
+        text = (f"kappa a decade lower (--sizes kappas=...,{low / 10:g} --sizes "
+                f"gap_cap={4 * settings.gap_cap}; from Python sizes={{'kappas': (..., {low / 10:g})}}, "
+                f"gap_cap >= {4 * settings.gap_cap})")
     elif term == "communication_broom":
-        text = f"more sizes (sizes={{'broom_sizes': (..., {2 * max(settings.broom_sizes)})}})"
+        largest = 2 * max(settings.broom_sizes)
+        text = f"more sizes (--sizes broom_sizes=...,{largest}; sizes={{'broom_sizes': (..., {largest})}})"
     else:
-        text = f"4x the seeds halves the interval (sizes={{'sampling_seeds': {4 * settings.sampling_seeds}}})"
+        seeds = 4 * settings.sampling_seeds
+        text = (f"4x the seeds halves the interval (--sizes sampling_seeds={seeds}; "
+                f"sizes={{'sampling_seeds': {seeds}}})")
     return text + _MODE_ADVICE.get(mode, "")
 
 
