@@ -27,6 +27,7 @@ from decbounds.instances.averaging import (
 from decbounds.instances.gossip import (
     GOSSIP_KINDS,
     WEIGHT_RULES,
+    ExactAverage,
     Gossip,
     GossipLike,
     GossipMatrix,
@@ -113,6 +114,7 @@ __all__ = [
     "Cluster",
     "CommunicationInstance",
     "DigitsProblem",
+    "ExactAverage",
     "FiniteSumFunctions",
     "Gossip",
     "GossipLike",

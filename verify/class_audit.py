@@ -17,8 +17,7 @@ Then the differential checks of `flow` run the rule's class itself (information 
 configuration axis; not over a schedule).
 
 The problem the engine queries counts its gradient evaluations; after the run the count is compared with the
-engine's query total, as are the totals with the iteration count (the engine itself compares its
-per-iteration log with its totals, ``algorithms.engine.Runtime.close``).
+engine's query total, as are the totals with the iteration count.
 """
 
 from __future__ import annotations
@@ -29,8 +28,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-from decbounds.algorithms.engine import Runtime
 from decbounds.algorithms.mixing import MixingOperator
+from decbounds.algorithms.runtime import Runtime
 from decbounds.algorithms.step_rule import Channel, state_arrays
 from decbounds.paper_figures.fit import Record
 from decbounds.verify.flow import FLOW_CONDITIONS, flow_audit

@@ -39,7 +39,8 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
-from decbounds.algorithms.engine import Runtime, batch_hyper
+from decbounds.algorithms.engine import batch_hyper
+from decbounds.algorithms.runtime import Runtime
 from decbounds.algorithms.step_rule import check_state, communication_channel, state_arrays
 from decbounds.paper_figures.fit import Record
 
