@@ -44,6 +44,28 @@ class CompressedRule(StepRule):
     structural: ClassVar[dict[str, Any]] = {"compressor": "identity"}
     batchable: ClassVar[dict[str, Any]] = {"gamma": None}
 
+    @classmethod
+    def tuning_grid(cls, *, n: int, lam: float, cap: int,
+                    stochastic: bool = False) -> dict[str, list[object]]:
+        """The consensus step gamma in {1, 1/2, 1/4} (None, the compressor's delta, is 1 uncompressed).
+
+        Parameters
+        ----------
+        n : int
+            Workers.
+        lam : float
+            W's lam.
+        cap : int
+            The iteration cap.
+        stochastic : bool, default False
+            Whether the oracle is stochastic.
+
+        Returns
+        -------
+        dict of str to list
+        """
+        return {"gamma": [1.0, 0.5, 0.25]}
+
     def prepare(self, setup: Setup) -> None:
         self.compressor: Compressor = contractive(make_compressor(self.structural_values["compressor"]))
         self.delta = float(self.compressor.delta(setup.d))  # refuses k > d here, before the run

@@ -32,7 +32,7 @@ from decbounds.instances.averaging import (
     exact_averaging_factors,
     gossip_schedule,
 )
-from decbounds.instances.gossip import as_csr
+from decbounds.instances.gossip import GossipLike, as_csr
 from decbounds.instances.protocol import LocalFunctions
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "TrackingState",
     "default_phase_length",
     "phase_length",
+    "rounds_grid",
 ]
 
 
@@ -789,6 +790,61 @@ class DeTAG(StepRule):
         """
         return require_count("R", structural["R"], 1)
 
+    searched = ("eta", "start", "R")
+
+    @classmethod
+    def tuning_grid(cls, *, n: int, lam: float, cap: int,
+                    stochastic: bool = False) -> dict[str, list[object]]:
+        """R over `rounds_grid` (1/48 to 1/12 of 1/sqrt(1 - lam), largest first; errata E20), contracting
+        two-tap and Chebyshev gossip (two-tap alone on a stochastic oracle, where it won at every point
+        measured, errata E64), the plain start and (G1)'s eta.
+
+        Parameters
+        ----------
+        n : int
+            Workers.
+        lam : float
+            W's lam.
+        cap : int
+            The iteration cap.
+        stochastic : bool, default False
+            Whether the oracle is stochastic.
+
+        Returns
+        -------
+        dict of str to list
+        """
+        gossip: list[object] = ["two_tap"] if stochastic else ["two_tap", "chebyshev"]
+        return {"R": list(reversed(rounds_grid(lam))), "gossip": gossip, "start": ["plain"], "eta": [None]}
+
+    @classmethod
+    def default_search(cls, problem: LocalFunctions, W: GossipLike,
+                       iterations: int) -> dict[str, list[object]]:
+        """`algorithms.tune`'s DeTAG search (§9 tuned eta in {0, 0.1, 0.2, 0.4} and R in {1, 2, 3}; errata
+        E20 asks for R down to small fractions of 1/sqrt(1 - lam)): eta in {formula, 0, 0.2, 0.4}, both
+        starts, and R in {1, 2, 3} with Cor. 6's R and its halves and quarters.
+
+        Parameters
+        ----------
+        problem : LocalFunctions
+            The local functions (``n``; ``Delta`` and ``smoothness`` when stated).
+        W : instances.GossipLike
+            The gossip value (its lam enters Cor. 6's R).
+        iterations : int
+            The iteration cap, T of Cor. 6's R.
+
+        Returns
+        -------
+        dict of str to list
+        """
+        from decbounds.instances.gossip import as_gossip
+
+        lam = as_gossip(W, int(problem.n)).lam
+        assert lam is not None  # a symmetric W or schedule has one
+        R_cor6 = default_phase_length(problem, lam, iterations)
+        R_values = sorted({1, 2, 3, R_cor6, max(1, math.ceil(R_cor6 / 2)), max(1, math.ceil(R_cor6 / 4))})
+        return {"eta": [None, 0.0, 0.2, 0.4], "start": ["paper", "plain"], "R": list(R_values)}
+
     def prepare(self, setup: Setup) -> None:
         R = self.structural_values["R"]
         if R is None:
@@ -926,6 +982,31 @@ def _value(values: Any, j: int) -> Any:
     if isinstance(values, np.ndarray):
         return float(values[0, j, 0])
     return values[j]
+
+
+def rounds_grid(lam: float, low: float = 48.0, high: float = 12.0) -> list[int]:
+    """Rounds per step to tune over: the powers of two between 1/``low`` and 1/``high`` of the mixing time
+    1/sqrt(1 - lam) (at least 1 and 2), ascending; DeTAG's R grid (errata E20).
+
+    Parameters
+    ----------
+    lam : float
+        W's lam, in [0, 1).
+    low, high : float
+        The fractions' denominators.
+
+    Returns
+    -------
+    list of int
+
+    Examples
+    --------
+    >>> rounds_grid(0.5), rounds_grid(1 - 1e-6)
+    ([1, 2], [32, 64])
+    """
+    mixing = 1.0 / math.sqrt(1.0 - lam)
+    bottom, top = max(1.0, mixing / low), max(2.0, mixing / high)
+    return [2**k for k in range(0, 31) if bottom <= 2**k <= top]
 
 
 def default_phase_length(problem: LocalFunctions, lam: float | None, iterations: int) -> int:

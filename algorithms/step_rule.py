@@ -762,6 +762,10 @@ class StepRule:
             R = 2, since Cor. 6's R reads one problem's constants and a PEP is over a class); with
             `iterations_per_update`, all ``pep.worst_case`` reads of a rule besides its code.
 
+    Class methods a subclass may override: `tuning_grid` (its communication hyper-parameters' grid, tuned
+    by ``decbounds verify`` for the rule and the references alike) and `default_search` (what
+    `algorithms.tune` searches for hyper-parameters the caller leaves unset).
+
     Parameters
     ----------
     problem : LocalFunctions
@@ -839,6 +843,58 @@ class StepRule:
             1 for a rule whose every engine iteration is an update.
         """
         return 1
+
+    #: the hyper-parameters `default_search` returns axes for (`algorithms.tune` searches them unless all
+    #: are given)
+    searched: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def tuning_grid(cls, *, n: int, lam: float, cap: int,
+                    stochastic: bool = False) -> dict[str, list[object]]:
+        """The grid of the rule's communication hyper-parameters (rounds per step, consensus step, ...) that
+        a fair comparison tunes beside the step size, from what the rule may know: n, W's lam, the
+        iteration cap and whether the oracle is stochastic. The first axis is searched one value at a time
+        in the order given (each value capped at the best T_eps so far); the others as a product. Default:
+        none.
+
+        Parameters
+        ----------
+        n : int
+            Workers.
+        lam : float
+            W's second-largest eigenvalue magnitude, in [0, 1).
+        cap : int
+            The iteration cap of the run.
+        stochastic : bool, default False
+            Whether the oracle is stochastic.
+
+        Returns
+        -------
+        dict of str to list
+            Hyper-parameter name -> values (empty: the step size only).
+        """
+        return {}
+
+    @classmethod
+    def default_search(cls, problem: LocalFunctions, W: GossipLike,
+                       iterations: int) -> dict[str, list[object]]:
+        """The axes `algorithms.tune` searches when the caller sets none of them (and fills the unset ones
+        when it sets some). Default: none.
+
+        Parameters
+        ----------
+        problem : LocalFunctions
+            The local functions being tuned on.
+        W : instances.GossipLike
+            The gossip value (its lam).
+        iterations : int
+            The iteration cap.
+
+        Returns
+        -------
+        dict of str to list
+        """
+        return {}
 
     def __init__(self, problem: LocalFunctions, W: GossipLike | Channel | None,
                  structural: dict[str, object], *,

@@ -81,6 +81,7 @@ from decbounds.verify.runner import (
 )
 from decbounds.verify.settings import (
     BASELINES,
+    CAP_GROWTH,
     CENTRALIZED_RATIO,
     COMMUNICATION_TERMS,
     DIGITS_REFERENCES,
@@ -91,6 +92,7 @@ from decbounds.verify.settings import (
     FIT_TAIL,
     MATCH_WIDTH,
     MODES,
+    OPTIMAL_REFERENCES,
     TERMS,
     VERDICT_BEATS_CENTRALIZED,
     VERDICT_BELOW,
@@ -101,6 +103,7 @@ from decbounds.verify.settings import (
     VERDICT_FLAT,
     VERDICT_MATCH,
     VERDICT_OUTSIDE,
+    VERDICT_SLOWER,
     VERDICT_UNRESOLVED,
     VERDICT_WITHIN,
     VERDICT_WORSE,
@@ -115,7 +118,9 @@ from decbounds.verify.spec import (
     load_rule,
 )
 from decbounds.verify.terms import (
+    grid_options,
     measure,
+    raise_caps,
     sweep_points,
     term_instance,
 )
@@ -123,6 +128,7 @@ from decbounds.verify.verdicts import (
     beats_centralized,
     below_bound,
     bracket,
+    censored_floor,
     centralized_ratio,
     exact_averaging_lag,
     explicit_bound,
@@ -134,6 +140,7 @@ from decbounds.verify.verdicts import (
 
 __all__ = [
     "BASELINES",
+    "CAP_GROWTH",
     "CENTRALIZED_RATIO",
     "COMMUNICATION_TERMS",
     "DIGITS_REFERENCES",
@@ -144,6 +151,7 @@ __all__ = [
     "FIT_TAIL",
     "MATCH_WIDTH",
     "MODES",
+    "OPTIMAL_REFERENCES",
     "TERMS",
     "VERDICT_BEATS_CENTRALIZED",
     "VERDICT_BELOW",
@@ -154,6 +162,7 @@ __all__ = [
     "VERDICT_FLAT",
     "VERDICT_MATCH",
     "VERDICT_OUTSIDE",
+    "VERDICT_SLOWER",
     "VERDICT_UNRESOLVED",
     "VERDICT_WITHIN",
     "VERDICT_WORSE",
@@ -166,6 +175,7 @@ __all__ = [
     "beats_centralized",
     "below_bound",
     "bracket",
+    "censored_floor",
     "centralized_ratio",
     "check_hyper",
     "digits_curve_mode",
@@ -177,9 +187,11 @@ __all__ = [
     "fingerprint",
     "fit_tail",
     "flow_audit",
+    "grid_options",
     "load_rule",
     "main",
     "measure",
+    "raise_caps",
     "report_markdown",
     "resolve_advice",
     "resolve_settings",

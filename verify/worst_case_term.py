@@ -73,18 +73,22 @@ def worst_case_records(rule: type | str, *, Ks: Sequence[int] | None = None,
     Ks, lams = KS if Ks is None else Ks, LAMS if lams is None else lams
     points = [(K, LAM) for K in Ks] + [(max(Ks), lam) for lam in lams if lam != LAM]
     records: list[dict[str, Any]] = []
-    for method in (rule, *(BASELINES if baselines is None else baselines)):
+    rule_name = rule if isinstance(rule, str) else str(getattr(rule, "name", "") or rule.__name__)
+    others = [b for b in (BASELINES if baselines is None else baselines) if b != rule_name]  # not itself
+    for method in (rule, *others):
         try:
             name = method_spec(method).name
         except (TypeError, ValueError) as err:  # the compiler's refusal (NotLinearError is a ValueError)
-            records.append({"method": getattr(method, "name", str(method)), "K": None, "rounds": None,
+            records.append({"method": rule_name if method is rule else str(method), "K": None, "rounds": None,
                             "lam": None, "value": None, "status": f"not computed: {err}"})
             continue
         try:
-            records += [_solve(method, K, lam) for K, lam in points]
-        except Exception as err:  # the refusal or anything the rule's own code raises: one line of the report
+            solved = [_solve(method, K, lam) for K, lam in points]
+            records += [{**r, "method": rule_name} for r in solved] if method is rule else solved
+        except Exception as err:  # the refusal or anything the rule's own code raises: one line
             first_line = (str(err).strip().splitlines() or [""])[0]
-            records.append({"method": name, "K": None, "rounds": None, "lam": None, "value": None,
+            records.append({"method": rule_name if method is rule else name, "K": None, "rounds": None,
+                            "lam": None, "value": None,
                             "status": f"not computed: {type(err).__name__}: {first_line}"})
     return records
 
