@@ -65,7 +65,8 @@ from decbounds.verify.settings import (
 )
 
 __all__ = ["beats_centralized", "below_bound", "bracket", "censored_floor", "centralized_ratio",
-           "exact_averaging_lag", "explicit_bound", "fit_tail", "resolve_advice", "term_verdict", "verdict_kind"]
+           "exact_averaging_lag", "explicit_bound", "fit_tail", "resolve_advice", "term_verdict",
+           "verdict_kind"]
 
 #: The verdict kinds, in the order `verdict_kind` tries their prefixes.
 KINDS: dict[str, str] = {
