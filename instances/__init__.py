@@ -41,6 +41,7 @@ from decbounds.instances.gossip import (
     spectral_gap,
 )
 from decbounds.instances.graphs import TOPOLOGIES, topology
+from decbounds.instances.neighbours import effective_neighbours
 from decbounds.instances.optimize import OptimizedGossip, optimize_gossip
 from decbounds.instances.schedules import (
     GossipSchedule,
@@ -54,6 +55,7 @@ from decbounds.instances.schedules import (
     schedule_from_callable,
     schedule_from_sequence,
 )
+from decbounds.instances.zoo import ZOO_MEMBERS, topology_zoo, zoo_rows
 
 # isort: split
 # --- end graphs and gossip ---------------------------------------------------------------------------
@@ -111,6 +113,7 @@ __all__ = [
     "L1",
     "TOPOLOGIES",
     "WEIGHT_RULES",
+    "ZOO_MEMBERS",
     "Cluster",
     "CommunicationInstance",
     "DigitsProblem",
@@ -137,6 +140,7 @@ __all__ = [
     "constant_schedule",
     "default_radius",
     "digits_problem",
+    "effective_neighbours",
     "exact_averaging_factors",
     "gossip_matrix",
     "gossip_schedule",
@@ -167,8 +171,10 @@ __all__ = [
     "spectral_gap",
     "split_groups",
     "topology",
+    "topology_zoo",
     "varsigma0_at_start",
     "zero_chain",
+    "zoo_rows",
 ]
 
 # --- end functions -----------------------------------------------------------------------------------
