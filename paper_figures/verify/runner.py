@@ -179,6 +179,12 @@ def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str
         if audited["passed"]:
             levels = sweep_points(name, fingerprint(cls), settings, seed=seed, hyper=hyper,
                                   baselines=baselines)
+            for points in levels.values():  # every run of the rule audited; one run per term over its whole
+                mine = [point for point in points if point["algorithm"] == name]  # length (`run_audit`)
+                for point in mine:
+                    point["run_audit"] = True
+                if mine:
+                    mine[-1]["audit_flow"] = True
             if digits:
                 levels["digits"] = digits_points(name, fingerprint(cls), settings, seed=seed, hyper=hyper,
                                                  baselines=baselines)
@@ -194,6 +200,13 @@ def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str
                         "condition": CONDITIONS["runs"], "key": "runs", "passed": False,
                         "detail": f"{name} called sys.exit({exc.code!r}) in a run of the {term} term: a rule "
                                   "may not end the process"}]}
+                    break
+                violations = [r["result"]["class_violation"] for r in records
+                              if r["point"]["algorithm"] == name and "class_violation" in r["result"]]
+                if violations:  # a measured run left the class: the audit fails, naming where
+                    audited = {**audited, "passed": False, "checks": [*audited["checks"], {
+                        "condition": CONDITIONS["measured_runs"], "key": "measured_runs", "passed": False,
+                        "detail": f"{name}: outside the gossip class in a measured run: {violations[0]}"}]}
                     break
         computed = worst_case_records(cls) if worst_case and audited["passed"] else []
         return {"name": name, "module": cls.__module__, "qualname": cls.__qualname__, "out": str(out_dir),

@@ -1,0 +1,515 @@
+"""Every measured run of the rule audited (docs/verify.md, "Every measured run is audited"): the class audit
+tests a window (a 9-path, a 12-path, a few hundred iterations); a rule may behave otherwise later, at another
+size, in a wider batch, under no auditor or after many calls. So each run of the rule under test, in every
+term and at every size, carries a `RunAudit` (an ``algorithms`` observer) that checks at every iteration
+what the lower bound assumes of the class A_B (docs/theory.md §1.5, §2):
+
+- **zero-respecting progress** on the hard instance: for each configuration, worker i's chain progress in
+  every array it holds and in every point it queries after iteration t is at most the largest progress over
+  its closed neighbourhood N[i] after t - 1, plus one where an oracle in N[i] revealed a coordinate in
+  iteration t (the exact oracle of an end group; the probabilistic zero-chain oracle only on a success);
+- **the A_B budget**: at most B gradient evaluations and one communication round per iteration;
+- **every gradient evaluation counted**: the problem the run sees counts what it computes while the rule's
+  code runs (`CountedProblem`, `CountedOracle`): local gradients beyond the queries, or any global gradient
+  or value, are evaluations a side door took (the context's closures lead to this problem too);
+- **information flow at measurement scale** (one run per term, ``flow=True``): the run is the reference;
+  from t0 = 0, w, 2w, ... a replay of the same batch (a fresh instance of the class, the state and random
+  streams of the run at t0) runs in lockstep with the oracle answers of a worker set S perturbed, and every
+  worker farther than the rounds used from S must hold the numbers of the measured run, in every array and
+  every query point. A rule that behaves otherwise in the replay than in the run fails it too.
+
+A violation raises `OutsideTheClass` from the observer, which ends the run; its message names the iteration,
+the worker and the configuration (the caller adds the term and the size). A configuration whose iterates
+turn non-finite is a diverged run (the engine's verdict), not audited further.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import scipy.sparse as sp
+from decbounds.algorithms.engine import Ledger, batch_hyper
+from decbounds.algorithms.step_rule import communication_channel, state_arrays
+from decbounds.instances.zero_chain import progress
+from decbounds.paper_figures.verify.flow import copy_state
+
+__all__ = ["CountedOracle", "CountedProblem", "OutsideTheClass", "RunAudit", "counted"]
+
+_PERTURBATION = 0.5  # the scale of the flow check's perturbation; any non-zero one is a change of the data
+
+
+class OutsideTheClass(Exception):
+    """A measured run of the rule left the class A_B; the message names the iteration, worker and
+    configuration."""
+
+
+class _Watch:
+    """What the rule's code did while it ran: set by the watched step and average, read by the counters."""
+
+    def __init__(self) -> None:
+        self.phase: str | None = None  # "step" or "average" while the rule's code runs
+        self.stepped = False  # the watched step ran since the last observation
+        self.local = 0  # local-gradient calls of the problem in the rule's code since the last observation
+        self.side: list[str] = []  # global gradients or values the rule's code computed
+        self.reveals: np.ndarray | None = None  # (n, k): rows whose answer revealed the next coordinate
+        self.rngs: Sequence[np.random.Generator] | None = None  # the run's streams, as the oracle got them
+        self.shape: tuple[int, int, int] | None = None
+
+    def reveal(self, X: np.ndarray, G: np.ndarray) -> None:
+        """Mark the rows of a query whose answer holds the coordinate after the point's progress."""
+        if self.phase != "step" or self.shape is None or X.shape != self.shape:
+            return
+        level = progress(X)
+        d = X.shape[-1]
+        at = np.take_along_axis(G, np.minimum(level, d - 1)[..., None], axis=-1)[..., 0]
+        found = (level < d) & (at != 0)
+        self.reveals = found if self.reveals is None else self.reveals | found
+
+
+class CountedProblem:
+    """The problem a measured run sees: the instance's answers, with every evaluation made while the rule's
+    code runs counted (``grad`` calls; ``full_grad``, ``value`` and ``full_value`` named as side doors). It
+    offers no fused ``grad_and_full_grad``, so each query reaches ``grad`` here (docs/verify.md)."""
+
+    __slots__ = ("_exact", "_inner", "_watch")
+
+    def __init__(self, inner: Any, watch: _Watch, exact: bool) -> None:
+        self._inner, self._watch, self._exact = inner, watch, exact
+
+    def grad(self, X: np.ndarray, width: int | None = None) -> np.ndarray:
+        G = self._inner.grad(X) if width is None else self._inner.grad(X, width)
+        if self._watch.phase is not None:
+            self._watch.local += 1
+            if self._exact:
+                self._watch.reveal(np.asarray(X), G)
+        return G
+
+    def _global(self, name: str, args: tuple[Any, ...]) -> Any:
+        if self._watch.phase is not None:
+            self._watch.side.append(name)
+        return getattr(self._inner, name)(*args)
+
+    def full_grad(self, x: np.ndarray, *args: Any) -> np.ndarray:
+        return self._global("full_grad", (x, *args))
+
+    def value(self, X: np.ndarray, *args: Any) -> np.ndarray:
+        return self._global("value", (X, *args))
+
+    def full_value(self, x: np.ndarray, *args: Any) -> np.ndarray:
+        return self._global("full_value", (x, *args))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class CountedOracle:
+    """The stochastic oracle a measured run sees: the oracle over a `CountedProblem`, marking which rows of
+    each query revealed the next coordinate and keeping the run's random streams (for the flow replay)."""
+
+    __slots__ = ("_inner", "_watch", "f")
+
+    def __init__(self, inner: Any, watch: _Watch, f: CountedProblem) -> None:
+        self._inner, self._watch, self.f = inner, watch, f
+
+    def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
+        return self._inner.sample(X, rng, batch)
+
+    def sample_configurations(self, X: np.ndarray, rngs: Sequence[np.random.Generator], batch: int = 1
+                              ) -> np.ndarray:
+        many = getattr(self._inner, "sample_configurations", None)
+        if many is not None:
+            G = many(X, rngs, batch)
+        else:  # the engine's own per-configuration path
+            G = np.empty_like(X)
+            for j, rng in enumerate(rngs):
+                G[:, j : j + 1] = self._inner.sample(X[:, j : j + 1], rng, batch)
+        self._watch.rngs = rngs
+        self._watch.reveal(X, G)
+        return G
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def counted(problem: Any) -> tuple[Any, _Watch]:
+    """The problem (or oracle over local functions ``problem.f``) of a measured run, counted, and the watch
+    a `RunAudit` reads.
+
+    Parameters
+    ----------
+    problem : LocalFunctions or Oracle
+        What the term measures on (``terms.term_instance``).
+
+    Returns
+    -------
+    tuple
+        (the counted problem or oracle, its watch).
+    """
+    watch = _Watch()
+    if hasattr(problem, "sample") and hasattr(problem, "f"):
+        inner_f = CountedProblem(problem.f, watch, exact=False)
+        oracle = type(problem).__new__(type(problem))  # the same oracle over the counted functions
+        oracle.__dict__.update(vars(problem))
+        oracle.f = inner_f
+        return CountedOracle(oracle, watch, inner_f), watch
+    return CountedProblem(problem, watch, exact=True), watch
+
+
+def _closed_neighbourhoods(matrix: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, starts) of each worker's closed neighbourhood, for ``np.maximum.reduceat`` over rows."""
+    pattern = sp.csr_array(abs(sp.csr_array(matrix)) > 0, dtype=np.int8) + sp.eye_array(n, dtype=np.int8,
+                                                                                          format="csr")
+    pattern = sp.csr_array(pattern)
+    pattern.sort_indices()
+    return pattern.indices.astype(np.intp), pattern.indptr[:-1].astype(np.intp)
+
+
+class RunAudit:
+    """The observer of one measured run of the rule (module docstring): raises `OutsideTheClass` at the
+    first violation.
+
+    Parameters
+    ----------
+    watch : _Watch
+        The watch of the run's counted problem (`counted`).
+    problem : LocalFunctions
+        The instance itself (its ``progress``; the flow replay's answers).
+    oracle : Oracle, optional
+        The instance's stochastic oracle (None: exact gradients).
+    graph : networkx.Graph, optional
+        The communication graph, for rules that take no gossip value.
+    flow : bool, default False
+        Also the information-flow check over the whole run.
+    seed : int, default 0
+        The flow check's perturbations.
+    """
+
+    def __init__(self, watch: _Watch, problem: Any, oracle: Any = None, graph: nx.Graph | None = None,
+                 flow: bool = False, seed: int = 0) -> None:
+        self.watch, self.problem, self.oracle, self.graph = watch, problem, oracle, graph
+        self.flow, self.seed = flow, seed
+        self.iterations = 0  # iterations audited over every run of this observer
+        self.replayed = 0  # iterations replayed by the flow check
+        self.top = 0  # the furthest chain coordinate seen
+
+    # -- the hook ------------------------------------------------------------------------------------------
+
+    def begin(self, run: Any) -> None:
+        """Start auditing one batch: watch the rule's step and average, learn the graph.
+
+        Parameters
+        ----------
+        run : algorithms.RunInfo
+            The batch.
+        """
+        self.run = run
+        self.n, self.k, self.d, self.batch = int(run.n), int(run.k), int(run.d), int(run.batch)
+        self.watch.shape = (self.n, self.k, self.d)
+        self.watch.local, self.watch.side, self.watch.reveals, self.watch.rngs = 0, [], None, None
+        self.cls = type(run.rule)
+        self.outside = not self.cls.gossips or self.cls.communication == "exact"
+        for name in ("step", "average"):
+            _watch_method(run.rule, name, self.watch)
+        self.gossip = run.gossip
+        self.neighbourhoods: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.level = np.broadcast_to(np.asarray(progress(np.asarray(self.problem.x0))), (self.n, self.k)).copy()
+        self.finite = np.ones(self.k, dtype=bool)
+        self.saturated = False
+        self.window: _Window | None = None
+        self.rng = np.random.default_rng([self.seed, 31])
+        if self.flow and not self.outside:
+            self._flow_setup()
+
+    def observe(self, observation: Any) -> None:
+        """Audit iteration ``observation.t``.
+
+        Parameters
+        ----------
+        observation : algorithms.Observation
+            The step just taken.
+        """
+        watch, t = self.watch, int(observation.t)
+        self.iterations += 1
+        if not watch.stepped:
+            self._fail(t, None, None, "the step ran outside the audit's watch (the rule replaced its own "
+                                      "step method)")
+        if observation.evaluations > self.batch or len(observation.rounds) > 1:
+            self._fail(t, None, None, f"{observation.evaluations} gradient evaluations and "
+                                      f"{len(observation.rounds)} rounds in one iteration (the A_B budget: "
+                                      f"B = {self.batch} and one round)")
+        if watch.side:
+            self._fail(t, None, None, f"the rule's code evaluated the problem's {watch.side[0]} (a global "
+                                      "gradient or value no query counts: a side door to the problem)")
+        if watch.local > len(observation.queries):
+            self._fail(t, None, None, f"uncounted gradient evaluations: the problem computed {watch.local} "
+                                      f"local gradients while the rule's code ran, {len(observation.queries)} "
+                                      "queries counted")
+        if not self.outside and not self.saturated:
+            self._zero_respecting(t, observation)
+        if self.window is not None or (self.flow and hasattr(self, "flow_set")):
+            self._flow_step(t, observation)
+        watch.local, watch.side, watch.reveals, watch.stepped = 0, [], None, False
+
+    # -- zero-respecting -----------------------------------------------------------------------------------
+
+    def _closed(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        gossip = self.gossip
+        if gossip is None:
+            key = -1
+            if key not in self.neighbourhoods:
+                graph = self.graph if self.graph is not None else self.problem.graph()
+                self.neighbourhoods[key] = _closed_neighbourhoods(nx.to_scipy_sparse_array(graph,
+                                                                                           range(self.n)),
+                                                                  self.n)
+            return self.neighbourhoods[key]
+        key = t % int(gossip.period) if getattr(gossip, "time_varying", False) and gossip.period else 0
+        if key not in self.neighbourhoods:
+            self.neighbourhoods[key] = _closed_neighbourhoods(gossip.round_matrix(t), self.n)
+        return self.neighbourhoods[key]
+
+    def _held(self, indices: np.ndarray, starts: np.ndarray, i: int, j: int) -> int:
+        stop = starts[i + 1] if i + 1 < len(starts) else len(indices)
+        return int(self.level[indices[starts[i]:stop], j].max())
+
+    def _levels(self, state: Any) -> np.ndarray:
+        """(n, k) chain progress over every array of the state with last axis d (`state_progress`'s
+        reading: an (n, m k, d) array as m blocks of the k configurations); non-finite configurations are
+        dropped from ``self.finite``."""
+        n, k, d = self.n, self.k, self.d
+        levels = np.zeros((n, k), dtype=np.int64)
+        for _, array in state_arrays(state):
+            if array.ndim < 2 or array.shape[-1] != d or array.dtype == object or array.shape[0] != n:
+                continue
+            flat = array.reshape(n, -1, d)
+            blocks = flat.shape[1] % k == 0
+            bad = ~np.isfinite(flat).all(axis=(0, 2))
+            if bad.any():
+                self.finite &= ~(bad.reshape(-1, k).any(axis=0) if blocks else np.ones(k, dtype=bool))
+            level = progress(flat)
+            level = level.reshape(n, -1, k).max(axis=1) if blocks else \
+                np.broadcast_to(level.max(axis=1, keepdims=True), (n, k))
+            np.maximum(levels, level, out=levels)
+        return levels
+
+    def _zero_respecting(self, t: int, observation: Any) -> None:
+        indices, starts = self._closed(t)
+        reach = np.maximum.reduceat(self.level[indices], starts, axis=0)
+        reveals = self.watch.reveals
+        if reveals is not None:
+            reach = reach + np.maximum.reduceat(reveals[indices].astype(np.int64), starts, axis=0)
+        finite = self.finite
+        for q, X in enumerate(observation.queries):
+            asked = progress(X)
+            over = (asked > reach) & finite[None, :]
+            if over.any():
+                i, j = (int(v) for v in np.argwhere(over)[0])
+                self._fail(t, i, j, f"query point {q} passed to ctx.sample holds chain coordinate "
+                                    f"{int(asked[i, j])}, but its closed neighbourhood held at most "
+                                    f"{self._held(indices, starts, i, j)}"
+                                    f"{'' if reveals is None else ' (plus what its oracles revealed)'} before "
+                                    "the iteration: a query off the span the zero-respecting rule allows")
+        levels = self._levels(observation.state)
+        finite = self.finite
+        over = (levels > reach) & finite[None, :]
+        if over.any():
+            i, j = (int(v) for v in np.argwhere(over)[0])
+            stop = starts[i + 1] if i + 1 < len(starts) else len(indices)
+            held = self._held(indices, starts, i, j)
+            field = next((label for label, array in state_arrays(observation.state)
+                          if array.ndim >= 2 and array.shape[-1] == self.d and array.shape[0] == self.n
+                          and int(progress(array.reshape(self.n, -1, self.d)[i]).max()) == int(levels[i, j])),
+                         "an array")
+            revealed = reveals is not None and bool(reveals[indices[starts[i]:stop], j].any())
+            self._fail(t, i, j, f"worker {i} holds chain coordinate {int(levels[i, j])} in state field "
+                                f"{field!r}, but its closed neighbourhood held at most {held} after the "
+                                "previous iteration" + (" and revealed one more" if revealed else
+                                                        " and no oracle there revealed a coordinate")
+                                + " (information moved more than one hop per iteration)")
+        self.level = np.where(finite[None, :], levels, self.level)
+        self.top = max(self.top, int(levels.max(initial=0)))
+        if int(self.level.min()) >= self.d:
+            self.saturated = True  # every worker holds the whole chain: no coordinate is left to gain
+
+    # -- information flow at measurement scale -------------------------------------------------------------
+
+    def _flow_setup(self) -> None:
+        """The worker set S (the instance's first end group; the first third of the graph's workers where it
+        has none) and its hop distances."""
+        graph = self.graph if self.graph is not None else (
+            nx.from_scipy_sparse_array(self.gossip.round_matrix(0)) if self.gossip is not None
+            else self.problem.graph())
+        groups = getattr(self.problem, "groups", None)
+        S = np.asarray(groups[0]) if groups is not None else np.arange(max(1, -(-self.n // 3)))
+        distance = np.full(self.n, np.inf)
+        for i, hops in nx.multi_source_dijkstra_path_length(graph, {int(s) for s in S}).items():
+            distance[i] = hops
+        self.flow_set, self.distance = S, distance
+        self.span = max(1, int(distance[np.isfinite(distance)].max()) - 1)
+        self.channel = communication_channel(self.cls.communication,
+                                             graph if self.cls.communication == "graph" else self.gossip,
+                                             self.n, directed_rounds=self.cls.directed_rounds)
+        self.start_state: Any = None
+
+    def _flow_step(self, t: int, observation: Any) -> None:
+        window = self.window
+        if window is None:  # the first window starts from the run's start: a replay from init
+            window = self.window = self._open_window(0, None)
+        window.step(t, observation, self)
+        if t + 1 - window.t0 >= self.span:  # the next window starts from the run's state after t
+            self.window = self._open_window(t + 1, observation.state)
+
+    def _open_window(self, t0: int, state: Any) -> _Window:
+        rngs = None
+        if self.oracle is not None:
+            streams = self.watch.rngs
+            rngs = [np.random.default_rng(s) for s in self.run.seeds] if streams is None or t0 == 0 else \
+                [_copy_rng(r) for r in streams]
+        return _Window(self, t0, state, rngs)
+
+    def _fail(self, t: int, worker: int | None, j: int | None, what: str) -> None:
+        where = f"iteration {t}"
+        if worker is not None:
+            where += f", worker {worker}"
+        if j is not None:
+            where += f", configuration {j} (step {self.run.step_sizes[j]:.4g}, seed {self.run.seeds[j]}"
+            hyper = {key: value for key, value in self.run.hypers[j].items()
+                     if isinstance(value, (int, float, str, bool))}
+            where += (f", {hyper}" if hyper else "") + ")"
+        raise OutsideTheClass(f"{where}: {what}")
+
+
+def _copy_rng(rng: np.random.Generator) -> np.random.Generator:
+    copy = np.random.Generator(type(rng.bit_generator)())
+    copy.bit_generator.state = rng.bit_generator.state
+    return copy
+
+
+def _watch_method(rule: Any, name: str, watch: _Watch) -> None:
+    """Replace ``rule.name`` on the instance by a call that marks the rule's phase in ``watch``."""
+    method = getattr(type(rule), name)
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        previous = watch.phase
+        watch.phase = name
+        if name == "step":
+            watch.stepped = True
+        try:
+            return method(rule, *args, **kwargs)
+        finally:
+            watch.phase = previous
+
+    object.__setattr__(rule, name, watched)
+
+
+class _Tap:
+    """The replay's problem or oracle: the instance's answers, S's rows shifted (module docstring)."""
+
+    __slots__ = ("_base", "_exact", "delta", "dim", "n", "queries", "x0")
+
+    def __init__(self, base: Any, exact: bool, problem: Any, delta: tuple[np.ndarray, np.ndarray]) -> None:
+        self._base, self._exact = base, exact
+        self.n, self.dim, self.x0 = problem.n, problem.dim, problem.x0
+        self.delta = delta
+        self.queries: list[np.ndarray] = []
+
+    @property
+    def exact(self) -> bool:
+        return self._exact
+
+    def _record(self, X: np.ndarray, answer: np.ndarray) -> np.ndarray:
+        self.queries.append(np.array(X, copy=True))
+        rows, shift = self.delta
+        answer = np.array(answer, copy=True)
+        answer[rows] += shift
+        return answer
+
+    def grad(self, X: np.ndarray) -> np.ndarray:
+        return self._record(X, self._base.grad(X))
+
+    def full_grad(self, x: np.ndarray) -> np.ndarray:
+        raise AttributeError("the replay's problem answers local gradients only")
+
+    def sample_configurations(self, X: np.ndarray, rngs: Sequence[np.random.Generator], batch: int
+                              ) -> np.ndarray:
+        many = getattr(self._base, "sample_configurations", None)
+        if many is not None:
+            return self._record(X, many(X, rngs, batch))
+        answer = np.empty_like(X)
+        for j, rng in enumerate(rngs):
+            answer[:, j : j + 1] = self._base.sample(X[:, j : j + 1], rng, batch)
+        return self._record(X, answer)
+
+
+def _same_rows(a: np.ndarray, b: np.ndarray, checked: np.ndarray) -> int | None:
+    """The first checked worker whose rows of a and b differ (numbers, NaN equal to NaN, a zero's sign
+    ignored: the batch and its replay may take the zero chain's dense and sparse kernels)."""
+    if a.shape != b.shape:
+        return int(np.argmax(checked))
+    n = a.shape[0]
+    x, y = a.reshape(n, -1), b.reshape(n, -1)
+    differs = ~((x == y) | ((x != x) & (y != y))).all(axis=1) & checked
+    return int(np.argmax(differs)) if differs.any() else None
+
+
+class _Window:
+    """One replay of the flow check: the batch again from the run's state at t0, S's answers perturbed,
+    stepped in lockstep with the run."""
+
+    def __init__(self, audit: RunAudit, t0: int, state: Any, rngs: list[np.random.Generator] | None) -> None:
+        run, cls = audit.run, audit.cls
+        self.t0 = t0
+        structural = dict(run.rule.structural_values)
+        resolved = [{key: value for key, value in hyper.items() if key not in structural}
+                    for hyper in run.hypers]
+        S = audit.flow_set
+        shift = _PERTURBATION * (1.0 + audit.rng.standard_normal((S.size, audit.k, audit.d)))
+        base = audit.oracle if audit.oracle is not None else audit.problem
+        self.tap = _Tap(base, audit.oracle is None, audit.problem, (S, shift))
+        self.rule = cls(audit.problem, audit.channel, structural, iterations=int(run.rule.iterations))
+        self.ledger = Ledger(problem=self.tap, oracle=None if audit.oracle is None else self.tap,
+                             channel=audit.channel, step_sizes=list(run.step_sizes),
+                             hyper=batch_hyper(self.rule.structural_values, resolved, audit.d),
+                             batch=audit.batch, seeds=list(run.seeds), knows=cls.knows)
+        self.state = self.rule.init(self.ledger.context)
+        if state is not None:
+            self.state = copy_state(state)
+        if rngs is not None:
+            for mine, theirs in zip(self.ledger.rngs, rngs, strict=True):
+                mine.bit_generator.state = theirs.bit_generator.state
+
+    def step(self, t: int, observation: Any, audit: RunAudit) -> None:
+        before = len(self.tap.queries)
+        self.ledger.begin_iteration(t)
+        self.state = self.rule.step(self.state, self.ledger.context)
+        audit.replayed += 1
+        rounds = self.ledger.counters.communication_rounds
+        checked = audit.distance > rounds
+        if not checked.any():
+            return
+        what = (f"with the oracle answers of S = {audit.flow_set.tolist()} (the first end group) perturbed "
+                f"from iteration {self.t0} in a replay of the run")
+        for q, (mine, theirs) in enumerate(itertools.zip_longest(self.tap.queries[before:],
+                                                                 observation.queries)):
+            worker = None if mine is None or theirs is None else _same_rows(theirs, mine, checked)
+            if mine is None or theirs is None or worker is not None:
+                at = "the number of queries" if worker is None else \
+                    f"worker {worker}'s query point {q} ({int(audit.distance[worker])} hops from S)"
+                audit._fail(t, worker, None, f"{what}, {at} changed after {rounds} communication round(s): "
+                                             "a query point may depend only on the workers within the rounds "
+                                             "used (or the step is not a function of (state, ctx))")
+        theirs = dict(state_arrays(observation.state))
+        for label, mine in state_arrays(self.state):
+            reference = theirs.get(label)
+            if reference is None or mine.dtype == object or mine.ndim == 0 or mine.shape[0] != audit.n:
+                continue
+            worker = _same_rows(reference, mine, checked)
+            if worker is not None:
+                audit._fail(t, worker, None,
+                            f"{what}, worker {worker}, {int(audit.distance[worker])} hops from S, changed in "
+                            f"state field {label!r} when {rounds} communication round(s) had been used: "
+                            "information moved farther than the rounds allow (or the step is not a function "
+                            "of (state, ctx): the replay and the run differ)")
