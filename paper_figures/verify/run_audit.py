@@ -18,7 +18,7 @@ what the lower bound assumes of the class A_B (docs/theory.md §1.5, §2):
   worker farther than the rounds used from S must hold the numbers of the measured run, in every array and
   every query point. A rule that behaves otherwise in the replay than in the run fails it too.
 
-A violation raises `OutsideTheClass` from the observer, which ends the run; its message names the iteration,
+A violation raises `OutsideTheClassError` from the observer, which ends the run; its message names the iteration,
 the worker and the configuration (the caller adds the term and the size). A configuration whose iterates
 turn non-finite is a diverged run (the engine's verdict), not audited further.
 """
@@ -26,6 +26,9 @@ turn non-finite is a diverged run (the engine's verdict), not audited further.
 from __future__ import annotations
 
 import itertools
+import os
+import pathlib
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,22 +40,41 @@ from decbounds.algorithms.step_rule import communication_channel, state_arrays
 from decbounds.instances.zero_chain import progress
 from decbounds.paper_figures.verify.flow import copy_state
 
-__all__ = ["CountedOracle", "CountedProblem", "OutsideTheClass", "RunAudit", "counted"]
+from decbounds import algorithms, instances, oracles
+
+__all__ = ["CountedOracle", "CountedProblem", "OutsideTheClassError", "RunAudit", "counted"]
 
 _PERTURBATION = 0.5  # the scale of the flow check's perturbation; any non-zero one is a change of the data
 
 
-class OutsideTheClass(Exception):
+class OutsideTheClassError(Exception):
     """A measured run of the rule left the class A_B; the message names the iteration, worker and
     configuration."""
 
 
+#: The engine's own code: a problem call whose nearest caller outside these folders is the rule's code
+#: (its step, its average) is the rule's; one whose nearest such caller is the measurement's is the engine's.
+_ENGINE = tuple(str(pathlib.Path(module.__file__).parent) + os.sep
+                for module in (algorithms, instances, oracles, np, sp))
+
+
+def _by_the_rule() -> bool:
+    """Whether the rule's code called the problem: the nearest frame outside the engine's folders is not
+    decbounds' own (the measurement that runs the engine). Read from the stack, so the rule's step carries
+    no wrapper it could see."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_ENGINE):
+        frame = frame.f_back
+    return frame is not None and not frame.f_code.co_filename.startswith(_OWN)
+
+
+_OWN = str(pathlib.Path(__file__).parent) + os.sep
+
+
 class _Watch:
-    """What the rule's code did while it ran: set by the watched step and average, read by the counters."""
+    """What the rule's code did to the problem since the last observation, read by the `RunAudit`."""
 
     def __init__(self) -> None:
-        self.phase: str | None = None  # "step" or "average" while the rule's code runs
-        self.stepped = False  # the watched step ran since the last observation
         self.local = 0  # local-gradient calls of the problem in the rule's code since the last observation
         self.side: list[str] = []  # global gradients or values the rule's code computed
         self.reveals: np.ndarray | None = None  # (n, k): rows whose answer revealed the next coordinate
@@ -61,7 +83,7 @@ class _Watch:
 
     def reveal(self, X: np.ndarray, G: np.ndarray) -> None:
         """Mark the rows of a query whose answer holds the coordinate after the point's progress."""
-        if self.phase != "step" or self.shape is None or X.shape != self.shape:
+        if self.shape is None or X.shape != self.shape:
             return
         level = progress(X)
         d = X.shape[-1]
@@ -82,14 +104,14 @@ class CountedProblem:
 
     def grad(self, X: np.ndarray, width: int | None = None) -> np.ndarray:
         G = self._inner.grad(X) if width is None else self._inner.grad(X, width)
-        if self._watch.phase is not None:
+        if _by_the_rule():
             self._watch.local += 1
             if self._exact:
                 self._watch.reveal(np.asarray(X), G)
         return G
 
     def _global(self, name: str, args: tuple[Any, ...]) -> Any:
-        if self._watch.phase is not None:
+        if _by_the_rule():
             self._watch.side.append(name)
         return getattr(self._inner, name)(*args)
 
@@ -128,7 +150,8 @@ class CountedOracle:
             for j, rng in enumerate(rngs):
                 G[:, j : j + 1] = self._inner.sample(X[:, j : j + 1], rng, batch)
         self._watch.rngs = rngs
-        self._watch.reveal(X, G)
+        if _by_the_rule():
+            self._watch.reveal(X, G)
         return G
 
     def __getattr__(self, name: str) -> Any:
@@ -169,7 +192,7 @@ def _closed_neighbourhoods(matrix: Any, n: int) -> tuple[np.ndarray, np.ndarray]
 
 
 class RunAudit:
-    """The observer of one measured run of the rule (module docstring): raises `OutsideTheClass` at the
+    """The observer of one measured run of the rule (module docstring): raises `OutsideTheClassError` at the
     first violation.
 
     Parameters
@@ -212,8 +235,6 @@ class RunAudit:
         self.watch.local, self.watch.side, self.watch.reveals, self.watch.rngs = 0, [], None, None
         self.cls = type(run.rule)
         self.outside = not self.cls.gossips or self.cls.communication == "exact"
-        for name in ("step", "average"):
-            _watch_method(run.rule, name, self.watch)
         self.gossip = run.gossip
         self.neighbourhoods: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.level = np.broadcast_to(np.asarray(progress(np.asarray(self.problem.x0))), (self.n, self.k)).copy()
@@ -234,9 +255,6 @@ class RunAudit:
         """
         watch, t = self.watch, int(observation.t)
         self.iterations += 1
-        if not watch.stepped:
-            self._fail(t, None, None, "the step ran outside the audit's watch (the rule replaced its own "
-                                      "step method)")
         if observation.evaluations > self.batch or len(observation.rounds) > 1:
             self._fail(t, None, None, f"{observation.evaluations} gradient evaluations and "
                                       f"{len(observation.rounds)} rounds in one iteration (the A_B budget: "
@@ -252,7 +270,7 @@ class RunAudit:
             self._zero_respecting(t, observation)
         if self.window is not None or (self.flow and hasattr(self, "flow_set")):
             self._flow_step(t, observation)
-        watch.local, watch.side, watch.reveals, watch.stepped = 0, [], None, False
+        watch.local, watch.side, watch.reveals = 0, [], None
 
     # -- zero-respecting -----------------------------------------------------------------------------------
 
@@ -379,30 +397,13 @@ class RunAudit:
             hyper = {key: value for key, value in self.run.hypers[j].items()
                      if isinstance(value, (int, float, str, bool))}
             where += (f", {hyper}" if hyper else "") + ")"
-        raise OutsideTheClass(f"{where}: {what}")
+        raise OutsideTheClassError(f"{where}: {what}")
 
 
 def _copy_rng(rng: np.random.Generator) -> np.random.Generator:
     copy = np.random.Generator(type(rng.bit_generator)())
     copy.bit_generator.state = rng.bit_generator.state
     return copy
-
-
-def _watch_method(rule: Any, name: str, watch: _Watch) -> None:
-    """Replace ``rule.name`` on the instance by a call that marks the rule's phase in ``watch``."""
-    method = getattr(type(rule), name)
-
-    def watched(*args: Any, **kwargs: Any) -> Any:
-        previous = watch.phase
-        watch.phase = name
-        if name == "step":
-            watch.stepped = True
-        try:
-            return method(rule, *args, **kwargs)
-        finally:
-            watch.phase = previous
-
-    object.__setattr__(rule, name, watched)
 
 
 class _Tap:

@@ -16,7 +16,7 @@ from typing import Any
 from decbounds.paper_figures import communication, sampling
 from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.sweep import to_jsonable
-from decbounds.paper_figures.verify.run_audit import OutsideTheClass, RunAudit, counted
+from decbounds.paper_figures.verify.run_audit import OutsideTheClassError, RunAudit, counted
 from decbounds.paper_figures.verify.settings import COMMUNICATION_TERMS, Settings
 from decbounds.paper_figures.verify.spec import _one_line
 
@@ -141,7 +141,7 @@ def _tune_rule(name: str, problem: Any, W: Any, steps: Sequence[float], *, tol: 
     try:
         tuned = algorithms.tune(name, problem, W, list(steps), tol=tol, iterations=cap, seeds=list(seeds),
                                 batch=batch, callback=track, stop="average", **watched, **dict(hyper))
-    except OutsideTheClass as exc:
+    except OutsideTheClassError as exc:
         return {"t_eps": None, "status": "error", "capped": False, "cap": cap, "class_violation": str(exc),
                 "message": f"{name} left the gossip class: {exc}", "seeds": list(seeds), "t_eps_seeds": [],
                 "step_size": None, "hyper": {}}
