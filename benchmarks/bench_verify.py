@@ -26,7 +26,7 @@ import time
 
 BUDGETS = {"quick": 60.0, "full": 300.0}
 _ENGINE_REFERENCE = """
-from decbounds.paper_figures.verify import measure
+from decbounds.verify import measure
 point = {"term": "communication", "algorithm": "detag", "n": 192, "chain_length": 2, "step_fractions": [1.0],
          "cap": 48000, "tol_fraction": 0.9, "seed": 0, "phases": [4, 8]}
 measure(point)

@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 
 from decbounds.paper_figures.sweep import SerialExecutor, run_sweep
-from decbounds.paper_figures.verify import BASELINES, MODES, audit, measure, sweep_points
-from decbounds.paper_figures.verify.flow import flow_audit
-from decbounds.paper_figures.verify.spec import fingerprint
+from decbounds.verify import BASELINES, MODES, audit, measure, sweep_points
+from decbounds.verify.flow import flow_audit
+from decbounds.verify.spec import fingerprint
 
 from decbounds import algorithms
 
@@ -54,7 +54,7 @@ def row(name: str) -> dict[str, float]:
     flow_audit(cls, name, seed=0)
     flow_cpu = time.process_time() - started
     before = _child_seconds()
-    subprocess.run([sys.executable, "-c", "import decbounds.paper_figures.verify"], check=True)
+    subprocess.run([sys.executable, "-c", "import decbounds.verify"], check=True)
     isolation_cpu = _child_seconds() - before
     cpu = {"audit": audit_cpu, "differential": flow_cpu, "isolation": isolation_cpu}
     for label, baselines in (("rule alone", ()), ("measurement", BASELINES)):

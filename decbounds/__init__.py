@@ -8,7 +8,9 @@ The subpackages mirror the lower bound's triple (f, O, G) and the class A of alg
   matrices;
 - `decbounds.oracles`: stochastic first-order oracles O;
 - `decbounds.algorithms`: the step rules on one engine (the class A), ``run``, ``run_batch``, ``tune``;
-- `decbounds.paper_figures`: sweeps, exponent fits, the figures and ``verify``.
+- `decbounds.paper_figures`: sweeps, exponent fits and the figures;
+- `decbounds.verify`: ``decbounds verify``, a user's step rule audited for the class and held against the
+  lower bounds on the paper's instances.
 
 Beside them, in this folder: `decbounds.cli`, the ``decbounds`` command line (also ``python -m decbounds``),
 whose subcommands come from each package's ``cli`` module; `decbounds.registry`, the one registry mechanism
@@ -32,14 +34,14 @@ import pathlib
 from types import ModuleType
 
 __all__ = ["SUBPACKAGES", "__version__", "algorithms", "bounds", "instances", "oracles", "paper_figures",
-           "version"]
+           "verify", "version"]
 
 #: The one source of the version: pyproject.toml reads it (``[tool.setuptools.dynamic]``), ``decbounds
 #: --version`` prints it and every sweep record stores it.
 __version__ = "0.2.0"
 
 #: The subpackages, each a folder at the top of the repository (pyproject.toml maps them into this namespace).
-SUBPACKAGES: tuple[str, ...] = ("bounds", "instances", "oracles", "algorithms", "paper_figures")
+SUBPACKAGES: tuple[str, ...] = ("bounds", "instances", "oracles", "algorithms", "paper_figures", "verify")
 
 
 def _lead_to_the_source_folders() -> None:

@@ -1,6 +1,6 @@
 """The Examples sections of the docstrings run as doctests, so that what a user copies from them works.
 
-Every module of the five subpackages (and ``decbounds`` itself) is collected; a module without examples
+Every module of the six subpackages (and ``decbounds`` itself) is collected; a module without examples
 passes trivially. Examples keep to what is fast and deterministic (seeded generators, rounded printouts).
 """
 
@@ -13,7 +13,7 @@ import pkgutil
 import pytest
 
 PACKAGES = ("decbounds.bounds", "decbounds.instances", "decbounds.oracles", "decbounds.algorithms",
-            "decbounds.paper_figures")
+            "decbounds.paper_figures", "decbounds.verify")
 
 
 def _modules() -> list[str]:

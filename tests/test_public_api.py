@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("bounds", "instances", "oracles", "algorithms", "paper_figures")
+PACKAGES = ("bounds", "instances", "oracles", "algorithms", "paper_figures", "verify")
 
 
 def _module_name(path: Path) -> str:

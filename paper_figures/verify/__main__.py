@@ -1,21 +1,10 @@
-"""``python -m decbounds.paper_figures.verify RULE [options]``: the same as ``decbounds verify``."""
+"""Deprecated: ``python -m decbounds.paper_figures.verify`` runs ``python -m decbounds.verify``."""
 
 from __future__ import annotations
 
-import argparse
-import sys
-
-from decbounds.paper_figures.verify.cli import add_parser
+import runpy
 
 __all__: list[str] = []
 
-
-def _main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m decbounds.paper_figures")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["verify", *sys.argv[1:]])
-    return int(args.func(args))
-
-
 if __name__ == "__main__":
-    raise SystemExit(_main())
+    runpy.run_module("decbounds.verify", run_name="__main__", alter_sys=True)

@@ -21,7 +21,7 @@ MODULES = {name: algorithms.rule_class(name).__module__.rsplit(".", 1)[-1] + ".p
            for name in algorithms.algorithm_names()
            if algorithms.rule_class(name).__module__ != "decbounds.algorithms.rules"}
 NEW = tuple(MODULES)
-OUR_PACKAGES = ("algorithms", "instances", "oracles", "bounds", "paper_figures")
+OUR_PACKAGES = ("algorithms", "instances", "oracles", "bounds", "paper_figures", "verify")
 
 
 def _public(package: str) -> set[str]:

@@ -8,8 +8,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from decbounds.paper_figures.verify.runner import verify
-from decbounds.paper_figures.verify.settings import BASELINES, VerifyInputError
+from decbounds.verify.runner import verify
+from decbounds.verify.settings import BASELINES, VerifyInputError
 
 __all__ = ["add_parser", "main"]
 

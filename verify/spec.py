@@ -7,7 +7,7 @@ import inspect
 from typing import Any
 
 from decbounds.algorithms.plugins import load_rule as load_rule_spec
-from decbounds.paper_figures.verify.settings import VerifyInputError
+from decbounds.verify.settings import VerifyInputError
 
 from decbounds import algorithms
 

@@ -1,4 +1,4 @@
-"""`decbounds verify` / `paper_figures.verify`: the three new algorithms verified at tiny sizes, the class
+"""`decbounds verify` / `decbounds.verify`: the three new algorithms verified at tiny sizes, the class
 audit catching each kind of misbehaving rule (naming the rule and the iteration, keeping the records), bad
 specs as one-line errors, and the tutorial docs/tutorials/verify.md run as written."""
 
@@ -14,10 +14,10 @@ import sys
 import numpy as np
 import pytest
 from decbounds.paper_figures import fit
-from decbounds.paper_figures import verify as v
-from decbounds.paper_figures.verify import cli as verify_cli
+from decbounds.verify import cli as verify_cli
 
 from decbounds import algorithms, cli
+from decbounds import verify as v
 
 TUTORIAL = pathlib.Path(__file__).resolve().parents[2] / "docs" / "tutorials" / "verify.md"
 # tiny sizes with few points, so that a whole verify stays a few seconds

@@ -33,8 +33,8 @@ from decbounds.algorithms.engine import Ledger
 from decbounds.algorithms.mixing import MixingOperator
 from decbounds.algorithms.step_rule import Channel, state_arrays
 from decbounds.paper_figures.fit import Record
-from decbounds.paper_figures.verify.flow import FLOW_CONDITIONS, flow_audit
-from decbounds.paper_figures.verify.spec import _one_line
+from decbounds.verify.flow import FLOW_CONDITIONS, flow_audit
+from decbounds.verify.spec import _one_line
 
 from decbounds import algorithms, instances
 

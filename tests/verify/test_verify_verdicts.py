@@ -9,9 +9,9 @@ from typing import ClassVar
 import numpy as np
 import pytest
 from decbounds.paper_figures import fit
-from decbounds.paper_figures import verify as v
 
 from decbounds import algorithms
+from decbounds import verify as v
 
 
 def _fit(xs, ys, variable="n"):

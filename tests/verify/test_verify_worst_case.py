@@ -1,11 +1,11 @@
-"""The computed worst case beside the measured exponents (paper_figures.verify.worst_case_term, issue 32)."""
+"""The computed worst case beside the measured exponents (verify.worst_case_term, issue 32)."""
 
 from __future__ import annotations
 
 import pytest
 from decbounds.algorithms.rules import SGP
 from decbounds.bounds.pep import worst_case
-from decbounds.paper_figures.verify import worst_case_term
+from decbounds.verify import worst_case_term
 
 
 def test_the_rules_worst_case_stands_beside_detag_and_dpsgd() -> None:
@@ -29,8 +29,8 @@ def test_a_rule_the_compiler_refuses_gets_one_line_and_the_baselines_still(monke
 
 def test_report_md_carries_the_section_the_rules_process_computed() -> None:
     from decbounds.algorithms.extra import Extra
-    from decbounds.paper_figures.verify import report as report_module
-    from decbounds.paper_figures.verify.settings import MODES
+    from decbounds.verify import report as report_module
+    from decbounds.verify.settings import MODES
 
     audit = {"instance": "path", "step_size": 1.0, "iterations": 1, "seed": 0, "checks": [], "passed": True}
     computed = [{"method": "extra", "K": 2, "rounds": 2, "lam": 0.5, "value": 1.4094, "status": "optimal"}]
@@ -47,7 +47,7 @@ def test_report_md_carries_the_section_the_rules_process_computed() -> None:
 def test_a_users_rule_in_its_own_process_gets_its_worst_case_in_the_report(tmp_path) -> None:
     """The deciding process never imports a user's module (issue 30), so the rule's worst case (issue 32) is
     computed in the rule's process and only rendered where the report is written."""
-    from decbounds.paper_figures.verify import verify
+    from decbounds.verify import verify
 
     rule = tmp_path / "my_dpsgd.py"
     rule.write_text("from decbounds.algorithms.rules import DPSGD\n\n\nclass MyDPSGD(DPSGD):\n"

@@ -14,10 +14,10 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
-from decbounds.paper_figures import verify as v
 from support import ring_W
 
 from decbounds import algorithms, instances
+from decbounds import verify as v
 
 # tiny sizes with few points, so that a whole verify stays a few seconds
 SMALL = {"comm_sizes": (6, 9, 12), "kappas": (1.0, 0.1, 0.03), "sampling_seeds": 3, "broom_sizes": (6, 9, 12),
@@ -344,7 +344,7 @@ def test_honest_rules_pass(tmp_path, rule):
 
 
 def test_the_cli_exits_1_naming_the_field(tmp_path):
-    """``python -m decbounds.paper_figures.verify path/to/file.py:Class`` on a rule with a global field."""
+    """``python -m decbounds.verify path/to/file.py:Class`` on a rule with a global field."""
     source = tmp_path / "cheat.py"
     source.write_text(textwrap.dedent('''
         from dataclasses import dataclass
@@ -367,7 +367,7 @@ def test_the_cli_exits_1_naming_the_field(tmp_path):
                 s.x = ctx.gossip(s.x) - ctx.step_size * s.mean
                 return s
     '''))
-    done = subprocess.run([sys.executable, "-m", "decbounds.paper_figures.verify", f"{source}:Cheat",
+    done = subprocess.run([sys.executable, "-m", "decbounds.verify", f"{source}:Cheat",
                            "--tiny", "--baselines", "", "--no-progress", "--out", str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr

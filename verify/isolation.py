@@ -24,15 +24,15 @@ from typing import Any
 from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.plotting import atomic_write_bytes
 from decbounds.paper_figures.sweep import to_jsonable
-from decbounds.paper_figures.verify.class_audit import CONDITIONS
-from decbounds.paper_figures.verify.settings import VerifyInputError
+from decbounds.verify.class_audit import CONDITIONS
+from decbounds.verify.settings import VerifyInputError
 
 __all__ = ["auditor_changes", "auditor_snapshot", "run_isolated"]
 
 _WATCHED_NUMPY = ("numpy", "numpy.linalg", "numpy.random")  # the kernels the audit's comparisons use
 _CONSTANTS = (int, float, str, bool, tuple, frozenset)
 
-_CHILD = "from decbounds.paper_figures.verify.isolation import _child; _child()"
+_CHILD = "from decbounds.verify.isolation import _child; _child()"
 
 
 def _watched(module_name: str) -> bool:
@@ -155,7 +155,7 @@ def run_isolated(spec: str, *, mode: str, out: pathlib.Path | None, seed: int, h
                  "(os._exit, a signal or a crash in the rule)")
         audited = _failed("isolation", ended, name, seed)
     folder_out = out if out is not None else pathlib.Path(f"verify-{name}")
-    from decbounds.paper_figures.verify.runner import out_folder
+    from decbounds.verify.runner import out_folder
 
     folder_out = out_folder(folder_out)
     atomic_write_bytes(folder_out / "audit.json", json.dumps(to_jsonable(audited), indent=2).encode())
@@ -172,9 +172,9 @@ def _child() -> None:
     def report(payload: dict[str, Any]) -> None:
         result.write_text(json.dumps(to_jsonable(payload)))
 
-    from decbounds.paper_figures.verify import runner
-    from decbounds.paper_figures.verify.settings import resolve_settings
-    from decbounds.paper_figures.verify.spec import load_rule
+    from decbounds.verify import runner
+    from decbounds.verify.settings import resolve_settings
+    from decbounds.verify.spec import load_rule
 
     # checked again here as in the deciding process (the same function), from the JSON the parent wrote
     settings = resolve_settings(arguments["mode"], arguments["sizes"] or None, arguments["budget"])

@@ -16,7 +16,7 @@ from decbounds.paper_figures import fit, heterogeneity
 from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.plotting import atomic_write_bytes, style
 from decbounds.paper_figures.sweep import to_jsonable
-from decbounds.paper_figures.verify.settings import (
+from decbounds.verify.settings import (
     DIGITS_SHUFFLED,
     DIGITS_WORKERS,
     DISPLAY_NAMES,
@@ -24,8 +24,8 @@ from decbounds.paper_figures.verify.settings import (
     VERDICT_BELOW,
     Settings,
 )
-from decbounds.paper_figures.verify.verdicts import explicit_bound, verdict_kind
-from decbounds.paper_figures.verify.worst_case_term import worst_case_lines
+from decbounds.verify.verdicts import explicit_bound, verdict_kind
+from decbounds.verify.worst_case_term import worst_case_lines
 
 from decbounds import algorithms
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from decbounds.paper_figures import fit
 from decbounds.paper_figures.fit import Record
-from decbounds.paper_figures.verify.settings import (
+from decbounds.verify.settings import (
     CENTRALIZED_RATIO,
     COMMUNICATION_TERMS,
     DISPLAY_NAMES,

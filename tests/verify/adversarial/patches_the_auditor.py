@@ -2,7 +2,7 @@
 always passes, then cheats (Gossip-PGA with period 4)."""
 
 from cheaters import GossipPGA
-from decbounds.paper_figures.verify import class_audit
+from decbounds.verify import class_audit
 
 
 def _always_passes(name, **kwargs):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from decbounds.paper_figures.verify import reports_page
+from decbounds.verify import reports_page
 
 LINES = {
     "d2": ["term                 optimal  d2                 verdict",
@@ -88,3 +88,17 @@ def test_rules_selects_what_runs_and_the_page_keeps_every_rule_with_a_result(tmp
     assert reports_page.main(["--tiny", "--rules", "d2", "--out", str(out), "--page", str(page)]) == 0
     text = page.read_text()
     assert "### d2 (--tiny)" in text and "### centralized (--tiny)" in text
+
+
+def test_the_former_address_re_exports_verify_with_a_deprecation_warning():
+    """``decbounds.paper_figures.verify`` (verify's address up to 0.2) is the moved package, for one release."""
+    import importlib
+    import sys
+
+    from decbounds import verify
+
+    sys.modules.pop("decbounds.paper_figures.verify", None)
+    with pytest.warns(DeprecationWarning, match="decbounds.verify"):
+        old = importlib.import_module("decbounds.paper_figures.verify")
+    assert old.verify is verify.verify
+    assert importlib.import_module("decbounds.paper_figures.verify.settings") is verify.settings

@@ -14,25 +14,25 @@ from decbounds.paper_figures import heterogeneity
 from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.plotting import atomic_write_bytes
 from decbounds.paper_figures.sweep import RecordWriter, SerialExecutor, run_sweep, to_jsonable
-from decbounds.paper_figures.verify.class_audit import CONDITIONS, audit
-from decbounds.paper_figures.verify.digits import (
+from decbounds.verify.class_audit import CONDITIONS, audit
+from decbounds.verify.digits import (
     _digits_rows,
     digits_curve_mode,
     digits_points,
     digits_verdict,
 )
-from decbounds.paper_figures.verify.report import VerifyReport, _plot, _write_exponents, report_markdown
-from decbounds.paper_figures.verify.settings import (
+from decbounds.verify.report import VerifyReport, _plot, _write_exponents, report_markdown
+from decbounds.verify.settings import (
     BASELINES,
     Settings,
     VerifyInputError,
     check_hyper,
     resolve_settings,
 )
-from decbounds.paper_figures.verify.spec import _one_line, _registered, fingerprint, load_rule
-from decbounds.paper_figures.verify.terms import measure, sweep_points
-from decbounds.paper_figures.verify.verdicts import _verdicts
-from decbounds.paper_figures.verify.worst_case_term import worst_case_records
+from decbounds.verify.spec import _one_line, _registered, fingerprint, load_rule
+from decbounds.verify.terms import measure, sweep_points
+from decbounds.verify.verdicts import _verdicts
+from decbounds.verify.worst_case_term import worst_case_records
 
 from decbounds import algorithms
 
@@ -75,7 +75,7 @@ def verify(rule: object, *, mode: str = "quick", out: str | pathlib.Path | None 
     VerifyReport
 
     Example (tiny sizes; ``mode="quick"`` is what the CLI runs):
-        >>> import tempfile, paper_figures.verify as v
+        >>> import tempfile, decbounds.verify as v
         >>> report = v.verify("exact_diffusion", mode="tiny", out=tempfile.mkdtemp(), baselines=(),
         ...                   progress=False)  # doctest: +SKIP
         >>> report.exit_status  # doctest: +SKIP
@@ -93,7 +93,7 @@ def verify(rule: object, *, mode: str = "quick", out: str | pathlib.Path | None 
         if baseline not in allowed:
             raise VerifyInputError(f"baselines must be among {allowed}; got {baseline!r}")
     if isinstance(rule, str) and ":" in rule:  # a user's module: imported in a process of its own
-        from decbounds.paper_figures.verify.isolation import run_isolated
+        from decbounds.verify.isolation import run_isolated
 
         measured = run_isolated(rule, mode=mode, out=None if out is None else out_folder(out), seed=int(seed),
                                 hyper=dict(hyper or {}), baselines=tuple(baselines), sizes=sizes,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from decbounds.paper_figures import heterogeneity
 from decbounds.paper_figures.fit import Record
-from decbounds.paper_figures.verify.settings import (
+from decbounds.verify.settings import (
     DIGITS_REFERENCES,
     DIGITS_SHUFFLED,
     DIGITS_WORKERS,

@@ -1,4 +1,4 @@
-"""The class audit by what a rule does (issue 30): the adversarial suite in tests/paper_figures/adversarial/
+"""The class audit by what a rule does (issue 30): the adversarial suite in tests/verify/adversarial/
 (each route fails, named) and the honest rules from the papers' formulas (each passes).
 
 Each test runs the audit only (`verify.audit`), not the measurement; the CLI tests run the whole command on
@@ -13,10 +13,10 @@ import sys
 
 import numpy as np
 import pytest
-from decbounds.paper_figures import verify as v
-from decbounds.paper_figures.verify.spec import _registered
+from decbounds.verify.spec import _registered
 
 from decbounds import algorithms, cli, instances
+from decbounds import verify as v
 
 HERE = pathlib.Path(__file__).parent / "adversarial"
 
@@ -129,7 +129,7 @@ def test_gossip_out_aliasing_its_input_is_the_product():
 
 
 def _cli(tmp_path, spec: str, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "decbounds.paper_figures.verify", spec, "--tiny",
+    return subprocess.run([sys.executable, "-m", "decbounds.verify", spec, "--tiny",
                            "--baselines", "", "--no-progress", *extra],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
 
@@ -185,7 +185,7 @@ def test_sys_exit_in_a_measured_run_fails_not_exit_0(tmp_path):
 def test_a_state_of_views_of_one_array_is_replayed_as_one():
     """BEER's state holds halves of stacked arrays (one product sends both messages): the purity replay
     copies them as views of one copy, where copy.deepcopy made BEER fail with a TypeError of its own."""
-    from decbounds.paper_figures.verify.flow import copy_state, flow_audit
+    from decbounds.verify.flow import copy_state, flow_audit
 
     from decbounds import algorithms
 

@@ -246,7 +246,7 @@ def _user_classes(cls: type) -> list[type]:
 
 
 def _fingerprint(value: Any) -> Any:
-    from decbounds.paper_figures.verify.class_audit import _digest
+    from decbounds.verify.class_audit import _digest
 
     if isinstance(value, types.GeneratorType) or (isinstance(value, collections.abc.Iterator)
                                                   and not isinstance(value, (str, bytes))):

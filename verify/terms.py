@@ -16,9 +16,9 @@ from typing import Any
 from decbounds.paper_figures import communication, sampling
 from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.sweep import to_jsonable
-from decbounds.paper_figures.verify.run_audit import OutsideTheClassError, RunAudit, counted
-from decbounds.paper_figures.verify.settings import COMMUNICATION_TERMS, Settings
-from decbounds.paper_figures.verify.spec import _one_line
+from decbounds.verify.run_audit import OutsideTheClassError, RunAudit, counted
+from decbounds.verify.settings import COMMUNICATION_TERMS, Settings
+from decbounds.verify.spec import _one_line
 
 from decbounds import algorithms, instances, oracles
 
