@@ -18,13 +18,14 @@ what the lower bound assumes of the class A_B (docs/theory.md §1.5, §2):
   worker farther than the rounds used from S must hold the numbers of the measured run, in every array and
   every query point. A rule that behaves otherwise in the replay than in the run fails it too.
 
-A violation raises `OutsideTheClassError` from the observer, which ends the run; its message names the iteration,
-the worker and the configuration (the caller adds the term and the size). A configuration whose iterates
-turn non-finite is a diverged run (the engine's verdict), not audited further.
+A violation raises `OutsideTheClassError` from the observer, which ends the run; its message names the
+iteration, the worker and the configuration (the caller adds the term and the size). A configuration whose
+iterates turn non-finite is a diverged run (the engine's verdict), not audited further.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 import os
 import pathlib
@@ -38,11 +39,11 @@ import scipy.sparse as sp
 from decbounds.algorithms.engine import Ledger, batch_hyper
 from decbounds.algorithms.step_rule import communication_channel, state_arrays
 from decbounds.instances.zero_chain import progress
-from decbounds.paper_figures.verify.flow import copy_state
+from decbounds.verify.flow import copy_state
 
 from decbounds import algorithms, instances, oracles
 
-__all__ = ["CountedOracle", "CountedProblem", "OutsideTheClassError", "RunAudit", "counted"]
+__all__ = ["OutsideTheClassError", "RunAudit"]
 
 _PERTURBATION = 0.5  # the scale of the flow check's perturbation; any non-zero one is a change of the data
 
@@ -58,17 +59,18 @@ _ENGINE = tuple(str(pathlib.Path(module.__file__).parent) + os.sep
                 for module in (algorithms, instances, oracles, np, sp))
 
 
+_OWN = str(pathlib.Path(__file__).parent) + os.sep  # verify's measurement, which runs the engine
+
+
 def _by_the_rule() -> bool:
-    """Whether the rule's code called the problem: the nearest frame outside the engine's folders is not
-    decbounds' own (the measurement that runs the engine). Read from the stack, so the rule's step carries
-    no wrapper it could see."""
+    """Whether the rule's code called the problem: the nearest frame outside the engine's folders (and this
+    module's counting layers) is not verify's own. Read from the stack, so the rule's step runs under no
+    wrapper it could see."""
     frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_ENGINE):
+    while frame is not None and (frame.f_code.co_filename.startswith(_ENGINE)
+                                 or frame.f_code.co_filename == __file__):
         frame = frame.f_back
     return frame is not None and not frame.f_code.co_filename.startswith(_OWN)
-
-
-_OWN = str(pathlib.Path(__file__).parent) + os.sep
 
 
 class _Watch:
@@ -92,7 +94,7 @@ class _Watch:
         self.reveals = found if self.reveals is None else self.reveals | found
 
 
-class CountedProblem:
+class _CountedProblem:
     """The problem a measured run sees: the instance's answers, with every evaluation made while the rule's
     code runs counted (``grad`` calls; ``full_grad``, ``value`` and ``full_value`` named as side doors). It
     offers no fused ``grad_and_full_grad``, so each query reaches ``grad`` here (docs/verify.md)."""
@@ -104,10 +106,10 @@ class CountedProblem:
 
     def grad(self, X: np.ndarray, width: int | None = None) -> np.ndarray:
         G = self._inner.grad(X) if width is None else self._inner.grad(X, width)
+        if self._exact:  # the engine asks grad only for ctx.sample (the checkpoints ask full_grad)
+            self._watch.reveal(np.asarray(X), G)
         if _by_the_rule():
             self._watch.local += 1
-            if self._exact:
-                self._watch.reveal(np.asarray(X), G)
         return G
 
     def _global(self, name: str, args: tuple[Any, ...]) -> Any:
@@ -128,13 +130,13 @@ class CountedProblem:
         return getattr(self._inner, name)
 
 
-class CountedOracle:
+class _CountedOracle:
     """The stochastic oracle a measured run sees: the oracle over a `CountedProblem`, marking which rows of
     each query revealed the next coordinate and keeping the run's random streams (for the flow replay)."""
 
     __slots__ = ("_inner", "_watch", "f")
 
-    def __init__(self, inner: Any, watch: _Watch, f: CountedProblem) -> None:
+    def __init__(self, inner: Any, watch: _Watch, f: _CountedProblem) -> None:
         self._inner, self._watch, self.f = inner, watch, f
 
     def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
@@ -150,36 +152,22 @@ class CountedOracle:
             for j, rng in enumerate(rngs):
                 G[:, j : j + 1] = self._inner.sample(X[:, j : j + 1], rng, batch)
         self._watch.rngs = rngs
-        if _by_the_rule():
-            self._watch.reveal(X, G)
+        self._watch.reveal(X, G)
         return G
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
 
-def counted(problem: Any) -> tuple[Any, _Watch]:
-    """The problem (or oracle over local functions ``problem.f``) of a measured run, counted, and the watch
-    a `RunAudit` reads.
-
-    Parameters
-    ----------
-    problem : LocalFunctions or Oracle
-        What the term measures on (``terms.term_instance``).
-
-    Returns
-    -------
-    tuple
-        (the counted problem or oracle, its watch).
-    """
+def _counted(problem: Any) -> tuple[Any, _Watch]:
+    """The problem (or the oracle over counted local functions) of a measured run, and its watch."""
     watch = _Watch()
     if hasattr(problem, "sample") and hasattr(problem, "f"):
-        inner_f = CountedProblem(problem.f, watch, exact=False)
-        oracle = type(problem).__new__(type(problem))  # the same oracle over the counted functions
-        oracle.__dict__.update(vars(problem))
-        oracle.f = inner_f
-        return CountedOracle(oracle, watch, inner_f), watch
-    return CountedProblem(problem, watch, exact=True), watch
+        f = _CountedProblem(problem.f, watch, exact=False)
+        oracle = copy.copy(problem)  # the same oracle over the counted functions
+        oracle.f = f
+        return _CountedOracle(oracle, watch, f), watch
+    return _CountedProblem(problem, watch, exact=True), watch
 
 
 def _closed_neighbourhoods(matrix: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -197,31 +185,31 @@ class RunAudit:
 
     Parameters
     ----------
-    watch : _Watch
-        The watch of the run's counted problem (`counted`).
-    problem : LocalFunctions
-        The instance itself (its ``progress``; the flow replay's answers).
-    oracle : Oracle, optional
-        The instance's stochastic oracle (None: exact gradients).
+    problem : LocalFunctions or Oracle
+        What the term measures on (``terms.term_instance``): the hard instance, or the probabilistic
+        zero-chain oracle over it. The run is handed ``measured`` instead, the same answers counted.
     graph : networkx.Graph, optional
-        The communication graph, for rules that take no gossip value.
+        The communication graph, for rules that take no gossip value (default: the instance's).
     flow : bool, default False
         Also the information-flow check over the whole run.
     seed : int, default 0
         The flow check's perturbations.
     """
 
-    def __init__(self, watch: _Watch, problem: Any, oracle: Any = None, graph: nx.Graph | None = None,
+    def __init__(self, problem: instances.LocalFunctions | oracles.Oracle, *, graph: nx.Graph | None = None,
                  flow: bool = False, seed: int = 0) -> None:
-        self.watch, self.problem, self.oracle, self.graph = watch, problem, oracle, graph
-        self.flow, self.seed = flow, seed
+        sampling = hasattr(problem, "sample") and hasattr(problem, "f")
+        self.measured, self.watch = _counted(problem)
+        self.problem: Any = problem.f if sampling else problem  # type: ignore[union-attr]
+        self.oracle: Any = problem if sampling else None
+        self.graph, self.flow, self.seed = graph, flow, seed
         self.iterations = 0  # iterations audited over every run of this observer
         self.replayed = 0  # iterations replayed by the flow check
         self.top = 0  # the furthest chain coordinate seen
 
     # -- the hook ------------------------------------------------------------------------------------------
 
-    def begin(self, run: Any) -> None:
+    def begin(self, run: object) -> None:
         """Start auditing one batch: watch the rule's step and average, learn the graph.
 
         Parameters
@@ -237,7 +225,8 @@ class RunAudit:
         self.outside = not self.cls.gossips or self.cls.communication == "exact"
         self.gossip = run.gossip
         self.neighbourhoods: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self.level = np.broadcast_to(np.asarray(progress(np.asarray(self.problem.x0))), (self.n, self.k)).copy()
+        start = np.asarray(progress(np.asarray(self.problem.x0)))
+        self.level = np.broadcast_to(start, (self.n, self.k)).copy()
         self.finite = np.ones(self.k, dtype=bool)
         self.saturated = False
         self.window: _Window | None = None
@@ -245,7 +234,7 @@ class RunAudit:
         if self.flow and not self.outside:
             self._flow_setup()
 
-    def observe(self, observation: Any) -> None:
+    def observe(self, observation: object) -> None:
         """Audit iteration ``observation.t``.
 
         Parameters
@@ -264,8 +253,8 @@ class RunAudit:
                                       "gradient or value no query counts: a side door to the problem)")
         if watch.local > len(observation.queries):
             self._fail(t, None, None, f"uncounted gradient evaluations: the problem computed {watch.local} "
-                                      f"local gradients while the rule's code ran, {len(observation.queries)} "
-                                      "queries counted")
+                                      "local gradients while the rule's code ran, "
+                                      f"{len(observation.queries)} queries counted")
         if not self.outside and not self.saturated:
             self._zero_respecting(t, observation)
         if self.window is not None or (self.flow and hasattr(self, "flow_set")):
@@ -328,8 +317,9 @@ class RunAudit:
                 self._fail(t, i, j, f"query point {q} passed to ctx.sample holds chain coordinate "
                                     f"{int(asked[i, j])}, but its closed neighbourhood held at most "
                                     f"{self._held(indices, starts, i, j)}"
-                                    f"{'' if reveals is None else ' (plus what its oracles revealed)'} before "
-                                    "the iteration: a query off the span the zero-respecting rule allows")
+                                    + ("" if reveals is None else " (plus what its oracles revealed)")
+                                    + " before the iteration: a query off the span the zero-respecting rule "
+                                      "allows")
         levels = self._levels(observation.state)
         finite = self.finite
         over = (levels > reach) & finite[None, :]
@@ -445,15 +435,21 @@ class _Tap:
         return self._record(X, answer)
 
 
-def _same_rows(a: np.ndarray, b: np.ndarray, checked: np.ndarray) -> int | None:
-    """The first checked worker whose rows of a and b differ (numbers, NaN equal to NaN, a zero's sign
-    ignored: the batch and its replay may take the zero chain's dense and sparse kernels)."""
+def _changed(a: np.ndarray, b: np.ndarray, checked: np.ndarray, k: int) -> tuple[int, int | None] | None:
+    """(worker, configuration) of the first checked worker whose entries of a and b differ (numbers, NaN
+    equal to NaN, a zero's sign ignored: the run and its replay may take the zero chain's dense and sparse
+    kernels); the configuration is None for an array without the batch axis."""
     if a.shape != b.shape:
-        return int(np.argmax(checked))
+        return int(np.argmax(checked)), None
     n = a.shape[0]
-    x, y = a.reshape(n, -1), b.reshape(n, -1)
-    differs = ~((x == y) | ((x != x) & (y != y))).all(axis=1) & checked
-    return int(np.argmax(differs)) if differs.any() else None
+    blocks = a.ndim >= 2 and a.shape[1] % k == 0
+    rest = int(np.prod(a.shape[2:]))
+    x, y = (v.reshape(n, -1, k, rest) if blocks else v.reshape(n, 1, 1, -1) for v in (a, b))
+    differs = ~((x == y) | ((x != x) & (y != y))).all(axis=(1, 3)) & checked[:, None]
+    if not differs.any():
+        return None
+    i, j = (int(v) for v in np.argwhere(differs)[0])
+    return i, (j if blocks else None)
 
 
 class _Window:
@@ -495,21 +491,24 @@ class _Window:
                 f"from iteration {self.t0} in a replay of the run")
         for q, (mine, theirs) in enumerate(itertools.zip_longest(self.tap.queries[before:],
                                                                  observation.queries)):
-            worker = None if mine is None or theirs is None else _same_rows(theirs, mine, checked)
-            if mine is None or theirs is None or worker is not None:
+            found = None if mine is None or theirs is None else _changed(theirs, mine, checked, audit.k)
+            if mine is None or theirs is None or found is not None:
+                worker, j = found if found is not None else (None, None)
                 at = "the number of queries" if worker is None else \
                     f"worker {worker}'s query point {q} ({int(audit.distance[worker])} hops from S)"
-                audit._fail(t, worker, None, f"{what}, {at} changed after {rounds} communication round(s): "
-                                             "a query point may depend only on the workers within the rounds "
-                                             "used (or the step is not a function of (state, ctx))")
-        theirs = dict(state_arrays(observation.state))
-        for label, mine in state_arrays(self.state):
-            reference = theirs.get(label)
-            if reference is None or mine.dtype == object or mine.ndim == 0 or mine.shape[0] != audit.n:
+                audit._fail(t, worker, j, f"{what}, {at} changed after {rounds} communication round(s): "
+                                          "a query point may depend only on the workers within the rounds "
+                                          "used (or the step is not a function of (state, ctx))")
+        theirs_arrays = dict(state_arrays(observation.state))
+        for label, mine_array in state_arrays(self.state):
+            reference = theirs_arrays.get(label)
+            if reference is None or mine_array.dtype == object or mine_array.ndim == 0 \
+                    or mine_array.shape[0] != audit.n:
                 continue
-            worker = _same_rows(reference, mine, checked)
-            if worker is not None:
-                audit._fail(t, worker, None,
+            found = _changed(reference, mine_array, checked, audit.k)
+            if found is not None:
+                worker, j = found
+                audit._fail(t, worker, j,
                             f"{what}, worker {worker}, {int(audit.distance[worker])} hops from S, changed in "
                             f"state field {label!r} when {rounds} communication round(s) had been used: "
                             "information moved farther than the rounds allow (or the step is not a function "

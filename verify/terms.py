@@ -16,7 +16,7 @@ from typing import Any
 from decbounds.paper_figures import communication, sampling
 from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.sweep import to_jsonable
-from decbounds.verify.run_audit import OutsideTheClassError, RunAudit, counted
+from decbounds.verify.run_audit import OutsideTheClassError, RunAudit
 from decbounds.verify.settings import COMMUNICATION_TERMS, Settings
 from decbounds.verify.spec import _one_line
 
@@ -107,9 +107,8 @@ def measure(point: Record) -> Record:
     tol = float(point["tol_fraction"]) * 2.0 * f.epsilon
     observer, measured = None, problem
     if point.get("run_audit"):  # the rule under test: every iteration of every run audited (`run_audit`)
-        measured, watch = counted(problem)
-        observer = RunAudit(watch, f, oracle=problem if point["term"] == "sampling" else None,
-                            flow=bool(point.get("audit_flow")), seed=int(point["seed"]))
+        observer = RunAudit(problem, flow=bool(point.get("audit_flow")), seed=int(point["seed"]))
+        measured = observer.measured
     result = _tune_rule(point["algorithm"], measured, W, steps, tol=tol, cap=int(point["cap"]), seeds=seeds,
                         batch=int(point.get("batch", 1)), hyper={**hyper, **options}, observer=observer)
     if "class_violation" in result:
