@@ -80,8 +80,10 @@ class _Watch:
         self.local = 0  # local-gradient calls of the problem in the rule's code since the last observation
         self.side: list[str] = []  # global gradients or values the rule's code computed
         self.reveals: np.ndarray | None = None  # (n, k): rows whose answer revealed the next coordinate
+        self.asked: np.ndarray | None = None  # (n, k): the furthest coordinate each row queried at
         self.rngs: Sequence[np.random.Generator] | None = None  # the run's streams, as the oracle got them
         self.shape: tuple[int, int, int] | None = None
+        self.rows: np.ndarray | None = None  # 0 .. n k - 1, the rows of a query
 
     def reveal(self, X: np.ndarray, G: np.ndarray) -> None:
         """Mark the rows of a query whose answer holds the coordinate after the point's progress."""
@@ -89,9 +91,12 @@ class _Watch:
             return
         level = progress(X)
         d = X.shape[-1]
-        at = np.take_along_axis(G, np.minimum(level, d - 1)[..., None], axis=-1)[..., 0]
+        if self.rows is None:
+            self.rows = np.arange(level.size)
+        at = G.reshape(-1, d)[self.rows, np.minimum(level, d - 1).reshape(-1)].reshape(level.shape)
         found = (level < d) & (at != 0)
         self.reveals = found if self.reveals is None else self.reveals | found
+        self.asked = level if self.asked is None else np.maximum(self.asked, level)
 
 
 class _CountedProblem:
@@ -219,8 +224,9 @@ class RunAudit:
         """
         self.run = run
         self.n, self.k, self.d, self.batch = int(run.n), int(run.k), int(run.d), int(run.batch)
-        self.watch.shape = (self.n, self.k, self.d)
+        self.watch.shape, self.watch.rows = (self.n, self.k, self.d), None
         self.watch.local, self.watch.side, self.watch.reveals, self.watch.rngs = 0, [], None, None
+        self.watch.asked = None
         self.cls = type(run.rule)
         self.outside = not self.cls.gossips or self.cls.communication == "exact"
         self.gossip = run.gossip
@@ -259,7 +265,7 @@ class RunAudit:
             self._zero_respecting(t, observation)
         if self.window is not None or (self.flow and hasattr(self, "flow_set")):
             self._flow_step(t, observation)
-        watch.local, watch.side, watch.reveals = 0, [], None
+        watch.local, watch.side, watch.reveals, watch.asked = 0, [], None, None
 
     # -- zero-respecting -----------------------------------------------------------------------------------
 
@@ -278,69 +284,72 @@ class RunAudit:
             self.neighbourhoods[key] = _closed_neighbourhoods(gossip.round_matrix(t), self.n)
         return self.neighbourhoods[key]
 
-    def _held(self, indices: np.ndarray, starts: np.ndarray, i: int, j: int) -> int:
-        stop = starts[i + 1] if i + 1 < len(starts) else len(indices)
-        return int(self.level[indices[starts[i]:stop], j].max())
-
     def _levels(self, state: Any) -> np.ndarray:
         """(n, k) chain progress over every array of the state with last axis d (`state_progress`'s
-        reading: an (n, m k, d) array as m blocks of the k configurations); non-finite configurations are
-        dropped from ``self.finite``."""
+        reading: an (n, m k, d) array as m blocks of the k configurations)."""
         n, k, d = self.n, self.k, self.d
         levels = np.zeros((n, k), dtype=np.int64)
         for _, array in state_arrays(state):
             if array.ndim < 2 or array.shape[-1] != d or array.dtype == object or array.shape[0] != n:
                 continue
-            flat = array.reshape(n, -1, d)
-            blocks = flat.shape[1] % k == 0
-            bad = ~np.isfinite(flat).all(axis=(0, 2))
-            if bad.any():
-                self.finite &= ~(bad.reshape(-1, k).any(axis=0) if blocks else np.ones(k, dtype=bool))
-            level = progress(flat)
-            level = level.reshape(n, -1, k).max(axis=1) if blocks else \
+            level = progress(array).reshape(n, -1)
+            level = level.reshape(n, -1, k).max(axis=1) if level.shape[1] % k == 0 else \
                 np.broadcast_to(level.max(axis=1, keepdims=True), (n, k))
             np.maximum(levels, level, out=levels)
         return levels
 
+    def _diverged(self, state: Any, j: int) -> bool:
+        """Whether configuration j holds a non-finite entry (a diverged run: NaN reads as a coordinate);
+        then it is audited no further."""
+        for _, array in state_arrays(state):
+            if array.dtype.kind == "f" and array.ndim >= 2 and array.shape[0] == self.n:
+                flat = array.reshape(self.n, -1, array.shape[-1])
+                part = flat[:, j :: self.k] if flat.shape[1] % self.k == 0 else flat
+                if not np.isfinite(part).all():
+                    self.finite[j] = False
+                    return True
+        return False
+
     def _zero_respecting(self, t: int, observation: Any) -> None:
         indices, starts = self._closed(t)
         reach = np.maximum.reduceat(self.level[indices], starts, axis=0)
-        reveals = self.watch.reveals
+        reveals, asked = self.watch.reveals, self.watch.asked
         if reveals is not None:
             reach = reach + np.maximum.reduceat(reveals[indices].astype(np.int64), starts, axis=0)
-        finite = self.finite
-        for q, X in enumerate(observation.queries):
-            asked = progress(X)
-            over = (asked > reach) & finite[None, :]
-            if over.any():
-                i, j = (int(v) for v in np.argwhere(over)[0])
-                self._fail(t, i, j, f"query point {q} passed to ctx.sample holds chain coordinate "
-                                    f"{int(asked[i, j])}, but its closed neighbourhood held at most "
-                                    f"{self._held(indices, starts, i, j)}"
-                                    + ("" if reveals is None else " (plus what its oracles revealed)")
-                                    + " before the iteration: a query off the span the zero-respecting rule "
-                                      "allows")
         levels = self._levels(observation.state)
-        finite = self.finite
-        over = (levels > reach) & finite[None, :]
-        if over.any():
+        while True:
+            over = ((levels > reach) | (False if asked is None else asked > reach)) & self.finite[None, :]
+            if not over.any():
+                break
             i, j = (int(v) for v in np.argwhere(over)[0])
-            stop = starts[i + 1] if i + 1 < len(starts) else len(indices)
-            held = self._held(indices, starts, i, j)
-            field = next((label for label, array in state_arrays(observation.state)
-                          if array.ndim >= 2 and array.shape[-1] == self.d and array.shape[0] == self.n
-                          and int(progress(array.reshape(self.n, -1, self.d)[i]).max()) == int(levels[i, j])),
-                         "an array")
-            revealed = reveals is not None and bool(reveals[indices[starts[i]:stop], j].any())
-            self._fail(t, i, j, f"worker {i} holds chain coordinate {int(levels[i, j])} in state field "
-                                f"{field!r}, but its closed neighbourhood held at most {held} after the "
-                                "previous iteration" + (" and revealed one more" if revealed else
-                                                        " and no oracle there revealed a coordinate")
-                                + " (information moved more than one hop per iteration)")
-        self.level = np.where(finite[None, :], levels, self.level)
+            if not self._diverged(observation.state, j):
+                self._zero_respecting_failure(t, observation, i, j, reach, levels)
+        self.level = np.where(self.finite[None, :], levels, self.level)
         self.top = max(self.top, int(levels.max(initial=0)))
         if int(self.level.min()) >= self.d:
             self.saturated = True  # every worker holds the whole chain: no coordinate is left to gain
+
+    def _zero_respecting_failure(self, t: int, observation: Any, i: int, j: int, reach: np.ndarray,
+                                 levels: np.ndarray) -> None:
+        indices, starts = self._closed(t)
+        stop = starts[i + 1] if i + 1 < len(starts) else len(indices)
+        held = int(self.level[indices[starts[i]:stop], j].max())
+        reveals = self.watch.reveals
+        revealed = reveals is not None and bool(reveals[indices[starts[i]:stop], j].any())
+        since = (" and revealed one more" if revealed else " and no oracle there revealed a coordinate")
+        for q, X in enumerate(observation.queries):
+            asked = progress(X)
+            if asked[i, j] > reach[i, j]:
+                self._fail(t, i, j, f"query point {q} passed to ctx.sample holds chain coordinate "
+                                    f"{int(asked[i, j])}, but its closed neighbourhood held at most {held} "
+                                    f"before the iteration{since}: a query off the span the zero-respecting "
+                                    "rule allows")
+        field = next((label for label, array in state_arrays(observation.state)
+                      if array.ndim >= 2 and array.shape[-1] == self.d and array.shape[0] == self.n
+                      and int(progress(array[i]).max()) >= int(levels[i, j])), "an array")
+        self._fail(t, i, j, f"worker {i} holds chain coordinate {int(levels[i, j])} in state field "
+                            f"{field!r}, but its closed neighbourhood held at most {held} after the "
+                            f"previous iteration{since} (information moved more than one hop per iteration)")
 
     # -- information flow at measurement scale -------------------------------------------------------------
 
@@ -353,7 +362,8 @@ class RunAudit:
         groups = getattr(self.problem, "groups", None)
         S = np.asarray(groups[0]) if groups is not None else np.arange(max(1, -(-self.n // 3)))
         distance = np.full(self.n, np.inf)
-        for i, hops in nx.multi_source_dijkstra_path_length(graph, {int(s) for s in S}).items():
+        for i, hops in nx.multi_source_dijkstra_path_length(graph, {int(s) for s in S},
+                                                            weight=lambda *_: 1).items():
             distance[i] = hops
         self.flow_set, self.distance = S, distance
         self.span = max(1, int(distance[np.isfinite(distance)].max()) - 1)
@@ -365,18 +375,11 @@ class RunAudit:
     def _flow_step(self, t: int, observation: Any) -> None:
         window = self.window
         if window is None:  # the first window starts from the run's start: a replay from init
-            window = self.window = self._open_window(0, None)
+            window = self.window = _Window(self)
         window.step(t, observation, self)
         if t + 1 - window.t0 >= self.span:  # the next window starts from the run's state after t
-            self.window = self._open_window(t + 1, observation.state)
-
-    def _open_window(self, t0: int, state: Any) -> _Window:
-        rngs = None
-        if self.oracle is not None:
-            streams = self.watch.rngs
-            rngs = [np.random.default_rng(s) for s in self.run.seeds] if streams is None or t0 == 0 else \
-                [_copy_rng(r) for r in streams]
-        return _Window(self, t0, state, rngs)
+            rngs = None if self.oracle is None or self.watch.rngs is None else self.watch.rngs
+            window.restart(t + 1, observation.state, rngs, self)
 
     def _fail(self, t: int, worker: int | None, j: int | None, what: str) -> None:
         where = f"iteration {t}"
@@ -388,12 +391,6 @@ class RunAudit:
                      if isinstance(value, (int, float, str, bool))}
             where += (f", {hyper}" if hyper else "") + ")"
         raise OutsideTheClassError(f"{where}: {what}")
-
-
-def _copy_rng(rng: np.random.Generator) -> np.random.Generator:
-    copy = np.random.Generator(type(rng.bit_generator)())
-    copy.bit_generator.state = rng.bit_generator.state
-    return copy
 
 
 class _Tap:
@@ -442,6 +439,8 @@ def _changed(a: np.ndarray, b: np.ndarray, checked: np.ndarray, k: int) -> tuple
     if a.shape != b.shape:
         return int(np.argmax(checked)), None
     n = a.shape[0]
+    if not (~(a.reshape(n, -1) == b.reshape(n, -1)).all(axis=1) & checked).any():
+        return None  # the common case, three numpy calls
     blocks = a.ndim >= 2 and a.shape[1] % k == 0
     rest = int(np.prod(a.shape[2:]))
     x, y = (v.reshape(n, -1, k, rest) if blocks else v.reshape(n, 1, 1, -1) for v in (a, b))
@@ -453,37 +452,45 @@ def _changed(a: np.ndarray, b: np.ndarray, checked: np.ndarray, k: int) -> tuple
 
 
 class _Window:
-    """One replay of the flow check: the batch again from the run's state at t0, S's answers perturbed,
-    stepped in lockstep with the run."""
+    """The flow check's replay: the batch again (a fresh instance of the class, its own ledger), restarted
+    at each window's t0 from the run's state and random streams with S's answers perturbed, stepped in
+    lockstep with the run."""
 
-    def __init__(self, audit: RunAudit, t0: int, state: Any, rngs: list[np.random.Generator] | None) -> None:
+    def __init__(self, audit: RunAudit) -> None:
         run, cls = audit.run, audit.cls
-        self.t0 = t0
         structural = dict(run.rule.structural_values)
         resolved = [{key: value for key, value in hyper.items() if key not in structural}
                     for hyper in run.hypers]
-        S = audit.flow_set
-        shift = _PERTURBATION * (1.0 + audit.rng.standard_normal((S.size, audit.k, audit.d)))
         base = audit.oracle if audit.oracle is not None else audit.problem
-        self.tap = _Tap(base, audit.oracle is None, audit.problem, (S, shift))
+        self.tap = _Tap(base, audit.oracle is None, audit.problem, (audit.flow_set, self._shift(audit)))
         self.rule = cls(audit.problem, audit.channel, structural, iterations=int(run.rule.iterations))
         self.ledger = Ledger(problem=self.tap, oracle=None if audit.oracle is None else self.tap,
                              channel=audit.channel, step_sizes=list(run.step_sizes),
                              hyper=batch_hyper(self.rule.structural_values, resolved, audit.d),
                              batch=audit.batch, seeds=list(run.seeds), knows=cls.knows)
         self.state = self.rule.init(self.ledger.context)
-        if state is not None:
-            self.state = copy_state(state)
-        if rngs is not None:
-            for mine, theirs in zip(self.ledger.rngs, rngs, strict=True):
-                mine.bit_generator.state = theirs.bit_generator.state
+        self.t0, self.rounds0 = 0, 0
+
+    @staticmethod
+    def _shift(audit: RunAudit) -> np.ndarray:
+        return _PERTURBATION * (1.0 + audit.rng.standard_normal((audit.flow_set.size, audit.k, audit.d)))
+
+    def restart(self, t0: int, state: Any, rngs: Sequence[np.random.Generator] | None, audit: RunAudit
+                ) -> None:
+        """Continue from a copy of the run's state after t0 - 1, its streams where they are now."""
+        self.t0, self.rounds0 = t0, self.ledger.counters.communication_rounds
+        self.state = copy_state(state)
+        self.tap.delta = (audit.flow_set, self._shift(audit))
+        self.tap.queries.clear()
+        for mine, theirs in zip(self.ledger.rngs, rngs or (), strict=False):
+            mine.bit_generator.state = theirs.bit_generator.state
 
     def step(self, t: int, observation: Any, audit: RunAudit) -> None:
         before = len(self.tap.queries)
         self.ledger.begin_iteration(t)
         self.state = self.rule.step(self.state, self.ledger.context)
         audit.replayed += 1
-        rounds = self.ledger.counters.communication_rounds
+        rounds = self.ledger.counters.communication_rounds - self.rounds0
         checked = audit.distance > rounds
         if not checked.any():
             return
