@@ -23,7 +23,14 @@ from decbounds.algorithms.compression import (
     contractive,
     make_compressor,
 )
-from decbounds.algorithms.engine import BudgetViolationError, CapabilityError, Context
+from decbounds.algorithms.engine import (
+    BudgetViolationError,
+    CapabilityError,
+    Context,
+    Observation,
+    Observer,
+    RunInfo,
+)
 from decbounds.algorithms.plugins import load_rule
 from decbounds.algorithms.registry import (
     ALGORITHMS,
@@ -62,9 +69,12 @@ __all__ = [
     "Entry",
     "Grid",
     "Identity",
+    "Observation",
+    "Observer",
     "PlotStyle",
     "RandomK",
     "Result",
+    "RunInfo",
     "ScaledSign",
     "Setup",
     "State",

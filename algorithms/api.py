@@ -7,7 +7,15 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
-from decbounds.algorithms.engine import STOP_RULES, Context, Ledger, LoopSettings, batch_hyper, execute
+from decbounds.algorithms.engine import (
+    STOP_RULES,
+    Context,
+    LoopSettings,
+    Observer,
+    Runtime,
+    batch_hyper,
+    execute,
+)
 from decbounds.algorithms.mixing import GOSSIP_BACKENDS
 from decbounds.algorithms.registry import entry as registry_entry
 from decbounds.algorithms.registry import rule_class
@@ -121,7 +129,8 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None 
               seeds: Sequence[int] = (0,), batch: int = 1, tol: float | None = None, check_every: int = 1,
               record_every: int | None = None, record_progress: bool = False, stop: str = "both",
               radius: float | None = None, exact_check: bool = False, backend: str = "sparse",
-              callback: Callable[[int, State, Context], None] | None = None, **hyper: object) -> list[Result]:
+              callback: Callable[[int, State, Context], None] | None = None, observer: Observer | None = None,
+              **hyper: object) -> list[Result]:
     """Run every configuration of the grid step_sizes x (hyper grids) x seeds; one Result each, in that
     order (seed varies fastest).
 
@@ -175,6 +184,9 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None 
     callback : callable, optional
         ``callback(t, state, ctx)``, called after the start (t = 0) and after every iteration t (for audits
         and tests; one call per structural group).
+    observer : algorithms.engine.Observer, optional
+        Told each engine run (``begin``, once per structural group) and each step (``observe``: what it
+        queried and communicated, and the state after it); it may raise to stop the run.
     **hyper
         The algorithm's hyper-parameters (its ``structural`` and ``batchable`` class attributes), each a
         value or a grid.
@@ -248,15 +260,15 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None 
         resolved = [rule.resolve({k: configs[i][1].get(k, default) for k, default in cls.batchable.items()})
                     for i in indices]
         steps, seeds_here = [configs[i][0] for i in indices], [configs[i][2] for i in indices]
-        ledger = Ledger(problem=f, oracle=oracle, channel=channel, step_sizes=steps,
+        runtime = Runtime(problem=f, oracle=oracle, channel=channel, step_sizes=steps,
                         hyper=batch_hyper(rule.structural_values, resolved, int(f.dim)), batch=batch,
                         seeds=seeds_here, backend=backend, knows=cls.knows)
         settings = LoopSettings(iterations=iterations, tol=tol, check_every=check_every,
                                 record_every=record_every, record_progress=record_progress, stop=stop,
-                                radius=radius, callback=callback,
+                                radius=radius, callback=callback, observer=observer,
                                 smoothness=None if exact_check else _smoothness(f))
         recorded = [{**rule.structural_values, **values} for values in resolved]
-        group_results = execute(rule, ledger, settings, algorithm=cls.name, seeds=seeds_here,
+        group_results = execute(rule, runtime, settings, algorithm=cls.name, seeds=seeds_here,
                                 step_sizes=steps, hypers=recorded)
         for index, result in zip(indices, group_results, strict=True):
             results[index] = result
@@ -435,7 +447,7 @@ def run(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None
     **options
         Hyper-parameters, one value each (e.g. ``form="atc"``, ``momentum=0.9``, DeTAG's ``R=``, ``eta=``,
         ``gossip=``, ``start=``, ``beta=``), and engine options (``record_every``, ``stop``, ``radius``,
-        ``exact_check``, ``backend``, ``callback``) as in `run_batch`.
+        ``exact_check``, ``backend``, ``callback``, ``observer``) as in `run_batch`.
 
     Returns
     -------
@@ -467,7 +479,8 @@ def run(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None
     if np.ndim(step_size) != 0:
         raise ValueError(f"step_size must be one number for run (use run_batch for grids); got {step_size!r}")
     for key, value in options.items():
-        if key not in _LIST_VALUED and key != "callback" and isinstance(value, (list, tuple, np.ndarray)):
+        if key not in _LIST_VALUED and key not in ("callback", "observer") \
+                and isinstance(value, (list, tuple, np.ndarray)):
             raise ValueError(f"{key} must be one value for run (use run_batch for grids); got {value!r}")
     (result,) = run_batch(name, problem, W, step_sizes=[step_size], seeds=[seed], iterations=iterations,
                           batch=batch, tol=tol, check_every=check_every, record_progress=record_progress,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from decbounds.algorithms.measurement import Book, Snapshot
+    from decbounds.algorithms.measurement import Outcomes, Snapshot
 
 __all__ = ["Certificate", "anchor_at", "certified_above"]
 
@@ -110,7 +110,7 @@ class Certificate:
         return bool(np.less_equal(self.moved, 4.0 * self.first).all())
 
 
-def anchor_at(book: Book, snap: Snapshot, models: np.ndarray, tol: float, largest: float, bound: float
+def anchor_at(book: Outcomes, snap: Snapshot, models: np.ndarray, tol: float, largest: float, bound: float
               ) -> None:
     """Make the evaluation ``snap`` (at the models ``models``, whose largest |entry| is ``largest``) the
     anchor of `certified_above` (``book.certificate``).
@@ -134,9 +134,9 @@ def anchor_at(book: Book, snap: Snapshot, models: np.ndarray, tol: float, larges
 
     Parameters
     ----------
-    book : Book
-        The run's ledger: ``smoothness`` L (nothing is certified without it), the ``certificate`` it keeps,
-        and the ``masks`` of the tests still pending.
+    book : Outcomes
+        The run's outcomes: ``smoothness`` L (nothing is certified without it), the ``certificate`` it
+        keeps, and the ``masks`` of the tests still pending.
     snap : Snapshot
         The evaluation at ``models``: ||grad f(a_hat)|| and the workers' ||grad f(a_i)||, per configuration.
     models : numpy.ndarray, shape (n, k, d)
@@ -177,14 +177,14 @@ def anchor_at(book: Book, snap: Snapshot, models: np.ndarray, tol: float, larges
         cert.limit = float(cert.first[0])
 
 
-def certified_above(book: Book, models: np.ndarray) -> bool:
+def certified_above(book: Outcomes, models: np.ndarray) -> bool:
     """Whether the certificate of the last evaluation (`anchor_at`) still proves, without an evaluation, that
     no running configuration meets a pending stopping test and that no model left the radius; NaN certifies
     nothing.
 
     Parameters
     ----------
-    book : Book
+    book : Outcomes
         The run's outcomes and certificate.
     models : numpy.ndarray, shape (n, k, d)
         The current local models.

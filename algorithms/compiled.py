@@ -380,7 +380,7 @@ def _context(run: _Run, rule: StepRule, x0: np.ndarray, step: _StepArray,
             return run.grad(X)
 
         def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None, vectors: int | None = None,
-                   add: Sequence[np.ndarray | None] | None = None, compressor: Compressor | None = None,
+                   add: Sequence[np.ndarray | None] | None = None, compressor: Compressor | str | None = None,
                    sent: Sequence[np.ndarray] | None = None) -> Any:
             if compressor is not None or sent is not None:
                 # a TypeError, as before the context took these parameters (an unexpected keyword then)

@@ -1,12 +1,6 @@
-"""What the engine measures at a checkpoint: one evaluation of the gradient norms (`measure`, a
-`Snapshot`), and the `Book` that keeps every configuration's outcome, the shared history and the anchor of
-the smoothness certificate (``algorithms.certificate``); `anchor_ahead` sets that anchor ahead of models that
-drift steadily.
-
-The engine's loop (``algorithms.engine.checkpoint``) decides when to measure; this module holds what a
-measurement is and where it goes. Every norm is summed per row in a fixed order (`_row_norms`), so a
-configuration's norms have the same bits alone and inside a batch.
-"""
+"""What the engine measures at a checkpoint (`measure`, a `Snapshot`) and keeps (`Outcomes`: every
+configuration's outcome, the shared history and the anchor of ``algorithms.certificate``). Every norm is
+summed per row in a fixed order, so a configuration's norms have the same bits alone and inside a batch."""
 
 from __future__ import annotations
 
@@ -18,19 +12,30 @@ from decbounds.algorithms.certificate import Certificate, anchor_at
 from decbounds.instances.protocol import LocalFunctions
 
 if TYPE_CHECKING:
-    from decbounds.algorithms.ledger import Ledger
+    from decbounds.algorithms.runtime import Runtime
 
-__all__ = ["AHEAD", "Book", "HistoryRow", "Snapshot", "anchor_ahead", "largest_abs", "measure"]
+__all__ = ["AHEAD", "HistoryRow", "Outcomes", "Snapshot", "anchor_ahead", "largest_abs", "measure"]
 
-#: One checkpoint of the shared history, every configuration at once: (t, ||grad f(x_hat)|| (k,),
-#: max_i ||grad f(x_i)|| (k,), the consensus distance (k,), x_hat (k, d)) (``algorithms.engine.history_row``).
+#: One checkpoint of the shared history: (t, ||grad f(x_hat)|| (k,), max_i ||grad f(x_i)|| (k,), the
+#: consensus distance (k,), x_hat (k, d)).
 HistoryRow = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 class Snapshot:
-    """What one evaluation measured, per configuration: x_hat (k, d), ||grad f(x_hat)|| (k,), and, when the
-    workers were evaluated, ||grad f(x_i)|| (n, k) and their max over i (k,, computed when first read);
-    ``norms`` holds every norm measured, x_hat's first ((n + 1, k), or (k,) without the workers)."""
+    """One evaluation, per configuration: x_hat (k, d), ||grad f(x_hat)|| (k,) and, when the workers were
+    evaluated, ||grad f(x_i)|| (n, k); ``norms`` holds every norm measured, x_hat's first.
+
+    Parameters
+    ----------
+    x_hat : numpy.ndarray, shape (k, d)
+        The outputs.
+    grad_norm : numpy.ndarray, shape (k,)
+        ||grad f(x_hat)||.
+    worker_norms : numpy.ndarray, shape (n, k), optional
+        ||grad f(x_i)||.
+    norms : numpy.ndarray, optional
+        Every norm, x_hat's first (default ``grad_norm``).
+    """
 
     __slots__ = ("_worst", "grad_norm", "norms", "worker_norms", "x_hat")
 
@@ -48,9 +53,7 @@ class Snapshot:
         return self._worst
 
     def quiet(self, tol: float) -> bool:
-        """Whether every norm measured is finite and above tol: then no configuration reached a T_eps and
-        none has a non-finite gradient norm, proven without the bookkeeping of
-        ``algorithms.engine.stopping_test`` (NaN fails both tests).
+        """Whether every norm measured is finite and above tol (then no test fired; NaN fails both).
 
         Parameters
         ----------
@@ -67,8 +70,9 @@ class Snapshot:
 
 
 @dataclass
-class Book:
-    """Per-configuration outcomes, the shared history, and the anchor of the smoothness certificate."""
+class Outcomes:
+    """Per-configuration outcomes (T_eps, running, the final row), the shared history, and the anchor of the
+    smoothness certificate."""
 
     k: int
     d: int
@@ -106,7 +110,7 @@ def _row_norms(A: np.ndarray) -> np.ndarray:
 
 
 def largest_abs(A: np.ndarray) -> float:
-    """max |entry| of A (NaN when A holds a NaN): argmax costs a fraction of a reduction.
+    """max |entry| of A (NaN when A holds a NaN).
 
     Parameters
     ----------
@@ -127,12 +131,11 @@ def largest_abs(A: np.ndarray) -> float:
 
 
 def measure(x_hat: np.ndarray, models: np.ndarray, f: LocalFunctions, workers: bool,
-            ledger: Ledger | None = None, local: np.ndarray | None = None) -> Snapshot:
-    """||grad f(x_hat)||, and with ``workers`` every worker's ||grad f(x_i)||, in one ``full_grad`` call on
-    the (n + 1, k, d) stack of x_hat and the models. With a ``ledger`` that reuses exact gradients
-    (`Ledger.exact_gradient`), that call also computes the local gradients at ``local`` (default: the
-    models), kept with their bytes for the next ``ctx.sample``: a rule queries the models it was left with,
-    so the query costs a comparison of bytes (the same bits, computed earlier).
+            runtime: Runtime | None = None, local: np.ndarray | None = None) -> Snapshot:
+    """||grad f(x_hat)||, and with ``workers`` every ||grad f(x_i)||, in one ``full_grad`` call on the
+    (n + 1, k, d) stack of x_hat and the models. With a ``runtime`` that reuses exact gradients
+    (`Runtime.exact_gradient`), the same kernel call computes the local gradients at ``local`` (default: the
+    models) for the rule's next query.
 
     Parameters
     ----------
@@ -141,13 +144,13 @@ def measure(x_hat: np.ndarray, models: np.ndarray, f: LocalFunctions, workers: b
     models : numpy.ndarray, shape (n, k, d)
         The workers' models.
     f : LocalFunctions
-        The problem (its ``full_grad``; ``grad_and_full_grad`` with a reusing ledger).
+        The problem.
     workers : bool
         Also measure every worker's gradient norm.
-    ledger : algorithms.ledger.Ledger, optional
-        The batch's ledger, to keep the local gradients for its next query (`Ledger.exact_gradient`).
+    runtime : algorithms.runtime.Runtime, optional
+        The batch's runtime, which keeps those local gradients.
     local : numpy.ndarray, shape (n, k, d), optional
-        Where those local gradients are taken (default: the models).
+        Where they are taken (default: the models).
 
     Returns
     -------
@@ -158,64 +161,58 @@ def measure(x_hat: np.ndarray, models: np.ndarray, f: LocalFunctions, workers: b
     stack = np.empty((models.shape[0] + 1, *models.shape[1:]))
     stack[0] = x_hat
     stack[1:] = models
-    if ledger is not None and ledger.memo:
+    if runtime is not None and runtime.memo:
         local = models if local is None else local
         answer, G = f.grad_and_full_grad(local, stack)  # type: ignore[attr-defined]
         if answer is not None:
-            ledger.known = (local.tobytes(), answer, True)
+            runtime.known = (local.tobytes(), answer, True)
     else:
         G = f.full_grad(stack)
     norms = _row_norms(G)
     return Snapshot(x_hat, norms[0], norms[1:], norms)
 
 
-#: How far ahead `anchor_ahead` evaluates, as a fraction of the models' move since the last anchor (the
-#: best of those tried on the path zero chain, 0.3 to 0.7: about a third fewer evaluations for D-PSGD and
-#: two fifths fewer for DSGT at step 0.5).
+#: How far ahead `anchor_ahead` evaluates, as a fraction of the models' move since the last anchor (the best
+#: of 0.3 to 0.7 on the path zero chain: a third fewer evaluations for D-PSGD, two fifths for DSGT).
 AHEAD = 0.5
 
 
-def anchor_ahead(book: Book, models: np.ndarray, f: LocalFunctions, ledger: Ledger, tol: float,
-                 bound: float) -> bool:
-    """Where the certificate just failed on a steady drift (`Certificate.drifting`), anchor it ahead of the
-    models instead of at them: evaluate at A' = x + AHEAD (x - a) (x the models, a the failed anchor) and at
-    its mean, make that the anchor (`anchor_at`, sound for any anchor) and test the models against it. A
-    ball around a point ahead covers the models now and for more of the iterations to come than one
-    around them, so evaluations are fewer; the evaluation also computes the local gradients at the models
-    (`measure`), which the next query reuses. Returns whether the models are certified; when they are not
-    (or a norm ahead is not above tol), the caller evaluates at the models as usual.
+def anchor_ahead(outcomes: Outcomes, models: np.ndarray, f: LocalFunctions, tol: float, bound: float,
+                 runtime: Runtime | None = None) -> bool:
+    """Where the certificate failed on a steady drift (`Certificate.drifting`), anchor it ahead of the models,
+    at A' = x + AHEAD (x - a) (a the failed anchor), so that it lasts longer; whether the models are
+    certified by the new anchor (if not, the caller evaluates at the models as usual).
 
     Parameters
     ----------
-    book : Book
-        The run's book, whose certificate just failed.
+    outcomes : Outcomes
+        The run's outcomes, whose certificate just failed.
     models : numpy.ndarray, shape (n, k, d)
         The workers' models.
     f : LocalFunctions
         The problem.
-    ledger : algorithms.ledger.Ledger
-        The batch's ledger (`measure`).
     tol : float
         The stopping test's tolerance.
     bound : float
         The smallest divergence bound of the batch (``anchor_at``).
+    runtime : algorithms.runtime.Runtime, optional
+        As in `measure` (the local gradients at the models).
 
     Returns
     -------
     bool
-        Whether the models are certified by the new anchor.
     """
-    cert = book.certificate
+    cert = outcomes.certificate
     assert cert is not None
     ahead = cert.ahead
     np.subtract(models, cert.anchor, out=ahead)
     ahead *= AHEAD
     ahead += models
     x_hat = np.add.reduce(ahead, axis=0) * (1.0 / ahead.shape[0])  # a mean (`anchor_at`'s margins)
-    snap = measure(x_hat, ahead, f, workers=book.local_pending, ledger=ledger, local=models)
+    snap = measure(x_hat, ahead, f, workers=outcomes.local_pending, runtime=runtime, local=models)
     if not snap.quiet(tol):
         return False
-    anchor_at(book, snap, ahead, tol, largest_abs(ahead), bound)
+    anchor_at(outcomes, snap, ahead, tol, largest_abs(ahead), bound)
     held = cert.holds(models)
     cert.held = 0  # the test now is not a step of the drift
     return held

@@ -1,36 +1,16 @@
-"""Gossip products X <- M X on the worker axis, in numpy and scipy only: the engine's private execution of a
-`Gossip` value (``instances.Gossip``; `mixing_for`). Users meet the value, never these classes: they do not
-cross the package's boundary (``algorithms.run`` takes W, ``ctx.gossip`` applies it).
+"""Gossip products X <- M X on the worker axis: the engine's private execution of a `Gossip` value
+(``instances.Gossip``; `mixing_for`). Users meet the value, never these classes.
 
-``MixingOperator`` multiplies an (n, ...) state by an n x n matrix M (rows receive, columns send): the state
-is viewed as (n, width) and each output row is a weighted sum of input rows. The engine's states are
-(n, k, d) with k configurations side by side, so one product serves the whole batch.
-
-Bits. Every output entry is summed in CSR order, ``w_0 z_0 + w_1 z_1 + ...`` over the row's stored columns
-in increasing order, the order of scipy's CSR x dense product, and nothing in that sum depends on the
-number of columns: a configuration gets the same bits alone and inside a batch
-(tests/algorithms/test_mixing.py).
-The two-tap round ``a (M Z) + b P`` is computed per entry as ``(M Z) * a + P * b``.
-
-How: scipy's CSR kernel ``csr_matvecs``, called directly so that it writes into a given array (the public
-``M @ Z`` allocates its result). It accumulates each output row term by term (``y += w_j z_j``, one
-compiled pass per term). Wide states go block by block of rows (about 1 MiB, `BLOCK_BYTES`), so that the
-two-tap combination and the ``add`` of DSGT's round meet each block while it is still cached instead of
-streaming the whole state through memory three more times (the measured times, blocked and unblocked, are
-in docs/benchmarks.md; ``benchmarks/bench_engine.py`` measures them).
-``backend="dense"`` uses a BLAS matrix product instead: faster for small dense M, but BLAS may sum in a
-different order for a different number of columns, so batched runs then agree with single runs only to
-rounding.
-
-Tried and dropped (docs/benchmarks.md): applying a banded M by diagonals in numpy,
-``w[:, None] * Z[rows + o]`` summed offset by offset (the same CSR order, and slices instead of gathers),
-costs two numpy passes per term against one compiled pass, and on tiny states its half-dozen broadcasting
-ufunc calls cost several times one kernel call.
+`MixingOperator` multiplies an (n, ...) state, viewed as (n, width), by an n x n matrix M (rows receive,
+columns send) with scipy.sparse's public CSR product, which sums each output entry row by row in the order of
+the row's stored columns, ``w_0 z_0 + w_1 z_1 + ...`` from +0.0, whatever the width: a configuration gets the
+same bits alone and inside a batch (tests/algorithms/test_mixing.py). The two-tap round ``a (M Z) + b P`` is
+computed per entry as ``(M Z) * a + P * b``. ``backend="dense"`` is a BLAS product: faster for small dense M,
+equal across batch sizes only to rounding.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
@@ -39,21 +19,13 @@ from decbounds.instances.gossip import Gossip, GossipMatrix, as_csr
 from decbounds.instances.matrices import MatrixLike
 from decbounds.instances.schedules import GossipSchedule
 
-__all__ = ["BLOCK_BYTES", "GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator", "ScheduledMixing", "mixing_for"]
+__all__ = ["GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator", "ScheduledMixing", "mixing_for"]
 
 #: A per-configuration coefficient of the two-tap round: a number, or an array broadcast against the state.
 Coefficient = float | np.ndarray
 
-try:  # scipy's CSR x dense kernel, writing into a given output (the public ``@`` allocates a new array)
-    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
-except ImportError:  # pragma: no cover - a future scipy without the private module: the public product
-    _csr_matvecs = None
-
 GOSSIP_BACKENDS: tuple[str, ...] = ("sparse", "dense")
 
-# Bytes of one block of output rows: the fastest of the sizes tried (docs/benchmarks.md); smaller blocks
-# mean more blocks and more calls, larger ones leave the 1 MiB L2 before the combination reads them again.
-BLOCK_BYTES = 1 << 20
 # Per-configuration coefficients are repeated along the last axis when it is shorter than this (`_repeated`).
 SHORT_ROW = 64
 
@@ -66,8 +38,7 @@ class MixingOperator:
     M : GossipMatrix, numpy.ndarray or scipy.sparse matrix
         The n x n matrix (a gossip matrix W, or SGP's push matrix, or a rule's own ``ctx.operator`` matrix).
     backend : {"sparse", "dense"}
-        "sparse": scipy's CSR kernel, the same bits for any number of columns (module docstring); "dense":
-        a BLAS product, equal only to rounding across batch sizes.
+        "sparse": scipy's CSR product, the same bits for any number of columns; "dense": a BLAS product.
     name : str, default "W"
         The matrix's name in error messages.
 
@@ -112,12 +83,7 @@ class MixingOperator:
         # directed off-diagonal links: the messages one round puts on the wire per array
         self.links = int(np.count_nonzero((coo.row != coo.col) & (coo.data != 0)))
         self.matrix: Any = csr.toarray() if backend == "dense" else csr
-        # one index dtype for both index arrays (the kernel is instantiated per dtype pair)
-        self._indptr, self._indices = csr.indptr.astype(np.intp), csr.indices.astype(np.intp)
-        self._data = csr.data
         self._csr = csr
-        self._scratch = threading.local()
-        self.sparse = backend == "sparse"
         self._stacks: dict[int, MixingOperator] = {}
 
     def at(self, t: int) -> MixingOperator:
@@ -236,77 +202,23 @@ class MixingOperator:
 
     def _run(self, Z: np.ndarray, out: np.ndarray | None, a: Any, previous: np.ndarray | None,
              b: Any) -> np.ndarray:
-        """out <- M Z, then ``*= a`` when a is not None, then ``+= previous * b`` (b None: ``+= previous``)
-        when previous is given, block by block of rows."""
-        if type(Z) is not np.ndarray or Z.dtype != np.float64 or not Z.flags.c_contiguous:
-            Z = np.ascontiguousarray(Z, dtype=float)
+        """M Z, then ``*= a`` when a is not None, then ``+= previous * b`` (b None: ``+= previous``) when
+        previous is given; into ``out`` when given."""
         n = self.n
         if Z.ndim < 1 or Z.shape[0] != n:
             if Z.ndim >= 1 and n and Z.shape[0] > n and Z.shape[0] % n == 0:  # m arrays stacked: diag(M, ...)
                 return self.stacked(Z.shape[0] // n)._run(Z, out, a, previous, b)
             raise ValueError(f"{self.name}: the state's first axis must have length n={n} (or a multiple: "
                              f"arrays stacked); got shape {Z.shape}")
-        # an out that is Z or shares its buffer (ctx.gossip(X, out=[X])) gets the product through a scratch
-        # array: the kernel zeroes its output before it reads Z (identity tests, no call on the hot path)
-        usable = out is not None and out.flags.c_contiguous and out.shape == Z.shape and out is not Z \
-            and out.base is not Z and (Z.base is None or (Z.base is not out and Z.base is not out.base))
-        target = out if out is not None and usable else np.empty(Z.shape)
-        width = Z.size // n if n else 0
-        combine = a is not None or previous is not None
-        if a is not None or b is not None:
-            a, b = _repeated(a, Z.shape), _repeated(b, Z.shape)
-        if self.sparse and 8 * width * n <= BLOCK_BYTES and _csr_matvecs is not None:
-            # one block, the common small state: `_rows_product` and `_combine` inline (their calls cost
-            # more than their arithmetic here)
-            result = target.reshape(-1)
-            result.fill(0.0)  # the kernel accumulates into its output, from +0.0 as scipy's product does
-            _csr_matvecs(n, n, width, self._indptr, self._indices, self._data, Z.reshape(-1), result)
-            if a is not None:
-                target *= a
-            if previous is not None:
-                target += previous if b is None else np.multiply(previous, b)
-        elif self.backend == "dense":
-            np.matmul(self.matrix, Z.reshape(n, width), out=target.reshape(n, width))
-            if combine:
-                _combine(target, None, a, previous, b, None)
-        elif 8 * width * n <= BLOCK_BYTES:  # one block: the common small state, with the least overhead
-            self._rows_product(Z.reshape(-1), target.reshape(-1), 0, n, width)
-            if combine:
-                _combine(target, None, a, previous, b, None)
-        else:
-            rows = max(1, BLOCK_BYTES // (8 * width))
-            scratch = None if b is None else self._buffer(min(rows, n) * width)
-            source, result = Z.reshape(-1), target.reshape(-1)
-            for start in range(0, n, rows):
-                stop = min(start + rows, n)
-                self._rows_product(source, result, start, stop, width)
-                if combine:
-                    _combine(target, slice(start, stop), a, previous, b, scratch)
-        if out is None or out is target:
+        target: np.ndarray = (self.matrix @ Z.reshape(n, -1)).reshape(Z.shape)
+        if a is not None:
+            target *= _repeated(a, Z.shape)
+        if previous is not None:
+            target += previous if b is None else np.multiply(previous, _repeated(b, Z.shape))
+        if out is None:
             return target
         out[...] = target
         return out
-
-    def _rows_product(self, source: np.ndarray, result: np.ndarray, start: int, stop: int,
-                      width: int) -> None:
-        """Rows start..stop-1 of M Z into result (both flat (n * width,) C-order arrays), CSR order per
-        entry: scipy's kernel on the rows' slice of indptr (its offsets index the whole indices/data)."""
-        block = result[start * width : stop * width]
-        if _csr_matvecs is None:  # pragma: no cover - the public product, the same sums
-            product = self.matrix[start:stop] @ source.reshape(self.n, width)
-            block[...] = np.asarray(product).reshape(-1)
-            return
-        block.fill(0.0)  # the kernel accumulates into its output, from +0.0 as scipy's product does
-        indptr = self._indptr if start == 0 and stop == self.n else self._indptr[start : stop + 1]
-        _csr_matvecs(stop - start, self.n, width, indptr, self._indices, self._data, source, block)
-
-    def _buffer(self, size: int) -> np.ndarray:
-        """A per-thread scratch array of at least ``size`` floats (numpy releases the GIL: threads that share
-        an operator must not share its scratch)."""
-        buffer = getattr(self._scratch, "buffer", None)
-        if buffer is None or buffer.size < size:
-            buffer = self._scratch.buffer = np.empty(size)
-        return buffer
 
 
 class ScheduledMixing:
@@ -411,36 +323,6 @@ def mixing_for(W: Gossip, *, backend: str = "sparse") -> MixingOperator | Schedu
     raise TypeError(f"W must be a GossipMatrix or a GossipSchedule; got {type(W).__name__}")
 
 
-def _combine(target: np.ndarray, rows: slice | None, a: Any, previous: np.ndarray | None, b: Any,
-             scratch: np.ndarray | None) -> None:
-    """target[rows] *= a (a not None), then += previous[rows] * b (b None: += previous[rows]); ``scratch``
-    (flat, room for the block, or None) receives the product previous * b. rows None: the whole arrays, with
-    no views to make (on tiny states the per-call overhead is the cost)."""
-    if a is None and previous is None:
-        return
-    if rows is None:
-        if a is not None:
-            target *= a
-        if previous is not None:
-            target += previous if b is None else np.multiply(previous, b)
-        return
-    block = target[rows]
-    if a is not None:
-        block *= _rows_of(a, target, rows)
-    if previous is None:
-        return
-    if b is None:
-        block += previous[rows]
-        return
-    coefficient = _rows_of(b, target, rows)
-    if scratch is None:
-        block += np.multiply(previous[rows], coefficient)
-        return
-    term = scratch[: block.size].reshape(block.shape)
-    np.multiply(previous[rows], coefficient, out=term)
-    block += term
-
-
 def _repeated(c: Any, shape: tuple[int, ...]) -> Any:
     """A per-configuration coefficient of shape (1, k, 1, ...) repeated to (1, k, d, ...) when the state's
     rows are short: numpy multiplies by a (1, k, 1) array in inner loops of length d, which on a batch of 96
@@ -451,10 +333,3 @@ def _repeated(c: Any, shape: tuple[int, ...]) -> Any:
     full = np.empty((1, *shape[1:]))
     np.copyto(full, c)
     return full
-
-
-def _rows_of(c: Any, target: np.ndarray, rows: slice) -> Any:
-    """The part of a coefficient broadcast against target that meets target[rows]."""
-    if np.ndim(c) == target.ndim and np.shape(c)[0] > 1:
-        return c[rows]
-    return c

@@ -17,7 +17,7 @@ from decbounds.instances.protocol import LocalFunctions
 from decbounds.oracles.base import Oracle
 
 if TYPE_CHECKING:
-    from decbounds.algorithms.engine import Context
+    from decbounds.algorithms.engine import Context, Observer
     from decbounds.algorithms.step_rule import State
 
 __all__ = ["default_step_grid", "detag_grid", "local_t_eps_score", "t_eps_score", "tune"]
@@ -110,7 +110,8 @@ def tune(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = Non
          groups: Sequence[Mapping[str, object]] | None = None, prune: bool = False,
          score: Callable[[Result], float] = t_eps_score,
          callback: Callable[[int, State, Context], None] | None = None, record_every: int | None = None,
-         stop: str = "both", incumbent: float | None = None, **hyper: object) -> Result:
+         stop: str = "both", incumbent: float | None = None, observer: Observer | None = None,
+         **hyper: object) -> Result:
     """The configuration of least median ``score`` (T_eps by default) over ``grid`` (step sizes) x hyper
     grids x seeds, as a `Result` with the whole grid attached (``result.grid``, a `Grid`).
 
@@ -159,6 +160,8 @@ def tune(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = Non
     incumbent : float, optional
         A score known to be reachable (e.g. by one configuration run before): only configurations that beat
         it can win, and with ``prune`` every group runs at most that long.
+    observer : algorithms.engine.Observer, optional
+        Passed to `algorithms.run_batch`: ``begin`` is called once per batch run.
     **hyper
         Hyper-parameters of the algorithm; a list is a grid axis. For DeTAG, eta, start and R set neither
         here nor in a group default to `detag_grid`.
@@ -234,7 +237,8 @@ def tune(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = Non
         if prune and best is not None:
             cap = min(iterations, math.floor(best))
         batch_runs = run_batch(name, problem, W, step_sizes=steps, seeds=seed_list, iterations=cap,
-                               batch=batch, tol=tol, callback=callback, record_every=record_every,
+                               batch=batch, tol=tol, callback=callback, observer=observer,
+                               record_every=record_every,
                                stop=stop, **cast("dict[str, Any]", {**hyper, **group}))  # run_batch checks
         for start in range(0, len(batch_runs), per_config):
             median = float(np.median([score(run) for run in batch_runs[start : start + per_config]]))

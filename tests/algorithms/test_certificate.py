@@ -10,6 +10,8 @@ import networkx as nx
 import numpy as np
 import pytest
 from decbounds.algorithms import engine
+from decbounds.algorithms.certificate import anchor_at, certified_above
+from decbounds.algorithms.measurement import measure
 from decbounds.algorithms.mixing import MixingOperator
 from decbounds.algorithms.step_rule import communication_channel
 
@@ -38,13 +40,13 @@ def test_the_certificate_certifies_only_what_it_proves(k: int) -> None:
         hat, workers = _norms(f, A)
         tol = float(rng.uniform(0.5, 0.999)) * float(min(hat.min(), workers.max(axis=0).min()))
         bound = float(np.abs(A).max()) + float(rng.choice([0.01, 1.0, 100.0]))
-        book = engine.Book(k, d, n)
+        book = engine.Outcomes(k, d, n)
         book.smoothness = f.smoothness
-        snap = engine.measure(np.add.reduce(A, axis=0) * (1.0 / n), A, f, workers=True)
-        engine.anchor_at(book, snap, A, tol, float(np.abs(A).max()), bound)
+        snap = measure(np.add.reduce(A, axis=0) * (1.0 / n), A, f, workers=True)
+        anchor_at(book, snap, A, tol, float(np.abs(A).max()), bound)
         for scale in (1e-6, 1e-4, 1e-3, 1e-2, 0.1):
             X = A + scale * rng.standard_normal(A.shape) * (rng.random(A.shape) < 0.5)
-            if engine.certified_above(book, X):
+            if certified_above(book, X):
                 held += 1
                 hat, workers = _norms(f, X)
                 assert (hat > tol).all() and (workers.max(axis=0) > tol).all()
@@ -55,31 +57,31 @@ def test_the_certificate_certifies_only_what_it_proves(k: int) -> None:
 def test_a_non_finite_model_is_never_certified() -> None:
     f = instances.zero_chain(4, 3)
     A = np.full((3, 1, 4), 0.3)
-    book = engine.Book(1, 4, 3)
+    book = engine.Outcomes(1, 4, 3)
     book.smoothness = f.smoothness
-    engine.anchor_at(book, engine.measure(A.mean(axis=0), A, f, workers=True), A, 1e-6, 0.3, 1e3)
-    assert engine.certified_above(book, A)
+    anchor_at(book, measure(A.mean(axis=0), A, f, workers=True), A, 1e-6, 0.3, 1e3)
+    assert certified_above(book, A)
     for bad in (np.nan, np.inf):
         X = A.copy()
         X[1, 0, 2] = bad
-        assert not engine.certified_above(book, X)
+        assert not certified_above(book, X)
 
 
-def _ledger(f, k: int = 1) -> engine.Ledger:
+def _runtime(f, k: int = 1) -> engine.Runtime:
     W = instances.gossip_matrix(nx.path_graph(f.n), "metropolis")
-    return engine.Ledger(problem=f, oracle=None, channel=communication_channel("gossip", W, f.n),
-                         step_sizes=[0.1] * k, hyper={}, batch=1, seeds=list(range(k)))
+    return engine.Runtime(problem=f, oracle=None, channel=communication_channel("gossip", W, f.n),
+                          step_sizes=[0.1] * k, hyper={}, batch=1, seeds=list(range(k)))
 
 
 def test_reused_exact_gradients_are_the_problems_and_fresh() -> None:
     f = instances.communication_instance(6, T_c=4)
-    ledger = _ledger(f)
-    ctx = ledger.context
+    runtime = _runtime(f)
+    ctx = runtime.context
     X = np.random.default_rng(0).uniform(-1.0, 1.0, (f.n, 1, f.dim))
     expected = f.grad(X)
     answers, held = [], []
     for t in range(4):  # the same point, asked four times (DeTAG's phase-start model)
-        ledger.begin_iteration(t)
+        runtime.begin_iteration(t)
         got = ctx.sample(X)
         answers.append(got.copy())
         got += 1.0  # the rule may change what it got
@@ -88,13 +90,12 @@ def test_reused_exact_gradients_are_the_problems_and_fresh() -> None:
     assert len({id(a) for a in held}) == 4
     # an evaluation at the models computes the local gradients there for the next query
     Y = X + 0.25
-    snap = engine.measure(Y.mean(axis=0), Y, f, workers=True, ledger=ledger)
+    snap = measure(Y.mean(axis=0), Y, f, workers=True, runtime=runtime)
     assert np.array_equal(snap.worker_norms, np.sqrt((f.full_grad(Y) ** 2).sum(-1)))
-    assert ledger.known is not None and ledger.known[2]
-    ledger.begin_iteration(4)
+    assert runtime.known is not None and runtime.known[2]
+    runtime.begin_iteration(4)
     assert np.array_equal(ctx.sample(Y), f.grad(Y))
-    ledger.close()
-    assert ledger.counters.gradient_queries == 5
+    assert runtime.counters.gradient_queries == 5
 
 
 def test_a_counting_wrapper_keeps_its_count() -> None:
@@ -138,10 +139,9 @@ def test_a_stacked_round_mixes_each_array_with_its_own_bits() -> None:
 
 def test_a_stacked_round_counts_every_array() -> None:
     f = instances.communication_instance(6, T_c=4)
-    ledger = _ledger(f, k=2)
-    ctx = ledger.context
-    ledger.begin_iteration(0)
+    runtime = _runtime(f, k=2)
+    ctx = runtime.context
+    runtime.begin_iteration(0)
     ctx.gossip(np.zeros((12, 2, f.dim)))
-    ledger.close()
     links = MixingOperator(instances.gossip_matrix(nx.path_graph(6), "metropolis")).links
-    assert ledger.counters.vectors_sent == 2 and ledger.counters.messages == 2 * links
+    assert runtime.counters.vectors_sent == 2 and runtime.counters.messages == 2 * links

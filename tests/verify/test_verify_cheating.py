@@ -118,15 +118,12 @@ class DeclaredOutside(_Base):
 
 
 def _ledger(ctx):
-    """The engine's ledger, dug out of the closure of a context method (what Python cannot forbid)."""
-    for cell in type(ctx).sample.__closure__:
-        if type(cell.cell_contents).__name__ == "Ledger":
-            return cell.cell_contents
-    raise AssertionError("no ledger in the closure")
+    """The engine's runtime, read off the context's private slot (what Python cannot forbid)."""
+    return object.__getattribute__(ctx, "_run")
 
 
 class IntrospectsTheLedger(_Base):
-    """Reaches the ledger through a closure and resets its round flag: the totals disagree with the log."""
+    """Reaches the runtime through a private slot and resets its round flag: two rounds per iteration."""
 
     name = "introspects_the_ledger"
 
@@ -138,7 +135,7 @@ class IntrospectsTheLedger(_Base):
 
 
 class IntrospectsTheProblem(_Base):
-    """Reaches the problem through a closure and takes three uncounted gradients per step."""
+    """Reaches the problem through the context and takes three uncounted gradients per step."""
 
     name = "introspects_the_problem"
 
@@ -243,7 +240,7 @@ CHEATERS = [
     (ProblemGradient, "capability", "asked its context for 'problem' in step at iteration 0"),
     (OracleStreams, "capability", "asked its context for 'oracle' in step at iteration 0"),
     (ResetsCounters, "capability", "step at iteration 0: the context is read-only: cannot set '_round_now'"),
-    (IntrospectsTheLedger, "budget", "the accounting disagrees with itself"),
+    (IntrospectsTheLedger, "totals", "1200 rounds (at most 600)"),
     (IntrospectsTheProblem, "totals", "uncounted gradient evaluations: 4 gradient evaluations in step 0"),
     (MemoryOnTheRule, "constant", "rule attribute 'memory' changed in step at iteration 0"),
     (StackedSample, "capability", "iteration 0: ctx.sample(X) takes one point per worker and configuration"),

@@ -329,16 +329,12 @@ class PooledConfigurations(_Gossip):
 # -- 9. the oracle or the problem through ctx's closures -----------------------------------------------------
 
 def _engine_problem(ctx):
-    """The problem behind the context, found through the closure of its methods (introspection)."""
-    for cell in type(ctx).sample.__closure__ or ():
-        holder = cell.cell_contents
-        if type(holder).__name__ == "Ledger":
-            return holder.problem
-    raise LookupError("no ledger")
+    """The problem behind the context, read off its private slot (introspection)."""
+    return object.__getattribute__(ctx, "_run").problem
 
 
 class ClosureProblem(_Gossip):
-    """Reaches the problem through ctx's closures and takes its full gradient at the models' mean."""
+    """Reaches the problem through the context and takes its full gradient at the models' mean."""
 
     name = "closure_problem"
 
@@ -350,7 +346,7 @@ class ClosureProblem(_Gossip):
 
 
 class ClosureGradients(_Gossip):
-    """Reaches the problem through ctx's closures and queries every worker at the models' mean, uncounted."""
+    """Reaches the problem through the context and queries every worker at the models' mean, uncounted."""
 
     name = "closure_gradients"
 

@@ -1,0 +1,383 @@
+"""The engine's side of one batch: the `Runtime` holds the problem, the oracle, the random streams, W and the
+A_B accounting (`Counters`); its ``context`` is what the rule sees (``algorithms.context.Context``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from decbounds.algorithms.compression import Compressor, make_compressor
+from decbounds.algorithms.context import (
+    COMPRESSION_STREAM,
+    BudgetViolationError,
+    CapabilityError,
+    Context,
+    MixingHandle,
+    per_configuration,
+)
+from decbounds.algorithms.mixing import MixingOperator, ScheduledMixing, mixing_for
+from decbounds.algorithms.step_rule import Channel, check_size
+from decbounds.instances.gossip import as_csr
+from decbounds.instances.matrices import MatrixLike
+from decbounds.instances.protocol import LocalFunctions
+from decbounds.oracles.base import Oracle
+
+__all__ = ["Counters", "Runtime"]
+
+# `Runtime.exact_gradient` compares the bytes of states of at most this many entries (128 KiB).
+_MEMO_ENTRIES = 1 << 14
+
+
+@dataclass
+class Counters:
+    """The A_B accounting per worker, shared by the configurations while they run. ``bits``: what one worker
+    puts on the wire for one configuration (``compressor.bits(d)`` per compressed vector, 64 d otherwise);
+    ``messages`` counts the links."""
+
+    gradient_queries: int = 0
+    communication_rounds: int = 0
+    gossip_rounds: int = 0
+    exact_averages: int = 0
+    vectors_sent: int = 0
+    messages: int = 0
+    bits: int = 0
+
+    def as_dict(self, iterations: int) -> dict[str, int]:
+        """The counters with the iteration count, as a `Result` stores them.
+
+        Parameters
+        ----------
+        iterations : int
+            The iterations run.
+
+        Returns
+        -------
+        dict of str to int
+        """
+        return {"iterations": int(iterations), **asdict(self)}
+
+
+class Runtime:
+    """The engine's side of one batch: the problem, the oracle, the random streams, W and the A_B budget of
+    the current iteration. ``algorithms.run_batch`` builds one per batch; the loop opens each iteration
+    (`begin_iteration`); the rule sees ``runtime.context``.
+
+    Parameters
+    ----------
+    problem : LocalFunctions
+        The local functions (n workers, dimension d, start x0).
+    oracle : Oracle or None
+        The stochastic oracle; None (or an exact oracle) queries ``problem.grad`` once for the whole batch.
+    channel : Channel or None
+        W checked for the rule's kind (``algorithms.step_rule.communication_channel``); None: exact.
+    step_sizes : sequence of float
+        One step size per configuration.
+    hyper : mapping
+        `batch_hyper`'s dict.
+    batch : int
+        B, the queries per worker and iteration.
+    seeds : sequence of int
+        Configuration j samples from ``numpy.random.default_rng(seeds[j])``.
+    backend : {"sparse", "dense"}
+        The gossip backend (``algorithms.mixing``).
+    knows : sequence of str
+        The facts the rule declared (``StepRule.knows``).
+
+    Examples
+    --------
+    >>> from decbounds import instances
+    >>> from decbounds.algorithms.step_rule import communication_channel
+    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
+    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
+    >>> runtime = Runtime(problem=f, oracle=None, channel=communication_channel("gossip", W, 4),
+    ...                   step_sizes=[0.1, 0.2], hyper={}, batch=1, seeds=[0, 1])
+    >>> ctx = runtime.context
+    >>> runtime.begin_iteration(0)
+    >>> X = ctx.gossip(ctx.start_state() - ctx.step_size * ctx.sample(ctx.start_state()))
+    >>> ctx.gossip(X)
+    Traceback (most recent call last):
+    ...
+    decbounds.algorithms.context.BudgetViolationError: iteration 0: a second communication round ...
+    >>> runtime.counters.gradient_queries, runtime.counters.messages  # 8 directed links of the ring
+    (1, 8)
+    """
+
+    def __init__(self, *, problem: LocalFunctions, oracle: Oracle | None, channel: Channel | None,
+                 step_sizes: Sequence[float], hyper: Mapping[str, object], batch: int, seeds: Sequence[int],
+                 backend: str = "sparse", knows: Sequence[str] = ()) -> None:
+        self.problem, self.oracle, self.channel, self.backend = problem, oracle, channel, backend
+        self.n, self.d, self.k = int(problem.n), int(problem.dim), len(seeds)
+        self.shape = (self.n, self.k, self.d)
+        self.x0 = np.asarray(problem.x0, dtype=float).reshape(self.d).copy()
+        self.x0.setflags(write=False)
+        self.batch = int(batch)
+        self.step_size = per_configuration(step_sizes, self.d)
+        self.step_size.setflags(write=False)
+        gossip = None if channel is None else channel.gossip
+        self.W: MixingOperator | ScheduledMixing | None = (None if gossip is None
+                                                           else mixing_for(gossip, backend=backend))
+        self.fixed = self.W if type(self.W) is MixingOperator else None  # a fixed W: no look-up per round
+        self.gossip_counts = channel is not None and channel.kind == "gossip"
+        self.exact = oracle is None or bool(getattr(oracle, "exact", False))
+        # exact gradients of a problem class with grad_and_full_grad (the zero chain): known answers reused;
+        # the class's method, so that a wrapper forwarding attributes (verify's counting one) keeps its grad
+        self.memo = self.exact and hasattr(type(problem), "grad_and_full_grad")
+        self.known: tuple[bytes, np.ndarray | None, bool] | None = None  # (X's bytes, grad(X), held by none)
+        self.rngs = [np.random.default_rng(int(seed)) for seed in seeds]
+        self.seeds = tuple(int(seed) for seed in seeds)
+        self.compression_rngs: list[np.random.Generator] | None = None  # made at the first compressed round
+        self.compressors: dict[int, tuple[object, Compressor]] = {}
+        self.knows = tuple(knows)
+        self.counters = Counters()
+        self.t, self.queries_now, self.round_now, self.open = 0, 0, False, False
+        self.operators: dict[int, tuple[MixingHandle, MixingOperator]] = {}
+        # the observation of the current step (``algorithms.engine.Observation``), None when not observed
+        self.seen: list[tuple[np.ndarray, int]] | None = None
+        self.rounds_seen: list[str] = []
+        self.context = Context(self, hyper)
+
+    def begin_iteration(self, t: int) -> None:
+        """Open iteration t (from 0): a fresh budget of B queries and one round.
+
+        Parameters
+        ----------
+        t : int
+            The iteration opened.
+        """
+        self.t, self.queries_now, self.round_now, self.open = t, 0, False, True
+
+    def refuse(self, what: str, queries: int = 0) -> None:
+        """Raise the error of a call over the budget (``what``: "queries" or "round") or in ``init``.
+
+        Parameters
+        ----------
+        what : {"queries", "round"}
+            What was asked for.
+        queries : int, default 0
+            The queries asked.
+        """
+        if not self.open:
+            raise CapabilityError("the start state (init) may not query or communicate")
+        if what == "round":
+            raise BudgetViolationError(f"iteration {self.t}: a second communication round in one iteration")
+        raise BudgetViolationError(f"iteration {self.t}: {self.queries_now} + {queries} queries per worker "
+                                   f"exceed the batch B={self.batch}")
+
+    def gradients(self, X: np.ndarray, b: int) -> np.ndarray:
+        """The answer to ``ctx.sample(X)`` with b queries: exact gradients once for the whole batch, a
+        stochastic oracle once per configuration with its own stream (or once for the batch where the oracle
+        samples every configuration in one call, ``sample_configurations``).
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (n, k, d)
+            The points.
+        b : int
+            Queries averaged.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, k, d)
+        """
+        if self.exact:
+            return self.exact_gradient(X) if self.memo else self.problem.grad(X)
+        oracle = self.oracle
+        assert oracle is not None
+        many = getattr(oracle, "sample_configurations", None)
+        if many is not None:
+            answer: np.ndarray = many(X, self.rngs, b)
+            return answer
+        out = np.empty_like(X)
+        for j, rng in enumerate(self.rngs):
+            out[:, j : j + 1] = oracle.sample(X[:, j : j + 1], rng, b)
+        return out
+
+    def exact_gradient(self, X: np.ndarray) -> np.ndarray:
+        """``problem.grad(X)`` reusing what is known at X's very bits (the zero chain's grad is a function of
+        them): the local gradients an evaluation computed at the models (``measurement.measure``), and a
+        query asked again (DeTAG's phase-start model); always an array no one else holds. Measured to pay:
+        docs/benchmarks.md.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (n, k, d)
+            The points.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, k, d)
+        """
+        if X.dtype != np.float64 or X.size > _MEMO_ENTRIES:
+            return self.problem.grad(X)
+        key, known = X.tobytes(), self.known
+        if known is not None and known[0] == key:
+            answer = known[1]
+            if answer is None:  # asked again: keep a copy for the next asks
+                answer = self.problem.grad(X)
+                self.known = (key, answer.copy(), False)
+                return answer
+            if known[2]:  # computed ahead and held by no one: handed over
+                self.known = (key, None, False)
+                return answer
+            return answer.copy()
+        self.known = (key, None, False)
+        return self.problem.grad(X)
+
+    def open_round(self, kind: str, arrays: int, links: int, bits_each: int) -> None:
+        """Count a communication round of ``kind`` ("gossip", "mix", "exact"): refused when the iteration had
+        its round, or in ``init``.
+
+        Parameters
+        ----------
+        kind : str
+            The round's kind (for the observation hook).
+        arrays : int
+            Vectors each worker sends.
+        links : int
+            Directed links a vector crosses.
+        bits_each : int
+            Bits of one vector.
+        """
+        if self.round_now or not self.open:
+            self.refuse("round")
+        self.round_now = True
+        counters = self.counters
+        counters.communication_rounds += 1
+        counters.vectors_sent += arrays
+        counters.messages += arrays * links
+        counters.bits += arrays * bits_each
+        if self.seen is not None:
+            self.rounds_seen.append(kind)
+
+    def operator_now(self) -> MixingOperator:
+        """The gossip operator of the current iteration (W_t of a schedule).
+
+        Returns
+        -------
+        MixingOperator
+        """
+        if self.W is None:
+            raise CapabilityError("this algorithm was prepared without a gossip matrix")
+        return self.W.at(self.t)
+
+    def compressor_of(self, compressor: object) -> Compressor:
+        """``ctx.gossip``'s compressor: a compressor, or a spec string (``compression.make_compressor``),
+        made once per object given.
+
+        Parameters
+        ----------
+        compressor : Compressor or str
+            What the rule passed.
+
+        Returns
+        -------
+        Compressor
+        """
+        known = self.compressors.get(id(compressor))
+        if known is None or known[0] is not compressor:
+            known = self.compressors[id(compressor)] = (compressor, make_compressor(compressor))  # type: ignore[arg-type]
+        return known[1]
+
+    def check_messages(self, Z: Sequence[np.ndarray], sent: Sequence[np.ndarray] | None) -> None:
+        """Refuse compressed arrays that are not (n, k, d) or (m n, k, d), and ``sent`` arrays that are not
+        one per array sent, each of its shape.
+
+        Parameters
+        ----------
+        Z : sequence of numpy.ndarray
+            The arrays sent.
+        sent : sequence of numpy.ndarray or None
+            Where the messages go.
+        """
+        for z in Z:
+            if z.ndim != 3 or z.shape[1] != self.k or z.shape[0] % self.n:
+                raise CapabilityError(f"iteration {self.t}: compressed gossip takes (n, k, d) or (m n, k, d) "
+                                      f"arrays, axis 1 the k={self.k} configurations; got {z.shape}")
+        if sent is None:
+            return
+        if len(sent) != len(Z):
+            raise ValueError(f"ctx.gossip: sent must hold one array per array sent ({len(Z)}); got "
+                             f"{len(sent)}")
+        for z, s in zip(Z, sent, strict=True):
+            if not isinstance(s, np.ndarray) or s.shape != z.shape:
+                raise ValueError(f"ctx.gossip: each sent array must have its array's shape {z.shape}; got "
+                                 f"{getattr(s, 'shape', type(s).__name__)}")
+
+    def compress(self, Z: Sequence[np.ndarray], compressor: Compressor,
+                 sent: Sequence[np.ndarray] | None) -> list[np.ndarray]:
+        """C(z) for each array, configuration j drawing from its own compression stream, copied into ``sent``.
+
+        Parameters
+        ----------
+        Z : sequence of numpy.ndarray
+            The arrays sent (`check_messages`).
+        compressor : Compressor
+            The compressor.
+        sent : sequence of numpy.ndarray or None
+            Where the messages go.
+
+        Returns
+        -------
+        list of numpy.ndarray
+        """
+        if self.compression_rngs is None:
+            self.compression_rngs = [np.random.default_rng(np.random.SeedSequence(
+                seed, spawn_key=(COMPRESSION_STREAM,))) for seed in self.seeds]
+        messages = [compressor.compress(z, self.compression_rngs) for z in Z]
+        for i, q in enumerate(messages if sent is not None else ()):
+            sent[i][...] = q  # type: ignore[index]
+        return messages
+
+    def add_operator(self, M: MatrixLike, name: str) -> MixingHandle:
+        """`Context.operator`: M checked against the channel's closed neighbourhoods.
+
+        Parameters
+        ----------
+        M : GossipMatrix, numpy.ndarray or scipy.sparse matrix
+            The n x n mixing matrix.
+        name : str
+            Its name in messages.
+
+        Returns
+        -------
+        MixingHandle
+        """
+        if self.channel is not None and self.channel.schedule is not None:
+            raise CapabilityError("ctx.operator: over a gossip schedule the graph changes every round; "
+                                  "communicate with ctx.gossip (W_t in iteration t)")
+        if self.channel is None or self.channel.support is None:
+            raise CapabilityError("ctx.operator: an exact-averaging rule has no graph to mix on")
+        csr = as_csr(M, name)
+        check_size(csr, self.n, name)
+        outside = sp.csr_array((abs(csr) > 0).astype(float) - self.channel.support) > 0
+        if outside.nnz:
+            coo = sp.coo_array(outside)
+            i, j = int(coo.row[0]), int(coo.col[0])
+            raise CapabilityError(f"ctx.operator: {name} has the entry ({i}, {j}), but worker {j} is not a "
+                                  f"neighbour of worker {i} (one round moves information one hop)")
+        handle = MixingHandle(name)
+        self.operators[id(handle)] = (handle, MixingOperator(csr, backend=self.backend, name=name))
+        return handle
+
+    def row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """`Context.neighbour_weights`: row i of W (W_t of a schedule), copies.
+
+        Parameters
+        ----------
+        i : int
+            The worker, in [0, n).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+        """
+        gossip = None if self.channel is None else self.channel.gossip
+        if gossip is None:
+            raise CapabilityError("ctx.neighbour_weights: the rule has no gossip matrix")
+        if not 0 <= i < self.n:
+            raise ValueError(f"worker i must lie in [0, {self.n}); got {i}")
+        M = gossip.round_matrix(self.t)
+        start, stop = M.indptr[i], M.indptr[i + 1]
+        return M.indices[start:stop].copy(), M.data[start:stop].copy()
