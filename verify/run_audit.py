@@ -36,7 +36,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-from decbounds.algorithms.engine import Ledger, batch_hyper
+from decbounds.algorithms.context import batch_hyper
+from decbounds.algorithms.runtime import Runtime
 from decbounds.algorithms.step_rule import communication_channel, state_arrays
 from decbounds.instances.zero_chain import progress
 from decbounds.verify.flow import copy_state
@@ -214,7 +215,7 @@ class RunAudit:
 
     # -- the hook ------------------------------------------------------------------------------------------
 
-    def begin(self, run: object) -> None:
+    def begin(self, run: algorithms.RunInfo) -> None:
         """Start auditing one batch: watch the rule's step and average, learn the graph.
 
         Parameters
@@ -240,7 +241,7 @@ class RunAudit:
         if self.flow and not self.outside:
             self._flow_setup()
 
-    def observe(self, observation: object) -> None:
+    def observe(self, observation: algorithms.Observation) -> None:
         """Audit iteration ``observation.t``.
 
         Parameters
@@ -464,7 +465,7 @@ class _Window:
         base = audit.oracle if audit.oracle is not None else audit.problem
         self.tap = _Tap(base, audit.oracle is None, audit.problem, (audit.flow_set, self._shift(audit)))
         self.rule = cls(audit.problem, audit.channel, structural, iterations=int(run.rule.iterations))
-        self.ledger = Ledger(problem=self.tap, oracle=None if audit.oracle is None else self.tap,
+        self.ledger = Runtime(problem=self.tap, oracle=None if audit.oracle is None else self.tap,
                              channel=audit.channel, step_sizes=list(run.step_sizes),
                              hyper=batch_hyper(self.rule.structural_values, resolved, audit.d),
                              batch=audit.batch, seeds=list(run.seeds), knows=cls.knows)
