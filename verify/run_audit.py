@@ -95,7 +95,7 @@ class _Watch:
         if self.rows is None:
             self.rows = np.arange(level.size)
         at = G.reshape(-1, d)[self.rows, np.minimum(level, d - 1).reshape(-1)].reshape(level.shape)
-        found = (level < d) & (at != 0)
+        found = (at != 0) & (level < d)
         self.reveals = found if self.reveals is None else self.reveals | found
         self.asked = level if self.asked is None else np.maximum(self.asked, level)
 
@@ -211,7 +211,6 @@ class RunAudit:
         self.graph, self.flow, self.seed = graph, flow, seed
         self.iterations = 0  # iterations audited over every run of this observer
         self.replayed = 0  # iterations replayed by the flow check
-        self.top = 0  # the furthest chain coordinate seen
 
     # -- the hook ------------------------------------------------------------------------------------------
 
@@ -235,6 +234,7 @@ class RunAudit:
         start = np.asarray(progress(np.asarray(self.problem.x0)))
         self.level = np.broadcast_to(start, (self.n, self.k)).copy()
         self.finite = np.ones(self.k, dtype=bool)
+        self.diverging = False  # a configuration turned non-finite (then audited no further)
         self.saturated = False
         self.window: _Window | None = None
         self.rng = np.random.default_rng([self.seed, 31])
@@ -289,15 +289,17 @@ class RunAudit:
         """(n, k) chain progress over every array of the state with last axis d (`state_progress`'s
         reading: an (n, m k, d) array as m blocks of the k configurations)."""
         n, k, d = self.n, self.k, self.d
-        levels = np.zeros((n, k), dtype=np.int64)
+        levels: np.ndarray | None = None
         for _, array in state_arrays(state):
             if array.ndim < 2 or array.shape[-1] != d or array.dtype == object or array.shape[0] != n:
                 continue
-            level = progress(array).reshape(n, -1)
-            level = level.reshape(n, -1, k).max(axis=1) if level.shape[1] % k == 0 else \
-                np.broadcast_to(level.max(axis=1, keepdims=True), (n, k))
-            np.maximum(levels, level, out=levels)
-        return levels
+            level = progress(array)
+            if level.shape != (n, k):
+                level = level.reshape(n, -1)
+                level = level.reshape(n, -1, k).max(axis=1) if level.shape[1] % k == 0 else \
+                    np.broadcast_to(level.max(axis=1, keepdims=True), (n, k))
+            levels = level if levels is None else np.maximum(levels, level)
+        return np.zeros((n, k), dtype=np.int64) if levels is None else levels
 
     def _diverged(self, state: Any, j: int) -> bool:
         """Whether configuration j holds a non-finite entry (a diverged run: NaN reads as a coordinate);
@@ -315,18 +317,23 @@ class RunAudit:
         indices, starts = self._closed(t)
         reach = np.maximum.reduceat(self.level[indices], starts, axis=0)
         reveals, asked = self.watch.reveals, self.watch.asked
-        if reveals is not None:
-            reach = reach + np.maximum.reduceat(reveals[indices].astype(np.int64), starts, axis=0)
+        if reveals is not None and reveals.any():
+            reach += np.maximum.reduceat(reveals[indices], starts, axis=0)
         levels = self._levels(observation.state)
-        while True:
-            over = ((levels > reach) | (False if asked is None else asked > reach)) & self.finite[None, :]
-            if not over.any():
-                break
+        over = levels > reach
+        if asked is not None:
+            over |= asked > reach
+        while over.any():
+            if not self.diverging:
+                over &= self.finite[None, :]
+                if not over.any():
+                    break
             i, j = (int(v) for v in np.argwhere(over)[0])
             if not self._diverged(observation.state, j):
                 self._zero_respecting_failure(t, observation, i, j, reach, levels)
-        self.level = np.where(self.finite[None, :], levels, self.level)
-        self.top = max(self.top, int(levels.max(initial=0)))
+            self.diverging = True
+            over &= self.finite[None, :]
+        self.level = np.where(self.finite[None, :], levels, self.level) if self.diverging else levels
         if int(self.level.min()) >= self.d:
             self.saturated = True  # every worker holds the whole chain: no coordinate is left to gain
 
