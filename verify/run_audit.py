@@ -60,18 +60,22 @@ _ENGINE = tuple(str(pathlib.Path(module.__file__).parent) + os.sep
                 for module in (algorithms, instances, oracles, np, sp))
 
 
-_OWN = str(pathlib.Path(__file__).parent) + os.sep  # verify's measurement, which runs the engine
+_LOOP = algorithms.engine.execute.__code__  # the engine's loop: the rule's code runs below it
 
 
 def _by_the_rule() -> bool:
-    """Whether the rule's code called the problem: the nearest frame outside the engine's folders (and this
-    module's counting layers) is not verify's own. Read from the stack, so the rule's step runs under no
-    wrapper it could see."""
+    """Whether the rule's code called the problem: walking up the stack past the engine's folders (and this
+    module's counting layers), a frame of other code comes before the engine's loop. Read from the stack, so
+    the rule's step runs under no wrapper it could see."""
     frame = sys._getframe(2)
-    while frame is not None and (frame.f_code.co_filename.startswith(_ENGINE)
-                                 or frame.f_code.co_filename == __file__):
+    while frame is not None:
+        code = frame.f_code
+        if code is _LOOP:
+            return False  # the engine's own evaluation (a checkpoint), or a run of the engine elsewhere
+        if not (code.co_filename.startswith(_ENGINE) or code.co_filename == __file__):
+            return True  # the rule's step or average (or code it calls)
         frame = frame.f_back
-    return frame is not None and not frame.f_code.co_filename.startswith(_OWN)
+    return False
 
 
 class _Watch:

@@ -179,12 +179,12 @@ def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str
         if audited["passed"]:
             levels = sweep_points(name, fingerprint(cls), settings, seed=seed, hyper=hyper,
                                   baselines=baselines)
-            for points in levels.values():  # every run of the rule audited; one run per term over its whole
-                mine = [point for point in points if point["algorithm"] == name]  # length (`run_audit`)
-                for point in mine:
+            for points in levels.values():  # every run of the rule audited (`run_audit`); the information
+                mine = [point for point in points if point["algorithm"] == name]  # flow over the whole run of
+                for point in mine:  # each term's first point (its cheapest: the budgets, docs/verify.md)
                     point["run_audit"] = True
                 if mine:
-                    mine[-1]["audit_flow"] = True
+                    mine[0]["audit_flow"] = True
             if digits:
                 levels["digits"] = digits_points(name, fingerprint(cls), settings, seed=seed, hyper=hyper,
                                                  baselines=baselines)
