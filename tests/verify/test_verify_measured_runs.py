@@ -27,7 +27,8 @@ window = importlib.import_module("outside_the_window")
 
 # the tiny mode with fewer points; the path reaches n = 48, where a run lasts past iteration 1024
 SMALL = {"comm_sizes": (12, 24, 48), "kappas": (1.0, 0.1, 0.03), "sampling_seeds": 3,
-         "broom_sizes": (6, 9, 12), "sigma2_points": ((4, 1, 8e-3), (4, 1, 4e-3)), "nb_points": ((4, 1, 8e-3), (4, 2, 8e-3))}
+         "broom_sizes": (6, 9, 12), "sigma2_points": ((4, 1, 8e-3), (4, 1, 4e-3)),
+         "nb_points": ((4, 1, 8e-3), (4, 2, 8e-3))}
 
 
 def _verify(rule, tmp_path):
@@ -81,8 +82,9 @@ class MomentumDPSGD(honest.PaperDPSGD):
 HONEST = [*honest.HONEST, MomentumDPSGD]
 
 
-@pytest.mark.parametrize("rule", [pytest.param(rule, marks=() if rule is honest.PaperDPSGD else pytest.mark.slow)
-                                  for rule in HONEST], ids=[rule.name for rule in HONEST])
+@pytest.mark.parametrize("rule", [pytest.param(rule, marks=() if rule is honest.PaperDPSGD else
+                                               pytest.mark.slow) for rule in HONEST],
+                         ids=[rule.name for rule in HONEST])
 def test_honest_rules_pass_every_measured_run(tmp_path, rule):
     report = _verify(rule, tmp_path)
     assert report.exit_status == 0, report.verdicts["audit"]
