@@ -181,10 +181,10 @@ def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str
                                   baselines=baselines)
             for points in levels.values():  # every run of the rule audited (`run_audit`); the information
                 mine = [point for point in points if point["algorithm"] == name]  # flow over the whole run of
-                for point in mine:  # each term's first point (its cheapest: the budgets, docs/verify.md)
-                    point["run_audit"] = True
+                for point in mine:  # each term's last point (its largest size, its longest runs: late
+                    point["run_audit"] = True  # global steps land there)
                 if mine:
-                    mine[0]["audit_flow"] = True
+                    mine[-1]["audit_flow"] = True
             if digits:
                 levels["digits"] = digits_points(name, fingerprint(cls), settings, seed=seed, hyper=hyper,
                                                  baselines=baselines)
