@@ -8,7 +8,7 @@ CONSTRAINTS ?=
 PIN     := $(if $(CONSTRAINTS),-c $(CONSTRAINTS),)
 OLDEST  := .venv-oldest
 
-.PHONY: test typecheck test-slow test-oldest upgrade figures venv lint bench clean docs docs-images
+.PHONY: test typecheck test-slow test-oldest upgrade figures venv lint bench clean docs docs-check docs-images
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -62,6 +62,14 @@ $(DOCS_STAMP): $(STAMP) pyproject.toml
 
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The built site in headless Chromium (Debian's package, installed with apt when missing), with every request
+# to another host blocked: console errors, failed requests, undecoded images, formulas with no size fail it;
+# screenshots go to build/docs-check/ (.ci/docs_check.py). It reads the site `make docs` built last.
+CHROMIUM ?= /usr/bin/chromium
+docs-check: $(DOCS_STAMP)
+	test -x $(CHROMIUM) || (apt-get update -qq && apt-get install -y -qq chromium)
+	$(BIN)/python .ci/docs_check.py --chromium $(CHROMIUM)
 
 # docs/img/ from a quick figure run (the results pages embed these copies; paper_figures/out/ is not in git)
 docs-images: $(STAMP)

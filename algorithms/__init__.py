@@ -45,6 +45,7 @@ from decbounds.algorithms.registry import (
 from decbounds.algorithms.result import Grid, Result, to_jsonable
 from decbounds.algorithms.step_rule import Setup, State, StepRule, state_as
 from decbounds.algorithms.style import PlotStyle
+from decbounds.algorithms.timed import ASYNCHRONOUS_METHODS, run_timed
 from decbounds.algorithms.tune import tune
 
 # isort: split
@@ -59,6 +60,7 @@ for _rule in (Extra, ExactDiffusion, MGDSGD, ChocoSGD, BEER):
 
 __all__ = [
     "ALGORITHMS",
+    "ASYNCHRONOUS_METHODS",
     "COMPRESSORS",
     "QSGD",
     "BudgetViolationError",
@@ -90,6 +92,7 @@ __all__ = [
     "rule_class",
     "run",
     "run_batch",
+    "run_timed",
     "state_as",
     "to_jsonable",
     "tune",

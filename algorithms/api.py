@@ -415,9 +415,9 @@ def run(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None
         step_size: float,
         iterations: int, batch: int = 1, seed: int = 0, tol: float | None = None, check_every: int = 1,
         record_progress: bool = False, **options: object) -> Result:
-    """One configuration of algorithm ``name`` on ``problem`` (an oracle, or local functions queried
-    exactly) with gossip matrix W; returns its Result (T_eps of the average model and of the workers' own
-    models, status and message).
+    r"""One configuration of algorithm ``name`` on ``problem`` (an oracle, or local functions queried
+    exactly) with gossip matrix W; returns its Result (:math:`T_\varepsilon` of the average model and of the
+    workers' own models, status and message).
 
     ``run`` is `run_batch` with k = 1.
 

@@ -1,11 +1,6 @@
-"""The smoothness certificate: a proof, from the last evaluation, that the stopping test cannot fire yet.
-
-f is L-smooth, so | ||grad f(y)|| - ||grad f(a)|| | <= L ||y - a||: after an evaluation at the models a
-(`anchor_at`), while the models stay within the radii it sets, no pending stopping test can succeed and no
-model left the divergence guard's bound, so the engine skips ``full_grad`` (`certified_above`) and T_eps
-stays exact. The radii allow for every rounding of the test (`Certificate`'s margins). The engine's loop
-(`algorithms.engine`) owns when to evaluate; this module owns what an evaluation proves.
-"""
+"""The smoothness certificate: a proof, from the last evaluation, that the stopping test cannot fire yet, so
+that the engine skips ``full_grad`` and T_eps stays exact (docs/architecture.md, "The smoothness
+certificate"; docs/theory.md §1.2)."""
 
 from __future__ import annotations
 
@@ -112,25 +107,9 @@ class Certificate:
 
 def anchor_at(book: Outcomes, snap: Snapshot, models: np.ndarray, tol: float, largest: float, bound: float
               ) -> None:
-    """Make the evaluation ``snap`` (at the models ``models``, whose largest |entry| is ``largest``) the
-    anchor of `certified_above` (``book.certificate``).
-
-    f is L-smooth (L = ``book.smoothness``), so | ||grad f(y)|| - ||grad f(a)|| | <= L ||y - a||, and a point
-    within (||grad f(a)|| - tol) / L of a is not eps-stationary. With S = sum_i ||x_i - a_i||^2 (a_i the
-    anchor's models), the certificate holds when, per configuration:
-
-    - x_hat is within its radius: ||x_hat - a_hat|| <= sqrt(S / n) (Jensen: the squared mean of the moves is
-      at most the mean of their squares), plus the rounding of the two means, (n + 2) u sqrt(d) times their
-      largest |entry| each, at most largest + sqrt(S);
-    - every entry is within largest + sqrt(S) <= ``bound`` (the divergence guard's ``bound.min()``), so the
-      guard's scan of the models can be skipped;
-    - some worker is within its own radius (t_eps_local needs every worker eps-stationary, so one certified
-      worker certifies the configuration).
-
-    Each radius shrinks by 1e-9 (rounding in the gradient norms) and by ``delta`` (rounding in the sums of
-    squares, in any order, and here). A radius that is not positive (or NaN) certifies nothing; one whose
-    test is not pending (``book.masks``) does not limit the move. A rule whose ``average`` is not the
-    workers' mean gets no certificate (`execute`): its x_hat is not bounded by the models' moves.
+    """Make the evaluation ``snap`` at ``models`` (largest |entry| ``largest``) the certificate's anchor:
+    per configuration, the limit on S = sum_i ||x_i - a_i||^2 and each worker's squared radius, shrunk for
+    every rounding (docs/architecture.md, "The smoothness certificate").
 
     Parameters
     ----------
@@ -193,10 +172,5 @@ def certified_above(book: Outcomes, models: np.ndarray) -> bool:
     -------
     bool
         True when the evaluation and the scan of the models for divergence can be skipped; False when they
-        must run (also when there is no certificate).
-
-    References
-    ----------
-    docs/theory.md §1.2 (L-smoothness of the class F_{Delta,L}).
-    """
+        must run (also when there is no certificate)."""
     return book.certificate is not None and book.certificate.holds(models)

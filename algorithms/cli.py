@@ -6,14 +6,19 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from decbounds.instances.hard import CommunicationInstance
 
-__all__ = ["INSTANCES", "add_parser", "main"]
+__all__ = ["INSTANCES", "TOUR_R", "TOUR_T_C", "add_parser", "main"]
 
 INSTANCES = ("comm-path", "comm-broom")
+#: The README tour's instance and DeTAG phase length (``communication_instance(16, T_c=3)``, R = 2): the
+#: defaults, so that ``decbounds run detag`` reproduces the tour's T_eps.
+TOUR_T_C = 3
+TOUR_R = 2
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,20 +38,28 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         help=f"the step rule (algorithms.algorithm_names()): {', '.join(algorithm_names())}")
     parser.add_argument("--instance", choices=INSTANCES, default="comm-path",
                         help="Setting 2 instance: Cor. 2's path, or Thm 1's broom with diameter --D")
-    parser.add_argument("--n", type=int, default=16, help="workers")
-    parser.add_argument("--D", type=int, default=None, help="diameter of the broom instance")
-    parser.add_argument("--Delta", type=float, default=262656.0 * 5, help="range bound Delta")
-    parser.add_argument("--L", type=float, default=1.0, help="smoothness L")
-    parser.add_argument("--epsilon", type=float, default=1.0, help="target ||grad f|| <= epsilon")
+    parser.add_argument("--n", type=int, default=16, help="workers, >= 2")
+    parser.add_argument("--D", type=int, default=None,
+                        help="diameter of the broom (required with comm-broom)")
+    parser.add_argument("--T-c", dest="T_c", type=int, default=None,
+                        help=f"chain length T_c (default {TOUR_T_C}, the README tour's, unless --Delta is "
+                             "given)")
+    parser.add_argument("--Delta", type=float, default=None,
+                        help="range bound Delta instead of --T-c (T_c = floor(Delta L / (262656 eps^2)))")
+    parser.add_argument("--L", type=float, default=None,
+                        help="smoothness L (default 3 l1 = 456: the unscaled split, docs/errata.md E19)")
+    parser.add_argument("--epsilon", type=float, default=0.5, help="target ||grad f|| <= epsilon")
     parser.add_argument("--step-size", type=float, default=None, help="alpha (default 1/L)")
-    parser.add_argument("--iterations", type=int, default=100000, help="iteration cap")
+    parser.add_argument("--iterations", type=int, default=20_000, help="iteration cap")
     parser.add_argument("--weights", default="metropolis", choices=WEIGHT_RULES,
                         help="gossip weight rule (instances.gossip_matrix; any in instances.WEIGHT_RULES)")
-    parser.add_argument("--R", type=int, default=None, help="DeTAG phase length (default Cor. 6)")
+    parser.add_argument("--R", default=str(TOUR_R), metavar="R|cor6",
+                        help="DeTAG phase length: an integer, or cor6 for Cor. 6's (larger: a worst-case "
+                             "choice, slower on this instance)")
     parser.add_argument("--eta", type=float, default=None, help="DeTAG two-tap eta (default §7.1 formula)")
     parser.add_argument("--compressor", default=None,
                         help="compressed rules (choco_sgd, beer): identity, random_k:K, qsgd:S, top_k:K, "
-                             "sign (docs/theory.md §18)")
+                             "sign, contractive:SPEC (docs/theory.md §18)")
     parser.add_argument("--json", action="store_true", help="print one JSON record instead of a table")
     parser.set_defaults(func=main)
 
@@ -54,10 +67,50 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def _instance(args: argparse.Namespace) -> CommunicationInstance:
     from decbounds import instances
 
-    D = args.D if args.instance == "comm-broom" else None
-    if args.instance == "comm-broom" and D is None:
+    if args.instance == "comm-broom" and args.D is None:
         raise ValueError("--instance comm-broom needs --D (the diameter)")
-    return instances.communication_instance(args.n, D=D, Delta=args.Delta, L=args.L, epsilon=args.epsilon)
+    if args.instance == "comm-path" and args.D is not None:
+        raise ValueError("--D is the broom's diameter: give it with --instance comm-broom")
+    if args.Delta is not None and args.T_c is not None:
+        raise ValueError("give --T-c or --Delta, not both")
+    chain = ({"Delta": args.Delta} if args.Delta is not None
+             else {"T_c": TOUR_T_C if args.T_c is None else args.T_c})
+    optional = {"L": args.L} if args.L is not None else {}
+    try:
+        return instances.communication_instance(args.n, D=args.D, epsilon=args.epsilon, **chain, **optional)
+    except (ValueError, TypeError) as err:
+        raise type(err)(_as_flags(str(err))) from None
+
+
+def _as_flags(message: str) -> str:
+    """A library message about the instance, its arguments named as this command's flags."""
+    import re
+
+    flags = {"n": "--n", "D": "--D", "T_c": "--T-c", "Delta": "--Delta", "L": "--L", "epsilon": "--epsilon"}
+    return re.sub(r"(?<![\w-])(n|D|T_c|Delta|L|epsilon)(?==|\b must| is)",
+                  lambda match: flags[match.group(1)], message)
+
+
+def _options(args: argparse.Namespace, dim: int) -> dict[str, Any]:
+    """The rule's options from the flags: DeTAG's R and eta, the compressor (checked here against the
+    problem's dimension ``dim``, by its flag)."""
+    options: dict[str, Any] = {}
+    if args.algorithm == "detag":
+        if args.R != "cor6":
+            if not (args.R.isascii() and args.R.isdigit() and int(args.R) >= 1):
+                raise ValueError(f"--R must be an integer >= 1 or cor6; got --R {args.R!r}")
+            options["R"] = int(args.R)
+        if args.eta is not None:
+            options["eta"] = args.eta
+    if args.compressor is not None:
+        from decbounds.algorithms.compression import make_compressor
+
+        try:
+            options["compressor"] = make_compressor(args.compressor)
+            options["compressor"].bits(dim)  # its parameter fits the dimension
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"--compressor {args.compressor!r}: {err}") from None
+    return options
 
 
 def main(args: argparse.Namespace) -> int:
@@ -88,27 +141,27 @@ def main(args: argparse.Namespace) -> int:
 
     from decbounds import bounds, instances
 
-    problem = _instance(args)
-    G = problem.graph()
-    W = instances.gossip_matrix(G, args.weights)
-    lam = float(instances.second_eigenvalue(W))
-    step = args.step_size if args.step_size is not None else 1.0 / float(problem.smoothness)
-    options: dict[str, Any] = {}
-    if args.algorithm == "detag":
-        options = {k: v for k, v in (("R", args.R), ("eta", args.eta)) if v is not None}
-    if args.compressor is not None:
-        options["compressor"] = args.compressor
-    result = run(args.algorithm, problem, W, step_size=step, iterations=args.iterations, tol=args.epsilon,
-                 **options)
-
+    try:
+        problem = _instance(args)
+        options = _options(args, problem.dim)
+        G = problem.graph()
+        W = instances.gossip_matrix(G, args.weights)
+        lam = float(instances.second_eigenvalue(W))
+        step = args.step_size if args.step_size is not None else 1.0 / float(problem.smoothness)
+        result = run(args.algorithm, problem, W, step_size=step, iterations=args.iterations,
+                     tol=problem.epsilon, **options)
+    except (ValueError, TypeError) as err:
+        print(f"decbounds run: {err}", file=sys.stderr)
+        return 2
+    Delta, L, epsilon = float(problem.Delta), float(problem.smoothness), float(problem.epsilon)
     if args.instance == "comm-path":
-        lower = bounds.get("hard_instance_communication").evaluate(Delta=args.Delta, L=args.L,
-                                                                    epsilon=args.epsilon, n=args.n)
+        lower = bounds.get("hard_instance_communication").evaluate(Delta=Delta, L=L, epsilon=epsilon,
+                                                                    n=args.n)
     else:  # the catalog entry is Cor. 2's path; the broom's own hop count is 1 + (T_c - 1) dist
         lower = problem.iteration_lower_bound
     varsigma0 = instances.varsigma0_at_start(problem)
     assert result.bound is not None  # algorithms.run pairs every Result with its prediction
-    values = {"Delta": args.Delta, "L": args.L, "epsilon": args.epsilon, "n": args.n, "B": 1, "sigma": 0.0,
+    values = {"Delta": Delta, "L": L, "epsilon": epsilon, "n": args.n, "B": 1, "sigma": 0.0,
               "lam": lam, "varsigma0": varsigma0, "varsigma": varsigma0, "D": nx.diameter(G),
               "omega": result.bound.parameters.get("omega"), "delta": result.bound.parameters.get("delta")}
     catalog_entry = entry(args.algorithm).catalog_entry
@@ -120,6 +173,7 @@ def main(args: argparse.Namespace) -> int:
         if len(known) == len(needed):
             prediction = float(rate.evaluate(**known))
     record = {"algorithm": args.algorithm, "instance": args.instance, "n": args.n, "lam": lam,
+              "T_c": problem.T_c, "Delta": Delta, "L": L, "epsilon": epsilon, "weights": args.weights,
               "step_size": step, "status": result.status, "message": result.message, "t_eps": result.t_eps,
               "t_eps_local": result.t_eps_local, "diverged": result.diverged,
               "lower_bound": float(lower), "catalog_entry": catalog_entry, "prediction": prediction,
@@ -128,7 +182,14 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(record, default=str))
         return 0
     measured = result.status if result.t_eps is None else str(result.t_eps)
-    print(f"{args.algorithm} on {args.instance} (n={args.n}, lam={lam:.6f}, step={step:.4g})")
+    hyper = ", ".join(f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}"
+                      for key, value in result.hyper.items())
+    print(f"{args.algorithm} on {args.instance} (n={args.n}, T_c={problem.T_c}, Delta={Delta:g}, L={L:g}, "
+          f"epsilon={epsilon:g}; W: {args.weights}, lam={lam:.6f}; step={step:.4g})")
+    print(f"  hyper-parameters: {hyper or 'none'}")
+    if args.algorithm == "detag" and args.R != "cor6":
+        print("  (DeTAG's R as the README tour's; --R cor6 takes Cor. 6's, made for the worst case: longer "
+              "phases, a larger T_eps on this instance)")
     print(f"  measured T_eps                         {measured:>14}")
     print(f"  bits sent per worker                   {result.counters['bits']:>14}")
     source = "hard_instance_communication" if args.instance == "comm-path" else "1 + (T_c - 1) dist"

@@ -122,7 +122,8 @@ class ChocoSGD(CompressedRule):
         return ChocoState(x=ctx.start_state(), x_hat=ctx.zeros(), w_hat=ctx.zeros(), diff=ctx.zeros(),
                           q=ctx.zeros())
 
-    def step(self, s: ChocoState, ctx: Context) -> ChocoState:  # type: ignore[override]
+    def step(self, state: State, ctx: Context) -> ChocoState:
+        s = state_as(state, ChocoState)
         s.x -= ctx.step_size * ctx.sample(s.x)  # x^{t+1/2}
         np.subtract(s.x, s.x_hat, out=s.diff)
         s.w_hat += ctx.gossip(s.diff, compressor=self.compressor, sent=(s.q,))  # W x_hat^{t+1}
@@ -202,7 +203,8 @@ class BEER(CompressedRule):
         return BEERState(x=ctx.start_state(), h=hg[:n], g=hg[n:], w_h=w_hg[:n], w_g=w_hg[n:], v=ctx.zeros(),
                          grad_prev=ctx.zeros(), diff_h=diff[:n], diff_g=diff[n:], q_h=q[:n], q_g=q[n:])
 
-    def step(self, s: BEERState, ctx: Context) -> BEERState:  # type: ignore[override]
+    def step(self, state: State, ctx: Context) -> BEERState:
+        s = state_as(state, BEERState)
         grad = ctx.sample(s.x)
         s.v += self.gamma * (s.w_g - s.g)  # V^t = V^{t-1} + gamma (W - I) G^{t-1} + G(X^t) - G(X^{t-1})
         s.v += grad

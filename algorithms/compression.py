@@ -17,6 +17,12 @@ Randomness: ``compress(Z, rng)`` with one ``numpy.random.Generator`` draws for t
 sequence of k generators, axis -2 of Z holds the k configurations of the engine's (n, k, d) arrays (or
 (m n, k, d) stacked ones) and configuration j draws from ``rng[j]`` only, so a configuration gets the same
 bits alone and inside a batch.
+
+Input: Z is a real numeric array (complex, sparse or non-numeric Z is a TypeError naming Z); ``d`` is an
+integer in [1, `MAX_DIMENSION`] = [1, 2**53] (a float64 holds it exactly). A vector holding NaN or an
+infinity has no compression: it comes out all NaN (`Identity`: as it is), which the engine's divergence
+guard reads as divergence; a finite vector whose compression exceeds the float64 range (random-k's
+(d/k) x_i at x_i = 1e308) gets that coordinate as an infinity. No warning escapes either way.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
+import scipy.sparse as sp
 from decbounds.bounds.validation import require_count
 
 from decbounds.registry import Registry
@@ -36,6 +43,7 @@ __all__ = [
     "COMPRESSORS",
     "COMPRESSOR_KINDS",
     "FLOAT_BITS",
+    "MAX_DIMENSION",
     "QSGD",
     "Compressor",
     "Contractive",
@@ -50,6 +58,8 @@ __all__ = [
 
 #: Bits of one float on the wire (the engine's arrays are float64).
 FLOAT_BITS = 64
+#: The largest dimension d a compressor's constants take: 2**53, the integers a float64 holds exactly.
+MAX_DIMENSION = 2**53
 #: The two classes of compressors.
 COMPRESSOR_KINDS: tuple[str, ...] = ("unbiased", "contractive")
 
@@ -74,7 +84,30 @@ def index_bits(d: int) -> int:
     >>> [index_bits(d) for d in (1, 2, 10, 1024)]
     [0, 1, 4, 10]
     """
-    return math.ceil(math.log2(d)) if d > 1 else 0
+    d = dimension(d)
+    return (d - 1).bit_length()  # ceil(log2 d), exact for every integer
+
+
+def dimension(d: object) -> int:
+    """``d`` checked as the dimension of a vector: an integer in [1, `MAX_DIMENSION`] (not a bool or a float).
+
+    Parameters
+    ----------
+    d : object
+        The dimension every compressor's ``bits``, ``omega`` and ``delta`` take.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        If d is not an integer.
+    ValueError
+        If d < 1 or d > `MAX_DIMENSION`.
+    """
+    return require_count("d", d, 1, maximum=MAX_DIMENSION, what="integers a float64 holds exactly")
 
 
 @runtime_checkable
@@ -170,7 +203,10 @@ def _uniform(shape: tuple[int, ...], rng: Randomness) -> np.ndarray:
         raise ValueError("rng must be a numpy.random.Generator or a sequence of them for a random compressor")
     if isinstance(rng, np.random.Generator):
         return rng.random(shape)
-    rngs = list(rng)
+    rngs = list(rng) if isinstance(rng, Sequence) and not isinstance(rng, str) else None
+    if rngs is None or not all(isinstance(generator, np.random.Generator) for generator in rngs):
+        raise TypeError(f"rng must be a numpy.random.Generator or a sequence of them, one per configuration; "
+                        f"got rng={rng!r:.80}")
     if len(shape) < 2 or shape[-2] != len(rngs):
         raise ValueError(f"rng holds {len(rngs)} generators, one per configuration, but the array has shape "
                          f"{shape} (axis -2 holds the configurations)")
@@ -181,10 +217,53 @@ def _uniform(shape: tuple[int, ...], rng: Randomness) -> np.ndarray:
 
 
 def _checked(Z: np.ndarray) -> np.ndarray:
-    Z = np.asarray(Z, dtype=float)
+    """Z as a float array: real and numeric (TypeError naming Z otherwise), a last axis of >= 1 entries."""
+    if sp.issparse(Z):
+        raise TypeError(f"Z must be a dense array (vectors along the last axis); got a sparse "
+                        f"{type(Z).__name__}: pass Z.toarray()")
+    raw = np.asarray(Z)
+    if raw.dtype.kind not in "fiub":
+        what = "complex" if raw.dtype.kind == "c" else f"dtype {raw.dtype}"
+        raise TypeError(f"Z must be a real numeric array; got a {what} array of shape {raw.shape}")
+    try:
+        with np.errstate(over="raise"):
+            Z = raw.astype(float, copy=False)
+    except FloatingPointError:
+        raise ValueError(f"Z holds values beyond the float64 range (dtype {raw.dtype})") from None
     if Z.ndim < 1 or Z.shape[-1] < 1:
         raise ValueError(f"Z must have a last axis of at least one coordinate; got shape {Z.shape}")
     return Z
+
+
+def _nonfinite_rows(Z: np.ndarray) -> np.ndarray | None:
+    """Where a vector of Z holds NaN or an infinity (shape (..., 1)); None when every entry is finite."""
+    finite = np.isfinite(Z)
+    if finite.all():
+        return None
+    bad: np.ndarray = ~finite.all(axis=-1, keepdims=True)
+    return bad
+
+
+def _nan_where(bad: np.ndarray | None, out: np.ndarray) -> np.ndarray:
+    """The compressed vectors, each vector that held a non-finite entry all NaN (module docstring)."""
+    if bad is not None:
+        out = np.where(bad, np.nan, out)
+    return out
+
+
+#: Vectors whose largest |x_i| lies in this range have sums of squares (and of |x_i|) in the float64 range
+#: for any d <= 2**53, with no subnormal square: they are computed as written; others after scaling.
+_PLAIN_RANGE = (1e-140, 1e140)
+
+
+def _scale_of(Z: np.ndarray) -> np.ndarray | None:
+    """None when every vector's max |x_i| is in `_PLAIN_RANGE` (or zero); else max |x_i| per vector (1 for a
+    zero one, shape (..., 1)), the factor that keeps sums of squares and of |x_i| in the float64 range."""
+    top = np.max(np.abs(Z), axis=-1, keepdims=True)
+    if np.all((top == 0) | ((top >= _PLAIN_RANGE[0]) & (top <= _PLAIN_RANGE[1]))):
+        return None
+    scale: np.ndarray = np.where((top > 0) & np.isfinite(top), top, 1.0)
+    return scale
 
 
 @dataclass(frozen=True)
@@ -217,6 +296,7 @@ class Identity:
         float
             0.0.
         """
+        dimension(d)
         return 0.0
 
     def delta(self, d: int) -> float:
@@ -232,6 +312,7 @@ class Identity:
         float
             1.0.
         """
+        dimension(d)
         return 1.0
 
     def bits(self, d: int) -> int:
@@ -247,7 +328,7 @@ class Identity:
         int
             ``FLOAT_BITS * d``.
         """
-        return FLOAT_BITS * int(d)
+        return FLOAT_BITS * dimension(d)
 
     def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
         """A copy of Z (no compression).
@@ -278,13 +359,14 @@ class _Sparsifier:
     name: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
-        require_count("k", self.k, 1)
+        require_count("k", self.k, 1, maximum=MAX_DIMENSION, what="the largest dimension")
 
     @property
     def spec(self) -> str:
         return f"{self.name}:{self.k}"
 
     def _kept(self, d: int) -> int:
+        d = dimension(d)
         if self.k > d:
             raise ValueError(f"k must be at most the dimension d={d}; got k={self.k}")
         return self.k
@@ -302,10 +384,12 @@ class _Sparsifier:
         Z = _checked(Z)
         d = Z.shape[-1]
         k = self._kept(d)
-        keep = self._chosen(Z, k, rng)
+        bad = _nonfinite_rows(Z)
+        keep = self._chosen(Z if bad is None else np.where(np.isnan(Z), np.inf, Z), k, rng)
         out = np.zeros_like(Z)
-        np.put_along_axis(out, keep, np.take_along_axis(Z, keep, axis=-1) * self._scale(d, k), axis=-1)
-        return out
+        with np.errstate(over="ignore", invalid="ignore"):  # (d/k) x_i beyond float64 is inf, by definition
+            np.put_along_axis(out, keep, np.take_along_axis(Z, keep, axis=-1) * self._scale(d, k), axis=-1)
+        return _nan_where(bad, out)
 
 
 @dataclass(frozen=True)
@@ -349,7 +433,7 @@ class RandomK(_Sparsifier):
         float
             d/k - 1; ValueError if k > d.
         """
-        return d / self._kept(d) - 1.0
+        return d / self._kept(d) - 1.0  # exact: d <= 2**53
 
     def delta(self, d: int) -> float:
         """1/(1 + omega) = k/d, the delta of its scaled form (`Contractive`).
@@ -405,7 +489,7 @@ class QSGD:
     kind: ClassVar[str] = "unbiased"
 
     def __post_init__(self) -> None:
-        require_count("s", self.s, 1)
+        require_count("s", self.s, 1, maximum=MAX_DIMENSION, what="levels a float64 tells apart")
 
     @property
     def spec(self) -> str:
@@ -425,6 +509,7 @@ class QSGD:
         float
             The variance constant.
         """
+        d = dimension(d)
         return min(d / (4.0 * self.s**2), math.sqrt(d) / self.s)
 
     def delta(self, d: int) -> float:
@@ -455,7 +540,7 @@ class QSGD:
         int
             The bits of one compressed vector.
         """
-        return FLOAT_BITS + int(d) * (1 + index_bits(self.s + 1))
+        return FLOAT_BITS + dimension(d) * (1 + index_bits(self.s + 1))
 
     def levels(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(norms (..., 1), r = s |x| / ||x|| (0 where x = 0), floor(r)): what `compress` rounds.
@@ -471,10 +556,13 @@ class QSGD:
             ||x|| per vector (shape (..., 1)), r and floor(r) (Z's shape).
         """
         Z = _checked(Z)
-        norm = np.sqrt(np.add.reduce(Z * Z, axis=-1, keepdims=True))
-        safe = np.where(norm > 0, norm, 1.0)
-        r = self.s * np.abs(Z) / safe
-        return norm, r, np.floor(r)
+        with np.errstate(over="ignore", invalid="ignore"):
+            top = _scale_of(Z)  # ||x|| = top ||x / top||: no overflow of the squares at 1e160
+            unit = Z if top is None else Z / top
+            norm = np.sqrt(np.add.reduce(unit * unit, axis=-1, keepdims=True))
+            safe = np.where(norm > 0, norm, 1.0)
+            r = self.s * np.abs(unit) / safe
+            return (norm if top is None else top * norm), r, np.floor(r)
 
     def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
         """||x|| sign(x_i) xi_i / s per vector, xi_i rounding r_i = s |x_i| / ||x|| up with probability
@@ -494,10 +582,14 @@ class QSGD:
             Z's shape: the compressed vectors.
         """
         Z = _checked(Z)
+        bad = _nonfinite_rows(Z)
         norm, r, low = self.levels(Z)
-        xi = low + (_uniform(Z.shape, rng) < r - low)
-        quantized: np.ndarray = norm * np.sign(Z) * xi / self.s
-        return quantized
+        uniforms = _uniform(Z.shape, rng)
+        # ||x|| beyond float64 is inf, by definition; a non-finite vector's NaNs are replaced below
+        with np.errstate(over="ignore", invalid="ignore"):
+            xi = low + (uniforms < r - low)
+            quantized: np.ndarray = norm * np.sign(Z) * xi / self.s
+        return _nan_where(bad, quantized)
 
 
 @dataclass(frozen=True)
@@ -555,7 +647,7 @@ class TopK(_Sparsifier):
         float
             k/d; ValueError if k > d.
         """
-        return self._kept(d) / d
+        return self._kept(d) / dimension(d)
 
     def _chosen(self, Z: np.ndarray, k: int, rng: Randomness) -> np.ndarray:
         return np.argpartition(-np.abs(Z), k - 1, axis=-1)[..., :k]
@@ -617,7 +709,7 @@ class ScaledSign:
         float
             1/d.
         """
-        return 1.0 / d
+        return 1.0 / dimension(d)
 
     def bits(self, d: int) -> int:
         """64 + d: one float (the scale) and d signs.
@@ -632,7 +724,7 @@ class ScaledSign:
         int
             ``FLOAT_BITS + d``.
         """
-        return FLOAT_BITS + int(d)
+        return FLOAT_BITS + dimension(d)
 
     def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
         """(||x||_1 / d) sign(x) per vector.
@@ -651,9 +743,15 @@ class ScaledSign:
             Z's shape: the compressed vectors.
         """
         Z = _checked(Z)
-        scale = np.add.reduce(np.abs(Z), axis=-1, keepdims=True) / Z.shape[-1]
-        signs: np.ndarray = scale * np.sign(Z)
-        return signs
+        bad = _nonfinite_rows(Z)
+        with np.errstate(over="ignore", invalid="ignore"):
+            top = _scale_of(Z)  # ||x||_1 / d = top mean(|x| / top) <= top: finite for finite x
+            if top is None:
+                scale = np.add.reduce(np.abs(Z), axis=-1, keepdims=True) / Z.shape[-1]
+            else:
+                scale = top * (np.add.reduce(np.abs(Z / top), axis=-1, keepdims=True) / Z.shape[-1])
+            signs: np.ndarray = scale * np.sign(Z)
+        return _nan_where(bad, signs)
 
 
 @dataclass(frozen=True)
@@ -676,7 +774,7 @@ class Contractive:
     kind: ClassVar[str] = "contractive"
 
     def __post_init__(self) -> None:
-        if getattr(self.base, "kind", None) != "unbiased":
+        if _require_compressor("base", self.base).kind != "unbiased":
             raise ValueError(f"base must be an unbiased compressor; got {self.base!r}")
 
     @property
@@ -767,7 +865,20 @@ def contractive(compressor: Compressor) -> Compressor:
     >>> contractive(TopK(1)) == TopK(1), contractive(QSGD(1)).spec
     (True, 'contractive:qsgd:1')
     """
-    return compressor if compressor.kind == "contractive" else Contractive(compressor)
+    kind = _require_compressor("compressor", compressor).kind
+    return compressor if kind == "contractive" else Contractive(compressor)
+
+
+def _require_compressor(name: str, value: object) -> Compressor:
+    """``value`` if it offers the `Compressor` protocol with a kind of `COMPRESSOR_KINDS`; TypeError naming
+    ``name`` otherwise (a spec string is pointed to `make_compressor`)."""
+    if isinstance(value, str):
+        raise TypeError(f"{name} must be a Compressor; got the string {value!r}: make_compressor({value!r}) "
+                        "builds one")
+    if not isinstance(value, Compressor) or getattr(value, "kind", None) not in COMPRESSOR_KINDS:
+        raise TypeError(f"{name} must be a Compressor (kind in {COMPRESSOR_KINDS}, spec, omega, delta, bits, "
+                        f"compress); got {value!r:.80}")
+    return value
 
 
 #: The compressor registry (the one `decbounds.registry.Registry` mechanism): name -> the class (or builder)
@@ -834,10 +945,13 @@ def make_compressor(spec: str | Compressor) -> Compressor:
     if parameter is None:
         if rest:
             raise ValueError(f"compressor {name!r} takes no parameter; got {spec!r}")
-        return builder()
+        built = builder()
+    else:
+        if not (rest.isascii() and rest.isdigit()):  # int() would also take "2_0", " 2", "+2" and "٣"
+            raise ValueError(f"compressor {name!r} needs an integer {parameter} written in the digits 0-9 "
+                             f"({name}:{parameter.upper()}); got {spec!r}")
+        built = builder(int(rest))
     try:
-        value = int(rest)
-    except ValueError:
-        raise ValueError(f"compressor {name!r} needs an integer {parameter} ({name}:{parameter.upper()}); "
-                         f"got {spec!r}") from None
-    return builder(value)
+        return _require_compressor(f"the compressor {name!r} built", built)
+    except TypeError as err:
+        raise TypeError(f"{err} (its registered builder {builder!r:.60} returns no Compressor)") from None

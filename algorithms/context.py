@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, cast, overload
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from decbounds.algorithms.compression import FLOAT_BITS, Compressor
@@ -20,8 +20,7 @@ from decbounds.instances.matrices import MatrixLike
 if TYPE_CHECKING:
     from decbounds.algorithms.runtime import Runtime
 
-__all__ = ["COMPRESSION_STREAM", "BudgetViolationError", "CapabilityError", "Context", "MixingHandle",
-           "batch_hyper", "per_configuration"]
+__all__ = ["COMPRESSION_STREAM", "BudgetViolationError", "CapabilityError", "Context", "MixingHandle"]
 
 #: The spawn key of the compression streams: configuration j compresses with
 #: default_rng(SeedSequence(seed_j, spawn_key=(COMPRESSION_STREAM,))), apart from its oracle's stream.
@@ -36,66 +35,6 @@ class CapabilityError(RuntimeError):
     """A rule asked its `Context` for what its class does not give it (exact averaging in a gossip rule,
     undeclared neighbour weights, a matrix off the graph, a query or round in ``init``, a point that is not
     one per worker and configuration)."""
-
-
-def per_configuration(values: Sequence[float] | np.ndarray, d: int) -> np.ndarray:
-    """k values as a C-contiguous (1, k, d) array, each repeated along d (numpy multiplies by a repeated
-    array faster than by a (1, k, 1) one when d is small).
-
-    Parameters
-    ----------
-    values : sequence of float
-        One value per configuration.
-    d : int
-        The problem's dimension.
-
-    Returns
-    -------
-    numpy.ndarray, shape (1, k, d)
-
-    Examples
-    --------
-    >>> per_configuration([0.1, 0.2], 2)
-    array([[[0.1, 0.1],
-            [0.2, 0.2]]])
-    """
-    column = np.asarray(values, dtype=float).reshape(1, -1, 1)
-    return np.ascontiguousarray(np.broadcast_to(column, (1, column.shape[1], d)))
-
-
-def batch_hyper(structural: Mapping[str, object], configurations: Sequence[Mapping[str, object]],
-                d: int) -> dict[str, object]:
-    """The ``ctx.hyper`` of a batch: each batchable hyper-parameter as a (1, k, d) array when its k values
-    are numbers (`per_configuration`), else the list of them; each structural one as its value.
-
-    Parameters
-    ----------
-    structural : mapping
-        The batch's structural hyper-parameters.
-    configurations : sequence of mapping
-        Each configuration's batchable hyper-parameters (all with the same keys).
-    d : int
-        The problem's dimension.
-
-    Returns
-    -------
-    dict
-
-    Examples
-    --------
-    >>> hyper = batch_hyper({"R": 2}, [{"momentum": 0.0, "start": "paper"},
-    ...                                {"momentum": 0.9, "start": "plain"}], 2)
-    >>> hyper["momentum"].shape, hyper["start"], hyper["R"]
-    ((1, 2, 2), ['paper', 'plain'], 2)
-    """
-    hyper: dict[str, object] = {}
-    for name in configurations[0] if configurations else ():
-        values = [values[name] for values in configurations]
-        numeric = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-                      for v in values)
-        hyper[name] = per_configuration(cast("list[float]", values), d) if numeric else values
-    hyper.update(structural)
-    return hyper
 
 
 class MixingHandle:
@@ -135,12 +74,7 @@ class Context:
     runtime : algorithms.runtime.Runtime
         The batch's runtime, which builds its context.
     hyper : mapping
-        `batch_hyper`'s dict (``ctx.hyper`` is a read-only view of a copy).
-
-    References
-    ----------
-    docs/theory.md §1.5 (the class A_B) and §1.8 (what an iteration costs).
-    """
+        `batch_hyper`'s dict (``ctx.hyper`` is a read-only view of a copy)."""
 
     __slots__ = ("_run", "batch", "communication", "d", "hyper", "k", "knows", "n", "step_size", "x0")
     _run: Runtime
@@ -200,7 +134,7 @@ class Context:
         run = self._run
         b = run.batch if queries is None else int(queries)
         if b < 1 or run.queries_now + b > run.batch or not run.open:
-            run.refuse("queries", b)
+            run._refuse("queries", b)
         if X.shape != run.shape:
             raise CapabilityError(f"iteration {run.t}: ctx.sample(X) takes one point per worker and "
                                   f"configuration, shape {run.shape}; got {X.shape}")
@@ -208,7 +142,7 @@ class Context:
         run.counters.gradient_queries += b
         if run.seen is not None:
             run.seen.append((X.copy(), b))
-        return run.gradients(X, b)
+        return run._exact_gradient(X) if run.memo else run._gradients(X, b)
 
     @overload
     def gossip(self, Z: np.ndarray, /, *, out: Sequence[np.ndarray] | None = None, vectors: int | None = None,
@@ -253,25 +187,25 @@ class Context:
             One array for one array sent, else a tuple.
         """
         run = self._run
-        M = run.fixed or run.operator_now()
+        M = run.fixed or run._operator_now()
         n = self.n
         if vectors is None:  # an (m n, ...) array is m arrays stacked: m vectors
             vectors = Z[0].shape[0] // n if len(Z) == 1 else sum(z.shape[0] // n for z in Z)
         elif int(vectors) < 1:
             raise ValueError(f"ctx.gossip: vectors must be >= 1 (vectors each worker sends); got {vectors}")
         if compressor is None and sent is None:  # the common case
-            run.open_round("gossip", int(vectors), M.links, FLOAT_BITS * Z[0].shape[-1])
+            run._open_round("gossip", int(vectors), M.links, FLOAT_BITS * Z[0].shape[-1])
         else:
             if compressor is None:
                 raise ValueError("ctx.gossip: sent= receives the compressed messages; give a compressor")
-            compressor = run.compressor_of(compressor)
-            run.check_messages(Z, sent)
-            run.open_round("gossip", int(vectors), M.links, int(compressor.bits(Z[0].shape[-1])))
-            Z = tuple(run.compress(Z, compressor, sent))
+            compressor = run._compressor_of(compressor)
+            run._check_messages(Z, sent)
+            run._open_round("gossip", int(vectors), M.links, int(compressor.bits(Z[0].shape[-1])))
+            Z = tuple(run._compress(Z, compressor, sent))
         if run.gossip_counts:
             run.counters.gossip_rounds += 1
         if len(Z) == 1 and (out is None or len(out) == 1) and (add is None or len(add) == 1):
-            return M.apply(Z[0], None if out is None else out[0], None if add is None else add[0])
+            return M._run(Z[0], None if out is None else out[0], None, None if add is None else add[0], None)
         outs = (None,) * len(Z) if out is None else out
         adds = (None,) * len(Z) if add is None else add
         return _one_or_tuple([M.apply(z, o, v) for z, o, v in zip(Z, outs, adds, strict=True)])
@@ -299,13 +233,13 @@ class Context:
         numpy.ndarray
         """
         run = self._run
-        M = run.fixed or run.operator_now()
-        if vectors is not None and int(vectors) < 1:
+        M = run.fixed or run._operator_now()
+        if vectors is not None and vectors < 1:
             raise ValueError(f"ctx.gossip_two_tap: vectors must be >= 1; got {vectors}")
-        run.open_round("gossip", 1 if vectors is None else int(vectors), M.links, FLOAT_BITS * Z.shape[-1])
+        run._open_round("gossip", 1 if vectors is None else int(vectors), M.links, FLOAT_BITS * Z.shape[-1])
         if run.gossip_counts:
             run.counters.gossip_rounds += 1
-        return M.two_tap(Z, out, a, previous, b)
+        return M._run(Z, out, a, previous, b)  # (`MixingOperator.two_tap`, one call fewer)
 
     def operator(self, M: MatrixLike, name: str = "M") -> MixingHandle:
         """A handle to a mixing matrix M of the rule's own for `mix` (rows receive; supported on W's graph,
@@ -322,7 +256,7 @@ class Context:
         -------
         MixingHandle
         """
-        return self._run.add_operator(M, name)
+        return self._run._add_operator(M, name)
 
     def mix(self, M: MixingHandle, *Z: np.ndarray,
             out: Sequence[np.ndarray] | None = None) -> np.ndarray | tuple[np.ndarray, ...]:
@@ -347,7 +281,7 @@ class Context:
             raise CapabilityError(f"iteration {run.t}: ctx.mix needs a handle of this run's ctx.operator; "
                                   f"got {M!r}")
         mixing = known[1]
-        run.open_round("mix", len(Z), mixing.links, FLOAT_BITS * Z[0].shape[-1])
+        run._open_round("mix", len(Z), mixing.links, FLOAT_BITS * Z[0].shape[-1])
         outs = [None] * len(Z) if out is None else out
         return _one_or_tuple([mixing.apply(z, o) for z, o in zip(Z, outs, strict=True)])
 
@@ -375,7 +309,7 @@ class Context:
         if self.communication != "exact":
             raise CapabilityError(f"iteration {run.t}: exact averaging is outside a {self.communication!r} "
                                   "rule's class (declare communication = 'exact')")
-        run.open_round("exact", len(Z), n * (n - 1), FLOAT_BITS * Z[0].shape[-1])
+        run._open_round("exact", len(Z), n * (n - 1), FLOAT_BITS * Z[0].shape[-1])
         run.counters.exact_averages += 1
         return _one_or_tuple([np.add.reduce(z, axis=0, keepdims=True) * (1.0 / n) for z in Z])
 
@@ -394,4 +328,4 @@ class Context:
         """
         if "neighbour_weights" not in self.knows:
             raise CapabilityError("ctx.neighbour_weights needs knows = ('neighbour_weights',) on the rule")
-        return self._run.row(int(i))
+        return self._run._row(int(i))

@@ -23,9 +23,8 @@ from decbounds.algorithms.context import (
     CapabilityError,
     Context,
     MixingHandle,
-    batch_hyper,
-    per_configuration,
 )
+from decbounds.algorithms.hyper import batch_hyper, per_configuration
 from decbounds.algorithms.measurement import (
     HistoryRow,
     Outcomes,
@@ -196,13 +195,7 @@ def estimate_scale(oracle: object) -> float:
 
     Returns
     -------
-    float
-
-    Examples
-    --------
-    >>> estimate_scale(None)
-    1.0
-    """
+    float"""
     scale = float(getattr(oracle, "estimate_scale", 1.0)) if oracle is not None else 1.0
     return scale if scale >= 1.0 else 1.0
 
@@ -385,12 +378,7 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
     Returns
     -------
     list of Result
-        One per configuration, in the runtime's order.
-
-    References
-    ----------
-    docs/theory.md §1.5 and (A3).
-    """
+        One per configuration, in the runtime's order."""
     f = runtime.problem
     ctx = runtime.context
     settings.record_every = settings.record_every or max(1, settings.iterations // DEFAULT_RECORDS)

@@ -69,7 +69,8 @@ class ExactDiffusion(StepRule):
         x = ctx.start_state()
         return DiffusionState(x=x, psi=x.copy(), phi=ctx.zeros(), w_phi=ctx.zeros())
 
-    def step(self, s: DiffusionState, ctx: Context) -> DiffusionState:  # type: ignore[override]
+    def step(self, state: State, ctx: Context) -> DiffusionState:
+        s = state_as(state, DiffusionState)
         psi_new = s.x - ctx.step_size * ctx.sample(s.x)
         np.subtract(s.x, s.psi, out=s.phi)
         s.phi += psi_new

@@ -70,7 +70,8 @@ class Extra(StepRule):
         x = ctx.start_state()
         return ExtraState(x=x, x_prev=x.copy(), wx_prev=ctx.zeros(), g_prev=ctx.zeros(), wx=ctx.zeros())
 
-    def step(self, s: ExtraState, ctx: Context) -> ExtraState:  # type: ignore[override]
+    def step(self, state: State, ctx: Context) -> ExtraState:
+        s = state_as(state, ExtraState)
         g = ctx.sample(s.x)
         ctx.gossip(s.x, out=(s.wx,))
         if ctx.t == 0:

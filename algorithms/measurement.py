@@ -119,13 +119,7 @@ def largest_abs(A: np.ndarray) -> float:
 
     Returns
     -------
-    float
-
-    Examples
-    --------
-    >>> largest_abs(np.array([[1.0, -3.0], [2.0, 0.5]]))
-    3.0
-    """
+    float"""
     magnitude = np.abs(A).reshape(-1)
     return float(magnitude[magnitude.argmax()])
 

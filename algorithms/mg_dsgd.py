@@ -159,7 +159,8 @@ class MGDSGD(StepRule):
         ctx.gossip_two_tap(s.z, s.buf, 1.0 + self.eta, previous, -self.eta)
         s.z_prev, s.z, s.buf = s.z, s.buf, s.z_prev
 
-    def step(self, s: MultiGossipState, ctx: Context) -> MultiGossipState:  # type: ignore[override]
+    def step(self, state: State, ctx: Context) -> MultiGossipState:
+        s = state_as(state, MultiGossipState)
         R = self.R
         if self.form == "cta":
             r = ctx.t % R

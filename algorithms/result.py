@@ -261,6 +261,10 @@ class Result:
         The catalog prediction at this run's own parameters (entry, kind, value of T_eps, the parameters,
         those unknown): the computed T_eps beside the theoretical one. docs/architecture.md, "Paired
         results", says where each parameter comes from. None for a Result built by hand.
+    seconds : list of float or None
+        Simulated seconds at the checkpoints, for a run on a cluster (`algorithms.run_timed`); else None.
+    t_eps_seconds : float or None
+        Simulated seconds at ``t_eps`` (the time to eps on the cluster), or None.
 
     Raises
     ------
@@ -300,6 +304,8 @@ class Result:
     x_hat: np.ndarray | None = None
     grid: Grid | None = None
     bound: Prediction | None = None
+    seconds: list[float] | None = None
+    t_eps_seconds: float | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -357,5 +363,7 @@ class Result:
                 "radius": self.radius,
                 **grid,
                 **({} if self.bound is None else {"bound": self.bound.to_record()}),
+                **({} if self.seconds is None else {"seconds": self.seconds,
+                                                     "t_eps_seconds": self.t_eps_seconds}),
             }
         )

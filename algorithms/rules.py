@@ -111,7 +111,8 @@ class CentralizedSGD(StepRule):
     def init(self, ctx: Context) -> MomentumState:
         return MomentumState(x=ctx.start_state(), v=self.momentum_buffer(ctx))
 
-    def step(self, s: MomentumState, ctx: Context) -> MomentumState:  # type: ignore[override]
+    def step(self, state: State, ctx: Context) -> MomentumState:
+        s = state_as(state, MomentumState)
         mean_grad = ctx.exact_average(ctx.sample(s.x))
         s.x -= ctx.step_size * self.heavy_ball(s.v, np.broadcast_to(mean_grad, s.x.shape), ctx)
         return s
@@ -162,7 +163,8 @@ class LocalSGD(StepRule):
     def init(self, ctx: Context) -> MomentumState:
         return MomentumState(x=ctx.start_state(), v=self.momentum_buffer(ctx))
 
-    def step(self, s: MomentumState, ctx: Context) -> MomentumState:  # type: ignore[override]
+    def step(self, state: State, ctx: Context) -> MomentumState:
+        s = state_as(state, MomentumState)
         s.x -= ctx.step_size * self.heavy_ball(s.v, ctx.sample(s.x), ctx)
         if (ctx.t + 1) % self.H == 0:
             s.x[...] = ctx.exact_average(s.x)
@@ -235,7 +237,8 @@ class DPSGD(StepRule):
         return DPSGDState(x=ctx.start_state(), v=self.momentum_buffer(ctx), buf=ctx.zeros(),
                           step=ctx.zeros())
 
-    def step(self, s: DPSGDState, ctx: Context) -> DPSGDState:  # type: ignore[override]
+    def step(self, state: State, ctx: Context) -> DPSGDState:
+        s = state_as(state, DPSGDState)
         direction = self.heavy_ball(s.v, ctx.sample(s.x), ctx)
         if self.atc:
             s.x -= ctx.step_size * direction
@@ -305,7 +308,8 @@ class D2(StepRule):
         return D2State(x=x, v=self.momentum_buffer(ctx), x_prev=x.copy(), u_prev=ctx.zeros(),
                        half=ctx.zeros())
 
-    def step(self, s: D2State, ctx: Context) -> D2State:  # type: ignore[override]
+    def step(self, state: State, ctx: Context) -> D2State:
+        s = state_as(state, D2State)
         u = self.heavy_ball(s.v, ctx.sample(s.x), ctx)
         np.multiply(s.x, 2.0, out=s.half)
         s.half -= s.x_prev
@@ -368,7 +372,8 @@ class DSGT(StepRule):
         return TrackingState(x=xy[: self.n], v=self.momentum_buffer(ctx), y=xy[self.n :], g_prev=ctx.zeros(),
                              bx=bxy[: self.n], by=bxy[self.n :])
 
-    def step(self, s: TrackingState, ctx: Context) -> TrackingState:  # type: ignore[override]
+    def step(self, state: State, ctx: Context) -> TrackingState:
+        s = state_as(state, TrackingState)
         g = ctx.sample(s.x)
         xy, bxy = s.x.base, s.bx.base
         if xy is not None and xy is s.y.base and bxy is not None and bxy is s.by.base:
@@ -425,7 +430,8 @@ class GTDSGD(StepRule):
         return TrackingState(x=ctx.start_state(), v=self.momentum_buffer(ctx), y=ctx.zeros(),
                              g_prev=ctx.zeros(), bx=ctx.zeros(), by=ctx.zeros())
 
-    def step(self, s: TrackingState, ctx: Context) -> TrackingState:  # type: ignore[override]
+    def step(self, state: State, ctx: Context) -> TrackingState:
+        s = state_as(state, TrackingState)
         if ctx.t % 2 == 0:
             if ctx.t == 0:
                 g = ctx.sample(s.x)
@@ -499,7 +505,8 @@ class SGP(StepRule):
         x = ctx.start_state()
         return PushSumState(x=x, v=self.momentum_buffer(ctx), z=x.copy(), w=np.ones((self.n, 1, 1)))
 
-    def step(self, s: PushSumState, ctx: Context) -> PushSumState:  # type: ignore[override]
+    def step(self, state: State, ctx: Context) -> PushSumState:
+        s = state_as(state, PushSumState)
         s.z -= ctx.step_size * self.heavy_ball(s.v, ctx.sample(s.x), ctx)
         s.z, s.w = ctx.gossip(s.z, s.w)  # a "push" rule's gossip applies the push matrix P
         np.divide(s.z, s.w, out=s.x)
@@ -619,7 +626,8 @@ class DeFacto(StepRule):
                                             for r, F in enumerate(self.factor_matrices)]
         return DeFactoState(x=ctx.start_state(), replica=ctx.zeros(), g=ctx.zeros())
 
-    def step(self, s: DeFactoState, ctx: Context) -> DeFactoState:  # type: ignore[override]
+    def step(self, state: State, ctx: Context) -> DeFactoState:
+        s = state_as(state, DeFactoState)
         R = self.R
         r = ctx.t % (2 * R)
         if r < R:
@@ -828,7 +836,8 @@ class DeTAG(StepRule):
         return DeTAGState(x=ctx.start_state(), z=z, z_prev=np.zeros_like(z), buf=np.zeros_like(z),
                           g=ctx.zeros(), g_prev=ctx.zeros())
 
-    def step(self, s: DeTAGState, ctx: Context) -> DeTAGState:  # type: ignore[override]
+    def step(self, state: State, ctx: Context) -> DeTAGState:
+        s = state_as(state, DeTAGState)
         R = self.R
         r = ctx.t % R
         if self.plain[r]:

@@ -15,8 +15,8 @@ from decbounds.algorithms.context import (
     CapabilityError,
     Context,
     MixingHandle,
-    per_configuration,
 )
+from decbounds.algorithms.hyper import per_configuration
 from decbounds.algorithms.mixing import MixingOperator, ScheduledMixing, mixing_for
 from decbounds.algorithms.step_rule import Channel, check_size
 from decbounds.instances.gossip import as_csr
@@ -148,16 +148,8 @@ class Runtime:
         """
         self.t, self.queries_now, self.round_now, self.open = t, 0, False, True
 
-    def refuse(self, what: str, queries: int = 0) -> None:
-        """Raise the error of a call over the budget (``what``: "queries" or "round") or in ``init``.
-
-        Parameters
-        ----------
-        what : {"queries", "round"}
-            What was asked for.
-        queries : int, default 0
-            The queries asked.
-        """
+    def _refuse(self, what: str, queries: int = 0) -> None:
+        """Raise the error of a call over the budget (``what``: "queries" or "round") or in ``init``."""
         if not self.open:
             raise CapabilityError("the start state (init) may not query or communicate")
         if what == "round":
@@ -165,24 +157,12 @@ class Runtime:
         raise BudgetViolationError(f"iteration {self.t}: {self.queries_now} + {queries} queries per worker "
                                    f"exceed the batch B={self.batch}")
 
-    def gradients(self, X: np.ndarray, b: int) -> np.ndarray:
+    def _gradients(self, X: np.ndarray, b: int) -> np.ndarray:
         """The answer to ``ctx.sample(X)`` with b queries: exact gradients once for the whole batch, a
         stochastic oracle once per configuration with its own stream (or once for the batch where the oracle
-        samples every configuration in one call, ``sample_configurations``).
-
-        Parameters
-        ----------
-        X : numpy.ndarray, shape (n, k, d)
-            The points.
-        b : int
-            Queries averaged.
-
-        Returns
-        -------
-        numpy.ndarray, shape (n, k, d)
-        """
+        samples every configuration in one call, ``sample_configurations``)."""
         if self.exact:
-            return self.exact_gradient(X) if self.memo else self.problem.grad(X)
+            return self.problem.grad(X)
         oracle = self.oracle
         assert oracle is not None
         many = getattr(oracle, "sample_configurations", None)
@@ -194,21 +174,11 @@ class Runtime:
             out[:, j : j + 1] = oracle.sample(X[:, j : j + 1], rng, b)
         return out
 
-    def exact_gradient(self, X: np.ndarray) -> np.ndarray:
+    def _exact_gradient(self, X: np.ndarray) -> np.ndarray:
         """``problem.grad(X)`` reusing what is known at X's very bits (the zero chain's grad is a function of
         them): the local gradients an evaluation computed at the models (``measurement.measure``), and a
         query asked again (DeTAG's phase-start model); always an array no one else holds. Measured to pay:
-        docs/benchmarks.md.
-
-        Parameters
-        ----------
-        X : numpy.ndarray, shape (n, k, d)
-            The points.
-
-        Returns
-        -------
-        numpy.ndarray, shape (n, k, d)
-        """
+        docs/benchmarks.md."""
         if X.dtype != np.float64 or X.size > _MEMO_ENTRIES:
             return self.problem.grad(X)
         key, known = X.tobytes(), self.known
@@ -225,23 +195,11 @@ class Runtime:
         self.known = (key, None, False)
         return self.problem.grad(X)
 
-    def open_round(self, kind: str, arrays: int, links: int, bits_each: int) -> None:
+    def _open_round(self, kind: str, arrays: int, links: int, bits_each: int) -> None:
         """Count a communication round of ``kind`` ("gossip", "mix", "exact"): refused when the iteration had
-        its round, or in ``init``.
-
-        Parameters
-        ----------
-        kind : str
-            The round's kind (for the observation hook).
-        arrays : int
-            Vectors each worker sends.
-        links : int
-            Directed links a vector crosses.
-        bits_each : int
-            Bits of one vector.
-        """
+        its round, or in ``init``."""
         if self.round_now or not self.open:
-            self.refuse("round")
+            self._refuse("round")
         self.round_now = True
         counters = self.counters
         counters.communication_rounds += 1
@@ -251,46 +209,24 @@ class Runtime:
         if self.seen is not None:
             self.rounds_seen.append(kind)
 
-    def operator_now(self) -> MixingOperator:
-        """The gossip operator of the current iteration (W_t of a schedule).
-
-        Returns
-        -------
-        MixingOperator
-        """
+    def _operator_now(self) -> MixingOperator:
+        """The gossip operator of the current iteration (W_t of a schedule)."""
         if self.W is None:
             raise CapabilityError("this algorithm was prepared without a gossip matrix")
         return self.W.at(self.t)
 
-    def compressor_of(self, compressor: object) -> Compressor:
+    def _compressor_of(self, compressor: object) -> Compressor:
         """``ctx.gossip``'s compressor: a compressor, or a spec string (``compression.make_compressor``),
-        made once per object given.
-
-        Parameters
-        ----------
-        compressor : Compressor or str
-            What the rule passed.
-
-        Returns
-        -------
-        Compressor
-        """
+        made once per object given."""
         known = self.compressors.get(id(compressor))
         if known is None or known[0] is not compressor:
-            known = self.compressors[id(compressor)] = (compressor, make_compressor(compressor))  # type: ignore[arg-type]
+            made = make_compressor(compressor)  # type: ignore[arg-type]
+            known = self.compressors[id(compressor)] = (compressor, made)
         return known[1]
 
-    def check_messages(self, Z: Sequence[np.ndarray], sent: Sequence[np.ndarray] | None) -> None:
+    def _check_messages(self, Z: Sequence[np.ndarray], sent: Sequence[np.ndarray] | None) -> None:
         """Refuse compressed arrays that are not (n, k, d) or (m n, k, d), and ``sent`` arrays that are not
-        one per array sent, each of its shape.
-
-        Parameters
-        ----------
-        Z : sequence of numpy.ndarray
-            The arrays sent.
-        sent : sequence of numpy.ndarray or None
-            Where the messages go.
-        """
+        one per array sent, each of its shape."""
         for z in Z:
             if z.ndim != 3 or z.shape[1] != self.k or z.shape[0] % self.n:
                 raise CapabilityError(f"iteration {self.t}: compressed gossip takes (n, k, d) or (m n, k, d) "
@@ -305,23 +241,9 @@ class Runtime:
                 raise ValueError(f"ctx.gossip: each sent array must have its array's shape {z.shape}; got "
                                  f"{getattr(s, 'shape', type(s).__name__)}")
 
-    def compress(self, Z: Sequence[np.ndarray], compressor: Compressor,
+    def _compress(self, Z: Sequence[np.ndarray], compressor: Compressor,
                  sent: Sequence[np.ndarray] | None) -> list[np.ndarray]:
-        """C(z) for each array, configuration j drawing from its own compression stream, copied into ``sent``.
-
-        Parameters
-        ----------
-        Z : sequence of numpy.ndarray
-            The arrays sent (`check_messages`).
-        compressor : Compressor
-            The compressor.
-        sent : sequence of numpy.ndarray or None
-            Where the messages go.
-
-        Returns
-        -------
-        list of numpy.ndarray
-        """
+        """C(z) for each array, configuration j drawing from its own stream, copied into ``sent``."""
         if self.compression_rngs is None:
             self.compression_rngs = [np.random.default_rng(np.random.SeedSequence(
                 seed, spawn_key=(COMPRESSION_STREAM,))) for seed in self.seeds]
@@ -330,20 +252,8 @@ class Runtime:
             sent[i][...] = q  # type: ignore[index]
         return messages
 
-    def add_operator(self, M: MatrixLike, name: str) -> MixingHandle:
-        """`Context.operator`: M checked against the channel's closed neighbourhoods.
-
-        Parameters
-        ----------
-        M : GossipMatrix, numpy.ndarray or scipy.sparse matrix
-            The n x n mixing matrix.
-        name : str
-            Its name in messages.
-
-        Returns
-        -------
-        MixingHandle
-        """
+    def _add_operator(self, M: MatrixLike, name: str) -> MixingHandle:
+        """`Context.operator`: M checked against the channel's closed neighbourhoods."""
         if self.channel is not None and self.channel.schedule is not None:
             raise CapabilityError("ctx.operator: over a gossip schedule the graph changes every round; "
                                   "communicate with ctx.gossip (W_t in iteration t)")
@@ -361,18 +271,8 @@ class Runtime:
         self.operators[id(handle)] = (handle, MixingOperator(csr, backend=self.backend, name=name))
         return handle
 
-    def row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """`Context.neighbour_weights`: row i of W (W_t of a schedule), copies.
-
-        Parameters
-        ----------
-        i : int
-            The worker, in [0, n).
-
-        Returns
-        -------
-        tuple of numpy.ndarray
-        """
+    def _row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """`Context.neighbour_weights`: row i of W (W_t of a schedule), copies."""
         gossip = None if self.channel is None else self.channel.gossip
         if gossip is None:
             raise CapabilityError("ctx.neighbour_weights: the rule has no gossip matrix")

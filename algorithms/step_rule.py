@@ -680,10 +680,8 @@ def state_as(state: State, kind: type[_StateT]) -> _StateT:
     """``state`` as the rule's own state class: what its ``init`` returned, which the engine hands back to
     ``worker_arrays`` (typed `State` there, as the base class declares it).
 
-    ``step`` runs once per iteration, where a call costs: the built-in rules annotate its parameter with
-    their own state class and mark the narrowing ``# type: ignore[override]`` (the engine passes ``step``
-    exactly what ``init`` returned), so that the pinned per-iteration work (tests/algorithms/
-    test_engine_cost.py) stays what it was.
+    Every built-in rule's ``step`` starts with it (its cost per iteration is not measurable,
+    docs/benchmarks.md).
 
     Parameters
     ----------

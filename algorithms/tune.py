@@ -112,8 +112,8 @@ def tune(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = Non
          callback: Callable[[int, State, Context], None] | None = None, record_every: int | None = None,
          stop: str = "both", incumbent: float | None = None, observer: Observer | None = None,
          **hyper: object) -> Result:
-    """The configuration of least median ``score`` (T_eps by default) over ``grid`` (step sizes) x hyper
-    grids x seeds, as a `Result` with the whole grid attached (``result.grid``, a `Grid`).
+    r"""The configuration of least median ``score`` (:math:`T_\varepsilon` by default) over ``grid`` (step
+    sizes) x hyper grids x seeds, as a `Result` with the whole grid attached (``result.grid``, a `Grid`).
 
     The paper tuned its baselines over step sizes (docs/theory.md §9); steps are held to the admissible
     range (docs/errata.md E19) and the winner is the least median over seeds (docs/errata.md E21). Ties go

@@ -14,8 +14,8 @@ exit status 1 when a tiny-state target is missed).
    of 11 runs, single, batch and reference runs alternating), so the iterations that evaluate the exact
    stopping test are counted, not hidden by a median. Beside each, the same-run reference: one bare numpy
    call on the state (``np.add(x, x, out=y)``, (12, 1, 6)), timed the same way, and the iteration as a
-   multiple of it, which compares runs on machines of different speed or load. The per-iteration work
-   itself is counted, not timed, in tests/algorithms/test_engine_cost.py.
+   multiple of it, which compares runs on machines of different speed or load (``bench_iteration`` holds
+   that ratio to its recorded baseline).
 
 The machine this was tuned on is shared (load 4-10 on 2 cores); run it on a quiet one for stable numbers.
 """

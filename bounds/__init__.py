@@ -12,46 +12,108 @@ Imports nothing from the other decbounds packages.
 1.045
 """
 
-from decbounds.bounds.catalog import (
-    CATALOG,
-    CENTRALIZED_SGD_AFTER_T,
-    COR2_INSTANCE_VARSIGMA0,
-    PATH_HOP_DISTANCE,
-    RATES,
-    SETTING1_CHAIN_LENGTH,
-    SETTING1_REVEAL_PROBABILITY,
-    SETTING1_REVEAL_PROBABILITY_SHARP,
-    SETTING2_CHAIN_LENGTH,
-    dominant_term,
-    gap,
-    get,
-    names,
-    path_hop_distance,
-    register_rate,
-    setting1_chain_length,
-    setting1_reveal_probability,
-    setting2_chain_length,
-    unregister_rate,
-)
-from decbounds.bounds.constants import (
-    SETTING1_CHAIN_DENOMINATOR,
-    SETTING2_CHAIN_DENOMINATOR,
-    ZERO_CHAIN_GRAD_INF,
-    ZERO_CHAIN_RANGE,
-    ZERO_CHAIN_SMOOTHNESS,
-    chain_length,
-    smallest_range,
-)
-from decbounds.bounds.detag_params import (
-    accelerated_gossip_eta,
-    accelerated_gossip_rho,
-    detag_phase_length,
-    detag_step_size,
-)
-from decbounds.bounds.pep import WorstCase, worst_case, worst_gossip_matrix
-from decbounds.bounds.prediction import Prediction, predict_at
-from decbounds.bounds.rate import CONVENTIONS, KINDS, STATUSES, Rate
-from decbounds.bounds.symbols import RATE_SYMBOLS
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names below are imported on first use (`__getattr__`): ``--help`` needs no sympy
+    from decbounds.bounds.catalog import (
+        CATALOG,
+        CENTRALIZED_SGD_AFTER_T,
+        COR2_INSTANCE_VARSIGMA0,
+        PATH_HOP_DISTANCE,
+        RATES,
+        SETTING1_CHAIN_LENGTH,
+        SETTING1_REVEAL_PROBABILITY,
+        SETTING1_REVEAL_PROBABILITY_SHARP,
+        SETTING2_CHAIN_LENGTH,
+        dominant_term,
+        gap,
+        get,
+        names,
+        path_hop_distance,
+        register_rate,
+        setting1_chain_length,
+        setting1_reveal_probability,
+        setting2_chain_length,
+        unregister_rate,
+    )
+    from decbounds.bounds.constants import (
+        SETTING1_CHAIN_DENOMINATOR,
+        SETTING2_CHAIN_DENOMINATOR,
+        ZERO_CHAIN_GRAD_INF,
+        ZERO_CHAIN_RANGE,
+        ZERO_CHAIN_SMOOTHNESS,
+        chain_length,
+        smallest_range,
+    )
+    from decbounds.bounds.detag_params import (
+        accelerated_gossip_eta,
+        accelerated_gossip_rho,
+        detag_phase_length,
+        detag_step_size,
+    )
+    from decbounds.bounds.pep import WorstCase, worst_case, worst_gossip_matrix
+    from decbounds.bounds.prediction import Prediction, predict_at
+    from decbounds.bounds.rate import CONVENTIONS, KINDS, STATUSES, Rate
+    from decbounds.bounds.symbols import RATE_SYMBOLS
+    from decbounds.bounds.time_bounds import (
+        TIME_BOUNDS,
+        TimeBound,
+        TimedCluster,
+        equilibrium_time,
+        level_game_times,
+        time_lower_bound,
+    )
+
+#: Each public name -> the module that defines it, imported when the name is first read.
+_EXPORTS: dict[str, str] = {
+    "CATALOG": "catalog",
+    "CENTRALIZED_SGD_AFTER_T": "catalog",
+    "COR2_INSTANCE_VARSIGMA0": "catalog",
+    "PATH_HOP_DISTANCE": "catalog",
+    "RATES": "catalog",
+    "SETTING1_CHAIN_LENGTH": "catalog",
+    "SETTING1_REVEAL_PROBABILITY": "catalog",
+    "SETTING1_REVEAL_PROBABILITY_SHARP": "catalog",
+    "SETTING2_CHAIN_LENGTH": "catalog",
+    "dominant_term": "catalog",
+    "gap": "catalog",
+    "get": "catalog",
+    "names": "catalog",
+    "path_hop_distance": "catalog",
+    "register_rate": "catalog",
+    "setting1_chain_length": "catalog",
+    "setting1_reveal_probability": "catalog",
+    "setting2_chain_length": "catalog",
+    "unregister_rate": "catalog",
+    "SETTING1_CHAIN_DENOMINATOR": "constants",
+    "SETTING2_CHAIN_DENOMINATOR": "constants",
+    "ZERO_CHAIN_GRAD_INF": "constants",
+    "ZERO_CHAIN_RANGE": "constants",
+    "ZERO_CHAIN_SMOOTHNESS": "constants",
+    "chain_length": "constants",
+    "smallest_range": "constants",
+    "accelerated_gossip_eta": "detag_params",
+    "accelerated_gossip_rho": "detag_params",
+    "detag_phase_length": "detag_params",
+    "detag_step_size": "detag_params",
+    "WorstCase": "pep",
+    "worst_case": "pep",
+    "worst_gossip_matrix": "pep",
+    "Prediction": "prediction",
+    "predict_at": "prediction",
+    "CONVENTIONS": "rate",
+    "KINDS": "rate",
+    "STATUSES": "rate",
+    "Rate": "rate",
+    "RATE_SYMBOLS": "symbols",
+    "TIME_BOUNDS": "time_bounds",
+    "TimeBound": "time_bounds",
+    "TimedCluster": "time_bounds",
+    "equilibrium_time": "time_bounds",
+    "level_game_times": "time_bounds",
+    "time_lower_bound": "time_bounds",
+}
 
 __all__ = [
     "CATALOG",
@@ -69,11 +131,14 @@ __all__ = [
     "SETTING2_CHAIN_DENOMINATOR",
     "SETTING2_CHAIN_LENGTH",
     "STATUSES",
+    "TIME_BOUNDS",
     "ZERO_CHAIN_GRAD_INF",
     "ZERO_CHAIN_RANGE",
     "ZERO_CHAIN_SMOOTHNESS",
     "Prediction",
     "Rate",
+    "TimeBound",
+    "TimedCluster",
     "WorstCase",
     "accelerated_gossip_eta",
     "accelerated_gossip_rho",
@@ -81,8 +146,10 @@ __all__ = [
     "detag_phase_length",
     "detag_step_size",
     "dominant_term",
+    "equilibrium_time",
     "gap",
     "get",
+    "level_game_times",
     "names",
     "path_hop_distance",
     "predict_at",
@@ -91,7 +158,28 @@ __all__ = [
     "setting1_reveal_probability",
     "setting2_chain_length",
     "smallest_range",
+    "time_lower_bound",
     "unregister_rate",
     "worst_case",
     "worst_gossip_matrix",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A public name (`_EXPORTS`) or a submodule, imported on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    else:
+        try:
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as err:
+            if err.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from decbounds.bounds.catalog import CATALOG, dominant_term, gap, get
-from decbounds.bounds.rate import CONVENTIONS, Rate, RateOverflowError
-from decbounds.bounds.symbols import DESCRIPTIONS, INTEGER, RATE_SYMBOLS
+from decbounds.bounds.vocabulary import CONVENTIONS, DESCRIPTIONS, INTEGER, SYMBOL_NAMES
+
+if TYPE_CHECKING:  # imported when the command runs: its --help needs no sympy
+    from decbounds.bounds.rate import Rate
 
 __all__ = ["add_parser", "run"]
 
@@ -43,13 +45,15 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                              "grad_norm_sq (E||grad f||^2 <= eps); default grad_norm")
     parser.add_argument("--reference", default="lower_bound_gossip",
                         help="catalog entry to divide by (default: lower_bound_gossip)")
-    for name in RATE_SYMBOLS:
+    for name in SYMBOL_NAMES:
         parser.add_argument(f"--{name}", type=int if name in INTEGER else float, default=None,
                             metavar=name.upper() if name in INTEGER else "X", help=DESCRIPTIONS[name])
     parser.set_defaults(func=run)
 
 
 def _print_list() -> None:
+    from decbounds.bounds.catalog import CATALOG
+
     width = max(map(len, CATALOG))
     print(f"{'name':<{width}}  {'kind':<5}  {'convention':<12}  {'status':<9}  source")
     for rate in CATALOG.values():
@@ -65,6 +69,9 @@ def _print_latex(rate: Rate) -> None:
 
 def _ratio(rate: Rate, reference: Rate, values: dict[str, float], term: str | None = None) -> str:
     """The ratio formatted, or "n/a (why)" where the reference is vacuous; an overflow propagates."""
+    from decbounds.bounds.catalog import gap
+    from decbounds.bounds.rate import RateOverflowError
+
     try:
         return f"{gap(rate, reference, term=term, convention=rate.convention, **values):.6g}"
     except RateOverflowError:
@@ -74,6 +81,8 @@ def _ratio(rate: Rate, reference: Rate, values: dict[str, float], term: str | No
 
 
 def _print_prediction(rate: Rate, reference: Rate, values: dict[str, float], stated_as: str) -> None:
+    from decbounds.bounds.catalog import dominant_term
+
     # everything is computed before the first line is printed: bad input or an overflow is one error
     # message and a non-zero exit status, never half a table (or a "nan" printed as if it were a number)
     terms = rate.evaluate_terms(**values)
@@ -115,7 +124,9 @@ def run(args: argparse.Namespace) -> int:
     if args.name is None:
         print("decbounds predict: give a catalog entry name, or --list", file=sys.stderr)
         return 2
-    values = {name: getattr(args, name) for name in RATE_SYMBOLS if getattr(args, name) is not None}
+    from decbounds.bounds.catalog import get
+
+    values = {name: getattr(args, name) for name in SYMBOL_NAMES if getattr(args, name) is not None}
     try:
         stated = get(args.name)
         reference = get(args.reference)
@@ -126,6 +137,20 @@ def run(args: argparse.Namespace) -> int:
                 return 0
         _print_prediction(rate, reference, values, stated.convention)
     except (ValueError, TypeError) as err:
-        print(f"decbounds predict: {err}", file=sys.stderr)
+        print(f"decbounds predict: {_as_flags(str(err))}", file=sys.stderr)
         return 2
     return 0
+
+
+def _as_flags(message: str) -> str:
+    """A message of `Rate.evaluate` with its symbol names as this command's flags: "missing value(s) for
+    ['varsigma0']" becomes "missing value(s) for --varsigma0"."""
+    import re
+
+    def flags(match: re.Match[str]) -> str:
+        names = re.findall(r"'(\w+)'", match.group(0))
+        if not names or any(name not in SYMBOL_NAMES for name in names):
+            return match.group(0)
+        return " ".join(f"--{name}" for name in names)
+
+    return re.sub(r"\[[^\[\]]*\]", flags, message)

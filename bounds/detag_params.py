@@ -22,10 +22,11 @@ def _check_lam(lam: float) -> float:
 
 
 def accelerated_gossip_eta(lam: float) -> float:
-    """Momentum of the two-tap accelerated gossip, Alg. 3 (docs/theory.md §7.1).
+    r"""Momentum of the two-tap accelerated gossip, Alg. 3 (docs/theory.md §7.1).
 
-    eta = (1 - sqrt(1 - lam^2)) / (1 + sqrt(1 - lam^2)); it makes the recursion
-    z_{r+1} = (1 + eta) W z_r - eta z_{r-1} critically damped at the eigenvalues +-lam.
+    :math:`\eta = (1 - \sqrt{1 - \lambda^2}) / (1 + \sqrt{1 - \lambda^2})`; it makes the recursion
+    :math:`z_{r+1} = (1 + \eta) W z_r - \eta z_{r-1}` critically damped at the eigenvalues
+    :math:`\pm\lambda`.
 
     Parameters
     ----------
@@ -59,11 +60,12 @@ def accelerated_gossip_eta(lam: float) -> float:
 
 
 def accelerated_gossip_rho(lam: float, R: int) -> float:
-    """Contraction of R accelerated-gossip steps as the paper states it (eq. 26): (1 - sqrt(1 - lam))^R.
+    r"""Contraction of R accelerated-gossip steps as the paper states it (eq. 26):
+    :math:`\rho = (1 - \sqrt{1 - \lambda})^R`.
 
     UNCONFIRMED constant: Ye et al. state the bound with an extra absolute constant (recalled as sqrt(14))
     that the paper drops (docs/theory.md §7.2, docs/errata.md E9); docs/errata.md E18 shows it grows like
-    1/sqrt(1 - lam) for the paper's start z_{-1} = z_0.
+    :math:`1/\sqrt{1 - \lambda}` for the paper's start :math:`z_{-1} = z_0`.
 
     Parameters
     ----------
@@ -110,11 +112,13 @@ def _check_positive(name: str, value: float, *, integer: bool = False, allow_zer
 
 
 def detag_phase_length(n: int, lam: float, varsigma0: float, T: int, Delta: float, L: float) -> int:
-    """Phase length of Cor. 6: R = max(log(n)/2, log(varsigma0^2 T/(Delta L))/2) / sqrt(1 - lam).
+    r"""Phase length of Cor. 6:
+    :math:`R = \max(\log(n)/2, \log(\varsigma_0^2 T/(\Delta L))/2) / \sqrt{1 - \lambda}`.
 
     Natural logarithms. The paper leaves the rounding implicit; we round up (ceil) and take at least 1.
-    Rounding up keeps the property the proof uses: rho = (1 - sqrt(1 - lam))^R <= exp(-R sqrt(1 - lam))
-    <= 1/sqrt(n). varsigma0 = 0 (homogeneous start) drops the second logarithm.
+    Rounding up keeps the property the proof uses:
+    :math:`\rho = (1 - \sqrt{1 - \lambda})^R \le e^{-R\sqrt{1 - \lambda}} \le 1/\sqrt{n}`.
+    :math:`\varsigma_0 = 0` (homogeneous start) drops the second logarithm.
 
     Parameters
     ----------
@@ -166,14 +170,13 @@ def detag_phase_length(n: int, lam: float, varsigma0: float, T: int, Delta: floa
 
 def detag_step_size(n: int, lam: float, varsigma0: float, T: int, Delta: float, L: float, sigma: float,
                     B: int, *, R: int | None = None) -> float:
-    """Constant step size of Cor. 6, with rho = (1 - sqrt(1 - lam))^R (eq. 26):
+    r"""Constant step size of Cor. 6, with :math:`\rho = (1 - \sqrt{1 - \lambda})^R` (eq. 26):
+    :math:`\alpha = 1 / \Big( \sqrt{\sigma^2 T L / (B R^2 n \Delta)}
+    + \rho^{2/3} L^{2/3} \varsigma_0^{2/3} T^{1/3} / (R^{1/3} \Delta^{1/3} (1 - \rho))
+    + 32 L / (1 - \rho)^2 \Big)`.
 
-        alpha = 1 / ( sqrt(sigma^2 T L / (B R^2 n Delta))
-                      + rho^(2/3) L^(2/3) varsigma0^(2/3) T^(1/3) / (R^(1/3) Delta^(1/3) (1 - rho))
-                      + 32 L / (1 - rho)^2 ).
-
-    ``R`` defaults to ``detag_phase_length``. The last term alone keeps alpha <= (1 - rho)^2/(32 L), the
-    step-size condition of Thm 5.
+    ``R`` defaults to ``detag_phase_length``. The last term alone keeps
+    :math:`\alpha \le (1 - \rho)^2/(32 L)`, the step-size condition of Thm 5.
 
     Parameters
     ----------

@@ -83,6 +83,14 @@ from decbounds.bounds.validation import (
     require_count,
     require_real,
 )
+from decbounds.bounds.vocabulary import (
+    CRITERIA,
+    FUNCTION_CLASSES,
+    HETEROGENEITY,
+    INITIAL_CONDITIONS,
+    PEP_SOLVERS,
+    STARTS,
+)
 
 if TYPE_CHECKING:  # bounds imports instances inside a call only (docs/architecture.md, import rules)
     from decbounds.instances.gossip import GossipLike, GossipMatrix
@@ -113,12 +121,7 @@ __all__ = [
     "worst_gossip_matrix",
 ]
 
-SOLVERS = ("CLARABEL", "SCS")
-FUNCTION_CLASSES = ("nonconvex", "convex", "strongly_convex")
-CRITERIA = ("gradient", "worker_gradient", "function_value", "distance", "consensus")
-INITIAL_CONDITIONS = ("function_value", "distance")
-HETEROGENEITY = ("averages", "optimum")
-STARTS = ("equal", "unequal")
+SOLVERS = PEP_SOLVERS
 
 #: Clarabel settings used unless ``solver_options`` overrides them: the spectral-class SDPs stop at
 #: "optimal_inaccurate" (NumericalError in the first iterations for K >= 5) with dynamic regularization on;

@@ -1,6 +1,6 @@
 """``decbounds worst-case``: the computed worst case of K iterations of a method (``bounds.worst_case``).
 
-    decbounds worst-case dsgt --K 10 --L 1 --step 0.5 --lam-min -0.5 --lam-max 0.9
+    decbounds worst-case dsgt --K 10 --L 1 --step-size 0.5 --lam-min -0.5 --lam-max 0.9
     decbounds worst-case dgd_atc --K 5 --W W.npy            # an exact gossip matrix (numpy .npy or text)
     decbounds worst-case detag --K 4 --lam-min 0 --lam-max 0.8 --R 3 --solver SCS
     decbounds worst-case extra --K 6 --lam-min -0.5 --lam-max 0.5 --class strongly_convex --mu 0.1 \
@@ -21,19 +21,14 @@ import math
 import sys
 from typing import Any
 
-from decbounds.bounds.pep import (
+from decbounds.bounds.vocabulary import (
     CRITERIA,
     FUNCTION_CLASSES,
     HETEROGENEITY,
     INITIAL_CONDITIONS,
-    SOLVERS,
+    PEP_SOLVERS,
     STARTS,
-    check_iterations,
-    worst_case,
-    worst_gossip_matrix,
 )
-from decbounds.bounds.pep_methods import METHODS
-from decbounds.bounds.validation import collect_errors
 
 __all__ = ["add_parser", "run"]
 
@@ -59,11 +54,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--list", action="store_true", help="list the methods and their parameters")
     parser.add_argument("--K", type=int, default=None, help="iterations (DeTAG: phases)")
     parser.add_argument("--L", type=float, default=1.0, help="smoothness of every f_i (default 1)")
-    parser.add_argument("--step", type=float, default=None, help="step size alpha (default 1/L)")
+    parser.add_argument("--step-size", dest="step", type=float, default=None,
+                        help="step size alpha (default 1/L)")
+    parser.add_argument("--step", dest="step", type=float, default=None, help=argparse.SUPPRESS)  # 0.2's
     parser.add_argument("--steps", default=None, metavar="A0,A1,...",
-                        help="one step per iteration, comma-separated (instead of --step)")
+                        help="one step per iteration, comma-separated (instead of --step-size)")
     parser.add_argument("--diminishing", type=float, default=None, metavar="POWER",
-                        help="steps alpha / (k + 1)^POWER (alpha from --step)")
+                        help="steps alpha / (k + 1)^POWER (alpha from --step-size)")
     parser.add_argument("--class", dest="function_class", choices=FUNCTION_CLASSES, default="nonconvex",
                         help="function class of every f_i (default nonconvex)")
     parser.add_argument("--mu", type=float, default=0.0, help="strong convexity (class strongly_convex)")
@@ -79,13 +76,18 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         help="every sequence W_0, W_1, ... of the spectral class (one per round)")
     parser.add_argument("--worst-W", action="store_true",
                         help="also solve the exact-W problem for the W that attains the spectral value")
+    parser.add_argument("--lam", type=float, default=None,
+                        help="the spectral class of predict's lam: eigenvalues off consensus in [-lam, lam]")
     parser.add_argument("--lam-min", type=float, default=None, help="lowest eigenvalue off consensus")
     parser.add_argument("--lam-max", type=float, default=None, help="highest eigenvalue off consensus")
-    parser.add_argument("--W", default=None, metavar="FILE", help="exact gossip matrix (.npy or text)")
-    parser.add_argument("--N", type=int, default=None, help="agents of the spectral class (default 2)")
+    parser.add_argument("--W", default=None, metavar="FILE", help="exact gossip matrix (.npy, .npz or text)")
+    parser.add_argument("--n", dest="N", type=int, default=None,
+                        help="workers (agents) of the spectral class (default 2)")
+    parser.add_argument("--N", dest="N", type=int, default=None, help=argparse.SUPPRESS)  # 0.2's spelling
     parser.add_argument("--Delta", type=float, default=1.0, help="bound on f(x0) - f* (default 1)")
     parser.add_argument("--varsigma", type=float, default=1.0, help="heterogeneity bound (default 1)")
-    parser.add_argument("--solver", choices=SOLVERS, default="CLARABEL", help="SDP solver (default CLARABEL)")
+    parser.add_argument("--solver", choices=PEP_SOLVERS, default="CLARABEL",
+                        help="SDP solver (default CLARABEL)")
     parser.add_argument("--R", type=int, default=None, help="DeTAG: gossip rounds per phase (default 2)")
     parser.add_argument("--eta", type=float, default=None, help="DeTAG: accelerated-gossip eta")
     parser.add_argument("--hyper", action="append", default=[], metavar="NAME=VALUE",
@@ -94,9 +96,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _load_W(path: str) -> Any:
-    import numpy as np
+    from decbounds.instances.matrices import read_matrix_file
 
-    return np.load(path) if path.endswith(".npy") else np.loadtxt(path)
+    return read_matrix_file(path, "--W")
 
 
 def _step_list(text: str) -> list[float]:
@@ -135,6 +137,10 @@ def run(args: argparse.Namespace) -> int:
     int
         The exit status.
     """
+    from decbounds.bounds.pep import check_iterations, worst_case, worst_gossip_matrix
+    from decbounds.bounds.pep_methods import METHODS
+    from decbounds.bounds.validation import collect_errors
+
     if args.list:
         for spec in METHODS.values():
             extra = ", ".join(f"{k}={v}" for k, v in spec.params.items())
@@ -147,12 +153,16 @@ def run(args: argparse.Namespace) -> int:
     params = {k: getattr(args, k) for k in ("R", "eta") if getattr(args, k) is not None}
 
     def gossip_arguments() -> dict[str, Any]:
+        if args.lam is not None:
+            if args.lam_min is not None or args.lam_max is not None:
+                raise ValueError("give --lam (the class [-lam, lam]) or --lam-min/--lam-max, not both")
+            args.lam_min, args.lam_max = -args.lam, args.lam
         if args.W is not None:
             if args.lam_min is not None or args.lam_max is not None:
-                raise ValueError("give either --W or --lam-min/--lam-max, not both")
+                raise ValueError("give either --W or --lam/--lam-min/--lam-max, not both")
             return {"W": _load_W(args.W)}
         if args.lam_min is None or args.lam_max is None:
-            raise ValueError("give --lam-min and --lam-max (the spectral class) or --W")
+            raise ValueError("give --lam, or --lam-min and --lam-max (the spectral class), or --W")
         return {"spectrum": (args.lam_min, args.lam_max), "N": args.N, "time_varying": args.time_varying}
 
     try:
@@ -162,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         step: Any = args.step
         if args.steps is not None:
             if args.step is not None or args.diminishing is not None:
-                raise ValueError("give --steps alone, or --step (with --diminishing)")
+                raise ValueError("give --steps alone, or --step-size (with --diminishing)")
             step = _step_list(args.steps)
         elif args.diminishing is not None:
             step = _diminishing(1.0 / args.L if args.step is None else args.step, args.diminishing, args.K)

@@ -24,12 +24,10 @@ import numpy as np
 import sympy as sp
 from decbounds.bounds.symbols import DESCRIPTIONS, INTEGER, NONNEGATIVE, RATE_SYMBOLS, epsilon
 from decbounds.bounds.validation import require_real_array
+from decbounds.bounds.vocabulary import CONVENTIONS, KINDS, STATUSES
 
 __all__ = ["CONVENTIONS", "KINDS", "STATUSES", "Rate", "RateOverflowError"]
 
-KINDS = ("lower", "upper")
-CONVENTIONS = ("grad_norm", "grad_norm_sq")
-STATUSES = ("confirmed", "recalled", "derived")
 
 _LATEX_NAMES = {
     RATE_SYMBOLS["lam"]: r"\lambda",

@@ -20,6 +20,7 @@ argument of any catalog entry.
 from __future__ import annotations
 
 import sympy as sp
+from decbounds.bounds.vocabulary import DESCRIPTIONS, INTEGER
 
 __all__ = [
     "DESCRIPTIONS",
@@ -64,21 +65,5 @@ RATE_SYMBOLS: dict[str, sp.Symbol] = {
 #: Symbols whose value may be zero (the others must be strictly positive).
 NONNEGATIVE: frozenset[str] = frozenset({"sigma", "varsigma", "varsigma0", "lam", "omega"})
 
-#: Symbols whose value must be an integer.
-INTEGER: frozenset[str] = frozenset({"n", "B", "D"})
-
-#: What each symbol means, for help texts (CLI) and error messages.
-DESCRIPTIONS: dict[str, str] = {
-    "Delta": "f(x0) - inf f, the initial suboptimality (> 0)",
-    "L": "smoothness constant of every local f_i (> 0)",
-    "sigma": "oracle noise: E||g - grad f_i||^2 <= sigma^2 (>= 0)",
-    "varsigma": "uniform heterogeneity, (1/n) sum ||grad f_i - grad f||^2 <= varsigma^2 for all x (>= 0)",
-    "varsigma0": "heterogeneity at the start point x0 = 0 only (>= 0)",
-    "n": "number of workers (integer >= 1)",
-    "B": "oracle queries per worker per iteration (integer >= 1)",
-    "epsilon": "target accuracy in the rate's convention (> 0)",
-    "lam": "max(|lambda_2|, |lambda_n|) of the gossip matrix, in [0, 1); spectral gap = 1 - lam",
-    "D": "graph diameter (integer >= 1)",
-    "omega": "unbiased compressor: E||C(x)||^2 <= (1 + omega) ||x||^2 (>= 0; 0 = no compression)",
-    "delta": "contractive compressor: E||C(x) - x||^2 <= (1 - delta) ||x||^2, in (0, 1] (1 = no compression)",
-}
+#: Symbols whose value must be an integer; what each symbol means (help texts and error messages): kept
+#: without sympy in `bounds.vocabulary`, which the CLI's help reads.

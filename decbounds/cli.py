@@ -17,7 +17,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import decbounds
 from decbounds.registry import Registry
@@ -27,13 +27,29 @@ if TYPE_CHECKING:
     SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 __all__ = ["BROKEN_PIPE_STATUS", "COMMANDS", "INTERRUPTED_STATUS", "SUBCOMMANDS", "SUBCOMMAND_HELP",
-           "SuggestingParser", "build_parser", "interrupted", "main", "register_subcommand"]
+           "HelpFormatter", "SuggestingParser", "build_parser", "interrupted", "main", "register_subcommand"]
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Every subcommand's help: an option's default is shown ("(default: 16)") unless its help states it or
+    it has none, and a required option says "(required)"."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.help is argparse.SUPPRESS:
+            return action.help
+        if action.required and action.option_strings:
+            text += " (required)"
+        elif (action.option_strings and action.default not in (None, False, argparse.SUPPRESS, [])
+              and "default" not in text):
+            text += " (default: %(default)s)"
+        return text
 
 
 class SuggestingParser(argparse.ArgumentParser):
     """An `argparse.ArgumentParser` whose "invalid choice" error adds "did you mean ...?" with the closest
     choices (``difflib.get_close_matches``); the subcommands' parsers are of this class too, so a mistyped
-    subcommand, topology or algorithm gets the suggestion.
+    subcommand, topology or algorithm gets the suggestion, and their help shows defaults (`HelpFormatter`).
 
     Examples
     --------
@@ -44,6 +60,32 @@ class SuggestingParser(argparse.ArgumentParser):
     ...
     argparse.ArgumentError: argument topology: invalid choice: 'rign'; did you mean 'ring'? (choose from ...
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def unknown_options(self, extras: Sequence[str]) -> str:
+        """The error of options this parser does not take, each with the closest option it takes.
+
+        Parameters
+        ----------
+        extras : sequence of str
+            What ``parse_known_args`` left over.
+
+        Returns
+        -------
+        str
+            "unrecognized arguments: --ful (did you mean --full?)".
+        """
+        known = [option for action in self._actions for option in action.option_strings
+                 if action.help is not argparse.SUPPRESS]
+        words = []
+        for extra in extras:
+            close = difflib.get_close_matches(extra.partition("=")[0], known, n=2, cutoff=0.6) \
+                if extra.startswith("-") else []
+            words.append(f"{extra} (did you mean {' or '.join(close)}?)" if close else extra)
+        return f"unrecognized arguments: {' '.join(words)}"
 
     def _check_value(self, action: argparse.Action, value: object) -> None:
         # argparse's own hook for `choices` (Python 3.10-3.14); only the message changes
@@ -100,6 +142,8 @@ def register_subcommand(name: str, add_parser: Callable[[SubParsers], None] | st
 
 register_subcommand("predict", "decbounds.bounds.cli",
                     help="predicted iteration complexity T_eps of a catalog entry")
+register_subcommand("time", "decbounds.bounds.time_cli",
+                    help="time lower bound (Tyurin & Richtárik 2024) and predicted seconds on a cluster")
 register_subcommand("worst-case", "decbounds.bounds.pep_cli",
                     help="computed worst case of K iterations (decentralized performance estimation, an SDP)")
 register_subcommand("gossip", "decbounds.instances.cli",
@@ -175,7 +219,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser(argv[0] if argv else None)
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:  # named by the subcommand's parser, which says what it takes instead
+            command = _subcommand_parser(parser, getattr(args, "command", None)) or parser
+            if isinstance(command, SuggestingParser):
+                command.error(command.unknown_options(extras))
+            command.error(f"unrecognized arguments: {' '.join(extras)}")
         if getattr(args, "func", None) is None:
             parser.print_help()
             return 2
@@ -186,6 +235,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _closed_pipe()
     except KeyboardInterrupt:
         return interrupted()
+
+
+def _subcommand_parser(parser: argparse.ArgumentParser, command: str | None
+                       ) -> argparse.ArgumentParser | None:
+    """The parser of subcommand ``command`` inside the top-level ``parser`` (None if it has none)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            found: argparse.ArgumentParser = action.choices[command]
+            return found
+    return None
 
 
 #: Exit status after Ctrl-C: 128 + SIGINT, what a shell reports for a program the signal ended.

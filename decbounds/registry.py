@@ -47,7 +47,6 @@ ValueError: name must be one of ('square',) (a registered shape); got name='circ
 
 from __future__ import annotations
 
-import importlib.metadata
 import inspect
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
@@ -112,12 +111,32 @@ def _first_line(obj: object) -> str:
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
+def _check_label(what: str, label: object) -> str:
+    """A registry's kind, field or group: a non-empty string without surrounding blanks."""
+    if not isinstance(label, str):
+        raise TypeError(f"{what} must be a string; got {what}={_show(label)}")
+    if not label or label != label.strip():
+        raise ValueError(f"{what} must be a non-empty string without surrounding blanks; got "
+                         f"{what}={label!r}")
+    return label
+
+
 def _check_name(what: str, name: object) -> str:
+    """A registry name: a non-empty printable string without blanks and without ":", which separates a
+    name from its parameters in specs ("top_k:3", "rule.py:Class")."""
     if not isinstance(name, str):
         raise TypeError(f"{what} must be a string; got {what}={_show(name)}")
-    if not name or name != name.strip():
-        raise ValueError(f"{what} must be a non-empty string without surrounding blanks; got {what}={name!r}")
+    if not name or not name.isprintable() or any(c.isspace() or c == ":" for c in name):
+        raise ValueError(f"{what} must be a non-empty printable string without blanks or ':'; got "
+                         f"{what}={name!r}")
     return name
+
+
+def _check_aliases(aliases: object) -> tuple[str, ...]:
+    if isinstance(aliases, str) or not isinstance(aliases, Iterable):
+        raise TypeError(f"aliases must be an iterable of names (a tuple or list; one alias: ('name',)); got "
+                        f"aliases={_show(aliases)}")
+    return tuple(_check_name("alias", alias) for alias in aliases)
 
 
 def _require_callable(builder: object) -> None:
@@ -152,9 +171,9 @@ class Registry(Mapping[str, RegistryEntry[T]]):
     def __init__(self, kind: str, *, field: str = "name", group: str | None = None,
                  check: Callable[[object], None] | None = None, fold_case: bool = False,
                  from_plugin: Callable[[str, object], Iterable[str]] | None = None) -> None:
-        self.kind = _check_name("kind", kind)
-        self.field = _check_name("field", field)
-        self.group = None if group is None else _check_name("group", group)
+        self.kind = _check_label("kind", kind)
+        self.field = _check_label("field", field)
+        self.group = None if group is None else _check_label("group", group)
         self._check = _require_callable if check is None else check
         self._fold_case = fold_case
         self._from_plugin = from_plugin
@@ -174,7 +193,7 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         Parameters
         ----------
         name : str
-            The name (non-empty, no surrounding blanks).
+            The name (non-empty, printable, no blanks, no ":").
         builder : object
             What the name stands for (a callable unless the registry's ``check`` says otherwise).
         description : str, optional
@@ -200,7 +219,7 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         """
         name = _check_name("name", name)
         self._check(builder)
-        aliases = tuple(_check_name("alias", alias) for alias in aliases)
+        aliases = _check_aliases(aliases)
         if description is None:
             description = _first_line(builder)
         if not isinstance(description, str):
@@ -410,6 +429,8 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         """
         if self.group is None or self._plugins_loading or (self._plugins_loaded and not force):
             return ()
+        import importlib.metadata  # on the first unknown name or listing: a command's --help never reads it
+
         self._plugins_loading = True
         self._errors.clear()  # a scan reports its own failures
         added: list[str] = []
@@ -423,6 +444,7 @@ class Registry(Mapping[str, RegistryEntry[T]]):
                                f"entry point {where} does not import: {type(exc).__name__}: {exc}")
                     continue
                 try:
+                    _check_name("entry point name", point.name)
                     if self._from_plugin is None:
                         self.register(point.name, loaded)
                         names: tuple[str, ...] = (point.name,)

@@ -27,6 +27,7 @@ from decbounds.instances.averaging import (
 from decbounds.instances.gossip import (
     GOSSIP_KINDS,
     WEIGHT_RULES,
+    ExactAverage,
     Gossip,
     GossipLike,
     GossipMatrix,
@@ -59,6 +60,7 @@ from decbounds.instances.schedules import (
 
 # --- functions (f) -----------------------------------------------------------------------------------
 # Re-exports: the package's function API (listed in __all__ below).
+from decbounds.instances.cluster import CLUSTERS, COMPUTE_DISTRIBUTIONS, Cluster, named_cluster
 from decbounds.instances.digits import (
     DigitsProblem,
     digits_problem,
@@ -99,6 +101,8 @@ from decbounds.instances.zero_chain import (
 )
 
 __all__ = [
+    "CLUSTERS",
+    "COMPUTE_DISTRIBUTIONS",
     "DELTA0",
     "GOSSIP_KINDS",
     "GOSSIP_METHODS",
@@ -107,8 +111,10 @@ __all__ = [
     "L1",
     "TOPOLOGIES",
     "WEIGHT_RULES",
+    "Cluster",
     "CommunicationInstance",
     "DigitsProblem",
+    "ExactAverage",
     "FiniteSumFunctions",
     "Gossip",
     "GossipLike",
@@ -142,6 +148,7 @@ __all__ = [
     "load_digits_arrays",
     "local_gradients_at_start",
     "multi_step_gossip",
+    "named_cluster",
     "one_peer_exponential",
     "optimize_gossip",
     "progress",

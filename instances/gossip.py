@@ -8,15 +8,14 @@ Every function accepts a dense ``numpy.ndarray`` or any ``scipy.sparse`` matrix 
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any, TypeAlias, cast, overload
 
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-from decbounds.bounds.validation import require_bool, require_graph, require_real
-from decbounds.instances.gossip_value import GOSSIP_KINDS, Gossip, GossipMatrix
+from decbounds.bounds.validation import require_bool, require_count, require_graph, require_real
+from decbounds.instances.gossip_value import GOSSIP_KINDS, ExactAverage, Gossip, GossipMatrix
 from decbounds.instances.graphs import node_order
 from decbounds.instances.matrices import (  # re-exported (in __all__): the gossip API of this module
     DEFAULT_ATOL,
@@ -42,6 +41,7 @@ __all__ = [
     "DENSE_EIG_LIMIT",
     "GOSSIP_KINDS",
     "WEIGHT_RULES",
+    "ExactAverage",
     "Gossip",
     "GossipLike",
     "GossipMatrix",
@@ -176,8 +176,12 @@ def _check_support(M: sp.csr_array, G: nx.Graph, atol: float) -> None:
                              "is not an edge")
 
 
-def _check_connected(lam: float) -> None:
-    if not lam < 1.0 - 1e-12:
+def _check_connected(lam: float, allow_disconnected: bool = False) -> None:
+    if not lam <= 1.0 + 1e-9:  # a rounding of a lam = 1 matrix passes
+        raise ValueError(f"W is not a gossip matrix: lam = max(|lambda_2|, |lambda_n|) = {lam:.12g} > 1 (an "
+                         "eigenvalue outside [-1, 1]: W amplifies disagreement; allow_disconnected admits "
+                         "lam = 1 at most)")
+    if not allow_disconnected and not lam < 1.0 - 1e-12:
         raise ValueError(f"W is not connected: lam = max(|lambda_2|, |lambda_n|) = {lam:.12g} is not < 1 "
                          "(disconnected graph, or a periodic W with eigenvalue -1)")
 
@@ -205,10 +209,11 @@ def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmet
     eigenvalue solve): a `GossipMatrix`, or a ``GossipSchedule`` (whose rounds were checked when built).
 
     kind "symmetric" (also accepts an "exact" GossipMatrix): square, symmetric, rows summing to 1, connected
-    (lam < 1; ``allow_disconnected=True`` keeps a W with lam = 1, as the PEP's class does), negative weights
-    allowed (FDLA); a graph becomes ``gossip_matrix(G)`` (Metropolis). kind "push": non-negative with
-    columns summing to 1; a graph becomes ``column_stochastic_matrix`` (an undirected one as its symmetric
-    digraph). kind "exact": the all-reduce 11^T/n (W may be None; n needed). A schedule must have n workers
+    (lam < 1; ``allow_disconnected=True`` also admits lam = 1, as the PEP's class does: every eigenvalue off
+    consensus in [-1, 1], never beyond), negative weights allowed (FDLA); a graph becomes
+    ``gossip_matrix(G)`` (Metropolis). kind "push": non-negative with columns summing to 1; a graph becomes
+    ``column_stochastic_matrix`` (an undirected one as its symmetric digraph). kind "exact": the all-reduce
+    11^T/n (W may be None; n needed), an `ExactAverage` in O(n) memory. A schedule must have n workers
     and, for kind "symmetric", symmetric rounds (any kind for "push"; none for "exact").
 
     Parameters
@@ -223,7 +228,8 @@ def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmet
         Tolerance of the equality checks.
     allow_disconnected : bool, default False
         Accept a symmetric W with lam = 1 (a disconnected graph, or eigenvalue -1), for classes that do not
-        need consensus (the PEP's exact gossip class, a single matching round).
+        need consensus (the PEP's exact gossip class, a single matching round); lam > 1 (an eigenvalue
+        outside [-1, 1], W amplifies disagreement) is refused either way. No warning.
 
     Returns
     -------
@@ -258,7 +264,7 @@ def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmet
     if kind == "exact" and W is None:
         if n is None:
             raise ValueError("n is required for an exact-averaging GossipMatrix without W")
-        return _frozen(sp.csr_array(np.full((n, n), 1.0 / n)), "exact", 0.0, 0.0, "exact averaging")
+        return ExactAverage(require_count("n", n, 1))
     if W is None:
         what = ("SGP pushes with a column-stochastic matrix (or pass a DiGraph)" if kind == "push" else
                 "this algorithm gossips with a symmetric doubly stochastic W")
@@ -279,8 +285,7 @@ def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmet
     else:
         gossip = _symmetric(W, atol=atol)
         assert gossip.lam is not None
-        if not allow_disconnected:
-            _check_connected(gossip.lam)
+        _check_connected(gossip.lam, allow_disconnected)
     if n is not None and gossip.shape != (n, n):
         raise ValueError(f"W shape mismatch: the problem has n={n} workers but W is "
                          f"{gossip.shape[0]} x {gossip.shape[1]}")
@@ -525,8 +530,8 @@ def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnecte
     G must be a simple undirected ``networkx.Graph`` on the nodes 0..n-1 (a MultiGraph is refused, TypeError:
     collapse it with ``networkx.Graph(G)``) and connected: a disconnected G gives lam = 1, on which gossip
     never reaches consensus, so it is a ValueError listing the components, unless ``allow_disconnected=True``
-    (for studying exactly that), which returns the W with a ``RuntimeWarning`` (rules metropolis, max_degree,
-    uniform; FDLA, FMMC and path refuse a disconnected G themselves).
+    (the opt-in for studying exactly that), which returns that W, lam = 1, without a warning (rules
+    metropolis, max_degree, uniform; FDLA, FMMC and path refuse a disconnected G themselves).
 
     Parameters
     ----------
@@ -535,7 +540,7 @@ def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnecte
     weights : str, default "metropolis"
         A registered weight rule (see above).
     allow_disconnected : bool, default False
-        Return the W of a disconnected G (with a RuntimeWarning) instead of refusing it.
+        Return the W of a disconnected G (lam = 1) instead of refusing it.
     **options
         Passed to the rule.
 
@@ -575,21 +580,19 @@ def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnecte
     node_order(G)
     if not allow_disconnected:
         require_graph("G", G, connected=True)
-    elif G.number_of_nodes() > 1 and not nx.is_connected(G):
-        warnings.warn(f"gossip_matrix: G has {nx.number_connected_components(G)} connected components, so "
-                      "W has lam = 1 and gossip never reaches consensus across them", RuntimeWarning,
-                      stacklevel=2)
     W = WEIGHT_RULES.build(rule.name, G, **options)
     cayley = G.graph.get("cayley")
     return _symmetric(W, cayley=None if cayley is None else tuple(cayley))
 
 
 def lazy(W: MatrixLike, kappa: float) -> GossipMatrix:
-    """The slack matrix W_kappa = kappa W + (1 - kappa) I, 0 < kappa <= 1 (§9.2, Lu et al. 2020).
+    r"""The slack matrix :math:`W_\kappa = \kappa W + (1 - \kappa) I`, :math:`0 < \kappa \le 1` (§9.2,
+    Lu et al. 2020).
 
-    Its eigenvalues are kappa mu + 1 - kappa; 1 - lam(W_kappa) = kappa (1 - lam(W)) holds exactly under the
-    condition of ``lazy_gap_is_exact``. For a `GossipMatrix` W beyond ``DENSE_REFERENCE_LIMIT`` nodes the
-    extreme eigenvalues are mapped by that formula (no new solve); otherwise they are W_kappa's own.
+    Its eigenvalues are :math:`\kappa\mu + 1 - \kappa`;
+    :math:`1 - \lambda(W_\kappa) = \kappa (1 - \lambda(W))` holds exactly under the condition of
+    ``lazy_gap_is_exact``. For a `GossipMatrix` W beyond ``DENSE_REFERENCE_LIMIT`` nodes the extreme
+    eigenvalues are mapped by that formula (no new solve); otherwise they are W_kappa's own.
 
     Parameters
     ----------

@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-__all__ = ["GOSSIP_KINDS", "Gossip", "GossipMatrix"]
+__all__ = ["EXACT_MATRIX_LIMIT", "GOSSIP_KINDS", "ExactAverage", "Gossip", "GossipMatrix"]
 
 #: What a `GossipMatrix` is for: "symmetric" (symmetric, doubly stochastic, the paper's W), "push"
 #: (column-stochastic, for push-sum/SGP; no lam) and "exact" (the all-reduce 11^T/n, lam = 0).
@@ -237,3 +237,76 @@ class GossipMatrix(Gossip):
             return f"GossipMatrix({self.kind}, n={self.n}, nnz={self.nnz})"
         return (f"GossipMatrix({self.kind}, n={self.n}, lam={self.lam:.4g}, lambda_2={self.lambda_2:.4g}, "
                 f"lambda_n={self.lambda_n:.4g}, {self.spectrum_method})")
+
+
+#: The largest n whose exact average `ExactAverage` writes out as a matrix (``matrix``, ``toarray``,
+#: ``round_matrix``): n^2 = 2^24 entries, 128 MiB as float64. ``W @ X`` needs no matrix at any n.
+EXACT_MATRIX_LIMIT = 4096
+
+
+class ExactAverage(GossipMatrix):
+    """The all-reduce W = 11^T/n (kind "exact", lam = 0) in O(n) memory: ``W @ X`` is the mean over axis 0
+    broadcast back (O(n d)), and the n x n matrix is built only when asked for (``matrix``, ``toarray``,
+    ``round_matrix``, indexing), for n <= `EXACT_MATRIX_LIMIT` (ValueError naming n above it).
+
+    Parameters
+    ----------
+    n : int
+        Workers, >= 1 (checked by ``instances.as_gossip``, which builds this value).
+
+    Examples
+    --------
+    >>> W = ExactAverage(10**6)
+    >>> W.lam, W.shape, float((W @ np.arange(10**6.0)).max())
+    (0.0, (1000000, 1000000), 499999.5)
+    >>> ExactAverage(2).toarray().tolist()
+    [[0.5, 0.5], [0.5, 0.5]]
+    """
+
+    def __init__(self, n: int) -> None:  # the dataclass fields, with the matrix left to `matrix`
+        for name, value in (("kind", "exact"), ("lambda_2", 0.0), ("lambda_n", 0.0),
+                            ("spectrum_method", "exact averaging"), ("lam", 0.0), ("_size", int(n))):
+            object.__setattr__(self, name, value)
+
+    @property
+    def n(self) -> int:
+        """Workers."""
+        size: int = self.__dict__["_size"]
+        return size
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(n, n)."""
+        return self.n, self.n
+
+    @property
+    def nnz(self) -> int:
+        """n^2: every entry is 1/n."""
+        return self.n * self.n
+
+    @property
+    def matrix(self) -> sp.csr_array:  # computed, not stored
+        """11^T/n as CSR (read-only arrays), built on the first request; n <= `EXACT_MATRIX_LIMIT`."""
+        built = self.__dict__.get("_matrix")
+        if built is None:
+            if self.n > EXACT_MATRIX_LIMIT:
+                raise ValueError(f"n={self.n} is too large to write the exact average 11^T/n out as a matrix "
+                                 f"(n^2 entries; at most n={EXACT_MATRIX_LIMIT}); W @ X computes the mean "
+                                 "without it")
+            built = sp.csr_array(np.full((self.n, self.n), 1.0 / self.n))
+            for array in (built.data, built.indices, built.indptr):
+                array.flags.writeable = False
+            self.__dict__["_matrix"] = built
+        return built
+
+    def diagonal(self) -> npt.NDArray[np.float64]:
+        """1/n on every worker."""
+        return np.full(self.n, 1.0 / self.n)
+
+    def __matmul__(self, other: Any) -> Any:
+        if isinstance(other, np.ndarray) and other.ndim >= 1 and other.shape[0] == self.n:
+            return np.broadcast_to(other.mean(axis=0), other.shape).copy()
+        return self.matrix @ other
+
+    def __repr__(self) -> str:
+        return f"ExactAverage(n={self.n}, lam=0)"

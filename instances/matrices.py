@@ -33,6 +33,7 @@ __all__ = [
     "closed_form_eigenvalues",
     "extreme_eigenvalues",
     "from_edge_weights",
+    "read_matrix_file",
     "second_eigenvalue",
     "spectral_gap",
 ]
@@ -187,8 +188,8 @@ def check_symmetric_stochastic(W: sp.csr_array, atol: float, name: str = "W") ->
 
 
 def second_eigenvalue(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
-    """lam = max(|lambda_2|, |lambda_n|) = ||W - 11^T/n||_2 of a symmetric W with W 1 = 1 (Lu & De Sa 2021,
-    docs/theory.md §2).
+    r""":math:`\lambda = \max(|\lambda_2|, |\lambda_n|) = \lVert W - \mathbf{1}\mathbf{1}^\top/n\rVert_2` of a
+    symmetric W with :math:`W\mathbf{1} = \mathbf{1}` (Lu & De Sa 2021, docs/theory.md (A7)).
 
     A `GossipMatrix` answers with the lam it was built with (no work; it was checked when built, at
     ``DEFAULT_ATOL`` unless its builder chose otherwise); a stricter ``atol`` checks it again, so ``atol=0``
@@ -434,7 +435,8 @@ def _lanczos_extremes(W: sp.csr_array, tol: float) -> tuple[float, float, str]:
 
 
 def spectral_gap(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
-    """1 - lam, lam = ``second_eigenvalue(W)`` (docs/theory.md (A7)).
+    r"""The spectral gap :math:`1 - \lambda`, with :math:`\lambda` = ``second_eigenvalue(W)``
+    (docs/theory.md (A7)).
 
     Parameters
     ----------
@@ -458,3 +460,30 @@ def spectral_gap(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     1.0
     """
     return 1.0 - second_eigenvalue(W, atol=atol)
+
+
+def read_matrix_file(path: str, flag: str = "--W") -> np.ndarray | sp.csr_array:
+    """The matrix a command line's ``flag FILE`` names: ``.npz`` (scipy.sparse), ``.npy`` (numpy; no
+    pickled objects) or text (``numpy.loadtxt``); every failure is a ValueError naming the flag and the file.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    flag : str, default "--W"
+        The option that named it, for the message.
+
+    Returns
+    -------
+    numpy.ndarray or scipy.sparse.csr_array
+        A real numeric matrix (checked further by whoever takes it, e.g. ``instances.as_gossip``).
+    """
+    try:
+        W = (sp.csr_array(sp.load_npz(path)) if path.endswith(".npz") else np.load(path)
+             if path.endswith(".npy") else np.loadtxt(path, ndmin=2))
+    except (OSError, ValueError, EOFError) as err:
+        raise ValueError(f"{flag} {path}: cannot read a matrix ({type(err).__name__}: {err})") from None
+    if not isinstance(W, np.ndarray | sp.sparray) or W.dtype.kind not in "fiub":
+        raise ValueError(f"{flag} {path}: holds {type(W).__name__} of dtype {getattr(W, 'dtype', '?')}, "
+                         "not a real numeric matrix")
+    return W

@@ -44,6 +44,7 @@ import hashlib
 import io
 import os
 import time
+import warnings
 from pathlib import Path
 
 import networkx as nx
@@ -283,8 +284,14 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
     else:
         lam = second_eigenvalue(W)
     if cache:
-        _cache_store(path, edges=edges, weights=weights, lam=np.float64(lam), solver=np.str_(solver),
-                     seconds=np.float64(seconds), optimality_gap=np.float64(np.nan if gap is None else gap))
+        try:
+            _cache_store(path, edges=edges, weights=weights, lam=np.float64(lam), solver=np.str_(solver),
+                         seconds=np.float64(seconds),
+                         optimality_gap=np.float64(np.nan if gap is None else gap))
+        except OSError as err:  # an unwritable cache folder costs the next call a solve, not this result
+            warnings.warn(f"optimize_gossip: the {method} cache was not written ({err}); the result is "
+                          f"returned uncached (cache_dir= or ${CACHE_ENV} another folder)", RuntimeWarning,
+                          stacklevel=2)
     return OptimizedGossip(W, lam, method, solver, seconds, edges, weights, False, gap)
 
 

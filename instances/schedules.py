@@ -23,8 +23,9 @@ Orientation: rows receive, columns send (``X <- W_t @ X``), as everywhere in dec
 
 from __future__ import annotations
 
+import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import networkx as nx
@@ -892,6 +893,10 @@ def schedule_from_sequence(matrices: Sequence[MatrixLike], *, periodic: bool = T
     ...
     ValueError: W_1 is not symmetric: max |W - W^T| = 0.1 > atol=1e-09
     """
+    if (isinstance(matrices, str | bytes | np.ndarray | Gossip) and np.ndim(matrices) != 3) \
+            or sp.issparse(matrices) or not isinstance(matrices, Iterable):
+        raise TypeError(f"matrices must be a sequence of n x n matrices W_0, W_1, ... (one matrix: [W]); "
+                        f"got matrices={matrices!r:.80}")
     matrices = list(matrices)
     if not matrices:
         raise ValueError("matrices must hold at least one W_t")
@@ -934,6 +939,15 @@ def schedule_from_callable(round_matrix: Callable[[int], MatrixLike], n: int, *,
     >>> s.contraction(0) < 1e-12, s.contraction(1)
     (True, 1.0)
     """
+    if not callable(round_matrix):
+        raise TypeError(f"round_matrix must be a callable t -> W_t; got round_matrix={round_matrix!r:.80}")
+    try:
+        inspect.signature(round_matrix).bind(0)
+    except TypeError:
+        raise TypeError(f"round_matrix must take the round t as its one argument (t -> W_t); "
+                        f"{round_matrix!r:.80} has the signature {inspect.signature(round_matrix)}") from None
+    except ValueError:  # a builtin without a signature: called as it is
+        pass
     return GossipSchedule(n, round_matrix, period=period, kind=kind, name="callable",
                           nonnegative=nonnegative)
 

@@ -18,8 +18,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 
-from decbounds.paper_figures import sweep
-from decbounds.paper_figures.plotting import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
+from decbounds.paper_figures.options import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
 from decbounds.paper_figures.registry import FIGURE_REGISTRY, Figure, concurrent_order
 
 __all__ = ["CONCURRENT_ORDER", "FIGURES", "add_arguments", "main", "run_figures", "run_from_arguments"]
@@ -108,6 +107,8 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
             make_one(name)
     else:
         order = concurrent_order(names)
+        from decbounds.paper_figures import sweep  # the numerical stack, when figures are made
+
         with sweep.shared_pool():  # the figures' threads take turns in `order`
             sweep.run_concurrently(*(functools.partial(make_one, name) for name in order))
         failures.sort(key=names.index)

@@ -22,6 +22,12 @@ import numpy as np
 matplotlib.use("Agg")  # headless; before pyplot is imported anywhere
 
 import matplotlib.pyplot as plt
+from decbounds.paper_figures.options import (  # re-exported: the figure scripts' options live there
+    DEFAULT_OUT_DIR,
+    add_figure_arguments,
+    full_from_environment,
+    wants_full,
+)
 from matplotlib.legend import Legend
 from matplotlib.transforms import Bbox
 
@@ -58,10 +64,6 @@ __all__ = [
     "value_ticks",
     "wants_full",
 ]
-
-#: Default output folder of every figure, relative to the current folder (in the clone: git-ignored); never
-#: inside the installed package.
-DEFAULT_OUT_DIR = pathlib.Path("paper_figures") / "out"
 
 #: One look per algorithm registered at import, from its registry entry (``algorithms.entry(name).style``);
 #: `style` reads the registry itself, so algorithms registered later are drawn in their own style too.
@@ -500,50 +502,6 @@ def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], 
     finally:
         plt.close(fig)
     return paths
-
-
-def full_from_environment() -> bool:
-    """Whether ``FULL`` is set to a true value (``make figures FULL=1``)."""
-    return os.environ.get("FULL", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options every figure script (and ``python -m decbounds.paper_figures``) takes: ``--out DIR``,
-    ``--full``,
-    ``--tiny``.
-
-    Parameters
-    ----------
-    parser : argparse.ArgumentParser
-        The script's parser (the options are added to it).
-    """
-    parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT_DIR,
-                        help=f"output folder (default {DEFAULT_OUT_DIR}, in the current folder)")
-    size = parser.add_mutually_exclusive_group()
-    size.add_argument("--full", action="store_true", help="the full set (also FULL=1 in the environment)")
-    size.add_argument("--tiny", action="store_true", help="seconds-long runs, as in the test suite")
-
-
-def wants_full(args: argparse.Namespace) -> bool:
-    """Full mode: ``--full``, or ``FULL=1`` in the environment unless ``--tiny`` was given.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        Parsed options of `add_figure_arguments` (``full``, ``tiny``).
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> parser = argparse.ArgumentParser()
-    >>> add_figure_arguments(parser)
-    >>> wants_full(parser.parse_args(["--tiny"]))
-    False
-    """
-    return bool(args.full or (full_from_environment() and not args.tiny))
 
 
 def figure_main(make: Callable[..., list[pathlib.Path]], description: str,

@@ -216,3 +216,5 @@ _builtin("compression", 5, images=("compression",), measured=True,
          description="T_eps and bits-to-eps against the compression factor 1/delta")
 _builtin("worst_case", 6, images=("worst_case", "worst_case_linear"),
          description="computed worst cases (bounds.worst_case) beside the catalog's rates")
+register_figure("time", "decbounds.paper_figures.timing:make", images=("time",), priority=9,
+                description="seconds to eps on uneven clusters beside Tyurin & Richtárik's time lower bound")

@@ -54,3 +54,25 @@ def test_every_formula_of_the_docs_converts_and_the_headline_bounds_are_typeset(
     assert any('display="block"' in f for f in found["index.md"])  # Cor. 2's lower bound on the home page
     tags = {m for f in found["theory.md"] for m in re.findall(r'equation-tag">\((\w+)\)', f)}
     assert {"T1", "T2", "T3", "F3", "D6"} <= tags
+
+
+def test_a_heading_with_a_formula_gets_an_id_from_its_words():
+    text, formulas = hooks.math_to_placeholders("### §1.2 Function class $\\mathcal{F}_{\\Delta,L}$\n\n"
+                                                "## Kept $x$ {#mine}\n\n```python\n# a $comment$\n```\n")
+    assert text.startswith("### §1.2 Function class DECBOUNDSMATH0X {#12-function-class}\n")
+    assert "## Kept DECBOUNDSMATH1X {#mine}" in text and "# a $comment$" in text and len(formulas) == 2
+
+
+#: Pages whose prose formulas are all typeset; a Greek letter outside math and code there is a formula
+#: written as text.
+TYPESET_PAGES = ("index.md", "getting-started.md", "results/findings.md",
+                 *sorted(f"tutorials/{path.name}" for path in (DOCS / "tutorials").glob("*.md")))
+_GREEK = re.compile(r"[α-ωΔΘΛΣΦΨΩ]|T_ε|x̄")
+
+
+@pytest.mark.parametrize("page", TYPESET_PAGES)
+def test_the_newcomer_pages_write_every_formula_as_math(page):
+    text, _ = hooks.math_to_placeholders((DOCS / page).read_text(encoding="utf-8"))
+    prose = hooks._CODE.sub("", text)
+    prose = re.sub(r"!?\[[^\]]*\]\([^)]*\)|<!--.*?-->", "", prose)
+    assert not _GREEK.findall(prose), [line for line in prose.splitlines() if _GREEK.search(line)]

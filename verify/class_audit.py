@@ -17,8 +17,7 @@ Then the differential checks of `flow` run the rule's class itself (information 
 configuration axis; not over a schedule).
 
 The problem the engine queries counts its gradient evaluations; after the run the count is compared with the
-engine's query total, as are the totals with the iteration count (the engine itself compares its
-per-iteration log with its totals, ``algorithms.engine.Ledger.close``).
+engine's query total, as are the totals with the iteration count.
 """
 
 from __future__ import annotations
@@ -29,8 +28,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-from decbounds.algorithms.engine import Ledger
 from decbounds.algorithms.mixing import MixingOperator
+from decbounds.algorithms.runtime import Runtime
 from decbounds.algorithms.step_rule import Channel, state_arrays
 from decbounds.paper_figures.fit import Record
 from decbounds.verify.flow import FLOW_CONDITIONS, flow_audit
@@ -88,7 +87,7 @@ class _CountingProblem:
 def forbidden_holding(value: object, *, knows_graph: bool = False) -> str | None:
     """What ``value`` is, in words, when a rule or its state must not hold it (None otherwise): a problem
     (an object with ``grad`` and ``full_grad``) or a bound method of one, an oracle (``sample``), a random
-    generator, the engine's `Ledger` or `Channel`, a gossip operator, and -- unless the rule declares
+    generator, the engine's `Runtime` or `Channel`, a gossip operator, and -- unless the rule declares
     ``knows = ("graph",)`` -- a networkx graph, a sparse matrix or a gossip value (`instances.Gossip`: W or
     a schedule of W_t, which a rule would apply without the engine counting the round).
 
@@ -120,7 +119,7 @@ def forbidden_holding(value: object, *, knows_graph: bool = False) -> str | None
     kind = type(value).__name__
     if isinstance(value, (np.random.Generator, np.random.RandomState, np.random.BitGenerator)):
         return f"a random generator ({kind})"
-    if isinstance(value, (Ledger, Channel, _CountingProblem)):
+    if isinstance(value, (Runtime, Channel, _CountingProblem)):
         return f"the engine's {kind}"
     if isinstance(value, MixingOperator):
         return f"a gossip operator ({kind}): mix through ctx.operator / ctx.mix"

@@ -8,8 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from decbounds.verify.runner import verify
-from decbounds.verify.settings import BASELINES, VerifyInputError
+from decbounds.verify.settings import BASELINE_CHOICES, BASELINES, VerifyInputError
 
 __all__ = ["add_parser", "main"]
 
@@ -54,9 +53,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
     parser.add_argument("--hyper", action="append", default=[], metavar="KEY=V1,V2",
                         help="a hyper-parameter grid of the rule, tuned over (repeatable)")
-    parser.add_argument("--baselines", default=",".join(BASELINES),
-                        help="comma-separated algorithms measured beside the rule (default "
-                             f"{','.join(BASELINES)}; empty: none)")
+    parser.add_argument("--baselines", default=",".join(BASELINES), metavar="A,B,...",
+                        help="comma-separated algorithms measured beside the rule, of "
+                             f"{', '.join(BASELINE_CHOICES)} (default {','.join(BASELINES)}; empty: none)")
     parser.add_argument("--digits", action="store_true",
                         help="also the digits MLP at 0%% shuffled (Figure 2 setting) beside DeTAG and D2: "
                              "final training loss, no lower bound (about 15 s more)")
@@ -69,6 +68,22 @@ def _one_line_error(message: str) -> None:
     """argparse's error for the verify subcommand (e.g. ``--seed x``): one line on stderr, exit status 2."""
     print(f"decbounds verify: error: {message}", file=sys.stderr)
     raise SystemExit(2)
+
+
+def _suggest_rule(rule: str) -> None:
+    """VerifyInputError with "did you mean ...?" for a rule that is neither a spec nor a registered name but
+    close to one (a spec, ``module:Class``, is left to the loader)."""
+    import difflib
+
+    from decbounds.algorithms import algorithm_names
+
+    names = algorithm_names()
+    if ":" in rule or rule.lower() in names:
+        return
+    close = difflib.get_close_matches(rule.lower(), names, n=3, cutoff=0.6)
+    if close:
+        raise VerifyInputError(f"{rule!r} is neither 'module:Class' nor a registered algorithm; did you mean "
+                               f"{' or '.join(repr(name) for name in close)}?")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -84,7 +99,10 @@ def main(args: argparse.Namespace) -> int:
     int
         0, 1 (the audit failed, a bound was beaten, or the rule is outside the gossip class) or 2.
     """
+    from decbounds.verify.runner import verify
+
     try:
+        _suggest_rule(args.rule)
         if args.quick and args.tiny:
             raise VerifyInputError("--quick and --tiny are exclusive: choose one mode (neither: the full "
                                    "mode)")

@@ -39,7 +39,8 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
-from decbounds.algorithms.engine import Ledger, batch_hyper
+from decbounds.algorithms.engine import batch_hyper
+from decbounds.algorithms.runtime import Runtime
 from decbounds.algorithms.step_rule import check_state, communication_channel, state_arrays
 from decbounds.paper_figures.fit import Record
 
@@ -81,7 +82,7 @@ class _Tap:
         self._base, self._exact = base, exact
         self.n, self.dim, self.x0 = problem.n, problem.dim, problem.x0
         self.delta: tuple[np.ndarray, np.ndarray] | None = None  # (the rows S, their shift)
-        self.ledger: Ledger | None = None
+        self.ledger: Runtime | None = None
         self.queries: list[tuple[int, int, np.ndarray]] = []  # (iteration, rounds before it, the point)
 
     @property
@@ -119,7 +120,7 @@ class _Run:
         self.tap = _Tap(oracle if oracle is not None else f, oracle is None, f)
         self.rule = cls(f, channel, {}, iterations=iterations)
         resolved = [self.rule.resolve(dict(cls.batchable)) for _ in steps]
-        self.ledger = Ledger(problem=self.tap, oracle=None if oracle is None else self.tap,
+        self.ledger = Runtime(problem=self.tap, oracle=None if oracle is None else self.tap,
                              channel=channel, step_sizes=list(steps),
                              hyper=batch_hyper(self.rule.structural_values, resolved, int(f.dim)),
                              batch=batch, seeds=list(seeds), knows=cls.knows)

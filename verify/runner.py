@@ -23,6 +23,7 @@ from decbounds.verify.digits import (
 )
 from decbounds.verify.report import VerifyReport, _plot, _write_exponents, report_markdown
 from decbounds.verify.settings import (
+    BASELINE_CHOICES,
     BASELINES,
     Settings,
     VerifyInputError,
@@ -88,7 +89,7 @@ def verify(rule: object, *, mode: str = "quick", out: str | pathlib.Path | None 
         raise VerifyInputError(f"seed must be a non-negative integer; got seed={seed!r}")
     if not isinstance(digits, bool):
         raise VerifyInputError(f"digits must be True or False; got digits={digits!r}")
-    allowed = (*BASELINES, "dpsgd", "dsgt")
+    allowed = BASELINE_CHOICES
     for baseline in baselines:
         if baseline not in allowed:
             raise VerifyInputError(f"baselines must be among {allowed}; got {baseline!r}")

@@ -13,6 +13,7 @@ from decbounds.paper_figures import communication, heterogeneity
 
 __all__ = [
     "BASELINES",
+    "BASELINE_CHOICES",
     "CENTRALIZED_RATIO",
     "COMMUNICATION_TERMS",
     "DIGITS_REFERENCES",
@@ -45,6 +46,8 @@ __all__ = [
 
 #: The algorithms measured beside the rule in the same run.
 BASELINES: tuple[str, ...] = ("detag", "d2", "centralized")
+#: What ``baselines`` may hold: the default ones and the two gossip rules the paper measures beside them.
+BASELINE_CHOICES: tuple[str, ...] = (*BASELINES, "dpsgd", "dsgt")
 
 
 #: How many of the largest finished sizes a "tail" term's fit reads (the figures' `communication.FIT_TAIL`).

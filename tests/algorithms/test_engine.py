@@ -375,3 +375,54 @@ def test_cli_run_prints_t_eps_beside_the_bounds(capsys):
     record = json.loads(capsys.readouterr().out)
     assert status == 0 and record["lower_bound"] == 1 + 3 * 4 and record["t_eps"] >= record["lower_bound"]
     assert record["hyper"]["R"] == 2 and record["status"] == "converged"
+
+
+def _gossip_context(k: int = 2):
+    """A context of a gossip rule on the 6-ring, k configurations, iteration 0 open."""
+    from decbounds.algorithms.engine import Runtime
+    from decbounds.algorithms.step_rule import communication_channel
+
+    f = DiagonalQuadratic(N, D, seed=4)
+    runtime = Runtime(problem=f, oracle=None, channel=communication_channel("gossip", ring_W(N), N),
+                      step_sizes=[0.1] * k, hyper={}, batch=1, seeds=list(range(k)))
+    runtime.begin_iteration(0)
+    return runtime
+
+
+def test_gossip_takes_a_compressor_spec_as_run_does():
+    Z = np.random.default_rng(1).standard_normal((N, 2, D))
+    results, bits = [], []
+    for compressor in ("top_k:2", algorithms.TopK(2)):
+        runtime = _gossip_context()
+        sent = np.empty_like(Z)
+        results.append((runtime.context.gossip(Z, compressor=compressor, sent=(sent,)), sent))
+        bits.append(runtime.counters.bits)
+    assert all(np.array_equal(a, b) for a, b in zip(results[0], results[1], strict=True))
+    assert bits[0] == bits[1] == algorithms.TopK(2).bits(D)
+
+
+@pytest.mark.parametrize(("options", "error", "message"), [
+    ({"compressor": object()}, TypeError, "compressor must be a compressor or its spec string"),
+    ({"compressor": "top_k:2", "sent": (np.empty((N, 2, D + 1)),)}, ValueError, "each sent array"),
+    ({"compressor": "top_k:2", "sent": (np.empty((N, 2, D)), np.empty((N, 2, D)))}, ValueError,
+     "sent must hold one array per array sent"),
+    ({"compressor": "top_k:2", "vectors": 0}, ValueError, "vectors must be >= 1"),
+    ({"vectors": 0}, ValueError, "vectors must be >= 1"),
+])
+def test_gossip_refuses_bad_compression_arguments_by_name(options, error, message):
+    runtime = _gossip_context()
+    with pytest.raises(error, match=message):
+        runtime.context.gossip(np.zeros((N, 2, D)), **options)
+    assert runtime.counters.communication_rounds == 0  # nothing was counted for a refused round
+
+
+def test_the_former_names_are_deprecated_aliases_and_capability_is_not_budget():
+    from decbounds.algorithms import engine
+    from decbounds.algorithms.measurement import Outcomes
+    from decbounds.algorithms.runtime import Runtime
+
+    with pytest.warns(DeprecationWarning, match="use Runtime"):
+        assert engine.Ledger is Runtime
+    with pytest.warns(DeprecationWarning, match="use Outcomes"):
+        assert engine.Book is Outcomes
+    assert not issubclass(algorithms.CapabilityError, algorithms.BudgetViolationError)

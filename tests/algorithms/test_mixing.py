@@ -12,6 +12,7 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from decbounds.algorithms import mixing
 from decbounds.algorithms.mixing import MixingOperator
 from support import DiagonalQuadratic
 
@@ -95,6 +96,26 @@ def test_the_public_product_sums_in_csr_order() -> None:
         assert np.array_equal(op.apply(Z), expected), label
         assert np.array_equal(op.two_tap(Z, np.empty(Z.shape), a, previous, b), expected * a + previous * b)
         assert np.array_equal(op.apply(Z, add=previous), expected + previous), label
+
+
+def test_any_blocking_gives_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of 1, 2, 3 rows or all of them (a wide state's path), with per-configuration and per-worker
+    coefficients and an out that is Z: the bits of the reference sums."""
+    n = 11
+    rng = np.random.default_rng(5)
+    Z = rng.standard_normal((n, 4, 33))
+    previous = rng.standard_normal(Z.shape)
+    a, b = rng.uniform(0.5, 2.0, (1, 4, 1)), rng.uniform(-1.0, 0.0, (n, 1, 1))
+    for label, M in _matrices(n, rng).items():
+        expected = _reference_product(sp.csr_array(M), Z)
+        for rows in (1, 2, 3, n):
+            monkeypatch.setattr(mixing, "BLOCK_BYTES", rows * 8 * 4 * 33)
+            op = MixingOperator(M)
+            tapped = op.two_tap(Z, np.empty(Z.shape), a, previous, b)
+            assert np.array_equal(tapped, expected * a + previous * b), (label, rows)
+            assert np.array_equal(op.apply(Z, add=previous), expected + previous), (label, rows)
+            X = Z.copy()
+            assert op.apply(X, out=X) is X and np.array_equal(X, expected), (label, rows)
 
 
 def test_coefficients_varying_along_the_worker_axis() -> None:

@@ -63,7 +63,7 @@ def test_bad_parameters_and_bad_registrations_are_refused() -> None:
     assert registry["double"].description == "again"
     with pytest.raises(TypeError, match="builder must be callable"):
         registry.register("three", 3)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="name must be a non-empty string"):
+    with pytest.raises(ValueError, match="name must be a non-empty printable string"):
         registry.register(" padded", _double)
     with pytest.raises(TypeError, match="name must be a string"):
         registry.register(None, _double)  # type: ignore[arg-type]

@@ -108,11 +108,11 @@ def test_the_paper_rules_are_the_algorithms_they_claim():
 def test_gossip_out_aliasing_its_input_is_the_product():
     f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=1)
     W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
-    from decbounds.algorithms.engine import Ledger
+    from decbounds.algorithms.runtime import Runtime
     from decbounds.algorithms.step_rule import communication_channel
 
-    ledger = Ledger(problem=f, oracle=None, channel=communication_channel("gossip", W, 4), step_sizes=[0.1],
-                    hyper={}, batch=1, seeds=[0])
+    ledger = Runtime(problem=f, oracle=None, channel=communication_channel("gossip", W, 4), step_sizes=[0.1],
+                     hyper={}, batch=1, seeds=[0])
     ctx = ledger.context
     X = np.random.default_rng(0).standard_normal((4, 1, 3))
     expected = np.einsum("ij,jkd->ikd", np.asarray(W.todense() if hasattr(W, "todense") else W), X)
