@@ -12,14 +12,25 @@ is compiled from its ``init``/``step`` (``algorithms.compiled``), so this packag
 0.26667
 """
 
-from decbounds.pep.api import (
-    MAX_ROUNDS_PER_ITERATION,
-    MAX_SDP_BYTES,
-    WorstCase,
-    worst_case,
-    worst_gossip_matrix,
-)
-from decbounds.pep.methods import METHODS, PEP_METHODS, MethodSpec, NumpyOps, method_spec, register_method
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported on first use (`__getattr__`): ``decbounds worst-case --help`` needs no numpy
+    from decbounds.pep.api import (
+        MAX_ROUNDS_PER_ITERATION,
+        MAX_SDP_BYTES,
+        WorstCase,
+        worst_case,
+        worst_gossip_matrix,
+    )
+    from decbounds.pep.methods import METHODS, PEP_METHODS, MethodSpec, NumpyOps, method_spec, register_method
+
+#: Each public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "MAX_ROUNDS_PER_ITERATION": "api", "MAX_SDP_BYTES": "api", "WorstCase": "api", "worst_case": "api",
+    "worst_gossip_matrix": "api", "METHODS": "methods", "PEP_METHODS": "methods", "MethodSpec": "methods",
+    "NumpyOps": "methods", "method_spec": "methods", "register_method": "methods",
+}
 
 __all__ = [
     "MAX_ROUNDS_PER_ITERATION",
@@ -34,3 +45,23 @@ __all__ = [
     "worst_case",
     "worst_gossip_matrix",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A public name (`_EXPORTS`) or a submodule, imported on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        try:
+            value: object = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as err:
+            if err.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    else:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
