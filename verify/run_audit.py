@@ -36,7 +36,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-from decbounds.algorithms.context import batch_hyper
+from decbounds.algorithms.hyper import batch_hyper
 from decbounds.algorithms.runtime import Runtime
 from decbounds.algorithms.step_rule import communication_channel, state_arrays
 from decbounds.instances.zero_chain import progress
