@@ -581,8 +581,9 @@ class KnownNames(Collection[str]):
     subcommand's ``--help`` imports no numpy): the built-in names answer at once; another name is looked up
     in the registry itself, which ``load`` imports, so a plugin's names are choices too.
 
-    Iterated (argparse's usage line and "choose from" message): the built-in names, then the names of the
-    entry points of ``group`` (read, not loaded); without ``group``, the loaded registry's names.
+    Iterated (argparse's help, usage line and "choose from" message), it gives the built-in names, then the
+    names of the entry points of ``group``, read but not loaded (a plugin that registers under other names
+    is a choice all the same).
 
     Parameters
     ----------
@@ -591,7 +592,7 @@ class KnownNames(Collection[str]):
     load : callable
         ``load() -> the registry`` (or any collection of its names), imported on first need.
     group : str, optional
-        The registry's entry-point group, when its plugins register under their entry points' names.
+        The registry's entry-point group.
 
     Examples
     --------
@@ -600,7 +601,7 @@ class KnownNames(Collection[str]):
     >>> _ = shapes.register("disc", abs)
     >>> choices = KnownNames(("square",), lambda: shapes)
     >>> "square" in choices, "disc" in choices, "cube" in choices, list(choices)
-    (True, True, False, ['square', 'disc'])
+    (True, True, False, ['square'])
     """
 
     def __init__(self, builtin: Iterable[str], load: Callable[[], Collection[str]], *,
@@ -614,7 +615,7 @@ class KnownNames(Collection[str]):
 
     def __iter__(self) -> Iterator[str]:
         if self.group is None:
-            return iter(tuple(self._load()))
+            return iter(self.builtin)
         import importlib.metadata
 
         plugins = [point.name for point in importlib.metadata.entry_points(group=self.group)]
