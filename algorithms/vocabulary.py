@@ -1,6 +1,6 @@
 """The names the ``run`` and ``verify`` command lines show, without numpy (a subcommand's ``--help`` imports
 this module only): the built-in algorithms and compressors. `algorithms.registry` and
-`algorithms.compression` register exactly these (tests/algorithms/test_vocabulary.py holds them equal)."""
+`algorithms.compression` register exactly these (tests/test_vocabulary.py holds them equal)."""
 
 from __future__ import annotations
 

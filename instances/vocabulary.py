@@ -1,7 +1,7 @@
 """The names the ``gossip`` and ``run`` command lines show, without numpy or networkx (a subcommand's
 ``--help`` imports this module only): the built-in topologies with the options each takes, the weight rules
 and the FDLA/FMMC solvers. `instances.graphs`, `instances.gossip` and `instances.optimize` register or take
-exactly these (tests/instances/test_vocabulary.py holds them equal)."""
+exactly these (tests/test_vocabulary.py holds them equal)."""
 
 from __future__ import annotations
 

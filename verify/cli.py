@@ -53,7 +53,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
     parser.add_argument("--hyper", action="append", default=[], metavar="KEY=V1,V2",
                         help="a hyper-parameter grid of the rule, tuned over (repeatable)")
-    # the names of verify.BASELINES and BASELINE_CHOICES, whose module imports numpy (tests/test_cli_help.py);
+    # verify.BASELINES and BASELINE_CHOICES, whose module imports numpy (tests/test_vocabulary.py);
     # verify's own modules are imported when it runs: --help and a bad flag are answered without numpy
     parser.add_argument("--baselines", default=None, metavar="A,B,...",
                         help="comma-separated algorithms measured beside the rule, of detag, d2, "
