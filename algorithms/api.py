@@ -17,7 +17,6 @@ from decbounds.algorithms.engine import (
     execute,
 )
 from decbounds.algorithms.mixing import GOSSIP_BACKENDS
-from decbounds.algorithms.registry import entry as registry_entry
 from decbounds.algorithms.registry import rule_class
 from decbounds.algorithms.result import Result
 from decbounds.algorithms.step_rule import (
@@ -123,7 +122,7 @@ def _grid(cls: type[StepRule], hyper: dict[str, Any]) -> dict[str, list[Any]]:
     return axes
 
 
-def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None, *,
+def run_batch(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: GossipLike | None = None, *,
               step_sizes: float | Sequence[float] | np.ndarray,
               iterations: int,
               seeds: Sequence[int] = (0,), batch: int = 1, tol: float | None = None, check_every: int = 1,
@@ -145,8 +144,9 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None 
 
     Parameters
     ----------
-    name : str
-        A registered algorithm or alias (``algorithms.algorithm_names()``; case-insensitive).
+    name : str or type
+        A registered algorithm or alias (``algorithms.algorithm_names()``; case-insensitive), or a StepRule
+        subclass (registered or not).
     problem : Oracle or LocalFunctions
         An oracle (``oracles``; stochastic gradients) or local functions (queried exactly), see `as_oracle`.
     W : instances.GossipLike, optional
@@ -241,7 +241,7 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None 
         raise ValueError("seeds must hold at least one seed")
 
     axes = _grid(cls, hyper)
-    W = prepared_gossip(name, W, int(f.n))
+    W = prepared_gossip(cls, W, int(f.n))
     keys = list(axes)
     configs = [(alpha, dict(zip(keys, combo, strict=True)), seed) for alpha in alphas
                for combo in itertools.product(*(axes[k] for k in keys)) for seed in seed_list]
@@ -268,22 +268,23 @@ def run_batch(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None 
                                 radius=radius, callback=callback, observer=observer,
                                 smoothness=None if exact_check else _smoothness(f))
         recorded = [{**rule.structural_values, **values} for values in resolved]
-        group_results = execute(rule, runtime, settings, algorithm=cls.name, seeds=seeds_here,
+        group_results = execute(rule, runtime, settings, algorithm=cls.name or cls.__name__,
+                                seeds=seeds_here,
                                 step_sizes=steps, hypers=recorded)
         for index, result in zip(indices, group_results, strict=True):
             results[index] = result
     # a compressed rule's delta (or omega) is known when the whole batch used one compressor
     constants = getattr(rule, "compression_constants", None)
     compression = constants() if len(groups) == 1 and constants is not None else None
-    bound = run_prediction(cls.name, oracle, f, channel, batch=batch, tol=tol, compression=compression)
+    bound = run_prediction(cls, oracle, f, channel, batch=batch, tol=tol, compression=compression)
     done = [r for r in results if r is not None]
     for result in done:
         result.bound = bound
     return done
 
 
-def run_prediction(name: str, oracle: Oracle | None, f: LocalFunctions, channel: Channel, *, batch: int,
-                   tol: float | None, compression: dict[str, float] | None = None) -> Prediction:
+def run_prediction(name: str | type[StepRule], oracle: Oracle | None, f: LocalFunctions, channel: Channel, *,
+                   batch: int, tol: float | None, compression: dict[str, float] | None = None) -> Prediction:
     """The catalog prediction at a run's own parameters (``Result.bound``; docs/architecture.md, "Paired
     results").
 
@@ -298,8 +299,8 @@ def run_prediction(name: str, oracle: Oracle | None, f: LocalFunctions, channel:
 
     Parameters
     ----------
-    name : str
-        Registry name of the algorithm.
+    name : str or type
+        Registry name of the algorithm, or its StepRule subclass.
     oracle : Oracle or None
         The oracle (None: the local functions queried exactly).
     f : LocalFunctions
@@ -326,7 +327,7 @@ def run_prediction(name: str, oracle: Oracle | None, f: LocalFunctions, channel:
     >>> bound.entry, bound.kind, bound.unknown, round(bound.parameters["lam"], 4), round(bound.value)
     ('dsgt', 'upper', (), 0.3333, 15000)
     """
-    entry = registry_entry(name).catalog_entry
+    entry = rule_class(name).catalog_entry
     exact = oracle is None or bool(getattr(oracle, "exact", False))
     sigma = 0.0 if exact else getattr(oracle, "sigma", None)
     lam = 0.0 if channel.kind == "exact" else channel.lam
@@ -351,7 +352,7 @@ def _diameter(channel: Channel) -> int | None:
     return int(nx.diameter(G)) if G.number_of_nodes() == 1 or nx.is_connected(G) else None
 
 
-def prepared_gossip(name: str, W: GossipLike | None, n: int) -> GossipLike | None:
+def prepared_gossip(name: str | type[StepRule], W: GossipLike | None, n: int) -> GossipLike | None:
     """W as the algorithm ``name`` consumes it, converted once at the top of `run_batch` and `tune`: a
     `Gossip` value is used as it is (a ``GossipSchedule``'s fit to the rule is checked by
     ``step_rule.communication_channel``); a matrix or graph becomes a `GossipMatrix` through
@@ -361,8 +362,8 @@ def prepared_gossip(name: str, W: GossipLike | None, n: int) -> GossipLike | Non
 
     Parameters
     ----------
-    name : str
-        A registered algorithm or alias.
+    name : str or type
+        A registered algorithm or alias, or a StepRule subclass.
     W : instances.GossipLike, optional
         The communication value, matrix or graph.
     n : int
@@ -411,7 +412,7 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def run(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None, *,
+def run(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: GossipLike | None = None, *,
         step_size: float,
         iterations: int, batch: int = 1, seed: int = 0, tol: float | None = None, check_every: int = 1,
         record_progress: bool = False, **options: object) -> Result:
@@ -423,8 +424,8 @@ def run(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None
 
     Parameters
     ----------
-    name : str
-        A registered algorithm or alias (``algorithms.algorithm_names()``).
+    name : str or type
+        A registered algorithm or alias (``algorithms.algorithm_names()``), or a StepRule subclass.
     problem : Oracle or LocalFunctions
         An oracle, or local functions queried exactly (`as_oracle`).
     W : instances.GossipLike, optional

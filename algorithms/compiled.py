@@ -1,8 +1,8 @@
-"""A step rule compiled into the performance-estimation problem of ``bounds.worst_case``: the rule's own
+"""A step rule compiled into the performance-estimation problem of ``pep.worst_case``: the rule's own
 ``init`` and ``step`` run on arrays whose last axis holds coefficients over the Gram basis.
 
 The engine runs a rule on (n, k, d) arrays of points in R^d. Here k = 1 and d is the size of the Gram basis
-of the PEP (x0, the queried gradients, the gossip outputs; ``bounds.pep``): row i of an array is agent i's
+of the PEP (x0, the queried gradients, the gossip outputs; ``pep``): row i of an array is agent i's
 point written as a coefficient vector over that basis. Every operation a linear method performs -- sums,
 differences, scaling by numbers (the step size, the hyper-parameters, gossip coefficients), slicing, in-place
 updates, means over the workers -- acts on the coefficient vectors exactly as on the points, so running the
@@ -22,14 +22,18 @@ the operation and the rule's line: a product or quotient of two iterates, a nonl
 sqrt, abs, max, clip, comparisons...), a branch or a number read off an iterate (``bool``, ``float``,
 ``np.any``), adding a constant vector to a point, an operation across the coordinates (a sum over d, ``x @
 A``), a rule's own mixing matrices (``ctx.operator`` / ``ctx.mix``, "graph" rules) or push-sum ("push"
-rules: the PEP's gossip classes are symmetric W). Randomness is caught by compiling twice: a rule that draws
-random numbers gets other linear maps the second time, and is refused.
+rules: the PEP's gossip classes are symmetric W). The step keeps the engine's budget of one iteration: at
+most ``batch`` queries per worker and one communication round (`BudgetViolationError`, as the engine).
+Randomness, and values read off a plain copy of an iterate (``np.array(g)``, which numpy makes without asking
+the array), are caught by compiling twice, the second time in other coordinates of the Gram basis (rotated
+and scaled): a linear rule's iterates change with the basis, anything else is refused.
 
 Only what the iterates need is queried: a first pass on generic data (a random mixing matrix and a fresh
-basis vector for every answer; seed 0) marks every gradient query and gossip vector whose answer never
-reaches a recorded iterate (DeTAG's last phase queries G(X_{K-1}), which only enters the unused tracker
-Y_K); the pass that builds the SDP answers those with zeros instead of adding free variables to it. Both
-passes run the same rule code, so the iterates are the rule's.
+basis vector for every answer; seed 0) marks every gradient query and gossip vector whose answer is unused:
+an answer is used when it reaches a recorded iterate or the input of a query whose answer is used
+(extragradient's inner G(x) only builds the outer query point). DeTAG's last phase queries G(X_{K-1}),
+which only enters the unused tracker Y_K: the pass that builds the SDP answers such calls with zeros instead
+of adding free variables to it. Both passes run the same rule code, so the iterates are the rule's.
 
 The engine's numpy fast path is untouched: this module reads the same rule class and never enters the
 engine's loop.
@@ -53,23 +57,69 @@ import pathlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from types import FrameType, MappingProxyType
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 import numpy as np
-from decbounds.algorithms.engine import Context, batch_hyper, per_configuration
+from decbounds.algorithms.engine import (
+    BudgetViolationError,
+    CapabilityError,
+    Context,
+    batch_hyper,
+    per_configuration,
+)
 from decbounds.algorithms.mixing import Coefficient
 from decbounds.algorithms.step_rule import Setup, StepRule, state_arrays
 
 if TYPE_CHECKING:
     from decbounds.algorithms.compression import Compressor
-    from decbounds.bounds.pep_methods import Ops
 
-__all__ = ["Coefficients", "NotLinearError", "check_compilable", "run_rule"]
+__all__ = ["Coefficients", "NotLinearError", "Ops", "check_compilable", "run_rule"]
 
 #: the rule being compiled (its name) and where its refusals point: set by `run_rule` for its duration
 _CURRENT: contextvars.ContextVar[str] = contextvars.ContextVar("compiled_rule", default="the rule")
 _NUMPY_DIR = str(pathlib.Path(np.__file__).parent)
 _THIS_FILE = __file__
+
+
+class Ops(Protocol):
+    """What the compiled rule asks (besides numpy arithmetic on the arrays it is given)."""
+
+    lam: float
+    lambda_min: float
+
+    def grad(self, X: np.ndarray) -> np.ndarray:
+        """The local gradients, row i = grad f_i(X[i]).
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (N, d)
+            One row per worker: a point in R^d (a replay) or its coefficient row over the Gram basis (the
+            SDP builder).
+
+        Returns
+        -------
+        numpy.ndarray, shape (N, d)
+            The gradients, in the same representation as ``X``.
+        """
+        ...
+
+    def gossip(self, X: np.ndarray, t: int) -> np.ndarray:
+        """Gossip round t: W_t X (one matrix per engine iteration of a time-varying class).
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (N, d)
+            The rows to mix (points or coefficient rows).
+        t : int
+            The round, 0-based: the rule's engine iteration.
+
+        Returns
+        -------
+        numpy.ndarray, shape (N, d)
+            W_t X.
+        """
+        ...
+
 
 
 class NotLinearError(ValueError):
@@ -308,12 +358,36 @@ class _Run:
     ones to answer with zeros (dead) or to record (probe)."""
 
     def __init__(self, ops: Any, n: int, d: int, dead: tuple[set[int], set[int]] = (set(), set()),
-                 probe: Any = None) -> None:
+                 probe: Any = None, batch: int = 1) -> None:
         self.ops, self.n, self.d = ops, n, d
         self.t = 0
         self.samples = self.vectors = 0
         self.dead_samples, self.dead_vectors = dead
         self.probe = probe
+        # the engine's A_B budget of one iteration (docs/theory.md §1.5): B queries per worker, one round
+        self.batch, self.queries_now, self.rounds_now, self.open = batch, 0, 0, False
+
+    def begin_iteration(self, t: int) -> None:
+        self.t, self.queries_now, self.rounds_now, self.open = t, 0, 0, True
+
+    def count_queries(self, queries: int | None) -> None:
+        """The engine's refusal of more than B queries per worker in one iteration, or of any in ``init``."""
+        b = self.batch if queries is None else int(queries)
+        if not self.open:
+            raise CapabilityError("the start state (init) may not query or communicate")
+        if b < 1 or self.queries_now + b > self.batch:
+            raise BudgetViolationError(f"iteration {self.t}: {self.queries_now} + {b} queries per worker "
+                                       f"exceed the batch B = {self.batch} of one iteration (worst_case's "
+                                       "batch=, as algorithms.run's)")
+        self.queries_now += b
+
+    def count_round(self) -> None:
+        """The engine's refusal of a second communication round in one iteration, or of any in ``init``."""
+        if not self.open:
+            raise CapabilityError("the start state (init) may not query or communicate")
+        if self.rounds_now:
+            raise BudgetViolationError(f"iteration {self.t}: a second communication round in one iteration")
+        self.rounds_now = 1
 
     def grad(self, X: Any) -> Coefficients:
         X = np.asarray(_plain(X))
@@ -322,7 +396,7 @@ class _Run:
                           f"one point per worker, shape {(self.n, 1, self.d)}")
         index, self.samples = self.samples, self.samples + 1
         if self.probe is not None:
-            self.probe.begin("sample", index)
+            self.probe.begin("sample", index, X[:, 0, :])
         if index in self.dead_samples:
             dead: Coefficients = np.zeros_like(X).view(Coefficients)
             return dead
@@ -341,7 +415,7 @@ class _Run:
             for j in range(Z.shape[1]):
                 index, self.vectors = self.vectors, self.vectors + 1
                 if self.probe is not None:
-                    self.probe.begin("gossip", index)
+                    self.probe.begin("gossip", index, Z[b * n:(b + 1) * n, j, :])
                 if index in self.dead_vectors:
                     continue
                 out[b * n:(b + 1) * n, j, :] = self.ops.gossip(Z[b * n:(b + 1) * n, j, :], self.t)
@@ -377,6 +451,7 @@ def _context(run: _Run, rule: StepRule, x0: np.ndarray, step: _StepArray,
             return np.zeros((n, 1, d)).view(Coefficients)
 
         def sample(self, X: np.ndarray, queries: int | None = None) -> np.ndarray:
+            run.count_queries(queries)
             return run.grad(X)
 
         def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None, vectors: int | None = None,
@@ -387,6 +462,7 @@ def _context(run: _Run, rule: StepRule, x0: np.ndarray, step: _StepArray,
                 raise TypeError(f"{_CURRENT.get()} cannot be compiled into the worst-case SDP: ctx.gossip "
                                 "with a compressor (compressed gossip is no map of the PEP's gossip classes) "
                                 f"at {_where()}")
+            run.count_round()
             outs = out or (None,) * len(Z)
             adds = add or (None,) * len(Z)
             results = [deliver(run.gossip(z), o, a) for z, o, a in zip(Z, outs, adds, strict=True)]
@@ -394,6 +470,7 @@ def _context(run: _Run, rule: StepRule, x0: np.ndarray, step: _StepArray,
 
         def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: Coefficient, previous: np.ndarray,
                            b: Coefficient, *, vectors: int | None = None) -> np.ndarray:
+            run.count_round()
             result = a * run.gossip(Z) + b * previous.view(Coefficients)
             out[...] = result
             return out
@@ -406,6 +483,7 @@ def _context(run: _Run, rule: StepRule, x0: np.ndarray, step: _StepArray,
             raise _refuse("ctx.mix", "a rule's own mixing matrices are outside the PEP's gossip classes")
 
         def exact_average(self, *Z: np.ndarray) -> Any:
+            run.count_round()
             means = tuple(np.add.reduce(np.asarray(z).view(Coefficients), axis=0, keepdims=True) * (1.0 / n)
                           for z in Z)
             return means[0] if len(means) == 1 else means
@@ -415,8 +493,9 @@ def _context(run: _Run, rule: StepRule, x0: np.ndarray, step: _StepArray,
 
     ctx = object.__new__(CompiledContext)
     start = x0.view(Coefficients) if x0.ndim == 1 else x0.reshape(n, 1, d).view(Coefficients)
-    for name, value in (("batch", 1), ("communication", rule.communication), ("d", d), ("hyper", hyper),
-                        ("k", 1), ("knows", tuple(rule.knows)), ("n", n), ("step_size", step), ("x0", start)):
+    for name, value in (("batch", run.batch), ("communication", rule.communication), ("d", d),
+                        ("hyper", hyper), ("k", 1), ("knows", tuple(rule.knows)), ("n", n),
+                        ("step_size", step), ("x0", start)):
         object.__setattr__(ctx, name, value)
     return ctx
 
@@ -513,7 +592,7 @@ def _run(rule_class: type[StepRule], ops: Any, x0: np.ndarray, K: int, steps: np
     iterates = [np.array(x0, dtype=float)]
     varying = bool(np.any(steps != steps[0]))
     for t in range(K * per_iteration):
-        run.t = t
+        run.begin_iteration(t)
         alpha = float(steps[t // per_iteration])
         if varying:
             for constant in step.book:
@@ -527,28 +606,31 @@ def _run(rule_class: type[StepRule], ops: Any, x0: np.ndarray, K: int, steps: np
 
 class _Probe:
     """Generic answers for the liveness pass: every gradient a fresh basis vector per agent, every gossip
-    vector a random mixing of its input plus a fresh basis vector per agent; remembers which call made
-    which basis vectors."""
+    vector a random mixing of its input plus a fresh basis vector per agent, all in the coordinates
+    ``basis`` (rows: the identity, or other coordinates for the second pass); remembers
+    which call made which basis vectors and which basis vectors its input held (in order of the calls)."""
 
     lam = 0.5
     lambda_min = 0.0
 
-    def __init__(self, n: int, capacity: int) -> None:
+    def __init__(self, n: int, capacity: int, basis: np.ndarray) -> None:
         self.n, self.capacity, self.used = n, capacity, n  # x0: one basis vector per agent
+        self.basis = basis
         self.mix = np.random.default_rng(0).standard_normal((n, n))
         self.made: dict[tuple[str, int], range] = {}
+        self.inputs: dict[tuple[str, int], np.ndarray] = {}
         self.current: tuple[str, int] = ("", -1)
 
-    def begin(self, kind: str, index: int) -> None:
+    def begin(self, kind: str, index: int, X: np.ndarray) -> None:
         self.current = (kind, index)
+        self.inputs[self.current] = np.flatnonzero(np.any(np.asarray(X) != 0, axis=0))
 
     def fresh(self) -> np.ndarray:
         if self.used + self.n > self.capacity:
             raise _ProbeFullError
-        block = np.zeros((self.n, self.capacity))
-        block[np.arange(self.n), self.used + np.arange(self.n)] = 1.0
         self.made[self.current] = range(self.used, self.used + self.n)
         self.used += self.n
+        block: np.ndarray = self.basis[self.used - self.n:self.used]
         return block
 
     def grad(self, X: np.ndarray) -> np.ndarray:
@@ -563,52 +645,77 @@ class _ProbeFullError(Exception):
     pass
 
 
+def _other_coordinates(capacity: int) -> np.ndarray:
+    """The second pass's coordinates of the Gram basis: a fixed random rotation with its rows scaled by
+    factors in [0.5, 2] (well conditioned; a rotation alone would keep the norms a rule might read)."""
+    rng = np.random.default_rng(1)
+    q, r = np.linalg.qr(rng.standard_normal((capacity, capacity)))
+    change: np.ndarray = rng.uniform(0.5, 2.0, (capacity, 1)) * (q * np.sign(np.diag(r)))
+    return change
+
+
+def _live_calls(probe: _Probe, iterates: Sequence[np.ndarray]) -> tuple[set[int], set[int]]:
+    """The dead gradient queries and gossip vectors of ``probe``'s pass (in the identity's coordinates):
+    an answer is used when its basis vectors reach a recorded iterate or the input of a query whose answer
+    is used (extragradient's inner G(x) only builds the outer query point). The calls are visited from the
+    last to the first: an input holds only basis vectors made before it."""
+    live = set(np.flatnonzero(np.any(np.array(iterates) != 0, axis=(0, 1))).tolist())
+    dead: tuple[set[int], set[int]] = (set(), set())
+    for call in reversed(probe.inputs):
+        made = probe.made.get(call, range(0))
+        kind, index = call
+        if live.isdisjoint(made):
+            dead[0 if kind == "sample" else 1].add(index)
+        else:
+            live.update(probe.inputs[call].tolist())
+    return dead
+
+
 def _dead_calls(rule_class: type[StepRule], n: int, K: int, steps: np.ndarray, fixed: Mapping[str, Any],
                 params: Mapping[str, Any], per_iteration: int, lam: float, lambda_min: float,
-                unequal: bool) -> tuple[set[int], set[int]]:
-    """The gradient queries and gossip vectors whose answers reach no recorded iterate (module docstring),
-    from two probe passes; NotLinearError if the two passes differ (the rule draws random numbers)."""
+                unequal: bool, batch: int) -> tuple[set[int], set[int]]:
+    """The gradient queries and gossip vectors whose answers are unused (`_live_calls`), from two probe
+    passes, the second in other coordinates of the Gram basis. A linear rule's iterates change with the
+    basis; NotLinearError otherwise: the rule draws random numbers, or reads values of an iterate
+    through a plain copy (``np.array(g)``, ``np.asarray``) that the checks of `Coefficients` cannot see."""
     capacity = 64 * n
     while True:
         passes = []
         try:
-            for _ in range(2):
-                probe = _Probe(n, capacity)
+            for basis in (np.eye(capacity), _other_coordinates(capacity)):
+                probe = _Probe(n, capacity, basis)
                 probe.lam, probe.lambda_min = lam, lambda_min
-                x0 = np.eye(n, capacity) if unequal else np.eye(1, capacity).repeat(n, axis=0)
+                x0 = basis[:n] if unequal else basis[:1].repeat(n, axis=0)
                 iterates = _run(rule_class, probe, x0, K, steps, fixed, params, per_iteration,
-                                _Run(probe, n, capacity, probe=probe))
-                passes.append((probe, iterates))
+                                _Run(probe, n, capacity, probe=probe, batch=batch))
+                passes.append((probe, iterates, basis))
             break
         except _ProbeFullError:
             capacity *= 2
-    (probe, first), (_, second) = passes
+    (probe, first, _), (_, second, change) = passes
     for k, (a, b) in enumerate(zip(first, second, strict=True)):
-        if not np.array_equal(a, b):
-            raise NotLinearError(f"{_CURRENT.get()} cannot be compiled into the worst-case SDP: two "
-                                 f"compilations give different linear maps from iteration {k} on (it draws "
-                                 "random numbers, which change the iterates' span); a PEP needs a "
-                                 "deterministic rule")
-    live = np.flatnonzero(np.any(np.array(first) != 0, axis=(0, 1)))
-    live_set = set(live.tolist())
-    dead: tuple[set[int], set[int]] = (set(), set())
-    for (kind, index), made in probe.made.items():
-        if live_set.isdisjoint(made):
-            dead[0 if kind == "sample" else 1].add(index)
-    return dead
+        expected = a @ change
+        scale = max(1.0, float(np.max(np.abs(expected))))
+        if not np.allclose(b, expected, rtol=0, atol=1e-9 * scale):
+            raise NotLinearError(f"{_CURRENT.get()} cannot be compiled into the worst-case SDP: its iterates "
+                                 f"are no fixed linear map of x0, the gradients and the gossip outputs from "
+                                 f"iteration {k} on: it draws random numbers, or reads values of an iterate "
+                                 "through a plain copy (np.array, np.asarray: a norm, a branch, a clip of "
+                                 "the copy); a PEP needs a deterministic linear rule")
+    return _live_calls(probe, first)
 
 
 def run_rule(rule_class: type[StepRule], ops: Ops, x0: np.ndarray, K: int,
              steps: Sequence[float] | float | np.ndarray, *, fixed: Mapping[str, object] | None = None,
-             per_iteration: int = 1, **params: object) -> list[np.ndarray]:
+             per_iteration: int = 1, batch: int = 1, **params: object) -> list[np.ndarray]:
     """The iterates X^0, ..., X^K of ``rule_class`` run on ``ops`` (a method description of
-    ``bounds.pep_methods``: ``ops.grad(X)``, ``ops.gossip(X, t)``, ``ops.lam``, ``ops.lambda_min``).
+    ``pep.methods``: ``ops.grad(X)``, ``ops.gossip(X, t)``, ``ops.lam``, ``ops.lambda_min``).
 
     Parameters
     ----------
     rule_class : type
         A StepRule subclass communicating by "gossip" or "exact" (`check_compilable`).
-    ops : bounds.pep_methods.Ops
+    ops : pep.methods.Ops
         The gradient and gossip of the PEP's builder (coefficient rows) or of a replay (points).
     x0 : numpy.ndarray, shape (N, d)
         The starts (coefficient rows or points); equal rows are one common start (``ctx.x0``), unequal
@@ -621,6 +728,10 @@ def run_rule(rule_class: type[StepRule], ops: Ops, x0: np.ndarray, K: int,
         Structural hyper-parameters fixed by the method (D-PSGD's form).
     per_iteration : int
         Engine iterations per PEP iteration: X^k is the model after ``k * per_iteration`` of them.
+    batch : int
+        The queries per worker one engine iteration may make (the engine's ``batch``, B of A_B): as in
+        the engine, more queries or a second communication round in one iteration raise
+        `BudgetViolationError`, and ``init`` may do neither.
     **params
         The rule's structural and batchable hyper-parameters (``rule.resolve`` fills in and checks them).
 
@@ -633,6 +744,8 @@ def run_rule(rule_class: type[StepRule], ops: Ops, x0: np.ndarray, K: int,
     ------
     NotLinearError
         Naming the operation and the rule's line, for what a linear map cannot express (module docstring).
+    BudgetViolationError
+        For a step beyond the engine's budget of one iteration (``batch`` queries, one round).
     """
     rule_class = check_compilable(rule_class)
     x0 = np.asarray(x0, dtype=float)
@@ -642,8 +755,9 @@ def run_rule(rule_class: type[StepRule], ops: Ops, x0: np.ndarray, K: int,
     try:
         n, d = x0.shape
         dead = _dead_calls(rule_class, n, K, steps_, fixed, params, per_iteration, getattr(ops, "lam", 0.0),
-                           getattr(ops, "lambda_min", -1.0), not np.all(x0 == x0[0]))
-        return _run(rule_class, ops, x0, K, steps_, fixed, params, per_iteration, _Run(ops, n, d, dead))
+                           getattr(ops, "lambda_min", -1.0), not np.all(x0 == x0[0]), batch)
+        return _run(rule_class, ops, x0, K, steps_, fixed, params, per_iteration,
+                    _Run(ops, n, d, dead, batch=batch))
     finally:
         _CURRENT.reset(token)
 

@@ -33,7 +33,7 @@ from decbounds.algorithms import (
     state_as,
 )
 
-__all__ = ["BEER", "BEERState", "ChocoSGD", "ChocoState", "CompressedRule"]
+__all__ = ["BEER", "BEERState", "ChocoSGD", "ChocoState", "CompressedRule", "theory_gamma"]
 
 
 class CompressedRule(StepRule):
@@ -43,6 +43,28 @@ class CompressedRule(StepRule):
 
     structural: ClassVar[dict[str, Any]] = {"compressor": "identity"}
     batchable: ClassVar[dict[str, Any]] = {"gamma": None}
+
+    @classmethod
+    def tuning_grid(cls, *, n: int, lam: float, cap: int,
+                    stochastic: bool = False) -> dict[str, list[object]]:
+        """The consensus step gamma in {1, 1/2, 1/4} (None, the compressor's delta, is 1 uncompressed).
+
+        Parameters
+        ----------
+        n : int
+            Workers.
+        lam : float
+            W's lam.
+        cap : int
+            The iteration cap.
+        stochastic : bool, default False
+            Whether the oracle is stochastic.
+
+        Returns
+        -------
+        dict of str to list
+        """
+        return {"gamma": [1.0, 0.5, 0.25]}
 
     def prepare(self, setup: Setup) -> None:
         self.compressor: Compressor = contractive(make_compressor(self.structural_values["compressor"]))
@@ -64,6 +86,30 @@ class CompressedRule(StepRule):
     def compression_constants(self) -> dict[str, float]:
         """delta of the (contractive) compressor in use: what the catalog entry reads."""
         return {"delta": self.delta}
+
+
+def theory_gamma(rho: float, delta: float, beta: float) -> float:
+    """CHOCO-SGD's consensus step of Thm 4.1 (Koloskova, Lin, Stich & Jaggi, ICLR 2020):
+    gamma = rho^2 delta/(16 rho + rho^2 + 4 beta^2 + 2 rho beta^2 - 8 rho delta).
+
+    Parameters
+    ----------
+    rho : float
+        The spectral gap 1 - lam, in (0, 1].
+    delta : float
+        The compressor's delta, in (0, 1].
+    beta : float
+        ||I - W||_2 = 1 - lambda_min(W), in [0, 2].
+
+    Returns
+    -------
+    float
+        gamma, in (0, 1).
+
+    >>> round(theory_gamma(0.5, 1.0, 1.0), 6)
+    0.027027
+    """
+    return rho**2 * delta / (16 * rho + rho**2 + 4 * beta**2 + 2 * rho * beta**2 - 8 * rho * delta)
 
 
 @dataclass(eq=False)
@@ -92,9 +138,10 @@ class ChocoSGD(CompressedRule):
     ----------
     compressor : str or Compressor, default "identity"
         The compressor (structural; an unbiased one is divided by 1 + omega).
-    gamma : float, optional
-        Consensus step in (0, 1] (batchable); default the compressor's delta, a choice of ours: the paper's
-        admissible gamma is a function of delta, the spectral gap and ||I - W|| that we could not confirm.
+    gamma : float or "theory", optional
+        Consensus step in (0, 1] (batchable); default the compressor's delta, a choice of ours; "theory" is
+        the step of Thm 4.1 of Koloskova, Lin, Stich & Jaggi (2020), `theory_gamma` (it reads W's
+        lambda_min, declared in ``knows``).
 
     References
     ----------
@@ -116,6 +163,18 @@ class ChocoSGD(CompressedRule):
     aliases = ("choco",)
     catalog_entry = "choco_sgd"
     style = PlotStyle(color="teal", marker="d", linestyle="--", label="CHOCO-SGD")
+    # beta = ||I - W||_2 = 1 - lambda_min of the theorem's gamma (gamma="theory")
+    knows = ("lambda_min",)
+
+    def prepare(self, setup: Setup) -> None:
+        super().prepare(setup)
+        assert setup.lambda_min is not None and setup.lam is not None
+        self.lambda_min, self.lam_of_w = float(setup.lambda_min), float(setup.lam)
+
+    def resolve(self, values: dict[str, object]) -> dict[str, object]:
+        if values.get("gamma") == "theory":
+            values["gamma"] = theory_gamma(1.0 - self.lam_of_w, self.delta, 1.0 - self.lambda_min)
+        return super().resolve(values)
 
     def init(self, ctx: Context) -> ChocoState:
         self.gamma = ctx.hyper["gamma"]

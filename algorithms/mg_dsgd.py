@@ -135,6 +135,32 @@ class MGDSGD(StepRule):
     structural: ClassVar[dict[str, Any]] = {"R": None, "form": "atc", "eta": None}
     batchable: ClassVar[dict[str, Any]] = {}
 
+    @classmethod
+    def tuning_grid(cls, *, n: int, lam: float, cap: int,
+                    stochastic: bool = False) -> dict[str, list[object]]:
+        """R over the powers of two from 1/4 to twice the mixing time 1/sqrt(1 - lam) (at most twice
+        `default_rounds`), largest first: every outer step pays its 2R iterations, so an R below the
+        formula's can win at a finite cap, while FastMix needs R of the mixing time to contract.
+
+        Parameters
+        ----------
+        n : int
+            Workers.
+        lam : float
+            W's lam.
+        cap : int
+            The iteration cap.
+        stochastic : bool, default False
+            Whether the oracle is stochastic.
+
+        Returns
+        -------
+        dict of str to list
+        """
+        mixing = 1.0 / math.sqrt(1.0 - lam)
+        bottom, top = max(1.0, mixing / 4.0), max(2.0, min(2.0 * mixing, 2.0 * default_rounds(n, lam)))
+        return {"R": [2**k for k in range(30, -1, -1) if bottom <= 2**k <= top]}
+
     def prepare(self, setup: Setup) -> None:
         values = self.structural_values
         assert self.lam is not None

@@ -244,13 +244,14 @@ def algorithm_names() -> tuple[str, ...]:
     return ALGORITHMS.names()
 
 
-def rule_class(name: str) -> type[StepRule]:
-    """The step rule registered under ``name`` (or an alias such as "fedavg").
+def rule_class(name: str | type[StepRule]) -> type[StepRule]:
+    """The step rule registered under ``name`` (or an alias such as "fedavg"), or ``name`` itself when it is
+    a StepRule subclass (registered or not: ``run``, ``tune``, ``verify`` and ``worst_case`` take the class).
 
     Parameters
     ----------
-    name : str
-        An algorithm name or alias (case-insensitive).
+    name : str or type
+        An algorithm name or alias (case-insensitive), or a StepRule subclass.
 
     Returns
     -------
@@ -261,7 +262,7 @@ def rule_class(name: str) -> type[StepRule]:
     ValueError
         If no algorithm has that name.
     TypeError
-        If ``name`` is not a string.
+        If ``name`` is neither a string nor a StepRule subclass.
 
     Examples
     --------
@@ -269,4 +270,8 @@ def rule_class(name: str) -> type[StepRule]:
     >>> rule_class("fedavg").__name__
     'LocalSGD'
     """
+    from decbounds.algorithms.step_rule import StepRule
+
+    if isinstance(name, type) and issubclass(name, StepRule):
+        return name
     return entry(name).rule

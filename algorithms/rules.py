@@ -31,7 +31,7 @@ from decbounds.instances.averaging import (
     exact_averaging_factors,
     gossip_schedule,
 )
-from decbounds.instances.gossip import as_csr
+from decbounds.instances.gossip import GossipLike, as_csr
 from decbounds.instances.protocol import LocalFunctions
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "TrackingState",
     "default_phase_length",
     "phase_length",
+    "rounds_grid",
 ]
 
 
@@ -105,6 +106,7 @@ class CentralizedSGD(StepRule):
     aliases = ("sgd",)
     catalog_entry = "centralized_sgd"
     style = PlotStyle(color="black", marker="x", linestyle=":", label="centralized SGD")
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
     communication = "exact"
     gossips = False
 
@@ -152,6 +154,7 @@ class LocalSGD(StepRule):
     name = "local_sgd"
     aliases = ("fedavg",)
     style = PlotStyle(color="tab:brown", marker=">", linestyle=":", label="local SGD")
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
     structural: ClassVar[dict[str, Any]] = {"H": 4}
     communication = "exact"
     gossips = False
@@ -224,6 +227,7 @@ class DPSGD(StepRule):
     aliases = ("d-psgd", "dsgd")
     catalog_entry = "dpsgd"
     style = PlotStyle(color="tab:blue", marker="v", label="D-PSGD")
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
     structural: ClassVar[dict[str, Any]] = {"form": "cta"}
     directed_rounds = True  # W_t 1 = 1 and 1^T W_t = 1^T are all its recursion needs (Ying et al. 2021)
 
@@ -294,6 +298,7 @@ class D2(StepRule):
     name = "d2"
     catalog_entry = "d2"
     style = PlotStyle(color="tab:orange", marker="^", label="D$^2$")
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
     knows = ("lambda_min",)  # the condition lambda_min(W) >= -1/3 is checked, never used in a step
 
     def prepare(self, setup: Setup) -> None:
@@ -363,6 +368,7 @@ class DSGT(StepRule):
     name = "dsgt"
     catalog_entry = "dsgt"
     style = PlotStyle(color="tab:green", marker="s", label="DSGT")
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
 
     def init(self, ctx: Context) -> TrackingState:
         # x and y are the two halves of one (2n, k, d) array, and so are the gossip outputs bx and by: one
@@ -425,6 +431,23 @@ class GTDSGD(StepRule):
     aliases = ("gt-dsgd",)
     catalog_entry = "gt_dsgd"
     style = PlotStyle(color="tab:olive", marker="P", linestyle="--", label="GT-DSGD")
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
+
+    @classmethod
+    def iterations_per_update(cls, structural: Mapping[str, object]) -> int:
+        """Two engine iterations per update (the x-round, then the y-round).
+
+        Parameters
+        ----------
+        structural : mapping of str to object
+            Unused (GT-DSGD has no structural hyper-parameter).
+
+        Returns
+        -------
+        int
+            2.
+        """
+        return 2
 
     def init(self, ctx: Context) -> TrackingState:
         return TrackingState(x=ctx.start_state(), v=self.momentum_buffer(ctx), y=ctx.zeros(),
@@ -499,6 +522,7 @@ class SGP(StepRule):
     name = "sgp"
     catalog_entry = "sgp"
     style = PlotStyle(color="tab:cyan", marker="<", linestyle="--", label="SGP")
+    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
     communication = "push"
 
     def init(self, ctx: Context) -> PushSumState:
@@ -747,6 +771,79 @@ class DeTAG(StepRule):
     batchable: ClassVar[dict[str, Any]] = {"eta": None, "gossip": "two_tap", "start": "paper", "beta": 0.0}
     # Cor. 6's default R reads Delta, L and varsigma0 at the start: global constants of the problem
     knows = ("problem_constants",)
+    # a worst case is over a class of problems, which has no one Cor. 6 R: its iteration is a phase of 2
+    worst_case_defaults: ClassVar[dict[str, Any]] = {"R": 2}
+
+    @classmethod
+    def iterations_per_update(cls, structural: Mapping[str, object]) -> int:
+        """A phase: R engine iterations (R checked >= 1).
+
+        Parameters
+        ----------
+        structural : mapping of str to object
+            Holds ``R``.
+
+        Returns
+        -------
+        int
+            R.
+        """
+        return require_count("R", structural["R"], 1)
+
+    searched = ("eta", "start", "R")
+
+    @classmethod
+    def tuning_grid(cls, *, n: int, lam: float, cap: int,
+                    stochastic: bool = False) -> dict[str, list[object]]:
+        """R over `rounds_grid` (1/48 to 1/12 of 1/sqrt(1 - lam), largest first; errata E20), contracting
+        two-tap and Chebyshev gossip (two-tap alone on a stochastic oracle, where it won at every point
+        measured, errata E64), the plain start and (G1)'s eta.
+
+        Parameters
+        ----------
+        n : int
+            Workers.
+        lam : float
+            W's lam.
+        cap : int
+            The iteration cap.
+        stochastic : bool, default False
+            Whether the oracle is stochastic.
+
+        Returns
+        -------
+        dict of str to list
+        """
+        gossip: list[object] = ["two_tap"] if stochastic else ["two_tap", "chebyshev"]
+        return {"R": list(reversed(rounds_grid(lam))), "gossip": gossip, "start": ["plain"], "eta": [None]}
+
+    @classmethod
+    def default_search(cls, problem: LocalFunctions, W: GossipLike,
+                       iterations: int) -> dict[str, list[object]]:
+        """`algorithms.tune`'s DeTAG search (§9 tuned eta in {0, 0.1, 0.2, 0.4} and R in {1, 2, 3}; errata
+        E20 asks for R down to small fractions of 1/sqrt(1 - lam)): eta in {formula, 0, 0.2, 0.4}, both
+        starts, and R in {1, 2, 3} with Cor. 6's R and its halves and quarters.
+
+        Parameters
+        ----------
+        problem : LocalFunctions
+            The local functions (``n``; ``Delta`` and ``smoothness`` when stated).
+        W : instances.GossipLike
+            The gossip value (its lam enters Cor. 6's R).
+        iterations : int
+            The iteration cap, T of Cor. 6's R.
+
+        Returns
+        -------
+        dict of str to list
+        """
+        from decbounds.instances.gossip import as_gossip
+
+        lam = as_gossip(W, int(problem.n)).lam
+        assert lam is not None  # a symmetric W or schedule has one
+        R_cor6 = default_phase_length(problem, lam, iterations)
+        R_values = sorted({1, 2, 3, R_cor6, max(1, math.ceil(R_cor6 / 2)), max(1, math.ceil(R_cor6 / 4))})
+        return {"eta": [None, 0.0, 0.2, 0.4], "start": ["paper", "plain"], "R": list(R_values)}
 
     def prepare(self, setup: Setup) -> None:
         R = self.structural_values["R"]
@@ -885,6 +982,31 @@ def _value(values: Any, j: int) -> Any:
     if isinstance(values, np.ndarray):
         return float(values[0, j, 0])
     return values[j]
+
+
+def rounds_grid(lam: float, low: float = 48.0, high: float = 12.0) -> list[int]:
+    """Rounds per step to tune over: the powers of two between 1/``low`` and 1/``high`` of the mixing time
+    1/sqrt(1 - lam) (at least 1 and 2), ascending; DeTAG's R grid (errata E20).
+
+    Parameters
+    ----------
+    lam : float
+        W's lam, in [0, 1).
+    low, high : float
+        The fractions' denominators.
+
+    Returns
+    -------
+    list of int
+
+    Examples
+    --------
+    >>> rounds_grid(0.5), rounds_grid(1 - 1e-6)
+    ([1, 2], [32, 64])
+    """
+    mixing = 1.0 / math.sqrt(1.0 - lam)
+    bottom, top = max(1.0, mixing / low), max(2.0, mixing / high)
+    return [2**k for k in range(0, 31) if bottom <= 2**k <= top]
 
 
 def default_phase_length(problem: LocalFunctions, lam: float | None, iterations: int) -> int:

@@ -758,6 +758,13 @@ class StepRule:
             needs W_t 1 = 1 and 1^T W_t = 1^T only. Default False.
         gossips: whether information moves on the graph only (the zero-respecting audit applies).
         knows: the global facts `prepare` receives beyond n, d, the cap and lam (`KNOWLEDGE`).
+        worst_case_defaults: the computed worst case's defaults where they differ from the engine's (DeTAG:
+            R = 2, since Cor. 6's R reads one problem's constants and a PEP is over a class); with
+            `iterations_per_update`, all ``pep.worst_case`` reads of a rule besides its code.
+
+    Class methods a subclass may override: `tuning_grid` (its communication hyper-parameters' grid, tuned
+    by ``decbounds verify`` for the rule and the references alike) and `default_search` (what
+    `algorithms.tune` searches for hyper-parameters the caller leaves unset).
 
     Parameters
     ----------
@@ -813,11 +820,81 @@ class StepRule:
     catalog_entry: ClassVar[str | None] = None
     style: ClassVar[PlotStyle | None] = None
     structural: ClassVar[dict[str, Any]] = {}
-    batchable: ClassVar[dict[str, Any]] = {"momentum": 0.0}
+    batchable: ClassVar[dict[str, Any]] = {}
     communication: ClassVar[str] = "gossip"
     directed_rounds: ClassVar[bool] = False
     gossips: ClassVar[bool] = True
     knows: ClassVar[tuple[str, ...]] = ()
+    worst_case_defaults: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def iterations_per_update(cls, structural: Mapping[str, object]) -> int:
+        """Engine iterations of one update of the method: the computed worst case's iteration k ends after
+        k of them (1; DeTAG's phase R, GT-DSGD's 2).
+
+        Parameters
+        ----------
+        structural : mapping of str to object
+            The structural hyper-parameters, defaults filled in.
+
+        Returns
+        -------
+        int
+            1 for a rule whose every engine iteration is an update.
+        """
+        return 1
+
+    #: the hyper-parameters `default_search` returns axes for (`algorithms.tune` searches them unless all
+    #: are given)
+    searched: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def tuning_grid(cls, *, n: int, lam: float, cap: int,
+                    stochastic: bool = False) -> dict[str, list[object]]:
+        """The grid of the rule's communication hyper-parameters (rounds per step, consensus step, ...) that
+        a fair comparison tunes beside the step size, from what the rule may know: n, W's lam, the
+        iteration cap and whether the oracle is stochastic. The first axis is searched one value at a time
+        in the order given (each value capped at the best T_eps so far); the others as a product. Default:
+        none.
+
+        Parameters
+        ----------
+        n : int
+            Workers.
+        lam : float
+            W's second-largest eigenvalue magnitude, in [0, 1).
+        cap : int
+            The iteration cap of the run.
+        stochastic : bool, default False
+            Whether the oracle is stochastic.
+
+        Returns
+        -------
+        dict of str to list
+            Hyper-parameter name -> values (empty: the step size only).
+        """
+        return {}
+
+    @classmethod
+    def default_search(cls, problem: LocalFunctions, W: GossipLike,
+                       iterations: int) -> dict[str, list[object]]:
+        """The axes `algorithms.tune` searches when the caller sets none of them (and fills the unset ones
+        when it sets some). Default: none.
+
+        Parameters
+        ----------
+        problem : LocalFunctions
+            The local functions being tuned on.
+        W : instances.GossipLike
+            The gossip value (its lam).
+        iterations : int
+            The iteration cap.
+
+        Returns
+        -------
+        dict of str to list
+        """
+        return {}
 
     def __init__(self, problem: LocalFunctions, W: GossipLike | Channel | None,
                  structural: dict[str, object], *,

@@ -12,13 +12,13 @@ import numpy as np
 from decbounds.algorithms.api import as_oracle, prepared_gossip, run_batch
 from decbounds.algorithms.registry import rule_class
 from decbounds.algorithms.result import Grid, Result
-from decbounds.instances.gossip import GossipLike, as_gossip
+from decbounds.instances.gossip import GossipLike
 from decbounds.instances.protocol import LocalFunctions
 from decbounds.oracles.base import Oracle
 
 if TYPE_CHECKING:
     from decbounds.algorithms.engine import Context, Observer
-    from decbounds.algorithms.step_rule import State
+    from decbounds.algorithms.step_rule import State, StepRule
 
 __all__ = ["default_step_grid", "detag_grid", "local_t_eps_score", "t_eps_score", "tune"]
 
@@ -62,13 +62,7 @@ def detag_grid(problem: LocalFunctions, W: GossipLike, iterations: int) -> dict[
     dict of str to list
         Hyper-parameter axes ``eta`` (None: the formula's), ``start`` and ``R``, for `tune`.
     """
-    from decbounds.algorithms.rules import default_phase_length
-
-    lam = as_gossip(W, int(problem.n)).lam
-    assert lam is not None  # a symmetric W or schedule has one
-    R_cor6 = default_phase_length(problem, lam, iterations)
-    R_values = sorted({1, 2, 3, R_cor6, max(1, math.ceil(R_cor6 / 2)), max(1, math.ceil(R_cor6 / 4))})
-    return {"eta": [None, 0.0, 0.2, 0.4], "start": ["paper", "plain"], "R": R_values}
+    return dict(rule_class("detag").default_search(problem, W, iterations))
 
 
 def t_eps_score(result: Result) -> float:
@@ -104,7 +98,7 @@ def local_t_eps_score(result: Result) -> float:
     return math.inf if value is None else float(value)
 
 
-def tune(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = None,
+def tune(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: GossipLike | None = None,
          grid: float | Sequence[float] | np.ndarray | None = None, *, tol: float | None,
          iterations: int, seeds: Sequence[int] | np.ndarray = (0,), batch: int = 1, admissible: bool = True,
          groups: Sequence[Mapping[str, object]] | None = None, prune: bool = False,
@@ -121,8 +115,8 @@ def tune(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = Non
 
     Parameters
     ----------
-    name : str
-        Registry name of the algorithm (`algorithms.algorithm_names`).
+    name : str or type
+        Registry name of the algorithm (`algorithms.algorithm_names`), or a StepRule subclass.
     problem : Oracle or LocalFunctions
         The oracle or problem, as for `algorithms.run`.
     W : instances.GossipLike, optional
@@ -163,8 +157,8 @@ def tune(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = Non
     observer : algorithms.engine.Observer, optional
         Passed to `algorithms.run_batch`: ``begin`` is called once per batch run.
     **hyper
-        Hyper-parameters of the algorithm; a list is a grid axis. For DeTAG, eta, start and R set neither
-        here nor in a group default to `detag_grid`.
+        Hyper-parameters of the algorithm; a list is a grid axis. Axes of the rule's
+        `StepRule.default_search` set neither here nor in a group default to it (DeTAG: `detag_grid`).
 
     Returns
     -------
@@ -219,12 +213,11 @@ def tune(name: str, problem: Oracle | LocalFunctions, W: GossipLike | None = Non
     if not group_list:
         raise ValueError("groups must hold at least one configuration group")
     W = prepared_gossip(name, W, int(f.n))
-    if cls.name == "detag":
-        given = set(hyper).union(*group_list)
-        if not {"eta", "start", "R"} <= given:
-            for key, values in detag_grid(f, W, iterations).items():
-                if key not in given:
-                    hyper[key] = values
+    given = set(hyper).union(*group_list)
+    if not set(cls.searched) <= given:  # the rule's own search for what the caller left unset
+        for key, values in cls.default_search(f, W, iterations).items():
+            if key not in given:
+                hyper[key] = values
     seed_list = list(np.atleast_1d(np.asarray(seeds)).tolist())
     per_config = len(seed_list)
     runs: list[Result] = []

@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-BENCHMARKS = ("bench_setup", "bench_cli_help", "bench_fmmc", "bench_zero_chain", "bench_engine", "bench_iteration",
-              "bench_pep", "bench_verify", "bench_verify_audit", "bench_timed")
+BENCHMARKS = ("bench_setup", "bench_cli_help", "bench_fmmc", "bench_zero_chain", "bench_engine",
+              "bench_iteration", "bench_pep", "bench_verify", "bench_verify_audit", "bench_timed")
 
 
 def main() -> int:

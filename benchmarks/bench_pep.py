@@ -1,4 +1,4 @@
-"""Computed worst cases (``bounds.worst_case``): solve time and SDP size against K and N (issues 13 and 22).
+"""Computed worst cases (``pep.worst_case``): solve time and SDP size against K and N (issues 13 and 22).
 
     python -m benchmarks.bench_pep            # K sweep per method (spectral class), N sweeps (exact W)
     python -m benchmarks.bench_pep --quick    # K <= 6, N <= 8 only
@@ -25,7 +25,7 @@ import os
 import time
 
 import numpy as np
-from decbounds.bounds.pep import worst_case
+from decbounds.pep.api import worst_case
 
 SPECTRUM = (-0.5, 0.9)
 STEP = 0.5

@@ -28,7 +28,8 @@ BUDGETS = {"quick": 60.0, "full": 300.0}
 _ENGINE_REFERENCE = """
 from decbounds.verify import measure
 point = {"term": "communication", "algorithm": "detag", "n": 192, "chain_length": 2, "step_fractions": [1.0],
-         "cap": 48000, "tol_fraction": 0.9, "seed": 0, "phases": [4, 8]}
+         "cap": 48000, "tol_fraction": 0.9, "seed": 0,
+         "grid": {"R": [8, 4], "gossip": ["two_tap", "chebyshev"], "start": ["plain"], "eta": [None]}}
 measure(point)
 """
 

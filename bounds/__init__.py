@@ -1,7 +1,8 @@
 """bounds: the T_eps side of the paper — symbolic lower bounds, the rate catalog and predicted complexity.
 
 Lu & De Sa, "Optimal Complexity in Decentralized Training" (ICML 2021; JMLR 24(93) 2023).
-Imports nothing from the other decbounds packages.
+Imports nothing from the other decbounds packages. The computed worst cases (PEP) are
+``decbounds.pep`` (``bounds.worst_case`` is a deprecated alias).
 
 >>> from decbounds import bounds
 >>> rate = bounds.get("detag")
@@ -52,7 +53,6 @@ if TYPE_CHECKING:  # the names below are imported on first use (`__getattr__`): 
         detag_phase_length,
         detag_step_size,
     )
-    from decbounds.bounds.pep import WorstCase, worst_case, worst_gossip_matrix
     from decbounds.bounds.prediction import Prediction, predict_at
     from decbounds.bounds.rate import CONVENTIONS, KINDS, STATUSES, Rate
     from decbounds.bounds.symbols import RATE_SYMBOLS
@@ -97,9 +97,6 @@ _EXPORTS: dict[str, str] = {
     "accelerated_gossip_rho": "detag_params",
     "detag_phase_length": "detag_params",
     "detag_step_size": "detag_params",
-    "WorstCase": "pep",
-    "worst_case": "pep",
-    "worst_gossip_matrix": "pep",
     "Prediction": "prediction",
     "predict_at": "prediction",
     "CONVENTIONS": "rate",
@@ -139,7 +136,6 @@ __all__ = [
     "Rate",
     "TimeBound",
     "TimedCluster",
-    "WorstCase",
     "accelerated_gossip_eta",
     "accelerated_gossip_rho",
     "chain_length",
@@ -160,13 +156,22 @@ __all__ = [
     "smallest_range",
     "time_lower_bound",
     "unregister_rate",
-    "worst_case",
-    "worst_gossip_matrix",
 ]
+
+
+#: Names that moved to ``decbounds.pep`` (the computed worst cases compile step rules, so they sit above
+#: ``algorithms``); reading them here still works, with a DeprecationWarning, until 0.4.
+_MOVED_TO_PEP = ("WorstCase", "worst_case", "worst_gossip_matrix")
 
 
 def __getattr__(name: str) -> object:
     """A public name (`_EXPORTS`) or a submodule, imported on first use (PEP 562)."""
+    if name in _MOVED_TO_PEP:
+        import warnings
+
+        warnings.warn(f"decbounds.bounds.{name} moved to decbounds.pep.{name}; the alias goes in 0.4",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module("decbounds.pep"), name)
     module = _EXPORTS.get(name)
     if module is not None:
         value = getattr(importlib.import_module(f"{__name__}.{module}"), name)

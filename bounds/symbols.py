@@ -11,7 +11,9 @@ Assumptions are declared where they are true, so that sympy simplifies ``sqrt(x*
   enforced by ``Rate.evaluate``. The spectral gap is 1 - lam.
 - ``omega`` (an unbiased compressor's E||C(x)||^2 <= (1 + omega) ||x||^2): non-negative real, 0 = no
   compression; ``delta`` (a contractive compressor's E||C(x) - x||^2 <= (1 - delta) ||x||^2): real in (0, 1],
-  1 = no compression (delta <= 1 is enforced by ``Rate.evaluate``; docs/theory.md §18).
+  1 = no compression (delta <= 1 is enforced by ``Rate.evaluate``; docs/theory.md §18);
+- ``G`` (a bound on the stochastic gradients' second moment, E||grad F_i(x, xi)||^2 <= G^2: CHOCO-SGD's
+  theorem assumes it): positive real.
 
 ``T`` (iterations) is used only to write rates "after T iterations" before inverting them; it is not an
 argument of any catalog entry.
@@ -30,6 +32,7 @@ __all__ = [
     "B",
     "D",
     "Delta",
+    "G",
     "L",
     "T",
     "delta",
@@ -54,12 +57,13 @@ lam = sp.Symbol("lam", nonnegative=True)
 D = sp.Symbol("D", positive=True, integer=True)
 omega = sp.Symbol("omega", nonnegative=True)
 delta = sp.Symbol("delta", positive=True)
+G = sp.Symbol("G", positive=True)
 
 T = sp.Symbol("T", positive=True)
 
 #: Every symbol a catalog rate may use, by name (the keywords ``Rate.evaluate`` accepts).
 RATE_SYMBOLS: dict[str, sp.Symbol] = {
-    s.name: s for s in (Delta, L, sigma, varsigma, varsigma0, n, B, epsilon, lam, D, omega, delta)
+    s.name: s for s in (Delta, L, sigma, varsigma, varsigma0, n, B, epsilon, lam, D, omega, delta, G)
 }
 
 #: Symbols whose value may be zero (the others must be strictly positive).

@@ -21,7 +21,7 @@ __all__ = [
 
 #: The rate symbols' names, in `bounds.symbols.RATE_SYMBOLS`' order (the keywords ``Rate.evaluate`` takes).
 SYMBOL_NAMES: tuple[str, ...] = ("Delta", "L", "sigma", "varsigma", "varsigma0", "n", "B", "epsilon", "lam",
-                                 "D", "omega", "delta")
+                                 "D", "omega", "delta", "G")
 
 #: Symbols whose value must be an integer.
 INTEGER: frozenset[str] = frozenset({"n", "B", "D"})
@@ -40,6 +40,7 @@ DESCRIPTIONS: dict[str, str] = {
     "D": "graph diameter (integer >= 1)",
     "omega": "unbiased compressor: E||C(x)||^2 <= (1 + omega) ||x||^2 (>= 0; 0 = no compression)",
     "delta": "contractive compressor: E||C(x) - x||^2 <= (1 - delta) ||x||^2, in (0, 1] (1 = no compression)",
+    "G": "bounded second moment of the stochastic gradients, E||grad F_i(x, xi)||^2 <= G^2 (> 0)",
 }
 
 #: A rate's kind, the two criteria conventions (E||grad f|| <= eps and E||grad f||^2 <= eps), its status.

@@ -3,11 +3,12 @@
 
 The subpackages mirror the lower bound's triple (f, O, G) and the class A of algorithms:
 
-- `decbounds.bounds`: the symbolic lower bounds, the rate catalog, predicted complexity, worst cases;
+- `decbounds.bounds`: the symbolic lower bounds, the rate catalog, predicted complexity;
 - `decbounds.instances`: local functions f (zero chain, heterogeneous problems) and graphs G with gossip
   matrices;
 - `decbounds.oracles`: stochastic first-order oracles O;
 - `decbounds.algorithms`: the step rules on one engine (the class A), ``run``, ``run_batch``, ``tune``;
+- `decbounds.pep`: computed worst cases (PEP) of those step rules;
 - `decbounds.paper_figures`: sweeps, exponent fits and the figures;
 - `decbounds.verify`: ``decbounds verify``, a user's step rule audited for the class and held against the
   lower bounds on the paper's instances.
@@ -34,14 +35,15 @@ import pathlib
 from types import ModuleType
 
 __all__ = ["SUBPACKAGES", "__version__", "algorithms", "bounds", "instances", "oracles", "paper_figures",
-           "verify", "version"]
+           "pep", "verify", "version"]
 
 #: The one source of the version: pyproject.toml reads it (``[tool.setuptools.dynamic]``), ``decbounds
 #: --version`` prints it and every sweep record stores it.
 __version__ = "0.2.0"
 
 #: The subpackages, each a folder at the top of the repository (pyproject.toml maps them into this namespace).
-SUBPACKAGES: tuple[str, ...] = ("bounds", "instances", "oracles", "algorithms", "paper_figures", "verify")
+SUBPACKAGES: tuple[str, ...] = ("bounds", "instances", "oracles", "algorithms", "pep", "paper_figures",
+                               "verify")
 
 
 def _lead_to_the_source_folders() -> None:

@@ -142,9 +142,9 @@ def register_subcommand(name: str, add_parser: Callable[[SubParsers], None] | st
 
 register_subcommand("predict", "decbounds.bounds.cli",
                     help="predicted iteration complexity T_eps of a catalog entry")
-register_subcommand("time", "decbounds.bounds.time_cli",
+register_subcommand("time", "decbounds.algorithms.time_cli",
                     help="time lower bound (Tyurin & Richtárik 2024) and predicted seconds on a cluster")
-register_subcommand("worst-case", "decbounds.bounds.pep_cli",
+register_subcommand("worst-case", "decbounds.pep.cli",
                     help="computed worst case of K iterations (decentralized performance estimation, an SDP)")
 register_subcommand("gossip", "decbounds.instances.cli",
                     help="lam and spectral gap of a topology under every weight rule")

@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`):
         split_groups,
     )
     from decbounds.instances.heterogeneity import varsigma0_at_start
+    from decbounds.instances.neighbours import effective_neighbours
     from decbounds.instances.optimize import OptimizedGossip, optimize_gossip
     from decbounds.instances.problems import (
         HeterogeneousNonconvex,
@@ -89,6 +90,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`):
         schedule_from_sequence,
     )
     from decbounds.instances.zero_chain import DELTA0, G_INF, L1, ZeroChainFunctions, progress, zero_chain
+    from decbounds.instances.zoo import ZOO_MEMBERS, topology_zoo, zoo_rows
 
 #: Each public name -> the module that defines it, imported when the name is first read.
 _EXPORTS: dict[str, str] = {
@@ -116,6 +118,7 @@ _EXPORTS: dict[str, str] = {
     "spectral_gap": "gossip",
     "TOPOLOGIES": "graphs",
     "topology": "graphs",
+    "effective_neighbours": "neighbours",
     "OptimizedGossip": "optimize",
     "optimize_gossip": "optimize",
     "GossipSchedule": "schedules",
@@ -128,6 +131,9 @@ _EXPORTS: dict[str, str] = {
     "rotating_ring": "schedules",
     "schedule_from_callable": "schedules",
     "schedule_from_sequence": "schedules",
+    "ZOO_MEMBERS": "zoo",
+    "topology_zoo": "zoo",
+    "zoo_rows": "zoo",
     "CLUSTERS": "cluster",
     "COMPUTE_DISTRIBUTIONS": "cluster",
     "Cluster": "cluster",
@@ -173,6 +179,7 @@ __all__ = [
     "L1",
     "TOPOLOGIES",
     "WEIGHT_RULES",
+    "ZOO_MEMBERS",
     "Cluster",
     "CommunicationInstance",
     "DigitsProblem",
@@ -199,6 +206,7 @@ __all__ = [
     "constant_schedule",
     "default_radius",
     "digits_problem",
+    "effective_neighbours",
     "exact_averaging_factors",
     "gossip_matrix",
     "gossip_schedule",
@@ -229,8 +237,10 @@ __all__ = [
     "spectral_gap",
     "split_groups",
     "topology",
+    "topology_zoo",
     "varsigma0_at_start",
     "zero_chain",
+    "zoo_rows",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

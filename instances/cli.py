@@ -3,6 +3,10 @@ the spectrum of one W read from a file.
 
     decbounds gossip ring --n 64 --weights fmmc
     decbounds gossip --W W.npy
+    decbounds gossip --zoo 32 --gamma 0.9 0.99
+
+Beside lam and the gap it prints the effective number of neighbours n_eff(gamma) of each W
+(``instances.effective_neighbours``) at every ``--gamma`` (default ``instances.zoo.DEFAULT_GAMMAS``).
 """
 
 from __future__ import annotations
@@ -199,6 +203,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
              "max_attempts": int}
     for name, (flag, text) in TOPOLOGY_FLAGS.items():
         parser.add_argument(flag, dest=name, type=types[name], help=text)
+    parser.add_argument("--gamma", type=float, nargs="+", metavar="GAMMA",
+                        help="decays in [0, 1) of the effective number of neighbours n_eff printed beside "
+                             "lam (default 0.5 0.9 0.99)")
+    parser.add_argument("--zoo", type=int, metavar="N",
+                        help="instead of TOPOLOGY: the topology zoo at N workers (ring, torus, hypercube, "
+                             "exponential, one-peer exponential, complete, star, random regular, Erdos-Renyi"
+                             ") with 1 - lam, D and n_eff, as CSV")
     parser.add_argument("--solver", choices=SOLVERS, default="auto", help="FDLA/FMMC solver")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the FDLA/FMMC cache")
     parser.add_argument("--cache-dir", help="FDLA/FMMC cache folder (default $DECBOUNDS_CACHE_DIR, else "
@@ -276,7 +287,35 @@ def _topology_params(args: argparse.Namespace) -> dict[str, object]:
     return given
 
 
+def _gammas(args: argparse.Namespace) -> tuple[float, ...]:
+    from decbounds.instances.zoo import DEFAULT_GAMMAS
+
+    return DEFAULT_GAMMAS if not getattr(args, "gamma", None) else tuple(args.gamma)
+
+
+def _n_eff_text(W: GossipLike, gammas: tuple[float, ...]) -> str:
+    """n_eff at each gamma, as ``decbounds gossip`` prints it beside lam."""
+    from decbounds.instances.neighbours import effective_neighbours
+
+    return " ".join(f"{float(effective_neighbours(W, gamma)):>10.4g}" for gamma in gammas)
+
+
+def _run_zoo(args: argparse.Namespace) -> int:
+    """``decbounds gossip --zoo N``: every zoo member's 1 - lam, D and n_eff, as CSV on stdout."""
+    from decbounds.instances.zoo import zoo_rows, zoo_table
+
+    given = [flag for flag, value in (("TOPOLOGY", args.topology), ("--n", args.n), ("--W", args.W))
+             if value is not None]
+    if given:
+        raise ValueError(f"--zoo N builds its own graphs: give it without {' and '.join(given)}")
+    seed = 0 if args.seed is None else args.seed
+    print(zoo_table(zoo_rows(args.zoo, _gammas(args), seed=seed)), end="")
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
+    if getattr(args, "zoo", None) is not None:
+        return _run_zoo(args)
     if args.W is not None:
         return _run_matrix(args)
     if args.topology is None or args.n is None:
@@ -287,6 +326,7 @@ def _run(args: argparse.Namespace) -> int:
 
     G = topology(args.topology, args.n, **_topology_params(args))
     rules = [args.weights] + [w for w in WEIGHT_RULES if w != args.weights and _applicable(G, w)]
+    gammas = _gammas(args)
     announce = _announce_cost(G, rules, args)
     rows = []
     for index, weights in enumerate(rules, 1):
@@ -297,9 +337,11 @@ def _run(args: argparse.Namespace) -> int:
             result = optimize_gossip(G, weights, solver=args.solver, cache=not args.no_cache,
                                      cache_dir=args.cache_dir)
             lam, solver = result.lam, result.solver + (" (cached)" if result.from_cache else "")
+            matrix: GossipLike = result.W
         else:
             try:
-                summary = spectrum_summary(gossip_matrix(G, weights))
+                matrix = gossip_matrix(G, weights)
+                summary = spectrum_summary(matrix)
                 assert summary.lam is not None
                 lam, solver = summary.lam, "closed rule"
             except ValueError:
@@ -308,9 +350,11 @@ def _run(args: argparse.Namespace) -> int:
                 continue  # a registered rule that does not apply to this graph: leave it out of the table
         seconds = time.perf_counter() - start
         mark = "*" if weights == args.weights else " "
-        rows.append(f"{weights + mark:<12} {lam:>14.10f} {1.0 - lam:>12.4e} {seconds:>9.3f}  {solver}")
+        rows.append(f"{weights + mark:<12} {lam:>14.10f} {1.0 - lam:>12.4e} {_n_eff_text(matrix, gammas)} "
+                    f"{seconds:>9.3f}  {solver}")
     print(f"{args.topology} n={G.number_of_nodes()} edges={G.number_of_edges()}")
-    print(f"{'weights':<12} {'lam':>14} {'gap':>12} {'seconds':>9}  solver")
+    n_eff_header = " ".join(f"{f'n_eff({gamma:g})':>10}" for gamma in gammas)
+    print(f"{'weights':<12} {'lam':>14} {'gap':>12} {n_eff_header} {'seconds':>9}  solver")
     print("\n".join(rows))
     return 0
 
@@ -356,6 +400,9 @@ def _run_matrix(args: argparse.Namespace) -> int:
     W = read_matrix_file(path, "--W")
     summary = spectrum_summary(W)
     assert summary.lam is not None and summary.lambda_2 is not None and summary.lambda_n is not None
+    gammas = _gammas(args)
+    n_eff = ", ".join(f"n_eff({gamma:g})={value.strip()}" for gamma, value in
+                      zip(gammas, _n_eff_text(W, gammas).split(), strict=True))
     print(f"W from {path}: n={summary.n}, lam={summary.lam:.10f}, gap={1.0 - summary.lam:.4e}, "
-          f"lambda_2={summary.lambda_2:.10f}, lambda_n={summary.lambda_n:.10f} ({summary.method})")
+          f"lambda_2={summary.lambda_2:.10f}, lambda_n={summary.lambda_n:.10f} ({summary.method}); {n_eff}")
     return 0

@@ -73,7 +73,7 @@ WEIGHT_RULES: Registry[Callable[..., sp.csr_array]] = Registry("weight rule", fi
                                                             group="decbounds.weight_rules")
 
 #: What every public boundary that takes the paper's W accepts (``algorithms.run``, ``run_batch``, ``tune``,
-#: ``bounds.worst_case(W=...)``, the figures' helpers): a `Gossip` value -- a `GossipMatrix` or a
+#: ``pep.worst_case(W=...)``, the figures' helpers): a `Gossip` value -- a `GossipMatrix` or a
 #: ``GossipSchedule`` -- used as it is, or a matrix or graph that `as_gossip`, the one conversion, turns into
 #: a `GossipMatrix` once.
 GossipLike: TypeAlias = Gossip | np.ndarray | sp.spmatrix | sp.sparray | nx.Graph

@@ -1,7 +1,7 @@
 """`Gossip`, the one gossip value, and `GossipMatrix`, its static member: W validated and decomposed once.
 
 A `Gossip` is the paper's W as a value that every package takes: the engine (``algorithms.run``,
-``run_batch``, ``tune``), the PEP (``bounds.worst_case(W=...)``), the gossip CLI and the figures. It has two
+``run_batch``, ``tune``), the PEP (``pep.worst_case(W=...)``), the gossip CLI and the figures. It has two
 members: `GossipMatrix` (one W in every round, with its spectrum) and ``instances.GossipSchedule`` (W_0, W_1,
 ... of a time-varying network). Every consumer reads the same few things of it: ``n``, ``kind``,
 ``time_varying``, ``period``, ``lam`` and ``round_matrix(t)``, the W of round t.

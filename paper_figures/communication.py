@@ -53,6 +53,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from decbounds.algorithms.rules import rounds_grid
 from decbounds.paper_figures import exponents
 from decbounds.paper_figures.fit import (
     ExponentRow,
@@ -367,9 +368,7 @@ def detag_phases_at(lam: float) -> list[int]:
     >>> detag_phases_at(0.5), detag_phases_at(1 - 1e-6)
     ([1, 2], [32, 64])
     """
-    mixing = 1.0 / math.sqrt(1.0 - lam)
-    low, high = max(1.0, mixing / 48.0), max(2.0, mixing / 12.0)
-    return [2**k for k in range(0, 31) if low <= 2**k <= high]
+    return rounds_grid(lam)
 
 
 def measure_point(point: Point) -> RunOutput:

@@ -8,7 +8,11 @@ depends on consensus), exact gradients, the ring on n workers with Metropolis we
 - CHOCO-SGD and BEER with top-k, k = d, d/2, ..., (contractive, delta = k/d);
 - BEER with random-k (unbiased, omega = d/k - 1, used as C/(1 + omega): delta = k/d again, so the same
   x-axis 1/delta = 1 + omega = d/k);
-- uncompressed D-PSGD, DSGT and DeTAG, drawn as horizontal lines (64 d bits per vector).
+- uncompressed D-PSGD, DSGT and DeTAG, drawn as horizontal lines (64 d bits per vector). D-PSGD runs in
+  adapt-then-combine form (`BASELINE_HYPER`), the form CHOCO-SGD reduces to without compression (C = identity,
+  gamma = 1), so 1/delta = 1 compares like with like (the combine-then-adapt form took 82 iterations where
+  the adapt-then-combine one took 45 on the quick instance). Baselines with the same value are drawn as
+  interleaved dashes, each visible.
 
 Each point is tuned (``algorithms.tune``, admissible steps, exact winner by branch and bound) over the step
 sizes `steps` and, for the compressed rules, the consensus steps gamma = c delta (capped at 1) for c in
@@ -66,6 +70,7 @@ from decbounds import algorithms, instances
 
 __all__ = [
     "BASELINES",
+    "BASELINE_HYPER",
     "GAMMA_FACTORS",
     "MODES",
     "PREDICTED_BY",
@@ -87,6 +92,8 @@ SERIES: dict[str, tuple[str, str]] = {
 }
 #: The uncompressed baselines (drawn as horizontal lines).
 BASELINES: tuple[str, ...] = ("dpsgd", "dsgt", "detag")
+#: A baseline's structural hyper-parameters: D-PSGD in the adapt-then-combine form CHOCO-SGD reduces to.
+BASELINE_HYPER: dict[str, dict[str, str]] = {"dpsgd": {"form": "atc"}}
 #: Catalog entry each series' slope in 1/delta is compared with.
 PREDICTED_BY: dict[str, str] = {label: algorithm for label, (algorithm, _) in SERIES.items()}
 #: Catalog entries evaluated for every compressed record.
@@ -158,7 +165,7 @@ def measure_point(point: Point) -> RunOutput:
     """
     n, d, algorithm = int(field_int(point, "n")), int(field_int(point, "d")), field_str(point, "algorithm")
     f, W = _problem(n, d), _ring(n)
-    hyper: dict[str, Any] = {}
+    hyper: dict[str, Any] = dict(optional_dict(point, "hyper") or {})
     delta = 1.0
     omega: float | None = 0.0  # None: a biased compressor (no omega)
     spec = optional_str(point, "compressor")
@@ -202,7 +209,8 @@ def points(mode: CompressionMode) -> list[Point]:
     found: list[Point] = [{**base, "series": label, "algorithm": algorithm, "compressor": f"{name}:{k}",
                            "k": k, "predict": list(PREDICT)}
                           for label, (algorithm, name) in SERIES.items() for k in mode.kept]
-    found += [{**base, "series": name, "algorithm": name, "compressor": None, "k": mode.d, "predict": []}
+    found += [{**base, "series": name, "algorithm": name, "compressor": None, "k": mode.d, "predict": [],
+               **({"hyper": dict(BASELINE_HYPER[name])} if name in BASELINE_HYPER else {})}
               for name in BASELINES]
     return found
 
@@ -337,14 +345,22 @@ def plot(records: Sequence[Record], rows: Sequence[fit.ExponentRow], mode: Compr
                 x, y = zip(*done, strict=True)
                 axis.loglog(x, y, color=look["color"], marker=look["marker"], linestyle=line,
                             label=label + (_slope_text(rows, sweep, label) if sweep == SLOPE_PANEL else ""))
+        finished = {}
         for name in BASELINES:
             base = next((r for r in records if r["point"]["series"] == name and fit.is_finished(r)), None)
             if base is None:
                 notes.append(f"{name} did not reach eps")
-                continue
-            look = style(name)
-            axis.axhline(base["result"][key], color=look["color"], linestyle="--", linewidth=1.0,
-                         label=f"{look['label']} (uncompressed)")
+            else:
+                finished[name] = base["result"][key]
+        for name, value in finished.items():
+            # baselines at the same value share the line in interleaved dashes, so each one shows
+            same = [other for other, v in finished.items() if v == value]
+            look, form = style(name), BASELINE_HYPER.get(name, {}).get("form")
+            equal = ", ".join(style(other)["label"] for other in same if other != name)
+            axis.axhline(value, color=look["color"], linewidth=1.0,
+                         linestyle=(4.0 * same.index(name), (4.0, 4.0 * max(len(same), 2) - 4.0)),
+                         label=f"{look['label']}{f' ({form.upper()})' if form else ''} (uncompressed"
+                               f"{f', = {equal}' if equal else ''})")
         axis.set_xlabel("$1/\\delta$ = $1+\\omega$ = d/k")
         axis.set_ylabel(ylabel)
         axis.grid(True, which="both", alpha=0.3)

@@ -43,7 +43,7 @@ __all__ = ["MIN_GAP", "PARAMETERS", "main", "make", "predicted_curves"]
 
 PARAMETERS: dict[str, float] = {
     "Delta": 100.0, "L": 1.0, "sigma": 0.1, "varsigma": 1.0, "varsigma0": 1.0,
-    "n": 16, "B": 1, "D": 15, "epsilon": 0.01, "omega": 0.0, "delta": 1.0,
+    "n": 16, "B": 1, "D": 15, "epsilon": 0.01, "omega": 0.0, "delta": 1.0, "G": 1.0,
 }
 #: Smallest spectral gap on the x axis (largest is 1, lam = 0).
 MIN_GAP = 1e-4

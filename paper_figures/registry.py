@@ -214,7 +214,9 @@ _builtin("time_varying", 3, images=("time_varying",), measured=True,
          description="T_eps on static and time-varying graphs")
 _builtin("compression", 5, images=("compression",), measured=True,
          description="T_eps and bits-to-eps against the compression factor 1/delta")
+_builtin("topology", 9, images=("topology",),
+         description="loss across the topology zoo against 1 - lam and against n_eff(gamma)")
 _builtin("worst_case", 6, images=("worst_case", "worst_case_linear"),
-         description="computed worst cases (bounds.worst_case) beside the catalog's rates")
+         description="computed worst cases (pep.worst_case) beside the catalog's rates")
 register_figure("time", "decbounds.paper_figures.timing:make", images=("time",), priority=9,
                 description="seconds to eps on uneven clusters beside Tyurin & Richtárik's time lower bound")

@@ -283,13 +283,11 @@ def _tune_local(tuned: Result, name: str, problem: Problem, W: Gossip, grid: Ste
 
 def _reusable(name: str, options: Mapping[str, Any]) -> bool:
     """Whether `_reusing_local_search` can stand for `_tune_local` with these options: no callback, record
-    spacing or own score, and for DeTAG its searched hyper-parameters given (no `algorithms.detag_grid`)."""
+    spacing or own score, and the rule's `searched` hyper-parameters given (no `StepRule.default_search`)."""
     if {"callback", "record_every", "score", "stop", "incumbent"} & set(options):
         return False
-    if algorithms.entry(name).name != "detag":
-        return True
     given = set(options).union(*(options.get("groups") or [{}]))
-    return {"eta", "start", "R"} <= given
+    return set(algorithms.rule_class(name).searched) <= given
 
 
 def _is_axis(key: str, value: Any) -> bool:

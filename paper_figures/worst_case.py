@@ -1,4 +1,4 @@
-"""Computed worst cases (performance estimation, ``bounds.worst_case``) beside the catalog's rates.
+"""Computed worst cases (performance estimation, ``pep.worst_case``) beside the catalog's rates.
 
 Every point is an SDP: the exact worst case of min_k ||grad f(x-bar^k)||^2 after K iterations over N = 2
 agents with L-smooth non-convex f_i, f(x0) - f(x-bar^K) <= Delta, dissimilarity varsigma^2 at the averages,
@@ -44,7 +44,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from decbounds.bounds.pep_methods import METHODS
 from decbounds.paper_figures.plotting import (
     BOUND_STYLE,
     DEFAULT_OUT_DIR,
@@ -58,8 +57,9 @@ from decbounds.paper_figures.plotting import (
 )
 from decbounds.paper_figures.records import field_float, field_int, field_str
 from decbounds.paper_figures.sweep import SerialExecutor, parallel_map
+from decbounds.pep.methods import METHODS
 
-from decbounds import bounds
+from decbounds import bounds, pep
 
 #: A row of the figures' tables: column -> cell (the method and status are str, K and rounds int, the
 #: values float; a failed solve has nan values).
@@ -128,7 +128,7 @@ def rounds(method: str, K: int) -> int:
     Parameters
     ----------
     method : str
-        A method of `FIGURE_METHODS` (``bounds.pep_methods.METHODS``).
+        A method of `FIGURE_METHODS` (``pep.methods.METHODS``).
     K : int
         Its iterations in the PEP.
 
@@ -176,7 +176,7 @@ def solve_point(method: str, K: int, lam: float) -> Row:
     method : str
         A method of `FIGURE_METHODS`.
     K : int
-        Its iterations (``bounds.worst_case``'s ``K``).
+        Its iterations (``pep.worst_case``'s ``K``).
     lam : float
         The spectrum [-lam, lam] of W on the consensus' complement.
 
@@ -192,7 +192,7 @@ def solve_point(method: str, K: int, lam: float) -> Row:
     start = time.perf_counter()
     try:
         phase: dict[str, Any] = {"R": R} if method == "detag" else {}  # DeTAG's R, checked by worst_case
-        result = bounds.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam), **phase)
+        result = pep.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam), **phase)
         row.update(value=result.value, status=result.status, gap=result.gap,
                    violation=max(result.violations.values()), gram=result.sdp_size["gram"])
     except RuntimeError as err:
@@ -378,7 +378,7 @@ def _linear_point(method: str, K: int, lam: float) -> Row:
     row: Row = {"method": method, "K": K, "lam": lam}
     start = time.perf_counter()
     try:
-        r = bounds.worst_case(method, K, 1.0, LINEAR_STEP, spectrum=(-lam, lam),
+        r = pep.worst_case(method, K, 1.0, LINEAR_STEP, spectrum=(-lam, lam),
                               function_class="strongly_convex", mu=MU, criterion="distance",
                               initial="distance", heterogeneity="optimum", varsigma=1.0)
         row.update(value=r.value, status=r.status, gap=r.gap, violation=max(r.violations.values()))

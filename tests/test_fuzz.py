@@ -981,7 +981,7 @@ def test_fuzz_algorithms_run(
 def test_fuzz_pep_sizes_are_capped_before_the_solve(K: Any, N: Any, step_size: Any, L: Any) -> None:
     # Property (issue 23: K = 10**6 ran until killed): a K, an N * K or a step_size * L beyond the PEP's
     # measured limits is a named error before anything is built; none of these K values is valid
-    from decbounds.bounds.pep import worst_case
+    from decbounds.pep.api import worst_case
 
     result = attempt(lambda: worst_case("dsgt", K, L, step_size, spectrum=(0.0, 0.5), N=N),
                      ["K", "N", "step_size", "L"])

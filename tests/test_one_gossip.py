@@ -1,5 +1,5 @@
 """One gossip value crosses the package boundaries (issue 34): the engine (``algorithms.run``), the PEP
-(``bounds.worst_case(W=...)``) and the gossip CLI's summary take the same `instances.Gossip` object -- a
+(``pep.worst_case(W=...)``) and the gossip CLI's summary take the same `instances.Gossip` object -- a
 static `GossipMatrix` or a `GossipSchedule` -- and read its spectrum instead of decomposing W again; a
 matrix or graph is turned into one in one place, ``instances.as_gossip``."""
 
@@ -10,11 +10,11 @@ import warnings
 import networkx as nx
 import numpy as np
 import pytest
-from decbounds.bounds import pep
 from decbounds.instances import cli as gossip_cli
 from decbounds.instances import gossip as gossip_module
+from decbounds.pep import api as pep
 
-from decbounds import algorithms, bounds, instances
+from decbounds import algorithms, instances
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def test_one_gossip_matrix_crosses_run_worst_case_and_the_cli_without_a_new_deco
     f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     result = algorithms.run("d2", f, W, step_size=0.2, iterations=50)  # D2 also reads lambda_min
     tuned = algorithms.tune("dsgt", f, W, [0.2, 0.1], tol=1e-3, iterations=200)
-    worst = bounds.worst_case("dgd_cta", K=2, step_size=0.5, W=W)
+    worst = pep.worst_case("dgd_cta", K=2, step_size=0.5, W=W)
     summary = gossip_cli.spectrum_summary(W)
     assert decompositions == []  # the engine, the tuner, the PEP and the CLI read the value's spectrum
     assert result.bound.parameters["lam"] == tuned.bound.parameters["lam"] == summary.lam == W.lam
@@ -59,10 +59,10 @@ def test_a_raw_matrix_and_its_gossip_value_give_the_same_bits() -> None:
     f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=1)
     raw, value = (algorithms.run("dsgt", f, w, step_size=0.2, iterations=300, tol=1e-4) for w in (M, W))
     assert raw.t_eps == value.t_eps and np.array_equal(raw.grad_norms, value.grad_norms)
-    by_raw, by_value = (bounds.worst_case("dsgt", K=2, step_size=0.5, W=w) for w in (M, W))
+    by_raw, by_value = (pep.worst_case("dsgt", K=2, step_size=0.5, W=w) for w in (M, W))
     assert by_raw.value == by_value.value and by_raw.spectrum == by_value.spectrum
     # a graph is the same W (Metropolis) wherever it is given
-    by_graph = bounds.worst_case("dsgt", K=2, step_size=0.5, W=nx.path_graph(4))
+    by_graph = pep.worst_case("dsgt", K=2, step_size=0.5, W=nx.path_graph(4))
     assert by_graph.value == by_value.value
 
 
@@ -74,7 +74,7 @@ def test_a_gossip_schedule_crosses_run_and_worst_case() -> None:
     f = instances.heterogeneous_quadratic(2, 3, 1.0, seed=0)
     result = algorithms.run("dpsgd", f, schedule, step_size=0.1, iterations=20)
     assert result.bound.parameters["lam"] == schedule.lam
-    worst = bounds.worst_case("dgd_cta", 3, step_size=0.5, W=schedule)
+    worst = pep.worst_case("dgd_cta", 3, step_size=0.5, W=schedule)
     assert worst.time_varying and worst.W.shape == (3, 2, 2)
     for t in range(3):
         assert np.array_equal(worst.W[t], schedule.round_matrix(t).toarray())

@@ -7,8 +7,8 @@ import sys
 import types
 
 import pytest
-from decbounds.bounds import pep_methods
 from decbounds.paper_figures.registry import FIGURE_REGISTRY
+from decbounds.pep import methods as pep_methods
 
 from decbounds import algorithms, bounds, cli, instances, oracles
 from decbounds.registry import Registry, register_each, require_instance

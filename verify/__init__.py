@@ -61,31 +61,15 @@ from typing import TYPE_CHECKING
 from decbounds.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`): ``--help`` needs no numpy
-    from decbounds.verify.class_audit import (
-        audit,
-    )
-    from decbounds.verify.cli import (
-        add_parser,
-        main,
-    )
-    from decbounds.verify.digits import (
-        digits_curve_mode,
-        digits_points,
-        digits_verdict,
-        final_losses,
-    )
-    from decbounds.verify.flow import (
-        flow_audit,
-    )
-    from decbounds.verify.report import (
-        VerifyReport,
-        report_markdown,
-    )
-    from decbounds.verify.runner import (
-        verify,
-    )
+    from decbounds.verify.class_audit import audit
+    from decbounds.verify.cli import add_parser, main
+    from decbounds.verify.digits import digits_curve_mode, digits_points, digits_verdict, final_losses
+    from decbounds.verify.flow import flow_audit
+    from decbounds.verify.report import VerifyReport, report_markdown
+    from decbounds.verify.runner import verify
     from decbounds.verify.settings import (
         BASELINES,
+        CAP_GROWTH,
         CENTRALIZED_RATIO,
         COMMUNICATION_TERMS,
         DIGITS_REFERENCES,
@@ -96,7 +80,9 @@ if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`):
         FIT_TAIL,
         MATCH_WIDTH,
         MODES,
+        OPTIMAL_REFERENCES,
         TERMS,
+        VERDICT_BEATS_CENTRALIZED,
         VERDICT_BELOW,
         VERDICT_CENTRALIZED,
         VERDICT_DIVERGED,
@@ -105,6 +91,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`):
         VERDICT_FLAT,
         VERDICT_MATCH,
         VERDICT_OUTSIDE,
+        VERDICT_SLOWER,
         VERDICT_UNRESOLVED,
         VERDICT_WITHIN,
         VERDICT_WORSE,
@@ -114,18 +101,13 @@ if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`):
         check_hyper,
         resolve_settings,
     )
-    from decbounds.verify.spec import (
-        fingerprint,
-        load_rule,
-    )
-    from decbounds.verify.terms import (
-        measure,
-        sweep_points,
-        term_instance,
-    )
+    from decbounds.verify.spec import fingerprint, load_rule
+    from decbounds.verify.terms import grid_options, measure, raise_caps, sweep_points, term_instance
     from decbounds.verify.verdicts import (
+        beats_centralized,
         below_bound,
         bracket,
+        censored_floor,
         centralized_ratio,
         exact_averaging_lag,
         explicit_bound,
@@ -149,6 +131,7 @@ _EXPORTS: dict[str, str] = {
     "report_markdown": "report",
     "verify": "runner",
     "BASELINES": "settings",
+    "CAP_GROWTH": "settings",
     "CENTRALIZED_RATIO": "settings",
     "COMMUNICATION_TERMS": "settings",
     "DIGITS_REFERENCES": "settings",
@@ -159,7 +142,9 @@ _EXPORTS: dict[str, str] = {
     "FIT_TAIL": "settings",
     "MATCH_WIDTH": "settings",
     "MODES": "settings",
+    "OPTIMAL_REFERENCES": "settings",
     "TERMS": "settings",
+    "VERDICT_BEATS_CENTRALIZED": "settings",
     "VERDICT_BELOW": "settings",
     "VERDICT_CENTRALIZED": "settings",
     "VERDICT_DIVERGED": "settings",
@@ -168,6 +153,7 @@ _EXPORTS: dict[str, str] = {
     "VERDICT_FLAT": "settings",
     "VERDICT_MATCH": "settings",
     "VERDICT_OUTSIDE": "settings",
+    "VERDICT_SLOWER": "settings",
     "VERDICT_UNRESOLVED": "settings",
     "VERDICT_WITHIN": "settings",
     "VERDICT_WORSE": "settings",
@@ -178,11 +164,15 @@ _EXPORTS: dict[str, str] = {
     "resolve_settings": "settings",
     "fingerprint": "spec",
     "load_rule": "spec",
+    "grid_options": "terms",
     "measure": "terms",
+    "raise_caps": "terms",
     "sweep_points": "terms",
     "term_instance": "terms",
+    "beats_centralized": "verdicts",
     "below_bound": "verdicts",
     "bracket": "verdicts",
+    "censored_floor": "verdicts",
     "centralized_ratio": "verdicts",
     "exact_averaging_lag": "verdicts",
     "explicit_bound": "verdicts",
@@ -194,6 +184,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "BASELINES",
+    "CAP_GROWTH",
     "CENTRALIZED_RATIO",
     "COMMUNICATION_TERMS",
     "DIGITS_REFERENCES",
@@ -204,7 +195,9 @@ __all__ = [
     "FIT_TAIL",
     "MATCH_WIDTH",
     "MODES",
+    "OPTIMAL_REFERENCES",
     "TERMS",
+    "VERDICT_BEATS_CENTRALIZED",
     "VERDICT_BELOW",
     "VERDICT_CENTRALIZED",
     "VERDICT_DIVERGED",
@@ -213,6 +206,7 @@ __all__ = [
     "VERDICT_FLAT",
     "VERDICT_MATCH",
     "VERDICT_OUTSIDE",
+    "VERDICT_SLOWER",
     "VERDICT_UNRESOLVED",
     "VERDICT_WITHIN",
     "VERDICT_WORSE",
@@ -222,8 +216,10 @@ __all__ = [
     "VerifyTypeError",
     "add_parser",
     "audit",
+    "beats_centralized",
     "below_bound",
     "bracket",
+    "censored_floor",
     "centralized_ratio",
     "check_hyper",
     "digits_curve_mode",
@@ -235,9 +231,11 @@ __all__ = [
     "fingerprint",
     "fit_tail",
     "flow_audit",
+    "grid_options",
     "load_rule",
     "main",
     "measure",
+    "raise_caps",
     "report_markdown",
     "resolve_advice",
     "resolve_settings",

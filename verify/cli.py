@@ -25,6 +25,29 @@ def _hyper_arguments(items: Sequence[str]) -> dict[str, Any]:
     return grids
 
 
+def _size_arguments(items: Sequence[str]) -> dict[str, Any]:
+    """``--sizes FIELD=V1,V2`` (or ``FIELD=<JSON>``) as verify's ``sizes`` mapping; a single value stays a
+    scalar (``comm_cap=96000``), several are a list."""
+    from decbounds.verify.settings import MODES, VerifyInputError
+
+    sizes: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise VerifyInputError(f"--sizes expects FIELD=V1,V2,...; got {item!r}")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            try:
+                value = [json.loads(v) for v in text.split(",")]
+            except ValueError:
+                raise VerifyInputError(f"--sizes {key}: values must be numbers; got {text!r}") from None
+        if isinstance(getattr(MODES["quick"], key, None), tuple) and not isinstance(value, list):
+            value = [value]  # one size of a list field
+        sizes[key] = value
+    return sizes
+
+
 def _is_json(text: str) -> bool:
     try:
         json.loads(text)
@@ -53,6 +76,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
     parser.add_argument("--hyper", action="append", default=[], metavar="KEY=V1,V2",
                         help="a hyper-parameter grid of the rule, tuned over (repeatable)")
+    parser.add_argument("--sizes", action="append", default=[], metavar="FIELD=V1,V2",
+                        help="override a size of the mode (repeatable), e.g. comm_sizes=96,192,384,768 or "
+                             "comm_cap=200000; a list of triples as JSON: 'sigma2_points=[[32,1,1e-4]]'")
     # verify.BASELINES and BASELINE_CHOICES, whose module imports numpy (tests/test_vocabulary.py);
     # verify's own modules are imported when it runs: --help and a bad flag are answered without numpy
     parser.add_argument("--baselines", default=None, metavar="A,B,...",
@@ -79,13 +105,13 @@ def _suggest_rule(rule: str) -> None:
 
     from decbounds.algorithms.vocabulary import ALGORITHM_NAMES
 
-    if ":" in rule or rule.lower() in ALGORITHM_NAMES:
+    if rule.lower() in ALGORITHM_NAMES:
         return
     from decbounds.algorithms import algorithm_names
     from decbounds.verify.settings import VerifyInputError
 
     names = algorithm_names()
-    if rule.lower() in names:
+    if ":" in rule or rule.lower() in names:
         return
     close = difflib.get_close_matches(rule.lower(), names, n=3, cutoff=0.6)
     if close:
@@ -120,15 +146,11 @@ def main(args: argparse.Namespace) -> int:
             tuple(b.strip() for b in args.baselines.split(",") if b.strip())
         report = verify(args.rule, mode=mode, out=args.out, seed=args.seed,
                         hyper=_hyper_arguments(args.hyper), baselines=baselines,
+                        sizes=_size_arguments(args.sizes) or None,
                         progress=not args.no_progress, digits=args.digits)
     except VerifyInputError as exc:
         print(f"decbounds verify: error: {exc}", file=sys.stderr)
         return 2
-    for line in report.headline():
-        print(line)
-    for line in report.summary():
-        print(line)
-    for term, verdict in report.verdicts.items():
-        print(f"{term}: {verdict}")
+    print(report)
     print(f"report: {report.files[0]}")
     return report.exit_status

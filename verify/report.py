@@ -29,7 +29,7 @@ from decbounds.verify.worst_case_term import worst_case_lines
 
 from decbounds import algorithms
 
-__all__ = ["VerifyReport", "report_markdown"]
+__all__ = ["LEGEND", "VerifyReport", "report_markdown"]
 
 
 @dataclasses.dataclass
@@ -67,12 +67,23 @@ class VerifyReport:
         gossip lower bound certifies it): a CI gate; else 0."""
         return 1 if (not self.audit["passed"] or self.beaten or self.outside_class) else 0
 
-    def summary(self) -> list[str]:
+    def __str__(self) -> str:
+        """The report as the command line prints it: the headline, the summary table, the legend, one line
+        per verdict and the audit's checks as a list."""
+        lines = [*self.headline()]
+        if self.summary():
+            lines += [self.summary(), LEGEND]
+        lines += [f"{term}: {verdict}" for term, verdict in self.verdicts.items()]
+        lines += [f"  - {'pass' if check['passed'] else 'FAIL'}: {check['condition']}"
+                  for check in self.audit.get("checks", [])]
+        return "\n".join(lines)
+
+    def summary(self) -> str:
         """The one-screen table printed first: per term the optimal exponent, the rule's measured one, the
-        verdict's kind and each reference's exponent measured in the same run (details follow it); empty
-        when no term was measured."""
+        verdict's kind and why in a few words, and each reference's exponent measured in the same run
+        (details follow it); "" when no term was measured."""
         if not any(term in TERMS for term in self.verdicts):
-            return []  # the audit failed: no term was measured
+            return ""  # the audit failed: no term was measured
         references = [a for a in ("detag", "d2", "centralized") if a != self.rule]
         header = ["term", "optimal", self.rule, "verdict", *[DISPLAY_NAMES.get(a, a) for a in references]]
         rows = [header]
@@ -84,11 +95,11 @@ class VerifyReport:
             if kind == "outside":  # and what it measured: e.g. "outside: centralized"
                 inner = verdict_kind(verdict.split(": ", 1)[-1])
                 kind = f"outside: {inner}" if inner else kind
-            rows.append([term, f"{TERMS[term]['optimal']:g}", _exponent(by_algorithm.get(self.rule)), kind,
-                         *[_exponent(by_algorithm.get(a)) for a in references]])
+            rows.append([term, f"{TERMS[term]['optimal']:g}", _exponent(by_algorithm.get(self.rule)),
+                         _why(kind, verdict), *[_exponent(by_algorithm.get(a)) for a in references]])
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-        return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-                for row in rows]
+        return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+                         .rstrip() for row in rows)
 
     def headline(self) -> list[str]:
         """What the report says before anything else: outside the gossip class, and every run of the rule
@@ -106,6 +117,27 @@ class VerifyReport:
             lines.append(f"EVERY RUN of {self.rule} diverged or hit its iteration cap at every admissible "
                          f"step ({len(mine)} runs): no exponent was measured")
         return lines
+
+
+#: The verdicts' short names (the summary's column), in one line; docs/verify.md, "Verdicts", says more.
+LEGEND = ("verdicts: matches = exponent within +-0.25 of the optimal; worse = exponent evidenced above "
+          "optimal + 0.25; slower = capped where DeTAG (centralized SGD on sampling) finished, a constant "
+          "factor, order not measured; within = between the bound and DeTAG at every size; flat = flat in n "
+          "as the broom's bound; faster = below the optimal on the lazy family (allowed); centralized = "
+          "within 10% of centralized SGD; not resolved = says what would resolve it; below = beat a lower "
+          "bound (a bug). Docs: docs/verify.md#verdicts")
+
+
+def _why(kind: str, verdict: str) -> str:
+    """A verdict's kind with its reason in a few words ("slower: cap at n = 96", "worse: CI above")."""
+    if kind == "slower" and "; capped at " in verdict:
+        return f"slower: cap at {verdict.split('; capped at ', 1)[1].split(',', 1)[0].split(')', 1)[0]}"
+    if kind == "worse":
+        return "worse: censored" if "read as censored" in verdict else "worse: CI above"
+    if kind == "not resolved":
+        return "not resolved: " + ("wide CI" if "too wide" in verdict else
+                                   "few runs" if "too few" in verdict else "below")
+    return kind
 
 
 def _exponent(record_fit: fit.RecordFit | None) -> str:
@@ -176,6 +208,15 @@ def _plot(out_dir: pathlib.Path, name: str, records: Sequence[dict[str, Any]], s
                 if algorithm == name:
                     look.update(linewidth=2.2, markersize=8)
                 ax.plot(xs, ys, **{k: v for k, v in look.items() if k != "label"}, label=look["label"])
+        for algorithm in algorithms_seen:  # capped runs: censored, T_eps > cap, drawn open at the cap
+            capped = [(x_of(r), float(r["point"].get("cap") or 0)) for r in wanted
+                      if r["point"]["term"] == source and r["point"]["algorithm"] == algorithm
+                      and r["result"].get("status") == "max_iterations" and r["point"].get("cap")]
+            if capped:
+                look = style(algorithm)
+                ax.plot(*zip(*sorted(capped), strict=True), linestyle="none", marker=look.get("marker", "o"),
+                        markerfacecolor="none", markeredgecolor=look.get("color"), markersize=9,
+                        label=f"{look['label']}: T_eps > cap")
         bound_points = sorted((x_of(r), explicit_bound(r)) for r in wanted if r["point"]["term"] == source
                               and r["point"]["algorithm"] == name and explicit_bound(r) is not None)
         if bound_points:
@@ -251,7 +292,9 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
              f"mode `{report.mode}`, seed {report.seed}, {report.seconds:.0f} s of wall clock. "
              f"Exit status {report.exit_status} "
              "(1: the audit failed, a lower bound was beaten, or the rule is outside the gossip class).", "",
-             *(["## Summary", "", "```", *report.summary(), "```", ""] if report.summary() else []),
+             *(["## Summary", "", "```", report.summary(), "```", "", LEGEND.replace(
+                 "Docs: docs/verify.md#verdicts", "What each means: docs/verify.md, \"Verdicts\"."), ""]
+               if report.summary() else []),
              "## Verdicts", "", "| term | verdict |", "|---|---|"]
     titles = {"audit": "class audit (A_B budget, zero-respecting)",
               "digits": f"digits MLP at {DIGITS_SHUFFLED:g}% shuffled (final training loss; no lower bound)",
@@ -287,9 +330,12 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
             bound = explicit_bound(record)
             t, t_exact = result.get("t_eps"), exact.get(_where(record))
             ratio = f"{t / t_exact:.3g}" if t is not None and t_exact else ""
-            lines.append(f"| {point['term']} | {point['algorithm']} | {_where(record)} | {_count(t)} | "
+            shown = f"> {point.get('cap', result.get('cap'))}" if result.get("status") == "max_iterations" \
+                else _count(t)
+            lines.append(f"| {point['term']} | {point['algorithm']} | {_where(record)} | {shown} | "
                          f"{ratio} | {_tol(result.get('tol'))} | {'' if bound is None else f'{bound:.4g}'} | "
                          f"{result.get('status', '')} |")
+    lines += _tuning_lines(report.records)
     if report.digits:
         markdown, _ = heterogeneity.tuned_table(report.digits)
         lines += ["", f"## Digits MLP at {DIGITS_SHUFFLED:g}% shuffled ({DIGITS_WORKERS}-worker ring)", "",
@@ -309,13 +355,39 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
     return "\n".join(lines)
 
 
+def _tuning_lines(records: Sequence[Record]) -> list[str]:
+    """The section naming each algorithm's tuning grid per term (its declared `StepRule.tuning_grid` or the
+    ``--hyper`` grids) and the winning values at each point ("" where none won)."""
+    rows: dict[tuple[str, str], tuple[str, list[str]]] = {}
+    for record in records:
+        point, result = record["point"], record["result"]
+        if point["term"] == "digits":
+            continue
+        grid = point.get("hyper") or point.get("grid") or {}
+        key = (point["term"], point["algorithm"])
+        text = ", ".join(f"{k} in {v}" for k, v in grid.items()) or "step only"
+        won = result.get("hyper") or {}
+        shown = {k: won[k] for k, v in grid.items() if k in won and isinstance(v, list) and len(v) > 1}
+        winner = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items())
+        rows.setdefault(key, (text, []))[1].append(f"{_where(record)}: {winner or '-'}")
+    if not rows:
+        return []
+    lines = ["", "## Tuning (every algorithm over the admissible step and its declared grid)", "",
+             "| term | algorithm | grid | winners |", "|---|---|---|---|"]
+    for (term, algorithm), (grid_text, winners) in rows.items():
+        lines.append(f"| {term} | {algorithm} | {grid_text} | {'; '.join(winners)} |")
+    return lines
+
+
 def _where(record: Record) -> str:
-    """A run's point in words ("n=96", "kappa=0.01", "n=32 B=1 p=0.000125", ...)."""
+    """A run's point in words ("n=96", "kappa=0.01", "n=32 B=1 sigma^2=3.2e+03", ...)."""
     point = record["point"]
+    sigma = float(record.get("params", {}).get("sigma", 0.0))
     return {"communication": f"n={point.get('n')}",
             "communication_broom": f"n={point.get('n')} D={point.get('D')}",
             "spectral_gap": f"kappa={point.get('kappa')}",
-            "sampling": f"n={point.get('n')} B={point.get('batch')} p={point.get('p')}"}[point["term"]]
+            "sampling": f"n={point.get('n')} B={point.get('batch')} "
+                        f"sigma^2={sigma ** 2:.4g}"}[point["term"]]
 
 
 def _tol(value: Any) -> str:

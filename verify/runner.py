@@ -31,7 +31,7 @@ from decbounds.verify.settings import (
     resolve_settings,
 )
 from decbounds.verify.spec import _one_line, _registered, fingerprint, load_rule
-from decbounds.verify.terms import measure, sweep_points
+from decbounds.verify.terms import measure, raise_caps, sweep_points
 from decbounds.verify.verdicts import _verdicts
 from decbounds.verify.worst_case_term import worst_case_records
 
@@ -196,6 +196,9 @@ def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str
                         "detail": f"{name} called sys.exit({exc.code!r}) in a run of the {term} term: a rule "
                                   "may not end the process"}]}
                     break
+            if audited["passed"]:
+                records = raise_caps(records, name, settings, lambda point: run_sweep(
+                    [point], records_path, runner=measure, executor=SerialExecutor(), progress=False)[0])
         computed = worst_case_records(cls) if worst_case and audited["passed"] else []
         return {"name": name, "module": cls.__module__, "qualname": cls.__qualname__, "out": str(out_dir),
                 "audit": audited, "records": records, "errors": errors, "worst_case": computed}

@@ -10,18 +10,18 @@ and a tolerance near 2 eps cuts the size-independent descent cost that hides the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from decbounds.paper_figures import communication, sampling
+from decbounds.paper_figures import communication, fit, sampling
 from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.sweep import to_jsonable
-from decbounds.verify.settings import COMMUNICATION_TERMS, Settings
+from decbounds.verify.settings import CAP_GROWTH, COMMUNICATION_TERMS, TERMS, Settings
 from decbounds.verify.spec import _one_line
 
 from decbounds import algorithms, instances, oracles
 
-__all__ = ["measure", "sweep_points", "term_instance"]
+__all__ = ["grid_options", "measure", "raise_caps", "sweep_points", "term_instance"]
 
 
 def term_instance(point: Record) -> tuple[instances.LocalFunctions | oracles.ZeroChainOracle,
@@ -75,10 +75,9 @@ def term_instance(point: Record) -> tuple[instances.LocalFunctions | oracles.Zer
 
 def measure(point: Record) -> Record:
     """The sweep runner of every verify run: the algorithm of ``point`` (the rule under test when
-    ``rule_id`` is set, with its ``hyper`` grids; a baseline otherwise) tuned over the point's admissible
-    steps at tol = ``tol_fraction`` * 2 eps, every seed side by side; DeTAG over its R grid
-    (`communication.detag_phases_at`, contracting two-tap and Chebyshev gossip) unless hyper-parameters are
-    given.
+    ``rule_id`` is set; a baseline otherwise) tuned over the point's admissible steps at tol =
+    ``tol_fraction`` * 2 eps, every seed side by side, and over its declared ``grid``
+    (`StepRule.tuning_grid`, through `grid_options`) unless ``hyper`` grids are given, which replace it.
 
     Parameters
     ----------
@@ -93,14 +92,7 @@ def measure(point: Record) -> Record:
     problem, W, _, params = term_instance(point)
     f = problem.f if point["term"] == "sampling" else problem
     hyper = dict(point.get("hyper") or {})
-    options: dict[str, Any] = {}
-    if point["algorithm"] == "detag" and not hyper:
-        # the R grid on every term, the sampling term too: the sampling figure's single R = 1 with the
-        # paper's start diverges on the 32-worker path (docs/errata.md E64); there two-tap gossip won at
-        # every point measured, so the sampling term tries it alone (half the cost)
-        gossip = ["two_tap"] if point["term"] == "sampling" else ["two_tap", "chebyshev"]
-        options = {"groups": [{"R": R} for R in sorted(point["phases"], reverse=True)], "prune": True,
-                   "gossip": gossip, "start": "plain", "eta": None}
+    options: dict[str, Any] = grid_options(point.get("grid") or {}) if not hyper else {}
     steps = [fraction / f.smoothness for fraction in point.get("step_fractions", [1.0])]
     seeds = [int(point["seed"]) + j for j in range(int(point.get("seeds", 1)))]
     tol = float(point["tol_fraction"]) * 2.0 * f.epsilon
@@ -111,6 +103,31 @@ def measure(point: Record) -> Record:
         result["explicit_bound"] = int(problem.iteration_lower_bound)
         result["dist"] = int(problem.dist)
     return {"result": result, "params": params}
+
+
+def grid_options(grid: Mapping[str, Sequence[object]]) -> dict[str, object]:
+    """`algorithms.tune`'s keywords for a rule's declared `StepRule.tuning_grid`: its first axis one group
+    per value in the order given, each capped at the best T_eps so far (``prune``), the others a product.
+
+    Parameters
+    ----------
+    grid : mapping
+        Hyper-parameter name -> values (empty: no keywords).
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> grid_options({"R": [4, 2], "gossip": ["two_tap"]})
+    {'groups': [{'R': 4}, {'R': 2}], 'prune': True, 'gossip': ['two_tap']}
+    """
+    if not grid:
+        return {}
+    first, *rest = grid
+    return {"groups": [{first: value} for value in grid[first]], "prune": True,
+            **{key: list(grid[key]) for key in rest}}
 
 
 def _tune_rule(name: str, problem: Any, W: Any, steps: Sequence[float], *, tol: float, cap: int,
@@ -192,8 +209,11 @@ def sweep_points(name: str, rule_id: str, settings: Settings, *, seed: int, hype
                      "seed": seed}
             if algorithm == name:
                 point.update(rule_id=rule_id, hyper=dict(hyper))
-            if algorithm == "detag" and lam is not None and not (algorithm == name and hyper):
-                point["phases"] = communication.detag_phases_at(lam)
+            if lam is not None and not (algorithm == name and hyper):  # --hyper overrides the declared grid
+                declared = algorithms.rule_class(algorithm).tuning_grid(
+                    n=int(common["n"]), lam=lam, cap=int(common["cap"]), stochastic=term == "sampling")
+                if declared:
+                    point["grid"] = {key: list(values) for key, values in declared.items()}
             levels[term].append(point)
 
     chain = {"chain_length": settings.comm_chain, "step_fractions": list(settings.step_fractions)}
@@ -221,3 +241,61 @@ def sweep_points(name: str, rule_id: str, settings: Settings, *, seed: int, hype
                   "predict": ["hard_instance_sampling_sharp", "hard_instance_sampling"]}
         add("sampling", common, term_instance({"term": "sampling", **common})[2])
     return levels
+
+
+def raise_caps(records: Sequence[Record], name: str, settings: Settings,
+               run: Callable[[Record], Record]) -> list[Record]:
+    """The records with each capped run of the rule on a Setting 2 term (path, broom, lazy path) measured
+    again at `CAP_GROWTH` times its cap, up to ``settings.cap_raises`` times, smallest size first, while
+    ``settings.raise_budget`` (worker-iterations) lasts; once a size stays capped, the larger sizes of that
+    term are not raised (they would cost more and stay capped).
+    A capped run is censored (T_eps > cap): raising the cap turns it into a measurement where the budget
+    allows.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        The run's records.
+    name : str
+        The rule's registry name (the references are not raised).
+    settings : Settings
+        ``cap_raises``.
+    run : callable
+        Measures one point and returns its record (the sweep runner, resumable).
+
+    Returns
+    -------
+    list of dict
+        ``records`` with each raised run's record in place of the capped one.
+    """
+    out = list(records)
+    budget = float(settings.raise_budget)
+    for term in (*COMMUNICATION_TERMS, "spectral_gap"):
+        x_of = fit.variable_function(TERMS[term]["variable"])
+        mine = sorted((i for i, r in enumerate(out) if r["point"]["term"] == term
+                       and r["point"]["algorithm"] == name), key=lambda i: x_of(out[i]))
+        for i in mine:
+            if out[i]["result"].get("status") != "max_iterations":
+                continue
+            for _ in range(settings.cap_raises):
+                point = {**out[i]["point"], "cap": int(out[i]["point"]["cap"]) * CAP_GROWTH}
+                cost = _worker_iterations(point)
+                if cost > budget:
+                    break
+                budget -= cost
+                out[i] = run(point)
+                if out[i]["result"].get("status") != "max_iterations":
+                    break
+            if out[i]["result"].get("status") == "max_iterations":
+                break
+    return out
+
+
+def _worker_iterations(point: Record) -> float:
+    """The most a point's tuning can cost: workers x cap x the configurations tuned (steps x grid)."""
+    configurations = len(point.get("step_fractions") or [1.0]) * int(point.get("seeds", 1))
+    for values in dict(point.get("grid") or {}).values():
+        configurations *= max(1, len(values))
+    for values in dict(point.get("hyper") or {}).values():
+        configurations *= len(values) if isinstance(values, list) else 1
+    return float(point["n"]) * float(point["cap"]) * configurations

@@ -5,11 +5,15 @@ Each term ends in one verdict (docs/verify.md, "Verdicts"), tried in this order:
 
 1. "BELOW the lower bound: outside the class or a bug": a run of the rule beat its explicit-constant bound;
 2. "diverged": a run of the rule was non-finite or left the instance's radius at every step tried;
-3. "indistinguishable from centralized SGD": at every size both finished (3 at least), the rule's T_eps is
-   within `CENTRALIZED_RATIO` of centralized SGD's in the same run;
-4. "worse than the optimal order": the rule hit its cap where the reference of optimal order finished (DeTAG;
-   centralized SGD on the sampling term), or its exponent's 95%
-   interval lies above the optimal exponent (and outside ±`MATCH_WIDTH` of it);
+3. "indistinguishable from centralized SGD": at every size both finished (3 at least), the rule's T_eps
+   is within `CENTRALIZED_RATIO` of centralized SGD's in the same run;
+4. "worse than the optimal order": its exponent's 95% interval lies above the optimal exponent +
+   `MATCH_WIDTH`, or, with capped runs read as censored (T_eps > cap), the smallest exponent consistent
+   with a finished run and a larger capped one (`censored_floor`) does. A cap alone is never order
+   evidence: where the rule hit its cap beside a finished reference of the optimal order
+   (`OPTIMAL_REFERENCES`) and no exponent is evidenced, "slower than DeTAG by >= X x at n = ...; order not
+   measured", with the cap that would measure it (capped runs are first measured again at a raised cap,
+   `terms.raise_caps`);
 5. "matches the lower bound's order": the whole interval within ±`MATCH_WIDTH` of the optimal exponent —
    except on the broom, whose bound is flat in n as every all-reduce is: there "flat in n, as the bound";
 6. "within a constant factor of the optimal order on these sizes": the interval reaches no higher than
@@ -36,12 +40,15 @@ from typing import Any
 from decbounds.paper_figures import fit
 from decbounds.paper_figures.fit import Record
 from decbounds.verify.settings import (
+    CAP_GROWTH,
     CENTRALIZED_RATIO,
     COMMUNICATION_TERMS,
     DISPLAY_NAMES,
     DOMINANCE,
     MATCH_WIDTH,
+    OPTIMAL_REFERENCES,
     TERMS,
+    VERDICT_BEATS_CENTRALIZED,
     VERDICT_BELOW,
     VERDICT_CENTRALIZED,
     VERDICT_DIVERGED,
@@ -50,22 +57,24 @@ from decbounds.verify.settings import (
     VERDICT_FLAT,
     VERDICT_MATCH,
     VERDICT_OUTSIDE,
+    VERDICT_SLOWER,
     VERDICT_UNRESOLVED,
     VERDICT_WITHIN,
     VERDICT_WORSE,
     Settings,
 )
 
-__all__ = ["below_bound", "bracket", "centralized_ratio", "exact_averaging_lag", "explicit_bound", "fit_tail",
-           "resolve_advice", "term_verdict",
+__all__ = ["beats_centralized", "below_bound", "bracket", "censored_floor", "centralized_ratio",
+           "exact_averaging_lag", "explicit_bound", "fit_tail", "resolve_advice", "term_verdict",
            "verdict_kind"]
 
 #: The verdict kinds, in the order `verdict_kind` tries their prefixes.
 KINDS: dict[str, str] = {
-    VERDICT_BELOW: "below", VERDICT_DIVERGED: "diverged", VERDICT_CENTRALIZED: "centralized",
+    VERDICT_BELOW: "below", VERDICT_DIVERGED: "diverged", VERDICT_BEATS_CENTRALIZED: "beats centralized",
+    VERDICT_CENTRALIZED: "centralized",
     VERDICT_WORSE: "worse", VERDICT_MATCH: "matches", VERDICT_FLAT: "flat", VERDICT_FASTER: "faster",
     VERDICT_UNRESOLVED: "not resolved", VERDICT_ERROR: "error", VERDICT_OUTSIDE: "outside",
-    VERDICT_WITHIN: "within",
+    VERDICT_WITHIN: "within", VERDICT_SLOWER: "slower",
 }
 
 
@@ -200,10 +209,26 @@ def below_bound(records: Sequence[Record], name: str) -> list[str]:
     return found
 
 
+def _centralized_pairs(records: Sequence[Record], name: str,
+                       variable: str) -> list[tuple[float, float]] | None:
+    """(rule's T_eps, centralized SGD's) at every size both finished, or None for fewer than 3 such sizes or
+    when either did not finish somewhere the other did."""
+    x_of = fit.variable_function(variable)
+    mine = {x_of(r): r["result"].get("t_eps") for r in records if r["point"]["algorithm"] == name}
+    central = {x_of(r): r["result"].get("t_eps") for r in records if r["point"]["algorithm"] == "centralized"}
+    common = sorted(set(mine) & set(central))
+    if any((mine[x] is None) != (central[x] is None) for x in common):
+        return None
+    pairs = [(mine[x], central[x]) for x in common if mine[x] is not None and central[x] is not None]
+    if len(pairs) < 3 or any(b <= 0 or a <= 0 for a, b in pairs):
+        return None
+    return pairs
+
+
 def centralized_ratio(records: Sequence[Record], name: str, variable: str) -> float | None:
     """The largest factor between ``name``'s T_eps and centralized SGD's over the sizes where both finished
-    (max of the ratio and its inverse; None for fewer than 3 such sizes or when either did not finish
-    somewhere the other did).
+    (max of the ratio and its inverse, so a rule faster or slower by the same factor reads the same; None
+    for fewer than 3 such sizes or when either did not finish somewhere the other did).
 
     Parameters
     ----------
@@ -217,17 +242,44 @@ def centralized_ratio(records: Sequence[Record], name: str, variable: str) -> fl
     Returns
     -------
     float or None
+
+    Examples
+    --------
+    >>> def runs(t):  # three sizes, the rule's T_eps t against centralized SGD's 702
+    ...     return [{"point": {"algorithm": a}, "params": {"n": n}, "result": {"t_eps": v}}
+    ...             for n in (4, 8, 16) for a, v in ((name, t), ("centralized", 702))]
+    >>> name = "mine"
+    >>> round(centralized_ratio(runs(600), name, "n"), 3), round(centralized_ratio(runs(821), name, "n"), 3)
+    (1.17, 1.17)
     """
-    x_of = fit.variable_function(variable)
-    mine = {x_of(r): r["result"].get("t_eps") for r in records if r["point"]["algorithm"] == name}
-    central = {x_of(r): r["result"].get("t_eps") for r in records if r["point"]["algorithm"] == "centralized"}
-    common = sorted(set(mine) & set(central))
-    if any((mine[x] is None) != (central[x] is None) for x in common):
-        return None
-    pairs = [(mine[x], central[x]) for x in common if mine[x] is not None and central[x] is not None]
-    if len(pairs) < 3 or any(b <= 0 or a <= 0 for a, b in pairs):
-        return None
-    return max(max(a / b, b / a) for a, b in pairs)
+    pairs = _centralized_pairs(records, name, variable)
+    return None if pairs is None else max(max(a / b, b / a) for a, b in pairs)
+
+
+def beats_centralized(records: Sequence[Record], name: str, variable: str) -> str:
+    """In words, where ``name``'s T_eps is below centralized SGD's by more than `CENTRALIZED_RATIO` at every
+    size both finished ("" otherwise): on the sampling term exact averaging is of the optimal order, so a
+    rule faster than it is a finding, not a tie.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        A term's records with one T_eps per point.
+    name : str
+        The rule's registry name.
+    variable : str
+        The term's fit variable.
+
+    Returns
+    -------
+    str
+    """
+    pairs = _centralized_pairs(records, name, variable)
+    if pairs is None or not all(b / a > CENTRALIZED_RATIO for a, b in pairs):
+        return ""
+    least = min(b / a for a, b in pairs)
+    return (f"T_eps below centralized SGD's by a factor {least:.2f} or more at each of {len(pairs)} sizes "
+            f"(e.g. {pairs[0][0]:g} against {pairs[0][1]:g})")
 
 
 def bracket(records: Sequence[Record], name: str, reference: str, variable: str) -> str:
@@ -347,6 +399,71 @@ def exact_averaging_lag(records: Sequence[Record], name: str, variable: str) -> 
             f"{variable} = {', '.join(f'{x:.4g}' for x in sizes)}, not growing with {variable}")
 
 
+def censored_floor(records: Sequence[Record], name: str, variable: str) -> tuple[float, str] | None:
+    """The smallest exponent consistent with ``name``'s runs when a capped run is read as T_eps > cap: over
+    each finished run (x_a, T_a) and capped run (x_b > x_a, cap_b), log(cap_b / T_a) / log(x_b / x_a), the
+    largest; with its evidence in words (None without such a pair).
+
+    Parameters
+    ----------
+    records : sequence of dict
+        One term's records with one T_eps per point.
+    name : str
+        The rule's registry name.
+    variable : str
+        The term's fit variable.
+
+    Returns
+    -------
+    tuple of (float, str) or None
+
+    Examples
+    --------
+    >>> def record(n, t, cap=1000):
+    ...     return {"point": {"algorithm": "mine", "n": n, "cap": cap}, "params": {"n": n},
+    ...             "result": {"t_eps": t, "status": "converged" if t else "max_iterations"}}
+    >>> floor, words = censored_floor([record(10, 100), record(20, None)], "mine", "n")
+    >>> round(floor, 2), words
+    (3.32, 'T_eps = 100 at n = 10 and > 1000 (its cap) at n = 20')
+    """
+    x_of = fit.variable_function(variable)
+    mine = [r for r in records if r["point"]["algorithm"] == name]
+    done = [(x_of(r), float(r["result"]["t_eps"])) for r in mine if fit.is_finished(r)]
+    capped = [(x_of(r), float(r["point"].get("cap") or r["result"].get("cap") or 0)) for r in mine
+              if r["result"].get("status") == "max_iterations"]
+    best: tuple[float, str] | None = None
+    for (xa, ta), (xb, cap) in itertools.product(done, capped):
+        if xb > xa > 0 and ta > 0 and cap > 0:
+            slope = math.log(cap / ta) / math.log(xb / xa)
+            if best is None or slope > best[0]:
+                best = (slope, f"T_eps = {_count(ta)} at {variable} = {xa:.4g} and > {_count(cap)} (its cap) "
+                               f"at {variable} = {xb:.4g}")
+    return best
+
+
+def _slower(records: Sequence[Record], name: str, reference: str, variable: str) -> tuple[float, str] | None:
+    """(the largest lower bound on ``name``'s T_eps / ``reference``'s over the sizes where the rule hit its
+    cap and the reference finished, the words of the constant-factor statement); None where there is none."""
+    x_of = fit.variable_function(variable)
+    finished = {x_of(r): float(r["result"]["t_eps"]) for r in records
+                if r["point"]["algorithm"] == reference and fit.is_finished(r)}
+    found: list[tuple[float, float, float]] = []  # (factor, x, cap)
+    for record in records:
+        x = x_of(record)
+        if record["point"]["algorithm"] == name and record["result"].get("status") == "max_iterations" \
+                and x in finished:
+            cap = float(record["point"].get("cap") or record["result"].get("cap") or 0)
+            found.append((cap / finished[x], x, cap))
+    if not found:
+        return None
+    factor, x, cap = max(found)
+    label = DISPLAY_NAMES.get(reference, reference)
+    sizes = ", ".join(f"{v:.4g}" for v in sorted({f[1] for f in found}))
+    return factor, (f"{VERDICT_SLOWER} {label} by >= {factor:.3g}x at {variable} = {x:.4g} (T_eps > "
+                    f"{_count(cap)}, its cap, where {label} finished in {_count(finished[x])}; capped at "
+                    f"{variable} = {sizes}); order not measured: a capped run is censored, not an order")
+
+
 def _interval(f: fit.ExponentFit) -> str:
     return f"{f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]"
 
@@ -364,7 +481,8 @@ def _references(references: Mapping[str, fit.RecordFit], name: str) -> str:
 
 def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fit.RecordFit], *,
                  name: str = "", below: Sequence[str] = (), diverged: str = "", capped: str = "",
-                 central: float | None = None, resolve: str = "", bracketed: str = "") -> str:
+                 central: float | None = None, resolve: str = "", bracketed: str = "",
+                 beats_central: str = "", floor: tuple[float, str] | None = None) -> str:
     """The verdict of one term (module docstring) from the rule's fit, the references' fits, the runs below
     an explicit bound, the rule's diverged runs and capped runs (in words), the `centralized_ratio`, and
     what would resolve an unresolved term (``resolve``).
@@ -384,13 +502,18 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
     diverged : str, default ""
         Where every run of the rule diverged, in words.
     capped : str, default ""
-        Where the rule hit its cap while the optimal-order reference finished, in words.
+        The constant-factor statement where the rule hit its cap while the optimal-order reference finished
+        (`VERDICT_SLOWER`), the verdict when no exponent is evidenced.
     central : float, optional
         `centralized_ratio`.
     resolve : str, default ""
         What would resolve the term (`resolve_advice`).
     bracketed : str, default ""
         The evidence of `VERDICT_WITHIN` (`bracket`), "" when it does not hold.
+    beats_central : str, default ""
+        On a sampling term, `beats_centralized` ("" when the rule is not faster than exact averaging).
+    floor : tuple of (float, str), optional
+        `censored_floor`: the smallest exponent consistent with the capped runs, and its evidence.
 
     Returns
     -------
@@ -412,13 +535,22 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
         return f"{VERDICT_BELOW} ({below[0]}){refs}"
     if diverged:
         return f"{VERDICT_DIVERGED}: {diverged}; no exponent from a diverged run{refs}"
+    if beats_central:
+        return (f"{VERDICT_BEATS_CENTRALIZED}: {beats_central}; exact averaging is of the optimal order "
+                f"here, so the rule queries beyond its budget or lies outside the class ({measured}){refs}")
     if central is not None and central <= CENTRALIZED_RATIO:
         return (f"{VERDICT_CENTRALIZED}: T_eps within {100 * (central - 1):.0f}% of centralized SGD's "
                 f"at every "
                 f"size ({measured}, optimal {optimal:g}){refs}")
-    if capped:
-        return f"{VERDICT_WORSE}: {capped}{refs}"
     resolve_text = f"; {resolve}" if resolve else ""
+    if floor is not None and floor[0] > optimal + MATCH_WIDTH:
+        return (f"{VERDICT_WORSE}: with capped runs read as censored (T_eps > cap) the exponent is at least "
+                f"{floor[0]:.2f} > optimal {optimal:g} + {MATCH_WIDTH:g} ({floor[1]}){refs}")
+    resolved = f is not None and f.n_points >= fit.MIN_POINTS and (
+        f.ci_low > optimal + MATCH_WIDTH
+        or optimal - MATCH_WIDTH <= f.ci_low <= f.ci_high <= optimal + MATCH_WIDTH)
+    if capped and not resolved:
+        return f"{capped}{resolve_text}{refs}"
     if f is None or f.n_points < fit.MIN_POINTS:
         why = rule_fit.reason or f"{0 if f is None else f.n_points} finished runs"
         return (f"{VERDICT_UNRESOLVED}: too few finished runs to fit ({why}; {rule_fit.unfinished} hit the "
@@ -429,8 +561,8 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
                     f"all-reduce: "
                     f"this term does not tell gossip from all-reduce){refs}")
         return f"{VERDICT_MATCH} ({measured}, optimal {optimal:g} +- {MATCH_WIDTH:g}){refs}"
-    if f.ci_low > optimal:  # every optimal exponent is an upper end: larger is worse (n B: -1)
-        return f"{VERDICT_WORSE}: {measured} lies above the optimal {optimal:g}{refs}"
+    if f.ci_low > optimal + MATCH_WIDTH:  # every optimal exponent is an upper end: larger is worse (n B: -1)
+        return f"{VERDICT_WORSE}: {measured} lies above the optimal {optimal:g} + {MATCH_WIDTH:g}{refs}"
     if bracketed and f.ci_high <= optimal + MATCH_WIDTH:
         return (f"{VERDICT_WITHIN}: {bracketed}; {measured} reaches no higher than {optimal:g} + "
                 f"{MATCH_WIDTH:g}: T_eps is of the bound's order {optimal:g} on these sizes (no exponent is "
@@ -442,8 +574,8 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
         return (f"{VERDICT_UNRESOLVED}: {measured} lies below the optimal {optimal:g} with no run below the "
                 f"explicit bound: on these sizes T_eps has not reached the bound's growth"
                 f"{resolve_text}{refs}")
-    return (f"{VERDICT_UNRESOLVED}: interval too wide ({measured} covers the optimal {optimal:g} but reaches "
-            f"beyond +- {MATCH_WIDTH:g} of it){resolve_text}{refs}")
+    return (f"{VERDICT_UNRESOLVED}: interval too wide ({measured} reaches beyond +- {MATCH_WIDTH:g} of the "
+            f"optimal {optimal:g} and does not lie above it){resolve_text}{refs}")
 
 
 #: Why an exponent below the optimal one is allowed on a term's family of instances.
@@ -455,7 +587,8 @@ _FAMILY: dict[str, str] = {
 }
 
 
-def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[Record]) -> str:
+def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[Record], *,
+                   name: str = "") -> str:
     """What would resolve ``term`` (sizes and caps, derived from the explicit bound and the descent cost
     that centralized SGD measured in this run), and the mode that runs larger sizes.
 
@@ -469,17 +602,22 @@ def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[R
         "tiny", "quick" or "full".
     records : sequence of dict
         The term's records with one T_eps per point (centralized SGD's give the descent cost).
+    name : str, default ""
+        The rule's registry name: where it hit its cap, the cap that would measure it comes first.
 
     Returns
     -------
     str
     """
+    cap_text = _cap_advice(term, records, name) if name else ""
+    if cap_text:
+        return cap_text + _MODE_ADVICE.get(mode, "")
     central = [r["result"]["t_eps"] for r in records
                if r["point"]["algorithm"] == "centralized" and r["result"].get("t_eps") is not None]
     if term == "communication":
         descent = max(central) if central else None
         if descent is None:
-            text = "larger n (sizes={'comm_sizes': ...})"
+            text = "larger n (--sizes comm_sizes=...; sizes={'comm_sizes': ...})"
         else:
             # the smallest n at which the explicit bound alone, 1 + (T_c - 1) dist, is DOMINANCE x the descent
             needed = DOMINANCE * descent / (settings.comm_chain - 1)
@@ -488,17 +626,52 @@ def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[R
                 n += 1
             text = (f"resolved at n >= {n}, where the explicit bound 1 + (T_c - 1) dist reaches "
                     f"{DOMINANCE:g}x "
-                    f"the {_count(descent)} iterations of descent centralized SGD measured (sizes="
+                    f"the {_count(descent)} iterations of descent centralized SGD measured (--sizes "
+                    f"comm_sizes=...,{n} --sizes comm_cap={int(DOMINANCE * 4 * descent)}; from Python sizes="
                     f"{{'comm_sizes': (..., {n})}}, comm_cap >= {int(DOMINANCE * 4 * descent)})")
     elif term == "spectral_gap":
         low = min(settings.kappas)
-        text = (f"kappa a decade lower (sizes={{'kappas': (..., {low / 10:g})}}, gap_cap >= "
-                f"{4 * settings.gap_cap})")
+        text = (f"kappa a decade lower (--sizes kappas=...,{low / 10:g} --sizes "
+                f"gap_cap={4 * settings.gap_cap}; from Python sizes={{'kappas': (..., {low / 10:g})}}, "
+                f"gap_cap >= {4 * settings.gap_cap})")
     elif term == "communication_broom":
-        text = f"more sizes (sizes={{'broom_sizes': (..., {2 * max(settings.broom_sizes)})}})"
+        largest = 2 * max(settings.broom_sizes)
+        text = f"more sizes (--sizes broom_sizes=...,{largest}; sizes={{'broom_sizes': (..., {largest})}})"
     else:
-        text = f"4x the seeds halves the interval (sizes={{'sampling_seeds': {4 * settings.sampling_seeds}}})"
+        seeds = 4 * settings.sampling_seeds
+        text = (f"4x the seeds halves the interval (--sizes sampling_seeds={seeds}; "
+                f"sizes={{'sampling_seeds': {seeds}}})")
     return text + _MODE_ADVICE.get(mode, "")
+
+
+#: The `Settings` field of each term's cap (the sampling term's caps follow its points).
+_CAP_FIELDS: dict[str, str] = {"communication": "comm_cap", "communication_broom": "broom_cap",
+                               "spectral_gap": "gap_cap"}
+
+
+def _cap_advice(term: str, records: Sequence[Record], name: str) -> str:
+    """The cap that would measure the rule's capped runs of ``term``: its T_eps at the largest finished
+    size grown at the optimal exponent, times 2 (or `CAP_GROWTH` x the cap with no finished size); "" when
+    nothing is capped or the term has no cap setting."""
+    spec = TERMS[term]
+    x_of = fit.variable_function(spec["variable"])
+    mine = [r for r in records if r["point"]["algorithm"] == name]
+    capped = [r for r in mine if r["result"].get("status") == "max_iterations"]
+    if not capped or term not in _CAP_FIELDS:
+        return ""
+    largest = max(capped, key=x_of)
+    cap = int(largest["point"].get("cap") or largest["result"].get("cap") or 0)
+    done = [r for r in mine if fit.is_finished(r) and x_of(r) < x_of(largest)]
+    if done:
+        last = max(done, key=x_of)
+        growth = (x_of(largest) / x_of(last)) ** max(spec["optimal"], 0.0)
+        need = 2.0 * float(last["result"]["t_eps"]) * growth
+    else:
+        need = float(CAP_GROWTH * cap)
+    field = _CAP_FIELDS[term]
+    return (f"a cap of about {math.ceil(max(need, 2 * cap)):d} would measure T_eps at {spec['variable']} = "
+            f"{x_of(largest):.4g} (--sizes {field}={math.ceil(max(need, 2 * cap)):d}; from Python "
+            f"sizes={{'{field}': ...}})")
 
 
 #: Where larger sizes are, by mode: never "run without --quick" to a user who did not give --quick.
@@ -525,25 +698,6 @@ def _diverged(records: Sequence[dict[str, Any]], name: str, variable: str) -> st
             f"({where[0][1] or 'diverged'})")
 
 
-def _capped_where_reference_finished(records: Sequence[dict[str, Any]], name: str, references: Sequence[str],
-                                     variable: str) -> str:
-    """In words, the first x at which the rule hit the cap while a reference finished ("" if none): there the
-    rule is slower than that reference by more than the cap allows."""
-    x_of = fit.variable_function(variable)
-    for reference in references:
-        finished = {x_of(r): r["result"]["t_eps"] for r in records
-                    if r["point"]["algorithm"] == reference and fit.is_finished(r)}
-        for record in sorted(records, key=x_of):
-            result = record["result"]
-            if record["point"]["algorithm"] == name and result.get("t_eps") is None \
-                    and result.get("status") == "max_iterations" and x_of(record) in finished:
-                cap = record["point"].get("cap", result.get("cap"))
-                return (f"hit the iteration cap {cap} at {variable} = "
-                        f"{x_of(record):.4g} where {DISPLAY_NAMES.get(reference, reference)} finished in "
-                        f"{_count(finished[x_of(record)])} iterations")
-    return ""
-
-
 def _bracketed(term: str, medians: Sequence[Record], name: str, fits: Mapping[str, fit.RecordFit],
                spec: Mapping[str, Any]) -> str:
     """`bracket` of the path term by DeTAG, when DeTAG was measured in this run with its whole interval
@@ -551,13 +705,14 @@ def _bracketed(term: str, medians: Sequence[Record], name: str, fits: Mapping[st
     and on every other term)."""
     if term == "sampling_sigma2" and name != "centralized":
         return exact_averaging_lag(medians, name, str(spec["variable"]))
-    reference = fits.get("detag")
-    if term != "communication" or name == "detag" or reference is None or reference.fit is None:
+    reference_name = OPTIMAL_REFERENCES[term] if term in OPTIMAL_REFERENCES else ""
+    reference = fits.get(reference_name)
+    if term != "communication" or name == reference_name or reference is None or reference.fit is None:
         return ""
     optimal = float(spec["optimal"])
     if not (optimal - MATCH_WIDTH <= reference.fit.ci_low and reference.fit.ci_high <= optimal + MATCH_WIDTH):
         return ""
-    return bracket(medians, name, "detag", str(spec["variable"]))
+    return bracket(medians, name, reference_name, str(spec["variable"]))
 
 
 def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, audited: dict[str, Any],
@@ -570,8 +725,8 @@ def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, 
         verdicts["audit"] = "FAILED: " + "; ".join(f"{c['condition']}: {c['detail']}" for c in failed)
         return verdicts, fits
     outside = bool(audited.get("outside_class"))
-    verdicts["audit"] = ("passed, outside the gossip class: " if outside else "passed: ") + \
-        "; ".join(c["condition"] for c in audited["checks"])
+    verdicts["audit"] = (("passed, outside the gossip class: " if outside else "passed: ")
+                         + f"{len(audited['checks'])} checks (each listed below the verdicts)")
     others = [b for b in baselines if b != name]
     for term, spec in TERMS.items():
         chosen = _fit_records(term, records, settings)
@@ -599,16 +754,18 @@ def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, 
                 "SGD's at every size)" if central is not None and central <= CENTRALIZED_RATIO else
                 f"{measured}, the gossip class's optimal {spec['optimal']:g}")
             continue
-        # a cap is evidence of a worse order only beside an algorithm of the optimal order: DeTAG on the
-        # communication terms, centralized SGD on the sampling term (D^2 is of neither)
-        optimal_algorithm = "centralized" if source == "sampling" else "detag"
+        # a cap is compared only with an algorithm of the optimal order: DeTAG on the communication terms,
+        # centralized SGD on the sampling term (D^2 is of neither); it is a constant factor, not an order
+        optimal_algorithm = OPTIMAL_REFERENCES[source]
+        slower = _slower(medians, name, optimal_algorithm, spec["variable"]) \
+            if optimal_algorithm in others else None
         verdicts[term] = term_verdict(
             term, fits[term][name], {a: fits[term][a] for a in others if a in fits[term]}, name=name,
             below=below_bound([r for r in records if r["point"]["term"] == source], name),
             diverged=_diverged(medians, name, spec["variable"]),
-            capped=_capped_where_reference_finished(medians, name, [optimal_algorithm] if optimal_algorithm
-                                                    in others else [], spec["variable"]),
+            capped="" if slower is None else slower[1], floor=censored_floor(medians, name, spec["variable"]),
             central=central,
-            resolve=resolve_advice(term, settings, mode, medians),
+            beats_central=beats_centralized(medians, name, spec["variable"]) if source == "sampling" else "",
+            resolve=resolve_advice(term, settings, mode, medians, name=name),
             bracketed=_bracketed(term, medians, name, fits[term], spec))
     return verdicts, fits

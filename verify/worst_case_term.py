@@ -1,7 +1,7 @@
 """The computed worst case of the rule under test, beside DeTAG's and D-PSGD's (issue 32): what ``decbounds
 verify`` shows next to the measured exponents.
 
-The rule's own ``init``/``step`` is compiled into the performance-estimation problem (``bounds.worst_case``
+The rule's own ``init``/``step`` is compiled into the performance-estimation problem (``pep.worst_case``
 with the rule class; ``algorithms.compiled``): the exact worst case of min_k ||grad f(x-bar^k)||^2 after K
 iterations over N = 2 agents with L-smooth non-convex f_i, f(x0) - f(x-bar^K) <= Delta, dissimilarity
 varsigma^2 at the averages (L = Delta = varsigma = 1), step ``STEP``/L, and every symmetric W with W 1 = 1 of
@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from decbounds.bounds.pep_methods import method_spec
 from decbounds.paper_figures.fit import Record
+from decbounds.pep.methods import method_spec
 
-from decbounds import bounds
+from decbounds import pep
 
 __all__ = ["BASELINES", "KS", "LAM", "LAMS", "STEP", "worst_case_lines", "worst_case_records"]
 
@@ -41,7 +41,7 @@ def _solve(method: Any, K: int, lam: float) -> dict[str, Any]:
     params = {"R": 2} if spec.name == "detag" else {}
     row: dict[str, Any] = {"method": spec.name, "K": K, "rounds": spec.rounds(K, **params), "lam": lam}
     try:
-        result = bounds.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam), **params)
+        result = pep.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam), **params)
     except RuntimeError as err:  # a solve that fails its checks: a row without a number
         return {**row, "value": None, "status": f"failed: {err}"}
     return {**row, "value": result.value, "status": result.status}
@@ -55,7 +55,7 @@ def worst_case_records(rule: type | str, *, Ks: Sequence[int] | None = None,
     Parameters
     ----------
     rule : type or str
-        The rule under test (a StepRule subclass) or a method name of ``bounds.worst_case``.
+        The rule under test (a StepRule subclass) or a method name of ``pep.worst_case``.
     Ks : sequence of int, optional
         The iterations of the series against K (at lam = ``LAM``); default ``KS``.
     lams : sequence of float, optional
@@ -73,18 +73,22 @@ def worst_case_records(rule: type | str, *, Ks: Sequence[int] | None = None,
     Ks, lams = KS if Ks is None else Ks, LAMS if lams is None else lams
     points = [(K, LAM) for K in Ks] + [(max(Ks), lam) for lam in lams if lam != LAM]
     records: list[dict[str, Any]] = []
-    for method in (rule, *(BASELINES if baselines is None else baselines)):
+    rule_name = rule if isinstance(rule, str) else str(getattr(rule, "name", "") or rule.__name__)
+    others = [b for b in (BASELINES if baselines is None else baselines) if b != rule_name]  # not itself
+    for method in (rule, *others):
         try:
             name = method_spec(method).name
         except (TypeError, ValueError) as err:  # the compiler's refusal (NotLinearError is a ValueError)
-            records.append({"method": getattr(method, "name", str(method)), "K": None, "rounds": None,
+            records.append({"method": rule_name if method is rule else str(method), "K": None, "rounds": None,
                             "lam": None, "value": None, "status": f"not computed: {err}"})
             continue
         try:
-            records += [_solve(method, K, lam) for K, lam in points]
-        except Exception as err:  # the refusal or anything the rule's own code raises: one line of the report
+            solved = [_solve(method, K, lam) for K, lam in points]
+            records += [{**r, "method": rule_name} for r in solved] if method is rule else solved
+        except Exception as err:  # the refusal or anything the rule's own code raises: one line
             first_line = (str(err).strip().splitlines() or [""])[0]
-            records.append({"method": name, "K": None, "rounds": None, "lam": None, "value": None,
+            records.append({"method": rule_name if method is rule else name, "K": None, "rounds": None,
+                            "lam": None, "value": None,
                             "status": f"not computed: {type(err).__name__}: {first_line}"})
     return records
 
@@ -106,7 +110,7 @@ def worst_case_lines(records: Sequence[Record]) -> list[str]:
     """
     lines = ["", "## Computed worst case (performance estimation)", "",
              f"The exact worst case of min_k ||grad f(x-bar^k)||^2 after K iterations of the rule's own step "
-             f"(compiled into the SDP of `bounds.worst_case`), beside {', '.join(BASELINES)}: N = 2 agents, "
+             f"(compiled into the SDP of `pep.worst_case`), beside {', '.join(BASELINES)}: N = 2 agents, "
              f"L-smooth non-convex f_i, L = Delta = varsigma = 1, step {STEP:g}/L, every symmetric W with "
              "W 1 = 1 and spectrum off consensus in [-lam, lam] (docs/worst_case.md). DeTAG's K phases are "
              "2K gossip rounds.", "",

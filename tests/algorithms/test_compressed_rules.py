@@ -142,7 +142,8 @@ def test_the_prediction_reads_the_compressors_delta():
     f = instances.heterogeneous_quadratic(N, D, 0.5, seed=0)
     W = instances.gossip_matrix(instances.topology("ring", N), "metropolis")
     r = algorithms.run("choco_sgd", f, W, step_size=0.1, iterations=5, tol=1e-2, compressor="top_k:2")
-    assert r.bound.entry == "choco_sgd" and r.bound.parameters["delta"] == 2 / D and r.bound.value > 0
+    # choco_sgd's Thm 4.1 needs G, which the problem does not state: listed unknown, never invented
+    assert r.bound.entry == "choco_sgd" and r.bound.parameters["delta"] == 2 / D and r.bound.unknown == ("G",)
     assert r.hyper == {"compressor": "top_k:2", "gamma": 0.25}
     unbiased = algorithms.run("beer", f, W, step_size=0.1, iterations=5, tol=1e-2, compressor="random_k:4")
     assert unbiased.hyper["compressor"] == "contractive:random_k:4"

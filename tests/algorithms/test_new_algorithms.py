@@ -60,7 +60,8 @@ def test_new_rules_import_only_public_names(name):
             used += 1
     assert used >= 3  # the check read something
     entry = algorithms.entry(name)
-    assert entry.catalog_entry == name and bounds.get(name).status == "recalled"
+    # choco_sgd: Thm 4.1 as printed, inverted by us ("derived"); the others recalled
+    assert entry.catalog_entry == name and bounds.get(name).status in ("recalled", "derived")
 
 
 # ------------------------------------------------------------------------------- reference recursions

@@ -36,6 +36,7 @@ POINTS = st.fixed_dictionaries({
     "D": st.integers(1, 1000),
     "omega": st.one_of(st.just(0.0), _log_uniform(1e-3, 1e3)),
     "delta": _log_uniform(1e-3, 1.0),
+    "G": _log_uniform(1e-3, 1e3),
 })
 FACTORS = _log_uniform(1.0, 1e3)
 RATES = [bounds.get(name) for name in bounds.names()]

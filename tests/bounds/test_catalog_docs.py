@@ -13,7 +13,7 @@ import re
 
 import pytest
 import sympy as sp
-from decbounds.bounds.symbols import B, Delta, L, delta, epsilon, lam, n, sigma, varsigma
+from decbounds.bounds.symbols import B, Delta, L, epsilon, lam, n, sigma, varsigma
 from sympy.parsing.sympy_parser import (
     convert_xor,
     implicit_multiplication_application,
@@ -32,7 +32,6 @@ SPECIALISATIONS = {
     "koloskova2020": {zeta: varsigma, tau: 1, p: 1 - lam**2},
     "ying2021_one_peer_exponential": {zeta: varsigma, tau: sp.log(n, 2), p: 1},
     # the entry leaves out the G term and sets c = rho^2 delta / 82's constant to 1 (its assumptions say so)
-    "choco_sgd": {G: 0, c: (1 - lam) ** 2 * delta},
 }
 
 

@@ -91,7 +91,7 @@ def test_rules_selects_what_runs_and_the_page_keeps_every_rule_with_a_result(tmp
 
 
 def test_the_former_address_re_exports_verify_with_a_deprecation_warning():
-    """``decbounds.paper_figures.verify`` (verify's address up to 0.2) is the moved package, for one release."""
+    """``decbounds.paper_figures.verify`` (verify's old address) is the moved package, for one release."""
     import importlib
     import sys
 

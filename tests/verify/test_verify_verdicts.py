@@ -3,6 +3,7 @@ verdict where the evidence decides it, names its references, and says what would
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import ClassVar
 
@@ -39,9 +40,48 @@ def test_the_kinds_decide_in_order():
     diverged = v.term_verdict("spectral_gap", _fit(SIZES, SIZES, "inv_gap"), REFERENCES,
                               diverged="every run at inv_gap = 44 went non-finite (NaN or inf)")
     assert v.verdict_kind(diverged) == "diverged" and "nan" not in diverged.replace("NaN", "")
+    # a cap is a censored run, never an order: beside a resolved fit the fit decides, alone it is a constant
     capped = v.term_verdict("communication", LINEAR, REFERENCES,
-                            capped="hit the iteration cap 24000 at n = 384 where DeTAG finished in 10384")
-    assert v.verdict_kind(capped) == "worse"
+                            capped="slower than DeTAG by >= 2.31x at n = 384 ...; order not measured")
+    assert v.verdict_kind(capped) == "matches"
+    unfitted = fit.RecordFit("n", None, 4, 4, "fewer than 3 finished runs")
+    capped = v.term_verdict("communication", unfitted, REFERENCES,
+                            capped="slower than DeTAG by >= 2.31x at n = 384 ...; order not measured")
+    assert v.verdict_kind(capped) == "slower" and "worse" not in capped
+
+
+def _path_run(algorithm, n, t, cap=24000):
+    return {"point": {"algorithm": algorithm, "term": "communication", "n": n, "cap": cap},
+            "params": {"n": n},
+            "result": {"t_eps": t, "status": "converged" if t else "max_iterations", "explicit_bound": n}}
+
+
+def test_a_capped_linear_rule_is_a_constant_factor_not_a_worse_order():
+    """DeFacto on the path: T_eps = 2R x the descent with R = n, linear with a large constant (16,848 /
+    33,696 / 67,392 / 134,784 at n = 12 / 24 / 48 / 96). Capped at 96,000 from n = 96 on, beside DeTAG
+    finishing everywhere, it is "slower than DeTAG by >= X x", never "worse than the optimal order"."""
+    sizes = (48, 96, 192, 384)
+    runs = [_path_run("detag", n, 27.0 * n) for n in sizes]
+    runs += [_path_run("defacto", 48, 67392.0, cap=96000)]
+    runs += [_path_run("defacto", n, None, cap=96000) for n in sizes[1:]]
+    floor, words = v.censored_floor(runs, "defacto", "n")
+    assert floor < 1.0 + v.MATCH_WIDTH and words == "T_eps = 67392 at n = 48 and > 96000 (its cap) at n = 96"
+    verdicts, _ = v.verdicts._verdicts("defacto", runs, v.MODES["quick"], {"passed": True, "checks": []},
+                                       ("detag",))
+    verdict = verdicts["communication"]
+    assert v.verdict_kind(verdict) == "slower", verdict
+    assert verdict.startswith("slower than DeTAG by >= ") and "order not measured" in verdict
+    assert "--sizes comm_cap=" in verdict
+
+
+def test_a_censored_exponent_above_the_optimal_is_worse():
+    runs = [_path_run("detag", n, 27.0 * n) for n in (48, 96, 192, 384)]
+    runs += [_path_run("square", 48, 48.0 * 48), _path_run("square", 96, 96.0 * 96, cap=96000),
+             _path_run("square", 192, None, cap=96000), _path_run("square", 384, None, cap=96000)]
+    verdicts, _ = v.verdicts._verdicts("square", runs, v.MODES["quick"], {"passed": True, "checks": []},
+                                       ("detag",))
+    assert v.verdict_kind(verdicts["communication"]) == "worse"
+    assert "read as censored" in verdicts["communication"]
 
 
 def test_every_verdict_names_the_references_with_exponent_and_interval():
@@ -154,16 +194,18 @@ def test_the_summary_is_one_screen_with_the_references_beside_the_rule():
     fits = {"communication": {"mine": QUADRATIC, **REFERENCES}, "spectral_gap": {"mine": LINEAR}}
     report = v.VerifyReport(rule="mine", mode="quick", seed=0, audit={"passed": True}, verdicts=verdicts,
                             fits=fits, records=[], files=[], errors=[], seconds=1.0)
-    header, path, gap = report.summary()
+    header, path, gap = report.summary().splitlines()
     assert header.split() == ["term", "optimal", "mine", "verdict", "DeTAG", "D^2", "centralized", "SGD"]
-    assert path.split()[:6] == ["communication", "1", "2.00", "[2.00,", "2.00]", "worse"]
+    assert path.split()[:8] == ["communication", "1", "2.00", "[2.00,", "2.00]", "worse:", "CI", "above"]
     assert "1.00 [1.00, 1.00]" in path  # DeTAG's exponent beside the rule's
     assert gap.split()[5] == "matches" and gap.split()[6:] == ["-", "-", "-"]  # no reference measured there
-    assert max(len(line) for line in report.summary()) <= 120
+    assert max(len(line) for line in report.summary().splitlines()) <= 120
+    text = str(report)
+    assert text.splitlines()[:3] == report.summary().splitlines() and "verdicts: matches = " in text
     failed = v.VerifyReport(rule="mine", mode="quick", seed=0, audit={"passed": False},
                             verdicts={"audit": "FAILED: ..."}, fits={}, records=[], files=[], errors=[],
                             seconds=1.0)
-    assert failed.summary() == []
+    assert failed.summary() == ""
 
 
 def test_centralized_sgd_reads_indistinguishable_from_centralized_never_matches():
@@ -304,5 +346,28 @@ def test_the_report_gives_each_run_its_ratio_to_exact_averaging():
                             fits={"sampling_sigma2": {}}, records=records, files=[], errors=[], seconds=1.0)
     text = v.report_markdown(report, v.MODES["full"], v.load_rule("d2"))
     assert "| T_eps (x-bar) | / centralized SGD's |" in text
-    assert "| sampling | d2 | n=32 B=1 p=0.000125 | 919.5 | 1.18 |" in text
-    assert "| sampling | centralized | n=32 B=1 p=1.5625e-05 | 4029.5 | 1 |" in text
+    assert "| sampling | d2 | n=32 B=1 sigma^2=1.607e+05 | 919.5 | 1.18 |" in text  # the sweep's variable
+    assert "| sampling | centralized | n=32 B=1 sigma^2=1.285e+06 | 4029.5 | 1 |" in text
+
+
+def test_capped_runs_are_measured_again_at_a_raised_cap_within_the_budget():
+    """terms.raise_caps: each capped path run of the rule at 4x its cap, smallest n first, until one stays
+    capped or the budget (workers x cap x configurations) is spent; the references are never raised."""
+    truth = {48: 67392, 96: 134784, 192: 269568, 384: 539136}  # DeFacto on the path (2 R x descent, R = n)
+    asked = []
+
+    def run(point):
+        asked.append((point["n"], point["cap"]))
+        t = truth[point["n"]]
+        return _path_run(point["algorithm"], point["n"], t if t <= point["cap"] else None, cap=point["cap"])
+
+    records = [_path_run("defacto", n, None) for n in truth]
+    records += [_path_run("detag", n, 27.0 * n) for n in truth]
+    settings = v.MODES["quick"]
+    raised = v.raise_caps(records, "defacto", settings, run)
+    assert asked == [(48, 96000), (96, 96000)]  # n = 96 stays capped: 192 and 384 are not raised
+    assert raised[0]["result"]["t_eps"] == 67392 and raised[1]["result"]["status"] == "max_iterations"
+    assert raised[4:] == records[4:]
+    poor = dataclasses.replace(settings, raise_budget=48 * 96000 - 1)
+    asked.clear()
+    assert v.raise_caps(records, "defacto", poor, run) == records and asked == []

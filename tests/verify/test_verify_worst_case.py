@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from decbounds.algorithms.rules import SGP
-from decbounds.bounds.pep import worst_case
+from decbounds.pep.api import worst_case
 from decbounds.verify import worst_case_term
 
 

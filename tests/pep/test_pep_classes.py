@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from decbounds.bounds.pep import worst_case, worst_gossip_matrix
+from decbounds.pep.api import worst_case, worst_gossip_matrix
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import pepit_centralized
@@ -222,7 +222,7 @@ def test_bad_input_names_the_field(kwargs: dict, error: type, field: str) -> Non
 def test_cli_classes_criteria_time_varying_and_worst_W(capsys: pytest.CaptureFixture[str]) -> None:
     import argparse
 
-    from decbounds.bounds.pep_cli import add_parser
+    from decbounds.pep.cli import add_parser
 
     def cli(argv: list[str]) -> int:
         parser = argparse.ArgumentParser()

@@ -1,4 +1,4 @@
-"""Computed worst cases (bounds.pep): PEPit agreement, the relaxation's order properties, and the recovered
+"""Computed worst cases (pep): PEPit agreement, the relaxation's order properties, and the recovered
 worst case replayed through independent numpy implementations of each method.
 
 SDPs are slow: every case here keeps K small (<= 3 outside the PEPit sweep) and N <= 3.
@@ -10,12 +10,12 @@ import math
 
 import numpy as np
 import pytest
-from decbounds.bounds.pep import worst_case
-from decbounds.bounds.pep_methods import METHODS, method_spec
+from decbounds.pep.api import worst_case
+from decbounds.pep.methods import METHODS, method_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from decbounds import bounds
+from decbounds import bounds, pep
 
 J2 = np.full((2, 2), 0.5)
 
@@ -157,7 +157,7 @@ def _table_oracle(result):
 
 def plain_numpy_iterates(method: str, W: np.ndarray, grad, x0: np.ndarray, K: int, alpha: float,
                          R: int = 2, eta: float = 0.0) -> list[np.ndarray]:
-    """Each method written again as a textbook loop (not through bounds.pep_methods)."""
+    """Each method written again as a textbook loop (not through pep.methods)."""
     X = [x0]
     if method == "dgd_cta":
         for _ in range(K):
@@ -298,7 +298,7 @@ def test_result_fields_and_repr() -> None:
     assert r.sdp_size["lmi"] == r.sdp_size["gossip_columns"] > 0 and r.sdp_size["gram"] >= 1
     assert r.iterates.shape[:2] == (4, 2) and r.solve_seconds > 0 and r.gap >= 0
     assert "detag" in repr(r) and "CLARABEL" in repr(r)
-    assert bounds.worst_case is worst_case
+    assert pep.worst_case is worst_case
 
 
 # -- CLI and figure ------------------------------------------------------------------------------------------
@@ -306,7 +306,7 @@ def test_result_fields_and_repr() -> None:
 def _cli(argv: list[str]) -> int:
     import argparse
 
-    from decbounds.bounds.pep_cli import add_parser
+    from decbounds.pep.cli import add_parser
 
     parser = argparse.ArgumentParser()
     add_parser(parser.add_subparsers(dest="command"))
@@ -318,6 +318,47 @@ def test_cli_prints_value_gap_and_time(capsys: pytest.CaptureFixture[str]) -> No
     assert _cli(["dgd_atc", "--K", "2", "--L", "1", "--step", "1", "--lam-min", "0", "--lam-max", "0"]) == 0
     out = capsys.readouterr().out
     assert "0.666667" in out and "primal-dual gap" in out and "solve time" in out  # GD: 4/(3K)
+
+
+def test_cli_says_inaccurate_where_the_solver_does(monkeypatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A status other than "optimal" is printed as INACCURATE beside the value (before: only in the status
+    line, so "optimal_inaccurate" after a 203 s solve read like any other value)."""
+    import dataclasses
+
+    from decbounds.pep import cli
+
+    real = cli.worst_case
+
+    def inaccurate(*args, **kwargs):
+        return dataclasses.replace(real(*args, **kwargs), status="optimal_inaccurate", gap=6.7e-2)
+
+    monkeypatch.setattr(cli, "worst_case", inaccurate)
+    assert _cli(["dgd_atc", "--K", "2", "--step", "1", "--lam-min", "0", "--lam-max", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "INACCURATE" in out and "6.7e-02" in out
+    monkeypatch.setattr(cli, "worst_case", real)
+    assert _cli(["dgd_atc", "--K", "2", "--step", "1", "--lam-min", "0", "--lam-max", "0"]) == 0
+    assert "INACCURATE" not in capsys.readouterr().out
+
+
+def test_the_memory_estimate_covers_the_measured_solves() -> None:
+    """docs/benchmarks.md's table: each measured peak resident size lies below the estimate, and the estimate
+    stays within 2.5x of it."""
+    from decbounds.pep import sdp
+
+    class Setup:
+        def __init__(self, N: int) -> None:
+            self.N = N
+
+    for N, symmetry, entries, peak_mib in MEASURED_SOLVES:
+        estimate, _ = sdp._estimate(Setup(N), entries, symmetry)
+        assert peak_mib * 2**20 <= estimate <= 2.5 * peak_mib * 2**20, (N, entries)
+
+
+#: (N, symmetry, dense coefficient entries, measured peak resident MiB) of docs/benchmarks.md's table
+MEASURED_SOLVES = [(2, True, 114_224, 173.0), (2, True, 2_327_600, 214.0), (2, True, 5_961_008, 274.8),
+                   (2, True, 140_000, 177.7), (2, True, 1_469_664, 206.7), (16, False, 331_776, 251.2),
+                   (24, False, 1_119_744, 554.5)]
 
 
 def test_cli_exact_W_file_and_errors(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,15 +15,15 @@ import textwrap
 import numpy as np
 import pytest
 from decbounds.algorithms.compiled import NotLinearError, run_rule
-from decbounds.bounds.pep import worst_case
-from decbounds.bounds.pep_methods import METHODS, NumpyOps, method_spec
+from decbounds.pep.api import worst_case
+from decbounds.pep.methods import METHODS, NumpyOps, method_spec
 from support import pepit_centralized
 
 from decbounds import algorithms
 
 
 def _random_W() -> np.ndarray:
-    """tests/bounds/test_pep.py's random_W(3, [-0.3, 0.6], seed=1)."""
+    """tests/pep/test_pep.py's random_W(3, [-0.3, 0.6], seed=1)."""
     rng = np.random.default_rng(1)
     ones = np.ones((3, 1)) / math.sqrt(3)
     Q, _ = np.linalg.qr(np.hstack([ones, rng.standard_normal((3, 2))]))
@@ -32,7 +32,7 @@ def _random_W() -> np.ndarray:
 
 GOSSIP = {"random3": _random_W(), "J3": np.full((3, 3), 1 / 3)}
 
-#: The values of the method descriptions of bounds/pep_methods.py before they were replaced by the compiled
+#: The values of the method descriptions of pep/methods.py before they were replaced by the compiled
 #: step rules (measured 2026-12-04 at commit 0f8e525, CLARABEL): (method, W, keyword arguments, value).
 #: The compiled rules give them to <= 3.1e-8 relative (most bit for bit). One value moved on purpose:
 #: EXTRA with a varying step. The description used alpha_{k+1} G(X^{k+1}) - alpha_k G(X^k); the rule (what

@@ -1,8 +1,8 @@
-"""The SDP of ``bounds.pep``, built, solved and checked in named steps (`_solve_one_pinned`).
+"""The SDP of ``pep``, built, solved and checked in named steps (`_solve_one_pinned`).
 
-One solve of a normalized problem (L = 1, Delta or radius = 1: ``bounds.pep_units``) goes through
+One solve of a normalized problem (L = 1, Delta or radius = 1: ``pep.units``) goes through
 
-1. `_record`: the method run on coefficient rows (``bounds.pep_gram._build``), cut to the Gram basis it used,
+1. `_record`: the method run on coefficient rows (``pep.gram._build``), cut to the Gram basis it used,
    and the symmetry blocks of G (the swap of N = 2, the Fourier blocks of a circulant W);
 2. `_interpolation`: the interpolation inequalities of every ordered pair of each agent's points;
 3. `_criterion_and_conditions`: the criterion's rows (the objective t <= criterion), the heterogeneity's
@@ -14,7 +14,7 @@ One solve of a normalized problem (L = 1, Delta or radius = 1: ``bounds.pep_unit
 7. `_check_solution`: numpy's check of the returned point (G PSD, every constraint, the duality gap);
 8. `_result`: the recovered worst-case vectors, as a `WorstCase`.
 
-The module docstring of ``bounds.pep`` states the SDP and its references. Internal to ``bounds.pep``, which
+The module docstring of ``pep`` states the SDP and its references. Internal to ``pep``, which
 imports it when it first solves (cvxpy is imported with it).
 """
 
@@ -32,7 +32,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sps
-from decbounds.bounds.pep import (
+from decbounds.pep.api import (
     CHECK_TOLERANCE,
     CLARABEL_DEFAULTS,
     GAP_TOLERANCE,
@@ -41,13 +41,34 @@ from decbounds.bounds.pep import (
     WorstCase,
     _Setup,
 )
-from decbounds.bounds.pep_gram import _build, _GramBuilder, _interpolation_rows, _quadratic_rows
+from decbounds.pep.gram import _build, _GramBuilder, _interpolation_rows, _quadratic_rows
 
 __all__: list[str] = []
 
-#: CPU seconds per dense coefficient entry, for the estimate announced through ``progress`` (measured as
-#: above: 1.8 s at K = 8, 3.5 s at K = 10, 7.7 s at K = 12, about 6e-7 s per entry under a load of ~7).
-_SECONDS_PER_ENTRY = 6e-7
+#: The estimate of one solve, calibrated on measured solves (docs/benchmarks.md, "Worst-case SDPs: the
+#: estimate against measurement"; peak resident size and CPU of each solve in a fresh process). Resident
+#: bytes: the interpreter with cvxpy imported (170 MB measured) plus a multiple of the dense coefficient
+#: entries (`_sdp_entries`), which grows with the size as cvxpy's canonicalization copies them (19-43 bytes
+#: per entry measured from K = 8 to 16, a fallback from the block form to the full form included: both
+#: solves count the full Gram side), and grows with N when the full form holds N >= 3 agents (each agent's
+#: interpolation block a constraint of its own: 265 and 364 bytes per entry at N = 16 and 24, 30 N^0.8).
+_BASE_BYTES = 180e6
+_BYTES_PER_ENTRY = 48.0
+_BYTES_PER_ENTRY_AGENTS = 30.0  # times N^0.8
+#: CPU seconds per entry (3.5e-7 measured at 2-6 million entries), growing as (entries / 6e6)^1.3 beyond
+#: (203 s measured at 42 million); the full form over N >= 3 agents: 4.2e-7 N^1.1 per entry.
+_SECONDS_PER_ENTRY = 3.5e-7
+_SECONDS_PER_ENTRY_AGENTS = 4.2e-7  # times N^1.1
+
+
+def _estimate(setup: _Setup, entries: int, symmetry: bool) -> tuple[float, float]:
+    """(resident bytes, CPU seconds) of one solve with ``entries`` dense coefficient entries."""
+    agents = setup.N >= 3 and not symmetry
+    per_byte = _BYTES_PER_ENTRY_AGENTS * setup.N**0.8 if agents else _BYTES_PER_ENTRY
+    seconds = (_SECONDS_PER_ENTRY_AGENTS * setup.N**1.1 * entries if agents
+               else _SECONDS_PER_ENTRY * entries * max(1.0, entries / 6e6) ** 1.3)
+    return _BASE_BYTES + per_byte * entries, seconds
+
 
 #: One spectral LMI: ((lam_min, lam_max), m columns, the Gram sums A, B, C as (m^2, nb^2) rows over vec(G)).
 _Lmi = tuple[tuple[float, float], int, np.ndarray, np.ndarray, np.ndarray]
@@ -62,19 +83,19 @@ def _sdp_entries(setup: _Setup, b: _GramBuilder) -> int:
     return (3 * sum(m * m for m in groups.values()) + sum(len(p) ** 2 for p in b.points)) * nb * nb
 
 
-def _check_cost(setup: _Setup, b: _GramBuilder) -> None:
+def _check_cost(setup: _Setup, b: _GramBuilder, symmetry: bool) -> None:
     """ValueError naming K and N when the SDP would not fit in ``MAX_SDP_BYTES``; otherwise, for a solve
     estimated at 5 s or more, its size and cost go to ``setup.progress`` (the CLI prints them)."""
     entries = _sdp_entries(setup, b)
-    estimate = 2.5 * 8 * entries + 150e6
+    estimate, seconds = _estimate(setup, entries, symmetry)
     if estimate > MAX_SDP_BYTES:
         raise ValueError(f"K={setup.K} with N={setup.N}: the SDP (Gram side {b.size}, {len(b.columns)} "
                          "gossip "
                          f"columns) would need about {estimate / 2**30:.1f} GiB, more than MAX_SDP_BYTES = "
                          f"{MAX_SDP_BYTES / 2**30:g} GiB; give a smaller K")
-    if setup.progress is not None and _SECONDS_PER_ENTRY * entries >= 5.0:
+    if setup.progress is not None and seconds >= 5.0:
         setup.progress(f"SDP of Gram side {b.size} with {len(b.columns)} gossip columns: about "
-                       f"{estimate / 2**20:.0f} MiB and {_SECONDS_PER_ENTRY * entries:.0f} s of CPU")
+                       f"{estimate / 2**20:.0f} MiB and {seconds:.0f} s of CPU")
 
 
 def _solve_one_pinned(setup: _Setup, worker: int | None, symmetry: bool,
@@ -125,7 +146,7 @@ def _record(setup: _Setup, worker: int | None, symmetry: bool) -> _Recorded:
     (``_GramBuilder.cyclic_blocks``)."""
     b, iterates, avg_grads, worker_grads = _build(setup, worker)
     N, nb = setup.N, b.size
-    _check_cost(setup, b)
+    _check_cost(setup, b, symmetry)
     iterates = [X[:, :nb] for X in iterates]
     avg_grads = {k: G_[:, :nb] for k, G_ in avg_grads.items()}
     worker_grads = [G_[:, :nb] for G_ in worker_grads]
@@ -580,4 +601,5 @@ def _result(setup: _Setup, worker: int | None, options: dict[str, Any], rec: _Re
         optimum=vec(rec.x_star) if rec.x_star is not None else None,
         points=points, gradients=gradients, values=values, gossip_inputs=gossip_in, gossip_outputs=gossip_out,
         gossip_rounds=np.array([t_ for t_, _, _ in b.columns], dtype=int), W=W_out, options=options,
+        spec=setup.spec, batch=setup.batch,
     )

@@ -27,7 +27,7 @@ The SDP is over the Gram matrix G of the basis vectors (x0 = 0, without loss: on
 enter; x* is a basis vector, or the origin with unequal starts, whose x_i^0 are basis vectors), every queried
 gradient (agent N's gradient at x* is minus the others': sum_i grad f_i(x*) = 0), and (spectral class) the
 disagreement part of every gossip output; function values are scalar variables. The method's iterates are
-linear in the basis, so the method -- the engine's own step rule (``bounds.pep_methods``), compiled by
+linear in the basis, so the method -- the engine's own step rule (``pep.methods``), compiled by
 ``algorithms.compiled`` -- runs directly on coefficient rows.
 Interpolation (Taylor, Hendrickx & Glineur 2017, Thm. 4 and its smooth non-convex case), for every ordered
 pair (a, b) of agent i's points, dx = x_a - x_b, dg = g_a - g_b:
@@ -73,8 +73,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from decbounds.bounds.pep_methods import MethodSpec, method_spec
-from decbounds.bounds.pep_units import MAX_NORMALIZED_VARSIGMA, _Units
 from decbounds.bounds.prediction import Prediction, predict_at
 from decbounds.bounds.validation import (
     collect_errors,
@@ -91,6 +89,8 @@ from decbounds.bounds.vocabulary import (
     PEP_SOLVERS,
     STARTS,
 )
+from decbounds.pep.methods import MethodSpec, method_spec
+from decbounds.pep.units import MAX_NORMALIZED_VARSIGMA, _Units
 
 if TYPE_CHECKING:  # bounds imports instances inside a call only (docs/architecture.md, import rules)
     from decbounds.instances.gossip import GossipLike, GossipMatrix
@@ -108,6 +108,7 @@ __all__ = [
     "MAX_CIRCULANT_AGENT_ITERATIONS",
     "MAX_DETAG_ROUNDS",
     "MAX_NORMALIZED_VARSIGMA",
+    "MAX_ROUNDS_PER_ITERATION",
     "MAX_SDP_BYTES",
     "MAX_STEP_TIMES_L",
     "MIN_STEP_TIMES_L",
@@ -197,6 +198,11 @@ class WorstCase:
         The gossip matrix (exact class; (T, N, N) when time-varying) or None.
     options : dict
         The keyword arguments that reproduce this solve with another gossip class (``worst_gossip_matrix``).
+    spec : pep.methods.MethodSpec
+        The method itself (a user's rule included): ``replay`` and ``worst_gossip_matrix`` run it, never a
+        rule looked up by ``method``'s name.
+    batch : int
+        The queries per worker of one engine iteration the value assumes (the engine's B).
     """
 
     method: str
@@ -241,6 +247,8 @@ class WorstCase:
     gossip_rounds: np.ndarray
     W: np.ndarray | None
     options: dict[str, Any]
+    spec: MethodSpec
+    batch: int = 1
 
     @property
     def bound(self) -> Prediction:
@@ -253,7 +261,7 @@ class WorstCase:
         catalog's entries are non-convex gradient-norm rates: another class or criterion gives a Prediction
         whose note says so.
         """
-        entry = method_spec(self.method).catalog
+        entry = self.spec.catalog
         if self.function_class != "nonconvex" or self.criterion not in ("gradient", "worker_gradient"):
             return Prediction(entry, None, None, note=f"the catalog has no rate for function_class="
                               f"{self.function_class!r} with criterion={self.criterion!r}")
@@ -277,9 +285,9 @@ class WorstCase:
         """Run the method description again on plain numpy arrays, with the recovered gradients as the oracle
         (looked up by point) and the recovered gossip (W, or the recorded rounds); returns the K+1 iterates.
         They equal ``iterates`` when the worst case is consistent with the method's update equations."""
-        from decbounds.bounds.pep_methods import NumpyOps
+        from decbounds.pep.methods import NumpyOps
 
-        spec = method_spec(self.method)
+        spec = self.spec
         # in the normalized problem's units (`_Units`), where the gossip rounds are recorded
         units = _Units.of(self)
         point, gradient = math.exp(units.log_b), math.exp(units.log_a - units.log_b)
@@ -320,7 +328,8 @@ class WorstCase:
                 return outputs[j]
 
             ops.gossip = gossip  # type: ignore[method-assign]
-        replayed = spec.run(ops, np.array(iterates[0]), self.K, np.array(self.steps) * self.L, **self.params)
+        replayed = spec.run(ops, np.array(iterates[0]), self.K, np.array(self.steps) * self.L, self.batch,
+                            **self.params)
         return [X / point for X in replayed]
 
 
@@ -382,7 +391,7 @@ def _gossip_rounds(W: GossipLike | Sequence[MatrixLike], rounds: int, method: st
     elif isinstance(W, nx.Graph):
         return [as_gossip(W, allow_disconnected=True)], True
     elif isinstance(W, Gossip) or hasattr(W, "toarray") or not (isinstance(W, (list, tuple))
-                                                                 or np.ndim(W) == 3):
+                                                                 or np.ndim(W) == 3) or _one_matrix(W):
         return [W], True
     else:
         sequence = list(W)
@@ -390,6 +399,15 @@ def _gossip_rounds(W: GossipLike | Sequence[MatrixLike], rounds: int, method: st
         raise ValueError(f"W must hold one matrix per gossip round ({rounds} for {method} at K = {K}); got "
                          f"{len(sequence)}")
     return sequence, False
+
+
+def _one_matrix(W: object) -> bool:
+    """A list or tuple of rows of numbers (``[[.75, .25], [.25, .75]]``, as ``algorithms.run`` takes it) is
+    one matrix; a list of matrices is one per round."""
+    try:
+        return np.asarray(W, dtype=float).ndim == 2
+    except (TypeError, ValueError):
+        return False
 
 
 def _off_consensus_range(given: object, dense: np.ndarray) -> tuple[float, float]:
@@ -490,12 +508,14 @@ MIN_STEP_TIMES_L = 1e-6
 
 
 
-#: Ceiling on DeTAG's gossip rounds per phase R: every round adds gossip outputs (spectral class: Gram
-#: columns and LMI rows) and the builder runs the rounds one by one. Measured (spectral class [0, 0.5],
-#: CPU): K = 2 took 0.1 s at R = 16; K = 4 took 0.4 s at R = 4, 32 s at R = 8 ("optimal_inaccurate"), and
-#: did not end in 15 min at R = 16; R = 10**6 hung in the builder (issue 35). Larger K R is left to
-#: ``MAX_SDP_BYTES`` and the announced estimate.
-MAX_DETAG_ROUNDS = 16
+#: Ceiling on the engine iterations of one iteration of the worst case (a rule's ``iterations_per_update``:
+#: DeTAG's phase length R): every one adds gossip outputs (spectral class: Gram columns and LMI rows) and
+#: the builder runs them one by one. Measured on DeTAG (spectral class [0, 0.5], CPU): K = 2 took 0.1 s at
+#: R = 16; K = 4 took 0.4 s at R = 4, 32 s at R = 8 ("optimal_inaccurate"), and did not end in 15 min at
+#: R = 16; R = 10**6 hung in the builder. Larger K R is left to ``MAX_SDP_BYTES`` and the announced estimate.
+MAX_ROUNDS_PER_ITERATION = 16
+#: The former name of `MAX_ROUNDS_PER_ITERATION` (deprecated).
+MAX_DETAG_ROUNDS = MAX_ROUNDS_PER_ITERATION
 
 
 def _check_solver_options(options: Any, solver: str) -> dict[str, Any] | None:
@@ -525,18 +545,18 @@ def _check_solver_options(options: Any, solver: str) -> dict[str, Any] | None:
 
 
 def _refuse_a_method_that_never_decreases(spec: MethodSpec, K: int, L: float, steps: tuple[float, ...],
-                                          lam: float, params: dict[str, Any]) -> None:
+                                          lam: float, params: dict[str, Any], batch: int) -> None:
     """ValueError when the non-convex worst case is infinite for a reason seen without the solver: f_i = L
     ||x||^2 / 2 at every agent (in the class, zero heterogeneity, consensus kept by every W with W 1 = 1).
     If the method's averages on it never reach 0 and f(x-bar^K) >= f(x0), the initial condition f(x0) -
     f(x-bar^K) <= Delta holds at every scale of x0 while min_k ||grad f(x-bar^k)||^2 grows with it (e.g.
     a constant step with step L >= 2, or DeTAG at K = 1, which never leaves x0)."""
-    from decbounds.bounds.pep_methods import NumpyOps
+    from decbounds.pep.methods import NumpyOps
 
     ops = NumpyOps(np.ones((1, 1)), lambda X: L * X, lam=lam)
     with np.errstate(over="ignore", invalid="ignore"):
         averages = np.array([float(X[0, 0]) for X in spec.run(ops, np.ones((1, 1)), K, np.array(steps),
-                                                                 **params)])
+                                                                 batch, **params)])
     # to rounding: DeTAG's accelerated gossip returns x0 = 1 as 0.9999999999999997 on one agent
     if (np.all(np.isfinite(averages)) and np.all(np.abs(averages) > 1e-9)
             and averages[-1] ** 2 >= 1.0 - 1e-9):
@@ -676,6 +696,7 @@ class _Setup:
     solver: str
     solver_options: Mapping[str, Any] | None
     params: dict[str, Any]
+    batch: int = 1
     progress: Callable[[str], None] | None = None
 
     @property
@@ -686,10 +707,10 @@ class _Setup:
         return self.exact[t if self.time_varying else 0]
 
 
-def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any, N: Any, time_varying: bool,
-              function_class: Any, mu: Any, criterion: Any, initial: Any, heterogeneity: Any, starts: Any,
-              Delta: Any, radius: Any, varsigma: Any, solver: Any, solver_options: Any,
-              params: dict[str, Any], symmetry: bool = True) -> _Setup:
+def _validate(method: str | type | MethodSpec, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any, N: Any,
+              time_varying: bool, function_class: Any, mu: Any, criterion: Any, initial: Any,
+              heterogeneity: Any, starts: Any, Delta: Any, radius: Any, varsigma: Any, solver: Any,
+              solver_options: Any, params: dict[str, Any], symmetry: bool = True, batch: Any = 1) -> _Setup:
     spec = method_spec(method)
     K, L, steps = check_iterations(K, L, step_size)
     function_class = _choice("function_class", function_class, FUNCTION_CLASSES)
@@ -731,16 +752,15 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
         raise TypeError(f"method {spec.name!r} takes no parameter(s) {sorted(unknown)}; it takes "
                         f"{sorted(spec.params) or 'none'}")
     params = {**spec.params, **params}
-    if "R" in params:
-        params["R"] = require_count("R", params["R"], 1, maximum=MAX_DETAG_ROUNDS,
-                                    what="MAX_DETAG_ROUNDS: gossip rounds per phase, each a block of the SDP")
-    if params.get("eta") is not None:
-        # Alg. 3's two-tap recursion (1 + eta) W z - eta z_prev; its own eta from lam lies in [0, 1)
-        params["eta"] = require_real("eta", params["eta"], minimum=0.0, allow_minimum=True, maximum=1.0,
-                                     maximum_inclusive=False)
+    batch = require_count("batch", batch, 1)
+    per_update = spec.iterations(**params)  # the rule checks its own parameters (DeTAG: R >= 1)
+    if per_update > MAX_ROUNDS_PER_ITERATION:
+        raise ValueError(f"{spec.name} runs {per_update} engine iterations per iteration of the worst case "
+                         f"with {params}: at most MAX_ROUNDS_PER_ITERATION = {MAX_ROUNDS_PER_ITERATION} "
+                         "(each a block of the SDP)")
     if not isinstance(time_varying, (bool, np.bool_)):
         raise TypeError(f"time_varying must be a bool; got time_varying={time_varying!r}")
-    rounds = spec.rounds(K, **{k: v for k, v in params.items() if k == "R"})
+    rounds = K * per_update
     if (W is None) == (spectrum is None):
         raise ValueError("give exactly one of W (exact gossip matrix) and spectrum=(lam_min, lam_max)")
     if W is not None:
@@ -781,18 +801,16 @@ def _validate(method: str, K: Any, L: Any, step_size: Any, W: Any, spectrum: Any
         exact = _round_matrices(spectra, N)
         given_matrix = False
     lam = max(max(abs(lo), abs(hi)) for lo, hi in spectra)
-    if lam >= 1.0 and spec.name == "detag" and params.get("eta") is None:
-        raise ValueError("detag needs lam = max |eigenvalue off consensus| < 1 to choose eta; give eta")
     if function_class == "nonconvex" and criterion in ("gradient", "worker_gradient"):
-        _refuse_a_method_that_never_decreases(spec, K, L, steps, lam, params)
+        _refuse_a_method_that_never_decreases(spec, K, L, steps, lam, params, batch)
     return _Setup(spec=spec, K=K, L=L, mu=mu, steps=steps, function_class=function_class, criterion=criterion,
                   initial=initial, heterogeneity=heterogeneity, starts=starts, Delta=Delta, radius=radius,
                   varsigma=varsigma, N=N, lam=lam, exact=tuple(exact), spectra=tuple(spectra),
                   time_varying=bool(time_varying), given_matrix=given_matrix, solver=solver,
-                  solver_options=solver_options, params=params)
+                  solver_options=solver_options, params=params, batch=batch)
 
 
-def worst_case(method: str | type, K: int, L: float = 1.0,
+def worst_case(method: str | type | MethodSpec, K: int, L: float = 1.0,
                step_size: float | Sequence[float] | Callable[[int], float] | None = None, *,
                W: GossipLike | Sequence[MatrixLike] | None = None,
                spectrum: Sequence[float] | Sequence[Sequence[float]] | None = None,
@@ -801,19 +819,20 @@ def worst_case(method: str | type, K: int, L: float = 1.0,
                heterogeneity: str = "averages", starts: str = "equal", Delta: float = 1.0,
                radius: float = 1.0, varsigma: float = 1.0, worker: int | None = None,
                solver: str = "CLARABEL", solver_options: Mapping[str, object] | None = None,
-               symmetry: bool = True, progress: Callable[[str], None] | None = None,
+               symmetry: bool = True, progress: Callable[[str], None] | None = None, batch: int = 1,
                **params: object) -> WorstCase:
     """The worst case of ``K`` iterations of ``method`` over a function class and a gossip class (module
     docstring; docs/worst_case.md).
 
     Parameters
     ----------
-    method : str or type
-        One of ``bounds.pep_methods.METHODS`` or an alias: dgd_cta (dgd, dpsgd), dgd_atc, dsgt (diging),
+    method : str, type or pep.methods.MethodSpec
+        One of ``pep.methods.METHODS`` or an alias: dgd_cta (dgd, dpsgd), dgd_atc, dsgt (diging),
         gt_dsgd (K updates of 2 rounds), d2, extra, exact_diffusion (ed), detag (K phases of R rounds;
         params ``R`` (2), ``eta`` (accelerated-gossip eta from lam), ``gossip``, ``start``, ``beta``),
         centralized (sgd), local_sgd (fedavg; ``H``); or a StepRule subclass, whose own ``init``/``step``
-        is compiled into the SDP (``algorithms.compiled``; docs/worst_case.md, "Your own rule").
+        is compiled into the SDP (``algorithms.compiled``; docs/worst_case.md, "Your own rule"); or a
+        ``MethodSpec`` (a result's ``spec``).
     K : int
         Iterations (phases for detag), >= 1.
     L : float
@@ -870,6 +889,10 @@ def worst_case(method: str | type, K: int, L: float = 1.0,
     progress : callable, optional
         Called with one line (the SDP's size, its estimated memory and CPU seconds) before each solve
         estimated to take 5 s of CPU or more.
+    batch : int, default 1
+        The queries per worker one engine iteration may make, as ``algorithms.run``'s ``batch`` (the
+        gradients are exact either way): a step with more queries, or with two communication rounds, is
+        refused (``algorithms.BudgetViolationError``) as the engine refuses it.
     **params
         The method's own parameters: its step rule's structural and batchable hyper-parameters (detag:
         ``R``, ``eta``, ...; ``momentum`` for the rules that have heavy ball).
@@ -901,7 +924,7 @@ def worst_case(method: str | type, K: int, L: float = 1.0,
     """
     setup = _validate(method, K, L, step_size, W, spectrum, N, time_varying, function_class, mu, criterion,
                       initial, heterogeneity, starts, Delta, radius, varsigma, solver, solver_options, params,
-                      symmetry)
+                      symmetry, batch)
     if progress is not None:
         if not callable(progress):
             raise TypeError(f"progress must be a callable taking one str; got progress={progress!r}")
@@ -910,7 +933,8 @@ def worst_case(method: str | type, K: int, L: float = 1.0,
                "mu": setup.mu, "criterion": setup.criterion, "initial": setup.initial,
                "heterogeneity": setup.heterogeneity, "starts": setup.starts, "Delta": setup.Delta,
                "radius": setup.radius, "varsigma": setup.varsigma, "solver": setup.solver,
-               "solver_options": setup.solver_options, "symmetry": symmetry, **setup.params}
+               "solver_options": setup.solver_options, "symmetry": symmetry, "batch": setup.batch,
+               **setup.params}
     _Units.of(setup)  # the units are in float's range (ValueError naming L and Delta or radius), up front
     N = setup.N
     if setup.criterion == "worker_gradient":
@@ -955,7 +979,7 @@ MAX_SDP_BYTES = 4 * 2**30
 def _solve_one(setup: _Setup, worker: int | None, symmetry: bool, options: dict[str, Any]) -> WorstCase:
     # numpy's dense algebra here is on matrices of side <= a few hundred: a threaded OpenBLAS beside other
     # busy processes made eigh of side 240 take 0.4 s CPU instead of 0.01 s (measured at load 8; as in FMMC)
-    from decbounds.bounds.pep_sdp import _solve_one_pinned  # with cvxpy: `import bounds` stays fast
+    from decbounds.pep.sdp import _solve_one_pinned  # with cvxpy: `import bounds` stays fast
     from threadpoolctl import threadpool_limits
 
     units = _Units.of(setup)
@@ -1025,7 +1049,7 @@ def worst_gossip_matrix(result: WorstCase) -> WorstCase:
     best: WorstCase | None = None
     for candidate in candidates:
         try:
-            exact = worst_case(result.method, result.K, W=candidate, worker=result.worker, **options)
+            exact = worst_case(result.spec, result.K, W=candidate, worker=result.worker, **options)
         except RuntimeError:
             continue
         if best is None or exact.value > best.value:

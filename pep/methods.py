@@ -1,13 +1,14 @@
-"""The methods of ``bounds.pep``'s computed worst cases: each one the engine's own step rule, compiled.
+"""The methods of ``pep``'s computed worst cases: each one the engine's own step rule, compiled.
 
 An algorithm is written once, as a step rule (``algorithms/rules.py``, ``algorithms/extra.py``, ...). The
 worst case of K iterations runs that rule's ``init`` and ``step`` on coefficient rows over the Gram basis
 (``algorithms.compiled.run_rule``): what the engine runs is what the SDP solves. A `MethodSpec` names the
 rule (by import path, so that ``import decbounds.bounds`` imports no other package: the rule and the
 compiler are imported when a worst case is computed), the structural values that make the method (D-PSGD's
-form), the PEP's defaults (DeTAG's R = 2), aliases and the catalog entry of its rate.
+form), aliases and the catalog entry of its rate; the PEP's defaults and the engine iterations of one
+update are declared by the rule class itself (``StepRule.worst_case_defaults``, ``iterations_per_update``).
 
-The interface ``bounds.pep`` calls is unchanged: ``spec.run(ops, x0, K, alpha, **params) -> [X^0, ..., X^K]``
+The interface ``pep`` calls is unchanged: ``spec.run(ops, x0, K, alpha, **params) -> [X^0, ..., X^K]``
 with
 
 - ``ops.grad(X)``: the local gradients, row i = grad f_i(X[i]);
@@ -17,7 +18,7 @@ with
 
 In the SDP builder a row is the coefficient vector of a point over the Gram basis; in ``WorstCase.replay``
 a row is a point in R^d, the gradients are read from the recovered table and the gossip is a real product.
-A user's StepRule subclass gets a `MethodSpec` of its own (`method_spec`), so ``bounds.worst_case(MyRule,
+A user's StepRule subclass gets a `MethodSpec` of its own (`method_spec`), so ``pep.worst_case(MyRule,
 ...)`` takes the same door.
 
 >>> import numpy as np
@@ -32,9 +33,10 @@ import functools
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, SupportsInt, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
+from decbounds.algorithms.compiled import Ops
 
 from decbounds.registry import Registry, register_each, require_instance
 
@@ -52,49 +54,9 @@ __all__ = [
 ]
 
 
-class Ops(Protocol):
-    """What the compiled rule asks (besides numpy arithmetic on the arrays it is given)."""
-
-    lam: float
-    lambda_min: float
-
-    def grad(self, X: np.ndarray) -> np.ndarray:
-        """The local gradients, row i = grad f_i(X[i]).
-
-        Parameters
-        ----------
-        X : numpy.ndarray, shape (N, d)
-            One row per worker: a point in R^d (a replay) or its coefficient row over the Gram basis (the
-            SDP builder).
-
-        Returns
-        -------
-        numpy.ndarray, shape (N, d)
-            The gradients, in the same representation as ``X``.
-        """
-        ...
-
-    def gossip(self, X: np.ndarray, t: int) -> np.ndarray:
-        """Gossip round t: W_t X (one matrix per engine iteration of a time-varying class).
-
-        Parameters
-        ----------
-        X : numpy.ndarray, shape (N, d)
-            The rows to mix (points or coefficient rows).
-        t : int
-            The round, 0-based: the rule's engine iteration.
-
-        Returns
-        -------
-        numpy.ndarray, shape (N, d)
-            W_t X.
-        """
-        ...
-
-
 @dataclass(frozen=True)
 class MethodSpec:
-    """A method of ``bounds.worst_case``: a step rule and how the PEP reads it.
+    """A method of ``pep.worst_case``: a step rule and how the PEP reads it.
 
     Attributes
     ----------
@@ -104,22 +66,16 @@ class MethodSpec:
         The StepRule subclass, or its import path ``"module:Class"`` (imported on first use).
     fixed : dict of str to object
         Structural hyper-parameters that make this method (D-PSGD's ``form``); not parameters of the PEP.
-    defaults : dict of str to object
-        The PEP's defaults where they differ from the rule's (DeTAG: R = 2, eta None = from lam); the rule's
-        ``prepare`` and ``resolve`` check the values.
-    per_iteration : str or None
-        The parameter holding the engine iterations per PEP iteration (DeTAG: "R", a phase), or None (one);
-        ``per_iteration_constant`` multiplies it (GT-DSGD: 2 engine iterations per update).
     aliases, catalog, label
         Other accepted names, the catalog entry of its rate (None where none), a label for figures.
+
+    What the PEP reads of the rule is declared on its class (``StepRule.worst_case_defaults``,
+    ``StepRule.iterations_per_update``): the spec names no algorithm's special cases.
     """
 
     name: str
     rule: str | type[StepRule]
     fixed: dict[str, object] = field(default_factory=dict)
-    defaults: dict[str, object] = field(default_factory=dict)
-    per_iteration: str | None = None
-    per_iteration_constant: int = 1
     aliases: tuple[str, ...] = ()
     catalog: str | None = None
     label: str = ""
@@ -136,30 +92,29 @@ class MethodSpec:
     @functools.cached_property
     def params(self) -> dict[str, object]:
         """The method's parameters with their defaults: the rule's structural (less ``fixed``) and batchable
-        hyper-parameters, with ``defaults`` over them."""
+        hyper-parameters, with the rule's ``worst_case_defaults`` over them."""
         rule = self.rule_class
         own = {**{k: v for k, v in rule.structural.items() if k not in self.fixed}, **rule.batchable}
-        return {**own, **self.defaults}
+        return {**own, **rule.worst_case_defaults}
 
     def iterations(self, **params: object) -> int:
-        """Engine iterations per PEP iteration: ``per_iteration_constant`` times the value of the parameter
-        ``per_iteration`` (DeTAG's phase length R), or times 1 where there is none.
+        """Engine iterations per PEP iteration: the rule's ``iterations_per_update`` of its structural
+        values (DeTAG's phase length R, GT-DSGD's 2; 1 for most rules).
 
         Parameters
         ----------
         **params
-            The method's parameters as given to ``bounds.worst_case`` (``params`` supplies the missing
-            ones); only ``per_iteration``'s is read, as an int.
+            The method's parameters as given to ``pep.worst_case`` (``params`` supplies the missing ones).
 
         Returns
         -------
         int
             The engine iterations of one PEP iteration.
         """
-        # the rule's resolve checks the count; here it is only converted, as int() did before any check
-        base = 1 if self.per_iteration is None else int(cast(SupportsInt, params.get(
-            self.per_iteration, self.params[self.per_iteration])))
-        return base * self.per_iteration_constant
+        rule = self.rule_class
+        structural = {**rule.structural, **{k: v for k, v in self.params.items() if k in rule.structural},
+                      **{k: v for k, v in params.items() if k in rule.structural}, **self.fixed}
+        return rule.iterations_per_update(structural)
 
     def rounds(self, K: int, **params: object) -> int:
         """The gossip rounds of K iterations (one per engine iteration; a time-varying class gives each its
@@ -180,7 +135,7 @@ class MethodSpec:
         return K * self.iterations(**params)
 
     def run(self, ops: Ops, x0: np.ndarray, K: int, alpha: float | Sequence[float] | np.ndarray,
-            **params: object) -> list[np.ndarray]:
+            batch: int = 1, **params: object) -> list[np.ndarray]:
         """X^0, ..., X^K of the rule on ``ops`` (``algorithms.compiled.run_rule``).
 
         Parameters
@@ -194,6 +149,9 @@ class MethodSpec:
             PEP iterations (each `iterations` engine iterations).
         alpha : float, sequence of K floats or numpy.ndarray
             The step size alpha_k of iteration k (one float: the same for all).
+        batch : int
+            The queries per worker one engine iteration may make (the engine's B); a step beyond it, or
+            with two communication rounds, raises ``algorithms.BudgetViolationError`` as the engine does.
         **params
             The rule's structural and batchable hyper-parameters (the rule's ``resolve`` checks them).
 
@@ -205,7 +163,7 @@ class MethodSpec:
         from decbounds.algorithms.compiled import run_rule
 
         return run_rule(self.rule_class, ops, x0, K, alpha, fixed=self.fixed,
-                        per_iteration=self.iterations(**params), **params)
+                        per_iteration=self.iterations(**params), batch=batch, **params)
 
 
 _check_spec = require_instance(MethodSpec, "a PEP method")
@@ -220,7 +178,7 @@ PEP_METHODS: Registry[MethodSpec] = Registry("PEP method", field="method", group
 
 
 def register_method(spec: MethodSpec) -> MethodSpec:
-    """Add ``spec`` under ``spec.name`` and ``spec.aliases``: ``bounds.worst_case(spec.name, ...)`` and
+    """Add ``spec`` under ``spec.name`` and ``spec.aliases``: ``pep.worst_case(spec.name, ...)`` and
     ``decbounds worst-case`` find it from then on.
 
     Parameters
@@ -253,15 +211,15 @@ for _spec in (
                    aliases=("dpsgd_atc",), catalog="dpsgd", label="DGD (adapt-then-combine)"),
         MethodSpec("dsgt", "decbounds.algorithms.rules:DSGT", aliases=("diging", "gradient_tracking"),
                    catalog="dsgt", label="DSGT / DIGing"),
-        MethodSpec("gt_dsgd", "decbounds.algorithms.rules:GTDSGD", per_iteration_constant=2,
-                   aliases=("gt-dsgd",), catalog="gt_dsgd", label="GT-DSGD"),
+        MethodSpec("gt_dsgd", "decbounds.algorithms.rules:GTDSGD", aliases=("gt-dsgd",), catalog="gt_dsgd",
+                   label="GT-DSGD"),
         MethodSpec("d2", "decbounds.algorithms.rules:D2", catalog="d2", label="D2"),
         MethodSpec("extra", "decbounds.algorithms.extra:Extra", catalog="extra", label="EXTRA"),
         MethodSpec("exact_diffusion", "decbounds.algorithms.exact_diffusion:ExactDiffusion",
                    aliases=("ed", "nids", "exact-diffusion"), catalog="exact_diffusion",
                    label="Exact Diffusion"),
-        MethodSpec("detag", "decbounds.algorithms.rules:DeTAG", defaults={"R": 2, "eta": None},
-                   per_iteration="R", aliases=("detag_phase",), catalog="detag", label="DeTAG phases"),
+        MethodSpec("detag", "decbounds.algorithms.rules:DeTAG", aliases=("detag_phase",), catalog="detag",
+                   label="DeTAG phases"),
         MethodSpec("centralized", "decbounds.algorithms.rules:CentralizedSGD", aliases=("sgd",),
                    catalog="centralized_sgd", label="centralized SGD"),
         MethodSpec("local_sgd", "decbounds.algorithms.rules:LocalSGD", aliases=("fedavg",),
@@ -272,26 +230,24 @@ del _spec
 
 #: The methods as a live read-only mapping name -> `MethodSpec` (a view of `PEP_METHODS`).
 METHODS: Mapping[str, MethodSpec] = PEP_METHODS.objects()
-#: the specs of users' rules, by their name (so that ``WorstCase.replay`` and ``worst_gossip_matrix`` find
-#: the rule of a result by its ``method``)
-_USER_SPECS: dict[str, MethodSpec] = {}
 
 
 def method_spec(method: str | type | MethodSpec) -> MethodSpec:
     """The MethodSpec of a name or alias (case-insensitive), of a StepRule subclass (a user's rule: its
-    ``name``, or its qualified class name where that is taken) or a MethodSpec itself.
+    ``name``, or its qualified class name where that is taken; a new spec each time, held by the
+    ``WorstCase`` it makes, never looked up by name) or a MethodSpec itself.
 
     Parameters
     ----------
     method : str, type or MethodSpec
-        A name or alias of `PEP_METHODS` (case-insensitive; ``-`` reads as ``_``), the name of a user's rule
-        looked up before, a StepRule subclass (`algorithms.compiled.check_compilable`), or a MethodSpec
+        A name or alias of `PEP_METHODS` (case-insensitive; ``-`` reads as ``_``), a StepRule subclass
+        (`algorithms.compiled.check_compilable`), or a MethodSpec
         (returned as it is).
 
     Returns
     -------
     MethodSpec
-        The method; a user's rule gets a new spec, remembered under its name.
+        The method; a user's rule gets a new spec.
 
     Raises
     ------
@@ -312,13 +268,9 @@ def method_spec(method: str | type | MethodSpec) -> MethodSpec:
         name = rule.name or rule.__name__
         if name in PEP_METHODS:
             name = f"{rule.__module__}.{rule.__qualname__}"
-        spec = MethodSpec(name, rule, catalog=rule.catalog_entry, label=name)
-        _USER_SPECS[name] = spec
-        return spec
+        return MethodSpec(name, rule, catalog=rule.catalog_entry, label=name)
     if not isinstance(method, str):
         raise TypeError(f"method must be a str or a StepRule subclass; got method={method!r}")
-    if method in _USER_SPECS:
-        return _USER_SPECS[method]
     for key in (method.lower().replace("-", "_"), method):
         if key in PEP_METHODS:
             return PEP_METHODS[key].builder

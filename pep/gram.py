@@ -1,11 +1,11 @@
-"""The Gram builder of ``bounds.pep``: the method run on coefficient rows over the Gram basis.
+"""The Gram builder of ``pep``: the method run on coefficient rows over the Gram basis.
 
 `_build` runs the method (``setup.spec.run``, the engine's own step rule compiled by
 ``algorithms.compiled``) on a `_GramBuilder`, whose ``ops`` answer on coefficient rows: every oracle point
 becomes a basis vector of the gradient (and a function-value variable), every gossip round of the spectral
-class the basis vectors of its output's disagreement. What the SDP is made of then (``bounds.pep_sdp``):
+class the basis vectors of its output's disagreement. What the SDP is made of then (``pep.sdp``):
 the recorded points (`_interpolation_rows`, over `_quadratic_rows`), the gossip columns, and the symmetry
-blocks (`_GramBuilder.swap_blocks`, `_GramBuilder.cyclic_blocks`). Internal to ``bounds.pep``
+blocks (`_GramBuilder.swap_blocks`, `_GramBuilder.cyclic_blocks`). Internal to ``pep``
 (module docstring there: the SDP and its references).
 """
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from decbounds.bounds.pep import _Setup
+    from decbounds.pep.api import _Setup
 
 __all__: list[str] = []
 
@@ -267,7 +267,7 @@ def _build(setup: _Setup, worker: int | None) -> tuple[_GramBuilder, list[np.nda
             x0 = builder.starts()
             if setup.convex:
                 builder.optimum()
-            iterates = setup.spec.run(builder, x0, K, np.array(setup.steps), **setup.params)
+            iterates = setup.spec.run(builder, x0, K, np.array(setup.steps), setup.batch, **setup.params)
             if len(iterates) != K + 1:
                 raise RuntimeError(f"method {setup.spec.name} returned {len(iterates)} iterates; "
                                    "expected K+1")

@@ -1,5 +1,5 @@
-"""The units of ``bounds.pep``'s SDP: every problem is solved at L = 1 and Delta = 1 (or radius = 1), and its
-result brought back to the caller's units (`_Units`). Internal to ``bounds.pep``.
+"""The units of ``pep``'s SDP: every problem is solved at L = 1 and Delta = 1 (or radius = 1), and its
+result brought back to the caller's units (`_Units`). Internal to ``pep``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from decbounds.bounds.pep import WorstCase, _Setup
+    from decbounds.pep.api import WorstCase, _Setup
 
 __all__ = ["MAX_NORMALIZED_VARSIGMA"]
 

@@ -1,4 +1,4 @@
-"""``decbounds worst-case``: the computed worst case of K iterations of a method (``bounds.worst_case``).
+"""``decbounds worst-case``: the computed worst case of K iterations of a method (``pep.worst_case``).
 
     decbounds worst-case dsgt --K 10 --L 1 --step-size 0.5 --lam-min -0.5 --lam-max 0.9
     decbounds worst-case dgd_atc --K 5 --W W.npy            # an exact gossip matrix (numpy .npy or text)
@@ -137,9 +137,9 @@ def run(args: argparse.Namespace) -> int:
     int
         The exit status.
     """
-    from decbounds.bounds.pep import check_iterations, worst_case, worst_gossip_matrix
-    from decbounds.bounds.pep_methods import METHODS
     from decbounds.bounds.validation import collect_errors
+    from decbounds.pep.api import check_iterations, worst_case, worst_gossip_matrix
+    from decbounds.pep.methods import METHODS
 
     if args.list:
         for spec in METHODS.values():
@@ -203,7 +203,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"{result.method}: K = {result.K}, {where}, N = {result.N}, class {result.function_class}"
           + (f" (mu = {result.mu:g})" if result.mu else "") + f", L = {result.L:g}, step = {step}, {start}, "
           f"varsigma = {result.varsigma:g} at the {result.heterogeneity}{extra}")
-    print(f"worst case of {_CRITERION_TEXT[result.criterion].format(w=result.worker)}: {result.value:.6g}")
+    inaccurate = "" if result.status == "optimal" else (
+        f" (INACCURATE: the solver stopped at {result.status!r}, primal-dual gap {result.gap:.1e}; the value "
+        "is not certified to the solver's tolerance)")
+    print(f"worst case of {_CRITERION_TEXT[result.criterion].format(w=result.worker)}: {result.value:.6g}"
+          + inaccurate)
     print(f"solver {result.solver}: status {result.status}, primal-dual gap {result.gap:.2e}, "
           f"max constraint violation {max(result.violations.values()):.1e}")
     print(f"solve time {result.solve_seconds:.2f} s (build {result.build_seconds:.2f} s); SDP: Gram "

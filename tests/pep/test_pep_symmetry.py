@@ -1,4 +1,4 @@
-"""The block forms of the PEP (bounds.pep): a circulant W's cyclic-shift form against the full Gram
+"""The block forms of the PEP (pep): a circulant W's cyclic-shift form against the full Gram
 matrix, and the solver problem's size for DeTAG's K = 10 benchmark case (counts, never wall time).
 
 The cyclic form (exact circulant W on N >= 3 agents) solves over Gram matrices invariant under the shift of
@@ -11,8 +11,8 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 import pytest
-from decbounds.bounds import pep
-from decbounds.bounds.pep import worst_case
+from decbounds.pep import api as pep
+from decbounds.pep.api import worst_case
 
 
 def ring(N: int) -> np.ndarray:

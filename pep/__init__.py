@@ -1,0 +1,36 @@
+"""pep: computed worst cases (performance estimation) of the engine's own step rules.
+
+``worst_case(method, K, ...)`` is the largest value of a criterion after K iterations of a step rule over
+a class of problems and gossip matrices, solved as a semidefinite program (docs/worst_case.md). The rule
+is compiled from its ``init``/``step`` (``algorithms.compiled``), so this package sits above
+``algorithms`` (docs/architecture.md): it imports ``bounds`` (the catalog's prediction beside each value),
+``instances`` (the one conversion of W) and ``algorithms``; ``bounds`` imports none of them.
+
+>>> import numpy as np
+>>> from decbounds import pep
+>>> round(pep.worst_case("dgd_atc", K=5, step_size=1.0, W=np.full((2, 2), 0.5)).value, 5)
+0.26667
+"""
+
+from decbounds.pep.api import (
+    MAX_ROUNDS_PER_ITERATION,
+    MAX_SDP_BYTES,
+    WorstCase,
+    worst_case,
+    worst_gossip_matrix,
+)
+from decbounds.pep.methods import METHODS, PEP_METHODS, MethodSpec, NumpyOps, method_spec, register_method
+
+__all__ = [
+    "MAX_ROUNDS_PER_ITERATION",
+    "MAX_SDP_BYTES",
+    "METHODS",
+    "PEP_METHODS",
+    "MethodSpec",
+    "NumpyOps",
+    "WorstCase",
+    "method_spec",
+    "register_method",
+    "worst_case",
+    "worst_gossip_matrix",
+]
