@@ -40,7 +40,7 @@ def test_verify_help_names_the_baselines(capsys):
     assert f"of {', '.join(BASELINE_CHOICES)} (default {','.join(BASELINES)};" in out
 
 
-@pytest.mark.parametrize("package", ["algorithms", "instances", "verify", "bounds"])
+@pytest.mark.parametrize("package", ["algorithms", "instances", "verify", "bounds", "pep"])
 def test_importing_a_package_imports_no_numpy(package):
     code = f"import sys; import decbounds.{package}; print('numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
