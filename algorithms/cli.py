@@ -7,7 +7,6 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -38,7 +37,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser = subparsers.add_parser("run", description=__doc__,
                                    help="run an algorithm on a hard instance and compare with the bounds")
     parser.add_argument("algorithm", metavar="ALGORITHM",
-                        choices=KnownNames(ALGORITHM_NAMES, _algorithm_names, group="decbounds.algorithms"),
+                        choices=KnownNames(ALGORITHM_NAMES, "decbounds.algorithms.registry", "ALGORITHMS",
+                                           group="decbounds.algorithms"),
                         help=f"the step rule (algorithms.algorithm_names()): {', '.join(ALGORITHM_NAMES)}, "
                              "or a plugin's")
     parser.add_argument("--instance", choices=INSTANCES, default="comm-path",
@@ -57,7 +57,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--step-size", type=float, default=None, help="alpha (default 1/L)")
     parser.add_argument("--iterations", type=int, default=20_000, help="iteration cap")
     parser.add_argument("--weights", default="metropolis",
-                        choices=KnownNames(WEIGHT_RULE_NAMES, _weight_rules, group="decbounds.weight_rules"),
+                        choices=KnownNames(WEIGHT_RULE_NAMES, "decbounds.instances.gossip", "WEIGHT_RULES",
+                                           group="decbounds.weight_rules"),
                         help="gossip weight rule (instances.gossip_matrix; any in instances.WEIGHT_RULES)")
     parser.add_argument("--R", default=str(TOUR_R), metavar="R|cor6",
                         help="DeTAG phase length: an integer, or cor6 for Cor. 6's (larger: a worst-case "
@@ -68,18 +69,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                              "sign, contractive:SPEC (docs/theory.md §18)")
     parser.add_argument("--json", action="store_true", help="print one JSON record instead of a table")
     parser.set_defaults(func=main)
-
-
-def _algorithm_names() -> tuple[str, ...]:
-    from decbounds.algorithms import algorithm_names
-
-    return algorithm_names()
-
-
-def _weight_rules() -> Collection[str]:
-    from decbounds.instances import WEIGHT_RULES
-
-    return WEIGHT_RULES
 
 
 def _instance(args: argparse.Namespace) -> CommunicationInstance:

@@ -579,41 +579,51 @@ def register_each(register: Callable[[_NamedT], _NamedT]) -> Callable[[str, obje
 class KnownNames(Collection[str]):
     """A registry's names as argparse ``choices``, known without importing the registry's builders (a
     subcommand's ``--help`` imports no numpy): the built-in names answer at once; another name is looked up
-    in the registry itself, which ``load`` imports, so a plugin's names are choices too.
+    in the registry itself (``module.attribute``, imported then), so a plugin's names are choices too.
 
-    Iterated (argparse's help, usage line and "choose from" message), it gives the built-in names, then the
-    names of the entry points of ``group``, read but not loaded (a plugin that registers under other names
-    is a choice all the same).
+    Iterated (argparse's help, usage line and "choose from" message): the registry's names once its module
+    is imported; before, the built-in names, then the names of the entry points of ``group``, read but not
+    loaded (a plugin that registers under other names is a choice all the same).
 
     Parameters
     ----------
     builtin : iterable of str
         The names the registry holds without plugins (a test holds them equal to the registry's).
-    load : callable
-        ``load() -> the registry`` (or any collection of its names), imported on first need.
+    module : str
+        The module that defines the registry.
+    attribute : str
+        The registry's name in ``module`` (a `Registry`, or any collection of names).
     group : str, optional
         The registry's entry-point group.
 
     Examples
     --------
-    >>> shapes = Registry("shape")
-    >>> _ = shapes.register("square", abs)
-    >>> _ = shapes.register("disc", abs)
-    >>> choices = KnownNames(("square",), lambda: shapes)
-    >>> "square" in choices, "disc" in choices, "cube" in choices, list(choices)
-    (True, True, False, ['square'])
+    >>> choices = KnownNames(("metropolis",), "decbounds.instances.gossip", "WEIGHT_RULES")
+    >>> "metropolis" in choices
+    True
     """
 
-    def __init__(self, builtin: Iterable[str], load: Callable[[], Collection[str]], *,
-                 group: str | None = None) -> None:
+    def __init__(self, builtin: Iterable[str], module: str, attribute: str, *, group: str | None = None
+                 ) -> None:
         self.builtin = tuple(builtin)
-        self._load = load
+        self.module = module
+        self.attribute = attribute
         self.group = group
 
+    def _registry(self) -> Collection[str]:
+        import importlib
+
+        registry: Collection[str] = getattr(importlib.import_module(self.module), self.attribute)
+        return registry
+
     def __contains__(self, name: object) -> bool:
-        return name in self.builtin or name in self._load()
+        return name in self.builtin or name in self._registry()
 
     def __iter__(self) -> Iterator[str]:
+        import sys
+
+        if self.module in sys.modules:
+            return iter(tuple(self._registry()))
         if self.group is None:
             return iter(self.builtin)
         import importlib.metadata
@@ -625,4 +635,4 @@ class KnownNames(Collection[str]):
         return len(tuple(iter(self)))
 
     def __repr__(self) -> str:
-        return f"KnownNames({', '.join(self.builtin)}, ...)"
+        return f"KnownNames({self.module}.{self.attribute})"

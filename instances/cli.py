@@ -15,7 +15,6 @@ import argparse
 import inspect
 import sys
 import time
-from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, NamedTuple
 
 from decbounds.instances.vocabulary import SOLVERS, TOPOLOGY_NAMES, TOPOLOGY_OPTIONS, WEIGHT_RULE_NAMES
@@ -189,14 +188,15 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.epilog = _topology_help()
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     # the registries: registered names are choices too
-    topologies = KnownNames(TOPOLOGY_NAMES, _registry("TOPOLOGIES"), group="decbounds.topologies")
+    topologies = KnownNames(TOPOLOGY_NAMES, "decbounds.instances.graphs", "TOPOLOGIES",
+                            group="decbounds.topologies")
     parser.add_argument("topology", nargs="?", choices=topologies, metavar="TOPOLOGY",
                         help=f"the graph (instances.TOPOLOGIES): {', '.join(topologies)}")
     parser.add_argument("--n", type=int, help="number of workers (required with TOPOLOGY)")
     parser.add_argument("--W", metavar="FILE", help="instead of TOPOLOGY: a gossip matrix W (.npy, .npz of "
                         "scipy.sparse.save_npz, or text numpy.loadtxt reads); prints its spectrum")
     parser.add_argument("--weights", default="metropolis",
-                        choices=KnownNames(WEIGHT_RULE_NAMES, _registry("WEIGHT_RULES"),
+                        choices=KnownNames(WEIGHT_RULE_NAMES, "decbounds.instances.gossip", "WEIGHT_RULES",
                                            group="decbounds.weight_rules"),
                         help="the weight rule printed first, marked * (default metropolis)")
     types = {"r": int, "c": int, "p": float, "radius": float, "k": int, "D": int, "seed": int,
@@ -216,18 +216,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         "~/.cache/decbounds/gossip; about 24 bytes per edge per rule; a folder that cannot "
                         "be written: the result is printed uncached, with a warning)")
     parser.set_defaults(func=run)
-
-
-def _registry(name: str) -> Callable[[], Collection[str]]:
-    """``instances.<name>``, imported when a name outside the built-ins is asked for."""
-
-    def load() -> Collection[str]:
-        from decbounds import instances
-
-        registry: Collection[str] = getattr(instances, name)
-        return registry
-
-    return load
 
 
 def _applicable(G: nx.Graph, weights: str) -> bool:
