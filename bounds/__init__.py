@@ -165,4 +165,16 @@ __all__ = [
 _MOVED_TO_PEP = ("WorstCase", "worst_case", "worst_gossip_matrix")
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+_exported_attribute, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+
+
+def __getattr__(name: str) -> object:
+    """A public name (`_EXPORTS`) or a submodule, imported on first use (PEP 562)."""
+    if name in _MOVED_TO_PEP:
+        import importlib
+        import warnings
+
+        warnings.warn(f"decbounds.bounds.{name} moved to decbounds.pep.{name}; the alias goes in 0.4",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module("decbounds.pep"), name)
+    return _exported_attribute(name)
