@@ -11,7 +11,7 @@ Each worker keeps public copies (H for CHOCO's x-hat) that its neighbours rebuil
 messages, so W H never needs an uncompressed vector: the rule keeps W H itself, adding W C(.) each round.
 Both recursions were read from the authors' own statement of them (the comments of the BEER repository,
 github.com/liboyue/beer, optim/BEER.py and optim/CHOCO_SGD.py, which restate the papers' updates); the
-papers' own text was not reachable (docs/theory.md §18 lists what was searched).
+papers' own text could not be read (docs/theory.md §18).
 """
 
 from __future__ import annotations

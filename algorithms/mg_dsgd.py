@@ -2,22 +2,11 @@
 convergence rate for smooth and non-convex stochastic decentralized optimization", NeurIPS 2022, arXiv
 2210.07863), written only through the public step-rule API.
 
-Status: recalled. The paper's own statement of the update was not found. Searched (2026-12-03, the
-project's search tool over documentation pages, stored web pages, public code and GitHub issues) with the
-queries "Multi-Gossip DSGD Yuan NeurIPS 2022 revisiting optimal convergence rate decentralized stochastic",
-"MG-DSGD multiple gossip steps gradient accumulation update rule", "Revisiting Optimal Convergence Rate for
-Smooth and Non-convex Stochastic Decentralized Optimization", "DeTAG MG-DSGD lower bound heterogeneous
-decentralized", "arXiv 2210.07863 Yuan Huang Chen Zhang Pan decentralized non-convex lower bound MG-DSGD",
-"MG-DSGD fast gossip averaging gradient accumulation nonconvex decentralized optimal rate", "multi-gossip
-decentralized SGD MG-DSGD Kun Yuan NeurIPS 2022", and two phrasings of the algorithm's steps (FastMix,
-ring-lattice). Found: the paper's title, author list (Kun Yuan, Xinmeng Huang, Yiming Chen, Xiaohan Zhang,
-Yingya Zhang, Pan Pan) and abstract (ar5iv.labs.arxiv.org/html/2210.07863: "we develop a new decentralized
-algorithm to nearly attain the above two optimal rates under additional mild conditions"), which confirm
-the citation above but not the update; no page, code or issue stating the algorithm itself (its listing,
-equations or step sizes). What other results offered is a different, later method (MG-ADSGD, Sun & Yuan,
-arXiv 2606.07496, strongly convex, with Nesterov extrapolation), whose description does confirm the
-accelerated gossip recursion A^{r+1} = (1 + eta) W A^r - eta A^{r-1} used below and the coupling of the
-gossip depth with the gradient batch, but not MG-DSGD's own update. This is the rule as recalled:
+Status: recalled. The paper's title, authors and abstract ("we develop a new decentralized algorithm to
+nearly attain the above two optimal rates under additional mild conditions") confirm the citation above; the
+update itself could not be read. A later method (MG-ADSGD, Sun & Yuan, arXiv 2606.07496, strongly convex)
+confirms the accelerated gossip recursion A^{r+1} = (1 + eta) W A^r - eta A^{r-1} used below and the
+coupling of the gossip depth with the gradient batch, not MG-DSGD's own update. This is the rule as recalled:
 per outer step k every worker accumulates R stochastic gradients at its current model,
 g_i = (1/R) sum_r G_i(x_i^k; xi_i^{k,r}), takes one local step phi_i = x_i^k - gamma g_i, then runs R rounds
 of accelerated gossip (FastMix)

@@ -534,7 +534,7 @@ def communication_channel(kind: str, W: GossipLike | None, n: int, *,
     """
     if isinstance(W, GossipSchedule) and kind == "graph" and W.period == 1:
         # a period-1 schedule is one W in every round: a graph rule (DeFacto) reads its support as it reads
-        # W's, so the same call gives the same run (issue 35: it used to gossip once per round instead)
+        # W's, so the same call gives the same run (not one gossip per round)
         W = W.matrix(0)
     if kind == "gossip" and directed_rounds:
         W = directed_matrix(W) or W  # a fixed directed W: its constant schedule

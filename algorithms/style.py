@@ -1,6 +1,6 @@
 """`PlotStyle`, how figures draw an algorithm: a leaf module (it imports nothing of decbounds), so that
 `algorithms.step_rule` can give every rule a style without importing the registry (the import circle
-engine -> step_rule -> registry -> plugins, issue 21 part 6)."""
+engine -> step_rule -> registry -> plugins)."""
 
 from __future__ import annotations
 

@@ -140,35 +140,21 @@ _PAPER = "Lu & De Sa, ICML 2021 / JMLR 24(93) 2023"
 _UNIFORM = "uniform heterogeneity (5): (1/n) sum_i ||grad f_i(x) - grad f(x)||^2 <= varsigma^2 for all x"
 _AT_START = "heterogeneity at the start only (6): (1/n) sum_i ||grad f_i(0) - grad f(0)||^2 <= varsigma0^2"
 _SYMMETRIC_W = "W symmetric doubly stochastic, lam = max(|lambda_2|, |lambda_n|) < 1"
-# What the search tool was asked about Huang & Yuan 2022 (2026-12-03, corpora "pages" and "docs"), and found.
-_HUANG_YUAN_SEARCH = (
-    "Searched: 'Huang Yuan optimal complexity decentralized stochastic optimization time-varying networks "
-    "lower bound arXiv 2211.00533', 'lower bound non-convex stochastic decentralized optimization "
-    "time-varying networks connectivity mixing matrix sequence', 'Huang Yuan 2022 time-varying "
-    "decentralized nonconvex stochastic lower bound near-optimal algorithm gradient accumulation "
-    "multi-round gossip', 'Optimal Complexity in Non-Convex Decentralized Learning over Time-Varying "
-    "Networks Xinmeng Huang Kun Yuan', '2211.00533 time-varying networks lower bound Omega(...) Theorem "
-    "mixing effectiveness'. Found (tomesphere.com/paper/2211.00533, emergentmind.com/papers/2211.00533): "
-    "the title, the authors (Xinmeng Huang, Kun Yuan) and the abstract, which confirm 'the first lower "
+# What the source itself could be checked against, and what could not.
+_HUANG_YUAN_PROVENANCE = (
+    "Checked against the abstract (arXiv 2211.00533; Xinmeng Huang, Kun Yuan): it states 'the first lower "
     "bound complexity' for non-convex decentralized stochastic optimization over time-varying networks "
-    "and 'a new decentralized algorithm to nearly attain the lower bound'; not the theorem's formula, "
-    "its connectivity measure or the algorithm's rate, so the status stays recalled."
+    "and 'a new decentralized algorithm to nearly attain the lower bound'. Not checked: the theorem's "
+    "formula, its connectivity measure and the algorithm's rate, so the status stays recalled."
 )
 _BATCH = ("one sample per iteration in the source; a B-query mini-batch enters as sigma^2 / B "
           "(our substitution)")
-# What the search tool was asked about the compression papers (2026-12-04, corpora "pages" and "docs"), and
-# what it found: the abstracts only, never a theorem.
-_COMPRESSION_SEARCH = (
-    "Searched: 'Lower Bounds and Nearly Optimal Algorithms in Distributed Learning with Communication "
-    "Compression NEOLITHIC lower bound', 'He Huang Chen Yin Yuan 2305.07612 lower bounds accelerated "
-    "algorithms distributed stochastic optimization communication compression', '2305.07612 Table lower "
-    "bounds convergence rate non-convex unbiased compressor contractive compressor', 'lower bound non-convex "
-    "unbiased compressors omega (1+omega) L Delta / T independent compressors Theorem NEOLITHIC multi-step "
-    "compression'. Found (aitopics.org, NeurIPS 2022 proceedings; ar5iv and arxiv.org/html of 2305.07612; "
-    "sciencestack.ai/paper/2305.07612): titles, authors and abstracts, which confirm lower bounds in six "
-    "settings (strongly convex, convex, non-convex x unbiased, contractive compressors) for distributed "
-    "stochastic optimization and NEOLITHIC attaining them 'up to logarithmic factors under mild "
-    "conditions'; the stored pages stop before the theorems, so no formula was confirmed."
+# What the compression papers could be checked against: their abstracts, never a theorem.
+_COMPRESSION_PROVENANCE = (
+    "Checked against the abstracts (Huang, Chen, Yin & Yuan, NeurIPS 2022; He, Huang, Chen, Yin & Yuan, "
+    "arXiv 2305.07612): lower bounds in six settings (strongly convex, convex, non-convex x unbiased, "
+    "contractive compressors) for distributed stochastic optimization, and NEOLITHIC attaining them 'up to "
+    "logarithmic factors under mild conditions'. Not checked: the theorems, so no formula is confirmed."
 )
 _SERVER = ("n workers and a server; each round every worker sends one compressed vector (one-way "
            "compression of the uplink)")
@@ -467,7 +453,7 @@ def _later_entries() -> list[Rate]:
             status="recalled",
             doc="Expected shape: the same sigma term, no square-root acceleration of the connectivity term "
                 "(1/gamma, not 1/sqrt(gamma)), consistent with Kovalev et al. and Metelev et al. "
-                "(docs/theory.md §13, §17, formula [recalled]). " + _HUANG_YUAN_SEARCH,
+                "(docs/theory.md §13, §17, formula [recalled]). " + _HUANG_YUAN_PROVENANCE,
         ),
         Rate(
             name="huang_yuan2022_algorithm",
@@ -482,7 +468,7 @@ def _later_entries() -> list[Rate]:
             doc="The abstract (found, see huang_yuan2022) says the algorithm 'nearly attains' the lower "
                 "bound: huang_yuan2022 times a logarithm in the communication term, recalled here as "
                 "log n (multi-round gossip reaching a 1/sqrt(n) contraction, as in DeTAG's R and "
-                "MG-DSGD's) -- UNCONFIRMED. " + _HUANG_YUAN_SEARCH,
+                "MG-DSGD's) -- UNCONFIRMED. " + _HUANG_YUAN_PROVENANCE,
         ),
         Rate(
             name="ying2021_one_peer_exponential",
@@ -502,16 +488,14 @@ def _later_entries() -> list[Rate]:
                          "(instances.one_peer_exponential): every tau = log2 n consecutive rounds "
                          "average exactly", _BATCH),
             status="recalled",
-            doc="Confirmed from the abstract (papers.nips.cc, NeurIPS 2021 proceedings, found 2026-12-03 "
-                "with the search tool, query 'Exponential graph is provably efficient for decentralized deep "
-                "training one-peer exponential graph'): 'a sequence of log(n) one-peer exponential graphs, "
-                "in which each node communicates to one single neighbor per iteration, can together achieve "
-                "exact averaging', and DSGD over it averages 'as effective as its static counterpart' (whose "
-                "gap the paper proves is O(1/log2 n)); decbounds tests the exact averaging for n = 2..1024 "
-                "(tests/instances/test_schedules.py). The rate itself is recalled: koloskova2020's "
-                "time-varying form O(L Delta [sigma^2/(n eps^2) + (zeta tau + sigma sqrt(p tau))/"
-                "(p eps^(3/2)) + tau/(p eps)]) with the exact-averaging window tau = log2 n and p = 1, "
-                "inverted in E||grad f||^2 <= eps (docs/theory.md §17).",
+            doc="Checked against the abstract (NeurIPS 2021): 'a sequence of log(n) one-peer exponential "
+                "graphs, in which each node communicates to one single neighbor per iteration, can together"
+                " achieve exact averaging', and DSGD over it averages 'as effective as its static "
+                "counterpart' (whose gap the paper proves is O(1/log2 n)); decbounds tests the exact "
+                "averaging for n = 2..1024 (tests/instances/test_schedules.py). The rate itself is "
+                "recalled: koloskova2020's time-varying form O(L Delta [sigma^2/(n eps^2) + (zeta tau + "
+                "sigma sqrt(p tau))/(p eps^(3/2)) + tau/(p eps)]) with the exact-averaging window tau = "
+                "log2 n and p = 1, inverted in E||grad f||^2 <= eps (docs/theory.md §17).",
         ),
         Rate(
             name="centralized_lower_bound",
@@ -559,7 +543,7 @@ def _compression_entries() -> list[Rate]:
             doc="Omega(L Delta sigma^2/(n eps) + (1 + omega) L Delta/eps) for E||grad f||^2 <= eps: the "
                 "centralized bound with the communication rounds multiplied by 1 + omega. At omega = 0 it "
                 "is lower_bound_any at D = 1 (in grad_norm_sq). Not a gossip bound: no decentralized lower "
-                "bound with compression was found (docs/theory.md §18). " + _COMPRESSION_SEARCH,
+                "bound with compression was found (docs/theory.md §18). " + _COMPRESSION_PROVENANCE,
         ),
         Rate(
             name="huang2022_contractive_lower",
@@ -573,7 +557,7 @@ def _compression_entries() -> list[Rate]:
             status="recalled",
             doc="Omega(L Delta sigma^2/(n eps) + L Delta/(delta eps)): the rounds multiplied by 1/delta. At "
                 "delta = 1 it is lower_bound_any at D = 1 (in grad_norm_sq); with delta = 1/(1 + omega) (an "
-                "unbiased compressor scaled) it equals huang2022_unbiased_lower. " + _COMPRESSION_SEARCH,
+                "unbiased compressor scaled) it equals huang2022_unbiased_lower. " + _COMPRESSION_PROVENANCE,
         ),
         Rate(
             name="choco_sgd",

@@ -272,7 +272,7 @@ def multi_step_gossip(W: MatrixLike, Z: np.ndarray, schedule: np.ndarray) -> np.
     flat = Z.reshape(Z.shape[0], -1)
     previous = current = flat
     # an overflow (W or Z near 1e308) leaves inf/nan entries, which the caller detects as divergence, as it
-    # does for a non-finite Z: no RuntimeWarning (issue 35)
+    # does for a non-finite Z: no RuntimeWarning
     with np.errstate(over="ignore", invalid="ignore"):
         for a, b in schedule:
             nxt = a * (W @ current)

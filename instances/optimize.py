@@ -16,9 +16,9 @@ Solvers (their measured times are in docs/benchmarks.md; ``benchmarks/bench_fmmc
   times the whole HiGHS solve, scipy import and check at n = 1000). The answer is checked
   with numpy (`_verify`): W symmetric, doubly stochastic, supported on the graph (non-negative for FMMC),
   and its lam, recomputed by numpy, equal to the LP's value and to HiGHS's dual bound within
-  ``LP_VERIFY_TOL``; a disagreement is a ``RuntimeError``. Up to commit a21cd32 this LP was solved by cvxpy
-  CLARABEL, whose lam was 1e-11..5e-9 above the optimum; where the optimal orbit weights are not unique
-  (the exponential graphs) the two solvers return different optimal W of the same lam (issue 22).
+  ``LP_VERIFY_TOL``; a disagreement is a ``RuntimeError``. HiGHS rather than cvxpy's CLARABEL, whose lam
+  is 1e-11..5e-9 above the optimum here; where the optimal orbit weights are not unique (the exponential
+  graphs) the two solvers return different optimal W of the same lam.
 - ``"CLARABEL"`` / ``"SCS"`` -- cvxpy on the two-LMI edge form, solver named. Clarabel is accurate (1e-9)
   but its KKT system grows with n^2, which makes it too slow from about n = 100 on. SCS is faster but only
   ~1e-5 accurate at its default eps 1e-4, and 3e-5..2e-3 off at eps 1e-3.

@@ -82,12 +82,12 @@ _CACHED_ROUNDS = 64
 #: is made), ``product``/``product_contraction``'s count where it cannot use the period, the B m rounds of
 #: ``effective_lam``, the rounds ``first_arrival`` searches. Measured (this 2-core machine, loaded): a round
 #: costs about 0.3 ms to build and check at n = 2..8 and 0.5 ms to multiply into a dense 512 x 512 product,
-#: so 2**16 rounds are 20-35 s; 10**6 used to run until killed (issue 35).
+#: so 2**16 rounds are 20-35 s; 10**6 would run for hours.
 MAX_SCHEDULE_ROUNDS = 2**16
 
 #: Ceiling on the workers of a schedule constructor: each round is an n x n sparse matrix with about 2n
 #: entries (and ``one_peer_exponential`` builds its ceil(log2 n) rounds at once), so 2**24 workers are
-#: already about 0.5 GB per round; 10**12 used to end in a MemoryError (issue 35).
+#: already about 0.5 GB per round; 10**12 would end in a MemoryError.
 MAX_SCHEDULE_WORKERS = 2**24
 
 

@@ -541,7 +541,7 @@ def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True)
             if point_key(point, measure_point) in by_key]
 
 
-#: Rough CPU seconds of one point at n on the path with the full mode's cap (measured 2026-12-04 on the
+#: Rough CPU seconds of one point at n on the path with the full mode's cap (measured on the
 #: 2-core machine), as (seconds at small n, growth per worker); only an order for the pool (`point_cost`).
 _PATH_COST: dict[str, tuple[float, float]] = {
     "detag": (0.4, 1 / 24), "detag_paper_start": (0.3, 1 / 10), "defacto": (0.3, 1 / 25),

@@ -216,7 +216,7 @@ def points(mode: CompressionMode) -> list[Point]:
 
 
 def _cost(point: Point) -> float:
-    """Rough CPU seconds (measured 2026-12-04: configurations that never reach eps run to the cap)."""
+    """Rough CPU seconds (measured: configurations that never reach eps run to the cap)."""
     return 0.05 + field_float(point, "cap") / 2000 * (1.0 if point["compressor"] else 0.3)
 
 

@@ -647,7 +647,7 @@ def curve_records(layout: Sequence[Mapping[str, Mapping[str, object]]], records:
 
 
 def curve_cost(point: Point) -> float:
-    """Rough CPU seconds of a `tuned_curve` point (measured on the 2-core machine, 2026-12-04): about 1.8 s
+    """Rough CPU seconds of a `tuned_curve` point (measured on the 2-core machine): about 1.8 s
     for 500 iterations of 8 workers, DeTAG twice that and more with many (eta, R) pairs; the pool's order
     (`sweep.run_sweep`'s ``cost``).
 

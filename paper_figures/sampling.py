@@ -306,7 +306,7 @@ def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True
 
 
 def point_cost(point: Point) -> float:
-    """Rough CPU seconds of a point (measured 2026-12-04: 16 seeds side by side, about 20 microseconds per
+    """Rough CPU seconds of a point (measured: 16 seeds side by side, about 20 microseconds per
     iteration of the cap, which grows as 1/(n B p)), for the pool's order.
 
     Parameters

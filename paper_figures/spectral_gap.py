@@ -382,7 +382,7 @@ def _runner_of(point: Point) -> Runner:
 
 
 def point_cost(point: Point) -> float:
-    """Rough CPU seconds of a point (measured on the 2-core machine, 2026-12-04), for the pool's order: on
+    """Rough CPU seconds of a point (measured on the 2-core machine), for the pool's order: on
     the path T_eps grows about as 1/sqrt(kappa), DeTAG runs about ten configurations, the others one up to
     the cap; a loss-curve point as `heterogeneity.curve_cost`.
 

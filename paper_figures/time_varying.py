@@ -283,7 +283,7 @@ def teps_points(mode: TimeVaryingMode) -> list[Point]:
 
 
 def teps_cost(point: Point) -> float:
-    """Rough CPU seconds of a point of panels (a)-(c) (measured 2026-12-04), for the pool's order.
+    """Rough CPU seconds of a point of panels (a)-(c) (measured), for the pool's order.
 
     Parameters
     ----------
@@ -403,7 +403,7 @@ def consensus_point(point: Point) -> RunOutput:
 
 
 def consensus_cost(point: Point) -> float:
-    """Rough CPU seconds of a point of panel (d) (measured 2026-12-04 at n = 32): plain gossip takes about
+    """Rough CPU seconds of a point of panel (d) (measured at n = 32): plain gossip takes about
     1/kappa rounds of a few microseconds (a relabelled schedule mixes faster but builds every round),
     accelerated gossip far fewer; for the pool's order.
 

@@ -21,7 +21,7 @@ Figures 2-3; a worst case over all L-smooth f_i at K <= 10 is a different regime
 Tables: ``worst_case.csv`` (every solve: method, K, rounds, lam, value, status, gap, violation, seconds,
 Gram size, the rate's and the lower bound's value at the same point).
 
-A second figure, ``worst_case_linear``, is the strongly convex class (issue 24): mu = ``MU``, L = 1, step
+A second figure, ``worst_case_linear``, is the strongly convex class: mu = ``MU``, L = 1, step
 ``LINEAR_STEP``, ||x0 - x*|| <= 1, heterogeneity varsigma = 1 at x* (the f_i do not share their minimizer),
 spectrum [-lam, lam]. (a) the worst ||x-bar^K - x*||^2 of DIGing/DSGT and EXTRA against K; (b) the linear
 rate read off the worst case, rho = (v(K) / v(K - 2))^(1/4) at the two largest K (per iteration, on
@@ -226,7 +226,7 @@ def _linear_points(full: bool, tiny: bool) -> list[tuple[str, int, float]]:
 
 
 def _solve_cost(point: tuple[Any, ...]) -> float:
-    """A rough order of an SDP's seconds (measured 2026-12-04: 2 s at 10 rounds, 1-15 s at K = 12 of the
+    """A rough order of an SDP's seconds (measured: 2 s at 10 rounds, 1-15 s at K = 12 of the
     strongly convex class): its Gram side grows with the rounds, the solve about as its cube."""
     method, K = point[-3], point[-2]
     return 0.002 * rounds(method, K) ** 3

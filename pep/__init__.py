@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from decbounds.lazy_exports import lazy_exports
 
-if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`): ``--help`` needs no numpy
+if TYPE_CHECKING:  # imported on first use (`lazy_exports`): ``decbounds worst-case --help`` needs no numpy
     from decbounds.pep.api import (
         MAX_ROUNDS_PER_ITERATION,
         MAX_SDP_BYTES,
@@ -26,19 +26,11 @@ if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`):
     )
     from decbounds.pep.methods import METHODS, PEP_METHODS, MethodSpec, NumpyOps, method_spec, register_method
 
-#: Each public name -> the module that defines it, imported when the name is first read.
+#: Each public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
-    "MAX_ROUNDS_PER_ITERATION": "api",
-    "MAX_SDP_BYTES": "api",
-    "WorstCase": "api",
-    "worst_case": "api",
-    "worst_gossip_matrix": "api",
-    "METHODS": "methods",
-    "PEP_METHODS": "methods",
-    "MethodSpec": "methods",
-    "NumpyOps": "methods",
-    "method_spec": "methods",
-    "register_method": "methods",
+    "MAX_ROUNDS_PER_ITERATION": "api", "MAX_SDP_BYTES": "api", "WorstCase": "api", "worst_case": "api",
+    "worst_gossip_matrix": "api", "METHODS": "methods", "PEP_METHODS": "methods", "MethodSpec": "methods",
+    "NumpyOps": "methods", "method_spec": "methods", "register_method": "methods",
 }
 
 __all__ = [
@@ -54,5 +46,6 @@ __all__ = [
     "worst_case",
     "worst_gossip_matrix",
 ]
+
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -485,7 +485,7 @@ def _steps(step_size: Any, K: int, L: float) -> tuple[float, ...]:
 #: load of ~12): dsgt with an exact W, K = 4, took 0.57 s CPU at N = 4 and 11.4 s at N = 8 (growth about
 #: (N K)^4.3), so N K = 64 is about 4 min and 128 would be over an hour; over the spectral class (N = 2)
 #: K = 10 ended "optimal_inaccurate" after 21 s and K = 12 failed. A larger size is refused before anything
-#: is built (K = 10**6 used to run until killed, issue 23).
+#: is built (K = 10**6 would run for hours).
 MAX_AGENT_ITERATIONS = 64
 
 #: Ceiling on N * K for an exact circulant W (every round) on N >= 3 agents, solved over shift-invariant Gram
@@ -499,7 +499,7 @@ MAX_CIRCULANT_AGENT_ITERATIONS = 320
 #: spectral class and an exact W; docs/reliability.md): every step L in [1e-6, 5] solved "optimal" (or the
 #: correct "unbounded" below); at 1e-8 five of eight failed (the value ~ Delta / (step K) is beyond the
 #: solver's range), at 10 to 1e5 some failed and some returned values that are not monotone in the step
-#: (issue 35: step 1e6 ended "optimal_inaccurate", L = 1e6 with step 0.5 failed). In the non-convex class a
+#: (step 1e6 ended "optimal_inaccurate", L = 1e6 with step 0.5 failed). In the non-convex class a
 #: constant step L >= 2 makes the worst case infinite (f_i = L ||x||^2 / 2: f never decreases, so nothing
 #: bounds grad f(x0)): the solver says "unbounded" (RuntimeError), as for DeTAG's stale tracker below 2.
 MAX_STEP_TIMES_L = 5.0
@@ -972,7 +972,7 @@ def _all_circulant(setup: _Setup) -> bool:
 #: (points^2 per agent, nb^2 each); cvxpy's canonicalization copies them. Measured (dsgt, spectral class,
 #: N = 2, maximum resident size): K = 4, 8, 10, 12 took 162, 204, 267, 389 MB for 0.9, 19, 48, 102 MB of
 #: those arrays, so about 2.5 x the arrays plus 150 MB; K = 32 (6 GB of arrays) grew past 12 GB before
-#: std::bad_alloc (issue 35). A larger SDP is refused after the (cheap) method run, before any allocation.
+#: std::bad_alloc. A larger SDP is refused after the (cheap) method run, before any allocation.
 MAX_SDP_BYTES = 4 * 2**30
 
 

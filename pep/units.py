@@ -18,7 +18,7 @@ __all__ = ["MAX_NORMALIZED_VARSIGMA"]
 #: Ceiling on varsigma / sqrt(L Delta) (initial "function_value") or varsigma / (L radius) ("distance"), the
 #: heterogeneity of the normalized problem (``_Units``). Measured as above (K = 2, 4): 0 to 1e3 solved
 #: "optimal", the value growing as varsigma^2; 1e4 failed in 6 of 8 and 1e6 ended "unbounded" or
-#: "optimal_inaccurate" (issue 35: varsigma = 1e308 overflowed).
+#: "optimal_inaccurate" (varsigma = 1e308 overflowed).
 MAX_NORMALIZED_VARSIGMA = 1e3
 
 
@@ -33,7 +33,7 @@ class _Units:
     value by a, a squared distance by b^2. With L~ = 1: a / b^2 = 1 / L, and a = 1 / Delta (then
     varsigma~ = varsigma / sqrt(L Delta)) or b = 1 / radius (varsigma~ = varsigma / (L radius)). Without it
     Delta = 1e100 or L = 1e6 put entries of 1e100 beside entries of 1 in one SDP, which the solver reports
-    "unbounded" or fails on (issue 35). Kept as natural logarithms, so that no factor overflows on the way.
+    "unbounded" or fails on. Kept as natural logarithms, so that no factor overflows on the way.
     """
 
     log_a: float

@@ -54,6 +54,9 @@ CONDITIONS: dict[str, str] = {
     **FLOW_CONDITIONS,
     "isolation": "isolation: the rule's module, imported in a process of its own, leaves the auditor as it "
                  "is and ends no process",
+    "measured_runs": "every measured run (every term, size and configuration, every iteration): "
+                     "zero-respecting on the hard instance, the A_B budget, every gradient evaluation "
+                     "counted; information flow over one whole run per term",
 }
 
 

@@ -38,7 +38,7 @@ __all__ = ["BUDGETS", "MODES", "PAGE", "main", "render_page", "run_one"]
 #: The page the command writes (relative to the current folder: run it from the repository's root).
 PAGE = pathlib.Path("docs") / "results" / "verify-reports.md"
 
-#: CPU budgets of the modes, seconds (issue 31; docs/verify.md).
+#: CPU budgets of the modes, seconds (docs/verify.md).
 BUDGETS: dict[str, float] = {"full": 300.0, "quick": 60.0, "tiny": 60.0}
 
 #: The CLI's flag of each mode.

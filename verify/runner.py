@@ -180,6 +180,12 @@ def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str
         if audited["passed"]:
             levels = sweep_points(name, fingerprint(cls), settings, seed=seed, hyper=hyper,
                                   baselines=baselines)
+            for points in levels.values():  # every run of the rule audited (`run_audit`); the information
+                mine = [point for point in points if point["algorithm"] == name]  # flow over the whole run of
+                for point in mine:  # each term's last point (its largest size, its longest runs: late
+                    point["run_audit"] = True  # global steps land there)
+                if mine:
+                    mine[-1]["audit_flow"] = True
             if digits:
                 levels["digits"] = digits_points(name, fingerprint(cls), settings, seed=seed, hyper=hyper,
                                                  baselines=baselines)
@@ -196,9 +202,14 @@ def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str
                         "detail": f"{name} called sys.exit({exc.code!r}) in a run of the {term} term: a rule "
                                   "may not end the process"}]}
                     break
+                audited = _fail_on_measured_violation(audited, records, name)
+                if not audited["passed"]:
+                    break
             if audited["passed"]:
                 records = raise_caps(records, name, settings, lambda point: run_sweep(
                     [point], records_path, runner=measure, executor=SerialExecutor(), progress=False)[0])
+                # the runs at raised caps are audited as well
+                audited = _fail_on_measured_violation(audited, records, name)
         computed = worst_case_records(cls) if worst_case and audited["passed"] else []
         return {"name": name, "module": cls.__module__, "qualname": cls.__qualname__, "out": str(out_dir),
                 "audit": audited, "records": records, "errors": errors, "worst_case": computed}
@@ -258,3 +269,16 @@ def conclude(measured: Record, settings: Settings, *, mode: str, seed: int,
     atomic_write_bytes(out_dir / "report.md", text.encode())
     report.files.insert(0, out_dir / "report.md")
     return report
+
+
+def _fail_on_measured_violation(audited: dict[str, Any], records: Sequence[Record],
+                                name: str) -> dict[str, Any]:
+    """``audited`` with a failed "measured_runs" check when a measured run of ``name`` left the class
+    (`run_audit.RunAudit`'s ``class_violation``, naming term, size, iteration, worker and configuration)."""
+    violations = [r["result"]["class_violation"] for r in records
+                  if r["point"]["algorithm"] == name and "class_violation" in r["result"]]
+    if not violations or not audited["passed"]:
+        return audited
+    return {**audited, "passed": False, "checks": [*audited["checks"], {
+        "condition": CONDITIONS["measured_runs"], "key": "measured_runs", "passed": False,
+        "detail": f"{name}: outside the gossip class in a measured run: {violations[0]}"}]}

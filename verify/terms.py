@@ -16,6 +16,7 @@ from typing import Any
 from decbounds.paper_figures import communication, fit, sampling
 from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.sweep import to_jsonable
+from decbounds.verify.run_audit import OutsideTheClassError, RunAudit
 from decbounds.verify.settings import CAP_GROWTH, COMMUNICATION_TERMS, TERMS, Settings
 from decbounds.verify.spec import _one_line
 
@@ -96,8 +97,18 @@ def measure(point: Record) -> Record:
     steps = [fraction / f.smoothness for fraction in point.get("step_fractions", [1.0])]
     seeds = [int(point["seed"]) + j for j in range(int(point.get("seeds", 1)))]
     tol = float(point["tol_fraction"]) * 2.0 * f.epsilon
-    result = _tune_rule(point["algorithm"], problem, W, steps, tol=tol, cap=int(point["cap"]), seeds=seeds,
-                        batch=int(point.get("batch", 1)), hyper={**hyper, **options})
+    observer, measured = None, problem
+    if point.get("run_audit"):  # the rule under test: every iteration of every run audited (`run_audit`)
+        observer = RunAudit(problem, flow=bool(point.get("audit_flow")), seed=int(point["seed"]))
+        measured = observer.measured
+    result = _tune_rule(point["algorithm"], measured, W, steps, tol=tol, cap=int(point["cap"]), seeds=seeds,
+                        batch=int(point.get("batch", 1)), hyper={**hyper, **options}, observer=observer)
+    if "class_violation" in result:
+        size = ", ".join(f"{key}={point[key]}" for key in ("n", "D", "kappa", "batch", "p") if key in point)
+        result["class_violation"] = f"the {point['term']} term at {size}, {result['class_violation']}"
+    if observer is not None:
+        result["run_audit"] = {"iterations": observer.iterations, "replayed": observer.replayed,
+                               "flow": bool(point.get("audit_flow"))}
     result["tol"] = tol
     if point["term"] != "sampling":
         result["explicit_bound"] = int(problem.iteration_lower_bound)
@@ -131,18 +142,25 @@ def grid_options(grid: Mapping[str, Sequence[object]]) -> dict[str, object]:
 
 
 def _tune_rule(name: str, problem: Any, W: Any, steps: Sequence[float], *, tol: float, cap: int,
-               seeds: Sequence[int], batch: int = 1, hyper: Mapping[str, Any]) -> dict[str, Any]:
+               seeds: Sequence[int], batch: int = 1, hyper: Mapping[str, Any], observer: Any = None
+               ) -> dict[str, Any]:
     """`algorithms.tune` of ``name`` over ``steps`` x its ``hyper`` grids (the least median T_eps over
     seeds; each run stops at its x-bar T_eps), as a record's result; a rule that raises is a result with
-    status "error" naming the iteration, so that the sweep goes on and the record is kept."""
+    status "error" naming the iteration, so that the sweep goes on and the record is kept. With an
+    ``observer`` (`run_audit.RunAudit`), a run that leaves the class is a result with ``class_violation``."""
     where: dict[str, int | None] = {"t": None}  # None until the callback after init: a failure in init
 
     def track(t: int, state: Any, ctx: Any) -> None:
         where["t"] = t
 
+    watched = {} if observer is None else {"observer": observer}
     try:
         tuned = algorithms.tune(name, problem, W, list(steps), tol=tol, iterations=cap, seeds=list(seeds),
-                                batch=batch, callback=track, stop="average", **dict(hyper))
+                                batch=batch, callback=track, stop="average", **watched, **dict(hyper))
+    except OutsideTheClassError as exc:
+        return {"t_eps": None, "status": "error", "capped": False, "cap": cap, "class_violation": str(exc),
+                "message": f"{name} left the gossip class: {exc}", "seeds": list(seeds), "t_eps_seeds": [],
+                "step_size": None, "hyper": {}}
     except Exception as exc:  # the user's rule: a verdict, not a traceback
         kind = "A_B budget violated" if isinstance(exc, algorithms.BudgetViolationError) else \
             f"raised {type(exc).__name__} " + ("in init" if where["t"] is None else

@@ -1,4 +1,4 @@
-"""The computed worst case of the rule under test, beside DeTAG's and D-PSGD's (issue 32): what ``decbounds
+"""The computed worst case of the rule under test, beside DeTAG's and D-PSGD's: what ``decbounds
 verify`` shows next to the measured exponents.
 
 The rule's own ``init``/``step`` is compiled into the performance-estimation problem (``pep.worst_case``

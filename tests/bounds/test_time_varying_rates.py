@@ -11,10 +11,10 @@ from decbounds import bounds
 POINT = {"L": 1.0, "Delta": 1.0, "sigma": 1.0, "B": 1, "epsilon": 0.01, "lam": 0.9, "varsigma": 0.0}
 
 
-def test_time_varying_entries_carry_their_status_and_the_search_record() -> None:
+def test_time_varying_entries_carry_their_status_and_their_provenance() -> None:
     for name in ("huang_yuan2022", "huang_yuan2022_algorithm", "ying2021_one_peer_exponential"):
         assert bounds.get(name).status == "recalled"
-    assert "Searched:" in bounds.get("huang_yuan2022").doc
+    assert "Not checked: the theorem's formula" in bounds.get("huang_yuan2022").doc
     assert bounds.get("huang_yuan2022_algorithm").kind == "upper"
 
 
