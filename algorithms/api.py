@@ -140,7 +140,7 @@ def run_batch(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: G
     (``algorithms.engine``: when they are the same, and why).
 
     The stopping test skips the evaluations that the problem's ``smoothness`` proves cannot succeed
-    (``algorithms.engine.certified_above``; T_eps is exact either way).
+    (the smoothness certificate, ``algorithms.certificate``; T_eps is exact either way).
 
     Parameters
     ----------

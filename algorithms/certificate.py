@@ -10,21 +10,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from decbounds.algorithms.measurement import Outcomes, Snapshot
+    from decbounds.algorithms.measurement import Outcomes, _Snapshot
 
-__all__ = ["Certificate", "anchor_at", "certified_above"]
+__all__: list[str] = []
 
 
-# Unit roundoff of float64: the rounding allowances of `anchor_at`.
+# Unit roundoff of float64: the rounding allowances of `_anchor_at`.
 _UNIT = 2.0**-53
 
 
-class Certificate:
-    """The smoothness certificate of the last evaluation (`anchor_at`): the models then (``anchor``) and
+class _Certificate:
+    """The smoothness certificate of the last evaluation (`_anchor_at`): the models then (``anchor``) and
     ``limits`` (n + 1, k): in row 0 per configuration the limit on S = sum_i ||x_i - a_i||^2, in row 1 + i
     worker i's squared radius (negative: certifies nothing). `holds` tests the current models in seven
     numpy calls on preallocated arrays; the workers' squared moves are one BLAS matrix-vector product, whose
-    order of summation the margins allow for. The constants of `anchor_at`'s margins (L, n, d) are set
+    order of summation the margins allow for. The constants of `_anchor_at`'s margins (L, n, d) are set
     once."""
 
     __slots__ = ("ahead", "anchor", "below", "below_flat", "delta", "first", "held", "k", "largest_factor",
@@ -47,7 +47,7 @@ class Certificate:
         self.limits, self.spare = np.empty((n + 1, k)), np.empty((n + 1, k))
         self.first, self.radii = self.limits[0], self.limits[1:]
         self.limit = -math.inf  # limits[0, 0] when k = 1
-        # the margins: delta for the rounding in sums of squares (any order) and in `anchor_at`; c for one
+        # the margins: delta for the rounding in sums of squares (any order) and in `_anchor_at`; c for one
         # mean's rounding, relative to its largest |entry|
         self.delta = delta = 1e-12 + 8.0 * (n + d + 8) * _UNIT
         c = 1.01 * math.sqrt(d) * (n + 2) * _UNIT
@@ -59,19 +59,8 @@ class Certificate:
         self.largest_factor = 2.0 * c * root
 
     def holds(self, models: np.ndarray) -> bool:
-        """Whether the models are still certified (`anchor_at`): no configuration can be eps-stationary.
-
-        Parameters
-        ----------
-        models : numpy.ndarray, shape (n, k, d)
-            The workers' models of the k configurations now.
-
-        Returns
-        -------
-        bool
-            True while every configuration is inside its certified region (counted in ``held``); False
-            records the squared move in ``moved``.
-        """
+        """Whether no configuration can be eps-stationary at the models (n, k, d) yet (counted in ``held``; a
+        failure keeps S in ``moved``)."""
         np.subtract(models, self.anchor, out=self.step)
         np.multiply(self.step, self.step, out=self.step)
         self.rows.dot(self.ones_d, out=self.sums_flat)
@@ -105,34 +94,18 @@ class Certificate:
         return bool(np.less_equal(self.moved, 4.0 * self.first).all())
 
 
-def anchor_at(book: Outcomes, snap: Snapshot, models: np.ndarray, tol: float, largest: float, bound: float
+def _anchor_at(book: Outcomes, snap: _Snapshot, models: np.ndarray, tol: float, largest: float, bound: float
               ) -> None:
-    """Make the evaluation ``snap`` at ``models`` (largest |entry| ``largest``) the certificate's anchor:
-    per configuration, the limit on S = sum_i ||x_i - a_i||^2 and each worker's squared radius, shrunk for
-    every rounding (docs/architecture.md, "The smoothness certificate").
-
-    Parameters
-    ----------
-    book : Outcomes
-        The run's outcomes: ``smoothness`` L (nothing is certified without it), the ``certificate`` it
-        keeps, and the ``masks`` of the tests still pending.
-    snap : Snapshot
-        The evaluation at ``models``: ||grad f(a_hat)|| and the workers' ||grad f(a_i)||, per configuration.
-    models : numpy.ndarray, shape (n, k, d)
-        The anchor a: the workers' models at the evaluation.
-    tol : float
-        eps of the tests ||grad f|| <= eps.
-    largest : float
-        The largest |entry| of ``models`` (for the rounding allowance).
-    bound : float
-        The divergence guard's smallest entry bound (``bound.min()``); a move beyond it is not certified.
-    """
+    """Make the evaluation ``snap`` at ``models`` the certificate's anchor: per configuration the limit on
+    S = sum_i ||x_i - a_i||^2 and each worker's squared radius, shrunk for every rounding
+    (docs/architecture.md, "The smoothness certificate"). ``book.smoothness`` is L (None certifies
+    nothing), ``largest`` max |models| and ``bound`` the guard's smallest entry bound."""
     L = book.smoothness
     if L is None:
         return
     cert = book.certificate
     if cert is None:
-        cert = book.certificate = Certificate(models, L)
+        cert = book.certificate = _Certificate(models, L)
     else:
         cert.anchor[...] = models
     cert.held, cert.moved = 0, np.inf
@@ -155,22 +128,3 @@ def anchor_at(book: Outcomes, snap: Snapshot, models: np.ndarray, tol: float, la
     if cert.k == 1:
         cert.limit = float(cert.first[0])
 
-
-def certified_above(book: Outcomes, models: np.ndarray) -> bool:
-    """Whether the certificate of the last evaluation (`anchor_at`) still proves, without an evaluation, that
-    no running configuration meets a pending stopping test and that no model left the radius; NaN certifies
-    nothing.
-
-    Parameters
-    ----------
-    book : Outcomes
-        The run's outcomes and certificate.
-    models : numpy.ndarray, shape (n, k, d)
-        The current local models.
-
-    Returns
-    -------
-    bool
-        True when the evaluation and the scan of the models for divergence can be skipped; False when they
-        must run (also when there is no certificate)."""
-    return book.certificate is not None and book.certificate.holds(models)

@@ -1,10 +1,5 @@
-"""What a rule sees: the `Context` of one batch (docs/theory.md §1.5, the class A_B).
-
-The context gives the batch's data and the calls that query and communicate, each counted against the budget
-of one iteration (at most B queries per worker, one communication round) by the batch's
-``algorithms.runtime.Runtime``. Python cannot confine a rule; what a rule does is audited by ``verify``
-through the engine's observation hook (docs/architecture.md, "The engine").
-"""
+"""What a rule sees: the `Context` of one batch, its data and its calls, counted against the budget of one
+iteration of the class A_B (docs/theory.md §1.5) by the batch's ``algorithms.runtime.Runtime``."""
 
 from __future__ import annotations
 
@@ -117,7 +112,7 @@ class Context:
         return np.zeros((self.n, self.k, self.d))
 
     def sample(self, X: np.ndarray, queries: int | None = None) -> np.ndarray:
-        """Stochastic gradients at X, the mean of ``queries`` (default B) queries per worker and
+        """Stochastic gradients at X (n, k, d): the mean of ``queries`` (default B) queries per worker and
         configuration.
 
         Parameters
@@ -126,10 +121,6 @@ class Context:
             The points, one per worker and configuration.
         queries : int, optional
             Queries averaged (default B); at most B per worker in one iteration.
-
-        Returns
-        -------
-        numpy.ndarray, shape (n, k, d)
         """
         run = self._run
         b = run.batch if queries is None else int(queries)
@@ -158,17 +149,15 @@ class Context:
     def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None, vectors: int | None = None,
                add: Sequence[np.ndarray | None] | None = None, compressor: Compressor | str | None = None,
                sent: Sequence[np.ndarray] | None = None) -> np.ndarray | tuple[np.ndarray, ...]:
-        """One gossip round with W (W_t in iteration t of a schedule; the push matrix for "push" rules):
-        W Z (+ V) for each array; an (m n, ...) array is m arrays stacked, mixed in one product.
-
-        With a ``compressor`` every worker sends C(z_i) (configuration j draws from its own compression
-        stream, `COMPRESSION_STREAM`), counted as ``compressor.bits(d)`` bits per vector instead of 64 d; the
-        result is W C(Z) (+ V) and the messages C(Z) go to ``sent``.
+        """One gossip round with W (W_t of a schedule; the push matrix of a "push" rule): W Z (+ V) per array,
+        one array for one array sent, else a tuple; an (m n, ...) array is m arrays stacked, in one product.
+        With a ``compressor`` every worker sends C(z_i) (configuration j from its own `COMPRESSION_STREAM`),
+        counted as ``compressor.bits(d)`` bits per vector instead of 64 d: W C(Z) (+ V), C(Z) into ``sent``.
 
         Parameters
         ----------
         *Z : numpy.ndarray, shape (n, ...) or (m n, ...)
-            The arrays sent.
+            The arrays sent ((n, k, d) or (m n, k, d) with a compressor).
         out : sequence of numpy.ndarray, optional
             Per array, where the result goes (it may be the array itself).
         vectors : int, optional
@@ -176,15 +165,9 @@ class Context:
         add : sequence of (numpy.ndarray or None), optional
             Per array, None or a local V added to the product.
         compressor : algorithms.compression.Compressor or str, optional
-            Compress what is sent (a compressor or its spec, ``compression.make_compressor``); the arrays
-            are then (n, k, d) or (m n, k, d).
+            Compress what is sent (a compressor or its spec, ``compression.make_compressor``).
         sent : sequence of numpy.ndarray, optional
             With a compressor, per array, where the message C(Z) goes (Z's shape).
-
-        Returns
-        -------
-        numpy.ndarray or tuple of numpy.ndarray
-            One array for one array sent, else a tuple.
         """
         run = self._run
         M = run.fixed or run._operator_now()
@@ -202,8 +185,6 @@ class Context:
             run._check_messages(Z, sent)
             run._open_round("gossip", int(vectors), M.links, int(compressor.bits(Z[0].shape[-1])))
             Z = tuple(run._compress(Z, compressor, sent))
-        if run.gossip_counts:
-            run.counters.gossip_rounds += 1
         if len(Z) == 1 and (out is None or len(out) == 1) and (add is None or len(add) == 1):
             return M._run(Z[0], None if out is None else out[0], None, None if add is None else add[0], None)
         outs = (None,) * len(Z) if out is None else out
@@ -212,37 +193,29 @@ class Context:
 
     def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: Coefficient, previous: np.ndarray,
                        b: Coefficient, *, vectors: int | None = None) -> np.ndarray:
-        """One gossip round of the two-tap recursion, out <- a (W Z) + b previous, counted as
+        """One gossip round of the two-tap recursion, out <- a (W Z) + b previous (returned), counted as
         ``gossip(Z, vectors=vectors)``.
 
         Parameters
         ----------
-        Z : numpy.ndarray, shape (n, ...)
-            The array sent.
+        Z, previous : numpy.ndarray, shape (n, ...)
+            The array sent and the recursion's previous term.
         out : numpy.ndarray, shape (n, ...)
-            Where the new term goes; returned.
+            Where the new term goes.
         a, b : float or numpy.ndarray
             The taps, broadcast against Z.
-        previous : numpy.ndarray, shape (n, ...)
-            The recursion's previous term.
         vectors : int, optional
             Vectors each worker sends (default 1).
-
-        Returns
-        -------
-        numpy.ndarray
         """
         run = self._run
         M = run.fixed or run._operator_now()
         if vectors is not None and vectors < 1:
             raise ValueError(f"ctx.gossip_two_tap: vectors must be >= 1; got {vectors}")
         run._open_round("gossip", 1 if vectors is None else int(vectors), M.links, FLOAT_BITS * Z.shape[-1])
-        if run.gossip_counts:
-            run.counters.gossip_rounds += 1
         return M._run(Z, out, a, previous, b)  # (`MixingOperator.two_tap`, one call fewer)
 
     def operator(self, M: MatrixLike, name: str = "M") -> MixingHandle:
-        """A handle to a mixing matrix M of the rule's own for `mix` (rows receive; supported on W's graph,
+        """A `MixingHandle` to the rule's own mixing matrix M for `mix` (rows receive; supported on W's graph,
         not necessarily stochastic).
 
         Parameters
@@ -251,16 +224,12 @@ class Context:
             The n x n matrix.
         name : str, default "M"
             Its name in messages.
-
-        Returns
-        -------
-        MixingHandle
         """
         return self._run._add_operator(M, name)
 
     def mix(self, M: MixingHandle, *Z: np.ndarray,
             out: Sequence[np.ndarray] | None = None) -> np.ndarray | tuple[np.ndarray, ...]:
-        """One communication round with a matrix of `operator`: M Z for each array.
+        """One communication round with a matrix of `operator`: M Z for each array (a tuple for several).
 
         Parameters
         ----------
@@ -270,10 +239,6 @@ class Context:
             The arrays sent.
         out : sequence of numpy.ndarray, optional
             Per array, where the result goes.
-
-        Returns
-        -------
-        numpy.ndarray or tuple of numpy.ndarray
         """
         run = self._run
         known = run.operators.get(id(M))
@@ -293,38 +258,29 @@ class Context:
                       *more: np.ndarray) -> tuple[np.ndarray, ...]: ...
 
     def exact_average(self, *Z: np.ndarray) -> np.ndarray | tuple[np.ndarray, ...]:
-        """One exact-averaging round (AllReduce), for rules that declare ``communication = "exact"``: the
-        worker mean of each array, shape (1, ...), counted as n (n - 1) messages per array.
+        """One exact-averaging round (AllReduce) of a ``communication = "exact"`` rule: the worker mean of
+        each array, (1, ...) (a tuple for several), counted as n (n - 1) messages per array.
 
         Parameters
         ----------
         *Z : numpy.ndarray, shape (n, ...)
             The arrays averaged.
-
-        Returns
-        -------
-        numpy.ndarray or tuple of numpy.ndarray
         """
         run, n = self._run, self.n
         if self.communication != "exact":
             raise CapabilityError(f"iteration {run.t}: exact averaging is outside a {self.communication!r} "
                                   "rule's class (declare communication = 'exact')")
         run._open_round("exact", len(Z), n * (n - 1), FLOAT_BITS * Z[0].shape[-1])
-        run.counters.exact_averages += 1
         return _one_or_tuple([np.add.reduce(z, axis=0, keepdims=True) * (1.0 / n) for z in Z])
 
     def neighbour_weights(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """Row i of W (W_t of a schedule) as worker i knows it, for rules that declare
-        ``knows = ("neighbour_weights",)``: the columns j with W_ij != 0 and the W_ij (copies).
+        """Row i of W (W_t of a schedule) for a rule that declares ``knows = ("neighbour_weights",)``: the
+        columns j with W_ij != 0 and the W_ij (copies).
 
         Parameters
         ----------
         i : int
             The worker, in [0, n).
-
-        Returns
-        -------
-        tuple of numpy.ndarray
         """
         if "neighbour_weights" not in self.knows:
             raise CapabilityError("ctx.neighbour_weights needs knows = ('neighbour_weights',) on the rule")

@@ -1,12 +1,6 @@
-"""The engine: the one iteration loop of decbounds, a simulator of the class A_B (docs/theory.md §1.5).
-
-Per iteration a rule queries at most B samples per worker and communicates at most once through its
-`Context`; then the loop runs its checkpoint: the divergence guard, the stopping test (skipped where the
-smoothness certificate, ``algorithms.certificate``, proves it cannot fire) and the history. k configurations
-run side by side as one (n, k, d) state, each stopping on its own. An `Observer` sees what each step queried
-and communicated and the state after it (`RunInfo`, `Observation`); ``verify`` audits rules there. The
-checkpoints, the bits and the hook are explained in docs/architecture.md, "The engine".
-"""
+"""The engine: the one iteration loop, a simulator of the class A_B (docs/theory.md §1.5). Per iteration a
+rule queries and communicates through its `Context`, an `Observer` sees the step, and the checkpoint runs the
+divergence guard, the stopping test and the history (docs/architecture.md, "The engine")."""
 
 from __future__ import annotations
 
@@ -16,9 +10,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from decbounds.algorithms.certificate import anchor_at, certified_above
+from decbounds.algorithms.certificate import _anchor_at
 from decbounds.algorithms.context import (
-    COMPRESSION_STREAM,
     BudgetViolationError,
     CapabilityError,
     Context,
@@ -28,10 +21,10 @@ from decbounds.algorithms.hyper import batch_hyper, per_configuration
 from decbounds.algorithms.measurement import (
     HistoryRow,
     Outcomes,
-    Snapshot,
-    anchor_ahead,
-    largest_abs,
-    measure,
+    _anchor_ahead,
+    _largest_abs,
+    _measure,
+    _Snapshot,
 )
 from decbounds.algorithms.result import Result, Status
 from decbounds.algorithms.runtime import Runtime
@@ -39,10 +32,9 @@ from decbounds.algorithms.step_rule import State, StepRule, check_state, state_a
 from decbounds.instances.gossip import Gossip
 from decbounds.instances.protocol import LocalFunctions, instance_radius
 
-__all__ = ["COMPRESSION_STREAM", "DEFAULT_RECORDS", "GUARD_EVERY", "STOP_RULES", "BudgetViolationError",
-           "CapabilityError", "Context", "LoopSettings", "MixingHandle", "Observation", "Observer", "RunInfo",
-           "Runtime", "batch_hyper", "certified_above", "divergence", "estimate_scale", "execute",
-           "per_configuration", "state_progress"]
+__all__ = ["DEFAULT_RECORDS", "GUARD_EVERY", "STOP_RULES", "BudgetViolationError", "CapabilityError",
+           "Context", "LoopSettings", "MixingHandle", "Observation", "Observer", "RunInfo", "Runtime",
+           "batch_hyper", "execute", "per_configuration"]
 
 # History entries kept when ``record_every`` is not given (iterations // this, at least 1).
 DEFAULT_RECORDS = 1000
@@ -121,47 +113,12 @@ class LoopSettings:
     observer: Observer | None = None
 
 
-def _max_abs(A: np.ndarray) -> np.ndarray:
-    """max |entry| per configuration of an (n, k, d) array (NaN when a configuration holds a NaN)."""
-    return np.abs(A).max(axis=(0, 2))
-
-
-def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.ndarray,
-               bound: np.ndarray, auxiliary_scale: float = 1.0, smallest: float | None = None,
-               largest: float | None = None) -> dict[int, str]:
-    """The configurations whose state left the region at t, with the reason: x_hat or an entry of the
-    per-worker ``arrays`` (the models first) non-finite or above ``bound`` = radius + |x0|_inf. The arrays
-    after the first hold gradient estimates and get ``bound * auxiliary_scale`` (errata E41).
-
-    Parameters
-    ----------
-    t : int
-        The iteration (for the message).
-    x_hat : numpy.ndarray, shape (k, d)
-        The outputs.
-    arrays : list of numpy.ndarray, each (n, k, ...)
-        The rule's ``worker_arrays``, the local models first.
-    radius, bound : numpy.ndarray, shape (k,)
-        Per configuration, the radius and radius + |x0|_inf.
-    auxiliary_scale : float, default 1.0
-        `estimate_scale` of the oracle.
-    smallest : float, optional
-        ``bound.min()``, when the caller has it.
-    largest : float, optional
-        The largest |entry| of ``arrays[0]``, when the caller has it.
-
-    Returns
-    -------
-    dict of int to str
-        Configuration index -> the reason; empty when every configuration is inside.
-
-    Examples
-    --------
-    >>> X = np.zeros((2, 2, 3))
-    >>> X[1, 1, 0] = 50.0  # worker 1 of configuration 1
-    >>> divergence(7, X.mean(axis=0), [X], np.array([10.0, 10.0]), np.array([10.0, 10.0]))
-    {1: 'iterate norm 25 above the instance radius 10 at t = 7'}
-    """
+def _divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.ndarray,
+                bound: np.ndarray, auxiliary_scale: float = 1.0, smallest: float | None = None,
+                largest: float | None = None) -> dict[int, str]:
+    """Configuration -> why its state left the region at t: x_hat or an entry of ``arrays`` (the models
+    first) non-finite or above ``bound`` (radius + |x0|_inf; the later arrays ``bound * auxiliary_scale``,
+    errata E41). ``smallest`` = bound.min() and ``largest`` = max |models| when the caller has them."""
     if smallest is None:
         smallest = float(bound.min()) if bound.size > 1 else float(bound[0])
     limit = smallest
@@ -172,8 +129,9 @@ def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.n
         limit = smallest * auxiliary_scale
     else:
         return {}
-    checks = [("iterate", np.abs(x_hat).max(axis=1), 1.0), ("iterate", _max_abs(arrays[0]), 1.0)]
-    checks += [("auxiliary state", _max_abs(a), auxiliary_scale) for a in arrays[1:]]
+    checks = [("iterate", np.abs(x_hat).max(axis=1), 1.0)]  # per configuration; NaN where one is NaN
+    checks += [("iterate" if i == 0 else "auxiliary state", np.abs(a).max(axis=(0, 2)),
+                1.0 if i == 0 else auxiliary_scale) for i, a in enumerate(arrays)]
     found: dict[int, str] = {}
     for what, size, scale in checks:
         for j in np.flatnonzero(~(size <= bound * scale)):
@@ -184,49 +142,32 @@ def divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.n
     return found
 
 
-def estimate_scale(oracle: object) -> float:
-    """How far an oracle's estimates may exceed the true gradient's scale (its ``estimate_scale``, at least
-    1; errata E41).
-
-    Parameters
-    ----------
-    oracle : object or None
-        An oracle; None (exact gradients) or one without ``estimate_scale`` gives 1.
-
-    Returns
-    -------
-    float"""
+def _estimate_scale(oracle: object) -> float:
+    """How far an oracle's estimates may exceed the true gradient's scale: its ``estimate_scale``, at least 1
+    (errata E41)."""
     scale = float(getattr(oracle, "estimate_scale", 1.0)) if oracle is not None else 1.0
     return scale if scale >= 1.0 else 1.0
 
 
-def _history_row(t: int, snap: Snapshot, models: np.ndarray, f: LocalFunctions) -> HistoryRow:
+def _history_row(t: int, snap: _Snapshot, models: np.ndarray, f: LocalFunctions) -> HistoryRow:
     """(t, ||grad f(x_hat)||, max_i ||grad f(x_i)||, consensus distance, x_hat), per configuration."""
     if snap.worst_worker is None:
-        snap = measure(snap.x_hat, models, f, workers=True)
+        snap = _measure(snap.x_hat, models, f, workers=True)
     assert snap.worst_worker is not None
     spread = models - snap.x_hat[None]
     consensus = np.sqrt(np.add.reduce(np.add.reduce(spread * spread, axis=0), axis=-1) / spread.shape[0])
     return (t, snap.grad_norm.copy(), snap.worst_worker.copy(), consensus, snap.x_hat.copy())
 
 
-def _stopping_test(outcomes: Outcomes, t: int, snap: Snapshot, tol: float) -> np.ndarray | None:
+def _stopping_test(outcomes: Outcomes, t: int, snap: _Snapshot, tol: float) -> np.ndarray | None:
     """Record the T_eps reached at t (x_hat's, and every worker's when measured); the configurations that
     reached one, None when none did."""
-    hit = (snap.grad_norm <= tol).any()
-    hit_local = snap.worst_worker is not None and (snap.worst_worker <= tol).any()
-    if not (hit or hit_local):  # the common case
-        return None
     reached = np.zeros(outcomes.k, dtype=bool)
-    if hit:
-        fresh = outcomes.running & (outcomes.t_eps < 0) & (snap.grad_norm <= tol)
-        outcomes.t_eps[fresh] = t
-        reached |= fresh
-    if hit_local:
-        assert snap.worst_worker is not None
-        fresh = outcomes.running & (outcomes.t_eps_local < 0) & (snap.worst_worker <= tol)
-        outcomes.t_eps_local[fresh] = t
-        reached |= fresh
+    for t_eps, norms in ((outcomes.t_eps, snap.grad_norm), (outcomes.t_eps_local, snap.worst_worker)):
+        if norms is not None and (norms <= tol).any():
+            fresh = outcomes.running & (t_eps < 0) & (norms <= tol)
+            t_eps[fresh] = t
+            reached |= fresh
     return reached if reached.any() else None
 
 
@@ -259,33 +200,33 @@ def _checkpoint(t: int, rule: StepRule, state: State, runtime: Runtime, outcomes
     certified = testing and not recording and cert is not None and cert.holds(models)
     if not certified and testing and not recording and cert is not None and cert.drifting():
         assert tol is not None
-        certified = anchor_ahead(outcomes, models, runtime.problem, tol, smallest, runtime)
+        certified = _anchor_ahead(outcomes, models, runtime.problem, tol, smallest, runtime)
     if certified and not guarding:
         return True  # the common case: no test can succeed and no model left the radius
     f = runtime.problem
     x_hat = rule.average(state)
     evaluating = testing and not certified
-    largest = largest_abs(models) if evaluating else None
-    diverged = divergence(t, x_hat, rule.worker_arrays(state) if guarding else [models], radius, bound,
-                          auxiliary_scale, smallest, largest)
+    largest = _largest_abs(models) if evaluating else None
+    diverged = _divergence(t, x_hat, rule.worker_arrays(state) if guarding else [models], radius, bound,
+                           auxiliary_scale, smallest, largest)
     snap, reached = None, None
     if evaluating:
         assert tol is not None and largest is not None
-        snap = measure(x_hat, models, f, workers=recording or outcomes.local_pending, runtime=runtime)
+        snap = _measure(x_hat, models, f, workers=recording or outcomes.local_pending, runtime=runtime)
         if not snap.quiet(tol):
             for j in np.flatnonzero(~(snap.grad_norm < np.inf)):
                 diverged.setdefault(int(j), f"non-finite gradient norm at x_hat at t = {t}")
             reached = _stopping_test(outcomes, t, snap, tol)
             if reached is not None:
                 outcomes.update()
-        anchor_at(outcomes, snap, models, tol, largest, smallest)
+        _anchor_at(outcomes, snap, models, tol, largest, smallest)
     if not (diverged or reached is not None or recording or last):
         return True
     closing = set(diverged) | set(np.flatnonzero(outcomes.running)) if last else set(diverged)
     if reached is not None:
         if not guarding:  # a T_eps is accepted only for a state inside the radius
             arrays = rule.worker_arrays(state)
-            for j, why in divergence(t, x_hat, arrays, radius, bound, auxiliary_scale, smallest).items():
+            for j, why in _divergence(t, x_hat, arrays, radius, bound, auxiliary_scale, smallest).items():
                 if reached[j]:
                     diverged.setdefault(j, why)
                     closing.add(j)
@@ -296,7 +237,7 @@ def _checkpoint(t: int, rule: StepRule, state: State, runtime: Runtime, outcomes
     closing = {int(j) for j in closing if outcomes.running[j]}
     if not (recording or closing):
         return True
-    row = _history_row(t, snap or measure(x_hat, models, f, workers=True), models, f)
+    row = _history_row(t, snap or _measure(x_hat, models, f, workers=True), models, f)
     if recording:
         outcomes.history.append(row)
     for j in sorted(closing):
@@ -311,25 +252,10 @@ def _checkpoint(t: int, rule: StepRule, state: State, runtime: Runtime, outcomes
     return bool(outcomes.running.any())
 
 
-def state_progress(progress_of: Callable[[np.ndarray], np.ndarray], state: State, n: int, k: int,
-                   d: int) -> np.ndarray:
-    """The chain progress per worker and configuration (n, k): the largest over the state's arrays whose last
-    axis is d; an (n, m, d) array with m a multiple of k is m / k blocks of the k configurations, any other
-    counts for every configuration.
-
-    Parameters
-    ----------
-    progress_of : callable
-        The problem's ``progress(X)``: per row of X (..., d), the chain's progress.
-    state : State
-        The rule's state.
-    n, k, d : int
-        Workers, configurations and dimension.
-
-    Returns
-    -------
-    numpy.ndarray of int64, shape (n, k)
-    """
+def _state_progress(progress_of: Callable[[np.ndarray], np.ndarray], state: State, n: int, k: int,
+                    d: int) -> np.ndarray:
+    """The chain progress (n, k): the largest over the state's arrays whose last axis is d; an (n, m, d) array
+    with m a multiple of k is m / k blocks of the k configurations, any other counts for all of them."""
     levels = np.zeros((n, k), dtype=np.int64)
     for _, array in state_arrays(state):
         if array.ndim < 2 or array.shape[-1] != d:
@@ -357,8 +283,8 @@ def _observed_step(rule: StepRule, state: State, runtime: Runtime, observer: Obs
 
 def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorithm: str, seeds: Sequence[int],
             step_sizes: Sequence[float], hypers: Sequence[dict[str, object]]) -> list[Result]:
-    """Run ``rule`` for up to ``settings.iterations`` iterations on the runtime's k configurations; one Result
-    each. ``algorithms.run_batch`` checks the input and calls it once per structural group.
+    """Run ``rule`` for up to ``settings.iterations`` iterations on the runtime's k configurations: one Result
+    each, in order. ``algorithms.run_batch`` checks the input and calls it once per structural group.
 
     Parameters
     ----------
@@ -374,11 +300,7 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
         Per configuration, as in the runtime.
     hypers : sequence of dict
         Per configuration, the hyper-parameters recorded in ``Result.hyper``.
-
-    Returns
-    -------
-    list of Result
-        One per configuration, in the runtime's order."""
+    """
     f = runtime.problem
     ctx = runtime.context
     settings.record_every = settings.record_every or max(1, settings.iterations // DEFAULT_RECORDS)
@@ -389,9 +311,9 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
         raise ValueError("record_progress=True needs a zero-chain problem with a progress(X) method")
     bound = radius + float(np.max(np.abs(runtime.x0), initial=0.0))
     smallest = float(bound.min())
-    aux = estimate_scale(runtime.oracle)
+    aux = _estimate_scale(runtime.oracle)
     outcomes = Outcomes(runtime.k, runtime.d, runtime.n)
-    # the certificate bounds x_hat's move by the models' (`anchor_at`): for the workers' mean only
+    # the certificate bounds x_hat's move by the models' (`_anchor_at`): for the workers' mean only
     outcomes.smoothness = settings.smoothness if type(rule).average is StepRule.average else None
     observer = settings.observer
     if observer is not None:
@@ -413,7 +335,7 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
             if settings.callback is not None:
                 settings.callback(t, state, ctx)
             if progress_of is not None:
-                outcomes.progress.append(state_progress(progress_of, state, runtime.n, runtime.k, runtime.d))
+                outcomes.progress.append(_state_progress(progress_of, state, runtime.n, runtime.k, runtime.d))
             if not _checkpoint(t, rule, state, runtime, outcomes, settings, radius, bound,
                                t == settings.iterations, aux, smallest):
                 break

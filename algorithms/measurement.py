@@ -1,4 +1,4 @@
-"""What the engine measures at a checkpoint (`measure`, a `Snapshot`) and keeps (`Outcomes`: every
+"""What the engine measures at a checkpoint (`_measure`) and keeps (`Outcomes`: every
 configuration's outcome, the shared history and the anchor of ``algorithms.certificate``). Every norm is
 summed per row in a fixed order, so a configuration's norms have the same bits alone and inside a batch."""
 
@@ -8,34 +8,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from decbounds.algorithms.certificate import Certificate, anchor_at
+from decbounds.algorithms.certificate import _anchor_at, _Certificate
 from decbounds.instances.protocol import LocalFunctions
 
 if TYPE_CHECKING:
     from decbounds.algorithms.runtime import Runtime
 
-__all__ = ["AHEAD", "HistoryRow", "Outcomes", "Snapshot", "anchor_ahead", "largest_abs", "measure"]
+__all__ = ["AHEAD", "HistoryRow", "Outcomes"]
 
 #: One checkpoint of the shared history: (t, ||grad f(x_hat)|| (k,), max_i ||grad f(x_i)|| (k,), the
 #: consensus distance (k,), x_hat (k, d)).
 HistoryRow = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-class Snapshot:
-    """One evaluation, per configuration: x_hat (k, d), ||grad f(x_hat)|| (k,) and, when the workers were
-    evaluated, ||grad f(x_i)|| (n, k); ``norms`` holds every norm measured, x_hat's first.
-
-    Parameters
-    ----------
-    x_hat : numpy.ndarray, shape (k, d)
-        The outputs.
-    grad_norm : numpy.ndarray, shape (k,)
-        ||grad f(x_hat)||.
-    worker_norms : numpy.ndarray, shape (n, k), optional
-        ||grad f(x_i)||.
-    norms : numpy.ndarray, optional
-        Every norm, x_hat's first (default ``grad_norm``).
-    """
+class _Snapshot:
+    """One evaluation per configuration: x_hat (k, d), ||grad f(x_hat)|| (k,), the workers' ||grad f(x_i)||
+    (n, k) when evaluated, and ``norms``, every norm measured, x_hat's first."""
 
     __slots__ = ("_worst", "grad_norm", "norms", "worker_norms", "x_hat")
 
@@ -53,17 +41,7 @@ class Snapshot:
         return self._worst
 
     def quiet(self, tol: float) -> bool:
-        """Whether every norm measured is finite and above tol (then no test fired; NaN fails both).
-
-        Parameters
-        ----------
-        tol : float
-            The stopping test's tolerance.
-
-        Returns
-        -------
-        bool
-        """
+        """Whether every norm measured is finite and above tol (then no test fired; NaN fails both)."""
         norms = self.norms.reshape(-1)
         # argmin / argmax index a NaN when there is one, and cost a fraction of a reduction
         return bool(norms[norms.argmin()] > tol and norms[norms.argmax()] < np.inf)
@@ -84,8 +62,8 @@ class Outcomes:
     local_pending: bool = True  # some running configuration has no t_eps_local yet
     history: list[HistoryRow] = field(default_factory=list)
     progress: list[np.ndarray] = field(default_factory=list)
-    smoothness: float | None = None  # L of `anchor_at`; None: no certificate (evaluate at every check)
-    certificate: Certificate | None = None  # of the last evaluation (`anchor_at`); None: none yet
+    smoothness: float | None = None  # L of `_anchor_at`; None: no certificate (evaluate at every check)
+    certificate: _Certificate | None = None  # of the last evaluation (`_anchor_at`); None: none yet
     # (n + 1, k): 0 where x_hat's (row 0) or the workers' (rows 1..n) stopping test is pending, else +inf
     masks: np.ndarray = field(init=False)
 
@@ -109,49 +87,19 @@ def _row_norms(A: np.ndarray) -> np.ndarray:
     return np.sqrt(np.add.reduce(A * A, axis=-1))
 
 
-def largest_abs(A: np.ndarray) -> float:
-    """max |entry| of A (NaN when A holds a NaN).
-
-    Parameters
-    ----------
-    A : numpy.ndarray
-        Any array.
-
-    Returns
-    -------
-    float"""
+def _largest_abs(A: np.ndarray) -> float:
+    """max |entry| of A (NaN when A holds a NaN)."""
     magnitude = np.abs(A).reshape(-1)
     return float(magnitude[magnitude.argmax()])
 
 
-def measure(x_hat: np.ndarray, models: np.ndarray, f: LocalFunctions, workers: bool,
-            runtime: Runtime | None = None, local: np.ndarray | None = None) -> Snapshot:
-    """||grad f(x_hat)||, and with ``workers`` every ||grad f(x_i)||, in one ``full_grad`` call on the
-    (n + 1, k, d) stack of x_hat and the models. With a ``runtime`` that reuses exact gradients
-    (`Runtime.exact_gradient`), the same kernel call computes the local gradients at ``local`` (default: the
-    models) for the rule's next query.
-
-    Parameters
-    ----------
-    x_hat : numpy.ndarray, shape (k, d)
-        The outputs.
-    models : numpy.ndarray, shape (n, k, d)
-        The workers' models.
-    f : LocalFunctions
-        The problem.
-    workers : bool
-        Also measure every worker's gradient norm.
-    runtime : algorithms.runtime.Runtime, optional
-        The batch's runtime, which keeps those local gradients.
-    local : numpy.ndarray, shape (n, k, d), optional
-        Where they are taken (default: the models).
-
-    Returns
-    -------
-    Snapshot
-    """
+def _measure(x_hat: np.ndarray, models: np.ndarray, f: LocalFunctions, workers: bool,
+             runtime: Runtime | None = None, local: np.ndarray | None = None) -> _Snapshot:
+    """||grad f(x_hat)|| and, with ``workers``, every ||grad f(x_i)||, in one ``full_grad`` call on the
+    (n + 1, k, d) stack; a ``runtime`` that reuses exact gradients also gets the local gradients at ``local``
+    (default: the models) from the same kernel call, for the rule's next query."""
     if not workers:
-        return Snapshot(x_hat, _row_norms(f.full_grad(x_hat)))
+        return _Snapshot(x_hat, _row_norms(f.full_grad(x_hat)))
     stack = np.empty((models.shape[0] + 1, *models.shape[1:]))
     stack[0] = x_hat
     stack[1:] = models
@@ -163,50 +111,29 @@ def measure(x_hat: np.ndarray, models: np.ndarray, f: LocalFunctions, workers: b
     else:
         G = f.full_grad(stack)
     norms = _row_norms(G)
-    return Snapshot(x_hat, norms[0], norms[1:], norms)
+    return _Snapshot(x_hat, norms[0], norms[1:], norms)
 
 
-#: How far ahead `anchor_ahead` evaluates, as a fraction of the models' move since the last anchor (the best
+#: How far ahead `_anchor_ahead` evaluates, as a fraction of the models' move since the last anchor (the best
 #: of 0.3 to 0.7 on the path zero chain: a third fewer evaluations for D-PSGD, two fifths for DSGT).
 AHEAD = 0.5
 
 
-def anchor_ahead(outcomes: Outcomes, models: np.ndarray, f: LocalFunctions, tol: float, bound: float,
-                 runtime: Runtime | None = None) -> bool:
-    """Where the certificate failed on a steady drift (`Certificate.drifting`), anchor it ahead of the models,
-    at A' = x + AHEAD (x - a) (a the failed anchor), so that it lasts longer; whether the models are
-    certified by the new anchor (if not, the caller evaluates at the models as usual).
-
-    Parameters
-    ----------
-    outcomes : Outcomes
-        The run's outcomes, whose certificate just failed.
-    models : numpy.ndarray, shape (n, k, d)
-        The workers' models.
-    f : LocalFunctions
-        The problem.
-    tol : float
-        The stopping test's tolerance.
-    bound : float
-        The smallest divergence bound of the batch (``anchor_at``).
-    runtime : algorithms.runtime.Runtime, optional
-        As in `measure` (the local gradients at the models).
-
-    Returns
-    -------
-    bool
-    """
+def _anchor_ahead(outcomes: Outcomes, models: np.ndarray, f: LocalFunctions, tol: float, bound: float,
+                  runtime: Runtime | None = None) -> bool:
+    """After the certificate failed on a steady drift (`_Certificate.drifting`), anchor it ahead of the models
+    at x + AHEAD (x - a), so that it lasts longer; whether the models are then certified."""
     cert = outcomes.certificate
     assert cert is not None
     ahead = cert.ahead
     np.subtract(models, cert.anchor, out=ahead)
     ahead *= AHEAD
     ahead += models
-    x_hat = np.add.reduce(ahead, axis=0) * (1.0 / ahead.shape[0])  # a mean (`anchor_at`'s margins)
-    snap = measure(x_hat, ahead, f, workers=outcomes.local_pending, runtime=runtime, local=models)
+    x_hat = np.add.reduce(ahead, axis=0) * (1.0 / ahead.shape[0])  # a mean (`_anchor_at`'s margins)
+    snap = _measure(x_hat, ahead, f, workers=outcomes.local_pending, runtime=runtime, local=models)
     if not snap.quiet(tol):
         return False
-    anchor_at(outcomes, snap, ahead, tol, largest_abs(ahead), bound)
+    _anchor_at(outcomes, snap, ahead, tol, _largest_abs(ahead), bound)
     held = cert.holds(models)
     cert.held = 0  # the test now is not a step of the drift
     return held

@@ -1,13 +1,6 @@
-"""Gossip products X <- M X on the worker axis: the engine's private execution of a `Gossip` value
-(``instances.Gossip``; `mixing_for`). Users meet the value, never these classes.
-
-`MixingOperator` multiplies an (n, ...) state, viewed as (n, width), by an n x n matrix M (rows receive,
-columns send) with scipy.sparse's public CSR product, which sums each output entry row by row in the order of
-the row's stored columns, ``w_0 z_0 + w_1 z_1 + ...`` from +0.0, whatever the width: a configuration gets the
-same bits alone and inside a batch (tests/algorithms/test_mixing.py). The two-tap round ``a (M Z) + b P`` is
-computed per entry as ``(M Z) * a + P * b``. ``backend="dense"`` is a BLAS product: faster for small dense M,
-equal across batch sizes only to rounding.
-"""
+"""Gossip products X <- M X on the worker axis, the engine's private execution of a gossip value: scipy's CSR
+product sums each entry in the row's order whatever the width, so a configuration gets the same bits alone
+and in a batch; ``backend="dense"`` (BLAS) only to rounding (docs/architecture.md, "Bits")."""
 
 from __future__ import annotations
 
@@ -19,7 +12,7 @@ from decbounds.instances.gossip import Gossip, GossipMatrix, as_csr
 from decbounds.instances.matrices import MatrixLike
 from decbounds.instances.schedules import GossipSchedule
 
-__all__ = ["BLOCK_BYTES", "GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator", "ScheduledMixing", "mixing_for"]
+__all__ = ["BLOCK_BYTES", "GOSSIP_BACKENDS", "SHORT_ROW", "MixingOperator"]
 
 #: A per-configuration coefficient of the two-tap round: a number, or an array broadcast against the state.
 Coefficient = float | np.ndarray
@@ -45,13 +38,6 @@ class MixingOperator:
         scipy's CSR product (the same bits for any width) or a BLAS product.
     name : str, default "W"
         The matrix's name in error messages.
-
-    Examples
-    --------
-    >>> W = MixingOperator(np.array([[0.5, 0.5], [0.5, 0.5]]))
-    >>> W.apply(np.array([[1.0, 2.0], [3.0, 4.0]])), W.links
-    (array([[2., 3.],
-           [2., 3.]]), 2)
     """
 
     def __init__(self, M: MatrixLike, *, backend: str = "sparse", name: str = "W") -> None:
@@ -71,33 +57,9 @@ class MixingOperator:
         self._stacks: dict[int, MixingOperator] = {}
         self._blocks: dict[int, list[Any]] = {}  # rows per block -> the products of each block of rows
 
-    def at(self, t: int) -> MixingOperator:
-        """The operator of round t: itself (`ScheduledMixing` gives W_t's).
-
-        Parameters
-        ----------
-        t : int
-            The iteration (ignored).
-
-        Returns
-        -------
-        MixingOperator
-        """
-        return self
-
-    def stacked(self, m: int) -> MixingOperator:
-        """The operator of diag(M, ..., M), m blocks: M on m arrays stacked as one (m n, ...) array, each
-        entry with the bits of M applied to its own array (the same terms in the same CSR order).
-
-        Parameters
-        ----------
-        m : int
-            The arrays stacked, >= 1.
-
-        Returns
-        -------
-        MixingOperator
-        """
+    def _stacked(self, m: int) -> MixingOperator:
+        """The operator of diag(M, ..., M), m blocks: each of m stacked arrays gets the bits of its own
+        product (the same terms in the same CSR order)."""
         operator = self._stacks.get(m)
         if operator is None:
             blocks = sp.block_diag([self._csr] * m, format="csr")
@@ -111,15 +73,11 @@ class MixingOperator:
         Parameters
         ----------
         Z : numpy.ndarray, shape (n, ...) or (m n, ...)
-            The state, worker axis first; m arrays stacked are each mixed on their own (`stacked`).
+            The state, worker axis first; m stacked arrays are each mixed on their own.
         out : numpy.ndarray, optional
             Receives the result.
         add : numpy.ndarray, optional
             Added to the product, Z's shape.
-
-        Returns
-        -------
-        numpy.ndarray
         """
         return self._run(Z, out, None, add, None)
 
@@ -135,11 +93,6 @@ class MixingOperator:
             Receives the result (not ``previous``).
         a, b : float or numpy.ndarray
             The taps, broadcast against Z.
-
-        Returns
-        -------
-        numpy.ndarray
-            ``out``.
         """
         return self._run(Z, out, a, previous, b)
 
@@ -150,24 +103,16 @@ class MixingOperator:
         if Z.ndim < 1 or Z.shape[0] != n:
             if Z.ndim >= 1 and n and Z.shape[0] > n and Z.shape[0] % n == 0:  # m arrays stacked: diag(M, ...)
                 m = Z.shape[0] // n
-                return (self._stacks.get(m) or self.stacked(m))._run(Z, out, a, previous, b)
+                return (self._stacks.get(m) or self._stacked(m))._run(Z, out, a, previous, b)
             raise ValueError(f"{self.name}: the state's first axis must have length n={n} (or a multiple: "
                              f"arrays stacked); got shape {Z.shape}")
         if self.backend == "sparse" and 8 * Z.size > BLOCK_BYTES:
             return self._blocked(Z, out, a, previous, b)
         product: np.ndarray = self._product(Z.reshape(n, -1)).reshape(Z.shape)  # a new array
-        target = product if out is None else out
-        if a is not None:  # (`_repeated` only for an array of many configurations)
-            a = _repeated(a, Z.shape) if type(a) is np.ndarray and a.size >= 8 else a
-            product = np.multiply(product, a, out=target)
-        if previous is not None:
-            if b is not None:
-                b = _repeated(b, Z.shape) if type(b) is np.ndarray and b.size >= 8 else b
-                previous = np.multiply(previous, b)
-            np.add(product, previous, out=target)
-        elif product is not target:
-            np.copyto(target, product)
-        return target
+        # (`_repeated` only for an array of many configurations)
+        a = _repeated(a, Z.shape) if type(a) is np.ndarray and a.size >= 8 else a
+        b = _repeated(b, Z.shape) if type(b) is np.ndarray and b.size >= 8 else b
+        return _combine(product, product if out is None else out, a, previous, b)
 
     def _blocked(self, Z: np.ndarray, out: np.ndarray | None, a: Any, previous: np.ndarray | None,
                  b: Any) -> np.ndarray:
@@ -184,80 +129,40 @@ class MixingOperator:
         for index, start in enumerate(range(0, n, rows)):
             part = slice(start, min(n, start + rows))
             dest = target[part]
-            block = products[index](flat).reshape(dest.shape)
-            if a is not None:
-                block = np.multiply(block, a[part] if np.ndim(a) == Z.ndim and np.shape(a)[0] > 1 else a,
-                                    out=dest)
-            if previous is not None:
-                np.add(block, previous[part] if b is None else np.multiply(
-                    previous[part], b[part] if np.ndim(b) == Z.ndim and np.shape(b)[0] > 1 else b), out=dest)
-            elif block is not dest:
-                dest[...] = block
+            _combine(products[index](flat).reshape(dest.shape), dest, _rows(a, part, Z.ndim),
+                     None if previous is None else previous[part], _rows(b, part, Z.ndim))
         if out is not None and target is not out:
             out[...] = target
             return out
         return target
 
 
-class ScheduledMixing:
+class _ScheduledMixing:
     """The operators of a gossip schedule: ``at(t)`` is W_t's `MixingOperator`, built once per round of a
-    period (a generated schedule: once per round, the last one kept).
-
-    Parameters
-    ----------
-    schedule : instances.GossipSchedule
-        The schedule.
-    backend : {"sparse", "dense"}
-        As `MixingOperator`.
-    name : str, default "W"
-        The matrices' name in error messages (round t is ``{name}_t``)."""
+    period (a generated schedule: once per round, the last one kept)."""
 
     def __init__(self, schedule: GossipSchedule, *, backend: str = "sparse", name: str = "W") -> None:
         self.schedule, self.n, self.backend, self.name = schedule, int(schedule.n), backend, name
-        self._operators: dict[int, MixingOperator] = {}
-        self._last: tuple[int, MixingOperator] | None = None
+        self._operators: dict[int, MixingOperator] = {}  # round (mod the period) -> its operator
 
     def at(self, t: int) -> MixingOperator:
-        """The `MixingOperator` of W_t.
-
-        Parameters
-        ----------
-        t : int
-            The iteration (from 0).
-
-        Returns
-        -------
-        MixingOperator
-        """
+        """The `MixingOperator` of W_t."""
         period = self.schedule.period
-        if period is not None:
-            operator = self._operators.get(t % period)
-            if operator is None:
-                operator = self._operators[t % period] = MixingOperator(
-                    self.schedule.matrix(t % period), backend=self.backend, name=f"{self.name}_{t % period}")
-            return operator
-        if self._last is None or self._last[0] != t:
-            self._last = (t, MixingOperator(self.schedule.matrix(t), backend=self.backend,
-                                            name=f"{self.name}_{t}"))
-        return self._last[1]
+        key = t if period is None else t % period
+        operator = self._operators.get(key)
+        if operator is None:
+            if period is None:  # a generated schedule: keep the last round's only
+                self._operators.clear()
+            operator = self._operators[key] = MixingOperator(self.schedule.matrix(key), backend=self.backend,
+                                                             name=f"{self.name}_{key}")
+        return operator
 
 
-def mixing_for(W: Gossip, *, backend: str = "sparse") -> MixingOperator | ScheduledMixing:
-    """The engine's execution of the gossip value W: the `MixingOperator` of a `GossipMatrix` or the
-    `ScheduledMixing` of a ``GossipSchedule``; ``at(t)`` of either is round t's operator.
-
-    Parameters
-    ----------
-    W : instances.Gossip
-        The checked value (``algorithms.step_rule.Channel.gossip``).
-    backend : {"sparse", "dense"}
-        As `MixingOperator`.
-
-    Returns
-    -------
-    MixingOperator or ScheduledMixing"""
+def _mixing_for(W: Gossip, *, backend: str = "sparse") -> MixingOperator | _ScheduledMixing:
+    """The engine's execution of the checked gossip value W (``Channel.gossip``): the `MixingOperator` of a
+    `GossipMatrix` or the `_ScheduledMixing` of a ``GossipSchedule`` (``at(t)``: round t's)."""
     if isinstance(W, GossipSchedule):
-        return ScheduledMixing(W, backend=backend, name="W")
+        return _ScheduledMixing(W, backend=backend, name="W")
     if isinstance(W, GossipMatrix):
         return MixingOperator(W.matrix, backend=backend, name="W")
     raise TypeError(f"W must be a GossipMatrix or a GossipSchedule; got {type(W).__name__}")
@@ -272,3 +177,20 @@ def _repeated(c: Any, shape: tuple[int, ...]) -> Any:
     full = np.empty((1, *shape[1:]))
     np.copyto(full, c)
     return full
+
+
+def _combine(product: np.ndarray, target: np.ndarray, a: Any, previous: np.ndarray | None,
+             b: Any) -> np.ndarray:
+    """target <- product * a + previous * b, per entry in that order (a, previous, b each optional)."""
+    if a is not None:
+        product = np.multiply(product, a, out=target)
+    if previous is not None:
+        np.add(product, previous if b is None else np.multiply(previous, b), out=target)
+    elif product is not target:
+        np.copyto(target, product)
+    return target
+
+
+def _rows(c: Any, part: slice, ndim: int) -> Any:
+    """A block's rows of a coefficient that varies along the worker axis (else the coefficient itself)."""
+    return c[part] if np.ndim(c) == ndim and np.shape(c)[0] > 1 else c

@@ -1,5 +1,5 @@
-"""The engine's side of one batch: the `Runtime` holds the problem, the oracle, the random streams, W and the
-A_B accounting (`Counters`); its ``context`` is what the rule sees (``algorithms.context.Context``)."""
+"""The engine's side of one batch (`Runtime`, with the A_B accounting `Counters`); the rule sees its
+``context`` (``algorithms.context.Context``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from decbounds.algorithms.context import (
     MixingHandle,
 )
 from decbounds.algorithms.hyper import per_configuration
-from decbounds.algorithms.mixing import MixingOperator, ScheduledMixing, mixing_for
+from decbounds.algorithms.mixing import MixingOperator, _mixing_for, _ScheduledMixing
 from decbounds.algorithms.step_rule import Channel, check_size
 from decbounds.instances.gossip import as_csr
 from decbounds.instances.matrices import MatrixLike
@@ -51,10 +51,6 @@ class Counters:
         ----------
         iterations : int
             The iterations run.
-
-        Returns
-        -------
-        dict of str to int
         """
         return {"iterations": int(iterations), **asdict(self)}
 
@@ -72,36 +68,16 @@ class Runtime:
         The stochastic oracle; None (or an exact oracle) queries ``problem.grad`` once for the whole batch.
     channel : Channel or None
         W checked for the rule's kind (``algorithms.step_rule.communication_channel``); None: exact.
-    step_sizes : sequence of float
-        One step size per configuration.
+    step_sizes, seeds : sequence
+        Per configuration j, its step size and its seed (it samples from ``default_rng(seeds[j])``).
     hyper : mapping
         `batch_hyper`'s dict.
     batch : int
         B, the queries per worker and iteration.
-    seeds : sequence of int
-        Configuration j samples from ``numpy.random.default_rng(seeds[j])``.
     backend : {"sparse", "dense"}
         The gossip backend (``algorithms.mixing``).
     knows : sequence of str
         The facts the rule declared (``StepRule.knows``).
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> from decbounds.algorithms.step_rule import communication_channel
-    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
-    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
-    >>> runtime = Runtime(problem=f, oracle=None, channel=communication_channel("gossip", W, 4),
-    ...                   step_sizes=[0.1, 0.2], hyper={}, batch=1, seeds=[0, 1])
-    >>> ctx = runtime.context
-    >>> runtime.begin_iteration(0)
-    >>> X = ctx.gossip(ctx.start_state() - ctx.step_size * ctx.sample(ctx.start_state()))
-    >>> ctx.gossip(X)
-    Traceback (most recent call last):
-    ...
-    decbounds.algorithms.context.BudgetViolationError: iteration 0: a second communication round ...
-    >>> runtime.counters.gradient_queries, runtime.counters.messages  # 8 directed links of the ring
-    (1, 8)
     """
 
     def __init__(self, *, problem: LocalFunctions, oracle: Oracle | None, channel: Channel | None,
@@ -116,9 +92,9 @@ class Runtime:
         self.step_size = per_configuration(step_sizes, self.d)
         self.step_size.setflags(write=False)
         gossip = None if channel is None else channel.gossip
-        self.W: MixingOperator | ScheduledMixing | None = (None if gossip is None
-                                                           else mixing_for(gossip, backend=backend))
-        self.fixed = self.W if type(self.W) is MixingOperator else None  # a fixed W: no look-up per round
+        W = None if gossip is None else _mixing_for(gossip, backend=backend)
+        self.fixed = W if isinstance(W, MixingOperator) else None  # a fixed W: no look-up per round
+        self.scheduled = W if isinstance(W, _ScheduledMixing) else None
         self.gossip_counts = channel is not None and channel.kind == "gossip"
         self.exact = oracle is None or bool(getattr(oracle, "exact", False))
         # exact gradients of a problem class with grad_and_full_grad (the zero chain): known answers reused;
@@ -158,9 +134,8 @@ class Runtime:
                                    f"exceed the batch B={self.batch}")
 
     def _gradients(self, X: np.ndarray, b: int) -> np.ndarray:
-        """The answer to ``ctx.sample(X)`` with b queries: exact gradients once for the whole batch, a
-        stochastic oracle once per configuration with its own stream (or once for the batch where the oracle
-        samples every configuration in one call, ``sample_configurations``)."""
+        """``ctx.sample(X)`` with b queries: exact gradients once per batch, an oracle per configuration with
+        its own stream (or in one ``sample_configurations`` call)."""
         if self.exact:
             return self.problem.grad(X)
         oracle = self.oracle
@@ -175,10 +150,8 @@ class Runtime:
         return out
 
     def _exact_gradient(self, X: np.ndarray) -> np.ndarray:
-        """``problem.grad(X)`` reusing what is known at X's very bits (the zero chain's grad is a function of
-        them): the local gradients an evaluation computed at the models (``measurement.measure``), and a
-        query asked again (DeTAG's phase-start model); always an array no one else holds. Measured to pay:
-        docs/benchmarks.md."""
+        """``problem.grad(X)`` reusing the answer known at X's very bits (docs/architecture.md, "Reused exact
+        gradients"); always an array no one else holds."""
         if X.dtype != np.float64 or X.size > _MEMO_ENTRIES:
             return self.problem.grad(X)
         key, known = X.tobytes(), self.known
@@ -196,8 +169,7 @@ class Runtime:
         return self.problem.grad(X)
 
     def _open_round(self, kind: str, arrays: int, links: int, bits_each: int) -> None:
-        """Count a communication round of ``kind`` ("gossip", "mix", "exact"): refused when the iteration had
-        its round, or in ``init``."""
+        """Count a round of ``kind`` ("gossip", "mix", "exact"); refused after the iteration's one."""
         if self.round_now or not self.open:
             self._refuse("round")
         self.round_now = True
@@ -206,18 +178,21 @@ class Runtime:
         counters.vectors_sent += arrays
         counters.messages += arrays * links
         counters.bits += arrays * bits_each
+        if kind == "gossip" and self.gossip_counts:
+            counters.gossip_rounds += 1
+        elif kind == "exact":
+            counters.exact_averages += 1
         if self.seen is not None:
             self.rounds_seen.append(kind)
 
     def _operator_now(self) -> MixingOperator:
         """The gossip operator of the current iteration (W_t of a schedule)."""
-        if self.W is None:
+        if self.scheduled is None:
             raise CapabilityError("this algorithm was prepared without a gossip matrix")
-        return self.W.at(self.t)
+        return self.scheduled.at(self.t)
 
     def _compressor_of(self, compressor: object) -> Compressor:
-        """``ctx.gossip``'s compressor: a compressor, or a spec string (``compression.make_compressor``),
-        made once per object given."""
+        """``ctx.gossip``'s compressor from a compressor or a spec string, made once per object given."""
         known = self.compressors.get(id(compressor))
         if known is None or known[0] is not compressor:
             made = make_compressor(compressor)  # type: ignore[arg-type]
@@ -225,8 +200,7 @@ class Runtime:
         return known[1]
 
     def _check_messages(self, Z: Sequence[np.ndarray], sent: Sequence[np.ndarray] | None) -> None:
-        """Refuse compressed arrays that are not (n, k, d) or (m n, k, d), and ``sent`` arrays that are not
-        one per array sent, each of its shape."""
+        """Refuse compressed arrays not (n, k, d) or (m n, k, d), and ``sent`` not one array per array."""
         for z in Z:
             if z.ndim != 3 or z.shape[1] != self.k or z.shape[0] % self.n:
                 raise CapabilityError(f"iteration {self.t}: compressed gossip takes (n, k, d) or (m n, k, d) "
