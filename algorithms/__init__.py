@@ -9,54 +9,96 @@ do; the state is a `State` dataclass), give it a ``name`` and a `PlotStyle`, and
 registry entry holds everything about an algorithm (class, aliases, catalog entry, plot style).
 """
 
-from decbounds.algorithms import rules  # noqa: F401  (registers the built-in algorithms)
-from decbounds.algorithms.api import run, run_batch
-from decbounds.algorithms.compression import (
-    COMPRESSORS,
-    QSGD,
-    Compressor,
-    Contractive,
-    Identity,
-    RandomK,
-    ScaledSign,
-    TopK,
-    contractive,
-    make_compressor,
-)
-from decbounds.algorithms.engine import (
-    BudgetViolationError,
-    CapabilityError,
-    Context,
-    Observation,
-    Observer,
-    RunInfo,
-)
-from decbounds.algorithms.plugins import load_rule
-from decbounds.algorithms.registry import (
-    ALGORITHMS,
-    Entry,
-    algorithm_names,
-    entries,
-    entry,
-    register,
-    rule_class,
-    unregister,
-)
-from decbounds.algorithms.result import Grid, Result, to_jsonable
-from decbounds.algorithms.step_rule import Setup, State, StepRule, state_as
-from decbounds.algorithms.style import PlotStyle
-from decbounds.algorithms.timed import ASYNCHRONOUS_METHODS, run_timed
-from decbounds.algorithms.tune import tune
+from typing import TYPE_CHECKING
 
-# isort: split
-# Written only through the public API above (tests/algorithms/test_new_algorithms.py checks their imports).
-from decbounds.algorithms.compressed import BEER, ChocoSGD  # compressed gossip, docs/theory.md §18
-from decbounds.algorithms.exact_diffusion import ExactDiffusion
-from decbounds.algorithms.extra import Extra
-from decbounds.algorithms.mg_dsgd import MGDSGD
+from decbounds.lazy_exports import lazy_exports
 
-for _rule in (Extra, ExactDiffusion, MGDSGD, ChocoSGD, BEER):
-    register(_rule)
+if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`): ``--help`` needs no numpy
+    from decbounds.algorithms.api import run, run_batch
+    from decbounds.algorithms.compression import (
+        COMPRESSORS,
+        QSGD,
+        Compressor,
+        Contractive,
+        Identity,
+        RandomK,
+        ScaledSign,
+        TopK,
+        contractive,
+        make_compressor,
+    )
+    from decbounds.algorithms.engine import (
+        BudgetViolationError,
+        CapabilityError,
+        Context,
+        Observation,
+        Observer,
+        RunInfo,
+    )
+    from decbounds.algorithms.plugins import load_rule
+    from decbounds.algorithms.registry import (
+        ALGORITHMS,
+        Entry,
+        algorithm_names,
+        entries,
+        entry,
+        register,
+        rule_class,
+        unregister,
+    )
+    from decbounds.algorithms.result import Grid, Result, to_jsonable
+    from decbounds.algorithms.step_rule import Setup, State, StepRule, state_as
+    from decbounds.algorithms.style import PlotStyle
+    from decbounds.algorithms.timed import ASYNCHRONOUS_METHODS, run_timed
+    from decbounds.algorithms.tune import tune
+
+#: Each public name -> the module that defines it, imported when the name is first read; the registry
+#: registers the built-in rules on its first use.
+_EXPORTS: dict[str, str] = {  # the rules written on the public API are attributes too, as before
+    "run": "api",
+    "run_batch": "api",
+    "COMPRESSORS": "compression",
+    "QSGD": "compression",
+    "Compressor": "compression",
+    "Contractive": "compression",
+    "Identity": "compression",
+    "RandomK": "compression",
+    "ScaledSign": "compression",
+    "TopK": "compression",
+    "contractive": "compression",
+    "make_compressor": "compression",
+    "BudgetViolationError": "engine",
+    "CapabilityError": "engine",
+    "Context": "engine",
+    "Observation": "engine",
+    "Observer": "engine",
+    "RunInfo": "engine",
+    "load_rule": "plugins",
+    "ALGORITHMS": "registry",
+    "Entry": "registry",
+    "algorithm_names": "registry",
+    "entries": "registry",
+    "entry": "registry",
+    "register": "registry",
+    "rule_class": "registry",
+    "unregister": "registry",
+    "Grid": "result",
+    "Result": "result",
+    "to_jsonable": "result",
+    "Setup": "step_rule",
+    "State": "step_rule",
+    "StepRule": "step_rule",
+    "state_as": "step_rule",
+    "PlotStyle": "style",
+    "ASYNCHRONOUS_METHODS": "timed",
+    "run_timed": "timed",
+    "tune": "tune",
+    "BEER": "compressed",
+    "ChocoSGD": "compressed",
+    "ExactDiffusion": "exact_diffusion",
+    "Extra": "extra",
+    "MGDSGD": "mg_dsgd",
+}
 
 __all__ = [
     "ALGORITHMS",
@@ -99,8 +141,11 @@ __all__ = [
     "unregister",
 ]
 
+_exported_attribute, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+
 
 def __getattr__(name: str) -> object:
+    """A public name (`_EXPORTS`) or a submodule, imported on first use (PEP 562)."""
     # 0.1.0 exported the engine's gossip kernel; W is now the one value instances.Gossip, and the kernel is
     # the engine's private execution of it (algorithms.mixing)
     if name == "MixingOperator":
@@ -112,4 +157,4 @@ def __getattr__(name: str) -> object:
                       "graph) to algorithms.run; the kernel is the engine's, in algorithms.mixing",
                       DeprecationWarning, stacklevel=2)
         return MixingOperator
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _exported_attribute(name)

@@ -29,13 +29,18 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     subparsers : argparse._SubParsersAction
         The ``decbounds`` parser's subcommands; the new parser sets ``func=main``.
     """
-    from decbounds.algorithms import algorithm_names
-    from decbounds.instances import WEIGHT_RULES
+    from decbounds.algorithms.vocabulary import ALGORITHM_NAMES
+    from decbounds.instances.vocabulary import WEIGHT_RULE_NAMES
+
+    from decbounds.registry import KnownNames
 
     parser = subparsers.add_parser("run", description=__doc__,
                                    help="run an algorithm on a hard instance and compare with the bounds")
-    parser.add_argument("algorithm", choices=algorithm_names(), metavar="ALGORITHM",
-                        help=f"the step rule (algorithms.algorithm_names()): {', '.join(algorithm_names())}")
+    parser.add_argument("algorithm", metavar="ALGORITHM",
+                        choices=KnownNames(ALGORITHM_NAMES, "decbounds.algorithms.registry", "ALGORITHMS",
+                                           group="decbounds.algorithms"),
+                        help=f"the step rule (algorithms.algorithm_names()): {', '.join(ALGORITHM_NAMES)}, "
+                             "or a plugin's")
     parser.add_argument("--instance", choices=INSTANCES, default="comm-path",
                         help="Setting 2 instance: Cor. 2's path, or Thm 1's broom with diameter --D")
     parser.add_argument("--n", type=int, default=16, help="workers, >= 2")
@@ -51,7 +56,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--epsilon", type=float, default=0.5, help="target ||grad f|| <= epsilon")
     parser.add_argument("--step-size", type=float, default=None, help="alpha (default 1/L)")
     parser.add_argument("--iterations", type=int, default=20_000, help="iteration cap")
-    parser.add_argument("--weights", default="metropolis", choices=WEIGHT_RULES,
+    parser.add_argument("--weights", default="metropolis",
+                        choices=KnownNames(WEIGHT_RULE_NAMES, "decbounds.instances.gossip", "WEIGHT_RULES",
+                                           group="decbounds.weight_rules"),
                         help="gossip weight rule (instances.gossip_matrix; any in instances.WEIGHT_RULES)")
     parser.add_argument("--R", default=str(TOUR_R), metavar="R|cor6",
                         help="DeTAG phase length: an integer, or cor6 for Cor. 6's (larger: a worst-case "

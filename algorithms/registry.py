@@ -92,8 +92,22 @@ def _register_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
 #: The algorithm registry (the one `decbounds.registry.Registry` mechanism): name -> `Entry`, looked up
 #: case-insensitively, with the plugins of the entry-point group ``decbounds.algorithms``. Fill it with
 #: `register` (which reads the entry off the rule class), not with ``ALGORITHMS.register``.
+def _register_builtins() -> None:
+    """The built-in step rules (`vocabulary.ALGORITHM_NAMES`), registered on the registry's first use: the
+    rules import numpy and scipy, which naming an algorithm (``--help``) does not need."""
+    from decbounds.algorithms.compressed import BEER, ChocoSGD  # compressed gossip, docs/theory.md §18
+    from decbounds.algorithms.exact_diffusion import ExactDiffusion
+    from decbounds.algorithms.extra import Extra
+    from decbounds.algorithms.mg_dsgd import MGDSGD
+    from decbounds.algorithms.rules import RULES
+
+    for rule in (*RULES, Extra, ExactDiffusion, MGDSGD, ChocoSGD, BEER):
+        register(rule)
+
+
 ALGORITHMS: Registry[Entry] = Registry("algorithm", group="decbounds.algorithms", check=_check_entry,
-                                       fold_case=True, from_plugin=_register_plugin)
+                                       fold_case=True, from_plugin=_register_plugin,
+                                       builtins=_register_builtins)
 
 
 def register(rule: type[StepRule]) -> type[StepRule]:

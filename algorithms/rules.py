@@ -21,7 +21,6 @@ import numpy as np
 import scipy.sparse as sp
 from decbounds.algorithms.engine import Context, MixingHandle
 from decbounds.algorithms.mixing import SHORT_ROW
-from decbounds.algorithms.registry import register
 from decbounds.algorithms.step_rule import Setup, State, StepRule, check_size, problem_constants, state_as
 from decbounds.algorithms.style import PlotStyle
 from decbounds.bounds.detag_params import accelerated_gossip_eta, detag_phase_length
@@ -40,6 +39,7 @@ __all__ = [
     "DPSGD",
     "DSGT",
     "GTDSGD",
+    "RULES",
     "SGP",
     "CentralizedSGD",
     "D2State",
@@ -1078,5 +1078,6 @@ def phase_length(n: int, lam: float | None, constants: Mapping[str, float], iter
     return detag_phase_length(int(n), lam, varsigma0, max(int(iterations), 1), float(Delta), float(L))
 
 
-for _rule in (CentralizedSGD, LocalSGD, DPSGD, D2, DSGT, GTDSGD, SGP, DeFacto, DeTAG):
-    register(_rule)
+#: The rules defined here, in the order `algorithms.registry` registers them (first, on the registry's first
+#: use: whichever module is imported first, the order of ``algorithm_names()`` is the same).
+RULES: tuple[type[StepRule], ...] = (CentralizedSGD, LocalSGD, DPSGD, D2, DSGT, GTDSGD, SGP, DeFacto, DeTAG)

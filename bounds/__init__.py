@@ -13,8 +13,9 @@ Imports nothing from the other decbounds packages. The computed worst cases (PEP
 1.045
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from decbounds.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:  # the names below are imported on first use (`__getattr__`): ``--help`` needs no sympy
     from decbounds.bounds.catalog import (
@@ -164,27 +165,16 @@ __all__ = [
 _MOVED_TO_PEP = ("WorstCase", "worst_case", "worst_gossip_matrix")
 
 
+_exported_attribute, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+
+
 def __getattr__(name: str) -> object:
     """A public name (`_EXPORTS`) or a submodule, imported on first use (PEP 562)."""
     if name in _MOVED_TO_PEP:
+        import importlib
         import warnings
 
         warnings.warn(f"decbounds.bounds.{name} moved to decbounds.pep.{name}; the alias goes in 0.4",
                       DeprecationWarning, stacklevel=2)
         return getattr(importlib.import_module("decbounds.pep"), name)
-    module = _EXPORTS.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    else:
-        try:
-            value = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return _exported_attribute(name)

@@ -152,7 +152,7 @@ register_subcommand("run", "decbounds.algorithms.cli",
                     help="run an algorithm on a hard instance and compare with the bounds")
 register_subcommand("figures", "decbounds.paper_figures.figures_cli",
                     help="make the paper's figures (PNG + PDF)")
-register_subcommand("verify", "decbounds.verify",
+register_subcommand("verify", "decbounds.verify.cli",
                     help="hold your step rule against the lower bounds (class audit, the paper's "
                          "experiments)")
 

@@ -49,11 +49,11 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
-__all__ = ["Registry", "RegistryEntry", "register_each", "require_instance"]
+__all__ = ["KnownNames", "Registry", "RegistryEntry", "register_each", "require_instance"]
 
 T = TypeVar("T")
 D = TypeVar("D")
@@ -166,11 +166,15 @@ class Registry(Mapping[str, RegistryEntry[T]]):
     from_plugin : callable, optional
         ``from_plugin(point_name, loaded) -> names``: registers what an entry point loaded and returns the
         names it added; the default registers ``loaded`` under the entry point's name.
+    builtins : callable, optional
+        Registers the built-in entries, called once before the first registration, lookup or listing: a
+        package whose built-ins import the numerical stack keeps its import (and ``--help``) light.
     """
 
     def __init__(self, kind: str, *, field: str = "name", group: str | None = None,
                  check: Callable[[object], None] | None = None, fold_case: bool = False,
-                 from_plugin: Callable[[str, object], Iterable[str]] | None = None) -> None:
+                 from_plugin: Callable[[str, object], Iterable[str]] | None = None,
+                 builtins: Callable[[], object] | None = None) -> None:
         self.kind = _check_label("kind", kind)
         self.field = _check_label("field", field)
         self.group = None if group is None else _check_label("group", group)
@@ -182,6 +186,12 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         self._plugins_loaded = False
         self._plugins_loading = False
         self._errors: dict[str, str] = {}
+        self._builtins = builtins
+
+    def _load_builtins(self) -> None:
+        builtins, self._builtins = self._builtins, None  # once; registering inside it does not recurse
+        if builtins is not None:
+            builtins()
 
     def _key(self, name: str) -> str:
         return name.lower() if self._fold_case else name
@@ -218,6 +228,7 @@ class Registry(Mapping[str, RegistryEntry[T]]):
             For a non-string name or an object the registry does not hold (not callable, by default).
         """
         name = _check_name("name", name)
+        self._load_builtins()
         self._check(builder)
         aliases = _check_aliases(aliases)
         if description is None:
@@ -258,6 +269,7 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         if not isinstance(name, str):
             raise TypeError(f"{self.field} must be a string, one of {self.names()} (a registered "
                             f"{self.kind}); got {self.field}={_show(name)}")
+        self._load_builtins()
         key = self._keys.get(self._key(name))
         if key is None and self.load_plugins():
             key = self._keys.get(self._key(name))
@@ -288,6 +300,7 @@ class Registry(Mapping[str, RegistryEntry[T]]):
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False
+        self._load_builtins()
         if self._key(name) not in self._keys:
             self.load_plugins()
         return self._key(name) in self._keys
@@ -299,6 +312,7 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         return len(self.names())
 
     def __repr__(self) -> str:
+        self._load_builtins()
         return f"Registry({self.kind!r}: {', '.join(self._entries)})"
 
     def names(self) -> tuple[str, ...]:
@@ -308,6 +322,7 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         -------
         tuple of str
         """
+        self._load_builtins()
         self.load_plugins()
         return tuple(self._entries)
 
@@ -559,3 +574,65 @@ def register_each(register: Callable[[_NamedT], _NamedT]) -> Callable[[str, obje
         return tuple(str(register(cast(_NamedT, item)).name) for item in items)
 
     return from_plugin
+
+
+class KnownNames(Collection[str]):
+    """A registry's names as argparse ``choices``, known without importing the registry's builders (a
+    subcommand's ``--help`` imports no numpy): the built-in names answer at once; another name is looked up
+    in the registry itself (``module.attribute``, imported then), so a plugin's names are choices too.
+
+    Iterated (argparse's help, usage line and "choose from" message): the registry's names once its module
+    is imported; before, the built-in names, then the names of the entry points of ``group``, read but not
+    loaded (a plugin that registers under other names is a choice all the same).
+
+    Parameters
+    ----------
+    builtin : iterable of str
+        The names the registry holds without plugins (a test holds them equal to the registry's).
+    module : str
+        The module that defines the registry.
+    attribute : str
+        The registry's name in ``module`` (a `Registry`, or any collection of names).
+    group : str, optional
+        The registry's entry-point group.
+
+    Examples
+    --------
+    >>> choices = KnownNames(("metropolis",), "decbounds.instances.gossip", "WEIGHT_RULES")
+    >>> "metropolis" in choices
+    True
+    """
+
+    def __init__(self, builtin: Iterable[str], module: str, attribute: str, *, group: str | None = None
+                 ) -> None:
+        self.builtin = tuple(builtin)
+        self.module = module
+        self.attribute = attribute
+        self.group = group
+
+    def _registry(self) -> Collection[str]:
+        import importlib
+
+        registry: Collection[str] = getattr(importlib.import_module(self.module), self.attribute)
+        return registry
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.builtin or name in self._registry()
+
+    def __iter__(self) -> Iterator[str]:
+        import sys
+
+        if self.module in sys.modules:
+            return iter(tuple(self._registry()))
+        if self.group is None:
+            return iter(self.builtin)
+        import importlib.metadata
+
+        plugins = [point.name for point in importlib.metadata.entry_points(group=self.group)]
+        return iter(dict.fromkeys((*self.builtin, *plugins)))
+
+    def __len__(self) -> int:
+        return len(tuple(iter(self)))
+
+    def __repr__(self) -> str:
+        return f"KnownNames({self.module}.{self.attribute})"

@@ -12,95 +12,161 @@ Every local-function object follows the protocol of docs/architecture.md: ``n``,
 ``grad(X)``, ``value(X)``, ``full_grad(x)`` with the worker axis first and batch axes after it.
 """
 
-# --- graphs and gossip (G) ---------------------------------------------------------------------------
-# Re-exports: the package's graph and gossip API (listed in __all__ below).
-from decbounds.instances.averaging import (
-    GOSSIP_METHODS,
-    GOSSIP_STARTS,
-    accelerated_gossip,
-    chebyshev_gossip,
-    exact_averaging_factors,
-    gossip_schedule,
-    multi_step_gossip,
-    schedule_polynomial,
-)
-from decbounds.instances.gossip import (
-    GOSSIP_KINDS,
-    WEIGHT_RULES,
-    ExactAverage,
-    Gossip,
-    GossipLike,
-    GossipMatrix,
-    as_gossip,
-    check_gossip,
-    column_stochastic_matrix,
-    gossip_matrix,
-    lazy,
-    lazy_gap_is_exact,
-    second_eigenvalue,
-    spectral_gap,
-)
-from decbounds.instances.graphs import TOPOLOGIES, topology
-from decbounds.instances.neighbours import effective_neighbours
-from decbounds.instances.optimize import OptimizedGossip, optimize_gossip
-from decbounds.instances.schedules import (
-    GossipSchedule,
-    as_schedule,
-    constant_schedule,
-    one_peer_exponential,
-    random_matchings,
-    randomized_gossip,
-    rotating_path,
-    rotating_ring,
-    schedule_from_callable,
-    schedule_from_sequence,
-)
-from decbounds.instances.zoo import ZOO_MEMBERS, topology_zoo, zoo_rows
+from typing import TYPE_CHECKING
 
-# isort: split
-# --- end graphs and gossip ---------------------------------------------------------------------------
+from decbounds.lazy_exports import lazy_exports
 
-# --- functions (f) -----------------------------------------------------------------------------------
-# Re-exports: the package's function API (listed in __all__ below).
-from decbounds.instances.cluster import CLUSTERS, COMPUTE_DISTRIBUTIONS, Cluster, named_cluster
-from decbounds.instances.digits import (
-    DigitsProblem,
-    digits_problem,
-    load_digits_arrays,
-    shuffle_partition,
-)
-from decbounds.instances.hard import (
-    CommunicationInstance,
-    SamplingInstance,
-    ScheduledCommunicationInstance,
-    communication_instance,
-    sampling_instance,
-    schedule_crossings,
-    scheduled_communication_instance,
-    split_groups,
-)
-from decbounds.instances.heterogeneity import varsigma0_at_start
-from decbounds.instances.problems import (
-    HeterogeneousNonconvex,
-    HeterogeneousQuadratic,
-    heterogeneous_nonconvex,
-    heterogeneous_quadratic,
-)
-from decbounds.instances.protocol import (
-    FiniteSumFunctions,
-    LocalFunctions,
-    default_radius,
-    instance_radius,
-    local_gradients_at_start,
-)
-from decbounds.instances.zero_chain import (
-    DELTA0,
-    G_INF,
-    L1,
-    ZeroChainFunctions,
-    progress,
-    zero_chain,
-)
+if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`): ``--help`` needs no numpy
+    from decbounds.instances.averaging import (
+        GOSSIP_METHODS,
+        GOSSIP_STARTS,
+        accelerated_gossip,
+        chebyshev_gossip,
+        exact_averaging_factors,
+        gossip_schedule,
+        multi_step_gossip,
+        schedule_polynomial,
+    )
+    from decbounds.instances.cluster import CLUSTERS, COMPUTE_DISTRIBUTIONS, Cluster, named_cluster
+    from decbounds.instances.digits import (
+        DigitsProblem,
+        digits_problem,
+        load_digits_arrays,
+        shuffle_partition,
+    )
+    from decbounds.instances.gossip import (
+        GOSSIP_KINDS,
+        WEIGHT_RULES,
+        ExactAverage,
+        Gossip,
+        GossipLike,
+        GossipMatrix,
+        as_gossip,
+        check_gossip,
+        column_stochastic_matrix,
+        gossip_matrix,
+        lazy,
+        lazy_gap_is_exact,
+        second_eigenvalue,
+        spectral_gap,
+    )
+    from decbounds.instances.graphs import TOPOLOGIES, topology
+    from decbounds.instances.hard import (
+        CommunicationInstance,
+        SamplingInstance,
+        ScheduledCommunicationInstance,
+        communication_instance,
+        sampling_instance,
+        schedule_crossings,
+        scheduled_communication_instance,
+        split_groups,
+    )
+    from decbounds.instances.heterogeneity import varsigma0_at_start
+    from decbounds.instances.neighbours import effective_neighbours
+    from decbounds.instances.optimize import OptimizedGossip, optimize_gossip
+    from decbounds.instances.problems import (
+        HeterogeneousNonconvex,
+        HeterogeneousQuadratic,
+        heterogeneous_nonconvex,
+        heterogeneous_quadratic,
+    )
+    from decbounds.instances.protocol import (
+        FiniteSumFunctions,
+        LocalFunctions,
+        default_radius,
+        instance_radius,
+        local_gradients_at_start,
+    )
+    from decbounds.instances.schedules import (
+        GossipSchedule,
+        as_schedule,
+        constant_schedule,
+        one_peer_exponential,
+        random_matchings,
+        randomized_gossip,
+        rotating_path,
+        rotating_ring,
+        schedule_from_callable,
+        schedule_from_sequence,
+    )
+    from decbounds.instances.zero_chain import DELTA0, G_INF, L1, ZeroChainFunctions, progress, zero_chain
+    from decbounds.instances.zoo import ZOO_MEMBERS, topology_zoo, zoo_rows
+
+#: Each public name -> the module that defines it, imported when the name is first read.
+_EXPORTS: dict[str, str] = {
+    "GOSSIP_METHODS": "averaging",
+    "GOSSIP_STARTS": "averaging",
+    "accelerated_gossip": "averaging",
+    "chebyshev_gossip": "averaging",
+    "exact_averaging_factors": "averaging",
+    "gossip_schedule": "averaging",
+    "multi_step_gossip": "averaging",
+    "schedule_polynomial": "averaging",
+    "GOSSIP_KINDS": "gossip",
+    "WEIGHT_RULES": "gossip",
+    "ExactAverage": "gossip",
+    "Gossip": "gossip",
+    "GossipLike": "gossip",
+    "GossipMatrix": "gossip",
+    "as_gossip": "gossip",
+    "check_gossip": "gossip",
+    "column_stochastic_matrix": "gossip",
+    "gossip_matrix": "gossip",
+    "lazy": "gossip",
+    "lazy_gap_is_exact": "gossip",
+    "second_eigenvalue": "gossip",
+    "spectral_gap": "gossip",
+    "TOPOLOGIES": "graphs",
+    "topology": "graphs",
+    "effective_neighbours": "neighbours",
+    "OptimizedGossip": "optimize",
+    "optimize_gossip": "optimize",
+    "GossipSchedule": "schedules",
+    "as_schedule": "schedules",
+    "constant_schedule": "schedules",
+    "one_peer_exponential": "schedules",
+    "random_matchings": "schedules",
+    "randomized_gossip": "schedules",
+    "rotating_path": "schedules",
+    "rotating_ring": "schedules",
+    "schedule_from_callable": "schedules",
+    "schedule_from_sequence": "schedules",
+    "ZOO_MEMBERS": "zoo",
+    "topology_zoo": "zoo",
+    "zoo_rows": "zoo",
+    "CLUSTERS": "cluster",
+    "COMPUTE_DISTRIBUTIONS": "cluster",
+    "Cluster": "cluster",
+    "named_cluster": "cluster",
+    "DigitsProblem": "digits",
+    "digits_problem": "digits",
+    "load_digits_arrays": "digits",
+    "shuffle_partition": "digits",
+    "CommunicationInstance": "hard",
+    "SamplingInstance": "hard",
+    "ScheduledCommunicationInstance": "hard",
+    "communication_instance": "hard",
+    "sampling_instance": "hard",
+    "schedule_crossings": "hard",
+    "scheduled_communication_instance": "hard",
+    "split_groups": "hard",
+    "varsigma0_at_start": "heterogeneity",
+    "HeterogeneousNonconvex": "problems",
+    "HeterogeneousQuadratic": "problems",
+    "heterogeneous_nonconvex": "problems",
+    "heterogeneous_quadratic": "problems",
+    "FiniteSumFunctions": "protocol",
+    "LocalFunctions": "protocol",
+    "default_radius": "protocol",
+    "instance_radius": "protocol",
+    "local_gradients_at_start": "protocol",
+    "DELTA0": "zero_chain",
+    "G_INF": "zero_chain",
+    "L1": "zero_chain",
+    "ZeroChainFunctions": "zero_chain",
+    "progress": "zero_chain",
+    "zero_chain": "zero_chain",
+}
 
 __all__ = [
     "CLUSTERS",
@@ -177,4 +243,4 @@ __all__ = [
     "zoo_rows",
 ]
 
-# --- end functions -----------------------------------------------------------------------------------
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

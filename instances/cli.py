@@ -15,13 +15,15 @@ import argparse
 import inspect
 import sys
 import time
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import networkx as nx
-from decbounds.instances.gossip import WEIGHT_RULES, GossipLike, GossipMatrix, as_gossip, gossip_matrix
-from decbounds.instances.graphs import TOPOLOGIES, topology
-from decbounds.instances.matrices import read_matrix_file
-from decbounds.instances.optimize import SOLVERS, optimize_gossip
+from decbounds.instances.vocabulary import SOLVERS, TOPOLOGY_NAMES, TOPOLOGY_OPTIONS, WEIGHT_RULE_NAMES
+
+from decbounds.registry import KnownNames
+
+if TYPE_CHECKING:  # the numerical modules are imported when the command runs: ``--help`` needs none
+    import networkx as nx
+    from decbounds.instances.gossip import GossipLike
 
 __all__ = ["ANNOUNCE_SECONDS", "CACHE_BYTES_PER_EDGE", "SECONDS_PER_EDGE", "TOPOLOGY_FLAGS",
            "SpectrumSummary", "add_parser", "run", "spectrum_summary", "topology_flags"]
@@ -84,6 +86,7 @@ def spectrum_summary(W: GossipLike, *, kind: str = "symmetric") -> SpectrumSumma
 
     Examples
     --------
+    >>> import networkx as nx
     >>> summary = spectrum_summary(nx.cycle_graph(6))
     >>> round(summary.lam, 4), round(summary.spectral_gap, 4), summary.method
     (0.6667, 0.3333, 'dense eigvalsh')
@@ -92,6 +95,8 @@ def spectrum_summary(W: GossipLike, *, kind: str = "symmetric") -> SpectrumSumma
     >>> summary.time_varying, summary.period, round(summary.lam, 4), summary.method
     (True, 2, 0.8409, 'effective lam')
     """
+    from decbounds.instances.gossip import GossipMatrix, as_gossip
+
     gossip = as_gossip(W, kind=kind)
     lam = gossip.lam
     if isinstance(gossip, GossipMatrix):
@@ -139,6 +144,8 @@ def topology_flags(name: str) -> tuple[list[str], list[str], list[str]]:
     >>> topology_flags("ring")
     ([], [], [])
     """
+    from decbounds.instances.graphs import TOPOLOGIES
+
     parameters = list(inspect.signature(TOPOLOGIES[name].builder).parameters.values())[1:]  # after n
     required: list[str] = []
     optional: list[str] = []
@@ -155,13 +162,12 @@ def topology_flags(name: str) -> tuple[list[str], list[str], list[str]]:
 
 
 def _topology_help() -> str:
-    """One line per topology that takes options: what ``decbounds gossip --help`` lists under them."""
-    lines = []
-    for name in TOPOLOGIES:
-        required, optional, _ = topology_flags(name)
-        if required or optional:
-            lines.append(f"  {name}: {' '.join(required + [f'[{flag}]' for flag in optional])}")
-    return "options each topology takes:\n" + "\n".join(lines)
+    """One line per built-in topology that takes options (`vocabulary.TOPOLOGY_OPTIONS`, which
+    `topology_flags` reads off the builders): what ``decbounds gossip --help`` lists under them."""
+    lines = [f"  {name}: {' '.join([*required, *(f'[{flag}]' for flag in optional)])}"
+             for name, (required, optional) in TOPOLOGY_OPTIONS.items()]
+    return ("options each topology takes:\n"
+            + "\n".join(lines))
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -182,12 +188,16 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.epilog = _topology_help()
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     # the registries: registered names are choices too
-    parser.add_argument("topology", nargs="?", choices=TOPOLOGIES, metavar="TOPOLOGY",
-                        help=f"the graph (instances.TOPOLOGIES): {', '.join(TOPOLOGIES)}")
+    topologies = KnownNames(TOPOLOGY_NAMES, "decbounds.instances.graphs", "TOPOLOGIES",
+                            group="decbounds.topologies")
+    parser.add_argument("topology", nargs="?", choices=topologies, metavar="TOPOLOGY",
+                        help=f"the graph (instances.TOPOLOGIES): {', '.join(topologies)}")
     parser.add_argument("--n", type=int, help="number of workers (required with TOPOLOGY)")
     parser.add_argument("--W", metavar="FILE", help="instead of TOPOLOGY: a gossip matrix W (.npy, .npz of "
                         "scipy.sparse.save_npz, or text numpy.loadtxt reads); prints its spectrum")
-    parser.add_argument("--weights", choices=WEIGHT_RULES, default="metropolis",
+    parser.add_argument("--weights", default="metropolis",
+                        choices=KnownNames(WEIGHT_RULE_NAMES, "decbounds.instances.gossip", "WEIGHT_RULES",
+                                           group="decbounds.weight_rules"),
                         help="the weight rule printed first, marked * (default metropolis)")
     types = {"r": int, "c": int, "p": float, "radius": float, "k": int, "D": int, "seed": int,
              "max_attempts": int}
@@ -209,6 +219,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _applicable(G: nx.Graph, weights: str) -> bool:
+    import networkx as nx
+
     degrees = {d for _, d in G.degree}
     if weights == "uniform":
         return len(degrees) <= 1
@@ -296,6 +308,10 @@ def _run(args: argparse.Namespace) -> int:
         return _run_matrix(args)
     if args.topology is None or args.n is None:
         raise ValueError("give TOPOLOGY with --n (every weight rule's lam on that graph), or --W FILE")
+    from decbounds.instances.gossip import WEIGHT_RULES, gossip_matrix
+    from decbounds.instances.graphs import topology
+    from decbounds.instances.optimize import optimize_gossip
+
     G = topology(args.topology, args.n, **_topology_params(args))
     rules = [args.weights] + [w for w in WEIGHT_RULES if w != args.weights and _applicable(G, w)]
     gammas = _gammas(args)
@@ -366,6 +382,8 @@ def _run_matrix(args: argparse.Namespace) -> int:
     given = [flag for flag, value in (("TOPOLOGY", args.topology), ("--n", args.n)) if value is not None]
     if given:
         raise ValueError(f"--W FILE describes one W: give it without {' and '.join(given)}")
+    from decbounds.instances.matrices import read_matrix_file
+
     path = str(args.W)
     W = read_matrix_file(path, "--W")
     summary = spectrum_summary(W)

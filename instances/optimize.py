@@ -52,6 +52,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 from decbounds.bounds.validation import require_bool, require_choice, require_graph, require_real
+from decbounds.instances import vocabulary
 from decbounds.instances.graphs import node_order
 from decbounds.instances.matrices import extreme_eigenvalues, from_edge_weights, second_eigenvalue
 from threadpoolctl import threadpool_limits
@@ -73,7 +74,7 @@ __all__ = [
 ]
 
 METHODS: tuple[str, ...] = ("fdla", "fmmc")
-SOLVERS: tuple[str, ...] = ("auto", "lp", "barrier", "CLARABEL", "SCS")
+SOLVERS: tuple[str, ...] = vocabulary.SOLVERS
 CVXPY_AUTO_MAX_N = 20
 BARRIER_MAX_N = 300
 CACHE_ENV = "DECBOUNDS_CACHE_DIR"

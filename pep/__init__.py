@@ -12,10 +12,11 @@ is compiled from its ``init``/``step`` (``algorithms.compiled``), so this packag
 0.26667
 """
 
-import importlib
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # imported on first use (`__getattr__`): ``decbounds worst-case --help`` needs no numpy
+from decbounds.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:  # imported on first use (`lazy_exports`): ``decbounds worst-case --help`` needs no numpy
     from decbounds.pep.api import (
         MAX_ROUNDS_PER_ITERATION,
         MAX_SDP_BYTES,
@@ -47,21 +48,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """A public name (`_EXPORTS`) or a submodule, imported on first use (PEP 562)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        try:
-            value: object = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    else:
-        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

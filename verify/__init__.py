@@ -56,87 +56,131 @@ class, 0 otherwise; bad input raises
 
 from __future__ import annotations
 
-from decbounds.verify.class_audit import (
-    audit,
-)
-from decbounds.verify.cli import (
-    add_parser,
-    main,
-)
-from decbounds.verify.digits import (
-    digits_curve_mode,
-    digits_points,
-    digits_verdict,
-    final_losses,
-)
-from decbounds.verify.flow import (
-    flow_audit,
-)
-from decbounds.verify.report import (
-    VerifyReport,
-    report_markdown,
-)
-from decbounds.verify.runner import (
-    verify,
-)
-from decbounds.verify.settings import (
-    BASELINES,
-    CAP_GROWTH,
-    CENTRALIZED_RATIO,
-    COMMUNICATION_TERMS,
-    DIGITS_REFERENCES,
-    DIGITS_SHUFFLED,
-    DIGITS_WORKERS,
-    DISPLAY_NAMES,
-    DOMINANCE,
-    FIT_TAIL,
-    MATCH_WIDTH,
-    MODES,
-    OPTIMAL_REFERENCES,
-    TERMS,
-    VERDICT_BEATS_CENTRALIZED,
-    VERDICT_BELOW,
-    VERDICT_CENTRALIZED,
-    VERDICT_DIVERGED,
-    VERDICT_ERROR,
-    VERDICT_FASTER,
-    VERDICT_FLAT,
-    VERDICT_MATCH,
-    VERDICT_OUTSIDE,
-    VERDICT_SLOWER,
-    VERDICT_UNRESOLVED,
-    VERDICT_WITHIN,
-    VERDICT_WORSE,
-    Settings,
-    VerifyInputError,
-    VerifyTypeError,
-    check_hyper,
-    resolve_settings,
-)
-from decbounds.verify.spec import (
-    fingerprint,
-    load_rule,
-)
-from decbounds.verify.terms import (
-    grid_options,
-    measure,
-    raise_caps,
-    sweep_points,
-    term_instance,
-)
-from decbounds.verify.verdicts import (
-    beats_centralized,
-    below_bound,
-    bracket,
-    censored_floor,
-    centralized_ratio,
-    exact_averaging_lag,
-    explicit_bound,
-    fit_tail,
-    resolve_advice,
-    term_verdict,
-    verdict_kind,
-)
+from typing import TYPE_CHECKING
+
+from decbounds.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`): ``--help`` needs no numpy
+    from decbounds.verify.class_audit import audit
+    from decbounds.verify.cli import add_parser, main
+    from decbounds.verify.digits import digits_curve_mode, digits_points, digits_verdict, final_losses
+    from decbounds.verify.flow import flow_audit
+    from decbounds.verify.report import VerifyReport, report_markdown
+    from decbounds.verify.runner import verify
+    from decbounds.verify.settings import (
+        BASELINES,
+        CAP_GROWTH,
+        CENTRALIZED_RATIO,
+        COMMUNICATION_TERMS,
+        DIGITS_REFERENCES,
+        DIGITS_SHUFFLED,
+        DIGITS_WORKERS,
+        DISPLAY_NAMES,
+        DOMINANCE,
+        FIT_TAIL,
+        MATCH_WIDTH,
+        MODES,
+        OPTIMAL_REFERENCES,
+        TERMS,
+        VERDICT_BEATS_CENTRALIZED,
+        VERDICT_BELOW,
+        VERDICT_CENTRALIZED,
+        VERDICT_DIVERGED,
+        VERDICT_ERROR,
+        VERDICT_FASTER,
+        VERDICT_FLAT,
+        VERDICT_MATCH,
+        VERDICT_OUTSIDE,
+        VERDICT_SLOWER,
+        VERDICT_UNRESOLVED,
+        VERDICT_WITHIN,
+        VERDICT_WORSE,
+        Settings,
+        VerifyInputError,
+        VerifyTypeError,
+        check_hyper,
+        resolve_settings,
+    )
+    from decbounds.verify.spec import fingerprint, load_rule
+    from decbounds.verify.terms import grid_options, measure, raise_caps, sweep_points, term_instance
+    from decbounds.verify.verdicts import (
+        beats_centralized,
+        below_bound,
+        bracket,
+        censored_floor,
+        centralized_ratio,
+        exact_averaging_lag,
+        explicit_bound,
+        fit_tail,
+        resolve_advice,
+        term_verdict,
+        verdict_kind,
+    )
+
+#: Each public name -> the module that defines it, imported when the name is first read.
+_EXPORTS: dict[str, str] = {
+    "audit": "class_audit",
+    "add_parser": "cli",
+    "main": "cli",
+    "digits_curve_mode": "digits",
+    "digits_points": "digits",
+    "digits_verdict": "digits",
+    "final_losses": "digits",
+    "flow_audit": "flow",
+    "VerifyReport": "report",
+    "report_markdown": "report",
+    "verify": "runner",
+    "BASELINES": "settings",
+    "CAP_GROWTH": "settings",
+    "CENTRALIZED_RATIO": "settings",
+    "COMMUNICATION_TERMS": "settings",
+    "DIGITS_REFERENCES": "settings",
+    "DIGITS_SHUFFLED": "settings",
+    "DIGITS_WORKERS": "settings",
+    "DISPLAY_NAMES": "settings",
+    "DOMINANCE": "settings",
+    "FIT_TAIL": "settings",
+    "MATCH_WIDTH": "settings",
+    "MODES": "settings",
+    "OPTIMAL_REFERENCES": "settings",
+    "TERMS": "settings",
+    "VERDICT_BEATS_CENTRALIZED": "settings",
+    "VERDICT_BELOW": "settings",
+    "VERDICT_CENTRALIZED": "settings",
+    "VERDICT_DIVERGED": "settings",
+    "VERDICT_ERROR": "settings",
+    "VERDICT_FASTER": "settings",
+    "VERDICT_FLAT": "settings",
+    "VERDICT_MATCH": "settings",
+    "VERDICT_OUTSIDE": "settings",
+    "VERDICT_SLOWER": "settings",
+    "VERDICT_UNRESOLVED": "settings",
+    "VERDICT_WITHIN": "settings",
+    "VERDICT_WORSE": "settings",
+    "Settings": "settings",
+    "VerifyInputError": "settings",
+    "VerifyTypeError": "settings",
+    "check_hyper": "settings",
+    "resolve_settings": "settings",
+    "fingerprint": "spec",
+    "load_rule": "spec",
+    "grid_options": "terms",
+    "measure": "terms",
+    "raise_caps": "terms",
+    "sweep_points": "terms",
+    "term_instance": "terms",
+    "beats_centralized": "verdicts",
+    "below_bound": "verdicts",
+    "bracket": "verdicts",
+    "censored_floor": "verdicts",
+    "centralized_ratio": "verdicts",
+    "exact_averaging_lag": "verdicts",
+    "explicit_bound": "verdicts",
+    "fit_tail": "verdicts",
+    "resolve_advice": "verdicts",
+    "term_verdict": "verdicts",
+    "verdict_kind": "verdicts",
+}
 
 __all__ = [
     "BASELINES",
@@ -201,3 +245,5 @@ __all__ = [
     "verdict_kind",
     "verify",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

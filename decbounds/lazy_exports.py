@@ -1,0 +1,63 @@
+"""A package's public names imported on first use (PEP 562), so that importing the package (and a
+subcommand's ``--help``) loads none of the numerical stack its modules need."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Mapping
+from types import ModuleType
+
+__all__ = ["lazy_exports"]
+
+
+def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, object]
+                 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """The module ``__getattr__`` and ``__dir__`` of a package whose names live in its modules.
+
+    Parameters
+    ----------
+    package : str
+        The package's ``__name__``.
+    exports : mapping of str to str
+        Each public name -> the module (relative to ``package``) that defines it.
+    namespace : dict
+        The package's ``globals()``: a name read once is stored there, so later reads are plain lookups.
+
+    Returns
+    -------
+    (callable, callable)
+        ``__getattr__(name)`` (a public name, else a submodule, else AttributeError) and ``__dir__()``.
+    """
+    shadowed = {name for name, module in exports.items() if name == module}
+
+    class _Package(ModuleType):
+        """Importing submodule ``tune`` binds the package's ``tune`` to the module; the public name (the
+        function ``tune`` it defines) is kept instead, as an eager ``from .tune import tune`` would."""
+
+        def __setattr__(self, name: str, value: object) -> None:
+            if name in shadowed and isinstance(value, ModuleType) and hasattr(value, name):
+                value = getattr(value, name)
+            super().__setattr__(name, value)
+
+    if shadowed:
+        sys.modules[package].__class__ = _Package
+
+    def module_getattr(name: str) -> object:
+        module = exports.get(name)
+        if module is not None:
+            value = getattr(importlib.import_module(f"{package}.{module}"), name)
+        else:
+            try:
+                value = importlib.import_module(f"{package}.{name}")
+            except ModuleNotFoundError as err:
+                if err.name != f"{package}.{name}":
+                    raise
+                raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+        namespace[name] = value
+        return value
+
+    def module_dir() -> list[str]:
+        return sorted(set(namespace) | set(exports))
+
+    return module_getattr, module_dir
