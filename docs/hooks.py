@@ -56,7 +56,7 @@ def on_config(config: Any) -> Any:
         if not copy.is_file() or copy.read_bytes() != source.read_bytes():
             copy.unlink(missing_ok=True)
             copy.write_bytes(source.read_bytes())
-    folders = ("bounds", "instances", "oracles", "algorithms", "paper_figures", "verify")
+    folders = ("bounds", "instances", "oracles", "algorithms", "pep", "paper_figures", "verify")
     links = {folder: ROOT / folder for folder in folders}
     for name, target in links.items():
         link = package / name
