@@ -28,7 +28,7 @@ from decbounds.algorithms.measurement import (
 )
 from decbounds.algorithms.result import Result, Status
 from decbounds.algorithms.runtime import Runtime
-from decbounds.algorithms.step_rule import State, StepRule, check_state, state_arrays
+from decbounds.algorithms.step_rule import Channel, State, StepRule, check_state, state_arrays
 from decbounds.instances.gossip import Gossip
 from decbounds.instances.protocol import LocalFunctions, instance_radius
 
@@ -46,7 +46,8 @@ STOP_RULES: tuple[str, ...] = ("both", "average")
 
 @dataclass(frozen=True)
 class RunInfo:
-    """What an `Observer` is told once, before iteration 0: the rule, the batch's sizes and settings."""
+    """What an `Observer` is told once, before iteration 0: the rule, the batch's sizes and settings, and the
+    communication channel the rule was built with (``channel``: what a replay of the rule must be given)."""
 
     algorithm: str
     rule: StepRule
@@ -59,6 +60,7 @@ class RunInfo:
     seeds: tuple[int, ...]
     step_sizes: tuple[float, ...]
     hypers: tuple[dict[str, object], ...]
+    channel: Channel | None = None
 
 
 @dataclass(frozen=True)
@@ -321,7 +323,7 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
         observer.begin(RunInfo(algorithm, rule, runtime.n, runtime.k, runtime.d, runtime.batch,
                                None if runtime.channel is None else runtime.channel.gossip, f,
                                tuple(int(s) for s in seeds), tuple(float(a) for a in step_sizes),
-                               tuple(dict(h) for h in hypers)))
+                               tuple(dict(h) for h in hypers), runtime.channel))
     state = rule.init(ctx)
     check_state(state, runtime.n)
     with np.errstate(over="ignore", invalid="ignore"):

@@ -274,12 +274,23 @@ class RunAudit:
 
     # -- zero-respecting -----------------------------------------------------------------------------------
 
+    def _graph(self) -> nx.Graph:
+        """Who may talk to whom: the graph given, else the run's support graph, W's or the instance's."""
+        if self.graph is not None:
+            return self.graph
+        channel = self.run.channel
+        if channel is not None and channel.graph is not None:
+            return channel.graph
+        if self.gossip is not None:
+            return nx.from_scipy_sparse_array(self.gossip.round_matrix(0))
+        return self.problem.graph()
+
     def _closed(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         gossip = self.gossip
         if gossip is None:
             key = -1
             if key not in self.neighbourhoods:
-                graph = self.graph if self.graph is not None else self.problem.graph()
+                graph = self._graph()
                 self.neighbourhoods[key] = _closed_neighbourhoods(nx.to_scipy_sparse_array(graph,
                                                                                            range(self.n)),
                                                                   self.n)
@@ -368,9 +379,7 @@ class RunAudit:
     def _flow_setup(self) -> None:
         """The worker set S (the instance's first end group; the first third of the graph's workers where it
         has none) and its hop distances."""
-        graph = self.graph if self.graph is not None else (
-            nx.from_scipy_sparse_array(self.gossip.round_matrix(0)) if self.gossip is not None
-            else self.problem.graph())
+        graph = self._graph()
         groups = getattr(self.problem, "groups", None)
         S = np.asarray(groups[0]) if groups is not None else np.arange(max(1, -(-self.n // 3)))
         distance = np.full(self.n, np.inf)
@@ -379,9 +388,10 @@ class RunAudit:
             distance[i] = hops
         self.flow_set, self.distance = S, distance
         self.span = max(1, int(distance[np.isfinite(distance)].max()) - 1)
-        self.channel = communication_channel(self.cls.communication,
-                                             graph if self.cls.communication == "graph" else self.gossip,
-                                             self.n, directed_rounds=self.cls.directed_rounds)
+        # the replay gets the channel the run's rule was built with (a "graph" rule's factors come from it)
+        self.channel = self.run.channel if self.run.channel is not None else communication_channel(
+            self.cls.communication, graph if self.cls.communication == "graph" else self.gossip, self.n,
+            directed_rounds=self.cls.directed_rounds)
         self.start_state: Any = None
 
     def _flow_step(self, t: int, observation: Any) -> None:

@@ -101,6 +101,14 @@ def test_the_package_rules_pass_every_measured_run(tmp_path, name):
     assert report.exit_status == 0, report.verdicts["audit"]
 
 
+@pytest.mark.slow
+def test_a_graph_rule_is_replayed_with_the_channel_it_ran_with(tmp_path):
+    """DeFacto (a "graph" rule: its factors come from the run's channel) passes every measured run; a replay
+    built from another channel had another number of factors and read as a change in the number of queries."""
+    report = v.verify("defacto", mode="tiny", out=tmp_path, baselines=(), progress=False)
+    assert report.exit_status == 0, report.verdicts["audit"]
+
+
 def test_the_observer_rides_along_any_tune_call():
     """RunAudit as a plain observer of `algorithms.tune`: Gossip-PGA with period 1024 on a 48-path stopped at
     its first global average, the honest D-PSGD not."""
