@@ -18,6 +18,9 @@ only when there are 3 or more and the line passes within `FIT_FACTOR` of every m
 seeds' range); otherwise the table and legend say why none is claimed. Bits-to-eps is fitted on the same
 points. See docs/results/figures.md, "Communication compression".
 
+Outputs: ``compression.png/.pdf``, ``compression_exponents.md/.csv``, ``compression_fits.md`` (the claims
+and why none), ``compression_teps.csv``; records in ``<out>/compression/records.jsonl`` (resumable).
+
 Run: ``python -m decbounds.paper_figures.compression [--full | --tiny] [--out DIR]``.
 """
 
@@ -32,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import matplotlib.ticker
 import numpy as np
 from decbounds.algorithms.result import to_jsonable
 from decbounds.algorithms.tune import detag_grid
@@ -152,7 +156,8 @@ def inv_delta(record: Record) -> float:
 def _percentiles(values: Sequence[float | None]) -> tuple[float | None, float | None, float | None]:
     """Median and `INTERVAL` of per-seed values, a capped seed (None) counting as infinite."""
     as_float = np.array([math.inf if value is None else float(value) for value in values])
-    low, median, high = (float(q) for q in np.percentile(as_float, [INTERVAL[0], 50.0, INTERVAL[1]]))
+    with np.errstate(invalid="ignore"):  # inf - inf between two capped seeds: NaN, read as unbounded
+        low, median, high = (float(q) for q in np.percentile(as_float, [INTERVAL[0], 50.0, INTERVAL[1]]))
     return tuple(q if math.isfinite(q) else None for q in (median, low, high))  # type: ignore[return-value]
 
 
@@ -385,6 +390,18 @@ def _csv(records: Sequence[Record]) -> str:
     return buffer.getvalue()
 
 
+def _fits_markdown(rows: Sequence[fit.ExponentRow]) -> str:
+    """Per sigma and series: the power law claimed for T_eps (slope, CI, 1/delta range) or why none is."""
+    lines = ["| sweep | series | power law in 1/delta |", "|---|---|---|"]
+    for row in rows:
+        value = row.measured.fit
+        claim = (f"slope {value.slope:.2f} [{value.ci_low:.2f}, {value.ci_high:.2f}] on 1/delta in "
+                 f"[{value.x_min:g}, {value.x_max:g}] (median over seeds)" if value is not None
+                 else f"none claimed: {row.measured.reason}")
+        lines.append(f"| {row.sweep} | {row.algorithm} | {claim} |")
+    return "\n".join(lines) + "\n"
+
+
 _LOOK = {"CHOCO-SGD, top-k": ("choco_sgd", "-"), "BEER, top-k": ("beer", "-"),
          "BEER, random-k": ("beer", ":")}
 
@@ -406,6 +423,12 @@ def _legend_label(rows: Sequence[fit.ExponentRow], label: str, sigmas: Sequence[
                            for sigma in sigmas)
 
 
+def _slowest(record: Record, key: str) -> float:
+    """The slowest seed that reached eps, in `key`'s unit (bits: T_eps times the bits per iteration)."""
+    reached = [float(t) for t in record["result"].get("t_eps_seeds") or [] if t is not None]  # type: ignore[union-attr]
+    return max(reached) * float(record["result"][key]) / float(record["result"]["t_eps"])
+
+
 def _draw_panel(axis: Any, records: Sequence[Record], key: str, labels: dict[str, str]) -> None:
     """One panel: each series' median against 1/delta with its seeds' interval, the baselines as lines."""
     notes = []
@@ -414,6 +437,10 @@ def _draw_panel(axis: Any, records: Sequence[Record], key: str, labels: dict[str
         done = [r for r in mine if fit.is_finished(r)]
         notes += [f"{label} {r['result']['status']} at 1/delta={inv_delta(r):g}" for r in mine
                   if not fit.is_finished(r)]
+        notes += [f"{label}: {seeds.count(None)} of {len(seeds)} seeds did not reach eps at "
+                  f"1/delta={inv_delta(r):g} (bar to the slowest that did)" for r in mine
+                  if None in (seeds := list(r["result"].get("t_eps_seeds") or [])) and fit.is_finished(r)
+                  and key == "t_eps"]
         if done:
             algorithm, line = _LOOK[label]
             look = style(algorithm)
@@ -422,8 +449,8 @@ def _draw_panel(axis: Any, records: Sequence[Record], key: str, labels: dict[str
             ranges = [r["result"].get(f"{key}_range") or [None, None] for r in done]
             low = np.array([value if lo is None else float(lo)
                             for value, (lo, _) in zip(y, ranges, strict=True)])
-            high = np.array([np.nan if hi is None else float(hi) for _, hi in ranges])
-            high = np.where(np.isnan(high), y * 10.0, high)  # a capped upper end: drawn off to the top
+            high = np.array([_slowest(r, key) if hi is None else float(hi) for r, (_, hi) in zip(done, ranges,
+                                                                                             strict=True)])
             axis.errorbar(x, y, yerr=[y - low, high - y], color=look["color"], marker=look["marker"],
                           linestyle=line, capsize=2, label=labels[label])
     finished = {}
@@ -448,6 +475,7 @@ def _draw_panel(axis: Any, records: Sequence[Record], key: str, labels: dict[str
             axis.axhspan(lo, hi, color=look["color"], alpha=0.08, linewidth=0)
     axis.set_xscale("log")
     axis.set_yscale("log")
+    axis.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # 3e4 and 4e4 labels collided
     axis.set_xlabel("$1/\\delta$ = $1+\\omega$ = d/k")
     axis.grid(True, which="both", alpha=0.3)
     if notes:
@@ -541,6 +569,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
     files += exponents.write_figure_table(rows, out_dir, "compression")
     files += exponents.write_combined(out_dir)
     files.append(atomic_write_bytes(out_dir / "compression_teps.csv", _csv(records).encode()))
+    files.append(atomic_write_bytes(out_dir / "compression_fits.md", _fits_markdown(rows).encode()))
     return files
 
 
