@@ -350,6 +350,8 @@ def exponent_rows(records: Sequence[Record]) -> list[fit.ExponentRow]:
     for sigma in sorted({_sigma(r) for r in compressed}):
         for label in SERIES:
             mine = [r for r in compressed if r["point"]["algorithm"] == label and _sigma(r) == sigma]
+            if not mine:
+                continue
             fitted, reason = power_law_fit(mine)
             for panel, group in (("T_eps", fitted or mine), ("bits-to-eps", _as_bits(fitted or mine))):
                 sweep = _sweep_name(panel, sigma)
