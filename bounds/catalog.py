@@ -74,7 +74,6 @@ from decbounds.bounds.symbols import (
 from decbounds.registry import Registry, register_each, require_instance
 
 __all__ = [
-    "CATALOG",
     "CENTRALIZED_SGD_AFTER_T",
     "COR2_INSTANCE_VARSIGMA0",
     "PATH_HOP_DISTANCE",
@@ -614,7 +613,7 @@ RATES: Registry[Rate] = Registry("rate", group="decbounds.rates", check=_check_r
 
 
 def register_rate(rate: Rate) -> Rate:
-    """Add ``rate`` to the catalog under ``rate.name``: `get`, `names`, `gap`, `CATALOG`, ``bounds.predict``
+    """Add ``rate`` to the catalog under ``rate.name``: `get`, `names`, `gap`, `RATES`, ``bounds.predict``
     and ``decbounds predict`` (``--list`` too) see it from then on.
 
     Parameters
@@ -671,8 +670,24 @@ for _rate in _catalog().values():
     register_rate(_rate)
 del _rate
 
-#: The catalog as a live read-only mapping name -> `Rate` (a view of `RATES`: registered rates appear).
-CATALOG: Mapping[str, Rate] = RATES.objects()
+#: name -> `Rate`, a live view of `RATES`: what the deprecated name ``CATALOG`` reads.
+_RATE_VIEW: Mapping[str, Rate] = RATES.objects()
+
+#: Old name -> (attribute, message): the rate registry has one name, `RATES` (until 0.4).
+_DEPRECATED = {"CATALOG": ("_RATE_VIEW", "decbounds.bounds.CATALOG is deprecated: the rate registry is "
+                           "bounds.RATES (RATES.objects() is the name -> Rate view, bounds.get(name) one "
+                           "rate); the alias goes in 0.4")}
+
+
+def __getattr__(name: str) -> object:
+    """``CATALOG``, the former second name of `RATES`, with a DeprecationWarning."""
+    if name in _DEPRECATED:
+        import warnings
+
+        attribute, message = _DEPRECATED[name]
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return globals()[attribute]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def names(kind: str | None = None) -> tuple[str, ...]:
@@ -701,7 +716,7 @@ def names(kind: str | None = None) -> tuple[str, ...]:
     """
     if kind not in (None, "lower", "upper"):
         raise ValueError(f"kind must be None, 'lower' or 'upper'; got {kind!r}")
-    return tuple(name for name, rate in CATALOG.items() if kind is None or rate.kind == kind)
+    return tuple(name for name, rate in _RATE_VIEW.items() if kind is None or rate.kind == kind)
 
 
 def get(name: str) -> Rate:
@@ -732,7 +747,7 @@ def get(name: str) -> Rate:
     if not isinstance(name, str):
         raise TypeError(f"name must be a string; got {type(name).__name__}")
     if name not in RATES:  # `in` reads the plugins' rates (entry-point group decbounds.rates) once
-        raise ValueError(f"unknown rate {name!r}; valid names: {', '.join(CATALOG)}")
+        raise ValueError(f"unknown rate {name!r}; valid names: {', '.join(RATES)}")
     return RATES[name].builder
 
 

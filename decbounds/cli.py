@@ -16,6 +16,7 @@ import difflib
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
     #: What a subcommand's ``add_parser`` receives: ``ArgumentParser.add_subparsers()``'s action.
     SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
-__all__ = ["BROKEN_PIPE_STATUS", "COMMANDS", "INTERRUPTED_STATUS", "SUBCOMMANDS", "SUBCOMMAND_HELP",
-           "HelpFormatter", "SuggestingParser", "build_parser", "interrupted", "main", "register_subcommand"]
+__all__ = ["BROKEN_PIPE_STATUS", "COMMANDS", "INTERRUPTED_STATUS", "HelpFormatter", "SuggestingParser",
+           "build_parser", "interrupted", "main", "register_subcommand"]
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -156,12 +157,26 @@ register_subcommand("verify", "decbounds.verify.cli",
                     help="hold your step rule against the lower bounds (class audit, the paper's "
                          "experiments)")
 
-#: subcommand -> the function that registers it (a live view of `COMMANDS`).
-SUBCOMMANDS: MutableMapping[str, Callable[[SubParsers], None]] = COMMANDS.objects()
+#: Live views of `COMMANDS` (name -> add_parser, name -> help): what the deprecated names read.
+_COMMAND_VIEW: MutableMapping[str, Callable[[SubParsers], None]] = COMMANDS.objects()
+_COMMAND_HELP: Mapping[str, str] = COMMANDS.descriptions()
 
-#: subcommand -> its one-line help, for ``decbounds --help`` (which lists the subcommands without importing
-#: them; tests/paper_figures/test_cli_lazy.py holds each equal to the help its module registers).
-SUBCOMMAND_HELP: Mapping[str, str] = COMMANDS.descriptions()
+#: Old name -> (attribute, message): the subcommand registry has one name, `COMMANDS` (until 0.4).
+_DEPRECATED = {
+    "SUBCOMMANDS": ("_COMMAND_VIEW", "decbounds.cli.SUBCOMMANDS is deprecated: the subcommand registry is "
+                    "decbounds.cli.COMMANDS (COMMANDS.objects() is this view); the alias goes in 0.4"),
+    "SUBCOMMAND_HELP": ("_COMMAND_HELP", "decbounds.cli.SUBCOMMAND_HELP is deprecated: read "
+                        "decbounds.cli.COMMANDS.descriptions(); the alias goes in 0.4"),
+}
+
+
+def __getattr__(name: str) -> object:
+    """``SUBCOMMANDS`` and ``SUBCOMMAND_HELP``, former names of `COMMANDS`' views (DeprecationWarning)."""
+    if name in _DEPRECATED:
+        attribute, message = _DEPRECATED[name]
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return globals()[attribute]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -174,7 +189,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     Parameters
     ----------
     command : str, optional
-        A subcommand name (``SUBCOMMANDS``).
+        A subcommand name (of `COMMANDS`).
 
     Returns
     -------
@@ -193,11 +208,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"decbounds {decbounds.__version__}")
     # a SuggestingParser's sub-parsers are SuggestingParsers: argparse.ArgumentParsers, as `SubParsers` says
     subparsers = cast("SubParsers", parser.add_subparsers(dest="command", metavar="COMMAND"))
-    if command is None or command not in SUBCOMMANDS:
-        for name in SUBCOMMANDS:
-            subparsers.add_parser(name, help=SUBCOMMAND_HELP[name])
+    if command is None or command not in COMMANDS:
+        for name in COMMANDS:
+            subparsers.add_parser(name, help=COMMANDS[name].description)
         return parser
-    SUBCOMMANDS[command](subparsers)
+    COMMANDS[command].builder(subparsers)
     return parser
 
 

@@ -1,17 +1,19 @@
 """A package's public names imported on first use (PEP 562), so that importing the package (and a
-subcommand's ``--help``) loads none of the numerical stack its modules need."""
+subcommand's ``--help``) loads none of the numerical stack its modules need; its deprecated names warn."""
 
 from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from collections.abc import Callable, Mapping
 from types import ModuleType
 
 __all__ = ["lazy_exports"]
 
 
-def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, object]
+def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, object], *,
+                 deprecated: Mapping[str, tuple[str, str, str]] | None = None
                  ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """The module ``__getattr__`` and ``__dir__`` of a package whose names live in its modules.
 
@@ -23,6 +25,9 @@ def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, 
         Each public name -> the module (relative to ``package``) that defines it.
     namespace : dict
         The package's ``globals()``: a name read once is stored there, so later reads are plain lookups.
+    deprecated : mapping of str to (str, str, str), optional
+        Each old name -> (module, attribute, message): read with a DeprecationWarning on every use, never
+        stored, left out of ``dir()``; ``module`` is absolute, or relative to ``package`` with a leading ".".
 
     Returns
     -------
@@ -43,7 +48,14 @@ def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, 
     if shadowed:
         sys.modules[package].__class__ = _Package
 
+    old_names = dict(deprecated or {})
+
     def module_getattr(name: str) -> object:
+        if name in old_names:
+            path, attribute, message = old_names[name]
+            warnings.warn(message, DeprecationWarning, stacklevel=2)
+            return getattr(importlib.import_module(f"{package}{path}" if path.startswith(".") else path),
+                           attribute)
         module = exports.get(name)
         if module is not None:
             value = getattr(importlib.import_module(f"{package}.{module}"), name)

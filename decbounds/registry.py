@@ -327,7 +327,7 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         return tuple(self._entries)
 
     def objects(self) -> MutableMapping[str, T]:
-        """A live mapping name -> registered object (what ``bounds.CATALOG`` is for the rates); setting
+        """A live mapping name -> registered object (``bounds.RATES.objects()``: name -> Rate); setting
         ``view[name] = obj`` registers (or replaces in place), ``del view[name]`` unregisters.
 
         Returns

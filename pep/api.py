@@ -298,7 +298,7 @@ def worst_case(method: str | type | MethodSpec, K: int, L: float = 1.0,
     Parameters
     ----------
     method : str, type or pep.methods.MethodSpec
-        One of ``pep.methods.METHODS`` or an alias: dgd_cta (dgd, dpsgd), dgd_atc, dsgt (diging),
+        One of ``pep.PEP_METHODS`` or an alias: dgd_cta (dgd, dpsgd), dgd_atc, dsgt (diging),
         gt_dsgd (K updates of 2 rounds), d2, extra, exact_diffusion (ed), detag (K phases of R rounds;
         params ``R`` (2), ``eta`` (accelerated-gossip eta from lam), ``gossip``, ``start``, ``beta``),
         centralized (sgd), local_sgd (fedavg; ``H``); or a StepRule subclass, whose own ``init``/``step``

@@ -23,7 +23,7 @@ A user's StepRule subclass gets a `MethodSpec` of its own (`method_spec`), so ``
 
 >>> import numpy as np
 >>> ops = NumpyOps(W=np.full((2, 2), 0.5), grad=lambda X: X)      # f_i(x) = |x|^2 / 2
->>> [float(X[0, 0]) for X in METHODS["dgd_atc"].run(ops, np.ones((2, 1)), 2, 0.5)]
+>>> [float(X[0, 0]) for X in method_spec("dgd_atc").run(ops, np.ones((2, 1)), 2, 0.5)]
 [1.0, 0.5, 0.25]
 """
 
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from decbounds.algorithms.step_rule import StepRule
 
 __all__ = [
-    "METHODS",
     "PEP_METHODS",
     "MethodSpec",
     "NumpyOps",
@@ -228,8 +227,24 @@ for _spec in (
     register_method(_spec)
 del _spec
 
-#: The methods as a live read-only mapping name -> `MethodSpec` (a view of `PEP_METHODS`).
-METHODS: Mapping[str, MethodSpec] = PEP_METHODS.objects()
+#: name -> `MethodSpec`, a live view of `PEP_METHODS`: what the deprecated name ``METHODS`` reads.
+_METHOD_VIEW: Mapping[str, MethodSpec] = PEP_METHODS.objects()
+
+#: Old name -> (attribute, message): the PEP method registry has one name, `PEP_METHODS` (until 0.4).
+_DEPRECATED = {"METHODS": ("_METHOD_VIEW", "decbounds.pep.methods.METHODS is deprecated: the PEP method "
+                           "registry is PEP_METHODS (PEP_METHODS.objects() is the name -> MethodSpec view, "
+                           "method_spec(name) one method); the alias goes in 0.4")}
+
+
+def __getattr__(name: str) -> object:
+    """``METHODS``, the former second name of `PEP_METHODS`, with a DeprecationWarning."""
+    if name in _DEPRECATED:
+        import warnings
+
+        attribute, message = _DEPRECATED[name]
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return globals()[attribute]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def method_spec(method: str | type | MethodSpec) -> MethodSpec:
@@ -262,7 +277,7 @@ def method_spec(method: str | type | MethodSpec) -> MethodSpec:
         from decbounds.algorithms.compiled import check_compilable
 
         rule = check_compilable(method)
-        for spec in METHODS.values():
+        for spec in _METHOD_VIEW.values():
             if spec.rule_class is rule and not spec.fixed:
                 return spec
         name = rule.name or rule.__name__
