@@ -15,24 +15,20 @@ __all__ = ["lazy_exports"]
 def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, object], *,
                  deprecated: Mapping[str, tuple[str, str, str]] | None = None
                  ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
-    """The module ``__getattr__`` and ``__dir__`` of a package whose names live in its modules.
+    """The module ``__getattr__`` (a public name, else a submodule, else AttributeError) and ``__dir__`` of a
+    package whose names live in its modules.
 
     Parameters
     ----------
     package : str
         The package's ``__name__``.
     exports : mapping of str to str
-        Each public name -> the module (relative to ``package``) that defines it.
+        Each public name -> the module (relative to ``package``) defining it.
     namespace : dict
-        The package's ``globals()``: a name read once is stored there, so later reads are plain lookups.
+        The package's ``globals()``, where a name read once is stored.
     deprecated : mapping of str to (str, str, str), optional
-        Each old name -> (module, attribute, message): read with a DeprecationWarning on every use, never
-        stored, left out of ``dir()``; ``module`` is absolute, or relative to ``package`` with a leading ".".
-
-    Returns
-    -------
-    (callable, callable)
-        ``__getattr__(name)`` (a public name, else a submodule, else AttributeError) and ``__dir__()``.
+        Old name -> (module, attribute, message): warned on every read, never stored, not in ``dir()``;
+        ``module`` absolute, or relative with a leading ".".
     """
     shadowed = {name for name, module in exports.items() if name == module}
 

@@ -58,18 +58,12 @@ def _show(value: object) -> str:
 
 @dataclass(frozen=True)
 class RegistryEntry(Generic[T]):
-    """One registered name.
+    """One registered name: ``name``, ``builder`` (the object), ``description`` (one line), ``aliases``.
 
     Parameters
     ----------
-    name : str
-        The registered name.
-    builder : object
-        The registered object (a builder, a rule's `Entry`, a `Rate`, ...).
-    description : str
-        One line, for listings and ``--help``.
-    aliases : tuple of str
-        Other names it answers to.
+    name, builder, description, aliases : str, object, str, tuple of str
+        As above.
     """
 
     name: str
@@ -294,9 +288,8 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         return _Descriptions(self)
 
     def resolve(self, spec: str | T) -> T:
-        """The object ``spec`` names, or ``spec`` itself when not a string (checked as registering would).
-
-        ValueError for an unknown name (listing the choices); TypeError for an object the registry would not
+        """The object ``spec`` names, or ``spec`` itself when not a string (checked as registering would):
+        ValueError listing the choices for an unknown name, TypeError for an object the registry would not
         hold.
 
         Parameters
@@ -456,10 +449,8 @@ def require_instance(cls: type, what: str) -> Callable[[object], None]:
 
     Parameters
     ----------
-    cls : type
-        What the registry holds.
-    what : str
-        Its name in the message ("a rate").
+    cls, what : type, str
+        What the registry holds, and its name in the message ("a rate").
     """
 
     def check(item: object) -> None:
