@@ -202,8 +202,8 @@ def _steps(step_size: Any, K: int, L: float) -> tuple[float, ...]:
 
 
 #: Ceiling on N * K, the agents times the iterations (phases for detag): the SDP's Gram side grows as
-#: N * K and its interpolation constraints as N (2K)^2. Measured (CLARABEL, this 2-core machine under a
-#: load of ~12): dsgt with an exact W, K = 4, took 0.57 s CPU at N = 4 and 11.4 s at N = 8 (growth about
+#: N * K and its interpolation constraints as N (2K)^2. Measured (CLARABEL, CPU seconds): dsgt with an
+#: exact W, K = 4, took 0.57 s at N = 4 and 11.4 s at N = 8 (growth about
 #: (N K)^4.3), so N K = 64 is about 4 min and 128 would be over an hour; over the spectral class (N = 2)
 #: K = 10 ended "optimal_inaccurate" after 21 s and K = 12 failed. A larger size is refused before anything
 #: is built (K = 10**6 would run for hours).
@@ -211,7 +211,7 @@ MAX_AGENT_ITERATIONS = 64
 
 #: Ceiling on N * K for an exact circulant W (every round) on N >= 3 agents, solved over shift-invariant Gram
 #: matrices (``symmetry=True``; not for criterion "worker_gradient"): about N/2 + 1 blocks of side about 2K,
-#: so the time grows about linearly in N up to N ~ 32. Measured (CLARABEL, CPU s, load ~7): dsgt, Metropolis
+#: so the time grows about linearly in N up to N ~ 32. Measured (CLARABEL, CPU seconds): dsgt, Metropolis
 #: ring, K = 5, 0.27 s at N = 6, 2.3 s at N = 24, 8.7 s at N = 48 and 19.7 s at N = 64 (N K = 320).
 MAX_CIRCULANT_AGENT_ITERATIONS = 320
 
