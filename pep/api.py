@@ -86,64 +86,38 @@ GAP_TOLERANCE = {"CLARABEL": 1e-5, "SCS": 1e-3}
 
 @dataclasses.dataclass(repr=False)
 class WorstCase:
-    """One computed worst case (like scipy's OptimizeResult: one type, a short repr).
+    """One computed worst case (like scipy's OptimizeResult: one type, a short repr); docs/worst_case.md.
 
     Attributes
     ----------
     method, K, L, mu, Delta, radius, varsigma
-        The problem (``method`` is the canonical name; ``mu`` 0 outside the strongly convex class).
+        The problem (``method`` canonical; ``mu`` 0 outside the strongly convex class).
     step_size : float or None
-        The constant step, or None when the steps vary; ``steps``: the K steps alpha_0, ..., alpha_{K-1}.
+        The constant step, or None when the steps vary (``steps``: the K steps).
     function_class, criterion, initial, heterogeneity, starts : str
-        The class, criterion, initial condition, heterogeneity measure and starts (module docstring).
+        As `worst_case` took them.
     gossip : {"exact", "spectral"}
-        A given W (or W_t), or the class [lam_min, lam_max] (per round when time-varying).
-    time_varying : bool
-        One W_t per round (``spectra``: the per-round classes; ``W``: the (T, N, N) matrices) instead of
-        one W.
+        A given W (or W_t), or the class [lam_min, lam_max] (``spectra``: per round when ``time_varying``).
     spectrum : (float, float)
-        The range (for an exact W, its own eigenvalues off the consensus direction; time-varying: the hull).
-    N : int
-        The agents.
-    params : dict
-        The method's extra parameters (DeTAG: R, eta).
-    worker : int or None
-        The measured worker (criterion "worker_gradient").
+        The range (an exact W's own eigenvalues off consensus; time-varying: the hull).
+    N, params, worker, batch
+        Agents, the method's extra parameters, the measured worker ("worker_gradient"), queries per iteration.
     value : float
-        The worst case of the criterion (the SDP's primal value t).
-    solver, status : str
-        The cvxpy solver name and status.
-    gap : float
-        |primal - dual objective| (absolute); ``solver_gap``: the solver's own (primal, dual) objectives
-        where it reports them.
-    violations : dict
-        The measured violation of each constraint family at the returned point (>= 0; 0 = met);
-        ``min_gram_eigenvalue``: G's smallest eigenvalue.
-    build_seconds, solve_seconds : float
-        Time to build the SDP (method + coefficients), and cvxpy's solve (canonicalization + solver).
-    sdp_size : dict
-        gram (side of G), values (function values), scalar_constraints (every agent's), solver_rows (the
-        scalar rows the solver gets: one agent's interpolation in a block form, plus the LMIs' B = B^T
-        equalities), lmi (side of the largest spectral LMI, 0 for exact W), gossip_columns, oracle_points,
-        blocks (the PSD blocks' sides: (gram,), or the two swap blocks of N = 2, or the Fourier blocks of a
-        circulant W: the sides of the LMIs the solver gets, a Hermitian block of side m as a real 2m).
-    iterates : numpy.ndarray
-        (K+1, N, d) recovered worst-case iterates; ``average_gradients`` (K+1, d) grad f(x-bar^k) where it
-        was queried (nan rows elsewhere); ``optimum`` x* (convex classes) or None;
-        ``points``, ``gradients``, ``values``: per agent, every point where f_i was evaluated, with its
-        gradient and value (the interpolation data: a worst-case f_i exists through them);
-        ``gossip_inputs``, ``gossip_outputs``: (m, N, d) every gossip round (spectral class), in order, in
-        the units of the problem as solved (L = 1 and Delta or radius = 1: ``_Units``), and
-        ``gossip_rounds`` (m,) the round t of each.
-    W : numpy.ndarray or None
-        The gossip matrix (exact class; (T, N, N) when time-varying) or None.
-    options : dict
-        The keyword arguments that reproduce this solve with another gossip class (``worst_gossip_matrix``).
-    spec : pep.methods.MethodSpec
-        The method itself (a user's rule included): ``replay`` and ``worst_gossip_matrix`` run it, never a
-        rule looked up by ``method``'s name.
-    batch : int
-        The queries per worker of one engine iteration the value assumes (the engine's B).
+        The worst case of the criterion (the SDP's primal value).
+    solver, status, gap, solver_gap
+        cvxpy's solver and status, |primal - dual| and the solver's own objectives.
+    violations, min_gram_eigenvalue
+        The measured violation of each constraint family (0 = met) and G's smallest eigenvalue.
+    build_seconds, solve_seconds, sdp_size
+        Build and solve times, and the SDP's sizes (Gram side, rows, LMI side, PSD blocks).
+    iterates, average_gradients, optimum
+        (K+1, N, d) worst-case iterates, (K+1, d) grad f(x-bar^k) where queried, x* (convex classes) or None.
+    points, gradients, values
+        Per agent, every point f_i was evaluated at, with its gradient and value (the interpolation data).
+    gossip_inputs, gossip_outputs, gossip_rounds
+        (m, N, d) every spectral-class gossip round in the solved units, and (m,) each one's round t.
+    W, options, spec
+        The gossip matrix (exact class) or None, the keywords that reproduce the solve, the method itself.
     """
 
     method: str
@@ -194,13 +168,9 @@ class WorstCase:
     @property
     def bound(self) -> Prediction:
         """The catalog prediction at this worst case's own parameters (docs/architecture.md, "Paired
-        results"): the entry of the method (``MethodSpec.catalog``) evaluated at epsilon = sqrt(value), the
-        gradient norm the worst case guarantees after K iterations, so that its ``value`` (the predicted
-        T_eps for that accuracy) stands beside K. Delta, L, varsigma, N are the PEP's; sigma = 0 and B = 1
-        (exact gradients); varsigma0 = varsigma (the PEP bounds the dissimilarity at every average, x0
-        included); lam = the largest |eigenvalue| off consensus (over the rounds when time-varying). The
-        catalog's entries are non-convex gradient-norm rates: another class or criterion gives a Prediction
-        whose note says so.
+        results"): the method's entry at epsilon = sqrt(value), sigma = 0, B = 1, varsigma0 = varsigma and lam
+        the largest |eigenvalue| off consensus; another class or criterion gives a Prediction whose note says
+        there is none.
         """
         entry = self.spec.catalog
         if self.function_class != "nonconvex" or self.criterion not in ("gradient", "worker_gradient"):
@@ -223,9 +193,9 @@ class WorstCase:
                 f"solve_seconds={self.solve_seconds:.2f}, gram={self.sdp_size['gram']})")
 
     def replay(self) -> list[np.ndarray]:
-        """Run the method description again on plain numpy arrays, with the recovered gradients as the oracle
-        (looked up by point) and the recovered gossip (W, or the recorded rounds); returns the K+1 iterates.
-        They equal ``iterates`` when the worst case is consistent with the method's update equations."""
+        """The K+1 iterates of the method run again on numpy arrays with the recovered gradients and gossip;
+        they equal ``iterates`` when the worst case is consistent with the method's update equations.
+        """
         from decbounds.pep.methods import NumpyOps
 
         spec = self.spec
@@ -292,102 +262,73 @@ def worst_case(method: str | type | MethodSpec, K: int, L: float = 1.0,
                solver: str = "CLARABEL", solver_options: Mapping[str, object] | None = None,
                symmetry: bool = True, progress: Callable[[str], None] | None = None, batch: int = 1,
                **params: object) -> WorstCase:
-    """The worst case of ``K`` iterations of ``method`` over a function class and a gossip class (module
-    docstring; docs/worst_case.md).
+    """The worst case of ``K`` iterations of ``method`` over a function class and a gossip class
+    (docs/worst_case.md lists the classes, criteria and initial conditions).
 
     Parameters
     ----------
     method : str, type or pep.methods.MethodSpec
-        One of ``pep.PEP_METHODS`` or an alias: dgd_cta (dgd, dpsgd), dgd_atc, dsgt (diging),
-        gt_dsgd (K updates of 2 rounds), d2, extra, exact_diffusion (ed), detag (K phases of R rounds;
-        params ``R`` (2), ``eta`` (accelerated-gossip eta from lam), ``gossip``, ``start``, ``beta``),
-        centralized (sgd), local_sgd (fedavg; ``H``); or a StepRule subclass, whose own ``init``/``step``
-        is compiled into the SDP (``algorithms.compiled``; docs/worst_case.md, "Your own rule"); or a
-        ``MethodSpec`` (a result's ``spec``).
+        A name or alias of ``pep.PEP_METHODS`` (dgd_cta, dgd_atc, dsgt, gt_dsgd, d2, extra, exact_diffusion,
+        detag, centralized, local_sgd), a StepRule subclass (compiled: docs/worst_case.md, "Your own rule"),
+        or a ``MethodSpec`` (a result's ``spec``).
     K : int
         Iterations (phases for detag), >= 1.
     L : float
         Smoothness of every f_i.
     step_size : float, sequence of K floats or callable, optional
-        The step alpha (default 1/L), one step per iteration, or ``k -> alpha_k`` (e.g. a diminishing
-        ``lambda k: 1 / math.sqrt(k + 1)``).
+        The step (default 1/L), one per iteration, or ``k -> alpha_k``.
     W : instances.GossipLike or sequence of matrices, optional
-        The exact class: the gossip value W that ``algorithms.run`` takes. A ``GossipMatrix`` (its spectrum
-        is read, not computed again) or a symmetric matrix with W 1 = 1 (made one by ``instances.as_gossip``;
-        unlike ``run``, W need not be connected or non-negative), a graph (its Metropolis W), or
-        time-varying: a ``GossipSchedule`` (its first rounds) or one matrix per gossip round. Give exactly
-        one of `W` and `spectrum`.
+        The exact class: a symmetric W with W 1 = 1 (need not be connected or non-negative), a graph (its
+        Metropolis W), or time-varying (a ``GossipSchedule``, or one matrix per gossip round).
     spectrum : (float, float) or sequence of pairs, optional
-        ``(lam_min, lam_max)``: every symmetric W with W 1 = 1 whose spectrum off consensus lies in that
-        interval, on `N` agents; one pair per gossip round (``MethodSpec.rounds``) is a time-varying class.
-        A point spectrum (lam, lam) is the single matrix J + lam (I - J) and is solved in the exact form.
+        The spectral class: every symmetric W with W 1 = 1 whose spectrum off consensus lies in
+        ``(lam_min, lam_max)``; one pair per gossip round is time-varying. Give exactly one of W and spectrum.
     N : int, optional
-        Agents of the spectral class (default 2; the value was measured independent of N, see tests); with
-        `W`, it must equal W's size.
+        Agents of the spectral class (default 2); with W, W's size.
     time_varying : bool
-        With one spectral pair: every sequence W_0, W_1, ... of matrices of that class (one LMI per round)
-        instead of one W for every round.
+        With one spectral pair: every sequence of matrices of that class instead of one W.
     function_class : {"nonconvex", "convex", "strongly_convex"}
-        The class of every f_i (L-smooth; ``mu`` > 0 the strong convexity of "strongly_convex").
+        The class of every f_i (L-smooth).
     mu : float
         Strong convexity, 0 < mu < L, for "strongly_convex" only.
     criterion : {"gradient", "worker_gradient", "function_value", "distance", "consensus"}
-        min_k ||grad f(x-bar^k)||^2; min_k ||grad f(x_w^k)||^2 at the worst worker w (every worker for an
-        exact W, worker 0 for the spectral class, whose agents are exchangeable; or `worker`);
-        f(x-bar^K) - f*; ||x-bar^K - x*||^2; (1/N) sum_i ||x_i^K - x-bar^K||^2.
+        min_k ||grad f(x-bar^k)||^2; the same at the worst worker; f(x-bar^K) - f*; ||x-bar^K - x*||^2;
+        (1/N) sum_i ||x_i^K - x-bar^K||^2.
     initial : {"function_value", "distance"}
-        f(x0) - f* <= Delta (non-convex: f(x0) - f(x-bar^K) <= Delta) or ||x0 - x*|| <= radius.
+        f(x0) - f* <= Delta (non-convex: f(x0) - f(x-bar^K) <= Delta), or ||x0 - x*|| <= radius.
     heterogeneity : {"averages", "optimum"}
-        Where the dissimilarity bound varsigma^2 holds: at every average x-bar^k, or at x*.
+        Where varsigma^2 bounds the dissimilarity: at every average x-bar^k, or at x*.
     starts : {"equal", "unequal"}
-        A common x0, or one x_i^0 per agent (with initial "distance": their mean squared distance to x*).
+        A common x0, or one per agent (with initial "distance").
     Delta, radius, varsigma : float
         The bounds of the initial condition and of the heterogeneity.
     worker : int, optional
-        With criterion "worker_gradient", the one worker to measure.
+        With "worker_gradient", the one worker to measure.
     solver : {"CLARABEL", "SCS"}
         The cvxpy solver.
     solver_options : mapping, optional
         Override ``CLARABEL_DEFAULTS`` / ``SCS_DEFAULTS``.
     symmetry : bool
-        With N = 2, solve over swap-invariant Gram matrices first (two PSD blocks of half the side; the
-        same value, since swapping the agents maps the SDP onto itself), and over the full Gram matrix
-        when that solve is not "optimal". Likewise with an exact circulant W (every round) on N >= 3
-        agents: over Gram matrices invariant under the cyclic shift of the agents, about N/2 + 1 blocks
-        of side about 2K (one per Fourier frequency), so the time grows about linearly in N instead of as
-        N^4.3; and criterion "worker_gradient" measures worker 0 only (every worker is worker 0 shifted).
-        False: the full Gram matrix only (and every worker).
+        Solve N = 2 and exact circulant W over symmetry-invariant Gram matrices (block forms;
+        docs/worst_case.md, "Symmetry"), falling back to the full form when not "optimal". False: the full
+        form only.
     progress : callable, optional
-        Called with one line (the SDP's size, its estimated memory and CPU seconds) before each solve
-        estimated to take 5 s of CPU or more.
-    batch : int, default 1
-        The queries per worker one engine iteration may make, as ``algorithms.run``'s ``batch`` (the
-        gradients are exact either way): a step with more queries, or with two communication rounds, is
-        refused (``algorithms.BudgetViolationError``) as the engine refuses it.
+        Called with one line (size, estimated memory and CPU) before a solve estimated at 5 s or more.
+    batch : int
+        Queries per worker per engine iteration, as ``algorithms.run``'s; a step beyond it is refused.
     **params
-        The method's own parameters: its step rule's structural and batchable hyper-parameters (detag:
-        ``R``, ``eta``, ...; ``momentum`` for the rules that have heavy ball).
-
-    Returns
-    -------
-    WorstCase
-        The value of the criterion, the solver's status and gap, and the worst-case iterates, gradients and
-        function values recovered from the Gram matrix.
+        The method's own parameters (detag: ``R``, ``eta``, ...; ``momentum``).
 
     Raises
     ------
     TypeError, ValueError
-        Naming the field, for bad input; ``algorithms.compiled.NotLinearError`` (a ValueError) naming the
-        operation and the line of a rule that is not linear in its gradients and gossip outputs.
-        Also when the SDP would need more than ``MAX_SDP_BYTES`` (naming K and N, before allocating it).
+        Naming the field, for bad input (``NotLinearError`` for a rule not linear in its gradients and
+        gossip); also when the SDP would exceed ``MAX_SDP_BYTES``.
     RuntimeError
         Naming method, solver and status, when the solver fails or its answer fails the numpy checks.
 
     Examples
     --------
-    >>> r = worst_case("dsgt", K=3, L=1.0, step_size=1.0, spectrum=(0.5, 0.5))
-    >>> round(r.value, 4)
-    1.2894
     >>> r = worst_case("dgd_atc", K=2, W=np.full((2, 2), 0.5), function_class="convex",
     ...                criterion="function_value", initial="distance")
     >>> round(r.value, 6)        # gradient descent at step 1/L: L R^2 / (4K + 2)
@@ -459,30 +400,15 @@ def _solve_one(setup: _Setup, worker: int | None, symmetry: bool, options: dict[
 
 
 def worst_gossip_matrix(result: WorstCase) -> WorstCase:
-    """The worst W back from a spectral-class worst case: a symmetric W with W 1 = 1 on ``result.N`` agents
-    whose spectrum off consensus lies in the class, chosen among (a) the least-squares fit of the recovered
-    gossip rounds, min_W sum_c ||W X_c - Y_c||^2 over the class (an SDP, cvxpy with Clarabel), and (b) the
-    class's two extreme matrices J + lam (I - J), lam = lam_min, lam_max; each is solved exactly (the same
-    problem with ``W=``) and the best is returned. Its value is a lower bound on the class's worst case and
-    the relaxation's an upper bound: ``result.value - worst_gossip_matrix(result).value`` is what the
-    relaxation may overstate (0 when it is attained).
+    """The worst W back from a static spectral-class worst case: the best, solved exactly (``W=``), of the
+    least-squares fit of the recovered gossip rounds over the class and its two extreme matrices
+    J + lam (I - J). Its value bounds the class's worst case from below, the relaxation's from above.
+    TypeError for a non-WorstCase, ValueError for an exact-W or time-varying result.
 
     Parameters
     ----------
     result : WorstCase
         A static spectral-class worst case.
-
-    Returns
-    -------
-    WorstCase
-        The exact-W solve of the best candidate (``W`` holds the matrix).
-
-    Raises
-    ------
-    TypeError
-        For what is not a WorstCase.
-    ValueError
-        For an exact-W or time-varying result.
 
     Examples
     --------
