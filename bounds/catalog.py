@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import sympy as sp
 from decbounds.bounds.constants import (
@@ -39,6 +40,7 @@ from decbounds.bounds.symbols import (
     varsigma0,
 )
 
+from decbounds.lazy_exports import deprecated_attributes
 from decbounds.registry import Registry, register_each, require_instance
 
 __all__ = [
@@ -625,15 +627,9 @@ _DEPRECATED = {"CATALOG": ("_RATE_VIEW", "decbounds.bounds.CATALOG is deprecated
                            "rate); the alias goes in 0.4")}
 
 
-def __getattr__(name: str) -> object:
-    """``CATALOG``, the former second name of `RATES`, with a DeprecationWarning."""
-    if name in _DEPRECATED:
-        import warnings
-
-        attribute, message = _DEPRECATED[name]
-        warnings.warn(message, DeprecationWarning, stacklevel=2)
-        return globals()[attribute]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = deprecated_attributes(__name__, globals(), _DEPRECATED)
+if TYPE_CHECKING:  # what the deprecated name reads, for type checkers
+    CATALOG: Mapping[str, Rate]
 
 
 def names(kind: str | None = None) -> tuple[str, ...]:

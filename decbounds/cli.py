@@ -11,11 +11,11 @@ import difflib
 import importlib
 import os
 import sys
-import warnings
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import decbounds
+from decbounds.lazy_exports import deprecated_attributes
 from decbounds.registry import Registry
 
 if TYPE_CHECKING:
@@ -155,13 +155,10 @@ _DEPRECATED = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """``SUBCOMMANDS`` and ``SUBCOMMAND_HELP``, former names of `COMMANDS`' views (DeprecationWarning)."""
-    if name in _DEPRECATED:
-        attribute, message = _DEPRECATED[name]
-        warnings.warn(message, DeprecationWarning, stacklevel=2)
-        return globals()[attribute]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = deprecated_attributes(__name__, globals(), _DEPRECATED)
+if TYPE_CHECKING:  # what the deprecated names read, for type checkers
+    SUBCOMMANDS: MutableMapping[str, Callable[[SubParsers], None]]
+    SUBCOMMAND_HELP: Mapping[str, str]
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

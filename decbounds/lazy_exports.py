@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from types import ModuleType
 
-__all__ = ["lazy_exports"]
+__all__ = ["deprecated_attributes", "lazy_exports"]
 
 
 def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, object], *,
@@ -69,3 +69,28 @@ def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, 
         return sorted(set(namespace) | set(exports))
 
     return module_getattr, module_dir
+
+
+def deprecated_attributes(module: str, namespace: dict[str, object], old_names: Mapping[str, tuple[str, str]]
+                          ) -> Callable[[str], object]:
+    """A module's ``__getattr__`` for its deprecated names: each read warns and returns the value of the
+    attribute that replaced it.
+
+    Parameters
+    ----------
+    module : str
+        The module's ``__name__``.
+    namespace : dict
+        The module's ``globals()``.
+    old_names : mapping of str to (str, str)
+        Old name -> (the attribute it reads, the DeprecationWarning's message).
+    """
+
+    def module_getattr(name: str) -> object:
+        if name not in old_names:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        attribute, message = old_names[name]
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return namespace[attribute]
+
+    return module_getattr

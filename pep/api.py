@@ -46,6 +46,8 @@ from decbounds.pep.problem import (
 )
 from decbounds.pep.units import MAX_NORMALIZED_VARSIGMA, _Units
 
+from decbounds.lazy_exports import deprecated_attributes
+
 if TYPE_CHECKING:
     from decbounds.instances.gossip import GossipLike
     from decbounds.instances.matrices import MatrixLike
@@ -456,10 +458,8 @@ def worst_gossip_matrix(result: WorstCase) -> WorstCase:
     return best
 
 
-def __getattr__(name: str) -> object:
-    """``check_size``, the former name of `check_sdp_size`, with a DeprecationWarning (until 0.4)."""
-    if name == "check_size":
-        warnings.warn("decbounds.pep.api.check_size is renamed check_sdp_size; the alias goes in 0.4",
-                      DeprecationWarning, stacklevel=2)
-        return check_sdp_size
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = deprecated_attributes(__name__, globals(), {
+    "check_size": ("check_sdp_size", "decbounds.pep.api.check_size is renamed check_sdp_size; the alias goes "
+                   "in 0.4")})
+if TYPE_CHECKING:  # what the deprecated name reads, for type checkers
+    check_size = check_sdp_size

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from decbounds.algorithms.compiled import Ops
 
+from decbounds.lazy_exports import deprecated_attributes
 from decbounds.registry import Registry, register_each, require_instance
 
 if TYPE_CHECKING:
@@ -192,15 +193,9 @@ _DEPRECATED = {"METHODS": ("_METHOD_VIEW", "decbounds.pep.methods.METHODS is dep
                            "method_spec(name) one method); the alias goes in 0.4")}
 
 
-def __getattr__(name: str) -> object:
-    """``METHODS``, the former second name of `PEP_METHODS`, with a DeprecationWarning."""
-    if name in _DEPRECATED:
-        import warnings
-
-        attribute, message = _DEPRECATED[name]
-        warnings.warn(message, DeprecationWarning, stacklevel=2)
-        return globals()[attribute]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = deprecated_attributes(__name__, globals(), _DEPRECATED)
+if TYPE_CHECKING:  # what the deprecated name reads, for type checkers
+    METHODS: Mapping[str, MethodSpec]
 
 
 def method_spec(method: str | type | MethodSpec) -> MethodSpec:
