@@ -40,11 +40,13 @@ from decbounds.algorithms.hyper import batch_hyper
 from decbounds.algorithms.runtime import Runtime
 from decbounds.algorithms.step_rule import communication_channel, state_arrays
 from decbounds.instances.zero_chain import progress
+from decbounds.paper_figures.fit import Record
+from decbounds.verify.checks import Check
 from decbounds.verify.flow import copy_state
 
 from decbounds import algorithms, instances, oracles
 
-__all__ = ["OutsideTheClassError", "RunAudit"]
+__all__ = ["OutsideTheClassError", "RunAudit", "with_measured_runs"]
 
 _PERTURBATION = 0.5  # the scale of the flow check's perturbation; any non-zero one is a change of the data
 
@@ -542,3 +544,29 @@ class _Window:
                             f"state field {label!r} when {rounds} communication round(s) had been used: "
                             "information moved farther than the rounds allow (or the step is not a function "
                             "of (state, ctx): the replay and the run differ)")
+
+
+def with_measured_runs(audited: Record, records: Sequence[Record], name: str) -> Record:
+    """``audited`` with a failed "measured_runs" `Check` when a measured run of ``name`` left the class (a
+    record's ``class_violation``, naming term, size, iteration, worker and configuration); unchanged
+    otherwise.
+
+    Parameters
+    ----------
+    audited : mapping
+        The class audit (``passed``, ``checks``).
+    records : sequence of dict
+        The run's records.
+    name : str
+        The rule's registry name.
+
+    Returns
+    -------
+    dict
+    """
+    violations = [r["result"]["class_violation"] for r in records
+                  if r["point"]["algorithm"] == name and "class_violation" in r["result"]]
+    if not violations or not audited["passed"]:
+        return audited
+    return {**audited, "passed": False, "checks": [*audited["checks"], Check(
+        "measured_runs", False, f"{name}: outside the gossip class in a measured run: {violations[0]}")]}
