@@ -331,12 +331,19 @@ class RunAudit:
         return False
 
     def _zero_respecting(self, t: int, observation: Any) -> None:
+        levels = self._levels(observation.state)
+        asked = self.watch.asked
+        # a worker's closed neighbourhood holds the worker itself, so its reach is at least its own level:
+        # where no level (state or query) rose above the last iteration's, nothing can exceed the reach and
+        # the neighbourhood maxima need not be formed (most iterations: a level rises at most d times)
+        if not (levels > self.level).any() and (asked is None or not (asked > self.level).any()):
+            self.level = np.where(self.finite[None, :], levels, self.level) if self.diverging else levels
+            return
         indices, starts = self._closed(t)
         reach = np.maximum.reduceat(self.level[indices], starts, axis=0)
-        reveals, asked = self.watch.reveals, self.watch.asked
+        reveals = self.watch.reveals
         if reveals is not None and reveals.any():
             reach += np.maximum.reduceat(reveals[indices], starts, axis=0)
-        levels = self._levels(observation.state)
         over = levels > reach
         if asked is not None:
             over |= asked > reach
