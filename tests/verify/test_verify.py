@@ -262,8 +262,8 @@ def test_a_rule_failing_in_an_experiment_is_a_verdict_and_the_runs_are_kept(tmp_
                       progress=False)
     assert report.audit["passed"]
     assert report.verdicts["communication"].kind is v.VerdictKind.ERROR
-    assert str(report.verdicts["communication"]) == ("error: fails_on_large_graphs raised RuntimeError in step at "
-                                                "iteration 0: too many workers for me")
+    assert str(report.verdicts["communication"]) == (
+        "error: fails_on_large_graphs raised RuntimeError in step at iteration 0: too many workers for me")
     statuses = {r["point"]["n"]: r["result"]["status"] for r in _records(tmp_path)[1:]
                 if r["point"]["term"] == "communication"}
     assert statuses == {6: "converged", 9: "converged", 12: "converged", 15: "error"}
