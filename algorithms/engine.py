@@ -7,7 +7,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 from decbounds.algorithms.certificate import _anchor_at
@@ -26,10 +25,10 @@ from decbounds.algorithms.measurement import (
     _measure,
     _Snapshot,
 )
+from decbounds.algorithms.observation import CallbackObserver, Observation, Observer, RunInfo
 from decbounds.algorithms.result import Result, Status
 from decbounds.algorithms.runtime import Runtime
-from decbounds.algorithms.step_rule import Channel, State, StepRule, check_state, state_arrays
-from decbounds.instances.gossip import Gossip
+from decbounds.algorithms.step_rule import State, StepRule, check_state, state_arrays
 from decbounds.instances.protocol import LocalFunctions, instance_radius
 
 __all__ = ["DEFAULT_RECORDS", "GUARD_EVERY", "STOP_RULES", "BudgetViolationError", "CapabilityError",
@@ -42,60 +41,6 @@ DEFAULT_RECORDS = 1000
 GUARD_EVERY = 32
 # What a run stops on: x_hat eps-stationary ("average"), or that and every worker's model ("both").
 STOP_RULES: tuple[str, ...] = ("both", "average")
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """What an `Observer` is told once, before iteration 0: the rule, the batch's sizes and settings, and the
-    communication channel the rule was built with (``channel``: what a replay of the rule must be given)."""
-
-    algorithm: str
-    rule: StepRule
-    n: int
-    k: int
-    d: int
-    batch: int
-    gossip: Gossip | None
-    problem: LocalFunctions
-    seeds: tuple[int, ...]
-    step_sizes: tuple[float, ...]
-    hypers: tuple[dict[str, object], ...]
-    channel: Channel | None = None
-
-
-@dataclass(frozen=True)
-class Observation:
-    """One step, after it and before the stopping test: the points of its ``ctx.sample`` calls in order (each
-    (n, k, d), copies), its gradient evaluations per worker, its rounds ("gossip", "mix" or "exact") in
-    order, and the state after it (the rule's arrays: not to be modified)."""
-
-    t: int
-    queries: tuple[np.ndarray, ...]
-    evaluations: int
-    rounds: tuple[str, ...]
-    state: State
-
-
-class Observer(Protocol):
-    """What ``run``, ``run_batch`` and ``tune`` accept as ``observer``; it may raise to stop a run."""
-
-    def begin(self, run: RunInfo) -> None:
-        """Called once per engine run, before iteration 0.
-
-        Parameters
-        ----------
-        run : RunInfo
-            The run.
-        """
-
-    def observe(self, observation: Observation) -> None:
-        """Called after every step.
-
-        Parameters
-        ----------
-        observation : Observation
-            The step.
-        """
 
 
 @dataclass
@@ -111,7 +56,7 @@ class LoopSettings:
     stop: str = "both"
     radius: float | None = None  # None: the instance's (instances.protocol.instance_radius)
     smoothness: float | None = None
-    callback: Callable[[int, State, Context], None] | None = None  # after init (t = 0) and each iteration
+    callback: Callable[[int, State, Context], None] | None = None  # run as a `CallbackObserver`
     observer: Observer | None = None
 
 
@@ -272,12 +217,13 @@ def _state_progress(progress_of: Callable[[np.ndarray], np.ndarray], state: Stat
 
 
 def _observed_step(rule: StepRule, state: State, runtime: Runtime, observer: Observer, t: int) -> State:
-    """One step of an observed run, reported to the observer."""
-    assert runtime.seen is not None
-    runtime.seen.clear()
-    runtime.rounds_seen.clear()
-    state = rule.step(state, runtime.context)
+    """One step of an observed run, reported to the observer (its queries and rounds when recorded)."""
     seen = runtime.seen
+    if seen is not None:
+        seen.clear()
+        runtime.rounds_seen.clear()
+    state = rule.step(state, runtime.context)
+    seen = seen or []
     observer.observe(Observation(t, tuple(X for X, _ in seen), sum(b for _, b in seen),
                                  tuple(runtime.rounds_seen), state))
     return state
@@ -318,8 +264,10 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
     # the certificate bounds x_hat's move by the models' (`_anchor_at`): for the workers' mean only
     outcomes.smoothness = settings.smoothness if type(rule).average is StepRule.average else None
     observer = settings.observer
+    if settings.callback is not None:
+        observer = CallbackObserver(settings.callback, ctx, observer)
     if observer is not None:
-        runtime.seen = []
+        runtime.seen = [] if getattr(observer, "reads_steps", True) else None
         observer.begin(RunInfo(algorithm, rule, runtime.n, runtime.k, runtime.d, runtime.batch,
                                None if runtime.channel is None else runtime.channel.gossip, f,
                                tuple(int(s) for s in seeds), tuple(float(a) for a in step_sizes),
@@ -327,6 +275,9 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
     state = rule.init(ctx)
     check_state(state, runtime.n)
     with np.errstate(over="ignore", invalid="ignore"):
+        start = getattr(observer, "start", None)
+        if start is not None:
+            start(state)
         for t in range(settings.iterations + 1):
             if t > 0:
                 runtime.begin_iteration(t - 1)
@@ -334,8 +285,6 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
                     state = rule.step(state, ctx)
                 else:
                     state = _observed_step(rule, state, runtime, observer, t - 1)
-            if settings.callback is not None:
-                settings.callback(t, state, ctx)
             if progress_of is not None:
                 outcomes.progress.append(_state_progress(progress_of, state, runtime.n, runtime.k, runtime.d))
             if not _checkpoint(t, rule, state, runtime, outcomes, settings, radius, bound,

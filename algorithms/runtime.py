@@ -109,7 +109,7 @@ class Runtime:
         self.counters = Counters()
         self.t, self.queries_now, self.round_now, self.open = 0, 0, False, False
         self.operators: dict[int, tuple[MixingHandle, MixingOperator]] = {}
-        # the observation of the current step (``algorithms.engine.Observation``), None when not observed
+        # the observation of the current step (``algorithms.observation.Observation``), None when not observed
         self.seen: list[tuple[np.ndarray, int]] | None = None
         self.rounds_seen: list[str] = []
         self.context = Context(self, hyper)
