@@ -63,9 +63,8 @@ class LoopSettings:
 def _divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.ndarray,
                 bound: np.ndarray, auxiliary_scale: float = 1.0, smallest: float | None = None,
                 largest: float | None = None) -> dict[int, str]:
-    """Configuration -> why its state left the region at t: x_hat or an entry of ``arrays`` (the models
-    first) non-finite or above ``bound`` (radius + |x0|_inf; the later arrays ``bound * auxiliary_scale``,
-    errata E41). ``smallest`` = bound.min() and ``largest`` = max |models| when the caller has them."""
+    """Configuration -> why x_hat or an array (models first) is non-finite or above ``bound`` (radius +
+    |x0|_inf; the later arrays ``bound * auxiliary_scale``, errata E41) at t."""
     if smallest is None:
         smallest = float(bound.min()) if bound.size > 1 else float(bound[0])
     limit = smallest
@@ -90,8 +89,7 @@ def _divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.
 
 
 def _estimate_scale(oracle: object) -> float:
-    """How far an oracle's estimates may exceed the true gradient's scale: its ``estimate_scale``, at least 1
-    (errata E41)."""
+    """The oracle's ``estimate_scale``, at least 1 (errata E41)."""
     scale = float(getattr(oracle, "estimate_scale", 1.0)) if oracle is not None else 1.0
     return scale if scale >= 1.0 else 1.0
 
@@ -107,8 +105,7 @@ def _history_row(t: int, snap: _Snapshot, models: np.ndarray, f: LocalFunctions)
 
 
 def _stopping_test(outcomes: Outcomes, t: int, snap: _Snapshot, tol: float) -> np.ndarray | None:
-    """Record the T_eps reached at t (x_hat's, and every worker's when measured); the configurations that
-    reached one, None when none did."""
+    """Record the T_eps reached at t; the configurations that reached one (None: none)."""
     reached = np.zeros(outcomes.k, dtype=bool)
     for t_eps, norms in ((outcomes.t_eps, snap.grad_norm), (outcomes.t_eps_local, snap.worst_worker)):
         if norms is not None and (norms <= tol).any():
@@ -201,8 +198,7 @@ def _checkpoint(t: int, rule: StepRule, state: State, runtime: Runtime, outcomes
 
 def _state_progress(progress_of: Callable[[np.ndarray], np.ndarray], state: State, n: int, k: int,
                     d: int) -> np.ndarray:
-    """The chain progress (n, k): the largest over the state's arrays whose last axis is d; an (n, m, d) array
-    with m a multiple of k is m / k blocks of the k configurations, any other counts for all of them."""
+    """The chain progress (n, k), the largest over the state's (n, m, d) arrays (m / k blocks when k | m)."""
     levels = np.zeros((n, k), dtype=np.int64)
     for _, array in state_arrays(state):
         if array.ndim < 2 or array.shape[-1] != d:
@@ -231,23 +227,20 @@ def _observed_step(rule: StepRule, state: State, runtime: Runtime, observer: Obs
 
 def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorithm: str, seeds: Sequence[int],
             step_sizes: Sequence[float], hypers: Sequence[dict[str, object]]) -> list[Result]:
-    """Run ``rule`` for up to ``settings.iterations`` iterations on the runtime's k configurations: one Result
-    each, in order. ``algorithms.run_batch`` checks the input and calls it once per structural group.
+    """Run ``rule`` up to ``settings.iterations`` iterations on the runtime's k configurations: one Result
+    each (``algorithms.run_batch`` checks the input and calls it per structural group).
 
     Parameters
     ----------
     rule : StepRule
         The prepared rule.
     runtime : Runtime
-        The batch's runtime; the rule receives its ``context``.
     settings : LoopSettings
         Stopping, recording and observing.
     algorithm : str
-        The name recorded in each Result.
-    seeds, step_sizes : sequence
-        Per configuration, as in the runtime.
-    hypers : sequence of dict
-        Per configuration, the hyper-parameters recorded in ``Result.hyper``.
+        The name recorded.
+    seeds, step_sizes, hypers : sequence
+        Per configuration.
     """
     f = runtime.problem
     ctx = runtime.context
