@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from decbounds.algorithms.engine import Context, MixingHandle
 from decbounds.algorithms.mixing import SHORT_ROW
-from decbounds.algorithms.step_rule import Setup, State, StepRule, check_size, problem_constants, state_as
+from decbounds.algorithms.step_rule import Setup, State, StepRule, check_n_by_n, problem_constants, state_as
 from decbounds.algorithms.style import PlotStyle
 from decbounds.bounds.detag_params import accelerated_gossip_eta, detag_phase_length
 from decbounds.bounds.validation import require_choice, require_count, require_real
@@ -639,7 +639,7 @@ class DeFacto(StepRule):
         if not matrices:
             raise ValueError("factors must hold at least one matrix")
         for F in matrices:
-            check_size(F, self.n, "factors")
+            check_n_by_n(F, self.n, "factors")
         self.factor_matrices = matrices
         self.R = len(matrices)
         self.structural_values["R"] = self.R

@@ -18,7 +18,7 @@ from decbounds.algorithms.context import (
 )
 from decbounds.algorithms.hyper import per_configuration
 from decbounds.algorithms.mixing import MixingOperator, _mixing_for, _ScheduledMixing
-from decbounds.algorithms.step_rule import Channel, check_size
+from decbounds.algorithms.step_rule import Channel, check_n_by_n
 from decbounds.instances.gossip import as_csr
 from decbounds.instances.matrices import MatrixLike
 from decbounds.instances.protocol import LocalFunctions
@@ -226,7 +226,7 @@ class Runtime:
         if self.channel is None or self.channel.support is None:
             raise CapabilityError("ctx.operator: an exact-averaging rule has no graph to mix on")
         csr = as_csr(M, name)
-        check_size(csr, self.n, name)
+        check_n_by_n(csr, self.n, name)
         outside = sp.csr_array((abs(csr) > 0).astype(float) - self.channel.support) > 0
         if outside.nnz:
             coo = sp.coo_array(outside)

@@ -36,19 +36,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from decbounds.algorithms.channel import (  # re-exported: the names of step_rule before the split
+    COMMUNICATION_KINDS,
+    Channel,
+    check_n_by_n,
+    check_schedule,
+    column_stochastic,
+    communication_channel,
+    directed_matrix,
+    doubly_stochastic_rounds,
+    gossip_for,
+    support_graph,
+    symmetric_gossip,
+)
 from decbounds.algorithms.style import PlotStyle
 from decbounds.bounds.validation import require_real
-from decbounds.instances.gossip import Gossip, GossipLike, GossipMatrix, as_csr, as_gossip
+from decbounds.instances.gossip import GossipLike, GossipMatrix, as_csr
 from decbounds.instances.heterogeneity import varsigma0_at_start
-from decbounds.instances.matrices import DEFAULT_ATOL, MatrixLike
 from decbounds.instances.protocol import LocalFunctions
-from decbounds.instances.schedules import GossipSchedule, constant_schedule
 
 if TYPE_CHECKING:
     from decbounds.algorithms.engine import Context
@@ -61,8 +72,8 @@ __all__ = [
     "Setup",
     "State",
     "StepRule",
+    "check_n_by_n",
     "check_schedule",
-    "check_size",
     "check_state",
     "column_stochastic",
     "communication_channel",
@@ -79,8 +90,6 @@ __all__ = [
 #: Rounds of a generated (non-periodic) gossip schedule whose lambda_min ``Setup.lambda_min`` reads (a
 #: periodic schedule: its whole period).
 SCHEDULE_ROUNDS_CHECKED = 16
-#: The kinds of communication a rule declares (``StepRule.communication``).
-COMMUNICATION_KINDS: tuple[str, ...] = ("gossip", "push", "graph", "exact")
 #: The global facts a rule may declare it needs (``StepRule.knows``) beyond n, d, the cap and W's lam:
 #: ``lambda_min`` (W's smallest eigenvalue: D^2's condition), ``problem_constants`` (Delta, L and varsigma0
 #: at the start: DeTAG's Cor. 6 phase length), ``graph`` (the whole support graph: DeFacto's exact-averaging
@@ -106,452 +115,6 @@ class State:
     """
 
     x: np.ndarray
-
-
-def check_size(M: sp.csr_array, n: int, name: str) -> None:
-    """ValueError unless M is n x n (the problem has n workers).
-
-    Parameters
-    ----------
-    M : scipy.sparse.csr_array
-        The matrix.
-    n : int
-        The problem's number of workers.
-    name : str
-        The argument's name, for the message.
-
-    Raises
-    ------
-    ValueError
-        If M is not n x n.
-    """
-    if M.shape != (n, n):
-        raise ValueError(f"{name} shape mismatch: the problem has n={n} workers but {name} is "
-                         f"{M.shape[0]} x {M.shape[1]}")
-
-
-def symmetric_gossip(W: GossipLike | None, n: int) -> tuple[sp.csr_array, float]:
-    """W as a symmetric gossip matrix of size n (``instances.as_gossip``: symmetric, doubly stochastic,
-    connected; negative weights allowed; a `GossipMatrix` is not checked again); returns (W as CSR, lam).
-
-    Parameters
-    ----------
-    W : GossipMatrix, array_like or sparse matrix
-        The n x n gossip matrix.
-    n : int
-        The problem's number of workers.
-
-    Returns
-    -------
-    tuple of (scipy.sparse.csr_array, float)
-        W as CSR and lam, its second-largest eigenvalue magnitude (docs/theory.md §1.6).
-
-    Raises
-    ------
-    ValueError
-        If W is None, not n x n, not symmetric, not doubly stochastic or not connected.
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
-    >>> M, lam = symmetric_gossip(W, 4)
-    >>> M.shape, round(lam, 4)
-    ((4, 4), 0.3333)
-    """
-    gossip = gossip_for("gossip", W, n)
-    assert gossip.lam is not None
-    return gossip.matrix, gossip.lam
-
-
-def column_stochastic(W: GossipLike | None, n: int, atol: float = 1e-9) -> sp.csr_array:
-    """The push-sum matrix P (rows receive, columns sum to 1, non-negative) of SGP; a networkx graph is
-    turned into one by ``instances.column_stochastic_matrix`` (an undirected one as its symmetric digraph);
-    ``instances.as_gossip(W, n, kind="push")`` checks it.
-
-    Parameters
-    ----------
-    W : GossipMatrix, array_like, sparse matrix or networkx.Graph
-        The n x n push matrix, or a graph to build it from.
-    n : int
-        The problem's number of workers.
-    atol : float, default 1e-9
-        Tolerance of the non-negativity and column-sum checks.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-
-    Raises
-    ------
-    ValueError
-        If W is None, not n x n, has a negative entry or a column not summing to 1.
-
-    Examples
-    --------
-    >>> P = column_stochastic(nx.cycle_graph(4), 4)
-    >>> P.sum(axis=0)
-    array([1., 1., 1., 1.])
-    """
-    return gossip_for("push", W, n, atol=atol).matrix
-
-
-def support_graph(W: GossipLike | None, n: int) -> nx.Graph:
-    """The undirected graph of W's off-diagonal support (or W itself when it is a networkx graph).
-
-    Parameters
-    ----------
-    W : GossipMatrix, numpy.ndarray, scipy.sparse matrix or networkx.Graph
-        An n x n matrix or a graph on n nodes (a schedule's support changes every round:
-        ``GossipSchedule.support(t)``).
-    n : int
-        The problem's number of workers.
-
-    Returns
-    -------
-    networkx.Graph
-
-    Raises
-    ------
-    ValueError
-        If W has the wrong size, or (a matrix) its support is not connected.
-
-    Examples
-    --------
-    >>> support_graph(np.full((3, 3), 1 / 3), 3).number_of_edges()
-    3
-    """
-    if isinstance(W, nx.Graph):
-        if W.number_of_nodes() != n:
-            raise ValueError(f"W shape mismatch: the problem has n={n} workers but the graph has "
-                             f"{W.number_of_nodes()} nodes")
-        return nx.Graph(W)
-    if isinstance(W, GossipSchedule):
-        raise TypeError(f"W must be a fixed matrix or graph; the schedule {W.name}'s support changes every "
-                        "round (GossipSchedule.support(t))")
-    M = as_csr(cast("MatrixLike", W), "W")  # as_csr names what is no matrix (None included)
-    check_size(M, n, "W")
-    coo = M.tocoo()
-    G = nx.Graph()
-    G.add_nodes_from(range(n))
-    off = (coo.row != coo.col) & (coo.data != 0)
-    G.add_edges_from(zip(coo.row[off].tolist(), coo.col[off].tolist(), strict=True))
-    if not nx.is_connected(G):
-        raise ValueError("W is not connected: its support graph has several components")
-    return G
-
-
-@dataclass(frozen=True, eq=False)
-class Channel:
-    """W checked for one communication kind: the `Gossip` value the engine (never the rule) executes
-    (`communication_channel`).
-
-    Parameters
-    ----------
-    kind : str
-        One of `COMMUNICATION_KINDS`.
-    gossip : Gossip or None
-        The value the engine gossips with: a `GossipMatrix` (W for "gossip", the push matrix P for "push")
-        or a ``GossipSchedule`` (W_t in iteration t, `check_schedule`; any kind but "exact"); None for
-        "exact" and for a "graph" rule on a fixed graph.
-    lam : float or None
-        W's second-largest eigenvalue magnitude ("gossip" only; a schedule's effective lam, every kind).
-    support : scipy.sparse.csr_array or None
-        Who may talk to whom: the pattern of W's (or the graph's) closed neighbourhoods, diagonal included;
-        None for "exact" and for a schedule.
-    graph : networkx.Graph or None
-        The support graph ("graph" only, fixed W).
-
-    Attributes
-    ----------
-    matrix : scipy.sparse.csr_array or None
-        The static W's CSR matrix (``gossip.matrix``), None for a schedule or no gossip.
-    schedule : instances.GossipSchedule or None
-        The time-varying W, None otherwise.
-    """
-
-    kind: str
-    gossip: Gossip | None
-    lam: float | None
-    support: sp.csr_array | None
-    graph: nx.Graph | None = None
-
-    @property
-    def matrix(self) -> sp.csr_array | None:
-        """The static W as CSR (None for a schedule or no gossip)."""
-        return self.gossip.matrix if isinstance(self.gossip, GossipMatrix) else None
-
-    @property
-    def schedule(self) -> GossipSchedule | None:
-        """The time-varying W (None for a static one)."""
-        return self.gossip if isinstance(self.gossip, GossipSchedule) else None
-
-
-def _closed_support(M: sp.csr_array) -> sp.csr_array:
-    """The 0/1 pattern of M's nonzero entries with the diagonal added (each worker's closed neighbourhood)."""
-    pattern = (abs(M) > 0).astype(float) + sp.eye_array(M.shape[0], format="csr")
-    return sp.csr_array((pattern > 0).astype(float))
-
-
-def check_schedule(schedule: GossipSchedule, n: int, kind: str, *, directed_rounds: bool = False) -> float:
-    """A gossip schedule checked for a communication kind; returns its effective lam
-    (``GossipSchedule.lam``), the lam the rule's `Setup` carries.
-
-    "gossip" needs kind "symmetric", or, for a rule declaring ``directed_rounds`` (D-PSGD), kind "push" with
-    every round doubly stochastic (`doubly_stochastic_rounds` checks the rows); "push" takes either kind (a
-    symmetric doubly stochastic round is column stochastic too) with non-negative rounds; "graph" takes any.
-    Every kind needs lam < 1: windows of rounds must connect the workers.
-
-    Parameters
-    ----------
-    schedule : instances.GossipSchedule
-    n : int
-        The problem's number of workers.
-    kind : str
-        The rule's ``communication``.
-    directed_rounds : bool, default False
-        The rule's ``StepRule.directed_rounds``.
-
-    Returns
-    -------
-    float
-        The effective lam in [0, 1).
-
-    Raises
-    ------
-    ValueError
-        If the schedule's n or kind does not fit (the message lists the rules that take directed rounds),
-        or lam = 1.
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> round(check_schedule(instances.rotating_ring(8), 8, "gossip"), 4)
-    0.8409
-    """
-    if schedule.n != n:
-        raise ValueError(f"W shape mismatch: the problem has n={n} workers but the schedule {schedule.name} "
-                         f"has n={schedule.n}")
-    if kind == "gossip" and schedule.kind != "symmetric" and not directed_rounds:
-        raise ValueError(f"this rule needs symmetric doubly stochastic rounds; the schedule {schedule.name} "
-                         f"is of kind {schedule.kind!r} (directed rounds). {_directed_round_rules()}")
-    if kind == "push" and not schedule.nonnegative and schedule.kind == "symmetric":
-        raise ValueError(f"push-sum needs non-negative rounds; the schedule {schedule.name} allows negative "
-                         "entries")
-    lam = float(schedule.lam)
-    if not lam < 1.0 - 1e-12:
-        raise ValueError(f"the schedule {schedule.name} does not connect the workers: its effective lam "
-                         f"(GossipSchedule.effective_lam) is {lam:.12g}, not < 1")
-    return lam
-
-
-def _directed_round_rules() -> str:
-    """Which registered rules take a schedule of directed rounds, and why: the sentence of the refusal."""
-    from decbounds.algorithms.registry import entries  # the registry imports the rules, which import this
-
-    rules = [e.rule for e in entries()]
-    doubly = [r.name for r in rules if r.communication == "gossip" and r.directed_rounds]
-    push = [r.name for r in rules if r.communication == "push"]
-    graph = [r.name for r in rules if r.communication == "graph"]
-    return (f"Rules that take directed rounds: {', '.join(doubly)} (rounds doubly stochastic: W_t 1 = 1 "
-            f"keeps consensus, 1^T W_t = 1^T the mean, so no symmetry is needed), {', '.join(push)} "
-            f"(push-sum: any column-stochastic rounds), {', '.join(graph)} (builds its own mixing on the "
-            "graph). The others "
-            "rely on a symmetric W_t: its real spectrum (D2's lambda_min, the accelerated and Chebyshev "
-            "gossip of DeTAG and MG-DSGD, EXTRA's and Exact Diffusion's (I + W)/2) or the analysis of their "
-            "source.")
-
-
-def doubly_stochastic_rounds(schedule: GossipSchedule) -> GossipSchedule:
-    """A kind "push" schedule whose rounds are also checked for rows summing to 1 (doubly stochastic, not
-    necessarily symmetric: ``instances.one_peer_exponential(n, directed=True)``), the rounds a
-    ``directed_rounds`` rule gossips with. A periodic schedule is checked now, round by round of its period,
-    and returned as it is; a generated one is returned wrapped so that each W_t is checked when first built.
-
-    Parameters
-    ----------
-    schedule : instances.GossipSchedule
-        Of kind "push" (column stochastic, non-negative).
-
-    Returns
-    -------
-    instances.GossipSchedule
-
-    Raises
-    ------
-    ValueError
-        If a W_t's rows do not sum to 1 (naming t and the largest deviation).
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> s = instances.one_peer_exponential(8, directed=True)
-    >>> doubly_stochastic_rounds(s) is s
-    True
-    """
-
-    def checked(t: int) -> sp.csr_array:
-        W = schedule.matrix(t)
-        deviation = float(np.max(np.abs(W.sum(axis=1) - 1.0))) if W.shape[0] else 0.0
-        if deviation > schedule.atol:
-            raise ValueError(f"W_{t} of {schedule.name} is column stochastic but not doubly stochastic: max "
-                             f"|W 1 - 1| = {deviation:.3g} > atol={schedule.atol:g}; a 'gossip' rule needs "
-                             "rows summing to 1 (push-sum over column-stochastic rounds: sgp)")
-        return W
-
-    if schedule.period is not None:
-        for t in range(schedule.period):
-            checked(t)
-        return schedule
-    return GossipSchedule(schedule.n, checked, period=None, kind="push", name=schedule.name,
-                          atol=schedule.atol, window=schedule.window)
-
-
-def directed_matrix(W: object) -> GossipSchedule | None:
-    """A fixed W that is a matrix (not a `GossipMatrix`, graph or schedule) and not symmetric, as the
-    constant schedule a ``directed_rounds`` rule gossips with (``instances.constant_schedule``, kind
-    "push"; `doubly_stochastic_rounds` then checks its rows); None for anything else.
-
-    Parameters
-    ----------
-    W : object
-        The communication argument as given.
-
-    Returns
-    -------
-    instances.GossipSchedule or None
-
-    Raises
-    ------
-    ValueError
-        If W is not symmetric and not column stochastic either.
-
-    Examples
-    --------
-    >>> shift = np.roll(np.eye(4), 1, axis=0)  # worker i sends to i + 1
-    >>> directed_matrix((np.eye(4) + shift) / 2).kind, directed_matrix(np.full((4, 4), 0.25))
-    ('push', None)
-    """
-    M = _asymmetric_matrix(W)
-    if M is None:
-        return None
-    try:
-        return constant_schedule(M)
-    except ValueError as err:
-        raise ValueError(f"W is not symmetric, and as a directed W it must be doubly stochastic: "
-                         f"{str(err).replace('W_0', 'W')}") from None
-
-
-def _asymmetric_matrix(W: object) -> sp.csr_array | None:
-    """W as CSR when it is a square matrix (not a `Gossip` value or a graph) that is not symmetric; None
-    otherwise, also for what is no matrix at all (the caller's check names that)."""
-    if W is None or isinstance(W, (Gossip, nx.Graph)):
-        return None
-    try:
-        M = as_csr(cast("MatrixLike", W), "W")  # anything else: as_csr names what is no matrix
-    except (TypeError, ValueError):
-        return None
-    if M.shape[0] != M.shape[1] or M.nnz == 0 or not abs(M - M.T).max() > 1e-9:
-        return None
-    return M
-
-
-def gossip_for(kind: str, W: GossipLike | None, n: int, *, atol: float = DEFAULT_ATOL) -> GossipMatrix:
-    """W checked as a fixed gossip matrix for a "gossip" (symmetric) or "push" rule
-    (``instances.as_gossip``); a rule needing symmetry given a directed matrix is told which rules take
-    one.
-
-    Parameters
-    ----------
-    kind : {"gossip", "push"}
-        The rule's ``communication``.
-    W : GossipMatrix, numpy.ndarray, scipy.sparse matrix or networkx.Graph
-        The fixed W (a schedule is refused: `communication_channel` takes it).
-    n : int
-        The problem's number of workers.
-    atol : float, default 1e-9
-        Tolerance of the checks (``instances.as_gossip``).
-
-    Returns
-    -------
-    GossipMatrix
-
-    Raises
-    ------
-    ValueError
-        As ``instances.as_gossip``, with `_directed_round_rules` appended for a non-symmetric matrix.
-    TypeError
-        If W is a gossip schedule.
-    """
-    try:
-        gossip = as_gossip(W, n, kind="symmetric" if kind == "gossip" else "push", atol=atol)
-    except ValueError as err:
-        if kind == "gossip" and _asymmetric_matrix(W) is not None:
-            raise ValueError(f"{err}. {_directed_round_rules()}") from None
-        raise
-    if not isinstance(gossip, GossipMatrix):
-        raise TypeError(f"W must be a fixed matrix here; got {gossip!r} (communication_channel takes "
-                        "schedules)")
-    return gossip
-
-
-def communication_channel(kind: str, W: GossipLike | None, n: int, *,
-                          directed_rounds: bool = False) -> Channel:
-    """W checked for a rule's communication ``kind`` (`symmetric_gossip`, `column_stochastic`,
-    `support_graph`); "exact" ignores W.
-
-    Parameters
-    ----------
-    kind : str
-        One of `COMMUNICATION_KINDS`.
-    W : Gossip, numpy.ndarray, scipy.sparse matrix, networkx.Graph or None
-        The communication value (``instances.GossipLike``): a `GossipMatrix` is not checked or decomposed
-        again, a gossip schedule is checked for the kind (`check_schedule`), a matrix or graph is turned
-        into a `GossipMatrix` by ``instances.as_gossip`` ("graph" rules read its support instead).
-    n : int
-        The problem's number of workers.
-    directed_rounds : bool, default False
-        The rule's ``StepRule.directed_rounds``: a "gossip" rule then also takes a schedule of doubly
-        stochastic, non-symmetric rounds (`check_schedule`, `doubly_stochastic_rounds`), and a fixed
-        non-symmetric W as its constant schedule (`directed_matrix`).
-
-    Returns
-    -------
-    Channel
-
-    Raises
-    ------
-    ValueError
-        If ``kind`` is unknown or W does not fit it.
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
-    >>> channel = communication_channel("gossip", W, 4)
-    >>> round(channel.lam, 4), int(channel.support.sum())  # 4 workers, each with itself and 2 neighbours
-    (0.3333, 12)
-    """
-    if isinstance(W, GossipSchedule) and kind == "graph" and W.period == 1:
-        # a period-1 schedule is one W in every round: a graph rule (DeFacto) reads its support as it reads
-        # W's, so the same call gives the same run (not one gossip per round)
-        W = W.matrix(0)
-    if kind == "gossip" and directed_rounds:
-        W = directed_matrix(W) or W  # a fixed directed W: its constant schedule
-    if isinstance(W, GossipSchedule) and kind in COMMUNICATION_KINDS and kind != "exact":
-        if kind == "gossip" and W.kind == "push" and directed_rounds:
-            W = doubly_stochastic_rounds(W)  # before lam: a round that is not doubly stochastic is named
-        return Channel(kind, W, check_schedule(W, n, kind, directed_rounds=directed_rounds), None)
-    if kind in ("gossip", "push"):
-        gossip = gossip_for(kind, W, n)
-        return Channel(kind, gossip, gossip.lam, _closed_support(gossip.matrix))
-    if kind == "graph":
-        G = support_graph(W, n)
-        adjacency = sp.csr_array(nx.to_scipy_sparse_array(G, nodelist=range(n), format="csr"))
-        return Channel(kind, None, None, _closed_support(adjacency), G)
-    if kind == "exact":
-        return Channel(kind, None, None, None)
-    raise ValueError(f"communication must be one of {COMMUNICATION_KINDS}; got {kind!r}")
 
 
 def problem_constants(problem: LocalFunctions) -> dict[str, float]:
@@ -1099,3 +662,14 @@ class StepRule:
         v *= ctx.hyper["momentum"]
         v += direction
         return v
+
+
+def __getattr__(name: str) -> object:
+    """``check_size``, the former name of `check_n_by_n` (deprecated: pep has a ``check_size`` of its own)."""
+    if name == "check_size":
+        import warnings
+
+        warnings.warn("algorithms.step_rule.check_size is deprecated; use check_n_by_n", DeprecationWarning,
+                      stacklevel=2)
+        return check_n_by_n
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

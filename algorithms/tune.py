@@ -20,7 +20,10 @@ if TYPE_CHECKING:
     from decbounds.algorithms.engine import Context, Observer
     from decbounds.algorithms.step_rule import State, StepRule
 
-__all__ = ["default_step_grid", "detag_grid", "local_t_eps_score", "t_eps_score", "tune"]
+__all__ = ["REFERENCE_RULE", "default_step_grid", "detag_grid", "local_t_eps_score", "t_eps_score", "tune"]
+
+#: The rule whose declared default search `detag_grid` returns: DeTAG, the paper's optimal rule.
+REFERENCE_RULE = "detag"
 
 
 def default_step_grid(smoothness: float, count: int = 8) -> list[float]:
@@ -62,7 +65,7 @@ def detag_grid(problem: LocalFunctions, W: GossipLike, iterations: int) -> dict[
     dict of str to list
         Hyper-parameter axes ``eta`` (None: the formula's), ``start`` and ``R``, for `tune`.
     """
-    return dict(rule_class("detag").default_search(problem, W, iterations))
+    return dict(rule_class(REFERENCE_RULE).default_search(problem, W, iterations))
 
 
 def t_eps_score(result: Result) -> float:
