@@ -58,11 +58,6 @@ def as_oracle(problem: Oracle | LocalFunctions) -> tuple[Oracle | None, LocalFun
     problem : Oracle or LocalFunctions
         An oracle (``oracles``), or local functions (``instances.protocol.LocalFunctions``).
 
-    Returns
-    -------
-    tuple
-        ``(oracle, f)`` for an oracle, ``(None, problem)`` for local functions.
-
     Raises
     ------
     TypeError
@@ -313,10 +308,6 @@ def run_prediction(name: str | type[StepRule], oracle: Oracle | None, f: LocalFu
         eps.
     compression : dict, optional
         ``{"delta": ...}`` or ``{"omega": ...}`` of the compressor in use.
-
-    Returns
-    -------
-    bounds.Prediction
 
     Examples
     --------

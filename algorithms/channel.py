@@ -65,11 +65,6 @@ def symmetric_gossip(W: GossipLike | None, n: int) -> tuple[sp.csr_array, float]
     n : int
         The problem's number of workers.
 
-    Returns
-    -------
-    tuple of (scipy.sparse.csr_array, float)
-        W as CSR and lam, its second-largest eigenvalue magnitude (docs/theory.md §1.6).
-
     Raises
     ------
     ValueError
@@ -102,10 +97,6 @@ def column_stochastic(W: GossipLike | None, n: int, atol: float = 1e-9) -> sp.cs
     atol : float, default 1e-9
         Tolerance of the non-negativity and column-sum checks.
 
-    Returns
-    -------
-    scipy.sparse.csr_array
-
     Raises
     ------
     ValueError
@@ -130,10 +121,6 @@ def support_graph(W: GossipLike | None, n: int) -> nx.Graph:
         ``GossipSchedule.support(t)``).
     n : int
         The problem's number of workers.
-
-    Returns
-    -------
-    networkx.Graph
 
     Raises
     ------
@@ -236,11 +223,6 @@ def check_schedule(schedule: GossipSchedule, n: int, kind: str, *, directed_roun
     directed_rounds : bool, default False
         The rule's ``StepRule.directed_rounds``.
 
-    Returns
-    -------
-    float
-        The effective lam in [0, 1).
-
     Raises
     ------
     ValueError
@@ -297,10 +279,6 @@ def doubly_stochastic_rounds(schedule: GossipSchedule) -> GossipSchedule:
     schedule : instances.GossipSchedule
         Of kind "push" (column stochastic, non-negative).
 
-    Returns
-    -------
-    instances.GossipSchedule
-
     Raises
     ------
     ValueError
@@ -340,10 +318,6 @@ def directed_matrix(W: object) -> GossipSchedule | None:
     ----------
     W : object
         The communication argument as given.
-
-    Returns
-    -------
-    instances.GossipSchedule or None
 
     Raises
     ------
@@ -396,10 +370,6 @@ def gossip_for(kind: str, W: GossipLike | None, n: int, *, atol: float = DEFAULT
     atol : float, default 1e-9
         Tolerance of the checks (``instances.as_gossip``).
 
-    Returns
-    -------
-    GossipMatrix
-
     Raises
     ------
     ValueError
@@ -438,10 +408,6 @@ def communication_channel(kind: str, W: GossipLike | None, n: int, *,
         The rule's ``StepRule.directed_rounds``: a "gossip" rule then also takes a schedule of doubly
         stochastic, non-symmetric rounds (`check_schedule`, `doubly_stochastic_rounds`), and a fixed
         non-symmetric W as its constant schedule (`directed_matrix`).
-
-    Returns
-    -------
-    Channel
 
     Raises
     ------

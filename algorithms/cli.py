@@ -139,11 +139,6 @@ def main(args: argparse.Namespace) -> int:
     args : argparse.Namespace
         From the parser of `add_parser` (``decbounds run ALGORITHM ...``).
 
-    Returns
-    -------
-    int
-        The exit status.
-
     Raises
     ------
     ValueError

@@ -95,11 +95,6 @@ class Ops(Protocol):
         X : numpy.ndarray, shape (N, d)
             One row per worker: a point in R^d (a replay) or its coefficient row over the Gram basis (the
             SDP builder).
-
-        Returns
-        -------
-        numpy.ndarray, shape (N, d)
-            The gradients, in the same representation as ``X``.
         """
         ...
 
@@ -112,11 +107,6 @@ class Ops(Protocol):
             The rows to mix (points or coefficient rows).
         t : int
             The round, 0-based: the rule's engine iteration.
-
-        Returns
-        -------
-        numpy.ndarray, shape (N, d)
-            W_t X.
         """
         ...
 
@@ -513,11 +503,6 @@ def check_compilable(rule_class: object) -> type[StepRule]:
         or "exact" (all-reduce), not needing the graph or the neighbour weights (the PEP's spectral gossip
         class gives neither).
 
-    Returns
-    -------
-    type
-        ``rule_class``.
-
     Raises
     ------
     TypeError
@@ -734,11 +719,6 @@ def run_rule(rule_class: type[StepRule], ops: Ops, x0: np.ndarray, K: int,
         `BudgetViolationError`, and ``init`` may do neither.
     **params
         The rule's structural and batchable hyper-parameters (``rule.resolve`` fills in and checks them).
-
-    Returns
-    -------
-    list of numpy.ndarray
-        K + 1 arrays (N, d): the local models (``rule.worker_arrays(state)[0]``) at each recorded iteration.
 
     Raises
     ------

@@ -59,10 +59,6 @@ class CompressedRule(StepRule):
             The iteration cap.
         stochastic : bool, default False
             Whether the oracle is stochastic.
-
-        Returns
-        -------
-        dict of str to list
         """
         return {"gamma": [1.0, 0.5, 0.25]}
 

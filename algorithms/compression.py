@@ -74,11 +74,6 @@ def index_bits(d: int) -> int:
     d : int
         The number of coordinates, >= 1.
 
-    Returns
-    -------
-    int
-        The bits of a fixed-length index.
-
     Examples
     --------
     >>> [index_bits(d) for d in (1, 2, 10, 1024)]
@@ -95,10 +90,6 @@ def dimension(d: object) -> int:
     ----------
     d : object
         The dimension every compressor's ``bits``, ``omega`` and ``delta`` take.
-
-    Returns
-    -------
-    int
 
     Raises
     ------
@@ -138,11 +129,6 @@ class Compressor(Protocol):
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        float
-            omega >= 0.
         """
         ...
 
@@ -154,11 +140,6 @@ class Compressor(Protocol):
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        float
-            delta in (0, 1].
         """
         ...
 
@@ -169,11 +150,6 @@ class Compressor(Protocol):
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        int
-            The length of the message.
         """
         ...
 
@@ -187,11 +163,6 @@ class Compressor(Protocol):
         rng : numpy.random.Generator, sequence of k Generators, or None
             The randomness of a random compressor (module docstring: with k generators configuration j,
             axis -2, draws from ``rng[j]``); None for a deterministic one.
-
-        Returns
-        -------
-        numpy.ndarray
-            Z's shape.
         """
         ...
 
@@ -290,11 +261,6 @@ class Identity:
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        float
-            0.0.
         """
         dimension(d)
         return 0.0
@@ -306,11 +272,6 @@ class Identity:
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        float
-            1.0.
         """
         dimension(d)
         return 1.0
@@ -322,11 +283,6 @@ class Identity:
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        int
-            ``FLOAT_BITS * d``.
         """
         return FLOAT_BITS * dimension(d)
 
@@ -340,11 +296,6 @@ class Identity:
         rng : numpy.random.Generator, sequence of k Generators, or None
             The randomness (module docstring: with k generators configuration j, axis -2, draws from
             ``rng[j]``); not used.
-
-        Returns
-        -------
-        numpy.ndarray
-            Z's shape: the compressed vectors.
         """
         copied: np.ndarray = _checked(Z).copy()
         return copied
@@ -427,11 +378,6 @@ class RandomK(_Sparsifier):
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        float
-            d/k - 1; ValueError if k > d.
         """
         return d / self._kept(d) - 1.0  # exact: d <= 2**53
 
@@ -442,11 +388,6 @@ class RandomK(_Sparsifier):
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        float
-            k/d.
         """
         return 1.0 / (1.0 + self.omega(d))
 
@@ -503,11 +444,6 @@ class QSGD:
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        float
-            The variance constant.
         """
         d = dimension(d)
         return min(d / (4.0 * self.s**2), math.sqrt(d) / self.s)
@@ -519,11 +455,6 @@ class QSGD:
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        float
-            In (0, 1].
         """
         return 1.0 / (1.0 + self.omega(d))
 
@@ -534,11 +465,6 @@ class QSGD:
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        int
-            The bits of one compressed vector.
         """
         return FLOAT_BITS + dimension(d) * (1 + index_bits(self.s + 1))
 
@@ -549,11 +475,6 @@ class QSGD:
         ----------
         Z : numpy.ndarray
             Vectors along the last axis.
-
-        Returns
-        -------
-        tuple of numpy.ndarray
-            ||x|| per vector (shape (..., 1)), r and floor(r) (Z's shape).
         """
         Z = _checked(Z)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -575,11 +496,6 @@ class QSGD:
         rng : numpy.random.Generator, sequence of k Generators, or None
             The randomness (module docstring: with k generators configuration j, axis -2, draws from
             ``rng[j]``); one uniform per coordinate (required: ValueError for None).
-
-        Returns
-        -------
-        numpy.ndarray
-            Z's shape: the compressed vectors.
         """
         Z = _checked(Z)
         bad = _nonfinite_rows(Z)
@@ -641,11 +557,6 @@ class TopK(_Sparsifier):
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        float
-            k/d; ValueError if k > d.
         """
         return self._kept(d) / dimension(d)
 
@@ -703,11 +614,6 @@ class ScaledSign:
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        float
-            1/d.
         """
         return 1.0 / dimension(d)
 
@@ -718,11 +624,6 @@ class ScaledSign:
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        int
-            ``FLOAT_BITS + d``.
         """
         return FLOAT_BITS + dimension(d)
 
@@ -736,11 +637,6 @@ class ScaledSign:
         rng : numpy.random.Generator, sequence of k Generators, or None
             The randomness (module docstring: with k generators configuration j, axis -2, draws from
             ``rng[j]``); not used (deterministic).
-
-        Returns
-        -------
-        numpy.ndarray
-            Z's shape: the compressed vectors.
         """
         Z = _checked(Z)
         bad = _nonfinite_rows(Z)
@@ -804,11 +700,6 @@ class Contractive:
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        float
-            In (0, 1].
         """
         return 1.0 / (1.0 + self.base.omega(d))
 
@@ -819,11 +710,6 @@ class Contractive:
         ----------
         d : int
             The dimension of one vector.
-
-        Returns
-        -------
-        int
-            ``base.bits(d)``.
         """
         return self.base.bits(d)
 
@@ -837,11 +723,6 @@ class Contractive:
         rng : numpy.random.Generator, sequence of k Generators, or None
             The randomness (module docstring: with k generators configuration j, axis -2, draws from
             ``rng[j]``); passed to the base.
-
-        Returns
-        -------
-        numpy.ndarray
-            Z's shape: the compressed vectors.
         """
         Z = _checked(Z)
         return self.base.compress(Z, rng) * (1.0 / (1.0 + self.base.omega(Z.shape[-1])))
@@ -854,11 +735,6 @@ def contractive(compressor: Compressor) -> Compressor:
     ----------
     compressor : Compressor
         Unbiased or contractive.
-
-    Returns
-    -------
-    Compressor
-        A contractive compressor (delta = 1/(1 + omega) for an unbiased one).
 
     Examples
     --------
@@ -914,10 +790,6 @@ def make_compressor(spec: str | Compressor) -> Compressor:
     Parameters
     ----------
     spec : str or Compressor
-
-    Returns
-    -------
-    Compressor
 
     Raises
     ------

@@ -22,10 +22,6 @@ def per_configuration(values: Sequence[float] | np.ndarray, d: int) -> np.ndarra
     d : int
         The problem's dimension.
 
-    Returns
-    -------
-    numpy.ndarray, shape (1, k, d)
-
     Examples
     --------
     >>> per_configuration([0.1, 0.2], 2)
@@ -49,10 +45,6 @@ def batch_hyper(structural: Mapping[str, object], configurations: Sequence[Mappi
         Each configuration's batchable hyper-parameters (all with the same keys).
     d : int
         The problem's dimension.
-
-    Returns
-    -------
-    dict
 
     Examples
     --------

@@ -62,11 +62,6 @@ def default_rounds(n: int, lam: float) -> int:
     lam : float
         W's second-largest eigenvalue magnitude, in [0, 1).
 
-    Returns
-    -------
-    int
-        R >= 1.
-
     References
     ----------
     docs/theory.md §15 (MG-DSGD) and (D4) (the log n branch).
@@ -141,10 +136,6 @@ class MGDSGD(StepRule):
             The iteration cap.
         stochastic : bool, default False
             Whether the oracle is stochastic.
-
-        Returns
-        -------
-        dict of str to list
         """
         mixing = 1.0 / math.sqrt(1.0 - lam)
         bottom, top = max(1.0, mixing / 4.0), max(2.0, min(2.0 * mixing, 2.0 * default_rounds(n, lam)))

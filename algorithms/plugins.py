@@ -37,12 +37,6 @@ _errors = ALGORITHMS._errors
 
 def plugin_errors() -> dict[str, str]:
     """Entry-point name -> why it could not be registered (after `load_plugins`).
-
-    Returns
-    -------
-    dict of str to str
-        A copy; empty when every plugin registered (or none is installed).
-
     Examples
     --------
     >>> isinstance(plugin_errors(), dict)
@@ -86,11 +80,6 @@ def load_rule(spec: object) -> type[StepRule]:
     spec : type or str
         The rule: a StepRule subclass, a registered name or alias (``algorithms.algorithm_names()``), or
         ``"module:Class"`` / ``"path/to/file.py:Class"``; anything else is a ValueError.
-
-    Returns
-    -------
-    type
-        The StepRule subclass.
 
     Raises
     ------

@@ -120,11 +120,6 @@ def register(rule: type[StepRule]) -> type[StepRule]:
         The class; its ``name`` (non-empty, lower case), ``aliases``, ``catalog_entry`` and ``style`` (a
         `PlotStyle`) make the `Entry`.
 
-    Returns
-    -------
-    type of StepRule
-        ``rule`` itself.
-
     Raises
     ------
     ValueError
@@ -187,10 +182,6 @@ def entry(name: str) -> Entry:
     name : str
         An algorithm name or alias.
 
-    Returns
-    -------
-    Entry
-
     Raises
     ------
     ValueError
@@ -214,11 +205,6 @@ def entry(name: str) -> Entry:
 
 def entries() -> tuple[Entry, ...]:
     """Every registered entry, in registration order (plugins' included).
-
-    Returns
-    -------
-    tuple of Entry
-
     Examples
     --------
     >>> from decbounds import algorithms
@@ -230,11 +216,6 @@ def entries() -> tuple[Entry, ...]:
 
 def algorithm_names() -> tuple[str, ...]:
     """The registered algorithm names, in registration order (plugins' included).
-
-    Returns
-    -------
-    tuple of str
-
     Examples
     --------
     >>> from decbounds import algorithms
@@ -252,10 +233,6 @@ def rule_class(name: str | type[StepRule]) -> type[StepRule]:
     ----------
     name : str or type
         An algorithm name or alias (case-insensitive), or a StepRule subclass.
-
-    Returns
-    -------
-    type of StepRule
 
     Raises
     ------

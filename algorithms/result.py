@@ -52,11 +52,6 @@ def to_jsonable(value: object) -> JSONValue:
         A record or part of one: mappings, lists, tuples, sets, numpy scalars and arrays, paths, strings,
         numbers, booleans and None, nested.
 
-    Returns
-    -------
-    JSONValue
-        The same data as dicts, lists, strings, numbers, booleans and None (a dict for a mapping).
-
     Raises
     ------
     TypeError
@@ -162,10 +157,6 @@ class Grid:
 
     def summary(self) -> str:
         """One line: the number of runs and seeds and the winner's median score.
-
-        Returns
-        -------
-        str
         """
         runs = f"{len(self.runs)} run{'s' if len(self.runs) != 1 else ''}"
         seeds = f"{len(self.seeds)} seed{'s' if len(self.seeds) != 1 else ''}"
@@ -181,11 +172,6 @@ class Grid:
         """A JSON-able dict (`to_jsonable`): the score, seeds, excluded steps, the winner's position and
         group, and each run in brief (step size, hyper-parameters, seed, status, both T_eps, iterations and
         the cap it ran under).
-
-        Returns
-        -------
-        dict
-            JSON types only.
         """
         return to_jsonable({
             "score": self.score, "seeds": self.seeds, "excluded_steps": self.excluded_steps,
@@ -334,11 +320,6 @@ class Result:
     def to_record(self) -> dict[str, JSONValue]:
         """A JSON-able dict (`to_jsonable`) of every field except the large arrays (progress, x_hat); the
         grid (`Grid.to_record`) under ``"grid"`` when there is one.
-
-        Returns
-        -------
-        dict
-            JSON types only.
         """
         grid = {} if self.grid is None else {"grid": self.grid.to_record()}
         return to_jsonable(

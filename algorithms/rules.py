@@ -441,11 +441,6 @@ class GTDSGD(StepRule):
         ----------
         structural : mapping of str to object
             Unused (GT-DSGD has no structural hyper-parameter).
-
-        Returns
-        -------
-        int
-            2.
         """
         return 2
 
@@ -782,11 +777,6 @@ class DeTAG(StepRule):
         ----------
         structural : mapping of str to object
             Holds ``R``.
-
-        Returns
-        -------
-        int
-            R.
         """
         return require_count("R", structural["R"], 1)
 
@@ -809,10 +799,6 @@ class DeTAG(StepRule):
             The iteration cap.
         stochastic : bool, default False
             Whether the oracle is stochastic.
-
-        Returns
-        -------
-        dict of str to list
         """
         gossip: list[object] = ["two_tap"] if stochastic else ["two_tap", "chebyshev"]
         return {"R": list(reversed(rounds_grid(lam))), "gossip": gossip, "start": ["plain"], "eta": [None]}
@@ -832,10 +818,6 @@ class DeTAG(StepRule):
             The gossip value (its lam enters Cor. 6's R).
         iterations : int
             The iteration cap, T of Cor. 6's R.
-
-        Returns
-        -------
-        dict of str to list
         """
         from decbounds.instances.gossip import as_gossip
 
@@ -876,10 +858,6 @@ class DeTAG(StepRule):
         values : mapping of str to object
             The configuration's ``gossip`` (a name of ``GOSSIP_METHODS``), ``eta`` (float or None) and
             ``start`` (a name of ``GOSSIP_STARTS``); checked here.
-
-        Returns
-        -------
-        numpy.ndarray, shape (R, 2)
 
         Raises
         ------
@@ -995,10 +973,6 @@ def rounds_grid(lam: float, low: float = 48.0, high: float = 12.0) -> list[int]:
     low, high : float
         The fractions' denominators.
 
-    Returns
-    -------
-    list of int
-
     Examples
     --------
     >>> rounds_grid(0.5), rounds_grid(1 - 1e-6)
@@ -1025,11 +999,6 @@ def default_phase_length(problem: LocalFunctions, lam: float | None, iterations:
         W's second-largest eigenvalue magnitude, in [0, 1).
     iterations : int
         The run's cap, T in (D4).
-
-    Returns
-    -------
-    int
-        R >= 1.
 
     Raises
     ------
@@ -1063,11 +1032,6 @@ def phase_length(n: int, lam: float | None, constants: Mapping[str, float], iter
         ``Setup.constants`` (`algorithms.step_rule.problem_constants`): Delta, L, varsigma0, or empty.
     iterations : int
         The run's cap, T.
-
-    Returns
-    -------
-    int
-        R >= 1.
     """
     if lam is None:
         raise ValueError("R needs lam: DeTAG gossips with a symmetric W")

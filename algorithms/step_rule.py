@@ -126,10 +126,6 @@ def problem_constants(problem: LocalFunctions) -> dict[str, float]:
     ----------
     problem : LocalFunctions
 
-    Returns
-    -------
-    dict of str to float
-
     Examples
     --------
     >>> from decbounds import instances
@@ -209,10 +205,6 @@ def state_arrays(state: object) -> list[tuple[str, np.ndarray]]:
     state : State
         A rule's state.
 
-    Returns
-    -------
-    list of (str, numpy.ndarray)
-
     Examples
     --------
     >>> [name for name, _ in state_arrays(State(x=np.zeros((2, 1, 3))))]
@@ -252,11 +244,6 @@ def state_as(state: State, kind: type[_StateT]) -> _StateT:
         The state the engine passes.
     kind : type
         The rule's state class (a `State` subclass).
-
-    Returns
-    -------
-    State
-        ``state`` itself, typed as ``kind``.
 
     Raises
     ------
@@ -399,11 +386,6 @@ class StepRule:
         ----------
         structural : mapping of str to object
             The structural hyper-parameters, defaults filled in.
-
-        Returns
-        -------
-        int
-            1 for a rule whose every engine iteration is an update.
         """
         return 1
 
@@ -430,11 +412,6 @@ class StepRule:
             The iteration cap of the run.
         stochastic : bool, default False
             Whether the oracle is stochastic.
-
-        Returns
-        -------
-        dict of str to list
-            Hyper-parameter name -> values (empty: the step size only).
         """
         return {}
 
@@ -452,10 +429,6 @@ class StepRule:
             The gossip value (its lam).
         iterations : int
             The iteration cap.
-
-        Returns
-        -------
-        dict of str to list
         """
         return {}
 
@@ -529,11 +502,6 @@ class StepRule:
         values : dict
             The configuration's batchable hyper-parameters.
 
-        Returns
-        -------
-        dict
-            The values as recorded in ``Result.hyper``.
-
         Raises
         ------
         ValueError
@@ -555,11 +523,6 @@ class StepRule:
         ctx : Context
             The batch's context (``ctx.start_state()``, ``ctx.zeros()``, ``ctx.hyper``); no queries or
             communication here.
-
-        Returns
-        -------
-        State
-            Every array per worker, leading axis n (`check_state`): (n, k, d) arrays.
         """
         raise NotImplementedError
 
@@ -574,10 +537,6 @@ class StepRule:
             At most ``ctx.batch`` queries per worker (``ctx.sample``) and one communication round
             (``ctx.gossip``, ``ctx.gossip_two_tap``, ``ctx.mix`` or ``ctx.exact_average``).
 
-        Returns
-        -------
-        State
-
         Raises
         ------
         BudgetViolationError
@@ -591,10 +550,6 @@ class StepRule:
         Parameters
         ----------
         state : State
-
-        Returns
-        -------
-        numpy.ndarray, shape (k, d)
         """
         x_hat: np.ndarray = np.add.reduce(state.x, axis=0) * (1.0 / self.n)
         return x_hat
@@ -608,10 +563,6 @@ class StepRule:
         Parameters
         ----------
         state : State
-
-        Returns
-        -------
-        list of numpy.ndarray
         """
         return [state.x]
 
@@ -624,10 +575,6 @@ class StepRule:
         ----------
         ctx : Context
             Reads ``ctx.hyper["momentum"]``.
-
-        Returns
-        -------
-        numpy.ndarray or None
         """
         mu = ctx.hyper.get("momentum")
         if mu is None or not np.any(np.asarray(mu)):
@@ -647,11 +594,6 @@ class StepRule:
             The rule's update direction (a stochastic gradient, a tracker).
         ctx : Context
             Reads ``ctx.hyper["momentum"]``, shape (1, k, d).
-
-        Returns
-        -------
-        numpy.ndarray
-            ``v`` after the update, or ``direction`` when v is None.
 
         References
         ----------

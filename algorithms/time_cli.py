@@ -89,11 +89,6 @@ def run(args: argparse.Namespace) -> int:
     ----------
     args : argparse.Namespace
         From the parser `add_parser` built.
-
-    Returns
-    -------
-    int
-        0, or 2 on a bad value (the message names it).
     """
     import numpy as np
     from decbounds.bounds import catalog, time_bounds

@@ -46,10 +46,6 @@ def default_gossip(cluster: TimedCluster) -> GossipLike:
     ----------
     cluster : TimedCluster
         The cluster.
-
-    Returns
-    -------
-    instances.GossipMatrix
     """
     import networkx as nx
 
@@ -84,11 +80,6 @@ def synchronous_seconds(cluster: TimedCluster, iterations: int, *, batch: int = 
         Whose support the round uses.
     seed : int, default 0
         The compute-time stream (``default_rng([seed, 1])``).
-
-    Returns
-    -------
-    numpy.ndarray
-        (iterations + 1,) seconds, starting at 0.
 
     Raises
     ------
@@ -250,11 +241,6 @@ def run_timed(name: str, problem: Oracle | LocalFunctions, cluster: TimedCluster
         Steps between stopping tests.
     **options
         A synchronous rule's other options, passed to `algorithms.run`.
-
-    Returns
-    -------
-    Result
-        With ``seconds`` and ``t_eps_seconds``; ``counters["events"]`` counts the simulated events.
 
     Raises
     ------

@@ -35,11 +35,6 @@ def default_step_grid(smoothness: float, count: int = 8) -> list[float]:
         L, the local smoothness the instance states.
     count : int
         Steps in the grid.
-
-    Returns
-    -------
-    list of float
-        Largest step first.
     """
     return [1.0 / (smoothness * 2.0**j) for j in range(count)]
 
@@ -59,11 +54,6 @@ def detag_grid(problem: LocalFunctions, W: GossipLike, iterations: int) -> dict[
         (``instances.as_gossip``).
     iterations : int
         The iteration cap, T of Cor. 6's R.
-
-    Returns
-    -------
-    dict of str to list
-        Hyper-parameter axes ``eta`` (None: the formula's), ``start`` and ``R``, for `tune`.
     """
     return dict(rule_class(REFERENCE_RULE).default_search(problem, W, iterations))
 
@@ -75,11 +65,6 @@ def t_eps_score(result: Result) -> float:
     ----------
     result : Result
         One run.
-
-    Returns
-    -------
-    float
-        ``result.t_eps``, or inf.
     """
     return math.inf if result.t_eps is None else float(result.t_eps)
 
@@ -91,11 +76,6 @@ def local_t_eps_score(result: Result) -> float:
     ----------
     result : Result
         One run.
-
-    Returns
-    -------
-    float
-        ``result.t_eps_local``, or inf.
     """
     value = getattr(result, "t_eps_local", None)
     return math.inf if value is None else float(value)
