@@ -63,13 +63,6 @@ def as_oracle(problem: Oracle | LocalFunctions) -> tuple[Oracle | None, LocalFun
     TypeError
         If ``problem`` is neither: no ``sample`` and ``f``, and one of ``n``, ``dim``, ``x0``, ``grad``,
         ``full_grad`` missing (the message names it).
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> oracle, f = as_oracle(instances.zero_chain(4, n=2))
-    >>> oracle is None, f.n
-    (True, 2)
     """
     if hasattr(problem, "sample") and hasattr(problem, "f"):
         return problem, problem.f  # type: ignore[return-value]
@@ -308,15 +301,6 @@ def run_prediction(name: str | type[StepRule], oracle: Oracle | None, f: LocalFu
         eps.
     compression : dict, optional
         ``{"delta": ...}`` or ``{"omega": ...}`` of the compressor in use.
-
-    Examples
-    --------
-    >>> from decbounds import algorithms, instances
-    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, 5)
-    >>> W = instances.gossip_matrix(instances.topology("ring", 4))
-    >>> bound = algorithms.run("dsgt", f, W, step_size=0.125, iterations=10, tol=1e-2).bound
-    >>> bound.entry, bound.kind, bound.unknown, round(bound.parameters["lam"], 4), round(bound.value)
-    ('dsgt', 'upper', (), 0.3333, 15000)
     """
     entry = rule_class(name).catalog_entry
     exact = oracle is None or bool(getattr(oracle, "exact", False))
@@ -371,12 +355,6 @@ def prepared_gossip(name: str | type[StepRule], W: GossipLike | None, n: int) ->
     ------
     ValueError
         As ``instances.as_gossip`` (W None for a rule that gossips, wrong size, not a gossip matrix).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> prepared_gossip("dpsgd", np.full((2, 2), 0.5), 2)
-    GossipMatrix(symmetric, n=2, lam=0, lambda_2=0, lambda_n=0, dense eigvalsh)
     """
     rule = rule_class(name)
     communication = rule.communication

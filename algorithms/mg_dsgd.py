@@ -65,11 +65,6 @@ def default_rounds(n: int, lam: float) -> int:
     References
     ----------
     docs/theory.md §15 (MG-DSGD) and (D4) (the log n branch).
-
-    Examples
-    --------
-    >>> default_rounds(16, 0.9)
-    5
     """
     return max(1, math.ceil(0.5 * math.log(max(n, 2)) / math.sqrt(1.0 - lam)))
 

@@ -37,10 +37,6 @@ _errors = ALGORITHMS._errors
 
 def plugin_errors() -> dict[str, str]:
     """Entry-point name -> why it could not be registered (after `load_plugins`).
-    Examples
-    --------
-    >>> isinstance(plugin_errors(), dict)
-    True
     """
     return ALGORITHMS.plugin_errors()
 
@@ -58,13 +54,6 @@ def load_plugins(*, force: bool = False) -> tuple[str, ...]:
     References
     ----------
     docs/extending.md (adding an algorithm).
-
-    Examples
-    --------
-    >>> from decbounds import algorithms
-    >>> _ = algorithms.algorithm_names()  # loads the plugins once
-    >>> load_plugins()  # a second call does nothing
-    ()
     """
     return ALGORITHMS.load_plugins(force=force)
 

@@ -188,11 +188,6 @@ def entry(name: str) -> Entry:
         If no algorithm has that name (the message lists the known ones and any broken plugin).
     TypeError
         If ``name`` is not a string.
-
-    Examples
-    --------
-    >>> entry("DeTAG").style.label
-    'DeTAG'
     """
     if not isinstance(name, str):
         raise TypeError(f"name (the algorithm) must be a string; got {type(name).__name__}")
@@ -205,22 +200,12 @@ def entry(name: str) -> Entry:
 
 def entries() -> tuple[Entry, ...]:
     """Every registered entry, in registration order (plugins' included).
-    Examples
-    --------
-    >>> from decbounds import algorithms
-    >>> [e.name for e in entries()][:3]
-    ['centralized', 'local_sgd', 'dpsgd']
     """
     return tuple(ALGORITHMS.objects().values())
 
 
 def algorithm_names() -> tuple[str, ...]:
     """The registered algorithm names, in registration order (plugins' included).
-    Examples
-    --------
-    >>> from decbounds import algorithms
-    >>> "detag" in algorithm_names(), "fedavg" in algorithm_names()  # aliases are not names
-    (True, False)
     """
     return ALGORITHMS.names()
 
@@ -240,12 +225,6 @@ def rule_class(name: str | type[StepRule]) -> type[StepRule]:
         If no algorithm has that name.
     TypeError
         If ``name`` is neither a string nor a StepRule subclass.
-
-    Examples
-    --------
-    >>> from decbounds import algorithms
-    >>> rule_class("fedavg").__name__
-    'LocalSGD'
     """
     from decbounds.algorithms.step_rule import StepRule
 

@@ -56,11 +56,6 @@ def to_jsonable(value: object) -> JSONValue:
     ------
     TypeError
         For an object that has no JSON form.
-
-    Examples
-    --------
-    >>> to_jsonable({"t": np.int64(3), "g": np.array([0.5, np.inf]), 1: (None, "a")})
-    {'t': 3, 'g': [0.5, inf], '1': [None, 'a']}
     """
     if isinstance(value, Mapping):
         return {str(key): to_jsonable(item) for key, item in value.items()}

@@ -972,11 +972,6 @@ def rounds_grid(lam: float, low: float = 48.0, high: float = 12.0) -> list[int]:
         W's lam, in [0, 1).
     low, high : float
         The fractions' denominators.
-
-    Examples
-    --------
-    >>> rounds_grid(0.5), rounds_grid(1 - 1e-6)
-    ([1, 2], [32, 64])
     """
     mixing = 1.0 / math.sqrt(1.0 - lam)
     bottom, top = max(1.0, mixing / low), max(2.0, mixing / high)
@@ -1008,12 +1003,6 @@ def default_phase_length(problem: LocalFunctions, lam: float | None, iterations:
     References
     ----------
     Lu & De Sa (2021), Cor. 6; docs/theory.md (D4).
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> default_phase_length(instances.heterogeneous_quadratic(4, 3, 1.0, seed=0), 1 / 3, 1000)
-    5
     """
     return phase_length(int(problem.n), lam, problem_constants(problem), iterations)
 

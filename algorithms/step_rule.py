@@ -125,12 +125,6 @@ def problem_constants(problem: LocalFunctions) -> dict[str, float]:
     Parameters
     ----------
     problem : LocalFunctions
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> sorted(problem_constants(instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)))
-    ['Delta', 'L', 'varsigma0']
     """
     Delta = getattr(problem, "Delta", None)
     L = getattr(problem, "smoothness", None)
@@ -204,11 +198,6 @@ def state_arrays(state: object) -> list[tuple[str, np.ndarray]]:
     ----------
     state : State
         A rule's state.
-
-    Examples
-    --------
-    >>> [name for name, _ in state_arrays(State(x=np.zeros((2, 1, 3))))]
-    ['x']
     """
     found = []
     for name, value in _attributes(state).items():
@@ -249,11 +238,6 @@ def state_as(state: State, kind: type[_StateT]) -> _StateT:
     ------
     TypeError
         If ``state`` is not a ``kind``.
-
-    Examples
-    --------
-    >>> state_as(State(x=np.zeros((2, 1, 3))), State).x.shape
-    (2, 1, 3)
     """
     if not isinstance(state, kind):
         raise TypeError(f"state must be a {kind.__name__} (what the rule's init returns); got "
@@ -275,13 +259,6 @@ def check_state(state: object, n: int) -> None:
     ------
     ValueError
         Naming the first field whose array is not (n, ...), and its shape.
-
-    Examples
-    --------
-    >>> check_state(State(x=np.zeros((1, 2, 3))), 4)
-    Traceback (most recent call last):
-    ...
-    ValueError: state field 'x' has shape (1, 2, 3): every array a rule's state holds must be per worker, ...
     """
     for name, array in state_arrays(state):
         if array.ndim == 0 or array.shape[0] != n:
