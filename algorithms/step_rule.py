@@ -1,36 +1,10 @@
 """`StepRule`: the one abstraction of an algorithm on the engine, and `State`, the base of its typed state.
 
-A rule is a small class. The engine (``algorithms.engine.execute``) owns the loop, the randomness, the
-counters and the stopping test; the rule owns the recursion. Its life:
-
-1. ``rule = Rule(problem, W, structural, iterations=T)``: once per batch of configurations that share the
-   shape of an iteration. The base constructor checks W for the rule's ``communication`` kind (a symmetric
-   gossip matrix, a column-stochastic push matrix, or a graph: `communication_channel`) and hands
-   ``prepare(setup)`` a `Setup`: n, d, the iteration cap, W's lam, and only the global facts the class
-   declares in ``knows`` (`KNOWLEDGE`). The rule keeps neither the problem nor W: what it may learn about
-   them is the `Setup` and, during the run, its `algorithms.engine.Context`. ``self.structural_values``
-   holds the structural hyper-parameters, defaults filled in.
-2. ``rule.resolve(values) -> values``: once per configuration, the batchable hyper-parameters (defaults
-   filled in) checked and completed; what it returns is recorded in ``Result.hyper``.
-3. ``rule.init(ctx) -> state``: the start state, a `State` (dataclass) whose every ndarray is per worker,
-   leading axis n (refused otherwise, `check_state`): (n, k, d) arrays, one slice per configuration, d the
-   problem's dimension. It may read ``ctx`` but not query or communicate. Per-batch constants (from
-   ``ctx.step_size``, ``ctx.hyper``) belong on the rule, set in ``init``, and must not change afterwards.
-4. ``rule.step(state, ctx) -> state``: one iteration of the class A_B (docs/theory.md §1.5): at most
-   ``ctx.batch`` queries per worker through ``ctx.sample`` and at most one communication round through
-   ``ctx.gossip`` / ``ctx.gossip_two_tap`` / ``ctx.mix`` / ``ctx.exact_average`` (one round may carry several
-   arrays). The engine counts both and raises `BudgetViolationError` beyond them. ``ctx.t`` is the iteration
-   (from 0). A step may update the state's arrays in place; everything it remembers lives in the state;
-   it must treat the k configurations independently (no mixing along axis 1).
-5. ``rule.average(state) -> x_hat`` (k, d): the output the stopping test reads (default: the mean of
-   ``state.x`` over the workers). ``rule.worker_arrays(state)``: the per-worker arrays the divergence guard
-   checks, the local models ``state.x`` first (default ``[state.x]``; the models alone, ``state.x``, at
-   most checkpoints). The zero-respecting audit (``decbounds verify``) reads every array of the state
-   (`state_arrays`), not only these.
-
-Registry data (class attributes, read by `algorithms.register`): ``name``, ``aliases``, ``catalog_entry``
-(the ``bounds`` catalog entry of the predicted rate), ``style`` (a `PlotStyle`).
-"""
+The engine owns the loop, the randomness, the counters and the stopping test; the rule owns the recursion:
+``Rule(problem, W, structural, iterations=T)`` once per batch (W checked for the rule's ``communication``,
+``prepare(setup)`` given a `Setup`), ``resolve(values)`` per configuration, ``init(ctx)`` the start state
+(every array (n, ...), no queries), ``step(state, ctx)`` one iteration of the class A_B (at most B queries
+per worker, one round; docs/theory.md §1.5), ``average(state)`` the output x_hat. See docs/extending.md."""
 
 from __future__ import annotations
 
@@ -100,27 +74,20 @@ KNOWLEDGE: tuple[str, ...] = ("lambda_min", "problem_constants", "graph", "neigh
 
 @dataclass(eq=False)
 class State:
-    """The base of every rule's state: ``x``, the local models (n, k, d). Subclasses add their arrays as
-    dataclass fields (trackers, buffers, momentum ``v``: None when the momentum is 0).
+    """The base of every rule's state: ``x``, the local models (n, k, d); subclasses add their arrays as
+    dataclass fields (momentum ``v``: None when the momentum is 0).
 
     Parameters
     ----------
     x : numpy.ndarray, shape (n, k, d)
-        The local models: worker axis first, one slice per configuration, d the problem's dimension.
-
-    Examples
-    --------
-    >>> State(x=np.zeros((4, 2, 3))).x.shape
-    (4, 2, 3)
     """
 
     x: np.ndarray
 
 
 def problem_constants(problem: LocalFunctions) -> dict[str, float]:
-    """Delta, L and varsigma0 (the heterogeneity at the start, ``instances.varsigma0_at_start``) of a problem
-    that states Delta and smoothness; {} otherwise. What a rule declaring ``knows = ("problem_constants",)``
-    receives in ``Setup.constants`` (DeTAG's Cor. 6 phase length).
+    """Delta, L and varsigma0 at the start (``instances.varsigma0_at_start``) of a problem that states Delta
+    and smoothness, else {}: ``Setup.constants`` of a rule declaring ``knows = ("problem_constants",)``.
 
     Parameters
     ----------
@@ -135,29 +102,25 @@ def problem_constants(problem: LocalFunctions) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Setup:
-    """What ``StepRule.prepare`` may know about the run: sizes, W's lam, and the facts the rule declares in
-    ``knows`` (`KNOWLEDGE`; None where not declared).
+    """What ``StepRule.prepare`` may know: sizes, W's lam, and the facts declared in ``knows`` (None
+    otherwise).
 
     Parameters
     ----------
     n, d : int
-        Workers and dimension.
     iterations : int
-        The run's iteration cap.
     lam : float or None
-        W's second-largest eigenvalue magnitude ("gossip" rules; a schedule's effective lam).
+        W's lam ("gossip" rules; a schedule's effective lam).
     lambda_min : float or None
-        W's smallest eigenvalue (declared ``"lambda_min"``).
+        Declared ``"lambda_min"`` (a schedule's: the smallest over its period).
     constants : mapping or None
         `problem_constants` (declared ``"problem_constants"``).
     graph : networkx.Graph or None
-        A copy of the support graph (declared ``"graph"``; a schedule: the union of one period's rounds,
-        or of its first ``window`` rounds).
+        A copy of the support graph (declared ``"graph"``; a schedule's: one period's union).
     time_varying : bool
-        W is a gossip schedule: ``ctx.gossip`` applies W_t in iteration t, lam is its effective lam and
-        lambda_min the smallest over its period (or first `SCHEDULE_ROUNDS_CHECKED` rounds).
+        W is a gossip schedule (W_t in iteration t).
     period : int or None
-        The schedule's period (None: static W, or a schedule generated without repetition).
+        The schedule's period.
     """
 
     n: int
@@ -191,13 +154,11 @@ def _holdings(name: str, value: Any) -> list[tuple[str, Any]]:
 
 
 def state_arrays(state: object) -> list[tuple[str, np.ndarray]]:
-    """Every ndarray a state holds, with its name: each attribute (dataclass fields and any other instance
-    attribute) and the items of list, tuple or dict attributes.
+    """Every ndarray a state holds, with its name (attributes, and items of list, tuple or dict attributes).
 
     Parameters
     ----------
     state : State
-        A rule's state.
     """
     found = []
     for name, value in _attributes(state).items():
@@ -221,23 +182,12 @@ _StateT = TypeVar("_StateT", bound=State)
 
 
 def state_as(state: State, kind: type[_StateT]) -> _StateT:
-    """``state`` as the rule's own state class: what its ``init`` returned, which the engine hands back to
-    ``worker_arrays`` (typed `State` there, as the base class declares it).
-
-    Every built-in rule's ``step`` starts with it (its cost per iteration is not measurable,
-    docs/benchmarks.md).
+    """``state`` as the rule's own state class (TypeError otherwise); every built-in ``step`` starts with it.
 
     Parameters
     ----------
     state : State
-        The state the engine passes.
     kind : type
-        The rule's state class (a `State` subclass).
-
-    Raises
-    ------
-    TypeError
-        If ``state`` is not a ``kind``.
     """
     if not isinstance(state, kind):
         raise TypeError(f"state must be a {kind.__name__} (what the rule's init returns); got "
@@ -246,19 +196,12 @@ def state_as(state: State, kind: type[_StateT]) -> _StateT:
 
 
 def check_state(state: object, n: int) -> None:
-    """ValueError unless every ndarray the state holds is per worker: leading axis n (`state_arrays`).
+    """ValueError (naming the field) unless every ndarray the state holds is (n, ...) (`state_arrays`).
 
     Parameters
     ----------
     state : State
-        A rule's start state.
     n : int
-        Workers.
-
-    Raises
-    ------
-    ValueError
-        Naming the first field whose array is not (n, ...), and its shape.
     """
     for name, array in state_arrays(state):
         if array.ndim == 0 or array.shape[0] != n:
@@ -268,69 +211,34 @@ def check_state(state: object, n: int) -> None:
 
 
 class StepRule:
-    """One algorithm on the engine (module docstring: what each method receives and may do).
+    """One algorithm on the engine (module docstring; docs/extending.md).
 
-    Class attributes a subclass sets:
-        name: registry name (lower case); aliases: other accepted names; catalog_entry: the ``bounds``
-            catalog entry of the predicted rate (None: none); style: its `PlotStyle`.
-        structural: hyper-parameters that change the shape of an iteration (one batch per value), with
-            defaults. batchable: per-configuration hyper-parameters, with defaults; numeric ones reach the
-            rule as (1, k, d) arrays in ``ctx.hyper``, others as a list of k values.
-        communication: "gossip" (symmetric doubly stochastic W), "push" (column-stochastic W, applied by
-            ``ctx.gossip``), "graph" (W is a graph or matrix on whose support ``ctx.operator`` builds the
-            rule's own mixing matrices) or "exact" (all-reduce; W unused).
-        directed_rounds: a "gossip" rule that is also correct for doubly stochastic rounds that are not
-            symmetric (a schedule of kind "push" whose every W_t has rows and columns summing to 1, such as
-            Ying et al.'s ``instances.one_peer_exponential(n, directed=True)``): D-PSGD, whose recursion
-            needs W_t 1 = 1 and 1^T W_t = 1^T only. Default False.
-        gossips: whether information moves on the graph only (the zero-respecting audit applies).
-        knows: the global facts `prepare` receives beyond n, d, the cap and lam (`KNOWLEDGE`).
-        worst_case_defaults: the computed worst case's defaults where they differ from the engine's (DeTAG:
-            R = 2, since Cor. 6's R reads one problem's constants and a PEP is over a class); with
-            `iterations_per_update`, all ``pep.worst_case`` reads of a rule besides its code.
-
-    Class methods a subclass may override: `tuning_grid` (its communication hyper-parameters' grid, tuned
-    by ``decbounds verify`` for the rule and the references alike) and `default_search` (what
-    `algorithms.tune` searches for hyper-parameters the caller leaves unset).
+    Class attributes: ``name``, ``aliases``, ``catalog_entry`` (the ``bounds`` rate, or None), ``style``;
+    ``structural`` (hyper-parameters that shape an iteration, one batch per value) and ``batchable``
+    (per configuration: numbers reach ``ctx.hyper`` as (1, k, d) arrays), with defaults; ``communication``
+    ("gossip", "push", "graph" or "exact"); ``directed_rounds`` (a "gossip" rule correct for doubly stochastic
+    non-symmetric rounds, such as D-PSGD); ``gossips`` (information moves on the graph only); ``knows``
+    (`KNOWLEDGE`); ``worst_case_defaults`` (``pep.worst_case``'s defaults, DeTAG's R = 2).
 
     Parameters
     ----------
     problem : LocalFunctions
-        The local functions (``n`` workers, dimension ``dim``); read here for the `Setup`, never kept.
+        Read for the `Setup`, never kept.
     W : Gossip, numpy.ndarray, scipy.sparse matrix, networkx.Graph or Channel
-        The communication value for the rule's ``communication`` kind (``instances.GossipLike``; None for
-        "exact"): a `GossipMatrix`, a gossip schedule (W_t in iteration t, `check_schedule`), a matrix or
-        graph (``instances.as_gossip``), or the `Channel` the engine already checked; never kept.
+        For the rule's ``communication`` kind (None for "exact"), or the `Channel` already checked.
     structural : dict
-        The structural hyper-parameters of this batch (defaults filled in from the class).
     iterations : int
-        The run's iteration cap (rules whose schedule depends on it read ``self.iterations``).
+        The run's iteration cap.
 
     Attributes
     ----------
     n : int
-        Workers.
     lam : float or None
-        W's second-largest eigenvalue magnitude ("gossip" only).
     structural_values : dict
         The structural hyper-parameters, defaults filled in.
 
-    Raises
-    ------
-    ValueError
-        If ``communication`` is not one of `COMMUNICATION_KINDS`, ``knows`` names a fact outside
-        `KNOWLEDGE`, W does not fit the kind (see `symmetric_gossip`, `column_stochastic`), or ``prepare``
-        refuses a structural value.
-
-    References
-    ----------
-    docs/theory.md §1.5 (the protocol class A_B: one iteration's budget); docs/extending.md (adding an
-    algorithm); docs/verify.md (what the audit checks).
-
     Examples
     --------
-    Rules are built by ``algorithms.run``; by hand:
-
     >>> from decbounds import instances
     >>> from decbounds.algorithms.rules import DPSGD
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
@@ -338,8 +246,6 @@ class StepRule:
     >>> rule = DPSGD(f, W, {}, iterations=10)
     >>> rule.structural_values, round(rule.lam, 4)
     ({'form': 'cta'}, 0.3333)
-    >>> rule.resolve({"momentum": 0.9})
-    {'momentum': 0.9}
     """
 
     name: ClassVar[str] = ""
@@ -356,13 +262,11 @@ class StepRule:
 
     @classmethod
     def iterations_per_update(cls, structural: Mapping[str, object]) -> int:
-        """Engine iterations of one update of the method: the computed worst case's iteration k ends after
-        k of them (1; DeTAG's phase R, GT-DSGD's 2).
+        """Engine iterations per update of the method (the worst case's iteration; DeTAG's R, GT-DSGD's 2).
 
         Parameters
         ----------
         structural : mapping of str to object
-            The structural hyper-parameters, defaults filled in.
         """
         return 1
 
@@ -373,39 +277,28 @@ class StepRule:
     @classmethod
     def tuning_grid(cls, *, n: int, lam: float, cap: int,
                     stochastic: bool = False) -> dict[str, list[object]]:
-        """The grid of the rule's communication hyper-parameters (rounds per step, consensus step, ...) that
-        a fair comparison tunes beside the step size, from what the rule may know: n, W's lam, the
-        iteration cap and whether the oracle is stochastic. The first axis is searched one value at a time
-        in the order given (each value capped at the best T_eps so far); the others as a product. Default:
-        none.
+        """The grid of the rule's communication hyper-parameters a fair comparison tunes beside the step size
+        (the first axis one value at a time, the others as a product). Default: none.
 
         Parameters
         ----------
         n : int
-            Workers.
         lam : float
-            W's second-largest eigenvalue magnitude, in [0, 1).
         cap : int
-            The iteration cap of the run.
         stochastic : bool, default False
-            Whether the oracle is stochastic.
         """
         return {}
 
     @classmethod
     def default_search(cls, problem: LocalFunctions, W: GossipLike,
                        iterations: int) -> dict[str, list[object]]:
-        """The axes `algorithms.tune` searches when the caller sets none of them (and fills the unset ones
-        when it sets some). Default: none.
+        """The axes `algorithms.tune` searches when the caller sets none of them. Default: none.
 
         Parameters
         ----------
         problem : LocalFunctions
-            The local functions being tuned on.
         W : instances.GossipLike
-            The gossip value (its lam).
         iterations : int
-            The iteration cap.
         """
         return {}
 
@@ -467,24 +360,15 @@ class StepRule:
         Parameters
         ----------
         setup : Setup
-            n, d, the cap, lam, and the facts the class declares in ``knows``.
         """
 
     def resolve(self, values: dict[str, object]) -> dict[str, object]:
-        """One configuration's batchable values, checked, with defaults filled in (default: momentum and
-        beta in [0, 1)).
+        """One configuration's batchable values checked, defaults filled in (default: momentum, beta in [0,
+        1)).
 
         Parameters
         ----------
         values : dict
-            The configuration's batchable hyper-parameters.
-
-        Raises
-        ------
-        ValueError
-            If a value is outside its range (here: momentum or beta not in [0, 1)).
-        TypeError
-            If a value is not a number.
         """
         for name in ("momentum", "beta"):
             if name in values:
@@ -493,31 +377,22 @@ class StepRule:
         return values
 
     def init(self, ctx: Context) -> State:
-        """The start state (see the module docstring).
+        """The start state (no queries or communication here).
 
         Parameters
         ----------
         ctx : Context
-            The batch's context (``ctx.start_state()``, ``ctx.zeros()``, ``ctx.hyper``); no queries or
-            communication here.
         """
         raise NotImplementedError
 
     def step(self, state: State, ctx: Context) -> State:
-        """One iteration within the A_B budget (see the module docstring).
+        """One iteration within the A_B budget (`BudgetViolationError` beyond it); may update ``state`` in
+        place.
 
         Parameters
         ----------
         state : State
-            The state after iteration ``ctx.t - 1``; may be updated in place.
         ctx : Context
-            At most ``ctx.batch`` queries per worker (``ctx.sample``) and one communication round
-            (``ctx.gossip``, ``ctx.gossip_two_tap``, ``ctx.mix`` or ``ctx.exact_average``).
-
-        Raises
-        ------
-        BudgetViolationError
-            (from the engine) If the step queries or communicates beyond the budget.
         """
         raise NotImplementedError
 
@@ -532,10 +407,8 @@ class StepRule:
         return x_hat
 
     def worker_arrays(self, state: State) -> list[np.ndarray]:
-        """The per-worker (n, ...) arrays the divergence guard checks, the local models first.
-
-        A rule with trackers, replicas or buffers lists them (default ``[state.x]``); the zero-respecting
-        audit reads every array of the state (`state_arrays`) whatever this lists.
+        """The per-worker (n, ...) arrays the divergence guard checks, the local models first (default
+        ``[state.x]``).
 
         Parameters
         ----------
@@ -551,7 +424,6 @@ class StepRule:
         Parameters
         ----------
         ctx : Context
-            Reads ``ctx.hyper["momentum"]``.
         """
         mu = ctx.hyper.get("momentum")
         if mu is None or not np.any(np.asarray(mu)):
@@ -560,21 +432,14 @@ class StepRule:
 
     @staticmethod
     def heavy_ball(v: np.ndarray | None, direction: np.ndarray, ctx: Context) -> np.ndarray:
-        """Heavy-ball (the paper ran every method with momentum 0.9, §9): v <- momentum v + direction,
-        returned in place of the direction; the direction itself when there is no buffer.
+        """Heavy-ball (§9): v <- momentum v + direction, returned in place of the direction (the direction
+        itself without a buffer).
 
         Parameters
         ----------
         v : numpy.ndarray or None
-            The buffer of `momentum_buffer`, updated in place.
         direction : numpy.ndarray, shape (n, k, d)
-            The rule's update direction (a stochastic gradient, a tracker).
         ctx : Context
-            Reads ``ctx.hyper["momentum"]``, shape (1, k, d).
-
-        References
-        ----------
-        docs/theory.md §9 (the paper's experiments) and §6.5 (Alg. 4, DeTAG's own momentum).
         """
         if v is None:
             return direction
