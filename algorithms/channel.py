@@ -38,16 +38,9 @@ def check_n_by_n(M: sp.csr_array, n: int, name: str) -> None:
     Parameters
     ----------
     M : scipy.sparse.csr_array
-        The matrix.
     n : int
-        The problem's number of workers.
     name : str
         The argument's name, for the message.
-
-    Raises
-    ------
-    ValueError
-        If M is not n x n.
     """
     if M.shape != (n, n):
         raise ValueError(f"{name} shape mismatch: the problem has n={n} workers but {name} is "
@@ -55,20 +48,13 @@ def check_n_by_n(M: sp.csr_array, n: int, name: str) -> None:
 
 
 def symmetric_gossip(W: GossipLike | None, n: int) -> tuple[sp.csr_array, float]:
-    """W as a symmetric gossip matrix of size n (``instances.as_gossip``: symmetric, doubly stochastic,
-    connected; negative weights allowed; a `GossipMatrix` is not checked again); returns (W as CSR, lam).
+    """(W as CSR, lam) for W a symmetric, doubly stochastic, connected n x n gossip matrix
+    (``instances.as_gossip``; ValueError otherwise).
 
     Parameters
     ----------
     W : GossipMatrix, array_like or sparse matrix
-        The n x n gossip matrix.
     n : int
-        The problem's number of workers.
-
-    Raises
-    ------
-    ValueError
-        If W is None, not n x n, not symmetric, not doubly stochastic or not connected.
     """
     gossip = gossip_for("gossip", W, n)
     assert gossip.lam is not None
@@ -76,42 +62,26 @@ def symmetric_gossip(W: GossipLike | None, n: int) -> tuple[sp.csr_array, float]
 
 
 def column_stochastic(W: GossipLike | None, n: int, atol: float = 1e-9) -> sp.csr_array:
-    """The push-sum matrix P (rows receive, columns sum to 1, non-negative) of SGP; a networkx graph is
-    turned into one by ``instances.column_stochastic_matrix`` (an undirected one as its symmetric digraph);
-    ``instances.as_gossip(W, n, kind="push")`` checks it.
+    """SGP's push-sum matrix P (rows receive, columns sum to 1, non-negative), a graph turned into one by
+    ``instances.column_stochastic_matrix`` (ValueError for a bad W).
 
     Parameters
     ----------
     W : GossipMatrix, array_like, sparse matrix or networkx.Graph
-        The n x n push matrix, or a graph to build it from.
     n : int
-        The problem's number of workers.
     atol : float, default 1e-9
-        Tolerance of the non-negativity and column-sum checks.
-
-    Raises
-    ------
-    ValueError
-        If W is None, not n x n, has a negative entry or a column not summing to 1.
     """
     return gossip_for("push", W, n, atol=atol).matrix
 
 
 def support_graph(W: GossipLike | None, n: int) -> nx.Graph:
-    """The undirected graph of W's off-diagonal support (or W itself when it is a networkx graph).
+    """The undirected graph of W's off-diagonal support (W itself for a graph); ValueError for a wrong size or
+    a disconnected support.
 
     Parameters
     ----------
     W : GossipMatrix, numpy.ndarray, scipy.sparse matrix or networkx.Graph
-        An n x n matrix or a graph on n nodes (a schedule's support changes every round:
-        ``GossipSchedule.support(t)``).
     n : int
-        The problem's number of workers.
-
-    Raises
-    ------
-    ValueError
-        If W has the wrong size, or (a matrix) its support is not connected.
     """
     if isinstance(W, nx.Graph):
         if W.number_of_nodes() != n:
@@ -135,31 +105,26 @@ def support_graph(W: GossipLike | None, n: int) -> nx.Graph:
 
 @dataclass(frozen=True, eq=False)
 class Channel:
-    """W checked for one communication kind: the `Gossip` value the engine (never the rule) executes
-    (`communication_channel`).
+    """W checked for one communication kind: the `Gossip` value the engine (never the rule) executes.
 
     Parameters
     ----------
     kind : str
         One of `COMMUNICATION_KINDS`.
     gossip : Gossip or None
-        The value the engine gossips with: a `GossipMatrix` (W for "gossip", the push matrix P for "push")
-        or a ``GossipSchedule`` (W_t in iteration t, `check_schedule`; any kind but "exact"); None for
-        "exact" and for a "graph" rule on a fixed graph.
+        W, the push matrix or a schedule; None for "exact" and a "graph" rule on a fixed graph.
     lam : float or None
-        W's second-largest eigenvalue magnitude ("gossip" only; a schedule's effective lam, every kind).
+        W's lam ("gossip"; a schedule's effective lam).
     support : scipy.sparse.csr_array or None
-        Who may talk to whom: the pattern of W's (or the graph's) closed neighbourhoods, diagonal included;
-        None for "exact" and for a schedule.
+        Who may talk to whom: the closed neighbourhoods' pattern (None for "exact" and a schedule).
     graph : networkx.Graph or None
-        The support graph ("graph" only, fixed W).
+        The support graph ("graph", fixed W).
 
     Attributes
     ----------
     matrix : scipy.sparse.csr_array or None
-        The static W's CSR matrix (``gossip.matrix``), None for a schedule or no gossip.
+        A static W's CSR matrix.
     schedule : instances.GossipSchedule or None
-        The time-varying W, None otherwise.
     """
 
     kind: str
@@ -186,29 +151,16 @@ def _closed_support(M: sp.csr_array) -> sp.csr_array:
 
 
 def check_schedule(schedule: GossipSchedule, n: int, kind: str, *, directed_rounds: bool = False) -> float:
-    """A gossip schedule checked for a communication kind; returns its effective lam
-    (``GossipSchedule.lam``), the lam the rule's `Setup` carries.
-
-    "gossip" needs kind "symmetric", or, for a rule declaring ``directed_rounds`` (D-PSGD), kind "push" with
-    every round doubly stochastic (`doubly_stochastic_rounds` checks the rows); "push" takes either kind (a
-    symmetric doubly stochastic round is column stochastic too) with non-negative rounds; "graph" takes any.
-    Every kind needs lam < 1: windows of rounds must connect the workers.
+    """A gossip schedule checked for a communication kind; its effective lam (``GossipSchedule.lam``) < 1.
+    "gossip" needs kind "symmetric" (or, with ``directed_rounds``, "push" rounds doubly stochastic), "push"
+    non-negative rounds, "graph" any (ValueError naming the rules that take directed rounds).
 
     Parameters
     ----------
     schedule : instances.GossipSchedule
     n : int
-        The problem's number of workers.
     kind : str
-        The rule's ``communication``.
     directed_rounds : bool, default False
-        The rule's ``StepRule.directed_rounds``.
-
-    Raises
-    ------
-    ValueError
-        If the schedule's n or kind does not fit (the message lists the rules that take directed rounds),
-        or lam = 1.
     """
     if schedule.n != n:
         raise ValueError(f"W shape mismatch: the problem has n={n} workers but the schedule {schedule.name} "
@@ -244,20 +196,12 @@ def _directed_round_rules() -> str:
 
 
 def doubly_stochastic_rounds(schedule: GossipSchedule) -> GossipSchedule:
-    """A kind "push" schedule whose rounds are also checked for rows summing to 1 (doubly stochastic, not
-    necessarily symmetric: ``instances.one_peer_exponential(n, directed=True)``), the rounds a
-    ``directed_rounds`` rule gossips with. A periodic schedule is checked now, round by round of its period,
-    and returned as it is; a generated one is returned wrapped so that each W_t is checked when first built.
+    """A kind "push" schedule with each round's rows checked to sum to 1 (a periodic one now, a generated one
+    as each W_t is built; ValueError naming t): the rounds a ``directed_rounds`` rule gossips with.
 
     Parameters
     ----------
     schedule : instances.GossipSchedule
-        Of kind "push" (column stochastic, non-negative).
-
-    Raises
-    ------
-    ValueError
-        If a W_t's rows do not sum to 1 (naming t and the largest deviation).
     """
 
     def checked(t: int) -> sp.csr_array:
@@ -278,19 +222,12 @@ def doubly_stochastic_rounds(schedule: GossipSchedule) -> GossipSchedule:
 
 
 def directed_matrix(W: object) -> GossipSchedule | None:
-    """A fixed W that is a matrix (not a `GossipMatrix`, graph or schedule) and not symmetric, as the
-    constant schedule a ``directed_rounds`` rule gossips with (``instances.constant_schedule``, kind
-    "push"; `doubly_stochastic_rounds` then checks its rows); None for anything else.
+    """A fixed non-symmetric matrix W as the constant "push" schedule a ``directed_rounds`` rule gossips with;
+    None for anything else.
 
     Parameters
     ----------
     W : object
-        The communication argument as given.
-
-    Raises
-    ------
-    ValueError
-        If W is not symmetric and not column stochastic either.
     """
     M = _asymmetric_matrix(W)
     if M is None:
@@ -317,27 +254,15 @@ def _asymmetric_matrix(W: object) -> sp.csr_array | None:
 
 
 def gossip_for(kind: str, W: GossipLike | None, n: int, *, atol: float = DEFAULT_ATOL) -> GossipMatrix:
-    """W checked as a fixed gossip matrix for a "gossip" (symmetric) or "push" rule
-    (``instances.as_gossip``); a rule needing symmetry given a directed matrix is told which rules take
-    one.
+    """W checked as a fixed gossip matrix for a "gossip" or "push" rule (``instances.as_gossip``; a directed
+    matrix for a symmetric rule is told which rules take one; TypeError for a schedule).
 
     Parameters
     ----------
     kind : {"gossip", "push"}
-        The rule's ``communication``.
     W : GossipMatrix, numpy.ndarray, scipy.sparse matrix or networkx.Graph
-        The fixed W (a schedule is refused: `communication_channel` takes it).
     n : int
-        The problem's number of workers.
     atol : float, default 1e-9
-        Tolerance of the checks (``instances.as_gossip``).
-
-    Raises
-    ------
-    ValueError
-        As ``instances.as_gossip``, with `_directed_round_rules` appended for a non-symmetric matrix.
-    TypeError
-        If W is a gossip schedule.
     """
     try:
         gossip = as_gossip(W, n, kind="symmetric" if kind == "gossip" else "push", atol=atol)
@@ -353,28 +278,16 @@ def gossip_for(kind: str, W: GossipLike | None, n: int, *, atol: float = DEFAULT
 
 def communication_channel(kind: str, W: GossipLike | None, n: int, *,
                           directed_rounds: bool = False) -> Channel:
-    """W checked for a rule's communication ``kind`` (`symmetric_gossip`, `column_stochastic`,
-    `support_graph`); "exact" ignores W.
+    """W checked for a rule's communication ``kind`` (ValueError when it does not fit); "exact" ignores W.
 
     Parameters
     ----------
     kind : str
-        One of `COMMUNICATION_KINDS`.
     W : Gossip, numpy.ndarray, scipy.sparse matrix, networkx.Graph or None
-        The communication value (``instances.GossipLike``): a `GossipMatrix` is not checked or decomposed
-        again, a gossip schedule is checked for the kind (`check_schedule`), a matrix or graph is turned
-        into a `GossipMatrix` by ``instances.as_gossip`` ("graph" rules read its support instead).
+        A `GossipMatrix` is not checked again; a schedule is checked (`check_schedule`).
     n : int
-        The problem's number of workers.
     directed_rounds : bool, default False
-        The rule's ``StepRule.directed_rounds``: a "gossip" rule then also takes a schedule of doubly
-        stochastic, non-symmetric rounds (`check_schedule`, `doubly_stochastic_rounds`), and a fixed
-        non-symmetric W as its constant schedule (`directed_matrix`).
-
-    Raises
-    ------
-    ValueError
-        If ``kind`` is unknown or W does not fit it.
+        A "gossip" rule then takes doubly stochastic non-symmetric rounds too.
     """
     if isinstance(W, GossipSchedule) and kind == "graph" and W.period == 1:
         # a period-1 schedule is one W in every round: a graph rule (DeFacto) reads its support as it reads
