@@ -158,7 +158,11 @@ def _percentiles(values: Sequence[float | None]) -> tuple[float | None, float | 
     as_float = np.array([math.inf if value is None else float(value) for value in values])
     with np.errstate(invalid="ignore"):  # inf - inf between two capped seeds: NaN, read as unbounded
         low, median, high = (float(q) for q in np.percentile(as_float, [INTERVAL[0], 50.0, INTERVAL[1]]))
-    return tuple(q if math.isfinite(q) else None for q in (median, low, high))  # type: ignore[return-value]
+
+    def bounded(q: float) -> float | None:
+        return q if math.isfinite(q) else None
+
+    return bounded(median), bounded(low), bounded(high)
 
 
 def measure_point(point: Point) -> RunOutput:
@@ -207,7 +211,8 @@ def measure_point(point: Point) -> RunOutput:
         # branch and bound stopped the winner's slower seeds at the best median so far: their T_eps
         # (the interval's upper end) needs the full cap
         searched = (set(hyper) | {key for group in hyper.get("groups", []) for key in group}) - {"groups"}
-        again = {key: best.hyper[key] for key in searched}
+        # hyper-parameters as the tuner took them; run_batch checks their names and values
+        again: dict[str, Any] = {key: best.hyper[key] for key in searched}
         seeds_t = [run.t_eps for run in algorithms.run_batch(
             algorithm, problem, W, step_sizes=[best.step_size], seeds=list(field_ints(point, "seeds")),
             iterations=cap, tol=float(field_float(point, "tol")), stop="average", **again)]
@@ -264,7 +269,36 @@ def _cost(point: Point) -> float:
 
 
 def _sigma(record: Record) -> float:
-    return float(record["point"].get("sigma", 0.0))  # type: ignore[arg-type]
+    sigma = optional_float(record["point"], "sigma")
+    return 0.0 if sigma is None else float(sigma)
+
+
+def _numbers_or_none(fields: dict[str, JSONValue], key: str) -> list[float | None]:
+    """``fields[key]``: a list of numbers (as stored) or nulls (a capped seed, an open interval end); []
+    when missing or null."""
+    values = fields.get(key)
+    if values is None:
+        return []
+    if not isinstance(values, list):
+        raise TypeError(f"record field {key!r} must be a list of numbers or nulls; got {values!r}")
+    found: list[float | None] = []
+    for value in values:
+        if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+            found.append(value)
+        else:
+            raise TypeError(f"record field {key!r} must be a list of numbers or nulls; got {values!r}")
+    return found
+
+
+def _interval(fields: dict[str, JSONValue], key: str) -> tuple[float | None, float | None]:
+    """``fields[key]`` as (low, high), each None where unbounded; (None, None) when missing or empty."""
+    low, high = _numbers_or_none(fields, key) or [None, None]
+    return low, high
+
+
+def _median(record: Record, key: str = "t_eps") -> float:
+    """A finished record's median over the seeds of `key` (T_eps, or "bits": bits-to-eps) as a float."""
+    return float(field_float(record["result"], key))
 
 
 def _as_bits(records: Sequence[Record]) -> list[Record]:
@@ -309,14 +343,14 @@ def power_law_fit(records: Sequence[Record]) -> tuple[list[Record], str]:
     done = sorted((r for r in records if fit.is_finished(r)), key=inv_delta)
     if not done:
         return [], "no point reached eps"
-    floor = float(done[0]["result"]["t_eps"])
-    above = [r for r in done[1:] if float(r["result"]["t_eps"]) > FLAT_FACTOR * floor]
+    floor = _median(done[0])
+    above = [r for r in done[1:] if _median(r) > FLAT_FACTOR * floor]
     x = np.array([inv_delta(r) for r in above])
     if np.unique(x).size < 3:
         return [], f"only {np.unique(x).size} points above the flat part"
-    y = np.array([float(r["result"]["t_eps"]) for r in above])
+    y = np.array([_median(r) for r in above])
     line = fit.fit_exponent(x, y).predict(x)
-    ranges = [r["result"].get("t_eps_range") or [None, None] for r in above]
+    ranges = [_interval(r["result"], "t_eps_range") for r in above]
     inside = [lo is not None and hi is not None and lo <= value <= hi
               for value, (lo, hi) in zip(line, ranges, strict=True)]
     off = np.maximum(line / y, y / line)
@@ -345,8 +379,8 @@ def exponent_rows(records: Sequence[Record]) -> list[fit.ExponentRow]:
         Per panel, sigma and series; ``measured.fit`` is None (``reason`` says why) where none is claimed.
     """
     rows: list[fit.ExponentRow] = []
-    compressed = [{**r, "point": {**r["point"], "algorithm": r["point"]["series"]}} for r in records
-                  if r["point"]["compressor"]]
+    compressed: list[Record] = [{**r, "point": {**r["point"], "algorithm": r["point"]["series"]}}
+                                for r in records if r["point"]["compressor"]]
     for sigma in sorted({_sigma(r) for r in compressed}):
         for label in SERIES:
             mine = [r for r in compressed if r["point"]["algorithm"] == label and _sigma(r) == sigma]
@@ -377,12 +411,12 @@ def _csv(records: Sequence[Record]) -> str:
     writer.writeheader()
     for r in records:
         best = optional_dict(r["result"], "best") or {}
-        low, high = r["result"].get("t_eps_range") or [None, None]  # type: ignore[misc]
-        seeds = r["result"].get("t_eps_seeds") or []
+        low, high = _interval(r["result"], "t_eps_range")
+        seeds = _numbers_or_none(r["result"], "t_eps_seeds")
         row = {"series": r["point"]["series"], "compressor": r["point"]["compressor"] or "none",
                "k": r["point"]["k"], "sigma": _sigma(r), "inv_delta": inv_delta(r),
                "t_eps": r["result"]["t_eps"], "t_eps_low": low, "t_eps_high": high,
-               "t_eps_seeds": " ".join("capped" if t is None else str(t) for t in seeds),  # type: ignore[union-attr]
+               "t_eps_seeds": " ".join("capped" if t is None else str(t) for t in seeds),
                "bits": r["result"]["bits"], "bits_per_iteration": r["result"]["bits_per_iteration"],
                "status": r["result"]["status"], "step_size": best.get("step_size"),
                "gamma": best.get("gamma"),
@@ -427,8 +461,8 @@ def _legend_label(rows: Sequence[fit.ExponentRow], label: str, sigmas: Sequence[
 
 def _slowest(record: Record, key: str) -> float:
     """The slowest seed that reached eps, in `key`'s unit (bits: T_eps times the bits per iteration)."""
-    reached = [float(t) for t in record["result"].get("t_eps_seeds") or [] if t is not None]  # type: ignore[union-attr]
-    return max(reached) * float(record["result"][key]) / float(record["result"]["t_eps"])
+    reached = [float(t) for t in _numbers_or_none(record["result"], "t_eps_seeds") if t is not None]
+    return max(reached) * _median(record, key) / _median(record)
 
 
 def _draw_panel(axis: Any, records: Sequence[Record], key: str, labels: dict[str, str]) -> None:
@@ -441,14 +475,14 @@ def _draw_panel(axis: Any, records: Sequence[Record], key: str, labels: dict[str
                   if not fit.is_finished(r)]
         notes += [f"{label}: {seeds.count(None)} of {len(seeds)} seeds did not reach eps at "
                   f"1/delta={inv_delta(r):g} (bar to the slowest that did)" for r in mine
-                  if None in (seeds := list(r["result"].get("t_eps_seeds") or [])) and fit.is_finished(r)
+                  if None in (seeds := _numbers_or_none(r["result"], "t_eps_seeds")) and fit.is_finished(r)
                   and key == "t_eps"]
         if done:
             algorithm, line = _LOOK[label]
             look = style(algorithm)
             x = np.array([inv_delta(r) for r in done])
-            y = np.array([float(r["result"][key]) for r in done])
-            ranges = [r["result"].get(f"{key}_range") or [None, None] for r in done]
+            y = np.array([_median(r, key) for r in done])
+            ranges = [_interval(r["result"], f"{key}_range") for r in done]
             low = np.array([value if lo is None else float(lo)
                             for value, (lo, _) in zip(y, ranges, strict=True)])
             high = np.array([_slowest(r, key) if hi is None else float(hi) for r, (_, hi) in zip(done, ranges,
@@ -472,7 +506,7 @@ def _draw_panel(axis: Any, records: Sequence[Record], key: str, labels: dict[str
                      linestyle=(4.0 * same.index(name), (4.0, 4.0 * max(len(same), 2) - 4.0)),
                      label=f"{look['label']}{f' ({form.upper()})' if form else ''} (uncompressed"
                            f"{f', = {equal}' if equal else ''})")
-        lo, hi = base["result"].get(f"{key}_range") or [None, None]
+        lo, hi = _interval(base["result"], f"{key}_range")
         if lo is not None and hi is not None and hi > lo:
             axis.axhspan(lo, hi, color=look["color"], alpha=0.08, linewidth=0)
     axis.set_xscale("log")
