@@ -235,8 +235,6 @@ def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None
 def multi_step_gossip(W: MatrixLike, Z: np.ndarray, schedule: np.ndarray) -> np.ndarray:
     """Apply z_{r+1} = a_r W z_r + b_r z_{r-1} (z_{-1} := z_0) for each row (a_r, b_r) of ``schedule``.
 
-    Z has shape (n, *rest); W acts on axis 0 (one sparse product per step on the (n, -1) reshape).
-
     Parameters
     ----------
     W : numpy.ndarray or scipy.sparse matrix
@@ -286,8 +284,6 @@ def accelerated_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | Non
                        eta: float | None = None, start: str = "paper") -> np.ndarray:
     """R steps of Alg. 3's two-tap gossip (``gossip_schedule``); lam defaults to ``second_eigenvalue(W)``.
 
-    Errors as `gossip_schedule` and `multi_step_gossip`.
-
     Parameters
     ----------
     W : numpy.ndarray or scipy.sparse matrix
@@ -326,8 +322,6 @@ def accelerated_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | Non
 
 def chebyshev_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None = None) -> np.ndarray:
     """R steps of Chebyshev gossip z_R = T_R(W/lam) z_0 / T_R(1/lam) (docs/theory.md §14).
-
-    Errors as `gossip_schedule` and `multi_step_gossip`.
 
     Parameters
     ----------

@@ -75,10 +75,6 @@ def spectrum_summary(W: GossipLike, *, kind: str = "symmetric") -> SpectrumSumma
     kind : {"symmetric", "push", "exact"}, default "symmetric"
         What W is for (``instances.GOSSIP_KINDS``).
 
-    Returns
-    -------
-    SpectrumSummary
-
     Raises
     ------
     ValueError, TypeError
@@ -232,8 +228,6 @@ def _applicable(G: nx.Graph, weights: str) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     """Build the graph, then time each applicable weight rule (the chosen one first) and print a table.
-
-    Bad input (a ValueError/TypeError of the package API) is one line on stderr and exit status 2.
 
     Parameters
     ----------

@@ -44,7 +44,7 @@ class Cluster:
         h_i > 0, finite: seconds per stochastic gradient on worker i (the distribution's scale).
     link_times : array_like, optional
         rho_{i->j} >= 0 seconds to send one vector i -> j directly, ``inf`` where there is no link; an
-        (n, n) array, directed allowed; the diagonal is ignored (rho_{i->i} = 0). Default: every link free.
+        (n, n) array, directed allowed; the diagonal is ignored (rho_{i->i} = 0).
     distribution : {"fixed", "uniform", "exponential"}, default "fixed"
         How each gradient's time is drawn (`COMPUTE_DISTRIBUTIONS`); with "fixed" the times are h exactly.
 
@@ -127,10 +127,6 @@ class Cluster:
         ----------
         permutation : array_like of int
             A permutation of 0..n-1.
-
-        Returns
-        -------
-        Cluster
         """
         order = np.asarray(permutation, dtype=int)
         if sorted(order.tolist()) != list(range(self.n)):
@@ -161,10 +157,6 @@ def named_cluster(name: str, n: int, *, h: float = 1.0, rho: float = 0.0, topolo
                   alpha: float = 1.0, slowdown: float = 10.0, distribution: str = "fixed") -> Cluster:
     """One of the named clusters (`CLUSTERS`), rho seconds on every edge of ``topology``.
 
-    "equal": h_i = h; "straggler": the last worker's h is ``slowdown`` times larger; "power":
-    h_i = h * i^alpha (i = 1..n); "slow_link": equal h, the link between workers 0 and 1 is ``slowdown``
-    times slower (``rho`` must be > 0 for it to matter).
-
     Parameters
     ----------
     name : str
@@ -183,10 +175,6 @@ def named_cluster(name: str, n: int, *, h: float = 1.0, rho: float = 0.0, topolo
         Factor >= 1 of "straggler" and "slow_link".
     distribution : str, default "fixed"
         See `Cluster`.
-
-    Returns
-    -------
-    Cluster
 
     Examples
     --------

@@ -56,10 +56,6 @@ NUM_FEATURES = 64
 def load_digits_arrays() -> tuple[np.ndarray, np.ndarray]:
     """(features (1797, 64) scaled to [0, 1], labels (1797,)) of scikit-learn's bundled digits.
 
-    Reads the CSV that `sklearn.datasets.load_digits` reads, located without importing scikit-learn (whose
-    import is slow); falls back to `load_digits` if the file is not where it is expected. Cached: one read
-    per process.
-
     Returns
     -------
     tuple of (numpy.ndarray, numpy.ndarray)
@@ -89,9 +85,6 @@ def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float,
                       seed: int | np.random.Generator | np.random.SeedSequence, *, balanced: bool = True
                       ) -> np.ndarray:
     """Indices (n, m) of the points each worker holds under the X%-shuffle partition (docs/theory.md §9.1).
-
-    Sort by label (stable), shuffle only the first ``shuffled_percent`` % of the sequence, cut it into n
-    contiguous shards of m points. See the module docstring for ``balanced``.
 
     Parameters
     ----------
@@ -158,9 +151,6 @@ def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float,
 class DigitsProblem:
     """The digits problem on n workers; follows `instances.protocol.FiniteSumFunctions`.
 
-    f_i(x) = (1/m) sum over worker i's shard of the model's loss; `sample_grad` gives per-sample gradient
-    means for `oracles.FiniteSumOracle`.
-
     Parameters
     ----------
     n : int
@@ -178,13 +168,6 @@ class DigitsProblem:
         reg of the logistic model, >= 0.
     balanced : bool, default True
         See `shuffle_partition`.
-
-    Attributes
-    ----------
-    n, dim, x0, samples_per_worker, shards, features, labels
-        As the protocol asks, and the data behind it.
-    smoothness : float
-        An upper bound (logistic) or an estimate at x0 (mlp), see the property.
 
     Raises
     ------
@@ -407,12 +390,6 @@ class DigitsProblem:
     @property
     def smoothness(self) -> float:
         """L of the local f_i.
-
-        logistic_nonconvex: an upper bound, 1/2 max_i lambda_max(A_i^T A_i / m) + 2 reg, from the softmax
-        cross-entropy Hessian <= 1/2 (Boehning) on the features with a bias column, and |d^2/dx^2 x^2/(1+x^2)|
-        <= 2. mlp: an estimate, not a bound (a tanh network is not globally smooth): the largest |Hessian
-        eigenvalue| at x0 over the workers' full-shard losses (scipy eigsh on finite-difference
-        Hessian-vector products).
         """
         if self._smoothness is None:
             self._smoothness = self._logistic_bound() if self.model != "mlp" else self._hessian_estimate()
@@ -460,10 +437,6 @@ def digits_problem(n: int, *, shuffled_percent: float, seed: int, model: str = "
     ----------
     n, shuffled_percent, seed, model, hidden, regularization, balanced
         As `DigitsProblem`.
-
-    Returns
-    -------
-    DigitsProblem
 
     Raises
     ------

@@ -87,11 +87,6 @@ def check_gossip(W: MatrixLike, G: nx.Graph | None = None, *, nonnegative: bool 
                  atol: float = DEFAULT_ATOL) -> float:
     """Check that W is a gossip matrix (docs/theory.md §1) and return its lam.
 
-    Properties, checked in this order; the first that fails raises ``ValueError`` naming it: square,
-    symmetric, rows sum to 1, non-negative (``nonnegative=False`` skips it: FDLA weights may be negative),
-    support inside G plus the diagonal (when G is given), connected (lam < 1). A `GossipMatrix` of the
-    symmetric kind was checked when it was built: only the non-negativity and the support are checked again.
-
     Parameters
     ----------
     W : GossipMatrix, numpy.ndarray or scipy.sparse matrix
@@ -208,14 +203,6 @@ def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmet
     validated, decomposed `GossipMatrix`. A `Gossip` value is returned as it is (no check of its rounds, no
     eigenvalue solve): a `GossipMatrix`, or a ``GossipSchedule`` (whose rounds were checked when built).
 
-    kind "symmetric" (also accepts an "exact" GossipMatrix): square, symmetric, rows summing to 1, connected
-    (lam < 1; ``allow_disconnected=True`` also admits lam = 1, as the PEP's class does: every eigenvalue off
-    consensus in [-1, 1], never beyond), negative weights allowed (FDLA); a graph becomes
-    ``gossip_matrix(G)`` (Metropolis). kind "push": non-negative with columns summing to 1; a graph becomes
-    ``column_stochastic_matrix`` (an undirected one as its symmetric digraph). kind "exact": the all-reduce
-    11^T/n (W may be None; n needed), an `ExactAverage` in O(n) memory. A schedule must have n workers
-    and, for kind "symmetric", symmetric rounds (any kind for "push"; none for "exact").
-
     Parameters
     ----------
     W : Gossip, numpy.ndarray, scipy.sparse matrix or networkx.Graph
@@ -229,7 +216,7 @@ def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmet
     allow_disconnected : bool, default False
         Accept a symmetric W with lam = 1 (a disconnected graph, or eigenvalue -1), for classes that do not
         need consensus (the PEP's exact gossip class, a single matching round); lam > 1 (an eigenvalue
-        outside [-1, 1], W amplifies disagreement) is refused either way. No warning.
+        outside [-1, 1], W amplifies disagreement) is refused either way.
 
     Returns
     -------
@@ -363,10 +350,6 @@ def metropolis(G: nx.Graph) -> sp.csr_array:
 def max_degree(G: nx.Graph) -> sp.csr_array:
     """Constant edge weight 1 / (d_max + 1).
 
-    CVX's ``max_deg.m`` uses 1/d_max, which on a regular bipartite graph (an even ring, the hypercube) puts
-    an eigenvalue at -1 (lam = 1); the +1 keeps every diagonal entry >= 1/(d_max + 1) > 0, so W is a gossip
-    matrix with lam < 1 on every connected graph. On a regular graph it equals ``uniform``.
-
     Parameters
     ----------
     G : networkx.Graph
@@ -426,8 +409,6 @@ def uniform(G: nx.Graph) -> sp.csr_array:
 
 def path_matrix(G: nx.Graph) -> sp.csr_array:
     """The Cor. 2 path matrix: W_{i,i+-1} = 1/2, end nodes keep 1/2; eigenvalues cos(pi k/n), lam = cos(pi/n).
-
-    G must be a path graph (connected, n - 1 edges, degrees <= 2); its nodes may come in any order.
 
     Parameters
     ----------
@@ -527,12 +508,6 @@ def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnecte
     and FMMC are solved by ``instances.optimize.optimize_gossip``; ``options`` are passed on to the rule
     (for those two: solver, cache, cache_dir, tol, solver_options); a rule that takes none refuses them.
 
-    G must be a simple undirected ``networkx.Graph`` on the nodes 0..n-1 (a MultiGraph is refused, TypeError:
-    collapse it with ``networkx.Graph(G)``) and connected: a disconnected G gives lam = 1, on which gossip
-    never reaches consensus, so it is a ValueError listing the components, unless ``allow_disconnected=True``
-    (the opt-in for studying exactly that), which returns that W, lam = 1, without a warning (rules
-    metropolis, max_degree, uniform; FDLA, FMMC and path refuse a disconnected G themselves).
-
     Parameters
     ----------
     G : networkx.Graph
@@ -560,7 +535,6 @@ def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnecte
     References
     ----------
     docs/theory.md §1.6 (gossip), §4.4 (the path weights of Cor. 2), §12 (FDLA and FMMC), §14 (spectral
-    gaps); docs/errata.md E30.
 
     Examples
     --------
@@ -589,21 +563,12 @@ def lazy(W: MatrixLike, kappa: float) -> GossipMatrix:
     r"""The slack matrix :math:`W_\kappa = \kappa W + (1 - \kappa) I`, :math:`0 < \kappa \le 1` (§9.2,
     Lu et al. 2020).
 
-    Its eigenvalues are :math:`\kappa\mu + 1 - \kappa`;
-    :math:`1 - \lambda(W_\kappa) = \kappa (1 - \lambda(W))` holds exactly under the condition of
-    ``lazy_gap_is_exact``. For a `GossipMatrix` W beyond ``DENSE_REFERENCE_LIMIT`` nodes the extreme
-    eigenvalues are mapped by that formula (no new solve); otherwise they are W_kappa's own.
-
     Parameters
     ----------
     W : GossipMatrix, array_like or sparse matrix
         A symmetric matrix with rows summing to 1 (a gossip matrix).
     kappa : float
         The laziness, 0 < kappa <= 1.
-
-    Returns
-    -------
-    GossipMatrix
 
     Raises
     ------
@@ -636,23 +601,12 @@ def lazy_gap_is_exact(lambda_2: float, lambda_n: float, kappa: float) -> bool:
     """Whether gap(lazy(W, kappa)) = kappa * gap(W) for a W with extreme non-trivial eigenvalues
     lambda_2 >= lambda_n (docs/theory.md §9.2: "exactly, when lam is attained at lambda_2").
 
-    The lazy spectrum is mu = kappa lambda + 1 - kappa. If lambda_2 >= -lambda_n (lam(W) = lambda_2), then
-    mu_2 = 1 - kappa (1 - lambda_2) >= |mu_n| because kappa (lambda_2 + lambda_n) + 2 (1 - kappa) >= 0, so
-    lam(W_kappa) = mu_2 and the gap scales by exactly kappa; W need not be positive semidefinite. If instead
-    lam(W) = -lambda_n > lambda_2 and kappa < 1, both |mu_n| and mu_2 are < 1 - kappa + kappa lam and the
-    lazy gap is strictly larger than kappa * gap(W). So the exact condition is kappa == 1 or
-    lambda_2 >= -lambda_n.
-
     Parameters
     ----------
     lambda_2, lambda_n : float
         The largest and the smallest eigenvalue of W other than the 1 of the consensus direction.
     kappa : float
         The laziness, 0 < kappa <= 1.
-
-    Returns
-    -------
-    bool
 
     Raises
     ------

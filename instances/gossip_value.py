@@ -34,19 +34,6 @@ GOSSIP_KINDS: tuple[str, ...] = ("symmetric", "push", "exact")
 class Gossip(ABC):
     """The gossip value W: the communication matrices W_0, W_1, ... of one network, validated once.
 
-    Members: `GossipMatrix` (static: W_t = W, its spectrum computed once) and ``instances.GossipSchedule``
-    (time-varying: W_t built and checked round by round). What every consumer reads:
-
-    - ``n`` : int, the workers (W_t is n x n);
-    - ``kind`` : str, what every W_t is: "symmetric" (symmetric, doubly stochastic, the paper's W), "push"
-      (column stochastic, push-sum) or "exact" (the all-reduce 11^T/n; static only);
-    - ``time_varying`` : bool, whether W_t changes with t (False for a `GossipMatrix`);
-    - ``period`` : int or None, the period of the rounds (1 for a `GossipMatrix`; None for a schedule
-      generated without repetition);
-    - ``lam`` : float or None, the contraction the rules read: max(|lambda_2|, |lambda_n|) of a symmetric
-      W, the effective lam of a schedule (``GossipSchedule.effective_lam``), None for a push W;
-    - `round_matrix` (t), the W of round t as CSR (the engine applies it in iteration t).
-
     References
     ----------
     Lu & De Sa (2021), Sect. 2 (the gossip matrix and lam); docs/theory.md §1.6 and §17 (time-varying).
@@ -88,20 +75,12 @@ class Gossip(ABC):
         ----------
         t : int
             The round (the engine's iteration), >= 0.
-
-        Returns
-        -------
-        scipy.sparse.csr_array
         """
 
 
 @dataclass(frozen=True, eq=False, repr=False)
 class GossipMatrix(Gossip):
     """A validated communication matrix with its spectrum summary (docs/theory.md §1.6): the static `Gossip`.
-
-    For the symmetric kind, lam = max(|lambda_2|, |lambda_n|) = ||W - 11^T/n||_2 and the spectral gap is
-    1 - lam, with lambda_2 >= lambda_n the extreme eigenvalues of W on the complement of the consensus
-    direction 1 (Lu & De Sa 2021, Sect. 2). The matrix's arrays are read-only: the spectrum stays W's.
 
     Parameters
     ----------
@@ -113,17 +92,6 @@ class GossipMatrix(Gossip):
         The largest and smallest non-consensus eigenvalue (None for "push").
     spectrum_method : str
         How they were obtained: "dense eigvalsh", "closed form (...)", "lanczos" or "shift-invert".
-
-    Attributes
-    ----------
-    lam : float or None
-        max(|lambda_2|, |lambda_n|) (None for "push").
-    n : int
-        Workers (rows of W).
-    time_varying : bool
-        False: W in every round.
-    period : int
-        1.
 
     Examples
     --------

@@ -88,7 +88,7 @@ def ring(n: int) -> nx.Graph:
     Returns
     -------
     networkx.Graph
-        Nodes 0..n-1, i ~ i + 1 mod n; ``G.graph["cayley"] = (n,)``. Diameter floor(n/2).
+        Nodes 0..n-1, i ~ i + 1 mod n; ``G.graph["cayley"] = (n,)``.
 
     Raises
     ------
@@ -116,10 +116,6 @@ def path(n: int) -> nx.Graph:
     ----------
     n : int
         Number of nodes (workers), 1 <= n <= MAX_NODES.
-
-    Returns
-    -------
-    networkx.Graph
 
     Raises
     ------
@@ -197,8 +193,6 @@ def complete(n: int) -> nx.Graph:
 
 def torus(n: int, r: int | None = None, c: int | None = None) -> nx.Graph:
     """2-D torus C_r x C_c with n = r*c; node i*c + j is cell (i, j). r, c default to the most square split.
-
-    Each factor must have r, c >= 3 (a factor of 2 would double an edge; use the hypercube for that).
 
     Parameters
     ----------
@@ -290,19 +284,12 @@ def hypercube(n: int) -> nx.Graph:
 def exponential(n: int, directed: bool = False) -> nx.Graph | nx.DiGraph:
     """Static exponential graph: i linked to i + 2^k mod n for 2^k < n (docs/theory.md §14).
 
-    Undirected (default): i ~ i +- 2^k, a circulant. ``directed=True``: the DiGraph i -> i + 2^k mod n
-    of Ying et al. 2021, for push-sum (see ``gossip.column_stochastic_matrix``).
-
     Parameters
     ----------
     n : int
         Number of nodes.
     directed : bool, optional
         Return the directed graph (default False).
-
-    Returns
-    -------
-    networkx.Graph or networkx.DiGraph
 
     Raises
     ------
@@ -481,12 +468,6 @@ def _redraw_until_connected(draw: Callable[[int], nx.Graph], seed: object, max_a
 
 def broom(n: int, D: int) -> nx.Graph:
     """The hard graph of Thm. 1, Setting 2 (docs/theory.md §4, Fig. 6): diameter exactly D, 1 <= D <= n - 1.
-
-    A path A..B of D - 1 nodes with ceil((n-D+1)/2) leaves on A and floor((n-D+1)/2) leaves on B.
-    Labels run left to right: left leaves 0..a-1, the path a..a+D-2 (A = a, B = a+D-2), then the right
-    leaves; node attribute ``part`` is "left_leaf", "path" or "right_leaf". D = n-1 is exactly the path
-    0-1-...-(n-1) (one leaf on each end). D = 2 is a star (path of one node A = B, all nodes leaves). D = 1
-    is the complete graph K_n (the only graph of diameter 1; every node gets part "path").
 
     Parameters
     ----------

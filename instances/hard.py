@@ -126,16 +126,6 @@ class SamplingInstance(ZeroChainFunctions):
     T_c : int
         Chain length.
 
-    Attributes
-    ----------
-    scale : float
-        lambda_s.
-    smoothness : float
-        L: the Hessian is (L / l1) times that of f_hat, which is l1-smooth.
-
-    Build it with `sampling_instance`, which validates the parameters and derives the scaling; the
-    constructor takes them as computed there.
-
     References
     ----------
     Lu & De Sa (2021), proof of Thm 1, Setting 1; docs/theory.md §4.2.
@@ -172,10 +162,6 @@ def sampling_instance(n: int, *, Delta: float | None = None, T_c: int | None = N
                       ) -> SamplingInstance:
     """Setting 1, the sampling term of Thm 1 (§4): T_c = floor(Delta L / (4 Delta0 l1 eps^2)) (errata E2),
     lambda_s = 2 l1 eps / L, p = min((2 G_inf eps)^2 / sigma^2, 1).
-
-    Give exactly one of Delta and T_c, and exactly one of sigma and p (p in (0, 1]; then
-    sigma = 2 G_inf eps / sqrt(p), the smallest sigma with that p). With the defaults L = l1 and eps = 1/2
-    the instance is the unscaled f_hat (lambda_s = 1, gain 1), Delta = 12 T_c and sigma = 23 / sqrt(p).
 
     Parameters
     ----------
@@ -238,14 +224,6 @@ def split_groups(n: int, D: int | None = None) -> tuple[np.ndarray, np.ndarray, 
     Labels follow `instances.topology("broom", n, D=D)`: left leaves 0..a-1 (a = ceil((n-D+1)/2)), the
     path a..a+D-2, then the right leaves; D = n-1 (and D=None, the path of Cor. 2) is 0-1-...-(n-1).
 
-    - Case 1, D >= n - 2 ceil(n/3) + 2 (and the path): I0 = the first c = ceil(n/3) labels, I1 = the last c,
-      dist = n - 2c + 1. The case condition is exactly what puts every leaf inside I0 or I1 and the n - 2c
-      middle nodes on the path. The paper states this case as "the middle sub-path has ceil(n/3) nodes,
-      weights 2n/(n - ceil(n/3))": the same split when 3 | n; for other n that reading gives weights above
-      3 (n = 5: 5), breaking the 3 l1-smoothness the proof uses, so the ends of ceil(n/3) are kept.
-    - Case 2, otherwise: I0 = the first k = floor((n-D+1)/2) left leaves, I1 = the k right leaves, dist = D
-      (k >= ceil(n/3), so the weights n/k stay <= 3). D = 1 is the complete graph: halves, dist 1.
-
     Parameters
     ----------
     n : int
@@ -289,17 +267,6 @@ def split_groups(n: int, D: int | None = None) -> tuple[np.ndarray, np.ndarray, 
 class CommunicationInstance(ZeroChainFunctions):
     """Setting 2 (§4): the zero-chain split over the end groups I0, I1 of a path (Cor. 2) or broom (Thm 1).
 
-    Worker in I0: (n/|I0|) [-Psi(1) Phi(x_1) + sum_{i even} link_i]; in I1: (n/|I1|) sum_{i odd} link_i
-    (1-based link i joins x_i and x_{i+1}); everyone else 0. The workers' average is f_hat exactly, then
-    scaled by lambda_s = 6 l1 eps / L and gain L lambda_s^2 / (3 l1). Oracles are exact in Setting 2.
-
-    Smoothness: the links held by one group are disjoint (plus the first term on x_1 for I0), so f_hat_i's
-    Hessian is block diagonal with one link per block; a link's Hessian norm is <= l1 (about 134, measured
-    in the tests), so f_hat_i is w l1-smooth with w = n/|I| <= 3, and the scaled f_i is
-    (L / (3 l1)) w l1 <= L-smooth. ``smoothness`` = L max(3, w_max) / 3 (= L whenever w_max <= 3).
-
-    Build it with `communication_instance`, which validates the parameters and derives the scaling.
-
     Parameters
     ----------
     n : int
@@ -310,17 +277,6 @@ class CommunicationInstance(ZeroChainFunctions):
         Function range, smoothness and target accuracy, as `communication_instance` derived them.
     T_c : int
         Chain length.
-
-    Attributes
-    ----------
-    groups : tuple of numpy.ndarray
-        (I0, I1), the end groups.
-    dist : int
-        The I0-I1 hop distance.
-    weights : (float, float)
-        (n/|I0|, n/|I1|).
-    iteration_lower_bound : int
-        1 + (T_c - 1) dist, the exact hop count (docs/errata.md E17).
 
     Raises
     ------
@@ -440,14 +396,6 @@ def schedule_crossings(schedule: GossipSchedule, groups: tuple[np.ndarray, np.nd
     """The iterations r_1 < r_2 < ... < r_{T_c} at which a zero-respecting algorithm can first reveal chain
     coordinates 1..T_c of the Setting 2 split over a gossip schedule (docs/theory.md §17.4).
 
-    Coordinate 1 is revealed by I0 in iteration 0 (I0 holds -Psi(1) Phi(x_1)); coordinate k+1 by the group
-    holding link k (I1 for odd k, I0 for even k), once coordinate k has reached it. A coordinate revealed in
-    iteration r travels with W_r, W_{r+1}, ... (a round may relay what a neighbour revealed in the same
-    iteration, as adapt-then-combine does), so
-    r_{k+1} = 1 + (the first c >= r_k at which (W_c ... W_{r_k})[G_{k+1}, G_k] has a non-zero), with every
-    worker of G_k taken as a source from r_k on (earlier than possible: a lower bound). For a constant W
-    on the path this is r_k = (k - 1) dist, the static count.
-
     Parameters
     ----------
     schedule : instances.GossipSchedule
@@ -490,12 +438,6 @@ class ScheduledCommunicationInstance(CommunicationInstance):
     """Setting 2's zero-chain split (`CommunicationInstance`, Cor. 2's end groups I0, I1 of the labels
     0..n-1) over a gossip schedule: information must cross the changing graph, and the hop count is read off
     the schedule exactly (`schedule_crossings`).
-
-    Attributes, beyond `CommunicationInstance`'s: ``schedule``; ``crossings`` = (r_1, ..., r_{T_c});
-    ``iteration_lower_bound`` = r_{T_c} + 1, the iterations before any zero-respecting algorithm can hold
-    coordinate T_c (for a constant path W: 1 + (T_c - 1) dist). ``dist`` stays the labels' path distance.
-
-    Build it with `scheduled_communication_instance`.
 
     References
     ----------
@@ -547,10 +489,6 @@ def scheduled_communication_instance(schedule: GossipSchedule, *, Delta: float |
         Exactly one: the range bound, or the chain length.
     L, epsilon : float, optional
         Smoothness and target accuracy (defaults 3 l1 and 1/2: the unscaled split).
-
-    Returns
-    -------
-    ScheduledCommunicationInstance
 
     Raises
     ------

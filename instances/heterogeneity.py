@@ -30,13 +30,9 @@ def varsigma0_at_start(f: LocalFunctions) -> float:
     References
     ----------
     Lu & De Sa (2021), assumption (6) and Cor. 6 (varsigma0 in the phase length); docs/theory.md (A6),
-    (D4).
 
     Examples
     --------
-    Every worker holds the same function, so the spread is 0; the heterogeneous quadratic is built with
-    varsigma0 = 1:
-
     >>> from decbounds import instances
     >>> instances.varsigma0_at_start(instances.zero_chain(3, n=4))
     0.0

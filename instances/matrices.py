@@ -116,10 +116,6 @@ def from_edge_weights(n: int, u: np.ndarray, v: np.ndarray, w: np.ndarray) -> sp
     w : numpy.ndarray, shape (m,)
         The edge weights.
 
-    Returns
-    -------
-    scipy.sparse.csr_array
-
     References
     ----------
     docs/theory.md §12.1 (the edge parametrization of FDLA and FMMC).
@@ -191,14 +187,6 @@ def second_eigenvalue(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     r""":math:`\lambda = \max(|\lambda_2|, |\lambda_n|) = \lVert W - \mathbf{1}\mathbf{1}^\top/n\rVert_2` of a
     symmetric W with :math:`W\mathbf{1} = \mathbf{1}` (Lu & De Sa 2021, docs/theory.md (A7)).
 
-    A `GossipMatrix` answers with the lam it was built with (no work; it was checked when built, at
-    ``DEFAULT_ATOL`` unless its builder chose otherwise); a stricter ``atol`` checks it again, so ``atol=0``
-    means exact for every W: rows that sum to 1 only up to rounding (1 +- 1.1e-16, as from ``lazy``) are
-    then refused. Otherwise W is checked and
-    decomposed by `extreme_eigenvalues`: dense ``numpy.linalg.eigvalsh`` up to ``DENSE_REFERENCE_LIMIT``
-    nodes, a closed form where W has one (`closed_form_eigenvalues`), dense again up to
-    ``DENSE_EIG_LIMIT``, Lanczos beyond.
-
     Parameters
     ----------
     W : array_like, scipy.sparse matrix or GossipMatrix
@@ -221,7 +209,6 @@ def second_eigenvalue(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     References
     ----------
     Lu & De Sa (2021), Sect. 2; docs/theory.md §1.6 and (A7); docs/errata.md E10 (lam is two things in
-    the paper).
 
     Examples
     --------
@@ -246,12 +233,6 @@ def extreme_eigenvalues(W: sp.csr_array, *, cayley: tuple[int, ...] | None = Non
     """(lambda_2, lambda_n, method): the largest and smallest eigenvalue of W on the complement of the
     consensus direction 1, for a symmetric W with W 1 = 1 (not checked here: `second_eigenvalue` and
     ``instances.as_gossip`` check it first).
-
-    The cheapest exact method that applies: n = 1 (no such eigenvalue: both 0); dense ``eigvalsh`` up to
-    ``DENSE_REFERENCE_LIMIT`` nodes; `closed_form_eigenvalues` (O(nnz + n log n)); dense up to
-    ``DENSE_EIG_LIMIT``; else Lanczos (``scipy.sparse.linalg.eigsh``, no shift-invert: one sparse product per
-    step, so the cost grows with the edges times the steps) on W with the consensus eigenvalue moved below
-    (above) the spectrum, and shift-invert only if Lanczos does not converge.
 
     Parameters
     ----------
@@ -304,9 +285,6 @@ def closed_form_eigenvalues(W: sp.csr_array, cayley: tuple[int, ...] | None = No
                             ) -> tuple[float, float, str] | None:
     """(lambda_2, lambda_n, method) of W in closed form, or None when none of the forms matches W.
 
-    The forms, each matched entry by entry within ``CLOSED_FORM_ATOL`` (so a tag on a graph is a hint,
-    never trusted):
-
     - translation-invariant W on a Cayley graph of Z_{n_1} x ... x Z_{n_k} (ring, complete graph, torus,
       hypercube, ring lattice, exponential graph, with any weight rule that respects the symmetry, e.g.
       Metropolis, max-degree, uniform, FMMC): W[i, j] = w(j - i) and the eigenvalues are the discrete Fourier
@@ -322,14 +300,9 @@ def closed_form_eigenvalues(W: sp.csr_array, cayley: tuple[int, ...] | None = No
     cayley : tuple of int, optional
         The group's shape (``G.graph["cayley"]``); default (n,), the circulants.
 
-    Returns
-    -------
-    tuple of (float, float, str) or None
-
     References
     ----------
     Boyd, Diaconis, Parrilo & Xiao (2009), Fastest mixing Markov chain on graphs with symmetries (the
-    Fourier spectrum of a Cayley graph); docs/theory.md §14 (the ring, path and torus spectra).
 
     Examples
     --------
@@ -444,10 +417,6 @@ def spectral_gap(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
         Symmetric, rows summing to 1.
     atol : float, default 1e-9
         As `second_eigenvalue`.
-
-    Returns
-    -------
-    float
 
     Raises
     ------

@@ -122,9 +122,6 @@ def walk_variances(W: GossipLike, gamma: float, *, phase: int = 0, probes: int =
     """Per-probe estimates of Sigma_ii: ``probes`` independent walks of the disagreement, run with sparse
     products long enough that the neglected tail is below ``WALK_TOLERANCE`` of the consensus part.
 
-    Each column is one walk's x_i^2 plus the exact consensus part 1/(n (1 - gamma)), an unbiased estimate of
-    Sigma_ii (its mean over the columns is what ``method="walk"`` uses; their spread is its error).
-
     Parameters
     ----------
     W : instances.GossipLike
@@ -137,10 +134,6 @@ def walk_variances(W: GossipLike, gamma: float, *, phase: int = 0, probes: int =
         Independent walks.
     seed : int or numpy.random.Generator, default 0
         Their noise.
-
-    Returns
-    -------
-    numpy.ndarray, shape (n, probes)
 
     Examples
     --------

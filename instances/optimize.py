@@ -127,10 +127,6 @@ class OptimizedGossip:
 
 def default_cache_dir() -> Path:
     """``$DECBOUNDS_CACHE_DIR`` if set, else ``~/.cache/decbounds/gossip``.
-
-    Returns
-    -------
-    pathlib.Path
     """
     env = os.environ.get(CACHE_ENV)
     return Path(env) if env else Path.home() / ".cache" / "decbounds" / "gossip"
@@ -196,10 +192,6 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
     solver_options : dict, optional
         Passed to cvxpy's ``solve`` (e.g. ``{"eps_abs": 1e-6}`` for SCS).
 
-    Returns
-    -------
-    OptimizedGossip
-
     Raises
     ------
     ValueError
@@ -213,13 +205,9 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
     References
     ----------
     Xiao & Boyd (2004), Fast linear iterations for distributed averaging; Boyd, Diaconis & Xiao (2004),
-    Fastest mixing Markov chain on a graph; docs/theory.md §12; docs/errata.md E30.
 
     Examples
     --------
-    The 4-path: both problems give weight 1/2 on every edge (lam = 1/sqrt(2)); the barrier method needs no
-    cvxpy:
-
     >>> result = optimize_gossip(nx.path_graph(4), "fmmc", solver="barrier", cache=False)
     >>> round(result.lam, 6), result.edge_weights.round(4).tolist(), result.solver
     (0.707107, [0.5, 0.5, 0.5], 'barrier')
@@ -448,11 +436,6 @@ def _solve_barrier(n: int, edges: np.ndarray, nonnegative: bool, tol: float,
                    mu: float = 3.0) -> tuple[np.ndarray, float]:
     """Log-barrier method for min s s.t. S1 = sI - X(w) > 0, S2 = sI + X(w) > 0 (X = W - 11^T/n)
     [, w > 0, 1 - |A| w > 0 for FMMC], Boyd & Vandenberghe §11.3.
-
-    With L(w) = A diag(w) A^T, dS1/dw_e = a_e a_e^T and dS2/dw_e = -a_e a_e^T, so
-    grad_e = -a_e^T S1^{-1} a_e + a_e^T S2^{-1} a_e and Hess_ef = (a_e^T S1^{-1} a_f)^2 +
-    (a_e^T S2^{-1} a_f)^2; with P_k = A^T S_k^{-1} A that is P_1 o P_1 + P_2 o P_2 (Hadamard squares),
-    m x m. Returns (w, nu/t), nu/t bounding s - lam* on the central path (nu = 2n [+ m + n]).
     """
     u, v = edges[:, 0], edges[:, 1]
     m = len(edges)

@@ -72,8 +72,6 @@ def _centered_rows(rng: np.random.Generator, n: int, d: int, columns: np.ndarray
 
 class HeterogeneousProblem:
     """Common machinery: the heterogeneity terms, the protocol methods, and the measured heterogeneity.
-
-    Subclasses provide the common part g through `_common_grad` and `_common_value`.
     """
 
     Delta: float  # f(x0) - inf f, set by each subclass's __init__
@@ -247,13 +245,6 @@ class HeterogeneousProblem:
 class HeterogeneousQuadratic(HeterogeneousProblem):
     """f_i(x) = 1/2 x^T A x - b_i^T x (+ the bounded sine term when varsigma0 < varsigma).
 
-    A = Q diag(eigenvalues) Q^T with a seeded random rotation Q and eigenvalues evenly spaced in
-    [mu, L_A] (L_A = L, or L/2 with the sine term); bbar is a seeded direction scaled so that
-    f(0) - f* = Delta. Closed forms: x_star = A^{-1} bbar, f_star = -1/2 bbar^T A^{-1} bbar, f = g is
-    mu-strongly convex and L_A-smooth.
-
-    Build it with `heterogeneous_quadratic` (its docstring lists the parameters and what it refuses).
-
     Parameters
     ----------
     n, d, varsigma, seed, varsigma0, L, mu, Delta
@@ -319,13 +310,6 @@ class HeterogeneousQuadratic(HeterogeneousProblem):
 class HeterogeneousNonconvex(HeterogeneousProblem):
     """f_i(x) = kappa sum_j rho(x_j - t_j) + heterogeneity terms, rho(u) = u^2 / (1 + u^2).
 
-    rho'' = (2 - 6u^2) / (1 + u^2)^3 lies in [-1/2, 2], so g is non-convex and 2 kappa-smooth (kappa set to
-    make that L_A = L or L/2); rho'(u) = 2u / (1 + u^2)^2 vanishes only at u = 0, so the only stationary point
-    of f is the global minimum x_star = t, f_star = 0, and f(0) - f_star = Delta (t_j = tau for all j, tau
-    solved from d kappa rho(tau) = Delta; needs Delta < d kappa, the sup of f; default half of it).
-
-    Build it with `heterogeneous_nonconvex`.
-
     Parameters
     ----------
     n, d, varsigma, seed, varsigma0, L, Delta
@@ -379,8 +363,6 @@ def heterogeneous_quadratic(n: int, d: int, varsigma: float, seed: int | np.rand
                             Delta: float = 1.0) -> HeterogeneousQuadratic:
     """Local quadratics with uniform heterogeneity exactly varsigma and heterogeneity at x0 = 0 exactly
     varsigma0 (default varsigma: then purely quadratic with a common Hessian); see the module docstring.
-
-    mu defaults to a tenth of the common part's smoothness; f(0) - f* = Delta.
 
     Parameters
     ----------
@@ -436,10 +418,6 @@ def heterogeneous_nonconvex(n: int, d: int, varsigma: float, seed: int | np.rand
         Smoothness of every f_i.
     Delta : float, optional
         f(0) - f*; default half of the construction's range d kappa.
-
-    Returns
-    -------
-    HeterogeneousNonconvex
 
     Raises
     ------

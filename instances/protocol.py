@@ -62,20 +62,6 @@ MAX_RADIUS = 1e150
 class LocalFunctions(Protocol):
     """n local functions f_1 ... f_n on R^d and their average f = (1/n) sum_i f_i (docs/theory.md §1).
 
-    A structural protocol: any object with these attributes and methods is accepted (``isinstance`` works,
-    it is ``runtime_checkable``); nothing needs to subclass it.
-
-    Attributes
-    ----------
-    n : int
-        Workers.
-    dim : int
-        d, the dimension.
-    x0 : numpy.ndarray, shape (d,)
-        The common start point.
-    smoothness : float
-        L of every local f_i; admissible steps are <= 1 / smoothness (docs/errata.md E19).
-
     References
     ----------
     docs/theory.md §1.1-§1.2; docs/extending.md (adding an instance, a worked example).
@@ -166,14 +152,6 @@ class LocalFunctions(Protocol):
 @runtime_checkable
 class FiniteSumFunctions(LocalFunctions, Protocol):
     """Local functions that are averages over a local data shard: f_i(x) = (1/m) sum_s f_i(x; s).
-
-    ``samples_per_worker`` is m (every shard has the same size); ``sample_grad(X, idx)`` averages the
-    per-sample gradients of the samples ``idx`` (shape (n, *batch, B), indices into each worker's shard).
-
-    Attributes
-    ----------
-    samples_per_worker : int
-        m, the size of every shard.
     """
 
     samples_per_worker: int
@@ -318,10 +296,6 @@ def instance_radius(f: LocalFunctions, step_size: float) -> float:
     step_size : float
         The run's step size (for `default_radius`).
 
-    Returns
-    -------
-    float
-
     Raises
     ------
     ValueError
@@ -329,8 +303,6 @@ def instance_radius(f: LocalFunctions, step_size: float) -> float:
 
     Examples
     --------
-    The zero chain declares 1000 times its scale, here the gradient bound 23:
-
     >>> from decbounds import instances
     >>> instance_radius(instances.zero_chain(4), 0.01)
     23000.0
@@ -347,17 +319,10 @@ def instance_radius(f: LocalFunctions, step_size: float) -> float:
 def computes_pointwise(f: object) -> bool:
     """Whether `f` declares ``pointwise = True``: each point computed on its own, bit for bit on any machine.
 
-    A problem that declares nothing is not pointwise (the engine then promises a batch agreement to
-    `BATCH_RTOL` only; module docstring).
-
     Parameters
     ----------
     f : object
         A problem following `LocalFunctions`, or an oracle (its ``f`` is read).
-
-    Returns
-    -------
-    bool
 
     Raises
     ------

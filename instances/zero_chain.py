@@ -75,7 +75,8 @@ class ChainInputs(NamedTuple):
     ``first`` the first-term constant -c0 s sqrt(e) per row, ``links`` -C s e^1.5 per entry (so that
     P = exp(psi_num / v^2) * links, as s sqrt(e) Psi(|z|) = s e^1.5 exp(psi_num / v^2)) with 0 in each
     row's last column, ``threshold`` the |x| above which a link is active, scale/2 + v_floor where ``links``
-    is non-zero and +inf elsewhere."""
+    is non-zero and +inf elsewhere.
+    """
 
     first: np.ndarray
     links: np.ndarray
@@ -85,19 +86,6 @@ class ChainInputs(NamedTuple):
 def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[float, ...]) -> np.ndarray:
     """The zero-chain gradient at the rows of y (flat, rows x m in C order) as a new flat array (see
     `ZeroChainFunctions._grad_rows` for the formula).
-
-    Psi(|z_k|) is exactly 0 where v_k = |x_k| - scale/2 <= v_floor (exp(1 - 1/(2v)^2) underflows), so only
-    the active links A = {k : |x_k| > threshold_k} carry link terms:
-        G_k = first_k E_k (column 0) + P_{k-1} E_{k} (k - 1 in A) + (link term of k) (k in A),
-    and every other entry is zero: one exp per row, two exp and one ndtr per active link, in about thirty
-    numpy calls whatever the size. Small inputs (at most ``DENSE_ENTRIES``) take `chain_gradient_dense`
-    instead, every term at every entry in about twenty calls: per-call overhead, not arithmetic, is their
-    cost. Both give every entry the same value: each entry's value comes from the same elementwise
-    operations in the same order (numpy's exp and scipy's ndtr give a value the same bits wherever it sits
-    in the array), and the terms the sparse form leaves out are exact zeros (a zero entry may carry the
-    other sign: -0.0 == 0.0). So a point gets the same gradient alone or in a batch. A row with a NaN or
-    inf coordinate is evaluated in full, so that non-finite values spread as the formula says
-    (0 * NaN = NaN; divergence detection relies on it).
 
     Parameters
     ----------
@@ -113,8 +101,7 @@ def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[
     Returns
     -------
     numpy.ndarray, shape (rows * m,)
-        The gradient entries, flat like ``y``. No validation: this is the engine's inner loop; use
-        `ZeroChainFunctions.grad` from outside.
+        The gradient entries, flat like ``y``.
 
     References
     ----------
@@ -197,7 +184,7 @@ def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
     -------
     numpy.ndarray, shape (rows * m,)
         The gradient entries, flat like ``y``, bit for bit those of `chain_gradient` (up to the sign of a
-        zero). No validation.
+        zero).
     """
     phi_exp, half_scale, v_floor, psi_num, _, inv_scale, dpsi_const = constants
     first, links, _ = inputs
@@ -238,22 +225,7 @@ class _SmallKernel:
     context manager and a scan for non-finite rows). Every entry gets the bits of `chain_gradient_dense`:
     the same operations on it in the same order, constants read from arrays instead of Python floats (the
     same doubles).
-
-    Layout: each row of m points gets a pad column in front (rows x (m + 1) = L entries per array), so that
-    every step is one call on whole contiguous arrays: P[q - 1] is first_r at the first point of row r
-    and P_{k-1} elsewhere. The pad does it: Y's pad is 0, so P's exponent there is psi_pad / w = 0 /
-    v_floor^2 = 0, exp gives 1 and ``links`` (which holds ``first`` in the pad column) gives first. P, E
-    and term lie side by side, so one ``exp`` serves P and E and one multiply scales E by phi_exp and term
-    by 1/scale. Past a row's end the next entry is a pad (0): z_{k+1} = 0 where `chain_gradient_dense`
-    takes 1, which changes nothing on finite points, where P_end = exp(.) * 0 = +0 and ndtr(z) * (+0) = +0
-    for every finite z. The points are copied in and the result out (fast strided copies, by assignment).
-
-    The kernel runs only on finite points of moderate size (v = |x| - scale/2 at most ``limit``, where no
-    step can overflow): there no warning can arise, so no ``errstate`` is needed, and no row needs marking
-    NaN. Other points return None and take the general path. Scratch belongs to the kernel and a kernel to
-    one thread (`ZeroChainFunctions._small`); each call returns a fresh array. A kernel made with ``second``
-    evaluates two inputs, whose rows may carry other weights, in the same calls
-    (`ZeroChainFunctions.grad_and_full_grad`)."""
+    """
 
     __slots__ = ("E", "ET", "E_next", "P", "PE", "P_prev", "T", "T_head", "V", "W", "Y", "Y_in", "Y_in2",
                  "Y_next", "dpsi", "floor", "half", "limit", "links", "ones", "out_view", "psi_pad", "scales",
@@ -399,7 +371,6 @@ def phi(z: np.ndarray) -> np.ndarray:
     References
     ----------
     Carmon et al. (2019), eq. (10), with the sign of the exponent corrected; docs/theory.md (Z3),
-    docs/errata.md E1.
 
     Examples
     --------
@@ -415,8 +386,6 @@ _COLUMN_SCAN = 8
 
 def progress(X: np.ndarray) -> np.ndarray:
     """prog per row: max{i >= 1 : x_i != 0} with 1-based coordinates, 0 for the zero row.
-
-    Zero-respecting: the test is x != 0 exactly, so it is the same for x and for x / scale.
 
     Parameters
     ----------
@@ -476,11 +445,6 @@ def active_width(X: np.ndarray) -> int:
 class ZeroChainFunctions:
     """Weighted, rescaled zero-chain pieces on n workers; follows `instances.protocol.LocalFunctions`.
 
-    Worker i holds ``f_i(x) = gain * f_hat_i(x / scale)`` with
-    ``f_hat_i(z) = c0_i * (-Psi(1) Phi(z_1)) + sum_{j=1}^{T-1} C_ij * link_j(z)``; the weights must average to
-    1 over the workers (``mean_i c0_i = 1``, ``mean_i C_ij = 1``) so that ``(1/n) sum_i f_i`` is
-    ``gain * f_hat(x / scale)`` exactly; `full_grad` / `full_value` evaluate that average directly.
-
     Parameters
     ----------
     T : int
@@ -498,15 +462,6 @@ class ZeroChainFunctions:
     smoothness : float, optional
         The stated L of every local f_i; default ``L1 * gain / scale**2`` (exact for weights 1).
 
-    Attributes
-    ----------
-    T, n, dim, scale, gain, smoothness, first_weight, link_weight
-        As given (``dim`` = T).
-    x0 : numpy.ndarray, shape (T,)
-        The start point, 0.
-    radius : float
-        The sup-norm region of the analysis; a run leaving it is reported diverged.
-
     Raises
     ------
     ValueError
@@ -515,23 +470,12 @@ class ZeroChainFunctions:
     TypeError
         If T, n, scale or gain is not a number.
 
-    Notes
-    -----
-    ``grad(X, width=None)``: ``width`` is an optional promise that ``X[..., width:] == 0`` (e.g. the largest
-    progress of a zero-respecting run); without it X is scanned once for its active prefix when d is large.
-    Either way the transcendental work covers only the active prefix plus one coordinate, not d.
-
     References
     ----------
     Arjevani et al. (2019), Lower bounds for non-convex stochastic optimization, Lemma 2 (the constants);
-    Lu & De Sa (2021), Optimal Complexity in Decentralized Training, App. B.1-B.2 (the weighted split);
-    docs/theory.md §4.1 (Z4)-(Z5).
 
     Examples
     --------
-    The zero-chain property: at x0 = 0 only the first coordinate has a non-zero gradient, and it is at
-    least 1 in absolute value (Z5):
-
     >>> f = ZeroChainFunctions(4, n=2)
     >>> f.full_grad(f.x0).round(4)
     array([-1.6487, -0.    , -0.    ,  0.    ])
@@ -677,15 +621,6 @@ class ZeroChainFunctions:
     def _grad_rows(self, Y: np.ndarray, m: int, per_worker: int | None) -> np.ndarray:
         """Gradient (..., d) at the points Y (..., d), computed on the first m columns; per_worker as in
         `_chain_inputs`.
-
-        With E = exp(-z^2/2), P = -C s sqrt(e) Psi(|z|), s = gain/scale, v = |x| - scale/2 (so that
-        2|z| - 1 = 2v/scale):
-            G_k = E_k (first_k + P_{k-1}) + P_k ndtr(s_k z_{k+1}) * 0.5 sqrt(2 pi) scale^3 / v_k^3,
-        the first term and d link_{k-1}/d x_k = -Psi(|z_{k-1}|) Phi'(z_k), then d link_k/d x_k =
-        -Psi'(|z_k|) Phi(s_k z_{k+1}) with Psi'(u) = 4 Psi(u) / (2u - 1)^3; ``first`` holds -c0 s sqrt(e) per
-        row and ``links`` -C s e^1.5 per entry, 0 in each row's last column (dropping that column's forward
-        link is exact: either m = T, or column m-1 is zero and Psi(0) = Psi'(0) = 0). `chain_gradient`
-        evaluates it on the active links only; everything here costs O(rows x m), not O(rows x d).
         """
         rows = Y.size // self.T
         inputs = self._chain_inputs(rows, m, per_worker)
@@ -740,10 +675,6 @@ class ZeroChainFunctions:
             Worker i's points in ``X[i]``.
         width : int, optional
             A promise that ``X[..., width:] == 0``; saves the scan for the active prefix.
-
-        Returns
-        -------
-        numpy.ndarray, shape (n, *batch, d)
 
         Raises
         ------
@@ -807,10 +738,6 @@ class ZeroChainFunctions:
             Worker i's points in ``X[i]``.
         width : int, optional
             A promise that ``X[..., width:] == 0``; saves the scan for the active prefix.
-
-        Returns
-        -------
-        numpy.ndarray, shape (n, *batch)
         """
         X = self._check(X)
         with np.errstate(over="ignore"):
@@ -825,10 +752,6 @@ class ZeroChainFunctions:
             Points of the global objective.
         width : int, optional
             A promise that ``x[..., width:] == 0``.
-
-        Returns
-        -------
-        numpy.ndarray, shape (*batch, d)
 
         Raises
         ------
@@ -852,10 +775,6 @@ class ZeroChainFunctions:
             Points of the global objective.
         width : int, optional
             A promise that ``x[..., width:] == 0``.
-
-        Returns
-        -------
-        numpy.ndarray, shape (*batch)
         """
         x = self._check_global(x)
         with np.errstate(over="ignore"):
@@ -869,10 +788,6 @@ class ZeroChainFunctions:
         ----------
         X : numpy.ndarray, shape (n, *batch, d)
             Points, any leading axes.
-
-        Returns
-        -------
-        numpy.ndarray of int, shape (n, *batch)
         """
         return progress(X)
 
@@ -902,8 +817,6 @@ class ZeroChainFunctions:
 
 def zero_chain(T: int, n: int = 1) -> ZeroChainFunctions:
     """The unscaled zero-chain f_hat of chain length T on n workers that all hold it.
-
-    dim = T, x0 = 0, smoothness = L1 = 152; constants DELTA0 = 12, L1 = 152, G_INF = 23 (module level).
 
     Parameters
     ----------

@@ -86,10 +86,6 @@ def topology_zoo(n: int, *, seed: int = 0) -> dict[str, Gossip]:
     seed : int, default 0
         Seed of the random regular and Erdős–Rényi graphs.
 
-    Returns
-    -------
-    dict of str to Gossip
-
     Examples
     --------
     >>> sorted(topology_zoo(12))[:3]
@@ -170,10 +166,6 @@ def zoo_row(name: str, W: Gossip, gammas: tuple[float, ...] = DEFAULT_GAMMAS) ->
         A member of the zoo, or any doubly stochastic gossip value.
     gammas : tuple of float
         Decays in [0, 1).
-
-    Returns
-    -------
-    ZooRow
     """
     mean = tuple(float(effective_neighbours(W, g)) for g in gammas)
     worst = tuple(float(effective_neighbours(W, g, reduce="worst")) for g in gammas)
@@ -187,10 +179,6 @@ def zoo_table(rows: list[ZooRow]) -> str:
     ----------
     rows : list of ZooRow
         From `zoo_rows`.
-
-    Returns
-    -------
-    str
     """
     gammas = rows[0].gammas if rows else ()
     header = ["topology", "n", "lam", "spectral_gap", "diameter"]

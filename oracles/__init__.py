@@ -39,8 +39,6 @@ ORACLES.register("zero_chain", ZeroChainOracle)
 def make_oracle(name: str | Callable[..., Oracle], f: LocalFunctions, **params: object) -> Oracle:
     """Build the named oracle over local functions f.
 
-    exact: no parameters; gaussian: sigma; finite_sum: replace (default True); zero_chain: p (default f.p).
-
     Parameters
     ----------
     name : str or callable

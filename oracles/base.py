@@ -26,17 +26,6 @@ __all__ = ["MAX_BATCH", "ExactOracle", "GaussianOracle", "Oracle", "check_batch"
 class Oracle(Protocol):
     """A stochastic first-order oracle over local functions ``f`` (docs/architecture.md, "oracles/").
 
-    A structural protocol (module docstring: what ``sample``, ``queries_per_call`` and ``full_grad``
-    answer); ``algorithms.run`` takes any object that has them.
-
-    Attributes
-    ----------
-    f : LocalFunctions
-        The local functions queried.
-    exact : bool
-        True when ``sample`` ignores rng and returns exact gradients (the engine then queries once for a
-        whole batch of configurations).
-
     References
     ----------
     docs/theory.md §1.3 (A4), the oracle class O_sigma^2.
@@ -79,10 +68,6 @@ class Oracle(Protocol):
             The points of the call.
         batch : int
             B.
-
-        Returns
-        -------
-        int
         """
         ...
 
@@ -113,10 +98,6 @@ def check_batch(batch: object) -> int:
     ----------
     batch : int
         The value to check.
-
-    Returns
-    -------
-    int
 
     Examples
     --------
@@ -179,11 +160,6 @@ class _OracleBase:
         """Answers for k configurations side by side: X of shape (n, k, d), configuration j drawing from
         ``rngs[j]``; bit for bit the k calls ``sample(X[:, j:j+1], rngs[j], batch)`` stacked on axis 1
         (what the engine needs so that a batch of configurations repeats every solo run).
-
-        This default makes the k calls; an oracle whose randomness acts after a deterministic gradient
-        (`GaussianOracle`, `ZeroChainOracle`) overrides it to evaluate that gradient once for the whole
-        batch, which costs one call of ``f.grad`` instead of k (the problem must compute each point
-        independently, the engine's condition for batches).
 
         Examples
         --------
@@ -250,10 +226,6 @@ class ExactOracle(_OracleBase):
 
 class GaussianOracle(_OracleBase):
     """grad f_i(x) + noise with E||noise||^2 = sigma^2 per query (the whole vector, not per coordinate).
-
-    A batch of B queries averages B independent N(0, sigma^2/d I) vectors, which is exactly one
-    N(0, sigma^2/(d B) I) vector, so one normal draw per coordinate is made whatever B:
-    E||g - grad f_i||^2 = sigma^2 / B.
 
     Parameters
     ----------

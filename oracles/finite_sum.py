@@ -16,10 +16,6 @@ __all__ = ["FiniteSumOracle"]
 class FiniteSumOracle(_OracleBase):
     """Mini-batch gradients of a finite-sum problem (``f.samples_per_worker``, ``f.sample_grad``).
 
-    Each worker, in each configuration, draws ``batch`` indices of its own shard and gets the mean of their
-    per-sample gradients. ``replace=True``: independent uniform indices. ``replace=False``: ``batch``
-    distinct indices (a uniformly random subset, needs batch <= m); each call draws afresh (no epochs).
-
     Parameters
     ----------
     f : FiniteSumFunctions
@@ -71,10 +67,6 @@ class FiniteSumOracle(_OracleBase):
             The configuration's generator.
         batch : int, default 1
             Indices per worker, in [1, MAX_BATCH].
-
-        Returns
-        -------
-        numpy.ndarray of int, shape (n, *batch_axes, batch)
 
         Raises
         ------

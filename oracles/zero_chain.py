@@ -42,11 +42,6 @@ class _ChainFunctions(LocalFunctions, Protocol):
 class ZeroChainOracle(_OracleBase):
     """Probabilistic zero-chain oracle with reveal probability p over a zero-chain instance.
 
-    ``f`` needs ``progress(X)`` (per-row prog, zero-respecting: x != 0 exactly, which is the same for the
-    scaled and unscaled coordinates). ``p`` defaults to ``f.p`` (set by `instances.sampling_instance`).
-    Every call draws one binomial per row and configuration, whether or not a row's chain is complete, so
-    the stream consumed depends only on the shape.
-
     Parameters
     ----------
     f : zero-chain local functions
@@ -112,10 +107,6 @@ class ZeroChainOracle(_OracleBase):
         ----------
         batch : int, default 1
             B, in [1, MAX_BATCH].
-
-        Returns
-        -------
-        float
 
         References
         ----------
