@@ -85,38 +85,24 @@ GossipLike: TypeAlias = Gossip | np.ndarray | sp.spmatrix | sp.sparray | nx.Grap
 
 def check_gossip(W: MatrixLike, G: nx.Graph | None = None, *, nonnegative: bool = True,
                  atol: float = DEFAULT_ATOL) -> float:
-    """Check that W is a gossip matrix (docs/theory.md §1) and return its lam.
+    """Check that W is a gossip matrix (docs/theory.md §1) and return lam = ||W - 11^T/n||_2 < 1; the
+    ValueError names the first property that fails.
 
     Parameters
     ----------
     W : GossipMatrix, numpy.ndarray or scipy.sparse matrix
-        The candidate gossip matrix.
     G : networkx.Graph, optional
         When given, W must be supported on its edges plus the diagonal.
     nonnegative : bool, optional
-        Require non-negative entries (default True).
+        Require non-negative entries.
     atol : float, optional
         Tolerance of every equality check.
-
-    Returns
-    -------
-    float
-        lam = max(|lambda_2|, |lambda_n|) < 1.
-
-    Raises
-    ------
-    ValueError
-        Naming the first property that fails.
 
     Examples
     --------
     >>> W = metropolis(nx.path_graph(4))
     >>> round(check_gossip(W, nx.path_graph(4)), 4)
     0.8047
-    >>> check_gossip(np.array([[0.5, 0.5], [0.4, 0.6]]))
-    Traceback (most recent call last):
-    ...
-    ValueError: W is not symmetric: max |W - W^T| = 0.1 > atol=1e-09
     """
     nonnegative = require_bool("nonnegative", nonnegative)
     atol = check_atol(atol)
@@ -199,49 +185,25 @@ def as_gossip(W: Gossip, n: int | None = None, *, kind: str = "symmetric",
 
 def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmetric",
               atol: float = DEFAULT_ATOL, allow_disconnected: bool = False) -> Gossip:
-    """W as the `Gossip` value of the given kind: the one place a raw array, sparse matrix or graph becomes a
-    validated, decomposed `GossipMatrix`. A `Gossip` value is returned as it is (no check of its rounds, no
-    eigenvalue solve): a `GossipMatrix`, or a ``GossipSchedule`` (whose rounds were checked when built).
+    """W as the validated `Gossip` value of ``kind`` (a `Gossip` value is returned as it is): "symmetric"
+    (lam < 1 unless ``allow_disconnected``; a graph gives Metropolis), "push" (column stochastic; a graph
+    gives `column_stochastic_matrix`) or "exact" (the all-reduce 11^T/n, an `ExactAverage`).
 
     Parameters
     ----------
     W : Gossip, numpy.ndarray, scipy.sparse matrix or networkx.Graph
-        The communication matrix or schedule, or a graph to build the matrix from (`GossipLike`).
     n : int, optional
         The number of workers W must fit (checked when given).
     kind : {"symmetric", "push", "exact"}, default "symmetric"
-        What W is for (`GOSSIP_KINDS`).
     atol : float, default 1e-9
-        Tolerance of the equality checks.
     allow_disconnected : bool, default False
-        Accept a symmetric W with lam = 1 (a disconnected graph, or eigenvalue -1), for classes that do not
-        need consensus (the PEP's exact gossip class, a single matching round); lam > 1 (an eigenvalue
-        outside [-1, 1], W amplifies disagreement) is refused either way.
-
-    Returns
-    -------
-    Gossip
-        A `GossipMatrix` for a matrix or graph (and a GossipMatrix given), W itself for a schedule.
-
-    Raises
-    ------
-    ValueError
-        If W is None (kinds "symmetric" and "push"), not n x n, a Gossip value of another kind, or fails a
-        property of its kind (named in the message).
-    TypeError
-        If W is not a matrix, a graph or a Gossip value.
+        Accept a symmetric W with lam = 1 (never lam > 1).
 
     Examples
     --------
     >>> W = as_gossip(np.full((4, 4), 0.25))
     >>> W.lam, W.kind
     (0.0, 'symmetric')
-    >>> as_gossip(W) is W
-    True
-    >>> as_gossip(nx.cycle_graph(3), kind="push").toarray()[0].tolist()
-    [0.3333333333333333, 0.3333333333333333, 0.3333333333333333]
-    >>> as_gossip(np.eye(2), allow_disconnected=True).lam
-    1.0
     """
     if kind not in GOSSIP_KINDS:
         raise ValueError(f"kind must be one of {GOSSIP_KINDS}; got kind={kind!r}")
@@ -325,17 +287,6 @@ def metropolis(G: nx.Graph) -> sp.csr_array:
     Parameters
     ----------
     G : networkx.Graph
-        Simple undirected graph on the nodes 0..n-1.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        Symmetric doubly stochastic W, n x n, supported on G plus the diagonal.
-
-    Raises
-    ------
-    TypeError
-        For a directed graph or a multigraph.
 
     Examples
     --------
@@ -353,17 +304,6 @@ def max_degree(G: nx.Graph) -> sp.csr_array:
     Parameters
     ----------
     G : networkx.Graph
-        Simple undirected graph on the nodes 0..n-1.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        Symmetric doubly stochastic W, n x n, supported on G plus the diagonal.
-
-    Raises
-    ------
-    TypeError
-        For a directed graph or a multigraph.
 
     Examples
     --------
@@ -381,19 +321,6 @@ def uniform(G: nx.Graph) -> sp.csr_array:
     Parameters
     ----------
     G : networkx.Graph
-        Simple undirected graph on the nodes 0..n-1.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        Symmetric doubly stochastic W, n x n, supported on G plus the diagonal.
-
-    Raises
-    ------
-    TypeError
-        For a directed graph or a multigraph.
-    ValueError
-        If G is not regular.
 
     Examples
     --------
@@ -413,23 +340,6 @@ def path_matrix(G: nx.Graph) -> sp.csr_array:
     Parameters
     ----------
     G : networkx.Graph
-        Simple undirected graph on the nodes 0..n-1.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        Symmetric doubly stochastic W, n x n, supported on G plus the diagonal.
-
-    Raises
-    ------
-    TypeError
-        For a directed graph or a multigraph.
-    ValueError
-        If G is not a path.
-
-    References
-    ----------
-    Lu & De Sa 2021, Cor. 2.
 
     Examples
     --------
@@ -451,12 +361,7 @@ def fdla(G: nx.Graph, **options: object) -> sp.csr_array:
     G : networkx.Graph
         Connected, simple, undirected, on the nodes 0..n-1.
     **options
-        Passed to `instances.optimize.optimize_gossip` (solver, cache, cache_dir, tol, solver_options).
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        The symmetric W with rows summing to 1, supported on G plus the diagonal, of least lam.
+        Passed to `instances.optimize.optimize_gossip`.
 
     Examples
     --------
@@ -474,11 +379,6 @@ def fmmc(G: nx.Graph, **options: object) -> sp.csr_array:
     ----------
     G, **options
         As `fdla`.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        The non-negative symmetric doubly stochastic W on G plus the diagonal of least lam.
 
     Examples
     --------
@@ -498,52 +398,24 @@ WEIGHT_RULES.register("path", path_matrix)
 
 def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnected: bool = False,
                   **options: object) -> GossipMatrix:
-    """A symmetric doubly stochastic W supported on G plus the diagonal, as a validated `GossipMatrix`
-    (its CSR matrix, lam and extreme eigenvalues computed once: in closed form where the topology has one,
-    ``instances.matrices.extreme_eigenvalues``).
-
-    weights: a name in ``WEIGHT_RULES``: "metropolis", "max_degree", "uniform" (regular graphs), "path"
-    (Cor. 2, path graphs), "fdla" (fastest distributed linear averaging; entries may be negative), "fmmc"
-    (fastest-mixing Markov chain, non-negative), or any rule registered with ``WEIGHT_RULES.register``. FDLA
-    and FMMC are solved by ``instances.optimize.optimize_gossip``; ``options`` are passed on to the rule
-    (for those two: solver, cache, cache_dir, tol, solver_options); a rule that takes none refuses them.
+    """A symmetric doubly stochastic W supported on G plus the diagonal, as a validated `GossipMatrix` (lam
+    and extreme eigenvalues computed once). ``weights`` names a rule of ``WEIGHT_RULES``: "metropolis",
+    "max_degree", "uniform", "path" (Cor. 2), "fdla", "fmmc" (``instances.optimize``), or a registered one.
 
     Parameters
     ----------
     G : networkx.Graph
         Simple, undirected, on the nodes 0..n-1; connected unless ``allow_disconnected``.
     weights : str, default "metropolis"
-        A registered weight rule (see above).
     allow_disconnected : bool, default False
         Return the W of a disconnected G (lam = 1) instead of refusing it.
     **options
-        Passed to the rule.
-
-    Returns
-    -------
-    GossipMatrix
-        W, n x n, symmetric, rows and columns summing to 1 (``.matrix`` its CSR array, ``.lam`` its lam).
-
-    Raises
-    ------
-    TypeError
-        If G is not a simple undirected networkx graph (a MultiGraph or a DiGraph).
-    ValueError
-        If ``weights`` is not registered, G is disconnected (and not allowed), G does not fit the rule
-        ("uniform" on a non-regular graph, "path" on a non-path), or the rule refuses an option.
-
-    References
-    ----------
-    docs/theory.md §1.6 (gossip), §4.4 (the path weights of Cor. 2), §12 (FDLA and FMMC), §14 (spectral
 
     Examples
     --------
     >>> W = gossip_matrix(nx.path_graph(3))
     >>> W.toarray().round(3).tolist()
     [[0.667, 0.333, 0.0], [0.333, 0.333, 0.333], [0.0, 0.333, 0.667]]
-    >>> from decbounds.instances.matrices import spectral_gap
-    >>> round(spectral_gap(gossip_matrix(nx.cycle_graph(8))), 4)  # 1 - (1 + 2 cos(2 pi / 8)) / 3
-    0.1953
     """
     rule = WEIGHT_RULES[weights]
     allow_disconnected = require_bool("allow_disconnected", allow_disconnected)
@@ -561,25 +433,12 @@ def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnecte
 
 def lazy(W: MatrixLike, kappa: float) -> GossipMatrix:
     r"""The slack matrix :math:`W_\kappa = \kappa W + (1 - \kappa) I`, :math:`0 < \kappa \le 1` (§9.2,
-    Lu et al. 2020).
+    Lu et al. 2020); its gap is kappa (1 - lam(W)) exactly when `lazy_gap_is_exact`.
 
     Parameters
     ----------
     W : GossipMatrix, array_like or sparse matrix
-        A symmetric matrix with rows summing to 1 (a gossip matrix).
     kappa : float
-        The laziness, 0 < kappa <= 1.
-
-    Raises
-    ------
-    ValueError
-        If kappa is outside (0, 1] or W is not a finite square matrix.
-    TypeError
-        If kappa is not a real number (a bool or a string).
-
-    References
-    ----------
-    Lu & De Sa (2023), Sect. 7 (the spectral-gap experiment, after Lu et al. 2020); docs/theory.md §9.2.
 
     Examples
     --------
@@ -606,12 +465,6 @@ def lazy_gap_is_exact(lambda_2: float, lambda_n: float, kappa: float) -> bool:
     lambda_2, lambda_n : float
         The largest and the smallest eigenvalue of W other than the 1 of the consensus direction.
     kappa : float
-        The laziness, 0 < kappa <= 1.
-
-    Raises
-    ------
-    ValueError
-        For eigenvalues outside [-1, 1], lambda_n > lambda_2, or kappa outside (0, 1].
 
     Examples
     --------
@@ -631,16 +484,6 @@ def column_stochastic_matrix(G: nx.DiGraph) -> sp.csr_array:
     Parameters
     ----------
     G : networkx.DiGraph
-        On the nodes 0..n-1.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        P, rows receive, columns send.
-
-    References
-    ----------
-    Assran et al. (2019), Stochastic gradient push for distributed deep learning.
 
     Examples
     --------
