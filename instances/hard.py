@@ -1,20 +1,13 @@
 """The hard instances of the lower-bound proof (docs/theory.md §4): Setting 1 (sampling) and Setting 2
 (communication, on the path of Cor. 2 and the broom of Thm. 1), rescaled for given (Delta, L, epsilon).
 
-Both are `ZeroChainFunctions`, so they follow the local-function protocol and keep the zero-chain kernel.
-
 Scaling (docs/theory.md §4). With lambda_s the scale (not the eigenvalue, docs/errata.md E10):
 - Setting 1: f_i(x) = (L lambda_s^2 / l1) f_hat(x / lambda_s), lambda_s = 2 l1 eps / L,
   T_c = floor(Delta L / (4 Delta0 l1 eps^2))  (docs/errata.md E2: the printed T_c omits L),
   p = min((2 G_inf eps)^2 / sigma^2, 1).
 - Setting 2: f_i(x) = (L lambda_s^2 / (3 l1)) f_hat_i(x / lambda_s), lambda_s = 6 l1 eps / L,
   T_c = floor(Delta L / (Delta0 l1 (12 eps)^2)) = floor(Delta L / (262656 eps^2)).
-In both the gradient factor L lambda_s / l1 (resp. / (3 l1)) is 2 eps, so ||grad f||_inf >= 2 eps while
-prog < T_c, and f(0) - inf f <= Delta.
-
-Unscaled forms: the defaults (L = l1, eps = 1/2 for Setting 1; L = 3 l1, eps = 1/2 for Setting 2) make
-lambda_s = 1 and the gain 1, i.e. f_hat itself (resp. the plain split), with Delta = 12 T_c (resp. 144 T_c).
-Pass ``T_c=`` instead of ``Delta=`` to get the smallest Delta with that chain length.
+In both the gradient factor is 2 eps, so ||grad f||_inf >= 2 eps while prog < T_c; f(0) - inf f <= Delta.
 """
 
 from __future__ import annotations
@@ -117,26 +110,17 @@ class SamplingInstance(ZeroChainFunctions):
     Parameters
     ----------
     n : int
-        Workers.
     Delta, L, epsilon, sigma : float
-        Function range, smoothness, target accuracy and the oracle's noise level, as `sampling_instance`
-        derived them.
+        Function range, smoothness, target accuracy and oracle noise.
     p : float
         The oracle's probability of revealing the next coordinate.
     T_c : int
-        Chain length.
-
-    References
-    ----------
-    Lu & De Sa (2021), proof of Thm 1, Setting 1; docs/theory.md §4.2.
 
     Examples
     --------
     >>> f = sampling_instance(4, T_c=6, p=0.01)
     >>> f
     SamplingInstance(n=4, T_c=6, p=0.01, Delta=72, L=152, epsilon=0.5, sigma=230)
-    >>> f.graph().number_of_edges(), f.D
-    (6, 1)
     """
 
     def __init__(self, n: int, *, Delta: float, L: float, epsilon: float, sigma: float, p: float,
@@ -173,20 +157,6 @@ def sampling_instance(n: int, *, Delta: float | None = None, T_c: int | None = N
         Smoothness and target accuracy (defaults l1 = 152 and 1/2: the unscaled chain).
     sigma, p : float
         Exactly one: the oracle's noise level, or the reveal probability in (0, 1].
-
-    Returns
-    -------
-    SamplingInstance
-        Local functions with ``T_c``, ``p``, ``sigma``, ``Delta``; wrap them in `oracles.ZeroChainOracle`.
-
-    Raises
-    ------
-    ValueError
-        For a missing or doubled choice, an out-of-range value, or epsilon too large for a chain (T_c < 1).
-
-    References
-    ----------
-    Lu & De Sa 2021/2023, proof of Thm 1, Setting 1 and Lemma 8.
 
     Examples
     --------
@@ -227,23 +197,8 @@ def split_groups(n: int, D: int | None = None) -> tuple[np.ndarray, np.ndarray, 
     Parameters
     ----------
     n : int
-        Workers, >= 2.
     D : int, optional
         The broom's diameter, in 1..n-1; None for Cor. 2's path (D = n - 1).
-
-    Returns
-    -------
-    tuple of (numpy.ndarray, numpy.ndarray, int)
-        I0, I1 (node labels) and their hop distance.
-
-    Raises
-    ------
-    ValueError
-        If n < 2 or D is outside 1..n-1.
-
-    References
-    ----------
-    Lu & De Sa (2021), proof of Thm 1, Setting 2 (Fig. 6); docs/theory.md §4.3, §4.4; docs/errata.md E26.
 
     Examples
     --------
@@ -270,22 +225,10 @@ class CommunicationInstance(ZeroChainFunctions):
     Parameters
     ----------
     n : int
-        Workers.
     D : int or None
         The broom's diameter (Thm 1), or None for Cor. 2's path.
     Delta, L, epsilon : float
-        Function range, smoothness and target accuracy, as `communication_instance` derived them.
     T_c : int
-        Chain length.
-
-    Raises
-    ------
-    ValueError
-        If T_c < 1, or as `split_groups`.
-
-    References
-    ----------
-    Lu & De Sa (2021), proof of Thm 1, Setting 2, and Cor. 2; docs/theory.md §4.3, §4.4.
 
     Examples
     --------
@@ -337,15 +280,12 @@ def communication_instance(n: int, *, D: int | None = None, Delta: float | None 
                            ) -> CommunicationInstance:
     """Setting 2, the communication term (§4): T_c = floor(Delta L / (262656 eps^2)), lambda_s = 6 l1 eps / L.
 
-    D=None: the path of Cor. 2 (I0, I1 = the ceil(n/3) workers at each end); an integer D in 1..n-1: the
-    broom of Thm 1 with diameter D (both cases, see `split_groups`). Give exactly one of Delta and T_c. With
-    the defaults L = 3 l1 and eps = 1/2 the instance is the unscaled split (lambda_s = 1, gain 1,
-    smoothness 3 l1 = 456, docs/errata.md E19) with Delta = 144 T_c.
+    D=None: the path of Cor. 2 (the ceil(n/3) workers at each end); D in 1..n-1: the broom of Thm 1
+    (`split_groups`). The defaults L = 3 l1, eps = 1/2 give the unscaled split with Delta = 144 T_c.
 
     Parameters
     ----------
     n : int
-        Workers, >= 2.
     D : int, optional
         Diameter of the broom (1..n-1); None (default) is Cor. 2's path.
     Delta, T_c : float, int
@@ -353,28 +293,11 @@ def communication_instance(n: int, *, D: int | None = None, Delta: float | None 
     L, epsilon : float, optional
         Smoothness and target accuracy (defaults 3 l1 = 456 and 1/2: the unscaled split).
 
-    Returns
-    -------
-    CommunicationInstance
-        Local functions with ``T_c``, ``dist``, ``iteration_lower_bound`` = 1 + (T_c - 1) dist and
-        ``graph()``, the path or broom they live on.
-
-    Raises
-    ------
-    ValueError
-        For a missing or doubled choice, an out-of-range value, or epsilon too large for a chain.
-
-    References
-    ----------
-    Lu & De Sa 2021/2023, proof of Thm 1, Setting 2 (Fig. 6), and Cor. 2.
-
     Examples
     --------
     >>> f = communication_instance(16, T_c=3)
     >>> f.dist, f.iteration_lower_bound, f.smoothness
     (5, 11, 456.0)
-    >>> communication_instance(64, D=10, T_c=3).iteration_lower_bound
-    21
     """
     n = require_count("n", n, 2)
     if D is not None:
@@ -399,30 +322,15 @@ def schedule_crossings(schedule: GossipSchedule, groups: tuple[np.ndarray, np.nd
     Parameters
     ----------
     schedule : instances.GossipSchedule
-        The rounds (``first_arrival`` reads their supports).
     groups : tuple of numpy.ndarray
         (I0, I1): the worker indices of the two end groups (`split_groups`); I1 holds the odd links.
     T_c : int
-        The chain length, >= 1.
-
-    Returns
-    -------
-    list of int
-        r_1 = 0, ..., r_{T_c}.
-
-    Raises
-    ------
-    ValueError
-        If the schedule does not connect the groups (``GossipSchedule.first_arrival``).
 
     Examples
     --------
     >>> from decbounds.instances.schedules import constant_schedule, rotating_path
-    >>> from decbounds.instances.gossip import gossip_matrix
     >>> I0, I1, dist = split_groups(9)
-    >>> schedule_crossings(constant_schedule(gossip_matrix(nx.path_graph(9))), (I0, I1), 4), dist
-    ([0, 4, 8, 12], 4)
-    >>> schedule_crossings(rotating_path(9), (I0, I1), 4)  # half the edges per round: a round's wait back
+    >>> schedule_crossings(rotating_path(9), (I0, I1), 4)
     [0, 4, 9, 14]
     """
     T_c = require_count("T_c", T_c, 1)
@@ -438,10 +346,6 @@ class ScheduledCommunicationInstance(CommunicationInstance):
     """Setting 2's zero-chain split (`CommunicationInstance`, Cor. 2's end groups I0, I1 of the labels
     0..n-1) over a gossip schedule: information must cross the changing graph, and the hop count is read off
     the schedule exactly (`schedule_crossings`).
-
-    References
-    ----------
-    Lu & De Sa (2021), proof of Thm 1, Setting 2; docs/theory.md §4.4, §17.4; docs/errata.md E17.
 
     Examples
     --------
@@ -483,19 +387,10 @@ def scheduled_communication_instance(schedule: GossipSchedule, *, Delta: float |
     Parameters
     ----------
     schedule : instances.GossipSchedule
-        n = schedule.n >= 2 workers; e.g. ``instances.rotating_path(n)`` (the path's edges rotating),
-        ``instances.one_peer_exponential(n)``, ``instances.random_matchings(n, seed=...)``.
+        n = schedule.n >= 2 workers, e.g. ``instances.rotating_path(n)``.
     Delta, T_c : float, int
         Exactly one: the range bound, or the chain length.
     L, epsilon : float, optional
-        Smoothness and target accuracy (defaults 3 l1 and 1/2: the unscaled split).
-
-    Raises
-    ------
-    TypeError
-        If ``schedule`` is not a ``GossipSchedule``.
-    ValueError
-        As `communication_instance`, or if the schedule does not connect the groups.
 
     Examples
     --------
