@@ -29,7 +29,7 @@ def varsigma0_at_start(f: LocalFunctions) -> float:
 
     References
     ----------
-    Lu & De Sa (2021), assumption (6) and Cor. 6 (varsigma0 in the phase length); docs/theory.md (A6),
+    Lu & De Sa (2021), assumption (6) and Cor. 6 (varsigma0 in the phase length); docs/theory.md (A6), (D4).
 
     Examples
     --------

@@ -204,7 +204,7 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
 
     References
     ----------
-    Xiao & Boyd (2004), Fast linear iterations for distributed averaging; Boyd, Diaconis & Xiao (2004),
+    Xiao & Boyd (2004), Fast linear iterations for distributed averaging; Boyd, Diaconis & Xiao (2004), FMMC.
 
     Examples
     --------
