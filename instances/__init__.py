@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`):
         exact_averaging_factors,
         gossip_schedule,
         multi_step_gossip,
+        multi_step_gossip_coefficients,
+        multi_step_polynomial,
         schedule_polynomial,
     )
     from decbounds.instances.cluster import CLUSTERS, COMPUTE_DISTRIBUTIONS, Cluster, named_cluster
@@ -101,6 +103,8 @@ _EXPORTS: dict[str, str] = {
     "exact_averaging_factors": "averaging",
     "gossip_schedule": "averaging",
     "multi_step_gossip": "averaging",
+    "multi_step_gossip_coefficients": "averaging",
+    "multi_step_polynomial": "averaging",
     "schedule_polynomial": "averaging",
     "GOSSIP_KINDS": "gossip",
     "WEIGHT_RULES": "gossip",
@@ -218,6 +222,8 @@ __all__ = [
     "load_digits_arrays",
     "local_gradients_at_start",
     "multi_step_gossip",
+    "multi_step_gossip_coefficients",
+    "multi_step_polynomial",
     "named_cluster",
     "one_peer_exponential",
     "optimize_gossip",

@@ -6,6 +6,8 @@ Orientation everywhere: rows are workers and a round acts as ``X <- F @ X`` on t
 
 from __future__ import annotations
 
+import warnings
+
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
@@ -29,6 +31,8 @@ __all__ = [
     "exact_averaging_factors",
     "gossip_schedule",
     "multi_step_gossip",
+    "multi_step_gossip_coefficients",
+    "multi_step_polynomial",
     "schedule_polynomial",
 ]
 
@@ -134,9 +138,9 @@ def _check_lam(lam: object) -> float:
     return require_fraction("lam", lam)
 
 
-def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None,
-                    start: str = "paper") -> np.ndarray:
-    """Rows (a_r, b_r), r < R, of the recursion z_{r+1} = a_r W z_r + b_r z_{r-1} with z_{-1} := z_0.
+def multi_step_gossip_coefficients(method: str, lam: float, R: int, *, eta: float | None = None,
+                                   start: str = "paper") -> np.ndarray:
+    """The (R, 2) coefficients (a_r, b_r), r < R, of z_{r+1} = a_r W z_r + b_r z_{r-1}, z_{-1} := z_0.
 
     - "two_tap" (Alg. 3, docs/theory.md §7.1): a = 1 + eta, b = -eta, eta = (1 - sqrt(1-lam^2)) / (1 +
       sqrt(1-lam^2)) unless given; ``start="plain"`` makes the first step plain gossip (docs/errata.md E18).
@@ -158,7 +162,7 @@ def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None
 
     Examples
     --------
-    >>> gossip_schedule("two_tap", 0.5, 3, start="plain").round(4).tolist()
+    >>> multi_step_gossip_coefficients("two_tap", 0.5, 3, start="plain").round(4).tolist()
     [[1.0, 0.0], [1.0718, -0.0718], [1.0718, -0.0718]]
     """
     R = _check_R(R)
@@ -201,12 +205,13 @@ def multi_step_gossip(W: MatrixLike, Z: np.ndarray, schedule: np.ndarray) -> np.
     Z : numpy.ndarray
         Shape (n, *rest), the worker axis first.
     schedule : numpy.ndarray
-        Shape (R, 2), from `gossip_schedule`.
+        Shape (R, 2), from `multi_step_gossip_coefficients`.
 
     Examples
     --------
     >>> W = np.array([[0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]])
-    >>> multi_step_gossip(W, np.array([1.0, 0.0, 0.0]), gossip_schedule("plain", 0.0, 2)).tolist()
+    >>> coefficients = multi_step_gossip_coefficients("plain", 0.0, 2)
+    >>> multi_step_gossip(W, np.array([1.0, 0.0, 0.0]), coefficients).tolist()
     [0.5, 0.25, 0.25]
     """
     W = as_csr(W)
@@ -254,7 +259,7 @@ def accelerated_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | Non
     """
     if lam is None:
         lam = second_eigenvalue(W)
-    return multi_step_gossip(W, Z, gossip_schedule("two_tap", lam, R, eta=eta, start=start))
+    return multi_step_gossip(W, Z, multi_step_gossip_coefficients("two_tap", lam, R, eta=eta, start=start))
 
 
 def chebyshev_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None = None) -> np.ndarray:
@@ -277,29 +282,67 @@ def chebyshev_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None 
     """
     if lam is None:
         lam = second_eigenvalue(W)
-    return multi_step_gossip(W, Z, gossip_schedule("chebyshev", lam, R))
+    return multi_step_gossip(W, Z, multi_step_gossip_coefficients("chebyshev", lam, R))
 
 
-def schedule_polynomial(schedule: np.ndarray, mu: np.ndarray) -> np.ndarray:
+def multi_step_polynomial(coefficients: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """p_R(mu) for eigenvalues mu: the R-step operator of ``multi_step_gossip`` is p_R(W), so for a symmetric
     W its consensus contraction ||p_R(W) - 11^T/n||_2 is max |p_R(mu)| over the non-trivial eigenvalues.
 
     Parameters
     ----------
-    schedule : numpy.ndarray, shape (R, 2)
-        The coefficients (a_r, b_r) of ``gossip_schedule``.
+    coefficients : numpy.ndarray, shape (R, 2)
+        The rows (a_r, b_r) of `multi_step_gossip_coefficients`.
     mu : array_like
 
     Examples
     --------
-    >>> schedule_polynomial(gossip_schedule("plain", 0.0, 3), np.array([0.5, -0.5])).tolist()
+    >>> multi_step_polynomial(multi_step_gossip_coefficients("plain", 0.0, 3), np.array([0.5, -0.5])).tolist()
     [0.125, -0.125]
     """
+    return _polynomial(coefficients, mu, "coefficients")
+
+
+def _polynomial(coefficients: np.ndarray, mu: np.ndarray, name: str) -> np.ndarray:
     mu = require_array("mu", mu)
-    schedule = require_array("schedule", schedule)
-    if schedule.ndim != 2 or schedule.shape[1] != 2:
-        raise ValueError(f"schedule must have shape (R, 2); got {schedule.shape}")
+    coefficients = require_array(name, coefficients)
+    if coefficients.ndim != 2 or coefficients.shape[1] != 2:
+        raise ValueError(f"{name} must have shape (R, 2); got {coefficients.shape}")
     previous = current = np.ones_like(mu)
-    for a, b in schedule:
+    for a, b in coefficients:
         previous, current = current, a * mu * current + b * previous
     return current
+
+
+# The names of the previous release: a "schedule" here is an array of coefficients, not a `GossipSchedule`.
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"instances.{old} is deprecated; use instances.{new} (the same function)",
+                  DeprecationWarning, stacklevel=3)
+
+
+def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None,
+                    start: str = "paper") -> np.ndarray:
+    """Deprecated alias of `multi_step_gossip_coefficients` (warns).
+
+    Parameters
+    ----------
+    method : str
+    lam : float
+    R : int
+    eta : float, optional
+    start : str
+    """
+    _deprecated("gossip_schedule", "multi_step_gossip_coefficients")
+    return multi_step_gossip_coefficients(method, lam, R, eta=eta, start=start)
+
+
+def schedule_polynomial(schedule: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """Deprecated alias of `multi_step_polynomial` (warns).
+
+    Parameters
+    ----------
+    schedule : numpy.ndarray
+    mu : array_like
+    """
+    _deprecated("schedule_polynomial", "multi_step_polynomial")
+    return _polynomial(schedule, mu, "schedule")
