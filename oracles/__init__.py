@@ -42,23 +42,10 @@ def make_oracle(name: str | Callable[..., Oracle], f: LocalFunctions, **params: 
     Parameters
     ----------
     name : str or callable
-        A name in ``ORACLES``: "exact", "gaussian", "finite_sum", "zero_chain", or one registered with
-        ``ORACLES.register``; or a builder ``(f, **params) -> Oracle`` itself (``minimize(method=)``'s
-        convention).
+        A name in ``ORACLES``, or a builder ``(f, **params) -> Oracle``.
     f : local functions
-        Any object with the local-function protocol (docs/architecture.md).
     **params
         The oracle's own parameters, as above (the oracle checks them).
-
-    Returns
-    -------
-    Oracle
-        The oracle over ``f``.
-
-    Raises
-    ------
-    ValueError
-        For an unknown name or parameters the oracle does not take.
 
     Examples
     --------

@@ -1,12 +1,8 @@
 """The oracle interface and the exact and Gaussian oracles (docs/theory.md §1.3, the oracle class O_sigma^2).
 
-Every oracle answers ``sample(X, rng, batch)``: X holds the stacked local points, shape (n, *batch_axes, d)
-(worker axis first; e.g. (n, k, d) for k configurations side by side), and the answer has the same shape:
-row i is worker i's stochastic gradient of f_i, the **mean of `batch` independent queries** (each worker,
-in each configuration, makes `batch` queries). ``queries_per_call(X, batch)`` is the total count that one
-call answers, n * k * batch for X of shape (n, k, d); the engine counts `batch` per worker and
-configuration. ``full_grad(x)`` is the gradient of the global f, for stopping tests, not counted.
-All randomness comes from the caller's ``numpy.random.Generator``: same generator state, same bits.
+Every oracle answers ``sample(X, rng, batch)`` with X's shape (n, *batch_axes, d): row i is the mean of
+``batch`` stochastic gradients of f_i; all randomness comes from the caller's Generator. See
+docs/architecture.md ("oracles/").
 """
 
 from __future__ import annotations
@@ -24,38 +20,19 @@ __all__ = ["MAX_BATCH", "ExactOracle", "GaussianOracle", "Oracle", "check_batch"
 
 @runtime_checkable
 class Oracle(Protocol):
-    """A stochastic first-order oracle over local functions ``f`` (docs/architecture.md, "oracles/").
-
-    References
-    ----------
-    docs/theory.md §1.3 (A4), the oracle class O_sigma^2.
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> isinstance(ExactOracle(instances.zero_chain(3)), Oracle)
-    True
-    """
+    """A stochastic first-order oracle over local functions ``f`` (docs/architecture.md, "oracles/")."""
 
     f: LocalFunctions
     exact: bool  # True when sample() ignores rng and returns exact gradients
 
     def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
-        """Stochastic gradients of the local functions, the mean of `batch` queries per worker.
+        """Unbiased stochastic gradients of the f_i, the mean of ``batch`` queries (variance <= sigma^2 / B).
 
         Parameters
         ----------
         X : numpy.ndarray
-            Shape (n, *batch_shape, d): worker i's points in row i.
         rng : numpy.random.Generator
-            The randomness of the queries (same generator state, same bits).
         batch : int
-            B, queries per worker averaged into one answer.
-
-        Returns
-        -------
-        numpy.ndarray
-            X's shape: an unbiased estimate of grad f_i at X[i, ...] with variance at most sigma^2 / B.
         """
         ...
 
@@ -65,9 +42,7 @@ class Oracle(Protocol):
         Parameters
         ----------
         X : numpy.ndarray
-            The points of the call.
         batch : int
-            B.
         """
         ...
 
@@ -77,12 +52,6 @@ class Oracle(Protocol):
         Parameters
         ----------
         x : numpy.ndarray
-            Shape (*batch_shape, d).
-
-        Returns
-        -------
-        numpy.ndarray
-            x's shape.
         """
         ...
 
@@ -97,12 +66,6 @@ def check_batch(batch: object) -> int:
     Parameters
     ----------
     batch : int
-        The value to check.
-
-    Examples
-    --------
-    >>> check_batch(4)
-    4
     """
     return require_count("batch", batch, 1, maximum=MAX_BATCH, what="queries per worker in one call")
 
@@ -113,17 +76,6 @@ def check_rng(rng: object) -> np.random.Generator:
     Parameters
     ----------
     rng : numpy.random.Generator
-        The value to check.
-
-    Returns
-    -------
-    numpy.random.Generator
-        rng itself.
-
-    Raises
-    ------
-    TypeError
-        Naming rng, for anything else.
     """
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator; got rng={rng!r:.60} "
@@ -158,17 +110,7 @@ class _OracleBase:
     def sample_configurations(self, X: np.ndarray, rngs: Sequence[np.random.Generator], batch: int = 1
                               ) -> np.ndarray:
         """Answers for k configurations side by side: X of shape (n, k, d), configuration j drawing from
-        ``rngs[j]``; bit for bit the k calls ``sample(X[:, j:j+1], rngs[j], batch)`` stacked on axis 1
-        (what the engine needs so that a batch of configurations repeats every solo run).
-
-        Examples
-        --------
-        >>> from decbounds import instances
-        >>> oracle = GaussianOracle(instances.heterogeneous_quadratic(4, 3, 0.1, seed=0), sigma=0.5)
-        >>> X = np.zeros((4, 2, 3))
-        >>> both = oracle.sample_configurations(X, [np.random.default_rng(0), np.random.default_rng(1)])
-        >>> bool(np.array_equal(both[:, 1:], oracle.sample(X[:, 1:], np.random.default_rng(1))))
-        True
+        ``rngs[j]``; bit for bit the k calls ``sample(X[:, j:j+1], rngs[j], batch)`` stacked on axis 1.
         """
         out = np.empty_like(X, dtype=float)
         for j, rng in enumerate(rngs):
@@ -182,12 +124,6 @@ class ExactOracle(_OracleBase):
     Parameters
     ----------
     f : LocalFunctions
-        Any object with the local-function protocol.
-
-    Raises
-    ------
-    TypeError
-        If f lacks ``n``, ``dim``, ``grad`` or ``full_grad``.
 
     Examples
     --------
@@ -205,17 +141,8 @@ class ExactOracle(_OracleBase):
 
         Parameters
         ----------
-        X : numpy.ndarray
-            Shape (n, *batch_shape, d): worker i's points in row i.
-        rng : numpy.random.Generator or None, optional
-            Not used (the signature is the oracle protocol's).
-        batch : int, default 1
-            B, queries per worker averaged into one answer, in [1, MAX_BATCH].
-
-        Returns
-        -------
-        numpy.ndarray
-            X's shape: ``f.grad(X)``.
+        X, rng, batch
+            As `Oracle.sample`.
         """
         check_batch(batch)
         return self.f.grad(X)
@@ -230,14 +157,8 @@ class GaussianOracle(_OracleBase):
     Parameters
     ----------
     f : local functions
-        Any object with the local-function protocol.
     sigma : float
         Standard deviation of one query, >= 0 (the whole vector).
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a sigma that is not a finite real >= 0.
 
     Examples
     --------
@@ -245,8 +166,6 @@ class GaussianOracle(_OracleBase):
     >>> oracle = GaussianOracle(instances.heterogeneous_quadratic(4, 3, 0.1, seed=0), sigma=0.5)
     >>> oracle.sample(np.zeros((4, 7, 3)), np.random.default_rng(0), batch=2).shape  # 7 configurations
     (4, 7, 3)
-    >>> oracle.queries_per_call(np.zeros((4, 7, 3)), batch=2)
-    56
     """
 
     def __init__(self, f: LocalFunctions, sigma: float) -> None:
@@ -259,17 +178,8 @@ class GaussianOracle(_OracleBase):
 
         Parameters
         ----------
-        X : numpy.ndarray
-            Shape (n, *batch_shape, d): worker i's points in row i.
-        rng : numpy.random.Generator
-            The noise's randomness: one standard normal per entry of X.
-        batch : int, default 1
-            B, queries per worker averaged into one answer, in [1, MAX_BATCH].
-
-        Returns
-        -------
-        numpy.ndarray
-            X's shape: the gradients plus noise with E||noise||^2 = sigma^2 / B.
+        X, rng, batch
+            As `Oracle.sample`; rng draws one standard normal per entry of X.
         """
         batch = check_batch(batch)
         rng = check_rng(rng)

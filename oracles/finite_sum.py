@@ -21,19 +21,6 @@ class FiniteSumOracle(_OracleBase):
     f : FiniteSumFunctions
         A finite-sum problem (``instances.digits_problem``).
     replace : bool, default True
-        Draw with or without replacement.
-
-    Raises
-    ------
-    TypeError
-        If f lacks ``samples_per_worker`` or ``sample_grad`` (or the local-function protocol), or
-        ``replace`` is not a bool.
-    ValueError
-        (from `sample`) If ``replace=False`` and batch exceeds the samples per worker.
-
-    References
-    ----------
-    docs/theory.md §1.3 (A4): uniform sampling is unbiased; its variance is the shard's.
 
     Examples
     --------
@@ -62,18 +49,9 @@ class FiniteSumOracle(_OracleBase):
         Parameters
         ----------
         X : numpy.ndarray, shape (n, *batch_axes, d)
-            The points (only the shape is read).
         rng : numpy.random.Generator
-            The configuration's generator.
         batch : int, default 1
             Indices per worker, in [1, MAX_BATCH].
-
-        Raises
-        ------
-        TypeError
-            If rng is not a Generator or batch not an integer.
-        ValueError
-            If batch is out of range, or above the samples per worker without replacement.
         """
         batch = check_batch(batch)
         rng = check_rng(rng)
@@ -91,17 +69,8 @@ class FiniteSumOracle(_OracleBase):
 
         Parameters
         ----------
-        X : numpy.ndarray
-            Shape (n, *batch_shape, d): worker i's points in row i.
-        rng : numpy.random.Generator
-            Draws the sample indices (`draw_indices`).
-        batch : int, default 1
-            B, queries per worker averaged into one answer, in [1, MAX_BATCH].
-
-        Returns
-        -------
-        numpy.ndarray
-            X's shape: unbiased for grad f_i (uniform sampling, (A4)).
+        X, rng, batch
+            As `Oracle.sample`; rng draws the sample indices (`draw_indices`).
         """
         return self._shards.sample_grad(X, self.draw_indices(X, rng, batch))
 
