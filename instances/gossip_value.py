@@ -1,17 +1,8 @@
 """`Gossip`, the one gossip value, and `GossipMatrix`, its static member: W validated and decomposed once.
 
-A `Gossip` is the paper's W as a value that every package takes: the engine (``algorithms.run``,
-``run_batch``, ``tune``), the PEP (``pep.worst_case(W=...)``), the gossip CLI and the figures. It has two
-members: `GossipMatrix` (one W in every round, with its spectrum) and ``instances.GossipSchedule`` (W_0, W_1,
-... of a time-varying network). Every consumer reads the same few things of it: ``n``, ``kind``,
-``time_varying``, ``period``, ``lam`` and ``round_matrix(t)``, the W of round t.
-
-A raw array, sparse matrix or graph is accepted at every public boundary and turned into a value in one
-place, ``instances.as_gossip`` (``instances.GossipLike`` names what it accepts).
-
-The objects are plain values: this module validates nothing (it sits below ``instances.matrices``, which
-builds the spectra, and ``instances.gossip``, which validates); build a `GossipMatrix` with
-``instances.as_gossip`` or ``instances.gossip_matrix``, never by calling the class with numbers of your own.
+Two members: `GossipMatrix` (one W in every round, with its spectrum) and ``instances.GossipSchedule``; every
+consumer reads ``n``, ``kind``, ``time_varying``, ``period``, ``lam`` and ``round_matrix(t)``. This module
+validates nothing: build values with ``instances.as_gossip`` or ``instances.gossip_matrix``.
 """
 
 from __future__ import annotations
@@ -32,11 +23,7 @@ GOSSIP_KINDS: tuple[str, ...] = ("symmetric", "push", "exact")
 
 
 class Gossip(ABC):
-    """The gossip value W: the communication matrices W_0, W_1, ... of one network, validated once.
-
-    References
-    ----------
-    Lu & De Sa (2021), Sect. 2 (the gossip matrix and lam); docs/theory.md §1.6 and §17 (time-varying).
+    """The gossip value W: the communication matrices W_0, W_1, ... of one network (docs/theory.md §1.6, §17).
 
     Examples
     --------
@@ -45,8 +32,6 @@ class Gossip(ABC):
     >>> static, varying = instances.gossip_matrix(nx.cycle_graph(4)), instances.rotating_ring(4)
     >>> [(isinstance(W, Gossip), W.n, W.time_varying, W.period) for W in (static, varying)]
     [(True, 4, False, 1), (True, 4, True, 2)]
-    >>> varying.round_matrix(1).toarray()[1].tolist()
-    [0.0, 0.5, 0.5, 0.0]
     """
 
     __slots__ = ()
@@ -74,7 +59,6 @@ class Gossip(ABC):
         Parameters
         ----------
         t : int
-            The round (the engine's iteration), >= 0.
         """
 
 
@@ -85,13 +69,11 @@ class GossipMatrix(Gossip):
     Parameters
     ----------
     matrix : scipy.sparse.csr_array
-        W, float, canonical CSR (sorted, no duplicates), read-only arrays.
+        W, float, canonical CSR, read-only arrays.
     kind : {"symmetric", "push", "exact"}
-        See `GOSSIP_KINDS`.
     lambda_2, lambda_n : float or None
         The largest and smallest non-consensus eigenvalue (None for "push").
     spectrum_method : str
-        How they were obtained: "dense eigvalsh", "closed form (...)", "lanczos" or "shift-invert".
 
     Examples
     --------
@@ -100,8 +82,6 @@ class GossipMatrix(Gossip):
     >>> W = instances.gossip_matrix(nx.cycle_graph(6))
     >>> W
     GossipMatrix(symmetric, n=6, lam=0.6667, lambda_2=0.6667, lambda_n=-0.3333, dense eigvalsh)
-    >>> W.shape, W.nnz, round(W.spectral_gap, 4)
-    ((6, 6), 18, 0.3333)
     """
 
     matrix: sp.csr_array
@@ -137,12 +117,6 @@ class GossipMatrix(Gossip):
         Parameters
         ----------
         t : int
-            The round (ignored: W is static).
-
-        Returns
-        -------
-        scipy.sparse.csr_array
-            ``self.matrix`` (read-only arrays).
         """
         return self.matrix
 
@@ -227,8 +201,6 @@ class ExactAverage(GossipMatrix):
     >>> W = ExactAverage(10**6)
     >>> W.lam, W.shape, float((W @ np.arange(10**6.0)).max())
     (0.0, (1000000, 1000000), 499999.5)
-    >>> ExactAverage(2).toarray().tolist()
-    [[0.5, 0.5], [0.5, 0.5]]
     """
 
     def __init__(self, n: int) -> None:  # the dataclass fields, with the matrix left to `matrix`
