@@ -206,13 +206,6 @@ def multi_step_gossip(W: MatrixLike, Z: np.ndarray, schedule: np.ndarray) -> np.
         Shape (n, *rest), the worker axis first.
     schedule : numpy.ndarray
         Shape (R, 2), from `multi_step_gossip_coefficients`.
-
-    Examples
-    --------
-    >>> W = np.array([[0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]])
-    >>> coefficients = multi_step_gossip_coefficients("plain", 0.0, 2)
-    >>> multi_step_gossip(W, np.array([1.0, 0.0, 0.0]), coefficients).tolist()
-    [0.5, 0.25, 0.25]
     """
     W = as_csr(W)
     Z = require_array("Z", Z, finite=False)  # non-finite states are the caller's to detect (divergence)
@@ -272,13 +265,6 @@ def chebyshev_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None 
     R : int
     lam : float, optional
         The second largest eigenvalue modulus of W, in (0, 1); default ``second_eigenvalue(W)``.
-
-    Examples
-    --------
-    >>> W = np.array([[0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]])
-    >>> z = chebyshev_gossip(W, np.array([1.0, 0.0, 0.0]), 2)
-    >>> round(float(np.abs(z - 1 / 3).max() / (2 / 3)), 4)  # contraction 1 / T_2(1/lam) = 1/7 at lam = 1/2
-    0.1429
     """
     if lam is None:
         lam = second_eigenvalue(W)

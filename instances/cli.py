@@ -117,11 +117,6 @@ def topology_flags(name: str) -> tuple[list[str], list[str], list[str]]:
         The options (``--p``) it needs, and those it may take.
     unreachable : list of str
         Parameters it needs that no option sets (a registered topology's own): usable from Python only.
-
-    Examples
-    --------
-    >>> topology_flags("erdos_renyi")
-    (['--p'], ['--seed', '--max-attempts'], [])
     """
     from decbounds.instances.graphs import TOPOLOGIES
 

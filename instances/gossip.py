@@ -465,11 +465,6 @@ def lazy_gap_is_exact(lambda_2: float, lambda_n: float, kappa: float) -> bool:
     lambda_2, lambda_n : float
         The largest and the smallest eigenvalue of W other than the 1 of the consensus direction.
     kappa : float
-
-    Examples
-    --------
-    >>> lazy_gap_is_exact(0.9, -0.5, 0.5), lazy_gap_is_exact(0.2, -0.9, 0.5)
-    (True, False)
     """
     lambda_2 = require_real("lambda_2", lambda_2, minimum=-1.0, allow_minimum=True, maximum=1.0)
     lambda_n = require_real("lambda_n", lambda_n, minimum=-1.0, allow_minimum=True, maximum=lambda_2)

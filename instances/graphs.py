@@ -435,11 +435,6 @@ def node_order(G: nx.Graph) -> int:
     Parameters
     ----------
     G : networkx.Graph
-
-    Examples
-    --------
-    >>> node_order(nx.path_graph(5))
-    5
     """
     n: int = G.number_of_nodes()
     if n == 0:

@@ -61,11 +61,6 @@ def as_csr(W: MatrixLike, name: str = "W") -> sp.csr_array:
     W : array_like or scipy.sparse matrix
     name : str, default "W"
         The argument's name in error messages.
-
-    Examples
-    --------
-    >>> as_csr([[0.5, 0.5], [0.5, 0.5]]).shape
-    (2, 2)
     """
     if isinstance(W, GossipMatrix):
         return W.matrix  # validated once, read-only
@@ -97,13 +92,6 @@ def from_edge_weights(n: int, u: np.ndarray, v: np.ndarray, w: np.ndarray) -> sp
     u, v : numpy.ndarray of int, shape (m,)
         The edges' end points (u_e != v_e, each edge once).
     w : numpy.ndarray, shape (m,)
-
-    Examples
-    --------
-    >>> from_edge_weights(3, np.array([0, 1]), np.array([1, 2]), np.array([0.5, 0.25])).toarray()
-    array([[0.5 , 0.5 , 0.  ],
-           [0.5 , 0.25, 0.25],
-           [0.  , 0.25, 0.75]])
     """
     degree_weight = np.bincount(u, weights=w, minlength=n) + np.bincount(v, weights=w, minlength=n)
     rows = np.concatenate([u, v, np.arange(n)])
@@ -186,14 +174,6 @@ def extreme_eigenvalues(W: sp.csr_array, *, cayley: tuple[int, ...] | None = Non
     cayley : tuple of int, optional
         The translation group of W's graph (``G.graph["cayley"]``); default: Z_n is tried.
     tol : float, default ``EIGEN_TOL``
-
-    Examples
-    --------
-    >>> import networkx as nx
-    >>> from decbounds.instances.gossip import metropolis
-    >>> l2, ln, method = extreme_eigenvalues(metropolis(nx.cycle_graph(8)))
-    >>> round(l2, 4), round(ln, 4), method
-    (0.8047, -0.3333, 'dense eigvalsh')
     """
     n = W.shape[0]
     if n == 1:
@@ -344,11 +324,6 @@ def spectral_gap(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     ----------
     W : array_like or scipy.sparse matrix
     atol : float, default 1e-9
-
-    Examples
-    --------
-    >>> spectral_gap([[0.5, 0.5], [0.5, 0.5]])
-    1.0
     """
     return 1.0 - second_eigenvalue(W, atol=atol)
 

@@ -175,13 +175,6 @@ def local_gradients_at_start(f: LocalFunctions) -> np.ndarray:
     ----------
     f : LocalFunctions
         The local functions (``x0``, ``grad``).
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> local_gradients_at_start(instances.zero_chain(4, n=2)).round(4)
-    array([[-1.6487, -0.    , -0.    ,  0.    ],
-           [-1.6487, -0.    , -0.    ,  0.    ]])
     """
     x0 = np.asarray(f.x0, dtype=float)
     return np.asarray(f.grad(np.broadcast_to(x0, (int(f.n), x0.size)).copy()), dtype=float)
@@ -226,12 +219,6 @@ def instance_radius(f: LocalFunctions, step_size: float) -> float:
     f : LocalFunctions
     step_size : float
         The run's step size (for `default_radius`).
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> instance_radius(instances.zero_chain(4), 0.01)
-    23000.0
     """
     declared = getattr(f, "radius", None)
     if declared is None:
