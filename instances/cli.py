@@ -37,7 +37,6 @@ class SpectrumSummary(NamedTuple):
     n : int
     kind : str
     time_varying : bool
-        A schedule.
     period : int or None
     lam : float or None
         lam (a schedule: its effective lam; None for a push W).
@@ -45,7 +44,6 @@ class SpectrumSummary(NamedTuple):
     lambda_2, lambda_n : float or None
         The extreme eigenvalues off consensus of a static symmetric W (None otherwise).
     method : str
-        How lam was obtained.
     """
 
     n: int
@@ -109,7 +107,6 @@ def topology_flags(name: str) -> tuple[list[str], list[str], list[str]]:
     Parameters
     ----------
     name : str
-        A name in ``instances.TOPOLOGIES``.
 
     Returns
     -------

@@ -150,7 +150,6 @@ def named_cluster(name: str, n: int, *, h: float = 1.0, rho: float = 0.0, topolo
     rho : float, default 0.0
         Link time of every edge, seconds.
     topology : str, default "complete"
-        A name of ``instances.TOPOLOGIES``.
     alpha : float, default 1.0
         Exponent of "power".
     slowdown : float, default 10.0

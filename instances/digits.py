@@ -77,7 +77,6 @@ def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float,
     shuffled_percent : float
         X in [0, 100]; 0 is the most heterogeneous split, 100 a plain shuffle.
     seed : int, numpy.random.Generator or numpy.random.SeedSequence
-        Same seed, same partition.
     balanced : bool, optional
         Equal class counts (as the paper's CIFAR-10).
 
@@ -252,7 +251,6 @@ class DigitsProblem:
         Parameters
         ----------
         X : numpy.ndarray
-            Shape (n, *batch, d).
         """
         return self._full(X, False)[0]
 
@@ -262,7 +260,6 @@ class DigitsProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Shape (*batch, d).
         """
         x = check_global_points(x, self.dim)
         mean: np.ndarray = self.grad(np.broadcast_to(x, (self.n, *x.shape))).mean(axis=0)
@@ -274,7 +271,6 @@ class DigitsProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Shape (*batch, d).
         """
         x = check_global_points(x, self.dim)
         mean: np.ndarray = self.value(np.broadcast_to(x, (self.n, *x.shape))).mean(axis=0)
@@ -287,7 +283,6 @@ class DigitsProblem:
         Parameters
         ----------
         X : numpy.ndarray
-            Shape (n, *batch, d).
         idx : numpy.ndarray of int
             Shape (n, *batch, B): indices into worker i's shard, in [0, samples_per_worker).
         """
@@ -357,7 +352,6 @@ def digits_problem(n: int, *, shuffled_percent: float, seed: int, model: str = "
     Parameters
     ----------
     n, shuffled_percent, seed, model, hidden, regularization, balanced
-        As `DigitsProblem`.
 
     Examples
     --------

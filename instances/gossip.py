@@ -94,9 +94,7 @@ def check_gossip(W: MatrixLike, G: nx.Graph | None = None, *, nonnegative: bool 
     G : networkx.Graph, optional
         When given, W must be supported on its edges plus the diagonal.
     nonnegative : bool, optional
-        Require non-negative entries.
     atol : float, optional
-        Tolerance of every equality check.
 
     Examples
     --------
@@ -378,7 +376,6 @@ def fmmc(G: nx.Graph, **options: object) -> sp.csr_array:
     Parameters
     ----------
     G, **options
-        As `fdla`.
 
     Examples
     --------

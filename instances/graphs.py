@@ -229,7 +229,6 @@ def exponential(n: int, directed: bool = False) -> nx.Graph | nx.DiGraph:
     ----------
     n : int
     directed : bool, optional
-        Return the directed graph.
 
     Examples
     --------
@@ -275,11 +274,9 @@ def erdos_renyi(n: int, p: float, seed: int | np.random.Generator | np.random.Se
     Parameters
     ----------
     n : int
-        Number of nodes.
     p : float
         Edge probability in [0, 1]; p = 2 ln(n)/n is connected with high probability.
     seed : int, numpy.random.Generator or numpy.random.SeedSequence, optional
-        Same seed, same graph.
     max_attempts : int, optional
 
     Examples
@@ -315,7 +312,6 @@ def random_geometric(n: int, radius: float,
     radius : float
         Nodes closer than ``radius`` are linked.
     seed : int, numpy.random.Generator or numpy.random.SeedSequence, optional
-        Same seed, same graph.
     max_attempts : int, optional
 
     Examples

@@ -60,7 +60,6 @@ def as_csr(W: MatrixLike, name: str = "W") -> sp.csr_array:
     ----------
     W : array_like or scipy.sparse matrix
     name : str, default "W"
-        The argument's name in error messages.
     """
     if isinstance(W, GossipMatrix):
         return W.matrix  # validated once, read-only
@@ -335,7 +334,6 @@ def read_matrix_file(path: str, flag: str = "--W") -> np.ndarray | sp.csr_array:
     Parameters
     ----------
     path : str
-        The file.
     flag : str, default "--W"
         The option that named it, for the message.
     """

@@ -123,9 +123,7 @@ def walk_variances(W: GossipLike, gamma: float, *, phase: int = 0, probes: int =
     phase : int, default 0
         The covariance after rounds ..., phase - 1 of the period (0: after a whole period).
     probes : int, default 64
-        Independent walks.
     seed : int or numpy.random.Generator, default 0
-        Their noise.
 
     Examples
     --------
@@ -175,7 +173,6 @@ def effective_neighbours(W: GossipLike, gamma: float, *, reduce: str = "mean", p
     probes : int, default 64
         Walks of ``method="walk"``.
     seed : int or numpy.random.Generator, default 0
-        Their noise.
 
     Examples
     --------

@@ -71,7 +71,6 @@ class OptimizedGossip:
     Parameters
     ----------
     W : scipy.sparse.csr_array
-        The projected matrix.
     lam : float
         max(|lambda_2|, |lambda_n|) of W, computed by numpy (never the solver's own value).
     method : {"fdla", "fmmc"}
@@ -84,7 +83,6 @@ class OptimizedGossip:
     edge_weights : numpy.ndarray, shape (m,)
         w in the order of ``edges``.
     from_cache : bool
-        Read from the disk cache.
     optimality_gap : float or None
         The solver's bound on lam - lam* where it gives one.
     """
@@ -156,11 +154,9 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
     method : {"fmmc", "fdla"}
         Fastest-mixing Markov chain (non-negative W) or fastest distributed linear averaging.
     solver : {"auto", "lp", "barrier", "CLARABEL", "SCS"}
-        See the module docstring.
     cache : bool, default True
         Read and write the disk cache; False neither reads nor writes.
     cache_dir : str or os.PathLike, optional
-        Overrides ``default_cache_dir()``.
     tol : float, default 1e-8
         Target accuracy of lam (barrier duality-gap bound), in (0, 1).
     solver_options : dict, optional

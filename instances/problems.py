@@ -151,7 +151,6 @@ class HeterogeneousProblem:
         Parameters
         ----------
         X : numpy.ndarray
-            Shape (n, *batch, d).
         """
         X = check_points(X, self.n, self.dim)
         values: np.ndarray = self._common_value(X) - np.sum(self._per_worker(self.b_deviation, X.ndim) * X,
@@ -167,7 +166,6 @@ class HeterogeneousProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Shape (*batch, d).
         """
         return self._common_grad(check_global_points(x, self.dim))
 
@@ -177,7 +175,6 @@ class HeterogeneousProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Shape (*batch, d).
         """
         return self._common_value(check_global_points(x, self.dim))
 
@@ -209,7 +206,6 @@ class HeterogeneousQuadratic(HeterogeneousProblem):
     Parameters
     ----------
     n, d, varsigma, seed, varsigma0, L, mu, Delta
-        As `heterogeneous_quadratic`.
 
     Examples
     --------
@@ -268,7 +264,6 @@ class HeterogeneousNonconvex(HeterogeneousProblem):
     Parameters
     ----------
     n, d, varsigma, seed, varsigma0, L, Delta
-        As `heterogeneous_nonconvex`.
 
     Examples
     --------
@@ -318,7 +313,6 @@ def heterogeneous_quadratic(n: int, d: int, varsigma: float, seed: int | np.rand
     Parameters
     ----------
     n, d : int
-        Workers and dimension.
     varsigma : float
         Uniform heterogeneity, assumption (5): sup_x sqrt((1/n) sum_i ||grad f_i(x) - grad f(x)||^2).
     seed : int or numpy.random.Generator
@@ -353,7 +347,6 @@ def heterogeneous_nonconvex(n: int, d: int, varsigma: float, seed: int | np.rand
     varsigma0 : float, optional
         Heterogeneity at x0 = 0, assumption (6), <= varsigma (default varsigma).
     L : float
-        Smoothness of every f_i.
     Delta : float, optional
         f(0) - f*; default half of the construction's range d kappa.
 

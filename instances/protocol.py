@@ -139,7 +139,6 @@ def check_points(X: np.ndarray, n: int, dim: int, name: str = "X") -> np.ndarray
     n, dim : int
         Workers and dimension of the local functions.
     name : str
-        The field named in the error.
     """
     X = require_real_array(name, X)
     if X.ndim < 2 or X.shape[0] != n or X.shape[-1] != dim:
@@ -156,11 +155,8 @@ def check_global_points(x: np.ndarray, dim: int, name: str = "x") -> np.ndarray:
     Parameters
     ----------
     x : array_like
-        The points.
     dim : int
-        Dimension of the functions.
     name : str
-        The field named in the error.
     """
     x = require_real_array(name, x)
     if x.ndim < 1 or x.shape[-1] != dim:
@@ -174,7 +170,6 @@ def local_gradients_at_start(f: LocalFunctions) -> np.ndarray:
     Parameters
     ----------
     f : LocalFunctions
-        The local functions (``x0``, ``grad``).
     """
     x0 = np.asarray(f.x0, dtype=float)
     return np.asarray(f.grad(np.broadcast_to(x0, (int(f.n), x0.size)).copy()), dtype=float)

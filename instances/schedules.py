@@ -93,7 +93,6 @@ class GossipSchedule(Gossip):
     Parameters
     ----------
     n : int
-        Workers, >= 1.
     round_matrix : callable
         ``t -> W_t`` (dense or sparse), depending on t only.
     period : int, optional
@@ -101,11 +100,9 @@ class GossipSchedule(Gossip):
     kind : {"symmetric", "push"}
         The property every W_t is checked for (`SCHEDULE_KINDS`).
     name : str, default "schedule"
-        Shown by ``repr``.
     nonnegative : bool, default True
         Also require non-negative entries of a symmetric W_t ("push" always requires them).
     atol : float, default 1e-9
-        Tolerance of every check.
     window : int, optional
         The default B of `effective_lam`.
     length : int, optional
@@ -152,7 +149,6 @@ class GossipSchedule(Gossip):
         Parameters
         ----------
         t : int
-            The round, >= 0.
         """
         t = require_count("t", t, 0)
         if self.length is not None and t >= self.length:
@@ -209,7 +205,6 @@ class GossipSchedule(Gossip):
         Parameters
         ----------
         t : int
-            The round.
         """
         coo = self.matrix(t).tocoo()
         off = (coo.row != coo.col) & (coo.data != 0)
@@ -240,7 +235,6 @@ class GossipSchedule(Gossip):
         Parameters
         ----------
         t : int
-            The round.
         """
         W = self.matrix(t)
         if self.kind == "symmetric":
@@ -255,7 +249,6 @@ class GossipSchedule(Gossip):
         count : int
             Rounds, >= 0 (0: the identity).
         start : int, default 0
-            The first round.
         """
         count = require_count("count", count, 0)
         start = require_count("start", start, 0)
@@ -275,7 +268,6 @@ class GossipSchedule(Gossip):
         Parameters
         ----------
         count : int
-            Rounds, >= 1.
         start : int, default 0
         """
         count = require_count("count", count, 1)
@@ -684,7 +676,6 @@ def schedule_from_callable(round_matrix: Callable[[int], MatrixLike], n: int, *,
     Parameters
     ----------
     round_matrix : callable
-        t -> an n x n matrix.
     n : int
     period : int, optional
     kind : {"symmetric", "push"}

@@ -151,7 +151,6 @@ def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
     y : numpy.ndarray of float64, shape (rows * m,)
         The points, C-ordered rows of m columns; at most ``DENSE_ENTRIES`` entries is where it pays.
     m : int
-        Columns per row, >= 1.
     inputs : ChainInputs
     constants : tuple of float
     """
@@ -569,7 +568,6 @@ class ZeroChainFunctions:
         Parameters
         ----------
         X : array_like, shape (n, *batch, d)
-            Worker i's points in ``X[i]``.
         width : int, optional
             A promise that ``X[..., width:] == 0``; saves the scan for the active prefix.
         """
@@ -589,9 +587,7 @@ class ZeroChainFunctions:
         Parameters
         ----------
         X : numpy.ndarray, shape (n, *batch, d)
-            Worker i's points in ``X[i]``.
         x : numpy.ndarray, shape (*batch2, d)
-            Points of the global objective.
         """
         X, x = self._check(X), self._check_global(x)
         # one call where grad and full_grad are this class's (a subclass that overrides one gets its own)
@@ -620,7 +616,6 @@ class ZeroChainFunctions:
         Parameters
         ----------
         X : array_like, shape (n, *batch, d)
-            Worker i's points in ``X[i]``.
         width : int, optional
             A promise that ``X[..., width:] == 0``; saves the scan for the active prefix.
         """
@@ -634,7 +629,6 @@ class ZeroChainFunctions:
         Parameters
         ----------
         x : array_like, shape (*batch, d)
-            Points of the global objective.
         width : int, optional
             A promise that ``x[..., width:] == 0``.
         """
@@ -652,7 +646,6 @@ class ZeroChainFunctions:
         Parameters
         ----------
         x : array_like, shape (*batch, d)
-            Points of the global objective.
         width : int, optional
             A promise that ``x[..., width:] == 0``.
         """
@@ -667,7 +660,6 @@ class ZeroChainFunctions:
         Parameters
         ----------
         X : numpy.ndarray, shape (n, *batch, d)
-            Points, any leading axes.
         """
         return progress(X)
 
@@ -701,7 +693,6 @@ def zero_chain(T: int, n: int = 1) -> ZeroChainFunctions:
     Parameters
     ----------
     T : int
-        Chain length (= dimension), >= 1.
     n : int, default 1
 
     Examples

@@ -39,12 +39,10 @@ class ZooRow(NamedTuple):
     lam : float
         Its contraction; the spectral gap is 1 - lam.
     diameter : int
-        D of its (union) graph.
     gammas : tuple of float
     n_eff : tuple of float
         n_eff(gamma), mean over workers, at each gamma.
     n_eff_worst : tuple of float
-        The worst worker's n_eff at each gamma.
     """
 
     name: str
