@@ -132,12 +132,6 @@ class DigitsProblem:
     regularization : float, default 1e-2
         reg of the logistic model, >= 0.
     balanced : bool, default True
-
-    Examples
-    --------
-    >>> f = digits_problem(4, shuffled_percent=0, seed=0, model="logistic_nonconvex")
-    >>> f
-    DigitsProblem(n=4, model='logistic_nonconvex', shuffled_percent=0, m=435, d=650)
     """
 
     def __init__(self, n: int, *, shuffled_percent: float, seed: int, model: str = "mlp", hidden: int = 16,

@@ -115,12 +115,6 @@ class SamplingInstance(ZeroChainFunctions):
     p : float
         The oracle's probability of revealing the next coordinate.
     T_c : int
-
-    Examples
-    --------
-    >>> f = sampling_instance(4, T_c=6, p=0.01)
-    >>> f
-    SamplingInstance(n=4, T_c=6, p=0.01, Delta=72, L=152, epsilon=0.5, sigma=230)
     """
 
     def __init__(self, n: int, *, Delta: float, L: float, epsilon: float, sigma: float, p: float,
@@ -229,12 +223,6 @@ class CommunicationInstance(ZeroChainFunctions):
         The broom's diameter (Thm 1), or None for Cor. 2's path.
     Delta, L, epsilon : float
     T_c : int
-
-    Examples
-    --------
-    >>> f = communication_instance(9, T_c=3)
-    >>> f.dist, f.weights, f.iteration_lower_bound
-    (4, (3.0, 3.0), 9)
     """
 
     def __init__(self, n: int, *, D: int | None, Delta: float, L: float, epsilon: float, T_c: int) -> None:
@@ -325,13 +313,6 @@ def schedule_crossings(schedule: GossipSchedule, groups: tuple[np.ndarray, np.nd
     groups : tuple of numpy.ndarray
         (I0, I1): the worker indices of the two end groups (`split_groups`); I1 holds the odd links.
     T_c : int
-
-    Examples
-    --------
-    >>> from decbounds.instances.schedules import constant_schedule, rotating_path
-    >>> I0, I1, dist = split_groups(9)
-    >>> schedule_crossings(rotating_path(9), (I0, I1), 4)
-    [0, 4, 9, 14]
     """
     T_c = require_count("T_c", T_c, 1)
     I0, I1 = groups
@@ -346,13 +327,6 @@ class ScheduledCommunicationInstance(CommunicationInstance):
     """Setting 2's zero-chain split (`CommunicationInstance`, Cor. 2's end groups I0, I1 of the labels
     0..n-1) over a gossip schedule: information must cross the changing graph, and the hop count is read off
     the schedule exactly (`schedule_crossings`).
-
-    Examples
-    --------
-    >>> from decbounds.instances.schedules import rotating_path
-    >>> f = scheduled_communication_instance(rotating_path(9), T_c=3)
-    >>> f.crossings, f.iteration_lower_bound  # the static path: 1 + 2 * 4 = 9
-    ([0, 4, 9], 10)
     """
 
     def __init__(self, schedule: GossipSchedule, *, Delta: float, L: float, epsilon: float, T_c: int) -> None:

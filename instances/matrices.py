@@ -213,14 +213,6 @@ def closed_form_eigenvalues(W: sp.csr_array, cayley: tuple[int, ...] | None = No
     W : scipy.sparse.csr_array
     cayley : tuple of int, optional
         The group's shape (``G.graph["cayley"]``); default (n,), the circulants.
-
-    Examples
-    --------
-    >>> import networkx as nx
-    >>> from decbounds.instances.gossip import metropolis
-    >>> l2, ln, method = closed_form_eigenvalues(metropolis(nx.cycle_graph(8)))
-    >>> round(l2, 4), round(ln, 4), method  # 1/3 + (2/3) cos(2 pi k / 8)
-    (0.8047, -0.3333, 'closed form (Cayley graph of Z_8)')
     """
     n = W.shape[0]
     if n < 2:

@@ -124,12 +124,6 @@ def walk_variances(W: GossipLike, gamma: float, *, phase: int = 0, probes: int =
         The covariance after rounds ..., phase - 1 of the period (0: after a whole period).
     probes : int, default 64
     seed : int or numpy.random.Generator, default 0
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> float(walk_variances(instances.gossip_matrix(instances.topology("complete", 4)), 0.5).mean())
-    0.5
     """
     gossip = _as_value(W)
     gamma = _check_gamma(gamma)

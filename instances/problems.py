@@ -206,12 +206,6 @@ class HeterogeneousQuadratic(HeterogeneousProblem):
     Parameters
     ----------
     n, d, varsigma, seed, varsigma0, L, mu, Delta
-
-    Examples
-    --------
-    >>> f = heterogeneous_quadratic(4, 3, 1.0, seed=0)
-    >>> f.Delta, round(float(f.full_value(f.x0) - f.f_star), 6), bool(np.allclose(f.full_grad(f.x_star), 0))
-    (1.0, 1.0, True)
     """
 
     def __init__(self, n: int, d: int, varsigma: float, seed: int | np.random.Generator, *,
@@ -264,12 +258,6 @@ class HeterogeneousNonconvex(HeterogeneousProblem):
     Parameters
     ----------
     n, d, varsigma, seed, varsigma0, L, Delta
-
-    Examples
-    --------
-    >>> f = heterogeneous_nonconvex(8, 5, 0.5, seed=0)
-    >>> f.Delta, f.f_star, round(float(f.full_value(f.x0)), 6)
-    (1.25, 0.0, 1.25)
     """
 
     def __init__(self, n: int, d: int, varsigma: float, seed: int | np.random.Generator, *,

@@ -185,13 +185,6 @@ def default_radius(f: LocalFunctions, step_size: float) -> float:
     f : LocalFunctions
         The problem (``x0``, ``grad``, optionally ``smoothness``).
     step_size : float
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace
-    >>> f = SimpleNamespace(n=1, dim=1, x0=np.array([2.0]), grad=lambda X: 0 * X, smoothness=1.0)
-    >>> default_radius(f, 0.5)
-    2000000.0
     """
     step = float(step_size)
     smoothness = getattr(f, "smoothness", None)
@@ -231,13 +224,6 @@ def computes_pointwise(f: object) -> bool:
     ----------
     f : object
         A problem following `LocalFunctions`, or an oracle (its ``f`` is read).
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> quadratic = instances.heterogeneous_quadratic(2, 3, 1.0, seed=0)
-    >>> computes_pointwise(instances.zero_chain(4)), computes_pointwise(quadratic)
-    (True, False)
     """
     problem = getattr(f, "f", f)
     declared = getattr(problem, "pointwise", False)

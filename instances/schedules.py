@@ -363,12 +363,6 @@ class GossipSchedule(Gossip):
             The first round that may carry the information.
         limit : int, optional
             Rounds searched (default 4 n + 4 * period); beyond, ValueError.
-
-        Examples
-        --------
-        >>> s = rotating_ring(8)
-        >>> s.first_arrival([0], [3]), s.first_arrival([0], [3], start=1)
-        (2, 4)
         """
         reach = self._labels("sources", sources)
         wanted = self._labels("targets", targets)
