@@ -1,8 +1,4 @@
-"""oracles: the stochastic first-order oracles O of the paper's (f, O, G) triple.
-
-Exact gradients, Gaussian noise, finite-sum sampling and the probabilistic zero-chain oracle of the
-lower-bound proof (§4.2, Setting 1), all behind one interface: ``oracle.sample(X, rng, batch)``.
-"""
+"""oracles: the stochastic first-order oracles O of the (f, O, G) triple, behind ``oracle.sample``."""
 
 from __future__ import annotations
 
@@ -45,7 +41,6 @@ def make_oracle(name: str | Callable[..., Oracle], f: LocalFunctions, **params: 
         A name in ``ORACLES``, or a builder ``(f, **params) -> Oracle``.
     f : local functions
     **params
-        The oracle's own parameters, as above (the oracle checks them).
 
     Examples
     --------

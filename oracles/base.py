@@ -1,15 +1,13 @@
 """The oracle interface and the exact and Gaussian oracles (docs/theory.md §1.3, the oracle class O_sigma^2).
 
-Every oracle answers ``sample(X, rng, batch)`` with X's shape (n, *batch_axes, d): row i is the mean of
-``batch`` stochastic gradients of f_i; all randomness comes from the caller's Generator. See
-docs/architecture.md ("oracles/").
+Every oracle answers ``sample(X, rng, batch)`` (`Oracle`); see docs/architecture.md ("oracles/").
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 from decbounds.bounds.validation import require_count, require_real
@@ -88,8 +86,9 @@ class _OracleBase:
 
     exact = False
 
-    if TYPE_CHECKING:  # every subclass defines it (the `Oracle` protocol's); the defaults here call it
-        def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray: ...
+    def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
+        """`Oracle.sample`: every subclass defines it (its class docstring says how it draws)."""
+        raise NotImplementedError
 
     def __init__(self, f: LocalFunctions) -> None:
         for attribute in ("n", "dim", "grad", "full_grad"):
@@ -109,9 +108,8 @@ class _OracleBase:
 
     def sample_configurations(self, X: np.ndarray, rngs: Sequence[np.random.Generator], batch: int = 1
                               ) -> np.ndarray:
-        """Answers for k configurations side by side: X of shape (n, k, d), configuration j drawing from
-        ``rngs[j]``; bit for bit the k calls ``sample(X[:, j:j+1], rngs[j], batch)`` stacked on axis 1.
-        """
+        """Answers for k configurations side by side (X of shape (n, k, d), configuration j drawing from
+        ``rngs[j]``): bit for bit the k calls ``sample(X[:, j:j+1], rngs[j], batch)`` stacked on axis 1."""
         out = np.empty_like(X, dtype=float)
         for j, rng in enumerate(rngs):
             out[:, j : j + 1] = self.sample(X[:, j : j + 1], rng, batch)
@@ -124,26 +122,11 @@ class ExactOracle(_OracleBase):
     Parameters
     ----------
     f : LocalFunctions
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> f = instances.heterogeneous_quadratic(4, 3, 0.1, seed=0)
-    >>> X = np.zeros((4, 3))
-    >>> bool(np.array_equal(ExactOracle(f).sample(X), f.grad(X)))
-    True
     """
 
     exact = True
 
     def sample(self, X: np.ndarray, rng: np.random.Generator | None = None, batch: int = 1) -> np.ndarray:
-        """The exact local gradients grad f_i(X[i, ...]) (variance 0 for any batch).
-
-        Parameters
-        ----------
-        X, rng, batch
-            As `Oracle.sample`.
-        """
         check_batch(batch)
         return self.f.grad(X)
 
@@ -152,20 +135,13 @@ class ExactOracle(_OracleBase):
 
 
 class GaussianOracle(_OracleBase):
-    """grad f_i(x) + noise with E||noise||^2 = sigma^2 per query (the whole vector, not per coordinate).
+    """grad f_i(x) + noise with E||noise||^2 = sigma^2 per query (the whole vector, not per coordinate); a
+    batch of B adds one N(0, sigma^2 / (d B) I) draw per worker and configuration, one normal per entry of X.
 
     Parameters
     ----------
     f : local functions
     sigma : float
-        Standard deviation of one query, >= 0 (the whole vector).
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> oracle = GaussianOracle(instances.heterogeneous_quadratic(4, 3, 0.1, seed=0), sigma=0.5)
-    >>> oracle.sample(np.zeros((4, 7, 3)), np.random.default_rng(0), batch=2).shape  # 7 configurations
-    (4, 7, 3)
     """
 
     def __init__(self, f: LocalFunctions, sigma: float) -> None:
@@ -174,13 +150,6 @@ class GaussianOracle(_OracleBase):
         self.sigma = require_real("sigma", sigma, allow_zero=True, maximum=1e150)
 
     def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
-        """grad f_i(X[i, ...]) plus one N(0, sigma^2 / (d B) I) vector per worker and configuration.
-
-        Parameters
-        ----------
-        X, rng, batch
-            As `Oracle.sample`; rng draws one standard normal per entry of X.
-        """
         batch = check_batch(batch)
         rng = check_rng(rng)
         G = self.f.grad(X)

@@ -14,21 +14,14 @@ __all__ = ["FiniteSumOracle"]
 
 
 class FiniteSumOracle(_OracleBase):
-    """Mini-batch gradients of a finite-sum problem (``f.samples_per_worker``, ``f.sample_grad``).
+    """Mini-batch gradients of a finite-sum problem (``f.samples_per_worker``, ``f.sample_grad``): the mean of
+    B per-sample gradients of each worker's shard, at indices from `draw_indices`.
 
     Parameters
     ----------
     f : FiniteSumFunctions
         A finite-sum problem (``instances.digits_problem``).
     replace : bool, default True
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> oracle = FiniteSumOracle(instances.digits_problem(4, shuffled_percent=100, seed=0), replace=False)
-    >>> indices = oracle.draw_indices(np.zeros((4, oracle.f.dim)), np.random.default_rng(0), batch=8)
-    >>> indices.shape, all(len(set(row)) == 8 for row in indices)
-    ((4, 8), True)
     """
 
     def __init__(self, f: FiniteSumFunctions, replace: bool = True) -> None:
@@ -51,7 +44,6 @@ class FiniteSumOracle(_OracleBase):
         X : numpy.ndarray, shape (n, *batch_axes, d)
         rng : numpy.random.Generator
         batch : int, default 1
-            Indices per worker, in [1, MAX_BATCH].
         """
         batch = check_batch(batch)
         rng = check_rng(rng)
@@ -65,13 +57,6 @@ class FiniteSumOracle(_OracleBase):
         return order[..., :batch]
 
     def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
-        """The mean of B per-sample gradients of each worker's shard, at indices from `draw_indices`.
-
-        Parameters
-        ----------
-        X, rng, batch
-            As `Oracle.sample`; rng draws the sample indices (`draw_indices`).
-        """
         return self._shards.sample_grad(X, self.draw_indices(X, rng, batch))
 
     def __repr__(self) -> str:

@@ -31,20 +31,14 @@ class _ChainFunctions(LocalFunctions, Protocol):
 
 
 class ZeroChainOracle(_OracleBase):
-    """Probabilistic zero-chain oracle with reveal probability p (Thm 1, Setting 1; Arjevani et al. 2019).
+    """Probabilistic zero-chain oracle with reveal probability p (Thm 1, Setting 1; Arjevani et al. 2019):
+    each row's progress coordinate is scaled by s / (B p), s ~ Binomial(B, p), one draw per row.
 
     Parameters
     ----------
     f : zero-chain local functions
     p : float, optional
         Reveal probability in (0, 1]; default ``f.p``.
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> oracle = ZeroChainOracle(instances.sampling_instance(2, T_c=4, p=0.5))
-    >>> oracle.sample(np.zeros((2, 4)), np.random.default_rng(0)).round(4)[:, 0]  # x 1/p on worker 0
-    array([-3.2974, -0.    ])
     """
 
     def __init__(self, f: object, p: float | None = None) -> None:
@@ -71,20 +65,11 @@ class ZeroChainOracle(_OracleBase):
         Parameters
         ----------
         batch : int, default 1
-            B, in [1, MAX_BATCH].
         """
         factor = getattr(self.f, "gain", 1.0) / getattr(self.f, "scale", 1.0)
         return factor**2 * VARIANCE_CONSTANT * (1.0 - self.p) / (self.p * check_batch(batch))
 
     def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
-        """grad f_i with each row's progress coordinate (the next link of the chain) scaled by s / (B p),
-        s ~ Binomial(B, p) the revealing queries among the B: unbiased, zero-respecting.
-
-        Parameters
-        ----------
-        X, rng, batch
-            As `Oracle.sample`; rng draws one binomial per row, whatever its progress.
-        """
         batch = check_batch(batch)
         rng = check_rng(rng)
         G = self.f.grad(X)
