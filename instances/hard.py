@@ -13,6 +13,7 @@ In both the gradient factor is 2 eps, so ||grad f||_inf >= 2 eps while prog < T_
 from __future__ import annotations
 
 import math
+import warnings
 from typing import TYPE_CHECKING
 
 import networkx as nx
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     from decbounds.instances.schedules import GossipSchedule
 
 __all__ = [
-    "COMMUNICATION_T_C_DENOMINATOR",
     "MAX_INSTANCE_ENTRIES",
     "SCALE_RANGE",
     "CommunicationInstance",
@@ -49,8 +49,6 @@ __all__ = [
     "scheduled_communication_instance",
     "split_groups",
 ]
-
-COMMUNICATION_T_C_DENOMINATOR = SETTING2_CHAIN_DENOMINATOR  # Delta0 l1 12^2 = 262656
 
 #: Most entries (workers x chain length) an instance may hold: the Setting 2 split stores an (n, T_c - 1)
 #: weight array and every run an (n, T_c) state per configuration, so 10**8 entries (800 MB) is refused
@@ -383,3 +381,12 @@ def scheduled_communication_instance(schedule: GossipSchedule, *, Delta: float |
                                "floor(Delta L / (262656 epsilon^2))")
     _scaling(L, epsilon, 6.0, 3.0)
     return ScheduledCommunicationInstance(schedule, Delta=Delta, L=L, epsilon=epsilon, T_c=T_c)
+
+
+def __getattr__(name: str) -> object:
+    """The former second name of ``bounds.SETTING2_CHAIN_DENOMINATOR`` still read, with a warning."""
+    if name == "COMMUNICATION_T_C_DENOMINATOR":
+        warnings.warn("instances.hard.COMMUNICATION_T_C_DENOMINATOR is deprecated; use "
+                      "bounds.SETTING2_CHAIN_DENOMINATOR (the same number)", DeprecationWarning, stacklevel=2)
+        return SETTING2_CHAIN_DENOMINATOR
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
