@@ -9,7 +9,8 @@ before W), has a stationary covariance Sigma(gamma), and
 every gamma, W = I gives 1. It measures one W at a decay gamma (the step size sets gamma), where the spectral
 gap 1 - lam bounds the worst W of its class (docs/theory.md §19).
 
-Methods: ``"eigh"`` (symmetric static W, dense), ``"lyapunov"`` (static or periodic W, dense, by
+Methods: ``"eigh"`` (symmetric static W: Sigma = Q diag(lambda_k^2 / (1 - gamma lambda_k^2)) Q^T),
+``"lyapunov"`` (static or periodic W: Sigma = gamma W Sigma W^T + W W^T for p = 1, by
 ``scipy.linalg.solve_discrete_lyapunov``) and ``"walk"`` (sparse random walks, seeded, relative standard
 error sqrt(2 / probes) per worker; n in the tens of thousands).
 """
