@@ -13,7 +13,9 @@ Entries (``names()`` lists them in this order):
   ``alghunaim_yuan2022``, ``exact_diffusion``, ``extra``, ``huang_yuan2022``, ``huang_yuan2022_algorithm``,
   ``ying2021_one_peer_exponential`` (time-varying networks, docs/theory.md §17), ``centralized_lower_bound``;
 - communication compression (docs/theory.md §18, in omega or delta): ``huang2022_unbiased_lower``,
-  ``huang2022_contractive_lower`` (server topology), ``choco_sgd``, ``beer``.
+  ``huang2022_contractive_lower`` (server topology), ``choco_sgd``, ``beer``;
+- topology beyond the spectral gap (docs/theory.md §19.4, in n_eff, convention ``function_value``):
+  ``vogels2022_random_quadratic``, ``vogels2022_strongly_convex`` (`bounds.topology_rates`).
 
 Comparing entries stated in different conventions: ``gap`` converts both rates to one convention (the
 reference's unless ``convention=`` says otherwise) before dividing, so eps always means the same criterion on
@@ -70,6 +72,7 @@ from decbounds.bounds.symbols import (
     varsigma,
     varsigma0,
 )
+from decbounds.bounds.topology_rates import topology_entries
 
 from decbounds.registry import Registry, register_each, require_instance
 
@@ -514,7 +517,7 @@ def _later_entries() -> list[Rate]:
 
 def _catalog() -> dict[str, Rate]:
     """The built-in entries, in catalog order (`names()`)."""
-    entries = _paper_entries() + _later_entries() + _compression_entries()
+    entries = _paper_entries() + _later_entries() + _compression_entries() + topology_entries()
     return {entry.name: entry for entry in entries}
 
 
