@@ -196,7 +196,7 @@ class Rate:
 
         Parameters
         ----------
-        convention : {"grad_norm", "grad_norm_sq"}
+        convention : {"grad_norm", "grad_norm_sq", "function_value"}
 
         Returns
         -------
@@ -206,7 +206,7 @@ class Rate:
         Raises
         ------
         ValueError
-            For an unknown convention.
+            For an unknown convention, or a conversion to or from ``function_value``.
 
         Examples
         --------
