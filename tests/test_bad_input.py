@@ -168,7 +168,8 @@ def test_no_catalog_entry_returns_inf_or_nan_on_a_grid_of_extremes():
     for rate in bounds.RATES.objects().values():
         for Delta, epsilon in extremes:
             point = {"Delta": Delta, "L": 1.0, "sigma": 1.0, "varsigma": 1.0, "varsigma0": 1.0, "n": 4,
-                     "B": 1, "epsilon": epsilon, "lam": 0.5, "D": 2, "omega": 1.0, "delta": 0.5, "G": 1.0}
+                     "B": 1, "epsilon": epsilon, "lam": 0.5, "D": 2, "omega": 1.0, "delta": 0.5, "G": 1.0,
+                     "n_eff": 2.0, "mu": 0.5, "eta": 0.1, "zeta": 5.0}
             try:
                 value = rate.evaluate(**point)
             except RateOverflowError:
