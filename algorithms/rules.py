@@ -22,7 +22,7 @@ from decbounds.instances.averaging import (
     GOSSIP_METHODS,
     GOSSIP_STARTS,
     exact_averaging_factors,
-    gossip_schedule,
+    multi_step_gossip_coefficients,
 )
 from decbounds.instances.gossip import GossipLike, as_csr
 from decbounds.instances.protocol import LocalFunctions
@@ -580,10 +580,10 @@ class DeTAG(StepRule):
     """DeTAG (Alg. 2 with Alg. 3's accelerated gossip and Alg. 4's momentum ``beta``; Thm 5, Cor. 6;
     docs/theory.md §6 (D1)-(D8), §7 (G1), errata E7, E15, E18).
 
-    Phases of R iterations: each iteration gossips the replica x~ and the tracker y in one round with step r
-    of ``instances.gossip_schedule`` and adds G(x_k) / R at the phase-start model; at the phase end
-    x <- x~ - alpha y, v_(k+1) = beta v_(k) + g_(k), y <- y + v_(k+1) - v_(k), x~ <- x. Over a gossip schedule
-    lam is its effective lam (docs/theory.md §17: no acceleration is guaranteed there).
+    Phases of R iterations: each iteration gossips the replica x~ and the tracker y in one round with step
+    r of ``instances.multi_step_gossip_coefficients`` and adds G(x_k) / R at the phase-start model; at the
+    phase end x <- x~ - alpha y, v_(k+1) = beta v_(k) + g_(k), y <- y + v_(k+1) - v_(k), x~ <- x. Over a
+    gossip schedule lam is its effective lam (docs/theory.md §17: no acceleration is guaranteed there).
 
     Parameters
     ----------
@@ -691,7 +691,8 @@ class DeTAG(StepRule):
         return values
 
     def schedule(self, values: Mapping[str, object]) -> np.ndarray:
-        """The (R, 2) gossip coefficients (a_r, b_r) of one configuration (``instances.gossip_schedule``).
+        """The (R, 2) gossip coefficients (a_r, b_r) of one configuration
+        (``instances.multi_step_gossip_coefficients``).
 
         Parameters
         ----------
@@ -699,11 +700,11 @@ class DeTAG(StepRule):
             Its ``gossip``, ``eta`` and ``start``, checked here.
         """
         assert self.lam is not None
-        # the types here, the ranges (and the rest) in gossip_schedule
+        # the types here, the ranges (and the rest) in multi_step_gossip_coefficients
         method = require_choice("gossip", values["gossip"], GOSSIP_METHODS)
         start = require_choice("start", values["start"], GOSSIP_STARTS)
         eta = values["eta"]
-        return gossip_schedule(method, self.lam, self.R, start=start,
+        return multi_step_gossip_coefficients(method, self.lam, self.R, start=start,
                                eta=None if eta is None else require_real("eta", eta, minimum=None))
 
     def init(self, ctx: Context) -> DeTAGState:

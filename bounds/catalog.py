@@ -2,9 +2,10 @@
 
 Entries, in ``names()`` order: the paper's (Lu & De Sa, ICML 2021 / JMLR 2023: Thm 1, Cor 2, App. C.1,
 Thm 4, Cor 6, the Table 2 baselines, the mini-batch SGD rate), the hard instances with explicit constants
-(Setting 1, Lemma 8; Cor 2's path), later results (docs/theory.md §13, §17) and communication compression
-(§18). ``gap`` converts both rates to one convention before dividing; ``dominant_term`` reads eps in the
-entry's own convention unless ``convention=`` is given. Where an upper bound falls below a lower bound
+(Setting 1, Lemma 8; Cor 2's path), later results (docs/theory.md §13, §17), communication compression
+(§18) and D-SGD in n_eff (§19.4, convention ``function_value``: `bounds.topology_rates`). ``gap``
+converts both rates to one convention before dividing; ``dominant_term`` reads eps in the entry's own
+convention unless ``convention=`` is given. Where an upper bound falls below a lower bound
 (constants 1): docs/errata.md E28.
 """
 
@@ -39,6 +40,7 @@ from decbounds.bounds.symbols import (
     varsigma,
     varsigma0,
 )
+from decbounds.bounds.topology_rates import topology_entries
 
 from decbounds.lazy_exports import deprecated_attributes
 from decbounds.registry import Registry, register_each, require_instance
@@ -483,7 +485,7 @@ def _later_entries() -> list[Rate]:
 
 def _catalog() -> dict[str, Rate]:
     """The built-in entries, in catalog order (`names()`)."""
-    entries = _paper_entries() + _later_entries() + _compression_entries()
+    entries = _paper_entries() + _later_entries() + _compression_entries() + topology_entries()
     return {entry.name: entry for entry in entries}
 
 

@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # imported when the command runs: its --help needs no sympy
 
 __all__ = ["add_parser", "run"]
 
-_CRITERION = {"grad_norm": "E||grad f|| <= eps", "grad_norm_sq": "E||grad f||^2 <= eps"}
+_CRITERION = {"grad_norm": "E||grad f|| <= eps", "grad_norm_sq": "E||grad f||^2 <= eps",
+              "function_value": "E f(x) - f* <= eps"}
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,7 +43,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--latex", action="store_true", help="print the bound and its terms as LaTeX")
     parser.add_argument("--convention", choices=CONVENTIONS, default=None,
                         help="what --epsilon means: grad_norm (E||grad f|| <= eps, the paper's) or "
-                             "grad_norm_sq (E||grad f||^2 <= eps); default grad_norm")
+                             "grad_norm_sq (E||grad f||^2 <= eps); default grad_norm, or function_value "
+                             "(E f(x) - f* <= eps) for the entries stated in it")
     parser.add_argument("--reference", default="lower_bound_gossip",
                         help="catalog entry to divide by (default: lower_bound_gossip)")
     for name in SYMBOL_NAMES:
@@ -130,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         stated = get(args.name)
         reference = get(args.reference)
-        rate = stated.in_convention(args.convention or "grad_norm")
+        default = "function_value" if stated.convention == "function_value" else "grad_norm"
+        rate = stated.in_convention(args.convention or default)
         if args.latex:
             _print_latex(rate)
             if not values:

@@ -29,6 +29,7 @@ _LATEX_NAMES = {
     RATE_SYMBOLS["varsigma"]: r"\varsigma",
     RATE_SYMBOLS["varsigma0"]: r"\varsigma_0",
     RATE_SYMBOLS["epsilon"]: r"\varepsilon",
+    RATE_SYMBOLS["n_eff"]: r"n_{\mathrm{eff}}",
 }
 
 
@@ -51,6 +52,8 @@ def _validated(name: str, value: Any) -> np.ndarray:
         raise ValueError(f"lam must lie in [0, 1) ({DESCRIPTIONS['lam']}); got {value!r}")
     if name == "delta" and np.any(arr > 1):
         raise ValueError(f"delta must lie in (0, 1] ({DESCRIPTIONS['delta']}); got {value!r}")
+    if name in ("n_eff", "zeta") and np.any(arr < 1):
+        raise ValueError(f"{name} must be >= 1 ({DESCRIPTIONS[name]}); got {value!r}")
     if name in INTEGER and np.any(arr != np.round(arr)):
         raise ValueError(f"{name} must be an integer ({DESCRIPTIONS[name]}); got {value!r}")
     return arr
@@ -90,8 +93,8 @@ class Rate:
         At least or at most the sum of the terms.
     source : str
         Paper and theorem/table, e.g. ``"Lu & De Sa 2021/2023, Cor. 6"``.
-    convention : {"grad_norm", "grad_norm_sq"}
-        E||grad f|| <= eps, or E||grad f||^2 <= eps.
+    convention : {"grad_norm", "grad_norm_sq", "function_value"}
+        E||grad f|| <= eps, E||grad f||^2 <= eps, or E f(x) - f* <= eps (does not convert).
     terms : mapping of str to sympy.Expr
         Term name -> expression in ``bounds.symbols``.
     assumptions : tuple of str
@@ -180,8 +183,8 @@ class Rate:
 
         Parameters
         ----------
-        convention : {"grad_norm", "grad_norm_sq"}
-            The target convention.
+        convention : {"grad_norm", "grad_norm_sq", "function_value"}
+            The target convention (``function_value`` converts to neither other: ValueError).
 
         Examples
         --------
@@ -195,6 +198,9 @@ class Rate:
             raise ValueError(f"convention must be one of {CONVENTIONS}; got {convention!r}")
         if convention == self.convention:
             return self
+        if "function_value" in (convention, self.convention):
+            raise ValueError(f"{self.name}: a function-value rate does not convert to or from a gradient "
+                             f"convention (asked {self.convention} -> convention={convention!r})")
         # Memoized on the instance (gap() and sweeps convert the same entries over and over); the frozen
         # dataclass still has a __dict__, which cached_property uses the same way.
         converted = self.__dict__.get("_converted")

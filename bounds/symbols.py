@@ -14,6 +14,10 @@ Assumptions are declared where they are true, so that sympy simplifies ``sqrt(x*
   1 = no compression (delta <= 1 is enforced by ``Rate.evaluate``; docs/theory.md §18);
 - ``G`` (a bound on the stochastic gradients' second moment, E||grad F_i(x, xi)||^2 <= G^2: CHOCO-SGD's
   theorem assumes it): positive real.
+- ``n_eff`` (the effective number of neighbours n_eff(gamma) of W at the decay gamma an entry states,
+  docs/theory.md §19): real in [1, n]; ``mu`` (strong convexity), ``eta`` (step size): positive reals;
+  ``zeta`` (the random quadratic's E||H x||^2 = zeta ||x||^2): real >= 1 (n_eff >= 1 and zeta >= 1 are
+  enforced by ``Rate.evaluate``).
 
 ``T`` (iterations) is used only to write rates "after T iterations" before inverting them; it is not an
 argument of any catalog entry.
@@ -37,12 +41,16 @@ __all__ = [
     "T",
     "delta",
     "epsilon",
+    "eta",
     "lam",
+    "mu",
     "n",
+    "n_eff",
     "omega",
     "sigma",
     "varsigma",
     "varsigma0",
+    "zeta",
 ]
 
 Delta = sp.Symbol("Delta", positive=True)
@@ -58,12 +66,17 @@ D = sp.Symbol("D", positive=True, integer=True)
 omega = sp.Symbol("omega", nonnegative=True)
 delta = sp.Symbol("delta", positive=True)
 G = sp.Symbol("G", positive=True)
+n_eff = sp.Symbol("n_eff", positive=True)
+mu = sp.Symbol("mu", positive=True)
+eta = sp.Symbol("eta", positive=True)
+zeta = sp.Symbol("zeta", positive=True)
 
 T = sp.Symbol("T", positive=True)
 
 #: Every symbol a catalog rate may use, by name (the keywords ``Rate.evaluate`` accepts).
 RATE_SYMBOLS: dict[str, sp.Symbol] = {
-    s.name: s for s in (Delta, L, sigma, varsigma, varsigma0, n, B, epsilon, lam, D, omega, delta, G)
+    s.name: s for s in (Delta, L, sigma, varsigma, varsigma0, n, B, epsilon, lam, D, omega, delta, G,
+                        n_eff, mu, eta, zeta)
 }
 
 #: Symbols whose value may be zero (the others must be strictly positive).

@@ -21,7 +21,7 @@ __all__ = [
 
 #: The rate symbols' names, in `bounds.symbols.RATE_SYMBOLS`' order (the keywords ``Rate.evaluate`` takes).
 SYMBOL_NAMES: tuple[str, ...] = ("Delta", "L", "sigma", "varsigma", "varsigma0", "n", "B", "epsilon", "lam",
-                                 "D", "omega", "delta", "G")
+                                 "D", "omega", "delta", "G", "n_eff", "mu", "eta", "zeta")
 
 #: Symbols whose value must be an integer.
 INTEGER: frozenset[str] = frozenset({"n", "B", "D"})
@@ -41,11 +41,16 @@ DESCRIPTIONS: dict[str, str] = {
     "omega": "unbiased compressor: E||C(x)||^2 <= (1 + omega) ||x||^2 (>= 0; 0 = no compression)",
     "delta": "contractive compressor: E||C(x) - x||^2 <= (1 - delta) ||x||^2, in (0, 1] (1 = no compression)",
     "G": "bounded second moment of the stochastic gradients, E||grad F_i(x, xi)||^2 <= G^2 (> 0)",
+    "n_eff": "effective number of neighbours n_eff(gamma) of W at the entry's decay gamma, in [1, n]",
+    "mu": "strong convexity constant of f (> 0)",
+    "eta": "step size (> 0)",
+    "zeta": "noise multiplier of the random quadratic, E||H x||^2 = zeta ||x||^2 (>= 1)",
 }
 
-#: A rate's kind, the two criteria conventions (E||grad f|| <= eps and E||grad f||^2 <= eps), its status.
+#: A rate's kind, its criterion (E||grad f|| <= eps, E||grad f||^2 <= eps, or E f(x) - f* <= eps for the
+#: convex entries; only the first two convert into each other), its status.
 KINDS = ("lower", "upper")
-CONVENTIONS = ("grad_norm", "grad_norm_sq")
+CONVENTIONS = ("grad_norm", "grad_norm_sq", "function_value")
 STATUSES = ("confirmed", "recalled", "derived")
 
 #: The computed worst case's choices (`bounds.worst_case`, docs/worst_case.md).

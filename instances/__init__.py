@@ -1,15 +1,9 @@
 """instances: the f and G of the paper's (f, O, G) triple.
 
-Graphs and gossip matrices (G): topologies, weight rules, cvxpy-optimized FDLA/FMMC, spectral tools,
-exact-averaging factors, accelerated and Chebyshev gossip, and time-varying gossip schedules
-(`GossipSchedule`: one-peer exponential, random matchings, randomized gossip, rotating ring). W is one
-value, a `Gossip` (a static `GossipMatrix` or a `GossipSchedule`), which every package takes; `as_gossip`
-is the one place a matrix or graph becomes one.
-Functions (f): the zero-chain hard functions of the lower-bound proof (Settings 1 and 2), heterogeneous
-quadratics with known heterogeneity, and a non-convex problem on a real bundled data set.
-
-Every local-function object follows the protocol of docs/architecture.md: ``n``, ``dim``, ``x0``,
-``grad(X)``, ``value(X)``, ``full_grad(x)`` with the worker axis first and batch axes after it.
+Graphs and gossip values (G): topologies, weight rules, FDLA/FMMC, spectra, exact averaging, multi-step
+gossip and time-varying schedules; `as_gossip` makes a `Gossip` of a matrix or graph. Functions (f): the
+zero-chain hard functions (Settings 1 and 2), heterogeneous problems and the digits data set, all following
+the protocol of docs/architecture.md.
 """
 
 from typing import TYPE_CHECKING
@@ -25,6 +19,8 @@ if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`):
         exact_averaging_factors,
         gossip_schedule,
         multi_step_gossip,
+        multi_step_gossip_coefficients,
+        multi_step_polynomial,
         schedule_polynomial,
     )
     from decbounds.instances.cluster import CLUSTERS, COMPUTE_DISTRIBUTIONS, Cluster, named_cluster
@@ -101,6 +97,8 @@ _EXPORTS: dict[str, str] = {
     "exact_averaging_factors": "averaging",
     "gossip_schedule": "averaging",
     "multi_step_gossip": "averaging",
+    "multi_step_gossip_coefficients": "averaging",
+    "multi_step_polynomial": "averaging",
     "schedule_polynomial": "averaging",
     "GOSSIP_KINDS": "gossip",
     "WEIGHT_RULES": "gossip",
@@ -218,6 +216,8 @@ __all__ = [
     "load_digits_arrays",
     "local_gradients_at_start",
     "multi_step_gossip",
+    "multi_step_gossip_coefficients",
+    "multi_step_polynomial",
     "named_cluster",
     "one_peer_exponential",
     "optimize_gossip",

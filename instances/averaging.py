@@ -6,6 +6,9 @@ Orientation everywhere: rows are workers and a round acts as ``X <- F @ X`` on t
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
@@ -29,6 +32,8 @@ __all__ = [
     "exact_averaging_factors",
     "gossip_schedule",
     "multi_step_gossip",
+    "multi_step_gossip_coefficients",
+    "multi_step_polynomial",
     "schedule_polynomial",
 ]
 
@@ -43,32 +48,13 @@ GOSSIP_STARTS: tuple[str, ...] = ("paper", "plain")
 def exact_averaging_factors(G: nx.Graph) -> list[sp.csr_array]:
     """Factors F_0, ..., F_{R-1} supported on G plus the diagonal with F_{R-1} ... F_1 F_0 = 11^T/n (Lemma 3).
 
-    GATHER-PROPAGATE on a BFS spanning tree rooted at a centre c (smallest label among the centres):
-    gather rounds move every subtree's sum one level up, from the deepest level to the root, zeroing the
-    sender; propagate rounds then let each node u at depth l keep its value / d_u (d_u = subtree size) and
-    send value * d_v / d_u to each child v. R = 2 * radius, and radius in [ceil(D/2), D] gives D <= R <= 2D.
-    The factors are column stochastic but neither symmetric nor doubly stochastic (they are not gossip
-    matrices; DeFacto is not a gossip protocol, §5). The one-node graph (D = 0) gets one identity
-    factor, so that DeFacto's phase length 2R stays positive.
-
+    GATHER-PROPAGATE (Ko 2010; App. C.3, Alg. 5) on a BFS spanning tree rooted at a centre: R = 2 * radius
+    rounds, D <= R <= 2D. The factors are column stochastic, not gossip matrices (§5); the one-node graph
+    gets one identity factor.
     Parameters
     ----------
     G : networkx.Graph
         Connected, undirected, on the nodes 0..n-1.
-
-    Returns
-    -------
-    list of scipy.sparse.csr_array
-        The R factors, applied first to last.
-
-    Raises
-    ------
-    ValueError
-        For a disconnected graph (no exact averaging exists); TypeError for a directed one.
-
-    References
-    ----------
-    Lu & De Sa 2021/2023, Lemma 3 and App. C.3 (Alg. 5); Ko 2010.
 
     Examples
     --------
@@ -153,18 +139,14 @@ def _check_lam(lam: object) -> float:
     return require_fraction("lam", lam)
 
 
-def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None,
-                    start: str = "paper") -> np.ndarray:
-    """Rows (a_r, b_r), r < R, of the recursion z_{r+1} = a_r W z_r + b_r z_{r-1} with z_{-1} := z_0.
+def multi_step_gossip_coefficients(method: str, lam: float, R: int, *, eta: float | None = None,
+                                   start: str = "paper") -> np.ndarray:
+    """The (R, 2) coefficients (a_r, b_r), r < R, of z_{r+1} = a_r W z_r + b_r z_{r-1}, z_{-1} := z_0.
 
-    - "two_tap" (Alg. 3, docs/theory.md §7.1): a = 1 + eta, b = -eta, eta = ``accelerated_gossip_eta(lam)`` =
-      (1 - sqrt(1-lam^2)) / (1 + sqrt(1-lam^2)) unless given. ``start="paper"`` keeps z_{-1} = z_0 in the
-      first step (as Alg. 3); ``start="plain"`` makes the first step plain gossip, a_0 = 1, b_0 = 0
-      (docs/errata.md E18: the paper's start expands disagreement along an eigenvalue near -lam).
-    - "chebyshev": z_R = p_R(W) z_0 with p_R(t) = T_R(t/lam) / T_R(1/lam) (§14), by the Chebyshev three-term
-      recurrence: a_0 = 1, b_0 = 0, then a_r = 2 c_r / (lam c_{r+1}), b_r = -c_{r-1} / c_{r+1} with
-      c_r = T_r(1/lam), computed through the ratios q_r = c_{r-1}/c_r (no overflow for large R).
-      lam = 0 is the limit p_R(t) = t^R, plain gossip (also used for a subnormal lam, where 2/lam overflows).
+    - "two_tap" (Alg. 3, docs/theory.md §7.1): a = 1 + eta, b = -eta, eta = (1 - sqrt(1-lam^2)) / (1 +
+      sqrt(1-lam^2)) unless given; ``start="plain"`` makes the first step plain gossip (docs/errata.md E18).
+    - "chebyshev": z_R = p_R(W) z_0, p_R(t) = T_R(t/lam) / T_R(1/lam) (§14), by the three-term recurrence
+      a_r = 2 c_r / (lam c_{r+1}), b_r = -c_{r-1} / c_{r+1}, c_r = T_r(1/lam) (a_0 = 1, b_0 = 0).
     - "plain": a = 1, b = 0.
     Every row has a_r + b_r = 1, so the average of z is kept exactly (to rounding).
 
@@ -174,32 +156,15 @@ def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None
     lam : float
         max(|lambda_2|, |lambda_n|) of W, in [0, 1).
     R : int
-        Number of steps, >= 0.
     eta : float, optional
         Two-tap momentum in [0, 1); default Alg. 3's formula.
     start : {"paper", "plain"}, optional
         First step of the two-tap recursion (default "paper", z_{-1} = z_0).
 
-    Returns
-    -------
-    numpy.ndarray
-        Shape (R, 2).
-
-    Raises
-    ------
-    ValueError
-        Naming the argument that is out of its range.
-
-    References
-    ----------
-    Lu & De Sa 2021, Alg. 3; Liu & Morse 2011.
-
     Examples
     --------
-    >>> gossip_schedule("two_tap", 0.5, 3, start="plain").round(4).tolist()
+    >>> multi_step_gossip_coefficients("two_tap", 0.5, 3, start="plain").round(4).tolist()
     [[1.0, 0.0], [1.0718, -0.0718], [1.0718, -0.0718]]
-    >>> gossip_schedule("chebyshev", 0.5, 3).round(4).tolist()
-    [[1.0, 0.0], [1.1429, -0.1429], [1.0769, -0.0769]]
     """
     R = _check_R(R)
     lam = _check_lam(lam)
@@ -235,32 +200,13 @@ def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None
 def multi_step_gossip(W: MatrixLike, Z: np.ndarray, schedule: np.ndarray) -> np.ndarray:
     """Apply z_{r+1} = a_r W z_r + b_r z_{r-1} (z_{-1} := z_0) for each row (a_r, b_r) of ``schedule``.
 
-    Z has shape (n, *rest); W acts on axis 0 (one sparse product per step on the (n, -1) reshape).
-
     Parameters
     ----------
     W : numpy.ndarray or scipy.sparse matrix
-        n x n mixing matrix.
     Z : numpy.ndarray
         Shape (n, *rest), the worker axis first.
     schedule : numpy.ndarray
-        Shape (R, 2), from `gossip_schedule`.
-
-    Returns
-    -------
-    numpy.ndarray
-        z_R, the shape of Z (inf or nan entries, without a warning, where the products overflow).
-
-    Raises
-    ------
-    ValueError
-        For mismatched shapes.
-
-    Examples
-    --------
-    >>> W = np.array([[0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]])
-    >>> multi_step_gossip(W, np.array([1.0, 0.0, 0.0]), gossip_schedule("plain", 0.0, 2)).tolist()
-    [0.5, 0.25, 0.25]
+        Shape (R, 2), from `multi_step_gossip_coefficients`.
     """
     W = as_csr(W)
     Z = require_array("Z", Z, finite=False)  # non-finite states are the caller's to detect (divergence)
@@ -284,33 +230,19 @@ def multi_step_gossip(W: MatrixLike, Z: np.ndarray, schedule: np.ndarray) -> np.
 
 def accelerated_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None = None,
                        eta: float | None = None, start: str = "paper") -> np.ndarray:
-    """R steps of Alg. 3's two-tap gossip (``gossip_schedule``); lam defaults to ``second_eigenvalue(W)``.
-
-    Errors as `gossip_schedule` and `multi_step_gossip`.
+    """R steps of Alg. 3's two-tap gossip (docs/theory.md §7.1); lam defaults to ``second_eigenvalue(W)``.
 
     Parameters
     ----------
     W : numpy.ndarray or scipy.sparse matrix
-        n x n symmetric gossip matrix.
     Z : numpy.ndarray
-        Shape (n, *rest), the worker axis first.
     R : int
-        Gossip rounds, >= 1.
     lam : float, optional
         The second largest eigenvalue modulus of W, in [0, 1); default ``second_eigenvalue(W)``.
     eta : float, optional
         The momentum coefficient; default Alg. 3's, from lam.
     start : {"paper", "plain"}
         z_{-1} = z_0 as printed, or a plain first gossip step (docs/errata.md E18).
-
-    Returns
-    -------
-    numpy.ndarray
-        z_R, Z's shape.
-
-    References
-    ----------
-    Lu & De Sa (2021), Alg. 3; docs/theory.md §7.1 (G1); docs/errata.md E18 (the start z_{-1} = z_0).
 
     Examples
     --------
@@ -321,81 +253,86 @@ def accelerated_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | Non
     """
     if lam is None:
         lam = second_eigenvalue(W)
-    return multi_step_gossip(W, Z, gossip_schedule("two_tap", lam, R, eta=eta, start=start))
+    return multi_step_gossip(W, Z, multi_step_gossip_coefficients("two_tap", lam, R, eta=eta, start=start))
 
 
 def chebyshev_gossip(W: MatrixLike, Z: np.ndarray, R: int, *, lam: float | None = None) -> np.ndarray:
     """R steps of Chebyshev gossip z_R = T_R(W/lam) z_0 / T_R(1/lam) (docs/theory.md §14).
 
-    Errors as `gossip_schedule` and `multi_step_gossip`.
-
     Parameters
     ----------
     W : numpy.ndarray or scipy.sparse matrix
-        n x n symmetric gossip matrix.
     Z : numpy.ndarray
-        Shape (n, *rest), the worker axis first.
     R : int
-        Gossip rounds, >= 1.
     lam : float, optional
         The second largest eigenvalue modulus of W, in (0, 1); default ``second_eigenvalue(W)``.
-
-    Returns
-    -------
-    numpy.ndarray
-        z_R, Z's shape.
-
-    References
-    ----------
-    docs/theory.md §7.3.
-
-    Examples
-    --------
-    >>> W = np.array([[0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]])
-    >>> z = chebyshev_gossip(W, np.array([1.0, 0.0, 0.0]), 2)
-    >>> round(float(np.abs(z - 1 / 3).max() / (2 / 3)), 4)  # contraction 1 / T_2(1/lam) = 1/7 at lam = 1/2
-    0.1429
     """
     if lam is None:
         lam = second_eigenvalue(W)
-    return multi_step_gossip(W, Z, gossip_schedule("chebyshev", lam, R))
+    return multi_step_gossip(W, Z, multi_step_gossip_coefficients("chebyshev", lam, R))
 
 
-def schedule_polynomial(schedule: np.ndarray, mu: np.ndarray) -> np.ndarray:
+def multi_step_polynomial(coefficients: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """p_R(mu) for eigenvalues mu: the R-step operator of ``multi_step_gossip`` is p_R(W), so for a symmetric
     W its consensus contraction ||p_R(W) - 11^T/n||_2 is max |p_R(mu)| over the non-trivial eigenvalues.
 
     Parameters
     ----------
-    schedule : numpy.ndarray, shape (R, 2)
-        The coefficients (a_r, b_r) of ``gossip_schedule``.
+    coefficients : numpy.ndarray, shape (R, 2)
+        The rows (a_r, b_r) of `multi_step_gossip_coefficients`.
     mu : array_like
-        Eigenvalues.
-
-    Returns
-    -------
-    numpy.ndarray
-        p_R at each mu, mu's shape.
-
-    Raises
-    ------
-    ValueError
-        If schedule is not (R, 2), or an entry is not finite.
-
-    References
-    ----------
-    docs/theory.md §7.2 (the contraction of the proof); docs/errata.md E18, E29.
 
     Examples
     --------
-    >>> schedule_polynomial(gossip_schedule("plain", 0.0, 3), np.array([0.5, -0.5])).tolist()
+    >>> multi_step_polynomial(multi_step_gossip_coefficients("plain", 0.0, 3), np.array([0.5, -0.5])).tolist()
     [0.125, -0.125]
     """
+    return _polynomial(coefficients, mu, "coefficients")
+
+
+def _polynomial(coefficients: np.ndarray, mu: np.ndarray, name: str) -> np.ndarray:
     mu = require_array("mu", mu)
-    schedule = require_array("schedule", schedule)
-    if schedule.ndim != 2 or schedule.shape[1] != 2:
-        raise ValueError(f"schedule must have shape (R, 2); got {schedule.shape}")
+    coefficients = require_array(name, coefficients)
+    if coefficients.ndim != 2 or coefficients.shape[1] != 2:
+        raise ValueError(f"{name} must have shape (R, 2); got {coefficients.shape}")
     previous = current = np.ones_like(mu)
-    for a, b in schedule:
+    for a, b in coefficients:
         previous, current = current, a * mu * current + b * previous
     return current
+
+
+# The names of the previous release: a "schedule" here is an array of coefficients, not a `GossipSchedule`.
+def _deprecated(old: str, new: str) -> None:
+    # decbounds' own modules still calling the old name do not warn (a DeTAG run would, every configuration)
+    if sys._getframe(2).f_globals.get("__name__", "").startswith("decbounds."):
+        return
+    warnings.warn(f"instances.{old} is deprecated; use instances.{new} (the same function)",
+                  DeprecationWarning, stacklevel=3)
+
+
+def gossip_schedule(method: str, lam: float, R: int, *, eta: float | None = None,
+                    start: str = "paper") -> np.ndarray:
+    """Deprecated alias of `multi_step_gossip_coefficients` (warns).
+
+    Parameters
+    ----------
+    method : str
+    lam : float
+    R : int
+    eta : float, optional
+    start : str
+    """
+    _deprecated("gossip_schedule", "multi_step_gossip_coefficients")
+    return multi_step_gossip_coefficients(method, lam, R, eta=eta, start=start)
+
+
+def schedule_polynomial(schedule: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """Deprecated alias of `multi_step_polynomial` (warns).
+
+    Parameters
+    ----------
+    schedule : numpy.ndarray
+    mu : array_like
+    """
+    _deprecated("schedule_polynomial", "multi_step_polynomial")
+    return _polynomial(schedule, mu, "schedule")

@@ -35,21 +35,15 @@ class SpectrumSummary(NamedTuple):
     Parameters
     ----------
     n : int
-        Workers.
     kind : str
-        ``Gossip.kind``.
     time_varying : bool
-        A schedule (W_t changes with t).
     period : int or None
-        ``Gossip.period``.
     lam : float or None
-        max(|lambda_2|, |lambda_n|) (a schedule: its effective lam; None for a push W).
+        lam (a schedule: its effective lam; None for a push W).
     spectral_gap : float or None
-        1 - lam.
     lambda_2, lambda_n : float or None
         The extreme eigenvalues off consensus of a static symmetric W (None otherwise).
     method : str
-        How lam was obtained.
     """
 
     n: int
@@ -64,25 +58,14 @@ class SpectrumSummary(NamedTuple):
 
 
 def spectrum_summary(W: GossipLike, *, kind: str = "symmetric") -> SpectrumSummary:
-    """The spectrum summary of a gossip value, as ``decbounds gossip`` prints it: W is converted once, by
-    ``instances.as_gossip`` (a `GossipMatrix` or a ``GossipSchedule`` is read as it is, no eigenvalue solve
-    again), and its lam, gap and extreme eigenvalues are read from the value.
+    """The spectrum summary of a gossip value, as ``decbounds gossip`` prints it (W converted once by
+    ``instances.as_gossip``).
 
     Parameters
     ----------
     W : instances.GossipLike
-        A `GossipMatrix`, a ``GossipSchedule``, or a matrix or graph (converted by ``instances.as_gossip``).
+        A `GossipMatrix`, a ``GossipSchedule``, or a matrix or graph.
     kind : {"symmetric", "push", "exact"}, default "symmetric"
-        What W is for (``instances.GOSSIP_KINDS``).
-
-    Returns
-    -------
-    SpectrumSummary
-
-    Raises
-    ------
-    ValueError, TypeError
-        As ``instances.as_gossip``.
 
     Examples
     --------
@@ -90,10 +73,6 @@ def spectrum_summary(W: GossipLike, *, kind: str = "symmetric") -> SpectrumSumma
     >>> summary = spectrum_summary(nx.cycle_graph(6))
     >>> round(summary.lam, 4), round(summary.spectral_gap, 4), summary.method
     (0.6667, 0.3333, 'dense eigvalsh')
-    >>> from decbounds.instances.schedules import rotating_ring
-    >>> summary = spectrum_summary(rotating_ring(8))
-    >>> summary.time_varying, summary.period, round(summary.lam, 4), summary.method
-    (True, 2, 0.8409, 'effective lam')
     """
     from decbounds.instances.gossip import GossipMatrix, as_gossip
 
@@ -128,7 +107,6 @@ def topology_flags(name: str) -> tuple[list[str], list[str], list[str]]:
     Parameters
     ----------
     name : str
-        A name in ``instances.TOPOLOGIES``.
 
     Returns
     -------
@@ -136,13 +114,6 @@ def topology_flags(name: str) -> tuple[list[str], list[str], list[str]]:
         The options (``--p``) it needs, and those it may take.
     unreachable : list of str
         Parameters it needs that no option sets (a registered topology's own): usable from Python only.
-
-    Examples
-    --------
-    >>> topology_flags("erdos_renyi")
-    (['--p'], ['--seed', '--max-attempts'], [])
-    >>> topology_flags("ring")
-    ([], [], [])
     """
     from decbounds.instances.graphs import TOPOLOGIES
 
@@ -176,7 +147,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     Parameters
     ----------
     subparsers : argparse._SubParsersAction
-        The ``decbounds`` parser's subcommands.
     """
     parser = subparsers.add_parser(
         "gossip",
@@ -231,23 +201,13 @@ def _applicable(G: nx.Graph, weights: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build the graph, then time each applicable weight rule (the chosen one first) and print a table.
-
-    Bad input (a ValueError/TypeError of the package API) is one line on stderr and exit status 2.
+    """Build the graph, time each applicable weight rule and print a table; exit 0, or 2 on
+    bad input.
 
     Parameters
     ----------
     args : argparse.Namespace
         From the parser of `add_parser` (``decbounds gossip TOPOLOGY --n N ...``).
-
-    Returns
-    -------
-    int
-        The exit status: 0, or 2 on bad input.
-
-    References
-    ----------
-    docs/theory.md §12 and §14.
     """
     try:
         return _run(args)

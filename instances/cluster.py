@@ -41,19 +41,11 @@ class Cluster:
     Parameters
     ----------
     compute_times : array_like
-        h_i > 0, finite: seconds per stochastic gradient on worker i (the distribution's scale).
+        h_i > 0: seconds per stochastic gradient on worker i.
     link_times : array_like, optional
-        rho_{i->j} >= 0 seconds to send one vector i -> j directly, ``inf`` where there is no link; an
-        (n, n) array, directed allowed; the diagonal is ignored (rho_{i->i} = 0). Default: every link free.
+        rho_{i->j} >= 0 seconds to send one vector i -> j directly, ``inf`` where there is no link.
     distribution : {"fixed", "uniform", "exponential"}, default "fixed"
-        How each gradient's time is drawn (`COMPUTE_DISTRIBUTIONS`); with "fixed" the times are h exactly.
-
-    Raises
-    ------
-    ValueError
-        If h is not a finite positive vector, rho is not (n, n), or an off-diagonal rho is NaN or negative.
-    TypeError
-        If an argument is not numeric.
+        How each gradient's time is drawn (`COMPUTE_DISTRIBUTIONS`).
 
     Examples
     --------
@@ -102,14 +94,7 @@ class Cluster:
         Parameters
         ----------
         rng : numpy.random.Generator
-            The stream (same state, same bits).
         size : int or tuple of int
-            Leading shape of the draw.
-
-        Returns
-        -------
-        numpy.ndarray
-            Seconds, shape (*size, n).
         """
         shape = (size,) if isinstance(size, int) else tuple(size)
         h = self.compute_times
@@ -126,11 +111,6 @@ class Cluster:
         Parameters
         ----------
         permutation : array_like of int
-            A permutation of 0..n-1.
-
-        Returns
-        -------
-        Cluster
         """
         order = np.asarray(permutation, dtype=int)
         if sorted(order.tolist()) != list(range(self.n)):
@@ -161,32 +141,20 @@ def named_cluster(name: str, n: int, *, h: float = 1.0, rho: float = 0.0, topolo
                   alpha: float = 1.0, slowdown: float = 10.0, distribution: str = "fixed") -> Cluster:
     """One of the named clusters (`CLUSTERS`), rho seconds on every edge of ``topology``.
 
-    "equal": h_i = h; "straggler": the last worker's h is ``slowdown`` times larger; "power":
-    h_i = h * i^alpha (i = 1..n); "slow_link": equal h, the link between workers 0 and 1 is ``slowdown``
-    times slower (``rho`` must be > 0 for it to matter).
-
     Parameters
     ----------
     name : str
-        One of `CLUSTERS`.
     n : int
-        Workers, >= 1.
     h : float, default 1.0
         Base compute time, seconds.
     rho : float, default 0.0
         Link time of every edge, seconds.
     topology : str, default "complete"
-        A name of ``instances.TOPOLOGIES``.
     alpha : float, default 1.0
         Exponent of "power".
     slowdown : float, default 10.0
         Factor >= 1 of "straggler" and "slow_link".
     distribution : str, default "fixed"
-        See `Cluster`.
-
-    Returns
-    -------
-    Cluster
 
     Examples
     --------

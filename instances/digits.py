@@ -1,20 +1,9 @@
 """A non-convex problem on real data: scikit-learn's bundled 8x8 digits, split across workers with the
 paper's X%-shuffle partition (docs/theory.md §9.1).
 
-Partition (§9.1): sort the points by label, shuffle only the first X% of them, split the sequence into n
-contiguous shards of equal size. X = 100 mixes everything (homogeneous), X = 0 gives each worker one or two
-labels (most heterogeneous); X is the empirical stand-in for varsigma0, and `DigitsProblem.varsigma0()`
-measures it at x0.
-
-As CIFAR-10 in the paper (5000 points per class, 8 equal shards), the classes are balanced by default: each
-keeps its first c points, c the largest count <= the smallest class (174) with n | 10 c, so the shards are
-equal and, at X = 0, a shard of 10c/n points spans at most ceil(10/n) + 1 labels (2 for n = 8).
-``balanced=False`` keeps all 1797 points but the last (1797 mod n) of the partition order.
-
-Models (hand-written, vectorized over workers and configurations, parameters (n, *batch, d)):
-- "mlp": 64-h-10 tanh network (h = 16: d = 1210), softmax cross-entropy, Glorot-uniform seeded x0;
-- "logistic_nonconvex": multinomial logistic regression (d = 650) plus the non-convex regularizer
-  reg * sum_k x_k^2 / (1 + x_k^2), x0 = 0.
+Partition: sort by label, shuffle the first X%, split into n equal contiguous shards (X = 0: the most
+heterogeneous); classes are balanced by default, as CIFAR-10's in the paper. Models: "mlp" (64-h-10 tanh,
+softmax cross-entropy) and "logistic_nonconvex" (plus reg * sum_k x_k^2 / (1 + x_k^2)).
 """
 
 from __future__ import annotations
@@ -56,15 +45,6 @@ NUM_FEATURES = 64
 def load_digits_arrays() -> tuple[np.ndarray, np.ndarray]:
     """(features (1797, 64) scaled to [0, 1], labels (1797,)) of scikit-learn's bundled digits.
 
-    Reads the CSV that `sklearn.datasets.load_digits` reads, located without importing scikit-learn (whose
-    import is slow); falls back to `load_digits` if the file is not where it is expected. Cached: one read
-    per process.
-
-    Returns
-    -------
-    tuple of (numpy.ndarray, numpy.ndarray)
-        Features of shape (1797, 64) in [0, 1] and integer labels 0..9 of shape (1797,).
-
     Examples
     --------
     >>> features, labels = load_digits_arrays()
@@ -90,35 +70,15 @@ def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float,
                       ) -> np.ndarray:
     """Indices (n, m) of the points each worker holds under the X%-shuffle partition (docs/theory.md §9.1).
 
-    Sort by label (stable), shuffle only the first ``shuffled_percent`` % of the sequence, cut it into n
-    contiguous shards of m points. See the module docstring for ``balanced``.
-
     Parameters
     ----------
     labels : numpy.ndarray
-        One integer label per point.
     n : int
-        Workers, >= 1.
     shuffled_percent : float
         X in [0, 100]; 0 is the most heterogeneous split, 100 a plain shuffle.
     seed : int, numpy.random.Generator or numpy.random.SeedSequence
-        Same seed, same partition (`DigitsProblem` passes a spawned SeedSequence).
     balanced : bool, optional
-        See the module docstring.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape (n, m): the indices of worker i's points in row i.
-
-    Raises
-    ------
-    ValueError
-        Naming the argument that is out of its range; TypeError for a non-number.
-
-    References
-    ----------
-    Lu & De Sa 2023 (JMLR), the heterogeneity experiment (Sect. 7.1); docs/theory.md §9.1.
+        Equal class counts (as the paper's CIFAR-10).
 
     Examples
     --------
@@ -158,52 +118,20 @@ def shuffle_partition(labels: np.ndarray, n: int, shuffled_percent: float,
 class DigitsProblem:
     """The digits problem on n workers; follows `instances.protocol.FiniteSumFunctions`.
 
-    f_i(x) = (1/m) sum over worker i's shard of the model's loss; `sample_grad` gives per-sample gradient
-    means for `oracles.FiniteSumOracle`.
-
     Parameters
     ----------
     n : int
-        Workers, >= 1.
     shuffled_percent : float
         X in [0, 100] of the X%-shuffle partition (`shuffle_partition`); 0 is the most heterogeneous.
     seed : int or numpy.random.Generator
         Seeds the partition and the initial point.
     model : {"mlp", "logistic_nonconvex"}
-        A 64-h-10 tanh network with softmax cross-entropy, or multinomial logistic regression with the
-        non-convex regularizer reg sum_k x_k^2 / (1 + x_k^2) (module docstring).
+        The 64-h-10 tanh MLP, or logistic regression with the non-convex regularizer.
     hidden : int, default 16
         Width of the MLP's hidden layer, in 1..10^4.
     regularization : float, default 1e-2
         reg of the logistic model, >= 0.
     balanced : bool, default True
-        See `shuffle_partition`.
-
-    Attributes
-    ----------
-    n, dim, x0, samples_per_worker, shards, features, labels
-        As the protocol asks, and the data behind it.
-    smoothness : float
-        An upper bound (logistic) or an estimate at x0 (mlp), see the property.
-
-    Raises
-    ------
-    ValueError
-        For a model not in `MODELS`, or an argument out of its range (the message names it).
-    TypeError
-        For a non-number.
-
-    References
-    ----------
-    Lu & De Sa (2023), Sect. 7 (the heterogeneity experiment); docs/theory.md §9.1; docs/errata.md E32.
-
-    Examples
-    --------
-    >>> f = digits_problem(4, shuffled_percent=0, seed=0, model="logistic_nonconvex")
-    >>> f
-    DigitsProblem(n=4, model='logistic_nonconvex', shuffled_percent=0, m=435, d=650)
-    >>> round(f.varsigma0(), 2)  # no shuffling: each worker holds few labels
-    1.85
     """
 
     def __init__(self, n: int, *, shuffled_percent: float, seed: int, model: str = "mlp", hidden: int = 16,
@@ -307,11 +235,6 @@ class DigitsProblem:
         ----------
         X : numpy.ndarray
             Shape (n, *batch, d): worker i's parameter vectors (the packed weights and biases) in row i.
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (n, *batch, d).
         """
         return _computed(self._full(X, True)[1])
 
@@ -322,12 +245,6 @@ class DigitsProblem:
         Parameters
         ----------
         X : numpy.ndarray
-            Shape (n, *batch, d).
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (n, *batch).
         """
         return self._full(X, False)[0]
 
@@ -337,12 +254,6 @@ class DigitsProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Shape (*batch, d).
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (*batch, d).
         """
         x = check_global_points(x, self.dim)
         mean: np.ndarray = self.grad(np.broadcast_to(x, (self.n, *x.shape))).mean(axis=0)
@@ -354,12 +265,6 @@ class DigitsProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Shape (*batch, d).
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (*batch).
         """
         x = check_global_points(x, self.dim)
         mean: np.ndarray = self.value(np.broadcast_to(x, (self.n, *x.shape))).mean(axis=0)
@@ -372,19 +277,8 @@ class DigitsProblem:
         Parameters
         ----------
         X : numpy.ndarray
-            Shape (n, *batch, d).
         idx : numpy.ndarray of int
             Shape (n, *batch, B): indices into worker i's shard, in [0, samples_per_worker).
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (n, *batch, d): the mean of the B sampled gradients.
-
-        Raises
-        ------
-        ValueError
-            If ``idx`` has the wrong shape or dtype, or an index outside the shard.
         """
         X = check_points(X, self.n, self.dim)
         idx = np.asarray(idx)
@@ -406,14 +300,7 @@ class DigitsProblem:
 
     @property
     def smoothness(self) -> float:
-        """L of the local f_i.
-
-        logistic_nonconvex: an upper bound, 1/2 max_i lambda_max(A_i^T A_i / m) + 2 reg, from the softmax
-        cross-entropy Hessian <= 1/2 (Boehning) on the features with a bias column, and |d^2/dx^2 x^2/(1+x^2)|
-        <= 2. mlp: an estimate, not a bound (a tanh network is not globally smooth): the largest |Hessian
-        eigenvalue| at x0 over the workers' full-shard losses (scipy eigsh on finite-difference
-        Hessian-vector products).
-        """
+        """L of the local f_i."""
         if self._smoothness is None:
             self._smoothness = self._logistic_bound() if self.model != "mlp" else self._hessian_estimate()
         return self._smoothness
@@ -459,16 +346,6 @@ def digits_problem(n: int, *, shuffled_percent: float, seed: int, model: str = "
     Parameters
     ----------
     n, shuffled_percent, seed, model, hidden, regularization, balanced
-        As `DigitsProblem`.
-
-    Returns
-    -------
-    DigitsProblem
-
-    Raises
-    ------
-    ValueError, TypeError
-        As `DigitsProblem`.
 
     Examples
     --------

@@ -85,43 +85,22 @@ GossipLike: TypeAlias = Gossip | np.ndarray | sp.spmatrix | sp.sparray | nx.Grap
 
 def check_gossip(W: MatrixLike, G: nx.Graph | None = None, *, nonnegative: bool = True,
                  atol: float = DEFAULT_ATOL) -> float:
-    """Check that W is a gossip matrix (docs/theory.md §1) and return its lam.
-
-    Properties, checked in this order; the first that fails raises ``ValueError`` naming it: square,
-    symmetric, rows sum to 1, non-negative (``nonnegative=False`` skips it: FDLA weights may be negative),
-    support inside G plus the diagonal (when G is given), connected (lam < 1). A `GossipMatrix` of the
-    symmetric kind was checked when it was built: only the non-negativity and the support are checked again.
+    """Check that W is a gossip matrix (docs/theory.md §1) and return lam = ||W - 11^T/n||_2 < 1; the
+    ValueError names the first property that fails.
 
     Parameters
     ----------
     W : GossipMatrix, numpy.ndarray or scipy.sparse matrix
-        The candidate gossip matrix.
     G : networkx.Graph, optional
         When given, W must be supported on its edges plus the diagonal.
     nonnegative : bool, optional
-        Require non-negative entries (default True).
     atol : float, optional
-        Tolerance of every equality check.
-
-    Returns
-    -------
-    float
-        lam = max(|lambda_2|, |lambda_n|) < 1.
-
-    Raises
-    ------
-    ValueError
-        Naming the first property that fails.
 
     Examples
     --------
     >>> W = metropolis(nx.path_graph(4))
     >>> round(check_gossip(W, nx.path_graph(4)), 4)
     0.8047
-    >>> check_gossip(np.array([[0.5, 0.5], [0.4, 0.6]]))
-    Traceback (most recent call last):
-    ...
-    ValueError: W is not symmetric: max |W - W^T| = 0.1 > atol=1e-09
     """
     nonnegative = require_bool("nonnegative", nonnegative)
     atol = check_atol(atol)
@@ -204,57 +183,25 @@ def as_gossip(W: Gossip, n: int | None = None, *, kind: str = "symmetric",
 
 def as_gossip(W: GossipLike | None, n: int | None = None, *, kind: str = "symmetric",
               atol: float = DEFAULT_ATOL, allow_disconnected: bool = False) -> Gossip:
-    """W as the `Gossip` value of the given kind: the one place a raw array, sparse matrix or graph becomes a
-    validated, decomposed `GossipMatrix`. A `Gossip` value is returned as it is (no check of its rounds, no
-    eigenvalue solve): a `GossipMatrix`, or a ``GossipSchedule`` (whose rounds were checked when built).
-
-    kind "symmetric" (also accepts an "exact" GossipMatrix): square, symmetric, rows summing to 1, connected
-    (lam < 1; ``allow_disconnected=True`` also admits lam = 1, as the PEP's class does: every eigenvalue off
-    consensus in [-1, 1], never beyond), negative weights allowed (FDLA); a graph becomes
-    ``gossip_matrix(G)`` (Metropolis). kind "push": non-negative with columns summing to 1; a graph becomes
-    ``column_stochastic_matrix`` (an undirected one as its symmetric digraph). kind "exact": the all-reduce
-    11^T/n (W may be None; n needed), an `ExactAverage` in O(n) memory. A schedule must have n workers
-    and, for kind "symmetric", symmetric rounds (any kind for "push"; none for "exact").
+    """W as the validated `Gossip` value of ``kind`` (a `Gossip` value is returned as it is): "symmetric"
+    (lam < 1 unless ``allow_disconnected``; a graph gives Metropolis), "push" (column stochastic; a graph
+    gives `column_stochastic_matrix`) or "exact" (the all-reduce 11^T/n, an `ExactAverage`).
 
     Parameters
     ----------
     W : Gossip, numpy.ndarray, scipy.sparse matrix or networkx.Graph
-        The communication matrix or schedule, or a graph to build the matrix from (`GossipLike`).
     n : int, optional
         The number of workers W must fit (checked when given).
     kind : {"symmetric", "push", "exact"}, default "symmetric"
-        What W is for (`GOSSIP_KINDS`).
     atol : float, default 1e-9
-        Tolerance of the equality checks.
     allow_disconnected : bool, default False
-        Accept a symmetric W with lam = 1 (a disconnected graph, or eigenvalue -1), for classes that do not
-        need consensus (the PEP's exact gossip class, a single matching round); lam > 1 (an eigenvalue
-        outside [-1, 1], W amplifies disagreement) is refused either way. No warning.
-
-    Returns
-    -------
-    Gossip
-        A `GossipMatrix` for a matrix or graph (and a GossipMatrix given), W itself for a schedule.
-
-    Raises
-    ------
-    ValueError
-        If W is None (kinds "symmetric" and "push"), not n x n, a Gossip value of another kind, or fails a
-        property of its kind (named in the message).
-    TypeError
-        If W is not a matrix, a graph or a Gossip value.
+        Accept a symmetric W with lam = 1 (never lam > 1).
 
     Examples
     --------
     >>> W = as_gossip(np.full((4, 4), 0.25))
     >>> W.lam, W.kind
     (0.0, 'symmetric')
-    >>> as_gossip(W) is W
-    True
-    >>> as_gossip(nx.cycle_graph(3), kind="push").toarray()[0].tolist()
-    [0.3333333333333333, 0.3333333333333333, 0.3333333333333333]
-    >>> as_gossip(np.eye(2), allow_disconnected=True).lam
-    1.0
     """
     if kind not in GOSSIP_KINDS:
         raise ValueError(f"kind must be one of {GOSSIP_KINDS}; got kind={kind!r}")
@@ -338,17 +285,6 @@ def metropolis(G: nx.Graph) -> sp.csr_array:
     Parameters
     ----------
     G : networkx.Graph
-        Simple undirected graph on the nodes 0..n-1.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        Symmetric doubly stochastic W, n x n, supported on G plus the diagonal.
-
-    Raises
-    ------
-    TypeError
-        For a directed graph or a multigraph.
 
     Examples
     --------
@@ -363,24 +299,9 @@ def metropolis(G: nx.Graph) -> sp.csr_array:
 def max_degree(G: nx.Graph) -> sp.csr_array:
     """Constant edge weight 1 / (d_max + 1).
 
-    CVX's ``max_deg.m`` uses 1/d_max, which on a regular bipartite graph (an even ring, the hypercube) puts
-    an eigenvalue at -1 (lam = 1); the +1 keeps every diagonal entry >= 1/(d_max + 1) > 0, so W is a gossip
-    matrix with lam < 1 on every connected graph. On a regular graph it equals ``uniform``.
-
     Parameters
     ----------
     G : networkx.Graph
-        Simple undirected graph on the nodes 0..n-1.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        Symmetric doubly stochastic W, n x n, supported on G plus the diagonal.
-
-    Raises
-    ------
-    TypeError
-        For a directed graph or a multigraph.
 
     Examples
     --------
@@ -398,19 +319,6 @@ def uniform(G: nx.Graph) -> sp.csr_array:
     Parameters
     ----------
     G : networkx.Graph
-        Simple undirected graph on the nodes 0..n-1.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        Symmetric doubly stochastic W, n x n, supported on G plus the diagonal.
-
-    Raises
-    ------
-    TypeError
-        For a directed graph or a multigraph.
-    ValueError
-        If G is not regular.
 
     Examples
     --------
@@ -427,28 +335,9 @@ def uniform(G: nx.Graph) -> sp.csr_array:
 def path_matrix(G: nx.Graph) -> sp.csr_array:
     """The Cor. 2 path matrix: W_{i,i+-1} = 1/2, end nodes keep 1/2; eigenvalues cos(pi k/n), lam = cos(pi/n).
 
-    G must be a path graph (connected, n - 1 edges, degrees <= 2); its nodes may come in any order.
-
     Parameters
     ----------
     G : networkx.Graph
-        Simple undirected graph on the nodes 0..n-1.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        Symmetric doubly stochastic W, n x n, supported on G plus the diagonal.
-
-    Raises
-    ------
-    TypeError
-        For a directed graph or a multigraph.
-    ValueError
-        If G is not a path.
-
-    References
-    ----------
-    Lu & De Sa 2021, Cor. 2.
 
     Examples
     --------
@@ -470,12 +359,7 @@ def fdla(G: nx.Graph, **options: object) -> sp.csr_array:
     G : networkx.Graph
         Connected, simple, undirected, on the nodes 0..n-1.
     **options
-        Passed to `instances.optimize.optimize_gossip` (solver, cache, cache_dir, tol, solver_options).
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        The symmetric W with rows summing to 1, supported on G plus the diagonal, of least lam.
+        Passed to `instances.optimize.optimize_gossip`.
 
     Examples
     --------
@@ -492,12 +376,6 @@ def fmmc(G: nx.Graph, **options: object) -> sp.csr_array:
     Parameters
     ----------
     G, **options
-        As `fdla`.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        The non-negative symmetric doubly stochastic W on G plus the diagonal of least lam.
 
     Examples
     --------
@@ -517,59 +395,24 @@ WEIGHT_RULES.register("path", path_matrix)
 
 def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnected: bool = False,
                   **options: object) -> GossipMatrix:
-    """A symmetric doubly stochastic W supported on G plus the diagonal, as a validated `GossipMatrix`
-    (its CSR matrix, lam and extreme eigenvalues computed once: in closed form where the topology has one,
-    ``instances.matrices.extreme_eigenvalues``).
-
-    weights: a name in ``WEIGHT_RULES``: "metropolis", "max_degree", "uniform" (regular graphs), "path"
-    (Cor. 2, path graphs), "fdla" (fastest distributed linear averaging; entries may be negative), "fmmc"
-    (fastest-mixing Markov chain, non-negative), or any rule registered with ``WEIGHT_RULES.register``. FDLA
-    and FMMC are solved by ``instances.optimize.optimize_gossip``; ``options`` are passed on to the rule
-    (for those two: solver, cache, cache_dir, tol, solver_options); a rule that takes none refuses them.
-
-    G must be a simple undirected ``networkx.Graph`` on the nodes 0..n-1 (a MultiGraph is refused, TypeError:
-    collapse it with ``networkx.Graph(G)``) and connected: a disconnected G gives lam = 1, on which gossip
-    never reaches consensus, so it is a ValueError listing the components, unless ``allow_disconnected=True``
-    (the opt-in for studying exactly that), which returns that W, lam = 1, without a warning (rules
-    metropolis, max_degree, uniform; FDLA, FMMC and path refuse a disconnected G themselves).
+    """A symmetric doubly stochastic W supported on G plus the diagonal, as a validated `GossipMatrix` (lam
+    and extreme eigenvalues computed once). ``weights`` names a rule of ``WEIGHT_RULES``: "metropolis",
+    "max_degree", "uniform", "path" (Cor. 2), "fdla", "fmmc" (``instances.optimize``), or a registered one.
 
     Parameters
     ----------
     G : networkx.Graph
         Simple, undirected, on the nodes 0..n-1; connected unless ``allow_disconnected``.
     weights : str, default "metropolis"
-        A registered weight rule (see above).
     allow_disconnected : bool, default False
         Return the W of a disconnected G (lam = 1) instead of refusing it.
     **options
-        Passed to the rule.
-
-    Returns
-    -------
-    GossipMatrix
-        W, n x n, symmetric, rows and columns summing to 1 (``.matrix`` its CSR array, ``.lam`` its lam).
-
-    Raises
-    ------
-    TypeError
-        If G is not a simple undirected networkx graph (a MultiGraph or a DiGraph).
-    ValueError
-        If ``weights`` is not registered, G is disconnected (and not allowed), G does not fit the rule
-        ("uniform" on a non-regular graph, "path" on a non-path), or the rule refuses an option.
-
-    References
-    ----------
-    docs/theory.md §1.6 (gossip), §4.4 (the path weights of Cor. 2), §12 (FDLA and FMMC), §14 (spectral
-    gaps); docs/errata.md E30.
 
     Examples
     --------
     >>> W = gossip_matrix(nx.path_graph(3))
     >>> W.toarray().round(3).tolist()
     [[0.667, 0.333, 0.0], [0.333, 0.333, 0.333], [0.0, 0.333, 0.667]]
-    >>> from decbounds.instances.matrices import spectral_gap
-    >>> round(spectral_gap(gossip_matrix(nx.cycle_graph(8))), 4)  # 1 - (1 + 2 cos(2 pi / 8)) / 3
-    0.1953
     """
     rule = WEIGHT_RULES[weights]
     allow_disconnected = require_bool("allow_disconnected", allow_disconnected)
@@ -587,34 +430,12 @@ def gossip_matrix(G: nx.Graph, weights: str = "metropolis", *, allow_disconnecte
 
 def lazy(W: MatrixLike, kappa: float) -> GossipMatrix:
     r"""The slack matrix :math:`W_\kappa = \kappa W + (1 - \kappa) I`, :math:`0 < \kappa \le 1` (§9.2,
-    Lu et al. 2020).
-
-    Its eigenvalues are :math:`\kappa\mu + 1 - \kappa`;
-    :math:`1 - \lambda(W_\kappa) = \kappa (1 - \lambda(W))` holds exactly under the condition of
-    ``lazy_gap_is_exact``. For a `GossipMatrix` W beyond ``DENSE_REFERENCE_LIMIT`` nodes the extreme
-    eigenvalues are mapped by that formula (no new solve); otherwise they are W_kappa's own.
+    Lu et al. 2020); its gap is kappa (1 - lam(W)) exactly when `lazy_gap_is_exact`.
 
     Parameters
     ----------
     W : GossipMatrix, array_like or sparse matrix
-        A symmetric matrix with rows summing to 1 (a gossip matrix).
     kappa : float
-        The laziness, 0 < kappa <= 1.
-
-    Returns
-    -------
-    GossipMatrix
-
-    Raises
-    ------
-    ValueError
-        If kappa is outside (0, 1] or W is not a finite square matrix.
-    TypeError
-        If kappa is not a real number (a bool or a string).
-
-    References
-    ----------
-    Lu & De Sa (2023), Sect. 7 (the spectral-gap experiment, after Lu et al. 2020); docs/theory.md §9.2.
 
     Examples
     --------
@@ -636,33 +457,11 @@ def lazy_gap_is_exact(lambda_2: float, lambda_n: float, kappa: float) -> bool:
     """Whether gap(lazy(W, kappa)) = kappa * gap(W) for a W with extreme non-trivial eigenvalues
     lambda_2 >= lambda_n (docs/theory.md §9.2: "exactly, when lam is attained at lambda_2").
 
-    The lazy spectrum is mu = kappa lambda + 1 - kappa. If lambda_2 >= -lambda_n (lam(W) = lambda_2), then
-    mu_2 = 1 - kappa (1 - lambda_2) >= |mu_n| because kappa (lambda_2 + lambda_n) + 2 (1 - kappa) >= 0, so
-    lam(W_kappa) = mu_2 and the gap scales by exactly kappa; W need not be positive semidefinite. If instead
-    lam(W) = -lambda_n > lambda_2 and kappa < 1, both |mu_n| and mu_2 are < 1 - kappa + kappa lam and the
-    lazy gap is strictly larger than kappa * gap(W). So the exact condition is kappa == 1 or
-    lambda_2 >= -lambda_n.
-
     Parameters
     ----------
     lambda_2, lambda_n : float
         The largest and the smallest eigenvalue of W other than the 1 of the consensus direction.
     kappa : float
-        The laziness, 0 < kappa <= 1.
-
-    Returns
-    -------
-    bool
-
-    Raises
-    ------
-    ValueError
-        For eigenvalues outside [-1, 1], lambda_n > lambda_2, or kappa outside (0, 1].
-
-    Examples
-    --------
-    >>> lazy_gap_is_exact(0.9, -0.5, 0.5), lazy_gap_is_exact(0.2, -0.9, 0.5)
-    (True, False)
     """
     lambda_2 = require_real("lambda_2", lambda_2, minimum=-1.0, allow_minimum=True, maximum=1.0)
     lambda_n = require_real("lambda_n", lambda_n, minimum=-1.0, allow_minimum=True, maximum=lambda_2)
@@ -677,16 +476,6 @@ def column_stochastic_matrix(G: nx.DiGraph) -> sp.csr_array:
     Parameters
     ----------
     G : networkx.DiGraph
-        On the nodes 0..n-1.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        P, rows receive, columns send.
-
-    References
-    ----------
-    Assran et al. (2019), Stochastic gradient push for distributed deep learning.
 
     Examples
     --------

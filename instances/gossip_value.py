@@ -1,17 +1,8 @@
 """`Gossip`, the one gossip value, and `GossipMatrix`, its static member: W validated and decomposed once.
 
-A `Gossip` is the paper's W as a value that every package takes: the engine (``algorithms.run``,
-``run_batch``, ``tune``), the PEP (``pep.worst_case(W=...)``), the gossip CLI and the figures. It has two
-members: `GossipMatrix` (one W in every round, with its spectrum) and ``instances.GossipSchedule`` (W_0, W_1,
-... of a time-varying network). Every consumer reads the same few things of it: ``n``, ``kind``,
-``time_varying``, ``period``, ``lam`` and ``round_matrix(t)``, the W of round t.
-
-A raw array, sparse matrix or graph is accepted at every public boundary and turned into a value in one
-place, ``instances.as_gossip`` (``instances.GossipLike`` names what it accepts).
-
-The objects are plain values: this module validates nothing (it sits below ``instances.matrices``, which
-builds the spectra, and ``instances.gossip``, which validates); build a `GossipMatrix` with
-``instances.as_gossip`` or ``instances.gossip_matrix``, never by calling the class with numbers of your own.
+Two members: `GossipMatrix` (one W in every round, with its spectrum) and ``instances.GossipSchedule``; every
+consumer reads ``n``, ``kind``, ``time_varying``, ``period``, ``lam`` and ``round_matrix(t)``. This module
+validates nothing: build values with ``instances.as_gossip`` or ``instances.gossip_matrix``.
 """
 
 from __future__ import annotations
@@ -32,24 +23,7 @@ GOSSIP_KINDS: tuple[str, ...] = ("symmetric", "push", "exact")
 
 
 class Gossip(ABC):
-    """The gossip value W: the communication matrices W_0, W_1, ... of one network, validated once.
-
-    Members: `GossipMatrix` (static: W_t = W, its spectrum computed once) and ``instances.GossipSchedule``
-    (time-varying: W_t built and checked round by round). What every consumer reads:
-
-    - ``n`` : int, the workers (W_t is n x n);
-    - ``kind`` : str, what every W_t is: "symmetric" (symmetric, doubly stochastic, the paper's W), "push"
-      (column stochastic, push-sum) or "exact" (the all-reduce 11^T/n; static only);
-    - ``time_varying`` : bool, whether W_t changes with t (False for a `GossipMatrix`);
-    - ``period`` : int or None, the period of the rounds (1 for a `GossipMatrix`; None for a schedule
-      generated without repetition);
-    - ``lam`` : float or None, the contraction the rules read: max(|lambda_2|, |lambda_n|) of a symmetric
-      W, the effective lam of a schedule (``GossipSchedule.effective_lam``), None for a push W;
-    - `round_matrix` (t), the W of round t as CSR (the engine applies it in iteration t).
-
-    References
-    ----------
-    Lu & De Sa (2021), Sect. 2 (the gossip matrix and lam); docs/theory.md §1.6 and §17 (time-varying).
+    """The gossip value W: the communication matrices W_0, W_1, ... of one network (docs/theory.md §1.6, §17).
 
     Examples
     --------
@@ -58,8 +32,6 @@ class Gossip(ABC):
     >>> static, varying = instances.gossip_matrix(nx.cycle_graph(4)), instances.rotating_ring(4)
     >>> [(isinstance(W, Gossip), W.n, W.time_varying, W.period) for W in (static, varying)]
     [(True, 4, False, 1), (True, 4, True, 2)]
-    >>> varying.round_matrix(1).toarray()[1].tolist()
-    [0.0, 0.5, 0.5, 0.0]
     """
 
     __slots__ = ()
@@ -87,11 +59,6 @@ class Gossip(ABC):
         Parameters
         ----------
         t : int
-            The round (the engine's iteration), >= 0.
-
-        Returns
-        -------
-        scipy.sparse.csr_array
         """
 
 
@@ -99,31 +66,14 @@ class Gossip(ABC):
 class GossipMatrix(Gossip):
     """A validated communication matrix with its spectrum summary (docs/theory.md §1.6): the static `Gossip`.
 
-    For the symmetric kind, lam = max(|lambda_2|, |lambda_n|) = ||W - 11^T/n||_2 and the spectral gap is
-    1 - lam, with lambda_2 >= lambda_n the extreme eigenvalues of W on the complement of the consensus
-    direction 1 (Lu & De Sa 2021, Sect. 2). The matrix's arrays are read-only: the spectrum stays W's.
-
     Parameters
     ----------
     matrix : scipy.sparse.csr_array
-        W, float, canonical CSR (sorted, no duplicates), read-only arrays.
+        W, float, canonical CSR, read-only arrays.
     kind : {"symmetric", "push", "exact"}
-        See `GOSSIP_KINDS`.
     lambda_2, lambda_n : float or None
         The largest and smallest non-consensus eigenvalue (None for "push").
     spectrum_method : str
-        How they were obtained: "dense eigvalsh", "closed form (...)", "lanczos" or "shift-invert".
-
-    Attributes
-    ----------
-    lam : float or None
-        max(|lambda_2|, |lambda_n|) (None for "push").
-    n : int
-        Workers (rows of W).
-    time_varying : bool
-        False: W in every round.
-    period : int
-        1.
 
     Examples
     --------
@@ -132,8 +82,6 @@ class GossipMatrix(Gossip):
     >>> W = instances.gossip_matrix(nx.cycle_graph(6))
     >>> W
     GossipMatrix(symmetric, n=6, lam=0.6667, lambda_2=0.6667, lambda_n=-0.3333, dense eigvalsh)
-    >>> W.shape, W.nnz, round(W.spectral_gap, 4)
-    ((6, 6), 18, 0.3333)
     """
 
     matrix: sp.csr_array
@@ -169,12 +117,6 @@ class GossipMatrix(Gossip):
         Parameters
         ----------
         t : int
-            The round (ignored: W is static).
-
-        Returns
-        -------
-        scipy.sparse.csr_array
-            ``self.matrix`` (read-only arrays).
         """
         return self.matrix
 
@@ -259,8 +201,6 @@ class ExactAverage(GossipMatrix):
     >>> W = ExactAverage(10**6)
     >>> W.lam, W.shape, float((W @ np.arange(10**6.0)).max())
     (0.0, (1000000, 1000000), 499999.5)
-    >>> ExactAverage(2).toarray().tolist()
-    [[0.5, 0.5], [0.5, 0.5]]
     """
 
     def __init__(self, n: int) -> None:  # the dataclass fields, with the matrix left to `matrix`

@@ -85,16 +85,6 @@ def ring(n: int) -> nx.Graph:
     n : int
         Number of nodes (workers), 1 <= n <= MAX_NODES.
 
-    Returns
-    -------
-    networkx.Graph
-        Nodes 0..n-1, i ~ i + 1 mod n; ``G.graph["cayley"] = (n,)``. Diameter floor(n/2).
-
-    Raises
-    ------
-    ValueError
-        Naming the argument and the violated property; TypeError for a non-integer n.
-
     Examples
     --------
     >>> G = ring(8)
@@ -117,19 +107,6 @@ def path(n: int) -> nx.Graph:
     n : int
         Number of nodes (workers), 1 <= n <= MAX_NODES.
 
-    Returns
-    -------
-    networkx.Graph
-
-    Raises
-    ------
-    ValueError
-        Naming the argument and the violated property; TypeError for a non-integer n.
-
-    References
-    ----------
-    Lu & De Sa 2021, Cor. 2 (with the gossip matrix of ``gossip_matrix(G, "path")``, lam = cos(pi/n)).
-
     Examples
     --------
     >>> G = path(5)
@@ -146,16 +123,6 @@ def star(n: int) -> nx.Graph:
     ----------
     n : int
         Number of nodes (workers), 1 <= n <= MAX_NODES.
-
-    Returns
-    -------
-    networkx.Graph
-        Diameter 2 for n >= 3.
-
-    Raises
-    ------
-    ValueError
-        Naming the argument and the violated property; TypeError for a non-integer n.
 
     Examples
     --------
@@ -174,16 +141,6 @@ def complete(n: int) -> nx.Graph:
     n : int
         Number of nodes (workers), 1 <= n <= MAX_NODES.
 
-    Returns
-    -------
-    networkx.Graph
-        ``G.graph["cayley"] = (n,)``.
-
-    Raises
-    ------
-    ValueError
-        Naming the argument and the violated property; TypeError for a non-integer n.
-
     Examples
     --------
     >>> complete(5).number_of_edges()
@@ -198,24 +155,12 @@ def complete(n: int) -> nx.Graph:
 def torus(n: int, r: int | None = None, c: int | None = None) -> nx.Graph:
     """2-D torus C_r x C_c with n = r*c; node i*c + j is cell (i, j). r, c default to the most square split.
 
-    Each factor must have r, c >= 3 (a factor of 2 would double an edge; use the hypercube for that).
-
     Parameters
     ----------
     n : int
         Number of nodes, r * c.
     r, c : int, optional
         Rows and columns, each >= 3; give one, both or neither.
-
-    Returns
-    -------
-    networkx.Graph
-        ``G.graph["torus"] = G.graph["cayley"] = (r, c)``.
-
-    Raises
-    ------
-    ValueError
-        If r * c != n or a factor is below 3.
 
     Examples
     --------
@@ -259,16 +204,6 @@ def hypercube(n: int) -> nx.Graph:
     n : int
         A power of 2.
 
-    Returns
-    -------
-    networkx.Graph
-        d-regular, diameter d; ``G.graph["cayley"] = (2,) * d``.
-
-    Raises
-    ------
-    ValueError
-        If n is not a power of 2.
-
     Examples
     --------
     >>> G = hypercube(8)
@@ -288,37 +223,17 @@ def hypercube(n: int) -> nx.Graph:
 
 
 def exponential(n: int, directed: bool = False) -> nx.Graph | nx.DiGraph:
-    """Static exponential graph: i linked to i + 2^k mod n for 2^k < n (docs/theory.md §14).
-
-    Undirected (default): i ~ i +- 2^k, a circulant. ``directed=True``: the DiGraph i -> i + 2^k mod n
-    of Ying et al. 2021, for push-sum (see ``gossip.column_stochastic_matrix``).
+    """Static exponential graph (Ying et al. 2021): i linked to i + 2^k mod n for 2^k < n (theory §14).
 
     Parameters
     ----------
     n : int
-        Number of nodes.
     directed : bool, optional
-        Return the directed graph (default False).
-
-    Returns
-    -------
-    networkx.Graph or networkx.DiGraph
-
-    Raises
-    ------
-    ValueError
-        Naming the argument and the violated property.
-
-    References
-    ----------
-    Ying et al., "Exponential graph is provably efficient for decentralized deep training", NeurIPS 2021.
 
     Examples
     --------
     >>> sorted(exponential(8)[0])
     [1, 2, 4, 6, 7]
-    >>> sorted(exponential(8, directed=True).successors(0))
-    [1, 2, 4]
     """
     n = _check_n(n)
     directed = require_bool("directed", directed)
@@ -337,23 +252,8 @@ def ring_lattice(n: int, k: int = 1) -> nx.Graph:
     Parameters
     ----------
     n : int
-        Number of nodes.
     k : int, optional
         Neighbours on each side, 2 k < n (default 1).
-
-    Returns
-    -------
-    networkx.Graph
-        2k-regular circulant; ``G.graph["cayley"] = (n,)``.
-
-    Raises
-    ------
-    ValueError
-        If 2 k >= n.
-
-    References
-    ----------
-    Yuan et al., NeurIPS 2022: ring lattices realize every lam in [0, cos(pi/n)].
 
     Examples
     --------
@@ -374,23 +274,10 @@ def erdos_renyi(n: int, p: float, seed: int | np.random.Generator | np.random.Se
     Parameters
     ----------
     n : int
-        Number of nodes.
     p : float
         Edge probability in [0, 1]; p = 2 ln(n)/n is connected with high probability.
     seed : int, numpy.random.Generator or numpy.random.SeedSequence, optional
-        Same seed, same graph.
     max_attempts : int, optional
-        Draws before giving up (default 100).
-
-    Returns
-    -------
-    networkx.Graph
-        Connected; ``G.graph["attempt"]`` is the index of the draw kept.
-
-    Raises
-    ------
-    ValueError
-        For bad arguments, or when no draw in ``max_attempts`` is connected.
 
     Examples
     --------
@@ -422,23 +309,10 @@ def random_geometric(n: int, radius: float,
     Parameters
     ----------
     n : int
-        Number of nodes.
     radius : float
         Nodes closer than ``radius`` are linked.
     seed : int, numpy.random.Generator or numpy.random.SeedSequence, optional
-        Same seed, same graph.
     max_attempts : int, optional
-        Draws before giving up (default 100).
-
-    Returns
-    -------
-    networkx.Graph
-        Connected; node attribute ``pos`` holds the positions.
-
-    Raises
-    ------
-    ValueError
-        For bad arguments, or when no draw in ``max_attempts`` is connected.
 
     Examples
     --------
@@ -480,34 +354,13 @@ def _redraw_until_connected(draw: Callable[[int], nx.Graph], seed: object, max_a
 
 
 def broom(n: int, D: int) -> nx.Graph:
-    """The hard graph of Thm. 1, Setting 2 (docs/theory.md §4, Fig. 6): diameter exactly D, 1 <= D <= n - 1.
-
-    A path A..B of D - 1 nodes with ceil((n-D+1)/2) leaves on A and floor((n-D+1)/2) leaves on B.
-    Labels run left to right: left leaves 0..a-1, the path a..a+D-2 (A = a, B = a+D-2), then the right
-    leaves; node attribute ``part`` is "left_leaf", "path" or "right_leaf". D = n-1 is exactly the path
-    0-1-...-(n-1) (one leaf on each end). D = 2 is a star (path of one node A = B, all nodes leaves). D = 1
-    is the complete graph K_n (the only graph of diameter 1; every node gets part "path").
+    """The hard graph of Thm. 1, Setting 2 (docs/theory.md §4, Fig. 6): diameter exactly D, 1 <= D <= n - 1;
+    ``G.graph["broom"]`` holds D and the node lists ``left``, ``path``, ``right``.
 
     Parameters
     ----------
     n : int
-        Number of nodes, >= 2.
     D : int
-        Diameter, 1 <= D <= n - 1.
-
-    Returns
-    -------
-    networkx.Graph
-        ``G.graph["broom"]`` holds D and the node lists ``left``, ``path``, ``right``.
-
-    Raises
-    ------
-    ValueError
-        If D is outside 1..n-1.
-
-    References
-    ----------
-    Lu & De Sa 2021/2023, proof of Thm 1, Setting 2 (Fig. 6).
 
     Examples
     --------
@@ -553,38 +406,16 @@ def topology(name: str | Callable[..., nx.Graph], n: int, **params: object) -> n
     Parameters
     ----------
     name : str or callable
-        A name in ``TOPOLOGIES``: ring, path, star, complete, torus, hypercube, exponential, erdos_renyi,
-        random_geometric, ring_lattice, broom, or a registered one; or a builder ``(n, **params) ->
-        networkx.Graph`` itself, unregistered (as ``scipy.optimize.minimize(method=)`` takes a callable).
+        A name in ``TOPOLOGIES``, or a builder ``(n, **params) -> networkx.Graph``.
     n : int
-        Nodes, >= 1 (each builder states its own range, e.g. a power of two for hypercube).
     **params
         By name: torus (r, c), exponential (directed), erdos_renyi (p, seed, max_attempts),
         random_geometric (radius, seed, max_attempts), ring_lattice (k), broom (D).
-
-    Returns
-    -------
-    networkx.Graph
-        With ``G.graph["name"]`` set.
-
-    Raises
-    ------
-    ValueError
-        For a name not in ``TOPOLOGIES`` (listing them), parameters the builder does not take, or an n or
-        parameter outside the builder's range.
-
-    References
-    ----------
-    docs/theory.md §1.7 (the graph class) and §14 (spectral gaps of these topologies).
 
     Examples
     --------
     >>> topology("ring_lattice", 8, k=2).graph["name"]
     'ring_lattice'
-    >>> _ = TOPOLOGIES.register("wheel", lambda n: nx.wheel_graph(n), description="hub 0 and a rim of n - 1")
-    >>> topology("wheel", 6).degree[0]
-    5
-    >>> TOPOLOGIES.unregister("wheel")
     """
     G = TOPOLOGIES.build(name, n, **params)
     if isinstance(name, str):
@@ -600,23 +431,6 @@ def node_order(G: nx.Graph) -> int:
     Parameters
     ----------
     G : networkx.Graph
-        The graph.
-
-    Returns
-    -------
-    int
-        n.
-
-    Raises
-    ------
-    ValueError
-        If G has no node, or its nodes are not 0..n-1 (relabel with
-        ``networkx.convert_node_labels_to_integers``).
-
-    Examples
-    --------
-    >>> node_order(nx.path_graph(5))
-    5
     """
     n: int = G.number_of_nodes()
     if n == 0:

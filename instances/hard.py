@@ -1,25 +1,19 @@
 """The hard instances of the lower-bound proof (docs/theory.md §4): Setting 1 (sampling) and Setting 2
 (communication, on the path of Cor. 2 and the broom of Thm. 1), rescaled for given (Delta, L, epsilon).
 
-Both are `ZeroChainFunctions`, so they follow the local-function protocol and keep the zero-chain kernel.
-
 Scaling (docs/theory.md §4). With lambda_s the scale (not the eigenvalue, docs/errata.md E10):
 - Setting 1: f_i(x) = (L lambda_s^2 / l1) f_hat(x / lambda_s), lambda_s = 2 l1 eps / L,
   T_c = floor(Delta L / (4 Delta0 l1 eps^2))  (docs/errata.md E2: the printed T_c omits L),
   p = min((2 G_inf eps)^2 / sigma^2, 1).
 - Setting 2: f_i(x) = (L lambda_s^2 / (3 l1)) f_hat_i(x / lambda_s), lambda_s = 6 l1 eps / L,
   T_c = floor(Delta L / (Delta0 l1 (12 eps)^2)) = floor(Delta L / (262656 eps^2)).
-In both the gradient factor L lambda_s / l1 (resp. / (3 l1)) is 2 eps, so ||grad f||_inf >= 2 eps while
-prog < T_c, and f(0) - inf f <= Delta.
-
-Unscaled forms: the defaults (L = l1, eps = 1/2 for Setting 1; L = 3 l1, eps = 1/2 for Setting 2) make
-lambda_s = 1 and the gain 1, i.e. f_hat itself (resp. the plain split), with Delta = 12 T_c (resp. 144 T_c).
-Pass ``T_c=`` instead of ``Delta=`` to get the smallest Delta with that chain length.
+In both the gradient factor is 2 eps, so ||grad f||_inf >= 2 eps while prog < T_c; f(0) - inf f <= Delta.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import TYPE_CHECKING
 
 import networkx as nx
@@ -44,7 +38,6 @@ if TYPE_CHECKING:
     from decbounds.instances.schedules import GossipSchedule
 
 __all__ = [
-    "COMMUNICATION_T_C_DENOMINATOR",
     "MAX_INSTANCE_ENTRIES",
     "SCALE_RANGE",
     "CommunicationInstance",
@@ -56,8 +49,6 @@ __all__ = [
     "scheduled_communication_instance",
     "split_groups",
 ]
-
-COMMUNICATION_T_C_DENOMINATOR = SETTING2_CHAIN_DENOMINATOR  # Delta0 l1 12^2 = 262656
 
 #: Most entries (workers x chain length) an instance may hold: the Setting 2 split stores an (n, T_c - 1)
 #: weight array and every run an (n, T_c) state per configuration, so 10**8 entries (800 MB) is refused
@@ -117,36 +108,11 @@ class SamplingInstance(ZeroChainFunctions):
     Parameters
     ----------
     n : int
-        Workers.
     Delta, L, epsilon, sigma : float
-        Function range, smoothness, target accuracy and the oracle's noise level, as `sampling_instance`
-        derived them.
+        Function range, smoothness, target accuracy and oracle noise.
     p : float
         The oracle's probability of revealing the next coordinate.
     T_c : int
-        Chain length.
-
-    Attributes
-    ----------
-    scale : float
-        lambda_s.
-    smoothness : float
-        L: the Hessian is (L / l1) times that of f_hat, which is l1-smooth.
-
-    Build it with `sampling_instance`, which validates the parameters and derives the scaling; the
-    constructor takes them as computed there.
-
-    References
-    ----------
-    Lu & De Sa (2021), proof of Thm 1, Setting 1; docs/theory.md §4.2.
-
-    Examples
-    --------
-    >>> f = sampling_instance(4, T_c=6, p=0.01)
-    >>> f
-    SamplingInstance(n=4, T_c=6, p=0.01, Delta=72, L=152, epsilon=0.5, sigma=230)
-    >>> f.graph().number_of_edges(), f.D
-    (6, 1)
     """
 
     def __init__(self, n: int, *, Delta: float, L: float, epsilon: float, sigma: float, p: float,
@@ -173,10 +139,6 @@ def sampling_instance(n: int, *, Delta: float | None = None, T_c: int | None = N
     """Setting 1, the sampling term of Thm 1 (§4): T_c = floor(Delta L / (4 Delta0 l1 eps^2)) (errata E2),
     lambda_s = 2 l1 eps / L, p = min((2 G_inf eps)^2 / sigma^2, 1).
 
-    Give exactly one of Delta and T_c, and exactly one of sigma and p (p in (0, 1]; then
-    sigma = 2 G_inf eps / sqrt(p), the smallest sigma with that p). With the defaults L = l1 and eps = 1/2
-    the instance is the unscaled f_hat (lambda_s = 1, gain 1), Delta = 12 T_c and sigma = 23 / sqrt(p).
-
     Parameters
     ----------
     n : int
@@ -187,20 +149,6 @@ def sampling_instance(n: int, *, Delta: float | None = None, T_c: int | None = N
         Smoothness and target accuracy (defaults l1 = 152 and 1/2: the unscaled chain).
     sigma, p : float
         Exactly one: the oracle's noise level, or the reveal probability in (0, 1].
-
-    Returns
-    -------
-    SamplingInstance
-        Local functions with ``T_c``, ``p``, ``sigma``, ``Delta``; wrap them in `oracles.ZeroChainOracle`.
-
-    Raises
-    ------
-    ValueError
-        For a missing or doubled choice, an out-of-range value, or epsilon too large for a chain (T_c < 1).
-
-    References
-    ----------
-    Lu & De Sa 2021/2023, proof of Thm 1, Setting 1 and Lemma 8.
 
     Examples
     --------
@@ -238,34 +186,11 @@ def split_groups(n: int, D: int | None = None) -> tuple[np.ndarray, np.ndarray, 
     Labels follow `instances.topology("broom", n, D=D)`: left leaves 0..a-1 (a = ceil((n-D+1)/2)), the
     path a..a+D-2, then the right leaves; D = n-1 (and D=None, the path of Cor. 2) is 0-1-...-(n-1).
 
-    - Case 1, D >= n - 2 ceil(n/3) + 2 (and the path): I0 = the first c = ceil(n/3) labels, I1 = the last c,
-      dist = n - 2c + 1. The case condition is exactly what puts every leaf inside I0 or I1 and the n - 2c
-      middle nodes on the path. The paper states this case as "the middle sub-path has ceil(n/3) nodes,
-      weights 2n/(n - ceil(n/3))": the same split when 3 | n; for other n that reading gives weights above
-      3 (n = 5: 5), breaking the 3 l1-smoothness the proof uses, so the ends of ceil(n/3) are kept.
-    - Case 2, otherwise: I0 = the first k = floor((n-D+1)/2) left leaves, I1 = the k right leaves, dist = D
-      (k >= ceil(n/3), so the weights n/k stay <= 3). D = 1 is the complete graph: halves, dist 1.
-
     Parameters
     ----------
     n : int
-        Workers, >= 2.
     D : int, optional
         The broom's diameter, in 1..n-1; None for Cor. 2's path (D = n - 1).
-
-    Returns
-    -------
-    tuple of (numpy.ndarray, numpy.ndarray, int)
-        I0, I1 (node labels) and their hop distance.
-
-    Raises
-    ------
-    ValueError
-        If n < 2 or D is outside 1..n-1.
-
-    References
-    ----------
-    Lu & De Sa (2021), proof of Thm 1, Setting 2 (Fig. 6); docs/theory.md §4.3, §4.4; docs/errata.md E26.
 
     Examples
     --------
@@ -289,53 +214,13 @@ def split_groups(n: int, D: int | None = None) -> tuple[np.ndarray, np.ndarray, 
 class CommunicationInstance(ZeroChainFunctions):
     """Setting 2 (§4): the zero-chain split over the end groups I0, I1 of a path (Cor. 2) or broom (Thm 1).
 
-    Worker in I0: (n/|I0|) [-Psi(1) Phi(x_1) + sum_{i even} link_i]; in I1: (n/|I1|) sum_{i odd} link_i
-    (1-based link i joins x_i and x_{i+1}); everyone else 0. The workers' average is f_hat exactly, then
-    scaled by lambda_s = 6 l1 eps / L and gain L lambda_s^2 / (3 l1). Oracles are exact in Setting 2.
-
-    Smoothness: the links held by one group are disjoint (plus the first term on x_1 for I0), so f_hat_i's
-    Hessian is block diagonal with one link per block; a link's Hessian norm is <= l1 (about 134, measured
-    in the tests), so f_hat_i is w l1-smooth with w = n/|I| <= 3, and the scaled f_i is
-    (L / (3 l1)) w l1 <= L-smooth. ``smoothness`` = L max(3, w_max) / 3 (= L whenever w_max <= 3).
-
-    Build it with `communication_instance`, which validates the parameters and derives the scaling.
-
     Parameters
     ----------
     n : int
-        Workers.
     D : int or None
         The broom's diameter (Thm 1), or None for Cor. 2's path.
     Delta, L, epsilon : float
-        Function range, smoothness and target accuracy, as `communication_instance` derived them.
     T_c : int
-        Chain length.
-
-    Attributes
-    ----------
-    groups : tuple of numpy.ndarray
-        (I0, I1), the end groups.
-    dist : int
-        The I0-I1 hop distance.
-    weights : (float, float)
-        (n/|I0|, n/|I1|).
-    iteration_lower_bound : int
-        1 + (T_c - 1) dist, the exact hop count (docs/errata.md E17).
-
-    Raises
-    ------
-    ValueError
-        If T_c < 1, or as `split_groups`.
-
-    References
-    ----------
-    Lu & De Sa (2021), proof of Thm 1, Setting 2, and Cor. 2; docs/theory.md §4.3, §4.4.
-
-    Examples
-    --------
-    >>> f = communication_instance(9, T_c=3)
-    >>> f.dist, f.weights, f.iteration_lower_bound
-    (4, (3.0, 3.0), 9)
     """
 
     def __init__(self, n: int, *, D: int | None, Delta: float, L: float, epsilon: float, T_c: int) -> None:
@@ -381,15 +266,12 @@ def communication_instance(n: int, *, D: int | None = None, Delta: float | None 
                            ) -> CommunicationInstance:
     """Setting 2, the communication term (§4): T_c = floor(Delta L / (262656 eps^2)), lambda_s = 6 l1 eps / L.
 
-    D=None: the path of Cor. 2 (I0, I1 = the ceil(n/3) workers at each end); an integer D in 1..n-1: the
-    broom of Thm 1 with diameter D (both cases, see `split_groups`). Give exactly one of Delta and T_c. With
-    the defaults L = 3 l1 and eps = 1/2 the instance is the unscaled split (lambda_s = 1, gain 1,
-    smoothness 3 l1 = 456, docs/errata.md E19) with Delta = 144 T_c.
+    D=None: the path of Cor. 2 (the ceil(n/3) workers at each end); D in 1..n-1: the broom of Thm 1
+    (`split_groups`). The defaults L = 3 l1, eps = 1/2 give the unscaled split with Delta = 144 T_c.
 
     Parameters
     ----------
     n : int
-        Workers, >= 2.
     D : int, optional
         Diameter of the broom (1..n-1); None (default) is Cor. 2's path.
     Delta, T_c : float, int
@@ -397,28 +279,11 @@ def communication_instance(n: int, *, D: int | None = None, Delta: float | None 
     L, epsilon : float, optional
         Smoothness and target accuracy (defaults 3 l1 = 456 and 1/2: the unscaled split).
 
-    Returns
-    -------
-    CommunicationInstance
-        Local functions with ``T_c``, ``dist``, ``iteration_lower_bound`` = 1 + (T_c - 1) dist and
-        ``graph()``, the path or broom they live on.
-
-    Raises
-    ------
-    ValueError
-        For a missing or doubled choice, an out-of-range value, or epsilon too large for a chain.
-
-    References
-    ----------
-    Lu & De Sa 2021/2023, proof of Thm 1, Setting 2 (Fig. 6), and Cor. 2.
-
     Examples
     --------
     >>> f = communication_instance(16, T_c=3)
     >>> f.dist, f.iteration_lower_bound, f.smoothness
     (5, 11, 456.0)
-    >>> communication_instance(64, D=10, T_c=3).iteration_lower_bound
-    21
     """
     n = require_count("n", n, 2)
     if D is not None:
@@ -440,42 +305,12 @@ def schedule_crossings(schedule: GossipSchedule, groups: tuple[np.ndarray, np.nd
     """The iterations r_1 < r_2 < ... < r_{T_c} at which a zero-respecting algorithm can first reveal chain
     coordinates 1..T_c of the Setting 2 split over a gossip schedule (docs/theory.md §17.4).
 
-    Coordinate 1 is revealed by I0 in iteration 0 (I0 holds -Psi(1) Phi(x_1)); coordinate k+1 by the group
-    holding link k (I1 for odd k, I0 for even k), once coordinate k has reached it. A coordinate revealed in
-    iteration r travels with W_r, W_{r+1}, ... (a round may relay what a neighbour revealed in the same
-    iteration, as adapt-then-combine does), so
-    r_{k+1} = 1 + (the first c >= r_k at which (W_c ... W_{r_k})[G_{k+1}, G_k] has a non-zero), with every
-    worker of G_k taken as a source from r_k on (earlier than possible: a lower bound). For a constant W
-    on the path this is r_k = (k - 1) dist, the static count.
-
     Parameters
     ----------
     schedule : instances.GossipSchedule
-        The rounds (``first_arrival`` reads their supports).
     groups : tuple of numpy.ndarray
         (I0, I1): the worker indices of the two end groups (`split_groups`); I1 holds the odd links.
     T_c : int
-        The chain length, >= 1.
-
-    Returns
-    -------
-    list of int
-        r_1 = 0, ..., r_{T_c}.
-
-    Raises
-    ------
-    ValueError
-        If the schedule does not connect the groups (``GossipSchedule.first_arrival``).
-
-    Examples
-    --------
-    >>> from decbounds.instances.schedules import constant_schedule, rotating_path
-    >>> from decbounds.instances.gossip import gossip_matrix
-    >>> I0, I1, dist = split_groups(9)
-    >>> schedule_crossings(constant_schedule(gossip_matrix(nx.path_graph(9))), (I0, I1), 4), dist
-    ([0, 4, 8, 12], 4)
-    >>> schedule_crossings(rotating_path(9), (I0, I1), 4)  # half the edges per round: a round's wait back
-    [0, 4, 9, 14]
     """
     T_c = require_count("T_c", T_c, 1)
     I0, I1 = groups
@@ -490,23 +325,6 @@ class ScheduledCommunicationInstance(CommunicationInstance):
     """Setting 2's zero-chain split (`CommunicationInstance`, Cor. 2's end groups I0, I1 of the labels
     0..n-1) over a gossip schedule: information must cross the changing graph, and the hop count is read off
     the schedule exactly (`schedule_crossings`).
-
-    Attributes, beyond `CommunicationInstance`'s: ``schedule``; ``crossings`` = (r_1, ..., r_{T_c});
-    ``iteration_lower_bound`` = r_{T_c} + 1, the iterations before any zero-respecting algorithm can hold
-    coordinate T_c (for a constant path W: 1 + (T_c - 1) dist). ``dist`` stays the labels' path distance.
-
-    Build it with `scheduled_communication_instance`.
-
-    References
-    ----------
-    Lu & De Sa (2021), proof of Thm 1, Setting 2; docs/theory.md §4.4, §17.4; docs/errata.md E17.
-
-    Examples
-    --------
-    >>> from decbounds.instances.schedules import rotating_path
-    >>> f = scheduled_communication_instance(rotating_path(9), T_c=3)
-    >>> f.crossings, f.iteration_lower_bound  # the static path: 1 + 2 * 4 = 9
-    ([0, 4, 9], 10)
     """
 
     def __init__(self, schedule: GossipSchedule, *, Delta: float, L: float, epsilon: float, T_c: int) -> None:
@@ -541,23 +359,10 @@ def scheduled_communication_instance(schedule: GossipSchedule, *, Delta: float |
     Parameters
     ----------
     schedule : instances.GossipSchedule
-        n = schedule.n >= 2 workers; e.g. ``instances.rotating_path(n)`` (the path's edges rotating),
-        ``instances.one_peer_exponential(n)``, ``instances.random_matchings(n, seed=...)``.
+        n = schedule.n >= 2 workers, e.g. ``instances.rotating_path(n)``.
     Delta, T_c : float, int
         Exactly one: the range bound, or the chain length.
     L, epsilon : float, optional
-        Smoothness and target accuracy (defaults 3 l1 and 1/2: the unscaled split).
-
-    Returns
-    -------
-    ScheduledCommunicationInstance
-
-    Raises
-    ------
-    TypeError
-        If ``schedule`` is not a ``GossipSchedule``.
-    ValueError
-        As `communication_instance`, or if the schedule does not connect the groups.
 
     Examples
     --------
@@ -576,3 +381,12 @@ def scheduled_communication_instance(schedule: GossipSchedule, *, Delta: float |
                                "floor(Delta L / (262656 epsilon^2))")
     _scaling(L, epsilon, 6.0, 3.0)
     return ScheduledCommunicationInstance(schedule, Delta=Delta, L=L, epsilon=epsilon, T_c=T_c)
+
+
+def __getattr__(name: str) -> object:
+    """The former second name of ``bounds.SETTING2_CHAIN_DENOMINATOR`` still read, with a warning."""
+    if name == "COMMUNICATION_T_C_DENOMINATOR":
+        warnings.warn("instances.hard.COMMUNICATION_T_C_DENOMINATOR is deprecated; use "
+                      "bounds.SETTING2_CHAIN_DENOMINATOR (the same number)", DeprecationWarning, stacklevel=2)
+        return SETTING2_CHAIN_DENOMINATOR
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

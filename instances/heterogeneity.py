@@ -1,9 +1,6 @@
 """Heterogeneity of the local functions at the start point (assumption (6) of Lu & De Sa 2021).
 
-One home for varsigma0, the spread of the local gradients at x0 that Cor. 6's phase length, Table 2's rates
-and the figures' predictions read:
-
-    varsigma0^2 = (1/n) sum_i ||grad f_i(x0) - grad f(x0)||^2.
+Cor. 6's phase length, Table 2's rates and the figures' predictions read it.
 """
 
 from __future__ import annotations
@@ -20,26 +17,10 @@ def varsigma0_at_start(f: LocalFunctions) -> float:
     Parameters
     ----------
     f : LocalFunctions
-        The local functions (``grad`` at the stacked start point).
-
-    Returns
-    -------
-    float
-        varsigma0 >= 0.
-
-    References
-    ----------
-    Lu & De Sa (2021), assumption (6) and Cor. 6 (varsigma0 in the phase length); docs/theory.md (A6),
-    (D4).
 
     Examples
     --------
-    Every worker holds the same function, so the spread is 0; the heterogeneous quadratic is built with
-    varsigma0 = 1:
-
     >>> from decbounds import instances
-    >>> instances.varsigma0_at_start(instances.zero_chain(3, n=4))
-    0.0
     >>> round(instances.varsigma0_at_start(instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)), 6)
     1.0
     """

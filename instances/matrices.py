@@ -1,10 +1,7 @@
 """Matrix-level tools under every gossip construction: the one conversion to ``scipy.sparse.csr_array``
 with its checks, the W = I - A diag(w) A^T edge-weight form, and the spectra (lam, spectral gap).
 
-A gossip matrix is symmetric, doubly stochastic and supported on the graph plus the diagonal; the paper's
-mixing parameter is lam = max(|lambda_2|, |lambda_n|) = ||W - 11^T/n||_2 and the spectral gap is 1 - lam
-(docs/theory.md (A7)). This module sits below both ``instances.gossip`` (weight rules, checks) and
-``instances.optimize`` (FDLA/FMMC), so that neither imports the other's private names.
+lam = max(|lambda_2|, |lambda_n|) = ||W - 11^T/n||_2 and the spectral gap is 1 - lam (docs/theory.md (A7)).
 """
 
 from __future__ import annotations
@@ -62,26 +59,7 @@ def as_csr(W: MatrixLike, name: str = "W") -> sp.csr_array:
     Parameters
     ----------
     W : array_like or scipy.sparse matrix
-        A square real matrix.
     name : str, default "W"
-        The argument's name in error messages.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-        Float entries.
-
-    Raises
-    ------
-    TypeError
-        For what is not a real matrix (None, a string, complex or object entries).
-    ValueError
-        For a matrix that is not 2-D, not square, empty (0 x 0) or has a NaN or infinite entry.
-
-    Examples
-    --------
-    >>> as_csr([[0.5, 0.5], [0.5, 0.5]]).shape
-    (2, 2)
     """
     if isinstance(W, GossipMatrix):
         return W.matrix  # validated once, read-only
@@ -105,31 +83,14 @@ def as_csr(W: MatrixLike, name: str = "W") -> sp.csr_array:
 
 def from_edge_weights(n: int, u: np.ndarray, v: np.ndarray, w: np.ndarray) -> sp.csr_array:
     """W = I - A diag(w) A^T: w on each edge (u_e, v_e) off the diagonal; the diagonal keeps 1 - (its edge
-    weights). Symmetric with rows summing to 1 by construction, whatever w.
+    weights). Symmetric with rows summing to 1 by construction (docs/theory.md §12.1).
 
     Parameters
     ----------
     n : int
-        Nodes.
     u, v : numpy.ndarray of int, shape (m,)
         The edges' end points (u_e != v_e, each edge once).
     w : numpy.ndarray, shape (m,)
-        The edge weights.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-
-    References
-    ----------
-    docs/theory.md §12.1 (the edge parametrization of FDLA and FMMC).
-
-    Examples
-    --------
-    >>> from_edge_weights(3, np.array([0, 1]), np.array([1, 2]), np.array([0.5, 0.25])).toarray()
-    array([[0.5 , 0.5 , 0.  ],
-           [0.5 , 0.25, 0.25],
-           [0.  , 0.25, 0.75]])
     """
     degree_weight = np.bincount(u, weights=w, minlength=n) + np.bincount(v, weights=w, minlength=n)
     rows = np.concatenate([u, v, np.arange(n)])
@@ -151,13 +112,6 @@ def check_atol(atol: object) -> float:
     Parameters
     ----------
     atol : object
-        The tolerance as given (validated here).
-
-    Returns
-    -------
-    float
-        The tolerance, in [0, MAX_ATOL] (``require_real``: a NaN, a bool or a string is refused, naming
-        atol).
     """
     return require_real("atol", atol, allow_zero=True, maximum=MAX_ATOL)
 
@@ -168,16 +122,10 @@ def check_symmetric_stochastic(W: sp.csr_array, atol: float, name: str = "W") ->
     Parameters
     ----------
     W : scipy.sparse.csr_array
-        The matrix.
     atol : float
         Tolerance of both checks (max |W - W^T| and max |W 1 - 1|).
     name : str, default "W"
         The matrix's name in the message (``W_3`` for a schedule's round).
-
-    Raises
-    ------
-    ValueError
-        Naming the property that fails and by how much.
     """
     asym = abs(W - W.T).max() if W.nnz else 0.0
     if asym > atol:
@@ -191,44 +139,17 @@ def second_eigenvalue(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     r""":math:`\lambda = \max(|\lambda_2|, |\lambda_n|) = \lVert W - \mathbf{1}\mathbf{1}^\top/n\rVert_2` of a
     symmetric W with :math:`W\mathbf{1} = \mathbf{1}` (Lu & De Sa 2021, docs/theory.md (A7)).
 
-    A `GossipMatrix` answers with the lam it was built with (no work; it was checked when built, at
-    ``DEFAULT_ATOL`` unless its builder chose otherwise); a stricter ``atol`` checks it again, so ``atol=0``
-    means exact for every W: rows that sum to 1 only up to rounding (1 +- 1.1e-16, as from ``lazy``) are
-    then refused. Otherwise W is checked and
-    decomposed by `extreme_eigenvalues`: dense ``numpy.linalg.eigvalsh`` up to ``DENSE_REFERENCE_LIMIT``
-    nodes, a closed form where W has one (`closed_form_eigenvalues`), dense again up to
-    ``DENSE_EIG_LIMIT``, Lanczos beyond.
-
     Parameters
     ----------
     W : array_like, scipy.sparse matrix or GossipMatrix
         Symmetric, rows summing to 1 (negative entries allowed).
     atol : float, default 1e-9
-        Tolerance of the symmetry and row-sum checks, in [0, 0.1] (0: exact, no rounding allowed).
-
-    Returns
-    -------
-    float
-        lam in [0, 1] for a gossip matrix (1: disconnected or periodic).
-
-    Raises
-    ------
-    ValueError
-        If W is not symmetric or its rows do not sum to 1 within ``atol``, or as `as_csr`.
-    TypeError
-        As `as_csr`.
-
-    References
-    ----------
-    Lu & De Sa (2021), Sect. 2; docs/theory.md §1.6 and (A7); docs/errata.md E10 (lam is two things in
-    the paper).
+        Tolerance of the checks, in [0, 0.1].
 
     Examples
     --------
     >>> second_eigenvalue([[0.5, 0.5], [0.5, 0.5]])
     0.0
-    >>> round(second_eigenvalue([[2/3, 1/3, 0], [1/3, 1/3, 1/3], [0, 1/3, 2/3]]), 4)  # Metropolis, 3-path
-    0.6667
     """
     atol = check_atol(atol)
     if isinstance(W, GossipMatrix) and W.lam is not None:
@@ -244,37 +165,14 @@ def second_eigenvalue(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
 def extreme_eigenvalues(W: sp.csr_array, *, cayley: tuple[int, ...] | None = None,
                         tol: float = EIGEN_TOL) -> tuple[float, float, str]:
     """(lambda_2, lambda_n, method): the largest and smallest eigenvalue of W on the complement of the
-    consensus direction 1, for a symmetric W with W 1 = 1 (not checked here: `second_eigenvalue` and
-    ``instances.as_gossip`` check it first).
-
-    The cheapest exact method that applies: n = 1 (no such eigenvalue: both 0); dense ``eigvalsh`` up to
-    ``DENSE_REFERENCE_LIMIT`` nodes; `closed_form_eigenvalues` (O(nnz + n log n)); dense up to
-    ``DENSE_EIG_LIMIT``; else Lanczos (``scipy.sparse.linalg.eigsh``, no shift-invert: one sparse product per
-    step, so the cost grows with the edges times the steps) on W with the consensus eigenvalue moved below
-    (above) the spectrum, and shift-invert only if Lanczos does not converge.
+    consensus direction 1, for a symmetric W with W 1 = 1 (not checked here).
 
     Parameters
     ----------
     W : scipy.sparse.csr_array
-        Symmetric, W 1 = 1.
     cayley : tuple of int, optional
-        The translation group Z_{n_1} x ... x Z_{n_k} of W's graph (``G.graph["cayley"]``); without it the
-        cyclic group Z_n is tried.
+        The translation group of W's graph (``G.graph["cayley"]``); default: Z_n is tried.
     tol : float, default ``EIGEN_TOL``
-        Relative accuracy of the Lanczos eigenvalues.
-
-    Returns
-    -------
-    tuple of (float, float, str)
-        lambda_2 >= lambda_n and the method used.
-
-    Examples
-    --------
-    >>> import networkx as nx
-    >>> from decbounds.instances.gossip import metropolis
-    >>> l2, ln, method = extreme_eigenvalues(metropolis(nx.cycle_graph(8)))
-    >>> round(l2, 4), round(ln, 4), method
-    (0.8047, -0.3333, 'dense eigvalsh')
     """
     n = W.shape[0]
     if n == 1:
@@ -304,13 +202,8 @@ def closed_form_eigenvalues(W: sp.csr_array, cayley: tuple[int, ...] | None = No
                             ) -> tuple[float, float, str] | None:
     """(lambda_2, lambda_n, method) of W in closed form, or None when none of the forms matches W.
 
-    The forms, each matched entry by entry within ``CLOSED_FORM_ATOL`` (so a tag on a graph is a hint,
-    never trusted):
-
-    - translation-invariant W on a Cayley graph of Z_{n_1} x ... x Z_{n_k} (ring, complete graph, torus,
-      hypercube, ring lattice, exponential graph, with any weight rule that respects the symmetry, e.g.
-      Metropolis, max-degree, uniform, FMMC): W[i, j] = w(j - i) and the eigenvalues are the discrete Fourier
-      transform of w, sum_g w(g) cos(2 pi <k, g / n>) (W symmetric: w(-g) = w(g)), the consensus at k = 0;
+    - translation-invariant W on a Cayley graph of Z_{n_1} x ... x Z_{n_k}: the DFT of w,
+      sum_g w(g) cos(2 pi <k, g / n>) (Boyd, Diaconis, Parrilo & Xiao 2009);
     - W = I - c L on a path (Metropolis c = 1/3, max-degree c = 1/3, Cor. 2's path matrix c = 1/2):
       1 - 4 c sin^2(pi k / (2 n)), k = 1..n-1;
     - W = I - c L on a star: 1 - c (n - 2 times) and 1 - c n.
@@ -318,28 +211,8 @@ def closed_form_eigenvalues(W: sp.csr_array, cayley: tuple[int, ...] | None = No
     Parameters
     ----------
     W : scipy.sparse.csr_array
-        Symmetric, W 1 = 1.
     cayley : tuple of int, optional
         The group's shape (``G.graph["cayley"]``); default (n,), the circulants.
-
-    Returns
-    -------
-    tuple of (float, float, str) or None
-
-    References
-    ----------
-    Boyd, Diaconis, Parrilo & Xiao (2009), Fastest mixing Markov chain on graphs with symmetries (the
-    Fourier spectrum of a Cayley graph); docs/theory.md §14 (the ring, path and torus spectra).
-
-    Examples
-    --------
-    >>> import networkx as nx
-    >>> from decbounds.instances.gossip import metropolis
-    >>> l2, ln, method = closed_form_eigenvalues(metropolis(nx.cycle_graph(8)))
-    >>> round(l2, 4), round(ln, 4), method  # 1/3 + (2/3) cos(2 pi k / 8)
-    (0.8047, -0.3333, 'closed form (Cayley graph of Z_8)')
-    >>> closed_form_eigenvalues(metropolis(nx.star_graph(4)))[:2]  # c = 1/5 on K_{1,4}: 4/5 and 0
-    (0.8, 0.0)
     """
     n = W.shape[0]
     if n < 2:
@@ -441,23 +314,7 @@ def spectral_gap(W: MatrixLike, *, atol: float = DEFAULT_ATOL) -> float:
     Parameters
     ----------
     W : array_like or scipy.sparse matrix
-        Symmetric, rows summing to 1.
     atol : float, default 1e-9
-        As `second_eigenvalue`.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError, TypeError
-        As `second_eigenvalue`.
-
-    Examples
-    --------
-    >>> spectral_gap([[0.5, 0.5], [0.5, 0.5]])
-    1.0
     """
     return 1.0 - second_eigenvalue(W, atol=atol)
 
@@ -469,14 +326,8 @@ def read_matrix_file(path: str, flag: str = "--W") -> np.ndarray | sp.csr_array:
     Parameters
     ----------
     path : str
-        The file.
     flag : str, default "--W"
         The option that named it, for the message.
-
-    Returns
-    -------
-    numpy.ndarray or scipy.sparse.csr_array
-        A real numeric matrix (checked further by whoever takes it, e.g. ``instances.as_gossip``).
     """
     try:
         W = (sp.csr_array(sp.load_npz(path)) if path.endswith(".npz") else np.load(path)

@@ -5,36 +5,12 @@ edge): the epigraph form min s s.t. -sI <= I - 11^T/n - A diag(w) A^T <= sI (two
 w >= 0 and diag(W) >= 0 (a non-negative W: a Markov chain); FDLA allows negative weights, so
 lam_FDLA <= lam_FMMC.
 
-Solvers (their measured times are in docs/benchmarks.md; ``benchmarks/bench_fmmc.py`` measures them):
-
-- ``"lp"`` -- graphs with a translation symmetry (``G.graph["cayley"]``, or any circulant, detected): the
-  group averages an optimal W into one that is constant on each edge orbit {x, x+s}, and W is then
-  diagonalized by the group characters, eigenvalue 1 - sum_s w_s mult_s (1 - cos theta_s(k)). The SDP
-  becomes a linear program in the orbit weights (rings, tori, hypercubes, ring lattices; fast at n = 1000),
-  solved by ``scipy.optimize.linprog`` with HiGHS's dual simplex (``method="highs-ds"``, no banner, and no
-  cvxpy import: after what ``decbounds gossip`` imports, ``import cvxpy`` alone costs 0.5-0.6 s CPU, five
-  times the whole HiGHS solve, scipy import and check at n = 1000). The answer is checked
-  with numpy (`_verify`): W symmetric, doubly stochastic, supported on the graph (non-negative for FMMC),
-  and its lam, recomputed by numpy, equal to the LP's value and to HiGHS's dual bound within
-  ``LP_VERIFY_TOL``; a disagreement is a ``RuntimeError``. HiGHS rather than cvxpy's CLARABEL, whose lam
-  is 1e-11..5e-9 above the optimum here; where the optimal orbit weights are not unique (the exponential
-  graphs) the two solvers return different optimal W of the same lam.
-- ``"CLARABEL"`` / ``"SCS"`` -- cvxpy on the two-LMI edge form, solver named. Clarabel is accurate (1e-9)
-  but its KKT system grows with n^2, which makes it too slow from about n = 100 on. SCS is faster but only
-  ~1e-5 accurate at its default eps 1e-4, and 3e-5..2e-3 off at eps 1e-3.
-- ``"barrier"`` -- the same SDP solved by a log-barrier Newton method written for its structure: every
-  constraint matrix a_e a_e^T is rank one, so the Newton system is m x m with entries (a_e^T S^{-1} a_f)^2
-  (the trick of DSDP-type solvers) instead of Clarabel's n^2-sized KKT system. Accurate to ``tol`` (the
-  duality-gap bound nu/t of the barrier path; it agrees with Clarabel to 1e-9 at n = 50). It runs with one
-  BLAS thread and meets the benchmark targets up to n = 200 (m = 1044).
-- ``"auto"`` -- "lp" for symmetric graphs; cvxpy CLARABEL for n <= 20 (where its KKT system is small);
-  "barrier" for n <= 300; above that a ``ValueError`` stating the limit (each Newton step factors an
-  m x m matrix, m ~ n ln n: minutes beyond n ~ 300).
-
-Whatever solved it, the weights are projected back onto the exact constraints (symmetric by construction,
-zeros off the graph, rows summing to 1 through the diagonal; FMMC: negatives clipped and over-full rows
-scaled down) and lam is recomputed by numpy from the projected W; the solver's own value is never reported.
-Results are cached on disk by (method, n, edge set), written atomically.
+Solvers: ``"lp"`` (graphs with a translation symmetry: the SDP becomes an LP in the orbit weights, solved by
+HiGHS and checked by numpy), ``"CLARABEL"`` / ``"SCS"`` (cvxpy on the two-LMI form), ``"barrier"`` (a
+log-barrier Newton method whose Newton system is m x m, the constraints being rank one) and ``"auto"``
+("lp" where it applies, CLARABEL for n <= 20, "barrier" for n <= 300, beyond a ValueError). The weights are
+projected back onto the exact constraints and lam recomputed by numpy; results are cached on disk. Times:
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -95,7 +71,6 @@ class OptimizedGossip:
     Parameters
     ----------
     W : scipy.sparse.csr_array
-        The projected matrix.
     lam : float
         max(|lambda_2|, |lambda_n|) of W, computed by numpy (never the solver's own value).
     method : {"fdla", "fmmc"}
@@ -108,10 +83,8 @@ class OptimizedGossip:
     edge_weights : numpy.ndarray, shape (m,)
         w in the order of ``edges``.
     from_cache : bool
-        Read from the disk cache.
     optimality_gap : float or None
-        The solver's bound on lam - lam* where it gives one (barrier: nu/t; lp: numpy's lam minus HiGHS's
-        dual bound, clipped at 0; it is below ``LP_VERIFY_TOL`` or the solve raised).
+        The solver's bound on lam - lam* where it gives one.
     """
 
     W: sp.csr_array
@@ -126,12 +99,7 @@ class OptimizedGossip:
 
 
 def default_cache_dir() -> Path:
-    """``$DECBOUNDS_CACHE_DIR`` if set, else ``~/.cache/decbounds/gossip``.
-
-    Returns
-    -------
-    pathlib.Path
-    """
+    """``$DECBOUNDS_CACHE_DIR`` if set, else ``~/.cache/decbounds/gossip``."""
     env = os.environ.get(CACHE_ENV)
     return Path(env) if env else Path.home() / ".cache" / "decbounds" / "gossip"
 
@@ -186,40 +154,16 @@ def optimize_gossip(G: nx.Graph, method: str = "fmmc", *, solver: str = "auto", 
     method : {"fmmc", "fdla"}
         Fastest-mixing Markov chain (non-negative W) or fastest distributed linear averaging.
     solver : {"auto", "lp", "barrier", "CLARABEL", "SCS"}
-        See the module docstring.
     cache : bool, default True
         Read and write the disk cache; False neither reads nor writes.
     cache_dir : str or os.PathLike, optional
-        Overrides ``default_cache_dir()``.
     tol : float, default 1e-8
         Target accuracy of lam (barrier duality-gap bound), in (0, 1).
     solver_options : dict, optional
         Passed to cvxpy's ``solve`` (e.g. ``{"eps_abs": 1e-6}`` for SCS).
 
-    Returns
-    -------
-    OptimizedGossip
-
-    Raises
-    ------
-    ValueError
-        For an unknown method or solver, a tol outside (0, 1), a disconnected G, "lp" on a graph without
-        translation symmetry, or "auto" beyond the barrier method's size limit.
-    TypeError
-        If G is directed or not a networkx graph, or an option has the wrong type.
-    RuntimeError
-        If the solver returns no solution.
-
-    References
-    ----------
-    Xiao & Boyd (2004), Fast linear iterations for distributed averaging; Boyd, Diaconis & Xiao (2004),
-    Fastest mixing Markov chain on a graph; docs/theory.md §12; docs/errata.md E30.
-
     Examples
     --------
-    The 4-path: both problems give weight 1/2 on every edge (lam = 1/sqrt(2)); the barrier method needs no
-    cvxpy:
-
     >>> result = optimize_gossip(nx.path_graph(4), "fmmc", solver="barrier", cache=False)
     >>> round(result.lam, 6), result.edge_weights.round(4).tolist(), result.solver
     (0.707107, [0.5, 0.5, 0.5], 'barrier')
@@ -448,11 +392,6 @@ def _solve_barrier(n: int, edges: np.ndarray, nonnegative: bool, tol: float,
                    mu: float = 3.0) -> tuple[np.ndarray, float]:
     """Log-barrier method for min s s.t. S1 = sI - X(w) > 0, S2 = sI + X(w) > 0 (X = W - 11^T/n)
     [, w > 0, 1 - |A| w > 0 for FMMC], Boyd & Vandenberghe §11.3.
-
-    With L(w) = A diag(w) A^T, dS1/dw_e = a_e a_e^T and dS2/dw_e = -a_e a_e^T, so
-    grad_e = -a_e^T S1^{-1} a_e + a_e^T S2^{-1} a_e and Hess_ef = (a_e^T S1^{-1} a_f)^2 +
-    (a_e^T S2^{-1} a_f)^2; with P_k = A^T S_k^{-1} A that is P_1 o P_1 + P_2 o P_2 (Hadamard squares),
-    m x m. Returns (w, nu/t), nu/t bounding s - lam* on the central path (nu = 2n [+ m + n]).
     """
     u, v = edges[:, 0], edges[:, 1]
     m = len(edges)

@@ -8,14 +8,9 @@ averaging to zero over the workers, so that ``f = (1/n) sum_i f_i = g`` exactly 
     grad f_i(x) - grad f(x) = (bbar - b_i) + c_i * sin(x / s)     (disjoint supports)
     (1/n) sum_i ||grad f_i(x) - grad f(x)||^2 = varsigma0^2 + sum_{j in S_c} gamma_j^2 sin^2(x_j / s)
 
-with (1/n) sum_i ||b_i - bbar||^2 = varsigma0^2 and sum_j gamma_j^2 = (1/n) sum_i ||c_i||^2 = varsigma^2 -
-varsigma0^2. Hence the uniform heterogeneity (5) is sup_x = varsigma^2 (attained where sin = +-1 on S_c) and
-the heterogeneity at the start x0 = 0 (6) is varsigma0^2: the two are set independently, with
-0 <= varsigma0 <= varsigma. (With quadratics alone this is impossible: a finite uniform bound forces a common
-Hessian, and then the heterogeneity is the same constant everywhere.) The bounded sine term has curvature
-|c_ij| / s <= L/2 by the choice s = 2 max|c| / L, so each local f_i is L-smooth when g is L/2-smooth
-(g is L-smooth when varsigma0 = varsigma and the sine term is absent). Local f_i may be non-convex even
-when g is convex; the global f never sees the sine term.
+with (1/n) sum_i ||b_i - bbar||^2 = varsigma0^2 and sum_j gamma_j^2 = varsigma^2 - varsigma0^2: the uniform
+heterogeneity (5) is varsigma, that at x0 = 0 (6) varsigma0, set independently; s = 2 max|c| / L keeps
+each f_i L-smooth. See docs/theory.md §1.4.
 """
 
 from __future__ import annotations
@@ -72,8 +67,6 @@ def _centered_rows(rng: np.random.Generator, n: int, d: int, columns: np.ndarray
 
 class HeterogeneousProblem:
     """Common machinery: the heterogeneity terms, the protocol methods, and the measured heterogeneity.
-
-    Subclasses provide the common part g through `_common_grad` and `_common_value`.
     """
 
     Delta: float  # f(x0) - inf f, set by each subclass's __init__
@@ -117,9 +110,7 @@ class HeterogeneousProblem:
         self.common_smoothness = self.smoothness / 2.0 if self.has_sine else self.smoothness
 
     def _check_resolution(self) -> None:
-        """The heterogeneity rides on the common gradient: below 1e-8 of its size at x0 and at the maximizer
-        of the heterogeneity, float64 local gradients lose it (Delta = 1e100 with varsigma = 1 measured 0), so
-        such inputs are refused, naming them."""
+        """Refuse inputs whose heterogeneity is below 1e-8 of the common gradient (float64 would lose it)."""
         scale = max(float(np.linalg.norm(self._common_grad(self.x0))),
                     float(np.linalg.norm(self._common_grad(self.heterogeneity_maximizer()))))
         for name, value in (("varsigma", self.varsigma), ("varsigma0", self.varsigma0)):
@@ -146,11 +137,6 @@ class HeterogeneousProblem:
         ----------
         X : numpy.ndarray
             Shape (n, *batch, d): worker i's points in row i.
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (n, *batch, d).
         """
         X = check_points(X, self.n, self.dim)
         G = self._common_grad(X)
@@ -165,12 +151,6 @@ class HeterogeneousProblem:
         Parameters
         ----------
         X : numpy.ndarray
-            Shape (n, *batch, d).
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (n, *batch).
         """
         X = check_points(X, self.n, self.dim)
         values: np.ndarray = self._common_value(X) - np.sum(self._per_worker(self.b_deviation, X.ndim) * X,
@@ -186,12 +166,6 @@ class HeterogeneousProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Shape (*batch, d).
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (*batch, d).
         """
         return self._common_grad(check_global_points(x, self.dim))
 
@@ -201,34 +175,16 @@ class HeterogeneousProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Shape (*batch, d).
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (*batch).
         """
         return self._common_value(check_global_points(x, self.dim))
 
     def heterogeneity(self, x: np.ndarray) -> np.ndarray:
-        """sqrt((1/n) sum_i ||grad f_i(x) - grad f(x)||^2) at x (*batch, d), from the gradients.
-
-        The left side of (A5) at x (docs/theory.md §1.4); at x0 it is varsigma0.
+        """sqrt((1/n) sum_i ||grad f_i(x) - grad f(x)||^2) at x (*batch, d): the left side of (A5).
 
         Parameters
         ----------
         x : numpy.ndarray
             Shape (*batch, d): common points of every worker.
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (*batch): at most varsigma.
-
-        Raises
-        ------
-        ValueError
-            If the last axis of x is not d.
         """
         x = check_global_points(x, self.dim)
         X = np.broadcast_to(x, (self.n, *x.shape))
@@ -247,29 +203,9 @@ class HeterogeneousProblem:
 class HeterogeneousQuadratic(HeterogeneousProblem):
     """f_i(x) = 1/2 x^T A x - b_i^T x (+ the bounded sine term when varsigma0 < varsigma).
 
-    A = Q diag(eigenvalues) Q^T with a seeded random rotation Q and eigenvalues evenly spaced in
-    [mu, L_A] (L_A = L, or L/2 with the sine term); bbar is a seeded direction scaled so that
-    f(0) - f* = Delta. Closed forms: x_star = A^{-1} bbar, f_star = -1/2 bbar^T A^{-1} bbar, f = g is
-    mu-strongly convex and L_A-smooth.
-
-    Build it with `heterogeneous_quadratic` (its docstring lists the parameters and what it refuses).
-
     Parameters
     ----------
     n, d, varsigma, seed, varsigma0, L, mu, Delta
-        As `heterogeneous_quadratic`.
-
-    References
-    ----------
-    docs/theory.md §1.4 (A5)-(A6) (the heterogeneity it sets exactly); docs/errata.md E31.
-
-    Examples
-    --------
-    >>> f = heterogeneous_quadratic(4, 3, 1.0, seed=0)
-    >>> f.Delta, round(float(f.full_value(f.x0) - f.f_star), 6), bool(np.allclose(f.full_grad(f.x_star), 0))
-    (1.0, 1.0, True)
-    >>> round(float(f.heterogeneity(f.x0)), 6)  # varsigma0
-    1.0
     """
 
     def __init__(self, n: int, d: int, varsigma: float, seed: int | np.random.Generator, *,
@@ -319,27 +255,9 @@ class HeterogeneousQuadratic(HeterogeneousProblem):
 class HeterogeneousNonconvex(HeterogeneousProblem):
     """f_i(x) = kappa sum_j rho(x_j - t_j) + heterogeneity terms, rho(u) = u^2 / (1 + u^2).
 
-    rho'' = (2 - 6u^2) / (1 + u^2)^3 lies in [-1/2, 2], so g is non-convex and 2 kappa-smooth (kappa set to
-    make that L_A = L or L/2); rho'(u) = 2u / (1 + u^2)^2 vanishes only at u = 0, so the only stationary point
-    of f is the global minimum x_star = t, f_star = 0, and f(0) - f_star = Delta (t_j = tau for all j, tau
-    solved from d kappa rho(tau) = Delta; needs Delta < d kappa, the sup of f; default half of it).
-
-    Build it with `heterogeneous_nonconvex`.
-
     Parameters
     ----------
     n, d, varsigma, seed, varsigma0, L, Delta
-        As `heterogeneous_nonconvex`.
-
-    References
-    ----------
-    docs/theory.md §1.4 (A5)-(A6).
-
-    Examples
-    --------
-    >>> f = heterogeneous_nonconvex(8, 5, 0.5, seed=0)
-    >>> f.Delta, f.f_star, round(float(f.full_value(f.x0)), 6)
-    (1.25, 0.0, 1.25)
     """
 
     def __init__(self, n: int, d: int, varsigma: float, seed: int | np.random.Generator, *,
@@ -378,34 +296,20 @@ def heterogeneous_quadratic(n: int, d: int, varsigma: float, seed: int | np.rand
                             varsigma0: float | None = None, L: float = 1.0, mu: float | None = None,
                             Delta: float = 1.0) -> HeterogeneousQuadratic:
     """Local quadratics with uniform heterogeneity exactly varsigma and heterogeneity at x0 = 0 exactly
-    varsigma0 (default varsigma: then purely quadratic with a common Hessian); see the module docstring.
-
-    mu defaults to a tenth of the common part's smoothness; f(0) - f* = Delta.
+    varsigma0 (default varsigma: then purely quadratic with a common Hessian).
 
     Parameters
     ----------
     n, d : int
-        Workers and dimension.
     varsigma : float
         Uniform heterogeneity, assumption (5): sup_x sqrt((1/n) sum_i ||grad f_i(x) - grad f(x)||^2).
     seed : int or numpy.random.Generator
-        Same seed, same problem.
     varsigma0 : float, optional
         Heterogeneity at x0 = 0, assumption (6), <= varsigma (default varsigma).
     L, mu : float, optional
         Smoothness of every f_i and strong convexity of the common part.
     Delta : float, optional
         f(0) - f*.
-
-    Returns
-    -------
-    HeterogeneousQuadratic
-        Local functions with ``varsigma``, ``varsigma0``, ``f_star``, ``x_star``.
-
-    Raises
-    ------
-    ValueError
-        Naming the argument that is out of its range.
 
     Examples
     --------
@@ -425,32 +329,14 @@ def heterogeneous_nonconvex(n: int, d: int, varsigma: float, seed: int | np.rand
     Parameters
     ----------
     n, d : int
-        Workers and dimension.
     varsigma : float
         Uniform heterogeneity, assumption (5).
     seed : int or numpy.random.Generator
-        Same seed, same problem.
     varsigma0 : float, optional
         Heterogeneity at x0 = 0, assumption (6), <= varsigma (default varsigma).
     L : float
-        Smoothness of every f_i.
     Delta : float, optional
         f(0) - f*; default half of the construction's range d kappa.
-
-    Returns
-    -------
-    HeterogeneousNonconvex
-
-    Raises
-    ------
-    ValueError
-        As `heterogeneous_quadratic`, and for Delta >= d kappa (f is bounded by it).
-    TypeError
-        As `heterogeneous_quadratic`.
-
-    References
-    ----------
-    docs/theory.md §1.4 (A5)-(A6).
 
     Examples
     --------

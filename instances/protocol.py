@@ -3,25 +3,9 @@
 The worker axis comes first and any batch axes follow, so one call evaluates k configurations side by side:
 ``X`` has shape ``(n, *batch, d)`` and ``X[i, ...]`` are points of worker i.
 
-The region a run may explore: an instance may declare ``radius``, the sup-norm distance from x0 beyond which
-an iterate (or any other per-worker array of an algorithm's state, such as a tracker) has left the region
-its analysis lives in; the engine then reports the run as diverged (`instance_radius`). Instances that do
-not declare one get `default_radius`.
-
-Bits: a problem may declare ``pointwise = True`` when ``grad``, ``value``, ``full_grad`` and ``full_value``
-compute every point with elementwise numpy code (ufuncs, and reductions along the last axis only), so that a
-point's answer does not depend on the other points of the call nor on the BLAS library or the processor.
-The engine then gives a configuration the same bits alone and inside a batch, on every machine
-(algorithms.engine, "Randomness and bits"). One allowance: the sign of a zero. The zero chain computes a
-call of more than `DENSE_ENTRIES` (256) entries with a sparse kernel (active links only) and a smaller one
-densely, and the two can return -0.0 and +0.0 for the same zero gradient entry; an iterate never holds -0.0
-(x - step is +0.0 for either zero when x is +0.0), so every field of a Result keeps its bits, and a state
-array derived from gradients (a tracker, a step) compares equal number for number.
-
-A problem whose gradient is a matrix product (``X @ A``: the
-heterogeneous quadratic, the digits MLP) is not pointwise: the BLAS kernel chosen for a stack of points can
-round differently from the one for a single point, so a batch agrees with the solo runs to `BATCH_RTOL`,
-not bit for bit. Read the declaration through `computes_pointwise`.
+Optional declarations: ``radius``, the sup-norm distance from x0 beyond which a run is reported diverged
+(`instance_radius`), and ``pointwise = True`` when each point is computed alone by elementwise numpy code, so
+a batch gives the solo bits (`computes_pointwise`; a matrix-product gradient agrees to `BATCH_RTOL` only).
 """
 
 from __future__ import annotations
@@ -62,24 +46,6 @@ MAX_RADIUS = 1e150
 class LocalFunctions(Protocol):
     """n local functions f_1 ... f_n on R^d and their average f = (1/n) sum_i f_i (docs/theory.md §1).
 
-    A structural protocol: any object with these attributes and methods is accepted (``isinstance`` works,
-    it is ``runtime_checkable``); nothing needs to subclass it.
-
-    Attributes
-    ----------
-    n : int
-        Workers.
-    dim : int
-        d, the dimension.
-    x0 : numpy.ndarray, shape (d,)
-        The common start point.
-    smoothness : float
-        L of every local f_i; admissible steps are <= 1 / smoothness (docs/errata.md E19).
-
-    References
-    ----------
-    docs/theory.md §1.1-§1.2; docs/extending.md (adding an instance, a worked example).
-
     Examples
     --------
     >>> from decbounds import instances
@@ -105,11 +71,6 @@ class LocalFunctions(Protocol):
         ----------
         X : numpy.ndarray
             Shape (n, *batch, d): worker i's points in row i.
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (n, *batch, d).
         """
         ...
 
@@ -120,11 +81,6 @@ class LocalFunctions(Protocol):
         ----------
         X : numpy.ndarray
             Shape (n, *batch, d).
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (n, *batch): f_i at worker i's points.
         """
         ...
 
@@ -135,11 +91,6 @@ class LocalFunctions(Protocol):
         ----------
         x : numpy.ndarray
             Shape (*batch, d).
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (*batch, d): grad f.
         """
         ...
 
@@ -150,11 +101,6 @@ class LocalFunctions(Protocol):
         ----------
         x : numpy.ndarray
             Shape (*batch, d).
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (*batch): f.
         """
         ...
 
@@ -166,14 +112,6 @@ class LocalFunctions(Protocol):
 @runtime_checkable
 class FiniteSumFunctions(LocalFunctions, Protocol):
     """Local functions that are averages over a local data shard: f_i(x) = (1/m) sum_s f_i(x; s).
-
-    ``samples_per_worker`` is m (every shard has the same size); ``sample_grad(X, idx)`` averages the
-    per-sample gradients of the samples ``idx`` (shape (n, *batch, B), indices into each worker's shard).
-
-    Attributes
-    ----------
-    samples_per_worker : int
-        m, the size of every shard.
     """
 
     samples_per_worker: int
@@ -187,11 +125,6 @@ class FiniteSumFunctions(LocalFunctions, Protocol):
             Shape (n, *batch, d): worker i's points in row i.
         idx : numpy.ndarray of int
             Shape (n, *batch, B): B sample indices into each worker's shard, in [0, samples_per_worker).
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (n, *batch, d): the average of the B per-sample gradients.
         """
         ...
 
@@ -206,12 +139,6 @@ def check_points(X: np.ndarray, n: int, dim: int, name: str = "X") -> np.ndarray
     n, dim : int
         Workers and dimension of the local functions.
     name : str
-        The field named in the error.
-
-    Returns
-    -------
-    numpy.ndarray
-        X as float64.
     """
     X = require_real_array(name, X)
     if X.ndim < 2 or X.shape[0] != n or X.shape[-1] != dim:
@@ -228,16 +155,8 @@ def check_global_points(x: np.ndarray, dim: int, name: str = "x") -> np.ndarray:
     Parameters
     ----------
     x : array_like
-        The points.
     dim : int
-        Dimension of the functions.
     name : str
-        The field named in the error.
-
-    Returns
-    -------
-    numpy.ndarray
-        x as float64.
     """
     x = require_real_array(name, x)
     if x.ndim < 1 or x.shape[-1] != dim:
@@ -251,19 +170,6 @@ def local_gradients_at_start(f: LocalFunctions) -> np.ndarray:
     Parameters
     ----------
     f : LocalFunctions
-        The local functions (``x0``, ``grad``).
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape (n, d): row i is grad f_i(x0).
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> local_gradients_at_start(instances.zero_chain(4, n=2)).round(4)
-    array([[-1.6487, -0.    , -0.    ,  0.    ],
-           [-1.6487, -0.    , -0.    ,  0.    ]])
     """
     x0 = np.asarray(f.x0, dtype=float)
     return np.asarray(f.grad(np.broadcast_to(x0, (int(f.n), x0.size)).copy()), dtype=float)
@@ -272,28 +178,13 @@ def local_gradients_at_start(f: LocalFunctions) -> np.ndarray:
 def default_radius(f: LocalFunctions, step_size: float) -> float:
     """The divergence radius of a problem that declares none:
     ``DEFAULT_RADIUS_FACTOR * (||x0||_inf + max(step_size, 1/L) * max_i ||grad f_i(x0)||_inf)``, i.e. a
-    million times the start's own scale (its size plus the length of one step from it, at the larger of the
-    step and 1/L, L = ``f.smoothness`` when stated); 1 stands in for that scale when it is 0 (a stationary
-    start at the origin), and it is at most ``MAX_RADIUS``.
+    million times the start's scale (1 when that is 0), at most ``MAX_RADIUS``.
 
     Parameters
     ----------
     f : LocalFunctions
         The problem (``x0``, ``grad``, optionally ``smoothness``).
     step_size : float
-        The run's step size.
-
-    Returns
-    -------
-    float
-        In (0, ``MAX_RADIUS``].
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace
-    >>> f = SimpleNamespace(n=1, dim=1, x0=np.array([2.0]), grad=lambda X: 0 * X, smoothness=1.0)
-    >>> default_radius(f, 0.5)
-    2000000.0
     """
     step = float(step_size)
     smoothness = getattr(f, "smoothness", None)
@@ -314,26 +205,8 @@ def instance_radius(f: LocalFunctions, step_size: float) -> float:
     Parameters
     ----------
     f : LocalFunctions
-        The problem.
     step_size : float
         The run's step size (for `default_radius`).
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        If the declared radius is not positive.
-
-    Examples
-    --------
-    The zero chain declares 1000 times its scale, here the gradient bound 23:
-
-    >>> from decbounds import instances
-    >>> instance_radius(instances.zero_chain(4), 0.01)
-    23000.0
     """
     declared = getattr(f, "radius", None)
     if declared is None:
@@ -347,29 +220,10 @@ def instance_radius(f: LocalFunctions, step_size: float) -> float:
 def computes_pointwise(f: object) -> bool:
     """Whether `f` declares ``pointwise = True``: each point computed on its own, bit for bit on any machine.
 
-    A problem that declares nothing is not pointwise (the engine then promises a batch agreement to
-    `BATCH_RTOL` only; module docstring).
-
     Parameters
     ----------
     f : object
         A problem following `LocalFunctions`, or an oracle (its ``f`` is read).
-
-    Returns
-    -------
-    bool
-
-    Raises
-    ------
-    TypeError
-        If ``f.pointwise`` is declared but is not a bool.
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> quadratic = instances.heterogeneous_quadratic(2, 3, 1.0, seed=0)
-    >>> computes_pointwise(instances.zero_chain(4)), computes_pointwise(quadratic)
-    (True, False)
     """
     problem = getattr(f, "f", f)
     declared = getattr(problem, "pointwise", False)

@@ -7,16 +7,7 @@
 
 with the constants of Arjevani et al. Lemma 2: f_hat(0) - inf f_hat <= DELTA0 * T, f_hat is L1-smooth,
 ||grad f_hat||_inf <= G_INF, and ||grad f_hat(x)||_inf >= 1 whenever prog(x) < T (errata E3: the gradient).
-
-Only one of Psi(x_i), Psi(-x_i) is non-zero, so with s_i = sign(x_i) a link is
-``link_i = -s_i Psi(|x_i|) Phi(s_i x_{i+1})`` and its partial derivatives are
-``d/dx_{i+1} = -Psi(|x_i|) Phi'(x_{i+1})`` and ``d/dx_i = -Psi'(|x_i|) Phi(s_i x_{i+1})``: `chain_gradient`
-evaluates these in numpy with the transcendental work only where Psi can be non-zero.
-
-`ZeroChainFunctions` is the general local-function object: worker i holds
-``f_i(x) = gain * [c0_i * (-Phi(z_1)) + sum_j C_ij link_j(z)]`` at ``z = x / scale``. All weights 1 and
-gain = scale = 1 is f_hat itself on every worker (`zero_chain(T, n)`); `instances.hard` builds the rescaled
-Setting 1 instance and the Setting 2 split from it.
+`ZeroChainFunctions` holds weighted, rescaled pieces on n workers. See docs/theory.md §4.
 """
 
 from __future__ import annotations
@@ -71,11 +62,9 @@ _SCAN_MIN_DIM = 32
 
 
 class ChainInputs(NamedTuple):
-    """Per-entry inputs of `chain_gradient` for rows x m points (flat arrays, C order), made once per shape:
-    ``first`` the first-term constant -c0 s sqrt(e) per row, ``links`` -C s e^1.5 per entry (so that
-    P = exp(psi_num / v^2) * links, as s sqrt(e) Psi(|z|) = s e^1.5 exp(psi_num / v^2)) with 0 in each
-    row's last column, ``threshold`` the |x| above which a link is active, scale/2 + v_floor where ``links``
-    is non-zero and +inf elsewhere."""
+    """Per-entry inputs of `chain_gradient` for rows x m points (flat, C order), made once per shape:
+    ``first`` = -c0 s sqrt(e) per row, ``links`` = -C s e^1.5 per entry, ``threshold`` where a link is active.
+    """
 
     first: np.ndarray
     links: np.ndarray
@@ -84,20 +73,7 @@ class ChainInputs(NamedTuple):
 
 def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[float, ...]) -> np.ndarray:
     """The zero-chain gradient at the rows of y (flat, rows x m in C order) as a new flat array (see
-    `ZeroChainFunctions._grad_rows` for the formula).
-
-    Psi(|z_k|) is exactly 0 where v_k = |x_k| - scale/2 <= v_floor (exp(1 - 1/(2v)^2) underflows), so only
-    the active links A = {k : |x_k| > threshold_k} carry link terms:
-        G_k = first_k E_k (column 0) + P_{k-1} E_{k} (k - 1 in A) + (link term of k) (k in A),
-    and every other entry is zero: one exp per row, two exp and one ndtr per active link, in about thirty
-    numpy calls whatever the size. Small inputs (at most ``DENSE_ENTRIES``) take `chain_gradient_dense`
-    instead, every term at every entry in about twenty calls: per-call overhead, not arithmetic, is their
-    cost. Both give every entry the same value: each entry's value comes from the same elementwise
-    operations in the same order (numpy's exp and scipy's ndtr give a value the same bits wherever it sits
-    in the array), and the terms the sparse form leaves out are exact zeros (a zero entry may carry the
-    other sign: -0.0 == 0.0). So a point gets the same gradient alone or in a batch. A row with a NaN or
-    inf coordinate is evaluated in full, so that non-finite values spread as the formula says
-    (0 * NaN = NaN; divergence detection relies on it).
+    `ZeroChainFunctions._grad_rows` for the formula; docs/theory.md §4.1 (Z4)).
 
     Parameters
     ----------
@@ -106,19 +82,7 @@ def chain_gradient(y: np.ndarray, m: int, inputs: ChainInputs, constants: tuple[
     m : int
         Columns per row, >= 1.
     inputs : ChainInputs
-        The per-entry constants for this shape (`ZeroChainFunctions` builds and caches them).
     constants : tuple of float
-        The scaling constants in `ZeroChainFunctions`' order.
-
-    Returns
-    -------
-    numpy.ndarray, shape (rows * m,)
-        The gradient entries, flat like ``y``. No validation: this is the engine's inner loop; use
-        `ZeroChainFunctions.grad` from outside.
-
-    References
-    ----------
-    docs/theory.md §4.1 (Z4); the derivatives are in this module's docstring.
     """
     if y.size <= DENSE_ENTRIES:
         out = chain_gradient_dense(y, m, inputs, constants)
@@ -177,7 +141,7 @@ def _mark_nonfinite_rows(y: np.ndarray, m: int, out: np.ndarray) -> None:
 
 def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
                          constants: tuple[float, ...]) -> np.ndarray:
-    """`chain_gradient` with every term of the formula at every entry (the same operations per entry):
+    """`chain_gradient` (same bits) with every term of the formula at every entry:
     G_k = acc_k E_k + P_k ndtr(s_k z_{k+1}) dpsi / v_k^3 with acc_k = first_k in column 0 and P_{k-1}
     elsewhere, v clipped at v_floor (where Psi underflows to 0) and z_{k+1} := 1 past a row's end (whose
     link is 0).
@@ -187,17 +151,8 @@ def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
     y : numpy.ndarray of float64, shape (rows * m,)
         The points, C-ordered rows of m columns; at most ``DENSE_ENTRIES`` entries is where it pays.
     m : int
-        Columns per row, >= 1.
     inputs : ChainInputs
-        The per-entry constants for this shape (first-column term and link weights).
     constants : tuple of float
-        The scaling constants in `ZeroChainFunctions`' order.
-
-    Returns
-    -------
-    numpy.ndarray, shape (rows * m,)
-        The gradient entries, flat like ``y``, bit for bit those of `chain_gradient` (up to the sign of a
-        zero). No validation.
     """
     phi_exp, half_scale, v_floor, psi_num, _, inv_scale, dpsi_const = constants
     first, links, _ = inputs
@@ -232,28 +187,8 @@ def chain_gradient_dense(y: np.ndarray, m: int, inputs: ChainInputs,
 
 class _SmallKernel:
     """`chain_gradient_dense` for points of one shape with at most ``DENSE_ENTRIES`` entries, its constants
-    and scratch made once. At this size a numpy call costs its overhead, not its arithmetic (about 0.35 us on
-    a contiguous array, three times that on a strided one), so the kernel spends about 20 calls on contiguous
-    arrays where `ZeroChainFunctions.grad` spent about 40, a dozen of them on strided views (plus checks, a
-    context manager and a scan for non-finite rows). Every entry gets the bits of `chain_gradient_dense`:
-    the same operations on it in the same order, constants read from arrays instead of Python floats (the
-    same doubles).
-
-    Layout: each row of m points gets a pad column in front (rows x (m + 1) = L entries per array), so that
-    every step is one call on whole contiguous arrays: P[q - 1] is first_r at the first point of row r
-    and P_{k-1} elsewhere. The pad does it: Y's pad is 0, so P's exponent there is psi_pad / w = 0 /
-    v_floor^2 = 0, exp gives 1 and ``links`` (which holds ``first`` in the pad column) gives first. P, E
-    and term lie side by side, so one ``exp`` serves P and E and one multiply scales E by phi_exp and term
-    by 1/scale. Past a row's end the next entry is a pad (0): z_{k+1} = 0 where `chain_gradient_dense`
-    takes 1, which changes nothing on finite points, where P_end = exp(.) * 0 = +0 and ndtr(z) * (+0) = +0
-    for every finite z. The points are copied in and the result out (fast strided copies, by assignment).
-
-    The kernel runs only on finite points of moderate size (v = |x| - scale/2 at most ``limit``, where no
-    step can overflow): there no warning can arise, so no ``errstate`` is needed, and no row needs marking
-    NaN. Other points return None and take the general path. Scratch belongs to the kernel and a kernel to
-    one thread (`ZeroChainFunctions._small`); each call returns a fresh array. A kernel made with ``second``
-    evaluates two inputs, whose rows may carry other weights, in the same calls
-    (`ZeroChainFunctions.grad_and_full_grad`)."""
+    and scratch made once: about 20 numpy calls on contiguous arrays instead of 40, with the same bits.
+    """
 
     __slots__ = ("E", "ET", "E_next", "P", "PE", "P_prev", "T", "T_head", "V", "W", "Y", "Y_in", "Y_in2",
                  "Y_next", "dpsi", "floor", "half", "limit", "links", "ones", "out_view", "psi_pad", "scales",
@@ -356,22 +291,11 @@ def _safe_limit(constants: tuple[float, ...], links_max: float) -> float:
 
 
 def psi(z: np.ndarray) -> np.ndarray:
-    """Psi(z) = exp(1 - 1/(2z - 1)^2) for z > 1/2, else 0: the gate of each link of the chain.
+    """Psi(z) = exp(1 - 1/(2z - 1)^2) for z > 1/2, else 0 (Carmon et al. 2019, eq. (10)): a link's gate.
 
     Parameters
     ----------
     z : array_like of float
-        Points, any shape.
-
-    Returns
-    -------
-    numpy.ndarray
-        Psi at each point, same shape; in [0, e), exactly 0 for z <= 1/2 (and where it underflows, for
-        2z - 1 below about 0.036).
-
-    References
-    ----------
-    Carmon et al. (2019), Lower bounds for finding stationary points I, eq. (10); docs/theory.md (Z2).
 
     Examples
     --------
@@ -389,22 +313,6 @@ def phi(z: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     z : array_like of float
-        Points, any shape.
-
-    Returns
-    -------
-    numpy.ndarray
-        Phi at each point, same shape; increasing from 0 to sqrt(2 pi e) (about 4.13).
-
-    References
-    ----------
-    Carmon et al. (2019), eq. (10), with the sign of the exponent corrected; docs/theory.md (Z3),
-    docs/errata.md E1.
-
-    Examples
-    --------
-    >>> round(float(phi(0.0)), 4)  # half of sqrt(2 pi e)
-    2.0664
     """
     return _PHI_TOTAL * ndtr(np.asarray(z, dtype=float))
 
@@ -414,23 +322,11 @@ _COLUMN_SCAN = 8
 
 
 def progress(X: np.ndarray) -> np.ndarray:
-    """prog per row: max{i >= 1 : x_i != 0} with 1-based coordinates, 0 for the zero row.
-
-    Zero-respecting: the test is x != 0 exactly, so it is the same for x and for x / scale.
+    """prog per row (Carmon et al. 2019, Def. 1): max{i >= 1 : x_i != 0}, 1-based, 0 for the zero row.
 
     Parameters
     ----------
     X : array_like, shape (*rows, d)
-        Points, one per row (the last axis is the coordinate axis).
-
-    Returns
-    -------
-    numpy.ndarray of int, shape (*rows)
-        The progress of each row, in 0..d.
-
-    References
-    ----------
-    Carmon et al. (2019), Def. 1; docs/theory.md (Z1).
 
     Examples
     --------
@@ -455,18 +351,6 @@ def active_width(X: np.ndarray) -> int:
     Parameters
     ----------
     X : numpy.ndarray, shape (..., d)
-        Points, one per row.
-
-    Returns
-    -------
-    int
-        The smallest w with ``X[..., w:] == 0``, in 0..d (the ``width`` that `ZeroChainFunctions.grad`
-        accepts).
-
-    Examples
-    --------
-    >>> active_width(np.array([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0]]))
-    3
     """
     d = X.shape[-1]
     columns = np.flatnonzero(np.any(X.reshape(-1, d), axis=0))
@@ -474,12 +358,8 @@ def active_width(X: np.ndarray) -> int:
 
 
 class ZeroChainFunctions:
-    """Weighted, rescaled zero-chain pieces on n workers; follows `instances.protocol.LocalFunctions`.
-
-    Worker i holds ``f_i(x) = gain * f_hat_i(x / scale)`` with
-    ``f_hat_i(z) = c0_i * (-Psi(1) Phi(z_1)) + sum_{j=1}^{T-1} C_ij * link_j(z)``; the weights must average to
-    1 over the workers (``mean_i c0_i = 1``, ``mean_i C_ij = 1``) so that ``(1/n) sum_i f_i`` is
-    ``gain * f_hat(x / scale)`` exactly; `full_grad` / `full_value` evaluate that average directly.
+    """Weighted, rescaled zero-chain pieces on n workers (`instances.protocol.LocalFunctions`), with the
+    constants of Arjevani et al. (2019), Lemma 2.
 
     Parameters
     ----------
@@ -488,59 +368,19 @@ class ZeroChainFunctions:
     n : int, default 1
         Number of workers, >= 1; n * T at most 10^8.
     scale, gain : float, default 1.0
-        x is divided by ``scale`` and f multiplied by ``gain`` (the rescaling of docs/theory.md §4.2 and
-        §4.3, where scale = lambda_s and gain = L lambda_s^2 / l1 or L lambda_s^2 / (3 l1)); finite reals.
+        x is divided by ``scale``, f multiplied by ``gain`` (docs/theory.md §4.2-4.3).
     first_weight : array_like, shape (n,), optional
         Weights c0 of the first term, non-negative, averaging to 1 over the workers; None for all ones.
     link_weight : array_like, shape (n, T-1), optional
-        Weights C of the links, non-negative, each column averaging to 1 over the workers; None for all
-        ones.
+        Weights C of the links, non-negative, each column averaging to 1; None for all ones.
     smoothness : float, optional
         The stated L of every local f_i; default ``L1 * gain / scale**2`` (exact for weights 1).
 
-    Attributes
-    ----------
-    T, n, dim, scale, gain, smoothness, first_weight, link_weight
-        As given (``dim`` = T).
-    x0 : numpy.ndarray, shape (T,)
-        The start point, 0.
-    radius : float
-        The sup-norm region of the analysis; a run leaving it is reported diverged.
-
-    Raises
-    ------
-    ValueError
-        If T or n is not a positive integer, n * T exceeds 10^8, scale or gain is not finite, or a weight
-        array has the wrong shape, a negative or non-finite entry, or does not average to 1 over the workers.
-    TypeError
-        If T, n, scale or gain is not a number.
-
-    Notes
-    -----
-    ``grad(X, width=None)``: ``width`` is an optional promise that ``X[..., width:] == 0`` (e.g. the largest
-    progress of a zero-respecting run); without it X is scanned once for its active prefix when d is large.
-    Either way the transcendental work covers only the active prefix plus one coordinate, not d.
-
-    References
-    ----------
-    Arjevani et al. (2019), Lower bounds for non-convex stochastic optimization, Lemma 2 (the constants);
-    Lu & De Sa (2021), Optimal Complexity in Decentralized Training, App. B.1-B.2 (the weighted split);
-    docs/theory.md §4.1 (Z4)-(Z5).
-
     Examples
     --------
-    The zero-chain property: at x0 = 0 only the first coordinate has a non-zero gradient, and it is at
-    least 1 in absolute value (Z5):
-
     >>> f = ZeroChainFunctions(4, n=2)
     >>> f.full_grad(f.x0).round(4)
     array([-1.6487, -0.    , -0.    ,  0.    ])
-    >>> f.grad(np.zeros((2, 4))).shape
-    (2, 4)
-    >>> f.progress(np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]))
-    array([1, 0])
-    >>> ZeroChainFunctions(5, 2, scale=2.0, gain=3.0, first_weight=[0.5, 1.5])
-    ZeroChainFunctions(T=5, n=2, scale=2, gain=3, smoothness=114)
     """
 
     #: Every kernel is elementwise along the chain (instances.protocol, "Bits"): the same bits for a point
@@ -677,15 +517,6 @@ class ZeroChainFunctions:
     def _grad_rows(self, Y: np.ndarray, m: int, per_worker: int | None) -> np.ndarray:
         """Gradient (..., d) at the points Y (..., d), computed on the first m columns; per_worker as in
         `_chain_inputs`.
-
-        With E = exp(-z^2/2), P = -C s sqrt(e) Psi(|z|), s = gain/scale, v = |x| - scale/2 (so that
-        2|z| - 1 = 2v/scale):
-            G_k = E_k (first_k + P_{k-1}) + P_k ndtr(s_k z_{k+1}) * 0.5 sqrt(2 pi) scale^3 / v_k^3,
-        the first term and d link_{k-1}/d x_k = -Psi(|z_{k-1}|) Phi'(z_k), then d link_k/d x_k =
-        -Psi'(|z_k|) Phi(s_k z_{k+1}) with Psi'(u) = 4 Psi(u) / (2u - 1)^3; ``first`` holds -c0 s sqrt(e) per
-        row and ``links`` -C s e^1.5 per entry, 0 in each row's last column (dropping that column's forward
-        link is exact: either m = T, or column m-1 is zero and Psi(0) = Psi'(0) = 0). `chain_gradient`
-        evaluates it on the active links only; everything here costs O(rows x m), not O(rows x d).
         """
         rows = Y.size // self.T
         inputs = self._chain_inputs(rows, m, per_worker)
@@ -737,18 +568,8 @@ class ZeroChainFunctions:
         Parameters
         ----------
         X : array_like, shape (n, *batch, d)
-            Worker i's points in ``X[i]``.
         width : int, optional
             A promise that ``X[..., width:] == 0``; saves the scan for the active prefix.
-
-        Returns
-        -------
-        numpy.ndarray, shape (n, *batch, d)
-
-        Raises
-        ------
-        ValueError
-            If X does not have shape (n, *batch, d).
         """
         X = self._check(X)
         per_worker = X.size // (self.n * self.T)
@@ -761,21 +582,12 @@ class ZeroChainFunctions:
 
     def grad_and_full_grad(self, X: np.ndarray, x: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         """``(grad(X), full_grad(x))`` with their bits, in one kernel call when both are small (together at
-        most ``DENSE_ENTRIES`` entries); otherwise ``(None, full_grad(x))``: the engine's evaluation at the
-        models computes the local gradients that the next query at the same models asks for
-        (``algorithms.engine``), where that costs no second call.
+        most ``DENSE_ENTRIES`` entries); otherwise ``(None, full_grad(x))``.
 
         Parameters
         ----------
         X : numpy.ndarray, shape (n, *batch, d)
-            Worker i's points in ``X[i]``.
         x : numpy.ndarray, shape (*batch2, d)
-            Points of the global objective.
-
-        Returns
-        -------
-        tuple
-            ``(grad(X) or None, full_grad(x))``; the two arrays are views of one fresh array.
         """
         X, x = self._check(X), self._check_global(x)
         # one call where grad and full_grad are this class's (a subclass that overrides one gets its own)
@@ -804,13 +616,8 @@ class ZeroChainFunctions:
         Parameters
         ----------
         X : array_like, shape (n, *batch, d)
-            Worker i's points in ``X[i]``.
         width : int, optional
             A promise that ``X[..., width:] == 0``; saves the scan for the active prefix.
-
-        Returns
-        -------
-        numpy.ndarray, shape (n, *batch)
         """
         X = self._check(X)
         with np.errstate(over="ignore"):
@@ -822,18 +629,8 @@ class ZeroChainFunctions:
         Parameters
         ----------
         x : array_like, shape (*batch, d)
-            Points of the global objective.
         width : int, optional
             A promise that ``x[..., width:] == 0``.
-
-        Returns
-        -------
-        numpy.ndarray, shape (*batch, d)
-
-        Raises
-        ------
-        ValueError
-            If the last axis of x is not d.
         """
         x = self._check_global(x)
         m = self._prefix(x, width)
@@ -849,13 +646,8 @@ class ZeroChainFunctions:
         Parameters
         ----------
         x : array_like, shape (*batch, d)
-            Points of the global objective.
         width : int, optional
             A promise that ``x[..., width:] == 0``.
-
-        Returns
-        -------
-        numpy.ndarray, shape (*batch)
         """
         x = self._check_global(x)
         with np.errstate(over="ignore"):
@@ -868,11 +660,6 @@ class ZeroChainFunctions:
         Parameters
         ----------
         X : numpy.ndarray, shape (n, *batch, d)
-            Points, any leading axes.
-
-        Returns
-        -------
-        numpy.ndarray of int, shape (n, *batch)
         """
         return progress(X)
 
@@ -901,30 +688,12 @@ class ZeroChainFunctions:
 
 
 def zero_chain(T: int, n: int = 1) -> ZeroChainFunctions:
-    """The unscaled zero-chain f_hat of chain length T on n workers that all hold it.
-
-    dim = T, x0 = 0, smoothness = L1 = 152; constants DELTA0 = 12, L1 = 152, G_INF = 23 (module level).
+    """The unscaled zero-chain f_hat of chain length T on n workers that all hold it (Carmon et al. 2019).
 
     Parameters
     ----------
     T : int
-        Chain length (= dimension), >= 1.
     n : int, default 1
-        Number of workers, >= 1.
-
-    Returns
-    -------
-    ZeroChainFunctions
-        Every weight 1, scale = gain = 1.
-
-    Raises
-    ------
-    ValueError
-        If T or n is not a positive integer, or n * T exceeds 10^8.
-
-    References
-    ----------
-    Carmon et al. (2019); Arjevani et al. (2019), Lemma 2; docs/theory.md §4.1 (Z4), (Z5).
 
     Examples
     --------

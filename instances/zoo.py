@@ -1,12 +1,10 @@
 """A topology zoo at fixed n: each member's spectral gap 1 - lam, diameter D and effective number of
 neighbours n_eff(gamma) side by side (docs/topology.md).
 
-Members (`ZOO_MEMBERS`): ring, 2-D torus, hypercube (n a power of two), the static exponential graph
-(directed, weights 1/(tau + 1): not symmetric, its n_eff comes from the Lyapunov equation), the one-peer
-exponential schedule (finite-time exact averaging for n = 2^tau), complete graph, star, a random 4-regular
-graph and an Erdős–Rényi graph with p = 2 ln n / n (both seeded, redrawn until connected); Metropolis weights
-for the undirected graphs. lam of a non-symmetric W is ||W - J||_2, of a schedule its effective lam
-(``GossipSchedule.effective_lam``); D is the diameter of the graph (of the union of a period's rounds).
+Members (`ZOO_MEMBERS`): ring, torus, hypercube, the static exponential graph (directed), the one-peer
+exponential schedule, complete graph, star, a random 4-regular graph and an Erdős–Rényi graph (seeded);
+Metropolis weights for the undirected graphs. lam of a non-symmetric W is ||W - J||_2, of a schedule its
+effective lam; D is the diameter of the graph (of the union of a period's rounds).
 """
 
 from __future__ import annotations
@@ -37,19 +35,14 @@ class ZooRow(NamedTuple):
     Parameters
     ----------
     name : str
-        The member (`ZOO_MEMBERS`).
     n : int
-        Workers.
     lam : float
-        Its contraction (module docstring); the spectral gap is 1 - lam.
+        Its contraction; the spectral gap is 1 - lam.
     diameter : int
-        D of its (union) graph.
     gammas : tuple of float
-        The decays of ``n_eff``.
     n_eff : tuple of float
         n_eff(gamma), mean over workers, at each gamma.
     n_eff_worst : tuple of float
-        The worst worker's n_eff at each gamma.
     """
 
     name: str
@@ -82,13 +75,8 @@ def topology_zoo(n: int, *, seed: int = 0) -> dict[str, Gossip]:
     Parameters
     ----------
     n : int
-        Workers, >= 8.
     seed : int, default 0
         Seed of the random regular and Erdős–Rényi graphs.
-
-    Returns
-    -------
-    dict of str to Gossip
 
     Examples
     --------
@@ -145,16 +133,8 @@ def zoo_rows(n: int, gammas: tuple[float, ...] = DEFAULT_GAMMAS, *, seed: int = 
     Parameters
     ----------
     n : int
-        Workers (`topology_zoo`).
     gammas : tuple of float
-        Decays in [0, 1).
     seed : int, default 0
-        As `topology_zoo`.
-
-    Returns
-    -------
-    list of ZooRow
-        In `ZOO_MEMBERS` order.
     """
     return [zoo_row(name, W, gammas) for name, W in topology_zoo(n, seed=seed).items()]
 
@@ -165,15 +145,9 @@ def zoo_row(name: str, W: Gossip, gammas: tuple[float, ...] = DEFAULT_GAMMAS) ->
     Parameters
     ----------
     name : str
-        Its label.
     W : Gossip
         A member of the zoo, or any doubly stochastic gossip value.
     gammas : tuple of float
-        Decays in [0, 1).
-
-    Returns
-    -------
-    ZooRow
     """
     mean = tuple(float(effective_neighbours(W, g)) for g in gammas)
     worst = tuple(float(effective_neighbours(W, g, reduce="worst")) for g in gammas)
@@ -186,11 +160,6 @@ def zoo_table(rows: list[ZooRow]) -> str:
     Parameters
     ----------
     rows : list of ZooRow
-        From `zoo_rows`.
-
-    Returns
-    -------
-    str
     """
     gammas = rows[0].gammas if rows else ()
     header = ["topology", "n", "lam", "spectral_gap", "diameter"]

@@ -1,8 +1,4 @@
-"""oracles: the stochastic first-order oracles O of the paper's (f, O, G) triple.
-
-Exact gradients, Gaussian noise, finite-sum sampling and the probabilistic zero-chain oracle of the
-lower-bound proof (§4.2, Setting 1), all behind one interface: ``oracle.sample(X, rng, batch)``.
-"""
+"""oracles: the stochastic first-order oracles O of the (f, O, G) triple, behind ``oracle.sample``."""
 
 from __future__ import annotations
 
@@ -39,28 +35,12 @@ ORACLES.register("zero_chain", ZeroChainOracle)
 def make_oracle(name: str | Callable[..., Oracle], f: LocalFunctions, **params: object) -> Oracle:
     """Build the named oracle over local functions f.
 
-    exact: no parameters; gaussian: sigma; finite_sum: replace (default True); zero_chain: p (default f.p).
-
     Parameters
     ----------
     name : str or callable
-        A name in ``ORACLES``: "exact", "gaussian", "finite_sum", "zero_chain", or one registered with
-        ``ORACLES.register``; or a builder ``(f, **params) -> Oracle`` itself (``minimize(method=)``'s
-        convention).
+        A name in ``ORACLES``, or a builder ``(f, **params) -> Oracle``.
     f : local functions
-        Any object with the local-function protocol (docs/architecture.md).
     **params
-        The oracle's own parameters, as above (the oracle checks them).
-
-    Returns
-    -------
-    Oracle
-        The oracle over ``f``.
-
-    Raises
-    ------
-    ValueError
-        For an unknown name or parameters the oracle does not take.
 
     Examples
     --------

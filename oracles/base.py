@@ -1,19 +1,13 @@
 """The oracle interface and the exact and Gaussian oracles (docs/theory.md §1.3, the oracle class O_sigma^2).
 
-Every oracle answers ``sample(X, rng, batch)``: X holds the stacked local points, shape (n, *batch_axes, d)
-(worker axis first; e.g. (n, k, d) for k configurations side by side), and the answer has the same shape:
-row i is worker i's stochastic gradient of f_i, the **mean of `batch` independent queries** (each worker,
-in each configuration, makes `batch` queries). ``queries_per_call(X, batch)`` is the total count that one
-call answers, n * k * batch for X of shape (n, k, d); the engine counts `batch` per worker and
-configuration. ``full_grad(x)`` is the gradient of the global f, for stopping tests, not counted.
-All randomness comes from the caller's ``numpy.random.Generator``: same generator state, same bits.
+Every oracle answers ``sample(X, rng, batch)`` (`Oracle`); see docs/architecture.md ("oracles/").
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 from decbounds.bounds.validation import require_count, require_real
@@ -24,49 +18,19 @@ __all__ = ["MAX_BATCH", "ExactOracle", "GaussianOracle", "Oracle", "check_batch"
 
 @runtime_checkable
 class Oracle(Protocol):
-    """A stochastic first-order oracle over local functions ``f`` (docs/architecture.md, "oracles/").
-
-    A structural protocol (module docstring: what ``sample``, ``queries_per_call`` and ``full_grad``
-    answer); ``algorithms.run`` takes any object that has them.
-
-    Attributes
-    ----------
-    f : LocalFunctions
-        The local functions queried.
-    exact : bool
-        True when ``sample`` ignores rng and returns exact gradients (the engine then queries once for a
-        whole batch of configurations).
-
-    References
-    ----------
-    docs/theory.md §1.3 (A4), the oracle class O_sigma^2.
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> isinstance(ExactOracle(instances.zero_chain(3)), Oracle)
-    True
-    """
+    """A stochastic first-order oracle over local functions ``f`` (docs/architecture.md, "oracles/")."""
 
     f: LocalFunctions
     exact: bool  # True when sample() ignores rng and returns exact gradients
 
     def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
-        """Stochastic gradients of the local functions, the mean of `batch` queries per worker.
+        """Unbiased stochastic gradients of the f_i, the mean of ``batch`` queries (variance <= sigma^2 / B).
 
         Parameters
         ----------
         X : numpy.ndarray
-            Shape (n, *batch_shape, d): worker i's points in row i.
         rng : numpy.random.Generator
-            The randomness of the queries (same generator state, same bits).
         batch : int
-            B, queries per worker averaged into one answer.
-
-        Returns
-        -------
-        numpy.ndarray
-            X's shape: an unbiased estimate of grad f_i at X[i, ...] with variance at most sigma^2 / B.
         """
         ...
 
@@ -76,13 +40,7 @@ class Oracle(Protocol):
         Parameters
         ----------
         X : numpy.ndarray
-            The points of the call.
         batch : int
-            B.
-
-        Returns
-        -------
-        int
         """
         ...
 
@@ -92,12 +50,6 @@ class Oracle(Protocol):
         Parameters
         ----------
         x : numpy.ndarray
-            Shape (*batch_shape, d).
-
-        Returns
-        -------
-        numpy.ndarray
-            x's shape.
         """
         ...
 
@@ -112,16 +64,6 @@ def check_batch(batch: object) -> int:
     Parameters
     ----------
     batch : int
-        The value to check.
-
-    Returns
-    -------
-    int
-
-    Examples
-    --------
-    >>> check_batch(4)
-    4
     """
     return require_count("batch", batch, 1, maximum=MAX_BATCH, what="queries per worker in one call")
 
@@ -132,17 +74,6 @@ def check_rng(rng: object) -> np.random.Generator:
     Parameters
     ----------
     rng : numpy.random.Generator
-        The value to check.
-
-    Returns
-    -------
-    numpy.random.Generator
-        rng itself.
-
-    Raises
-    ------
-    TypeError
-        Naming rng, for anything else.
     """
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator; got rng={rng!r:.60} "
@@ -155,8 +86,9 @@ class _OracleBase:
 
     exact = False
 
-    if TYPE_CHECKING:  # every subclass defines it (the `Oracle` protocol's); the defaults here call it
-        def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray: ...
+    def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
+        """`Oracle.sample`: every subclass defines it (its class docstring says how it draws)."""
+        raise NotImplementedError
 
     def __init__(self, f: LocalFunctions) -> None:
         for attribute in ("n", "dim", "grad", "full_grad"):
@@ -176,24 +108,8 @@ class _OracleBase:
 
     def sample_configurations(self, X: np.ndarray, rngs: Sequence[np.random.Generator], batch: int = 1
                               ) -> np.ndarray:
-        """Answers for k configurations side by side: X of shape (n, k, d), configuration j drawing from
-        ``rngs[j]``; bit for bit the k calls ``sample(X[:, j:j+1], rngs[j], batch)`` stacked on axis 1
-        (what the engine needs so that a batch of configurations repeats every solo run).
-
-        This default makes the k calls; an oracle whose randomness acts after a deterministic gradient
-        (`GaussianOracle`, `ZeroChainOracle`) overrides it to evaluate that gradient once for the whole
-        batch, which costs one call of ``f.grad`` instead of k (the problem must compute each point
-        independently, the engine's condition for batches).
-
-        Examples
-        --------
-        >>> from decbounds import instances
-        >>> oracle = GaussianOracle(instances.heterogeneous_quadratic(4, 3, 0.1, seed=0), sigma=0.5)
-        >>> X = np.zeros((4, 2, 3))
-        >>> both = oracle.sample_configurations(X, [np.random.default_rng(0), np.random.default_rng(1)])
-        >>> bool(np.array_equal(both[:, 1:], oracle.sample(X[:, 1:], np.random.default_rng(1))))
-        True
-        """
+        """Answers for k configurations side by side (X of shape (n, k, d), configuration j drawing from
+        ``rngs[j]``): bit for bit the k calls ``sample(X[:, j:j+1], rngs[j], batch)`` stacked on axis 1."""
         out = np.empty_like(X, dtype=float)
         for j, rng in enumerate(rngs):
             out[:, j : j + 1] = self.sample(X[:, j : j + 1], rng, batch)
@@ -206,41 +122,11 @@ class ExactOracle(_OracleBase):
     Parameters
     ----------
     f : LocalFunctions
-        Any object with the local-function protocol.
-
-    Raises
-    ------
-    TypeError
-        If f lacks ``n``, ``dim``, ``grad`` or ``full_grad``.
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> f = instances.heterogeneous_quadratic(4, 3, 0.1, seed=0)
-    >>> X = np.zeros((4, 3))
-    >>> bool(np.array_equal(ExactOracle(f).sample(X), f.grad(X)))
-    True
     """
 
     exact = True
 
     def sample(self, X: np.ndarray, rng: np.random.Generator | None = None, batch: int = 1) -> np.ndarray:
-        """The exact local gradients grad f_i(X[i, ...]) (variance 0 for any batch).
-
-        Parameters
-        ----------
-        X : numpy.ndarray
-            Shape (n, *batch_shape, d): worker i's points in row i.
-        rng : numpy.random.Generator or None, optional
-            Not used (the signature is the oracle protocol's).
-        batch : int, default 1
-            B, queries per worker averaged into one answer, in [1, MAX_BATCH].
-
-        Returns
-        -------
-        numpy.ndarray
-            X's shape: ``f.grad(X)``.
-        """
         check_batch(batch)
         return self.f.grad(X)
 
@@ -249,32 +135,13 @@ class ExactOracle(_OracleBase):
 
 
 class GaussianOracle(_OracleBase):
-    """grad f_i(x) + noise with E||noise||^2 = sigma^2 per query (the whole vector, not per coordinate).
-
-    A batch of B queries averages B independent N(0, sigma^2/d I) vectors, which is exactly one
-    N(0, sigma^2/(d B) I) vector, so one normal draw per coordinate is made whatever B:
-    E||g - grad f_i||^2 = sigma^2 / B.
+    """grad f_i(x) + noise with E||noise||^2 = sigma^2 per query (the whole vector, not per coordinate); a
+    batch of B adds one N(0, sigma^2 / (d B) I) draw per worker and configuration, one normal per entry of X.
 
     Parameters
     ----------
     f : local functions
-        Any object with the local-function protocol.
     sigma : float
-        Standard deviation of one query, >= 0 (the whole vector).
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a sigma that is not a finite real >= 0.
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> oracle = GaussianOracle(instances.heterogeneous_quadratic(4, 3, 0.1, seed=0), sigma=0.5)
-    >>> oracle.sample(np.zeros((4, 7, 3)), np.random.default_rng(0), batch=2).shape  # 7 configurations
-    (4, 7, 3)
-    >>> oracle.queries_per_call(np.zeros((4, 7, 3)), batch=2)
-    56
     """
 
     def __init__(self, f: LocalFunctions, sigma: float) -> None:
@@ -283,22 +150,6 @@ class GaussianOracle(_OracleBase):
         self.sigma = require_real("sigma", sigma, allow_zero=True, maximum=1e150)
 
     def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
-        """grad f_i(X[i, ...]) plus one N(0, sigma^2 / (d B) I) vector per worker and configuration.
-
-        Parameters
-        ----------
-        X : numpy.ndarray
-            Shape (n, *batch_shape, d): worker i's points in row i.
-        rng : numpy.random.Generator
-            The noise's randomness: one standard normal per entry of X.
-        batch : int, default 1
-            B, queries per worker averaged into one answer, in [1, MAX_BATCH].
-
-        Returns
-        -------
-        numpy.ndarray
-            X's shape: the gradients plus noise with E||noise||^2 = sigma^2 / B.
-        """
         batch = check_batch(batch)
         rng = check_rng(rng)
         G = self.f.grad(X)

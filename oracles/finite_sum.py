@@ -14,38 +14,14 @@ __all__ = ["FiniteSumOracle"]
 
 
 class FiniteSumOracle(_OracleBase):
-    """Mini-batch gradients of a finite-sum problem (``f.samples_per_worker``, ``f.sample_grad``).
-
-    Each worker, in each configuration, draws ``batch`` indices of its own shard and gets the mean of their
-    per-sample gradients. ``replace=True``: independent uniform indices. ``replace=False``: ``batch``
-    distinct indices (a uniformly random subset, needs batch <= m); each call draws afresh (no epochs).
+    """Mini-batch gradients of a finite-sum problem (``f.samples_per_worker``, ``f.sample_grad``): the mean of
+    B per-sample gradients of each worker's shard, at indices from `draw_indices`.
 
     Parameters
     ----------
     f : FiniteSumFunctions
         A finite-sum problem (``instances.digits_problem``).
     replace : bool, default True
-        Draw with or without replacement.
-
-    Raises
-    ------
-    TypeError
-        If f lacks ``samples_per_worker`` or ``sample_grad`` (or the local-function protocol), or
-        ``replace`` is not a bool.
-    ValueError
-        (from `sample`) If ``replace=False`` and batch exceeds the samples per worker.
-
-    References
-    ----------
-    docs/theory.md §1.3 (A4): uniform sampling is unbiased; its variance is the shard's.
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> oracle = FiniteSumOracle(instances.digits_problem(4, shuffled_percent=100, seed=0), replace=False)
-    >>> indices = oracle.draw_indices(np.zeros((4, oracle.f.dim)), np.random.default_rng(0), batch=8)
-    >>> indices.shape, all(len(set(row)) == 8 for row in indices)
-    ((4, 8), True)
     """
 
     def __init__(self, f: FiniteSumFunctions, replace: bool = True) -> None:
@@ -66,22 +42,8 @@ class FiniteSumOracle(_OracleBase):
         Parameters
         ----------
         X : numpy.ndarray, shape (n, *batch_axes, d)
-            The points (only the shape is read).
         rng : numpy.random.Generator
-            The configuration's generator.
         batch : int, default 1
-            Indices per worker, in [1, MAX_BATCH].
-
-        Returns
-        -------
-        numpy.ndarray of int, shape (n, *batch_axes, batch)
-
-        Raises
-        ------
-        TypeError
-            If rng is not a Generator or batch not an integer.
-        ValueError
-            If batch is out of range, or above the samples per worker without replacement.
         """
         batch = check_batch(batch)
         rng = check_rng(rng)
@@ -95,22 +57,6 @@ class FiniteSumOracle(_OracleBase):
         return order[..., :batch]
 
     def sample(self, X: np.ndarray, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
-        """The mean of B per-sample gradients of each worker's shard, at indices from `draw_indices`.
-
-        Parameters
-        ----------
-        X : numpy.ndarray
-            Shape (n, *batch_shape, d): worker i's points in row i.
-        rng : numpy.random.Generator
-            Draws the sample indices (`draw_indices`).
-        batch : int, default 1
-            B, queries per worker averaged into one answer, in [1, MAX_BATCH].
-
-        Returns
-        -------
-        numpy.ndarray
-            X's shape: unbiased for grad f_i (uniform sampling, (A4)).
-        """
         return self._shards.sample_grad(X, self.draw_indices(X, rng, batch))
 
     def __repr__(self) -> str:

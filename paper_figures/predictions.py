@@ -79,6 +79,8 @@ def predicted_curves(gaps: np.ndarray, parameters: dict[str, float] = PARAMETERS
     lam = 1.0 - np.asarray(gaps, dtype=float)
     curves = {}
     for name in bounds.names():
+        if bounds.get(name).convention == "function_value":  # in n_eff, not 1 - lam (docs/topology.md)
+            continue
         rate = bounds.get(name).in_convention("grad_norm")
         curves[name] = rate.lambdify()(lam=lam, **parameters)
     return curves
@@ -92,7 +94,7 @@ _OTHER_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple",
 def _groups(curves: dict[str, np.ndarray], kind: str) -> list[list[str]]:
     """Entries of ``kind`` with identical curves grouped (D-PSGD = SGP, D^2 = DSGT = GT-DSGD in Table 2)."""
     groups: list[list[str]] = []
-    for name in bounds.names(kind):
+    for name in (name for name in bounds.names(kind) if name in curves):
         for group in groups:
             if np.allclose(curves[group[0]], curves[name], rtol=1e-12, atol=0.0):
                 group.append(name)

@@ -46,6 +46,7 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import json
+import numbers
 import os
 import sys
 import time
@@ -157,7 +158,7 @@ def predict(params: Mapping[str, object], names: Sequence[str] | None = None
     Parameters
     ----------
     params : mapping
-        Catalog parameters of a point (symbol name -> value; other entries and None values are dropped).
+        Catalog parameters of a point (symbol name -> value; other entries and non-real values are dropped).
     names : sequence of str, optional
         Catalog entries (``bounds.names()``); None for all, ``[]`` for none.
 
@@ -179,7 +180,9 @@ def predict(params: Mapping[str, object], names: Sequence[str] | None = None
     >>> sorted(predict({"n": 16}, ["lower_bound_gossip"])[1])
     ['lower_bound_gossip']
     """
-    known = {key: value for key, value in params.items() if key in bounds.RATE_SYMBOLS and value is not None}
+    # a figure's own field named like a symbol (topology's n_eff: one value per decay) is not a point value
+    known = {key: value for key, value in params.items() if key in bounds.RATE_SYMBOLS
+             and isinstance(value, numbers.Real) and not isinstance(value, bool)}
     predicted, errors = _predict_cached(tuple(names) if names is not None else None, canonical_json(known))
     return json.loads(predicted), json.loads(errors)
 

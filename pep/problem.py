@@ -9,7 +9,7 @@ import dataclasses
 import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from decbounds.bounds.validation import (
@@ -67,13 +67,14 @@ def _positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number; got {value!r}")
     try:
-        value = float(value)
+        number = float(value)
     except OverflowError:  # an int such as 10**400
-        raise ValueError(f"{name} must be finite; got {name}={describe_int(int(value))}, which overflows "
-                         "float") from None
-    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'} and finite; got {name}={value!r}")
-    return value
+        shown = describe_int(value) if isinstance(value, int) else repr(value)
+        raise ValueError(f"{name} must be finite; got {name}={shown}, which overflows float") from None
+    if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be {bound} and finite; got {name}={number!r}")
+    return number
 
 
 def _choice(name: str, value: Any, choices: Sequence[str]) -> str:
@@ -102,7 +103,7 @@ def _check_W(W: object, name: str = "W") -> np.ndarray:
         raise ValueError(f"{name} must be symmetric (the gossip class of the paper, docs/theory.md §1)")
     if not np.allclose(W.sum(axis=1), 1.0, rtol=0, atol=1e-10):
         raise ValueError(f"{name} must have rows summing to 1 (W 1 = 1)")
-    return 0.5 * (W + W.T)
+    return np.asarray(0.5 * (W + W.T), dtype=float)
 
 
 def _gossip_rounds(W: GossipLike | Sequence[MatrixLike], rounds: int, method: str, K: int
@@ -323,8 +324,8 @@ def check_iterations(K: object, L: object, step_size: object) -> tuple[int, floa
     ValueError: 2 arguments are wrong: K must be an integer >= 1; got K=0; L must be > 0 and finite; got L=0.0
     """
     def count() -> int:
-        return require_count("K", K, minimum=1, maximum=MAX_AGENT_ITERATIONS // 2,
-                             what=f"N * K <= MAX_AGENT_ITERATIONS = {MAX_AGENT_ITERATIONS} with N >= 2")
+        return int(require_count("K", K, minimum=1, maximum=MAX_AGENT_ITERATIONS // 2,
+                                 what=f"N * K <= MAX_AGENT_ITERATIONS = {MAX_AGENT_ITERATIONS} with N >= 2"))
 
     def checked_steps() -> tuple[float, ...]:
         # with a wrong K or L a single step is still checked (against L = 1 if L is wrong); a sequence of
@@ -344,7 +345,7 @@ def check_iterations(K: object, L: object, step_size: object) -> tuple[int, floa
         return steps
 
     K, L, steps = collect_errors(count, lambda: _positive("L", L), checked_steps)
-    return K, L, steps
+    return cast(int, K), cast(float, L), cast("tuple[float, ...]", steps)
 
 
 def check_sdp_size(K: int, N: int, *, circulant: bool = False) -> int:

@@ -100,7 +100,8 @@ def test_disconnected_graph_names_its_components_everywhere():
     (lambda: instances.topology("erdos_renyi", 4, p=float("nan")), ValueError, "p must be a finite"),
     (lambda: instances.topology("random_geometric", 4, radius=-1.0), ValueError, "radius must be > 0"),
     (lambda: instances.topology(None, 4), TypeError, "name must be a string"),
-    (lambda: instances.gossip_schedule("two_tap", 0.5, 10**30), ValueError, "R must be an integer <= "),
+    (lambda: instances.multi_step_gossip_coefficients("two_tap", 0.5, 10**30), ValueError,
+     "R must be an integer <= "),
 ])
 def test_errors_name_the_argument(call, error, message):
     with pytest.raises(error, match=message):
@@ -167,7 +168,8 @@ def test_no_catalog_entry_returns_inf_or_nan_on_a_grid_of_extremes():
     for rate in bounds.RATES.objects().values():
         for Delta, epsilon in extremes:
             point = {"Delta": Delta, "L": 1.0, "sigma": 1.0, "varsigma": 1.0, "varsigma0": 1.0, "n": 4,
-                     "B": 1, "epsilon": epsilon, "lam": 0.5, "D": 2, "omega": 1.0, "delta": 0.5, "G": 1.0}
+                     "B": 1, "epsilon": epsilon, "lam": 0.5, "D": 2, "omega": 1.0, "delta": 0.5, "G": 1.0,
+                     "n_eff": 2.0, "mu": 0.5, "eta": 0.1, "zeta": 5.0}
             try:
                 value = rate.evaluate(**point)
             except RateOverflowError:
@@ -489,7 +491,8 @@ def test_multi_step_gossip_overflow_is_nan_without_a_warning():
     W = np.array([[1e308, -1e308], [-1e308, 1e308]])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        mixed = instances.multi_step_gossip(W, np.arange(2.0), instances.gossip_schedule("two_tap", 0.5, 4))
+        coefficients = instances.multi_step_gossip_coefficients("two_tap", 0.5, 4)
+        mixed = instances.multi_step_gossip(W, np.arange(2.0), coefficients)
     assert not np.isfinite(mixed).any()
 
 

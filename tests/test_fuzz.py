@@ -561,7 +561,7 @@ def test_fuzz_gossip_checks(W: Any, kappa: Any, atol: Any, nonnegative: Any) -> 
 )
 def test_fuzz_gossip_schedules(method: Any, lam: Any, R: Any, eta: Any, start: Any, W: Any, Z: Any) -> None:
     schedule = attempt(
-        lambda: instances.gossip_schedule(method, lam, R, eta=eta, start=start),
+        lambda: instances.multi_step_gossip_coefficients(method, lam, R, eta=eta, start=start),
         ["method", "lam", "R", "eta", "start"],
     )
     if schedule is REJECTED:

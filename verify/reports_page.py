@@ -176,6 +176,11 @@ def render_page(results: Sequence[Record], modes: Sequence[str]) -> str:
             cpu = "-" if result["cpu_seconds"] is None else f"{result['cpu_seconds']:.0f}"
             lines.append(f"| {result['rule']} | {_LABELS[mode]} | {cpu} | {BUDGETS[mode]:.0f} | "
                          f"{result['exit_status']} |")
+    over = [f"{r['rule']} ({_LABELS[r['mode']]}, {r['cpu_seconds']:.0f} s)" for mode in modes
+            for r in by_mode[mode] if r["cpu_seconds"] is not None and r["cpu_seconds"] > BUDGETS[mode]]
+    if over:
+        lines += ["", f"**Over budget**: {', '.join(over)}. Why, and what is measured: "
+                      "[errata](../errata.md#verify-budgets)."]
     for mode in modes:
         lines += ["", f"## The {_LABELS[mode]} mode (`decbounds verify NAME{' ' if MODES[mode] else ''}"
                       f"{' '.join(MODES[mode])}`)", ""]

@@ -129,9 +129,10 @@ class Term:
         mine = self.records(records, settings)
         if not self.points:
             return mine
-        out = []
+        out: list[Record] = []
         for record in mine:
-            for t in record["result"].get("t_eps_seeds") or [None]:
+            seeds = record["result"].get("t_eps_seeds")
+            for t in seeds if isinstance(seeds, list) and seeds else [None]:
                 status = "converged" if t is not None else record["result"].get("status", "max_iterations")
                 out.append({**record, "result": {"t_eps": t, "status": status}})
         return out

@@ -13,7 +13,7 @@ from decbounds.bounds.symbols import RATE_SYMBOLS, Delta, L, epsilon, lam, n, si
 from decbounds import bounds
 
 POINT = dict(Delta=1.0, L=1.0, sigma=1.0, varsigma=1.0, varsigma0=1.0, n=16, B=1, epsilon=0.01, lam=0.95,
-             D=15, omega=1.0, delta=0.5, G=1.0)
+             D=15, omega=1.0, delta=0.5, G=1.0, n_eff=4.0, mu=0.1, eta=0.1, zeta=5.0)
 
 
 def test_evaluate_matches_hand_computed_detag():

@@ -28,6 +28,8 @@ from decbounds.instances.averaging import (
     exact_averaging_factors,
     gossip_schedule,
     multi_step_gossip,
+    multi_step_gossip_coefficients,
+    multi_step_polynomial,
     schedule_polynomial,
 )
 from decbounds.instances.gossip import gossip_matrix, lazy, second_eigenvalue
@@ -93,7 +95,7 @@ def test_exact_averaging_edge_cases() -> None:
 @example(lam=5e-324, R=2, method="chebyshev", start="paper")  # FUZZ=1: 2/lam overflowed, rows (0, -0)
 @example(lam=1e-310, R=3, method="chebyshev", start="plain")
 def test_schedule_rows_keep_the_average(lam: float, R: int, method: str, start: str) -> None:
-    schedule = gossip_schedule(method, lam, R, start=start)
+    schedule = multi_step_gossip_coefficients(method, lam, R, start=start)
     assert schedule.shape == (R, 2)
     assert np.allclose(schedule.sum(axis=1), 1.0, atol=1e-12)
 
@@ -101,13 +103,13 @@ def test_schedule_rows_keep_the_average(lam: float, R: int, method: str, start: 
 def test_two_tap_coefficients_and_starts() -> None:
     lam = 0.9
     eta = accelerated_gossip_eta(lam)
-    paper = gossip_schedule("two_tap", lam, 4)
+    paper = multi_step_gossip_coefficients("two_tap", lam, 4)
     assert np.allclose(paper, [[1 + eta, -eta]] * 4)
-    plain_start = gossip_schedule("two_tap", lam, 4, start="plain")
+    plain_start = multi_step_gossip_coefficients("two_tap", lam, 4, start="plain")
     assert np.allclose(plain_start[0], [1.0, 0.0]) and np.allclose(plain_start[1:], [[1 + eta, -eta]] * 3)
-    assert np.allclose(gossip_schedule("two_tap", lam, 3, eta=0.2), [[1.2, -0.2]] * 3)
-    assert np.allclose(gossip_schedule("plain", lam, 3), [[1.0, 0.0]] * 3)
-    assert np.allclose(gossip_schedule("chebyshev", 0.0, 3), [[1.0, 0.0]] * 3)
+    assert np.allclose(multi_step_gossip_coefficients("two_tap", lam, 3, eta=0.2), [[1.2, -0.2]] * 3)
+    assert np.allclose(multi_step_gossip_coefficients("plain", lam, 3), [[1.0, 0.0]] * 3)
+    assert np.allclose(multi_step_gossip_coefficients("chebyshev", 0.0, 3), [[1.0, 0.0]] * 3)
 
 
 @pytest.mark.parametrize("lam", [0.3, 0.9, 0.999])
@@ -119,7 +121,7 @@ def test_chebyshev_schedule_is_the_chebyshev_polynomial(lam: float, R: int) -> N
     if R <= 17:
         T_R = np.polynomial.chebyshev.Chebyshev.basis(R)
         assert np.allclose(expected, T_R(mu / lam) / T_R(1.0 / lam), atol=1e-12)
-    got = schedule_polynomial(gossip_schedule("chebyshev", lam, R), mu)
+    got = multi_step_polynomial(multi_step_gossip_coefficients("chebyshev", lam, R), mu)
     assert np.allclose(got, expected, atol=1e-12, rtol=1e-9)
 
 
@@ -133,14 +135,14 @@ def test_operators_keep_the_average_and_match_the_polynomial(seed: int, R: int, 
     Z = rng.standard_normal((10, 3, 2))
     if method == "two_tap":
         out = accelerated_gossip(W, Z, R, start=start)
-        schedule = gossip_schedule("two_tap", second_eigenvalue(W), R, start=start)
+        schedule = multi_step_gossip_coefficients("two_tap", second_eigenvalue(W), R, start=start)
     else:
         out = chebyshev_gossip(W, Z, R)
-        schedule = gossip_schedule("chebyshev", second_eigenvalue(W), R)
+        schedule = multi_step_gossip_coefficients("chebyshev", second_eigenvalue(W), R)
     assert out.shape == Z.shape
     assert np.allclose(out.mean(axis=0), Z.mean(axis=0), atol=1e-12)
     mu, V = np.linalg.eigh(W.toarray())
-    operator = V @ np.diag(schedule_polynomial(schedule, mu)) @ V.T
+    operator = V @ np.diag(multi_step_polynomial(schedule, mu)) @ V.T
     assert np.allclose(out.reshape(10, -1), operator @ Z.reshape(10, -1), atol=1e-10)
     # dense W gives the same
     assert np.allclose(multi_step_gossip(W.toarray(), Z, schedule), out, atol=1e-12)
@@ -150,9 +152,10 @@ def _contraction_constant(W: sp.csr_array, method: str, start: str) -> tuple[flo
     lam = second_eigenvalue(W)
     mu = np.linalg.eigvalsh(W.toarray())[:-1]  # drop the eigenvalue 1 of the 1-vector
     R_max = int(20 / math.sqrt(1 - lam))
-    full = gossip_schedule(method, lam, R_max, start=start)
+    full = multi_step_gossip_coefficients(method, lam, R_max, start=start)
     # the coefficients of step r do not depend on R: the R-step schedule is a prefix of the R_max one
-    assert np.array_equal(gossip_schedule(method, lam, R_max // 2, start=start), full[: R_max // 2])
+    half = multi_step_gossip_coefficients(method, lam, R_max // 2, start=start)
+    assert np.array_equal(half, full[: R_max // 2])
     previous = current = np.ones_like(mu)
     worst = 0.0
     for R, (a, b) in enumerate(full, start=1):
@@ -210,14 +213,14 @@ def test_paper_start_expands_disagreement_along_minus_lam() -> None:
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: gossip_schedule("nope", 0.5, 3), "method"),
-        (lambda: gossip_schedule("two_tap", 0.5, 3, start="odd"), "start"),
-        (lambda: gossip_schedule("two_tap", 1.0, 3), "lam"),
-        (lambda: gossip_schedule("two_tap", -0.1, 3), "lam"),
-        (lambda: gossip_schedule("two_tap", 0.5, -1), "R"),
-        (lambda: gossip_schedule("two_tap", 0.5, 2.5), "R"),
-        (lambda: gossip_schedule("two_tap", 0.5, 3, eta=1.0), "eta"),
-        (lambda: gossip_schedule("chebyshev", 0.5, 3, eta=0.1), "eta"),
+        (lambda: multi_step_gossip_coefficients("nope", 0.5, 3), "method"),
+        (lambda: multi_step_gossip_coefficients("two_tap", 0.5, 3, start="odd"), "start"),
+        (lambda: multi_step_gossip_coefficients("two_tap", 1.0, 3), "lam"),
+        (lambda: multi_step_gossip_coefficients("two_tap", -0.1, 3), "lam"),
+        (lambda: multi_step_gossip_coefficients("two_tap", 0.5, -1), "R"),
+        (lambda: multi_step_gossip_coefficients("two_tap", 0.5, 2.5), "R"),
+        (lambda: multi_step_gossip_coefficients("two_tap", 0.5, 3, eta=1.0), "eta"),
+        (lambda: multi_step_gossip_coefficients("chebyshev", 0.5, 3, eta=0.1), "eta"),
         (lambda: multi_step_gossip(np.eye(3), np.ones(4), np.ones((1, 2))), "n=3"),
         (lambda: multi_step_gossip(np.eye(3), np.ones(3), np.ones((1, 3))), "shape"),
     ],
@@ -229,5 +232,23 @@ def test_bad_parameters(call: object, message: str) -> None:
 
 
 def test_package_exports() -> None:
-    assert instances.gossip_schedule is gossip_schedule
+    assert instances.multi_step_gossip_coefficients is multi_step_gossip_coefficients
+    assert instances.multi_step_polynomial is multi_step_polynomial
     assert instances.exact_averaging_factors is exact_averaging_factors
+
+
+def test_the_former_names_warn_and_give_the_same_arrays() -> None:
+    # a "schedule" here was an array of coefficients, beside the class GossipSchedule: renamed, the old
+    # names kept for a release
+    with pytest.warns(DeprecationWarning, match="multi_step_gossip_coefficients"):
+        old = gossip_schedule("chebyshev", 0.5, 4)
+    assert instances.gossip_schedule is gossip_schedule
+    assert np.array_equal(old, multi_step_gossip_coefficients("chebyshev", 0.5, 4))
+    mu = np.array([0.5, -0.25])
+    with pytest.warns(DeprecationWarning, match="multi_step_polynomial"):
+        value = schedule_polynomial(old, mu)
+    assert np.array_equal(value, multi_step_polynomial(old, mu))
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="schedule must have shape"):
+        schedule_polynomial(np.ones(3), mu)
+    with pytest.raises(ValueError, match="coefficients must have shape"):
+        multi_step_polynomial(np.ones(3), mu)

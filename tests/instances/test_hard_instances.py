@@ -223,3 +223,15 @@ def test_bad_input():
         sampling_instance(4, T_c=3, p=1.5)
     with pytest.raises(ValueError, match="sigma"):
         sampling_instance(4, T_c=3, sigma=1.0, p=0.5)
+
+
+def test_the_second_name_of_the_setting2_denominator_warns() -> None:
+    # one number, one name: bounds.SETTING2_CHAIN_DENOMINATOR; the module's own copy is kept a release
+    from decbounds.bounds.constants import SETTING2_CHAIN_DENOMINATOR
+    from decbounds.instances import hard
+
+    with pytest.warns(DeprecationWarning, match="SETTING2_CHAIN_DENOMINATOR"):
+        assert hard.COMMUNICATION_T_C_DENOMINATOR == SETTING2_CHAIN_DENOMINATOR == 262656
+    assert "COMMUNICATION_T_C_DENOMINATOR" not in hard.__all__
+    with pytest.raises(AttributeError, match="no_such_name"):
+        hard.no_such_name  # noqa: B018
