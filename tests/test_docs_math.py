@@ -78,3 +78,9 @@ def test_the_newcomer_pages_write_every_formula_as_math(page):
     prose = hooks._CODE.sub("", text)
     prose = re.sub(r"!?\[[^\]]*\]\([^)]*\)|<!--.*?-->", "", prose)
     assert not _GREEK.findall(prose), [line for line in prose.splitlines() if _GREEK.search(line)]
+
+
+def test_a_display_formula_indented_in_a_list_item_stays_in_the_item():
+    markdown = "- a bound:\n\n    $$x \\le 1$$ (H9)\n\n    and more.\n- next\n"
+    text, formulas = hooks.math_to_placeholders(markdown)
+    assert "\n    DECBOUNDSMATH0X\n" in text and len(formulas) == 1 and "(H9)" in formulas[0]
