@@ -72,7 +72,9 @@ def on_config(config: Any) -> Any:
 _CODE = re.compile(r"^(?P<fence>```|~~~).*?^(?P=fence)[ \t]*$|(?P<ticks>`+).+?(?P=ticks)",
                    re.MULTILINE | re.DOTALL)
 # $$...$$ alone on its line, an optional equation tag after it; $...$ inline (no blank right inside the $).
-_DISPLAY = re.compile(r"^[ \t]*\$\$(?P<tex>.+?)\$\$[ \t]*(?P<tag>\([A-Z]\d+\))?[ \t]*$", re.MULTILINE)
+# A display formula keeps its indentation: indented by four spaces it stays inside a list item.
+_DISPLAY = re.compile(r"^(?P<indent>[ \t]*)\$\$(?P<tex>.+?)\$\$[ \t]*(?P<tag>\([A-Z]\d+\))?[ \t]*$",
+                      re.MULTILINE)
 _INLINE = re.compile(r"(?<![\\$\w])\$(?P<tex>[^\s$](?:[^$\n]*[^\s$\\])?)\$(?![\w$])")
 _PLACEHOLDER = "DECBOUNDSMATH{}X"
 _FORMULAS_KEY = "decbounds_math"
@@ -104,7 +106,7 @@ def _typeset(text: str, formulas: list[str]) -> str:
         html = (f'<div class="equation">{math}<span class="equation-tag">{tag}</span></div>' if tag
                 else f'<div class="equation">{math}</div>')
         formulas.append(html)
-        return "\n" + _PLACEHOLDER.format(len(formulas) - 1) + "\n"
+        return "\n" + match["indent"] + _PLACEHOLDER.format(len(formulas) - 1) + "\n"
 
     def inline(match: re.Match[str]) -> str:
         formulas.append(convert(match["tex"], display="inline"))
