@@ -50,6 +50,7 @@ import itertools
 import math
 import pathlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -76,6 +77,7 @@ from decbounds.paper_figures.plotting import (
     value_ticks,
 )
 from decbounds.paper_figures.records import field_float, field_floats, field_int, field_str
+from decbounds.paper_figures.rule_traits import phase_search
 from decbounds.paper_figures.sweep import (
     Point,
     Record,
@@ -103,6 +105,8 @@ __all__ = [
     "PREDICTED_BY",
     "SERIES",
     "STEP_FRACTIONS",
+    "VARIANTS",
+    "Variant",
     "cor2_anchor",
     "cor2_varsigma0",
     "detag_phases",
@@ -121,6 +125,8 @@ __all__ = [
     "plot",
     "point_cost",
     "run_measurements",
+    "series_rule",
+    "series_search",
     "sweep_points",
     "tail_records",
     "tuned_status",
@@ -136,14 +142,43 @@ STEP_FRACTIONS: tuple[float, ...] = (1.0, 0.5)
 #: contracting series uses `detag_phases(n)`.
 PAPER_START_PHASES: tuple[int, ...] = (1, 2, 4, 8)
 
-#: The measured series: algorithm names of `algorithms`, plus DeTAG with Alg. 3's printed start.
+#: The measured series: algorithm names of `algorithms`, plus the `VARIANTS`.
 SERIES: tuple[str, ...] = ("centralized", "defacto", "detag", "detag_paper_start", "dsgt", "d2", "dpsgd")
 
-#: Catalog entries each series' exponent is compared with (fit.exponent_rows).
-PREDICTED_BY: dict[str, str] = {
-    **{name: catalog_entry(name) for name in ("centralized", "defacto", "detag", "dsgt", "d2", "dpsgd")},
-    "detag_paper_start": catalog_entry("detag"),  # DeTAG from the paper's start point
+
+@dataclass(frozen=True)
+class Variant:
+    """A series that runs ``rule`` with fixed ``options`` over its own phase grid ``phases`` (smallest first)
+    instead of the rule's ``tuning_grid``, drawn as the rule with ``look`` over its style."""
+
+    rule: str
+    options: Mapping[str, Any]
+    phases: tuple[int, ...]
+    look: Mapping[str, Any]
+
+
+#: Series that are a rule run another way: DeTAG with Alg. 3 as printed (z_{-1} = z_0; errata E18).
+VARIANTS: dict[str, Variant] = {
+    "detag_paper_start": Variant("detag", {"gossip": "two_tap", "start": "paper", "eta": None},
+                                 PAPER_START_PHASES,
+                                 {"linestyle": "--", "marker": "*",
+                                  "label": "DeTAG, Alg. 3 as printed (expanding)"}),
 }
+
+
+def series_rule(series: str) -> str:
+    """The algorithm a series runs (a `VARIANTS` entry's rule, else the series' own name).
+
+    Parameters
+    ----------
+    series : str
+        One of `SERIES`.
+    """
+    return VARIANTS[series].rule if series in VARIANTS else series
+
+
+#: Catalog entries each series' exponent is compared with (fit.exponent_rows).
+PREDICTED_BY: dict[str, str] = {name: catalog_entry(series_rule(name)) for name in SERIES}
 #: Catalog entries evaluated for every record.
 PREDICT: tuple[str, ...] = (
     "hard_instance_communication", "lower_bound_gossip", "lower_bound_any", "centralized_sgd", "defacto",
@@ -316,12 +351,28 @@ def gossip_contraction(n: int, R: int, method: str, start: str, eta: float | Non
     return float(np.max(np.abs(instances.schedule_polynomial(schedule, gossip_eigenvalues(n, D)))))
 
 
-def _detag_setting(series: str) -> dict[str, Any]:
-    """DeTAG's batchable settings of a series: contracting accelerated gossip (two-tap with the plain first
-    step, and Chebyshev; one batch) for "detag", Alg. 3 as printed (z_{-1} = z_0) otherwise."""
-    if series == "detag_paper_start":
-        return {"gossip": "two_tap", "start": "paper", "eta": None}
-    return {"gossip": ["two_tap", "chebyshev"], "start": "plain", "eta": None}
+def series_search(series: str, n: int, cap: int, D: int | None = None
+                  ) -> tuple[list[object], dict[str, Any]] | None:
+    """A series' phase search: its R values in run order and the options fixed beside them (a `VARIANTS`
+    entry's, else the first axis and the others of its rule's ``tuning_grid`` at the graph's lam); None for
+    a series tuned over the step size only.
+
+    Parameters
+    ----------
+    series : str
+        One of `SERIES`.
+    n : int
+        Workers.
+    cap : int
+        The iteration cap.
+    D : int, optional
+        The broom's diameter; None for the path.
+    """
+    if series in VARIANTS:
+        variant = VARIANTS[series]
+        return [R for R in variant.phases if R <= n], dict(variant.options)
+    search = phase_search(series, n=n, lam=gossip_lam(n, D), cap=cap)
+    return None if search is None else (search[1], search[2])
 
 
 def detag_phases(n: int, D: int | None = None) -> list[int]:
@@ -406,12 +457,15 @@ def measure_point(point: Point) -> RunOutput:
     cap = int(field_float(point, "cap"))
     steps = [fraction / problem.smoothness for fraction in field_floats(point, "step_fractions")]
     options: dict[str, Any] = {}
-    if series.startswith("detag"):
-        setting = _detag_setting(series)
-        # contracting gossip: larger R first (the best R grows with n); Alg. 3 as printed: R = 1 first
-        phases = sorted(field_floats(point, "phases"), reverse=series == "detag")
+    search = series_search(series, n, cap, D)
+    setting: dict[str, Any] = {}
+    if search is not None:
+        order, setting = search
+        # in the search's order: contracting gossip larger R first (the best R grows with n); Alg. 3 as
+        # printed R = 1 first
+        phases = sorted(field_floats(point, "phases"), reverse=order != sorted(order))  # type: ignore[type-var]
         options = {"groups": [{"R": R} for R in phases], "prune": True, **setting}
-    name = "detag" if series.startswith("detag") else series
+    name = series_rule(series)
     # the zero chain's configurations have the same bits alone and in a batch: the worker-output search
     # reuses the x-bar runs (sweep.tune_worker_output)
     tuned, local = tune_both(name, problem, W, steps, tol=problem.epsilon, iterations=cap, reuse=True,
@@ -419,7 +473,7 @@ def measure_point(point: Point) -> RunOutput:
     grid: list[dict[str, Any]] = []
     for run, limit in zip(tuned_grid(tuned).runs, tuned_grid(tuned).limits, strict=True):
         entry: dict[str, Any] = dict(outcome(run))
-        if series.startswith("detag"):
+        if search is not None:
             R, gossip, start = run.hyper["R"], run.hyper["gossip"], run.hyper["start"]
             if not (isinstance(R, int) and isinstance(gossip, str) and isinstance(start, str)):
                 raise TypeError(f"DeTAG's resolved R, gossip and start must be an int and two names; got "
@@ -475,18 +529,20 @@ def sweep_points(mode: str) -> dict[str, list[Point]]:
         level = levels[f"path n={n}"] = []
         for series in SERIES:
             point = {**base, "series": series, "algorithm": series, "n": n}
-            if series == "detag":
-                point["phases"] = detag_phases(n)
-            elif series == "detag_paper_start":
-                point["phases"] = [R for R in PAPER_START_PHASES if R <= n]
+            search = series_search(series, n, settings["cap"])
+            if search is not None:
+                point["phases"] = sorted(search[0])  # type: ignore[type-var]
             level.append(point)
     n = settings["broom_n"]
     broom = {**base, "n": n, "predict": [name for name in PREDICT if name != "hard_instance_communication"]}
-    levels[f"broom n={n}"] = [
-        {**broom, "series": series, "algorithm": series, "D": D,
-         **({"phases": detag_phases(n, D)} if series == "detag" else {})}
-        for D in settings["diameters"] for series in BROOM_SERIES
-    ]
+    levels[f"broom n={n}"] = []
+    for D in settings["diameters"]:
+        for series in BROOM_SERIES:
+            point = {**broom, "series": series, "algorithm": series, "D": D}
+            search = series_search(series, n, settings["cap"], D)
+            if search is not None:
+                point["phases"] = sorted(search[0])  # type: ignore[type-var]
+            levels[f"broom n={n}"].append(point)
     return levels
 
 
@@ -757,11 +813,9 @@ def _series_style(series: str) -> dict[str, Any]:
         look = style("centralized")
         look["label"] += " (server; outside the class)"
         return look
-    if series == "detag_paper_start":
-        look = style("detag")
-        look.update(linestyle="--", marker="*", label="DeTAG, Alg. 3 as printed (expanding)")
-        return look
-    return style(series)
+    look = style(series_rule(series))
+    look.update(VARIANTS[series].look if series in VARIANTS else {})
+    return look
 
 
 def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pathlib.Path]:
