@@ -62,6 +62,7 @@ from decbounds.paper_figures.records import (
     optional_dict,
     optional_float,
 )
+from decbounds.paper_figures.rule_traits import momentum_name, pinned_search, searches
 from decbounds.paper_figures.sweep import (
     Point,
     Record,
@@ -376,7 +377,7 @@ def final_loss_score(problem: LocalFunctions) -> Callable[[Result], float]:
     return score
 
 
-def momentum_hyper(algorithm: str, momentum: float) -> dict[str, str | float]:
+def momentum_hyper(algorithm: str, momentum: float) -> dict[str, object]:
     """Heavy-ball momentum as the algorithm takes it: DeTAG's Alg. 4 ``beta``, the others' ``momentum``;
     DeTAG also with Alg. 3's own gossip start (so that `algorithms.tune` searches only what is given).
 
@@ -397,9 +398,9 @@ def momentum_hyper(algorithm: str, momentum: float) -> dict[str, str | float]:
     >>> momentum_hyper("detag", 0.9), momentum_hyper("dsgt", 0.9), momentum_hyper("dsgt", 0.0)
     ({'start': 'paper', 'beta': 0.9}, {'momentum': 0.9}, {})
     """
-    if algorithm == "detag":
-        return {"start": "paper", **({"beta": momentum} if momentum else {})}
-    return {"momentum": momentum} if momentum else {}
+    # the rule's own search is pinned to its defaults, less R and eta (tuned here in two stages)
+    pinned = pinned_search(algorithm, exclude=_PHASE_AXES)
+    return {**pinned, **({momentum_name(algorithm): momentum} if momentum else {})}
 
 
 def bracketed_tune(algorithm: str, oracle: Problem, W: Gossip, steps: Sequence[float], extend: int,
@@ -463,6 +464,15 @@ def bracketed_tune(algorithm: str, oracle: Problem, W: Gossip, steps: Sequence[f
         if trial_score is not None and trial_score < best_score:
             tuned = trial
     return tuned, runs
+
+
+#: The phase axes the loss curves tune in two stages (R = 1, eta = 0 first; then the mode's (eta, R) pairs).
+_PHASE_AXES = ("eta", "R")
+
+
+def _tunes_phases(algorithm: str) -> bool:
+    """Whether the rule searches a phase length R and a gossip coefficient eta (`_PHASE_AXES`)."""
+    return searches(algorithm, *_PHASE_AXES)
 
 
 def _eta_r_pairs(point: Point) -> list[tuple[float, float]]:
@@ -531,12 +541,13 @@ def tuned_curve(point: Point) -> RunOutput:
     # point["hyper"] (optional): further hyper-parameter grids of the method (`decbounds verify --digits`)
     grids = optional_dict(point, "hyper") or {}
     hyper: dict[str, Any] = {**momentum_hyper(algorithm, float(field_float(point, "momentum"))), **grids}
-    stage1 = {**hyper, "eta": 0.0, "R": 1} if algorithm == "detag" else hyper
+    # stage 1: one round of plain gossip per iteration (R = 1, eta = 0) where the rule searches them
+    stage1 = {**hyper, **pinned_search(algorithm, {"eta": 0.0, "R": 1})}
     extend = optional_float(point, "extend_steps")
     tuned, runs = bracketed_tune(algorithm, oracle, W, list(field_floats(point, "step_sizes")),
                                  int(0 if extend is None else extend), **common, **stage1)
     eta_r = _eta_r_pairs(point)
-    if algorithm == "detag" and len(eta_r) > 1 and tuned_grid(tuned).winner is not None:
+    if _tunes_phases(algorithm) and len(eta_r) > 1 and tuned_grid(tuned).winner is not None:
         pairs = [{"eta": float(eta), "R": int(R)} for eta, R in eta_r]
         second = algorithms.tune(algorithm, oracle, W, [tuned.step_size], groups=pairs, **common, **hyper)
         runs += tuned_grid(second).runs
@@ -594,7 +605,7 @@ def curve_point(mode: CurveMode, network: Network, shuffled_percent: float, mome
         else {**network.describe()},
         "step_sizes": [factor * (1.0 - momentum) / smoothness for factor in mode.step_factors],
         "extend_steps": mode.extend_steps,
-        "detag_eta_r": [list(pair) for pair in mode.detag_eta_r] if algorithm == "detag" else [],
+        "detag_eta_r": [list(pair) for pair in mode.detag_eta_r] if _tunes_phases(algorithm) else [],
         "tune_seeds": list(mode.tune_seeds), "extra_seeds": list(mode.extra_seeds),
         "iterations": mode.iterations, "batch": mode.batch,
         "checkpoints": [*curve_checkpoints(mode.iterations, mode.points)],
@@ -661,7 +672,7 @@ def curve_cost(point: Point) -> float:
     float
     """
     scale = field_float(point, "iterations") / 500 * (0.6 + 0.05 * field_float(point, "n"))
-    if point["algorithm"] == "detag":
+    if _tunes_phases(field_str(point, "algorithm")):
         return scale * (1.8 + 0.15 * len(field_list(point, "detag_eta_r")))
     return scale * (1.4 if point["algorithm"] == "gt_dsgd" else 1.8)
 
@@ -765,7 +776,7 @@ def describe_hyper(record: Record) -> str:
     result = record["result"]
     text = f"$\\alpha$={result['step_size']:.3g}"
     hyper = optional_dict(result, "hyper") or {}
-    if record["point"]["algorithm"] == "detag":
+    if _tunes_phases(field_str(record["point"], "algorithm")):
         text += f", $\\eta$={hyper.get('eta', 0):g}, R={hyper.get('R', 1)}"
     return text
 
@@ -824,14 +835,15 @@ def summary_row(figure: str, network: str, lam: float, momentum: float, record: 
     finals = [value for value in field_list(record["result"], "final_loss")
               if isinstance(value, (int, float))]  # numbers and nulls: the nulls left out
     hyper = optional_dict(record["result"], "hyper") or {}
+    phases = _tunes_phases(field_str(record["point"], "algorithm"))
     return {
         "figure": figure, "network": network, "lam": lam, "momentum": momentum,
         "shuffled_percent": record["point"]["shuffled_percent"], "varsigma0": record["params"]["varsigma0"],
         "algorithm": record["point"]["algorithm"], "step_size": record["result"]["step_size"],
         # whether the winning step lies strictly inside the steps tried (`bracketed_tune`)
         "bracketed": record["result"].get("bracketed", ""),
-        "eta": hyper.get("eta", "") if record["point"]["algorithm"] == "detag" else "",
-        "R": hyper.get("R", "") if record["point"]["algorithm"] == "detag" else "",
+        "eta": hyper.get("eta", "") if phases else "",
+        "R": hyper.get("R", "") if phases else "",
         "final_loss_median": float(np.median(finals)) if finals else math.nan,
         "final_loss_min": float(np.min(finals)) if finals else math.nan,
         "final_loss_max": float(np.max(finals)) if finals else math.nan,
