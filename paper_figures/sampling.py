@@ -48,6 +48,7 @@ from decbounds.paper_figures.plotting import (
     style,
 )
 from decbounds.paper_figures.records import JSONValue, field_float, field_list, field_str
+from decbounds.paper_figures.rule_traits import pinned_search
 from decbounds.paper_figures.sweep import (
     Point,
     Record,
@@ -212,8 +213,9 @@ def measure_point(point: Point) -> RunOutput:
     p = float(field_float(point, "p"))
     problem, oracle, W = _instance(n, p, int(field_float(point, "chain_length")))
     cap = int(field_float(point, "cap"))
-    # one configuration (the admissible step 1/L; DeTAG with R = 1 and Alg. 3's own eta and start)
-    hyper: dict[str, Any] = {"R": 1, "eta": None, "start": "paper"} if point["algorithm"] == "detag" else {}
+    # one configuration: the admissible step 1/L, and the rule's own search pinned (R = 1, the other
+    # searched hyper-parameters at their declared defaults: DeTAG's Alg. 3 eta and start)
+    hyper: dict[str, Any] = pinned_search(field_str(point, "algorithm"), {"R": 1})
     tuned = algorithms.tune(field_str(point, "algorithm"), oracle, W, [1.0 / problem.smoothness],
                             seeds=list(range(int(field_float(point, "seeds")))), iterations=cap,
                             batch=batch, tol=problem.epsilon, **hyper)

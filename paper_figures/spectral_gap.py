@@ -84,6 +84,7 @@ from decbounds.paper_figures.records import (
     field_strs,
     optional_dict,
 )
+from decbounds.paper_figures.rule_traits import searches
 from decbounds.paper_figures.sweep import Point, Record, Runner, RunOutput, outcome, run_sweep, tune_both
 from decbounds.paper_figures.tuning_reuse import WorkerOutput, tuned_grid
 
@@ -309,7 +310,7 @@ def tuned_t_eps(point: Point) -> RunOutput:
     steps = [float(factor) / smoothness for factor in field_floats(point, "step_factors")]
     configs: list[dict[str, Any]] = []
     options: dict[str, Any] = {}
-    if algorithm == "detag":
+    if _tunes_phases(algorithm):
         groups = []
         for R in detag_phase_lengths(lam, field_floats(point, "R_fractions")):
             for start in field_strs(point, "starts"):
@@ -327,7 +328,7 @@ def tuned_t_eps(point: Point) -> RunOutput:
     cap = int(field_float(point, "cap"))
     best: dict[str, Any] | None = None
     local: WorkerOutput = {"t_eps_local": None, "best_local": None, "t_eps_local_of_best": None}
-    if algorithm != "detag" or options["groups"]:
+    if not options or options["groups"]:
         tuned, local = tune_both(algorithm, problem, W, steps, tol=problem.epsilon, iterations=cap,
                                  reuse=True, **options)  # the zero chain: see communication.measure_point
         for index, result in enumerate(tuned_grid(tuned).runs):
@@ -349,6 +350,11 @@ def tuned_t_eps(point: Point) -> RunOutput:
     return {"result": to_jsonable(measured), "params": params}
 
 
+def _tunes_phases(algorithm: str) -> bool:
+    """Whether panel (a) tunes the rule over R, eta and the gossip start (the rule searches all three)."""
+    return searches(algorithm, "R", "eta", "start")
+
+
 def gap_points(mode: GapMode) -> list[Point]:
     """The sweep points of panel (a): every gossip method at every kappa, centralized SGD once.
 
@@ -368,7 +374,7 @@ def gap_points(mode: GapMode) -> list[Point]:
     for kappa in mode.kappas:
         for algorithm in GOSSIP_ALGORITHMS:
             point: Point = {**base, "kappa": kappa, "algorithm": algorithm}
-            if algorithm == "detag":
+            if _tunes_phases(algorithm):
                 point.update(R_fractions=list(mode.R_fractions), etas=list(mode.etas),
                              starts=list(mode.starts))
             points.append(point)
@@ -398,7 +404,7 @@ def point_cost(point: Point) -> float:
     if point.get("figure") == "loss_curves":
         return curve_cost(point)
     root: float = float(field_float(point, "kappa")) ** -0.5
-    if point["algorithm"] == "detag":  # stops at its T_eps, well within the cap
+    if _tunes_phases(field_str(point, "algorithm")):  # stops at its T_eps, well within the cap
         return field_float(point, "T_c") / 3 * (0.1 + 0.2 * root)
     per_root = {"dpsgd": 0.06, "dsgt": 0.05}.get(field_str(point, "algorithm"), 0.002)
     return min(7.0 * field_float(point, "cap") / 300_000, 0.1 + per_root * root)  # one run, up to the cap

@@ -62,6 +62,7 @@ from decbounds.paper_figures.plotting import (
     value_ticks,
 )
 from decbounds.paper_figures.records import field_dict, field_float, field_floats, field_str, optional_float
+from decbounds.paper_figures.rule_traits import phased
 from decbounds.paper_figures.sweep import Point, Record, RunOutput, run_concurrently, run_sweep
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -239,7 +240,7 @@ def measure_point(point: Point) -> RunOutput:
     configs: list[dict[str, Any]] = []
     phases = field_floats(point, "phases") if "phases" in point else [1]
     options: list[dict[str, Any]] = [{"R": int(R), "start": "plain"} for R in phases] \
-        if algorithm == "detag" else [{}]
+        if phased(algorithm) else [{}]
     for hyper in options:
         try:
             run = algorithms.run(algorithm, problem, schedule, step_size=1.0 / problem.smoothness,
@@ -278,7 +279,7 @@ def teps_points(mode: TimeVaryingMode) -> list[Point]:
     """
     return [{"figure": "time_varying_teps", "network": network, "n": n, "algorithm": algorithm,
              "T_c": mode.T_c, "cap": mode.cap, "predict": list(PREDICT),
-             **({"phases": list(mode.phases)} if algorithm == "detag" else {})}
+             **({"phases": list(mode.phases)} if phased(algorithm) else {})}
             for network in NETWORKS for n in mode.sizes for algorithm in mode.methods]
 
 

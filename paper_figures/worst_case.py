@@ -81,6 +81,7 @@ __all__ = [
     "main",
     "make",
     "make_linear",
+    "phase_length",
     "rate_after",
     "rounds",
     "solve_point",
@@ -122,6 +123,17 @@ LINEAR_MODES = {
 }
 
 
+def phase_length(method: str) -> dict[str, int]:
+    """``{"R": R}`` for a method whose parameters include a phase length R (`R`), else empty.
+
+    Parameters
+    ----------
+    method : str
+        A method of ``pep.methods.METHODS``.
+    """
+    return {"R": R} if "R" in METHODS[method].params else {}
+
+
 def rounds(method: str, K: int) -> int:
     """Gossip rounds (the paper's iterations) of K iterations of `method`: a DeTAG phase is R rounds.
 
@@ -136,7 +148,7 @@ def rounds(method: str, K: int) -> int:
     -------
     int
     """
-    return K * R if method == "detag" else K
+    return METHODS[method].rounds(K, **phase_length(method))
 
 
 def rate_after(name: str, lam: float, T: int) -> float:
@@ -191,8 +203,7 @@ def solve_point(method: str, K: int, lam: float) -> Row:
     row: Row = {"method": method, "K": K, "rounds": T, "lam": lam}
     start = time.perf_counter()
     try:
-        phase: dict[str, Any] = {"R": R} if method == "detag" else {}  # DeTAG's R, checked by worst_case
-        result = pep.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam), **phase)
+        result = pep.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam), **phase_length(method))
         row.update(value=result.value, status=result.status, gap=result.gap,
                    violation=max(result.violations.values()), gram=result.sdp_size["gram"])
     except RuntimeError as err:
@@ -300,7 +311,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     # one DeTAG phase never moves (the tracker starts at 0): its worst case is infinite, so DeTAG starts at 2
     # phases, and stops at the others' largest round count (its SDP grows with the 2 R gossip rounds a phase)
     points_a = [(method, K, LAM_A) for method, _ in FIGURE_METHODS for K in mode.K_a
-                if (2 if method == "detag" else 1) <= K and rounds(method, K) <= max(mode.K_a)]
+                if (2 if rounds(method, 1) > 1 else 1) <= K and rounds(method, K) <= max(mode.K_a)]
     points_b = [(method, mode.K_b, lam) for method, _ in FIGURE_METHODS for lam in mode.lams_b]
     linear = _linear_points(full, tiny)
     # both figures' solves at once, the largest SDPs first
