@@ -18,14 +18,15 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 
+from decbounds.paper_figures import registry
 from decbounds.paper_figures.options import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
-from decbounds.paper_figures.registry import FIGURE_REGISTRY, Figure, concurrent_order
+from decbounds.paper_figures.registry import Figure, concurrent_order
 
 __all__ = ["CONCURRENT_ORDER", "FIGURES", "add_arguments", "main", "run_figures", "run_from_arguments"]
 
 #: Every figure: name -> its `registry.Figure` (called as ``make(out_dir, full=, tiny=)``), in the order they
-#: are made; a live view of ``paper_figures.registry.FIGURE_REGISTRY`` (``register_figure`` adds one).
-FIGURES: Mapping[str, Callable[..., list[pathlib.Path]]] = FIGURE_REGISTRY.objects()
+#: are made; a live view of ``registry.FIGURES`` (``register_figure`` adds one).
+FIGURES: Mapping[str, Callable[..., list[pathlib.Path]]] = registry.FIGURES.objects()
 
 
 #: The order in which the built-in figures ask for their first turn when they are made at once

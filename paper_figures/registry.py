@@ -9,9 +9,9 @@ wrote) registered once with `register_figure`; from then on ``python -m decbound
 The built-in figures are registered below by import path, so reading this registry (``docs/images.py``,
 ``paper_figures.exponents``) imports no figure module; each is imported when it is made.
 
->>> FIGURE_REGISTRY["communication"].builder.measured
+>>> FIGURES["communication"].builder.measured
 True
->>> "worst_case_linear" in FIGURE_REGISTRY["worst_case"].builder.images
+>>> "worst_case_linear" in FIGURES["worst_case"].builder.images
 True
 """
 
@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import importlib
 import pathlib
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
 from decbounds.registry import Registry, require_instance
 
-__all__ = ["FIGURE_REGISTRY", "Figure", "MakeFigure", "concurrent_order", "docs_images", "measured_figures",
+__all__ = ["FIGURES", "Figure", "MakeFigure", "concurrent_order", "docs_images", "measured_figures",
            "register_figure"]
 
 
@@ -95,13 +96,13 @@ def _register_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
         if not callable(loaded):
             raise TypeError(f"names {loaded!r}, neither a Figure nor a make function")
         loaded = Figure(make=loaded)
-    FIGURE_REGISTRY.register(point_name, loaded)
+    FIGURES.register(point_name, loaded)
     return (point_name,)
 
 
 #: The figure registry (the one `decbounds.registry.Registry` mechanism): name -> `Figure`, in the order
 #: the figures are made one after the other.
-FIGURE_REGISTRY: Registry[Figure] = Registry("figure", group="decbounds.figures", check=_check_figure,
+FIGURES: Registry[Figure] = Registry("figure", group="decbounds.figures", check=_check_figure,
                                              from_plugin=_register_plugin)
 
 
@@ -143,7 +144,7 @@ def register_figure(name: str, make: MakeFigure | str, *, images: tuple[str, ...
     figure = Figure(make=make, images=tuple(images), measured=bool(measured), priority=float(priority))
     if description is None and not isinstance(make, str):
         description = (make.__doc__ or "").strip().split("\n")[0]
-    FIGURE_REGISTRY.register(name, figure, description=description or "")
+    FIGURES.register(name, figure, description=description or "")
     return figure
 
 
@@ -154,7 +155,7 @@ def measured_figures() -> tuple[str, ...]:
     -------
     tuple of str
     """
-    return tuple(name for name, figure in FIGURE_REGISTRY.objects().items() if figure.measured)
+    return tuple(name for name, figure in FIGURES.objects().items() if figure.measured)
 
 
 def docs_images() -> tuple[str, ...]:
@@ -164,7 +165,7 @@ def docs_images() -> tuple[str, ...]:
     -------
     tuple of str
     """
-    return tuple(stem for figure in FIGURE_REGISTRY.objects().values() for stem in figure.images)
+    return tuple(stem for figure in FIGURES.objects().values() for stem in figure.images)
 
 
 def concurrent_order(names: Iterable[str] | None = None) -> tuple[str, ...]:
@@ -180,8 +181,8 @@ def concurrent_order(names: Iterable[str] | None = None) -> tuple[str, ...]:
     -------
     tuple of str
     """
-    names = list(FIGURE_REGISTRY if names is None else names)
-    figures = FIGURE_REGISTRY.objects()
+    names = list(FIGURES if names is None else names)
+    figures = FIGURES.objects()
 
     def priority(name: str) -> float:
         figure = figures.get(name)
@@ -220,3 +221,12 @@ _builtin("worst_case", 6, images=("worst_case", "worst_case_linear"),
          description="computed worst cases (pep.worst_case) beside the catalog's rates")
 register_figure("time", "decbounds.paper_figures.timing:make", images=("time",), priority=9,
                 description="seconds to eps on uneven clusters beside Tyurin & Richtárik's time lower bound")
+
+
+def __getattr__(name: str) -> object:
+    """``FIGURE_REGISTRY``, the previous release's name of `FIGURES`, deprecated."""
+    if name == "FIGURE_REGISTRY":
+        warnings.warn("paper_figures.registry.FIGURE_REGISTRY is deprecated; use FIGURES", DeprecationWarning,
+                      stacklevel=2)
+        return FIGURES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
