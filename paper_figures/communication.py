@@ -245,10 +245,6 @@ def path_metropolis_lam(n: int) -> float:
     n : int
         Nodes of the path, >= 3.
 
-    Returns
-    -------
-    float
-
     Examples
     --------
     >>> round(path_metropolis_lam(16), 4)
@@ -269,10 +265,6 @@ def cor2_varsigma0(n: int, epsilon: float, group_size: int | None = None) -> flo
         The target gradient norm.
     group_size : int, optional
         |I0| (default ceil(n/3), the path's).
-
-    Returns
-    -------
-    float
 
     References
     ----------
@@ -389,10 +381,6 @@ def detag_phases(n: int, D: int | None = None) -> list[int]:
     D : int, optional
         The broom's diameter; None for the path.
 
-    Returns
-    -------
-    list of int
-
     Examples
     --------
     >>> detag_phases(16), detag_phases(96)
@@ -409,10 +397,6 @@ def detag_phases_at(lam: float) -> list[int]:
     ----------
     lam : float
         The gossip matrix's lam, in [0, 1).
-
-    Returns
-    -------
-    list of int
 
     Examples
     --------

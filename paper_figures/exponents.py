@@ -41,10 +41,6 @@ def write_figure_table(rows: Sequence[ExponentRow], out_dir: str | pathlib.Path,
     figure : str
         The figure's plain name (no "/").
 
-    Returns
-    -------
-    list of pathlib.Path
-
     Raises
     ------
     ValueError

@@ -171,10 +171,6 @@ def fit_exponent(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarra
     confidence : float, default 0.95
         Level of the slope's interval, in (0, 1).
 
-    Returns
-    -------
-    ExponentFit
-
     Raises
     ------
     ValueError
@@ -229,10 +225,6 @@ def variable_function(variable: Variable) -> Callable[[Record], float]:
     variable : str or callable
         "n", "inv_gap", "sigma2", "nB", or a function record -> float.
 
-    Returns
-    -------
-    callable
-
     Raises
     ------
     ValueError
@@ -275,10 +267,6 @@ def is_finished(record: Record) -> bool:
     ----------
     record : dict
         A sweep record (its ``result``).
-
-    Returns
-    -------
-    bool
 
     Examples
     --------
@@ -410,10 +398,6 @@ def fit_records(records: Sequence[Record], variable: Variable, *, aggregate: str
     confidence : float, default 0.95
         Level of the slope's interval.
 
-    Returns
-    -------
-    RecordFit
-
     Raises
     ------
     ValueError
@@ -459,10 +443,6 @@ def predicted_exponent(records: Sequence[Record], catalog_name: str, variable: V
         A ``bounds`` catalog entry.
     variable : str or callable
         See `variable_function`.
-
-    Returns
-    -------
-    float
 
     Raises
     ------
@@ -585,10 +565,6 @@ def catalog_entry(algorithm: str) -> str:
     algorithm : str
         A registered algorithm's name or alias.
 
-    Returns
-    -------
-    str
-
     Raises
     ------
     ValueError
@@ -628,10 +604,6 @@ def exponent_rows(sweep: str, records: Sequence[Record], variable: Variable, *,
         The catalog entry (or one per algorithm).
     aggregate, confidence
         As in `fit_records`.
-
-    Returns
-    -------
-    list of ExponentRow
 
     Raises
     ------

@@ -138,10 +138,6 @@ def spectral_gaps(sizes: Mapping[str, Sequence[int]]) -> dict[str, dict[str, lis
     sizes : mapping of str to sequence of int
         Topology name (``instances.topology``) -> node counts.
 
-    Returns
-    -------
-    dict
-
     References
     ----------
     docs/theory.md §12 (FMMC) and §14 (closed forms); docs/errata.md E30.

@@ -207,10 +207,6 @@ def mode_name(full: bool, tiny: bool) -> str:
     full, tiny : bool
         The command line's ``--full`` and ``--tiny`` (exclusive).
 
-    Returns
-    -------
-    str
-
     Raises
     ------
     ValueError
@@ -243,10 +239,6 @@ def network_matrix(topology: str, n: int, kappa: float | None) -> tuple[instance
         Workers.
     kappa : float or None
         The laziness in (0, 1] (W_kappa = kappa W + (1 - kappa) I); None: W itself.
-
-    Returns
-    -------
-    tuple of (GossipMatrix, float)
 
     Examples
     --------
@@ -429,10 +421,6 @@ def bracketed_tune(algorithm: str, oracle: Problem, W: Gossip, steps: Sequence[f
     **options
         ``algorithms.tune``'s other keywords (``tol``, ``iterations``, ``seeds``, ``score``, hyper-parameter
         grids, ...).
-
-    Returns
-    -------
-    tuple of (Result, list of Result)
 
     Examples
     --------

@@ -44,10 +44,6 @@ def wants_full(args: argparse.Namespace) -> bool:
     args : argparse.Namespace
         Parsed options of `add_figure_arguments` (``full``, ``tiny``).
 
-    Returns
-    -------
-    bool
-
     Examples
     --------
     >>> parser = argparse.ArgumentParser()

@@ -278,10 +278,6 @@ def legend_overlap(ax: matplotlib.axes.Axes, legend: Legend | None = None) -> in
     legend : matplotlib.legend.Legend, optional
         Default ``ax.get_legend()``; None there: 0.
 
-    Returns
-    -------
-    int
-
     Examples
     --------
     >>> fig, ax = new_figure()
@@ -318,10 +314,6 @@ def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs:
         The preferred location.
     **kwargs
         Passed to ``Axes.legend`` (fontsize, title, ncol, handles and labels, ...).
-
-    Returns
-    -------
-    matplotlib.legend.Legend
 
     Examples
     --------

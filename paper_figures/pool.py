@@ -92,10 +92,6 @@ def default_executor(max_workers: int | None = None) -> concurrent.futures.Execu
     max_workers : int, optional
         Processes, >= 1 (default ``os.cpu_count()``).
 
-    Returns
-    -------
-    concurrent.futures.Executor
-
     Raises
     ------
     ValueError

@@ -270,10 +270,6 @@ def field_int(fields: Mapping[str, JSONValue], key: str) -> int:
     key : str
         The field's name.
 
-    Returns
-    -------
-    int
-
     Raises
     ------
     KeyError
@@ -297,10 +293,6 @@ def optional_int(fields: Mapping[str, JSONValue], key: str) -> int | None:
     fields, key
         As in `field_int`.
 
-    Returns
-    -------
-    int | None
-
     Raises
     ------
     TypeError
@@ -321,10 +313,6 @@ def field_float(fields: Mapping[str, JSONValue], key: str) -> float:
     ----------
     fields, key
         As in `field_int`.
-
-    Returns
-    -------
-    float
 
     Raises
     ------
@@ -349,10 +337,6 @@ def optional_float(fields: Mapping[str, JSONValue], key: str) -> float | None:
     fields, key
         As in `field_int`.
 
-    Returns
-    -------
-    float | None
-
     Raises
     ------
     TypeError
@@ -373,10 +357,6 @@ def field_str(fields: Mapping[str, JSONValue], key: str) -> str:
     ----------
     fields, key
         As in `field_int`.
-
-    Returns
-    -------
-    str
 
     Raises
     ------
@@ -401,10 +381,6 @@ def optional_str(fields: Mapping[str, JSONValue], key: str) -> str | None:
     fields, key
         As in `field_int`.
 
-    Returns
-    -------
-    str | None
-
     Raises
     ------
     TypeError
@@ -425,10 +401,6 @@ def field_list(fields: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
     ----------
     fields, key
         As in `field_int`.
-
-    Returns
-    -------
-    list[JSONValue]
 
     Raises
     ------
@@ -453,10 +425,6 @@ def field_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONValue
     fields, key
         As in `field_int`.
 
-    Returns
-    -------
-    dict[str, JSONValue]
-
     Raises
     ------
     KeyError
@@ -480,10 +448,6 @@ def optional_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONVa
     fields, key
         As in `field_int`.
 
-    Returns
-    -------
-    dict[str, JSONValue] | None
-
     Raises
     ------
     TypeError
@@ -504,10 +468,6 @@ def field_ints(fields: Mapping[str, JSONValue], key: str) -> list[int]:
     ----------
     fields, key
         As in `field_int`.
-
-    Returns
-    -------
-    list[int]
 
     Raises
     ------
@@ -532,10 +492,6 @@ def field_floats(fields: Mapping[str, JSONValue], key: str) -> list[float]:
     fields, key
         As in `field_int`.
 
-    Returns
-    -------
-    list[float]
-
     Raises
     ------
     KeyError
@@ -559,10 +515,6 @@ def field_strs(fields: Mapping[str, JSONValue], key: str) -> list[str]:
     fields, key
         As in `field_int`.
 
-    Returns
-    -------
-    list[str]
-
     Raises
     ------
     KeyError
@@ -585,10 +537,6 @@ def field_dicts(fields: Mapping[str, JSONValue], key: str) -> list[dict[str, JSO
     ----------
     fields, key
         As in `field_int`.
-
-    Returns
-    -------
-    list[dict[str, JSONValue]]
 
     Raises
     ------
@@ -678,10 +626,6 @@ def read_records(path: str | os.PathLike[str]) -> list[Record]:
     ----------
     path : str or os.PathLike
         The JSONL file; a missing file has no records.
-
-    Returns
-    -------
-    list of dict
 
     Raises
     ------

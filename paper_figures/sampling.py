@@ -134,10 +134,6 @@ def noise_level(p: float, epsilon: float) -> float:
     epsilon : float
         The target gradient norm.
 
-    Returns
-    -------
-    float
-
     Raises
     ------
     ValueError

@@ -193,10 +193,6 @@ def path_instance(n: int, T_c: int, kappa: float
     kappa : float
         The laziness, in (0, 1]: W_kappa = kappa W + (1 - kappa) I.
 
-    Returns
-    -------
-    tuple of (CommunicationInstance, GossipMatrix, float)
-
     References
     ----------
     docs/theory.md §4.4 and §9.2 (the lazy W_kappa).
@@ -255,10 +251,6 @@ def gossip_contraction(W: instances.GossipMatrix, lam: float, R: int, eta: float
         The two-tap momentum (None: Alg. 3's formula from lam and R).
     start : str
         The schedule's start (``instances.gossip_schedule``).
-
-    Returns
-    -------
-    float
 
     Examples
     --------

@@ -152,10 +152,6 @@ def ring_between_groups(n: int) -> nx.Graph:
     n : int
         Workers.
 
-    Returns
-    -------
-    networkx.Graph
-
     Examples
     --------
     >>> sorted(ring_between_groups(9).edges())
@@ -321,10 +317,6 @@ def consensus_rounds(schedule: instances.GossipSchedule, eta: float, *, tol: flo
         Independent start vectors z_0 (standard normal, mean removed), run side by side.
     seed : int, default 0
         Their seed.
-
-    Returns
-    -------
-    tuple of (int or None, str)
 
     Examples
     --------
@@ -642,10 +634,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
         The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
     tiny : bool, default False
         A seconds-long sweep for the test suite.
-
-    Returns
-    -------
-    list of pathlib.Path
 
     References
     ----------

@@ -103,10 +103,6 @@ def tuned_grid(tuned: Result) -> Grid:
     tuned : Result
         ``algorithms.tune``'s result.
 
-    Returns
-    -------
-    Grid
-
     Raises
     ------
     ValueError

@@ -164,10 +164,6 @@ def rate_after(name: str, lam: float, T: int) -> float:
     T : int
         Gossip rounds (`rounds`).
 
-    Returns
-    -------
-    float
-
     Examples
     --------
     >>> round(rate_after("lower_bound_gossip", 0.5, 10), 4)  # 1 / (sqrt(1 - 0.5) * 10)
@@ -408,10 +404,6 @@ def linear_rate(rows: Sequence[Row]) -> float:
     ----------
     rows : sequence of Row
         The solves of one method at one lam (``K`` and ``value`` read).
-
-    Returns
-    -------
-    float
 
     Examples
     --------
