@@ -344,7 +344,7 @@ def gossip_contraction(n: int, R: int, method: str, start: str, eta: float | Non
 
 
 def series_search(series: str, n: int, cap: int, D: int | None = None
-                  ) -> tuple[list[object], dict[str, Any]] | None:
+                  ) -> tuple[list[object], dict[str, object]] | None:
     """A series' phase search: its R values in run order and the options fixed beside them (a `VARIANTS`
     entry's, else the first axis and the others of its rule's ``tuning_grid`` at the graph's lam); None for
     a series tuned over the step size only.
@@ -442,7 +442,7 @@ def measure_point(point: Point) -> RunOutput:
     steps = [fraction / problem.smoothness for fraction in field_floats(point, "step_fractions")]
     options: dict[str, Any] = {}
     search = series_search(series, n, cap, D)
-    setting: dict[str, Any] = {}
+    setting: dict[str, object] = {}
     if search is not None:
         order, setting = search
         # in the search's order: contracting gossip larger R first (the best R grows with n); Alg. 3 as
