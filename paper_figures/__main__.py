@@ -57,11 +57,6 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
     concurrent : bool, optional
         Make the figures at once (default: unless ``tiny``, whose figures run serially in this process).
 
-    Returns
-    -------
-    int
-        The exit status: 0 if every figure was made, 1 if any failed.
-
     Raises
     ------
     ValueError
@@ -137,27 +132,18 @@ def run_from_arguments(args: argparse.Namespace) -> int:
     ----------
     args : argparse.Namespace
         From a parser `add_arguments` filled.
-
-    Returns
-    -------
-    int
-        The exit status of `run_figures`.
     """
     return run_figures(args.only, args.out, full=wants_full(args), tiny=args.tiny)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m decbounds.paper_figures``: make the figures the arguments ask for.
+    """``python -m decbounds.paper_figures``: make the figures the arguments ask for; 0 when every figure
+    was made, 1 when one failed, 130 after Ctrl-C.
 
     Parameters
     ----------
     argv : sequence of str, optional
         The arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        0 when every figure was made, 1 when one failed, 130 after Ctrl-C.
     """
     parser = argparse.ArgumentParser(prog="python -m decbounds.paper_figures",
                                      description="Make every paper figure.")

@@ -88,11 +88,6 @@ def compare_records(before: pathlib.Path, after: pathlib.Path) -> list[str]:
     before, after : pathlib.Path
         The two JSONL record files (`paper_figures.sweep`); the lines name ``after``'s file.
 
-    Returns
-    -------
-    list of str
-        One line per difference.
-
     Examples
     --------
     >>> import tempfile
@@ -151,11 +146,6 @@ def compare_tables(before: pathlib.Path, after: pathlib.Path) -> list[str]:
     ----------
     before, after : pathlib.Path
         The two table files (``.csv`` or ``.md``); the line names ``after``'s file.
-
-    Returns
-    -------
-    list of str
-        [] or one line.
     """
     a, b = _without_volatile_columns(before), _without_volatile_columns(after)
     if a == b:
@@ -195,11 +185,6 @@ def compare_outputs(before: str | pathlib.Path, after: str | pathlib.Path, *,
     allow_missing : bool, default False
         A file of `before` missing from `after` is not a difference.
 
-    Returns
-    -------
-    list of str
-        One line (or a few) per difference.
-
     Raises
     ------
     FileNotFoundError
@@ -233,11 +218,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status: 1 if there is a difference, else 0.
     """
     parser = argparse.ArgumentParser(prog="python -m decbounds.paper_figures.compare",
                                      description="Compare two figure output folders (records and tables).")

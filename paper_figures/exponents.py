@@ -72,11 +72,6 @@ def write_combined(out_dir: str | pathlib.Path, figures: Sequence[str] | None = 
         Figure names, in table order (default: the registered figures with ``measured=True``,
         `registry.measured_figures`).
 
-    Returns
-    -------
-    list of pathlib.Path
-        ``exponents.md`` and ``exponents.csv``, or [] when no table exists.
-
     Raises
     ------
     ValueError
@@ -133,11 +128,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status (0).
     """
     parser = argparse.ArgumentParser(description="Join the measured figures' exponent tables.")
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT_DIR,

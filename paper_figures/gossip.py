@@ -120,10 +120,6 @@ def build_graph(topology: str, n: int) -> nx.Graph:
         A topology of ``instances.topology`` (the keys of `TOPOLOGY_TITLES`).
     n : int
         Its number of nodes.
-
-    Returns
-    -------
-    networkx.Graph
     """
     if topology == "erdos_renyi":
         return instances.topology(topology, n, p=2.0 * math.log(n) / n, seed=0)
@@ -177,11 +173,6 @@ def consensus_contraction(W: MatrixLike, lam: float, method: str, start: str,
     rounds : sequence or array of int
         The R values (gossip rounds per step).
 
-    Returns
-    -------
-    numpy.ndarray
-        One contraction per R.
-
     References
     ----------
     docs/theory.md §7.2; docs/errata.md E18, E29.
@@ -221,11 +212,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
         The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
     tiny : bool, default False
         A seconds-long sweep for the test suite (wins over ``full``).
-
-    Returns
-    -------
-    list of pathlib.Path
-        ``gossip.png`` and ``gossip.pdf``.
 
     References
     ----------
@@ -290,11 +276,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     return figure_main(make, "Figure 5: gossip-matrix spectral gaps and multi-step gossip contraction.", argv)
 

@@ -95,11 +95,6 @@ def style(algorithm: str) -> dict[str, str]:
         A registered algorithm name (its `algorithms.PlotStyle`), or any other name (a fallback look chosen
         from the name's bytes, the same in every process).
 
-    Returns
-    -------
-    dict of str to str
-        Keywords for ``Axes.plot``.
-
     Examples
     --------
     >>> style("detag")
@@ -121,11 +116,6 @@ def label(algorithm: str) -> str:
     ----------
     algorithm : str
         An algorithm name (registered or not, as `style`).
-
-    Returns
-    -------
-    str
-        The label, with matplotlib mathtext where the paper has math (``'D$^2$'``).
 
     Examples
     --------
@@ -149,11 +139,6 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: fl
     **subplots
         Passed to ``plt.subplots`` (``sharey=True``, ``squeeze=False``, ...; checked there).
 
-    Returns
-    -------
-    tuple of (matplotlib.figure.Figure, Axes or array of Axes)
-        The figure, and its one Axes or (several panels, or ``squeeze=False``) an object array of them.
-
     Examples
     --------
     >>> fig, axes = new_figure(1, 2)
@@ -174,11 +159,6 @@ def panels(axes: matplotlib.axes.Axes | npt.NDArray[np.object_]) -> npt.NDArray[
     ----------
     axes : Axes or numpy.ndarray of Axes
         The second value of `new_figure`.
-
-    Returns
-    -------
-    numpy.ndarray of Axes
-        ``axes`` itself when it is an array.
 
     Examples
     --------
@@ -201,10 +181,6 @@ def blank_figure(width: float = 6.4, height: float = 4.2) -> matplotlib.figure.F
     ----------
     width, height : float
         The figure's size in inches.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     return plt.figure(figsize=(width, height), layout="constrained")
 
@@ -382,11 +358,6 @@ def tick_label_collisions(ax: matplotlib.axes.Axes) -> list[tuple[str, str]]:
     ----------
     ax : matplotlib.axes.Axes
         Drawn (``fig.canvas.draw()``).
-
-    Returns
-    -------
-    list of (str, str)
-        The texts of each colliding pair.
     """
     renderer = _renderer(ax)
     found = []
@@ -433,11 +404,6 @@ def legibility_problems(fig: matplotlib.figure.Figure) -> list[str]:
     ----------
     fig : matplotlib.figure.Figure
         Drawn here first.
-
-    Returns
-    -------
-    list of str
-        Empty when nothing hides anything.
     """
     fig.canvas.draw()
     problems = []
@@ -471,11 +437,6 @@ def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], 
         File stem.
     dpi : int, default 150
         Resolution of the PNG.
-
-    Returns
-    -------
-    list of pathlib.Path
-        The PNG and the PDF.
     """
     out_dir = pathlib.Path(out_dir)
     paths = []
@@ -508,11 +469,6 @@ def figure_main(make: Callable[..., list[pathlib.Path]], description: str,
         The command's help text.
     argv : sequence of str, optional
         Arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status, 0.
     """
     parser = argparse.ArgumentParser(description=description)
     add_figure_arguments(parser)

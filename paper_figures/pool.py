@@ -396,11 +396,6 @@ def run_concurrently(*tasks: Callable[[], _T]) -> list[_T]:
     *tasks : callable
         Functions of no argument (closures are fine: they run in threads of this process).
 
-    Returns
-    -------
-    list
-        ``[task() for task in tasks]``.
-
     Examples
     --------
     >>> run_concurrently(lambda: 1, lambda: 2)
@@ -451,11 +446,6 @@ def parallel_map(function: Callable[[_T], _R], items: Sequence[_T], *,
         ranks them among other sweeps' points).
     executor : concurrent.futures.Executor, optional
         Where to run them (default `default_executor`, shut down at the end).
-
-    Returns
-    -------
-    list
-        The values in the order of `items`.
 
     Examples
     --------

@@ -61,11 +61,6 @@ def predicted_curves(gaps: np.ndarray, parameters: dict[str, float] = PARAMETERS
     parameters : dict
         The other catalog parameters (default `PARAMETERS`).
 
-    Returns
-    -------
-    dict of str to numpy.ndarray
-        One curve per catalog entry.
-
     References
     ----------
     docs/theory.md §8 and §13; (T2) for the entry of the example.
@@ -116,11 +111,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
         The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
     tiny : bool, default False
         A seconds-long sweep for the test suite (wins over ``full``).
-
-    Returns
-    -------
-    list of pathlib.Path
-        ``predictions.png`` and ``predictions.pdf``.
 
     References
     ----------
@@ -174,11 +164,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     return figure_main(make, "Predicted iterations vs spectral gap for every catalog entry.", argv)
 

@@ -31,19 +31,14 @@ VERSIONED_PACKAGES: tuple[str, ...] = (
 
 @functools.lru_cache(maxsize=1)
 def git_commit() -> str | None:
-    """The git commit of the decbounds source tree that is running, or None outside a git checkout.
+    """The git commit of the decbounds source tree that is running (``"-dirty"`` appended when tracked files
+    are modified), or None outside a git checkout or without git.
 
     Asked of git once per process (two ``git`` calls, a few milliseconds), only when the ``decbounds``
     package lies at the top of a git work tree, so that an installed copy inside someone else's repository
     (a virtual environment in a project, say) never reports that project's commit. A work tree whose
     tracked files differ from the commit gets the suffix ``"-dirty"``: the record then says that the code
     that made it is not exactly that commit.
-
-    Returns
-    -------
-    str or None
-        The 40-digit commit hash, with ``"-dirty"`` appended when tracked files are modified; None when the
-        package is not in a git checkout or git is not installed.
 
     Examples
     --------
@@ -77,12 +72,6 @@ def package_versions() -> dict[str, str]:
 
     ``decbounds`` is its ``__version__`` (the one source; an editable install's metadata can lag behind
     it); the others come from the installed distributions' metadata. Computed once per process.
-
-    Returns
-    -------
-    dict of str to str
-        package -> version (``"not installed"`` where absent), plus ``"decbounds_commit"`` (`git_commit`)
-        when the running decbounds is a git checkout.
 
     Examples
     --------

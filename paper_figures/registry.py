@@ -78,11 +78,6 @@ class Figure:
             The output folder.
         full, tiny : bool
             The mode (exclusive): the full set, or the seconds-long one of the test suite; neither is quick.
-
-        Returns
-        -------
-        list of pathlib.Path
-            The files written.
         """
         return self.function()(out_dir, full=full, tiny=tiny)
 
@@ -127,11 +122,6 @@ def register_figure(name: str, make: MakeFigure | str, *, images: tuple[str, ...
     description : str, optional
         One line for listings (default: the make function's docstring's first line).
 
-    Returns
-    -------
-    Figure
-        The registered figure.
-
     Raises
     ------
     ValueError
@@ -150,20 +140,12 @@ def register_figure(name: str, make: MakeFigure | str, *, images: tuple[str, ...
 
 def measured_figures() -> tuple[str, ...]:
     """The figures whose exponent tables are joined, in registration order.
-
-    Returns
-    -------
-    tuple of str
     """
     return tuple(name for name, figure in FIGURES.objects().items() if figure.measured)
 
 
 def docs_images() -> tuple[str, ...]:
     """The PNG stems every registered figure asks the documentation to embed.
-
-    Returns
-    -------
-    tuple of str
     """
     return tuple(stem for figure in FIGURES.objects().values() for stem in figure.images)
 
@@ -176,10 +158,6 @@ def concurrent_order(names: Iterable[str] | None = None) -> tuple[str, ...]:
     ----------
     names : iterable of str, optional
         The figures to order (default: every registered one).
-
-    Returns
-    -------
-    tuple of str
     """
     names = list(FIGURES if names is None else names)
     figures = FIGURES.objects()

@@ -165,11 +165,6 @@ def iteration_cap(n: int, batch: int, p: float, chain_length: int) -> int:
     chain_length : int
         T_c, the zero chain's length.
 
-    Returns
-    -------
-    int
-        The iteration cap of a run.
-
     Examples
     --------
     >>> iteration_cap(4, 1, 0.25, 6)
@@ -199,11 +194,6 @@ def measure_point(point: Point) -> RunOutput:
     ----------
     point : Point
         One of `sweep_points`.
-
-    Returns
-    -------
-    RunOutput
-        The result above, and the catalog parameters (n, B, sigma of `noise_level`, Delta, L, epsilon, ...).
     """
     n, batch = int(field_float(point, "n")), int(field_float(point, "batch"))
     p = float(field_float(point, "p"))
@@ -247,11 +237,6 @@ def sweep_points(mode: str) -> dict[str, list[Point]]:
     ----------
     mode : str
         A key of `MODES` ("tiny", "quick" or "full").
-
-    Returns
-    -------
-    dict of str to list of Point
-        Sweep name -> its points (`measure_point`).
     """
     settings = MODES[mode]
     chain_length = settings["chain_length"]
@@ -278,11 +263,6 @@ def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True
         A key of `MODES`.
     progress : bool, default True
         Show a progress bar.
-
-    Returns
-    -------
-    dict of str to list of Record
-        Sweep name -> the records of its points, in order.
     """
     path = pathlib.Path(out_dir) / NAME / "records.jsonl"
     sweeps = sweep_points(mode)
@@ -311,10 +291,6 @@ def point_cost(point: Point) -> float:
     ----------
     point : Point
         One of `sweep_points` (its ``cap`` and ``seeds``).
-
-    Returns
-    -------
-    float
     """
     return 0.3 + 2e-5 * field_float(point, "cap") * (field_float(point, "seeds") / SEEDS)
 
@@ -334,11 +310,6 @@ def seed_records(records: Sequence[Record]) -> list[Record]:
     ----------
     records : sequence of Record
         Records of `measure_point` (``t_eps_seeds``, ``t_eps_local_seeds``, ``status_seeds``).
-
-    Returns
-    -------
-    list of Record
-        New records, one per seed.
     """
     expanded: list[Record] = []
     for record in records:
@@ -363,10 +334,6 @@ def exponent_table(sweeps: dict[str, list[Record]]) -> list[ExponentRow]:
     ----------
     sweeps : dict of str to list of Record
         `run_measurements`' records by sweep ("sigma2", "nB").
-
-    Returns
-    -------
-    list of ExponentRow
     """
     rows: list[ExponentRow] = []
     for output, convert in (("", list), (", worker output", worker_output)):
@@ -396,11 +363,6 @@ def plot(sweeps: dict[str, list[Record]], out_dir: pathlib.Path, mode: str) -> l
         The output folder.
     mode : str
         A key of `MODES` (which algorithms; the PNG's resolution).
-
-    Returns
-    -------
-    list of pathlib.Path
-        The PNG and PDF.
     """
     fig, axes = new_figure(1, 2, width=6.0, height=5.4)
     axes = panels(axes)
@@ -490,11 +452,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
     tiny : bool, default False
         A seconds-long sweep for the test suite (wins over ``full``).
 
-    Returns
-    -------
-    list of pathlib.Path
-        The PNG and PDF, the figure's exponent tables and the combined ones (``paper_figures.exponents``).
-
     References
     ----------
     Lu & De Sa (2021), Thm 1 (the sampling term); docs/theory.md §4.2; docs/errata.md E21-E23, E34.
@@ -523,11 +480,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     # The imported module's make, also under ``python -m``: record keys and pickled runners name the runner's
     # module, which would otherwise be __main__ and miss the records of ``python -m decbounds.paper_figures``.

@@ -220,11 +220,6 @@ def detag_phase_lengths(lam: float, fractions: Sequence[float]) -> list[int]:
         The gossip matrix's lam, in [0, 1).
     fractions : sequence of float
         The multiples f of 1/sqrt(1 - lam) tried.
-
-    Returns
-    -------
-    list of int
-        The distinct phase lengths R >= 1.
     """
     inverse_root_gap = 1.0 / math.sqrt(1.0 - lam)
     candidates = {1, *(max(1, round(f * inverse_root_gap)) for f in fractions)}
@@ -289,11 +284,6 @@ def tuned_t_eps(point: Point) -> RunOutput:
     ----------
     point : Point
         One of `gap_points`.
-
-    Returns
-    -------
-    RunOutput
-        The result above, and the catalog parameters of the lazy path (n, lam, D, Delta, L, ...).
     """
     problem, W, lam = path_instance(int(field_float(point, "n")), int(field_float(point, "T_c")),
                                     float(field_float(point, "kappa")))
@@ -354,11 +344,6 @@ def gap_points(mode: GapMode) -> list[Point]:
     ----------
     mode : GapMode
         The size of the sweep (`GAP_MODES`).
-
-    Returns
-    -------
-    list of Point
-        `tuned_t_eps` points.
     """
     base: Point = {"figure": "spectral_gap_teps", "n": mode.n, "T_c": mode.T_c, "cap": mode.cap,
                    "step_factors": list(mode.step_factors), "predict": list(PREDICT)}
@@ -388,10 +373,6 @@ def point_cost(point: Point) -> float:
     ----------
     point : Point
         A point of `gap_points` or of the loss curves (``figure == "loss_curves"``).
-
-    Returns
-    -------
-    float
     """
     if point.get("figure") == "loss_curves":
         return curve_cost(point)
@@ -409,10 +390,6 @@ def inv_gap(record: Record) -> float:
     ----------
     record : Record
         A record of `tuned_t_eps`.
-
-    Returns
-    -------
-    float
     """
     return 1.0 / (1.0 - float(field_float(record["params"], "lam")))
 
@@ -425,11 +402,6 @@ def exponent_rows(records: Sequence[Record]) -> list[fit.ExponentRow]:
     ----------
     records : sequence of Record
         Panel (a)'s records (`tuned_t_eps`).
-
-    Returns
-    -------
-    list of fit.ExponentRow
-        x-bar and worker output, per method with 2 or more kappa.
     """
     gossip = [r for r in records if r["point"]["algorithm"] in GOSSIP_ALGORITHMS]
     small = [r for r in gossip if float(field_float(r["point"], "kappa")) <= COMMUNICATION_KAPPA + 1e-15]
@@ -461,11 +433,6 @@ def teps_table(records: Sequence[Record]) -> str:
     ----------
     records : sequence of Record
         Panel (a)'s records.
-
-    Returns
-    -------
-    str
-        The CSV text.
     """
     columns = ("algorithm", "kappa", "lam", "inv_gap", "t_eps", "t_eps_local", "status", "capped", "cap",
                "step_size", "R", "eta", "start", "hop_lower_bound", "configs_run")
@@ -582,10 +549,6 @@ def _base_lam(records: Sequence[Record]) -> float:
 
 def curve_networks() -> list[Network]:
     """The networks of panel (b): the 16-ring, lazy at each kappa of `CURVE_KAPPAS` (kappa 1: not lazy).
-
-    Returns
-    -------
-    list of heterogeneity.Network
     """
     return [Network(f"16-ring, $\\kappa$ = {kappa:g}", f"_k{kappa:g}", "ring", CURVE_WORKERS,
                     None if kappa == 1.0 else kappa) for kappa in CURVE_KAPPAS]
@@ -606,11 +569,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
         The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
     tiny : bool, default False
         A seconds-long sweep for the test suite (wins over ``full``).
-
-    Returns
-    -------
-    list of pathlib.Path
-        The PNG and PDF of both panels and the T_eps table.
 
     References
     ----------
@@ -690,11 +648,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     return figure_main(make, "Figure 3: T_eps against the spectral gap, and loss curves per kappa.", argv)
 

@@ -161,11 +161,6 @@ def predict(params: Mapping[str, object], names: Sequence[str] | None = None
     names : sequence of str, optional
         Catalog entries (``bounds.names()``); None for all, ``[]`` for none.
 
-    Returns
-    -------
-    tuple of (dict, dict)
-        name -> predicted T_eps, and name -> why it could not be evaluated.
-
     References
     ----------
     docs/theory.md §3.2 (T2) for the entry of the example.
@@ -218,11 +213,6 @@ def execute(runner: Runner, point: Point) -> Record:
         ``runner(point) -> {"result": ..., "params": ...}``, top-level.
     point : dict
         The grid point.
-
-    Returns
-    -------
-    dict
-        The record: key, runner, point, params, result, predicted, prediction_errors, versions.
 
     Raises
     ------
@@ -321,11 +311,6 @@ def run_sweep(
         ``runner_of(point) -> runner``: a point's own runner (top-level, as `runner`), for one sweep over
         points of several kinds written to one file (`runner` is the default). A record names its point's
         runner and its key is that runner's (`point_key`), as when each kind had a sweep of its own.
-
-    Returns
-    -------
-    list of dict
-        The records in the order of `points` (first occurrence).
 
     Raises
     ------

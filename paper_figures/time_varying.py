@@ -188,11 +188,6 @@ def relabelled(W: MatrixLike, seed: int = RELABEL_SEED) -> instances.GossipSched
     seed : int, default `RELABEL_SEED`
         The relabellings' seed.
 
-    Returns
-    -------
-    instances.GossipSchedule
-        Aperiodic: round t's matrix is made when asked for.
-
     Examples
     --------
     >>> W = instances.gossip_matrix(nx.path_graph(6))
@@ -221,12 +216,6 @@ def measure_point(point: Point) -> RunOutput:
     ----------
     point : Point
         One of `teps_points`: ``network, n, algorithm, T_c, cap`` (DeTAG also ``phases``, its R values).
-
-    Returns
-    -------
-    RunOutput
-        ``result``: T_eps of the best configuration, status, every configuration run, the explicit bound
-        and the crossings; ``params``: the catalog parameters of the schedule (lam, D, ...).
     """
     network, algorithm = field_str(point, "network"), field_str(point, "algorithm")
     n = int(field_float(point, "n"))
@@ -267,11 +256,6 @@ def teps_points(mode: TimeVaryingMode) -> list[Point]:
     ----------
     mode : TimeVaryingMode
         The size of the sweep (`MODES`).
-
-    Returns
-    -------
-    list of Point
-        `measure_point` points.
     """
     return [{"figure": "time_varying_teps", "network": network, "n": n, "algorithm": algorithm,
              "T_c": mode.T_c, "cap": mode.cap, "predict": list(PREDICT),
@@ -286,10 +270,6 @@ def teps_cost(point: Point) -> float:
     ----------
     point : Point
         One of `teps_points`.
-
-    Returns
-    -------
-    float
     """
     return 0.1 + field_float(point, "n") / 256 * (1.4 if point["network"] == "ring" else 0.4)
 
@@ -375,12 +355,6 @@ def consensus_point(point: Point) -> RunOutput:
     point : Point
         One of `consensus_points`: ``n, kappa, network`` ("static" or "relabelled"), ``gossip`` ("plain",
         "accelerated" or "accelerated_effective"), ``cap``.
-
-    Returns
-    -------
-    RunOutput
-        ``result``: the rounds to consensus (``t_eps``), status, eta and the effective lam; ``params``: n,
-        lam, kappa.
     """
     n, kappa = int(field_float(point, "n")), float(field_float(point, "kappa"))
     W = instances.lazy(instances.gossip_matrix(nx.path_graph(n), "metropolis"), kappa)
@@ -404,10 +378,6 @@ def consensus_cost(point: Point) -> float:
     ----------
     point : Point
         One of `consensus_points`.
-
-    Returns
-    -------
-    float
     """
     rounds = min(float(field_float(point, "cap")),
                  3800.0 * (field_float(point, "n") / 32) ** 2 / float(field_float(point, "kappa")))
@@ -425,11 +395,6 @@ def consensus_points(mode: TimeVaryingMode) -> list[Point]:
     ----------
     mode : TimeVaryingMode
         The size of the sweep.
-
-    Returns
-    -------
-    list of Point
-        `consensus_point` points.
     """
     return [{"figure": "time_varying_consensus", "n": mode.consensus_n, "kappa": kappa, "network": network,
              "gossip": gossip, "cap": mode.consensus_cap}
@@ -454,10 +419,6 @@ def exponent_rows(records: Sequence[Record], consensus: Sequence[Record]
         The records of panels (a)-(c) (`measure_point`).
     consensus : sequence of Record
         The records of panel (d) (`consensus_point`).
-
-    Returns
-    -------
-    list of fit.ExponentRow
     """
     rows: list[fit.ExponentRow] = []
     for network in NETWORKS:
@@ -549,11 +510,6 @@ def plot(records: Sequence[Record], consensus: Sequence[Record],
         The output folder.
     dpi : int
         Of the PNG.
-
-    Returns
-    -------
-    list of pathlib.Path
-        The PNG and PDF.
     """
     fig, axes = new_figure(2, 2, width=6.0, height=4.5)
     axes = panels(axes)
@@ -681,11 +637,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     return figure_main(make, "Time-varying networks: T_eps against n, and accelerated gossip over schedules.",
                        argv)

@@ -101,10 +101,6 @@ def cluster_of(sweep: str, value: float, n: int) -> instances.Cluster:
         Its x.
     n : int
         Workers.
-
-    Returns
-    -------
-    instances.Cluster
     """
     if sweep == "alpha":
         return instances.named_cluster("power", n, alpha=value, rho=BASE_LINK, topology="ring")
@@ -128,11 +124,6 @@ def measure_point(point: Point) -> RunOutput:
     ----------
     point : Point
         ``problem, sweep, value, n, method, seed``.
-
-    Returns
-    -------
-    RunOutput
-        ``result``: seconds and iterations to eps, status, simulated events.
     """
     problem, n = field_str(point, "problem"), field_int(point, "n")
     settings = PROBLEMS[problem]
@@ -153,10 +144,6 @@ def points(mode: TimeMode) -> list[Point]:
     ----------
     mode : TimeMode
         The sweep's size.
-
-    Returns
-    -------
-    list of Point
     """
     return [{"figure": "time", "problem": problem, "sweep": sweep, "value": value, "n": mode.n,
              "method": method, "seed": seed, "predict": []}
@@ -199,10 +186,6 @@ def lower_bounds(problem: str, sweep: str, value: float, n: int) -> tuple[float,
         Its x.
     n : int
         Workers.
-
-    Returns
-    -------
-    tuple
     """
     cluster = cluster_of(sweep, value, n)
     if problem == "zero_chain":
@@ -248,10 +231,6 @@ def plot(rows: Sequence[dict[str, object]], mode: TimeMode, out_dir: pathlib.Pat
         Output folder.
     dpi : int
         PNG resolution.
-
-    Returns
-    -------
-    list of pathlib.Path
     """
     problems = [p for p in PROBLEMS if any(key[0] == p for key in mode.values)]
     fig, axes = new_figure(len(problems), len(SWEEPS), width=4.0, height=3.2, squeeze=False)
@@ -323,10 +302,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
         The full sweep.
     tiny : bool, default False
         A seconds-long sweep for the test suite.
-
-    Returns
-    -------
-    list of pathlib.Path
     """
     mode = MODES[mode_name(full, tiny)]
     out_dir = pathlib.Path(out_dir)
@@ -349,11 +324,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments.
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     return figure_main(make, "Seconds to eps on uneven clusters, beside the time lower bound.", argv)
 

@@ -75,11 +75,6 @@ def outcome(result: Result) -> Outcome:
     result : Result
         One run (or a tuned result: its winner's run).
 
-    Returns
-    -------
-    Outcome
-        A dict of JSON-able values (the ``hyper`` values as the run took them).
-
     Examples
     --------
     >>> from decbounds import algorithms, instances
@@ -121,11 +116,6 @@ def winner_index(tuned: Result) -> int:
     tuned : Result
         ``algorithms.tune``'s result (with ``grid``).
 
-    Returns
-    -------
-    int
-        The index into ``tuned.grid.runs``.
-
     Raises
     ------
     ValueError
@@ -160,11 +150,6 @@ def tune_both(name: str, problem: Problem, W: Gossip, grid: Steps, *, reuse: boo
     **options
         ``algorithms.tune``'s keywords (``tol``, ``iterations``, ``seeds``, ``prune``, ``groups``, ...) and
         hyper-parameter grids.
-
-    Returns
-    -------
-    tuple of (Result, WorkerOutput)
-        The x-bar tuning, and `tune_worker_output`'s dict.
 
     Raises
     ------
@@ -218,12 +203,6 @@ def tune_worker_output(tuned: Result, name: str, problem: Problem, W: Gossip, gr
         The arguments that tuning was run with.
     reuse : bool, default False
         See above.
-
-    Returns
-    -------
-    WorkerOutput
-        ``t_eps_local`` (None when no configuration's workers reached eps), ``best_local`` (its `outcome`)
-        and ``t_eps_local_of_best``.
     """
     cap = int(cast(int, options["iterations"]))  # checked by algorithms.tune, which made `tuned` with them
     finished = [result for result in tuned_grid(tuned).runs if result.t_eps_local is not None]

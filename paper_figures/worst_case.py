@@ -143,10 +143,6 @@ def rounds(method: str, K: int) -> int:
         A method of `FIGURE_METHODS` (``pep.methods.METHODS``).
     K : int
         Its iterations in the PEP.
-
-    Returns
-    -------
-    int
     """
     return METHODS[method].rounds(K, **phase_length(method))
 
@@ -187,12 +183,6 @@ def solve_point(method: str, K: int, lam: float) -> Row:
         Its iterations (``pep.worst_case``'s ``K``).
     lam : float
         The spectrum [-lam, lam] of W on the consensus' complement.
-
-    Returns
-    -------
-    Row
-        ``method, K, rounds, lam, value, status, gap, violation, gram, seconds, rate, rate_value,
-        lower_bound``.
     """
     T = rounds(method, K)
     catalog = dict(FIGURE_METHODS)[method]
@@ -260,10 +250,6 @@ def table(rows: Sequence[Mapping[str, object]]) -> str:
     ----------
     rows : sequence of mapping
         Rows of the same columns (`solve_point`'s).
-
-    Returns
-    -------
-    str
     """
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
@@ -285,11 +271,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
         The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
     tiny : bool, default False
         A seconds-long sweep for the test suite (wins over ``full``).
-
-    Returns
-    -------
-    list of pathlib.Path
-        ``worst_case.png``, ``worst_case.pdf`` and ``worst_case.csv``, then ``make_linear``'s three files.
 
     References
     ----------
@@ -430,11 +411,6 @@ def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     rows : sequence of dict, optional
         The solves of `_linear_points` in its order, made already (`make` solves both figures at once);
         solved here when None.
-
-    Returns
-    -------
-    list of pathlib.Path
-        ``worst_case_linear.png``, ``.pdf`` and ``.csv``.
     """
     Ks, lams = LINEAR_MODES["full" if full else "tiny" if tiny else "quick"]
     if rows is None:
@@ -491,11 +467,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     return figure_main(make, "Computed worst cases (PEP) beside the catalog's rates.", argv)
 
