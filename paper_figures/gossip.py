@@ -217,12 +217,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     ----------
     Boyd, Diaconis & Xiao (2004), Fastest mixing Markov chain on a graph; docs/theory.md §7.2, §12,
     §14; docs/errata.md E18, E29, E30.
-
-    Examples
-    --------
-    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
-
-        python -m decbounds.paper_figures.gossip --tiny --out /tmp/figures
     """
     if full and tiny:
         raise ValueError("full and tiny are exclusive; choose one mode")

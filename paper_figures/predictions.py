@@ -115,12 +115,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     References
     ----------
     docs/theory.md §8 (Table 2) and §13 (the catalog).
-
-    Examples
-    --------
-    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
-
-        python -m decbounds.paper_figures.predictions --tiny --out /tmp/figures
     """
     points = 16 if tiny else 1000 if full else 200
     gaps = np.logspace(math.log10(MIN_GAP), 0.0, points)

@@ -455,12 +455,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
     References
     ----------
     Lu & De Sa (2021), Thm 1 (the sampling term); docs/theory.md §4.2; docs/errata.md E21-E23, E34.
-
-    Examples
-    --------
-    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
-
-        python -m decbounds.paper_figures.sampling --tiny --out /tmp/figures
     """
     mode = _mode(full, tiny)
     out_dir = pathlib.Path(out_dir)
@@ -473,8 +467,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m decbounds.paper_figures.sampling [--full | --tiny] [--out DIR]``.
-
-    Make the sampling figure; print the files written.
 
     Parameters
     ----------

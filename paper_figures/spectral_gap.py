@@ -574,12 +574,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     ----------
     Lu & De Sa (2021/2023), Sect. 7 (the spectral-gap experiment); docs/theory.md §9.2;
     docs/errata.md E20, E33.
-
-    Examples
-    --------
-    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
-
-        python -m decbounds.paper_figures.spectral_gap --tiny --out /tmp/figures
     """
     name = mode_name(full, tiny)
     gap_mode, curve_mode = GAP_MODES[name], CURVE_MODES[name]
@@ -641,8 +635,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m decbounds.paper_figures.spectral_gap [--full | --tiny] [--out DIR]``.
-
-    Make Figure 3; print the files written.
 
     Parameters
     ----------

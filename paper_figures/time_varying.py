@@ -1,35 +1,14 @@
 """Time-varying networks: T_eps against n on static and time-varying graphs, and where accelerated gossip
 stops helping (docs/theory.md §17, docs/errata.md E47-E52).
 
-Panels (a)-(c): the Setting 2 split of the zero chain (``instances.scheduled_communication_instance``: the
-end groups I0, I1 = the first and last ceil(n/3) labels, exact gradients, eps = 1/2 unscaled, T_c of the
-mode) on
-(a) the static exponential graph (``topology("exponential", n)``, Metropolis weights, as a constant
-    schedule),
-(b) the one-peer exponential schedule (``instances.one_peer_exponential(n)``: one matching per round,
-    exact averaging every log2 n rounds),
-(c) the ring through I0, half the middle workers, I1 and the other half (`ring_between_groups`, Metropolis;
-    the plain cycle 0..n-1 would put I0 and I1 next to each other).
-Methods D-PSGD, DSGT, D^2, DeTAG at the admissible step 1/L_local (on the zero chain the largest admissible
-step wins, docs/errata.md E19); DeTAG is the best of R in {1, 2} with the plain first gossip step
-(errata E18) and its default eta, which over a schedule reads the effective lam (§17.1). Drawn beside them:
-the explicit hop-count bound r_{T_c} + 1 computed from each network's rounds (``schedule_crossings``).
-A method that diverges or is refused (D^2 needs lambda_min >= -1/3) is listed in the note, never fitted.
+Panels (a)-(c): the Setting 2 zero chain (``instances.scheduled_communication_instance``) on (a) the static
+exponential graph, (b) the one-peer exponential schedule and (c) `ring_between_groups`; D-PSGD, DSGT, D^2
+and DeTAG at the admissible step 1/L_local (errata E19), a phased rule the best of the mode's R (plain first
+gossip step, E18), beside the hop-count bound r_{T_c} + 1. Panel (d): rounds of accelerated against plain
+gossip to consensus on the lazy path W_kappa, static and `relabelled` every round (the same per-round
+spectrum), with eta from (G1) at lam(W_kappa) or at the schedule's effective lam.
 
-Panel (d): DeTAG's accelerated gossip against plain gossip, as consensus alone (no gradients): rounds until
-||z - z_bar|| <= 1e-6 ||z_0 - z_bar_0|| from a fixed Gaussian start (n = `MODES[...].consensus_n`
-workers, 8 columns), on the lazy Metropolis path W_kappa = kappa W + (1 - kappa) I (static), and on the
-schedule `relabelled` that applies W_kappa with a fresh random relabelling of the workers every round
-(``P_t W_kappa P_t^T``): every round has exactly the static W_kappa's spectrum, hence the same per-round
-contraction ||W_t - J|| = lam(W_kappa). Accelerated gossip is the two-tap recursion
-z_{r+1} = (1 + eta) W_r z_r - eta z_{r-1} (plain first step) with eta = (G1)'s formula at lam(W_kappa)
-("per-round lam") and, on the schedule, at the schedule's effective lam (DeTAG's choice). x-axis:
-1/(1 - lam(W_kappa)).
-
-Records: ``<out>/time_varying/records.jsonl`` (panels a-c) and ``consensus.jsonl`` (d), through
-``paper_figures.sweep`` (resumable). Tables: ``time_varying_exponents.md`` / ``.csv`` (slopes in n and in
-1/(1 - lam)), ``time_varying_teps.csv`` and ``time_varying_consensus.csv``.
-
+Records: ``<out>/time_varying/records.jsonl`` and ``consensus.jsonl``; see docs/results/figures.md.
 Run: ``python -m decbounds.paper_figures.time_varying [--full | --tiny] [--out DIR]``.
 """
 
@@ -177,9 +156,8 @@ def network_schedule(network: str, n: int) -> instances.GossipSchedule:
 
 
 def relabelled(W: MatrixLike, seed: int = RELABEL_SEED) -> instances.GossipSchedule:
-    """W with a fresh random relabelling of the workers each round: W_t = P_t W P_t^T, P_t from
-    ``default_rng(SeedSequence(seed, spawn_key=(t,)))``; every round has W's spectrum (the same per-round
-    contraction), the graph changes every round.
+    """W with a fresh random relabelling of the workers each round, W_t = P_t W P_t^T (P_t from
+    ``SeedSequence(seed, spawn_key=(t,))``): W's spectrum every round on a graph that changes every round.
 
     Parameters
     ----------
@@ -187,13 +165,6 @@ def relabelled(W: MatrixLike, seed: int = RELABEL_SEED) -> instances.GossipSched
         The n x n gossip matrix (made dense).
     seed : int, default `RELABEL_SEED`
         The relabellings' seed.
-
-    Examples
-    --------
-    >>> W = instances.gossip_matrix(nx.path_graph(6))
-    >>> s = relabelled(W)
-    >>> bool(np.isclose(s.contraction(3), instances.second_eigenvalue(W)))
-    True
     """
     dense = np.asarray(W.toarray() if hasattr(W, "toarray") else W, dtype=float)
     n = dense.shape[0]
@@ -279,22 +250,22 @@ def teps_cost(point: Point) -> float:
 
 def consensus_rounds(schedule: instances.GossipSchedule, eta: float, *, tol: float = CONSENSUS_TOL,
                      cap: int = 100_000, columns: int = 8, seed: int = 0) -> tuple[int | None, str]:
-    """Rounds of z_{r+1} = (1 + eta) W_r z_r - eta z_{r-1} (z_1 = W_0 z_0: the plain first step) until
-    ||z - z_bar|| <= tol ||z_0 - z_bar_0||; eta = 0 is plain gossip. Returns (rounds or None, status):
-    "converged", "max_iterations" at the cap, or "diverged" (disagreement 1e6 times the start's).
+    """Rounds of z_{r+1} = (1 + eta) W_r z_r - eta z_{r-1} (z_1 = W_0 z_0) until ||z - z_bar|| <= tol
+    ||z_0 - z_bar_0||, as (rounds or None, status): "converged", "max_iterations", or "diverged"
+    (disagreement 1e6 times the start's). eta = 0 is plain gossip.
 
     Parameters
     ----------
     schedule : instances.GossipSchedule
         W_r of each round.
     eta : float
-        The two-tap momentum (0: plain gossip; ``bounds.accelerated_gossip_eta`` for accelerated).
+        The two-tap momentum.
     tol : float, default `CONSENSUS_TOL`
         The relative disagreement to reach.
     cap : int, default 100000
         Rounds at most.
     columns : int, default 8
-        Independent start vectors z_0 (standard normal, mean removed), run side by side.
+        Standard normal start vectors (mean removed), run side by side.
     seed : int, default 0
         Their seed.
 
@@ -370,9 +341,7 @@ def consensus_point(point: Point) -> RunOutput:
 
 
 def consensus_cost(point: Point) -> float:
-    """Rough CPU seconds of a point of panel (d) (measured at n = 32): plain gossip takes about
-    1/kappa rounds of a few microseconds (a relabelled schedule mixes faster but builds every round),
-    accelerated gossip far fewer; for the pool's order.
+    """Rough CPU seconds of a point of panel (d) (measured at n = 32), for the pool's order.
 
     Parameters
     ----------
@@ -495,17 +464,16 @@ def _slope_text(rows: Sequence[fit.ExponentRow], sweep: str, algorithm: str) -> 
 def plot(records: Sequence[Record], consensus: Sequence[Record],
          rows: Sequence[fit.ExponentRow], mode: TimeVaryingMode, out_dir: pathlib.Path, dpi: int
          ) -> list[pathlib.Path]:
-    """Draw panels (a)-(c) (T_eps against n per network, with the explicit bound) and (d) (consensus
-    rounds against 1/(1 - lam)); write the PNG + PDF.
+    """Draw panels (a)-(c) and (d); write the PNG + PDF.
 
     Parameters
     ----------
     records, consensus : sequence of Record
         The records of panels (a)-(c) and of panel (d).
     rows : sequence of fit.ExponentRow
-        `exponent_rows` of them (the legends quote the measured slopes).
+        `exponent_rows` of them (the legends quote the slopes).
     mode : TimeVaryingMode
-        The sweep's mode (titles).
+        The sweep's mode.
     out_dir : pathlib.Path
         The output folder.
     dpi : int
@@ -594,12 +562,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
     References
     ----------
     docs/theory.md §17; docs/errata.md E47-E52.
-
-    Examples
-    --------
-    From a shell::
-
-        python -m decbounds.paper_figures.time_varying --tiny --out /tmp/figures
     """
     mode = MODES[mode_name(full, tiny)]
     out_dir = pathlib.Path(out_dir)
@@ -630,8 +592,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m decbounds.paper_figures.time_varying [--full | --tiny] [--out DIR]``.
-
-    Make the time-varying figure; print the files written.
 
     Parameters
     ----------

@@ -275,12 +275,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     References
     ----------
     docs/theory.md §16 (performance estimation).
-
-    Examples
-    --------
-    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
-
-        python -m decbounds.paper_figures.worst_case --tiny --out /tmp/figures
     """
     if full and tiny:
         raise ValueError("full and tiny are exclusive; choose one mode")
