@@ -1,10 +1,7 @@
 """Run every figure: ``python -m decbounds.paper_figures [--full] [--tiny] [--only NAME ...] [--out DIR]``.
 
-Quick by default (about 1.5 minutes on a 2-core machine); ``--full`` or ``FULL=1`` for the full set (about
-5 minutes; the targets and measured times of both are in docs/benchmarks.md); ``--tiny`` is the
-seconds-long mode the test suite uses. Outside tiny mode the figures are made at once and their sweeps share
-one process pool (`run_figures`). A figure whose failure is reported does not stop the others; the exit
-status is 1 if any failed.
+Quick by default; ``--full`` (or ``FULL=1``) for the full set, ``--tiny`` for the test suite's (times in
+docs/benchmarks.md). A failing figure does not stop the others; the exit status is 1 if any failed.
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
-"""Compare two figure output folders: the sweep records record by record, the tables byte for byte.
+"""Compare two figure output folders: ``python -m decbounds.paper_figures.compare BEFORE AFTER [--only
+NAME ...]`` prints every difference and exits 1 if there is one.
 
-``python -m decbounds.paper_figures.compare BEFORE AFTER [--only NAME ...]`` prints every difference and
-exits 1 if there is one. It is how a change that should not change the figures' data is checked: make the
-figures into a new folder and compare it with one made before the change.
-
-What is compared (`compare_outputs`):
-
-- every JSON-lines file (``*.jsonl``, the sweep records of `paper_figures.sweep`): the records as a multiset,
-  each without its ``versions`` field (`IGNORED_RECORD_FIELDS`: the git commit and the package versions,
-  provenance only). The order of the lines follows completion order and is not compared. Two records with
-  the same ``key`` that differ are reported with the fields that differ;
-- every table (``*.csv``, ``*.md``) byte for byte, except the columns of `VOLATILE_COLUMNS` in a CSV file
-  (the worst-case figures time their SDP solves: a ``seconds`` column is a wall-clock time);
-- a file present on one side only is a difference (with ``allow_missing``, one missing from ``after`` is
-  not: a run of some figures against a folder of all of them).
-
-Images (``*.png``, ``*.pdf``) are not compared: matplotlib writes dates into PDFs.
+Records (``*.jsonl``) are compared as multisets without ``versions`` (`IGNORED_RECORD_FIELDS`); tables
+(``*.csv``, ``*.md``) byte for byte but for `VOLATILE_COLUMNS`; a file on one side only is a difference
+(unless ``allow_missing``). Images are not compared (PDFs hold dates).
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""The measured-vs-predicted exponent table of the measured figures (communication, sampling, spectral gap).
-
-Each measured figure writes its own rows (``<figure>_exponents.md`` and ``.csv``, from
-`paper_figures.fit.write_exponent_table`) and then calls `write_combined`, which joins the per-figure tables
-that exist in the output folder into ``exponents.md`` and ``exponents.csv``. The rows are not refitted here:
-the combined table is exactly the per-figure tables, one after the other, so it always matches the figures
-last drawn in that folder.
-
-Run: ``python -m decbounds.paper_figures.exponents [--out DIR]`` rejoins the tables already written.
-"""
+"""The combined measured-vs-predicted exponent table: `write_combined` joins the per-figure tables
+(``<figure>_exponents.md/.csv``) of an output folder into ``exponents.md`` and ``.csv``, without refitting.
+Run: ``python -m decbounds.paper_figures.exponents [--out DIR]``."""
 
 from __future__ import annotations
 

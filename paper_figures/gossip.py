@@ -1,20 +1,8 @@
-"""Figure 5 — gossip: (a) spectral gaps of FMMC, Metropolis and max-degree weights; (b) multi-step gossip.
-
-(a) The spectral gap 1 - lam of the fastest-mixing Markov chain (FMMC, Boyd, Diaconis & Xiao 2004;
-docs/theory.md §12), of Metropolis-Hastings weights and of max-degree weights on standard topologies, against
-n (docs/theory.md §14 lists the closed forms for ring, path, torus and hypercube).
-
-(b) Consensus error against the number R of gossip rounds: the worst-case contraction
-``||M_R(X) - X_bar|| / ||X - X_bar||`` over all starts X, i.e. the spectral norm of the R-step operator on the
-disagreement space, measured by applying ``instances.multi_step_gossip`` to the projector I - 11^T/n. Methods:
-plain gossip (W^R), Alg. 3's two-tap accelerated gossip with the paper's start z_{-1} = z_0 and with a plain
-first step (docs/errata.md E18), and Chebyshev gossip; against the paper's rate
-rho = (1 - sqrt(1 - lam))^R of eq. (26) (``bounds.detag_params.accelerated_gossip_rho``; its absolute
-constant is UNCONFIRMED, §7.2, errata E9). On the Cor. 2 path matrix (lambda_n = -lam) the paper's start
-expands disagreement for small R before its rate sets in; that transient is what panel (b) shows.
-
-Run: ``python -m decbounds.paper_figures.gossip [--full | --tiny] [--out DIR]``.
-"""
+"""Figure 5, gossip: (a) spectral gaps of FMMC, Metropolis and max-degree weights against n (docs/theory.md
+§12, §14); (b) the worst-case consensus contraction of R rounds of plain, two-tap (Alg. 3's start and a
+plain first step, errata E18) and Chebyshev gossip, against eq. (26)'s rate (1 - sqrt(1 - lam))^R (its
+constant UNCONFIRMED, §7.2, E9).
+Run: ``python -m decbounds.paper_figures.gossip [--full | --tiny] [--out DIR]``."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Shared plot helpers: the Agg backend, one style per algorithm, atomic PNG + PDF output, a figure's main().
-
-Every figure module uses these so that all figures look alike (the same algorithm has the same colour and
-marker everywhere) and are written the same way (PNG and PDF, each atomically: a killed run leaves the old
-file or the new one, never half a file).
-"""
+"""Shared plot helpers: the Agg backend, one style per algorithm, atomic PNG + PDF output, main()."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""Scheduling sweeps: the executors, the shared priority pool and the figures' turns.
-
-``python -m decbounds.paper_figures`` makes the figures in threads of one process (`figure_turn`: their own
-code runs one at a time, a sweep gives the turn away while it waits) whose sweeps share one `PriorityPool`
-(`shared_pool`): a free core takes the most expensive point waiting, whichever figure it is from, so both
-cores stay busy to the end of the set. Each figure gives its points a ``cost`` in rough CPU seconds.
-Whichever executor runs a point, its record is the same, byte for byte. (Part of `paper_figures.sweep`,
-which re-exports every public name.)
-"""
+"""Scheduling sweeps: the executors, the shared `PriorityPool` (a free core takes the most expensive
+waiting point of any figure) and the figures' turns (`figure_turn`). Records do not depend on the executor."""
 
 from __future__ import annotations
 

@@ -1,18 +1,7 @@
-"""Predicted iterations T_eps against the spectral gap 1 - lam, for every entry of the ``bounds`` catalog.
-
-Fixed parameters (``PARAMETERS``): Delta = 100, L = 1, sigma = 0.1, varsigma = varsigma0 = 1, n = 16, B = 1,
-D = 15 (the diameter of the 16-node path), no compression (omega = 0, delta = 1: the compressed entries of
-docs/theory.md §18 at their uncompressed point), eps = 0.01 in the paper's convention E||grad f|| <= eps;
-absolute
-constants 1 except in the hard-instance entries, which carry the construction's explicit constants. Entries
-stated for E||grad f||^2 <= eps are converted first (``Rate.in_convention("grad_norm")``, eps -> eps^2).
-Entries that do not depend on lam (Thm 1, DeFacto, centralized SGD, the hard instances) are flat lines; a
-value <= 0 (a vacuous hard-instance bound) would be left out of the log plot. Line style carries the status:
-solid confirmed, dashed derived, dotted recalled. The dotted vertical line marks 1 - cos(pi/16), the gap of
-Cor. 2's path matrix, the only lam at which the paper proves the gossip lower bound.
-
-Run: ``python -m decbounds.paper_figures.predictions [--full | --tiny] [--out DIR]``.
-"""
+"""Predicted T_eps against the spectral gap 1 - lam for every entry of the ``bounds`` catalog, at the fixed
+``PARAMETERS`` (eps in the convention E||grad f|| <= eps; other entries converted). Line style carries the
+status: solid confirmed, dashed derived, dotted recalled; the vertical line marks Cor. 2's path gap.
+Run: ``python -m decbounds.paper_figures.predictions [--full | --tiny] [--out DIR]``."""
 
 from __future__ import annotations
 

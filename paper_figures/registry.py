@@ -1,17 +1,9 @@
-"""The figure registry: one registration carries everything the runner, the tables and the docs need.
-
-A figure is a function ``make(out_dir, *, full=False, tiny=False) -> list[pathlib.Path]`` (the files it
-wrote) registered once with `register_figure`; from then on ``python -m decbounds.paper_figures``,
-``decbounds figures --only NAME``, the combined exponent table (``measured=True``) and ``docs/images.py``
-(``images=``) all know it. Other packages register through the entry-point group ``decbounds.figures``
-(each entry point naming a `Figure` or a ``make`` function, registered under the entry point's name).
-
-The built-in figures are registered below by import path, so reading this registry (``docs/images.py``,
-``paper_figures.exponents``) imports no figure module; each is imported when it is made.
+"""The figure registry: a figure is ``make(out_dir, *, full=False, tiny=False) -> list[pathlib.Path]``
+registered once with `register_figure`; the runner, the CLI, the combined exponent table and
+``docs/images.py`` read `FIGURES`. Plugins register through the entry-point group ``decbounds.figures``.
+Built-in figures are registered by import path (reading the registry imports no figure module).
 
 >>> FIGURES["communication"].builder.measured
-True
->>> "worst_case_linear" in FIGURES["worst_case"].builder.images
 True
 """
 

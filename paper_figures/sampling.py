@@ -1,29 +1,13 @@
-"""Figure 2, the sampling term: measured T_eps against sigma^2 and against n B on Setting 1, beside bounds.
+"""Figure 2, the sampling term (§4.2, Setting 1): measured T_eps against sigma^2 and against n B, beside
+the bounds.
 
-Instance (§4.2, Setting 1): ``instances.sampling_instance(n, T_c=6, p=p)``, the unscaled zero chain
-(L = l1 = 152, eps = 1/2, Delta = 12 T_c) on every worker of the complete graph (Metropolis weights,
-W = 11^T/n), queried through the probabilistic zero-chain oracle (``oracles.ZeroChainOracle``) with reveal
-probability p and B queries per worker and iteration. Every run uses the admissible step 1/L (errata E19;
-in this regime the step size stops mattering, docs/errata.md E22).
+The zero chain on every worker of the complete graph, queried through ``oracles.ZeroChainOracle`` with
+reveal probability p (sigma^2 = 4 e^3 eps^2 / p, errata E23) and B queries per worker, at the admissible step
+1/L (E19, E22). Each point runs ``SEEDS`` seeds in one batch; the median is compared with the bounds (they
+hold with probability >= 1/2 per run, E21) and a capped seed counts as infinitely slow. The slopes +1 in
+sigma^2 and -1 in n B show only where (T_c - 1)/(n B p) dwarfs the descent cost (E22).
 
-Noise level. An instance with reveal probability p meets the variance bound sigma^2 = 4 e^3 eps^2 / p (the
-oracle's sup variance is 4 e^3 eps^2 (1 - p) / p, errata E23, measured in the oracles tests); that is the
-sigma^2 on the x axis and the sigma at which both catalog bounds are evaluated. There the sharper entry
-(``hard_instance_sampling_sharp``, p = 4 e^3 eps^2 / sigma^2) is built on exactly this instance and gives
-(T_c - 1)/(n B p (e - 1)); the paper's entry (``hard_instance_sampling``, p = (2 G_inf eps)^2 / sigma^2) is
-the same formula for an instance 26.3 times less likely to reveal, so it sits 26.3 times lower.
-
-The regime (docs/errata.md E22): the slopes +1 in sigma^2 (i.e. in 1/p) and -1 in n B only show where
-(T_c - 1)/(n B p) dwarfs the noise-free descent cost (about 700 iterations at T_c = 6), so n B p <= 2e-3
-here. Each point runs ``SEEDS`` seeds side by side (one `algorithms.run_batch`); the figure shows the median
-and the interquartile range; the bounds hold with probability >= 1/2 per run (docs/errata.md E21), so they are
-compared with the median. A seed that reaches the cap counts as infinitely slow in the median and is
-counted in the figure. Slopes are least squares of log T_eps over every seed's run (95% CI); T_eps at a
-point is x times a seed-noise factor, so this is the slope of the median with the seeds as replicates.
-
-Records: ``<out>/sampling/records.jsonl`` (one record per point, every seed's T_eps under
-``t_eps_seeds``); outputs ``sampling.png/.pdf`` and ``sampling_exponents.md/.csv``.
-
+Records: ``<out>/sampling/records.jsonl``; see docs/results/figures.md.
 Run: ``python -m decbounds.paper_figures.sampling [--full | --tiny] [--out DIR]``.
 """
 

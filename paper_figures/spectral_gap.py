@@ -1,36 +1,13 @@
-"""Figure 3 — spectral gap: T_eps against 1/(1 - lam) through the lazy W_kappa, and loss curves per kappa.
+"""Figure 3, spectral gap (docs/theory.md §9.2): T_eps against 1/(1 - lam) through the lazy
+W_kappa = kappa W_0 + (1 - kappa) I of a Metropolis path, and loss curves per kappa.
 
-(a) Measured T_eps on Cor. 2's hard instance (``instances.communication_instance``, Setting 2 split of the
-zero chain over the end groups of a 12-node path, exact gradients, eps = 1/2 in unscaled units) with the
-slack matrix W_kappa = kappa W_0 + (1 - kappa) I of a Metropolis path W_0 (docs/theory.md §9.2): its gap is
-exactly kappa (1 - lam(W_0)) because lambda_2 >= -lambda_n. Each method is tuned for the least T_eps:
-- step sizes only in the admissible range <= 1/L_local (errata E19; L_local = 3 l1 = 456 unscaled), largest
-  first; on the zero chain a larger admissible step never hurts, so once the largest step hits the cap the
-  smaller ones are skipped;
-- DeTAG also over R from 1 down to small fractions of 1/sqrt(1 - lam) (docs/errata.md E20), eta in {Alg. 3's
-  formula, 0} and the gossip start (Alg. 3's z_{-1} = z_0, or a plain first step, docs/errata.md E18);
-- branch and bound: a configuration that has not reached eps within the best T_eps found so far cannot win,
-  so later groups run with that cap. The tuned T_eps is the exact minimum over the grid.
-Runs that hit the iteration cap are drawn as open markers at the cap with an arrow, diverged points as a
-large X at the cap; both are counted in the table and never fitted. Solid lines: T_eps at x-bar; dashed,
-hollow: the worker-output T_eps (every worker's own model eps-stationary), tuned on its own.
-Drawn beside them: the explicit lower bound 1 + (T_c - 1) dist of docs/errata.md E17 (the catalog's
-``hard_instance_communication``; it does not depend on lam), a slope-1/2 line of Cor. 2's shape
-Delta L / (eps^2 sqrt(1 - lam)) (its constant is unspecified, so it is anchored at the best measured T_eps of
-kappa = 1), and each method's fitted power law. The exponent table compares each fitted slope with the
-slope of the method's catalog entry over the same kappa (Cor. 6 for DeTAG: 1/2; Table 2: 2 for D-PSGD,
-about 3 for D2 and DSGT, where varsigma stands in by the measured varsigma0 — only the exponent is used),
-over all kappa and over the communication-dominated end kappa <= 0.01.
+(a) Tuned T_eps on Cor. 2's hard instance (admissible steps <= 1/L_local, errata E19; a rule that searches
+R, eta and the start also over those, by branch and bound, errata E18, E20), x-bar and worker output, beside
+the explicit bound 1 + (T_c - 1) dist (E17) and a slope-1/2 guide of Cor. 2's shape anchored at kappa = 1;
+slopes against each method's catalog entry over all kappa and kappa <= 0.01. (b) Training loss on the
+digits problem (0% shuffled, 16-ring), tuned as in Figure 4 (`heterogeneity.tuned_curve`).
 
-(b) Training loss f(x_bar) against iterations on the digits problem (0% shuffled, 16 workers on a ring,
-Metropolis W_0, the same lazy W_kappa), each method tuned for the least final loss as in Figure 4
-(``paper_figures.heterogeneity.tuned_curve``, through `algorithms.tune`): the paper's Figure 3 analog
-(docs/theory.md §9.2). Medians over 3 seeds (the tuning seed and two more) with min-max bands.
-
-Records: ``<out>/spectral_gap/records.jsonl`` (one line per tuned (method, kappa) of (a), one per tuned
-(method, kappa) of (b)), through ``paper_figures.sweep`` (resumable). Tables: ``spectral_gap_exponents.md`` /
-``.csv`` (fits) and ``spectral_gap_teps.csv`` (every tuned T_eps), ``spectral_gap_tuned.md`` / ``.csv`` (b).
-
+Records: ``<out>/spectral_gap/records.jsonl``; see docs/results/figures.md.
 Run: ``python -m decbounds.paper_figures.spectral_gap [--full | --tiny] [--out DIR]``.
 """
 

@@ -1,44 +1,11 @@
 """Sweeps: a declarative grid of runs -> one JSON line per run, resumable, on any concurrent.futures.Executor.
 
-A *point* is a JSON-able dict describing one run completely (algorithm, instance, graph and weights, oracle,
-step size, iterations, batch, seed, hyper-parameters, the catalog parameters it is compared against). `grid`
-builds points as a cartesian product; `run_sweep` runs every point not yet in the record file through a
-*runner* (a picklable top-level function ``runner(point) -> dict``; each figure module has its own) and
-appends one record per finished run.
-
-Record file format (JSON Lines, one record per line, keys sorted)::
-
-    {"key": ..., "runner": "module:function", "point": {...}, "params": {...}, "result": {...},
-     "predicted": {catalog name: T_eps}, "prediction_errors": {name: reason}, "versions": {...}}
-
-Durability. Only the calling process writes the file. Each record is one ``os.write`` of a complete line to
-a file opened with ``O_APPEND``, followed by ``fsync``; a run killed at any point leaves at most one torn
-*last* line (no newline), which readers ignore and `run_sweep` truncates away before appending again. A grid
-point's key is a hash of its canonical JSON (plus the runner's name), so rerunning the same sweep skips the
-finished points: a sweep killed at any point resumes with nothing lost and nothing duplicated. An exclusive
-``flock`` stops two sweeps from writing one file at the same time.
-
-Provenance. ``versions`` holds Python's and the dependencies' versions, decbounds' ``__version__`` and, when
-the running decbounds is a git checkout, its commit (``decbounds_commit``, `git_commit`).
-
-Determinism. Records hold no wall-clock timings, hostnames or process ids: the same point gives the same
-line, byte for byte, whichever executor ran it (`SerialExecutor`, a process pool, Dask's
-``Client.get_executor()``, the shared `PriorityPool`); only the order of the lines follows completion order.
-`paper_figures.compare` checks two output folders for exactly that.
-
-Figures at once. ``python -m decbounds.paper_figures`` makes the figures in threads of one process
-(`figure_turn`: their own code runs one at a time, a sweep gives the turn away while it waits) whose sweeps
-share one `PriorityPool` (`shared_pool`): a free core takes the most expensive point waiting, whichever
-figure it is from, so both cores stay busy to the end of the set. Each figure gives its points a `cost` in
-rough CPU seconds; a chain of points (`run_sweep`'s ``follow``: a series that goes on to the next size only
-if it did not hit its cap) is ranked by the cost of the whole chain it starts. ``DECBOUNDS_SWEEP_PROFILE``
-(`PROFILE_ENVIRONMENT`) logs every point's CPU and wall seconds, for measuring where the time goes.
-
-One idea per module: the records file, keys and grids are `paper_figures.records`; the executors, the
-shared pool and the figures' turns `paper_figures.pool`; the versions and commit a record carries
-`paper_figures.provenance`; what a record keeps of a result and the two-sided tuning
-`paper_figures.tuning_reuse`. This module runs a sweep (`run_sweep`, `execute`, `predict`) and re-exports
-the public names of the four, so ``from decbounds.paper_figures.sweep import ...`` keeps working.
+A point is a JSON-able dict describing one run; `run_sweep` runs every point not yet in the record file
+through a picklable top-level runner and appends one record per run (`paper_figures.records`: format and
+durability). Records hold no timings or hostnames: the same point gives the same line whichever executor
+ran it (`paper_figures.compare` checks that). ``DECBOUNDS_SWEEP_PROFILE`` logs each point's seconds. This
+module re-exports the public names of `records`, `pool`, `provenance` and `tuning_reuse`.
+See docs/tutorials/sweeps.md.
 """
 
 from __future__ import annotations

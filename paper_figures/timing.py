@@ -1,22 +1,9 @@
 """Figure ``time``: seconds to eps on uneven clusters, beside Tyurin & Richtárik's time lower bound.
 
-Lu & De Sa count iterations; a cluster counts seconds (docs/time.md). Each panel measures the simulated
-time to eps (`algorithms.run_timed`) of synchronous D-PSGD and DeTAG (the engine's iterations through the
-cluster's clock), Fragile SGD, Amelie SGD and asynchronous SGD (an event heap in seconds) against
-
-- compute heterogeneity: h_i = i^alpha (``named_cluster("power")``), and one straggler slowed x1 ... x1000;
-- link times: rho on every edge of the ring, equal h = 1 s.
-
-Rows: the zero-chain hard instance (``instances.sampling_instance``, its zero-chain oracle, eps = 1/2: eps
-needs progress T_c) and the digits problem (``instances.digits_problem``, iid shards, sampled gradients).
-Every method takes the same step size per problem; Fragile's and Amelie's S is n (Amelie's least, Thm 8).
-Markers: the median over seeds; bars: min to max. Lines: Thm 19's bound with c = 1 on the instance's own
-chain (`bounds.time_bounds.chain_time_lower_bound`) and the level game's median (`level_game_times`, the
-proof's time series: no zero-respecting method beats it on the same coins) on the zero chain; Thm 1's
-expression with c = 1 at the problem's L, Delta <= f(x0), and sigma^2 estimated at x0 on digits.
-
-Records: ``<out>/time/records.jsonl`` (resumable). Table: ``time_seconds.csv``.
-
+The simulated time to eps (`algorithms.run_timed`) of synchronous D-PSGD and DeTAG, Fragile, Amelie and
+asynchronous SGD, against compute heterogeneity (h_i = i^alpha; one straggler) and link times, on the zero
+chain and on digits; beside Thm 19's bound and the level game's median on the chain, Thm 1's expression on
+digits. Records: ``<out>/time/records.jsonl``; table ``time_seconds.csv``; see docs/time.md.
 Run: ``python -m decbounds.paper_figures.timing [--full | --tiny] [--out DIR]``.
 """
 

@@ -1,35 +1,13 @@
 """Computed worst cases (performance estimation, ``pep.worst_case``) beside the catalog's rates.
 
-Every point is an SDP: the exact worst case of min_k ||grad f(x-bar^k)||^2 after K iterations over N = 2
-agents with L-smooth non-convex f_i, f(x0) - f(x-bar^K) <= Delta, dissimilarity varsigma^2 at the averages,
-and every symmetric W with W 1 = 1 whose spectrum off consensus lies in [-lam, lam] (the spectral relaxation
-of Colla & Hendrickx 2023, an upper bound on that class). L = Delta = varsigma = 1, one step size for every
-method (``STEP`` = 0.5/L, not tuned), DeTAG with R = 2 accelerated rounds per phase and Alg. 3's eta(lam).
+Each point is an SDP: the worst min_k ||grad f(x-bar^k)||^2 after K iterations over N = 2 agents with
+L-smooth non-convex f_i, Delta = varsigma = L = 1, step ``STEP``, and every symmetric W whose spectrum off
+consensus lies in [-lam, lam] (Colla & Hendrickx 2023). (a) against gossip rounds at lam = ``LAM_A`` (a
+phase of R rounds counts R); (b) against 1 - lam at fixed K. Each rate T_eps = C / eps^2 is drawn as the
+bound C / T, beside Cor. 2's gossip lower bound. ``worst_case_linear`` is the strongly convex class (mu =
+``MU``): the worst ||x-bar^K - x*||^2 and the linear rate read off it, beside gradient descent's 1 - alpha mu.
 
-(a) the worst case against the number of gossip rounds (a DeTAG phase counts R rounds) at lam = ``LAM_A``;
-(b) the worst case against 1 - lam at fixed K.
-
-Beside them, each method's catalog rate read as a bound after T iterations: a rate T_eps = C / eps^2
-(communication term, sigma = 0, constants 1, varsigma = varsigma0 = 1, n = 2) promises
-||grad f||^2 <= C / T after T iterations (eps = 1 inside DeTAG's log); the gossip lower bound of Cor. 2,
-Delta L / (sqrt(1 - lam) T), drawn the same way, is the best any gossip method can promise. The computed
-worst case is the exact value (up to the solver's tolerance, reported in the table) of what the rates bound
-from above; a rate curve above the points is valid and its distance to them is its looseness at these
-constants. Measured T_eps on the hard instance is not drawn here (the hard instance's T_eps lives in
-Figures 2-3; a worst case over all L-smooth f_i at K <= 10 is a different regime).
-
-Tables: ``worst_case.csv`` (every solve: method, K, rounds, lam, value, status, gap, violation, seconds,
-Gram size, the rate's and the lower bound's value at the same point).
-
-A second figure, ``worst_case_linear``, is the strongly convex class: mu = ``MU``, L = 1, step
-``LINEAR_STEP``, ||x0 - x*|| <= 1, heterogeneity varsigma = 1 at x* (the f_i do not share their minimizer),
-spectrum [-lam, lam]. (a) the worst ||x-bar^K - x*||^2 of DIGing/DSGT and EXTRA against K; (b) the linear
-rate read off the worst case, rho = (v(K) / v(K - 2))^(1/4) at the two largest K (per iteration, on
-||x-bar^K - x*||), against 1 - lam, beside gradient descent's exact rate 1 - alpha mu (what every method
-meets at lam = 0, W = 11^T/N). rho >= 1 means the worst case grows: no linear convergence for that class at
-that step. The catalog holds no strongly convex rate (its entries are T_eps for non-convex f), so no catalog
-curve is drawn there. Table: ``worst_case_linear.csv``.
-
+Tables: ``worst_case.csv``, ``worst_case_linear.csv``; see docs/worst_case.md.
 Run: ``python -m decbounds.paper_figures.worst_case [--full | --tiny] [--out DIR]``.
 """
 
