@@ -751,10 +751,8 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
     ----------
     out_dir : pathlib.Path
         Output folder (created).
-    full : bool, default False
-        The full sweep; otherwise the quick one.
-    tiny : bool, default False
-        A seconds-long sweep for the test suite.
+    full, tiny : bool
+        The full sweep, or the test suite's seconds-long one (neither: quick).
     executor_factory : callable, default `make_executor`
         ``executor_factory(tiny) -> concurrent.futures.Executor``.
     """

@@ -82,20 +82,18 @@ _FALLBACK_MARKERS = ("*", "h", "p", "X", "d", "8")
 
 
 def style(algorithm: str) -> dict[str, str]:
-    """Matplotlib keywords (color, marker, linestyle, label) of `algorithm`; stable for unknown names too.
+    """Matplotlib keywords (color, marker, linestyle, label) of `algorithm`: its `algorithms.PlotStyle`, or
+    for another name a fallback look chosen from the name's bytes (the same in every process).
 
     Parameters
     ----------
     algorithm : str
-        A registered algorithm name (its `algorithms.PlotStyle`), or any other name (a fallback look chosen
-        from the name's bytes, the same in every process).
+        An algorithm name.
 
     Examples
     --------
     >>> style("detag")
     {'color': 'tab:red', 'marker': 'o', 'label': 'DeTAG', 'linestyle': '-'}
-    >>> style("my_method")["label"]
-    'my_method'
     """
     if algorithm in algorithms.algorithm_names():
         return algorithms.entry(algorithm).style.as_dict()
@@ -105,17 +103,12 @@ def style(algorithm: str) -> dict[str, str]:
 
 
 def label(algorithm: str) -> str:
-    """The display name of `algorithm` (its `style`'s label).
+    """The display name of `algorithm` (its `style`'s label, e.g. ``'D$^2$'``).
 
     Parameters
     ----------
     algorithm : str
-        An algorithm name (registered or not, as `style`).
-
-    Examples
-    --------
-    >>> label("d2")
-    'D$^2$'
+        An algorithm name.
     """
     return style(algorithm)["label"]
 
@@ -132,14 +125,7 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: fl
     width, height : float
         Inches per panel.
     **subplots
-        Passed to ``plt.subplots`` (``sharey=True``, ``squeeze=False``, ...; checked there).
-
-    Examples
-    --------
-    >>> fig, axes = new_figure(1, 2)
-    >>> fig.get_size_inches().tolist(), len(axes)
-    ([12.8, 4.2], 2)
-    >>> plt.close(fig)
+        Passed to ``plt.subplots``.
     """
     options: dict[str, Any] = dict(subplots)  # plt.subplots checks them
     made: tuple[matplotlib.figure.Figure, matplotlib.axes.Axes | npt.NDArray[np.object_]] = plt.subplots(
@@ -154,13 +140,6 @@ def panels(axes: matplotlib.axes.Axes | npt.NDArray[np.object_]) -> npt.NDArray[
     ----------
     axes : Axes or numpy.ndarray of Axes
         The second value of `new_figure`.
-
-    Examples
-    --------
-    >>> fig, axes = new_figure(1, 2)
-    >>> panels(axes) is axes, panels(new_figure()[1]).shape
-    (True, (1,))
-    >>> plt.close("all")
     """
     if isinstance(axes, np.ndarray):
         return axes
@@ -239,26 +218,14 @@ def _obstacles(ax: matplotlib.axes.Axes) -> tuple[np.ndarray, np.ndarray, list[B
 
 
 def legend_overlap(ax: matplotlib.axes.Axes, legend: Legend | None = None) -> int:
-    """How many of the axes' data points (vertices, points along the lines, scatter points) and text boxes
-    lie under its legend as drawn: 0 when the legend hides nothing.
+    """How many of the axes' data points and text boxes lie under its legend as drawn (0: it hides nothing).
 
     Parameters
     ----------
     ax : matplotlib.axes.Axes
-        Drawn at least once (``fig.canvas.draw()``) when its layout is constrained.
+        Drawn at least once when its layout is constrained.
     legend : matplotlib.legend.Legend, optional
         Default ``ax.get_legend()``; None there: 0.
-
-    Examples
-    --------
-    >>> fig, ax = new_figure()
-    >>> _ = ax.plot([0, 1], [1, 1], label="top")
-    >>> _ = ax.set_ylim(0, 1.02)
-    >>> _ = ax.legend(loc="upper right")
-    >>> fig.canvas.draw()
-    >>> legend_overlap(ax) > 0, legend_overlap(ax, ax.legend(loc="lower left"))
-    (True, 0)
-    >>> plt.close(fig)
     """
     legend = ax.get_legend() if legend is None else legend
     if legend is None or not legend.get_visible():
@@ -272,10 +239,7 @@ def legend_overlap(ax: matplotlib.axes.Axes, legend: Legend | None = None) -> in
 
 def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs: object) -> Legend:
     """The axes' legend where it hides no data: `loc` if free, else the first free spot of
-    `LEGEND_LOCATIONS`, else outside the axes on their right (`legend_overlap` decides).
-
-    Unlike matplotlib's ``loc="best"``, which minimises the overlap, a legend placed here hides nothing or
-    sits outside. The figure is drawn once first, so that a constrained layout has placed the axes.
+    `LEGEND_LOCATIONS`, else outside on the right (unlike ``loc="best"``, which only minimises the overlap).
 
     Parameters
     ----------
@@ -284,7 +248,7 @@ def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs:
     loc : str, default "upper left"
         The preferred location.
     **kwargs
-        Passed to ``Axes.legend`` (fontsize, title, ncol, handles and labels, ...).
+        Passed to ``Axes.legend``.
 
     Examples
     --------
@@ -309,25 +273,23 @@ def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs:
 
 
 def value_ticks(ax: matplotlib.axes.Axes, values: Sequence[float], *, axis: str = "x") -> None:
-    """Ticks at the measured `values` only, labelled plainly (16, not 1.6x10^1), and no minor labels: a log
-    axis over a few sizes otherwise labels every minor tick, and those collide at the docs' width. A value
-    within a factor `MIN_LABEL_RATIO` of the last labelled one (21 after 20.5 on a log axis) keeps its tick
-    but no label.
+    """Ticks at the measured `values` only, labelled plainly (16, not 1.6x10^1), no minor labels; a value
+    within `MIN_LABEL_RATIO` of the last labelled one keeps its tick but no label (no collisions at the docs'
+    width).
 
     Parameters
     ----------
     ax : matplotlib.axes.Axes
+        The axes.
     values : sequence of float
-        The tick positions (the sizes measured).
+        The tick positions.
     axis : {"x", "y"}, default "x"
+        Which axis.
 
     Examples
     --------
     >>> fig, ax = new_figure()
     >>> ax.set_xscale("log")
-    >>> value_ticks(ax, [16, 32, 64])
-    >>> [label.get_text() for label in ax.get_xticklabels()], list(ax.get_xticks(minor=True))
-    (['16', '32', '64'], [])
     >>> value_ticks(ax, [16, 21, 22, 32])
     >>> [label.get_text() for label in ax.get_xticklabels()]
     ['16', '21', '', '32']
@@ -370,14 +332,9 @@ def tick_label_collisions(ax: matplotlib.axes.Axes) -> list[tuple[str, str]]:
 
 
 def _settle_legends(fig: matplotlib.figure.Figure, rounds: int = 3) -> bool:
-    """Place again every legend of `fig` (drawn as it is) that `place_legend` placed and that now covers
-    data; True if one moved.
-
-    A constrained layout moves every panel when one panel's legend goes outside its axes, so a legend
-    placed first can end up over data that was clear of it when it was placed (the full set's spectral
-    gap (a) and time-varying (c) panels did). Each round re-places the covering legends and draws the
-    figure again; a figure with none is not drawn again (a constrained layout refines itself at every
-    draw, so an extra draw would move the panels by a fraction of a pixel)."""
+    """Place again every legend that `place_legend` placed and that now covers data; True if one moved.
+    A constrained layout moves every panel when one legend goes outside; a figure with none is not drawn again
+    (each draw refines the layout by a fraction of a pixel)."""
     moved_any = False
     for _ in range(rounds):
         moved = [ax for ax in fig.get_axes() if ax in _PLACEMENTS and legend_overlap(ax) > 0]
@@ -415,12 +372,9 @@ def legibility_problems(fig: matplotlib.figure.Figure) -> list[str]:
 
 def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], name: str, *,
                 dpi: int = 150) -> list[pathlib.Path]:
-    """Save `fig` as ``<out_dir>/<name>.png`` and ``.pdf`` (each atomically), close it, return both paths;
-    a `LegibilityWarning` for each of its `legibility_problems` (a legend over data, colliding tick labels)
-    left after the legends `place_legend` placed are placed again in the final layout.
-
-    The PDF carries no creation date and the PNG no software tag, so that the same figure gives the same
-    bytes from run to run.
+    """Save `fig` as ``<out_dir>/<name>.png`` and ``.pdf`` (each atomically, with no dates: the same bytes
+    from run to run), close it, return both paths; a `LegibilityWarning` for each of its
+    `legibility_problems` left after the legends are placed again in the final layout.
 
     Parameters
     ----------

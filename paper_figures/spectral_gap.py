@@ -159,20 +159,17 @@ CURVE_WORKERS = 16
 @functools.lru_cache(maxsize=32)
 def path_instance(n: int, T_c: int, kappa: float
                   ) -> tuple[instances.CommunicationInstance, instances.GossipMatrix, float]:
-    """(Cor. 2's path instance, lazy Metropolis W_kappa on its path, lam of W_kappa).
+    """(Cor. 2's path instance, lazy Metropolis W_kappa = kappa W + (1 - kappa) I on its path, lam of W_kappa)
+    (docs/theory.md §4.4, §9.2).
 
     Parameters
     ----------
     n : int
         Workers on the path.
     T_c : int
-        The zero chain's length (``instances.communication_instance``).
+        The zero chain's length.
     kappa : float
-        The laziness, in (0, 1]: W_kappa = kappa W + (1 - kappa) I.
-
-    References
-    ----------
-    docs/theory.md §4.4 and §9.2 (the lazy W_kappa).
+        The laziness, in (0, 1].
 
     Examples
     --------
@@ -186,10 +183,8 @@ def path_instance(n: int, T_c: int, kappa: float
 
 
 def detag_phase_lengths(lam: float, fractions: Sequence[float]) -> list[int]:
-    """R = 1 and R = round(f / sqrt(1 - lam)) for f in `fractions`, nearest first to a guess of the best.
-
-    The guess (1/30) / sqrt(1 - lam) is where the tuned R landed in exploratory runs on this instance; it
-    only orders the groups (the branch-and-bound cap makes the first good group cheapen the rest).
+    """R = 1 and R = round(f / sqrt(1 - lam)) for f in `fractions`, nearest first to the guess (1/30) /
+    sqrt(1 - lam) of the best (it only orders the branch-and-bound groups).
 
     Parameters
     ----------
@@ -206,29 +201,21 @@ def detag_phase_lengths(lam: float, fractions: Sequence[float]) -> list[int]:
 
 def gossip_contraction(W: instances.GossipMatrix, lam: float, R: int, eta: float | None, start: str) -> float:
     """max |p_R(mu)| over the non-trivial eigenvalues mu of W: the worst-case consensus contraction of
-    DeTAG's R-step two-tap gossip (Alg. 3; eta None is its formula). Above 1 the operator expands
-    disagreement (errata E18), so that configuration is not an admissible gossip and is not tuned over:
-    on the zero chain, where every partial derivative is <= 0, an expanding operator speeds progress up as a
-    too-large step does (docs/errata.md E19).
+    DeTAG's R-step two-tap gossip (Alg. 3). Above 1 it expands disagreement (errata E18) and acts on the zero
+    chain like a too-large step (E19), so such a configuration is not tuned over.
 
     Parameters
     ----------
     W : GossipMatrix
-        The gossip matrix (its eigenvalues are computed densely).
+        The gossip matrix (eigenvalues computed densely).
     lam : float
-        Its lam, the schedule's parameter.
+        Its lam.
     R : int
         Gossip rounds per phase.
     eta : float or None
-        The two-tap momentum (None: Alg. 3's formula from lam and R).
+        The two-tap momentum (None: Alg. 3's formula).
     start : str
         The schedule's start (``instances.gossip_schedule``).
-
-    Examples
-    --------
-    >>> _, W, lam = path_instance(12, 3, 0.5)
-    >>> round(gossip_contraction(W, lam, 4, None, "plain"), 4)
-    0.8737
     """
     mu = np.linalg.eigvalsh(W.toarray())[:-1]  # ascending; the last is the consensus eigenvalue 1
     schedule = instances.gossip_schedule("two_tap", lam, int(R), eta=eta, start=start)
@@ -247,15 +234,9 @@ def _etas(point: Point) -> list[float | None]:
 
 def tuned_t_eps(point: Point) -> RunOutput:
     """Sweep runner of panel (a): the least T_eps of one method at one kappa over its tuning grid, through
-    `algorithms.tune`.
-
-    Point fields: ``n, T_c, kappa, algorithm, cap, step_factors``; DeTAG also ``R_fractions, etas, starts``.
-    DeTAG's configurations run as branch-and-bound groups, the likeliest first (``tune(groups=...,
-    prune=True)``: each with the cap min(``cap``, best T_eps so far)); one group per configuration, since a
-    batch runs until its slowest member stops. Result: ``t_eps`` (the tuned minimum, None if every
-    configuration hit the cap), ``capped``, ``best`` (its step size and hyper-parameters), ``configs``
-    (every configuration with its T_eps or the iteration it was stopped at), and the worker-output T_eps
-    tuned on its own (`sweep.tune_both`).
+    `algorithms.tune`; a rule that searches R, eta and the start runs one branch-and-bound group per
+    configuration, the likeliest first (each capped at the best T_eps so far). Result: ``t_eps``, ``capped``,
+    ``best``, ``configs`` (each with its T_eps or where it stopped) and the worker-output T_eps.
 
     Parameters
     ----------
@@ -342,14 +323,12 @@ def _runner_of(point: Point) -> Runner:
 
 
 def point_cost(point: Point) -> float:
-    """Rough CPU seconds of a point (measured on the 2-core machine), for the pool's order: on
-    the path T_eps grows about as 1/sqrt(kappa), DeTAG runs about ten configurations, the others one up to
-    the cap; a loss-curve point as `heterogeneity.curve_cost`.
+    """Rough CPU seconds of a point (measured on 2 cores), for the pool's order.
 
     Parameters
     ----------
     point : Point
-        A point of `gap_points` or of the loss curves (``figure == "loss_curves"``).
+        A point of `gap_points` or of the loss curves.
     """
     if point.get("figure") == "loss_curves":
         return curve_cost(point)
@@ -536,21 +515,15 @@ def curve_networks() -> list[Network]:
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
          tiny: bool = False) -> list[pathlib.Path]:
-    """Run (or resume) both sweeps and draw Figure 3; returns the PNG, PDF and table files.
+    """Run (or resume) both sweeps and draw Figure 3 (Lu & De Sa, Sect. 7; docs/theory.md §9.2; errata E20,
+    E33); returns the PNG, PDF and table files.
 
     Parameters
     ----------
     out_dir : pathlib.Path
-        Output folder (created; default ``paper_figures/out``).
-    full : bool, default False
-        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
-    tiny : bool, default False
-        A seconds-long sweep for the test suite (wins over ``full``).
-
-    References
-    ----------
-    Lu & De Sa (2021/2023), Sect. 7 (the spectral-gap experiment); docs/theory.md §9.2;
-    docs/errata.md E20, E33.
+        Output folder (created).
+    full, tiny : bool
+        The full sweep, or the test suite's seconds-long one (neither: quick).
     """
     name = mode_name(full, tiny)
     gap_mode, curve_mode = GAP_MODES[name], CURVE_MODES[name]

@@ -284,11 +284,9 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
     Parameters
     ----------
     out_dir : pathlib.Path
-        Output folder.
-    full : bool, default False
-        The full sweep.
-    tiny : bool, default False
-        A seconds-long sweep for the test suite.
+        Output folder (created).
+    full, tiny : bool
+        The full sweep, or the test suite's seconds-long one (neither: quick).
     """
     mode = MODES[mode_name(full, tiny)]
     out_dir = pathlib.Path(out_dir)
