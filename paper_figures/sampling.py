@@ -109,19 +109,14 @@ def _mode(full: bool, tiny: bool) -> str:
 
 def noise_level(p: float, epsilon: float) -> float:
     """sigma = 2 e^{3/2} eps / sqrt(p): the variance bound 4 e^3 eps^2 / p that an instance with reveal
-    probability p meets (module docstring; docs/errata.md E23).
+    probability p meets (errata E23); ValueError unless p is in (0, 1].
 
     Parameters
     ----------
     p : float
-        The instance's reveal probability, in (0, 1].
+        The instance's reveal probability.
     epsilon : float
         The target gradient norm.
-
-    Raises
-    ------
-    ValueError
-        If p is not in (0, 1].
 
     Examples
     --------
@@ -148,11 +143,6 @@ def iteration_cap(n: int, batch: int, p: float, chain_length: int) -> int:
         The reveal probability.
     chain_length : int
         T_c, the zero chain's length.
-
-    Examples
-    --------
-    >>> iteration_cap(4, 1, 0.25, 6)
-    5118
     """
     reveal = 1.0 - (1.0 - p) ** (n * batch)
     return math.ceil(16.0 * (chain_length - 1) / reveal) + 5000
@@ -166,13 +156,10 @@ def _instance(n: int, p: float, chain_length: int) -> tuple[Any, Any, Any]:
 
 
 def measure_point(point: Point) -> RunOutput:
-    """The sweep runner: one algorithm at one (n, B, p), every seed side by side in one `run_batch`.
-
-    Point fields: ``algorithm``, ``n``, ``batch``, ``p``, ``chain_length``, ``seeds`` (count), ``cap``.
-    Result: ``t_eps`` (the median over seeds from `algorithms.tune` over the one step 1/L, a capped seed
-    counting as infinite; None if half or more are capped), ``t_eps_seeds`` (None where capped),
-    ``quartiles``, ``capped_seeds``; ``t_eps_local`` / ``t_eps_local_seeds`` the same for the workers' own
-    models; ``status`` of the median and ``status_seeds`` per seed.
+    """The sweep runner: one algorithm at one (n, B, p), every seed side by side in one `run_batch`:
+    ``t_eps`` the median over seeds (a capped seed counts as infinite; None if half are capped), per seed
+    ``t_eps_seeds`` and ``status_seeds``, ``quartiles``, ``capped_seeds``; the same for the workers'
+    own models.
 
     Parameters
     ----------
@@ -242,7 +229,7 @@ def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True
     Parameters
     ----------
     out_dir : pathlib.Path
-        The output folder (records in ``<out_dir>/sampling/records.jsonl``).
+        The output folder.
     mode : str
         A key of `MODES`.
     progress : bool, default True
@@ -268,13 +255,13 @@ def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True
 
 
 def point_cost(point: Point) -> float:
-    """Rough CPU seconds of a point (measured: 16 seeds side by side, about 20 microseconds per
-    iteration of the cap, which grows as 1/(n B p)), for the pool's order.
+    """Rough CPU seconds of a point (about 20 microseconds per iteration of the cap for 16 seeds), for the
+    pool's order.
 
     Parameters
     ----------
     point : Point
-        One of `sweep_points` (its ``cap`` and ``seeds``).
+        One of `sweep_points`.
     """
     return 0.3 + 2e-5 * field_float(point, "cap") * (field_float(point, "seeds") / SEEDS)
 
@@ -310,9 +297,8 @@ VARIABLE_OF: dict[str, str] = {"sigma2": "sigma2", "nB": "nB"}
 
 
 def exponent_table(sweeps: dict[str, list[Record]]) -> list[ExponentRow]:
-    """Fits of T_eps against sigma^2 and against n B over every seed's run (T_eps of a point scales as x times
-    a seed-noise factor, so the least-squares slope of log T_eps is that of the median), compared with both
-    explicit bounds; then the same for the worker-output T_eps (every worker's own model eps-stationary).
+    """Fits of T_eps against sigma^2 and n B over every seed's run (the slope of the median, with seeds as
+    replicates) against both explicit bounds, at x-bar and for the worker output.
 
     Parameters
     ----------
@@ -346,7 +332,7 @@ def plot(sweeps: dict[str, list[Record]], out_dir: pathlib.Path, mode: str) -> l
     out_dir : pathlib.Path
         The output folder.
     mode : str
-        A key of `MODES` (which algorithms; the PNG's resolution).
+        A key of `MODES`.
     """
     fig, axes = new_figure(1, 2, width=6.0, height=5.4)
     axes = panels(axes)
@@ -425,7 +411,8 @@ def _bound_curve(bound: str, x: np.ndarray, sweep: str, reference: dict[str, Any
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: bool = False
          ) -> list[pathlib.Path]:
-    """Run (or resume) both sweeps, draw the figure, write the exponent tables; return the files written.
+    """Run (or resume) both sweeps, draw the figure and write the exponent tables (Thm 1's sampling term;
+    docs/theory.md §4.2; errata E21-E23, E34); returns the files written.
 
     Parameters
     ----------
@@ -433,10 +420,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
         Output folder (created).
     full, tiny : bool
         The full sweep, or the test suite's seconds-long one (neither: quick).
-
-    References
-    ----------
-    Lu & De Sa (2021), Thm 1 (the sampling term); docs/theory.md §4.2; docs/errata.md E21-E23, E34.
     """
     mode = _mode(full, tiny)
     out_dir = pathlib.Path(out_dir)

@@ -113,12 +113,13 @@ def phase_length(method: str) -> dict[str, int]:
 
 
 def rounds(method: str, K: int) -> int:
-    """Gossip rounds (the paper's iterations) of K iterations of `method`: a DeTAG phase is R rounds.
+    """Gossip rounds (the paper's iterations) of K iterations of `method` (``MethodSpec.rounds``: a phase of
+    R rounds counts R).
 
     Parameters
     ----------
     method : str
-        A method of `FIGURE_METHODS` (``pep.methods.METHODS``).
+        A method of ``pep.methods.METHODS``.
     K : int
         Its iterations in the PEP.
     """
@@ -127,21 +128,16 @@ def rounds(method: str, K: int) -> int:
 
 def rate_after(name: str, lam: float, T: int) -> float:
     """The catalog rate `name` read as a bound on ||grad f||^2 after T iterations: its communication term
-    C / eps^2 at sigma = 0, eps = 1 (``RATE_VALUES``), divided by T (module docstring).
+    C / eps^2 at sigma = 0, eps = 1 (``RATE_VALUES``), divided by T.
 
     Parameters
     ----------
     name : str
         A ``bounds`` catalog entry.
     lam : float
-        The spectrum's bound: the eigenvalues of W other than 1 lie in [-lam, lam].
+        The eigenvalues of W other than 1 lie in [-lam, lam].
     T : int
         Gossip rounds (`rounds`).
-
-    Examples
-    --------
-    >>> round(rate_after("lower_bound_gossip", 0.5, 10), 4)  # 1 / (sqrt(1 - 0.5) * 10)
-    0.1414
     """
     rate = bounds.get(name)
     values = {k: v for k, v in {**RATE_VALUES, "lam": lam, "epsilon": 1.0}.items()
@@ -239,7 +235,8 @@ def table(rows: Sequence[Mapping[str, object]]) -> str:
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
          tiny: bool = False) -> list[pathlib.Path]:
-    """Solve every point and draw ``worst_case.png`` / ``.pdf``; returns those files and the CSV table.
+    """Solve every point (docs/theory.md §16) and draw ``worst_case.png`` / ``.pdf``; returns those files and
+    the CSV table, then `make_linear`'s.
 
     Parameters
     ----------
@@ -247,10 +244,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
         Output folder (created).
     full, tiny : bool
         The full sweep, or the test suite's seconds-long one (neither: quick).
-
-    References
-    ----------
-    docs/theory.md §16 (performance estimation).
     """
     if full and tiny:
         raise ValueError("full and tiny are exclusive; choose one mode")
@@ -370,7 +363,7 @@ def linear_rate(rows: Sequence[Row]) -> float:
 
 def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
                 tiny: bool = False, rows: Sequence[Row] | None = None) -> list[pathlib.Path]:
-    """The strongly convex figure ``worst_case_linear`` (module docstring) and its table.
+    """The strongly convex figure ``worst_case_linear`` and its table.
 
     Parameters
     ----------
@@ -379,8 +372,7 @@ def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     full, tiny : bool
         The sweep's size (``LINEAR_MODES``).
     rows : sequence of dict, optional
-        The solves of `_linear_points` in its order, made already (`make` solves both figures at once);
-        solved here when None.
+        The solves of `_linear_points`, made already (None: solved here).
     """
     Ks, lams = LINEAR_MODES["full" if full else "tiny" if tiny else "quick"]
     if rows is None:
