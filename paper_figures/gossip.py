@@ -115,22 +115,13 @@ def build_graph(topology: str, n: int) -> nx.Graph:
 
 
 def spectral_gaps(sizes: Mapping[str, Sequence[int]]) -> dict[str, dict[str, list[float]]]:
-    """{topology: {weights: [1 - lam at each n]}} for the weight rules of `WEIGHT_RULES`.
+    """{topology: {weights: [1 - lam at each n]}} for the weight rules of `WEIGHT_RULES` (docs/theory.md §12,
+    §14; errata E30). FMMC through ``instances.optimize_gossip``, cached on disk.
 
     Parameters
     ----------
     sizes : mapping of str to sequence of int
-        Topology name (``instances.topology``) -> node counts.
-
-    References
-    ----------
-    docs/theory.md §12 (FMMC) and §14 (closed forms); docs/errata.md E30.
-
-    Notes
-    -----
-    FMMC is solved through ``instances.optimize_gossip`` (the orbit LP by scipy's HiGHS on the ring, torus and
-    hypercube; cvxpy's solvers on the path and Erdős–Rényi graphs) and cached on disk; on the 8-ring it gives
-    the gap 0.2555 against Metropolis' 0.1953 (no doctest: a solve on a general graph imports cvxpy).
+        Topology name -> node counts.
     """
     gaps: dict[str, dict[str, list[float]]] = {}
     for topology, counts in sizes.items():
@@ -145,10 +136,8 @@ def spectral_gaps(sizes: Mapping[str, Sequence[int]]) -> dict[str, dict[str, lis
 
 def consensus_contraction(W: MatrixLike, lam: float, method: str, start: str,
                           rounds: Sequence[int] | npt.NDArray[np.integer]) -> np.ndarray:
-    """Worst-case consensus contraction ||M_R - 11^T/n||_2 of R-step gossip, for each R in `rounds`.
-
-    Measured by running ``instances.multi_step_gossip`` on the projector P = I - 11^T/n (every start at
-    once) with the schedule ``instances.gossip_schedule(method, lam, R, start=start)``.
+    """Worst-case consensus contraction ||M_R - 11^T/n||_2 of R-step gossip for each R in `rounds`:
+    ``instances.multi_step_gossip`` on the projector I - 11^T/n (docs/theory.md §7.2; errata E18, E29).
 
     Parameters
     ----------
@@ -159,19 +148,13 @@ def consensus_contraction(W: MatrixLike, lam: float, method: str, start: str,
     method, start : str
         As ``instances.gossip_schedule``.
     rounds : sequence or array of int
-        The R values (gossip rounds per step).
-
-    References
-    ----------
-    docs/theory.md §7.2; docs/errata.md E18, E29.
+        The R values.
 
     Examples
     --------
-    Plain gossip contracts by lam^R:
-
     >>> W = instances.gossip_matrix(instances.topology("ring", 8), "metropolis")
     >>> lam = 1.0 - instances.spectral_gap(W)
-    >>> consensus_contraction(W, lam, "plain", "plain", [1, 2, 4]).round(4)
+    >>> consensus_contraction(W, lam, "plain", "plain", [1, 2, 4]).round(4)  # lam^R
     array([0.8047, 0.6476, 0.4194])
     """
     n = W.shape[0]
@@ -190,7 +173,8 @@ def _rounds(max_rounds: int) -> np.ndarray:
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
          tiny: bool = False) -> list[pathlib.Path]:
-    """Compute and draw Figure 5; write ``gossip.png`` and ``gossip.pdf`` to `out_dir`.
+    """Compute and draw Figure 5 (Boyd, Diaconis & Xiao 2004; docs/theory.md §7.2, §12, §14); write
+    ``gossip.png`` and ``.pdf``.
 
     Parameters
     ----------
@@ -198,11 +182,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
         Output folder (created).
     full, tiny : bool
         The full sweep, or the test suite's seconds-long one (neither: quick).
-
-    References
-    ----------
-    Boyd, Diaconis & Xiao (2004), Fastest mixing Markov chain on a graph; docs/theory.md §7.2, §12,
-    §14; docs/errata.md E18, E29, E30.
     """
     if full and tiny:
         raise ValueError("full and tiny are exclusive; choose one mode")

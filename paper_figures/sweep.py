@@ -114,23 +114,16 @@ def _predict_cached(names: tuple[str, ...] | None, params_json: str) -> tuple[st
 
 def predict(params: Mapping[str, object], names: Sequence[str] | None = None
             ) -> tuple[dict[str, float], dict[str, str]]:
-    """Catalog predictions ``bounds.get(name).evaluate(**params)`` for `names` (every catalog entry if None).
-
-    Returns ``(predicted, errors)``: the values, and for each entry that cannot be evaluated at `params`
-    (a symbol it needs is missing, a value outside its domain) the reason. Parameters the catalog does not
-    know (anything but its symbols Delta, L, sigma, varsigma, varsigma0, n, B, epsilon, lam, D) are dropped
-    before evaluation. Cached per process: a sweep's points mostly share their parameters.
+    """Catalog predictions ``bounds.get(name).evaluate(**params)`` for `names` (every entry if None), as
+    ``(predicted, errors)``: the values, and why each entry that cannot be evaluated at `params` could not.
+    Parameters the catalog does not know are dropped; cached per process.
 
     Parameters
     ----------
     params : mapping
-        Catalog parameters of a point (symbol name -> value; other entries and None values are dropped).
+        Catalog parameters of a point (other entries and None values are dropped).
     names : sequence of str, optional
-        Catalog entries (``bounds.names()``); None for all, ``[]`` for none.
-
-    References
-    ----------
-    docs/theory.md §3.2 (T2) for the entry of the example.
+        Catalog entries; None for all, ``[]`` for none.
 
     Examples
     --------
@@ -138,8 +131,6 @@ def predict(params: Mapping[str, object], names: Sequence[str] | None = None
     >>> predicted, errors = predict(params, ["lower_bound_gossip"])
     >>> round(predicted["lower_bound_gossip"], 2), errors
     (941.23, {})
-    >>> sorted(predict({"n": 16}, ["lower_bound_gossip"])[1])
-    ['lower_bound_gossip']
     """
     known = {key: value for key, value in params.items() if key in bounds.RATE_SYMBOLS and value is not None}
     predicted, errors = _predict_cached(tuple(names) if names is not None else None, canonical_json(known))
@@ -168,11 +159,9 @@ def _log_profile(path: str, runner: Runner, point: Point, cpu: float, wall: floa
 
 
 def execute(runner: Runner, point: Point) -> Record:
-    """Run one point and build its record (module docstring); top-level so executors can pickle it.
-
-    The runner returns ``{"result": {...}, "params": {...}}``: the measurements, and the catalog parameters
-    it derived while building the run (n, lam, D, ...); they are merged over ``point["params"]`` and the
-    catalog entries ``point.get("predict")`` (all by default) are evaluated there.
+    """Run one point and build its record; top-level so executors can pickle it. The runner's ``params`` are
+    merged over ``point["params"]`` and the entries ``point.get("predict")`` evaluated there; TypeError if it
+    returns anything but a dict with "result".
 
     Parameters
     ----------
@@ -180,11 +169,6 @@ def execute(runner: Runner, point: Point) -> Record:
         ``runner(point) -> {"result": ..., "params": ...}``, top-level.
     point : dict
         The grid point.
-
-    Raises
-    ------
-    TypeError
-        If the runner returns anything but a dict with "result" (and optionally "params").
     """
     profile = os.environ.get(PROFILE_ENVIRONMENT)
     if profile:
@@ -234,16 +218,10 @@ def run_sweep(
     follow: Callable[[Record], Iterable[Point]] | None = None,
     runner_of: Callable[[Point], Runner] | None = None,
 ) -> list[Record]:
-    """Run every point of `points` whose record is not yet in `path`; return the records of all `points`.
-
-    - `runner`: ``runner(point) -> {"result": ..., "params": ...}``, a top-level function (each figure has
-      its own; it builds the run from the point and tunes through `algorithms.tune`).
-    - `executor`: any `concurrent.futures.Executor` (it is not shut down here): `SerialExecutor()`, a
-      ``ProcessPoolExecutor``, or a Dask cluster's ``Client.get_executor()``. Default: `default_executor`
-      (a process pool over `max_workers` cores, all of them if None), shut down at the end.
-    - Duplicate points run once. Records already in `path` for other points are kept and not returned.
-    - On the first failing run the pending runs are cancelled and a RuntimeError naming the point is raised;
-      every record finished before that is already on disk.
+    """Run every point of `points` whose record is not yet in `path` (duplicates once); return the records
+    of all `points`. On the first failing run the pending ones are cancelled and a RuntimeError names the
+    point (the finished records are on disk); TypeError for a point that is not a dict or a runner that is not
+    top-level.
 
     Parameters
     ----------
@@ -252,9 +230,9 @@ def run_sweep(
     path : str or os.PathLike
         The record file (JSONL).
     runner : callable
-        See above.
+        ``runner(point) -> {"result": ..., "params": ...}``, a top-level function.
     executor : concurrent.futures.Executor, optional
-        See above.
+        Any executor (not shut down here); default `default_executor`, shut down at the end.
     max_workers : int, optional
         Processes of the default executor.
     progress : bool, default True
@@ -264,45 +242,24 @@ def run_sweep(
     fsync : bool, default True
         Passed to `RecordWriter`.
     cost : callable, optional
-        An estimate of a point's run time: the points are submitted most expensive first, so that the
-        workers of a pool finish together (longest processing time first) instead of one worker running
-        the heaviest points at the end. It changes neither the records nor their returned order. On a
-        `PriorityPool` (`shared_pool`) the cost also ranks the points among those of other sweeps: give
-        it in seconds.
+        A point's rough CPU seconds: submitted most expensive first (and ranked among other sweeps' points on
+        a `PriorityPool`); changes neither the records nor their order.
     follow : callable, optional
-        ``follow(record) -> points``: points to run once `record` exists (a series that goes on to the
-        next size only if it did not hit its cap there). Each is run (or found in the file) like the
-        given points, and is followed in turn; the sweep ends when nothing is left to run. Followed
-        points are returned after the given ones, in the order found.
+        ``follow(record) -> points`` to run once `record` exists (followed in turn; returned after the
+        given points).
     runner_of : callable, optional
-        ``runner_of(point) -> runner``: a point's own runner (top-level, as `runner`), for one sweep over
-        points of several kinds written to one file (`runner` is the default). A record names its point's
-        runner and its key is that runner's (`point_key`), as when each kind had a sweep of its own.
-
-    Raises
-    ------
-    TypeError
-        If a point is not a dict, or the runner is not a top-level function.
-    RuntimeError
-        If a run fails (naming its point), or another sweep writes the same file.
+        ``runner_of(point) -> runner``: a point's own runner, for points of several kinds in one file.
 
     Examples
     --------
-    A toy runner; the second sweep resumes, running only the new point:
-
     >>> import pathlib, shutil, tempfile
     >>> def square(point):
     ...     return {"result": {"t_eps": point["x"] ** 2}, "params": {"n": point["x"]}}
     >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> points = grid({"x": [1, 2, 3]}, base={"predict": []})
-    >>> records = run_sweep(points, folder / "toy.jsonl", runner=square, executor=SerialExecutor(),
-    ...                     progress=False)
+    >>> records = run_sweep(grid({"x": [1, 2, 3]}, base={"predict": []}), folder / "toy.jsonl",
+    ...                     runner=square, executor=SerialExecutor(), progress=False)
     >>> [record["result"]["t_eps"] for record in records]
     [1, 4, 9]
-    >>> records = run_sweep(grid({"x": [1, 2, 3, 4]}, base={"predict": []}), folder / "toy.jsonl",
-    ...                     runner=square, executor=SerialExecutor(), progress=False)
-    >>> len(records), len(read_records(folder / "toy.jsonl"))
-    (4, 4)
     >>> shutil.rmtree(folder)
     """
     names: dict[Runner, str] = {runner: runner_name(runner)}  # a lambda or nested function is refused here
