@@ -34,14 +34,10 @@ CONCURRENT_ORDER: tuple[str, ...] = concurrent_order()
 
 def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFAULT_OUT_DIR, *,
                 full: bool = False, tiny: bool = False, concurrent: bool | None = None) -> int:
-    """Make the figures `names` (all of `FIGURES` if None); print what each wrote and its time.
-
-    A figure that fails is reported (with its traceback) and the others still run. Outside tiny mode the
-    figures are made at once (``concurrent``), each in a thread of this process, and their sweeps share
-    one process pool over every core (`sweep.shared_pool`), which runs the most expensive waiting point
-    first whichever figure it is from: the cores stay busy until the whole set is done, not each figure.
-    The figures' own code (plots, tables) runs one figure at a time (`sweep.figure_turn`). The records and
-    tables are those of the figures made one after the other.
+    """Make the figures `names` (all if None); print what each wrote and its time. A failing figure is
+    reported with its traceback and the others still run. Outside tiny mode they are made at once, in
+    threads sharing one `sweep.shared_pool`; the records are those of the figures made one after the other.
+    ValueError for ``full`` with ``tiny`` or an unknown name.
 
     Parameters
     ----------
@@ -52,12 +48,7 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
     full, tiny : bool
         The mode (exclusive); neither is the quick mode.
     concurrent : bool, optional
-        Make the figures at once (default: unless ``tiny``, whose figures run serially in this process).
-
-    Raises
-    ------
-    ValueError
-        If both ``full`` and ``tiny`` are set, or a name is not a figure.
+        Make the figures at once (default: unless ``tiny``).
 
     Examples
     --------

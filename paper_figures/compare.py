@@ -74,17 +74,14 @@ def compare_records(before: pathlib.Path, after: pathlib.Path) -> list[str]:
     Parameters
     ----------
     before, after : pathlib.Path
-        The two JSONL record files (`paper_figures.sweep`); the lines name ``after``'s file.
+        The two JSONL record files; the lines name ``after``'s file.
 
     Examples
     --------
     >>> import tempfile
     >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (folder / "a.jsonl").write_text('{"key":"k","result":1,"versions":{"git":"x"}}\\n')
-    >>> _ = (folder / "b.jsonl").write_text('{"key":"k","result":1,"versions":{"git":"y"}}\\n')
-    >>> compare_records(folder / "a.jsonl", folder / "b.jsonl")
-    []
-    >>> _ = (folder / "b.jsonl").write_text('{"key":"k","result":2,"versions":{"git":"y"}}\\n')
+    >>> _ = (folder / "a.jsonl").write_text('{"key":"k","result":1,"versions":{"git":"x"}}\n')
+    >>> _ = (folder / "b.jsonl").write_text('{"key":"k","result":2,"versions":{"git":"y"}}\n')
     >>> compare_records(folder / "a.jsonl", folder / "b.jsonl")
     ['b.jsonl: record k differs: result: 1 != 2']
     >>> import shutil; shutil.rmtree(folder)
@@ -161,22 +158,17 @@ def _files(folder: pathlib.Path, only: Sequence[str] | None) -> dict[str, pathli
 
 def compare_outputs(before: str | pathlib.Path, after: str | pathlib.Path, *,
                     only: Iterable[str] | None = None, allow_missing: bool = False) -> list[str]:
-    """Every difference between two output folders of the figures (module docstring); [] when none.
+    """Every difference between two output folders of the figures (module docstring); [] when none;
+    FileNotFoundError if a folder does not exist.
 
     Parameters
     ----------
     before, after : str or pathlib.Path
-        The two folders (``--out`` of ``python -m decbounds.paper_figures``).
+        The two folders.
     only : iterable of str, optional
-        Compare only the files whose path inside the folder starts with one of these (a figure's name:
-        ``communication`` takes ``communication/records.jsonl`` and ``communication_exponents.md``).
+        Compare only the files whose path inside the folder starts with one of these (a figure's name).
     allow_missing : bool, default False
         A file of `before` missing from `after` is not a difference.
-
-    Raises
-    ------
-    FileNotFoundError
-        If a folder does not exist.
     """
     before, after = pathlib.Path(before), pathlib.Path(after)
     for folder in (before, after):

@@ -41,7 +41,7 @@ _STATUS_LINESTYLE = {"confirmed": "-", "derived": "--", "recalled": ":"}
 
 
 def predicted_curves(gaps: np.ndarray, parameters: dict[str, float] = PARAMETERS) -> dict[str, np.ndarray]:
-    """T_eps of every catalog entry (grad_norm convention) at lam = 1 - gaps, by name.
+    """T_eps of every catalog entry (grad_norm convention) at lam = 1 - gaps, by name (theory.md §8, §13).
 
     Parameters
     ----------
@@ -49,10 +49,6 @@ def predicted_curves(gaps: np.ndarray, parameters: dict[str, float] = PARAMETERS
         Spectral gaps 1 - lam, in (0, 1].
     parameters : dict
         The other catalog parameters (default `PARAMETERS`).
-
-    References
-    ----------
-    docs/theory.md §8 and §13; (T2) for the entry of the example.
 
     Examples
     --------
@@ -88,9 +84,7 @@ def _groups(curves: dict[str, np.ndarray], kind: str) -> list[list[str]]:
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
          tiny: bool = False) -> list[pathlib.Path]:
-    """Write ``predictions.png`` and ``predictions.pdf`` to ``out_dir``; return the two paths.
-
-    No sweep: every curve is a catalog entry evaluated at `PARAMETERS` (`predicted_curves`).
+    """Write ``predictions.png`` and ``.pdf`` (no sweep: the catalog at `PARAMETERS`; docs/theory.md §8, §13).
 
     Parameters
     ----------
@@ -98,10 +92,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
         Output folder (created).
     full, tiny : bool
         The full sweep, or the test suite's seconds-long one (neither: quick).
-
-    References
-    ----------
-    docs/theory.md §8 (Table 2) and §13 (the catalog).
     """
     points = 16 if tiny else 1000 if full else 200
     gaps = np.logspace(math.log10(MIN_GAP), 0.0, points)

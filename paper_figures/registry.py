@@ -36,15 +36,13 @@ class Figure:
     Parameters
     ----------
     make : callable or str
-        ``make(out_dir, *, full, tiny) -> list[pathlib.Path]``, or its import path ``"module:function"``
-        (imported when the figure is made).
+        ``make(out_dir, *, full, tiny) -> list[pathlib.Path]``, or ``"module:function"`` (imported when made).
     images : tuple of str
-        The PNG stems (``<out_dir>/<stem>.png``) the documentation embeds; ``docs/images.py`` copies them.
+        The PNG stems the documentation embeds (``docs/images.py``).
     measured : bool
-        Its exponent table (``<name>_exponents.csv``) joins the combined table (``paper_figures.exponents``).
+        Its ``<name>_exponents`` table joins the combined table.
     priority : float
-        When the figures are made at once, smaller asks for its first turn earlier (the longest chains of
-        dependent runs first).
+        Made at once, smaller asks for its first turn earlier (the longest chains first).
     """
 
     make: MakeFigure | str
@@ -69,7 +67,7 @@ class Figure:
         out_dir : pathlib.Path
             The output folder.
         full, tiny : bool
-            The mode (exclusive): the full set, or the seconds-long one of the test suite; neither is quick.
+            The full set, or the test suite's seconds-long one (neither: quick).
         """
         return self.function()(out_dir, full=full, tiny=tiny)
 
@@ -96,8 +94,8 @@ FIGURES: Registry[Figure] = Registry("figure", group="decbounds.figures", check=
 def register_figure(name: str, make: MakeFigure | str, *, images: tuple[str, ...] = (),
                     measured: bool = False, priority: float = 100.0, description: str | None = None
                     ) -> Figure:
-    """Register the figure ``name``: the one call that makes it known to the runner, the CLI, the
-    combined exponent table and the documentation's images.
+    """Register the figure ``name`` for the runner, the CLI, the combined exponent table and the docs'
+    images (docs/extending.md); ValueError if another figure has the name.
 
     Parameters
     ----------
@@ -106,22 +104,13 @@ def register_figure(name: str, make: MakeFigure | str, *, images: tuple[str, ...
     make : callable or str
         ``make(out_dir, *, full=False, tiny=False) -> list[pathlib.Path]``, or ``"module:function"``.
     images : tuple of str
-        PNG stems the documentation embeds (``docs/images.py``); none by default.
+        PNG stems the documentation embeds.
     measured : bool
         Whether its ``<name>_exponents`` table joins the combined one.
     priority : float
         Its turn when the figures are made at once (smaller first; the built-ins use 0-8).
     description : str, optional
         One line for listings (default: the make function's docstring's first line).
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is taken by another figure.
-
-    References
-    ----------
-    docs/extending.md (adding a figure).
     """
     figure = Figure(make=make, images=tuple(images), measured=bool(measured), priority=float(priority))
     if description is None and not isinstance(make, str):
