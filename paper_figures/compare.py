@@ -80,8 +80,8 @@ def compare_records(before: pathlib.Path, after: pathlib.Path) -> list[str]:
     --------
     >>> import tempfile
     >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (folder / "a.jsonl").write_text('{"key":"k","result":1,"versions":{"git":"x"}}\n')
-    >>> _ = (folder / "b.jsonl").write_text('{"key":"k","result":2,"versions":{"git":"y"}}\n')
+    >>> _ = (folder / "a.jsonl").write_text('{"key":"k","result":1,"versions":{"git":"x"}}\\n')
+    >>> _ = (folder / "b.jsonl").write_text('{"key":"k","result":2,"versions":{"git":"y"}}\\n')
     >>> compare_records(folder / "a.jsonl", folder / "b.jsonl")
     ['b.jsonl: record k differs: result: 1 != 2']
     >>> import shutil; shutil.rmtree(folder)

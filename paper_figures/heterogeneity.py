@@ -230,11 +230,6 @@ def curve_checkpoints(iterations: int, points: int) -> list[int]:
         The run's length.
     points : int
         Loss evaluations after t = 0.
-
-    Examples
-    --------
-    >>> curve_checkpoints(100, 4)
-    [0, 25, 50, 75, 100]
     """
     if iterations < 1 or points < 1:
         raise ValueError(f"iterations and points must be >= 1; got {iterations}, {points}")
@@ -265,12 +260,10 @@ def loss_curves(problem: FiniteSumFunctions, W: Gossip, algorithm: str, step_siz
         Its hyper-parameters (scalars).
     seeds : sequence of int
         The seeds.
-    iterations : int
-        The run's length.
-    batch : int
-        Samples per worker and iteration (B).
+    iterations, batch : int
+        The run's length and B.
     checkpoints : sequence of int
-        Where f(x_hat) is evaluated (`curve_checkpoints`).
+        Where f(x_hat) is evaluated.
     """
     wanted = set(int(t) for t in checkpoints)
     losses: dict[int, np.ndarray] = {}

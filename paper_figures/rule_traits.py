@@ -11,8 +11,8 @@ __all__ = ["momentum_name", "phase_search", "phased", "pinned_search", "searches
 
 
 def phased(algorithm: str) -> bool:
-    """Whether one update of the rule is a phase of R engine iterations (its ``iterations_per_update``
-    reads the structural ``R``).
+    """Whether one update of the rule is a phase of R engine iterations (its ``iterations_per_update`` reads
+    the structural ``R``).
 
     Parameters
     ----------
@@ -50,15 +50,15 @@ def momentum_name(algorithm: str) -> str:
 
 def pinned_search(algorithm: str, pins: Mapping[str, object] | None = None,
                   exclude: tuple[str, ...] = ()) -> dict[str, object]:
-    """The rule's searched hyper-parameters fixed, so `algorithms.tune` runs no search of its own: those in
-    ``pins`` at the given value, the others (less ``exclude``) at the rule's declared defaults.
+    """The rule's searched hyper-parameters fixed, so that `algorithms.tune` runs no search of its own:
+    those in ``pins`` (if searched) at the given value, the others less ``exclude`` at their defaults.
 
     Parameters
     ----------
     algorithm : str
         A registered algorithm.
     pins : mapping of str to object, optional
-        Values of searched hyper-parameters (names the rule does not search are ignored).
+        Values of searched hyper-parameters.
     exclude : tuple of str
         Searched names left out (the caller tunes them).
 
@@ -76,8 +76,8 @@ def pinned_search(algorithm: str, pins: Mapping[str, object] | None = None,
 
 def phase_search(algorithm: str, *, n: int, lam: float, cap: int
                  ) -> tuple[str, list[object], dict[str, object]] | None:
-    """The rule's ``tuning_grid`` split as the figures run it: its first axis (searched one value at a time,
-    in the order given) and the other axes (a one-value axis as its value); None for a rule without one.
+    """The rule's ``tuning_grid`` as (first axis, its values in search order, the other axes with a one-value
+    axis as its value); None for a rule without one.
 
     Parameters
     ----------

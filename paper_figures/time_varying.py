@@ -124,17 +124,12 @@ MODES: dict[str, TimeVaryingMode] = {
 
 def ring_between_groups(n: int) -> nx.Graph:
     """The cycle through I0, the first half of the middle workers, I1, and the second half back to I0
-    (`instances.split_groups` labels), so that the groups sit on opposite sides of the ring.
+    (`instances.split_groups` labels): the groups sit on opposite sides of the ring.
 
     Parameters
     ----------
     n : int
         Workers.
-
-    Examples
-    --------
-    >>> sorted(ring_between_groups(9).edges())
-    [(0, 1), (0, 4), (1, 2), (2, 3), (3, 6), (4, 5), (5, 8), (6, 7), (7, 8)]
     """
     I0, I1, _ = instances.split_groups(n)
     middle = list(range(len(I0), n - len(I1)))
@@ -548,7 +543,8 @@ def plot(records: Sequence[Record], consensus: Sequence[Record],
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: bool = False
          ) -> list[pathlib.Path]:
-    """Run (or resume) both sweeps and draw the figure; returns the PNG, PDF and table files.
+    """Run (or resume) both sweeps and draw the figure (docs/theory.md §17; errata E47-E52); returns the PNG,
+    PDF and table files.
 
     Parameters
     ----------
@@ -556,10 +552,6 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
         Output folder (created).
     full, tiny : bool
         The full sweep, or the test suite's seconds-long one (neither: quick).
-
-    References
-    ----------
-    docs/theory.md §17; docs/errata.md E47-E52.
     """
     mode = MODES[mode_name(full, tiny)]
     out_dir = pathlib.Path(out_dir)

@@ -78,7 +78,7 @@ MODES = {
 
 
 def cluster_of(sweep: str, value: float, n: int) -> instances.Cluster:
-    """The cluster at one x of a sweep (module docstring).
+    """The cluster at one x of a sweep.
 
     Parameters
     ----------
@@ -165,10 +165,8 @@ def lower_bounds(problem: str, sweep: str, value: float, n: int) -> tuple[float,
 
     Parameters
     ----------
-    problem : str
-        A key of `PROBLEMS`.
-    sweep : str
-        A key of `SWEEPS`.
+    problem, sweep : str
+        Keys of `PROBLEMS` and `SWEEPS`.
     value : float
         Its x.
     n : int
@@ -206,7 +204,7 @@ def _table(records: Sequence[Record], mode: TimeMode) -> list[dict[str, object]]
 
 def plot(rows: Sequence[dict[str, object]], mode: TimeMode, out_dir: pathlib.Path, *, dpi: int
          ) -> list[pathlib.Path]:
-    """Draw the panels (module docstring).
+    """Draw the panels.
 
     Parameters
     ----------

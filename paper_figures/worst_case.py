@@ -146,17 +146,17 @@ def rate_after(name: str, lam: float, T: int) -> float:
 
 
 def solve_point(method: str, K: int, lam: float) -> Row:
-    """One SDP and its row of the table; a solve that fails its checks is a row with value nan and the
-    reason as its status (drawn as a gap in the curve, never as a number).
+    """One SDP and its table row; a solve that fails its checks is a row with value nan and the reason as its
+    status (a gap in the curve, never a number).
 
     Parameters
     ----------
     method : str
         A method of `FIGURE_METHODS`.
     K : int
-        Its iterations (``pep.worst_case``'s ``K``).
+        Its iterations.
     lam : float
-        The spectrum [-lam, lam] of W on the consensus' complement.
+        The spectrum [-lam, lam] of W off consensus.
     """
     T = rounds(method, K)
     catalog = dict(FIGURE_METHODS)[method]
@@ -347,12 +347,7 @@ def linear_rate(rows: Sequence[Row]) -> float:
     Parameters
     ----------
     rows : sequence of Row
-        The solves of one method at one lam (``K`` and ``value`` read).
-
-    Examples
-    --------
-    >>> linear_rate([{"K": 2, "value": 0.25}, {"K": 4, "value": 0.0625}])
-    0.7071067811865476
+        The solves of one method at one lam.
     """
     (K0, v0), (K1, v1) = sorted((field_int(r, "K"), field_float(r, "value")) for r in rows)[-2:]
     if not (v0 > 0 and v1 > 0):
