@@ -149,13 +149,6 @@ def consensus_contraction(W: MatrixLike, lam: float, method: str, start: str,
         As ``instances.gossip_schedule``.
     rounds : sequence or array of int
         The R values.
-
-    Examples
-    --------
-    >>> W = instances.gossip_matrix(instances.topology("ring", 8), "metropolis")
-    >>> lam = 1.0 - instances.spectral_gap(W)
-    >>> consensus_contraction(W, lam, "plain", "plain", [1, 2, 4]).round(4)  # lam^R
-    array([0.8047, 0.6476, 0.4194])
     """
     n = W.shape[0]
     projector = np.eye(n) - 1.0 / n

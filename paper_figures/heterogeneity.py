@@ -352,17 +352,6 @@ def bracketed_tune(algorithm: str, oracle: Problem, W: Gossip, steps: Sequence[f
         How many steps may be added at the grid's edges, >= 0.
     **options
         ``algorithms.tune``'s other keywords.
-
-    Examples
-    --------
-    >>> import math, instances
-    >>> f = instances.heterogeneous_quadratic(4, 3, 0.5, seed=0)
-    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
-    >>> final_norm = lambda r: math.inf if r.diverged else float(r.grad_norms[-1])
-    >>> best, runs = bracketed_tune("dsgt", f, W, [0.05, 0.1], 3, tol=None, iterations=50, admissible=False,
-    ...                             score=final_norm)
-    >>> sorted({r.step_size for r in runs}), best.step_size
-    ([0.05, 0.1, 0.2, 0.4, 0.8], 0.4)
     """
     passed: dict[str, Any] = dict(options)  # algorithms.tune checks them
     tuned = algorithms.tune(algorithm, oracle, W, list(steps), **passed)

@@ -249,15 +249,6 @@ def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs:
         The preferred location.
     **kwargs
         Passed to ``Axes.legend``.
-
-    Examples
-    --------
-    >>> fig, ax = new_figure()
-    >>> _ = ax.plot([0, 1], [1, 1], "o-", label="along the top")
-    >>> _ = ax.set_ylim(0, 1.02)
-    >>> place_legend(ax)._loc == Legend.codes["lower left"]
-    True
-    >>> plt.close(fig)
     """
     fig = ax.figure
     fig.canvas.draw()

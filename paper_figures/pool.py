@@ -73,11 +73,6 @@ def default_executor(max_workers: int | None = None) -> concurrent.futures.Execu
     ----------
     max_workers : int, optional
         Processes (default ``os.cpu_count()``).
-
-    Examples
-    --------
-    >>> type(default_executor(1)).__name__
-    'SerialExecutor'
     """
     workers = max_workers if max_workers is not None else (os.cpu_count() or 1)
     if workers < 1:
@@ -352,11 +347,6 @@ def run_concurrently(*tasks: Callable[[], _T]) -> list[_T]:
     ----------
     *tasks : callable
         Functions of no argument.
-
-    Examples
-    --------
-    >>> run_concurrently(lambda: 1, lambda: 2)
-    [1, 2]
     """
     results: list[Any] = [None] * len(tasks)
     errors: list[BaseException | None] = [None] * len(tasks)

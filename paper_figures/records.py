@@ -100,11 +100,6 @@ def canonical_json(value: object) -> str:
     ----------
     value : object
         JSON types, tuples, numpy scalars and arrays, nested in dicts and lists.
-
-    Examples
-    --------
-    >>> canonical_json({"b": 1, "a": (1.5, None)})
-    '{"a":[1.5,null],"b":1}'
     """
     return json.dumps(to_jsonable(value), sort_keys=True, separators=(",", ":"))
 
@@ -117,11 +112,6 @@ def runner_name(runner: Runner) -> str:
     ----------
     runner : callable
         A sweep runner (`Runner`), or any top-level function.
-
-    Examples
-    --------
-    >>> runner_name(canonical_json)
-    'decbounds.paper_figures.records:canonical_json'
     """
     module = getattr(runner, "__module__", None)
     qualname = getattr(runner, "__qualname__", None)
@@ -149,11 +139,6 @@ def point_key(point: Mapping[str, object], runner: Runner | str | None = None) -
         A JSON-able grid point.
     runner : callable or str, optional
         The runner, or its `runner_name`.
-
-    Examples
-    --------
-    >>> point_key({"a": 1, "b": [1, 2]}) == point_key({"b": (1, 2), "a": 1})
-    True
     """
     name = runner if isinstance(runner, str) or runner is None else runner_name(runner)
     text = canonical_json({"point": point, "runner": name or ""})

@@ -117,11 +117,6 @@ def noise_level(p: float, epsilon: float) -> float:
         The instance's reveal probability.
     epsilon : float
         The target gradient norm.
-
-    Examples
-    --------
-    >>> round(noise_level(0.25, 0.1), 4)
-    1.7927
     """
     if not 0.0 < p <= 1.0:
         raise ValueError(f"p must lie in (0, 1]; got p={p!r}")

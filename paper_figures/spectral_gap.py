@@ -170,12 +170,6 @@ def path_instance(n: int, T_c: int, kappa: float
         The zero chain's length.
     kappa : float
         The laziness, in (0, 1].
-
-    Examples
-    --------
-    >>> problem, W, lam = path_instance(12, 3, 0.5)
-    >>> problem.n, round(lam, 4)
-    (12, 0.9886)
     """
     problem = instances.communication_instance(n, T_c=T_c)
     W = instances.lazy(instances.gossip_matrix(problem.graph(), "metropolis"), kappa)
