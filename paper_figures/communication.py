@@ -353,11 +353,14 @@ def measure_point(point: Point) -> RunOutput:
     for run, limit in zip(tuned_grid(tuned).runs, tuned_grid(tuned).limits, strict=True):
         entry: dict[str, Any] = dict(outcome(run))
         if search is not None:
-            R, gossip, start = run.hyper["R"], run.hyper["gossip"], run.hyper["start"]
-            if not (isinstance(R, int) and isinstance(gossip, str) and isinstance(start, str)):
-                raise TypeError(f"DeTAG's resolved R, gossip and start must be an int and two names; got "
-                                f"{R!r}, {gossip!r}, {start!r}")
-            entry["contraction"] = gossip_contraction(n, R, gossip, start, setting["eta"], D)
+            if "gossip" in run.hyper:  # a rule with a gossip schedule: its worst-case contraction
+                R, gossip, start = run.hyper["R"], run.hyper["gossip"], run.hyper["start"]
+                eta = setting.get("eta")
+                if not (isinstance(R, int) and isinstance(gossip, str) and isinstance(start, str)
+                        and (eta is None or isinstance(eta, float))):
+                    raise TypeError(f"the resolved R, gossip, start and set eta must be an int, two names "
+                                    f"and a float or None; got {R!r}, {gossip!r}, {start!r}, {eta!r}")
+                entry["contraction"] = gossip_contraction(n, R, gossip, start, eta, D)
             entry["stopped_at_incumbent"] = run.t_eps is None and limit < cap
         grid.append(entry)
     best = grid[winner_index(tuned)] if tuned_grid(tuned).winner is not None else grid[0]
@@ -401,7 +404,7 @@ def sweep_points(mode: str) -> dict[str, list[Point]]:
             point = {**base, "series": series, "algorithm": series, "n": n}
             search = series_search(series, n, settings["cap"])
             if search is not None:
-                point["phases"] = sorted(search[0])  # type: ignore[type-var]
+                point["phases"] = sorted(search[0])
             level.append(point)
     n = settings["broom_n"]
     broom = {**base, "n": n, "predict": [name for name in PREDICT if name != "hard_instance_communication"]}
@@ -411,7 +414,7 @@ def sweep_points(mode: str) -> dict[str, list[Point]]:
             point = {**broom, "series": series, "algorithm": series, "D": D}
             search = series_search(series, n, settings["cap"], D)
             if search is not None:
-                point["phases"] = sorted(search[0])  # type: ignore[type-var]
+                point["phases"] = sorted(search[0])
             levels[f"broom n={n}"].append(point)
     return levels
 

@@ -163,7 +163,8 @@ def solve_point(method: str, K: int, lam: float) -> Row:
     row: Row = {"method": method, "K": K, "rounds": T, "lam": lam}
     start = time.perf_counter()
     try:
-        result = pep.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam), **phase_length(method))
+        phase: dict[str, Any] = phase_length(method)  # the phase length R, checked by worst_case
+        result = pep.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam), **phase)
         row.update(value=result.value, status=result.status, gap=result.gap,
                    violation=max(result.violations.values()), gram=result.sdp_size["gram"])
     except RuntimeError as err:
