@@ -27,14 +27,8 @@ if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`):
         contractive,
         make_compressor,
     )
-    from decbounds.algorithms.engine import (
-        BudgetViolationError,
-        CapabilityError,
-        Context,
-        Observation,
-        Observer,
-        RunInfo,
-    )
+    from decbounds.algorithms.engine import BudgetViolationError, CapabilityError, Context
+    from decbounds.algorithms.observation import Observation, Observer, RunInfo
     from decbounds.algorithms.plugins import load_rule
     from decbounds.algorithms.registry import (
         ALGORITHMS,
@@ -70,9 +64,9 @@ _EXPORTS: dict[str, str] = {  # the rules written on the public API are attribut
     "BudgetViolationError": "engine",
     "CapabilityError": "engine",
     "Context": "engine",
-    "Observation": "engine",
-    "Observer": "engine",
-    "RunInfo": "engine",
+    "Observation": "observation",
+    "Observer": "observation",
+    "RunInfo": "observation",
     "load_rule": "plugins",
     "ALGORITHMS": "registry",
     "Entry": "registry",

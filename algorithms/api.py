@@ -50,31 +50,12 @@ _LIST_VALUED = frozenset({"factors"})
 
 
 def as_oracle(problem: Oracle | LocalFunctions) -> tuple[Oracle | None, LocalFunctions]:
-    """(oracle or None, local functions f). An object with ``sample`` and ``f`` is an oracle; anything
-    else is taken as the local functions themselves, queried exactly.
+    """(oracle or None, local functions f): an object with ``sample`` and ``f`` is an oracle, anything else
+    the local functions, queried exactly (TypeError naming a missing attribute).
 
     Parameters
     ----------
     problem : Oracle or LocalFunctions
-        An oracle (``oracles``), or local functions (``instances.protocol.LocalFunctions``).
-
-    Returns
-    -------
-    tuple
-        ``(oracle, f)`` for an oracle, ``(None, problem)`` for local functions.
-
-    Raises
-    ------
-    TypeError
-        If ``problem`` is neither: no ``sample`` and ``f``, and one of ``n``, ``dim``, ``x0``, ``grad``,
-        ``full_grad`` missing (the message names it).
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> oracle, f = as_oracle(instances.zero_chain(4, n=2))
-    >>> oracle is None, f.n
-    (True, 2)
     """
     if hasattr(problem, "sample") and hasattr(problem, "f"):
         return problem, problem.f  # type: ignore[return-value]
@@ -130,91 +111,53 @@ def run_batch(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: G
               radius: float | None = None, exact_check: bool = False, backend: str = "sparse",
               callback: Callable[[int, State, Context], None] | None = None, observer: Observer | None = None,
               **hyper: object) -> list[Result]:
-    """Run every configuration of the grid step_sizes x (hyper grids) x seeds; one Result each, in that
-    order (seed varies fastest).
+    """Run every configuration of the grid step_sizes x (hyper grids) x seeds; one Result each, in that order
+    (seed innermost).
 
-    A hyper-parameter given as a list/tuple/1-D array is a grid axis; a scalar is fixed. Batchable values
-    (step sizes, seeds, momentum; DeTAG's eta, start, gossip, beta) run side by side as one (n, k, d) state;
-    structural ones (R, H, form) run as one batch per value. Configuration j samples from
-    ``numpy.random.default_rng(seed_j)``, so its bits do not depend on the rest of the batch
-    (``algorithms.engine``: when they are the same, and why).
-
-    The stopping test skips the evaluations that the problem's ``smoothness`` proves cannot succeed
-    (the smoothness certificate, ``algorithms.certificate``; T_eps is exact either way).
+    A list, tuple or 1-D array hyper-parameter is a grid axis. Batchable values run side by side as one
+    (n, k, d) state, structural ones (R, H, form) one batch per value; configuration j samples from
+    ``default_rng(seed_j)``, so its bits do not depend on the batch. T_eps (docs/theory.md (A3)) is exact; the
+    smoothness certificate skips evaluations that cannot succeed (docs/architecture.md).
 
     Parameters
     ----------
     name : str or type
-        A registered algorithm or alias (``algorithms.algorithm_names()``; case-insensitive), or a StepRule
-        subclass (registered or not).
+        A registered algorithm or alias (case-insensitive), or a StepRule subclass.
     problem : Oracle or LocalFunctions
-        An oracle (``oracles``; stochastic gradients) or local functions (queried exactly), see `as_oracle`.
+        An oracle, or local functions queried exactly (`as_oracle`).
     W : instances.GossipLike, optional
-        The gossip value: a `GossipMatrix` (``instances.gossip_matrix``) or a ``GossipSchedule`` (W_t in
-        iteration t), used as it is; a matrix or graph is turned into a `GossipMatrix` once, by
-        ``instances.as_gossip`` (`prepared_gossip`). Algorithms that gossip require it, rules that average
-        exactly (centralized SGD, local SGD) ignore it.
+        A `GossipMatrix` or ``GossipSchedule``, or a matrix or graph converted once (`prepared_gossip`).
     step_sizes : float or sequence of float
-        One step size or a non-empty 1-D grid, each > 0.
+        Each > 0.
     iterations : int
-        The iteration cap, in 0..10^12.
+        The cap, in 0..10^12.
     seeds : sequence of int, default (0,)
-        Non-negative seeds; configuration j samples from ``numpy.random.default_rng(seeds_j)``.
     batch : int, default 1
-        Samples per stochastic gradient, >= 1.
+        B, samples per stochastic gradient.
     tol : float, optional
-        The target eps of the stopping test (> 0); None runs every configuration to ``iterations``.
+        The target eps; None runs to ``iterations``.
     check_every : int, default 1
-        Iterations between stopping tests, >= 1.
     record_every : int, optional
-        History spacing, >= 1 (default: about 1000 entries).
+        History spacing (default: about 1000 entries).
     record_progress : bool, default False
-        Also record the zero-chain progress of the models.
+        Also record the zero-chain progress.
     stop : {"both", "average"}
-        "both" runs each configuration until x_hat and every worker's model are eps-stationary (``t_eps``
-        and ``t_eps_local``), "average" until x_hat is.
+        Stop when x_hat and every worker's model are eps-stationary, or x_hat alone.
     radius : float, optional
-        The divergence radius around x0 (> 0; default: the instance's,
-        ``instances.protocol.instance_radius``).
+        The divergence radius around x0 (default ``instances.protocol.instance_radius``).
     exact_check : bool, default False
-        Evaluate at every check, for a problem whose stated smoothness is not a true bound.
+        Evaluate at every check (a stated smoothness that is not a true bound).
     backend : {"sparse", "dense"}
-        Gossip products by scipy's CSR kernel (bit-identical alone and in a batch) or by BLAS
-        (``algorithms.mixing``).
+        CSR gossip products (bit-identical in any batch) or BLAS.
     callback : callable, optional
-        ``callback(t, state, ctx)``, called after the start (t = 0) and after every iteration t (for audits
-        and tests; one call per structural group).
-    observer : algorithms.engine.Observer, optional
-        Told each engine run (``begin``, once per structural group) and each step (``observe``: what it
-        queried and communicated, and the state after it); it may raise to stop the run.
+        ``callback(t, state, ctx)`` after the start (t = 0) and every iteration (a `CallbackObserver`).
+    observer : algorithms.Observer, optional
+        Told each engine run and each step; it may raise to stop the run.
     **hyper
-        The algorithm's hyper-parameters (its ``structural`` and ``batchable`` class attributes), each a
-        value or a grid.
-
-    Returns
-    -------
-    list of Result
-        One per configuration, step sizes outermost, then the hyper grids in the order given, seeds
-        innermost.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is not registered, a step size, ``tol`` or ``radius`` is not positive, ``iterations``,
-        ``batch``, ``check_every``, ``record_every`` or a seed is out of range, ``stop`` or ``backend`` is
-        not one of the choices, ``seeds`` or a grid is empty, a hyper-parameter is unknown to the algorithm,
-        or the problem's ``n`` / ``x0`` are malformed.
-    TypeError
-        If ``problem`` is neither an oracle nor local functions, or ``name`` is not a string.
-
-    References
-    ----------
-    docs/theory.md (A3) (T_eps at x_hat) and §2 (the class A_B the step rules belong to).
+        The algorithm's hyper-parameters, each a value or a grid.
 
     Examples
     --------
-    Two step sizes x two seeds, four results, seed innermost (exact gradients here, so seeds agree):
-
     >>> from decbounds import instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
@@ -286,46 +229,20 @@ def run_batch(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: G
 def run_prediction(name: str | type[StepRule], oracle: Oracle | None, f: LocalFunctions, channel: Channel, *,
                    batch: int, tol: float | None, compression: dict[str, float] | None = None) -> Prediction:
     """The catalog prediction at a run's own parameters (``Result.bound``; docs/architecture.md, "Paired
-    results").
-
-    The entry is the algorithm's ``catalog_entry``. The parameters: L = the problem's ``smoothness``,
-    Delta = its ``Delta``, varsigma and varsigma0 = its ``varsigma`` and ``varsigma0`` (each where the
-    problem states it), sigma = 0 for exact gradients and the oracle's ``sigma`` otherwise, n = the
-    workers, B = ``batch``, epsilon = ``tol`` (the engine's test ||grad f(x_hat)|| <= tol is the catalog's
-    grad_norm convention), lam = W's ``lam`` (0 for exact averaging), D = the diameter of W's support graph
-    (computed only for the entries that use it), omega and delta = the compressor's constants of a
-    compressed rule (``compression``; unknown when a batch mixed compressors). Whatever is not stated is
-    listed in ``Prediction.unknown``, not invented.
+    results"): L, Delta, varsigma, varsigma0 where the problem states them, sigma (0 for exact gradients), n,
+    B, epsilon = tol, lam (0 for exact averaging), D, and a compressor's omega or delta; the rest is listed in
+    ``Prediction.unknown``.
 
     Parameters
     ----------
     name : str or type
-        Registry name of the algorithm, or its StepRule subclass.
     oracle : Oracle or None
-        The oracle (None: the local functions queried exactly).
     f : LocalFunctions
-        The problem.
     channel : Channel
-        The checked communication (``step_rule.communication_channel``).
     batch : int
-        B.
     tol : float or None
-        eps.
     compression : dict, optional
         ``{"delta": ...}`` or ``{"omega": ...}`` of the compressor in use.
-
-    Returns
-    -------
-    bounds.Prediction
-
-    Examples
-    --------
-    >>> from decbounds import algorithms, instances
-    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, 5)
-    >>> W = instances.gossip_matrix(instances.topology("ring", 4))
-    >>> bound = algorithms.run("dsgt", f, W, step_size=0.125, iterations=10, tol=1e-2).bound
-    >>> bound.entry, bound.kind, bound.unknown, round(bound.parameters["lam"], 4), round(bound.value)
-    ('dsgt', 'upper', (), 0.3333, 15000)
     """
     entry = rule_class(name).catalog_entry
     exact = oracle is None or bool(getattr(oracle, "exact", False))
@@ -353,39 +270,16 @@ def _diameter(channel: Channel) -> int | None:
 
 
 def prepared_gossip(name: str | type[StepRule], W: GossipLike | None, n: int) -> GossipLike | None:
-    """W as the algorithm ``name`` consumes it, converted once at the top of `run_batch` and `tune`: a
-    `Gossip` value is used as it is (a ``GossipSchedule``'s fit to the rule is checked by
-    ``step_rule.communication_channel``); a matrix or graph becomes a `GossipMatrix` through
-    ``instances.as_gossip`` (symmetric for the rules that gossip, push for SGP), so that no structural
-    group, tuning group or rule checks or decomposes W again. Rules that read a graph ("graph") keep W as
-    given (they read its support), rules that average exactly ignore it.
+    """W as the rule ``name`` consumes it, converted once so that no group checks or decomposes it again: a
+    `Gossip` value as it is, a matrix or graph through ``instances.as_gossip`` (push for SGP; a fixed
+    non-symmetric W for a ``directed_rounds`` rule as its constant schedule); W unchanged for "graph" and
+    "exact" rules.
 
     Parameters
     ----------
     name : str or type
-        A registered algorithm or alias, or a StepRule subclass.
     W : instances.GossipLike, optional
-        The communication value, matrix or graph.
     n : int
-        The problem's number of workers.
-
-    Returns
-    -------
-    instances.GossipLike or None
-        A `Gossip` value for the rules that gossip or push; W unchanged otherwise. A fixed non-symmetric W
-        for a rule declaring ``directed_rounds`` (D-PSGD) comes back as its constant schedule
-        (``step_rule.directed_matrix``).
-
-    Raises
-    ------
-    ValueError
-        As ``instances.as_gossip`` (W None for a rule that gossips, wrong size, not a gossip matrix).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> prepared_gossip("dpsgd", np.full((2, 2), 0.5), 2)
-    GossipMatrix(symmetric, n=2, lam=0, lambda_2=0, lambda_n=0, dense eigvalsh)
     """
     rule = rule_class(name)
     communication = rule.communication
@@ -416,57 +310,27 @@ def run(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: GossipL
         step_size: float,
         iterations: int, batch: int = 1, seed: int = 0, tol: float | None = None, check_every: int = 1,
         record_progress: bool = False, **options: object) -> Result:
-    r"""One configuration of algorithm ``name`` on ``problem`` (an oracle, or local functions queried
-    exactly) with gossip matrix W; returns its Result (:math:`T_\varepsilon` of the average model and of the
-    workers' own models, status and message).
-
-    ``run`` is `run_batch` with k = 1.
+    """One configuration of algorithm ``name`` on ``problem`` with gossip value W: its Result (T_eps of the
+    average model and of the workers' own models, status, history); `run_batch` with k = 1.
 
     Parameters
     ----------
     name : str or type
-        A registered algorithm or alias (``algorithms.algorithm_names()``), or a StepRule subclass.
+        A registered algorithm or alias, or a StepRule subclass.
     problem : Oracle or LocalFunctions
-        An oracle, or local functions queried exactly (`as_oracle`).
+        An oracle, or local functions queried exactly.
     W : instances.GossipLike, optional
-        The gossip value (a `GossipMatrix` or a ``GossipSchedule``), or a matrix or graph
-        ``instances.as_gossip`` converts once; required by the algorithms that gossip (as in `run_batch`).
+        Required by the algorithms that gossip.
     step_size : float
-        One step size, > 0 (`run_batch` takes grids).
     iterations : int
-        The iteration cap, in 0..10^12.
     batch : int, default 1
-        Samples per stochastic gradient, >= 1.
     seed : int, default 0
-        Seed of the configuration's ``numpy.random.default_rng``, >= 0.
     tol : float, optional
-        The target eps (> 0); None runs to ``iterations``.
+        The target eps; None runs to ``iterations``.
     check_every : int, default 1
-        Iterations between stopping tests.
     record_progress : bool, default False
-        Also record the zero-chain progress.
     **options
-        Hyper-parameters, one value each (e.g. ``form="atc"``, ``momentum=0.9``, DeTAG's ``R=``, ``eta=``,
-        ``gossip=``, ``start=``, ``beta=``), and engine options (``record_every``, ``stop``, ``radius``,
-        ``exact_check``, ``backend``, ``callback``, ``observer``) as in `run_batch`.
-
-    Returns
-    -------
-    Result
-        T_eps of the average model and of the workers' own models, status ("converged",
-        "max_iterations" or "diverged"), message and history.
-
-    Raises
-    ------
-    ValueError
-        If ``step_size`` or a hyper-parameter is a grid (use `run_batch`), or for any bad value
-        `run_batch` refuses.
-    TypeError
-        As `run_batch`.
-
-    References
-    ----------
-    docs/theory.md (A3) (T_eps).
+        Hyper-parameters, one value each, and `run_batch`'s engine options.
 
     Examples
     --------

@@ -20,12 +20,9 @@ _UNIT = 2.0**-53
 
 
 class _Certificate:
-    """The smoothness certificate of the last evaluation (`_anchor_at`): the models then (``anchor``) and
-    ``limits`` (n + 1, k): in row 0 per configuration the limit on S = sum_i ||x_i - a_i||^2, in row 1 + i
-    worker i's squared radius (negative: certifies nothing). `holds` tests the current models in seven
-    numpy calls on preallocated arrays; the workers' squared moves are one BLAS matrix-vector product, whose
-    order of summation the margins allow for. The constants of `_anchor_at`'s margins (L, n, d) are set
-    once."""
+    """The certificate of the last evaluation: the models then (``anchor``) and ``limits`` (n + 1, k): row 0
+    the limit on S = sum_i ||x_i - a_i||^2, row 1 + i worker i's squared radius (negative: certifies
+    nothing). `holds` is seven numpy calls; the margins allow for BLAS's order of summation."""
 
     __slots__ = ("ahead", "anchor", "below", "below_flat", "delta", "first", "held", "k", "largest_factor",
                  "limit", "limits", "moved", "offsets", "ones_d", "ones_n", "radii", "rows", "scales",
@@ -84,9 +81,8 @@ class _Certificate:
         return held
 
     def drifting(self) -> bool:
-        """Whether the certificate held at least once and the models, when it failed, had moved at most
-        twice as far as it allows (per configuration): a steady drift, which an anchor ahead may cover (not a
-        jump, such as DeTAG's at the end of a phase, nor a run near eps, where no anchor lasts)."""
+        """Whether it held once and then failed with the models at most twice as far as it allows: a steady
+        drift, which an anchor ahead may cover (not a jump, such as DeTAG's at a phase's end)."""
         if self.held == 0:
             return False
         if self.k == 1:
@@ -96,10 +92,9 @@ class _Certificate:
 
 def _anchor_at(book: Outcomes, snap: _Snapshot, models: np.ndarray, tol: float, largest: float, bound: float
               ) -> None:
-    """Make the evaluation ``snap`` at ``models`` the certificate's anchor: per configuration the limit on
-    S = sum_i ||x_i - a_i||^2 and each worker's squared radius, shrunk for every rounding
-    (docs/architecture.md, "The smoothness certificate"). ``book.smoothness`` is L (None certifies
-    nothing), ``largest`` max |models| and ``bound`` the guard's smallest entry bound."""
+    """Make the evaluation ``snap`` at ``models`` the anchor: the limit on S and each worker's squared radius,
+    shrunk for every rounding (docs/architecture.md, "The smoothness certificate"; L = ``book.smoothness``,
+    None certifies nothing)."""
     L = book.smoothness
     if L is None:
         return

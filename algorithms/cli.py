@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 __all__ = ["INSTANCES", "TOUR_R", "TOUR_T_C", "add_parser", "main"]
 
 INSTANCES = ("comm-path", "comm-broom")
-#: The README tour's instance and DeTAG phase length (``communication_instance(16, T_c=3)``, R = 2): the
-#: defaults, so that ``decbounds run detag`` reproduces the tour's T_eps.
+#: The README tour's instance (``communication_instance(16, T_c=3)``), the default, so that ``decbounds run
+#: detag`` reproduces the tour's T_eps. The hard instance is a worst case: a rule runs with its declared
+#: ``worst_case_defaults`` (DeTAG's R = 2, `TOUR_R`, the tour's phase length).
 TOUR_T_C = 3
 TOUR_R = 2
 
@@ -60,10 +61,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         choices=KnownNames(WEIGHT_RULE_NAMES, "decbounds.instances.gossip", "WEIGHT_RULES",
                                            group="decbounds.weight_rules"),
                         help="gossip weight rule (instances.gossip_matrix; any in instances.WEIGHT_RULES)")
-    parser.add_argument("--R", default=str(TOUR_R), metavar="R|cor6",
-                        help="DeTAG phase length: an integer, or cor6 for Cor. 6's (larger: a worst-case "
-                             "choice, slower on this instance)")
-    parser.add_argument("--eta", type=float, default=None, help="DeTAG two-tap eta (default §7.1 formula)")
+    parser.add_argument("--R", default=None, metavar="R|cor6",
+                        help="phase length of a rule with one (DeTAG, MG-DSGD): an integer, or cor6 for the "
+                             "rule's own default (DeTAG: Cor. 6's, larger, slower on this instance); default "
+                             "the rule's worst-case default (DeTAG: R = 2)")
+    parser.add_argument("--eta", type=float, default=None,
+                        help="two-tap eta of a rule with one (DeTAG; default §7.1 formula)")
     parser.add_argument("--compressor", default=None,
                         help="compressed rules (choco_sgd, beer): identity, random_k:K, qsgd:S, top_k:K, "
                              "sign, contractive:SPEC (docs/theory.md §18)")
@@ -99,16 +102,24 @@ def _as_flags(message: str) -> str:
 
 
 def _options(args: argparse.Namespace, dim: int) -> dict[str, Any]:
-    """The rule's options from the flags: DeTAG's R and eta, the compressor (checked here against the
-    problem's dimension ``dim``, by its flag)."""
-    options: dict[str, Any] = {}
-    if args.algorithm == "detag":
-        if args.R != "cor6":
-            if not (args.R.isascii() and args.R.isdigit() and int(args.R) >= 1):
-                raise ValueError(f"--R must be an integer >= 1 or cor6; got --R {args.R!r}")
-            options["R"] = int(args.R)
-        if args.eta is not None:
-            options["eta"] = args.eta
+    """The rule's options: its ``worst_case_defaults`` (the instance is a worst case), then R and eta for a
+    rule that declares them, and the compressor (checked against the problem's dimension ``dim``)."""
+    from decbounds.algorithms.registry import rule_class
+
+    rule = rule_class(args.algorithm)
+    declared = {**rule.structural, **rule.batchable}
+    options: dict[str, Any] = dict(rule.worst_case_defaults)
+    for flag, value in (("R", args.R), ("eta", args.eta)):
+        if value is not None and flag not in declared:
+            raise ValueError(f"--{flag}: {args.algorithm} has no hyper-parameter {flag}")
+    if args.R == "cor6":
+        options.pop("R", None)
+    elif args.R is not None:
+        if not (args.R.isascii() and args.R.isdigit() and int(args.R) >= 1):
+            raise ValueError(f"--R must be an integer >= 1 or cor6; got --R {args.R!r}")
+        options["R"] = int(args.R)
+    if args.eta is not None:
+        options["eta"] = args.eta
     if args.compressor is not None:
         from decbounds.algorithms.compression import make_compressor
 
@@ -128,11 +139,6 @@ def main(args: argparse.Namespace) -> int:
     args : argparse.Namespace
         From the parser of `add_parser` (``decbounds run ALGORITHM ...``).
 
-    Returns
-    -------
-    int
-        The exit status.
-
     Raises
     ------
     ValueError
@@ -144,7 +150,7 @@ def main(args: argparse.Namespace) -> int:
     Lu & De Sa (2021), Thm 1 and Cor. 2 (the instances); docs/theory.md §4.3, §4.4.
     """
     import networkx as nx
-    from decbounds.algorithms import entry, run
+    from decbounds.algorithms import entry, rule_class, run
 
     from decbounds import bounds, instances
 
@@ -194,9 +200,9 @@ def main(args: argparse.Namespace) -> int:
     print(f"{args.algorithm} on {args.instance} (n={args.n}, T_c={problem.T_c}, Delta={Delta:g}, L={L:g}, "
           f"epsilon={epsilon:g}; W: {args.weights}, lam={lam:.6f}; step={step:.4g})")
     print(f"  hyper-parameters: {hyper or 'none'}")
-    if args.algorithm == "detag" and args.R != "cor6":
-        print("  (DeTAG's R as the README tour's; --R cor6 takes Cor. 6's, made for the worst case: longer "
-              "phases, a larger T_eps on this instance)")
+    if "R" in options and rule_class(args.algorithm).structural.get("R", 0) is None:
+        print(f"  (R = {options['R']}, not the rule's own default; --R cor6 takes that (DeTAG: Cor. 6's, "
+              "made for the worst case: longer phases, a larger T_eps on this instance))")
     print(f"  measured T_eps                         {measured:>14}")
     print(f"  bits sent per worker                   {result.counters['bits']:>14}")
     source = "hard_instance_communication" if args.instance == "comm-path" else "1 + (T_c - 1) dist"

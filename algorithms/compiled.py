@@ -1,42 +1,11 @@
 """A step rule compiled into the performance-estimation problem of ``pep.worst_case``: the rule's own
-``init`` and ``step`` run on arrays whose last axis holds coefficients over the Gram basis.
-
-The engine runs a rule on (n, k, d) arrays of points in R^d. Here k = 1 and d is the size of the Gram basis
-of the PEP (x0, the queried gradients, the gossip outputs; ``pep``): row i of an array is agent i's
-point written as a coefficient vector over that basis. Every operation a linear method performs -- sums,
-differences, scaling by numbers (the step size, the hyper-parameters, gossip coefficients), slicing, in-place
-updates, means over the workers -- acts on the coefficient vectors exactly as on the points, so running the
-unmodified rule records its linear maps:
-
-- ``ctx.sample(X)`` asks ``ops.grad(X)``: in the SDP builder a new basis vector per agent (the gradient at
-  that point), in ``WorstCase.replay`` the recovered gradient;
-- ``ctx.gossip`` / ``ctx.gossip_two_tap`` ask ``ops.gossip(X, t)`` once per vector sent (round t = the
-  engine's iteration t, as over a gossip schedule): W_t X for an exact W, a new disagreement basis vector
-  per agent for the spectral class;
-- ``ctx.exact_average`` is the mean over the workers (linear, no basis vector);
-- ``ctx.step_size`` is alpha_k of the PEP's iteration k (a step sequence refreshes it, and every number the
-  rule derived from it in ``init``, before each iteration).
-
-What a coefficient vector cannot express stops the compilation with `NotLinearError` (a ValueError) naming
-the operation and the rule's line: a product or quotient of two iterates, a nonlinear numpy function (norm,
-sqrt, abs, max, clip, comparisons...), a branch or a number read off an iterate (``bool``, ``float``,
-``np.any``), adding a constant vector to a point, an operation across the coordinates (a sum over d, ``x @
-A``), a rule's own mixing matrices (``ctx.operator`` / ``ctx.mix``, "graph" rules) or push-sum ("push"
-rules: the PEP's gossip classes are symmetric W). The step keeps the engine's budget of one iteration: at
-most ``batch`` queries per worker and one communication round (`BudgetViolationError`, as the engine).
-Randomness, and values read off a plain copy of an iterate (``np.array(g)``, which numpy makes without asking
-the array), are caught by compiling twice, the second time in other coordinates of the Gram basis (rotated
-and scaled): a linear rule's iterates change with the basis, anything else is refused.
-
-Only what the iterates need is queried: a first pass on generic data (a random mixing matrix and a fresh
-basis vector for every answer; seed 0) marks every gradient query and gossip vector whose answer is unused:
-an answer is used when it reaches a recorded iterate or the input of a query whose answer is used
-(extragradient's inner G(x) only builds the outer query point). DeTAG's last phase queries G(X_{K-1}),
-which only enters the unused tracker Y_K: the pass that builds the SDP answers such calls with zeros instead
-of adding free variables to it. Both passes run the same rule code, so the iterates are the rule's.
-
-The engine's numpy fast path is untouched: this module reads the same rule class and never enters the
-engine's loop.
+``init`` and ``step`` run (k = 1) on arrays whose last axis holds coefficients over the PEP's Gram basis, so
+the unmodified rule records its linear maps (``ctx.sample`` asks ``ops.grad``, each gossiped vector
+``ops.gossip``, round t = the engine's iteration t). What a coefficient vector cannot express (a product
+of iterates, a nonlinear numpy function, a branch on an iterate, ``ctx.mix``, push-sum) raises
+`NotLinearError` naming the operation and the rule's line; randomness and plain copies are caught by
+compiling twice in other coordinates. Unused queries (DeTAG's last G(X_{K-1})) are answered with zeros.
+See docs/worst_case.md, "Your own rule".
 
 >>> import numpy as np
 >>> from decbounds.algorithms.rules import DPSGD
@@ -46,8 +15,7 @@ engine's loop.
 ...     def gossip(self, X, t): return np.full((2, 2), 0.5) @ X
 >>> X = run_rule(DPSGD, Ops(), np.ones((2, 1)), 2, [0.5, 0.5], fixed={"form": "atc"})
 >>> [float(x[0, 0]) for x in X]
-[1.0, 0.5, 0.25]
-"""
+[1.0, 0.5, 0.25]"""
 
 from __future__ import annotations
 
@@ -93,30 +61,18 @@ class Ops(Protocol):
         Parameters
         ----------
         X : numpy.ndarray, shape (N, d)
-            One row per worker: a point in R^d (a replay) or its coefficient row over the Gram basis (the
-            SDP builder).
-
-        Returns
-        -------
-        numpy.ndarray, shape (N, d)
-            The gradients, in the same representation as ``X``.
+            Points (a replay) or coefficient rows (the SDP builder).
         """
         ...
 
     def gossip(self, X: np.ndarray, t: int) -> np.ndarray:
-        """Gossip round t: W_t X (one matrix per engine iteration of a time-varying class).
+        """Gossip round t: W_t X.
 
         Parameters
         ----------
         X : numpy.ndarray, shape (N, d)
-            The rows to mix (points or coefficient rows).
         t : int
-            The round, 0-based: the rule's engine iteration.
-
-        Returns
-        -------
-        numpy.ndarray, shape (N, d)
-            W_t X.
+            The rule's engine iteration.
         """
         ...
 
@@ -503,35 +459,16 @@ def _context(run: _Run, rule: StepRule, x0: np.ndarray, step: _StepArray,
 # -- the compiler --------------------------------------------------------------------------------------------
 
 def check_compilable(rule_class: object) -> type[StepRule]:
-    """``rule_class`` if it is a StepRule subclass whose communication the PEP has; else TypeError or
-    NotLinearError naming what is missing.
+    """``rule_class`` if it is a StepRule subclass communicating by "gossip" or "exact" without the graph or
+    the neighbour weights; else TypeError or NotLinearError naming what is missing.
 
     Parameters
     ----------
     rule_class : object
-        Anything; checked here: a StepRule subclass communicating by "gossip" (a symmetric W with W 1 = 1)
-        or "exact" (all-reduce), not needing the graph or the neighbour weights (the PEP's spectral gossip
-        class gives neither).
 
-    Returns
-    -------
-    type
-        ``rule_class``.
-
-    Raises
-    ------
-    TypeError
-        If it is not a StepRule subclass.
-    NotLinearError
-        If its communication or its ``knows`` has no counterpart in the PEP.
-
-    >>> from decbounds.algorithms.rules import DSGT, SGP
+    >>> from decbounds.algorithms.rules import DSGT
     >>> check_compilable(DSGT).__name__
     'DSGT'
-    >>> check_compilable(SGP)
-    Traceback (most recent call last):
-    ...
-    decbounds.algorithms.compiled.NotLinearError: sgp cannot be compiled into the worst-case SDP: ...
     """
     if not (isinstance(rule_class, type) and issubclass(rule_class, StepRule)):
         raise TypeError(f"method must be a method name or a StepRule subclass; got {rule_class!r}")
@@ -605,10 +542,8 @@ def _run(rule_class: type[StepRule], ops: Any, x0: np.ndarray, K: int, steps: np
 
 
 class _Probe:
-    """Generic answers for the liveness pass: every gradient a fresh basis vector per agent, every gossip
-    vector a random mixing of its input plus a fresh basis vector per agent, all in the coordinates
-    ``basis`` (rows: the identity, or other coordinates for the second pass); remembers
-    which call made which basis vectors and which basis vectors its input held (in order of the calls)."""
+    """Generic answers for the liveness pass (a fresh basis vector per agent per answer, in coordinates
+    ``basis``); remembers which call made which basis vectors and which its input held."""
 
     lam = 0.5
     lambda_min = 0.0
@@ -655,10 +590,8 @@ def _other_coordinates(capacity: int) -> np.ndarray:
 
 
 def _live_calls(probe: _Probe, iterates: Sequence[np.ndarray]) -> tuple[set[int], set[int]]:
-    """The dead gradient queries and gossip vectors of ``probe``'s pass (in the identity's coordinates):
-    an answer is used when its basis vectors reach a recorded iterate or the input of a query whose answer
-    is used (extragradient's inner G(x) only builds the outer query point). The calls are visited from the
-    last to the first: an input holds only basis vectors made before it."""
+    """The dead calls of ``probe``'s pass: an answer is used when it reaches a recorded iterate or the input
+    of a query whose answer is used (visited last to first)."""
     live = set(np.flatnonzero(np.any(np.array(iterates) != 0, axis=(0, 1))).tolist())
     dead: tuple[set[int], set[int]] = (set(), set())
     for call in reversed(probe.inputs):
@@ -674,10 +607,8 @@ def _live_calls(probe: _Probe, iterates: Sequence[np.ndarray]) -> tuple[set[int]
 def _dead_calls(rule_class: type[StepRule], n: int, K: int, steps: np.ndarray, fixed: Mapping[str, Any],
                 params: Mapping[str, Any], per_iteration: int, lam: float, lambda_min: float,
                 unequal: bool, batch: int) -> tuple[set[int], set[int]]:
-    """The gradient queries and gossip vectors whose answers are unused (`_live_calls`), from two probe
-    passes, the second in other coordinates of the Gram basis. A linear rule's iterates change with the
-    basis; NotLinearError otherwise: the rule draws random numbers, or reads values of an iterate
-    through a plain copy (``np.array(g)``, ``np.asarray``) that the checks of `Coefficients` cannot see."""
+    """The unused gradient queries and gossip vectors, from two probe passes in different coordinates
+    (NotLinearError when they differ: randomness, or a plain copy of an iterate)."""
     capacity = 64 * n
     while True:
         passes = []
@@ -708,44 +639,26 @@ def _dead_calls(rule_class: type[StepRule], n: int, K: int, steps: np.ndarray, f
 def run_rule(rule_class: type[StepRule], ops: Ops, x0: np.ndarray, K: int,
              steps: Sequence[float] | float | np.ndarray, *, fixed: Mapping[str, object] | None = None,
              per_iteration: int = 1, batch: int = 1, **params: object) -> list[np.ndarray]:
-    """The iterates X^0, ..., X^K of ``rule_class`` run on ``ops`` (a method description of
-    ``pep.methods``: ``ops.grad(X)``, ``ops.gossip(X, t)``, ``ops.lam``, ``ops.lambda_min``).
+    """The iterates X^0, ..., X^K of ``rule_class`` run on ``ops`` (``pep.methods``: ``grad``, ``gossip``,
+    ``lam``, ``lambda_min``); NotLinearError or BudgetViolationError as the module docstring says.
 
     Parameters
     ----------
     rule_class : type
-        A StepRule subclass communicating by "gossip" or "exact" (`check_compilable`).
     ops : pep.methods.Ops
-        The gradient and gossip of the PEP's builder (coefficient rows) or of a replay (points).
     x0 : numpy.ndarray, shape (N, d)
-        The starts (coefficient rows or points); equal rows are one common start (``ctx.x0``), unequal
-        ones reach the rule as ``ctx.x0`` of shape (N, 1, d).
+        The starts; unequal rows reach the rule as ``ctx.x0`` of shape (N, 1, d).
     K : int
-        Iterations of the PEP; the rule runs ``K * per_iteration`` engine iterations (a DeTAG phase is R).
+        PEP iterations (``K * per_iteration`` engine iterations).
     steps : float, sequence of K floats or numpy.ndarray of shape (K,)
-        alpha_k of iteration k (``ctx.step_size``); one float is every iteration's.
+        alpha_k (``ctx.step_size``).
     fixed : mapping of str to object, optional
-        Structural hyper-parameters fixed by the method (D-PSGD's form).
+        Structural hyper-parameters fixed by the method.
     per_iteration : int
-        Engine iterations per PEP iteration: X^k is the model after ``k * per_iteration`` of them.
     batch : int
-        The queries per worker one engine iteration may make (the engine's ``batch``, B of A_B): as in
-        the engine, more queries or a second communication round in one iteration raise
-        `BudgetViolationError`, and ``init`` may do neither.
+        B, the queries per worker of one engine iteration.
     **params
-        The rule's structural and batchable hyper-parameters (``rule.resolve`` fills in and checks them).
-
-    Returns
-    -------
-    list of numpy.ndarray
-        K + 1 arrays (N, d): the local models (``rule.worker_arrays(state)[0]``) at each recorded iteration.
-
-    Raises
-    ------
-    NotLinearError
-        Naming the operation and the rule's line, for what a linear map cannot express (module docstring).
-    BudgetViolationError
-        For a step beyond the engine's budget of one iteration (``batch`` queries, one round).
+        The rule's hyper-parameters.
     """
     rule_class = check_compilable(rule_class)
     x0 = np.asarray(x0, dtype=float)

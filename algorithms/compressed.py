@@ -1,18 +1,8 @@
-"""Compressed gossip: CHOCO-SGD (Koloskova, Stich & Jaggi 2019) and BEER (Zhao, Li, Li, Richtarik & Chi
-2022), step rules whose one round per iteration sends compressed vectors (``ctx.gossip(..., compressor=C)``;
-docs/theory.md §18).
-
-Notation per configuration as in ``algorithms.rules``: X the (n, d) local models, G(X) the B-sample
-stochastic gradients, W the gossip matrix acting on the worker axis, eta the step size (``step_size``),
-gamma the consensus step, C a contractive delta-compressor applied to each worker's vector (an unbiased
-omega-compressor is used as C / (1 + omega), delta = 1/(1 + omega): ``algorithms.compression.contractive``).
-
-Each worker keeps public copies (H for CHOCO's x-hat) that its neighbours rebuild from the compressed
-messages, so W H never needs an uncompressed vector: the rule keeps W H itself, adding W C(.) each round.
-Both recursions were read from the authors' own statement of them (the comments of the BEER repository,
-github.com/liboyue/beer, optim/BEER.py and optim/CHOCO_SGD.py, which restate the papers' updates); the
-papers' own text could not be read (docs/theory.md §18).
-"""
+"""Compressed gossip: CHOCO-SGD (Koloskova, Stich & Jaggi 2019) and BEER (Zhao et al. 2022), whose one round
+per iteration sends compressed vectors (``ctx.gossip(..., compressor=C)``; docs/theory.md §18). C is
+contractive (an unbiased one is used as C / (1 + omega)); each worker keeps public copies its neighbours
+rebuild from the messages, so the rule keeps W H itself. The recursions were read from the authors'
+restatement (github.com/liboyue/beer), not the papers' text (docs/theory.md §18)."""
 
 from __future__ import annotations
 
@@ -47,22 +37,14 @@ class CompressedRule(StepRule):
     @classmethod
     def tuning_grid(cls, *, n: int, lam: float, cap: int,
                     stochastic: bool = False) -> dict[str, list[object]]:
-        """The consensus step gamma in {1, 1/2, 1/4} (None, the compressor's delta, is 1 uncompressed).
+        """The consensus step gamma in {1, 1/2, 1/4}.
 
         Parameters
         ----------
         n : int
-            Workers.
         lam : float
-            W's lam.
         cap : int
-            The iteration cap.
         stochastic : bool, default False
-            Whether the oracle is stochastic.
-
-        Returns
-        -------
-        dict of str to list
         """
         return {"gamma": [1.0, 0.5, 0.25]}
 
@@ -89,22 +71,16 @@ class CompressedRule(StepRule):
 
 
 def theory_gamma(rho: float, delta: float, beta: float) -> float:
-    """CHOCO-SGD's consensus step of Thm 4.1 (Koloskova, Lin, Stich & Jaggi, ICLR 2020):
+    """CHOCO-SGD's consensus step of Thm 4.1 (Koloskova, Lin, Stich & Jaggi 2020), in (0, 1):
     gamma = rho^2 delta/(16 rho + rho^2 + 4 beta^2 + 2 rho beta^2 - 8 rho delta).
 
     Parameters
     ----------
     rho : float
-        The spectral gap 1 - lam, in (0, 1].
+        The spectral gap 1 - lam.
     delta : float
-        The compressor's delta, in (0, 1].
     beta : float
-        ||I - W||_2 = 1 - lambda_min(W), in [0, 2].
-
-    Returns
-    -------
-    float
-        gamma, in (0, 1).
+        ||I - W||_2 = 1 - lambda_min(W).
 
     >>> round(theory_gamma(0.5, 1.0, 1.0), 6)
     0.027027
@@ -124,30 +100,19 @@ class ChocoState(State):
 
 
 class ChocoSGD(CompressedRule):
-    """CHOCO-SGD (Koloskova, Stich & Jaggi 2019, Alg. 2), per iteration:
+    """CHOCO-SGD (Koloskova, Stich & Jaggi 2019, Alg. 2; docs/theory.md §18), per iteration:
 
-        x_i^{t+1/2} = x_i^t - eta G_i(x_i^t)
-        q_i^t       = C(x_i^{t+1/2} - x_hat_i^t)                       (the only message)
-        x_hat_j^{t+1} = x_hat_j^t + q_j^t                              (every copy, x_hat^0 = 0)
-        x_i^{t+1}   = x_i^{t+1/2} + gamma sum_j w_ij (x_hat_j^{t+1} - x_hat_i^{t+1})
+        x_i^{t+1/2} = x_i^t - eta G_i(x_i^t);  q_i^t = C(x_i^{t+1/2} - x_hat_i^t)  (the only message)
+        x_hat_j^{t+1} = x_hat_j^t + q_j^t;  x_i^{t+1} = x_i^{t+1/2} + gamma sum_j w_ij (x_hat_j - x_hat_i)
 
-    one query and one compressed round (one vector). With C = identity and gamma = 1 it is D-PSGD in
-    adapt-then-combine form, X <- W (X - eta G(X)) (tested, to rounding: W x_hat is accumulated).
+    With C = identity and gamma = 1 it is adapt-then-combine D-PSGD (to rounding).
 
     Parameters
     ----------
     compressor : str or Compressor, default "identity"
-        The compressor (structural; an unbiased one is divided by 1 + omega).
+        Structural.
     gamma : float or "theory", optional
-        Consensus step in (0, 1] (batchable); default the compressor's delta, a choice of ours; "theory" is
-        the step of Thm 4.1 of Koloskova, Lin, Stich & Jaggi (2020), `theory_gamma` (it reads W's
-        lambda_min, declared in ``knows``).
-
-    References
-    ----------
-    Koloskova, Stich & Jaggi (2019), Decentralized stochastic optimization and gossip algorithms with
-    compressed communication, ICML; non-convex rate: Koloskova, Lin, Stich & Jaggi (2020), ICLR;
-    docs/theory.md §18.
+        In (0, 1] (batchable); default the compressor's delta (our choice); "theory": `theory_gamma`.
 
     Examples
     --------
@@ -215,31 +180,21 @@ class BEERState(State):
 
 
 class BEER(CompressedRule):
-    """BEER (Zhao, Li, Li, Richtarik & Chi 2022): gradient tracking with compressed error feedback on both
-    the models and the trackers, in matrix form (rows = workers)
+    """BEER (Zhao, Li, Li, Richtarik & Chi 2022; docs/theory.md §18): gradient tracking with compressed error
+    feedback on models and trackers,
 
-        X^{t+1} = X^t + gamma (W - I) H^t - eta V^t
-        H^{t+1} = H^t + C(X^{t+1} - H^t)
-        V^{t+1} = V^t + gamma (W - I) G^t + G(X^{t+1}) - G(X^t)
-        G^{t+1} = G^t + C(V^{t+1} - G^t)
+        X^{t+1} = X^t + gamma (W - I) H^t - eta V^t;  H^{t+1} = H^t + C(X^{t+1} - H^t)
+        V^{t+1} = V^t + gamma (W - I) G^t + G(X^{t+1}) - G(X^t);  G^{t+1} = G^t + C(V^{t+1} - G^t)
 
-    Engine iteration t queries G(X^t), forms V^t (V^0 = G(X^0)) and X^{t+1}, and sends the two messages
-    C(X^{t+1} - H^t) and C(V^t - G^{t-1}) in one round (two vectors, one stacked product), H^0 = 0 and
-    G^{-1} = 0: so G^0 = C(V^0), where the paper starts from G^0 = 0 (its initialization is not confirmed
-    from its text; ours makes BEER with C = identity and gamma = 1 exactly DSGT, x_{t+1} = W x_t - eta y_t,
-    y_t = W y_{t-1} + G(x_t) - G(x_{t-1}) -- tested, to rounding).
+    both messages in one round; G^0 = C(V^0) (the paper's G^0 = 0 is unconfirmed; ours makes C = identity,
+    gamma = 1 exactly DSGT, to rounding).
 
     Parameters
     ----------
     compressor : str or Compressor, default "identity"
-        The compressor (structural; an unbiased one is divided by 1 + omega).
+        Structural.
     gamma : float, optional
-        Consensus step in (0, 1] (batchable); default the compressor's delta (our choice).
-
-    References
-    ----------
-    Zhao, Li, Li, Richtarik & Chi (2022), BEER: fast O(1/T) rate for decentralized nonconvex optimization
-    with communication compression, NeurIPS; docs/theory.md §18.
+        In (0, 1] (batchable); default the compressor's delta (our choice).
 
     Examples
     --------

@@ -1,29 +1,12 @@
-"""Compressors: what a worker puts on the wire instead of its vector, as values with a documented constant.
+"""Compressors: what a worker puts on the wire instead of its vector (docs/theory.md §18), each acting on
+every vector of the last axis on its own: unbiased omega-compressors (E C(x) = x, E||C(x)||^2 <= (1 + omega)
+||x||^2) and contractive delta-compressors (E||C(x) - x||^2 <= (1 - delta) ||x||^2, delta in (0, 1]); an
+unbiased one divided by 1 + omega is contractive with delta = 1/(1 + omega) (`contractive`).
 
-Two classes (docs/theory.md §18), each compressor C acting on every vector of the last axis on its own:
-
-- **unbiased omega-compressors**: E C(x) = x and E||C(x)||^2 <= (1 + omega) ||x||^2;
-- **contractive delta-compressors**: E||C(x) - x||^2 <= (1 - delta) ||x||^2 with delta in (0, 1].
-
-An unbiased omega-compressor divided by 1 + omega is contractive with delta = 1/(1 + omega) (`contractive`):
-E||C/(1+w) - x||^2 = E||C||^2/(1+w)^2 - 2||x||^2/(1+w) + ||x||^2 <= (1 - 1/(1+w)) ||x||^2.
-
-The constants (``omega(d)``, ``delta(d)``) depend on the dimension d only; ``bits(d)`` is the length of one
-compressed vector in the engine's unit: a float is ``FLOAT_BITS`` = 64 bits (the engine's arrays are
-float64), a coordinate index ceil(log2 d) bits, a sign 1 bit. The uncompressed vector is 64 d bits
-(`Identity`), so the ledger's ``bits`` of an uncompressed run is 64 d per vector sent.
-
-Randomness: ``compress(Z, rng)`` with one ``numpy.random.Generator`` draws for the whole array; with a
-sequence of k generators, axis -2 of Z holds the k configurations of the engine's (n, k, d) arrays (or
-(m n, k, d) stacked ones) and configuration j draws from ``rng[j]`` only, so a configuration gets the same
-bits alone and inside a batch.
-
-Input: Z is a real numeric array (complex, sparse or non-numeric Z is a TypeError naming Z); ``d`` is an
-integer in [1, `MAX_DIMENSION`] = [1, 2**53] (a float64 holds it exactly). A vector holding NaN or an
-infinity has no compression: it comes out all NaN (`Identity`: as it is), which the engine's divergence
-guard reads as divergence; a finite vector whose compression exceeds the float64 range (random-k's
-(d/k) x_i at x_i = 1e308) gets that coordinate as an infinity. No warning escapes either way.
-"""
+``bits(d)``: one compressed vector, a float ``FLOAT_BITS`` = 64 bits, an index ceil(log2 d), a sign 1.
+With k generators, axis -2 of Z holds the k configurations and configuration j draws from ``rng[j]`` only
+(the same bits alone and in a batch). A vector holding NaN or an infinity comes out all NaN
+(`Identity`: as it is)."""
 
 from __future__ import annotations
 
@@ -72,12 +55,6 @@ def index_bits(d: int) -> int:
     Parameters
     ----------
     d : int
-        The number of coordinates, >= 1.
-
-    Returns
-    -------
-    int
-        The bits of a fixed-length index.
 
     Examples
     --------
@@ -89,36 +66,19 @@ def index_bits(d: int) -> int:
 
 
 def dimension(d: object) -> int:
-    """``d`` checked as the dimension of a vector: an integer in [1, `MAX_DIMENSION`] (not a bool or a float).
+    """``d`` checked as a vector's dimension: an integer in [1, `MAX_DIMENSION`] (TypeError, ValueError).
 
     Parameters
     ----------
     d : object
-        The dimension every compressor's ``bits``, ``omega`` and ``delta`` take.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    TypeError
-        If d is not an integer.
-    ValueError
-        If d < 1 or d > `MAX_DIMENSION`.
     """
     return require_count("d", d, 1, maximum=MAX_DIMENSION, what="integers a float64 holds exactly")
 
 
 @runtime_checkable
 class Compressor(Protocol):
-    """What a compressor offers (module docstring).
-
-    ``kind`` is "unbiased" or "contractive"; ``spec`` a string that `make_compressor` turns back into the
-    same compressor (what a record holds). ``omega(d)`` (unbiased) and ``delta(d)`` (both kinds: an
-    unbiased one's is that of its scaled form, 1/(1 + omega)) are the documented constants; ``bits(d)`` the
-    bits of one compressed d-vector; ``compress(Z, rng)`` compresses every vector of Z's last axis.
-    """
+    """What a compressor offers: ``kind`` ("unbiased" or "contractive"), ``spec`` (what `make_compressor`
+    turns back into it), the constants ``omega(d)``, ``delta(d)``, ``bits(d)`` and ``compress(Z, rng)``."""
 
     @property
     def kind(self) -> str:
@@ -131,49 +91,29 @@ class Compressor(Protocol):
         ...
 
     def omega(self, d: int) -> float:
-        """omega of an unbiased compressor: E||C(x)||^2 <= (1 + omega) ||x||^2 (ValueError for a
-        contractive one).
+        """omega: E||C(x)||^2 <= (1 + omega) ||x||^2 (ValueError for a contractive compressor).
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        float
-            omega >= 0.
         """
         ...
 
     def delta(self, d: int) -> float:
-        """delta: E||C(x) - x||^2 <= (1 - delta) ||x||^2 (an unbiased one's: 1/(1 + omega), that of its
-        scaled form).
+        """delta: E||C(x) - x||^2 <= (1 - delta) ||x||^2 (an unbiased one's: 1/(1 + omega)).
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        float
-            delta in (0, 1].
         """
         ...
 
     def bits(self, d: int) -> int:
-        """The bits of one compressed d-vector on the wire (a float is ``FLOAT_BITS``).
+        """The bits of one compressed d-vector.
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        int
-            The length of the message.
         """
         ...
 
@@ -183,15 +123,8 @@ class Compressor(Protocol):
         Parameters
         ----------
         Z : numpy.ndarray
-            Vectors along the last axis, e.g. the engine's (n, k, d) arrays.
         rng : numpy.random.Generator, sequence of k Generators, or None
-            The randomness of a random compressor (module docstring: with k generators configuration j,
-            axis -2, draws from ``rng[j]``); None for a deterministic one.
-
-        Returns
-        -------
-        numpy.ndarray
-            Z's shape.
+            With k generators configuration j (axis -2) draws from ``rng[j]``.
         """
         ...
 
@@ -284,67 +217,41 @@ class Identity:
         return "identity"
 
     def omega(self, d: int) -> float:
-        """0: C(x) = x exactly.
+        """0.
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        float
-            0.0.
         """
         dimension(d)
         return 0.0
 
     def delta(self, d: int) -> float:
-        """1: C(x) = x exactly.
+        """1.
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        float
-            1.0.
         """
         dimension(d)
         return 1.0
 
     def bits(self, d: int) -> int:
-        """64 d: every coordinate as a float64.
+        """64 d.
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        int
-            ``FLOAT_BITS * d``.
         """
         return FLOAT_BITS * dimension(d)
 
     def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
-        """A copy of Z (no compression).
+        """A copy of Z.
 
         Parameters
         ----------
         Z : numpy.ndarray
-            Vectors along the last axis, e.g. the engine's (n, k, d) or stacked (m n, k, d) arrays.
         rng : numpy.random.Generator, sequence of k Generators, or None
-            The randomness (module docstring: with k generators configuration j, axis -2, draws from
-            ``rng[j]``); not used.
-
-        Returns
-        -------
-        numpy.ndarray
-            Z's shape: the compressed vectors.
         """
         copied: np.ndarray = _checked(Z).copy()
         return copied
@@ -394,59 +301,39 @@ class _Sparsifier:
 
 @dataclass(frozen=True)
 class RandomK(_Sparsifier):
-    """Random-k sparsification, scaled: C(x) = (d/k) sum_{i in S} x_i e_i, S a uniform k-subset of the d
-    coordinates. Unbiased (P(i in S) = k/d) with E||C(x)||^2 = (d/k) ||x||^2 exactly, so omega = d/k - 1.
-    Bits: k values and k indices, k (64 + ceil(log2 d)).
+    """Random-k sparsification, scaled: C(x) = (d/k) sum_{i in S} x_i e_i, S a uniform k-subset; unbiased with
+    E||C(x)||^2 = (d/k) ||x||^2, so omega = d/k - 1; k (64 + ceil(log2 d)) bits (Stich et al. 2018).
 
     Parameters
     ----------
     k : int
-        Coordinates kept, >= 1 (at most d when compressing).
-
-    References
-    ----------
-    Stich, Cordonnier & Jaggi (2018), Sparsified SGD with memory; docs/theory.md §18.
+        Coordinates kept, >= 1 (at most d).
 
     Examples
     --------
     >>> C = RandomK(2)
     >>> C.omega(10), C.bits(10)
     (4.0, 136)
-    >>> y = C.compress(np.arange(1.0, 11.0), np.random.default_rng(0))
-    >>> int(np.count_nonzero(y)), np.unique(y[y != 0] / np.arange(1.0, 11.0)[y != 0]).tolist()
-    (2, [5.0])
     """
 
     kind: ClassVar[str] = "unbiased"
     name: ClassVar[str] = "random_k"
 
     def omega(self, d: int) -> float:
-        """d/k - 1 (E||C(x)||^2 = (d/k) ||x||^2 exactly).
+        """d/k - 1.
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        float
-            d/k - 1; ValueError if k > d.
         """
         return d / self._kept(d) - 1.0  # exact: d <= 2**53
 
     def delta(self, d: int) -> float:
-        """1/(1 + omega) = k/d, the delta of its scaled form (`Contractive`).
+        """k/d, the delta of its scaled form.
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        float
-            k/d.
         """
         return 1.0 / (1.0 + self.omega(d))
 
@@ -460,23 +347,15 @@ class RandomK(_Sparsifier):
 
 @dataclass(frozen=True)
 class QSGD:
-    """Random quantization with s levels (QSGD, Alistarh et al. 2017): C(x)_i = ||x|| sign(x_i) xi_i / s,
-    xi_i = l + 1 with probability r_i - l and l otherwise, r_i = s |x_i| / ||x||, l = floor(r_i).
-
-    Unbiased, and E xi_i^2 = r_i^2 + p_i (1 - p_i) with p_i = r_i - l, so exactly
-    E||C(x)||^2 = ||x||^2 (1 + sum_i p_i (1 - p_i) / s^2). Since p (1 - p) <= 1/4 and p (1 - p) <= p <= r_i
-    with sum_i r_i = s ||x||_1 / ||x|| <= s sqrt(d): omega = min(d / (4 s^2), sqrt(d) / s) (derived by us;
-    Alistarh et al.'s Lemma 3.1 states min(d / s^2, sqrt(d) / s), which it implies). Bits (fixed-length
-    code): the norm, and per coordinate a sign and a level in 0..s: 64 + d (1 + ceil(log2 (s + 1))).
+    """Random quantization with s levels (QSGD, Alistarh et al. 2017): C(x)_i = ||x|| sign(x_i) xi_i / s, xi_i
+    rounding r_i = s |x_i| / ||x|| up with probability r_i - floor(r_i). omega = min(d / (4 s^2), sqrt(d) / s)
+    (derived by us, as p (1 - p) <= 1/4 and <= r_i; Lemma 3.1 states min(d / s^2, sqrt(d) / s));
+    64 + d (1 + ceil(log2 (s + 1))) bits.
 
     Parameters
     ----------
     s : int
         Quantization levels, >= 1.
-
-    References
-    ----------
-    Alistarh, Grubic, Li, Tomioka & Vojnovic (2017), QSGD; docs/theory.md §18.
 
     Examples
     --------
@@ -497,33 +376,21 @@ class QSGD:
         return f"qsgd:{self.s}"
 
     def omega(self, d: int) -> float:
-        """min(d / (4 s^2), sqrt(d) / s) (class docstring).
+        """min(d / (4 s^2), sqrt(d) / s).
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        float
-            The variance constant.
         """
         d = dimension(d)
         return min(d / (4.0 * self.s**2), math.sqrt(d) / self.s)
 
     def delta(self, d: int) -> float:
-        """1/(1 + omega), the delta of its scaled form (`Contractive`).
+        """1/(1 + omega).
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        float
-            In (0, 1].
         """
         return 1.0 / (1.0 + self.omega(d))
 
@@ -533,12 +400,6 @@ class QSGD:
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        int
-            The bits of one compressed vector.
         """
         return FLOAT_BITS + dimension(d) * (1 + index_bits(self.s + 1))
 
@@ -548,12 +409,6 @@ class QSGD:
         Parameters
         ----------
         Z : numpy.ndarray
-            Vectors along the last axis.
-
-        Returns
-        -------
-        tuple of numpy.ndarray
-            ||x|| per vector (shape (..., 1)), r and floor(r) (Z's shape).
         """
         Z = _checked(Z)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -565,21 +420,12 @@ class QSGD:
             return (norm if top is None else top * norm), r, np.floor(r)
 
     def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
-        """||x|| sign(x_i) xi_i / s per vector, xi_i rounding r_i = s |x_i| / ||x|| up with probability
-        r_i - floor(r_i).
+        """||x|| sign(x_i) xi_i / s per vector (one uniform per coordinate: rng required).
 
         Parameters
         ----------
         Z : numpy.ndarray
-            Vectors along the last axis, e.g. the engine's (n, k, d) or stacked (m n, k, d) arrays.
         rng : numpy.random.Generator, sequence of k Generators, or None
-            The randomness (module docstring: with k generators configuration j, axis -2, draws from
-            ``rng[j]``); one uniform per coordinate (required: ValueError for None).
-
-        Returns
-        -------
-        numpy.ndarray
-            Z's shape: the compressed vectors.
         """
         Z = _checked(Z)
         bad = _nonfinite_rows(Z)
@@ -594,58 +440,38 @@ class QSGD:
 
 @dataclass(frozen=True)
 class TopK(_Sparsifier):
-    """Top-k sparsification: keep the k coordinates of largest |x_i| (ties: numpy's argpartition order).
-    Deterministic and contractive: ||C(x) - x||^2 is the sum of the d - k smallest x_i^2, at most
-    (1 - k/d) ||x||^2 (the smallest d - k of d squares average at most the mean), so delta = k/d.
-    Bits: k (64 + ceil(log2 d)).
+    """Top-k sparsification: the k coordinates of largest |x_i| (ties: argpartition's order); contractive with
+    delta = k/d (the d - k smallest squares average at most the mean); k (64 + ceil(log2 d)) bits.
 
     Parameters
     ----------
     k : int
-        Coordinates kept, >= 1 (at most d when compressing).
-
-    References
-    ----------
-    Stich, Cordonnier & Jaggi (2018); Koloskova, Stich & Jaggi (2019); docs/theory.md §18.
+        Coordinates kept, >= 1 (at most d).
 
     Examples
     --------
     >>> TopK(2).compress(np.array([0.5, -3.0, 1.0, 2.0]))
     array([ 0., -3.,  0.,  2.])
-    >>> TopK(2).delta(4), TopK(2).bits(4)
-    (0.5, 132)
     """
 
     kind: ClassVar[str] = "contractive"
     name: ClassVar[str] = "top_k"
 
     def omega(self, d: int) -> float:
-        """None: top-k is contractive; always ValueError.
+        """Always ValueError: top-k is contractive.
 
         Parameters
         ----------
         d : int
-            The dimension of one vector (not read).
-
-        Raises
-        ------
-        ValueError
-            Always.
         """
         raise ValueError("top_k is contractive, not unbiased: it has a delta, no omega")
 
     def delta(self, d: int) -> float:
-        """k/d: ||C(x) - x||^2 <= (1 - k/d) ||x||^2 (class docstring).
+        """k/d.
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        float
-            k/d; ValueError if k > d.
         """
         return self._kept(d) / dimension(d)
 
@@ -655,23 +481,13 @@ class TopK(_Sparsifier):
 
 @dataclass(frozen=True)
 class ScaledSign:
-    """Scaled sign: C(x) = (||x||_1 / d) sign(x). Deterministic and contractive:
-    ||C(x) - x||^2 = ||x||^2 - ||x||_1^2 (2/d - nnz(x)/d^2) <= ||x||^2 - ||x||_1^2 / d, and
-    ||x||_1^2 >= ||x||^2, so delta = 1/d (the vector-wise delta(x) = ||x||_1^2 / (d ||x||^2) is at least
-    that).
-    Bits: one float and d signs, 64 + d.
-
-    References
-    ----------
-    Karimireddy, Rebjock, Stich & Jaggi (2019), Error feedback fixes SignSGD; Koloskova, Stich & Jaggi (2019);
-    docs/theory.md §18.
+    """Scaled sign: C(x) = (||x||_1 / d) sign(x); contractive with delta = 1/d (||C(x) - x||^2 <= ||x||^2 -
+    ||x||_1^2 / d and ||x||_1 >= ||x||); 64 + d bits (Karimireddy et al. 2019).
 
     Examples
     --------
     >>> ScaledSign().compress(np.array([1.0, -3.0]))
     array([ 2., -2.])
-    >>> ScaledSign().delta(2), ScaledSign().bits(2)
-    (0.5, 66)
     """
 
     kind: ClassVar[str] = "contractive"
@@ -682,65 +498,39 @@ class ScaledSign:
         return "sign"
 
     def omega(self, d: int) -> float:
-        """None: the scaled sign is contractive; always ValueError.
+        """Always ValueError: the scaled sign is contractive.
 
         Parameters
         ----------
         d : int
-            The dimension of one vector (not read).
-
-        Raises
-        ------
-        ValueError
-            Always.
         """
         raise ValueError("sign is contractive, not unbiased: it has a delta, no omega")
 
     def delta(self, d: int) -> float:
-        """1/d: ||C(x) - x||^2 <= (1 - 1/d) ||x||^2 (class docstring).
+        """1/d.
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        float
-            1/d.
         """
         return 1.0 / dimension(d)
 
     def bits(self, d: int) -> int:
-        """64 + d: one float (the scale) and d signs.
+        """64 + d: the scale and d signs.
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        int
-            ``FLOAT_BITS + d``.
         """
         return FLOAT_BITS + dimension(d)
 
     def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
-        """(||x||_1 / d) sign(x) per vector.
+        """(||x||_1 / d) sign(x) per vector (deterministic).
 
         Parameters
         ----------
         Z : numpy.ndarray
-            Vectors along the last axis, e.g. the engine's (n, k, d) or stacked (m n, k, d) arrays.
         rng : numpy.random.Generator, sequence of k Generators, or None
-            The randomness (module docstring: with k generators configuration j, axis -2, draws from
-            ``rng[j]``); not used (deterministic).
-
-        Returns
-        -------
-        numpy.ndarray
-            Z's shape: the compressed vectors.
         """
         Z = _checked(Z)
         bad = _nonfinite_rows(Z)
@@ -756,18 +546,12 @@ class ScaledSign:
 
 @dataclass(frozen=True)
 class Contractive:
-    """An unbiased omega-compressor divided by 1 + omega: contractive with delta = 1/(1 + omega) (module
-    docstring). The same bits as the compressor it scales (the factor is known to both ends).
+    """An unbiased omega-compressor divided by 1 + omega: delta = 1/(1 + omega), the base's bits.
 
     Parameters
     ----------
     base : Compressor
         An unbiased compressor.
-
-    Examples
-    --------
-    >>> Contractive(RandomK(2)).delta(10), Contractive(RandomK(2)).spec
-    (0.2, 'contractive:random_k:2')
     """
 
     base: Compressor
@@ -783,87 +567,50 @@ class Contractive:
         return f"contractive:{self.base.spec}"
 
     def omega(self, d: int) -> float:
-        """None: the scaled compressor is contractive; always ValueError.
+        """Always ValueError: the scaled compressor is contractive.
 
         Parameters
         ----------
         d : int
-            The dimension of one vector (not read).
-
-        Raises
-        ------
-        ValueError
-            Always.
         """
         raise ValueError(f"{self.spec} is contractive, not unbiased: it has a delta, no omega")
 
     def delta(self, d: int) -> float:
-        """1/(1 + omega) of the base (module docstring).
+        """1/(1 + omega) of the base.
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        float
-            In (0, 1].
         """
         return 1.0 / (1.0 + self.base.omega(d))
 
     def bits(self, d: int) -> int:
-        """The base's bits (the factor 1/(1 + omega) is known to both ends).
+        """The base's bits (the factor is known to both ends).
 
         Parameters
         ----------
         d : int
-            The dimension of one vector.
-
-        Returns
-        -------
-        int
-            ``base.bits(d)``.
         """
         return self.base.bits(d)
 
     def compress(self, Z: np.ndarray, rng: Randomness = None) -> np.ndarray:
-        """The base's compression of Z divided by 1 + omega(d).
+        """The base's compression divided by 1 + omega(d).
 
         Parameters
         ----------
         Z : numpy.ndarray
-            Vectors along the last axis, e.g. the engine's (n, k, d) or stacked (m n, k, d) arrays.
         rng : numpy.random.Generator, sequence of k Generators, or None
-            The randomness (module docstring: with k generators configuration j, axis -2, draws from
-            ``rng[j]``); passed to the base.
-
-        Returns
-        -------
-        numpy.ndarray
-            Z's shape: the compressed vectors.
         """
         Z = _checked(Z)
         return self.base.compress(Z, rng) * (1.0 / (1.0 + self.base.omega(Z.shape[-1])))
 
 
 def contractive(compressor: Compressor) -> Compressor:
-    """The compressor itself when contractive; an unbiased one divided by 1 + omega (`Contractive`).
+    """The compressor when contractive; an unbiased one divided by 1 + omega (`Contractive`).
 
     Parameters
     ----------
     compressor : Compressor
-        Unbiased or contractive.
-
-    Returns
-    -------
-    Compressor
-        A contractive compressor (delta = 1/(1 + omega) for an unbiased one).
-
-    Examples
-    --------
-    >>> contractive(TopK(1)) == TopK(1), contractive(QSGD(1)).spec
-    (True, 'contractive:qsgd:1')
     """
     kind = _require_compressor("compressor", compressor).kind
     return compressor if kind == "contractive" else Contractive(compressor)
@@ -909,22 +656,11 @@ def _spec_forms() -> str:
 
 def make_compressor(spec: str | Compressor) -> Compressor:
     """A compressor from its ``spec`` ("identity", "random_k:K", "qsgd:S", "top_k:K", "sign",
-    "contractive:SPEC"); a compressor is returned as it is.
+    "contractive:SPEC"; ValueError naming the forms); a compressor comes back as it is.
 
     Parameters
     ----------
     spec : str or Compressor
-
-    Returns
-    -------
-    Compressor
-
-    Raises
-    ------
-    ValueError
-        For an unknown name or a missing or bad parameter (the message lists the forms).
-    TypeError
-        If ``spec`` is neither a string nor a compressor.
 
     Examples
     --------

@@ -27,9 +27,8 @@ class BudgetViolationError(RuntimeError):
 
 
 class CapabilityError(RuntimeError):
-    """A rule asked its `Context` for what its class does not give it (exact averaging in a gossip rule,
-    undeclared neighbour weights, a matrix off the graph, a query or round in ``init``, a point that is not
-    one per worker and configuration)."""
+    """A rule asked its `Context` for what its class does not give it (e.g. exact averaging in a gossip rule,
+    a matrix off the graph, a query in ``init``)."""
 
 
 class MixingHandle:
@@ -55,21 +54,16 @@ def _one_or_tuple(results: Sequence[np.ndarray]) -> np.ndarray | tuple[np.ndarra
 
 
 class Context:
-    """What a rule sees of one batch, read-only.
-
-    Data: ``n, k, d``; ``batch`` (B); ``step_size`` (1, k, d); ``hyper`` (`batch_hyper`, read-only);
-    ``x0`` (d,); ``t`` (the iteration, from 0); ``communication`` (the rule's kind); ``knows`` (the facts it
-    declared). Calls: `sample` (at most B queries per worker per iteration) and one round per iteration
-    (`gossip`, `gossip_two_tap`, `mix` with a matrix of `operator`, `exact_average` for "exact" rules);
-    `neighbour_weights`, `start_state`, `zeros`. A call over the budget raises `BudgetViolationError`, one
-    outside the rule's class `CapabilityError`.
+    """What a rule sees of one batch, read-only: ``n, k, d``, ``batch`` (B), ``step_size`` (1, k, d),
+    ``hyper``, ``x0``, ``t``, ``communication``, ``knows``; `sample` (at most B queries per worker per
+    iteration) and one round per iteration (`gossip`, `gossip_two_tap`, `mix`, `exact_average`). Over the
+    budget: `BudgetViolationError`; outside the rule's class: `CapabilityError` (docs/architecture.md).
 
     Parameters
     ----------
     runtime : algorithms.runtime.Runtime
-        The batch's runtime, which builds its context.
     hyper : mapping
-        `batch_hyper`'s dict (``ctx.hyper`` is a read-only view of a copy)."""
+        `batch_hyper`'s dict (a read-only copy)."""
 
     __slots__ = ("_run", "batch", "communication", "d", "hyper", "k", "knows", "n", "step_size", "x0")
     _run: Runtime
@@ -112,15 +106,14 @@ class Context:
         return np.zeros((self.n, self.k, self.d))
 
     def sample(self, X: np.ndarray, queries: int | None = None) -> np.ndarray:
-        """Stochastic gradients at X (n, k, d): the mean of ``queries`` (default B) queries per worker and
-        configuration.
+        """Stochastic gradients at X (n, k, d), the mean of ``queries`` (default B) queries each.
 
         Parameters
         ----------
         X : numpy.ndarray, shape (n, k, d)
-            The points, one per worker and configuration.
+            One point per worker and configuration.
         queries : int, optional
-            Queries averaged (default B); at most B per worker in one iteration.
+            At most B per worker and iteration.
         """
         run = self._run
         b = run.batch if queries is None else int(queries)
@@ -149,25 +142,24 @@ class Context:
     def gossip(self, *Z: np.ndarray, out: Sequence[np.ndarray] | None = None, vectors: int | None = None,
                add: Sequence[np.ndarray | None] | None = None, compressor: Compressor | str | None = None,
                sent: Sequence[np.ndarray] | None = None) -> np.ndarray | tuple[np.ndarray, ...]:
-        """One gossip round with W (W_t of a schedule; the push matrix of a "push" rule): W Z (+ V) per array,
-        one array for one array sent, else a tuple; an (m n, ...) array is m arrays stacked, in one product.
-        With a ``compressor`` every worker sends C(z_i) (configuration j from its own `COMPRESSION_STREAM`),
-        counted as ``compressor.bits(d)`` bits per vector instead of 64 d: W C(Z) (+ V), C(Z) into ``sent``.
+        """One gossip round with W (W_t of a schedule): W Z (+ V) per array (a tuple for several; an
+        (m n, ...) array is m stacked). With a ``compressor`` each worker sends C(z_i) (from
+        `COMPRESSION_STREAM`), counted as ``compressor.bits(d)`` bits per vector; C(Z) goes into ``sent``.
 
         Parameters
         ----------
         *Z : numpy.ndarray, shape (n, ...) or (m n, ...)
-            The arrays sent ((n, k, d) or (m n, k, d) with a compressor).
+            The arrays sent.
         out : sequence of numpy.ndarray, optional
-            Per array, where the result goes (it may be the array itself).
+            Per array, where the result goes (may be the array).
         vectors : int, optional
-            Vectors each worker sends, >= 1 (default: one per (n, ...) array, m per stacked array).
+            Vectors each worker sends (default: one per n rows).
         add : sequence of (numpy.ndarray or None), optional
-            Per array, None or a local V added to the product.
+            Per array, a local V added to the product.
         compressor : algorithms.compression.Compressor or str, optional
-            Compress what is sent (a compressor or its spec, ``compression.make_compressor``).
+            A compressor or its spec (``compression.make_compressor``).
         sent : sequence of numpy.ndarray, optional
-            With a compressor, per array, where the message C(Z) goes (Z's shape).
+            With a compressor, where C(Z) goes.
         """
         run = self._run
         M = run.fixed or run._operator_now()
@@ -193,17 +185,15 @@ class Context:
 
     def gossip_two_tap(self, Z: np.ndarray, out: np.ndarray, a: Coefficient, previous: np.ndarray,
                        b: Coefficient, *, vectors: int | None = None) -> np.ndarray:
-        """One gossip round of the two-tap recursion, out <- a (W Z) + b previous (returned), counted as
-        ``gossip(Z, vectors=vectors)``.
+        """One gossip round of the two-tap recursion, out <- a (W Z) + b previous (returned).
 
         Parameters
         ----------
         Z, previous : numpy.ndarray, shape (n, ...)
-            The array sent and the recursion's previous term.
+            The array sent and the previous term.
         out : numpy.ndarray, shape (n, ...)
             Where the new term goes.
         a, b : float or numpy.ndarray
-            The taps, broadcast against Z.
         vectors : int, optional
             Vectors each worker sends (default 1).
         """
@@ -215,8 +205,7 @@ class Context:
         return M._run(Z, out, a, previous, b)  # (`MixingOperator.two_tap`, one call fewer)
 
     def operator(self, M: MatrixLike, name: str = "M") -> MixingHandle:
-        """A `MixingHandle` to the rule's own mixing matrix M for `mix` (rows receive; supported on W's graph,
-        not necessarily stochastic).
+        """A `MixingHandle` to the rule's own matrix M (on W's graph) for `mix`.
 
         Parameters
         ----------
@@ -234,7 +223,6 @@ class Context:
         Parameters
         ----------
         M : MixingHandle
-            From `operator`.
         *Z : numpy.ndarray, shape (n, ...)
             The arrays sent.
         out : sequence of numpy.ndarray, optional
@@ -258,8 +246,8 @@ class Context:
                       *more: np.ndarray) -> tuple[np.ndarray, ...]: ...
 
     def exact_average(self, *Z: np.ndarray) -> np.ndarray | tuple[np.ndarray, ...]:
-        """One exact-averaging round (AllReduce) of a ``communication = "exact"`` rule: the worker mean of
-        each array, (1, ...) (a tuple for several), counted as n (n - 1) messages per array.
+        """One exact-averaging round (AllReduce, n (n - 1) messages) of an "exact" rule: each array's worker
+        mean, (1, ...).
 
         Parameters
         ----------
@@ -274,13 +262,12 @@ class Context:
         return _one_or_tuple([np.add.reduce(z, axis=0, keepdims=True) * (1.0 / n) for z in Z])
 
     def neighbour_weights(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """Row i of W (W_t of a schedule) for a rule that declares ``knows = ("neighbour_weights",)``: the
-        columns j with W_ij != 0 and the W_ij (copies).
+        """Row i of W (W_t of a schedule) for a rule with ``knows = ("neighbour_weights",)``: the columns j
+        with W_ij != 0 and the W_ij.
 
         Parameters
         ----------
         i : int
-            The worker, in [0, n).
         """
         if "neighbour_weights" not in self.knows:
             raise CapabilityError("ctx.neighbour_weights needs knows = ('neighbour_weights',) on the rule")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 from decbounds.algorithms.certificate import _anchor_at
@@ -26,10 +25,10 @@ from decbounds.algorithms.measurement import (
     _measure,
     _Snapshot,
 )
+from decbounds.algorithms.observation import CallbackObserver, Observation, Observer, RunInfo
 from decbounds.algorithms.result import Result, Status
 from decbounds.algorithms.runtime import Runtime
-from decbounds.algorithms.step_rule import Channel, State, StepRule, check_state, state_arrays
-from decbounds.instances.gossip import Gossip
+from decbounds.algorithms.step_rule import State, StepRule, check_state, state_arrays
 from decbounds.instances.protocol import LocalFunctions, instance_radius
 
 __all__ = ["DEFAULT_RECORDS", "GUARD_EVERY", "STOP_RULES", "BudgetViolationError", "CapabilityError",
@@ -42,60 +41,6 @@ DEFAULT_RECORDS = 1000
 GUARD_EVERY = 32
 # What a run stops on: x_hat eps-stationary ("average"), or that and every worker's model ("both").
 STOP_RULES: tuple[str, ...] = ("both", "average")
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """What an `Observer` is told once, before iteration 0: the rule, the batch's sizes and settings, and the
-    communication channel the rule was built with (``channel``: what a replay of the rule must be given)."""
-
-    algorithm: str
-    rule: StepRule
-    n: int
-    k: int
-    d: int
-    batch: int
-    gossip: Gossip | None
-    problem: LocalFunctions
-    seeds: tuple[int, ...]
-    step_sizes: tuple[float, ...]
-    hypers: tuple[dict[str, object], ...]
-    channel: Channel | None = None
-
-
-@dataclass(frozen=True)
-class Observation:
-    """One step, after it and before the stopping test: the points of its ``ctx.sample`` calls in order (each
-    (n, k, d), copies), its gradient evaluations per worker, its rounds ("gossip", "mix" or "exact") in
-    order, and the state after it (the rule's arrays: not to be modified)."""
-
-    t: int
-    queries: tuple[np.ndarray, ...]
-    evaluations: int
-    rounds: tuple[str, ...]
-    state: State
-
-
-class Observer(Protocol):
-    """What ``run``, ``run_batch`` and ``tune`` accept as ``observer``; it may raise to stop a run."""
-
-    def begin(self, run: RunInfo) -> None:
-        """Called once per engine run, before iteration 0.
-
-        Parameters
-        ----------
-        run : RunInfo
-            The run.
-        """
-
-    def observe(self, observation: Observation) -> None:
-        """Called after every step.
-
-        Parameters
-        ----------
-        observation : Observation
-            The step.
-        """
 
 
 @dataclass
@@ -111,16 +56,15 @@ class LoopSettings:
     stop: str = "both"
     radius: float | None = None  # None: the instance's (instances.protocol.instance_radius)
     smoothness: float | None = None
-    callback: Callable[[int, State, Context], None] | None = None  # after init (t = 0) and each iteration
+    callback: Callable[[int, State, Context], None] | None = None  # run as a `CallbackObserver`
     observer: Observer | None = None
 
 
 def _divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.ndarray,
                 bound: np.ndarray, auxiliary_scale: float = 1.0, smallest: float | None = None,
                 largest: float | None = None) -> dict[int, str]:
-    """Configuration -> why its state left the region at t: x_hat or an entry of ``arrays`` (the models
-    first) non-finite or above ``bound`` (radius + |x0|_inf; the later arrays ``bound * auxiliary_scale``,
-    errata E41). ``smallest`` = bound.min() and ``largest`` = max |models| when the caller has them."""
+    """Configuration -> why x_hat or an array (models first) is non-finite or above ``bound`` (radius +
+    |x0|_inf; the later arrays ``bound * auxiliary_scale``, errata E41) at t."""
     if smallest is None:
         smallest = float(bound.min()) if bound.size > 1 else float(bound[0])
     limit = smallest
@@ -145,8 +89,7 @@ def _divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.
 
 
 def _estimate_scale(oracle: object) -> float:
-    """How far an oracle's estimates may exceed the true gradient's scale: its ``estimate_scale``, at least 1
-    (errata E41)."""
+    """The oracle's ``estimate_scale``, at least 1 (errata E41)."""
     scale = float(getattr(oracle, "estimate_scale", 1.0)) if oracle is not None else 1.0
     return scale if scale >= 1.0 else 1.0
 
@@ -162,8 +105,7 @@ def _history_row(t: int, snap: _Snapshot, models: np.ndarray, f: LocalFunctions)
 
 
 def _stopping_test(outcomes: Outcomes, t: int, snap: _Snapshot, tol: float) -> np.ndarray | None:
-    """Record the T_eps reached at t (x_hat's, and every worker's when measured); the configurations that
-    reached one, None when none did."""
+    """Record the T_eps reached at t; the configurations that reached one (None: none)."""
     reached = np.zeros(outcomes.k, dtype=bool)
     for t_eps, norms in ((outcomes.t_eps, snap.grad_norm), (outcomes.t_eps_local, snap.worst_worker)):
         if norms is not None and (norms <= tol).any():
@@ -256,8 +198,7 @@ def _checkpoint(t: int, rule: StepRule, state: State, runtime: Runtime, outcomes
 
 def _state_progress(progress_of: Callable[[np.ndarray], np.ndarray], state: State, n: int, k: int,
                     d: int) -> np.ndarray:
-    """The chain progress (n, k): the largest over the state's arrays whose last axis is d; an (n, m, d) array
-    with m a multiple of k is m / k blocks of the k configurations, any other counts for all of them."""
+    """The chain progress (n, k), the largest over the state's (n, m, d) arrays (m / k blocks when k | m)."""
     levels = np.zeros((n, k), dtype=np.int64)
     for _, array in state_arrays(state):
         if array.ndim < 2 or array.shape[-1] != d:
@@ -272,12 +213,13 @@ def _state_progress(progress_of: Callable[[np.ndarray], np.ndarray], state: Stat
 
 
 def _observed_step(rule: StepRule, state: State, runtime: Runtime, observer: Observer, t: int) -> State:
-    """One step of an observed run, reported to the observer."""
-    assert runtime.seen is not None
-    runtime.seen.clear()
-    runtime.rounds_seen.clear()
-    state = rule.step(state, runtime.context)
+    """One step of an observed run, reported to the observer (its queries and rounds when recorded)."""
     seen = runtime.seen
+    if seen is not None:
+        seen.clear()
+        runtime.rounds_seen.clear()
+    state = rule.step(state, runtime.context)
+    seen = seen or []
     observer.observe(Observation(t, tuple(X for X, _ in seen), sum(b for _, b in seen),
                                  tuple(runtime.rounds_seen), state))
     return state
@@ -285,23 +227,20 @@ def _observed_step(rule: StepRule, state: State, runtime: Runtime, observer: Obs
 
 def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorithm: str, seeds: Sequence[int],
             step_sizes: Sequence[float], hypers: Sequence[dict[str, object]]) -> list[Result]:
-    """Run ``rule`` for up to ``settings.iterations`` iterations on the runtime's k configurations: one Result
-    each, in order. ``algorithms.run_batch`` checks the input and calls it once per structural group.
+    """Run ``rule`` up to ``settings.iterations`` iterations on the runtime's k configurations: one Result
+    each (``algorithms.run_batch`` checks the input and calls it per structural group).
 
     Parameters
     ----------
     rule : StepRule
         The prepared rule.
     runtime : Runtime
-        The batch's runtime; the rule receives its ``context``.
     settings : LoopSettings
         Stopping, recording and observing.
     algorithm : str
-        The name recorded in each Result.
-    seeds, step_sizes : sequence
-        Per configuration, as in the runtime.
-    hypers : sequence of dict
-        Per configuration, the hyper-parameters recorded in ``Result.hyper``.
+        The name recorded.
+    seeds, step_sizes, hypers : sequence
+        Per configuration.
     """
     f = runtime.problem
     ctx = runtime.context
@@ -318,8 +257,10 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
     # the certificate bounds x_hat's move by the models' (`_anchor_at`): for the workers' mean only
     outcomes.smoothness = settings.smoothness if type(rule).average is StepRule.average else None
     observer = settings.observer
+    if settings.callback is not None:
+        observer = CallbackObserver(settings.callback, ctx, observer)
     if observer is not None:
-        runtime.seen = []
+        runtime.seen = [] if getattr(observer, "reads_steps", True) else None
         observer.begin(RunInfo(algorithm, rule, runtime.n, runtime.k, runtime.d, runtime.batch,
                                None if runtime.channel is None else runtime.channel.gossip, f,
                                tuple(int(s) for s in seeds), tuple(float(a) for a in step_sizes),
@@ -327,6 +268,9 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
     state = rule.init(ctx)
     check_state(state, runtime.n)
     with np.errstate(over="ignore", invalid="ignore"):
+        start = getattr(observer, "start", None)
+        if start is not None:
+            start(state)
         for t in range(settings.iterations + 1):
             if t > 0:
                 runtime.begin_iteration(t - 1)
@@ -334,8 +278,6 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
                     state = rule.step(state, ctx)
                 else:
                     state = _observed_step(rule, state, runtime, observer, t - 1)
-            if settings.callback is not None:
-                settings.callback(t, state, ctx)
             if progress_of is not None:
                 outcomes.progress.append(_state_progress(progress_of, state, runtime.n, runtime.k, runtime.d))
             if not _checkpoint(t, rule, state, runtime, outcomes, settings, radius, bound,

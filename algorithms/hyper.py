@@ -21,16 +21,6 @@ def per_configuration(values: Sequence[float] | np.ndarray, d: int) -> np.ndarra
         One value per configuration.
     d : int
         The problem's dimension.
-
-    Returns
-    -------
-    numpy.ndarray, shape (1, k, d)
-
-    Examples
-    --------
-    >>> per_configuration([0.1, 0.2], 2)
-    array([[[0.1, 0.1],
-            [0.2, 0.2]]])
     """
     column = np.asarray(values, dtype=float).reshape(1, -1, 1)
     return np.ascontiguousarray(np.broadcast_to(column, (1, column.shape[1], d)))
@@ -49,17 +39,6 @@ def batch_hyper(structural: Mapping[str, object], configurations: Sequence[Mappi
         Each configuration's batchable hyper-parameters (all with the same keys).
     d : int
         The problem's dimension.
-
-    Returns
-    -------
-    dict
-
-    Examples
-    --------
-    >>> hyper = batch_hyper({"R": 2}, [{"momentum": 0.0, "start": "paper"},
-    ...                                {"momentum": 0.9, "start": "plain"}], 2)
-    >>> hyper["momentum"].shape, hyper["start"], hyper["R"]
-    ((1, 2, 2), ['paper', 'plain'], 2)
     """
     hyper: dict[str, object] = {}
     for name in configurations[0] if configurations else ():

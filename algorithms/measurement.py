@@ -22,8 +22,8 @@ HistoryRow = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 class _Snapshot:
-    """One evaluation per configuration: x_hat (k, d), ||grad f(x_hat)|| (k,), the workers' ||grad f(x_i)||
-    (n, k) when evaluated, and ``norms``, every norm measured, x_hat's first."""
+    """One evaluation: x_hat (k, d), ||grad f(x_hat)|| (k,), the workers' norms (n, k) when evaluated, and
+    ``norms``, all of them, x_hat's first."""
 
     __slots__ = ("_worst", "grad_norm", "norms", "worker_norms", "x_hat")
 
@@ -95,9 +95,8 @@ def _largest_abs(A: np.ndarray) -> float:
 
 def _measure(x_hat: np.ndarray, models: np.ndarray, f: LocalFunctions, workers: bool,
              runtime: Runtime | None = None, local: np.ndarray | None = None) -> _Snapshot:
-    """||grad f(x_hat)|| and, with ``workers``, every ||grad f(x_i)||, in one ``full_grad`` call on the
-    (n + 1, k, d) stack; a ``runtime`` that reuses exact gradients also gets the local gradients at ``local``
-    (default: the models) from the same kernel call, for the rule's next query."""
+    """||grad f(x_hat)|| and, with ``workers``, every ||grad f(x_i)||, in one ``full_grad`` call; a
+    ``runtime`` reusing exact gradients also keeps the local gradients at ``local`` (default: the models)."""
     if not workers:
         return _Snapshot(x_hat, _row_norms(f.full_grad(x_hat)))
     stack = np.empty((models.shape[0] + 1, *models.shape[1:]))
@@ -121,8 +120,7 @@ AHEAD = 0.5
 
 def _anchor_ahead(outcomes: Outcomes, models: np.ndarray, f: LocalFunctions, tol: float, bound: float,
                   runtime: Runtime | None = None) -> bool:
-    """After the certificate failed on a steady drift (`_Certificate.drifting`), anchor it ahead of the models
-    at x + AHEAD (x - a), so that it lasts longer; whether the models are then certified."""
+    """Anchor a drifting certificate ahead, at x + AHEAD (x - a), so it lasts longer; whether it holds."""
     cert = outcomes.certificate
     assert cert is not None
     ahead = cert.ahead

@@ -1,28 +1,14 @@
-"""MG-DSGD, multi-gossip decentralized SGD (Yuan, Huang, Chen, Zhang, Zhang & Pan, "Revisiting optimal
-convergence rate for smooth and non-convex stochastic decentralized optimization", NeurIPS 2022, arXiv
+"""MG-DSGD, multi-gossip decentralized SGD (Yuan, Huang, Chen, Zhang, Zhang & Pan, NeurIPS 2022, arXiv
 2210.07863), written only through the public step-rule API.
 
-Status: recalled. The paper's title, authors and abstract ("we develop a new decentralized algorithm to
-nearly attain the above two optimal rates under additional mild conditions") confirm the citation above; the
-update itself could not be read. A later method (MG-ADSGD, Sun & Yuan, arXiv 2606.07496, strongly convex)
-confirms the accelerated gossip recursion A^{r+1} = (1 + eta) W A^r - eta A^{r-1} used below and the
-coupling of the gossip depth with the gradient batch, not MG-DSGD's own update. This is the rule as recalled:
-per outer step k every worker accumulates R stochastic gradients at its current model,
-g_i = (1/R) sum_r G_i(x_i^k; xi_i^{k,r}), takes one local step phi_i = x_i^k - gamma g_i, then runs R rounds
-of accelerated gossip (FastMix)
+Status: recalled (the paper's update could not be read; docs/theory.md §15, errata E39). Per outer step k
+each worker accumulates R gradients at x_i^k, g_i = (1/R) sum_r G_i(x_i^k), steps phi_i = x_i^k - gamma g_i,
+then runs R rounds of accelerated gossip (FastMix, (G1)):
 
-    z^0 = z^{-1} = phi,   z^{r+1} = (1 + eta) W z^r - eta z^{r-1},
-    eta = (1 - sqrt(1 - beta^2)) / (1 + sqrt(1 - beta^2)),  beta = ||W - 11^T/n||_2 = lam for symmetric W,
+    z^0 = z^{-1} = phi,   z^{r+1} = (1 + eta) W z^r - eta z^{r-1},   x^{k+1} = z^R,
 
-and sets x^{k+1} = z^R. No gradient tracking.
-
-In the iterations of the class A_B (docs/theory.md §1.5: at most B queries and one round per iteration) an
-outer step takes 2R iterations with ``form="atc"`` (the default, the rule above): R iterations each query B
-samples at x^k, then R iterations each run one gossip round on phi. ``form="cta"`` overlaps them in R
-iterations: the R rounds mix x^k while the R queries accumulate g at x^k, and x^{k+1} = FastMix(x^k) - gamma g
-(a combine-then-adapt variant, like a DeTAG phase without the tracker). eta defaults to the formula above
-(``bounds.accelerated_gossip_eta``); R defaults to ceil(log(n) / (2 sqrt(1 - lam))), at least 1.
-"""
+eta = (1 - sqrt(1 - lam^2)) / (1 + sqrt(1 - lam^2)). ``form="atc"``: 2R iterations of the class A_B per
+outer step (R querying, R gossiping); ``form="cta"``: R, x^{k+1} = FastMix(x^k) - gamma g."""
 
 from __future__ import annotations
 
@@ -52,63 +38,32 @@ class MultiGossipState(State):
 
 
 def default_rounds(n: int, lam: float) -> int:
-    """R = ceil(log(n) / (2 sqrt(1 - lam))), at least 1: FastMix rounds that contract disagreement by about
-    1/sqrt(n) (the log n of the recalled rate, as DeTAG's R of Lu & De Sa 2021, Cor. 6).
+    """R = ceil(log(n) / (2 sqrt(1 - lam))), at least 1: FastMix rounds contracting disagreement by about
+    1/sqrt(n) (docs/theory.md §15, (D4)'s log n branch).
 
     Parameters
     ----------
     n : int
-        Workers (n < 2 counts as 2).
     lam : float
-        W's second-largest eigenvalue magnitude, in [0, 1).
-
-    Returns
-    -------
-    int
-        R >= 1.
-
-    References
-    ----------
-    docs/theory.md §15 (MG-DSGD) and (D4) (the log n branch).
-
-    Examples
-    --------
-    >>> default_rounds(16, 0.9)
-    5
     """
     return max(1, math.ceil(0.5 * math.log(max(n, 2)) / math.sqrt(1.0 - lam)))
 
 
 class MGDSGD(StepRule):
-    """MG-DSGD (Yuan et al. 2022, recalled): R accumulated gradients, one local step, R rounds of accelerated
-    gossip per outer step (module docstring). Structural: ``R`` (rounds and gradients per outer step),
-    ``form`` ("atc": 2R iterations per outer step; "cta": R), ``eta`` (None: the formula).
+    """MG-DSGD (Yuan et al. 2022, recalled; module docstring): R accumulated gradients, one local step, R
+    rounds of accelerated gossip per outer step; no gradient tracking.
 
     Parameters
     ----------
     R : int, optional
-        Gossip rounds and accumulated gradients per outer step, >= 1 (structural); default
-        `default_rounds`.
+        Rounds and gradients per outer step, >= 1 (structural); default `default_rounds`.
     form : {"atc", "cta"}
-        "atc" (default): R query iterations, then R gossip iterations; "cta": both interleaved, R
-        iterations per outer step (structural).
+        2R or R iterations per outer step (structural).
     eta : float, optional
-        FastMix coefficient in [0, 1) (structural); default ``bounds.accelerated_gossip_eta(lam)``, (G1).
-
-    Raises
-    ------
-    ValueError
-        If R is not a positive integer, ``form`` is not one of `FORMS`, or eta is outside [0, 1).
-
-    References
-    ----------
-    Yuan et al. (2022), Revisiting optimal convergence rate for smooth and non-convex stochastic
-    decentralized optimization, NeurIPS; docs/theory.md §15, docs/errata.md E39.
+        FastMix coefficient in [0, 1) (structural); default (G1)'s.
 
     Examples
     --------
-    No gradient tracking: the average converges, the workers' models keep the heterogeneity bias:
-
     >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
@@ -127,24 +82,15 @@ class MGDSGD(StepRule):
     @classmethod
     def tuning_grid(cls, *, n: int, lam: float, cap: int,
                     stochastic: bool = False) -> dict[str, list[object]]:
-        """R over the powers of two from 1/4 to twice the mixing time 1/sqrt(1 - lam) (at most twice
-        `default_rounds`), largest first: every outer step pays its 2R iterations, so an R below the
-        formula's can win at a finite cap, while FastMix needs R of the mixing time to contract.
+        """R over the powers of two from 1/4 to twice the mixing time 1/sqrt(1 - lam), largest first (an R
+        below the formula's can win at a finite cap).
 
         Parameters
         ----------
         n : int
-            Workers.
         lam : float
-            W's lam.
         cap : int
-            The iteration cap.
         stochastic : bool, default False
-            Whether the oracle is stochastic.
-
-        Returns
-        -------
-        dict of str to list
         """
         mixing = 1.0 / math.sqrt(1.0 - lam)
         bottom, top = max(1.0, mixing / 4.0), max(2.0, min(2.0 * mixing, 2.0 * default_rounds(n, lam)))

@@ -27,15 +27,14 @@ SHORT_ROW = 64
 
 
 class MixingOperator:
-    """X <- M X on the worker axis of an (n, ...) array: rows of M receive, columns send (docs/theory.md
-    §1.6, and §7.1 for the two-tap round of accelerated gossip).
+    """X <- M X on the worker axis of an (n, ...) array, rows receiving (docs/theory.md §1.6, §7.1).
 
     Parameters
     ----------
     M : GossipMatrix, numpy.ndarray or scipy.sparse matrix
-        The n x n matrix (W, SGP's push matrix, or a rule's own ``ctx.operator`` matrix).
+        The n x n matrix.
     backend : {"sparse", "dense"}
-        scipy's CSR product (the same bits for any width) or a BLAS product.
+        scipy's CSR product (the same bits for any width) or BLAS.
     name : str, default "W"
         The matrix's name in error messages.
     """
@@ -58,8 +57,7 @@ class MixingOperator:
         self._blocks: dict[int, list[Any]] = {}  # rows per block -> the products of each block of rows
 
     def _stacked(self, m: int) -> MixingOperator:
-        """The operator of diag(M, ..., M), m blocks: each of m stacked arrays gets the bits of its own
-        product (the same terms in the same CSR order)."""
+        """The operator of diag(M, ..., M), m blocks: each stacked array gets the bits of its own product."""
         operator = self._stacks.get(m)
         if operator is None:
             blocks = sp.block_diag([self._csr] * m, format="csr")
@@ -68,22 +66,20 @@ class MixingOperator:
 
     def apply(self, Z: np.ndarray, out: np.ndarray | None = None,
               add: np.ndarray | None = None) -> np.ndarray:
-        """M Z (+ ``add``: the bits of the product then ``+ add``), into ``out`` when given (it may be Z).
+        """M Z (+ ``add``), into ``out`` when given (it may be Z).
 
         Parameters
         ----------
         Z : numpy.ndarray, shape (n, ...) or (m n, ...)
-            The state, worker axis first; m stacked arrays are each mixed on their own.
+            The state, worker axis first (m stacked arrays each mixed on their own).
         out : numpy.ndarray, optional
-            Receives the result.
         add : numpy.ndarray, optional
-            Added to the product, Z's shape.
         """
         return self._run(Z, out, None, add, None)
 
     def two_tap(self, Z: np.ndarray, out: np.ndarray, a: Coefficient, previous: np.ndarray,
                 b: Coefficient) -> np.ndarray:
-        """out <- a (M Z) + b previous, each entry ``(M Z) * a + previous * b`` (docs/theory.md (G1)).
+        """out <- (M Z) * a + previous * b (docs/theory.md (G1)).
 
         Parameters
         ----------
@@ -92,7 +88,6 @@ class MixingOperator:
         out : numpy.ndarray
             Receives the result (not ``previous``).
         a, b : float or numpy.ndarray
-            The taps, broadcast against Z.
         """
         return self._run(Z, out, a, previous, b)
 
@@ -138,8 +133,7 @@ class MixingOperator:
 
 
 class _ScheduledMixing:
-    """The operators of a gossip schedule: ``at(t)`` is W_t's `MixingOperator`, built once per round of a
-    period (a generated schedule: once per round, the last one kept)."""
+    """The operators of a gossip schedule: ``at(t)`` is W_t's `MixingOperator`, built once per round."""
 
     def __init__(self, schedule: GossipSchedule, *, backend: str = "sparse", name: str = "W") -> None:
         self.schedule, self.n, self.backend, self.name = schedule, int(schedule.n), backend, name
@@ -159,8 +153,7 @@ class _ScheduledMixing:
 
 
 def _mixing_for(W: Gossip, *, backend: str = "sparse") -> MixingOperator | _ScheduledMixing:
-    """The engine's execution of the checked gossip value W (``Channel.gossip``): the `MixingOperator` of a
-    `GossipMatrix` or the `_ScheduledMixing` of a ``GossipSchedule`` (``at(t)``: round t's)."""
+    """The engine's execution of W: a `GossipMatrix`'s `MixingOperator`, a schedule's `_ScheduledMixing`."""
     if isinstance(W, GossipSchedule):
         return _ScheduledMixing(W, backend=backend, name="W")
     if isinstance(W, GossipMatrix):
@@ -169,8 +162,8 @@ def _mixing_for(W: Gossip, *, backend: str = "sparse") -> MixingOperator | _Sche
 
 
 def _repeated(c: Any, shape: tuple[int, ...]) -> Any:
-    """A per-configuration coefficient (1, k, 1, ...) repeated to (1, k, d, ...) when the rows are short:
-    numpy multiplies by a (1, k, 1) array in inner loops of length d, slow for a large batch of small d."""
+    """A coefficient (1, k, 1, ...) repeated to (1, k, d, ...) for short rows (numpy's inner loops run over
+    d: slow for a large batch of small d)."""
     if (c.shape[1:] == shape[1:] or c.ndim != len(shape) or c.ndim < 3 or c.shape[0] != 1
             or shape[-1] >= SHORT_ROW):
         return c

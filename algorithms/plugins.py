@@ -37,16 +37,6 @@ _errors = ALGORITHMS._errors
 
 def plugin_errors() -> dict[str, str]:
     """Entry-point name -> why it could not be registered (after `load_plugins`).
-
-    Returns
-    -------
-    dict of str to str
-        A copy; empty when every plugin registered (or none is installed).
-
-    Examples
-    --------
-    >>> isinstance(plugin_errors(), dict)
-    True
     """
     return ALGORITHMS.plugin_errors()
 
@@ -64,13 +54,6 @@ def load_plugins(*, force: bool = False) -> tuple[str, ...]:
     References
     ----------
     docs/extending.md (adding an algorithm).
-
-    Examples
-    --------
-    >>> from decbounds import algorithms
-    >>> _ = algorithms.algorithm_names()  # loads the plugins once
-    >>> load_plugins()  # a second call does nothing
-    ()
     """
     return ALGORITHMS.load_plugins(force=force)
 
@@ -86,11 +69,6 @@ def load_rule(spec: object) -> type[StepRule]:
     spec : type or str
         The rule: a StepRule subclass, a registered name or alias (``algorithms.algorithm_names()``), or
         ``"module:Class"`` / ``"path/to/file.py:Class"``; anything else is a ValueError.
-
-    Returns
-    -------
-    type
-        The StepRule subclass.
 
     Raises
     ------

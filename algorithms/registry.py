@@ -1,7 +1,5 @@
-"""The registry: one entry per algorithm, holding everything about it.
-
-An entry is read off the rule class itself (`StepRule`'s class attributes ``name``, ``aliases``,
-``catalog_entry``, ``style``), so adding an algorithm is one class plus one ``register`` call, in one file:
+"""The registry: one entry per algorithm, read off the rule class (``name``, ``aliases``, ``catalog_entry``,
+``style``), so adding an algorithm is one class and one ``register`` call (docs/extending.md):
 
     >>> from decbounds import algorithms
     >>> class Averaging(algorithms.StepRule):
@@ -13,8 +11,6 @@ An entry is read off the rule class itself (`StepRule`'s class attributes ``name
     ...         state.x = ctx.gossip(state.x)
     ...         return state
     >>> _ = algorithms.register(Averaging)
-    >>> algorithms.entry("averaging_example").style.label
-    'averaging'
     >>> algorithms.unregister("averaging_example")
 """
 
@@ -49,22 +45,11 @@ class Entry:
     Parameters
     ----------
     name : str
-        Its registry name (lower case).
     rule : type of StepRule
-        The `StepRule` subclass.
     aliases : tuple of str
-        Other names ``run`` accepts.
     catalog_entry : str or None
-        The ``bounds`` catalog entry of its predicted rate (``bounds.get``), None when the catalog has none.
+        The ``bounds`` catalog entry of its predicted rate.
     style : PlotStyle
-        Its look in figures.
-
-    Examples
-    --------
-    >>> from decbounds import algorithms
-    >>> found = algorithms.entry("fedavg")
-    >>> found.name, found.aliases, found.catalog_entry
-    ('local_sgd', ('fedavg',), None)
     """
 
     name: str
@@ -111,40 +96,12 @@ ALGORITHMS: Registry[Entry] = Registry("algorithm", group="decbounds.algorithms"
 
 
 def register(rule: type[StepRule]) -> type[StepRule]:
-    """Add ``rule`` (a `StepRule` subclass) to the registry under ``rule.name`` and ``rule.aliases``;
-    returns the class, so it also works as a class decorator. Registering the same class again is a no-op.
+    """Add ``rule`` under its ``name`` and ``aliases`` (again: a no-op); returns the class, so it is also a
+    decorator. ValueError for a taken name or alias, a missing lower-case name or `PlotStyle`.
 
     Parameters
     ----------
     rule : type of StepRule
-        The class; its ``name`` (non-empty, lower case), ``aliases``, ``catalog_entry`` and ``style`` (a
-        `PlotStyle`) make the `Entry`.
-
-    Returns
-    -------
-    type of StepRule
-        ``rule`` itself.
-
-    Raises
-    ------
-    ValueError
-        If the name or an alias is taken by another rule, or the class has no lower-case name or no
-        `PlotStyle`.
-    TypeError
-        If ``rule`` is not a StepRule subclass.
-
-    References
-    ----------
-    docs/extending.md (adding an algorithm, a worked example).
-
-    Examples
-    --------
-    See the module docstring for a whole rule; registering something else is refused:
-
-    >>> register(object)
-    Traceback (most recent call last):
-    ...
-    TypeError: rule must be a StepRule subclass; got <class 'object'>
     """
     from decbounds.algorithms.step_rule import StepRule
 
@@ -162,46 +119,22 @@ def register(rule: type[StepRule]) -> type[StepRule]:
 
 
 def unregister(name: str) -> None:
-    """Remove the algorithm ``name`` and its aliases (tests and plugins that register temporarily).
+    """Remove the algorithm ``name`` and its aliases (ValueError when not registered).
 
     Parameters
     ----------
     name : str
-        A registered name or alias.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is not registered.
     """
     ALGORITHMS.unregister(entry(name).name)
 
 
 def entry(name: str) -> Entry:
-    """The entry registered under ``name`` or one of its aliases (case-insensitive).
-
-    An unknown name first loads the plugins (``algorithms.plugins``), once per process.
+    """The entry registered under ``name`` or an alias (case-insensitive; an unknown name loads the plugins
+    first, then ValueError listing the known ones).
 
     Parameters
     ----------
     name : str
-        An algorithm name or alias.
-
-    Returns
-    -------
-    Entry
-
-    Raises
-    ------
-    ValueError
-        If no algorithm has that name (the message lists the known ones and any broken plugin).
-    TypeError
-        If ``name`` is not a string.
-
-    Examples
-    --------
-    >>> entry("DeTAG").style.label
-    'DeTAG'
     """
     if not isinstance(name, str):
         raise TypeError(f"name (the algorithm) must be a string; got {type(name).__name__}")
@@ -214,61 +147,22 @@ def entry(name: str) -> Entry:
 
 def entries() -> tuple[Entry, ...]:
     """Every registered entry, in registration order (plugins' included).
-
-    Returns
-    -------
-    tuple of Entry
-
-    Examples
-    --------
-    >>> from decbounds import algorithms
-    >>> [e.name for e in entries()][:3]
-    ['centralized', 'local_sgd', 'dpsgd']
     """
     return tuple(ALGORITHMS.objects().values())
 
 
 def algorithm_names() -> tuple[str, ...]:
     """The registered algorithm names, in registration order (plugins' included).
-
-    Returns
-    -------
-    tuple of str
-
-    Examples
-    --------
-    >>> from decbounds import algorithms
-    >>> "detag" in algorithm_names(), "fedavg" in algorithm_names()  # aliases are not names
-    (True, False)
     """
     return ALGORITHMS.names()
 
 
 def rule_class(name: str | type[StepRule]) -> type[StepRule]:
-    """The step rule registered under ``name`` (or an alias such as "fedavg"), or ``name`` itself when it is
-    a StepRule subclass (registered or not: ``run``, ``tune``, ``verify`` and ``worst_case`` take the class).
+    """The step rule registered under ``name`` or an alias, or ``name`` itself when it is a StepRule subclass.
 
     Parameters
     ----------
     name : str or type
-        An algorithm name or alias (case-insensitive), or a StepRule subclass.
-
-    Returns
-    -------
-    type of StepRule
-
-    Raises
-    ------
-    ValueError
-        If no algorithm has that name.
-    TypeError
-        If ``name`` is neither a string nor a StepRule subclass.
-
-    Examples
-    --------
-    >>> from decbounds import algorithms
-    >>> rule_class("fedavg").__name__
-    'LocalSGD'
     """
     from decbounds.algorithms.step_rule import StepRule
 

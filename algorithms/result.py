@@ -1,12 +1,7 @@
-"""`Result`: the one record type every algorithm run returns (like scipy's ``OptimizeResult``), `Grid`: the
-tuning grid `algorithms.tune` attaches to the winner's `Result`, and `to_jsonable`, the one conversion of
-results and records to plain JSON types.
-
-T_eps (docs/theory.md (A3)): the first checkpoint t with ||grad f(x_hat_t)|| <= tol, x_hat_t the average of
-the local models after t iterations (t = 0 is the start point). ``t_eps_local`` is the first checkpoint at
-which every worker's own model x_i is eps-stationary, ||grad f(x_i)|| <= tol for all i: the output a worker
-can hold without an all-reduce. A diverged run carries neither.
-"""
+"""`Result`, the one record every run returns, `Grid`, the tuning `algorithms.tune` attaches to it, and
+`to_jsonable`. T_eps (docs/theory.md (A3)): the first checkpoint t with ||grad f(x_hat_t)|| <= tol;
+``t_eps_local``: the first at which every worker's own model is eps-stationary. A diverged run carries
+neither."""
 
 from __future__ import annotations
 
@@ -38,34 +33,12 @@ def to_jsonable(value: object) -> JSONValue: ...
 
 
 def to_jsonable(value: object) -> JSONValue:
-    """``value`` as plain JSON types, recursively: numpy scalars and arrays become Python numbers and lists,
-    tuples lists, sets sorted lists, paths strings, mapping keys strings.
-
-    Non-finite floats stay floats (``nan``, ``inf``, ``-inf``): ``json.dumps`` writes them as ``NaN`` /
-    ``Infinity`` / ``-Infinity`` and ``json.loads`` reads them back as the same floats, so a record read back
-    equals the one written (NaN aside, which equals nothing). Any other object is a TypeError: a record must
-    say what it holds.
+    """``value`` as plain JSON types, recursively (numpy scalars and arrays as numbers and lists, sets sorted,
+    paths strings, keys strings; non-finite floats stay floats); TypeError for anything else.
 
     Parameters
     ----------
     value : object
-        A record or part of one: mappings, lists, tuples, sets, numpy scalars and arrays, paths, strings,
-        numbers, booleans and None, nested.
-
-    Returns
-    -------
-    JSONValue
-        The same data as dicts, lists, strings, numbers, booleans and None (a dict for a mapping).
-
-    Raises
-    ------
-    TypeError
-        For an object that has no JSON form.
-
-    Examples
-    --------
-    >>> to_jsonable({"t": np.int64(3), "g": np.array([0.5, np.inf]), 1: (None, "a")})
-    {'t': 3, 'g': [0.5, inf], '1': [None, 'a']}
     """
     if isinstance(value, Mapping):
         return {str(key): to_jsonable(item) for key, item in value.items()}
@@ -93,41 +66,24 @@ def to_jsonable(value: object) -> JSONValue:
 
 @dataclass(frozen=True, repr=False)
 class Grid:
-    """The tuning behind a `Result` that `algorithms.tune` returned: every run of the grid and the winner.
-
-    The winner is the configuration with the least median ``score`` over the seeds (by default T_eps at
-    x-bar, a run that never reached tol counting as infinite; docs/errata.md E21 asks for medians), ties to
-    the configuration run first.
+    """The tuning behind a `Result` of `algorithms.tune`: every run, and the winner, the configuration with
+    the least median ``score`` over the seeds (ties: the first run; errata E21).
 
     Parameters
     ----------
     score : float or None
-        The winner's median score over ``seeds`` (with the default score, the median T_eps the figures
-        plot); None when no configuration reached a finite median score.
+        The winner's median score; None when no configuration reached a finite one.
     runs : tuple of Result
-        Every run in the order run: configuration by configuration, the seeds innermost.
+        Every run, configuration by configuration, seeds innermost.
     limits : tuple of int
-        The iteration cap each run of ``runs`` ran under (below ``iterations`` where branch and bound
-        pruned it).
+        Each run's iteration cap (lower where branch and bound pruned it).
     seeds : tuple of int
-        The seeds every configuration ran on.
     excluded_steps : tuple of float
-        Grid steps dropped as inadmissible (> 1/smoothness, docs/errata.md E19).
+        Grid steps dropped as inadmissible (> 1/smoothness, errata E19).
     winner : int or None
-        The position in ``runs`` of the winner's run on its first seed (its other seeds follow it); None
-        when no configuration reached a finite median score.
+        The position in ``runs`` of the winner's first-seed run.
     winner_group : int or None
-        The index of the configuration group the winner came from (``tune(groups=...)``), or None.
-
-    Examples
-    --------
-    >>> run = Result("dsgt", "converged", "reached tol", 12, 12, 12, [0, 12], [1.0, 0.01],
-    ...              [1.0, 0.02], [0.0, 0.0], {}, 0, 0.5, 1)
-    >>> grid = Grid(score=12.0, runs=(run,), limits=(100,), seeds=(0,), winner=0)
-    >>> grid
-    Grid(1 run over 1 seed, score 12, winner 0)
-    >>> grid.winner_runs == (run,)
-    True
+        The configuration group the winner came from (``tune(groups=...)``).
     """
 
     score: float | None
@@ -162,10 +118,6 @@ class Grid:
 
     def summary(self) -> str:
         """One line: the number of runs and seeds and the winner's median score.
-
-        Returns
-        -------
-        str
         """
         runs = f"{len(self.runs)} run{'s' if len(self.runs) != 1 else ''}"
         seeds = f"{len(self.seeds)} seed{'s' if len(self.seeds) != 1 else ''}"
@@ -181,11 +133,6 @@ class Grid:
         """A JSON-able dict (`to_jsonable`): the score, seeds, excluded steps, the winner's position and
         group, and each run in brief (step size, hyper-parameters, seed, status, both T_eps, iterations and
         the cap it ran under).
-
-        Returns
-        -------
-        dict
-            JSON types only.
         """
         return to_jsonable({
             "score": self.score, "seeds": self.seeds, "excluded_steps": self.excluded_steps,
@@ -200,76 +147,49 @@ class Grid:
 
 @dataclass(repr=False)
 class Result:
-    """Outcome of one configuration of one algorithm, like scipy's ``OptimizeResult``.
-
-    `algorithms.run` returns one; `algorithms.run_batch` one per configuration; `algorithms.tune` the
-    winner's run on its first seed with the tuning attached as ``grid`` (one type for a run and a tuned
-    run: a tuned result is a result with the grid attached).
+    """Outcome of one configuration of one algorithm, like scipy's ``OptimizeResult`` (ValueError for an
+    unknown status or a diverged run with a T_eps).
 
     Attributes
     ----------
     algorithm : str
-        Registry name (e.g. ``"detag"``).
     status : {"converged", "max_iterations", "diverged"}
-        ``"converged"`` (x_hat reached tol: ``t_eps`` is set), ``"max_iterations"`` (the cap came first, or
-        no tol was given), or ``"diverged"`` (the state left the instance's region).
     message : str
-        Why the run stopped, in words (e.g. "iterate norm 1.5e+19 above the instance radius 6.9e+03 at
-        t = 303"); for a tuned result without a winner, that no configuration reached a finite score.
+        Why the run stopped, in words.
     t_eps : int or None
-        First checkpoint with ||grad f(x_hat)|| <= tol (docs/theory.md (A3)), or None (not reached, no tol,
-        or diverged). Always this run's own value: the median over seeds of a tuned result is
-        ``grid.score``.
+        First checkpoint with ||grad f(x_hat)|| <= tol (this run's own; a tuned median is ``grid.score``).
     t_eps_local : int or None
-        First checkpoint at which every worker's own model x_i has ||grad f(x_i)|| <= tol, or None (not
-        reached before the run stopped, no tol, or diverged).
+        First checkpoint at which every worker's model has ||grad f(x_i)|| <= tol.
     iterations : int
-        Iterations this configuration ran before it stopped.
     checkpoints : list of int
-        Iterations at which the histories below were recorded (the last one is the stop).
+        Where the histories were recorded (the last: the stop).
     grad_norms : list of float
         ||grad f(x_hat)|| at the checkpoints.
     worst_worker_grad_norms : list of float
-        max_i ||grad f(x_i)|| over the workers' own models at the checkpoints.
+        max_i ||grad f(x_i)||.
     consensus : list of float
-        sqrt(mean_i ||x_i - x_hat||^2) of the local models at the checkpoints.
+        sqrt(mean_i ||x_i - x_hat||^2).
     counters : dict of str to int
-        A_B accounting at the stop: iterations, gradient_queries (per worker), communication_rounds,
-        gossip_rounds (with W), exact_averages, vectors_sent (per worker), messages (vectors on all links),
-        bits (per worker: ``compressor.bits(d)`` per compressed vector, 64 d otherwise; docs/theory.md §18).
+        A_B accounting at the stop (queries, rounds, vectors and bits per worker, messages on all links).
     seed : int
-        The configuration's seed; its stream is ``numpy.random.default_rng(seed)``.
     step_size : float
-        alpha.
     batch : int
-        B, queries per worker per iteration.
     hyper : dict
-        Every other hyper-parameter, resolved (defaults filled in, e.g. DeTAG's R and eta).
+        Every other hyper-parameter, resolved.
     tol : float or None
-        The target eps.
     radius : float
-        The divergence radius the run was judged against (`instances.protocol.instance_radius`).
+        The divergence radius the run was judged against.
     progress : numpy.ndarray or None
-        With ``record_progress=True`` on a zero-chain problem, an int array (iterations + 1, n): the largest
-        progress over each worker's whole state after each iteration.
+        With ``record_progress=True``, (iterations + 1, n): each worker's zero-chain progress.
     x_hat : numpy.ndarray or None
-        The output (average model) at the stop.
+        The output at the stop.
     grid : Grid or None
-        The tuning behind this result when `algorithms.tune` returned it (every run, the winner's median
-        score over seeds, the excluded steps); None for a plain run.
+        The tuning, when `algorithms.tune` returned it.
     bound : bounds.Prediction or None
-        The catalog prediction at this run's own parameters (entry, kind, value of T_eps, the parameters,
-        those unknown): the computed T_eps beside the theoretical one. docs/architecture.md, "Paired
-        results", says where each parameter comes from. None for a Result built by hand.
+        The catalog prediction at the run's parameters (docs/architecture.md, "Paired results").
     seconds : list of float or None
-        Simulated seconds at the checkpoints, for a run on a cluster (`algorithms.run_timed`); else None.
+        Simulated seconds at the checkpoints (`algorithms.run_timed`).
     t_eps_seconds : float or None
-        Simulated seconds at ``t_eps`` (the time to eps on the cluster), or None.
-
-    Raises
-    ------
-    ValueError
-        On a status outside ``STATUSES``, or a diverged run that carries a T_eps.
 
     Examples
     --------
@@ -277,8 +197,6 @@ class Result:
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, 5)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4))
     >>> result = algorithms.run("dsgt", f, W, step_size=0.125, iterations=3000, tol=1e-5)
-    >>> result.status, result.t_eps, result.reached, result.grid is None
-    ('converged', 643, True, True)
     >>> result
     Result(dsgt, converged, t_eps=643, t_eps_local=643, iterations=643, step_size=0.125, seed=0, ...)
     """
@@ -334,11 +252,6 @@ class Result:
     def to_record(self) -> dict[str, JSONValue]:
         """A JSON-able dict (`to_jsonable`) of every field except the large arrays (progress, x_hat); the
         grid (`Grid.to_record`) under ``"grid"`` when there is one.
-
-        Returns
-        -------
-        dict
-            JSON types only.
         """
         grid = {} if self.grid is None else {"grid": self.grid.to_record()}
         return to_jsonable(

@@ -1,14 +1,7 @@
-"""Step rules: centralized SGD, local SGD, D-PSGD, D2, DSGT, GT-DSGD, SGP, DeFacto, DeTAG (§5-§8).
-
-Notation per configuration: X is the (n, d) stack of local models (rows = workers), G(X) the B-sample
-stochastic gradients at the rows of X, W the gossip matrix applied as X <- W X on the worker axis, alpha the
-step size. Every rule keeps the A_B budget of §1: at most B queries per worker and one communication
-round per iteration. A rule's first entry of ``worker_arrays`` is the local models; the others are every other
-per-worker array that carries information (replicas, trackers, buffers), used by the zero-respecting audit.
-
-Heavy-ball ``momentum`` (the paper ran every method with 0.9, §9) replaces a rule's update direction u by the
-buffer v <- momentum v + u, kept per worker and never communicated.
-"""
+"""Step rules: centralized SGD, local SGD, D-PSGD, D2, DSGT, GT-DSGD, SGP, DeFacto, DeTAG (docs/theory.md
+§5-§8). Per configuration X is the (n, d) stack of local models, G(X) the B-sample gradients at its rows, W
+applied as X <- W X. Heavy-ball ``momentum`` (§9 ran 0.9) replaces the update direction u by the buffer
+v <- momentum v + u, per worker, never communicated."""
 
 from __future__ import annotations
 
@@ -21,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from decbounds.algorithms.engine import Context, MixingHandle
 from decbounds.algorithms.mixing import SHORT_ROW
-from decbounds.algorithms.step_rule import Setup, State, StepRule, check_size, problem_constants, state_as
+from decbounds.algorithms.step_rule import Setup, State, StepRule, check_n_by_n, problem_constants, state_as
 from decbounds.algorithms.style import PlotStyle
 from decbounds.bounds.detag_params import accelerated_gossip_eta, detag_phase_length
 from decbounds.bounds.validation import require_choice, require_count, require_real
@@ -77,27 +70,18 @@ class MomentumState(State):
 
 
 class CentralizedSGD(StepRule):
-    """Mini-batch SGD with an exact average of the gradients every iteration (parameter server /
-    AllReduce): x <- x - alpha mean_i G_i(x); n B samples per step (the centralized anchor of Lu & De Sa
-    2021, Table 2).
-
-    ``algorithms.run("centralized", problem, step_size=..., ...)`` (alias "sgd"); W is not used.
+    """Mini-batch SGD with an exact average every iteration: x <- x - alpha mean_i G_i(x), the centralized
+    anchor of Table 2 (alias "sgd"; W unused; docs/theory.md §8, (F4), errata E5).
 
     Parameters
     ----------
     momentum : float, default 0.0
-        Heavy-ball momentum in [0, 1) (batchable).
-
-    References
-    ----------
-    Lu & De Sa (2021), Optimal Complexity in Decentralized Training, Table 2 and the proof of Thm 4;
-    docs/theory.md §8 and (F4), docs/errata.md E5.
+        In [0, 1) (batchable).
 
     Examples
     --------
     >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
-    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> algorithms.run("centralized", f, step_size=0.5, iterations=1000, tol=1e-2).t_eps
     73
     """
@@ -121,31 +105,20 @@ class CentralizedSGD(StepRule):
 
 
 class LocalSGD(StepRule):
-    """Local SGD / FedAvg: x_i <- x_i - alpha G_i(x_i) on every worker, and every H-th iteration the
-    models are replaced by their exact average (one AllReduce round in that iteration).
-
-    ``algorithms.run("local_sgd", ...)`` (alias "fedavg"); W is not used.
+    """Local SGD / FedAvg: x_i <- x_i - alpha G_i(x_i), and every H-th iteration an exact average (alias
+    "fedavg"; W unused).
 
     Parameters
     ----------
     H : int, default 4
         Iterations between averages, >= 1 (structural).
     momentum : float, default 0.0
-        Heavy-ball momentum in [0, 1) (batchable; the buffer is never averaged).
-
-    Raises
-    ------
-    ValueError
-        If H is not a positive integer.
+        In [0, 1) (batchable; the buffer is never averaged).
 
     Examples
     --------
-    The average model converges with the centralized one; a worker's own model one iteration later (it
-    is eps-stationary only right after an average):
-
     >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
-    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> result = algorithms.run("fedavg", f, step_size=0.5, iterations=1000, tol=1e-2, H=2)
     >>> result.t_eps, result.t_eps_local
     (73, 74)
@@ -187,33 +160,19 @@ class DPSGDState(MomentumState):
 
 
 class DPSGD(StepRule):
-    """D-PSGD (Lian et al. 2017).
-
-    ``form="cta"`` (Lian's, combine-then-adapt): X <- W X - alpha G(X), the gradient at the local pre-gossip
-    model, computed while communicating. ``form="atc"`` (adapt-then-combine): X <- W (X - alpha G(X)); with
-    W = 11^T/n it is centralized SGD.
+    """D-PSGD (Lian et al. 2017; docs/theory.md §8, errata E16): ``form="cta"`` X <- W X - alpha G(X)
+    (Lian's), ``form="atc"`` X <- W (X - alpha G(X)).
 
     Parameters
     ----------
     form : {"cta", "atc"}
-        Combine-then-adapt (default) or adapt-then-combine (structural).
+        Structural.
     momentum : float, default 0.0
-        Heavy-ball momentum in [0, 1) (batchable).
-
-    Raises
-    ------
-    ValueError
-        If ``form`` is neither.
-
-    References
-    ----------
-    Lian et al. (2017), Can decentralized algorithms outperform centralized algorithms?; Lu & De Sa (2021),
-    Table 2; docs/theory.md §8, docs/errata.md E16 (cta versus atc).
+        In [0, 1) (batchable).
 
     Examples
     --------
-    Under heterogeneity the average model reaches eps but the workers' own models stay apart (D-PSGD's
-    bias, docs/errata.md E40):
+    Under heterogeneity the workers' own models stay apart (errata E40):
 
     >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
@@ -265,25 +224,14 @@ class D2State(MomentumState):
 
 
 class D2(StepRule):
-    """D^2 (Tang et al. 2018b): X_{t+1} = W (2 X_t - X_{t-1} - alpha G(X_t) + alpha G(X_{t-1})), with
-    X_{-1} = X_0 and G(X_{-1}) = 0 (so the first step is W (X_0 - alpha G(X_0))). Needs
-    lambda_min(W) >= -1/3.
+    """D^2 (Tang et al. 2018b; docs/theory.md §8): X_{t+1} = W (2 X_t - X_{t-1} - alpha G(X_t) + alpha
+    G(X_{t-1})), X_{-1} = X_0, G(X_{-1}) = 0. Needs lambda_min(W) >= -1/3 (ValueError otherwise, for every
+    W_t of a schedule's period: use ``instances.lazy(W)``).
 
     Parameters
     ----------
     momentum : float, default 0.0
-        Heavy-ball momentum in [0, 1) (batchable).
-
-    Raises
-    ------
-    ValueError
-        If W has lambda_min(W) < -1/3 (use ``instances.lazy(W)``); for a gossip schedule, if a W_t of its
-        period (a generated schedule: of its first ``SCHEDULE_ROUNDS_CHECKED`` rounds) has.
-
-    References
-    ----------
-    Tang et al. (2018), D^2: Decentralized training over decentralized data; Lu & De Sa (2021), Table 2;
-    docs/theory.md §8.
+        In [0, 1) (batchable).
 
     Examples
     --------
@@ -340,24 +288,16 @@ class TrackingState(MomentumState):
 
 
 class DSGT(StepRule):
-    """DSGT (Zhang & You 2019c), combine-then-adapt gradient tracking:
-    x_{t+1} = W x_t - alpha y_t,  y_{t+1} = W y_t + G(x_{t+1}) - G(x_t),  y_0 = G(x_0).
-    One iteration queries at x_t, then gossips x_t and y_{t-1} in one round (two vectors).
+    """DSGT (Zhang & You 2019c; docs/theory.md §8, errata E15): x_{t+1} = W x_t - alpha y_t,
+    y_{t+1} = W y_t + G(x_{t+1}) - G(x_t), y_0 = G(x_0); x_t and y_{t-1} gossip in one round.
 
     Parameters
     ----------
     momentum : float, default 0.0
-        Heavy-ball momentum in [0, 1) (batchable).
-
-    References
-    ----------
-    Zhang & You (2019), Decentralized stochastic gradient tracking for non-convex empirical risk
-    minimization; Lu & De Sa (2021), Table 2; docs/theory.md §8, docs/errata.md E15.
+        In [0, 1) (batchable).
 
     Examples
     --------
-    Tracking removes the heterogeneity bias (every worker converges), but the step must be admissible:
-
     >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
@@ -400,26 +340,17 @@ class DSGT(StepRule):
 
 
 class GTDSGD(StepRule):
-    """GT-DSGD (Xin, Khan & Kar 2021), adapt-then-combine gradient tracking:
-    x_{k+1} = W (x_k - alpha y_k),  y_{k+1} = W (y_k + G(x_{k+1}) - G(x_k)),  y_0 = G(x_0).
-    The y-round needs G(x_{k+1}), which needs the x-round: two communication rounds per update, so one
-    update takes two engine iterations (iteration 2k gossips x, iteration 2k+1 queries at x_{k+1} and
-    gossips y); iteration 0 also queries G(x_0).
+    """GT-DSGD (Xin, Khan & Kar 2021; docs/theory.md §8, errata E37): x_{k+1} = W (x_k - alpha y_k),
+    y_{k+1} = W (y_k + G(x_{k+1}) - G(x_k)), y_0 = G(x_0). The y-round needs G(x_{k+1}): an update takes two
+    engine iterations (2k gossips x, 2k+1 queries and gossips y).
 
     Parameters
     ----------
     momentum : float, default 0.0
-        Heavy-ball momentum in [0, 1) (batchable).
-
-    References
-    ----------
-    Xin, Khan & Kar (2021), An improved convergence analysis for decentralized online stochastic
-    non-convex optimization; Lu & De Sa (2021), Table 2; docs/theory.md §8, docs/errata.md E37.
+        In [0, 1) (batchable).
 
     Examples
     --------
-    Two engine iterations per update, so twice D-PSGD's count at the same step:
-
     >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
@@ -435,17 +366,11 @@ class GTDSGD(StepRule):
 
     @classmethod
     def iterations_per_update(cls, structural: Mapping[str, object]) -> int:
-        """Two engine iterations per update (the x-round, then the y-round).
+        """Two engine iterations per update.
 
         Parameters
         ----------
         structural : mapping of str to object
-            Unused (GT-DSGD has no structural hyper-parameter).
-
-        Returns
-        -------
-        int
-            2.
         """
         return 2
 
@@ -486,29 +411,14 @@ class PushSumState(MomentumState):
 
 
 class SGP(StepRule):
-    """Stochastic gradient push (Assran et al. 2019): push-sum on a column-stochastic P (rows receive),
-    z <- P (z - alpha G(x)),  w <- P w,  x = z / w, with z_0 = x_0 and w_0 = 1. A round carries z and the
-    scalar weight w (counted as two arrays). With a symmetric doubly stochastic P, w stays 1 and SGP is
-    adapt-then-combine D-PSGD.
-
-    W: a column-stochastic matrix, or a networkx graph (``instances.column_stochastic_matrix``), or a
-    gossip schedule of either kind (push-sum over a time-varying digraph, P_t in iteration t, e.g.
-    ``instances.one_peer_exponential(n, directed=True)``, the graph of Ying et al. 2021).
+    """Stochastic gradient push (Assran et al. 2019; docs/theory.md §8): push-sum on a column-stochastic P,
+    z <- P (z - alpha G(x)), w <- P w, x = z / w (z_0 = x_0, w_0 = 1; a round carries z and w). W: a
+    column-stochastic matrix, a graph (``instances.column_stochastic_matrix``) or a schedule of either kind.
 
     Parameters
     ----------
     momentum : float, default 0.0
-        Heavy-ball momentum in [0, 1) (batchable).
-
-    Raises
-    ------
-    ValueError
-        If W is missing, negative or not column-stochastic.
-
-    References
-    ----------
-    Assran et al. (2019), Stochastic gradient push for distributed deep learning; Lu & De Sa (2021),
-    Table 2; docs/theory.md §8, docs/errata.md E16.
+        In [0, 1) (batchable).
 
     Examples
     --------
@@ -554,54 +464,23 @@ class DeFactoState(State):
 
 
 class DeFacto(StepRule):
-    """DeFacto (Alg. 1 of Lu & De Sa 2021) with the exact-averaging factors F_0..F_{R-1} of
-    ``instances.exact_averaging_factors`` (F_{R-1} ... F_0 = 11^T/n, each supported on the graph).
-
-    Rounds of 2R iterations: R compute iterations accumulate g <- g + G(x_k) / R at the round-start model,
-    then R communicate iterations apply the factors F_{r-R} (the erratum: index r - R, not r).
-    ``form="intended"`` (default) averages x_k - alpha g through the factors, so
-    x_{k+1} = mean_i(x_{k,i} - alpha g_i): centralized SGD with batch B R per worker. ``form="literal"`` is
-    Alg. 1 as printed: the factors average the pre-step copy and each worker then subtracts its own
-    alpha g_i, so the models stay apart. g holds the mean, not the sum, of the R gradients, so that it stays
-    on the gradients' scale (the divergence radius applies to it).
-    ``W`` may be a gossip matrix or a networkx graph (its support is the graph); ``factors=`` overrides.
-
-    Over a gossip schedule (``instances.GossipSchedule``) the schedule's rounds are the factors: the R
-    communicate iterations of a round gossip with W_t (t the iteration), R = the schedule's period (a
-    generated schedule: ceil(log2 n)). The communicate iterations of every round are t = R..2R-1
-    (mod 2R), so they meet W_0..W_{R-1} of a periodic schedule in order, and the round averages exactly when
-    that product is 11^T/n, as for the one-peer exponential graph with n = 2^R
-    (``instances.one_peer_exponential``). Otherwise the average is inexact and DeFacto is a local method
-    with R gossip rounds per 2R iterations, outside its Thm 4 (which assumes exact averaging). A schedule of
-    period 1 (``instances.constant_schedule(W)``) is one W in every round: DeFacto reads its support and runs
-    the exact-averaging factors, the same run, bit for bit, as on W itself.
+    """DeFacto (Alg. 1, Thm 4; docs/theory.md §5 (F1)-(F3), errata E4, E36) with the exact-averaging factors
+    F_0..F_{R-1} (``instances.exact_averaging_factors``, product 11^T/n): rounds of R compute iterations
+    (g <- g + G(x_k) / R) then R communicate iterations applying F_{r-R}. ``form="intended"`` averages
+    x_k - alpha g (centralized SGD with batch B R); ``"literal"`` is Alg. 1 as printed. Over a gossip schedule
+    its rounds are the factors (R = its period); exact only when their product is 11^T/n.
 
     Parameters
     ----------
     form : {"intended", "literal"}
-        (F2) (default) or Alg. 1 as printed (structural).
+        Structural.
     factors : sequence of (n, n) matrices, optional
-        F_0..F_{R-1} with product 11^T/n (structural); default ``instances.exact_averaging_factors`` (over
-        a schedule the schedule's rounds, recorded as "schedule"; given factors are refused there).
-
-    Raises
-    ------
-    ValueError
-        If ``form`` is neither, ``factors`` is empty or a factor is not n x n, or W's support is not
-        connected.
-
-    References
-    ----------
-    Lu & De Sa (2021), Alg. 1 and Thm 4; docs/theory.md §5 (F1)-(F3), docs/errata.md E4, E36.
+        F_0..F_{R-1} with product 11^T/n (structural; refused over a schedule).
 
     Examples
     --------
-    On the 4-ring R = 4 factors: rounds of 8 iterations, the intended form is centralized SGD with
-    batch B R:
-
     >>> from decbounds import algorithms, instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
-    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> G = instances.topology("ring", 4)
     >>> result = algorithms.run("defacto", f, G, step_size=0.5, iterations=1000, tol=1e-2)
     >>> result.hyper["R"], result.t_eps, result.t_eps_local
@@ -639,7 +518,7 @@ class DeFacto(StepRule):
         if not matrices:
             raise ValueError("factors must hold at least one matrix")
         for F in matrices:
-            check_size(F, self.n, "factors")
+            check_n_by_n(F, self.n, "factors")
         self.factor_matrices = matrices
         self.R = len(matrices)
         self.structural_values["R"] = self.R
@@ -698,59 +577,26 @@ class DeTAGState(State):
 
 
 class DeTAG(StepRule):
-    """DeTAG (Alg. 2 with the accelerated gossip of Alg. 3 of Lu & De Sa 2021), with Alg. 4's momentum
-    ``beta``.
+    """DeTAG (Alg. 2 with Alg. 3's accelerated gossip and Alg. 4's momentum ``beta``; Thm 5, Cor. 6;
+    docs/theory.md §6 (D1)-(D8), §7 (G1), errata E7, E15, E18).
 
-    Phases of R iterations (k = t // R, r = t mod R). Every iteration gossips the replica x~ and the tracker
-    y in one round with step r of ``instances.gossip_schedule`` (z_{r+1} = a_r W z_r + b_r z_{r-1},
-    z_{-1} := z_0 at each phase start), and queries B samples at the phase-start model x_k,
-    g_(k) <- g_(k) + G(x_k) / R. At the phase end, with the post-gossip tracker:
-        x <- x~ - alpha y;  v_(k+1) = beta v_(k) + g_(k);  y <- y + v_(k+1) - v_(k);  x~ <- x
-    (beta = 0: y <- y + g_(k) - g_(k-1)). With R = 1 and eta = 0 this is adapt-then-combine gradient tracking
-    with the one-phase-stale gradient: Y_{t+1} = W (Y_t + G(X_{t-1}) - G(X_{t-2})), X_{t+1} = W X_t - alpha
-    Y_{t+1}.
-
-    Defaults: ``gossip="two_tap"``, ``start="paper"``,
-    eta = ``bounds.detag_params.accelerated_gossip_eta(lam)``, R from Cor. 6 (`default_phase_length`).
-    eta, start, gossip and beta may vary across a batch.
-
-    Over a gossip schedule round r of a phase is z_{r+1} = a_r W_t z_r + b_r z_{r-1} with W_t of the
-    iteration t, and lam is the schedule's effective lam, ``GossipSchedule.lam`` = max_w ||Phi_w -
-    J||_2^(1/B) over windows Phi_w of B rounds (``instances.schedules``). Why that lam: the coefficients of
-    (G1) and of Chebyshev gossip are tuned to one W's spectrum in [-lam, lam], and a time-varying sequence
-    has no common spectrum (its W_t do not commute, so no polynomial in one W describes the phase); the
-    effective lam is the per-round contraction plain gossip provably achieves over the schedule, i.e. the
-    lam DeTAG would read off a static W of the same per-round contraction. It is 0 for the one-peer
-    exponential graph with n = 2^k (exact averaging in log2 n rounds), so eta = 0 and the phase is plain
-    gossip there. Nothing guarantees (G1)'s sqrt(1 - lam) gain over a schedule (docs/theory.md §17;
-    Metelev, Beznosikov, Rogozin, Gasnikov & Proskurnikov 2023, arXiv 2307.12562: no consensus
-    acceleration on graphs changing in a worst-case way, even by two edges per iteration);
-    paper_figures.time_varying measures it.
+    Phases of R iterations: each iteration gossips the replica x~ and the tracker y in one round with step r
+    of ``instances.gossip_schedule`` and adds G(x_k) / R at the phase-start model; at the phase end
+    x <- x~ - alpha y, v_(k+1) = beta v_(k) + g_(k), y <- y + v_(k+1) - v_(k), x~ <- x. Over a gossip schedule
+    lam is its effective lam (docs/theory.md §17: no acceleration is guaranteed there).
 
     Parameters
     ----------
     R : int, optional
         Phase length, >= 1 (structural); default Cor. 6's (D4).
     eta : float, optional
-        Two-tap coefficient in [0, 1) (batchable); default (G1)'s eta for W's lam. Only with
-        ``gossip="two_tap"``.
+        Two-tap coefficient in [0, 1), only with ``gossip="two_tap"`` (batchable); default (G1)'s.
     gossip : str, default "two_tap"
         One of ``instances.averaging.GOSSIP_METHODS`` (batchable).
     start : str, default "paper"
-        z_{-1} = z_0 as Alg. 3 prints it, or "plain" (batchable; docs/errata.md E18).
+        z_{-1} = z_0 as Alg. 3 prints it, or "plain" (batchable; errata E18).
     beta : float, default 0.0
-        Alg. 4's momentum in [0, 1) (batchable).
-
-    Raises
-    ------
-    ValueError
-        If R is not a positive integer, eta is outside [0, 1) or given with another gossip method, or
-        ``gossip`` / ``start`` is not one of the choices.
-
-    References
-    ----------
-    Lu & De Sa (2021), Alg. 2-4, Thm 5, Cor. 6, Thm 7; docs/theory.md §6 (D1)-(D8) and §7 (G1),
-    docs/errata.md E7, E15, E18.
+        In [0, 1) (batchable).
 
     Examples
     --------
@@ -760,8 +606,6 @@ class DeTAG(StepRule):
     >>> result = algorithms.run("detag", f, W, step_size=0.5, iterations=1000, tol=1e-2)
     >>> result.hyper["R"], round(result.hyper["eta"], 4), result.t_eps
     (5, 0.0294, 350)
-    >>> algorithms.run("detag", f, W, step_size=0.5, iterations=1000, tol=1e-2, R=1, eta=0.0).t_eps
-    70
     """
 
     name = "detag"
@@ -776,17 +620,11 @@ class DeTAG(StepRule):
 
     @classmethod
     def iterations_per_update(cls, structural: Mapping[str, object]) -> int:
-        """A phase: R engine iterations (R checked >= 1).
+        """A phase: R engine iterations.
 
         Parameters
         ----------
         structural : mapping of str to object
-            Holds ``R``.
-
-        Returns
-        -------
-        int
-            R.
         """
         return require_count("R", structural["R"], 1)
 
@@ -795,24 +633,15 @@ class DeTAG(StepRule):
     @classmethod
     def tuning_grid(cls, *, n: int, lam: float, cap: int,
                     stochastic: bool = False) -> dict[str, list[object]]:
-        """R over `rounds_grid` (1/48 to 1/12 of 1/sqrt(1 - lam), largest first; errata E20), contracting
-        two-tap and Chebyshev gossip (two-tap alone on a stochastic oracle, where it won at every point
-        measured, errata E64), the plain start and (G1)'s eta.
+        """R over `rounds_grid` (errata E20), two-tap and Chebyshev gossip (two-tap alone on a stochastic
+        oracle, errata E64), the plain start and (G1)'s eta.
 
         Parameters
         ----------
         n : int
-            Workers.
         lam : float
-            W's lam.
         cap : int
-            The iteration cap.
         stochastic : bool, default False
-            Whether the oracle is stochastic.
-
-        Returns
-        -------
-        dict of str to list
         """
         gossip: list[object] = ["two_tap"] if stochastic else ["two_tap", "chebyshev"]
         return {"R": list(reversed(rounds_grid(lam))), "gossip": gossip, "start": ["plain"], "eta": [None]}
@@ -820,22 +649,15 @@ class DeTAG(StepRule):
     @classmethod
     def default_search(cls, problem: LocalFunctions, W: GossipLike,
                        iterations: int) -> dict[str, list[object]]:
-        """`algorithms.tune`'s DeTAG search (§9 tuned eta in {0, 0.1, 0.2, 0.4} and R in {1, 2, 3}; errata
-        E20 asks for R down to small fractions of 1/sqrt(1 - lam)): eta in {formula, 0, 0.2, 0.4}, both
-        starts, and R in {1, 2, 3} with Cor. 6's R and its halves and quarters.
+        """`algorithms.tune`'s DeTAG search (§9; errata E20): eta in {formula, 0, 0.2, 0.4}, both starts, R in
+        {1, 2, 3} with Cor. 6's R and its halves and quarters.
 
         Parameters
         ----------
         problem : LocalFunctions
-            The local functions (``n``; ``Delta`` and ``smoothness`` when stated).
         W : instances.GossipLike
-            The gossip value (its lam enters Cor. 6's R).
         iterations : int
-            The iteration cap, T of Cor. 6's R.
-
-        Returns
-        -------
-        dict of str to list
+            T of Cor. 6's R.
         """
         from decbounds.instances.gossip import as_gossip
 
@@ -874,17 +696,7 @@ class DeTAG(StepRule):
         Parameters
         ----------
         values : mapping of str to object
-            The configuration's ``gossip`` (a name of ``GOSSIP_METHODS``), ``eta`` (float or None) and
-            ``start`` (a name of ``GOSSIP_STARTS``); checked here.
-
-        Returns
-        -------
-        numpy.ndarray, shape (R, 2)
-
-        Raises
-        ------
-        ValueError
-            If the method, start or eta is invalid.
+            Its ``gossip``, ``eta`` and ``start``, checked here.
         """
         assert self.lam is not None
         # the types here, the ranges (and the rest) in gossip_schedule
@@ -895,21 +707,12 @@ class DeTAG(StepRule):
                                eta=None if eta is None else require_real("eta", eta, minimum=None))
 
     def init(self, ctx: Context) -> DeTAGState:
-        """The start state; the per-round gossip coefficients of the k configurations go on the rule
-        (``self.coefficients[r]`` = (a, b), each (1, 2k, d), or (1, 2k, 1) for long rows d >=
-        ``algorithms.mixing.SHORT_ROW``; ``self.plain[r]``: a = 1, b = 0 for all; ``self.beta``).
+        """The start state (x~ at x0, y at 0); the per-round coefficients of the k configurations go on the
+        rule.
 
         Parameters
         ----------
         ctx : Context
-            The batch's context: ``ctx.hyper``'s ``gossip``, ``eta``, ``start`` and ``beta`` of the k
-            configurations, ``ctx.x0`` (x~ starts there, the tracker y at 0).
-
-        Returns
-        -------
-        DeTAGState
-            x = x0 (n, k, d); z = (x~, y) = (x0, 0) side by side, (n, 2k, d), with z_prev and buf of its
-            shape; zero gradient sums g and g_prev (n, k, d).
         """
         k = ctx.k
         keys = ("gossip", "eta", "start")
@@ -985,24 +788,13 @@ def _value(values: Any, j: int) -> Any:
 
 
 def rounds_grid(lam: float, low: float = 48.0, high: float = 12.0) -> list[int]:
-    """Rounds per step to tune over: the powers of two between 1/``low`` and 1/``high`` of the mixing time
-    1/sqrt(1 - lam) (at least 1 and 2), ascending; DeTAG's R grid (errata E20).
+    """Rounds per step to tune over: the powers of two between 1/``low`` and 1/``high`` of 1/sqrt(1 - lam)
+    (at least 1 and 2), ascending (errata E20).
 
     Parameters
     ----------
     lam : float
-        W's lam, in [0, 1).
     low, high : float
-        The fractions' denominators.
-
-    Returns
-    -------
-    list of int
-
-    Examples
-    --------
-    >>> rounds_grid(0.5), rounds_grid(1 - 1e-6)
-    ([1, 2], [32, 64])
     """
     mixing = 1.0 / math.sqrt(1.0 - lam)
     bottom, top = max(1.0, mixing / low), max(2.0, mixing / high)
@@ -1010,64 +802,28 @@ def rounds_grid(lam: float, low: float = 48.0, high: float = 12.0) -> list[int]:
 
 
 def default_phase_length(problem: LocalFunctions, lam: float | None, iterations: int) -> int:
-    """Cor. 6's phase length, ``bounds.detag_params.detag_phase_length``:
-    R = ceil(max{(1/2) log n, (1/2) log(varsigma0^2 T / (Delta L))} / sqrt(1 - lam)), T = ``iterations``.
-
-    varsigma0 is measured at the start point (``instances.varsigma0_at_start``); Delta and L are the
-    problem's ``Delta`` and ``smoothness``. A problem that does not state both keeps only the log n branch
-    (varsigma0 taken as 0).
+    """Cor. 6's phase length (D4): R = ceil(max{(1/2) log n, (1/2) log(varsigma0^2 T / (Delta L))} /
+    sqrt(1 - lam)), T = ``iterations``, varsigma0 at the start (the log n branch alone when the problem does
+    not state Delta and smoothness; ValueError for lam None).
 
     Parameters
     ----------
     problem : LocalFunctions
-        The local functions (``n``; ``Delta`` and ``smoothness`` when stated).
     lam : float or None
-        W's second-largest eigenvalue magnitude, in [0, 1).
     iterations : int
-        The run's cap, T in (D4).
-
-    Returns
-    -------
-    int
-        R >= 1.
-
-    Raises
-    ------
-    ValueError
-        If ``lam`` is None (DeTAG needs a symmetric W).
-
-    References
-    ----------
-    Lu & De Sa (2021), Cor. 6; docs/theory.md (D4).
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> default_phase_length(instances.heterogeneous_quadratic(4, 3, 1.0, seed=0), 1 / 3, 1000)
-    5
     """
     return phase_length(int(problem.n), lam, problem_constants(problem), iterations)
 
 
 def phase_length(n: int, lam: float | None, constants: Mapping[str, float], iterations: int) -> int:
-    """`default_phase_length` from what a rule's `Setup` holds: n, lam and ``problem_constants`` (Delta, L,
-    varsigma0; empty: the log n branch only).
+    """`default_phase_length` from a `Setup`'s n, lam and ``problem_constants`` (empty: the log n branch).
 
     Parameters
     ----------
     n : int
-        Workers.
     lam : float or None
-        W's second-largest eigenvalue magnitude, in [0, 1).
     constants : mapping of str to float
-        ``Setup.constants`` (`algorithms.step_rule.problem_constants`): Delta, L, varsigma0, or empty.
     iterations : int
-        The run's cap, T.
-
-    Returns
-    -------
-    int
-        R >= 1.
     """
     if lam is None:
         raise ValueError("R needs lam: DeTAG gossips with a symmetric W")

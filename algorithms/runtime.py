@@ -18,7 +18,7 @@ from decbounds.algorithms.context import (
 )
 from decbounds.algorithms.hyper import per_configuration
 from decbounds.algorithms.mixing import MixingOperator, _mixing_for, _ScheduledMixing
-from decbounds.algorithms.step_rule import Channel, check_size
+from decbounds.algorithms.step_rule import Channel, check_n_by_n
 from decbounds.instances.gossip import as_csr
 from decbounds.instances.matrices import MatrixLike
 from decbounds.instances.protocol import LocalFunctions
@@ -32,9 +32,8 @@ _MEMO_ENTRIES = 1 << 14
 
 @dataclass
 class Counters:
-    """The A_B accounting per worker, shared by the configurations while they run. ``bits``: what one worker
-    puts on the wire for one configuration (``compressor.bits(d)`` per compressed vector, 64 d otherwise);
-    ``messages`` counts the links."""
+    """The A_B accounting per worker; ``bits`` per configuration (``compressor.bits(d)`` per compressed
+    vector, 64 d otherwise), ``messages`` the links used."""
 
     gradient_queries: int = 0
     communication_rounds: int = 0
@@ -50,34 +49,29 @@ class Counters:
         Parameters
         ----------
         iterations : int
-            The iterations run.
         """
         return {"iterations": int(iterations), **asdict(self)}
 
 
 class Runtime:
-    """The engine's side of one batch: the problem, the oracle, the random streams, W and the A_B budget of
-    the current iteration. ``algorithms.run_batch`` builds one per batch; the loop opens each iteration
-    (`begin_iteration`); the rule sees ``runtime.context``.
+    """The engine's side of one batch: problem, oracle, random streams (``default_rng(seeds[j])``), W and the
+    A_B budget of the current iteration; the rule sees ``runtime.context``.
 
     Parameters
     ----------
     problem : LocalFunctions
-        The local functions (n workers, dimension d, start x0).
     oracle : Oracle or None
-        The stochastic oracle; None (or an exact oracle) queries ``problem.grad`` once for the whole batch.
+        None (or an exact oracle): ``problem.grad``, once for the whole batch.
     channel : Channel or None
-        W checked for the rule's kind (``algorithms.step_rule.communication_channel``); None: exact.
+        W checked for the rule's kind; None: exact averaging.
     step_sizes, seeds : sequence
-        Per configuration j, its step size and its seed (it samples from ``default_rng(seeds[j])``).
+        Per configuration.
     hyper : mapping
-        `batch_hyper`'s dict.
     batch : int
         B, the queries per worker and iteration.
     backend : {"sparse", "dense"}
-        The gossip backend (``algorithms.mixing``).
     knows : sequence of str
-        The facts the rule declared (``StepRule.knows``).
+        ``StepRule.knows``.
     """
 
     def __init__(self, *, problem: LocalFunctions, oracle: Oracle | None, channel: Channel | None,
@@ -109,7 +103,7 @@ class Runtime:
         self.counters = Counters()
         self.t, self.queries_now, self.round_now, self.open = 0, 0, False, False
         self.operators: dict[int, tuple[MixingHandle, MixingOperator]] = {}
-        # the observation of the current step (``algorithms.engine.Observation``), None when not observed
+        # the observation of the current step (``algorithms.observation.Observation``), None when not observed
         self.seen: list[tuple[np.ndarray, int]] | None = None
         self.rounds_seen: list[str] = []
         self.context = Context(self, hyper)
@@ -120,12 +114,11 @@ class Runtime:
         Parameters
         ----------
         t : int
-            The iteration opened.
         """
         self.t, self.queries_now, self.round_now, self.open = t, 0, False, True
 
     def _refuse(self, what: str, queries: int = 0) -> None:
-        """Raise the error of a call over the budget (``what``: "queries" or "round") or in ``init``."""
+        """Raise the error of a call over the budget ("queries" or "round") or in ``init``."""
         if not self.open:
             raise CapabilityError("the start state (init) may not query or communicate")
         if what == "round":
@@ -134,8 +127,7 @@ class Runtime:
                                    f"exceed the batch B={self.batch}")
 
     def _gradients(self, X: np.ndarray, b: int) -> np.ndarray:
-        """``ctx.sample(X)`` with b queries: exact gradients once per batch, an oracle per configuration with
-        its own stream (or in one ``sample_configurations`` call)."""
+        """``ctx.sample(X)``: exact gradients, or the oracle per configuration with its own stream."""
         if self.exact:
             return self.problem.grad(X)
         oracle = self.oracle
@@ -150,8 +142,8 @@ class Runtime:
         return out
 
     def _exact_gradient(self, X: np.ndarray) -> np.ndarray:
-        """``problem.grad(X)`` reusing the answer known at X's very bits (docs/architecture.md, "Reused exact
-        gradients"); always an array no one else holds."""
+        """``problem.grad(X)``, reusing an answer known at X's bits (docs/architecture.md, "Reused exact
+        gradients"); an array no one else holds."""
         if X.dtype != np.float64 or X.size > _MEMO_ENTRIES:
             return self.problem.grad(X)
         key, known = X.tobytes(), self.known
@@ -234,7 +226,7 @@ class Runtime:
         if self.channel is None or self.channel.support is None:
             raise CapabilityError("ctx.operator: an exact-averaging rule has no graph to mix on")
         csr = as_csr(M, name)
-        check_size(csr, self.n, name)
+        check_n_by_n(csr, self.n, name)
         outside = sp.csr_array((abs(csr) > 0).astype(float) - self.channel.support) > 0
         if outside.nnz:
             coo = sp.coo_array(outside)

@@ -1,54 +1,39 @@
 """`StepRule`: the one abstraction of an algorithm on the engine, and `State`, the base of its typed state.
 
-A rule is a small class. The engine (``algorithms.engine.execute``) owns the loop, the randomness, the
-counters and the stopping test; the rule owns the recursion. Its life:
-
-1. ``rule = Rule(problem, W, structural, iterations=T)``: once per batch of configurations that share the
-   shape of an iteration. The base constructor checks W for the rule's ``communication`` kind (a symmetric
-   gossip matrix, a column-stochastic push matrix, or a graph: `communication_channel`) and hands
-   ``prepare(setup)`` a `Setup`: n, d, the iteration cap, W's lam, and only the global facts the class
-   declares in ``knows`` (`KNOWLEDGE`). The rule keeps neither the problem nor W: what it may learn about
-   them is the `Setup` and, during the run, its `algorithms.engine.Context`. ``self.structural_values``
-   holds the structural hyper-parameters, defaults filled in.
-2. ``rule.resolve(values) -> values``: once per configuration, the batchable hyper-parameters (defaults
-   filled in) checked and completed; what it returns is recorded in ``Result.hyper``.
-3. ``rule.init(ctx) -> state``: the start state, a `State` (dataclass) whose every ndarray is per worker,
-   leading axis n (refused otherwise, `check_state`): (n, k, d) arrays, one slice per configuration, d the
-   problem's dimension. It may read ``ctx`` but not query or communicate. Per-batch constants (from
-   ``ctx.step_size``, ``ctx.hyper``) belong on the rule, set in ``init``, and must not change afterwards.
-4. ``rule.step(state, ctx) -> state``: one iteration of the class A_B (docs/theory.md §1.5): at most
-   ``ctx.batch`` queries per worker through ``ctx.sample`` and at most one communication round through
-   ``ctx.gossip`` / ``ctx.gossip_two_tap`` / ``ctx.mix`` / ``ctx.exact_average`` (one round may carry several
-   arrays). The engine counts both and raises `BudgetViolationError` beyond them. ``ctx.t`` is the iteration
-   (from 0). A step may update the state's arrays in place; everything it remembers lives in the state;
-   it must treat the k configurations independently (no mixing along axis 1).
-5. ``rule.average(state) -> x_hat`` (k, d): the output the stopping test reads (default: the mean of
-   ``state.x`` over the workers). ``rule.worker_arrays(state)``: the per-worker arrays the divergence guard
-   checks, the local models ``state.x`` first (default ``[state.x]``; the models alone, ``state.x``, at
-   most checkpoints). The zero-respecting audit (``decbounds verify``) reads every array of the state
-   (`state_arrays`), not only these.
-
-Registry data (class attributes, read by `algorithms.register`): ``name``, ``aliases``, ``catalog_entry``
-(the ``bounds`` catalog entry of the predicted rate), ``style`` (a `PlotStyle`).
-"""
+The engine owns the loop, the randomness, the counters and the stopping test; the rule owns the recursion:
+``Rule(problem, W, structural, iterations=T)`` once per batch (W checked for the rule's ``communication``,
+``prepare(setup)`` given a `Setup`), ``resolve(values)`` per configuration, ``init(ctx)`` the start state
+(every array (n, ...), no queries), ``step(state, ctx)`` one iteration of the class A_B (at most B queries
+per worker, one round; docs/theory.md §1.5), ``average(state)`` the output x_hat. See docs/extending.md."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from decbounds.algorithms.channel import (  # re-exported: the names of step_rule before the split
+    COMMUNICATION_KINDS,
+    Channel,
+    check_n_by_n,
+    check_schedule,
+    column_stochastic,
+    communication_channel,
+    directed_matrix,
+    doubly_stochastic_rounds,
+    gossip_for,
+    support_graph,
+    symmetric_gossip,
+)
 from decbounds.algorithms.style import PlotStyle
 from decbounds.bounds.validation import require_real
-from decbounds.instances.gossip import Gossip, GossipLike, GossipMatrix, as_csr, as_gossip
+from decbounds.instances.gossip import GossipLike, GossipMatrix, as_csr
 from decbounds.instances.heterogeneity import varsigma0_at_start
-from decbounds.instances.matrices import DEFAULT_ATOL, MatrixLike
 from decbounds.instances.protocol import LocalFunctions
-from decbounds.instances.schedules import GossipSchedule, constant_schedule
 
 if TYPE_CHECKING:
     from decbounds.algorithms.engine import Context
@@ -61,8 +46,8 @@ __all__ = [
     "Setup",
     "State",
     "StepRule",
+    "check_n_by_n",
     "check_schedule",
-    "check_size",
     "check_state",
     "column_stochastic",
     "communication_channel",
@@ -79,8 +64,6 @@ __all__ = [
 #: Rounds of a generated (non-periodic) gossip schedule whose lambda_min ``Setup.lambda_min`` reads (a
 #: periodic schedule: its whole period).
 SCHEDULE_ROUNDS_CHECKED = 16
-#: The kinds of communication a rule declares (``StepRule.communication``).
-COMMUNICATION_KINDS: tuple[str, ...] = ("gossip", "push", "graph", "exact")
 #: The global facts a rule may declare it needs (``StepRule.knows``) beyond n, d, the cap and W's lam:
 #: ``lambda_min`` (W's smallest eigenvalue: D^2's condition), ``problem_constants`` (Delta, L and varsigma0
 #: at the start: DeTAG's Cor. 6 phase length), ``graph`` (the whole support graph: DeFacto's exact-averaging
@@ -91,487 +74,24 @@ KNOWLEDGE: tuple[str, ...] = ("lambda_min", "problem_constants", "graph", "neigh
 
 @dataclass(eq=False)
 class State:
-    """The base of every rule's state: ``x``, the local models (n, k, d). Subclasses add their arrays as
-    dataclass fields (trackers, buffers, momentum ``v``: None when the momentum is 0).
+    """The base of every rule's state: ``x``, the local models (n, k, d); subclasses add their arrays as
+    dataclass fields (momentum ``v``: None when the momentum is 0).
 
     Parameters
     ----------
     x : numpy.ndarray, shape (n, k, d)
-        The local models: worker axis first, one slice per configuration, d the problem's dimension.
-
-    Examples
-    --------
-    >>> State(x=np.zeros((4, 2, 3))).x.shape
-    (4, 2, 3)
     """
 
     x: np.ndarray
 
 
-def check_size(M: sp.csr_array, n: int, name: str) -> None:
-    """ValueError unless M is n x n (the problem has n workers).
-
-    Parameters
-    ----------
-    M : scipy.sparse.csr_array
-        The matrix.
-    n : int
-        The problem's number of workers.
-    name : str
-        The argument's name, for the message.
-
-    Raises
-    ------
-    ValueError
-        If M is not n x n.
-    """
-    if M.shape != (n, n):
-        raise ValueError(f"{name} shape mismatch: the problem has n={n} workers but {name} is "
-                         f"{M.shape[0]} x {M.shape[1]}")
-
-
-def symmetric_gossip(W: GossipLike | None, n: int) -> tuple[sp.csr_array, float]:
-    """W as a symmetric gossip matrix of size n (``instances.as_gossip``: symmetric, doubly stochastic,
-    connected; negative weights allowed; a `GossipMatrix` is not checked again); returns (W as CSR, lam).
-
-    Parameters
-    ----------
-    W : GossipMatrix, array_like or sparse matrix
-        The n x n gossip matrix.
-    n : int
-        The problem's number of workers.
-
-    Returns
-    -------
-    tuple of (scipy.sparse.csr_array, float)
-        W as CSR and lam, its second-largest eigenvalue magnitude (docs/theory.md §1.6).
-
-    Raises
-    ------
-    ValueError
-        If W is None, not n x n, not symmetric, not doubly stochastic or not connected.
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
-    >>> M, lam = symmetric_gossip(W, 4)
-    >>> M.shape, round(lam, 4)
-    ((4, 4), 0.3333)
-    """
-    gossip = gossip_for("gossip", W, n)
-    assert gossip.lam is not None
-    return gossip.matrix, gossip.lam
-
-
-def column_stochastic(W: GossipLike | None, n: int, atol: float = 1e-9) -> sp.csr_array:
-    """The push-sum matrix P (rows receive, columns sum to 1, non-negative) of SGP; a networkx graph is
-    turned into one by ``instances.column_stochastic_matrix`` (an undirected one as its symmetric digraph);
-    ``instances.as_gossip(W, n, kind="push")`` checks it.
-
-    Parameters
-    ----------
-    W : GossipMatrix, array_like, sparse matrix or networkx.Graph
-        The n x n push matrix, or a graph to build it from.
-    n : int
-        The problem's number of workers.
-    atol : float, default 1e-9
-        Tolerance of the non-negativity and column-sum checks.
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-
-    Raises
-    ------
-    ValueError
-        If W is None, not n x n, has a negative entry or a column not summing to 1.
-
-    Examples
-    --------
-    >>> P = column_stochastic(nx.cycle_graph(4), 4)
-    >>> P.sum(axis=0)
-    array([1., 1., 1., 1.])
-    """
-    return gossip_for("push", W, n, atol=atol).matrix
-
-
-def support_graph(W: GossipLike | None, n: int) -> nx.Graph:
-    """The undirected graph of W's off-diagonal support (or W itself when it is a networkx graph).
-
-    Parameters
-    ----------
-    W : GossipMatrix, numpy.ndarray, scipy.sparse matrix or networkx.Graph
-        An n x n matrix or a graph on n nodes (a schedule's support changes every round:
-        ``GossipSchedule.support(t)``).
-    n : int
-        The problem's number of workers.
-
-    Returns
-    -------
-    networkx.Graph
-
-    Raises
-    ------
-    ValueError
-        If W has the wrong size, or (a matrix) its support is not connected.
-
-    Examples
-    --------
-    >>> support_graph(np.full((3, 3), 1 / 3), 3).number_of_edges()
-    3
-    """
-    if isinstance(W, nx.Graph):
-        if W.number_of_nodes() != n:
-            raise ValueError(f"W shape mismatch: the problem has n={n} workers but the graph has "
-                             f"{W.number_of_nodes()} nodes")
-        return nx.Graph(W)
-    if isinstance(W, GossipSchedule):
-        raise TypeError(f"W must be a fixed matrix or graph; the schedule {W.name}'s support changes every "
-                        "round (GossipSchedule.support(t))")
-    M = as_csr(cast("MatrixLike", W), "W")  # as_csr names what is no matrix (None included)
-    check_size(M, n, "W")
-    coo = M.tocoo()
-    G = nx.Graph()
-    G.add_nodes_from(range(n))
-    off = (coo.row != coo.col) & (coo.data != 0)
-    G.add_edges_from(zip(coo.row[off].tolist(), coo.col[off].tolist(), strict=True))
-    if not nx.is_connected(G):
-        raise ValueError("W is not connected: its support graph has several components")
-    return G
-
-
-@dataclass(frozen=True, eq=False)
-class Channel:
-    """W checked for one communication kind: the `Gossip` value the engine (never the rule) executes
-    (`communication_channel`).
-
-    Parameters
-    ----------
-    kind : str
-        One of `COMMUNICATION_KINDS`.
-    gossip : Gossip or None
-        The value the engine gossips with: a `GossipMatrix` (W for "gossip", the push matrix P for "push")
-        or a ``GossipSchedule`` (W_t in iteration t, `check_schedule`; any kind but "exact"); None for
-        "exact" and for a "graph" rule on a fixed graph.
-    lam : float or None
-        W's second-largest eigenvalue magnitude ("gossip" only; a schedule's effective lam, every kind).
-    support : scipy.sparse.csr_array or None
-        Who may talk to whom: the pattern of W's (or the graph's) closed neighbourhoods, diagonal included;
-        None for "exact" and for a schedule.
-    graph : networkx.Graph or None
-        The support graph ("graph" only, fixed W).
-
-    Attributes
-    ----------
-    matrix : scipy.sparse.csr_array or None
-        The static W's CSR matrix (``gossip.matrix``), None for a schedule or no gossip.
-    schedule : instances.GossipSchedule or None
-        The time-varying W, None otherwise.
-    """
-
-    kind: str
-    gossip: Gossip | None
-    lam: float | None
-    support: sp.csr_array | None
-    graph: nx.Graph | None = None
-
-    @property
-    def matrix(self) -> sp.csr_array | None:
-        """The static W as CSR (None for a schedule or no gossip)."""
-        return self.gossip.matrix if isinstance(self.gossip, GossipMatrix) else None
-
-    @property
-    def schedule(self) -> GossipSchedule | None:
-        """The time-varying W (None for a static one)."""
-        return self.gossip if isinstance(self.gossip, GossipSchedule) else None
-
-
-def _closed_support(M: sp.csr_array) -> sp.csr_array:
-    """The 0/1 pattern of M's nonzero entries with the diagonal added (each worker's closed neighbourhood)."""
-    pattern = (abs(M) > 0).astype(float) + sp.eye_array(M.shape[0], format="csr")
-    return sp.csr_array((pattern > 0).astype(float))
-
-
-def check_schedule(schedule: GossipSchedule, n: int, kind: str, *, directed_rounds: bool = False) -> float:
-    """A gossip schedule checked for a communication kind; returns its effective lam
-    (``GossipSchedule.lam``), the lam the rule's `Setup` carries.
-
-    "gossip" needs kind "symmetric", or, for a rule declaring ``directed_rounds`` (D-PSGD), kind "push" with
-    every round doubly stochastic (`doubly_stochastic_rounds` checks the rows); "push" takes either kind (a
-    symmetric doubly stochastic round is column stochastic too) with non-negative rounds; "graph" takes any.
-    Every kind needs lam < 1: windows of rounds must connect the workers.
-
-    Parameters
-    ----------
-    schedule : instances.GossipSchedule
-    n : int
-        The problem's number of workers.
-    kind : str
-        The rule's ``communication``.
-    directed_rounds : bool, default False
-        The rule's ``StepRule.directed_rounds``.
-
-    Returns
-    -------
-    float
-        The effective lam in [0, 1).
-
-    Raises
-    ------
-    ValueError
-        If the schedule's n or kind does not fit (the message lists the rules that take directed rounds),
-        or lam = 1.
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> round(check_schedule(instances.rotating_ring(8), 8, "gossip"), 4)
-    0.8409
-    """
-    if schedule.n != n:
-        raise ValueError(f"W shape mismatch: the problem has n={n} workers but the schedule {schedule.name} "
-                         f"has n={schedule.n}")
-    if kind == "gossip" and schedule.kind != "symmetric" and not directed_rounds:
-        raise ValueError(f"this rule needs symmetric doubly stochastic rounds; the schedule {schedule.name} "
-                         f"is of kind {schedule.kind!r} (directed rounds). {_directed_round_rules()}")
-    if kind == "push" and not schedule.nonnegative and schedule.kind == "symmetric":
-        raise ValueError(f"push-sum needs non-negative rounds; the schedule {schedule.name} allows negative "
-                         "entries")
-    lam = float(schedule.lam)
-    if not lam < 1.0 - 1e-12:
-        raise ValueError(f"the schedule {schedule.name} does not connect the workers: its effective lam "
-                         f"(GossipSchedule.effective_lam) is {lam:.12g}, not < 1")
-    return lam
-
-
-def _directed_round_rules() -> str:
-    """Which registered rules take a schedule of directed rounds, and why: the sentence of the refusal."""
-    from decbounds.algorithms.registry import entries  # the registry imports the rules, which import this
-
-    rules = [e.rule for e in entries()]
-    doubly = [r.name for r in rules if r.communication == "gossip" and r.directed_rounds]
-    push = [r.name for r in rules if r.communication == "push"]
-    graph = [r.name for r in rules if r.communication == "graph"]
-    return (f"Rules that take directed rounds: {', '.join(doubly)} (rounds doubly stochastic: W_t 1 = 1 "
-            f"keeps consensus, 1^T W_t = 1^T the mean, so no symmetry is needed), {', '.join(push)} "
-            f"(push-sum: any column-stochastic rounds), {', '.join(graph)} (builds its own mixing on the "
-            "graph). The others "
-            "rely on a symmetric W_t: its real spectrum (D2's lambda_min, the accelerated and Chebyshev "
-            "gossip of DeTAG and MG-DSGD, EXTRA's and Exact Diffusion's (I + W)/2) or the analysis of their "
-            "source.")
-
-
-def doubly_stochastic_rounds(schedule: GossipSchedule) -> GossipSchedule:
-    """A kind "push" schedule whose rounds are also checked for rows summing to 1 (doubly stochastic, not
-    necessarily symmetric: ``instances.one_peer_exponential(n, directed=True)``), the rounds a
-    ``directed_rounds`` rule gossips with. A periodic schedule is checked now, round by round of its period,
-    and returned as it is; a generated one is returned wrapped so that each W_t is checked when first built.
-
-    Parameters
-    ----------
-    schedule : instances.GossipSchedule
-        Of kind "push" (column stochastic, non-negative).
-
-    Returns
-    -------
-    instances.GossipSchedule
-
-    Raises
-    ------
-    ValueError
-        If a W_t's rows do not sum to 1 (naming t and the largest deviation).
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> s = instances.one_peer_exponential(8, directed=True)
-    >>> doubly_stochastic_rounds(s) is s
-    True
-    """
-
-    def checked(t: int) -> sp.csr_array:
-        W = schedule.matrix(t)
-        deviation = float(np.max(np.abs(W.sum(axis=1) - 1.0))) if W.shape[0] else 0.0
-        if deviation > schedule.atol:
-            raise ValueError(f"W_{t} of {schedule.name} is column stochastic but not doubly stochastic: max "
-                             f"|W 1 - 1| = {deviation:.3g} > atol={schedule.atol:g}; a 'gossip' rule needs "
-                             "rows summing to 1 (push-sum over column-stochastic rounds: sgp)")
-        return W
-
-    if schedule.period is not None:
-        for t in range(schedule.period):
-            checked(t)
-        return schedule
-    return GossipSchedule(schedule.n, checked, period=None, kind="push", name=schedule.name,
-                          atol=schedule.atol, window=schedule.window)
-
-
-def directed_matrix(W: object) -> GossipSchedule | None:
-    """A fixed W that is a matrix (not a `GossipMatrix`, graph or schedule) and not symmetric, as the
-    constant schedule a ``directed_rounds`` rule gossips with (``instances.constant_schedule``, kind
-    "push"; `doubly_stochastic_rounds` then checks its rows); None for anything else.
-
-    Parameters
-    ----------
-    W : object
-        The communication argument as given.
-
-    Returns
-    -------
-    instances.GossipSchedule or None
-
-    Raises
-    ------
-    ValueError
-        If W is not symmetric and not column stochastic either.
-
-    Examples
-    --------
-    >>> shift = np.roll(np.eye(4), 1, axis=0)  # worker i sends to i + 1
-    >>> directed_matrix((np.eye(4) + shift) / 2).kind, directed_matrix(np.full((4, 4), 0.25))
-    ('push', None)
-    """
-    M = _asymmetric_matrix(W)
-    if M is None:
-        return None
-    try:
-        return constant_schedule(M)
-    except ValueError as err:
-        raise ValueError(f"W is not symmetric, and as a directed W it must be doubly stochastic: "
-                         f"{str(err).replace('W_0', 'W')}") from None
-
-
-def _asymmetric_matrix(W: object) -> sp.csr_array | None:
-    """W as CSR when it is a square matrix (not a `Gossip` value or a graph) that is not symmetric; None
-    otherwise, also for what is no matrix at all (the caller's check names that)."""
-    if W is None or isinstance(W, (Gossip, nx.Graph)):
-        return None
-    try:
-        M = as_csr(cast("MatrixLike", W), "W")  # anything else: as_csr names what is no matrix
-    except (TypeError, ValueError):
-        return None
-    if M.shape[0] != M.shape[1] or M.nnz == 0 or not abs(M - M.T).max() > 1e-9:
-        return None
-    return M
-
-
-def gossip_for(kind: str, W: GossipLike | None, n: int, *, atol: float = DEFAULT_ATOL) -> GossipMatrix:
-    """W checked as a fixed gossip matrix for a "gossip" (symmetric) or "push" rule
-    (``instances.as_gossip``); a rule needing symmetry given a directed matrix is told which rules take
-    one.
-
-    Parameters
-    ----------
-    kind : {"gossip", "push"}
-        The rule's ``communication``.
-    W : GossipMatrix, numpy.ndarray, scipy.sparse matrix or networkx.Graph
-        The fixed W (a schedule is refused: `communication_channel` takes it).
-    n : int
-        The problem's number of workers.
-    atol : float, default 1e-9
-        Tolerance of the checks (``instances.as_gossip``).
-
-    Returns
-    -------
-    GossipMatrix
-
-    Raises
-    ------
-    ValueError
-        As ``instances.as_gossip``, with `_directed_round_rules` appended for a non-symmetric matrix.
-    TypeError
-        If W is a gossip schedule.
-    """
-    try:
-        gossip = as_gossip(W, n, kind="symmetric" if kind == "gossip" else "push", atol=atol)
-    except ValueError as err:
-        if kind == "gossip" and _asymmetric_matrix(W) is not None:
-            raise ValueError(f"{err}. {_directed_round_rules()}") from None
-        raise
-    if not isinstance(gossip, GossipMatrix):
-        raise TypeError(f"W must be a fixed matrix here; got {gossip!r} (communication_channel takes "
-                        "schedules)")
-    return gossip
-
-
-def communication_channel(kind: str, W: GossipLike | None, n: int, *,
-                          directed_rounds: bool = False) -> Channel:
-    """W checked for a rule's communication ``kind`` (`symmetric_gossip`, `column_stochastic`,
-    `support_graph`); "exact" ignores W.
-
-    Parameters
-    ----------
-    kind : str
-        One of `COMMUNICATION_KINDS`.
-    W : Gossip, numpy.ndarray, scipy.sparse matrix, networkx.Graph or None
-        The communication value (``instances.GossipLike``): a `GossipMatrix` is not checked or decomposed
-        again, a gossip schedule is checked for the kind (`check_schedule`), a matrix or graph is turned
-        into a `GossipMatrix` by ``instances.as_gossip`` ("graph" rules read its support instead).
-    n : int
-        The problem's number of workers.
-    directed_rounds : bool, default False
-        The rule's ``StepRule.directed_rounds``: a "gossip" rule then also takes a schedule of doubly
-        stochastic, non-symmetric rounds (`check_schedule`, `doubly_stochastic_rounds`), and a fixed
-        non-symmetric W as its constant schedule (`directed_matrix`).
-
-    Returns
-    -------
-    Channel
-
-    Raises
-    ------
-    ValueError
-        If ``kind`` is unknown or W does not fit it.
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
-    >>> channel = communication_channel("gossip", W, 4)
-    >>> round(channel.lam, 4), int(channel.support.sum())  # 4 workers, each with itself and 2 neighbours
-    (0.3333, 12)
-    """
-    if isinstance(W, GossipSchedule) and kind == "graph" and W.period == 1:
-        # a period-1 schedule is one W in every round: a graph rule (DeFacto) reads its support as it reads
-        # W's, so the same call gives the same run (not one gossip per round)
-        W = W.matrix(0)
-    if kind == "gossip" and directed_rounds:
-        W = directed_matrix(W) or W  # a fixed directed W: its constant schedule
-    if isinstance(W, GossipSchedule) and kind in COMMUNICATION_KINDS and kind != "exact":
-        if kind == "gossip" and W.kind == "push" and directed_rounds:
-            W = doubly_stochastic_rounds(W)  # before lam: a round that is not doubly stochastic is named
-        return Channel(kind, W, check_schedule(W, n, kind, directed_rounds=directed_rounds), None)
-    if kind in ("gossip", "push"):
-        gossip = gossip_for(kind, W, n)
-        return Channel(kind, gossip, gossip.lam, _closed_support(gossip.matrix))
-    if kind == "graph":
-        G = support_graph(W, n)
-        adjacency = sp.csr_array(nx.to_scipy_sparse_array(G, nodelist=range(n), format="csr"))
-        return Channel(kind, None, None, _closed_support(adjacency), G)
-    if kind == "exact":
-        return Channel(kind, None, None, None)
-    raise ValueError(f"communication must be one of {COMMUNICATION_KINDS}; got {kind!r}")
-
-
 def problem_constants(problem: LocalFunctions) -> dict[str, float]:
-    """Delta, L and varsigma0 (the heterogeneity at the start, ``instances.varsigma0_at_start``) of a problem
-    that states Delta and smoothness; {} otherwise. What a rule declaring ``knows = ("problem_constants",)``
-    receives in ``Setup.constants`` (DeTAG's Cor. 6 phase length).
+    """Delta, L and varsigma0 at the start (``instances.varsigma0_at_start``) of a problem that states Delta
+    and smoothness, else {}: ``Setup.constants`` of a rule declaring ``knows = ("problem_constants",)``.
 
     Parameters
     ----------
     problem : LocalFunctions
-
-    Returns
-    -------
-    dict of str to float
-
-    Examples
-    --------
-    >>> from decbounds import instances
-    >>> sorted(problem_constants(instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)))
-    ['Delta', 'L', 'varsigma0']
     """
     Delta = getattr(problem, "Delta", None)
     L = getattr(problem, "smoothness", None)
@@ -582,29 +102,25 @@ def problem_constants(problem: LocalFunctions) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Setup:
-    """What ``StepRule.prepare`` may know about the run: sizes, W's lam, and the facts the rule declares in
-    ``knows`` (`KNOWLEDGE`; None where not declared).
+    """What ``StepRule.prepare`` may know: sizes, W's lam, and the facts declared in ``knows`` (None
+    otherwise).
 
     Parameters
     ----------
     n, d : int
-        Workers and dimension.
     iterations : int
-        The run's iteration cap.
     lam : float or None
-        W's second-largest eigenvalue magnitude ("gossip" rules; a schedule's effective lam).
+        W's lam ("gossip" rules; a schedule's effective lam).
     lambda_min : float or None
-        W's smallest eigenvalue (declared ``"lambda_min"``).
+        Declared ``"lambda_min"`` (a schedule's: the smallest over its period).
     constants : mapping or None
         `problem_constants` (declared ``"problem_constants"``).
     graph : networkx.Graph or None
-        A copy of the support graph (declared ``"graph"``; a schedule: the union of one period's rounds,
-        or of its first ``window`` rounds).
+        A copy of the support graph (declared ``"graph"``; a schedule's: one period's union).
     time_varying : bool
-        W is a gossip schedule: ``ctx.gossip`` applies W_t in iteration t, lam is its effective lam and
-        lambda_min the smallest over its period (or first `SCHEDULE_ROUNDS_CHECKED` rounds).
+        W is a gossip schedule (W_t in iteration t).
     period : int or None
-        The schedule's period (None: static W, or a schedule generated without repetition).
+        The schedule's period.
     """
 
     n: int
@@ -638,22 +154,11 @@ def _holdings(name: str, value: Any) -> list[tuple[str, Any]]:
 
 
 def state_arrays(state: object) -> list[tuple[str, np.ndarray]]:
-    """Every ndarray a state holds, with its name: each attribute (dataclass fields and any other instance
-    attribute) and the items of list, tuple or dict attributes.
+    """Every ndarray a state holds, with its name (attributes, and items of list, tuple or dict attributes).
 
     Parameters
     ----------
     state : State
-        A rule's state.
-
-    Returns
-    -------
-    list of (str, numpy.ndarray)
-
-    Examples
-    --------
-    >>> [name for name, _ in state_arrays(State(x=np.zeros((2, 1, 3))))]
-    ['x']
     """
     found = []
     for name, value in _attributes(state).items():
@@ -677,33 +182,12 @@ _StateT = TypeVar("_StateT", bound=State)
 
 
 def state_as(state: State, kind: type[_StateT]) -> _StateT:
-    """``state`` as the rule's own state class: what its ``init`` returned, which the engine hands back to
-    ``worker_arrays`` (typed `State` there, as the base class declares it).
-
-    Every built-in rule's ``step`` starts with it (its cost per iteration is not measurable,
-    docs/benchmarks.md).
+    """``state`` as the rule's own state class (TypeError otherwise); every built-in ``step`` starts with it.
 
     Parameters
     ----------
     state : State
-        The state the engine passes.
     kind : type
-        The rule's state class (a `State` subclass).
-
-    Returns
-    -------
-    State
-        ``state`` itself, typed as ``kind``.
-
-    Raises
-    ------
-    TypeError
-        If ``state`` is not a ``kind``.
-
-    Examples
-    --------
-    >>> state_as(State(x=np.zeros((2, 1, 3))), State).x.shape
-    (2, 1, 3)
     """
     if not isinstance(state, kind):
         raise TypeError(f"state must be a {kind.__name__} (what the rule's init returns); got "
@@ -712,26 +196,12 @@ def state_as(state: State, kind: type[_StateT]) -> _StateT:
 
 
 def check_state(state: object, n: int) -> None:
-    """ValueError unless every ndarray the state holds is per worker: leading axis n (`state_arrays`).
+    """ValueError (naming the field) unless every ndarray the state holds is (n, ...) (`state_arrays`).
 
     Parameters
     ----------
     state : State
-        A rule's start state.
     n : int
-        Workers.
-
-    Raises
-    ------
-    ValueError
-        Naming the first field whose array is not (n, ...), and its shape.
-
-    Examples
-    --------
-    >>> check_state(State(x=np.zeros((1, 2, 3))), 4)
-    Traceback (most recent call last):
-    ...
-    ValueError: state field 'x' has shape (1, 2, 3): every array a rule's state holds must be per worker, ...
     """
     for name, array in state_arrays(state):
         if array.ndim == 0 or array.shape[0] != n:
@@ -741,69 +211,34 @@ def check_state(state: object, n: int) -> None:
 
 
 class StepRule:
-    """One algorithm on the engine (module docstring: what each method receives and may do).
+    """One algorithm on the engine (module docstring; docs/extending.md).
 
-    Class attributes a subclass sets:
-        name: registry name (lower case); aliases: other accepted names; catalog_entry: the ``bounds``
-            catalog entry of the predicted rate (None: none); style: its `PlotStyle`.
-        structural: hyper-parameters that change the shape of an iteration (one batch per value), with
-            defaults. batchable: per-configuration hyper-parameters, with defaults; numeric ones reach the
-            rule as (1, k, d) arrays in ``ctx.hyper``, others as a list of k values.
-        communication: "gossip" (symmetric doubly stochastic W), "push" (column-stochastic W, applied by
-            ``ctx.gossip``), "graph" (W is a graph or matrix on whose support ``ctx.operator`` builds the
-            rule's own mixing matrices) or "exact" (all-reduce; W unused).
-        directed_rounds: a "gossip" rule that is also correct for doubly stochastic rounds that are not
-            symmetric (a schedule of kind "push" whose every W_t has rows and columns summing to 1, such as
-            Ying et al.'s ``instances.one_peer_exponential(n, directed=True)``): D-PSGD, whose recursion
-            needs W_t 1 = 1 and 1^T W_t = 1^T only. Default False.
-        gossips: whether information moves on the graph only (the zero-respecting audit applies).
-        knows: the global facts `prepare` receives beyond n, d, the cap and lam (`KNOWLEDGE`).
-        worst_case_defaults: the computed worst case's defaults where they differ from the engine's (DeTAG:
-            R = 2, since Cor. 6's R reads one problem's constants and a PEP is over a class); with
-            `iterations_per_update`, all ``pep.worst_case`` reads of a rule besides its code.
-
-    Class methods a subclass may override: `tuning_grid` (its communication hyper-parameters' grid, tuned
-    by ``decbounds verify`` for the rule and the references alike) and `default_search` (what
-    `algorithms.tune` searches for hyper-parameters the caller leaves unset).
+    Class attributes: ``name``, ``aliases``, ``catalog_entry`` (the ``bounds`` rate, or None), ``style``;
+    ``structural`` (hyper-parameters that shape an iteration, one batch per value) and ``batchable``
+    (per configuration: numbers reach ``ctx.hyper`` as (1, k, d) arrays), with defaults; ``communication``
+    ("gossip", "push", "graph" or "exact"); ``directed_rounds`` (a "gossip" rule correct for doubly stochastic
+    non-symmetric rounds, such as D-PSGD); ``gossips`` (information moves on the graph only); ``knows``
+    (`KNOWLEDGE`); ``worst_case_defaults`` (``pep.worst_case``'s defaults, DeTAG's R = 2).
 
     Parameters
     ----------
     problem : LocalFunctions
-        The local functions (``n`` workers, dimension ``dim``); read here for the `Setup`, never kept.
+        Read for the `Setup`, never kept.
     W : Gossip, numpy.ndarray, scipy.sparse matrix, networkx.Graph or Channel
-        The communication value for the rule's ``communication`` kind (``instances.GossipLike``; None for
-        "exact"): a `GossipMatrix`, a gossip schedule (W_t in iteration t, `check_schedule`), a matrix or
-        graph (``instances.as_gossip``), or the `Channel` the engine already checked; never kept.
+        For the rule's ``communication`` kind (None for "exact"), or the `Channel` already checked.
     structural : dict
-        The structural hyper-parameters of this batch (defaults filled in from the class).
     iterations : int
-        The run's iteration cap (rules whose schedule depends on it read ``self.iterations``).
+        The run's iteration cap.
 
     Attributes
     ----------
     n : int
-        Workers.
     lam : float or None
-        W's second-largest eigenvalue magnitude ("gossip" only).
     structural_values : dict
         The structural hyper-parameters, defaults filled in.
 
-    Raises
-    ------
-    ValueError
-        If ``communication`` is not one of `COMMUNICATION_KINDS`, ``knows`` names a fact outside
-        `KNOWLEDGE`, W does not fit the kind (see `symmetric_gossip`, `column_stochastic`), or ``prepare``
-        refuses a structural value.
-
-    References
-    ----------
-    docs/theory.md §1.5 (the protocol class A_B: one iteration's budget); docs/extending.md (adding an
-    algorithm); docs/verify.md (what the audit checks).
-
     Examples
     --------
-    Rules are built by ``algorithms.run``; by hand:
-
     >>> from decbounds import instances
     >>> from decbounds.algorithms.rules import DPSGD
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
@@ -811,8 +246,6 @@ class StepRule:
     >>> rule = DPSGD(f, W, {}, iterations=10)
     >>> rule.structural_values, round(rule.lam, 4)
     ({'form': 'cta'}, 0.3333)
-    >>> rule.resolve({"momentum": 0.9})
-    {'momentum': 0.9}
     """
 
     name: ClassVar[str] = ""
@@ -829,18 +262,11 @@ class StepRule:
 
     @classmethod
     def iterations_per_update(cls, structural: Mapping[str, object]) -> int:
-        """Engine iterations of one update of the method: the computed worst case's iteration k ends after
-        k of them (1; DeTAG's phase R, GT-DSGD's 2).
+        """Engine iterations per update of the method (the worst case's iteration; DeTAG's R, GT-DSGD's 2).
 
         Parameters
         ----------
         structural : mapping of str to object
-            The structural hyper-parameters, defaults filled in.
-
-        Returns
-        -------
-        int
-            1 for a rule whose every engine iteration is an update.
         """
         return 1
 
@@ -851,48 +277,28 @@ class StepRule:
     @classmethod
     def tuning_grid(cls, *, n: int, lam: float, cap: int,
                     stochastic: bool = False) -> dict[str, list[object]]:
-        """The grid of the rule's communication hyper-parameters (rounds per step, consensus step, ...) that
-        a fair comparison tunes beside the step size, from what the rule may know: n, W's lam, the
-        iteration cap and whether the oracle is stochastic. The first axis is searched one value at a time
-        in the order given (each value capped at the best T_eps so far); the others as a product. Default:
-        none.
+        """The grid of the rule's communication hyper-parameters a fair comparison tunes beside the step size
+        (the first axis one value at a time, the others as a product). Default: none.
 
         Parameters
         ----------
         n : int
-            Workers.
         lam : float
-            W's second-largest eigenvalue magnitude, in [0, 1).
         cap : int
-            The iteration cap of the run.
         stochastic : bool, default False
-            Whether the oracle is stochastic.
-
-        Returns
-        -------
-        dict of str to list
-            Hyper-parameter name -> values (empty: the step size only).
         """
         return {}
 
     @classmethod
     def default_search(cls, problem: LocalFunctions, W: GossipLike,
                        iterations: int) -> dict[str, list[object]]:
-        """The axes `algorithms.tune` searches when the caller sets none of them (and fills the unset ones
-        when it sets some). Default: none.
+        """The axes `algorithms.tune` searches when the caller sets none of them. Default: none.
 
         Parameters
         ----------
         problem : LocalFunctions
-            The local functions being tuned on.
         W : instances.GossipLike
-            The gossip value (its lam).
         iterations : int
-            The iteration cap.
-
-        Returns
-        -------
-        dict of str to list
         """
         return {}
 
@@ -954,29 +360,15 @@ class StepRule:
         Parameters
         ----------
         setup : Setup
-            n, d, the cap, lam, and the facts the class declares in ``knows``.
         """
 
     def resolve(self, values: dict[str, object]) -> dict[str, object]:
-        """One configuration's batchable values, checked, with defaults filled in (default: momentum and
-        beta in [0, 1)).
+        """One configuration's batchable values checked, defaults filled in (default: momentum, beta in [0,
+        1)).
 
         Parameters
         ----------
         values : dict
-            The configuration's batchable hyper-parameters.
-
-        Returns
-        -------
-        dict
-            The values as recorded in ``Result.hyper``.
-
-        Raises
-        ------
-        ValueError
-            If a value is outside its range (here: momentum or beta not in [0, 1)).
-        TypeError
-            If a value is not a number.
         """
         for name in ("momentum", "beta"):
             if name in values:
@@ -985,40 +377,22 @@ class StepRule:
         return values
 
     def init(self, ctx: Context) -> State:
-        """The start state (see the module docstring).
+        """The start state (no queries or communication here).
 
         Parameters
         ----------
         ctx : Context
-            The batch's context (``ctx.start_state()``, ``ctx.zeros()``, ``ctx.hyper``); no queries or
-            communication here.
-
-        Returns
-        -------
-        State
-            Every array per worker, leading axis n (`check_state`): (n, k, d) arrays.
         """
         raise NotImplementedError
 
     def step(self, state: State, ctx: Context) -> State:
-        """One iteration within the A_B budget (see the module docstring).
+        """One iteration within the A_B budget (`BudgetViolationError` beyond it); may update ``state`` in
+        place.
 
         Parameters
         ----------
         state : State
-            The state after iteration ``ctx.t - 1``; may be updated in place.
         ctx : Context
-            At most ``ctx.batch`` queries per worker (``ctx.sample``) and one communication round
-            (``ctx.gossip``, ``ctx.gossip_two_tap``, ``ctx.mix`` or ``ctx.exact_average``).
-
-        Returns
-        -------
-        State
-
-        Raises
-        ------
-        BudgetViolationError
-            (from the engine) If the step queries or communicates beyond the budget.
         """
         raise NotImplementedError
 
@@ -1028,27 +402,17 @@ class StepRule:
         Parameters
         ----------
         state : State
-
-        Returns
-        -------
-        numpy.ndarray, shape (k, d)
         """
         x_hat: np.ndarray = np.add.reduce(state.x, axis=0) * (1.0 / self.n)
         return x_hat
 
     def worker_arrays(self, state: State) -> list[np.ndarray]:
-        """The per-worker (n, ...) arrays the divergence guard checks, the local models first.
-
-        A rule with trackers, replicas or buffers lists them (default ``[state.x]``); the zero-respecting
-        audit reads every array of the state (`state_arrays`) whatever this lists.
+        """The per-worker (n, ...) arrays the divergence guard checks, the local models first (default
+        ``[state.x]``).
 
         Parameters
         ----------
         state : State
-
-        Returns
-        -------
-        list of numpy.ndarray
         """
         return [state.x]
 
@@ -1060,11 +424,6 @@ class StepRule:
         Parameters
         ----------
         ctx : Context
-            Reads ``ctx.hyper["momentum"]``.
-
-        Returns
-        -------
-        numpy.ndarray or None
         """
         mu = ctx.hyper.get("momentum")
         if mu is None or not np.any(np.asarray(mu)):
@@ -1073,29 +432,28 @@ class StepRule:
 
     @staticmethod
     def heavy_ball(v: np.ndarray | None, direction: np.ndarray, ctx: Context) -> np.ndarray:
-        """Heavy-ball (the paper ran every method with momentum 0.9, §9): v <- momentum v + direction,
-        returned in place of the direction; the direction itself when there is no buffer.
+        """Heavy-ball (§9): v <- momentum v + direction, returned in place of the direction (the direction
+        itself without a buffer).
 
         Parameters
         ----------
         v : numpy.ndarray or None
-            The buffer of `momentum_buffer`, updated in place.
         direction : numpy.ndarray, shape (n, k, d)
-            The rule's update direction (a stochastic gradient, a tracker).
         ctx : Context
-            Reads ``ctx.hyper["momentum"]``, shape (1, k, d).
-
-        Returns
-        -------
-        numpy.ndarray
-            ``v`` after the update, or ``direction`` when v is None.
-
-        References
-        ----------
-        docs/theory.md §9 (the paper's experiments) and §6.5 (Alg. 4, DeTAG's own momentum).
         """
         if v is None:
             return direction
         v *= ctx.hyper["momentum"]
         v += direction
         return v
+
+
+def __getattr__(name: str) -> object:
+    """``check_size``, the former name of `check_n_by_n` (deprecated: pep has a ``check_size`` of its own)."""
+    if name == "check_size":
+        import warnings
+
+        warnings.warn("algorithms.step_rule.check_size is deprecated; use check_n_by_n", DeprecationWarning,
+                      stacklevel=2)
+        return check_n_by_n
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

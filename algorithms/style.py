@@ -35,10 +35,5 @@ class PlotStyle:
 
     def as_dict(self) -> dict[str, str]:
         """The matplotlib keywords (color, marker, linestyle, label).
-
-        Returns
-        -------
-        dict of str to str
-            For ``plot(..., **style.as_dict())``.
         """
         return asdict(self)

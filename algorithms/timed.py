@@ -1,16 +1,7 @@
-"""Runs in simulated seconds on a cluster: the asynchronous methods and the synchronous rules' clock.
-
-``run_timed(name, problem, cluster, ...)`` returns a `Result` whose ``seconds`` hold the simulated time at
-each checkpoint and ``t_eps_seconds`` the time to eps (docs/time.md).
-
-- ``fragile_sgd``, ``amelie_sgd``, ``async_sgd``: the schedule of `algorithms.timed_events` (an event heap
-  in seconds) prescribes each step; the steps are numpy updates with the problem's oracle. Fragile:
-  x_{k+1} = x_k - (gamma / s_k) * sum of the s_k >= S gradients at x_k (Thm 4); Amelie:
-  x_{k+1} = x_k - gamma (1/n) sum_i (1/s_i) g_i (Alg. 6); asynchronous SGD: x_{t+1} = x_t - gamma g_i(x_v).
-- any registered synchronous rule: `algorithms.run` as it is, then the clock: iteration t costs the slowest
-  worker's B gradients (drawn per iteration with random times) plus, per communication round, the slowest
-  link of W's support.
-"""
+"""Runs in simulated seconds on a cluster (docs/time.md): `run_timed` returns a `Result` with ``seconds`` at
+each checkpoint and ``t_eps_seconds``. The asynchronous methods (Fragile SGD, Thm 4; Amelie SGD, Alg. 6;
+asynchronous SGD) follow the event schedule of `algorithms.timed_events`; a synchronous rule runs through
+`algorithms.run`, iteration t costing the slowest worker's B gradients plus, per round, the slowest link."""
 
 from __future__ import annotations
 
@@ -45,11 +36,6 @@ def default_gossip(cluster: TimedCluster) -> GossipLike:
     Parameters
     ----------
     cluster : TimedCluster
-        The cluster.
-
-    Returns
-    -------
-    instances.GossipMatrix
     """
     import networkx as nx
 
@@ -65,35 +51,19 @@ def default_gossip(cluster: TimedCluster) -> GossipLike:
 
 def synchronous_seconds(cluster: TimedCluster, iterations: int, *, batch: int = 1, rounds: float = 1.0,
                         W: GossipLike | None = None, seed: int = 0) -> np.ndarray:
-    """Cumulative seconds after 0..iterations synchronous iterations on ``cluster``.
-
-    Iteration t costs max_i (sum of worker i's B gradient times) + rounds * max rho over W's off-diagonal
-    support (every finite link without W); with fixed times that is B max h + rounds max rho.
+    """Cumulative seconds after 0..iterations synchronous iterations: iteration t costs max_i (worker i's B
+    gradient times) + rounds * max rho over W's support (ValueError for a link the cluster lacks).
 
     Parameters
     ----------
     cluster : TimedCluster
-        The cluster.
     iterations : int
-        T.
     batch : int, default 1
-        B.
     rounds : float, default 1.0
-        Communication rounds per iteration (a rule's ``communication_rounds / iterations``).
+        Communication rounds per iteration.
     W : instances.GossipLike, optional
-        Whose support the round uses.
     seed : int, default 0
         The compute-time stream (``default_rng([seed, 1])``).
-
-    Returns
-    -------
-    numpy.ndarray
-        (iterations + 1,) seconds, starting at 0.
-
-    Raises
-    ------
-    ValueError
-        If W uses a link the cluster does not have.
     """
     iterations = require_count("iterations", iterations)
     batch = require_count("batch", batch, minimum=1)
@@ -222,44 +192,28 @@ def run_timed(name: str, problem: Oracle | LocalFunctions, cluster: TimedCluster
     Parameters
     ----------
     name : str
-        ``"fragile_sgd"``, ``"amelie_sgd"``, ``"async_sgd"`` (`ASYNCHRONOUS_METHODS`), or a synchronous
-        rule of ``algorithms.ALGORITHMS`` (e.g. ``"dpsgd"``, ``"detag"``).
+        One of `ASYNCHRONOUS_METHODS` or a registered synchronous rule.
     problem : Oracle or LocalFunctions
-        As `algorithms.run`; its n must be the cluster's.
+        Its n must be the cluster's.
     cluster : TimedCluster
-        Compute and link times (``instances.Cluster``).
     step_size : float
         gamma (Thm 4 and 8: 1/(2L)).
     iterations : int
         Step cap (the server's steps for asynchronous SGD).
     tol : float, optional
-        Stop when ||grad f(x)|| <= tol (the engine's criterion).
     seed : int, default 0
-        The oracle's ``default_rng(seed)``; compute times draw from ``default_rng([seed, 1])``.
+        The oracle's ``default_rng(seed)``; compute times ``default_rng([seed, 1])``.
     batch : int, default 1
         B of a synchronous rule.
     batch_size : int, optional
-        S of Fragile (Thm 4: max(ceil(sigma^2/eps), 1)) and Amelie (Thm 8: max(ceil(sigma^2/eps), n));
-        default n.
+        S of Fragile (Thm 4) and Amelie (Thm 8); default n.
     pivot : int, optional
-        j* (the server of asynchronous SGD); default: Cor. 1's pivot for Fragile, the worker with the
-        smallest round trip to the farthest worker otherwise.
+        j*, the server of asynchronous SGD; default Cor. 1's pivot for Fragile.
     W : instances.GossipLike, optional
-        A synchronous rule's gossip matrix; default Metropolis on the two-way links.
+        A synchronous rule's W; default `default_gossip`.
     check_every : int, default 1
-        Steps between stopping tests.
     **options
-        A synchronous rule's other options, passed to `algorithms.run`.
-
-    Returns
-    -------
-    Result
-        With ``seconds`` and ``t_eps_seconds``; ``counters["events"]`` counts the simulated events.
-
-    Raises
-    ------
-    ValueError
-        On a bad value, or when problem and cluster disagree on n.
+        A synchronous rule's other options.
 
     Examples
     --------

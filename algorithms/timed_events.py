@@ -58,11 +58,6 @@ def shortest_path_trees(cluster: TimedCluster, pivot: int) -> tuple[list[int], l
     pivot : int
         j*.
 
-    Returns
-    -------
-    tuple
-        ``up[i]`` (-1 at the pivot), ``children[i]`` and the shortest-path times tau (n, n).
-
     Raises
     ------
     ValueError
@@ -105,11 +100,6 @@ def fragile_schedule(cluster: TimedCluster, *, pivot: int, batch_size: int, rng:
         Draws random compute times.
     stats : dict
         ``stats["events"]`` counts the events processed.
-
-    Yields
-    ------
-    tuple
-        (time, contributions) per step.
     """
     rho = np.asarray(cluster.link_times, dtype=float).tolist()
     up, children, _ = shortest_path_trees(cluster, pivot)
@@ -207,11 +197,6 @@ def amelie_schedule(cluster: TimedCluster, *, pivot: int, batch_size: int, rng: 
         As `fragile_schedule`.
     batch_size : int
         S (Thm 8: max(ceil(sigma^2/eps), n)).
-
-    Yields
-    ------
-    tuple
-        (time, counts) per step.
     """
     rho = np.asarray(cluster.link_times, dtype=float).tolist()
     up, children, tau = shortest_path_trees(cluster, pivot)
@@ -321,11 +306,6 @@ def asynchronous_schedule(cluster: TimedCluster, *, server: int, rng: np.random.
         As `fragile_schedule`.
     server : int
         The worker that holds the model.
-
-    Yields
-    ------
-    tuple
-        (time, worker, version) per step.
     """
     tau = shortest_path_times(np.asarray(cluster.link_times, dtype=float))
     if not (np.all(np.isfinite(tau[:, server])) and np.all(np.isfinite(tau[server, :]))):

@@ -20,7 +20,10 @@ if TYPE_CHECKING:
     from decbounds.algorithms.engine import Context, Observer
     from decbounds.algorithms.step_rule import State, StepRule
 
-__all__ = ["default_step_grid", "detag_grid", "local_t_eps_score", "t_eps_score", "tune"]
+__all__ = ["REFERENCE_RULE", "default_step_grid", "detag_grid", "local_t_eps_score", "t_eps_score", "tune"]
+
+#: The rule whose declared default search `detag_grid` returns: DeTAG, the paper's optimal rule.
+REFERENCE_RULE = "detag"
 
 
 def default_step_grid(smoothness: float, count: int = 8) -> list[float]:
@@ -29,40 +32,23 @@ def default_step_grid(smoothness: float, count: int = 8) -> list[float]:
     Parameters
     ----------
     smoothness : float
-        L, the local smoothness the instance states.
     count : int
-        Steps in the grid.
-
-    Returns
-    -------
-    list of float
-        Largest step first.
     """
     return [1.0 / (smoothness * 2.0**j) for j in range(count)]
 
 
 def detag_grid(problem: LocalFunctions, W: GossipLike, iterations: int) -> dict[str, Sequence[object]]:
-    """DeTAG's default search (§9 tuned eta in {0, 0.1, 0.2, 0.4} and R in {1, 2, 3}; errata E20 asks for R
-    down to small fractions of 1/sqrt(1 - lam)): eta in {formula, 0, 0.2, 0.4}, both starts, and R in
-    {1, 2, 3} with Cor. 6's R and its halves and quarters.
+    """The default search of `REFERENCE_RULE` (DeTAG: eta in {formula, 0, 0.2, 0.4}, both starts, R in {1, 2,
+    3} with Cor. 6's R and its halves and quarters; §9, errata E20).
 
     Parameters
     ----------
     problem : LocalFunctions
-        The local functions (``n``; ``Delta`` and ``smoothness`` when stated), as for Cor. 6's R
-        (`algorithms.rules.default_phase_length`).
     W : instances.GossipLike
-        The gossip value (its lam, a schedule's effective lam, enters Cor. 6's R), or a matrix or graph
-        (``instances.as_gossip``).
     iterations : int
-        The iteration cap, T of Cor. 6's R.
-
-    Returns
-    -------
-    dict of str to list
-        Hyper-parameter axes ``eta`` (None: the formula's), ``start`` and ``R``, for `tune`.
+        T of Cor. 6's R.
     """
-    return dict(rule_class("detag").default_search(problem, W, iterations))
+    return dict(rule_class(REFERENCE_RULE).default_search(problem, W, iterations))
 
 
 def t_eps_score(result: Result) -> float:
@@ -71,28 +57,16 @@ def t_eps_score(result: Result) -> float:
     Parameters
     ----------
     result : Result
-        One run.
-
-    Returns
-    -------
-    float
-        ``result.t_eps``, or inf.
     """
     return math.inf if result.t_eps is None else float(result.t_eps)
 
 
 def local_t_eps_score(result: Result) -> float:
-    """T_eps of the workers' own models (``Result.t_eps_local``) as a tuning score; infinite if unreached.
+    """``Result.t_eps_local`` as a tuning score; infinite if unreached.
 
     Parameters
     ----------
     result : Result
-        One run.
-
-    Returns
-    -------
-    float
-        ``result.t_eps_local``, or inf.
     """
     value = getattr(result, "t_eps_local", None)
     return math.inf if value is None else float(value)
@@ -106,76 +80,38 @@ def tune(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: Gossip
          callback: Callable[[int, State, Context], None] | None = None, record_every: int | None = None,
          stop: str = "both", incumbent: float | None = None, observer: Observer | None = None,
          **hyper: object) -> Result:
-    r"""The configuration of least median ``score`` (:math:`T_\varepsilon` by default) over ``grid`` (step
-    sizes) x hyper grids x seeds, as a `Result` with the whole grid attached (``result.grid``, a `Grid`).
-
-    The paper tuned its baselines over step sizes (docs/theory.md §9); steps are held to the admissible
-    range (docs/errata.md E19) and the winner is the least median over seeds (docs/errata.md E21). Ties go
-    to the configuration run first (the larger step, listed first in the default grid, then grid order).
+    """The configuration of least median ``score`` (T_eps by default) over ``grid`` (step sizes) x hyper grids
+    x seeds: the winner's run on its first seed, with the whole grid as ``result.grid`` (docs/theory.md §9;
+    admissible steps, errata E19; medians, errata E21; ties to the configuration run first). Without a winner:
+    the first run, ``grid.winner`` None and a message saying so.
 
     Parameters
     ----------
     name : str or type
-        Registry name of the algorithm (`algorithms.algorithm_names`), or a StepRule subclass.
     problem : Oracle or LocalFunctions
-        The oracle or problem, as for `algorithms.run`.
     W : instances.GossipLike, optional
-        The gossip value, as for `algorithms.run` (a matrix or graph is converted by ``instances.as_gossip``
-        once for the whole search).
     grid : sequence of float, optional
-        Step sizes; ``default_step_grid(problem.smoothness)`` (1/L, 1/(2L), ..., 1/(128 L)) by default.
+        Step sizes; default ``default_step_grid(problem.smoothness)``.
     tol : float or None
-        The target eps of T_eps; None runs every configuration to ``iterations`` (then pass a ``score``
-        that does not count iterations, e.g. a final loss).
+        The target eps; None runs to ``iterations`` (pass a ``score`` that does not count iterations).
     iterations : int
-        The iteration cap of every run.
     seeds : sequence of int, default (0,)
-        Every configuration runs on each seed; its score is the median over them.
     batch : int, default 1
-        B, queries per worker per iteration.
     admissible : bool, default True
-        Drop steps above 1/smoothness (the local L the instance states) and list them in
-        ``grid.excluded_steps``.
+        Drop steps above 1/smoothness (listed in ``grid.excluded_steps``).
     groups : sequence of mapping, optional
-        Configuration groups run one after another, each one `algorithms.run_batch` over the step grid x
-        its own hyper values (merged over ``hyper``) x seeds: for grids that are not a product (DeTAG's
-        (eta, R) pairs) and for an order of search.
+        Configuration groups run in turn, each the step grid x its hyper values x seeds.
     prune : bool, default False
-        Branch and bound: each group runs only up to the best median score so far (a configuration that
-        has not reached eps by then cannot win, so the winner and its score are those of the unpruned
-        search). Needs a score that counts iterations (`t_eps_score`, `local_t_eps_score`);
-        ``grid.limits`` holds the cap each run ran under.
+        Branch and bound: each group runs only up to the best median score so far (the same winner).
     score : callable, default `t_eps_score`
-        A run's score, less is better; a configuration's score is the median over its seeds, and only a
-        finite one can win.
+        A run's score, less is better.
     callback, record_every, stop
-        Passed to `algorithms.run_batch` (``stop="average"`` ends a run at its x-bar T_eps: enough when the
-        score is `t_eps_score`, and faster).
+        Passed to `algorithms.run_batch`.
     incumbent : float, optional
-        A score known to be reachable (e.g. by one configuration run before): only configurations that beat
-        it can win, and with ``prune`` every group runs at most that long.
-    observer : algorithms.engine.Observer, optional
-        Passed to `algorithms.run_batch`: ``begin`` is called once per batch run.
+        A score known to be reachable: only configurations that beat it can win.
+    observer : algorithms.Observer, optional
     **hyper
-        Hyper-parameters of the algorithm; a list is a grid axis. Axes of the rule's
-        `StepRule.default_search` set neither here nor in a group default to it (DeTAG: `detag_grid`).
-
-    Returns
-    -------
-    Result
-        The winner's run on its first seed, with ``grid`` set: ``grid.score`` is the winner's median score
-        over the seeds (the median T_eps the figures plot with the default score), ``grid.winner_runs``
-        its runs on every seed, ``grid.runs`` every run in the order run. ``t_eps`` and every other field
-        stay that one run's own. When no configuration reaches a finite median score (or beats
-        ``incumbent``), it is the first configuration's run on the first seed with ``grid.score`` and
-        ``grid.winner`` None and a message that says so (scipy's ``success=False``).
-
-    Raises
-    ------
-    ValueError
-        When ``grid`` is not given and the problem states no smoothness, when ``admissible`` leaves no
-        step (or the problem states no smoothness to judge by), or when ``groups`` is empty; and whatever
-        `algorithms.run_batch` raises on bad hyper-parameters.
+        Hyper-parameters; a list is a grid axis (unset axes of `StepRule.default_search` default to it).
 
     Examples
     --------
@@ -185,10 +121,6 @@ def tune(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: Gossip
     >>> result = algorithms.tune("dsgt", f, W, tol=1e-5, iterations=3000, seeds=[0, 1, 2])
     >>> result.step_size, result.t_eps, result.grid.score, len(result.grid.runs)
     (0.125, 643, 643.0, 24)
-    >>> result.grid
-    Grid(24 runs over 3 seeds, score 643, winner 9)
-    >>> algorithms.tune("dsgt", f, W, tol=1e-5, iterations=10).message
-    'none of the 8 configurations reached a finite median score over 1 seed (tol=1e-05, iterations=10); ...'
     """
     cls = rule_class(name)
     _, f = as_oracle(problem)

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from decbounds.cli import SUBCOMMANDS
+from decbounds.cli import COMMANDS
 
 #: The target wall time of a subcommand's help, seconds.
 HELP_TARGET_SECONDS = 0.3
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     start_up = _wall([sys.executable, "-c", "pass"], repeats)
     print(f"interpreter start-up (python -c pass): {start_up:.3f} s wall, median of {repeats}")
     missed = []
-    for command in ("", *SUBCOMMANDS):
+    for command in ("", *COMMANDS):
         args = [sys.executable, "-m", "decbounds", *([command] if command else []), "--help"]
         seconds = _wall(args, repeats)
         met = seconds <= HELP_TARGET_SECONDS

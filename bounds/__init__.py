@@ -19,7 +19,6 @@ from decbounds.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:  # the names below are imported on first use (`__getattr__`): ``--help`` needs no sympy
     from decbounds.bounds.catalog import (
-        CATALOG,
         CENTRALIZED_SGD_AFTER_T,
         COR2_INSTANCE_VARSIGMA0,
         PATH_HOP_DISTANCE,
@@ -68,7 +67,6 @@ if TYPE_CHECKING:  # the names below are imported on first use (`__getattr__`): 
 
 #: Each public name -> the module that defines it, imported when the name is first read.
 _EXPORTS: dict[str, str] = {
-    "CATALOG": "catalog",
     "CENTRALIZED_SGD_AFTER_T": "catalog",
     "COR2_INSTANCE_VARSIGMA0": "catalog",
     "PATH_HOP_DISTANCE": "catalog",
@@ -114,7 +112,6 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
-    "CATALOG",
     "CENTRALIZED_SGD_AFTER_T",
     "CONVENTIONS",
     "COR2_INSTANCE_VARSIGMA0",
@@ -160,21 +157,15 @@ __all__ = [
 ]
 
 
-#: Names that moved to ``decbounds.pep`` (the computed worst cases compile step rules, so they sit above
-#: ``algorithms``); reading them here still works, with a DeprecationWarning, until 0.4.
-_MOVED_TO_PEP = ("WorstCase", "worst_case", "worst_gossip_matrix")
+#: Deprecated names (until 0.4), each read with a DeprecationWarning: ``CATALOG`` is the second name the
+#: rate registry had (`RATES` is the one); the computed worst cases moved to ``decbounds.pep`` (they compile
+#: step rules, so they sit above ``algorithms``).
+_DEPRECATED: dict[str, tuple[str, str, str]] = {
+    "CATALOG": (".catalog", "_RATE_VIEW", "decbounds.bounds.CATALOG is deprecated: the rate registry is "
+                "bounds.RATES (RATES.objects() is the name -> Rate view, bounds.get(name) one rate); the "
+                "alias goes in 0.4"),
+    **{name: ("decbounds.pep", name, f"decbounds.bounds.{name} moved to decbounds.pep.{name}; the alias "
+              "goes in 0.4") for name in ("WorstCase", "worst_case", "worst_gossip_matrix")},
+}
 
-
-_exported_attribute, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
-
-
-def __getattr__(name: str) -> object:
-    """A public name (`_EXPORTS`) or a submodule, imported on first use (PEP 562)."""
-    if name in _MOVED_TO_PEP:
-        import importlib
-        import warnings
-
-        warnings.warn(f"decbounds.bounds.{name} moved to decbounds.pep.{name}; the alias goes in 0.4",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(importlib.import_module("decbounds.pep"), name)
-    return _exported_attribute(name)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals(), deprecated=_DEPRECATED)

@@ -1,49 +1,18 @@
-"""The catalog of iteration-complexity bounds, and the API that compares them.
+"""The catalog of iteration-complexity bounds (`RATES`), and the API that compares them.
 
-Entries (``names()`` lists them in this order):
-
-- the paper (Lu & De Sa, ICML 2021 / JMLR 2023): ``lower_bound_any`` (Thm 1), ``lower_bound_gossip`` (Cor 2),
-  ``lower_bound_async`` (App. C.1), ``defacto`` (Thm 4), ``detag`` (Cor 6), the Table 2 baselines ``dpsgd``,
-  ``sgp``, ``d2``, ``dsgt``, ``gt_dsgd`` (as printed, absolute constants 1), ``centralized_sgd`` (the
-  mini-batch SGD rate of Thm 4's proof, corrected);
-- the hard instances with their explicit constants: ``hard_instance_sampling`` (Setting 1, Lemma 8),
-  ``hard_instance_sampling_sharp`` (our sharper constant, docs/errata.md E23), ``hard_instance_communication``
-  (Cor 2's path instance, exact hop count of docs/errata.md E17);
-- later results (docs/theory.md §13): ``koloskova2020``, ``yuan2022_lower_bound``, ``mg_dsgd``,
-  ``alghunaim_yuan2022``, ``exact_diffusion``, ``extra``, ``huang_yuan2022``, ``huang_yuan2022_algorithm``,
-  ``ying2021_one_peer_exponential`` (time-varying networks, docs/theory.md §17), ``centralized_lower_bound``;
-- communication compression (docs/theory.md §18, in omega or delta): ``huang2022_unbiased_lower``,
-  ``huang2022_contractive_lower`` (server topology), ``choco_sgd``, ``beer``.
-
-Comparing entries stated in different conventions: ``gap`` converts both rates to one convention (the
-reference's unless ``convention=`` says otherwise) before dividing, so eps always means the same criterion on
-both sides; ``dominant_term`` reads eps in the entry's own convention unless ``convention=`` is given (the
-conversion does not change which term dominates, only what the eps you pass means).
-
-Where an upper bound falls below a lower bound (constants 1; pinned in tests/bounds/test_bounds_catalog.py)
---------------------------------------------------------------------------------------------------------
-The O/Omega bounds hide absolute constants, so "below" is information about those constants or about the
-classes the bounds quantify over, never a contradiction to hide:
-
-1. ``detag`` and ``mg_dsgd`` vs ``lower_bound_gossip``: the communication ratio is the log factor, which is
-   < 1 when its argument is < e, e.g. n = 2 with varsigma0 = 0 (log 2 = 0.69).
-2. ``d2``, ``dsgt``, ``gt_dsgd``: the tabulated communication term lam^2 n varsigma0 / (1 - lam)^3 vanishes
-   at varsigma0 = 0 or lam = 0, and is below Cor 2's whenever lam^2 n varsigma0 < (1 - lam)^(5/2); likewise
-   ``dpsgd``/``sgp`` when n varsigma < (1 - lam)^(3/2). Table 2 keeps only the heterogeneity term.
-3. Sharper: on Cor 2's own hard instance the heterogeneity at the start point is only
-   varsigma0 = 2 eps sqrt(e (n / ceil(n/3) - 1)) (``COR2_INSTANCE_VARSIGMA0``, derived by us), so there the
-   tabulated d2/dsgt/gt_dsgd terms grow like eps^-1, not eps^-2, and for small eps fall below even the
-   explicit-constant ``hard_instance_communication``: no choice of hidden constant rescues an eps^-1 term.
-   The rows as printed are therefore not complete bounds; their sources have a varsigma0-free term as well.
-4. ``alghunaim_yuan2022`` has no communication cost at lam = 0; ``centralized_sgd`` is below
-   ``lower_bound_gossip`` for every lam > 0 (it is not a gossip algorithm; it matches ``lower_bound_any`` at
-   D = 1).
+Entries, in ``names()`` order: the paper's (Lu & De Sa, ICML 2021 / JMLR 2023: Thm 1, Cor 2, App. C.1,
+Thm 4, Cor 6, the Table 2 baselines, the mini-batch SGD rate), the hard instances with explicit constants
+(Setting 1, Lemma 8; Cor 2's path), later results (docs/theory.md §13, §17) and communication compression
+(§18). ``gap`` converts both rates to one convention before dividing; ``dominant_term`` reads eps in the
+entry's own convention unless ``convention=`` is given. Where an upper bound falls below a lower bound
+(constants 1): docs/errata.md E28.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import sympy as sp
 from decbounds.bounds.constants import (
@@ -71,10 +40,10 @@ from decbounds.bounds.symbols import (
     varsigma0,
 )
 
+from decbounds.lazy_exports import deprecated_attributes
 from decbounds.registry import Registry, register_each, require_instance
 
 __all__ = [
-    "CATALOG",
     "CENTRALIZED_SGD_AFTER_T",
     "COR2_INSTANCE_VARSIGMA0",
     "PATH_HOP_DISTANCE",
@@ -100,8 +69,7 @@ __all__ = [
 
 
 def _capped_probability(numerator: sp.Expr) -> sp.Expr:
-    """min(numerator / sigma^2, 1) written as numerator / max(sigma^2, numerator): equal for sigma > 0, and
-    it stays defined (= 1) at sigma = 0, where the oracle is exact and every query reveals."""
+    """min(numerator / sigma^2, 1) as numerator / max(sigma^2, numerator): defined (= 1) at sigma = 0 too."""
     return numerator / sp.Max(sigma**2, numerator)
 
 
@@ -386,9 +354,10 @@ def _later_entries() -> list[Rate]:
             status="recalled",
             doc="Matches yuan2022_lower_bound up to logarithms. The hidden log is recalled as log n (the "
                 "multi-gossip rounds that reach a 1/sqrt(n) contraction, as in DeTAG's R) -- UNCONFIRMED. "
-                "A search of public pages, code and issues (the queries are listed in algorithms.mg_dsgd) "
-                "found the paper's title, authors and abstract but not its algorithm statement or this "
-                "rate, so the entry and the rule stay recalled.",
+                "The source's abstract states an optimal convergence rate for non-convex stochastic "
+                "decentralized optimization with general weight matrices (and one under the PL condition); "
+                "its algorithm statement and this rate could not be checked, so the entry and the rule stay "
+                "recalled.",
         ),
         Rate(
             name="alghunaim_yuan2022",
@@ -520,9 +489,8 @@ def _catalog() -> dict[str, Rate]:
 
 def _compression_entries() -> list[Rate]:
     """The compressed entries (docs/theory.md §18). The lower bounds reduce to their uncompressed
-    counterpart at omega = 0 or delta = 1; the upper bounds come from other analyses and do not: at delta = 1
-    choco_sgd keeps its theorem's G^2 n L/(rho^4 eps) term, and beer exceeds dsgt (in grad_norm_sq) by
-    L Delta (lam^2 n varsigma0 - 1)/(eps (lam - 1)^3) (tests/bounds/test_compression_bounds.py)."""
+    counterpart at omega = 0 or delta = 1; the upper bounds (other analyses) do not.
+    """
     sampling = L * Delta * sigma**2 / (n * B * epsilon**2)
     gap_ = 1 - lam
     return [
@@ -614,29 +582,13 @@ RATES: Registry[Rate] = Registry("rate", group="decbounds.rates", check=_check_r
 
 
 def register_rate(rate: Rate) -> Rate:
-    """Add ``rate`` to the catalog under ``rate.name``: `get`, `names`, `gap`, `CATALOG`, ``bounds.predict``
-    and ``decbounds predict`` (``--list`` too) see it from then on.
+    """Add ``rate`` under ``rate.name`` (`get`, `names`, `gap`, ``decbounds predict`` see it); returns
+    ``rate``. ValueError if another rate has that name (an equal one is allowed); see docs/extending.md.
 
     Parameters
     ----------
     rate : Rate
-        The entry (its ``name``, ``kind``, ``convention`` and ``terms`` are checked by `Rate` itself).
-
-    Returns
-    -------
-    Rate
-        ``rate`` itself.
-
-    Raises
-    ------
-    TypeError
-        If ``rate`` is not a `Rate`.
-    ValueError
-        If another rate already has that name (registering an equal rate again is allowed).
-
-    References
-    ----------
-    docs/extending.md (adding a rate).
+        The entry.
 
     Examples
     --------
@@ -652,17 +604,12 @@ def register_rate(rate: Rate) -> Rate:
 
 
 def unregister_rate(name: str) -> None:
-    """Remove the rate ``name`` from the catalog (tests and plugins that register temporarily).
+    """Remove the rate ``name`` (ValueError if unknown).
 
     Parameters
     ----------
     name : str
         A registered rate.
-
-    Raises
-    ------
-    ValueError
-        If no rate has that name.
     """
     RATES.unregister(name)
 
@@ -671,8 +618,18 @@ for _rate in _catalog().values():
     register_rate(_rate)
 del _rate
 
-#: The catalog as a live read-only mapping name -> `Rate` (a view of `RATES`: registered rates appear).
-CATALOG: Mapping[str, Rate] = RATES.objects()
+#: name -> `Rate`, a live view of `RATES`: what the deprecated name ``CATALOG`` reads.
+_RATE_VIEW: Mapping[str, Rate] = RATES.objects()
+
+#: Old name -> (attribute, message): the rate registry has one name, `RATES` (until 0.4).
+_DEPRECATED = {"CATALOG": ("_RATE_VIEW", "decbounds.bounds.CATALOG is deprecated: the rate registry is "
+                           "bounds.RATES (RATES.objects() is the name -> Rate view, bounds.get(name) one "
+                           "rate); the alias goes in 0.4")}
+
+
+__getattr__ = deprecated_attributes(__name__, globals(), _DEPRECATED)
+if TYPE_CHECKING:  # what the deprecated name reads, for type checkers
+    CATALOG: Mapping[str, Rate]
 
 
 def names(kind: str | None = None) -> tuple[str, ...]:
@@ -681,47 +638,25 @@ def names(kind: str | None = None) -> tuple[str, ...]:
     Parameters
     ----------
     kind : {None, "lower", "upper"}, optional
-        Keep only the lower or the upper bounds; None (default) keeps all.
-
-    Returns
-    -------
-    tuple of str
-
-    Raises
-    ------
-    ValueError
-        If ``kind`` is not None, "lower" or "upper".
+        Keep only the lower or the upper bounds.
 
     Examples
     --------
     >>> names()[:3]
     ('lower_bound_any', 'lower_bound_gossip', 'lower_bound_async')
-    >>> "detag" in names("upper") and "detag" not in names("lower")
-    True
     """
     if kind not in (None, "lower", "upper"):
         raise ValueError(f"kind must be None, 'lower' or 'upper'; got {kind!r}")
-    return tuple(name for name, rate in CATALOG.items() if kind is None or rate.kind == kind)
+    return tuple(name for name, rate in _RATE_VIEW.items() if kind is None or rate.kind == kind)
 
 
 def get(name: str) -> Rate:
-    """The catalog entry ``name``.
+    """The catalog entry ``name`` (ValueError listing the valid names for an unknown one).
 
     Parameters
     ----------
     name : str
         A name of `names()`.
-
-    Returns
-    -------
-    Rate
-
-    Raises
-    ------
-    ValueError
-        For an unknown name; the message lists the valid ones.
-    TypeError
-        If ``name`` is not a string.
 
     Examples
     --------
@@ -732,7 +667,7 @@ def get(name: str) -> Rate:
     if not isinstance(name, str):
         raise TypeError(f"name must be a string; got {type(name).__name__}")
     if name not in RATES:  # `in` reads the plugins' rates (entry-point group decbounds.rates) once
-        raise ValueError(f"unknown rate {name!r}; valid names: {', '.join(CATALOG)}")
+        raise ValueError(f"unknown rate {name!r}; valid names: {', '.join(RATES)}")
     return RATES[name].builder
 
 
@@ -742,44 +677,27 @@ def _resolve(rate: str | Rate) -> Rate:
 
 def gap(name: str | Rate, reference: str | Rate = "lower_bound_gossip", *, term: str | None = None,
         convention: str | None = None, **values: float) -> float:
-    """rate(name) / rate(reference) at one point, both in one convention.
+    """rate(name) / rate(reference) at one point, both converted to one convention (Table 2's "gap" column).
 
-    ``convention`` (default: the reference's) says what ``epsilon`` means; both rates are converted to it
-    with ``Rate.in_convention``. ``term="communication"`` divides that term only (Table 2's "gap" column).
+    Absolute constants are 1 on both sides. ValueError for an unknown name or term, a value `Rate.evaluate`
+    refuses, or a vacuous (<= 0) reference.
 
     Parameters
     ----------
     name, reference : str or Rate
-        Catalog names or `Rate` objects; the reference defaults to Cor. 2's lower bound.
+        Catalog names or rates; the reference defaults to Cor. 2's lower bound.
     term : str, optional
-        Divide this term only (it must exist in both); default the whole bounds.
+        Divide this term only (e.g. "communication").
     convention : {"grad_norm", "grad_norm_sq"}, optional
-        What ``epsilon`` means; default the reference's convention.
+        What ``epsilon`` means; default the reference's.
     **values : float
         The symbols both rates need (Delta, L, sigma, n, B, epsilon, lam, ...).
-
-    Returns
-    -------
-    float
-        The ratio (absolute constants 1 on both sides).
-
-    Raises
-    ------
-    ValueError
-        For an unknown name or term, for the checks of `Rate.evaluate`, and when the reference is vacuous
-        (<= 0) at the point.
-
-    References
-    ----------
-    Lu & De Sa 2021/2023, Table 2 (the "gap to lower bound" column).
 
     Examples
     --------
     >>> values = dict(Delta=1, L=1, sigma=1, varsigma0=1, n=16, B=1, epsilon=0.01, lam=0.95)
-    >>> round(gap("detag", **values), 3)
-    1.045
-    >>> round(gap("detag", term="communication", **values), 4)  # DeTAG's log factor
-    7.3877
+    >>> round(gap("detag", **values), 3), round(gap("detag", term="communication", **values), 4)
+    (1.045, 7.3877)
     """
     rate, ref = _resolve(name), _resolve(reference)
     convention = ref.convention if convention is None else convention
@@ -820,29 +738,17 @@ def _precise_values(rate: Rate, term: str | None, values: dict[str, float]) -> s
 
 
 def dominant_term(name: str | Rate, *, convention: str | None = None, **values: float) -> str:
-    """The name of the largest term at the point (eps read in ``convention``, default the entry's own).
-
-    The terms are compared in high precision (``Rate.precise_terms``) whenever float64 cannot tell them
-    apart (an overflow, or a term that underflowed to 0), so the answer never rests on an inf or a NaN.
+    """The name of the largest term at the point; compared in high precision (``Rate.precise_terms``) when
+    float64 cannot tell the terms apart (an overflow or an underflow to 0).
 
     Parameters
     ----------
     name : str or Rate
-        A catalog entry (``names()``) or a `Rate`.
+        A catalog entry or a rate.
     convention : {"grad_norm", "grad_norm_sq"}, optional
-        How ``epsilon`` is read; default the entry's own convention.
+        How ``epsilon`` is read; default the entry's own.
     **values : float
-        The entry's symbols (Delta, L, sigma, n, B, epsilon, lam, ...).
-
-    Returns
-    -------
-    str
-        The name of the largest term (``"sampling"``, ``"communication"``, ...).
-
-    Raises
-    ------
-    ValueError, TypeError
-        As `Rate.evaluate`: a missing symbol, an unknown keyword, a value outside its domain.
+        The entry's symbols.
 
     Examples
     --------
@@ -874,18 +780,12 @@ def _exact_value(expr: sp.Expr, **values: float) -> sp.Expr:
 
 
 def setting1_chain_length(Delta: float, L: float, epsilon: float) -> int:
-    """T_c = floor(Delta L / (4 * 12 * 152 * eps^2)) of Setting 1 (§4, corrected by errata E2), exact
-    (``bounds.constants.chain_length``, the definition instances.sampling_instance uses).
+    """T_c = floor(Delta L / (4 * 12 * 152 * eps^2)) of Setting 1 (§4, errata E2), exact (`chain_length`).
 
     Parameters
     ----------
     Delta, L, epsilon : float
-        Function range, smoothness and target accuracy (finite, > 0).
-
-    Returns
-    -------
-    int
-        T_c of Setting 1, exact.
+        Function range, smoothness and target accuracy (> 0).
 
     Examples
     --------
@@ -901,39 +801,26 @@ def setting1_reveal_probability(epsilon: float, sigma: float, *, sharp: bool = F
     Parameters
     ----------
     epsilon, sigma : float
-        Target accuracy and the oracle's noise level (finite, > 0).
+        Target accuracy and the oracle's noise level (> 0).
     sharp : bool
-        The sharper constant 4 e^3 of errata E23 instead of the paper's (2 * 23)^2.
-
-    Returns
-    -------
-    float
-        The probability p in (0, 1] that a query reveals the next chain coordinate.
+        The sharper constant 4 e^3 instead of (2 * 23)^2.
 
     Examples
     --------
     >>> setting1_reveal_probability(0.01, 1.0)
     0.2116
-    >>> round(setting1_reveal_probability(0.01, 1.0, sharp=True), 5)
-    0.00803
     """
     expr = SETTING1_REVEAL_PROBABILITY_SHARP if sharp else SETTING1_REVEAL_PROBABILITY
     return float(_exact_value(expr, epsilon=epsilon, sigma=sigma))
 
 
 def setting2_chain_length(Delta: float, L: float, epsilon: float) -> int:
-    """T_c = floor(Delta L / (262656 eps^2)) of Setting 2 and Cor 2's path instance (docs/theory.md §4), exact
-    (``bounds.constants.chain_length``, the definition instances.communication_instance uses).
+    """T_c = floor(Delta L / (262656 eps^2)) of Setting 2 and Cor 2's path (docs/theory.md §4), exact.
 
     Parameters
     ----------
     Delta, L, epsilon : float
-        Function range, smoothness and target accuracy (finite, > 0).
-
-    Returns
-    -------
-    int
-        T_c of Setting 2, exact.
+        Function range, smoothness and target accuracy (> 0).
 
     Examples
     --------
@@ -950,11 +837,6 @@ def path_hop_distance(n: int) -> int:
     ----------
     n : int
         Workers on the path, >= 3.
-
-    Returns
-    -------
-    int
-        The hop distance between the two end groups.
 
     Examples
     --------

@@ -52,11 +52,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _print_list() -> None:
-    from decbounds.bounds.catalog import CATALOG
+    from decbounds.bounds.catalog import RATES
 
-    width = max(map(len, CATALOG))
+    width = max(map(len, RATES))
     print(f"{'name':<{width}}  {'kind':<5}  {'convention':<12}  {'status':<9}  source")
-    for rate in CATALOG.values():
+    for rate in RATES.objects().values():
         print(f"{rate.name:<{width}}  {rate.kind:<5}  {rate.convention:<12}  {rate.status:<9}  {rate.source}")
 
 

@@ -1,21 +1,10 @@
-"""The paper's constants of the zero-chain construction and the hard instances' chain lengths, defined once.
+"""The zero-chain constants and the hard instances' chain lengths, defined once (docs/theory.md §4.1).
 
-The zero chain f_hat of Carmon et al. (Arjevani et al. 2019, Lemma 2; docs/theory.md §4.1) satisfies
-f_hat(0) - inf f_hat <= Delta_0 T, is l_1-smooth and has ||grad f_hat||_inf <= G_inf, with
-
-    Delta_0 = 12,  l_1 = 152,  G_inf = 23.
-
-The hard instances rescale it to (Delta, L, eps); their chain lengths are
-
-- Setting 1 (sampling, corrected to include L, docs/errata):  T_c = floor(Delta L / (4 Delta_0 l_1 eps^2))
-  = floor(Delta L / (7296 eps^2));
-- Setting 2 / Cor. 2 (communication):  T_c = floor(Delta L / (Delta_0 l_1 (12 eps)^2))
-  = floor(Delta L / (262656 eps^2)).
-
-``chain_length`` evaluates them in exact rational arithmetic on the decimals the user typed (0.1 is 1/10,
-so floor(26265.6 / (262656 * 0.01)) is 10, where float64 gives 9). ``bounds.catalog`` writes the same
-formulas symbolically from these constants, and ``instances.hard`` / ``instances.zero_chain`` import them
-from here: one definition, every side agrees.
+The zero chain (Arjevani et al. 2019, Lemma 2) has f_hat(0) - inf f_hat <= Delta_0 T, is l_1-smooth and
+||grad f_hat||_inf <= G_inf, with Delta_0 = 12, l_1 = 152, G_inf = 23. Chain lengths: Setting 1 (corrected
+to include L, errata E2) T_c = floor(Delta L / (7296 eps^2)); Setting 2 / Cor. 2
+T_c = floor(Delta L / (262656 eps^2)). ``chain_length`` is exact on the decimals typed (float64 gives 9 for
+the 10 below); the catalog and ``instances`` import these constants.
 
 >>> chain_length(26265.6, 1.0, 0.1, SETTING2_CHAIN_DENOMINATOR)
 10
@@ -53,16 +42,12 @@ CHAIN_DENOMINATORS = (SETTING1_CHAIN_DENOMINATOR, SETTING2_CHAIN_DENOMINATOR)
 
 
 def exact_decimal(value: float) -> Fraction:
-    """The decimal a user typed, exactly: 0.1 -> 1/10 (the shortest repr of the float, as a fraction).
+    """The decimal a user typed, exactly, as a Fraction: 0.1 -> 1/10 (the float's shortest repr).
 
     Parameters
     ----------
     value : float
         A finite float.
-
-    Returns
-    -------
-    fractions.Fraction
     """
     return Fraction(repr(float(value)))
 
@@ -77,20 +62,12 @@ def _check_denominator(denominator: object) -> int:
 def chain_length(Delta: float, L: float, epsilon: float, denominator: int) -> int:
     """T_c = floor(Delta L / (denominator eps^2)) in exact arithmetic (a Python int, possibly huge).
 
-    ``denominator`` is ``SETTING1_CHAIN_DENOMINATOR`` or ``SETTING2_CHAIN_DENOMINATOR``. Delta, L, epsilon:
-    finite reals > 0 (ValueError/TypeError naming them otherwise).
-
     Parameters
     ----------
     Delta, L, epsilon : float
-        The function range f(x0) - f*, the smoothness and the target accuracy (finite, > 0).
+        Function range f(x0) - f*, smoothness and target accuracy (finite, > 0).
     denominator : int
         ``SETTING1_CHAIN_DENOMINATOR`` or ``SETTING2_CHAIN_DENOMINATOR``.
-
-    Returns
-    -------
-    int
-        T_c, exact.
 
     Examples
     --------
@@ -106,11 +83,8 @@ def chain_length(Delta: float, L: float, epsilon: float, denominator: int) -> in
 
 
 def smallest_range(T_c: int, L: float, epsilon: float, denominator: int) -> float:
-    """The smallest float Delta whose ``chain_length`` is at least T_c: Delta = T_c denominator eps^2 / L,
-    rounded up to the next float where the rounding lost the chain's last link.
-
-    ValueError naming T_c, L and epsilon when that Delta is not a positive finite float (it underflows to 0
-    or overflows).
+    """The smallest float Delta with ``chain_length(Delta, L, epsilon, denominator) >= T_c``: T_c denominator
+    eps^2 / L, rounded up a float where rounding lost the last link; ValueError if it under- or overflows.
 
     Parameters
     ----------
@@ -120,11 +94,6 @@ def smallest_range(T_c: int, L: float, epsilon: float, denominator: int) -> floa
         Smoothness and target accuracy (finite, > 0).
     denominator : int
         ``SETTING1_CHAIN_DENOMINATOR`` or ``SETTING2_CHAIN_DENOMINATOR``.
-
-    Returns
-    -------
-    float
-        The smallest Delta with ``chain_length(Delta, L, epsilon, denominator) >= T_c``.
 
     Examples
     --------

@@ -22,35 +22,18 @@ def _check_lam(lam: float) -> float:
 
 
 def accelerated_gossip_eta(lam: float) -> float:
-    r"""Momentum of the two-tap accelerated gossip, Alg. 3 (docs/theory.md §7.1).
+    r"""Momentum of the two-tap accelerated gossip, Alg. 3 (Liu & Morse 2011; docs/theory.md §7.1).
 
-    :math:`\eta = (1 - \sqrt{1 - \lambda^2}) / (1 + \sqrt{1 - \lambda^2})`; it makes the recursion
-    :math:`z_{r+1} = (1 + \eta) W z_r - \eta z_{r-1}` critically damped at the eigenvalues
-    :math:`\pm\lambda`.
+    :math:`\eta = (1 - \sqrt{1 - \lambda^2}) / (1 + \sqrt{1 - \lambda^2})` in [0, 1) makes
+    :math:`z_{r+1} = (1 + \eta) W z_r - \eta z_{r-1}` critically damped at :math:`\pm\lambda`.
 
     Parameters
     ----------
     lam : float
-        max(|lambda_2|, |lambda_n|) of the gossip matrix W, in [0, 1).
-
-    Returns
-    -------
-    float
-        eta in [0, 1); 0 at lam = 0 (no acceleration needed), tending to 1 as lam -> 1.
-
-    Raises
-    ------
-    ValueError
-        If lam is outside [0, 1) or NaN.
-
-    References
-    ----------
-    Lu & De Sa 2021, Alg. 3; Liu & Morse 2011.
+        max(|lambda_2|, |lambda_n|) of W, in [0, 1).
 
     Examples
     --------
-    >>> round(accelerated_gossip_eta(0.0), 12)
-    0.0
     >>> round(accelerated_gossip_eta(0.95), 4)
     0.5241
     """
@@ -61,37 +44,21 @@ def accelerated_gossip_eta(lam: float) -> float:
 
 def accelerated_gossip_rho(lam: float, R: int) -> float:
     r"""Contraction of R accelerated-gossip steps as the paper states it (eq. 26):
-    :math:`\rho = (1 - \sqrt{1 - \lambda})^R`.
+    :math:`\rho = (1 - \sqrt{1 - \lambda})^R` (1 at R = 0).
 
-    UNCONFIRMED constant: Ye et al. state the bound with an extra absolute constant (recalled as sqrt(14))
-    that the paper drops (docs/theory.md §7.2, docs/errata.md E9); docs/errata.md E18 shows it grows like
-    :math:`1/\sqrt{1 - \lambda}` for the paper's start :math:`z_{-1} = z_0`.
+    UNCONFIRMED constant: Ye et al. 2020 carry an extra absolute constant (recalled as sqrt(14)) the paper
+    drops (docs/errata.md E9); E18 shows it grows like :math:`1/\sqrt{1 - \lambda}` for the start
+    :math:`z_{-1} = z_0`.
 
     Parameters
     ----------
     lam : float
-        max(|lambda_2|, |lambda_n|) of the gossip matrix W, in [0, 1).
+        max(|lambda_2|, |lambda_n|) of W, in [0, 1).
     R : int
-        Number of gossip steps, >= 0.
-
-    Returns
-    -------
-    float
-        rho in [0, 1); 1 at R = 0.
-
-    Raises
-    ------
-    ValueError
-        If lam is outside [0, 1) or R is not a non-negative integer.
-
-    References
-    ----------
-    Lu & De Sa 2021, eq. (26); Ye et al. 2020.
+        Gossip steps, >= 0.
 
     Examples
     --------
-    >>> accelerated_gossip_rho(0.0, 3)
-    0.0
     >>> round(accelerated_gossip_rho(0.95, 10), 4)
     0.0796
     """
@@ -113,17 +80,16 @@ def _check_positive(name: str, value: float, *, integer: bool = False, allow_zer
 
 def detag_phase_length(n: int, lam: float, varsigma0: float, T: int, Delta: float, L: float) -> int:
     r"""Phase length of Cor. 6:
-    :math:`R = \max(\log(n)/2, \log(\varsigma_0^2 T/(\Delta L))/2) / \sqrt{1 - \lambda}`.
+    :math:`R = \max(\log(n)/2, \log(\varsigma_0^2 T/(\Delta L))/2) / \sqrt{1 - \lambda}`, natural logs.
 
-    Natural logarithms. The paper leaves the rounding implicit; we round up (ceil) and take at least 1.
-    Rounding up keeps the property the proof uses:
-    :math:`\rho = (1 - \sqrt{1 - \lambda})^R \le e^{-R\sqrt{1 - \lambda}} \le 1/\sqrt{n}`.
-    :math:`\varsigma_0 = 0` (homogeneous start) drops the second logarithm.
+    Rounded up, at least 1 (the paper leaves the rounding implicit): rounding up keeps
+    :math:`\rho \le e^{-R\sqrt{1 - \lambda}} \le 1/\sqrt{n}`, which the proof uses. :math:`\varsigma_0 = 0`
+    drops the second logarithm.
 
     Parameters
     ----------
     n : int
-        Number of workers, >= 1.
+        Workers, >= 1.
     lam : float
         max(|lambda_2|, |lambda_n|) of W, in [0, 1).
     varsigma0 : float
@@ -131,26 +97,10 @@ def detag_phase_length(n: int, lam: float, varsigma0: float, T: int, Delta: floa
     T : int
         Iteration budget, >= 1.
     Delta, L : float
-        f(0) - inf f and the smoothness constant, > 0.
-
-    Returns
-    -------
-    int
-        R >= 1.
-
-    Raises
-    ------
-    ValueError
-        Naming the argument that is out of its range; TypeError for a non-number.
-
-    References
-    ----------
-    Lu & De Sa 2021/2023, Cor. 6.
+        f(0) - inf f and the smoothness, > 0.
 
     Examples
     --------
-    >>> detag_phase_length(16, 0.0, 0.0, 1000, 1.0, 1.0)
-    2
     >>> R = detag_phase_length(16, 0.95, 1.0, 10**6, 1.0, 1.0)
     >>> R, accelerated_gossip_rho(0.95, R) <= 1 / 4
     (31, True)
@@ -175,8 +125,7 @@ def detag_step_size(n: int, lam: float, varsigma0: float, T: int, Delta: float, 
     + \rho^{2/3} L^{2/3} \varsigma_0^{2/3} T^{1/3} / (R^{1/3} \Delta^{1/3} (1 - \rho))
     + 32 L / (1 - \rho)^2 \Big)`.
 
-    ``R`` defaults to ``detag_phase_length``. The last term alone keeps
-    :math:`\alpha \le (1 - \rho)^2/(32 L)`, the step-size condition of Thm 5.
+    The last term alone keeps :math:`\alpha \le (1 - \rho)^2/(32 L)`, Thm 5's step-size condition.
 
     Parameters
     ----------
@@ -187,28 +136,12 @@ def detag_step_size(n: int, lam: float, varsigma0: float, T: int, Delta: float, 
     B : int
         Queries per worker and iteration, >= 1.
     R : int, optional
-        Phase length; default `detag_phase_length(n, lam, varsigma0, T, Delta, L)`.
-
-    Returns
-    -------
-    float
-        alpha > 0.
-
-    Raises
-    ------
-    ValueError
-        Naming the argument that is out of its range; TypeError for a non-number.
-
-    References
-    ----------
-    Lu & De Sa 2021/2023, Cor. 6 and Thm 5.
+        Phase length; default `detag_phase_length`.
 
     Examples
     --------
     >>> round(detag_step_size(16, 0.95, 1.0, 10**6, 1.0, 1.0, 1.0, 1), 5)
     0.02484
-    >>> round(detag_step_size(16, 0.95, 1.0, 10**6, 1.0, 1.0, 1.0, 1, R=4), 5)
-    0.00521
     """
     if R is None:
         R = detag_phase_length(n, lam, varsigma0, T, Delta, L)

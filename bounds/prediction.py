@@ -1,10 +1,6 @@
 """The catalog's prediction at a measurement's own parameters: what a `Result` or a `WorstCase` carries as
-``bound`` (PEPit style: the computed value beside the theoretical one, in one record).
-
-A `Prediction` names the catalog entry, its kind (lower or upper bound), the value of T_eps it predicts, and
-the parameters it was evaluated at. A parameter the measurement does not know (a problem without a stated
-Delta, an oracle without a sigma, a run without a tol) is listed in ``unknown`` and the value is None: it is
-never invented. docs/architecture.md ("Paired results") says per algorithm where each parameter comes from.
+``bound``. A parameter the measurement does not know is listed in ``unknown`` and the value is None, never
+invented (docs/architecture.md, "Paired results").
 """
 
 from __future__ import annotations
@@ -51,52 +47,32 @@ class Prediction:
     note: str = ""
 
     def to_record(self) -> dict[str, object]:
-        """A JSON-able dict of every field.
-
-        Returns
-        -------
-        dict of str to object
-            ``entry``, ``kind``, ``value``, ``convention``, ``parameters`` (a dict), ``unknown`` (a list) and
-            ``note``: strings, floats, None and these containers only.
-        """
+        """A JSON-able dict of every field (strings, floats, None, a dict and a list)."""
         return {"entry": self.entry, "kind": self.kind, "value": self.value, "convention": self.convention,
                 "parameters": dict(self.parameters), "unknown": list(self.unknown), "note": self.note}
 
 
 def predict_at(entry: str | None, parameters: Mapping[str, object], *,
                convention: str = "grad_norm") -> Prediction:
-    """Evaluate catalog ``entry`` at the known ``parameters`` (None values are unknown).
+    """Evaluate catalog ``entry`` at the known ``parameters``; KeyError/ValueError for an unknown entry. A
+    value outside the entry's domain (lam = 1) gives a Prediction whose ``note`` holds `Rate.evaluate`'s
+    message.
 
     Parameters
     ----------
     entry : str or None
-        A catalog name, or None (no entry: a Prediction saying so).
+        A catalog name, or None (a Prediction saying there is none).
     parameters : mapping of str to object
-        Symbol -> value (``bounds.RATE_SYMBOLS`` names); None (or anything but a real number) marks a
-        parameter the measurement does not know.
-    convention : {"grad_norm", "grad_norm_sq"}, default "grad_norm"
+        Symbol -> value (``bounds.RATE_SYMBOLS``); None or a non-real marks an unknown parameter.
+    convention : {"grad_norm", "grad_norm_sq"}
         The convention epsilon is read in.
-
-    Returns
-    -------
-    Prediction
-        The entry's kind and value, or value None with ``unknown`` and ``note`` saying why.
-
-    Raises
-    ------
-    KeyError, ValueError
-        For an unknown entry (``bounds.get``). A known parameter outside the entry's domain (lam = 1 of a
-        disconnected W, say) gives a Prediction whose ``note`` holds ``Rate.evaluate``'s message.
 
     Examples
     --------
-    >>> p = predict_at("dsgt", dict(Delta=1.0, L=1.0, sigma=0.0, varsigma0=0.1, n=4, B=1, epsilon=0.01,
+    >>> p = predict_at("dsgt", dict(Delta=None, L=1.0, sigma=0.0, varsigma0=0.1, n=4, B=1, epsilon=0.01,
     ...                             lam=0.5))
-    >>> p.entry, p.kind, round(p.value), p.unknown
-    ('dsgt', 'upper', 8000, ())
-    >>> predict_at("dsgt", dict(Delta=None, L=1.0, sigma=0.0, varsigma0=0.1, n=4, B=1, epsilon=0.01,
-    ...                         lam=0.5)).unknown
-    ('Delta',)
+    >>> p.entry, p.kind, p.value, p.unknown
+    ('dsgt', 'upper', None, ('Delta',))
     """
     if entry is None:
         return Prediction(None, None, None, convention, {}, (), "no catalog entry for this algorithm")

@@ -1,13 +1,8 @@
 """The record type of the catalog: one iteration-complexity bound T_eps as a sum of named sympy terms.
 
-A ``Rate`` is data (docs/theory.md §13): the symbolic bound split into named terms (``sampling``,
-``communication``, ...), the accuracy convention it is stated in, whether it is a lower or an upper bound,
-where it comes from and how sure we are of it. Every bound counts iterations with absolute constants set to
-1 unless the entry says otherwise (the hard-instance entries carry the construction's explicit constants).
-
-Conventions (§1): ``grad_norm`` means the criterion E||grad f(x)|| <= eps (the paper's, rates in
-eps^-4 and eps^-2); ``grad_norm_sq`` means E||grad f(x)||^2 <= eps (most later papers, rates in eps^-2 and
-eps^-1). ``Rate.in_convention`` converts by the identification eps_sq = eps_norm^2.
+Absolute constants are 1 unless the entry says otherwise (the hard instances carry explicit ones).
+Conventions (docs/theory.md §1): ``grad_norm`` is E||grad f(x)|| <= eps, ``grad_norm_sq`` is
+E||grad f(x)||^2 <= eps; ``Rate.in_convention`` converts by eps_sq = eps_norm^2.
 """
 
 from __future__ import annotations
@@ -92,24 +87,21 @@ class Rate:
     name : str
         Catalog key, e.g. ``"detag"``.
     kind : {"lower", "upper"}
-        Whether T_eps is at least or at most the sum of the terms.
+        At least or at most the sum of the terms.
     source : str
         Paper and theorem/table, e.g. ``"Lu & De Sa 2021/2023, Cor. 6"``.
     convention : {"grad_norm", "grad_norm_sq"}
         E||grad f|| <= eps, or E||grad f||^2 <= eps.
     terms : mapping of str to sympy.Expr
-        Term name -> expression in the symbols of ``bounds.symbols``; at least ``sampling`` and
-        ``communication`` where the source splits them.
+        Term name -> expression in ``bounds.symbols``.
     assumptions : tuple of str
-        The conditions under which the bound holds (heterogeneity form, class of W, ...).
+        The conditions under which the bound holds.
     status : {"confirmed", "recalled", "derived"}
-        Checked against the paper, docs/theory.md's [recalled], or derived by us from the construction
-        (the derivation is in ``doc``).
+        Checked against the paper, recalled, or derived by us (the derivation in ``doc``).
     doc : str
-        Derivation and notes.
+        Derivation and provenance.
     probability : float
-        The bound holds with at least this probability per run (1.0 for in-expectation bounds; 0.5 for
-        the hard-instance sampling bound, docs/errata.md E21).
+        The bound holds with at least this probability per run (0.5 for the hard sampling instance, E21).
     """
 
     name: str
@@ -166,10 +158,6 @@ class Rate:
         terms : bool, optional
             One ``name: expression`` line per term instead of the sum.
 
-        Returns
-        -------
-        str
-
         Examples
         --------
         >>> from decbounds.bounds import get
@@ -184,32 +172,21 @@ class Rate:
         return whole
 
     def in_convention(self, convention: str) -> Rate:
-        """The same bound stated in the other accuracy convention.
+        """The same bound in the other convention (``self`` when already in it; memoized).
 
-        grad_norm -> grad_norm_sq substitutes eps -> sqrt(eps); grad_norm_sq -> grad_norm substitutes
-        eps -> eps^2 (docs/theory.md §13: eps_sq = eps_norm^2). By Jensen, E||g|| <= sqrt(E||g||^2), so the
-        conversion is rigorous for upper bounds stated in grad_norm_sq and for lower bounds stated in
-        grad_norm; the other two directions are the customary identification, exact up to that gap.
+        grad_norm -> grad_norm_sq substitutes eps -> sqrt(eps), the reverse eps -> eps^2. By Jensen it is
+        rigorous for upper bounds in grad_norm_sq and lower bounds in grad_norm, the customary identification
+        otherwise.
 
         Parameters
         ----------
         convention : {"grad_norm", "grad_norm_sq"}
-
-        Returns
-        -------
-        Rate
-            ``self`` when already in that convention, else a converted copy (memoized).
-
-        Raises
-        ------
-        ValueError
-            For an unknown convention.
+            The target convention.
 
         Examples
         --------
         >>> from decbounds.bounds import get
-        >>> cor2 = get("lower_bound_gossip")
-        >>> point = dict(Delta=1, L=1, sigma=0, n=16, B=1, lam=0.75)
+        >>> cor2, point = get("lower_bound_gossip"), dict(Delta=1, L=1, sigma=0, n=16, B=1, lam=0.75)
         >>> squared = cor2.in_convention("grad_norm_sq")
         >>> cor2.evaluate(epsilon=0.01, **point), squared.evaluate(epsilon=1e-4, **point)
         (20000.0, 20000.0)
@@ -263,20 +240,13 @@ class Rate:
         return exact
 
     def precise_terms(self, **values: float) -> dict[str, sp.Float]:
-        """Each term's value at a point as a sympy Float of 30 digits, with no exponent range limit.
-
-        The inputs are read as the decimals typed (0.1 = 1/10) and the terms evaluated exactly before
-        rounding, so nothing over- or underflows: this is the reference ``evaluate`` falls back to.
+        """Each term's value as a 30-digit sympy Float, evaluated exactly from the decimals typed (0.1 =
+        1/10), so nothing over- or underflows: the reference `evaluate` falls back to.
 
         Parameters
         ----------
         **values : float
             As `evaluate`.
-
-        Returns
-        -------
-        dict of str to sympy.Float
-            Term name -> value, 30 significant digits.
         """
         checked = self._scalars(values)
         return self._precise(checked)
@@ -333,26 +303,12 @@ class Rate:
         return out
 
     def evaluate_terms(self, **values: float) -> dict[str, float]:
-        """Each term's value at a point (scalars), by term name; see ``evaluate`` for the checks.
-
-        float64 first; where that over- or underflows anywhere on the way (or produces a NaN or divides by
-        zero), the terms are evaluated again with ``precise_terms``. A term whose true value exceeds the
-        largest float raises ``RateOverflowError`` (a ValueError saying "overflow"); nothing comes back inf
-        or NaN.
+        """Each term's value at a point, by name (their sum is `evaluate`'s): float64, or `precise_terms`
+        where float64 over- or underflows; `RateOverflowError` for a term beyond the float range.
 
         Parameters
         ----------
         **values : float
-            As `evaluate`.
-
-        Returns
-        -------
-        dict of str to float
-            Term name -> value; their sum is `evaluate`'s value.
-
-        Raises
-        ------
-        ValueError
             As `evaluate`.
         """
         checked = self._scalars(values)
@@ -371,30 +327,17 @@ class Rate:
         return self._as_floats(self._precise(checked), checked)
 
     def evaluate(self, **values: float) -> float:
-        """T_eps predicted by the bound at one point: the sum of the term values.
+        """T_eps predicted at one point (absolute constants 1): the sum of the terms, a finite float.
 
-        Every symbol in ``self.arguments`` must be given; other symbols of ``bounds.symbols`` are accepted
-        and ignored. ValueError names the offending keyword for: an unknown keyword, a missing symbol, a
-        non-positive value (sigma, varsigma, varsigma0 and lam may be 0), lam outside [0, 1), a non-integer
-        n, B or D, or a non-finite value. The value is always a finite float: where float64 arithmetic
-        would overflow on the way, the bound is evaluated in high precision, and a bound whose true value
-        exceeds the largest float raises ``RateOverflowError`` (a ValueError whose message says "overflow").
+        ValueError naming the keyword for an unknown keyword, a missing symbol of ``self.arguments``, a value
+        <= 0 (sigma, varsigma, varsigma0 and lam may be 0), lam outside [0, 1), a non-integer n, B or D, or a
+        non-finite value; `RateOverflowError` when the true value exceeds float64 (high precision is used on
+        the way where float64 would overflow). Other symbols of ``bounds.symbols`` are ignored.
 
         Parameters
         ----------
         **values : float
-            The symbols of the entry (``self.arguments``): Delta, L, sigma, varsigma, varsigma0, n, B,
-            epsilon, lam, D as it needs them.
-
-        Returns
-        -------
-        float
-            The predicted T_eps (absolute constants 1), finite.
-
-        Raises
-        ------
-        ValueError
-            Naming the keyword, for the cases above; `RateOverflowError` for a value beyond the float range.
+            The entry's symbols: Delta, L, sigma, varsigma, varsigma0, n, B, epsilon, lam, D as it needs them.
         """
         terms = self.evaluate_terms(**values)
         total = math.fsum(terms.values())
@@ -418,11 +361,8 @@ class Rate:
         return np.asarray(total, dtype=float)
 
     def _vector_total(self, checked: Mapping[str, np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
-        """``lambdify``'s value: float64 where it is exact, ``evaluate`` at every point where it is not.
-
-        One float64 pass over all points; if it raised, the points are bisected (flat) and each half tried
-        again, so only the points whose own evaluation over- or underflows go to ``evaluate`` (k bad points
-        of m cost O(k log m) vectorized passes): lambdify equals evaluate wherever evaluate returns a value.
+        """``lambdify``'s value: float64 where exact, ``evaluate`` where not; the points are bisected on a
+        float64 failure, so k bad points of m cost O(k log m) vectorized passes.
         """
         names = self.arguments
         total = self._float64_total([checked[name] for name in names], shape)
@@ -445,17 +385,9 @@ class Rate:
         return out.reshape(shape)
 
     def lambdify(self) -> Callable[..., np.ndarray]:
-        """A vectorized evaluator ``f(**values) -> ndarray``: values broadcast against each other.
-
-        Same keywords and checks as ``evaluate``; the result has the broadcast shape of all given values, so
-        a rate that does not depend on a swept symbol comes back as a flat array. Floating point: floor and
-        ceiling are evaluated in float64 here, so at exact integer boundaries (e.g. floor(1/0.1**2)) the
-        vectorized value may be one step below ``evaluate``'s exact one.
-
-        Returns
-        -------
-        callable
-            ``f(**values) -> numpy.ndarray``.
+        """A vectorized evaluator ``f(**values) -> ndarray`` with `evaluate`'s keywords and checks; values
+        broadcast. floor and ceiling are float64 here, so at exact integer boundaries (floor(1/0.1**2)) the
+        value may be one below `evaluate`'s exact one.
 
         Examples
         --------

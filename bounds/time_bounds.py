@@ -1,14 +1,10 @@
-"""Time, not iterations: the time lower bounds of Tyurin & Richtárik and the methods' times (docs/time.md).
+"""Time, not iterations: the time lower bounds of Tyurin & Richtárik (NeurIPS 2024, arXiv 2405.16218) and
+the methods' times (docs/time.md).
 
-Tyurin & Richtárik, "On the Optimal Time Complexities in Decentralized Stochastic Asynchronous
-Optimization" (NeurIPS 2024, arXiv 2405.16218). Accuracy is theirs, **E||grad f||^2 <= eps**
-(``grad_norm_sq``); pass ``convention="grad_norm"`` to give Lu & De Sa's eps (eps_sq = eps^2, theory.md §1).
-
-A cluster is any object with ``compute_times`` (h, shape (n,)) and ``link_times`` (rho, shape (n, n), inf
-where there is no link): `TimedCluster`; ``instances.Cluster`` is one. The Omega/Theta statements carry
-universal constants the paper does not state: every value here sets them to 1 (each entry's ``constant``
-says so), so a value is the bound's *expression*, not a certified floor on one instance. The certified
-floor on the zero-chain instance is `level_game_times` (the proof's time series, App. E.3).
+Accuracy is theirs, E||grad f||^2 <= eps (``grad_norm_sq``; ``convention="grad_norm"`` takes Lu & De Sa's).
+A cluster is anything with ``compute_times`` h (n,) and ``link_times`` rho (n, n) (`TimedCluster`). The
+Omega constants the paper leaves unstated are set to 1, so a value is the bound's expression, not a
+certified floor; the certified floor on the zero chain is `level_game_times` (App. E.3).
 """
 
 from __future__ import annotations
@@ -56,17 +52,12 @@ class TimedCluster(Protocol):
 
 
 def shortest_path_times(link_times: np.ndarray) -> np.ndarray:
-    """tau_{i->j}: shortest-path times over the links rho (inf: no link), eq. (2) of the paper.
+    """tau_{i->j}, shape (n, n) with zero diagonal: shortest-path times over the links rho, eq. (2).
 
     Parameters
     ----------
     link_times : numpy.ndarray
-        rho, shape (n, n); zeros are links of zero time, inf is no link.
-
-    Returns
-    -------
-    numpy.ndarray
-        tau, shape (n, n), zero diagonal.
+        rho, shape (n, n); inf is no link.
     """
     graph = csgraph.csgraph_from_dense(np.asarray(link_times, dtype=float), null_value=np.inf)
     return np.asarray(csgraph.shortest_path(graph, directed=True))
@@ -90,20 +81,14 @@ def _read(cluster: TimedCluster) -> tuple[np.ndarray, np.ndarray]:
 
 
 def equilibrium_time(s: float, h: np.ndarray, tau_bar: np.ndarray) -> np.ndarray:
-    """t*(s, h, tau_bar) of Definition 2, for one tau_bar (n,) or one per column (n, m) at once.
+    """t*(s, h, tau_bar) of Definition 2, for one tau_bar (n,) or one per column (n, m); exact, O(n log n).
 
     t* = min_k max{ max(tau_bar, h)_(k), s / sum_{i<=k} 1/h_(i) }, workers sorted by max(tau_bar_i, h_i).
-    Exact, O(n log n) per column.
 
     Parameters
     ----------
     s, h, tau_bar : float, numpy.ndarray, numpy.ndarray
         s >= 0 (sigma^2/eps in Thm 1); compute times (n,); distances to the pivot, (n,) or (n, m).
-
-    Returns
-    -------
-    numpy.ndarray
-        t*, shape () or (m,).
 
     Examples
     --------
@@ -140,14 +125,12 @@ def _scale(L: float, Delta: float, sigma: float, epsilon: float, convention: str
 def time_lower_bound(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, epsilon: float,
                      data: str = "homogeneous", convention: str = "grad_norm_sq",
                      constant: str = "free") -> float:
-    """Seconds any zero-respecting method needs on ``cluster`` (Tyurin & Richtárik 2024), constant 1.
+    """Seconds any zero-respecting method needs on ``cluster`` (Tyurin & Richtárik 2024); inf if unreachable.
 
     homogeneous (Thm 1, eq. (8)): (L Delta / eps) / (ln n + 1) * min_j t*(sigma^2/eps, h, tau_{.->j});
     heterogeneous (Thm 7, Table 2): (L Delta / eps) * max{max tau, max h, (sigma^2/(n eps)) mean h}.
-    Both are Omega statements whose universal constant c the paper does not state: ``constant="free"``
-    sets c = 1; ``constant="proof"`` (homogeneous) puts in the proof's hard instance (Thm 19, eqs. (35),
-    (36)): L Delta / eps -> T = floor(L Delta / (2 eps l1 Delta0)) and sigma^2 / eps -> 1/p with
-    p = min(2 eps gamma_inf^2 / sigma^2, 1), l1 = 152, Delta0 = 12, gamma_inf = 23 (`chain_time_lower_bound`).
+    ``constant="free"`` sets the unstated Omega constant to 1; ``"proof"`` (homogeneous) puts in Thm 19's hard
+    instance (eqs. (35), (36); `chain_time_lower_bound`).
 
     Parameters
     ----------
@@ -158,14 +141,9 @@ def time_lower_bound(cluster: TimedCluster, *, L: float, Delta: float, sigma: fl
     data : {"homogeneous", "heterogeneous"}
         Every worker samples f, or worker i its own f_i.
     convention : {"grad_norm_sq", "grad_norm"}
-        The paper's E||grad f||^2 <= eps, or Lu & De Sa's E||grad f|| <= eps.
-    constant : {"free", "proof"}, default "free"
-        c = 1, or the proof's hard-instance constants (above).
-
-    Returns
-    -------
-    float
-        Seconds (inf when no worker set can reach the pivot).
+        E||grad f||^2 <= eps, or E||grad f|| <= eps.
+    constant : {"free", "proof"}
+        c = 1, or the proof's hard-instance constants.
 
     Examples
     --------
@@ -191,8 +169,8 @@ def time_lower_bound(cluster: TimedCluster, *, L: float, Delta: float, sigma: fl
 
 
 def chain_time_lower_bound(cluster: TimedCluster, *, chain_length: int, p: float) -> float:
-    """Thm 19's bound on a zero chain of length T with reveal probability p, c = 1:
-    T / (ln n + 1) * min_j t*(1/p, h, tau_{.->j}) (Lemma 2 bounds the level game's y^T by it, up to c).
+    """Thm 19's bound in seconds on a zero chain of length T, reveal probability p, c = 1:
+    T / (ln n + 1) * min_j t*(1/p, h, tau_{.->j}) (Lemma 2 bounds the level game's y^T by it).
 
     Parameters
     ----------
@@ -200,11 +178,6 @@ def chain_time_lower_bound(cluster: TimedCluster, *, chain_length: int, p: float
         The cluster.
     chain_length, p : int, float
         T >= 0 and the reveal probability in (0, 1].
-
-    Returns
-    -------
-    float
-        Seconds.
     """
     h, tau = _read(cluster)
     T = require_count("chain_length", chain_length)
@@ -223,10 +196,6 @@ def fragile_pivot(cluster: TimedCluster, s: float) -> int:
         The cluster.
     s : float
         sigma^2 / eps (Fragile's batch size S).
-
-    Returns
-    -------
-    int
     """
     h, tau = _read(cluster)
     return int(np.argmin(equilibrium_time(s, h, tau + tau.T)))
@@ -268,24 +237,19 @@ def _minibatch(cluster: TimedCluster, *, L: float, Delta: float, sigma: float, e
 
 def seconds_per_iteration(cluster: TimedCluster, *, batch: int = 1, rounds: float = 1.0,
                           edges: np.ndarray | None = None) -> float:
-    """One synchronous iteration: the slowest worker's ``batch`` gradients plus ``rounds`` times the slowest
-    link in ``edges`` (default: every link). A catalog rate's T_eps times this is its time.
+    """Seconds of one synchronous iteration: the slowest worker's ``batch`` gradients plus ``rounds`` times
+    the slowest link in ``edges`` (default every link). A catalog rate's T_eps times this is its time.
 
     Parameters
     ----------
     cluster : TimedCluster
-        The cluster (its h as fixed times; `algorithms.run_timed` draws random ones).
-    batch : int, default 1
+        The cluster (its h as fixed times).
+    batch : int
         B gradients per worker.
-    rounds : float, default 1.0
+    rounds : float
         Communication rounds per iteration.
     edges : numpy.ndarray, optional
-        (n, n) boolean, the directed links a round uses (a gossip matrix's support).
-
-    Returns
-    -------
-    float
-        Seconds.
+        (n, n) boolean, the directed links a round uses.
     """
     h, _ = _read(cluster)
     link = slowest_link(cluster.link_times, edges)
@@ -294,7 +258,8 @@ def seconds_per_iteration(cluster: TimedCluster, *, batch: int = 1, rounds: floa
 
 
 def slowest_link(link_times: np.ndarray, edges: np.ndarray | None = None) -> float:
-    """max rho_{i->j} over the off-diagonal ``edges`` (default: every existing link); 0 without any.
+    """max rho_{i->j} over the off-diagonal ``edges`` (default every existing link): 0 without any, inf if
+    ``edges`` asks for a missing link.
 
     Parameters
     ----------
@@ -302,11 +267,6 @@ def slowest_link(link_times: np.ndarray, edges: np.ndarray | None = None) -> flo
         rho (n, n).
     edges : numpy.ndarray, optional
         (n, n) boolean: the links a round uses.
-
-    Returns
-    -------
-    float
-        Seconds; inf if ``edges`` asks for a missing link.
     """
     rho = np.asarray(link_times, dtype=float)
     used = rho < np.inf if edges is None else np.asarray(edges, dtype=bool)
@@ -316,11 +276,11 @@ def slowest_link(link_times: np.ndarray, edges: np.ndarray | None = None) -> flo
 
 def level_game_times(cluster: TimedCluster, *, chain_length: int, p: float, draws: int = 64,
                      seed: int | np.random.Generator = 0) -> np.ndarray:
-    """Draws of y^T, the proof's time series (App. E.3): the earliest time any worker can hold progress T.
+    """(draws,) draws of y^T in seconds, the proof's time series (App. E.3): the earliest time any worker can
+    hold progress T.
 
-    y^k_j = min_i (y^{k-1}_i + h_i eta^k_i + tau_{i->j}), eta ~ Geometric(p), y^0 = 0, y^T = min_j y^T_j.
-    On the zero-chain instance with reveal probability p and fixed times h, no zero-respecting method
-    reaches progress T earlier than y^T on the same coins; eta >= 1 gives the sure floor T min_i h_i.
+    y^k_j = min_i (y^{k-1}_i + h_i eta^k_i + tau_{i->j}), eta ~ Geometric(p), y^0 = 0, y^T = min_j y^T_j. No
+    zero-respecting method reaches progress T earlier on the same coins; eta >= 1 gives the floor T min_i h_i.
 
     Parameters
     ----------
@@ -328,15 +288,10 @@ def level_game_times(cluster: TimedCluster, *, chain_length: int, p: float, draw
         The cluster (its h as fixed times).
     chain_length, p : int, float
         T >= 1 and the reveal probability in (0, 1].
-    draws : int, default 64
+    draws : int
         Independent draws.
-    seed : int or numpy.random.Generator, default 0
+    seed : int or numpy.random.Generator
         The coins.
-
-    Returns
-    -------
-    numpy.ndarray
-        (draws,) seconds.
     """
     h, tau = _read(cluster)
     T = require_count("chain_length", chain_length, minimum=1)

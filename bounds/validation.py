@@ -1,22 +1,14 @@
-"""The project's one validation module: argument checks shared by every package.
+"""The project's one validation module: argument checks shared by every package (``bounds`` imports no other
+package, so all may import it).
 
-``bounds`` imports nothing of the other decbounds packages, so every package may import from here. Each
-check returns the value in its canonical type (``float``, ``int``, ``numpy.random.Generator``, a float
-matrix) or raises
-
-- ``TypeError`` when the value has the wrong type (a string, ``None``, a bool where a number is wanted, a
-  complex number, a float where a count is wanted), and
-- ``ValueError`` when it has the right type but breaks a rule (not finite, out of range, too large),
-
-with a message naming the argument, the value and the rule, e.g.
-``kappa must be a real number in (0, 1]; got kappa=1.5``.
+Each check returns the value in its canonical type or raises ``TypeError`` (wrong type: a string, None, a
+bool where a number is wanted, a complex number, a float where a count is wanted) or ``ValueError`` (right
+type, broken rule), naming the argument, the value and the rule: ``kappa must be ... ; got kappa=1.5``.
 
 >>> require_real("L", 2)
 2.0
 >>> require_count("n", 4, minimum=2)
 4
->>> require_probability("p", 0.25)
-0.25
 """
 
 from __future__ import annotations
@@ -63,7 +55,7 @@ _Graph = TypeVar("_Graph")
 
 
 class _GraphLike(Protocol):
-    """What `require_graph` reads of a networkx graph (it checks the first four names by ``hasattr``)."""
+    """What `require_graph` reads of a networkx graph."""
 
     def nodes(self) -> Iterable[Hashable]: ...
 
@@ -95,12 +87,7 @@ def describe_int(value: int) -> str:
     Parameters
     ----------
     value : int
-        Any size; a message never prints thousands of digits.
-
-    Returns
-    -------
-    str
-        ``str(value)``, or ``"about 10^k"`` (k the number of digits less one) beyond 20 digits.
+        Any size.
     """
     text = str(value)
     return text if len(text) <= 20 else f"{'-' if value < 0 else ''}about 10^{len(text.lstrip('-')) - 1}"
@@ -109,44 +96,24 @@ def describe_int(value: int) -> str:
 def require_real(name: str, value: object, *, minimum: float | None = 0.0, maximum: float | None = None,
                  allow_zero: bool = False, allow_minimum: bool | None = None, maximum_inclusive: bool = True,
                  finite: bool = True) -> float:
-    """``value`` as a float: a real number (not bool, not complex, not a string), finite unless
-    ``finite=False``, and inside the range.
+    """``value`` as a float: a real number (not bool, complex or str), finite unless ``finite=False``.
 
-    The range: ``minimum`` (default 0) is excluded unless ``allow_minimum`` (``allow_zero`` is its name for
-    minimum 0, kept for the common "> 0 or >= 0" choice); ``maximum`` is included unless
-    ``maximum_inclusive=False``; ``minimum=None`` / ``maximum=None`` lift that side. Ints of any size are
-    accepted if they convert to a finite float (10**400 does not: ValueError "overflows float").
+    In range: ``minimum`` is excluded unless ``allow_minimum`` (``allow_zero`` for "> 0 or >= 0");
+    ``maximum`` is included unless ``maximum_inclusive=False``; None lifts a side. NaN is always refused;
+    an int beyond float's range is a ValueError ("overflows float").
 
     Parameters
     ----------
-    name : str
-        The argument's name, as the messages print it.
-    value : object
-        Anything; checked here.
-    minimum : float or None, default 0.0
-        The lower end of the range (None: no lower end).
-    maximum : float or None, default None
-        The upper end of the range (None: no upper end).
-    allow_zero : bool, default False
-        Whether ``minimum`` itself is allowed (read when ``allow_minimum`` is None).
-    allow_minimum : bool or None, default None
-        Whether ``minimum`` itself is allowed; None defers to ``allow_zero``.
-    maximum_inclusive : bool, default True
+    name, value : str, object
+        The argument's name as messages print it, and what to check.
+    minimum, maximum : float or None
+        The range's ends (default 0 and none).
+    allow_zero, allow_minimum : bool
+        Whether ``minimum`` itself is allowed (``allow_minimum`` None defers to ``allow_zero``).
+    maximum_inclusive : bool
         Whether ``maximum`` itself is allowed.
-    finite : bool, default True
-        Whether +-inf is refused (NaN always is).
-
-    Returns
-    -------
-    float
-        ``float(value)``.
-
-    Raises
-    ------
-    TypeError
-        If ``value`` is not a real number (a bool, a complex number, a string, None).
-    ValueError
-        If it is NaN, infinite (with ``finite``), overflows float, or lies outside the range.
+    finite : bool
+        Whether +-inf is refused.
 
     >>> require_real("sigma", 0, allow_zero=True)
     0.0
@@ -174,70 +141,41 @@ def require_real(name: str, value: object, *, minimum: float | None = 0.0, maxim
 
 
 def require_positive(name: str, value: object) -> float:
-    """A finite real number > 0 (`require_real` with its defaults).
+    """A finite real number > 0, as a float.
 
     Parameters
     ----------
-    name : str
-        The argument's name, as the messages print it.
-    value : object
-        Anything; checked here.
-
-    Returns
-    -------
-    float
-        ``float(value)``.
+    name, value : str, object
+        The argument's name and what to check.
     """
     return require_real(name, value)
 
 
 def require_nonnegative(name: str, value: object) -> float:
-    """A finite real number >= 0.
+    """A finite real number >= 0, as a float.
 
     Parameters
     ----------
-    name : str
-        The argument's name, as the messages print it.
-    value : object
-        Anything; checked here.
-
-    Returns
-    -------
-    float
-        ``float(value)``.
+    name, value : str, object
+        The argument's name and what to check.
     """
     return require_real(name, value, allow_zero=True)
 
 
 def require_count(name: str, value: object, minimum: int = 0, *, maximum: int | None = None,
                   what: str | None = None) -> int:
-    """``value`` as an int: an integer (Python int or numpy integer; not bool, not a float such as 3.0 or
-    NaN) with ``minimum <= value`` and, when given, ``value <= maximum``.
+    """``value`` as an int (Python or numpy integer; not bool, not 3.0 or NaN) in [minimum, maximum].
 
     Parameters
     ----------
-    name : str
-        The argument's name, as the messages print it.
-    value : object
-        Anything; checked here.
-    minimum : int, default 0
+    name, value : str, object
+        The argument's name and what to check.
+    minimum : int
         The smallest count allowed.
-    maximum : int or None, default None
+    maximum : int or None
         The largest count allowed (None: no upper end).
-    what : str or None, default None
-        Explains the maximum in the message (e.g. "entries a (T_c x n) array can hold").
-
-    Returns
-    -------
-    int
-        ``operator.index(value)``.
-
-    Raises
-    ------
-    TypeError
-        If ``value`` is not an integer (a bool, a float, NaN).
-    ValueError
-        If it lies outside [minimum, maximum].
+    what : str or None
+        Why the maximum, for the message.
 
     >>> require_count("R", 0)
     0
@@ -260,29 +198,19 @@ def require_count(name: str, value: object, minimum: int = 0, *, maximum: int | 
 
 
 def require_size(name: str, entries: int, *, limit: int = MAX_ENTRIES, detail: str = "") -> int:
-    """Refuse an allocation of ``entries`` float64 numbers above ``limit`` before it happens, naming the
-    argument that sized it.
+    """Refuse an allocation of ``entries`` float64 numbers above ``limit`` (ValueError naming ``name``)
+    before it happens; returns ``entries``.
 
     Parameters
     ----------
     name : str
-        The argument that sized the allocation, as the message prints it.
+        The argument that sized the allocation.
     entries : int
-        The float64 entries the allocation would hold.
-    limit : int, default MAX_ENTRIES
-        The most entries allowed (2**31, 16 GiB).
-    detail : str, default ""
+        The float64 entries it would hold.
+    limit : int
+        The most entries allowed (``MAX_ENTRIES``, 16 GiB).
+    detail : str
         How ``name`` sizes it, e.g. "n * T_c".
-
-    Returns
-    -------
-    int
-        ``entries``.
-
-    Raises
-    ------
-    ValueError
-        If ``entries > limit``.
     """
     if entries > limit:
         how = f"{detail} = {describe_int(entries)}" if detail else describe_int(entries)
@@ -292,59 +220,38 @@ def require_size(name: str, entries: int, *, limit: int = MAX_ENTRIES, detail: s
 
 
 def require_probability(name: str, value: object, *, allow_zero: bool = False) -> float:
-    """A real number in (0, 1] (or [0, 1] with ``allow_zero``).
+    """A real number in (0, 1] (or [0, 1] with ``allow_zero``), as a float.
 
     Parameters
     ----------
-    name : str
-        The argument's name, as the messages print it.
-    value : object
-        Anything; checked here.
-    allow_zero : bool, default False
+    name, value : str, object
+        The argument's name and what to check.
+    allow_zero : bool
         Whether 0 is allowed.
-
-    Returns
-    -------
-    float
-        ``float(value)``.
     """
     return require_real(name, value, allow_zero=allow_zero, maximum=1.0)
 
 
 def require_fraction(name: str, value: object) -> float:
-    """A real number in [0, 1) (e.g. lam = max(|lambda_2|, |lambda_n|) of a gossip matrix).
+    """A real number in [0, 1) (e.g. lam = max(|lambda_2|, |lambda_n|) of a gossip matrix), as a float.
 
     Parameters
     ----------
-    name : str
-        The argument's name, as the messages print it.
-    value : object
-        Anything; checked here.
-
-    Returns
-    -------
-    float
-        ``float(value)``.
+    name, value : str, object
+        The argument's name and what to check.
     """
     return require_real(name, value, allow_zero=True, maximum=1.0, maximum_inclusive=False)
 
 
 def require_choice(name: str, value: object, choices: tuple[str, ...] | list[str]) -> str:
-    """One of ``choices`` (strings); TypeError for a non-string, ValueError listing the choices.
+    """One of ``choices`` (exact strings); TypeError for a non-string, ValueError listing the choices.
 
     Parameters
     ----------
-    name : str
-        The argument's name, as the messages print it.
-    value : object
-        Anything; checked here.
+    name, value : str, object
+        The argument's name and what to check.
     choices : tuple or list of str
-        The accepted strings (compared exactly, case included).
-
-    Returns
-    -------
-    str
-        ``value``.
+        The accepted strings.
     """
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, one of {tuple(choices)}; got {name}={_show(value)}")
@@ -354,19 +261,12 @@ def require_choice(name: str, value: object, choices: tuple[str, ...] | list[str
 
 
 def require_bool(name: str, value: object) -> bool:
-    """A bool (or numpy bool); TypeError for anything else (1 and 0 included).
+    """A bool (or numpy bool) as ``bool``; TypeError for anything else (1 and 0 included).
 
     Parameters
     ----------
-    name : str
-        The argument's name, as the messages print it.
-    value : object
-        Anything; checked here.
-
-    Returns
-    -------
-    bool
-        ``bool(value)``.
+    name, value : str, object
+        The argument's name and what to check.
     """
     if not isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be True or False; got {name}={_show(value)}")
@@ -385,29 +285,15 @@ def require_seed(name: str, value: object, *, allow_none: bool
 
 def require_seed(name: str, value: object, *, allow_none: bool = False
                  ) -> int | np.random.Generator | np.random.SeedSequence | None:
-    """A seed: an int >= 0 (any size numpy's SeedSequence takes), a ``numpy.random.Generator`` or a
-    ``numpy.random.SeedSequence`` (``None`` only with ``allow_none``: fresh OS entropy, not reproducible).
+    """A seed: an int >= 0 (returned as a Python int), a ``numpy.random.Generator`` or ``SeedSequence``,
+    or None with ``allow_none`` (fresh OS entropy). TypeError for another type (bool, float, ``RandomState``).
 
     Parameters
     ----------
-    name : str
-        The argument's name, as the messages print it.
-    value : object
-        Anything; checked here.
-    allow_none : bool, default False
+    name, value : str, object
+        The argument's name and what to check.
+    allow_none : bool
         Whether None is accepted.
-
-    Returns
-    -------
-    int, numpy.random.Generator, numpy.random.SeedSequence or None
-        A Python int for an integer seed, else ``value`` itself.
-
-    Raises
-    ------
-    TypeError
-        For another type (a bool, a float, a legacy ``RandomState``).
-    ValueError
-        For a negative int.
     """
     if value is None and allow_none:
         return None
@@ -421,21 +307,14 @@ def require_seed(name: str, value: object, *, allow_none: bool = False
 
 
 def as_generator(name: str, value: object, *, allow_none: bool = False) -> np.random.Generator:
-    """``require_seed`` then ``numpy.random.default_rng``: the Generator itself, or a new one from the int.
+    """`require_seed`, then the Generator itself or ``numpy.random.default_rng(seed)``.
 
     Parameters
     ----------
-    name : str
-        The argument's name, as the messages print it.
-    value : object
-        A seed as `require_seed` takes it.
-    allow_none : bool, default False
+    name, value : str, object
+        The argument's name and a seed as `require_seed` takes it.
+    allow_none : bool
         Whether None (fresh OS entropy) is accepted.
-
-    Returns
-    -------
-    numpy.random.Generator
-        ``value`` itself when it is one, else ``numpy.random.default_rng(seed)``.
     """
     seed = require_seed(name, value, allow_none=allow_none)
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -454,31 +333,21 @@ def _element_to_float(name: str, element: object) -> float:
 
 def require_real_array(name: str, value: object, *, allow_bool: bool = True,
                        expected: str = "a real number or an array of them") -> np.ndarray:
-    """``value`` (a real number, a list or an array of them) as a float64 array, refused without a warning.
+    """``value`` (a real number, nested list or array) as a float64 array, refused without a numpy warning.
 
-    The one conversion to float of the package: ``np.asarray(value, dtype=float)`` warns before it fails
-    (a ComplexWarning drops the imaginary part of complex input, a RuntimeWarning "overflow encountered in
-    cast" turns a ``numpy.longdouble`` beyond 1.8e308 into inf), so a caller running with ``-W error`` got
-    the warning as the error. Here: complex, string, object and other non-numeric dtypes raise
-    ``TypeError``; a value outside the float64 range (a Python int such as 10**400, a long double such as
-    1e4000) raises ``ValueError`` saying it "overflows float". Finiteness and ranges are the caller's rules;
-    ``expected`` words the type in the messages.
+    The package's one conversion to float: ``np.asarray(value, dtype=float)`` warns before it fails (complex
+    input, a long double beyond float64), which ``-W error`` turns into the error. Here complex, string and
+    object dtypes are a TypeError and values beyond float64 a ValueError ("overflows float"); ranges are the
+    caller's. A float64 array comes back as it is.
 
     Parameters
     ----------
-    name : str
-        The argument's name, as the messages print it.
-    value : object
-        Anything; checked here (a number, a nested list or an array is accepted).
-    allow_bool : bool, default True
-        Whether bools (and bool arrays) are accepted, as 0.0 and 1.0.
-    expected : str, default "a real number or an array of them"
+    name, value : str, object
+        The argument's name and what to check.
+    allow_bool : bool
+        Whether bools are accepted (as 0.0 and 1.0).
+    expected : str
         The accepted type in words, for the messages.
-
-    Returns
-    -------
-    numpy.ndarray
-        float64, of ``value``'s shape; ``value`` itself when it is a float64 array already.
 
     >>> require_real_array("B", [1, 2])
     array([1., 2.])
@@ -519,24 +388,14 @@ def require_real_array(name: str, value: object, *, allow_bool: bool = True,
 
 
 def collect_errors(*checks: Callable[[], _Checked]) -> list[_Checked]:
-    """Run every check (a zero-argument callable) and raise once for all that failed.
-
-    The values of the checks come back in order when none fails. When some raise ``TypeError`` or
-    ``ValueError``, one error carries every message, one per line (a ``TypeError`` when all the failures
-    are type errors, else a ``ValueError``), so that a user sees every wrong argument at once.
+    """Run every zero-argument check and return their values, or raise once for all that failed: one error
+    with every message (a TypeError when all are type errors, else a ValueError).
 
     Parameters
     ----------
     *checks : callable
-        Zero-argument callables, each a check such as ``lambda: require_count("K", K)``.
+        E.g. ``lambda: require_count("K", K)``.
 
-    Returns
-    -------
-    list
-        The checks' values, in order.
-
-    >>> collect_errors(lambda: require_count("K", 3), lambda: require_real("L", 2))
-    [3, 2.0]
     >>> collect_errors(lambda: require_count("K", -1), lambda: require_count("N", 1, minimum=2))
     Traceback (most recent call last):
     ...
@@ -562,27 +421,17 @@ def collect_errors(*checks: Callable[[], _Checked]) -> list[_Checked]:
 
 def require_matrix(name: str, value: object, *, square: bool = True, finite: bool = True,
                    min_size: int = 1) -> np.ndarray:
-    """A dense 2-D real float array (copy-free where possible): not complex, not object, every entry
-    finite, square unless ``square=False``, at least ``min_size`` rows. Sparse matrices: see
-    ``require_sparse_entries``.
+    """A dense 2-D float64 matrix (`require_real_array`): finite unless ``finite=False``, square unless
+    ``square=False``, at least ``min_size`` rows and columns.
 
     Parameters
     ----------
-    name : str
-        The argument's name, as the messages print it.
-    value : object
-        Anything; checked here (a nested list or an array is accepted).
-    square : bool, default True
-        Whether the matrix must be square.
-    finite : bool, default True
-        Whether every entry must be finite.
-    min_size : int, default 1
-        The fewest rows and columns allowed.
-
-    Returns
-    -------
-    numpy.ndarray, shape (m, k)
-        float64 (`require_real_array`).
+    name, value : str, object
+        The argument's name and what to check.
+    square, finite : bool
+        Whether it must be square, and have finite entries.
+    min_size : int
+        The fewest rows and columns.
     """
     if value is None or isinstance(value, str | bytes | numbers.Number):
         raise TypeError(f"{name} must be a 2-D array of real numbers; got {name}={_show(value)}")
@@ -605,19 +454,14 @@ def _nonfinite(data: np.ndarray) -> str:
 
 
 def require_finite_entries(name: str, data: np.ndarray) -> np.ndarray:
-    """Check that every entry of ``data`` (e.g. a sparse matrix's ``.data``) is finite and real.
+    """``data`` (e.g. a sparse matrix's ``.data``) itself, after checking every entry is real and finite.
 
     Parameters
     ----------
     name : str
-        The argument's name, as the messages print it.
+        The argument's name.
     data : numpy.ndarray
-        The entries, any shape.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``data`` itself.
+        The entries.
     """
     if np.iscomplexobj(data):
         raise TypeError(f"{name} must be real, not complex; got dtype {data.dtype}")
@@ -627,23 +471,17 @@ def require_finite_entries(name: str, data: np.ndarray) -> np.ndarray:
 
 
 def require_array(name: str, value: object, *, ndim: int | None = None, finite: bool = True) -> np.ndarray:
-    """A real float array (any shape, or exactly ``ndim`` dimensions), finite unless ``finite=False``.
+    """A float64 array (`require_real_array`) of ``ndim`` dimensions (None: any), finite unless
+    ``finite=False``.
 
     Parameters
     ----------
-    name : str
-        The argument's name, as the messages print it.
-    value : object
-        Anything; checked here (a number, a nested list or an array is accepted).
-    ndim : int or None, default None
-        The number of dimensions required (None: any).
-    finite : bool, default True
+    name, value : str, object
+        The argument's name and what to check.
+    ndim : int or None
+        The dimensions required.
+    finite : bool
         Whether every entry must be finite.
-
-    Returns
-    -------
-    numpy.ndarray
-        float64 (`require_real_array`).
     """
     arr = require_real_array(name, value, expected="an array of real numbers")
     if ndim is not None and arr.ndim != ndim:
@@ -666,29 +504,22 @@ def _is_graph(G: object) -> TypeIs[_GraphLike]:
 
 def require_graph(name: str, G: _Graph, *, directed: bool | None = False, connected: bool = False,
                   allow_multigraph: bool = False) -> _Graph:
-    """A networkx graph (duck-typed: ``nodes``, ``edges``, ``is_directed``, ``is_multigraph``), undirected
-    when ``directed=False``, directed when True, either when None; a multigraph only with
-    ``allow_multigraph``; never with a self-loop (ValueError); with ``connected``, connected (the error
-    lists the components' sizes and a few nodes of each). The networkx import stays lazy: bounds itself
-    never needs it.
+    """``G`` itself, after checking it is a networkx graph (duck-typed) with no self-loop: undirected
+    (``directed=False``), directed (True) or either (None); a multigraph only with ``allow_multigraph``; with
+    ``connected``, connected (the error lists the components). networkx is imported only for ``connected``.
 
     Parameters
     ----------
     name : str
-        The argument's name, as the messages print it.
+        The argument's name.
     G : networkx.Graph or networkx.DiGraph
-        Anything; checked here (TypeError unless it has a graph's methods).
-    directed : bool or None, default False
-        False: undirected only; True: directed only; None: either.
-    connected : bool, default False
-        Whether the graph must be (weakly) connected.
-    allow_multigraph : bool, default False
+        What to check.
+    directed : bool or None
+        Undirected only, directed only, or either.
+    connected : bool
+        Whether it must be (weakly) connected.
+    allow_multigraph : bool
         Whether parallel edges are accepted.
-
-    Returns
-    -------
-    networkx.Graph or networkx.DiGraph
-        ``G`` itself.
     """
     if not _is_graph(G):
         raise TypeError(f"{name} must be a networkx graph; got {name}={_show(G)} (type {type(G).__name__})")

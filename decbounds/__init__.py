@@ -1,29 +1,13 @@
-"""decbounds: the theory of optimal complexity in decentralized training (Lu & De Sa, ICML 2021 / JMLR
-2023), executable and checkable.
+"""decbounds: the theory of optimal complexity in decentralized training (Lu & De Sa, ICML 2021 / JMLR 2023),
+executable and checkable.
 
-The subpackages mirror the lower bound's triple (f, O, G) and the class A of algorithms:
-
-- `decbounds.bounds`: the symbolic lower bounds, the rate catalog, predicted complexity;
-- `decbounds.instances`: local functions f (zero chain, heterogeneous problems) and graphs G with gossip
-  matrices;
-- `decbounds.oracles`: stochastic first-order oracles O;
-- `decbounds.algorithms`: the step rules on one engine (the class A), ``run``, ``run_batch``, ``tune``;
-- `decbounds.pep`: computed worst cases (PEP) of those step rules;
-- `decbounds.paper_figures`: sweeps, exponent fits and the figures;
-- `decbounds.verify`: ``decbounds verify``, a user's step rule audited for the class and held against the
-  lower bounds on the paper's instances.
-
-Beside them, in this folder: `decbounds.cli`, the ``decbounds`` command line (also ``python -m decbounds``),
-whose subcommands come from each package's ``cli`` module; `decbounds.registry`, the one registry mechanism
-of every pluggable kind; `decbounds.files`, the one atomic file write.
-
-Each subpackage is imported when first used, so ``import decbounds`` stays cheap.
+The subpackages mirror the lower bound's triple (f, O, G) and the class A of algorithms: `bounds`,
+`instances`, `oracles`, `algorithms`, `pep`, `paper_figures`, `verify` (docs/architecture.md); beside
+them `decbounds.cli`, `decbounds.registry` and `decbounds.files`. Each subpackage is imported on first use.
 
 Examples
 --------
 >>> import decbounds
->>> decbounds.__version__ == decbounds.version()
-True
 >>> decbounds.bounds.get("lower_bound_gossip").kind
 'lower'
 """
@@ -47,13 +31,9 @@ SUBPACKAGES: tuple[str, ...] = ("bounds", "instances", "oracles", "algorithms", 
 
 
 def _lead_to_the_source_folders() -> None:
-    """In a source tree, let ``decbounds.<subpackage>`` find the folders that stand beside this one.
-
-    Installed, the subpackages sit inside this folder (the wheel's ``decbounds/bounds``, ...). In the
-    repository they are its top-level siblings (``bounds/``, ...), which an editable install maps by name;
-    but Python started inside the clone imports this folder from the current directory first, whatever is
-    installed, and would then find no subpackage. Adding the repository's root to ``__path__`` makes the
-    clone behave as the installed package does, editable or not, inside the clone or outside.
+    """In a source tree, let ``decbounds.<subpackage>`` find the folders beside this one (the repository's
+    top-level ``bounds/``, ...): Python started inside the clone imports this folder from the current
+    directory first, whatever is installed, so the root joins ``__path__``.
     """
     here = pathlib.Path(__file__).resolve().parent
     if (here / SUBPACKAGES[0]).is_dir():  # installed: the subpackages are inside
@@ -67,12 +47,7 @@ _lead_to_the_source_folders()
 
 
 def version() -> str:
-    """The installed version of decbounds (``__version__``).
-
-    Returns
-    -------
-    str
-    """
+    """The installed version of decbounds (``__version__``)."""
     return __version__
 
 

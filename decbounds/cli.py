@@ -1,12 +1,7 @@
-"""The `decbounds` console script (``decbounds ...``, ``python -m decbounds ...``): one subcommand per
-package, each a thin layer over that package's API.
-
-Each package that offers a subcommand has a module ``<package>/cli.py`` with
-``add_parser(subparsers) -> None``; the parser it adds sets ``func(args) -> int``. The subcommands are the
-one registry mechanism's (`decbounds.registry.Registry`) `COMMANDS`, whose entry-point group
-``decbounds.subcommands`` adds a plugin's; `register_subcommand` adds one by name and module, imported only
-when that subcommand is on the command line: `main` calls only its registration, so ``decbounds predict``
-never imports numpy's consumers, matplotlib or the algorithms.
+"""The ``decbounds`` console script (also ``python -m decbounds``): one subcommand per package, each a thin
+layer over its API. A package's ``<package>/cli.py`` has ``add_parser(subparsers)``; the subcommands are
+the registry `COMMANDS` (entry-point group ``decbounds.subcommands``), and `main` imports only the one on
+the command line, so ``decbounds predict`` never imports matplotlib or the algorithms.
 """
 
 from __future__ import annotations
@@ -20,19 +15,21 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import decbounds
+from decbounds.lazy_exports import deprecated_attributes
 from decbounds.registry import Registry
 
 if TYPE_CHECKING:
     #: What a subcommand's ``add_parser`` receives: ``ArgumentParser.add_subparsers()``'s action.
     SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
-__all__ = ["BROKEN_PIPE_STATUS", "COMMANDS", "INTERRUPTED_STATUS", "SUBCOMMANDS", "SUBCOMMAND_HELP",
-           "HelpFormatter", "SuggestingParser", "build_parser", "interrupted", "main", "register_subcommand"]
+__all__ = ["BROKEN_PIPE_STATUS", "COMMANDS", "INTERRUPTED_STATUS", "HelpFormatter", "SuggestingParser",
+           "build_parser", "interrupted", "main", "register_subcommand"]
 
 
 class HelpFormatter(argparse.HelpFormatter):
-    """Every subcommand's help: an option's default is shown ("(default: 16)") unless its help states it or
-    it has none, and a required option says "(required)"."""
+    """Every subcommand's help: an option's default is shown unless its help states it, and a required option
+    says "(required)".
+    """
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
@@ -47,9 +44,8 @@ class HelpFormatter(argparse.HelpFormatter):
 
 
 class SuggestingParser(argparse.ArgumentParser):
-    """An `argparse.ArgumentParser` whose "invalid choice" error adds "did you mean ...?" with the closest
-    choices (``difflib.get_close_matches``); the subcommands' parsers are of this class too, so a mistyped
-    subcommand, topology or algorithm gets the suggestion, and their help shows defaults (`HelpFormatter`).
+    """An `argparse.ArgumentParser` whose "invalid choice" error adds "did you mean ...?" (the closest
+    choices); its sub-parsers are of this class too, with `HelpFormatter`.
 
     Examples
     --------
@@ -66,17 +62,12 @@ class SuggestingParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def unknown_options(self, extras: Sequence[str]) -> str:
-        """The error of options this parser does not take, each with the closest option it takes.
+        """The error of options this parser does not take, each with the closest one it takes.
 
         Parameters
         ----------
         extras : sequence of str
             What ``parse_known_args`` left over.
-
-        Returns
-        -------
-        str
-            "unrecognized arguments: --ful (did you mean --full?)".
         """
         known = [option for action in self._actions for option in action.option_strings
                  if action.help is not argparse.SUPPRESS]
@@ -119,22 +110,17 @@ COMMANDS: Registry[Callable[[SubParsers], None]] = Registry("subcommand", field=
 
 
 def register_subcommand(name: str, add_parser: Callable[[SubParsers], None] | str, *, help: str) -> None:
-    """Make ``decbounds NAME`` run the subcommand that ``add_parser(subparsers)`` adds.
+    """Make ``decbounds NAME`` run the subcommand ``add_parser(subparsers)`` adds; ValueError if ``name`` is
+    taken.
 
     Parameters
     ----------
     name : str
         The subcommand.
     add_parser : callable or str
-        ``add_parser(subparsers) -> None`` (its parser sets ``func(args) -> int``), or the name of a module
-        holding one, imported only when the subcommand runs.
+        ``add_parser(subparsers) -> None``, or the name of a module holding one (imported only when it runs).
     help : str
-        The one line ``decbounds --help`` lists without importing the subcommand.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is taken by another subcommand.
+        The line ``decbounds --help`` lists without importing the subcommand.
     """
     builder = _from_module(add_parser) if isinstance(add_parser, str) else add_parser
     COMMANDS.register(name, builder, description=help)
@@ -156,29 +142,33 @@ register_subcommand("verify", "decbounds.verify.cli",
                     help="hold your step rule against the lower bounds (class audit, the paper's "
                          "experiments)")
 
-#: subcommand -> the function that registers it (a live view of `COMMANDS`).
-SUBCOMMANDS: MutableMapping[str, Callable[[SubParsers], None]] = COMMANDS.objects()
+#: Live views of `COMMANDS` (name -> add_parser, name -> help): what the deprecated names read.
+_COMMAND_VIEW: MutableMapping[str, Callable[[SubParsers], None]] = COMMANDS.objects()
+_COMMAND_HELP: Mapping[str, str] = COMMANDS.descriptions()
 
-#: subcommand -> its one-line help, for ``decbounds --help`` (which lists the subcommands without importing
-#: them; tests/paper_figures/test_cli_lazy.py holds each equal to the help its module registers).
-SUBCOMMAND_HELP: Mapping[str, str] = COMMANDS.descriptions()
+#: Old name -> (attribute, message): the subcommand registry has one name, `COMMANDS` (until 0.4).
+_DEPRECATED = {
+    "SUBCOMMANDS": ("_COMMAND_VIEW", "decbounds.cli.SUBCOMMANDS is deprecated: the subcommand registry is "
+                    "decbounds.cli.COMMANDS (COMMANDS.objects() is this view); the alias goes in 0.4"),
+    "SUBCOMMAND_HELP": ("_COMMAND_HELP", "decbounds.cli.SUBCOMMAND_HELP is deprecated: read "
+                        "decbounds.cli.COMMANDS.descriptions(); the alias goes in 0.4"),
+}
+
+
+__getattr__ = deprecated_attributes(__name__, globals(), _DEPRECATED)
+if TYPE_CHECKING:  # what the deprecated names read, for type checkers
+    SUBCOMMANDS: MutableMapping[str, Callable[[SubParsers], None]]
+    SUBCOMMAND_HELP: Mapping[str, str]
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The top-level parser with `command` registered, or, when `command` is None or unknown (for ``--help``
-    and for argparse's own error message), every subcommand as a stub holding only its name and help.
-
-    Registering only the command asked for keeps ``decbounds predict`` from importing the figure modules,
-    and the stubs keep ``decbounds --help`` from importing any subcommand's stack.
+    """The top-level parser with ``command`` registered, or, when it is None or unknown, every subcommand as a
+    stub holding its name and help (so ``decbounds --help`` imports no subcommand's stack).
 
     Parameters
     ----------
     command : str, optional
-        A subcommand name (``SUBCOMMANDS``).
-
-    Returns
-    -------
-    argparse.ArgumentParser
+        A subcommand name (of `COMMANDS`).
 
     Examples
     --------
@@ -193,28 +183,23 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"decbounds {decbounds.__version__}")
     # a SuggestingParser's sub-parsers are SuggestingParsers: argparse.ArgumentParsers, as `SubParsers` says
     subparsers = cast("SubParsers", parser.add_subparsers(dest="command", metavar="COMMAND"))
-    if command is None or command not in SUBCOMMANDS:
-        for name in SUBCOMMANDS:
-            subparsers.add_parser(name, help=SUBCOMMAND_HELP[name])
+    if command is None or command not in COMMANDS:
+        for name in COMMANDS:
+            subparsers.add_parser(name, help=COMMANDS[name].description)
         return parser
-    SUBCOMMANDS[command](subparsers)
+    COMMANDS[command].builder(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `decbounds` script; returns the exit status.
+    """Entry point of the ``decbounds`` script; returns the exit status: the subcommand's, 2 without one,
+    `BROKEN_PIPE_STATUS` (141) when stdout's reader closed the pipe, `INTERRUPTED_STATUS` (130) after Ctrl-C
+    (one line, no traceback, in both cases).
 
     Parameters
     ----------
     argv : sequence of str, optional
         Arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The subcommand's status; 2 (after printing the help) without a subcommand; `BROKEN_PIPE_STATUS`
-        (141) when the reader of stdout closed the pipe (``decbounds predict --list | head``), without a
-        traceback; `INTERRUPTED_STATUS` (130) after Ctrl-C, with one line instead of a traceback.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -252,13 +237,8 @@ INTERRUPTED_STATUS = 130
 
 
 def interrupted() -> int:
-    """Every command's end after Ctrl-C: one line on stderr (sweeps append each finished point to their
-    records, so the same command resumes after them) and `INTERRUPTED_STATUS`.
-
-    Returns
-    -------
-    int
-        `INTERRUPTED_STATUS`.
+    """Every command's end after Ctrl-C: one line on stderr (sweeps resume after their last record) and
+    returns `INTERRUPTED_STATUS`.
     """
     print("interrupted: the finished points are in the records; run the same command again to resume",
           file=sys.stderr, flush=True)
@@ -271,10 +251,9 @@ BROKEN_PIPE_STATUS = 141
 
 
 def _closed_pipe() -> int:
-    """Every subcommand's end when stdout's reader closed the pipe: no traceback, the status 128 + SIGPIPE.
-
-    Python's own advice (the ``signal`` module's documentation, "Note on SIGPIPE"): point stdout at
-    /dev/null, so that the flush at interpreter exit does not raise a second BrokenPipeError."""
+    """Every subcommand's end when stdout's reader closed the pipe: no traceback, status 128 + SIGPIPE; stdout
+    goes to /dev/null so the flush at exit does not raise again (the ``signal`` docs, "Note on SIGPIPE").
+    """
     try:
         descriptor = sys.stdout.fileno()
     except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO): nothing to flush later

@@ -1,33 +1,34 @@
 """A package's public names imported on first use (PEP 562), so that importing the package (and a
-subcommand's ``--help``) loads none of the numerical stack its modules need."""
+subcommand's ``--help``) loads none of the numerical stack its modules need; its deprecated names warn."""
 
 from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from collections.abc import Callable, Mapping
 from types import ModuleType
 
-__all__ = ["lazy_exports"]
+__all__ = ["deprecated_attributes", "lazy_exports"]
 
 
-def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, object]
+def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, object], *,
+                 deprecated: Mapping[str, tuple[str, str, str]] | None = None
                  ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
-    """The module ``__getattr__`` and ``__dir__`` of a package whose names live in its modules.
+    """The module ``__getattr__`` (a public name, else a submodule, else AttributeError) and ``__dir__`` of a
+    package whose names live in its modules.
 
     Parameters
     ----------
     package : str
         The package's ``__name__``.
     exports : mapping of str to str
-        Each public name -> the module (relative to ``package``) that defines it.
+        Each public name -> the module (relative to ``package``) defining it.
     namespace : dict
-        The package's ``globals()``: a name read once is stored there, so later reads are plain lookups.
-
-    Returns
-    -------
-    (callable, callable)
-        ``__getattr__(name)`` (a public name, else a submodule, else AttributeError) and ``__dir__()``.
+        The package's ``globals()``, where a name read once is stored.
+    deprecated : mapping of str to (str, str, str), optional
+        Old name -> (module, attribute, message): warned on every read, never stored, not in ``dir()``;
+        ``module`` absolute, or relative with a leading ".".
     """
     shadowed = {name for name, module in exports.items() if name == module}
 
@@ -43,7 +44,14 @@ def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, 
     if shadowed:
         sys.modules[package].__class__ = _Package
 
+    old_names = dict(deprecated or {})
+
     def module_getattr(name: str) -> object:
+        if name in old_names:
+            path, attribute, message = old_names[name]
+            warnings.warn(message, DeprecationWarning, stacklevel=2)
+            return getattr(importlib.import_module(f"{package}{path}" if path.startswith(".") else path),
+                           attribute)
         module = exports.get(name)
         if module is not None:
             value = getattr(importlib.import_module(f"{package}.{module}"), name)
@@ -61,3 +69,28 @@ def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, 
         return sorted(set(namespace) | set(exports))
 
     return module_getattr, module_dir
+
+
+def deprecated_attributes(module: str, namespace: dict[str, object], old_names: Mapping[str, tuple[str, str]]
+                          ) -> Callable[[str], object]:
+    """A module's ``__getattr__`` for its deprecated names: each read warns and returns the value of the
+    attribute that replaced it.
+
+    Parameters
+    ----------
+    module : str
+        The module's ``__name__``.
+    namespace : dict
+        The module's ``globals()``.
+    old_names : mapping of str to (str, str)
+        Old name -> (the attribute it reads, the DeprecationWarning's message).
+    """
+
+    def module_getattr(name: str) -> object:
+        if name not in old_names:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        attribute, message = old_names[name]
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return namespace[attribute]
+
+    return module_getattr

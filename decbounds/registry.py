@@ -1,48 +1,25 @@
-"""The one registry mechanism: every pluggable kind of decbounds is a `Registry`.
+"""The one registry mechanism: every pluggable kind of decbounds is a `Registry` (docs/architecture.md).
 
-Algorithms, rates, topologies, weight rules, oracles, figures, PEP methods and ``decbounds`` subcommands
-are each listed in one `Registry` (``decbounds.algorithms.ALGORITHMS``, ``decbounds.bounds.RATES``,
-``decbounds.instances.TOPOLOGIES``, ...). A `Registry` maps a name to a `RegistryEntry` (the registered
-object, its aliases, a one-line description); it is a read-only ``Mapping`` of names, so ``name in
-registry``, ``for name in registry``, ``len(registry)`` and ``argparse``'s ``choices=registry`` work, and
-``register`` / ``unregister`` change it at run time. An unknown name is a ``ValueError`` naming the field
-and listing the choices, as `bounds.validation.require_choice` words it.
-
-Plugins: a registry made with ``group="decbounds.<kind>"`` also reads that entry-point group, once per
-process, the first time it is asked for a name it does not know or for the list of its names. Another
-package declares, in its ``pyproject.toml``::
-
-    [project.entry-points."decbounds.topologies"]
-    wheel = "my_package.graphs:wheel"
-
-and ``instances.topology("wheel", 8)`` finds it. A plugin that fails to import or to register warns
-(`RuntimeWarning`) and is kept in `Registry.plugin_errors`; it never breaks the package.
-
-Lookup by name or by the object itself, as ``scipy.optimize.minimize(method=)`` takes a name or a callable:
-`Registry.resolve` returns a registered object for a name and passes a callable through.
-
-This module imports nothing of decbounds' packages (``bounds`` builds on it and imports no other package).
+A `Registry` maps a name to a `RegistryEntry` and is a read-only ``Mapping`` of names (``in``, iteration,
+argparse's ``choices=``); ``register`` / ``unregister`` change it. An unknown name is a ValueError naming
+the field and listing the choices. With ``group="decbounds.<kind>"`` it also reads that entry-point group
+once, on the first unknown name or listing; a plugin that fails warns (RuntimeWarning) and is kept in
+`Registry.plugin_errors`. `Registry.resolve` takes a name or the object itself (``minimize(method=)``'s
+convention). This module imports no decbounds package.
 
 >>> shapes = Registry("shape")
 >>> def square(side: float) -> float:
 ...     '''Area of a square.'''
 ...     return side * side
 >>> _ = shapes.register("square", square, aliases=("quad",))
->>> shapes.build("quad", 3.0)
-9.0
->>> shapes["square"].description
-'Area of a square.'
->>> "square" in shapes, shapes.names()
-(True, ('square',))
+>>> shapes.build("quad", 3.0), shapes["square"].description
+(9.0, 'Area of a square.')
 >>> shapes.resolve(abs) is abs, shapes.resolve("square") is square
 (True, True)
 >>> shapes["circle"]
 Traceback (most recent call last):
 ...
 ValueError: name must be one of ('square',) (a registered shape); got name='circle'
->>> shapes.unregister("square")
->>> len(shapes)
-0
 """
 
 from __future__ import annotations
@@ -81,18 +58,12 @@ def _show(value: object) -> str:
 
 @dataclass(frozen=True)
 class RegistryEntry(Generic[T]):
-    """One registered name.
+    """One registered name: ``name``, ``builder`` (the object), ``description`` (one line), ``aliases``.
 
     Parameters
     ----------
-    name : str
-        The registered name.
-    builder : object
-        The registered object: a builder function, a rule's `Entry`, a `Rate`, a figure, ...
-    description : str
-        One line, for listings and ``--help``.
-    aliases : tuple of str
-        Other names it answers to.
+    name, builder, description, aliases : str, object, str, tuple of str
+        As above.
     """
 
     name: str
@@ -122,8 +93,9 @@ def _check_label(what: str, label: object) -> str:
 
 
 def _check_name(what: str, name: object) -> str:
-    """A registry name: a non-empty printable string without blanks and without ":", which separates a
-    name from its parameters in specs ("top_k:3", "rule.py:Class")."""
+    """A registry name: non-empty, printable, no blanks and no ":" (which separates a name from its parameters
+    in specs such as "top_k:3").
+    """
     if not isinstance(name, str):
         raise TypeError(f"{what} must be a string; got {what}={_show(name)}")
     if not name or not name.isprintable() or any(c.isspace() or c == ":" for c in name):
@@ -145,30 +117,25 @@ def _require_callable(builder: object) -> None:
 
 
 class Registry(Mapping[str, RegistryEntry[T]]):
-    """Names -> `RegistryEntry` of one ``kind`` of object; ``field`` is the argument that names one.
-
-    Iteration, ``len`` and ``names()`` give the registered names in registration order; ``in`` and lookup
-    (``registry[name]``) also accept aliases. ``build(name, *args, **params)`` calls the builder after
-    checking ``params`` against its signature (a ``ValueError`` naming the bad parameters otherwise).
+    """Names -> `RegistryEntry` of one ``kind`` of object, in registration order; ``in`` and lookup also
+    accept aliases; ``build(name, *args, **params)`` checks ``params`` against the builder's signature first.
 
     Parameters
     ----------
     kind : str
-        What is registered, for messages ("topology", "rate").
-    field : str, default "name"
-        The argument that names an entry, for messages ("weights", "method").
+        What is registered, for messages ("topology").
+    field : str
+        The argument that names an entry, for messages ("weights").
     group : str, optional
-        The entry-point group of the plugins (``"decbounds.topologies"``); None reads none.
+        The plugins' entry-point group (``"decbounds.topologies"``).
     check : callable, optional
-        Raises TypeError for an object this registry does not hold; the default requires a callable.
-    fold_case : bool, default False
-        Look names up case-insensitively (the algorithms: ``"DeTAG"`` is ``"detag"``).
+        Raises TypeError for an object this registry does not hold; default: requires a callable.
+    fold_case : bool
+        Look names up case-insensitively.
     from_plugin : callable, optional
-        ``from_plugin(point_name, loaded) -> names``: registers what an entry point loaded and returns the
-        names it added; the default registers ``loaded`` under the entry point's name.
+        ``from_plugin(point_name, loaded) -> names``: registers what an entry point loaded.
     builtins : callable, optional
-        Registers the built-in entries, called once before the first registration, lookup or listing: a
-        package whose built-ins import the numerical stack keeps its import (and ``--help``) light.
+        Registers the built-in entries on first use, so importing the package stays light.
     """
 
     def __init__(self, kind: str, *, field: str = "name", group: str | None = None,
@@ -198,34 +165,23 @@ class Registry(Mapping[str, RegistryEntry[T]]):
 
     def register(self, name: str, builder: T, *, description: str | None = None,
                  aliases: Iterable[str] = (), replace: bool = False) -> T:
-        """Add ``builder`` under ``name`` (and ``aliases``); returns ``builder`` (so it decorates).
+        """Add ``builder`` under ``name`` and ``aliases``; returns ``builder`` (so it decorates).
+
+        ValueError when a name is taken by another object (an equal one replaces the entry); TypeError for a
+        non-string name or an object the registry does not hold.
 
         Parameters
         ----------
         name : str
-            The name (non-empty, printable, no blanks, no ":").
+            Non-empty, printable, no blanks, no ":".
         builder : object
-            What the name stands for (a callable unless the registry's ``check`` says otherwise).
+            What the name stands for.
         description : str, optional
-            One line; defaults to the first line of the builder's docstring.
+            One line; default the first line of the builder's docstring.
         aliases : iterable of str
             Other names it answers to.
-        replace : bool, default False
-            Put ``builder`` in place of another object registered under ``name`` (keeping its place in the
-            order) instead of refusing it.
-
-        Returns
-        -------
-        object
-            ``builder``.
-
-        Raises
-        ------
-        ValueError
-            When the name or an alias is taken by another object (registering an equal object again is
-            allowed and replaces the entry).
-        TypeError
-            For a non-string name or an object the registry does not hold (not callable, by default).
+        replace : bool
+            Replace another object registered under ``name`` (in place) instead of refusing it.
         """
         name = _check_name("name", name)
         self._load_builtins()
@@ -316,54 +272,30 @@ class Registry(Mapping[str, RegistryEntry[T]]):
         return f"Registry({self.kind!r}: {', '.join(self._entries)})"
 
     def names(self) -> tuple[str, ...]:
-        """The registered names (not the aliases), in registration order, plugins' included.
-
-        Returns
-        -------
-        tuple of str
-        """
+        """The registered names (no aliases) in registration order, plugins' included."""
         self._load_builtins()
         self.load_plugins()
         return tuple(self._entries)
 
     def objects(self) -> MutableMapping[str, T]:
-        """A live mapping name -> registered object (what ``bounds.CATALOG`` is for the rates); setting
-        ``view[name] = obj`` registers (or replaces in place), ``del view[name]`` unregisters.
-
-        Returns
-        -------
-        MutableMapping of str to object
+        """A live mapping name -> registered object; ``view[name] = obj`` registers (or replaces in place),
+        ``del view[name]`` unregisters.
         """
         return _Objects(self)
 
     def descriptions(self) -> Mapping[str, str]:
-        """A live read-only mapping name -> one-line description (``decbounds --help``'s listing).
-
-        Returns
-        -------
-        Mapping of str to str
-        """
+        """A live read-only mapping name -> one-line description (``decbounds --help``'s listing)."""
         return _Descriptions(self)
 
     def resolve(self, spec: str | T) -> T:
-        """The object ``spec`` names, or ``spec`` itself when it is not a string (checked as registering
-        would): ``minimize(method=)``'s convention, a name or the thing itself.
+        """The object ``spec`` names, or ``spec`` itself when not a string (checked as registering would):
+        ValueError listing the choices for an unknown name, TypeError for an object the registry would not
+        hold.
 
         Parameters
         ----------
         spec : str or object
             A registered name or alias, or an unregistered object of this kind.
-
-        Returns
-        -------
-        object
-
-        Raises
-        ------
-        ValueError
-            For an unknown name (listing the choices).
-        TypeError
-            For an object the registry would not hold.
         """
         if isinstance(spec, str):
             return self[spec].builder
@@ -376,10 +308,8 @@ class Registry(Mapping[str, RegistryEntry[T]]):
 
     def build(self: Registry[Callable[..., Built]], name: str | Callable[..., Built], *args: object,
               **params: object) -> Built:
-        """Look up ``name`` (or take a callable) and call it with ``args`` and ``params``.
-
-        ``params`` the builder's signature does not take are a ValueError naming them (and the field), raised
-        before the builder runs; errors the builder itself raises pass through unchanged.
+        """Look up ``name`` (or take a callable) and call it with ``args`` and ``params``; ``params`` its
+        signature does not take are a ValueError naming them, before it runs.
 
         Parameters
         ----------
@@ -387,11 +317,6 @@ class Registry(Mapping[str, RegistryEntry[T]]):
             A registered name or alias, or a builder of this kind.
         *args, **params
             The builder's arguments.
-
-        Returns
-        -------
-        object
-            What the builder returns (the registry's builders' return type).
         """
         builder: object
         if isinstance(name, str) or not callable(name):  # a non-string non-callable: the lookup's TypeError
@@ -418,29 +343,17 @@ class Registry(Mapping[str, RegistryEntry[T]]):
     # -- plugins ----------------------------------------------------------------------------------------
 
     def plugin_errors(self) -> dict[str, str]:
-        """Entry-point name -> why it could not be registered (after `load_plugins`); a copy.
-
-        Returns
-        -------
-        dict of str to str
-        """
+        """Entry-point name -> why it could not be registered (after `load_plugins`); a copy."""
         return dict(self._errors)
 
     def load_plugins(self, *, force: bool = False) -> tuple[str, ...]:
-        """Register every entry point of the registry's ``group``, once per process.
-
-        A plugin that fails to import or to register is skipped with a `RuntimeWarning` and recorded in
-        `plugin_errors`; nothing is raised.
+        """Register every entry point of ``group`` once per process and return the names added; a failing
+        plugin is skipped with a RuntimeWarning and recorded in `plugin_errors`.
 
         Parameters
         ----------
-        force : bool, default False
-            Scan the entry points again, e.g. after installing a plugin at run time.
-
-        Returns
-        -------
-        tuple of str
-            The names registered by this call (empty when the plugins were loaded already).
+        force : bool
+            Scan the entry points again (after installing a plugin at run time).
         """
         if self.group is None or self._plugins_loading or (self._plugins_loaded and not force):
             return ()
@@ -536,14 +449,8 @@ def require_instance(cls: type, what: str) -> Callable[[object], None]:
 
     Parameters
     ----------
-    cls : type
-        What the registry holds.
-    what : str
-        Its name in the message ("a rate").
-
-    Returns
-    -------
-    callable
+    cls, what : type, str
+        What the registry holds, and its name in the message ("a rate").
     """
 
     def check(item: object) -> None:
@@ -555,17 +462,12 @@ def require_instance(cls: type, what: str) -> Callable[[object], None]:
 
 def register_each(register: Callable[[_NamedT], _NamedT]) -> Callable[[str, object], tuple[str, ...]]:
     """A registry's ``from_plugin`` for objects that carry their own ``name`` (rates, PEP methods): the entry
-    point names one object or a list/tuple of them, each registered by ``register(obj)``.
+    point names one object or a list of them, each registered by ``register(obj)``.
 
     Parameters
     ----------
     register : callable
         ``register(obj) -> obj`` (e.g. ``bounds.register_rate``), raising TypeError/ValueError to refuse.
-
-    Returns
-    -------
-    callable
-        ``from_plugin(point_name, loaded) -> names registered``.
     """
 
     def from_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
@@ -577,29 +479,22 @@ def register_each(register: Callable[[_NamedT], _NamedT]) -> Callable[[str, obje
 
 
 class KnownNames(Collection[str]):
-    """A registry's names as argparse ``choices``, known without importing the registry's builders (a
-    subcommand's ``--help`` imports no numpy): the built-in names answer at once; another name is looked up
-    in the registry itself (``module.attribute``, imported then), so a plugin's names are choices too.
-
-    Iterated (argparse's help, usage line and "choose from" message): the registry's names once its module
-    is imported; before, the built-in names, then the names of the entry points of ``group``, read but not
-    loaded (a plugin that registers under other names is a choice all the same).
+    """A registry's names as argparse ``choices``, known without importing its builders (``--help`` imports no
+    numpy): built-in names answer at once, another name is looked up in ``module.attribute``. Iterated before
+    that module is imported: the built-in names, then the (unloaded) entry points of ``group``.
 
     Parameters
     ----------
     builtin : iterable of str
-        The names the registry holds without plugins (a test holds them equal to the registry's).
-    module : str
-        The module that defines the registry.
-    attribute : str
-        The registry's name in ``module`` (a `Registry`, or any collection of names).
+        The names the registry holds without plugins.
+    module, attribute : str
+        Where the registry is defined.
     group : str, optional
         The registry's entry-point group.
 
     Examples
     --------
-    >>> choices = KnownNames(("metropolis",), "decbounds.instances.gossip", "WEIGHT_RULES")
-    >>> "metropolis" in choices
+    >>> "metropolis" in KnownNames(("metropolis",), "decbounds.instances.gossip", "WEIGHT_RULES")
     True
     """
 

@@ -24,19 +24,18 @@ if TYPE_CHECKING:  # imported on first use (`lazy_exports`): ``decbounds worst-c
         worst_case,
         worst_gossip_matrix,
     )
-    from decbounds.pep.methods import METHODS, PEP_METHODS, MethodSpec, NumpyOps, method_spec, register_method
+    from decbounds.pep.methods import PEP_METHODS, MethodSpec, NumpyOps, method_spec, register_method
 
 #: Each public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
     "MAX_ROUNDS_PER_ITERATION": "api", "MAX_SDP_BYTES": "api", "WorstCase": "api", "worst_case": "api",
-    "worst_gossip_matrix": "api", "METHODS": "methods", "PEP_METHODS": "methods", "MethodSpec": "methods",
+    "worst_gossip_matrix": "api", "PEP_METHODS": "methods", "MethodSpec": "methods",
     "NumpyOps": "methods", "method_spec": "methods", "register_method": "methods",
 }
 
 __all__ = [
     "MAX_ROUNDS_PER_ITERATION",
     "MAX_SDP_BYTES",
-    "METHODS",
     "PEP_METHODS",
     "MethodSpec",
     "NumpyOps",
@@ -48,4 +47,11 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+#: ``METHODS``, the second name the PEP method registry had (`PEP_METHODS` is the one), until 0.4.
+_DEPRECATED: dict[str, tuple[str, str, str]] = {
+    "METHODS": (".methods", "_METHOD_VIEW", "decbounds.pep.METHODS is deprecated: the PEP method registry is "
+                "pep.PEP_METHODS (PEP_METHODS.objects() is the name -> MethodSpec view); the alias goes in "
+                "0.4"),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals(), deprecated=_DEPRECATED)

@@ -139,10 +139,10 @@ def run(args: argparse.Namespace) -> int:
     """
     from decbounds.bounds.validation import collect_errors
     from decbounds.pep.api import check_iterations, worst_case, worst_gossip_matrix
-    from decbounds.pep.methods import METHODS
+    from decbounds.pep.methods import PEP_METHODS
 
     if args.list:
-        for spec in METHODS.values():
+        for spec in PEP_METHODS.objects().values():
             extra = ", ".join(f"{k}={v}" for k, v in spec.params.items())
             print(f"{spec.name:<16} {spec.label:<26} aliases: {', '.join(spec.aliases) or '-'}"
                   + (f"; params: {extra}" if extra else ""))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from decbounds.pep.api import _Setup
+    from decbounds.pep.problem import _Setup
 
 __all__: list[str] = []
 

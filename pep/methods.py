@@ -1,29 +1,15 @@
 """The methods of ``pep``'s computed worst cases: each one the engine's own step rule, compiled.
 
-An algorithm is written once, as a step rule (``algorithms/rules.py``, ``algorithms/extra.py``, ...). The
-worst case of K iterations runs that rule's ``init`` and ``step`` on coefficient rows over the Gram basis
-(``algorithms.compiled.run_rule``): what the engine runs is what the SDP solves. A `MethodSpec` names the
-rule (by import path, so that ``import decbounds.bounds`` imports no other package: the rule and the
-compiler are imported when a worst case is computed), the structural values that make the method (D-PSGD's
-form), aliases and the catalog entry of its rate; the PEP's defaults and the engine iterations of one
-update are declared by the rule class itself (``StepRule.worst_case_defaults``, ``iterations_per_update``).
-
-The interface ``pep`` calls is unchanged: ``spec.run(ops, x0, K, alpha, **params) -> [X^0, ..., X^K]``
-with
-
-- ``ops.grad(X)``: the local gradients, row i = grad f_i(X[i]);
-- ``ops.gossip(X, t)``: gossip round t, W_t X (the rule's iteration t: a time-varying class puts one matrix
-  W_t per engine iteration, as a gossip schedule does in the engine);
-- ``ops.lam``, ``ops.lambda_min``: the gossip class's spectral facts the rule's ``prepare`` may read.
-
-In the SDP builder a row is the coefficient vector of a point over the Gram basis; in ``WorstCase.replay``
-a row is a point in R^d, the gradients are read from the recovered table and the gossip is a real product.
-A user's StepRule subclass gets a `MethodSpec` of its own (`method_spec`), so ``pep.worst_case(MyRule,
-...)`` takes the same door.
+The worst case runs the rule's ``init`` and ``step`` on coefficient rows over the Gram basis
+(``algorithms.compiled.run_rule``), so what the engine runs is what the SDP solves (docs/worst_case.md,
+"Your own rule"). A `MethodSpec` names the rule by import path (imported when a worst case is computed),
+the structural values that make the method, aliases and its catalog entry. ``spec.run(ops, x0, K, alpha,
+**params)`` reads ``ops.grad(X)`` (row i = grad f_i(X[i])), ``ops.gossip(X, t)`` (W_t X) and ``ops.lam``,
+``ops.lambda_min``; `NumpyOps` is the plain numpy ``ops`` of a replay.
 
 >>> import numpy as np
 >>> ops = NumpyOps(W=np.full((2, 2), 0.5), grad=lambda X: X)      # f_i(x) = |x|^2 / 2
->>> [float(X[0, 0]) for X in METHODS["dgd_atc"].run(ops, np.ones((2, 1)), 2, 0.5)]
+>>> [float(X[0, 0]) for X in method_spec("dgd_atc").run(ops, np.ones((2, 1)), 2, 0.5)]
 [1.0, 0.5, 0.25]
 """
 
@@ -38,13 +24,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 from decbounds.algorithms.compiled import Ops
 
+from decbounds.lazy_exports import deprecated_attributes
 from decbounds.registry import Registry, register_each, require_instance
 
 if TYPE_CHECKING:
     from decbounds.algorithms.step_rule import StepRule
 
 __all__ = [
-    "METHODS",
     "PEP_METHODS",
     "MethodSpec",
     "NumpyOps",
@@ -56,21 +42,19 @@ __all__ = [
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """A method of ``pep.worst_case``: a step rule and how the PEP reads it.
+    """A method of ``pep.worst_case``: a step rule and how the PEP reads it (the rule class declares the rest:
+    ``StepRule.worst_case_defaults``, ``iterations_per_update``).
 
     Attributes
     ----------
     name : str
         The PEP's name of the method (``WorstCase.method``).
     rule : str or type
-        The StepRule subclass, or its import path ``"module:Class"`` (imported on first use).
+        The StepRule subclass, or its import path ``"module:Class"``.
     fixed : dict of str to object
-        Structural hyper-parameters that make this method (D-PSGD's ``form``); not parameters of the PEP.
+        Structural hyper-parameters that make this method (D-PSGD's ``form``).
     aliases, catalog, label
-        Other accepted names, the catalog entry of its rate (None where none), a label for figures.
-
-    What the PEP reads of the rule is declared on its class (``StepRule.worst_case_defaults``,
-    ``StepRule.iterations_per_update``): the spec names no algorithm's special cases.
+        Other accepted names, the catalog entry of its rate (or None), a label for figures.
     """
 
     name: str
@@ -98,18 +82,13 @@ class MethodSpec:
         return {**own, **rule.worst_case_defaults}
 
     def iterations(self, **params: object) -> int:
-        """Engine iterations per PEP iteration: the rule's ``iterations_per_update`` of its structural
-        values (DeTAG's phase length R, GT-DSGD's 2; 1 for most rules).
+        """Engine iterations per PEP iteration: the rule's ``iterations_per_update`` (DeTAG's R, GT-DSGD's 2,
+        else 1).
 
         Parameters
         ----------
         **params
-            The method's parameters as given to ``pep.worst_case`` (``params`` supplies the missing ones).
-
-        Returns
-        -------
-        int
-            The engine iterations of one PEP iteration.
+            The method's parameters as given to ``pep.worst_case``.
         """
         rule = self.rule_class
         structural = {**rule.structural, **{k: v for k, v in self.params.items() if k in rule.structural},
@@ -117,48 +96,37 @@ class MethodSpec:
         return rule.iterations_per_update(structural)
 
     def rounds(self, K: int, **params: object) -> int:
-        """The gossip rounds of K iterations (one per engine iteration; a time-varying class gives each its
-        own W_t).
+        """The gossip rounds of K iterations, ``K * iterations(**params)``.
 
         Parameters
         ----------
         K : int
             PEP iterations.
         **params
-            The method's parameters (`iterations`).
-
-        Returns
-        -------
-        int
-            ``K * iterations(**params)``.
+            The method's parameters.
         """
         return K * self.iterations(**params)
 
     def run(self, ops: Ops, x0: np.ndarray, K: int, alpha: float | Sequence[float] | np.ndarray,
             batch: int = 1, **params: object) -> list[np.ndarray]:
-        """X^0, ..., X^K of the rule on ``ops`` (``algorithms.compiled.run_rule``).
+        """The K + 1 iterates X^0, ..., X^K (each (N, d)) of the rule on ``ops``
+        (``algorithms.compiled.run_rule``).
 
         Parameters
         ----------
         ops : Ops
-            The gradient and gossip: of the SDP builder (coefficient rows over the Gram basis) or of a
-            replay (`NumpyOps`, points in R^d).
+            Gradient and gossip: the SDP builder's coefficient rows, or a replay's `NumpyOps`.
         x0 : numpy.ndarray, shape (N, d)
             The starts; equal rows are one common start.
         K : int
-            PEP iterations (each `iterations` engine iterations).
+            PEP iterations.
         alpha : float, sequence of K floats or numpy.ndarray
-            The step size alpha_k of iteration k (one float: the same for all).
+            The step size of each iteration.
         batch : int
-            The queries per worker one engine iteration may make (the engine's B); a step beyond it, or
-            with two communication rounds, raises ``algorithms.BudgetViolationError`` as the engine does.
+            Queries per worker per engine iteration (the engine's B); beyond it the engine's
+            ``BudgetViolationError``.
         **params
-            The rule's structural and batchable hyper-parameters (the rule's ``resolve`` checks them).
-
-        Returns
-        -------
-        list of numpy.ndarray
-            K + 1 arrays (N, d): X^0, ..., X^K.
+            The rule's structural and batchable hyper-parameters.
         """
         from decbounds.algorithms.compiled import run_rule
 
@@ -178,25 +146,13 @@ PEP_METHODS: Registry[MethodSpec] = Registry("PEP method", field="method", group
 
 
 def register_method(spec: MethodSpec) -> MethodSpec:
-    """Add ``spec`` under ``spec.name`` and ``spec.aliases``: ``pep.worst_case(spec.name, ...)`` and
-    ``decbounds worst-case`` find it from then on.
+    """Add ``spec`` under its name and aliases (``pep.worst_case`` and ``decbounds worst-case`` find it);
+    returns ``spec``. TypeError for a non-MethodSpec, ValueError for a name or alias taken by another method.
 
     Parameters
     ----------
     spec : MethodSpec
         The method.
-
-    Returns
-    -------
-    MethodSpec
-        ``spec`` itself.
-
-    Raises
-    ------
-    TypeError
-        If ``spec`` is not a MethodSpec.
-    ValueError
-        If its name or an alias is taken by another method.
     """
     _check_spec(spec)
     return PEP_METHODS.register(spec.name, spec, aliases=spec.aliases, description=spec.label)
@@ -228,33 +184,29 @@ for _spec in (
     register_method(_spec)
 del _spec
 
-#: The methods as a live read-only mapping name -> `MethodSpec` (a view of `PEP_METHODS`).
-METHODS: Mapping[str, MethodSpec] = PEP_METHODS.objects()
+#: name -> `MethodSpec`, a live view of `PEP_METHODS`: what the deprecated name ``METHODS`` reads.
+_METHOD_VIEW: Mapping[str, MethodSpec] = PEP_METHODS.objects()
+
+#: Old name -> (attribute, message): the PEP method registry has one name, `PEP_METHODS` (until 0.4).
+_DEPRECATED = {"METHODS": ("_METHOD_VIEW", "decbounds.pep.methods.METHODS is deprecated: the PEP method "
+                           "registry is PEP_METHODS (PEP_METHODS.objects() is the name -> MethodSpec view, "
+                           "method_spec(name) one method); the alias goes in 0.4")}
+
+
+__getattr__ = deprecated_attributes(__name__, globals(), _DEPRECATED)
+if TYPE_CHECKING:  # what the deprecated name reads, for type checkers
+    METHODS: Mapping[str, MethodSpec]
 
 
 def method_spec(method: str | type | MethodSpec) -> MethodSpec:
-    """The MethodSpec of a name or alias (case-insensitive), of a StepRule subclass (a user's rule: its
-    ``name``, or its qualified class name where that is taken; a new spec each time, held by the
-    ``WorstCase`` it makes, never looked up by name) or a MethodSpec itself.
+    """The MethodSpec of a name or alias (case-insensitive, ``-`` reads as ``_``), of a StepRule subclass (a
+    new spec each time, named by the rule's ``name`` or its qualified class name) or a MethodSpec itself.
+    ValueError for an unknown name (listing the known ones) or a rule that cannot be compiled.
 
     Parameters
     ----------
     method : str, type or MethodSpec
-        A name or alias of `PEP_METHODS` (case-insensitive; ``-`` reads as ``_``), a StepRule subclass
-        (`algorithms.compiled.check_compilable`), or a MethodSpec
-        (returned as it is).
-
-    Returns
-    -------
-    MethodSpec
-        The method; a user's rule gets a new spec.
-
-    Raises
-    ------
-    ValueError
-        For an unknown name (the message lists the known ones) or a rule that cannot be compiled.
-    TypeError
-        For another type.
+        A name or alias of `PEP_METHODS`, a StepRule subclass, or a MethodSpec.
     """
     if isinstance(method, MethodSpec):
         return method
@@ -262,7 +214,7 @@ def method_spec(method: str | type | MethodSpec) -> MethodSpec:
         from decbounds.algorithms.compiled import check_compilable
 
         rule = check_compilable(method)
-        for spec in METHODS.values():
+        for spec in _METHOD_VIEW.values():
             if spec.rule_class is rule and not spec.fixed:
                 return spec
         name = rule.name or rule.__name__
@@ -279,20 +231,16 @@ def method_spec(method: str | type | MethodSpec) -> MethodSpec:
 
 
 class NumpyOps:
-    """Plain numpy operations: ``grad(X)`` a callable on the (N, d) points, ``gossip(X, t)`` the product
-    with W (one matrix) or with W[t] (a sequence of matrices, one per round).
+    """Plain numpy ``ops``: ``grad(X)`` on the (N, d) points, ``gossip(X, t)`` the product with W or W[t].
 
     Parameters
     ----------
     W : numpy.ndarray, shape (N, N) or (T, N, N), or sequence of (N, N) arrays
-        The gossip matrix, or one matrix per round.
+        The gossip matrix, or one per round.
     grad : callable
-        ``grad(X)``: the (N, d) local gradients at the (N, d) points X.
-    lam : float, optional
-        The spectral gap parameter the rule's ``prepare`` reads; default max |eig(W_t - 11^T/N)| over the
-        rounds (0 for N = 1).
-    lambda_min : float, optional
-        The smallest eigenvalue over the rounds; default computed from W.
+        ``grad(X)``: the (N, d) local gradients.
+    lam, lambda_min : float, optional
+        The spectral facts the rule's ``prepare`` reads; default computed from W over the rounds.
 
     >>> import numpy as np
     >>> NumpyOps(W=np.eye(2), grad=lambda X: 2 * X).gossip(np.ones((2, 1))).ravel().tolist()
@@ -313,17 +261,12 @@ class NumpyOps:
                            else lambda_min)
 
     def grad(self, X: np.ndarray) -> np.ndarray:
-        """The local gradients at X, as floats.
+        """The (N, d) local gradients at X, as floats.
 
         Parameters
         ----------
         X : numpy.ndarray, shape (N, d)
             One point per worker.
-
-        Returns
-        -------
-        numpy.ndarray, shape (N, d)
-            ``grad(X)`` of the constructor.
         """
         return np.asarray(self._grad(X), dtype=float)
 
@@ -335,12 +278,7 @@ class NumpyOps:
         X : numpy.ndarray, shape (N, d)
             One point per worker.
         t : int
-            The round (read only when W holds one matrix per round).
-
-        Returns
-        -------
-        numpy.ndarray, shape (N, d)
-            The mixed points.
+            The round (read when W holds one matrix per round).
         """
         result: np.ndarray = (self.W if self.W.ndim == 2 else self.W[t]) @ X
         return result

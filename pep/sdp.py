@@ -32,16 +32,9 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sps
-from decbounds.pep.api import (
-    CHECK_TOLERANCE,
-    CLARABEL_DEFAULTS,
-    GAP_TOLERANCE,
-    MAX_SDP_BYTES,
-    SCS_DEFAULTS,
-    WorstCase,
-    _Setup,
-)
+from decbounds.pep.api import CHECK_TOLERANCE, GAP_TOLERANCE, MAX_SDP_BYTES, WorstCase
 from decbounds.pep.gram import _build, _GramBuilder, _interpolation_rows, _quadratic_rows
+from decbounds.pep.problem import CLARABEL_DEFAULTS, SCS_DEFAULTS, _Setup
 
 __all__: list[str] = []
 

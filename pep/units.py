@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from decbounds.pep.api import WorstCase, _Setup
+    from decbounds.pep.api import WorstCase
+    from decbounds.pep.problem import _Setup
 
 __all__ = ["MAX_NORMALIZED_VARSIGMA"]
 

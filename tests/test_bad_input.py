@@ -164,7 +164,7 @@ def test_no_catalog_entry_returns_inf_or_nan_on_a_grid_of_extremes():
     # issue 14 counted 90 evaluations on finite inputs returning inf: now each is finite or an overflow error
     extremes = [(5e-324, 1.0), (1e-300, 1e-300), (1e-8, 1e8), (1.0, 1e-200), (1e8, 1e-8), (1e300, 1e-5)]
     outcomes = {"finite": 0, "overflow": 0}
-    for rate in bounds.CATALOG.values():
+    for rate in bounds.RATES.objects().values():
         for Delta, epsilon in extremes:
             point = {"Delta": Delta, "L": 1.0, "sigma": 1.0, "varsigma": 1.0, "varsigma0": 1.0, "n": 4,
                      "B": 1, "epsilon": epsilon, "lam": 0.5, "D": 2, "omega": 1.0, "delta": 0.5, "G": 1.0}

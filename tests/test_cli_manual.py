@@ -13,10 +13,10 @@ import sys
 import networkx as nx
 import pytest
 
-from decbounds.cli import SUBCOMMANDS, build_parser, main
+from decbounds.cli import COMMANDS, build_parser, main
 
 
-@pytest.mark.parametrize("command", list(SUBCOMMANDS))
+@pytest.mark.parametrize("command", list(COMMANDS))
 def test_each_help_prints_and_exits_0(command, capsys):
     with pytest.raises(SystemExit) as stop:
         main([command, "--help"])
@@ -125,7 +125,7 @@ def test_an_unwritable_cache_folder_warns_and_returns_the_result(tmp_path):
     assert result.lam < 1 and not result.from_cache
 
 
-@pytest.mark.parametrize("argv", [["--help"], *([command, "--help"] for command in SUBCOMMANDS),
+@pytest.mark.parametrize("argv", [["--help"], *([command, "--help"] for command in COMMANDS),
                                   ["verify", "dpsgd", "--quick", "--tiny"], ["run", "dpsgd", "--n", "x"]])
 def test_help_and_a_bad_flag_import_no_numerical_stack(argv):
     code = ("import sys, contextlib, io; from decbounds.cli import main\n"

@@ -123,7 +123,7 @@ def test_the_rate_file_registers_an_entry_predict_lists(tmp_path: Path, clean_re
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     _import(_write(tmp_path, "ring_rate.py"))
     assert bounds.get("lower_bound_any_ring").evaluate(Delta=1, L=1, sigma=0, n=64, B=1, epsilon=0.01) == 32e4
-    assert "lower_bound_any_ring" in bounds.names("lower") and "lower_bound_any_ring" in bounds.CATALOG
+    assert "lower_bound_any_ring" in bounds.names("lower") and "lower_bound_any_ring" in bounds.RATES
     assert main(["predict", "--list"]) == 0
     assert "lower_bound_any_ring" in capsys.readouterr().out
     bounds.unregister_rate("lower_bound_any_ring")

@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING
 from decbounds.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`): ``--help`` needs no numpy
+    from decbounds.verify.checks import Check
     from decbounds.verify.class_audit import audit
     from decbounds.verify.cli import add_parser, main
     from decbounds.verify.digits import digits_curve_mode, digits_points, digits_verdict, final_losses
@@ -80,8 +81,6 @@ if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`):
         FIT_TAIL,
         MATCH_WIDTH,
         MODES,
-        OPTIMAL_REFERENCES,
-        TERMS,
         VERDICT_BEATS_CENTRALIZED,
         VERDICT_BELOW,
         VERDICT_CENTRALIZED,
@@ -102,7 +101,9 @@ if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`):
         resolve_settings,
     )
     from decbounds.verify.spec import fingerprint, load_rule
+    from decbounds.verify.term import OPTIMAL_REFERENCES, TERMS, Term
     from decbounds.verify.terms import grid_options, measure, raise_caps, sweep_points, term_instance
+    from decbounds.verify.verdict import Verdict, VerdictKind
     from decbounds.verify.verdicts import (
         beats_centralized,
         below_bound,
@@ -142,8 +143,12 @@ _EXPORTS: dict[str, str] = {
     "FIT_TAIL": "settings",
     "MATCH_WIDTH": "settings",
     "MODES": "settings",
-    "OPTIMAL_REFERENCES": "settings",
-    "TERMS": "settings",
+    "OPTIMAL_REFERENCES": "term",
+    "TERMS": "term",
+    "Term": "term",
+    "Verdict": "verdict",
+    "VerdictKind": "verdict",
+    "Check": "checks",
     "VERDICT_BEATS_CENTRALIZED": "settings",
     "VERDICT_BELOW": "settings",
     "VERDICT_CENTRALIZED": "settings",
@@ -210,7 +215,11 @@ __all__ = [
     "VERDICT_UNRESOLVED",
     "VERDICT_WITHIN",
     "VERDICT_WORSE",
+    "Check",
     "Settings",
+    "Term",
+    "Verdict",
+    "VerdictKind",
     "VerifyInputError",
     "VerifyReport",
     "VerifyTypeError",

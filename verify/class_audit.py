@@ -22,7 +22,6 @@ engine's query total, as are the totals with the iteration count.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import networkx as nx
@@ -32,33 +31,12 @@ from decbounds.algorithms.mixing import MixingOperator
 from decbounds.algorithms.runtime import Runtime
 from decbounds.algorithms.step_rule import Channel, state_arrays
 from decbounds.paper_figures.fit import Record
-from decbounds.verify.flow import FLOW_CONDITIONS, flow_audit
-from decbounds.verify.spec import _one_line
+from decbounds.verify.checks import CONDITIONS, Check, one_line
+from decbounds.verify.flow import digest, flow_audit
 
 from decbounds import algorithms, instances
 
-__all__ = ["CONDITIONS", "audit", "forbidden_holding"]
-
-#: The audit's checks, by key: the condition as the report words it.
-CONDITIONS: dict[str, str] = {
-    "runs": "the rule runs (constructor, prepare, init, every step)",
-    "capability": "capability: the rule uses only what its context gives",
-    "budget": "A_B budget (at most B queries and one round per iteration)",
-    "per_worker": "every array of the state per worker (leading axis n, last axis d)",
-    "holdings": "the rule and its state hold no problem, oracle, generator, matrix, graph or engine object",
-    "constant": "the rule's own attributes do not change after init (its memory is its state)",
-    "totals": "budget totals: queries and rounds within the iterations, every gradient evaluation counted",
-    "finite": "iterates stay finite and within the instance's radius at the admissible step 1/L",
-    "zero_respecting": "zero-respecting on the zero chain (one hop per iteration; every array, the output, "
-                       "every query point)",
-    **FLOW_CONDITIONS,
-    "isolation": "isolation: the rule's module, imported in a process of its own, leaves the auditor as it "
-                 "is and ends no process",
-    "measured_runs": "every measured run (every term, size and configuration, every iteration): "
-                     "zero-respecting on the hard instance, the A_B budget, every gradient evaluation "
-                     "counted; information flow over one whole run per term",
-}
-
+__all__ = ["CONDITIONS", "Check", "audit", "forbidden_holding"]
 
 _PLAIN = (np.ndarray, str, bytes, int, float, complex, bool, type(None))
 
@@ -178,31 +156,6 @@ def _holdings(obj: Any, prefix: str, knows_graph: bool) -> str | None:
     return None
 
 
-def _digest(value: Any, depth: int = 0) -> Any:
-    """A comparable fingerprint of an attribute's value (array bytes, scalars, containers, plain objects'
-    attributes to depth 3; other objects by identity)."""
-    if isinstance(value, np.ndarray):
-        data = value.tobytes() if value.dtype != object else repr(value.tolist()).encode()
-        return ("array", value.shape, value.dtype.str, hashlib.sha1(data).hexdigest())
-    if sp.issparse(value):
-        return ("sparse", value.shape, hashlib.sha1(value.tocsr().data.tobytes()).hexdigest())
-    if isinstance(value, (str, bytes, int, float, complex, bool, type(None))):
-        return value
-    if depth >= 3:
-        return ("object", id(value))
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(_digest(v, depth + 1) for v in value))
-    if isinstance(value, dict):
-        return ("dict", tuple((repr(k), _digest(v, depth + 1)) for k, v in value.items()))
-    if hasattr(value, "__dict__") and not isinstance(value, type) and not callable(value):
-        return ("object", id(value), tuple((k, _digest(v, depth + 1)) for k, v in vars(value).items()))
-    return ("object", id(value))
-
-
-def _check(key: str, passed: bool, detail: str) -> dict[str, Any]:
-    return {"condition": CONDITIONS[key], "key": key, "passed": passed, "detail": detail}
-
-
 class _Watch:
     """What the audit's callback and the audited subclass record while the rule runs."""
 
@@ -216,13 +169,13 @@ class _Watch:
         self.fields: dict[str, list[np.ndarray]] = {}  # per array name: its progress per worker, per record
         self.output: list[int] = []
         self.records = 0
-        self.failures: list[dict[str, Any]] = []
+        self.failures: list[Check] = []
         self.uncounted: list[str] = []
         self.first_calls: int | None = None  # the problem's gradient count when the first step began
 
     def fail(self, key: str, detail: str) -> None:
         if not any(f["key"] == key for f in self.failures):
-            self.failures.append(_check(key, False, f"{self.name}: {detail}"))
+            self.failures.append(Check(key, False, f"{self.name}: {detail}"))
 
     def after(self, t: int, state: Any) -> None:
         """The callback after init (t = 0) and after each step (t = iterations done)."""
@@ -232,9 +185,9 @@ class _Watch:
                 _holdings(state, "state field ", self.knows_graph)
             if holding:
                 self.fail("holdings", holding)
-            self.digest = {k: _digest(v) for k, v in _attributes(self.rule).items()}
+            self.digest = {k: digest(v) for k, v in _attributes(self.rule).items()}
         else:
-            now = {k: _digest(v) for k, v in _attributes(self.rule).items()}
+            now = {k: digest(v) for k, v in _attributes(self.rule).items()}
             assert self.digest is not None
             before = self.digest
             changed = sorted(k for k in set(now) | set(before) if now.get(k, ()) != before.get(k, ()))
@@ -343,7 +296,7 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0,
     Audited.name = f"{cls.name}-under-audit"
     Audited.__name__ = Audited.__qualname__ = cls.__name__
     Audited.__module__ = cls.__module__
-    checks: list[dict[str, Any]] = []
+    checks: list[Check] = []
     algorithms.register(Audited)
     try:
         result = algorithms.run(Audited.name, problem, W, step_size=step_size, iterations=iterations,
@@ -355,12 +308,12 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0,
     finally:
         algorithms.unregister(Audited.name)
     queries, rounds = result.counters["gradient_queries"], result.counters["communication_rounds"]
-    checks.append(_check("runs", True, f"{result.iterations} iterations"))
-    checks.append(_check("capability", True, f"communication {cls.communication!r}, declared knowledge "
+    checks.append(Check("runs", True, f"{result.iterations} iterations"))
+    checks.append(Check("capability", True, f"communication {cls.communication!r}, declared knowledge "
                                              f"{list(cls.knows) or 'none'}"))
     # a compressed round is a round like any other (ctx.gossip(compressor=)); its bits are what it saves
     bits = result.counters["bits"]
-    checks.append(_check("budget", True, f"{queries} queries and {rounds} rounds per worker in "
+    checks.append(Check("budget", True, f"{queries} queries and {rounds} rounds per worker in "
                                          f"{result.iterations} iterations, {bits} bits sent per worker"))
     checks += watch.failures
     # the gradient evaluations since the first step (those of the rule's setup, e.g. DeTAG's varsigma0, are
@@ -373,11 +326,11 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0,
               f"was evaluated {in_steps} times in the steps, {queries} counted")
     if watch.uncounted:
         detail = f"uncounted gradient evaluations: {watch.uncounted[0]}; " + detail
-    checks.append(_check("totals", totals_ok, f"{name}: {detail}" if not totals_ok else detail))
-    checks.append(_check("finite", not result.diverged, f"{name}: {result.message}" if result.diverged
+    checks.append(Check("totals", totals_ok, f"{name}: {detail}" if not totals_ok else detail))
+    checks.append(Check("finite", not result.diverged, f"{name}: {result.message}" if result.diverged
                          else "yes"))
     if outside:
-        checks.append(_check("zero_respecting", True,
+        checks.append(Check("zero_respecting", True,
                              "not applicable: the rule declares communication that is not gossip on the "
                              "graph (gossips=False or exact averaging), so it is outside the gossip class "
                              "and the gossip lower bounds are a reference only"))
@@ -389,55 +342,55 @@ def audit(name: str, *, n: int = 9, iterations: int = 1200, seed: int = 0,
         checks.append(_zero_respecting(name, watch, edges_of or (lambda t: static), holders, problem.queried))
         if schedule is None:
             checks += _flow_checks(cls, name, seed)
-    keys = [c["key"] for c in checks]
-    checks = [c for i, c in enumerate(checks) if c["passed"] is False or c["key"] not in keys[:i]]
-    out.update(passed=all(check["passed"] for check in checks), checks=checks, status=result.status,
+    keys = [c.key for c in checks]
+    checks = [c for i, c in enumerate(checks) if not c.passed or c.key not in keys[:i]]
+    out.update(passed=all(check.passed for check in checks), checks=checks, status=result.status,
                t_eps=result.t_eps)
     return out
 
 
-def _flow_checks(cls: type, name: str, seed: int) -> list[dict[str, Any]]:
+def _flow_checks(cls: type, name: str, seed: int) -> list[Check]:
     """`flow.flow_audit` of the class itself; a rule that raises or exits there fails, named."""
     try:
         return flow_audit(cls, name, seed=seed)
     except (Exception, SystemExit) as exc:
-        text = _one_line(exc)
+        text = one_line(exc)
         if isinstance(exc, AttributeError) and type(getattr(exc, "obj", None)).__name__ == "_Tap":
-            return [_check("capability", False, f"{name} reached past its context to the engine's problem or "
+            return [Check("capability", False, f"{name} reached past its context to the engine's problem or "
                                                 f"oracle (introspection) and asked it for {exc.name!r}")]
         if isinstance(exc, SystemExit):
-            return [_check("runs", False, f"{name} called sys.exit({exc.code!r}) in the differential audit "
+            return [Check("runs", False, f"{name} called sys.exit({exc.code!r}) in the differential audit "
                                           "(a fresh instance of the class on a randomly labelled path)")]
-        return [_check("information_flow", False,
+        return [Check("information_flow", False,
                        f"{name} raised {type(exc).__name__} in the differential audit (a fresh instance of "
                        f"the class, the measurement's oracles and batch, a randomly labelled path): {text}")]
 
 
-def _failure(name: str, exc: BaseException, watch: _Watch) -> dict[str, Any]:
+def _failure(name: str, exc: BaseException, watch: _Watch) -> Check:
     """The failed check of a run that raised: the capability, the budget, the per-worker state, or the rule
     raising somewhere (named)."""
     where = watch.where if watch.where != "step" else f"step at iteration {watch.t}"
-    text = _one_line(exc)
+    text = one_line(exc)
     if isinstance(exc, SystemExit):
-        return _check("runs", False, f"{name} called sys.exit({exc.code!r}) in {where}: a rule may not end "
+        return Check("runs", False, f"{name} called sys.exit({exc.code!r}) in {where}: a rule may not end "
                                      "the process")
     if isinstance(exc, algorithms.CapabilityError):
-        return _check("capability", False, f"{name}: {text}")
+        return Check("capability", False, f"{name}: {text}")
     if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), algorithms.Context):
-        return _check("capability", False, f"{name} asked its context for {exc.name!r} in {where}: the "
+        return Check("capability", False, f"{name} asked its context for {exc.name!r} in {where}: the "
                                            "context is a capability (docs/verify.md), it has no such "
                                            "attribute")
     if isinstance(exc, AttributeError) and str(exc).startswith("the context is read-only"):
-        return _check("capability", False, f"{name} in {where}: {text}")
+        return Check("capability", False, f"{name} in {where}: {text}")
     if isinstance(exc, algorithms.BudgetViolationError):
-        return _check("budget", False, f"{name}: {text}")
+        return Check("budget", False, f"{name}: {text}")
     if isinstance(exc, ValueError) and text.startswith("state field "):
-        return _check("per_worker", False, f"{name}: {text}")
-    return _check("runs", False, f"{name} raised {type(exc).__name__} in {where}: {text}")
+        return Check("per_worker", False, f"{name}: {text}")
+    return Check("runs", False, f"{name} raised {type(exc).__name__} in {where}: {text}")
 
 
 def _zero_respecting(name: str, watch: _Watch, edges_of: Any, holders: np.ndarray,
-                     queried: dict[int, np.ndarray]) -> dict[str, Any]:
+                     queried: dict[int, np.ndarray]) -> Check:
     """First (iteration, worker) whose progress in some array runs ahead of what it may know: the furthest
     chain coordinate held by any array of its closed neighbourhood one iteration earlier, plus one only where
     that neighbourhood holds a worker whose oracle can reveal one (``holders``: the end groups I0, I1; every
@@ -450,7 +403,7 @@ def _zero_respecting(name: str, watch: _Watch, edges_of: Any, holders: np.ndarra
     after it (``queried``: per iteration, the furthest coordinate each worker queried at)."""
     key = "zero_respecting"
     if watch.records < 2 or not watch.fields:
-        return _check(key, False, f"{name}: no progress was recorded (no array of the state has the "
+        return Check(key, False, f"{name}: no progress was recorded (no array of the state has the "
                                   "problem's dimension as last axis)")
     fields = {label: np.stack(history) for label, history in watch.fields.items()}  # (records, n) each
     progress = np.maximum.reduce(list(fields.values()))
@@ -472,7 +425,7 @@ def _zero_respecting(name: str, watch: _Watch, edges_of: Any, holders: np.ndarra
         over = np.flatnonzero(queried[t] > reach[t] + reveals[t])
         if over.size:
             i = int(over[0])
-            return _check(key, False,
+            return Check(key, False,
                           f"{name}: in iteration {t} worker {i} passed ctx.sample a point holding chain "
                           f"coordinate {int(queried[t][i])}, but its closed neighbourhood held at most "
                           f"{int(reach[t, i])} (in any array) before the iteration: a query point off the "
@@ -482,7 +435,7 @@ def _zero_respecting(name: str, watch: _Watch, edges_of: Any, holders: np.ndarra
         t, i = (int(v) for v in np.argwhere(ahead)[0])
         field = next(label for label, level in fields.items()
                      if level[t + 1, i] > reach[t, i] + reveals[t, i])
-        return _check(key, False,
+        return Check(key, False,
                       f"{name}: after iteration {t + 1} worker {i} holds chain coordinate "
                       f"{int(fields[field][t + 1, i])} in state field {field!r}, but its closed "
                       f"neighbourhood held at most {int(reach[t, i])} (in any array) after iteration {t}"
@@ -494,7 +447,7 @@ def _zero_respecting(name: str, watch: _Watch, edges_of: Any, holders: np.ndarra
     beyond = np.flatnonzero(output > top_workers[: len(output)])
     if beyond.size:
         t = int(beyond[0])
-        return _check(key, False,
+        return Check(key, False,
                       f"{name}: average(state) after iteration {t} holds chain coordinate {int(output[t])}, "
                       f"beyond every array of every worker (at most {int(top_workers[t])}): the output reads "
                       "something that is not the workers' state")
@@ -504,4 +457,4 @@ def _zero_respecting(name: str, watch: _Watch, edges_of: Any, holders: np.ndarra
               f"{top}")
     if top < 2:
         detail += " (too little progress for the check to bite)"
-    return _check(key, True, detail)
+    return Check(key, True, detail)

@@ -17,7 +17,7 @@ from decbounds.verify.settings import (
     Settings,
 )
 
-__all__ = ["digits_curve_mode", "digits_points", "digits_verdict", "final_losses"]
+__all__ = ["digits_curve_mode", "digits_points", "digits_rows", "digits_verdict", "final_losses"]
 
 
 def digits_curve_mode(settings: Settings, series: Sequence[str], seed: int) -> heterogeneity.CurveMode:
@@ -158,9 +158,19 @@ def digits_verdict(name: str, records: Sequence[Record], iterations: int) -> str
     return f"{'; '.join(compared)}: {name} {_loss_range(mine)} ({setting}){note}"
 
 
-def _digits_rows(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def digits_rows(records: Sequence[Record]) -> list[Record]:
     """The digits term's table (`heterogeneity.summary_row`: step, DeTAG's eta and R, final loss median,
-    min, max, diverged seeds), one row per algorithm."""
+    min, max, diverged seeds), one row per algorithm.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        The run's records (the digits term's are read).
+
+    Returns
+    -------
+    list of dict
+    """
     digits_records = [r for r in records if r["point"]["term"] == "digits"]
     if not digits_records:
         return []

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import collections.abc
 import copy
+import hashlib
 import inspect
 import itertools
 import sys
@@ -39,24 +40,18 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 from decbounds.algorithms.engine import batch_hyper
 from decbounds.algorithms.runtime import Runtime
 from decbounds.algorithms.step_rule import check_state, communication_channel, state_arrays
-from decbounds.paper_figures.fit import Record
+from decbounds.verify.checks import CONDITIONS, FLOW_KEYS, Check
 
 from decbounds import algorithms, instances, oracles
 
-__all__ = ["FLOW_CONDITIONS", "copy_state", "flow_audit", "hidden_state"]
+__all__ = ["FLOW_CONDITIONS", "copy_state", "digest", "flow_audit", "hidden_state"]
 
 #: The checks of this module, by key: the condition as the report words it.
-FLOW_CONDITIONS: dict[str, str] = {
-    "purity": "purity: a step is a function of (state, ctx) alone (replayed from deep copies on a fresh "
-              "instance, and twice on one instance: the same bits)",
-    "configurations": "the configuration axis: each configuration of a batch has the bits of its solo run",
-    "information_flow": "information flow: perturbing one worker set's oracle answers or state rows changes "
-                        "no worker farther than the rounds used, in any array or query point (random "
-                        "labelling; from the start and mid-run; exact and stochastic oracles)",
-}
+FLOW_CONDITIONS: dict[str, str] = {key: CONDITIONS[key] for key in FLOW_KEYS}
 
 #: Iterations the differential runs cover: Gossip-PGA's largest period in the adversarial suite (128) lands
 #: twice inside the horizon.
@@ -239,6 +234,40 @@ def _query_difference(reference: list[np.ndarray], other: list[np.ndarray], chec
     return None
 
 
+def digest(value: object, depth: int = 0) -> object:
+    """A comparable fingerprint of a value (array bytes, scalars, containers, plain objects' attributes to
+    depth 3; other objects by identity): whether a rule's attribute or hidden state changed.
+
+    Parameters
+    ----------
+    value : object
+        The value.
+    depth : int, default 0
+        The nesting level reached (objects deeper than 3 compare by identity).
+
+    Returns
+    -------
+    object
+        Equal for equal contents.
+    """
+    if isinstance(value, np.ndarray):
+        data = value.tobytes() if value.dtype != object else repr(value.tolist()).encode()
+        return ("array", value.shape, value.dtype.str, hashlib.sha1(data).hexdigest())
+    if sp.issparse(value):
+        return ("sparse", value.shape, hashlib.sha1(value.tocsr().data.tobytes()).hexdigest())
+    if isinstance(value, (str, bytes, int, float, complex, bool, type(None))):
+        return value
+    if depth >= 3:
+        return ("object", id(value))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(digest(v, depth + 1) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((repr(k), digest(v, depth + 1)) for k, v in value.items()))
+    if hasattr(value, "__dict__") and not isinstance(value, type) and not callable(value):
+        return ("object", id(value), tuple((k, digest(v, depth + 1)) for k, v in vars(value).items()))
+    return ("object", id(value))
+
+
 # -- state kept outside the state ----------------------------------------------------------------------------
 
 def _user_classes(cls: type) -> list[type]:
@@ -247,12 +276,10 @@ def _user_classes(cls: type) -> list[type]:
 
 
 def _fingerprint(value: Any) -> Any:
-    from decbounds.verify.class_audit import _digest
-
     if isinstance(value, types.GeneratorType) or (isinstance(value, collections.abc.Iterator)
                                                   and not isinstance(value, (str, bytes))):
         return ("iterator", id(value), _iterator_position(value))
-    return _digest(value)
+    return digest(value)
 
 
 def _iterator_position(value: Any) -> Any:
@@ -339,10 +366,6 @@ def _snapshot(cls: type, rule: Any) -> dict[str, Any]:
 
 # -- the checks ----------------------------------------------------------------------------------------------
 
-def _check(key: str, passed: bool, detail: str) -> dict[str, Any]:
-    return {"condition": FLOW_CONDITIONS[key], "key": key, "passed": passed, "detail": detail}
-
-
 def _labelled_path(n: int, rng: np.random.Generator) -> tuple[nx.Graph, np.ndarray]:
     order = rng.permutation(n)
     graph = nx.Graph()
@@ -359,11 +382,10 @@ def _worker_sets(order: np.ndarray, rng: np.random.Generator) -> dict[str, np.nd
 
 
 def flow_audit(cls: type, name: str, *, n: int = FLOW_WORKERS, horizon: int = FLOW_HORIZON, seed: int = 0
-               ) -> list[Record]:
+               ) -> list[Check]:
     """The differential checks of the module docstring for the rule class ``cls``: purity, the
-    configuration axis and information flow, each a check dict (``condition``, ``key``, ``passed``,
-    ``detail``); a failed one names the route (the field or attribute, the worker set, the worker, the
-    iteration).
+    configuration axis and information flow, each a `checks.Check`; a failed one names the route (the
+    field or attribute, the worker set, the worker, the iteration).
 
     Parameters
     ----------
@@ -380,7 +402,7 @@ def flow_audit(cls: type, name: str, *, n: int = FLOW_WORKERS, horizon: int = FL
 
     Returns
     -------
-    list of dict
+    list of Check
 
     Raises
     ------
@@ -396,8 +418,8 @@ def flow_audit(cls: type, name: str, *, n: int = FLOW_WORKERS, horizon: int = FL
     sampled_f = instances.sampling_instance(n, T_c=4, p=0.5)
     setups.append(("the probabilistic zero-chain oracle", sampled_f, oracles.ZeroChainOracle(sampled_f),
                    graph2, order2, 2))
-    failures: dict[str, dict[str, Any]] = {}
-    passed_detail: dict[str, list[str]] = {key: [] for key in FLOW_CONDITIONS}
+    failures: dict[str, Check] = {}
+    passed_detail: dict[str, list[str]] = {key: [] for key in FLOW_KEYS}
     for kind, f, oracle, g, labels, batch in setups:
         W = instances.gossip_matrix(g, "metropolis")
         channel = communication_channel(cls.communication, g if cls.communication == "graph" else W, n)
@@ -428,7 +450,7 @@ def flow_audit(cls: type, name: str, *, n: int = FLOW_WORKERS, horizon: int = FL
             if "information_flow" not in failures:
                 def impure(t0: int, t: int, trace: _Trace = trace, new_run: Callable[..., _Run] = new_run,
                            reference: _Run = reference, before: dict[str, Any] = before, where: str = where
-                           ) -> dict[str, Any] | None:
+                           ) -> Check | None:
                     return _unperturbed_replay(cls, name, reference, trace, new_run, before, t0, t, where)
 
                 failure, windows = _information_flow(name, trace, new_run, g, labels, rng, horizon, where,
@@ -441,17 +463,17 @@ def flow_audit(cls: type, name: str, *, n: int = FLOW_WORKERS, horizon: int = FL
             if not failures:  # the caller names where it raised
                 raise
             break  # a route is already named; a rule that raises later is outside the class anyway
-    checks = []
-    for key in FLOW_CONDITIONS:
+    checks: list[Check] = []
+    for key in FLOW_KEYS:
         if key in failures:
             checks.append(failures[key])
         else:
-            checks.append(_check(key, True, "held: " + "; ".join(passed_detail[key])))
+            checks.append(Check(key, True, "held: " + "; ".join(passed_detail[key])))
     return checks
 
 
 def _purity(cls: type, name: str, reference: _Run, trace: _Trace, new_run: Callable[..., _Run],
-            before: dict[str, Any], horizon: int, where: str) -> dict[str, Any] | None:
+            before: dict[str, Any], horizon: int, where: str) -> Check | None:
     """Replays on a fresh instance from deep copies of the state (at the start, a third and two thirds of
     the horizon, for a few iterations each) and the whole run again on the reference's own instance."""
     n = reference.ledger.n
@@ -488,13 +510,13 @@ def _purity(cls: type, name: str, reference: _Run, trace: _Trace, new_run: Calla
     how, t, label, worker = found
     place = hidden_state(cls, reference.rule, before) or _NOT_LOCATED
     at = f"worker {worker}'s" if worker is not None else "the"
-    return _check("purity", False,
+    return Check("purity", False,
                   f"{name}: the step is not a function of (state, ctx): {how}, {at} {label!r} differs after "
                   f"iteration {t} {where}; state kept outside the state: {place}")
 
 
 def _unperturbed_replay(cls: type, name: str, reference: _Run, trace: _Trace, new_run: Callable[..., _Run],
-                        before: dict[str, Any], t0: int, t_last: int, where: str) -> dict[str, Any] | None:
+                        before: dict[str, Any], t0: int, t_last: int, where: str) -> Check | None:
     """The window [t0, t_last] replayed without a perturbation on a fresh instance: the purity failure when
     it does not reproduce the reference."""
     everyone = np.ones(reference.ledger.n, dtype=bool)
@@ -507,7 +529,7 @@ def _unperturbed_replay(cls: type, name: str, reference: _Run, trace: _Trace, ne
             label, worker = diff
             at = f"worker {worker}'s" if worker is not None else "the"
             place = hidden_state(cls, reference.rule, before) or _NOT_LOCATED
-            return _check("purity", False,
+            return Check("purity", False,
                           f"{name}: the step is not a function of (state, ctx): replayed from a deep copy of "
                           f"the state after iteration {t0 - 1} on a fresh instance, {at} {label!r} differs "
                           f"after iteration {t} {where}; state kept outside the state: {place}")
@@ -524,7 +546,7 @@ def _same_numbers(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def _configurations(name: str, trace: _Trace, new_run: Callable[..., _Run], steps: Sequence[float],
-                    seeds: Sequence[int], horizon: int, where: str) -> dict[str, Any] | None:
+                    seeds: Sequence[int], horizon: int, where: str) -> Check | None:
     """Each configuration j of the reference batch against its solo run: every array with the batch axis
     (axis 1) at j, and average(state)[j]."""
     k = len(steps)
@@ -540,13 +562,13 @@ def _configurations(name: str, trace: _Trace, new_run: Callable[..., _Run], step
                     continue
                 part = np.ascontiguousarray(array[:, j : j + 1])
                 if not _same_numbers(part, mine):
-                    return _check("configurations", False,
+                    return Check("configurations", False,
                                   f"{name}: configuration {j} of a batch of {k} differs from its solo run in "
                                   f"state field {label!r} after iteration {t} {where}: the configurations "
                                   "share information (pooled over axis 1, or another configuration's data)")
             mine_out = np.asarray(solo.rule.average(solo.state))
             if not _same_numbers(trace.outputs[t + 1][j : j + 1], mine_out):
-                return _check("configurations", False,
+                return Check("configurations", False,
                               f"{name}: configuration {j} of a batch of {k} differs from its solo run in "
                               f"average(state) after iteration {t} {where}")
     return None
@@ -564,8 +586,8 @@ def _perturb_rows(state: Any, rows: np.ndarray, rng: np.random.Generator) -> Non
 
 def _information_flow(name: str, trace: _Trace, new_run: Callable[..., _Run], graph: nx.Graph,
                       labels: np.ndarray, rng: np.random.Generator, horizon: int, where: str,
-                      impure: Callable[[int, int], dict[str, Any] | None]
-                      ) -> tuple[dict[str, Any] | None, int]:
+                      impure: Callable[[int, int], Check | None]
+                      ) -> tuple[Check | None, int]:
     """Per worker set S and per kind of perturbation (oracle answers, state rows): windows from t0 = 0, w,
     2w, ... (w = S's eccentricity - 1, so the farthest worker stays checkable), each run against the
     reference's bits. A difference is first replayed unperturbed (``impure(t0, t)``): when that differs
@@ -600,7 +622,7 @@ def _information_flow(name: str, trace: _Trace, new_run: Callable[..., _Run], gr
                         q, worker = qdiff
                         at = "the number of queries, from" if worker is None else \
                             f"worker {worker}'s ({int(distance[worker])} hops from S)"
-                        return impure(t0, t) or _check("information_flow", False,
+                        return impure(t0, t) or Check("information_flow", False,
                                       f"{name}: with {set_name} S = {S.tolist()}'s {what} perturbed from "
                                       f"iteration {t0}, {at} query point {q} passed to ctx.sample in "
                                       f"iteration {t} changed {where}: the points a rule queries may depend "
@@ -610,7 +632,7 @@ def _information_flow(name: str, trace: _Trace, new_run: Callable[..., _Run], gr
                         label, worker = diff
                         at = f"worker {worker}" if worker is not None else "a worker"
                         hops = "" if worker is None else f", {int(distance[worker])} hops from S,"
-                        return impure(t0, t) or _check("information_flow", False,
+                        return impure(t0, t) or Check("information_flow", False,
                                       f"{name}: with {set_name} S = {S.tolist()}'s {what} perturbed from "
                                       f"iteration {t0}, {at}{hops} changed in state field {label!r} after "
                                       f"iteration {t}, when {rounds} communication round(s) had been used "

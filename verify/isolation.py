@@ -24,7 +24,7 @@ from typing import Any
 from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.plotting import atomic_write_bytes
 from decbounds.paper_figures.sweep import to_jsonable
-from decbounds.verify.class_audit import CONDITIONS
+from decbounds.verify.checks import Check
 from decbounds.verify.settings import VerifyInputError
 
 __all__ = ["auditor_changes", "auditor_snapshot", "run_isolated"]
@@ -92,8 +92,7 @@ def _failed(check_key: str, detail: str, name: str, seed: int) -> dict[str, Any]
     return {"rule": name, "passed": False, "outside_class": False, "knows": [], "communication": None,
             "instance": "none (the rule did not run)", "step_size": float("nan"), "iterations": 0,
             "seed": seed,
-            "checks": [{"condition": CONDITIONS[check_key], "key": check_key, "passed": False,
-                        "detail": detail}]}
+            "checks": [Check(check_key, False, detail)]}
 
 
 def run_isolated(spec: str, *, mode: str, out: pathlib.Path | None, seed: int, hyper: Mapping[str, object],
@@ -142,10 +141,9 @@ def run_isolated(spec: str, *, mode: str, out: pathlib.Path | None, seed: int, h
         raise VerifyInputError(data["input_error"])
     if data is not None and "measured" in data:
         measured = data["measured"]
-        measured["audit"]["checks"].append(
-            {"condition": CONDITIONS["isolation"], "key": "isolation", "passed": True,
-             "detail": "imported in a process of its own; the auditor unchanged after the import and after "
-                       "the run"})
+        measured["audit"]["checks"].append(Check(
+            "isolation", True, "imported in a process of its own; the auditor unchanged after the import and "
+                               "after the run"))
         return measured
     name = (data or {}).get("name") or class_name.lower()
     if data is not None and "failed" in data:
@@ -207,8 +205,7 @@ def _child() -> None:
     changed = auditor_changes(before)
     if changed:
         measured["audit"]["passed"] = False
-        measured["audit"]["checks"].append(
-            {"condition": CONDITIONS["isolation"], "key": "isolation", "passed": False,
-             "detail": f"{measured['name']}: the rule changed the auditor while it ran: "
-                       f"{', '.join(changed[:5])}"})
+        measured["audit"]["checks"].append(Check(
+            "isolation", False, f"{measured['name']}: the rule changed the auditor while it ran: "
+                                f"{', '.join(changed[:5])}"))
     report({"measured": measured})

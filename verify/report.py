@@ -16,20 +16,16 @@ from decbounds.paper_figures import fit, heterogeneity
 from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.plotting import atomic_write_bytes, style
 from decbounds.paper_figures.sweep import to_jsonable
-from decbounds.verify.settings import (
-    DIGITS_SHUFFLED,
-    DIGITS_WORKERS,
-    DISPLAY_NAMES,
-    TERMS,
-    VERDICT_BELOW,
-    Settings,
-)
-from decbounds.verify.verdicts import explicit_bound, verdict_kind
+from decbounds.verify.checks import Check
+from decbounds.verify.settings import BASELINES, DIGITS_SHUFFLED, DIGITS_WORKERS, DISPLAY_NAMES, Settings
+from decbounds.verify.term import TERMS
+from decbounds.verify.verdict import Verdict, VerdictKind
+from decbounds.verify.verdicts import explicit_bound
 from decbounds.verify.worst_case_term import worst_case_lines
 
 from decbounds import algorithms
 
-__all__ = ["LEGEND", "VerifyReport", "report_markdown"]
+__all__ = ["LEGEND", "VerifyReport", "plot_report", "report_markdown", "write_exponents"]
 
 
 @dataclasses.dataclass
@@ -40,7 +36,7 @@ class VerifyReport:
     mode: str
     seed: int
     audit: dict[str, Any]
-    verdicts: dict[str, str]
+    verdicts: dict[str, Verdict]
     fits: dict[str, dict[str, fit.RecordFit]]
     records: list[dict[str, Any]]
     files: list[pathlib.Path]
@@ -54,7 +50,7 @@ class VerifyReport:
     @property
     def beaten(self) -> bool:
         """Whether some run of the rule beat an explicit lower bound."""
-        return any(v.startswith(VERDICT_BELOW) for v in self.verdicts.values())
+        return any(v.kind is VerdictKind.BELOW for v in self.verdicts.values())
 
     @property
     def outside_class(self) -> bool:
@@ -74,9 +70,13 @@ class VerifyReport:
         if self.summary():
             lines += [self.summary(), LEGEND]
         lines += [f"{term}: {verdict}" for term, verdict in self.verdicts.items()]
-        lines += [f"  - {'pass' if check['passed'] else 'FAIL'}: {check['condition']}"
-                  for check in self.audit.get("checks", [])]
+        lines += [f"  - {'pass' if check.passed else 'FAIL'}: {check.condition}" for check in self.checks]
         return "\n".join(lines)
+
+    @property
+    def checks(self) -> list[Check]:
+        """The audit's checks (audit.json's records read as `checks.Check`)."""
+        return [Check.from_record(c) for c in self.audit.get("checks", [])]
 
     def summary(self) -> str:
         """The one-screen table printed first: per term the optimal exponent, the rule's measured one, the
@@ -84,19 +84,15 @@ class VerifyReport:
         (details follow it); "" when no term was measured."""
         if not any(term in TERMS for term in self.verdicts):
             return ""  # the audit failed: no term was measured
-        references = [a for a in ("detag", "d2", "centralized") if a != self.rule]
+        references = [a for a in BASELINES if a != self.rule]
         header = ["term", "optimal", self.rule, "verdict", *[DISPLAY_NAMES.get(a, a) for a in references]]
         rows = [header]
         for term, verdict in self.verdicts.items():
             if term not in TERMS:
                 continue
             by_algorithm = self.fits.get(term, {})
-            kind = verdict_kind(verdict)
-            if kind == "outside":  # and what it measured: e.g. "outside: centralized"
-                inner = verdict_kind(verdict.split(": ", 1)[-1])
-                kind = f"outside: {inner}" if inner else kind
-            rows.append([term, f"{TERMS[term]['optimal']:g}", _exponent(by_algorithm.get(self.rule)),
-                         _why(kind, verdict), *[_exponent(by_algorithm.get(a)) for a in references]])
+            rows.append([term, f"{TERMS[term].optimal:g}", _exponent(by_algorithm.get(self.rule)),
+                         verdict.summary_kind, *[_exponent(by_algorithm.get(a)) for a in references]])
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
         return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
                          .rstrip() for row in rows)
@@ -128,18 +124,6 @@ LEGEND = ("verdicts: matches = exponent within +-0.25 of the optimal; worse = ex
           "bound (a bug). Docs: docs/verify.md#verdicts")
 
 
-def _why(kind: str, verdict: str) -> str:
-    """A verdict's kind with its reason in a few words ("slower: cap at n = 96", "worse: CI above")."""
-    if kind == "slower" and "; capped at " in verdict:
-        return f"slower: cap at {verdict.split('; capped at ', 1)[1].split(',', 1)[0].split(')', 1)[0]}"
-    if kind == "worse":
-        return "worse: censored" if "read as censored" in verdict else "worse: CI above"
-    if kind == "not resolved":
-        return "not resolved: " + ("wide CI" if "too wide" in verdict else
-                                   "few runs" if "too few" in verdict else "below")
-    return kind
-
-
 def _exponent(record_fit: fit.RecordFit | None) -> str:
     """An exponent and its 95% interval as the summary prints it ("-" where no fit)."""
     if record_fit is None or record_fit.fit is None:
@@ -148,8 +132,26 @@ def _exponent(record_fit: fit.RecordFit | None) -> str:
     return f"{f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]"
 
 
-def _write_exponents(out_dir: pathlib.Path, fits: Mapping[str, Mapping[str, fit.RecordFit]],
-                     verdicts: Mapping[str, str], name: str) -> list[pathlib.Path]:
+def write_exponents(out_dir: pathlib.Path, fits: Mapping[str, Mapping[str, fit.RecordFit]],
+                    verdicts: Mapping[str, Verdict], name: str) -> list[pathlib.Path]:
+    """exponents.csv: one row per (term, algorithm) fit, the rule's rows with their verdict.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The output folder.
+    fits : mapping
+        {term: {algorithm: fit.RecordFit}}.
+    verdicts : mapping
+        {term: Verdict}.
+    name : str
+        The rule's registry name.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The file written.
+    """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["term", "algorithm", "variable", "measured", "ci_low", "ci_high", "runs_fitted",
@@ -157,11 +159,11 @@ def _write_exponents(out_dir: pathlib.Path, fits: Mapping[str, Mapping[str, fit.
     for term, by_algorithm in fits.items():
         for algorithm, record_fit in by_algorithm.items():
             f = record_fit.fit
-            writer.writerow([term, algorithm, TERMS[term]["variable"],
+            writer.writerow([term, algorithm, TERMS[term].variable,
                              "" if f is None else f"{f.slope:.6g}", "" if f is None else f"{f.ci_low:.6g}",
                              "" if f is None else f"{f.ci_high:.6g}", 0 if f is None else f.n_points,
-                             record_fit.unfinished, TERMS[term]["optimal"],
-                             verdicts.get(term, "") if algorithm == name else ""])
+                             record_fit.unfinished, TERMS[term].optimal,
+                             str(verdicts.get(term, "")) if algorithm == name else ""])
     path = out_dir / "exponents.csv"
     atomic_write_bytes(path, buffer.getvalue().encode())
     return [path]
@@ -179,10 +181,27 @@ def _series(records: Sequence[dict[str, Any]], term: str, algorithm: str, x_of: 
     return [xs[i] for i in order], [ys[i] for i in order]
 
 
-def _plot(out_dir: pathlib.Path, name: str, records: Sequence[dict[str, Any]], settings: Settings
-          ) -> list[pathlib.Path]:
-    """report.png: T_eps of the rule and the baselines with the explicit bounds, one panel per sweep; with
-    the digits term a sixth panel, its training loss against iterations (median and min-max band)."""
+def plot_report(out_dir: pathlib.Path, name: str, records: Sequence[Record], settings: Settings
+                ) -> list[pathlib.Path]:
+    """report.png: T_eps of the rule and the baselines with the explicit bounds, one panel per term
+    (`Term.panel`); with the digits term a sixth panel, its training loss against iterations.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The output folder.
+    name : str
+        The rule's registry name (drawn thicker).
+    records : sequence of dict
+        The run's records.
+    settings : Settings
+        The sizes it ran.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The file written.
+    """
     import matplotlib.pyplot as plt
 
     fig, grid = plt.subplots(2, 3, figsize=(12.0, 7.2))  # no constrained layout: it costs seconds here
@@ -190,17 +209,9 @@ def _plot(out_dir: pathlib.Path, name: str, records: Sequence[dict[str, Any]], s
     axes = list(grid.flat)
     algorithms_seen = list(dict.fromkeys(r["point"]["algorithm"] for r in records
                                          if r["point"]["term"] != "digits"))
-    panels = [("communication", "n", fit.VARIABLES["n"], "n (path)"),
-              ("communication_broom", "n", fit.VARIABLES["n"], f"n (broom, D = {settings.broom_diameter})"),
-              ("spectral_gap", "inv_gap", fit.VARIABLES["inv_gap"], "1/(1 - lam) (lazy path)"),
-              ("sampling_sigma2", "sigma2", fit.VARIABLES["sigma2"], "sigma^2 (Setting 1)"),
-              ("sampling_nB", "nB", fit.VARIABLES["nB"], "n B (Setting 1)")]
-    for ax, (term, _, x_of, label) in zip(axes, panels, strict=False):
-        source = "sampling" if term.startswith("sampling") else term
-        wanted = records if source != "sampling" else [
-            r for r in records if r["point"]["term"] == "sampling"
-            and (r["point"]["n"], r["point"]["batch"], r["point"]["p"]) in set(
-                settings.sigma2_points if term == "sampling_sigma2" else settings.nb_points)]
+    for ax, spec in zip(axes, TERMS.values(), strict=False):
+        term, source, x_of, label = spec.name, spec.source, spec.x_of, spec.panel.format(settings=settings)
+        wanted = spec.records(records, settings)
         for algorithm in algorithms_seen:
             xs, ys = _series(wanted, source, algorithm, x_of)
             if xs:
@@ -298,14 +309,13 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
              "## Verdicts", "", "| term | verdict |", "|---|---|"]
     titles = {"audit": "class audit (A_B budget, zero-respecting)",
               "digits": f"digits MLP at {DIGITS_SHUFFLED:g}% shuffled (final training loss; no lower bound)",
-              **{term: spec["title"] for term, spec in TERMS.items()}}
+              **{term: spec.title for term, spec in TERMS.items()}}
     for term, verdict in report.verdicts.items():
         lines.append(f"| {titles[term]} | {verdict} |")
     lines += ["", "## Class audit", "", f"{report.audit['instance']}, step {report.audit['step_size']:.4g}, "
               f"{report.audit['iterations']} iterations, seed {report.audit['seed']}.", ""]
-    for check in report.audit["checks"]:
-        mark = "pass" if check["passed"] else "FAIL"
-        lines.append(f"- **{mark}** {check['condition']}: {check['detail']}")
+    for check in report.checks:
+        lines.append(f"- **{'pass' if check.passed else 'FAIL'}** {check.condition}: {check.detail}")
     if report.fits:
         lines += ["", "## Exponents (log-log least squares, 95% t interval; finished runs only)", "",
                   "| term | algorithm | measured exponent | runs fitted (not finished) | optimal |",
@@ -316,7 +326,7 @@ def report_markdown(report: VerifyReport, settings: Settings, rule: type[algorit
                 measured = "n/a" if f is None else f"{f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]"
                 runs = 0 if f is None else f.n_points
                 lines.append(f"| {term} | {algorithm} | {measured} | {runs} ({record_fit.unfinished}) "
-                             f"| {TERMS[term]['optimal']:g} |")
+                             f"| {TERMS[term].optimal:g} |")
         # each run's T_eps over centralized SGD's at the same point (exact averaging; on the sampling term
         # the ratio shows a gossip rule's lag, docs/errata.md E64)
         exact = {_where(r): r["result"].get("t_eps") for r in report.records

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.plotting import DEFAULT_OUT_DIR
 from decbounds.verify.report import LEGEND
-from decbounds.verify.settings import TERMS
+from decbounds.verify.term import TERMS
 from decbounds.verify.verdicts import verdict_kind
 
 from decbounds import algorithms

@@ -40,11 +40,13 @@ from decbounds.algorithms.hyper import batch_hyper
 from decbounds.algorithms.runtime import Runtime
 from decbounds.algorithms.step_rule import communication_channel, state_arrays
 from decbounds.instances.zero_chain import progress
+from decbounds.paper_figures.fit import Record
+from decbounds.verify.checks import Check
 from decbounds.verify.flow import copy_state
 
 from decbounds import algorithms, instances, oracles
 
-__all__ = ["OutsideTheClassError", "RunAudit"]
+__all__ = ["OutsideTheClassError", "RunAudit", "with_measured_runs"]
 
 _PERTURBATION = 0.5  # the scale of the flow check's perturbation; any non-zero one is a change of the data
 
@@ -329,12 +331,19 @@ class RunAudit:
         return False
 
     def _zero_respecting(self, t: int, observation: Any) -> None:
+        levels = self._levels(observation.state)
+        asked = self.watch.asked
+        # a worker's closed neighbourhood holds the worker itself, so its reach is at least its own level:
+        # where no level (state or query) rose above the last iteration's, nothing can exceed the reach and
+        # the neighbourhood maxima need not be formed (most iterations: a level rises at most d times)
+        if not (levels > self.level).any() and (asked is None or not (asked > self.level).any()):
+            self.level = np.where(self.finite[None, :], levels, self.level) if self.diverging else levels
+            return
         indices, starts = self._closed(t)
         reach = np.maximum.reduceat(self.level[indices], starts, axis=0)
-        reveals, asked = self.watch.reveals, self.watch.asked
+        reveals = self.watch.reveals
         if reveals is not None and reveals.any():
             reach += np.maximum.reduceat(reveals[indices], starts, axis=0)
-        levels = self._levels(observation.state)
         over = levels > reach
         if asked is not None:
             over |= asked > reach
@@ -454,14 +463,19 @@ class _Tap:
         return self._record(X, answer)
 
 
-def _changed(a: np.ndarray, b: np.ndarray, checked: np.ndarray, k: int) -> tuple[int, int | None] | None:
+def _changed(a: np.ndarray, b: np.ndarray, checked: np.ndarray, k: int, rows: slice | None = None
+             ) -> tuple[int, int | None] | None:
     """(worker, configuration) of the first checked worker whose entries of a and b differ (numbers, NaN
     equal to NaN, a zero's sign ignored: the run and its replay may take the zero chain's dense and sparse
-    kernels); the configuration is None for an array without the batch axis."""
+    kernels); the configuration is None for an array without the batch axis. ``rows``: the checked workers
+    when they are one contiguous range (views compared, nothing copied)."""
     if a.shape != b.shape:
         return int(np.argmax(checked)), None
     n = a.shape[0]
-    if not (~(a.reshape(n, -1) == b.reshape(n, -1)).all(axis=1) & checked).any():
+    if rows is not None:
+        if (a[rows] == b[rows]).all():
+            return None  # the common case on a path: one comparison of the far rows
+    elif not (~(a.reshape(n, -1) == b.reshape(n, -1)).all(axis=1) & checked).any():
         return None  # the common case, three numpy calls
     blocks = a.ndim >= 2 and a.shape[1] % k == 0
     rest = int(np.prod(a.shape[2:]))
@@ -492,6 +506,7 @@ class _Window:
                              batch=audit.batch, seeds=list(run.seeds), knows=cls.knows)
         self.state = self.rule.init(self.ledger.context)
         self.t0, self.rounds0 = 0, 0
+        self.checked_by_rounds: dict[int, tuple[np.ndarray, slice | None]] = {}
 
     @staticmethod
     def _shift(audit: RunAudit) -> np.ndarray:
@@ -507,20 +522,32 @@ class _Window:
         for mine, theirs in zip(self.ledger.rngs, rngs or (), strict=False):
             mine.bit_generator.state = theirs.bit_generator.state
 
+    def _checked(self, rounds: int, audit: RunAudit) -> tuple[np.ndarray, slice | None]:
+        """The workers farther than ``rounds`` hops from S, and their range when contiguous (cached: the
+        rounds used grow by at most one per iteration)."""
+        cached = self.checked_by_rounds.get(rounds)
+        if cached is None:
+            checked = audit.distance > rounds
+            where = np.flatnonzero(checked)
+            contiguous = where.size > 0 and int(where[-1]) - int(where[0]) + 1 == where.size
+            cached = self.checked_by_rounds[rounds] = (
+                checked, slice(int(where[0]), int(where[-1]) + 1) if contiguous else None)
+        return cached
+
     def step(self, t: int, observation: Any, audit: RunAudit) -> None:
         before = len(self.tap.queries)
         self.ledger.begin_iteration(t)
         self.state = self.rule.step(self.state, self.ledger.context)
         audit.replayed += 1
         rounds = self.ledger.counters.communication_rounds - self.rounds0
-        checked = audit.distance > rounds
-        if not checked.any():
+        checked, rows = self._checked(rounds, audit)
+        if rows is None and not checked.any():
             return
         what = (f"with the oracle answers of S = {audit.flow_set.tolist()} (the first end group) perturbed "
                 f"from iteration {self.t0} in a replay of the run")
         for q, (mine, theirs) in enumerate(itertools.zip_longest(self.tap.queries[before:],
                                                                  observation.queries)):
-            found = None if mine is None or theirs is None else _changed(theirs, mine, checked, audit.k)
+            found = None if mine is None or theirs is None else _changed(theirs, mine, checked, audit.k, rows)
             if mine is None or theirs is None or found is not None:
                 worker, j = found if found is not None else (None, None)
                 at = "the number of queries" if worker is None else \
@@ -534,7 +561,7 @@ class _Window:
             if reference is None or mine_array.dtype == object or mine_array.ndim == 0 \
                     or mine_array.shape[0] != audit.n:
                 continue
-            found = _changed(reference, mine_array, checked, audit.k)
+            found = _changed(reference, mine_array, checked, audit.k, rows)
             if found is not None:
                 worker, j = found
                 audit._fail(t, worker, j,
@@ -542,3 +569,29 @@ class _Window:
                             f"state field {label!r} when {rounds} communication round(s) had been used: "
                             "information moved farther than the rounds allow (or the step is not a function "
                             "of (state, ctx): the replay and the run differ)")
+
+
+def with_measured_runs(audited: Record, records: Sequence[Record], name: str) -> Record:
+    """``audited`` with a failed "measured_runs" `Check` when a measured run of ``name`` left the class (a
+    record's ``class_violation``, naming term, size, iteration, worker and configuration); unchanged
+    otherwise.
+
+    Parameters
+    ----------
+    audited : mapping
+        The class audit (``passed``, ``checks``).
+    records : sequence of dict
+        The run's records.
+    name : str
+        The rule's registry name.
+
+    Returns
+    -------
+    dict
+    """
+    violations = [r["result"]["class_violation"] for r in records
+                  if r["point"]["algorithm"] == name and "class_violation" in r["result"]]
+    if not violations or not audited["passed"]:
+        return audited
+    return {**audited, "passed": False, "checks": [*audited["checks"], Check(
+        "measured_runs", False, f"{name}: outside the gossip class in a measured run: {violations[0]}")]}

@@ -14,14 +14,11 @@ from decbounds.paper_figures import heterogeneity
 from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.plotting import atomic_write_bytes
 from decbounds.paper_figures.sweep import RecordWriter, SerialExecutor, run_sweep, to_jsonable
-from decbounds.verify.class_audit import CONDITIONS, audit
-from decbounds.verify.digits import (
-    _digits_rows,
-    digits_curve_mode,
-    digits_points,
-    digits_verdict,
-)
-from decbounds.verify.report import VerifyReport, _plot, _write_exponents, report_markdown
+from decbounds.verify.checks import Check, one_line
+from decbounds.verify.class_audit import audit
+from decbounds.verify.digits import digits_curve_mode, digits_points, digits_rows, digits_verdict
+from decbounds.verify.report import VerifyReport, plot_report, report_markdown, write_exponents
+from decbounds.verify.run_audit import with_measured_runs
 from decbounds.verify.settings import (
     BASELINE_CHOICES,
     BASELINES,
@@ -30,9 +27,10 @@ from decbounds.verify.settings import (
     check_hyper,
     resolve_settings,
 )
-from decbounds.verify.spec import _one_line, _registered, fingerprint, load_rule
+from decbounds.verify.spec import fingerprint, load_rule, register_rule
 from decbounds.verify.terms import measure, raise_caps, sweep_points
-from decbounds.verify.verdicts import _verdicts
+from decbounds.verify.verdict import Verdict, VerdictKind
+from decbounds.verify.verdicts import decide
 from decbounds.verify.worst_case_term import worst_case_records
 
 from decbounds import algorithms
@@ -166,7 +164,7 @@ def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str
         ``worst_case``, the rule's computed worst case (`worst_case_term.worst_case_records`), which needs
         the rule itself and so is computed here, not where the verdicts are decided.
     """
-    name, added = _registered(cls)
+    name, added = register_rule(cls)
     try:
         out_dir = out_folder(out if out is not None else f"verify-{name}")
         records_path = out_dir / "records.jsonl"
@@ -195,21 +193,20 @@ def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str
                     records += run_sweep(points, records_path, runner=runner, executor=SerialExecutor(),
                                          progress=progress, desc=f"verify {name}: {term}")
                 except RuntimeError as exc:  # a baseline failed: keep going, say so
-                    errors.append(f"{term}: {_one_line(exc)}")
+                    errors.append(f"{term}: {one_line(exc)}")
                 except SystemExit as exc:  # the rule ended the process in a measured run: a failed audit
-                    audited = {**audited, "passed": False, "checks": [*audited["checks"], {
-                        "condition": CONDITIONS["runs"], "key": "runs", "passed": False,
-                        "detail": f"{name} called sys.exit({exc.code!r}) in a run of the {term} term: a rule "
-                                  "may not end the process"}]}
+                    audited = {**audited, "passed": False, "checks": [*audited["checks"], Check(
+                        "runs", False, f"{name} called sys.exit({exc.code!r}) in a run of the {term} term: a "
+                                       "rule may not end the process")]}
                     break
-                audited = _fail_on_measured_violation(audited, records, name)
+                audited = with_measured_runs(audited, records, name)
                 if not audited["passed"]:
                     break
             if audited["passed"]:
                 records = raise_caps(records, name, settings, lambda point: run_sweep(
                     [point], records_path, runner=measure, executor=SerialExecutor(), progress=False)[0])
                 # the runs at raised caps are audited as well
-                audited = _fail_on_measured_violation(audited, records, name)
+                audited = with_measured_runs(audited, records, name)
         computed = worst_case_records(cls) if worst_case and audited["passed"] else []
         return {"name": name, "module": cls.__module__, "qualname": cls.__qualname__, "out": str(out_dir),
                 "audit": audited, "records": records, "errors": errors, "worst_case": computed}
@@ -245,40 +242,28 @@ def conclude(measured: Record, settings: Settings, *, mode: str, seed: int,
     VerifyReport
     """
     name, audited = measured["name"], measured["audit"]
+    audited = {**audited, "checks": [Check.from_record(c) for c in audited["checks"]]}
     records, errors = measured["records"], measured["errors"]
     out_dir = pathlib.Path(measured["out"])
     records_path = out_dir / "records.jsonl"
-    verdicts, fits = _verdicts(name, records, settings, audited, baselines, mode)
+    verdicts, fits = decide(name, records, settings, audited, baselines, mode)
     files = [records_path, out_dir / "audit.json"]
-    files += _write_exponents(out_dir, fits, verdicts, name)
-    digits_rows: list[dict[str, Any]] = []
+    files += write_exponents(out_dir, fits, verdicts, name)
+    digits_table: list[dict[str, Any]] = []
     if digits and audited["passed"]:
         iterations = digits_curve_mode(settings, [name], seed).iterations
         failed = [e for e in errors if e.startswith("digits:")]
-        verdicts["digits"] = (f"error: {failed[0].removeprefix('digits: ')}" if failed
-                              else digits_verdict(name, records, iterations))
-        digits_rows = _digits_rows(records)
-        files += heterogeneity.write_table(digits_rows, out_dir, "digits")
-    files += _plot(out_dir, name, records, settings)
+        verdicts["digits"] = (Verdict(VerdictKind.ERROR, f": {failed[0].removeprefix('digits: ')}") if failed
+                              else Verdict(VerdictKind.COMPARISON, digits_verdict(name, records, iterations)))
+        digits_table = digits_rows(records)
+        files += heterogeneity.write_table(digits_table, out_dir, "digits")
+    files += plot_report(out_dir, name, records, settings)
     report = VerifyReport(rule=name, mode=mode, seed=seed, audit=audited, verdicts=verdicts,
                           fits=fits, records=records, files=files, errors=errors,
-                          seconds=time.perf_counter() - started, digits=digits_rows,
+                          seconds=time.perf_counter() - started, digits=digits_table,
                           worst_case=list(measured.get("worst_case", [])))
     where = types.SimpleNamespace(__module__=measured["module"], __qualname__=measured["qualname"])
     text = report_markdown(report, settings, where)  # type: ignore[arg-type]  # its names only
     atomic_write_bytes(out_dir / "report.md", text.encode())
     report.files.insert(0, out_dir / "report.md")
     return report
-
-
-def _fail_on_measured_violation(audited: dict[str, Any], records: Sequence[Record],
-                                name: str) -> dict[str, Any]:
-    """``audited`` with a failed "measured_runs" check when a measured run of ``name`` left the class
-    (`run_audit.RunAudit`'s ``class_violation``, naming term, size, iteration, worker and configuration)."""
-    violations = [r["result"]["class_violation"] for r in records
-                  if r["point"]["algorithm"] == name and "class_violation" in r["result"]]
-    if not violations or not audited["passed"]:
-        return audited
-    return {**audited, "passed": False, "checks": [*audited["checks"], {
-        "condition": CONDITIONS["measured_runs"], "key": "measured_runs", "passed": False,
-        "detail": f"{name}: outside the gossip class in a measured run: {violations[0]}"}]}

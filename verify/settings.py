@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 from decbounds.paper_figures import communication, heterogeneity
+from decbounds.verify.verdict import VerdictKind
 
 __all__ = [
     "BASELINES",
@@ -25,8 +26,6 @@ __all__ = [
     "FIT_TAIL",
     "MATCH_WIDTH",
     "MODES",
-    "OPTIMAL_REFERENCES",
-    "TERMS",
     "VERDICT_BEATS_CENTRALIZED",
     "VERDICT_BELOW",
     "VERDICT_CENTRALIZED",
@@ -58,57 +57,26 @@ BASELINE_CHOICES: tuple[str, ...] = (*BASELINES, "dpsgd", "dsgt")
 FIT_TAIL = communication.FIT_TAIL
 
 
-#: Optimal exponent of each term (the lower bound's order), its fit variable, and what an exponent below the
-#: optimal means there ("kind"): "bound", a count that grows with the variable is proved on this instance
-#: (below it the sizes are too small: not resolved); "family", the lazy W_kappa of one path, on which no
-#: lower bound grows with 1/(1 - lam) (a rule of the class may undo the laziness: W = (W_kappa - (1 - kappa)
-#: I) / kappa is one round), so a slower growth is a decided finding; "flat", the bound is flat in n and so
-#: is every all-reduce: "matches" is never printed there.
-TERMS: dict[str, dict[str, Any]] = {
-    # "tail": the fit reads the runs at the largest finished sizes only, as the figures do (FIT_TAIL)
-    "communication": {"variable": "n", "optimal": 1.0, "kind": "bound", "tail": FIT_TAIL,
-                      "title": "communication term: T_eps against n on Cor. 2's path"},
-    # Thm 1's instance at fixed D: lower_bound_any's Delta L D / eps^2 does not depend on n
-    "communication_broom": {"variable": "n", "optimal": 0.0, "kind": "flat",
-                            "title": "communication term: T_eps against n on Thm 1's broom of fixed "
-                                     "diameter D (bound Delta L D / eps^2, flat in n)"},
-    "spectral_gap": {"variable": "inv_gap", "optimal": 0.5, "kind": "family", "tail": FIT_TAIL,
-                     "title": "spectral gap: T_eps against 1/(1 - lam) through lazy W_kappa"},
-    "sampling_sigma2": {"variable": "sigma2", "optimal": 1.0, "kind": "bound",
-                        "title": "sampling term: median T_eps against sigma^2 (Setting 1)"},
-    "sampling_nB": {"variable": "nB", "optimal": -1.0, "kind": "bound",
-                    "title": "sampling term: median T_eps against n B (Setting 1)"},
-}
-
 #: The algorithms' names in verdicts.
 DISPLAY_NAMES: dict[str, str] = {"detag": "DeTAG", "d2": "D^2", "centralized": "centralized SGD",
                                  "dpsgd": "D-PSGD", "dsgt": "DSGT", "extra": "EXTRA",
                                  "exact_diffusion": "Exact Diffusion"}
 
 
-#: The verdicts; each term's verdict begins with one of them (`verdicts.verdict_kind` reads it back).
-VERDICT_MATCH = "matches the lower bound's order"
-VERDICT_WORSE = "worse than the optimal order"
-VERDICT_BELOW = "BELOW the lower bound: outside the class or a bug"
-VERDICT_CENTRALIZED = "indistinguishable from centralized SGD"
-#: On a sampling term: T_eps below centralized SGD's (exact averaging, the optimal order there) by more than
-#: `CENTRALIZED_RATIO` at every size both finished: a finding (more queries than the budget, or outside the
-#: class), never a tie.
-VERDICT_BEATS_CENTRALIZED = "faster than centralized SGD on the sampling term"
-VERDICT_FLAT = "flat in n, as the bound"
-VERDICT_FASTER = "grows more slowly than the optimal order on this family"
-VERDICT_DIVERGED = "diverged"
-VERDICT_UNRESOLVED = "not resolved"
-#: On the path: T_eps lies between the proved explicit bound (order n) and DeTAG's T_eps measured in the same
-#: run (order n, its verdict "matches") at every size, its ratio to the bound falls with n and its interval
-#: reaches no higher than optimal + MATCH_WIDTH: T_eps = Theta(n) on the sizes measured, within DeTAG's
-#: constant of the bound (docs/verify.md, "Verdicts"; docs/errata.md E63). It claims no exponent.
-VERDICT_WITHIN = "within a constant factor of the optimal order on these sizes"
-#: A capped run is censored (T_eps > cap), not a measured order: where the rule hit its cap beside a
-#: finished reference of the optimal order and no exponent is evidenced, the verdict is this constant-factor
-#: statement ("slower than DeTAG by >= 4.1x at n = 96; order not measured"), with what would measure it.
-VERDICT_SLOWER = "slower than"
-VERDICT_ERROR = "error"
+#: The verdicts' first words (`verdict.VerdictKind.prefix`); each term's verdict begins with one of them.
+VERDICT_MATCH = VerdictKind.MATCHES.prefix
+VERDICT_WORSE = VerdictKind.WORSE.prefix
+VERDICT_BELOW = VerdictKind.BELOW.prefix
+VERDICT_CENTRALIZED = VerdictKind.CENTRALIZED.prefix
+VERDICT_BEATS_CENTRALIZED = VerdictKind.BEATS_CENTRALIZED.prefix
+VERDICT_FLAT = VerdictKind.FLAT.prefix
+VERDICT_FASTER = VerdictKind.FASTER.prefix
+VERDICT_DIVERGED = VerdictKind.DIVERGED.prefix
+VERDICT_UNRESOLVED = VerdictKind.NOT_RESOLVED.prefix
+VERDICT_WITHIN = VerdictKind.WITHIN.prefix
+VERDICT_SLOWER = VerdictKind.SLOWER.prefix
+VERDICT_ERROR = VerdictKind.ERROR.prefix
+VERDICT_OUTSIDE = VerdictKind.OUTSIDE.prefix
 #: "matches" needs the whole 95% interval within this distance of the optimal exponent; a wider interval
 #: that covers it is "not resolved: interval too wide" (an interval such as [0.60, 2.53] says nothing).
 MATCH_WIDTH = 0.25
@@ -118,17 +86,8 @@ CENTRALIZED_RATIO = 1.1
 #: A capped run of the rule on a Setting 2 term is measured again at this many times its cap, up to
 #: `Settings.cap_raises` times (within the mode's budget), before its verdict is a constant-factor statement.
 CAP_GROWTH = 4
-#: The algorithm of the optimal order a capped run is compared with, by the term's source: DeTAG on
-#: Setting 2 (path, broom, lazy path), centralized SGD (exact averaging) on Setting 1.
-OPTIMAL_REFERENCES: dict[str, str] = {"communication": "detag", "communication_broom": "detag",
-                                      "spectral_gap": "detag", "sampling": "centralized"}
 #: A resolved term needs its growth over the sizes to be this many times the descent cost (docs/verify.md).
 DOMINANCE = 10.0
-#: The verdict of every term of a rule that declares itself outside the gossip class (gossips=False or
-#: exact averaging): its measurements are shown, held to no gossip lower bound.
-VERDICT_OUTSIDE = "reference only (outside the gossip class)"
-
-
 #: The terms measured on Setting 2's zero chain with exact gradients (path and broom); their records hold
 #: x-bar's and the workers' own T_eps.
 COMMUNICATION_TERMS: tuple[str, ...] = ("communication", "communication_broom")

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from typing import Any
 
 from decbounds.algorithms.plugins import load_rule as load_rule_spec
 from decbounds.verify.settings import VerifyInputError
 
 from decbounds import algorithms
 
-__all__ = ["fingerprint", "load_rule"]
+__all__ = ["fingerprint", "load_rule", "register_rule"]
 
 
 def load_rule(spec: object) -> type[algorithms.StepRule]:
@@ -35,18 +34,25 @@ def load_rule(spec: object) -> type[algorithms.StepRule]:
         raise VerifyInputError(str(exc)) from None
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else ""
+def register_rule(rule: type[algorithms.StepRule]) -> tuple[str, bool]:
+    """Register ``rule`` if it is not (a default name and style filled in); VerifyInputError if the
+    registry refuses it.
 
+    Parameters
+    ----------
+    rule : type
+        The `algorithms.StepRule` subclass.
 
-def _registered(rule: type[algorithms.StepRule]) -> tuple[str, bool]:
-    """Register ``rule`` if it is not (a default name and style filled in); (its name, whether added)."""
+    Returns
+    -------
+    tuple of (str, bool)
+        Its registry name, and whether it was added here (the caller unregisters it).
+    """
     for entry in algorithms.entries():
         if entry.rule is rule:
             return entry.name, False
     name = rule.name or rule.__name__.lower()
-    extra: dict[str, Any] = {}
+    extra: dict[str, object] = {}
     if rule.name != name:
         extra["name"] = name
     if not isinstance(rule.style, algorithms.PlotStyle):

@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from decbounds.paper_figures import communication, fit, sampling
+from decbounds.paper_figures import communication, sampling
 from decbounds.paper_figures.fit import Record
 from decbounds.paper_figures.sweep import to_jsonable
+from decbounds.verify.checks import one_line
 from decbounds.verify.run_audit import OutsideTheClassError, RunAudit
-from decbounds.verify.settings import CAP_GROWTH, COMMUNICATION_TERMS, TERMS, Settings
-from decbounds.verify.spec import _one_line
+from decbounds.verify.settings import CAP_GROWTH, COMMUNICATION_TERMS, Settings
+from decbounds.verify.term import TERMS
 
 from decbounds import algorithms, instances, oracles
 
@@ -166,7 +167,7 @@ def _tune_rule(name: str, problem: Any, W: Any, steps: Sequence[float], *, tol: 
             f"raised {type(exc).__name__} " + ("in init" if where["t"] is None else
                                                 f"in step at iteration {where['t']}")
         return {"t_eps": None, "status": "error", "capped": False, "cap": cap,
-                "message": f"{name} {kind}: {_one_line(exc)}", "seeds": list(seeds), "t_eps_seeds": [],
+                "message": f"{name} {kind}: {one_line(exc)}", "seeds": list(seeds), "t_eps_seeds": [],
                 "step_size": None, "hyper": {}}
     best = tuned.grid.winner_runs
     chosen = best or tuned.grid.runs[:len(seeds)]
@@ -288,10 +289,11 @@ def raise_caps(records: Sequence[Record], name: str, settings: Settings,
     """
     out = list(records)
     budget = float(settings.raise_budget)
-    for term in (*COMMUNICATION_TERMS, "spectral_gap"):
-        x_of = fit.variable_function(TERMS[term]["variable"])
-        mine = sorted((i for i, r in enumerate(out) if r["point"]["term"] == term
-                       and r["point"]["algorithm"] == name), key=lambda i: x_of(out[i]))
+    for spec in TERMS.values():
+        if not spec.cap_field:  # the sampling term's caps follow its points
+            continue
+        mine = sorted((i for i, r in enumerate(out) if r["point"]["term"] == spec.source
+                       and r["point"]["algorithm"] == name), key=lambda i: spec.x_of(out[i]))
         for i in mine:
             if out[i]["result"].get("status") != "max_iterations":
                 continue

@@ -35,61 +35,39 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import cast
 
 from decbounds.paper_figures import fit
 from decbounds.paper_figures.fit import Record
+from decbounds.verify.checks import Check
 from decbounds.verify.settings import (
     CAP_GROWTH,
     CENTRALIZED_RATIO,
     COMMUNICATION_TERMS,
     DISPLAY_NAMES,
-    DOMINANCE,
     MATCH_WIDTH,
-    OPTIMAL_REFERENCES,
-    TERMS,
-    VERDICT_BEATS_CENTRALIZED,
-    VERDICT_BELOW,
-    VERDICT_CENTRALIZED,
-    VERDICT_DIVERGED,
-    VERDICT_ERROR,
-    VERDICT_FASTER,
-    VERDICT_FLAT,
-    VERDICT_MATCH,
-    VERDICT_OUTSIDE,
-    VERDICT_SLOWER,
-    VERDICT_UNRESOLVED,
-    VERDICT_WITHIN,
-    VERDICT_WORSE,
     Settings,
 )
+from decbounds.verify.term import EXACT_AVERAGING, TERMS, Term
+from decbounds.verify.verdict import TERM_KINDS, Verdict, VerdictKind
 
-__all__ = ["beats_centralized", "below_bound", "bracket", "censored_floor", "centralized_ratio",
+__all__ = ["beats_centralized", "below_bound", "bracket", "censored_floor", "centralized_ratio", "decide",
            "exact_averaging_lag", "explicit_bound", "fit_tail", "resolve_advice", "term_verdict",
            "verdict_kind"]
-
-#: The verdict kinds, in the order `verdict_kind` tries their prefixes.
-KINDS: dict[str, str] = {
-    VERDICT_BELOW: "below", VERDICT_DIVERGED: "diverged", VERDICT_BEATS_CENTRALIZED: "beats centralized",
-    VERDICT_CENTRALIZED: "centralized",
-    VERDICT_WORSE: "worse", VERDICT_MATCH: "matches", VERDICT_FLAT: "flat", VERDICT_FASTER: "faster",
-    VERDICT_UNRESOLVED: "not resolved", VERDICT_ERROR: "error", VERDICT_OUTSIDE: "outside",
-    VERDICT_WITHIN: "within", VERDICT_SLOWER: "slower",
-}
-
 
 #: The fewest sizes at which `bracket` must hold (as `centralized_ratio`'s).
 BRACKET_SIZES = 3
 
 
-def verdict_kind(verdict: str) -> str:
-    """The kind of a verdict line ("matches", "worse", "below", "centralized", "flat", "faster", "within",
-    "diverged", "not resolved", "error", "outside"; "" for none).
+def verdict_kind(verdict: Verdict | str) -> str:
+    """The short name of a verdict's kind ("matches", "worse", "below", "centralized", "flat", "faster",
+    "within", "slower", "diverged", "not resolved", "error", "outside"; "" for none). A `Verdict` carries
+    its kind; a printed line (str) is read back by its first words, for lines printed by another process.
 
     Parameters
     ----------
-    verdict : str
-        A verdict as `term_verdict` words it.
+    verdict : Verdict or str
+        A verdict, or its printed line.
 
     Returns
     -------
@@ -100,41 +78,15 @@ def verdict_kind(verdict: str) -> str:
     >>> verdict_kind("worse than the optimal order: measured exponent 1.40 [1.30, 1.50] ...")
     'worse'
     """
-    for prefix, kind in KINDS.items():
-        if verdict.startswith(prefix):
-            return kind
+    if isinstance(verdict, Verdict):
+        return verdict.kind.label
+    for kind in TERM_KINDS:
+        if verdict.startswith(kind.prefix):
+            return kind.label
     return ""
 
 
-def _fit_records(term: str, records: Sequence[dict[str, Any]], settings: Settings) -> list[dict[str, Any]]:
-    """The records a term's fit reads: the path, broom or gap points, or one pseudo-record per seed of the
-    sampling points of that sweep (the slope of the median with the seeds as replicates)."""
-    if term in (*COMMUNICATION_TERMS, "spectral_gap"):
-        return [r for r in records if r["point"]["term"] == term]
-    wanted = {(n, B, p) for n, B, p in (settings.sigma2_points if term == "sampling_sigma2"
-                                        else settings.nb_points)}
-    out = []
-    for record in records:
-        point = record["point"]
-        if point["term"] != "sampling" or (point["n"], point["batch"], point["p"]) not in wanted:
-            continue
-        for t in record["result"].get("t_eps_seeds") or [None]:
-            status = "converged" if t is not None else record["result"].get("status", "max_iterations")
-            out.append({**record, "result": {"t_eps": t, "status": status}})
-    return out
-
-
-def _median_records(term: str, records: Sequence[dict[str, Any]], settings: Settings) -> list[dict[str, Any]]:
-    """A term's records with one T_eps per point (the sampling points' median over seeds)."""
-    if term in (*COMMUNICATION_TERMS, "spectral_gap"):
-        return [r for r in records if r["point"]["term"] == term]
-    wanted = {(n, B, p) for n, B, p in (settings.sigma2_points if term == "sampling_sigma2"
-                                        else settings.nb_points)}
-    return [r for r in records if r["point"]["term"] == "sampling"
-            and (r["point"]["n"], r["point"]["batch"], r["point"]["p"]) in wanted]
-
-
-def fit_tail(records: Sequence[Record], spec: Mapping[str, object]) -> list[Record]:
+def fit_tail(records: Sequence[Record], spec: Term | Mapping[str, object]) -> list[Record]:
     """The records one algorithm's fit of a term reads: all of them, or for a term with a ``tail`` the
     finished runs at its ``tail`` largest values of the term's variable plus every unfinished run beyond
     the smallest of those (so that the fit still counts what hit the cap or diverged there).
@@ -143,17 +95,17 @@ def fit_tail(records: Sequence[Record], spec: Mapping[str, object]) -> list[Reco
     ----------
     records : sequence of dict
         One algorithm's records of the term.
-    spec : mapping
-        The term's entry of `TERMS` (``variable``, optionally ``tail``).
+    spec : Term or mapping
+        The term (`TERMS`), or a mapping with ``variable`` and optionally ``tail``.
 
     Returns
     -------
     list of dict
     """
-    tail = spec.get("tail")
+    tail = int(str(spec.get("tail") or 0))
     if not tail:
         return list(records)
-    x_of = fit.variable_function(spec["variable"])
+    x_of = fit.variable_function(str(spec["variable"]))
     finished = sorted({x_of(r) for r in records if fit.is_finished(r)})
     if len(finished) <= tail:
         return list(records)
@@ -441,9 +393,9 @@ def censored_floor(records: Sequence[Record], name: str, variable: str) -> tuple
     return best
 
 
-def _slower(records: Sequence[Record], name: str, reference: str, variable: str) -> tuple[float, str] | None:
-    """(the largest lower bound on ``name``'s T_eps / ``reference``'s over the sizes where the rule hit its
-    cap and the reference finished, the words of the constant-factor statement); None where there is none."""
+def _slower(records: Sequence[Record], name: str, reference: str, variable: str) -> Verdict | None:
+    """The constant-factor verdict where the rule hit its cap and ``reference`` finished: the largest lower
+    bound on ``name``'s T_eps / ``reference``'s over those sizes (None where there is none)."""
     x_of = fit.variable_function(variable)
     finished = {x_of(r): float(r["result"]["t_eps"]) for r in records
                 if r["point"]["algorithm"] == reference and fit.is_finished(r)}
@@ -458,10 +410,13 @@ def _slower(records: Sequence[Record], name: str, reference: str, variable: str)
         return None
     factor, x, cap = max(found)
     label = DISPLAY_NAMES.get(reference, reference)
-    sizes = ", ".join(f"{v:.4g}" for v in sorted({f[1] for f in found}))
-    return factor, (f"{VERDICT_SLOWER} {label} by >= {factor:.3g}x at {variable} = {x:.4g} (T_eps > "
-                    f"{_count(cap)}, its cap, where {label} finished in {_count(finished[x])}; capped at "
-                    f"{variable} = {sizes}); order not measured: a capped run is censored, not an order")
+    capped_at = sorted({f[1] for f in found})
+    sizes = ", ".join(f"{v:.4g}" for v in capped_at)
+    return Verdict(VerdictKind.SLOWER, f" {label} by >= {factor:.3g}x at {variable} = {x:.4g} (T_eps > "
+                   f"{_count(cap)}, its cap, where {label} finished in {_count(finished[x])}; capped at "
+                   f"{variable} = {sizes}); order not measured: a capped run is censored, not an order",
+                   evidence={"factor": factor, "x": x, "cap": cap},
+                   reason=f"cap at {variable} = {capped_at[0]:.4g}")
 
 
 def _interval(f: fit.ExponentFit) -> str:
@@ -469,7 +424,7 @@ def _interval(f: fit.ExponentFit) -> str:
 
 
 def _references(references: Mapping[str, fit.RecordFit], name: str) -> str:
-    """"references in this run: DeTAG 0.99 [0.95, 1.03], D^2 ..., centralized SGD ..." ("" for none)."""
+    """" [references in this run: DeTAG 0.99 [0.95, 1.03], D^2 ..., centralized SGD ...]" ("" for none)."""
     parts = []
     for algorithm, record_fit in references.items():
         if algorithm == name:
@@ -479,10 +434,21 @@ def _references(references: Mapping[str, fit.RecordFit], name: str) -> str:
     return f" [references in this run: {', '.join(parts)}]" if parts else ""
 
 
+def _capped_verdict(capped: str | Verdict) -> Verdict:
+    """A constant-factor statement given in words ("slower than DeTAG by ...; capped at n = 96, ...") as
+    the `Verdict` `_slower` makes."""
+    if isinstance(capped, Verdict):
+        return capped
+    reason = ""
+    if "; capped at " in capped:
+        reason = "cap at " + capped.split("; capped at ", 1)[1].split(",", 1)[0].split(")", 1)[0]
+    return Verdict(VerdictKind.SLOWER, capped.removeprefix(VerdictKind.SLOWER.prefix), reason=reason)
+
+
 def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fit.RecordFit], *,
-                 name: str = "", below: Sequence[str] = (), diverged: str = "", capped: str = "",
+                 name: str = "", below: Sequence[str] = (), diverged: str = "", capped: str | Verdict = "",
                  central: float | None = None, resolve: str = "", bracketed: str = "",
-                 beats_central: str = "", floor: tuple[float, str] | None = None) -> str:
+                 beats_central: str = "", floor: tuple[float, str] | None = None) -> Verdict:
     """The verdict of one term (module docstring) from the rule's fit, the references' fits, the runs below
     an explicit bound, the rule's diverged runs and capped runs (in words), the `centralized_ratio`, and
     what would resolve an unresolved term (``resolve``).
@@ -501,9 +467,9 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
         The rule's runs below their explicit bound, in words (`below_bound`).
     diverged : str, default ""
         Where every run of the rule diverged, in words.
-    capped : str, default ""
+    capped : str or Verdict, default ""
         The constant-factor statement where the rule hit its cap while the optimal-order reference finished
-        (`VERDICT_SLOWER`), the verdict when no exponent is evidenced.
+        (`VerdictKind.SLOWER`), the verdict when no exponent is evidenced.
     central : float, optional
         `centralized_ratio`.
     resolve : str, default ""
@@ -517,74 +483,75 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
 
     Returns
     -------
-    str
+    Verdict
 
     Examples
     --------
     >>> from decbounds.paper_figures import fit
     >>> steep = fit.RecordFit("n", fit.fit_exponent([96, 192, 384, 768], [2600, 5200, 10400, 20800]), 4, 0)
-    >>> term_verdict("communication", steep, {})[:68]
+    >>> str(term_verdict("communication", steep, {}))[:68]
     "matches the lower bound's order (measured exponent 1.00 [1.00, 1.00]"
     """
     spec = TERMS[term]
-    optimal = spec["optimal"]
+    optimal = spec.optimal
     refs = _references(references, name)
     f = rule_fit.fit
     measured = "no fit" if f is None else f"measured exponent {_interval(f)}"
+    evidence = {"optimal": optimal} if f is None else {"optimal": optimal, "exponent": f.slope,
+                                                       "ci_low": f.ci_low, "ci_high": f.ci_high}
+
+    def verdict(kind: VerdictKind, detail: str, reason: str = "", **numbers: float) -> Verdict:
+        return Verdict(kind, detail, refs, {**evidence, **numbers}, reason=reason)
+
     if below:
-        return f"{VERDICT_BELOW} ({below[0]}){refs}"
+        return verdict(VerdictKind.BELOW, f" ({below[0]})")
     if diverged:
-        return f"{VERDICT_DIVERGED}: {diverged}; no exponent from a diverged run{refs}"
+        return verdict(VerdictKind.DIVERGED, f": {diverged}; no exponent from a diverged run")
     if beats_central:
-        return (f"{VERDICT_BEATS_CENTRALIZED}: {beats_central}; exact averaging is of the optimal order "
-                f"here, so the rule queries beyond its budget or lies outside the class ({measured}){refs}")
+        return verdict(VerdictKind.BEATS_CENTRALIZED, f": {beats_central}; exact averaging is of the optimal "
+                       f"order here, so the rule queries beyond its budget or lies outside the class "
+                       f"({measured})")
     if central is not None and central <= CENTRALIZED_RATIO:
-        return (f"{VERDICT_CENTRALIZED}: T_eps within {100 * (central - 1):.0f}% of centralized SGD's "
-                f"at every "
-                f"size ({measured}, optimal {optimal:g}){refs}")
+        return verdict(VerdictKind.CENTRALIZED, f": T_eps within {100 * (central - 1):.0f}% of "
+                       f"centralized SGD's at every size ({measured}, optimal {optimal:g})", ratio=central)
     resolve_text = f"; {resolve}" if resolve else ""
     if floor is not None and floor[0] > optimal + MATCH_WIDTH:
-        return (f"{VERDICT_WORSE}: with capped runs read as censored (T_eps > cap) the exponent is at least "
-                f"{floor[0]:.2f} > optimal {optimal:g} + {MATCH_WIDTH:g} ({floor[1]}){refs}")
+        return verdict(VerdictKind.WORSE, f": with capped runs read as censored (T_eps > cap) the exponent "
+                       f"is at least {floor[0]:.2f} > optimal {optimal:g} + {MATCH_WIDTH:g} ({floor[1]})",
+                       "censored", floor=floor[0])
     resolved = f is not None and f.n_points >= fit.MIN_POINTS and (
         f.ci_low > optimal + MATCH_WIDTH
         or optimal - MATCH_WIDTH <= f.ci_low <= f.ci_high <= optimal + MATCH_WIDTH)
     if capped and not resolved:
-        return f"{capped}{resolve_text}{refs}"
+        slower = _capped_verdict(capped)
+        return Verdict(VerdictKind.SLOWER, f"{slower.detail}{resolve_text}", refs,
+                       {**evidence, **slower.evidence}, reason=slower.reason)
     if f is None or f.n_points < fit.MIN_POINTS:
         why = rule_fit.reason or f"{0 if f is None else f.n_points} finished runs"
-        return (f"{VERDICT_UNRESOLVED}: too few finished runs to fit ({why}; {rule_fit.unfinished} hit the "
-                f"cap){resolve_text}{refs}")
+        return verdict(VerdictKind.NOT_RESOLVED, f": too few finished runs to fit ({why}; "
+                       f"{rule_fit.unfinished} hit the cap){resolve_text}", "few runs")
     if optimal - MATCH_WIDTH <= f.ci_low and f.ci_high <= optimal + MATCH_WIDTH:
-        if spec["kind"] == "flat":
-            return (f"{VERDICT_FLAT} ({measured}; the bound is flat in n at fixed D, and so is any "
-                    f"all-reduce: "
-                    f"this term does not tell gossip from all-reduce){refs}")
-        return f"{VERDICT_MATCH} ({measured}, optimal {optimal:g} +- {MATCH_WIDTH:g}){refs}"
+        if spec.kind == "flat":
+            return verdict(VerdictKind.FLAT, f" ({measured}; the bound is flat in n at fixed D, and so is "
+                           f"any all-reduce: this term does not tell gossip from all-reduce)")
+        return verdict(VerdictKind.MATCHES, f" ({measured}, optimal {optimal:g} +- {MATCH_WIDTH:g})")
     if f.ci_low > optimal + MATCH_WIDTH:  # every optimal exponent is an upper end: larger is worse (n B: -1)
-        return f"{VERDICT_WORSE}: {measured} lies above the optimal {optimal:g} + {MATCH_WIDTH:g}{refs}"
+        return verdict(VerdictKind.WORSE, f": {measured} lies above the optimal {optimal:g} + "
+                       f"{MATCH_WIDTH:g}", "CI above")
     if bracketed and f.ci_high <= optimal + MATCH_WIDTH:
-        return (f"{VERDICT_WITHIN}: {bracketed}; {measured} reaches no higher than {optimal:g} + "
-                f"{MATCH_WIDTH:g}: T_eps is of the bound's order {optimal:g} on these sizes (no exponent is "
-                f"claimed, nothing beyond the largest size){refs}")
+        return verdict(VerdictKind.WITHIN, f": {bracketed}; {measured} reaches no higher than {optimal:g} "
+                       f"+ {MATCH_WIDTH:g}: T_eps is of the bound's order {optimal:g} on these sizes (no "
+                       f"exponent is claimed, nothing beyond the largest size)")
     if f.ci_high < optimal:
-        if spec["kind"] in ("family", "flat"):
-            return (f"{VERDICT_FASTER}: {measured} lies below the optimal {optimal:g} with no run below the "
-                    f"explicit bound; {_FAMILY[term]}{refs}")
-        return (f"{VERDICT_UNRESOLVED}: {measured} lies below the optimal {optimal:g} with no run below the "
-                f"explicit bound: on these sizes T_eps has not reached the bound's growth"
-                f"{resolve_text}{refs}")
-    return (f"{VERDICT_UNRESOLVED}: interval too wide ({measured} reaches beyond +- {MATCH_WIDTH:g} of the "
-            f"optimal {optimal:g} and does not lie above it){resolve_text}{refs}")
-
-
-#: Why an exponent below the optimal one is allowed on a term's family of instances.
-_FAMILY: dict[str, str] = {
-    "spectral_gap": "allowed: Cor. 2's 1/sqrt(1 - lam) is proved at lam = cos(pi/n) only, and on the lazy "
-                    "W_kappa of one path no bound grows with 1/(1 - lam) (the rule crosses the same n-node "
-                    "path)",
-    "communication_broom": "allowed: the broom's bound is flat in n at fixed D",
-}
+        if spec.kind in ("family", "flat"):
+            return verdict(VerdictKind.FASTER, f": {measured} lies below the optimal {optimal:g} with no run "
+                           f"below the explicit bound; {spec.allowed}")
+        return verdict(VerdictKind.NOT_RESOLVED, f": {measured} lies below the optimal {optimal:g} with no "
+                       f"run below the explicit bound: on these sizes T_eps has not reached the bound's "
+                       f"growth{resolve_text}", "below")
+    return verdict(VerdictKind.NOT_RESOLVED, f": interval too wide ({measured} reaches beyond +- "
+                   f"{MATCH_WIDTH:g} of the optimal {optimal:g} and does not lie above it){resolve_text}",
+                   "wide CI")
 
 
 def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[Record], *,
@@ -609,67 +576,34 @@ def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[R
     -------
     str
     """
-    cap_text = _cap_advice(term, records, name) if name else ""
+    cap_text = _cap_advice(TERMS[term], records, name) if name else ""
     if cap_text:
         return cap_text + _MODE_ADVICE.get(mode, "")
     central = [r["result"]["t_eps"] for r in records
-               if r["point"]["algorithm"] == "centralized" and r["result"].get("t_eps") is not None]
-    if term == "communication":
-        descent = max(central) if central else None
-        if descent is None:
-            text = "larger n (--sizes comm_sizes=...; sizes={'comm_sizes': ...})"
-        else:
-            # the smallest n at which the explicit bound alone, 1 + (T_c - 1) dist, is DOMINANCE x the descent
-            needed = DOMINANCE * descent / (settings.comm_chain - 1)
-            n = 3 * math.ceil(needed) - 3
-            while n - 2 * math.ceil(n / 3) + 1 < needed:
-                n += 1
-            text = (f"resolved at n >= {n}, where the explicit bound 1 + (T_c - 1) dist reaches "
-                    f"{DOMINANCE:g}x "
-                    f"the {_count(descent)} iterations of descent centralized SGD measured (--sizes "
-                    f"comm_sizes=...,{n} --sizes comm_cap={int(DOMINANCE * 4 * descent)}; from Python sizes="
-                    f"{{'comm_sizes': (..., {n})}}, comm_cap >= {int(DOMINANCE * 4 * descent)})")
-    elif term == "spectral_gap":
-        low = min(settings.kappas)
-        text = (f"kappa a decade lower (--sizes kappas=...,{low / 10:g} --sizes "
-                f"gap_cap={4 * settings.gap_cap}; from Python sizes={{'kappas': (..., {low / 10:g})}}, "
-                f"gap_cap >= {4 * settings.gap_cap})")
-    elif term == "communication_broom":
-        largest = 2 * max(settings.broom_sizes)
-        text = f"more sizes (--sizes broom_sizes=...,{largest}; sizes={{'broom_sizes': (..., {largest})}})"
-    else:
-        seeds = 4 * settings.sampling_seeds
-        text = (f"4x the seeds halves the interval (--sizes sampling_seeds={seeds}; "
-                f"sizes={{'sampling_seeds': {seeds}}})")
-    return text + _MODE_ADVICE.get(mode, "")
+               if r["point"]["algorithm"] == EXACT_AVERAGING and r["result"].get("t_eps") is not None]
+    return TERMS[term].advice(settings, max(central) if central else None) + _MODE_ADVICE.get(mode, "")
 
 
-#: The `Settings` field of each term's cap (the sampling term's caps follow its points).
-_CAP_FIELDS: dict[str, str] = {"communication": "comm_cap", "communication_broom": "broom_cap",
-                               "spectral_gap": "gap_cap"}
-
-
-def _cap_advice(term: str, records: Sequence[Record], name: str) -> str:
-    """The cap that would measure the rule's capped runs of ``term``: its T_eps at the largest finished
-    size grown at the optimal exponent, times 2 (or `CAP_GROWTH` x the cap with no finished size); "" when
+def _cap_advice(spec: Term, records: Sequence[Record], name: str) -> str:
+    """The cap that would measure the rule's capped runs of a term: its T_eps at the largest finished size
+    grown at the optimal exponent, times 2 (or `CAP_GROWTH` x the cap with no finished size); "" when
     nothing is capped or the term has no cap setting."""
-    spec = TERMS[term]
-    x_of = fit.variable_function(spec["variable"])
+    x_of = fit.variable_function(spec.variable)
     mine = [r for r in records if r["point"]["algorithm"] == name]
     capped = [r for r in mine if r["result"].get("status") == "max_iterations"]
-    if not capped or term not in _CAP_FIELDS:
+    if not capped or not spec.cap_field:
         return ""
     largest = max(capped, key=x_of)
     cap = int(largest["point"].get("cap") or largest["result"].get("cap") or 0)
     done = [r for r in mine if fit.is_finished(r) and x_of(r) < x_of(largest)]
     if done:
         last = max(done, key=x_of)
-        growth = (x_of(largest) / x_of(last)) ** max(spec["optimal"], 0.0)
+        growth = (x_of(largest) / x_of(last)) ** max(spec.optimal, 0.0)
         need = 2.0 * float(last["result"]["t_eps"]) * growth
     else:
         need = float(CAP_GROWTH * cap)
-    field = _CAP_FIELDS[term]
-    return (f"a cap of about {math.ceil(max(need, 2 * cap)):d} would measure T_eps at {spec['variable']} = "
+    field = spec.cap_field
+    return (f"a cap of about {math.ceil(max(need, 2 * cap)):d} would measure T_eps at {spec.variable} = "
             f"{x_of(largest):.4g} (--sizes {field}={math.ceil(max(need, 2 * cap)):d}; from Python "
             f"sizes={{'{field}': ...}})")
 
@@ -681,12 +615,12 @@ _MODE_ADVICE: dict[str, str] = {
 }
 
 
-def _count(value: Any) -> Any:
+def _count(value: float) -> float | int:
     """An iteration count as written: 1306 for 1306.0 (a median over one seed), 1306.5 kept."""
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-def _diverged(records: Sequence[dict[str, Any]], name: str, variable: str) -> str:
+def _diverged(records: Sequence[Record], name: str, variable: str) -> str:
     """In words, where every run of ``name`` at a size diverged (non-finite or out of radius); "" if none."""
     x_of = fit.variable_function(variable)
     where = [(x_of(r), r["result"].get("message", "")) for r in records
@@ -698,74 +632,97 @@ def _diverged(records: Sequence[dict[str, Any]], name: str, variable: str) -> st
             f"({where[0][1] or 'diverged'})")
 
 
-def _bracketed(term: str, medians: Sequence[Record], name: str, fits: Mapping[str, fit.RecordFit],
-               spec: Mapping[str, Any]) -> str:
-    """`bracket` of the path term by DeTAG, when DeTAG was measured in this run with its whole interval
-    within +- MATCH_WIDTH of the optimal exponent; `exact_averaging_lag` on the sigma^2 term ("" otherwise,
-    and on every other term)."""
-    if term == "sampling_sigma2" and name != "centralized":
-        return exact_averaging_lag(medians, name, str(spec["variable"]))
-    reference_name = OPTIMAL_REFERENCES[term] if term in OPTIMAL_REFERENCES else ""
-    reference = fits.get(reference_name)
-    if term != "communication" or name == reference_name or reference is None or reference.fit is None:
+def _bracketed(spec: Term, medians: Sequence[Record], name: str, fits: Mapping[str, fit.RecordFit]) -> str:
+    """The evidence of "within" the term declares (`Term.within`): `bracket` by its reference when that
+    reference was measured in this run with its whole interval within +- MATCH_WIDTH of the optimal
+    exponent; `exact_averaging_lag` ("" otherwise, and on every other term)."""
+    if spec.within == "exact_averaging" and name != EXACT_AVERAGING:
+        return exact_averaging_lag(medians, name, spec.variable)
+    reference = fits.get(spec.reference)
+    if spec.within != "reference" or name == spec.reference or reference is None or reference.fit is None:
         return ""
-    optimal = float(spec["optimal"])
+    optimal = spec.optimal
     if not (optimal - MATCH_WIDTH <= reference.fit.ci_low and reference.fit.ci_high <= optimal + MATCH_WIDTH):
         return ""
-    return bracket(medians, name, reference_name, str(spec["variable"]))
+    return bracket(medians, name, spec.reference, spec.variable)
 
 
-def _verdicts(name: str, records: Sequence[dict[str, Any]], settings: Settings, audited: dict[str, Any],
-              baselines: Sequence[str], mode: str = "quick"
-              ) -> tuple[dict[str, str], dict[str, dict[str, fit.RecordFit]]]:
-    verdicts: dict[str, str] = {}
+def decide(name: str, records: Sequence[Record], settings: Settings, audited: Mapping[str, object],
+           baselines: Sequence[str], mode: str = "quick"
+           ) -> tuple[dict[str, Verdict], dict[str, dict[str, fit.RecordFit]]]:
+    """Every verdict of a measured rule (the audit's, then each term's of `TERMS`) and every fit.
+
+    Parameters
+    ----------
+    name : str
+        The rule's registry name.
+    records : sequence of dict
+        The run's records.
+    settings : Settings
+        The sizes it ran.
+    audited : mapping
+        The class audit (``passed``, ``outside_class``, ``checks``: `checks.Check` or their records).
+    baselines : sequence of str
+        The algorithms measured beside the rule.
+    mode : str, default "quick"
+        The mode (what its unresolved verdicts advise).
+
+    Returns
+    -------
+    tuple
+        ({term: Verdict}, {term: {algorithm: fit.RecordFit}}).
+    """
+    verdicts: dict[str, Verdict] = {}
     fits: dict[str, dict[str, fit.RecordFit]] = {}
+    checks = [Check.from_record(c) for c in cast("Sequence[Mapping[str, object]]", audited["checks"])]
     if not audited["passed"]:
-        failed = [c for c in audited["checks"] if not c["passed"]]
-        verdicts["audit"] = "FAILED: " + "; ".join(f"{c['condition']}: {c['detail']}" for c in failed)
+        failed = [c for c in checks if not c.passed]
+        verdicts["audit"] = Verdict(VerdictKind.AUDIT_FAILED,
+                                    ": " + "; ".join(f"{c.condition}: {c.detail}" for c in failed))
         return verdicts, fits
     outside = bool(audited.get("outside_class"))
-    verdicts["audit"] = (("passed, outside the gossip class: " if outside else "passed: ")
-                         + f"{len(audited['checks'])} checks (each listed below the verdicts)")
+    verdicts["audit"] = Verdict(VerdictKind.AUDIT_PASSED,
+                                (", outside the gossip class: " if outside else ": ")
+                                + f"{len(checks)} checks (each listed below the verdicts)")
     others = [b for b in baselines if b != name]
     for term, spec in TERMS.items():
-        chosen = _fit_records(term, records, settings)
+        chosen = spec.fit_records(records, settings)
         fits[term] = {}
         for algorithm in [name, *others]:
             mine = [r for r in chosen if r["point"]["algorithm"] == algorithm]
             if mine:
-                fits[term][algorithm] = fit.fit_records(fit_tail(mine, spec), spec["variable"])
+                fits[term][algorithm] = fit.fit_records(fit_tail(mine, spec), spec.variable)
         if name not in fits[term]:
             continue
-        medians = _median_records(term, records, settings)
-        source = "sampling" if term.startswith("sampling") else term
-        failed = [r["result"]["message"] for r in records
-                  if r["point"]["term"] == source and r["point"]["algorithm"] == name
-                  and r["result"].get("status") == "error"]
-        if failed:
-            verdicts[term] = f"{VERDICT_ERROR}: {failed[0]}"
+        medians = spec.records(records, settings)
+        failed_runs = [r["result"]["message"] for r in records
+                       if r["point"]["term"] == spec.source and r["point"]["algorithm"] == name
+                       and r["result"].get("status") == "error"]
+        if failed_runs:
+            verdicts[term] = Verdict(VerdictKind.ERROR, f": {failed_runs[0]}")
             continue
         f = fits[term][name].fit
-        central = centralized_ratio(medians, name, spec["variable"])
+        central = centralized_ratio(medians, name, spec.variable)
         if outside:  # held to no gossip bound: its exponent, and whether it is centralized SGD's
             measured = "no fit" if f is None else f"measured exponent {_interval(f)}"
-            verdicts[term] = f"{VERDICT_OUTSIDE}: " + (
-                f"{VERDICT_CENTRALIZED} ({measured}, T_eps within {100 * (central - 1):.0f}% of centralized "
-                "SGD's at every size)" if central is not None and central <= CENTRALIZED_RATIO else
-                f"{measured}, the gossip class's optimal {spec['optimal']:g}")
+            is_central = central is not None and central <= CENTRALIZED_RATIO
+            verdicts[term] = Verdict(VerdictKind.OUTSIDE, ": " + (
+                f"{VerdictKind.CENTRALIZED.prefix} ({measured}, T_eps within {100 * (central - 1):.0f}% of "
+                "centralized SGD's at every size)" if is_central and central is not None else
+                f"{measured}, the gossip class's optimal {spec.optimal:g}"),
+                inner=VerdictKind.CENTRALIZED if is_central else None)
             continue
         # a cap is compared only with an algorithm of the optimal order: DeTAG on the communication terms,
         # centralized SGD on the sampling term (D^2 is of neither); it is a constant factor, not an order
-        optimal_algorithm = OPTIMAL_REFERENCES[source]
-        slower = _slower(medians, name, optimal_algorithm, spec["variable"]) \
-            if optimal_algorithm in others else None
+        slower = _slower(medians, name, spec.reference, spec.variable) if spec.reference in others else None
         verdicts[term] = term_verdict(
             term, fits[term][name], {a: fits[term][a] for a in others if a in fits[term]}, name=name,
-            below=below_bound([r for r in records if r["point"]["term"] == source], name),
-            diverged=_diverged(medians, name, spec["variable"]),
-            capped="" if slower is None else slower[1], floor=censored_floor(medians, name, spec["variable"]),
-            central=central,
-            beats_central=beats_centralized(medians, name, spec["variable"]) if source == "sampling" else "",
+            below=below_bound([r for r in records if r["point"]["term"] == spec.source], name),
+            diverged=_diverged(medians, name, spec.variable),
+            capped="" if slower is None else slower,
+            floor=censored_floor(medians, name, spec.variable), central=central,
+            beats_central=beats_centralized(medians, name, spec.variable)
+            if spec.reference == EXACT_AVERAGING else "",
             resolve=resolve_advice(term, settings, mode, medians, name=name),
-            bracketed=_bracketed(term, medians, name, fits[term], spec))
+            bracketed=_bracketed(spec, medians, name, fits[term]))
     return verdicts, fits

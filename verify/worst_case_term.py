@@ -38,7 +38,8 @@ LAMS: tuple[float, ...] = (0.0, 0.9)
 
 def _solve(method: Any, K: int, lam: float) -> dict[str, Any]:
     spec = method_spec(method)
-    params = {"R": 2} if spec.name == "detag" else {}
+    # what the rule declares for the computed worst case (DeTAG: R = 2 accelerated rounds per phase)
+    params = dict(spec.rule_class.worst_case_defaults)
     row: dict[str, Any] = {"method": spec.name, "K": K, "rounds": spec.rounds(K, **params), "lam": lam}
     try:
         result = pep.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam), **params)

@@ -377,6 +377,20 @@ def test_cli_run_prints_t_eps_beside_the_bounds(capsys):
     assert record["hyper"]["R"] == 2 and record["status"] == "converged"
 
 
+def test_cli_run_reads_r_and_eta_off_the_rule(capsys):
+    """R's default is the rule's declared worst-case one; --R and --eta only for a rule declaring them."""
+    from decbounds.cli import main
+
+    common = ["--n", "5", "--iterations", "20", "--json"]
+    assert main(["run", "detag", *common]) == 0
+    worst_case = algorithms.rule_class("detag").worst_case_defaults
+    assert json.loads(capsys.readouterr().out)["hyper"]["R"] == worst_case["R"] == 2
+    assert main(["run", "dpsgd", "--R", "3", *common]) == 2
+    assert "--R: dpsgd has no hyper-parameter R" in capsys.readouterr().err
+    assert main(["run", "dsgt", "--eta", "0.1", *common]) == 2
+    assert "--eta: dsgt has no hyper-parameter eta" in capsys.readouterr().err
+
+
 def _gossip_context(k: int = 2):
     """A context of a gossip rule on the 6-ring, k configurations, iteration 0 open."""
     from decbounds.algorithms.engine import Runtime

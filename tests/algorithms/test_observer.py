@@ -87,3 +87,35 @@ def test_begin_once_per_engine_run_in_run_batch_and_tune():
     tuned = Recorder()
     algorithms.tune("dpsgd", f, ring_W(N), grid=[0.1, 0.05], tol=1e-2, iterations=30, observer=tuned)
     assert len(tuned.runs) == 1 and tuned.runs[0].k == 2
+
+
+def test_callback_is_an_observer_beside_the_observer():
+    """callback= runs on the hook (after init, t = 0, and after each step, t = steps done), after the
+    observer of the same step; alone it has the engine record no queries."""
+    from decbounds.algorithms.observation import CallbackObserver
+
+    f = DiagonalQuadratic(N, D, seed=4)
+    order: list[tuple[str, int]] = []
+
+    class Tracing(Recorder):
+        def observe(self, observation: algorithms.Observation) -> None:
+            order.append(("observe", observation.t))
+            super().observe(observation)
+
+    def callback(t, state, ctx):
+        order.append(("callback", t))
+
+    seen = Tracing()
+    algorithms.run("dpsgd", f, ring_W(N), step_size=0.1, iterations=3, callback=callback, observer=seen)
+    assert order == [("callback", 0), ("observe", 0), ("callback", 1), ("observe", 1), ("callback", 2),
+                     ("observe", 2), ("callback", 3)]
+    assert all(len(o.queries) == 1 for o in seen.seen)  # the observer still reads the queries
+    alone = CallbackObserver(callback, context=None)  # type: ignore[arg-type]
+    assert alone.reads_steps is False and CallbackObserver(callback, None, seen).reads_steps  # type: ignore[arg-type]
+
+
+def test_check_size_is_a_deprecated_name_of_check_n_by_n():
+    from decbounds.algorithms import step_rule
+
+    with pytest.warns(DeprecationWarning, match="check_n_by_n"):
+        assert step_rule.check_size is step_rule.check_n_by_n

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from decbounds.cli import SUBCOMMAND_HELP, SUBCOMMANDS, build_parser
+from decbounds.cli import COMMANDS, build_parser
 
 
 def _helps(parser: argparse.ArgumentParser) -> dict[str, str]:
@@ -16,9 +16,9 @@ def _helps(parser: argparse.ArgumentParser) -> dict[str, str]:
     return {choice.dest: choice.help for choice in action._choices_actions}
 
 
-@pytest.mark.parametrize("command", list(SUBCOMMANDS))
+@pytest.mark.parametrize("command", list(COMMANDS))
 def test_each_stub_help_is_the_registered_help(command: str) -> None:
-    assert _helps(build_parser(command))[command] == SUBCOMMAND_HELP[command]
+    assert _helps(build_parser(command))[command] == COMMANDS[command].description
 
 
 def test_top_level_help_imports_no_subcommand_module() -> None:
@@ -28,7 +28,7 @@ def test_top_level_help_imports_no_subcommand_module() -> None:
             " and m != 'decbounds.cli'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
-    assert list(_helps(build_parser(None))) == list(SUBCOMMANDS)
+    assert list(_helps(build_parser(None))) == list(COMMANDS)
 
 
 def test_ctrl_c_in_any_command_ends_with_one_line_and_status_130(monkeypatch: pytest.MonkeyPatch,
@@ -39,7 +39,7 @@ def test_ctrl_c_in_any_command_ends_with_one_line_and_status_130(monkeypatch: py
         parser = subparsers.add_parser("predict")
         parser.set_defaults(func=lambda args: (_ for _ in ()).throw(KeyboardInterrupt))
 
-    monkeypatch.setitem(cli.SUBCOMMANDS, "predict", interrupt)
+    monkeypatch.setitem(cli.COMMANDS.objects(), "predict", interrupt)
     assert cli.main(["predict"]) == cli.INTERRUPTED_STATUS == 130
     err = capsys.readouterr().err
     assert err.startswith("interrupted:") and "resume" in err and "Traceback" not in err

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 from decbounds.pep.api import worst_case
-from decbounds.pep.methods import METHODS, method_spec
+from decbounds.pep.methods import PEP_METHODS, method_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -219,7 +219,7 @@ def plain_numpy_iterates(method: str, W: np.ndarray, grad, x0: np.ndarray, K: in
     return X
 
 
-@pytest.mark.parametrize("method", sorted(METHODS))
+@pytest.mark.parametrize("method", sorted(PEP_METHODS))
 def test_recovered_worst_case_replays_through_a_plain_numpy_implementation(method: str) -> None:
     W = random_W(3, np.array([-0.3, 0.6]), seed=1)
     result = worst_case(method, K=3, step_size=0.8, W=W)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from decbounds.algorithms.compiled import NotLinearError, run_rule
 from decbounds.pep.api import worst_case
-from decbounds.pep.methods import METHODS, NumpyOps, method_spec
+from decbounds.pep.methods import PEP_METHODS, NumpyOps, method_spec
 from support import pepit_centralized
 
 from decbounds import algorithms
@@ -104,7 +104,7 @@ def _pepit(method: str, K: int, mu: float) -> float:
 
 
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")  # PEPit's own solve; its value is compared
-@pytest.mark.parametrize("method", sorted(METHODS))
+@pytest.mark.parametrize("method", sorted(PEP_METHODS))
 def test_every_compiled_rule_reduces_to_pepits_gradient_descent(method: str) -> None:
     """W = 11^T/N and no dissimilarity at the averages keep every agent at the average: each registered rule
     is then gradient descent on f (DeTAG with R = 1, eta = 0: gradient descent with the tracker's one-phase

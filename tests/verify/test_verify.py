@@ -59,8 +59,8 @@ def test_new_algorithms_verify_in_tiny_mode(tmp_path, name, hyper):
     assert len({r["result"]["explicit_bound"] for r in broom}) == 1  # flat in n at fixed D
     broom_rows = {row["algorithm"]: row for row in rows if row["term"] == "communication_broom"}
     assert name in broom_rows
-    assert float(broom_rows[name]["optimal"]) == 0.0 and broom_rows[name]["verdict"] == report.verdicts[
-        "communication_broom"]
+    assert float(broom_rows[name]["optimal"]) == 0.0 and broom_rows[name]["verdict"] == str(report.verdicts[
+        "communication_broom"])
     assert "Thm 1's broom" in text and "| communication_broom | " in text and "n=15 D=3" in text
     assert (tmp_path / "report.png").stat().st_size > 10_000
 
@@ -261,8 +261,9 @@ def test_a_rule_failing_in_an_experiment_is_a_verdict_and_the_runs_are_kept(tmp_
     report = v.verify(FailsOnLargeGraphs, mode="tiny", out=tmp_path, baselines=(), sizes=sizes,
                       progress=False)
     assert report.audit["passed"]
-    assert report.verdicts["communication"] == ("error: fails_on_large_graphs raised RuntimeError in step at "
-                                                "iteration 0: too many workers for me")
+    assert report.verdicts["communication"].kind is v.VerdictKind.ERROR
+    assert str(report.verdicts["communication"]) == (
+        "error: fails_on_large_graphs raised RuntimeError in step at iteration 0: too many workers for me")
     statuses = {r["point"]["n"]: r["result"]["status"] for r in _records(tmp_path)[1:]
                 if r["point"]["term"] == "communication"}
     assert statuses == {6: "converged", 9: "converged", 12: "converged", 15: "error"}

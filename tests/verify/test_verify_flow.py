@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from decbounds.verify.spec import _registered
+from decbounds.verify.spec import register_rule
 
 from decbounds import algorithms, cli, instances
 from decbounds import verify as v
@@ -38,7 +38,7 @@ HONEST = [*honest.HONEST, earlier_round.CumulativeExtra]
 
 
 def _audit(rule: type, iterations: int = 600) -> dict:
-    name, added = _registered(rule)
+    name, added = register_rule(rule)
     try:
         return v.audit(name, n=9, iterations=iterations)
     finally:
@@ -95,7 +95,7 @@ def test_the_paper_rules_are_the_algorithms_they_claim():
     f = instances.heterogeneous_quadratic(6, 3, 1.0, seed=2)
     W = instances.gossip_matrix(instances.topology("ring", 6), "metropolis")
     for rule, builtin in ((honest.PaperDPSGD, "dpsgd"), (honest.PaperTracking, "dsgt")):
-        name, added = _registered(rule)
+        name, added = register_rule(rule)
         try:
             mine = algorithms.run(name, f, W, step_size=0.05, iterations=200).x_hat
         finally:
