@@ -1,10 +1,7 @@
 """Run every figure: ``python -m decbounds.paper_figures [--full] [--tiny] [--only NAME ...] [--out DIR]``.
 
-Quick by default (about 1.5 minutes on a 2-core machine); ``--full`` or ``FULL=1`` for the full set (about
-5 minutes; the targets and measured times of both are in docs/benchmarks.md); ``--tiny`` is the
-seconds-long mode the test suite uses. Outside tiny mode the figures are made at once and their sweeps share
-one process pool (`run_figures`). A figure whose failure is reported does not stop the others; the exit
-status is 1 if any failed.
+Quick by default; ``--full`` (or ``FULL=1``) for the full set, ``--tiny`` for the test suite's (times in
+docs/benchmarks.md). A failing figure does not stop the others; the exit status is 1 if any failed.
 """
 
 from __future__ import annotations
@@ -18,14 +15,15 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 
+from decbounds.paper_figures import registry
 from decbounds.paper_figures.options import DEFAULT_OUT_DIR, add_figure_arguments, wants_full
-from decbounds.paper_figures.registry import FIGURE_REGISTRY, Figure, concurrent_order
+from decbounds.paper_figures.registry import Figure, concurrent_order
 
 __all__ = ["CONCURRENT_ORDER", "FIGURES", "add_arguments", "main", "run_figures", "run_from_arguments"]
 
 #: Every figure: name -> its `registry.Figure` (called as ``make(out_dir, full=, tiny=)``), in the order they
-#: are made; a live view of ``paper_figures.registry.FIGURE_REGISTRY`` (``register_figure`` adds one).
-FIGURES: Mapping[str, Callable[..., list[pathlib.Path]]] = FIGURE_REGISTRY.objects()
+#: are made; a live view of ``registry.FIGURES`` (``register_figure`` adds one).
+FIGURES: Mapping[str, Callable[..., list[pathlib.Path]]] = registry.FIGURES.objects()
 
 
 #: The order in which the built-in figures ask for their first turn when they are made at once
@@ -36,14 +34,10 @@ CONCURRENT_ORDER: tuple[str, ...] = concurrent_order()
 
 def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFAULT_OUT_DIR, *,
                 full: bool = False, tiny: bool = False, concurrent: bool | None = None) -> int:
-    """Make the figures `names` (all of `FIGURES` if None); print what each wrote and its time.
-
-    A figure that fails is reported (with its traceback) and the others still run. Outside tiny mode the
-    figures are made at once (``concurrent``), each in a thread of this process, and their sweeps share
-    one process pool over every core (`sweep.shared_pool`), which runs the most expensive waiting point
-    first whichever figure it is from: the cores stay busy until the whole set is done, not each figure.
-    The figures' own code (plots, tables) runs one figure at a time (`sweep.figure_turn`). The records and
-    tables are those of the figures made one after the other.
+    """Make the figures `names` (all if None); print what each wrote and its time. A failing figure is
+    reported with its traceback and the others still run. Outside tiny mode they are made at once, in
+    threads sharing one `sweep.shared_pool`; the records are those of the figures made one after the other.
+    ValueError for ``full`` with ``tiny`` or an unknown name.
 
     Parameters
     ----------
@@ -54,17 +48,7 @@ def run_figures(names: Sequence[str] | None = None, out_dir: pathlib.Path = DEFA
     full, tiny : bool
         The mode (exclusive); neither is the quick mode.
     concurrent : bool, optional
-        Make the figures at once (default: unless ``tiny``, whose figures run serially in this process).
-
-    Returns
-    -------
-    int
-        The exit status: 0 if every figure was made, 1 if any failed.
-
-    Raises
-    ------
-    ValueError
-        If both ``full`` and ``tiny`` are set, or a name is not a figure.
+        Make the figures at once (default: unless ``tiny``).
 
     Examples
     --------
@@ -136,27 +120,18 @@ def run_from_arguments(args: argparse.Namespace) -> int:
     ----------
     args : argparse.Namespace
         From a parser `add_arguments` filled.
-
-    Returns
-    -------
-    int
-        The exit status of `run_figures`.
     """
     return run_figures(args.only, args.out, full=wants_full(args), tiny=args.tiny)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m decbounds.paper_figures``: make the figures the arguments ask for.
+    """``python -m decbounds.paper_figures``: make the figures the arguments ask for; 0 when every figure
+    was made, 1 when one failed, 130 after Ctrl-C.
 
     Parameters
     ----------
     argv : sequence of str, optional
         The arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        0 when every figure was made, 1 when one failed, 130 after Ctrl-C.
     """
     parser = argparse.ArgumentParser(prog="python -m decbounds.paper_figures",
                                      description="Make every paper figure.")

@@ -1,45 +1,12 @@
-"""Figure 1, the communication term: measured T_eps against n on Cor. 2's path instance, and against the
-diameter D on Thm 1's broom at fixed n, beside the bounds.
+"""Figure 1, the communication term: measured T_eps against n on Cor. 2's path instance (§4.3-§4.4,
+``instances.communication_instance(n, T_c=3)``, Metropolis weights) and against the diameter D on Thm 1's
+broom at fixed n, beside the explicit bound 1 + (T_c - 1) dist (errata E17) and Cor. 2's 1/sqrt(1 - lam).
 
-Instance (§4.3–§4.4, Setting 2 / Cor. 2): ``instances.communication_instance(n, T_c=3)``, the unscaled
-split of a zero chain of length T_c = 3 over the ceil(n/3) workers at each end of a path, exact gradients,
-Metropolis weights (lam = 1/3 + (2/3) cos(pi/n), docs/theory.md §14; lambda_min >= -1/3 as D^2 needs).
-
-Measured: T_eps (first t with ||grad f(x_hat_t)|| <= eps, eps = 1/2) of centralized SGD, DeFacto, DeTAG, DSGT,
-D^2 and D-PSGD, each tuned over admissible steps {1, 1/2} / L_local (L_local = 3 l1 = 456, docs/errata.md E19)
-through `algorithms.tune`; DeTAG also over R (`detag_phases`: powers of two between 1/48
-and 1/12 of 1/sqrt(1 - lam)) and over contracting accelerated gossip (two-tap with the plain first step and
-eta of §7.1; Chebyshev). The paper's own start of Alg. 3 (z_{-1} = z_0) is a separate series, "DeTAG, Alg. 3
-as printed", tuned over R in {1, 2, 4, 8}: its R-step operator expands disagreement for R well below
-1/sqrt(1 - lam) (errata E18; the measured contraction is in each record), which on the monotone zero chain
-acts like an oversized step (docs/errata.md E19). Centralized SGD averages exactly every iteration through a
-server: it is outside the class the bounds speak of (information does not travel along the path) and is
-drawn as the descent-cost reference.
-
-Drawn beside the measurements: the explicit-constant bound 1 + (T_c - 1)(n - 2 ceil(n/3) + 1)
-(``hard_instance_communication``, errata E17), and Cor. 2's shape 1/sqrt(1 - lam) (``lower_bound_gossip``'s
-communication term) as a slope guide scaled to touch the decentralized data from below (the largest multiple
-of the shape that no measured T_eps of a path algorithm undercuts). Panel (b) divides every T_eps by the
-explicit bound.
-
-Caps: every run stops at ``cap`` iterations; a series that hits the cap at some n is marked there (open marker
-with an arrow at the cap) and is not run at larger n (T_eps grows with n on this instance; the skipped sizes
-are listed in the figure note). Fitted slopes are least squares of log T_eps on log n over each series' four
-largest finished n (small n is dominated by the per-coordinate descent cost, docs/errata.md E20).
-
-Panel (c), the broom of Thm 1 (§4.3, Setting 2, Fig. 6): ``communication_instance(n, D=D, T_c=3)``
-at n = `MODES[mode]["broom_n"]` for the diameters `MODES[mode]["diameters"]`, Metropolis weights on
-``topology("broom", n, D=D)`` (lam and the spectrum for DeTAG's R grid from the dense matrix). Series
-`BROOM_SERIES` (DeFacto and Alg. 3 as printed stay on the path), tuned as on the path, against the explicit
-bound 1 + (T_c - 1) dist (``iteration_lower_bound``; dist = D below D = n - 2 ceil(n/3) + 2 and the path's
-n - 2 ceil(n/3) + 1 from there on, so the bound is flat beyond). The catalog's ``hard_instance_communication``
-is the path's count and is not evaluated for broom points. T_eps need not grow with D here (the hub's many
-leaves mix slowly at small D), so all diameters run as one sweep level and a capped run skips nothing.
-Slopes in D: least squares of log T_eps on log D over every finished diameter.
-
-Records: ``<out>/communication/records.jsonl`` through `paper_figures.sweep` (resumable); outputs
-``communication.png/.pdf`` and the exponent table ``communication_exponents.md/.csv``.
-
+Each series is tuned over admissible steps {1, 1/2} / L_local (errata E19) through `algorithms.tune`; a
+rule with a tuning grid (DeTAG) also over its grid's first axis (R) with the others fixed; DeTAG with
+Alg. 3 as printed is a `Variant` (errata E18). A series that hits the cap at some n is not run at larger n;
+slopes are fitted over each series' `FIT_TAIL` largest finished n (errata E20). Records:
+``<out>/communication/records.jsonl``; see docs/results/figures.md.
 Run: ``python -m decbounds.paper_figures.communication [--full | --tiny] [--out DIR]``.
 """
 
@@ -50,6 +17,7 @@ import itertools
 import math
 import pathlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -76,6 +44,7 @@ from decbounds.paper_figures.plotting import (
     value_ticks,
 )
 from decbounds.paper_figures.records import field_float, field_floats, field_int, field_str
+from decbounds.paper_figures.rule_traits import phase_search
 from decbounds.paper_figures.sweep import (
     Point,
     Record,
@@ -103,6 +72,8 @@ __all__ = [
     "PREDICTED_BY",
     "SERIES",
     "STEP_FRACTIONS",
+    "VARIANTS",
+    "Variant",
     "cor2_anchor",
     "cor2_varsigma0",
     "detag_phases",
@@ -121,6 +92,8 @@ __all__ = [
     "plot",
     "point_cost",
     "run_measurements",
+    "series_rule",
+    "series_search",
     "sweep_points",
     "tail_records",
     "tuned_status",
@@ -136,14 +109,43 @@ STEP_FRACTIONS: tuple[float, ...] = (1.0, 0.5)
 #: contracting series uses `detag_phases(n)`.
 PAPER_START_PHASES: tuple[int, ...] = (1, 2, 4, 8)
 
-#: The measured series: algorithm names of `algorithms`, plus DeTAG with Alg. 3's printed start.
+#: The measured series: algorithm names of `algorithms`, plus the `VARIANTS`.
 SERIES: tuple[str, ...] = ("centralized", "defacto", "detag", "detag_paper_start", "dsgt", "d2", "dpsgd")
 
-#: Catalog entries each series' exponent is compared with (fit.exponent_rows).
-PREDICTED_BY: dict[str, str] = {
-    **{name: catalog_entry(name) for name in ("centralized", "defacto", "detag", "dsgt", "d2", "dpsgd")},
-    "detag_paper_start": catalog_entry("detag"),  # DeTAG from the paper's start point
+
+@dataclass(frozen=True)
+class Variant:
+    """A series that runs ``rule`` with fixed ``options`` over its own phase grid ``phases`` (smallest first)
+    instead of the rule's ``tuning_grid``, drawn as the rule with ``look`` over its style."""
+
+    rule: str
+    options: Mapping[str, Any]
+    phases: tuple[int, ...]
+    look: Mapping[str, Any]
+
+
+#: Series that are a rule run another way: DeTAG with Alg. 3 as printed (z_{-1} = z_0; errata E18).
+VARIANTS: dict[str, Variant] = {
+    "detag_paper_start": Variant("detag", {"gossip": "two_tap", "start": "paper", "eta": None},
+                                 PAPER_START_PHASES,
+                                 {"linestyle": "--", "marker": "*",
+                                  "label": "DeTAG, Alg. 3 as printed (expanding)"}),
 }
+
+
+def series_rule(series: str) -> str:
+    """The algorithm a series runs (a `VARIANTS` entry's rule, else the series' own name).
+
+    Parameters
+    ----------
+    series : str
+        One of `SERIES`.
+    """
+    return VARIANTS[series].rule if series in VARIANTS else series
+
+
+#: Catalog entries each series' exponent is compared with (fit.exponent_rows).
+PREDICTED_BY: dict[str, str] = {name: catalog_entry(series_rule(name)) for name in SERIES}
 #: Catalog entries evaluated for every record.
 PREDICT: tuple[str, ...] = (
     "hard_instance_communication", "lower_bound_gossip", "lower_bound_any", "centralized_sgd", "defacto",
@@ -174,28 +176,13 @@ def _mode(full: bool, tiny: bool) -> str:
 
 
 def path_metropolis_eigenvalues(n: int) -> np.ndarray:
-    """The non-trivial eigenvalues 1/3 + (2/3) cos(pi k / n), k = 1..n-1, of the Metropolis path matrix
-    (every edge 1/3, end nodes keep 2/3; docs/theory.md §14). n >= 3: the 2-node path has edge weight 1/2.
+    """The non-trivial eigenvalues 1/3 + (2/3) cos(pi k / n), k = 1..n-1 (descending), of the Metropolis
+    path matrix (docs/theory.md §14); ValueError unless n is an integer >= 3.
 
     Parameters
     ----------
     n : int
-        Nodes of the path, >= 3.
-
-    Returns
-    -------
-    numpy.ndarray
-        The n - 1 eigenvalues, descending.
-
-    Raises
-    ------
-    ValueError
-        If n is not an integer >= 3.
-
-    Examples
-    --------
-    >>> path_metropolis_eigenvalues(4).round(4)
-    array([ 0.8047,  0.3333, -0.1381])
+        Nodes of the path.
     """
     if isinstance(n, bool) or int(n) != n or n < 3:
         raise ValueError(f"n must be an integer >= 3 (the path's inner nodes have degree 2); got n={n!r}")
@@ -203,28 +190,18 @@ def path_metropolis_eigenvalues(n: int) -> np.ndarray:
 
 
 def path_metropolis_lam(n: int) -> float:
-    """lam = max |mu| = 1/3 + (2/3) cos(pi/n) of the Metropolis path (the negative end stays >= -1/3).
+    """lam = max |mu| = 1/3 + (2/3) cos(pi/n) of the Metropolis path.
 
     Parameters
     ----------
     n : int
         Nodes of the path, >= 3.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> round(path_metropolis_lam(16), 4)
-    0.9872
     """
     return float(np.max(np.abs(path_metropolis_eigenvalues(n))))
 
 
 def cor2_varsigma0(n: int, epsilon: float, group_size: int | None = None) -> float:
-    """Heterogeneity at x0 of the Setting 2 split: 2 eps sqrt(e (n/|I0| - 1)) (bounds.catalog), |I0| =
-    ceil(n/3) on the path (the default) or the broom's ``len(problem.groups[0])``.
+    """Heterogeneity at x0 of the Setting 2 split, 2 eps sqrt(e (n/|I0| - 1)) (docs/theory.md §4.3-§4.4).
 
     Parameters
     ----------
@@ -234,19 +211,6 @@ def cor2_varsigma0(n: int, epsilon: float, group_size: int | None = None) -> flo
         The target gradient norm.
     group_size : int, optional
         |I0| (default ceil(n/3), the path's).
-
-    Returns
-    -------
-    float
-
-    References
-    ----------
-    docs/theory.md §4.3 (Setting 2) and §4.4 (the path instance).
-
-    Examples
-    --------
-    >>> round(cor2_varsigma0(9, 0.1), 4)  # 2 * 0.1 * sqrt(2 e)
-    0.4663
     """
     size = math.ceil(n / 3) if group_size is None else int(group_size)
     return 2.0 * epsilon * math.sqrt(math.e * (n / size - 1.0))
@@ -277,23 +241,19 @@ def gossip_lam(n: int, D: int | None = None) -> float:
         Workers, >= 3.
     D : int, optional
         The broom's diameter; None for the path.
-
-    Returns
-    -------
-    float
     """
     return path_metropolis_lam(n) if D is None else float(np.max(np.abs(gossip_eigenvalues(n, D))))
 
 
 def gossip_contraction(n: int, R: int, method: str, start: str, eta: float | None, D: int | None = None
                        ) -> float:
-    """max |p_R(mu)| over the non-trivial eigenvalues of the Metropolis path (broom of diameter D if given):
-    the worst-case consensus contraction of DeTAG's R-step gossip (> 1: it expands disagreement, errata E18).
+    """max |p_R(mu)| over the non-trivial eigenvalues of the Metropolis path (or broom): the worst-case
+    consensus contraction of DeTAG's R-step gossip (> 1: it expands disagreement; docs/theory.md §7.2, E18).
 
     Parameters
     ----------
     n : int
-        Workers on the path (or the broom), >= 3.
+        Workers, >= 3.
     R : int
         Gossip steps, >= 1.
     method, start : str
@@ -302,34 +262,38 @@ def gossip_contraction(n: int, R: int, method: str, start: str, eta: float | Non
         The two-tap coefficient (None: (G1)'s).
     D : int, optional
         The broom's diameter; None for the path.
-
-    References
-    ----------
-    docs/theory.md §7.2; docs/errata.md E18.
-
-    Examples
-    --------
-    >>> round(gossip_contraction(16, 4, "two_tap", "plain", None), 4)
-    0.8606
     """
     schedule = instances.gossip_schedule(method, gossip_lam(n, D), R, eta=eta, start=start)
     return float(np.max(np.abs(instances.schedule_polynomial(schedule, gossip_eigenvalues(n, D)))))
 
 
-def _detag_setting(series: str) -> dict[str, Any]:
-    """DeTAG's batchable settings of a series: contracting accelerated gossip (two-tap with the plain first
-    step, and Chebyshev; one batch) for "detag", Alg. 3 as printed (z_{-1} = z_0) otherwise."""
-    if series == "detag_paper_start":
-        return {"gossip": "two_tap", "start": "paper", "eta": None}
-    return {"gossip": ["two_tap", "chebyshev"], "start": "plain", "eta": None}
+def series_search(series: str, n: int, cap: int, D: int | None = None
+                  ) -> tuple[list[object], dict[str, object]] | None:
+    """A series' phase search: its R values in run order and the options fixed beside them (a `VARIANTS`
+    entry's, else the first axis and the others of its rule's ``tuning_grid`` at the graph's lam); None for
+    a series tuned over the step size only.
+
+    Parameters
+    ----------
+    series : str
+        One of `SERIES`.
+    n : int
+        Workers.
+    cap : int
+        The iteration cap.
+    D : int, optional
+        The broom's diameter; None for the path.
+    """
+    if series in VARIANTS:
+        variant = VARIANTS[series]
+        return [R for R in variant.phases if R <= n], dict(variant.options)
+    search = phase_search(series, n=n, lam=gossip_lam(n, D), cap=cap)
+    return None if search is None else (search[1], search[2])
 
 
 def detag_phases(n: int, D: int | None = None) -> list[int]:
-    """DeTAG's R grid for the contracting series: the powers of two between 1/48 and 1/12 of the accelerated
-    mixing time 1/sqrt(1 - lam) (and R = 1 or 2 at small n; errata E20 asks for small fractions of it).
-
-    The band was found on a wider grid (1/64 to 1/8, measured up to n = 768): the winner sat at about 1/26 of
-    1/sqrt(1 - lam) at every n from 96 on; two values per n keep the full sweep within its time budget.
+    """DeTAG's R grid on the path (broom): the powers of two between 1/48 and 1/12 of 1/sqrt(1 - lam)
+    (`detag_phases_at`; errata E20).
 
     Parameters
     ----------
@@ -337,65 +301,31 @@ def detag_phases(n: int, D: int | None = None) -> list[int]:
         Workers, >= 3.
     D : int, optional
         The broom's diameter; None for the path.
-
-    Returns
-    -------
-    list of int
-
-    Examples
-    --------
-    >>> detag_phases(16), detag_phases(96)
-    ([1, 2], [2, 4])
     """
     return detag_phases_at(gossip_lam(n, D))
 
 
 def detag_phases_at(lam: float) -> list[int]:
-    """`detag_phases` for any gossip parameter lam (the lazy W_kappa too): the powers of two between 1/48
-    and 1/12 of 1/sqrt(1 - lam), and R = 1, 2 where that is below 2.
+    """The powers of two between 1/48 and 1/12 of 1/sqrt(1 - lam), and R = 1, 2 where that is below 2.
 
     Parameters
     ----------
     lam : float
         The gossip matrix's lam, in [0, 1).
-
-    Returns
-    -------
-    list of int
-
-    Examples
-    --------
-    >>> detag_phases_at(0.5), detag_phases_at(1 - 1e-6)
-    ([1, 2], [32, 64])
     """
     return rounds_grid(lam)
 
 
 def measure_point(point: Point) -> RunOutput:
-    """The sweep runner: tuned T_eps of one series at one n (module docstring), through `algorithms.tune`.
-
-    Point fields: ``series`` (one of `SERIES`; `BROOM_SERIES` on the broom), ``n``, ``chain_length``,
-    ``cap`` (iterations), ``step_fractions``, ``phases`` (DeTAG's R grid), ``D`` (broom points only: the
-    diameter; absent on the path, so the path's record keys are unchanged). The result is the tuned winner
-    (least T_eps at x-bar, ties to the configuration run first: the larger step) with every configuration's
-    outcome under ``grid``, and the worker-output T_eps tuned on its own (`sweep.tune_both`).
-    DeTAG's R values run from large to small as branch-and-bound groups (``tune(groups=..., prune=True)``):
-    a configuration stopped at the best T_eps so far cannot win; its entry says ``stopped_at_incumbent``.
+    """The sweep runner: tuned T_eps of one series at one n (or broom diameter ``D``) through
+    `algorithms.tune`: the winner (ties to the larger step), every configuration under ``grid`` and the
+    worker-output T_eps (`sweep.tune_both`). A phase search runs its R values as branch-and-bound groups
+    (``prune=True``; a pruned entry says ``stopped_at_incumbent``). ValueError for a series not of its graph.
 
     Parameters
     ----------
     point : Point
         One of `sweep_points`.
-
-    Returns
-    -------
-    RunOutput
-        The result above, and the catalog parameters of the instance (n, lam, D, Delta, L, varsigma0, ...).
-
-    Raises
-    ------
-    ValueError
-        If the point's series is not one of its graph's.
     """
     series, n = field_str(point, "series"), int(field_float(point, "n"))
     D = None if point.get("D") is None else int(field_float(point, "D"))
@@ -406,12 +336,15 @@ def measure_point(point: Point) -> RunOutput:
     cap = int(field_float(point, "cap"))
     steps = [fraction / problem.smoothness for fraction in field_floats(point, "step_fractions")]
     options: dict[str, Any] = {}
-    if series.startswith("detag"):
-        setting = _detag_setting(series)
-        # contracting gossip: larger R first (the best R grows with n); Alg. 3 as printed: R = 1 first
-        phases = sorted(field_floats(point, "phases"), reverse=series == "detag")
+    search = series_search(series, n, cap, D)
+    setting: dict[str, object] = {}
+    if search is not None:
+        order, setting = search
+        # in the search's order: contracting gossip larger R first (the best R grows with n); Alg. 3 as
+        # printed R = 1 first
+        phases = sorted(field_floats(point, "phases"), reverse=order != sorted(order))  # type: ignore[type-var]
         options = {"groups": [{"R": R} for R in phases], "prune": True, **setting}
-    name = "detag" if series.startswith("detag") else series
+    name = series_rule(series)
     # the zero chain's configurations have the same bits alone and in a batch: the worker-output search
     # reuses the x-bar runs (sweep.tune_worker_output)
     tuned, local = tune_both(name, problem, W, steps, tol=problem.epsilon, iterations=cap, reuse=True,
@@ -419,12 +352,15 @@ def measure_point(point: Point) -> RunOutput:
     grid: list[dict[str, Any]] = []
     for run, limit in zip(tuned_grid(tuned).runs, tuned_grid(tuned).limits, strict=True):
         entry: dict[str, Any] = dict(outcome(run))
-        if series.startswith("detag"):
-            R, gossip, start = run.hyper["R"], run.hyper["gossip"], run.hyper["start"]
-            if not (isinstance(R, int) and isinstance(gossip, str) and isinstance(start, str)):
-                raise TypeError(f"DeTAG's resolved R, gossip and start must be an int and two names; got "
-                                f"{R!r}, {gossip!r}, {start!r}")
-            entry["contraction"] = gossip_contraction(n, R, gossip, start, setting["eta"], D)
+        if search is not None:
+            if "gossip" in run.hyper:  # a rule with a gossip schedule: its worst-case contraction
+                R, gossip, start = run.hyper["R"], run.hyper["gossip"], run.hyper["start"]
+                eta = setting.get("eta")
+                if not (isinstance(R, int) and isinstance(gossip, str) and isinstance(start, str)
+                        and (eta is None or isinstance(eta, float))):
+                    raise TypeError(f"the resolved R, gossip, start and set eta must be an int, two names "
+                                    f"and a float or None; got {R!r}, {gossip!r}, {start!r}, {eta!r}")
+                entry["contraction"] = gossip_contraction(n, R, gossip, start, eta, D)
             entry["stopped_at_incumbent"] = run.t_eps is None and limit < cap
         grid.append(entry)
     best = grid[winner_index(tuned)] if tuned_grid(tuned).winner is not None else grid[0]
@@ -445,27 +381,18 @@ def is_broom(record: Record) -> bool:
     ----------
     record : Record
         A record of `measure_point`.
-
-    Returns
-    -------
-    bool
     """
     return record["point"].get("D") is not None
 
 
 def sweep_points(mode: str) -> dict[str, list[Point]]:
-    """The sweep's levels in run order: one per path size ("path n=..."; every series), then one level
-    "broom n=..." holding every broom series at every diameter of the mode.
+    """The sweep's levels in run order, level name -> points: one per path size, then one "broom n=..."
+    level with every broom series at every diameter.
 
     Parameters
     ----------
     mode : str
-        A key of `MODES` ("tiny", "quick" or "full").
-
-    Returns
-    -------
-    dict of str to list of Point
-        Level name -> its `measure_point` points.
+        A key of `MODES`.
     """
     settings = MODES[mode]
     base = {"chain_length": CHAIN_LENGTH, "cap": settings["cap"], "step_fractions": list(STEP_FRACTIONS),
@@ -475,42 +402,35 @@ def sweep_points(mode: str) -> dict[str, list[Point]]:
         level = levels[f"path n={n}"] = []
         for series in SERIES:
             point = {**base, "series": series, "algorithm": series, "n": n}
-            if series == "detag":
-                point["phases"] = detag_phases(n)
-            elif series == "detag_paper_start":
-                point["phases"] = [R for R in PAPER_START_PHASES if R <= n]
+            search = series_search(series, n, settings["cap"])
+            if search is not None:
+                point["phases"] = sorted(search[0])
             level.append(point)
     n = settings["broom_n"]
     broom = {**base, "n": n, "predict": [name for name in PREDICT if name != "hard_instance_communication"]}
-    levels[f"broom n={n}"] = [
-        {**broom, "series": series, "algorithm": series, "D": D,
-         **({"phases": detag_phases(n, D)} if series == "detag" else {})}
-        for D in settings["diameters"] for series in BROOM_SERIES
-    ]
+    levels[f"broom n={n}"] = []
+    for D in settings["diameters"]:
+        for series in BROOM_SERIES:
+            point = {**broom, "series": series, "algorithm": series, "D": D}
+            search = series_search(series, n, settings["cap"], D)
+            if search is not None:
+                point["phases"] = sorted(search[0])
+            levels[f"broom n={n}"].append(point)
     return levels
 
 
 def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True) -> list[Record]:
-    """Run (or resume) the sweep; on the path a series that hit the cap is not run at larger n (T_eps grows
-    with n there); the broom's points do not depend on each other, so a cap there skips nothing.
-
-    One `run_sweep`: the smallest path size and every broom point start at once, and each path point that
-    did not hit the cap is followed by its series at the next size (``follow``), so no size waits for the
-    slowest series of the size before. The records are returned level by level (`sweep_points`' order), as
-    when every level was its own sweep.
+    """Run (or resume) the sweep as one `run_sweep`: each path point that did not hit the cap is followed by
+    its series at the next size; broom points are independent. Records are returned level by level.
 
     Parameters
     ----------
     out_dir : pathlib.Path
-        The output folder (records in ``<out_dir>/communication/records.jsonl``).
+        The output folder.
     mode : str
         A key of `MODES`.
     progress : bool, default True
         Show a progress bar.
-
-    Returns
-    -------
-    list of Record
     """
     path = pathlib.Path(out_dir) / NAME / "records.jsonl"
     levels = sweep_points(mode)
@@ -552,20 +472,15 @@ _BROOM_COST: dict[str, tuple[float, float]] = {"detag": (1.5, 1 / 6), "dpsgd": (
 
 
 def point_cost(mode: str, point: Point) -> float:
-    """The priority of a point in the pool, in rough CPU seconds: a broom point's own cost; a path point's
-    cost plus that of its series at every larger size (the chain it starts: a series goes to n only after
-    n / 2), so that the long DeTAG chain starts first and never waits behind runs of other figures.
+    """A point's priority in the pool, rough CPU seconds: a broom point's own cost; a path point's plus its
+    series' at every larger size (the chain it starts), so that the longest chain starts first.
 
     Parameters
     ----------
     mode : str
-        A key of `MODES` (its cap and sizes).
+        A key of `MODES`.
     point : Point
         One of `sweep_points`.
-
-    Returns
-    -------
-    float
     """
     scale: float = MODES[mode]["cap"] / MODES["full"]["cap"]
     if point.get("D") is not None:
@@ -580,7 +495,7 @@ def point_cost(mode: str, point: Point) -> float:
 
 
 def tail_records(records: Sequence[Record], tail: int = FIT_TAIL) -> list[Record]:
-    """The records of the `tail` largest n at which a run finished (the fit's range).
+    """The records of the `tail` largest n at which a run finished (the fit's range), sorted by n.
 
     Parameters
     ----------
@@ -588,11 +503,6 @@ def tail_records(records: Sequence[Record], tail: int = FIT_TAIL) -> list[Record
         One series' records.
     tail : int, default `FIT_TAIL`
         How many sizes.
-
-    Returns
-    -------
-    list of Record
-        Sorted by n.
     """
     finished = [r for r in records if is_finished(r)]
     return sorted(finished, key=lambda r: field_float(r["params"], "n"))[-tail:]
@@ -605,28 +515,18 @@ def diameter(record: Record) -> float:
     ----------
     record : Record
         A broom record (`is_broom`).
-
-    Returns
-    -------
-    float
     """
     return float(field_float(record["point"], "D"))
 
 
 def exponent_table(records: Sequence[Record]) -> list[ExponentRow]:
-    """Measured (tail fit) against predicted exponent of T_eps in n on the path, one row per series; then
-    the broom's measured exponent in D over every finished diameter (no catalog entry is a function of D
-    alone at fixed n, so no prediction).
+    """Measured (tail fit) against predicted exponents of T_eps in n on the path, x-bar and worker output;
+    then the broom's measured exponent in D (no catalog entry is a function of D alone: no prediction).
 
     Parameters
     ----------
     records : sequence of Record
         `run_measurements`' records.
-
-    Returns
-    -------
-    list of ExponentRow
-        x-bar and worker output.
     """
     rows: list[ExponentRow] = []
     path_records = [r for r in records if not is_broom(r)]
@@ -643,19 +543,15 @@ def exponent_table(records: Sequence[Record]) -> list[ExponentRow]:
 
 
 def tuned_status(grid: Sequence[Mapping[str, object]], best: Mapping[str, object]) -> str:
-    """The status of a tuned point: "converged" when its winner reached eps, "diverged" when every
-    configuration diverged, "max_iterations" otherwise.
+    """"converged" when the winner reached eps, "diverged" when every configuration diverged, else
+    "max_iterations".
 
     Parameters
     ----------
     grid : sequence of mapping
-        Every configuration's entry (`sweep.outcome` and more; its ``status``).
+        Every configuration's entry.
     best : mapping
-        The winner's entry (its ``t_eps``).
-
-    Returns
-    -------
-    str
+        The winner's entry.
     """
     if best["t_eps"] is not None:
         return "converged"
@@ -663,18 +559,13 @@ def tuned_status(grid: Sequence[Mapping[str, object]], best: Mapping[str, object
 
 
 def cor2_anchor(records: Sequence[Record]) -> float | None:
-    """The scale c of the Cor. 2 guide c / sqrt(1 - lam): the largest that no finished path-algorithm run
-    undercuts, min T_eps sqrt(1 - lam) over them (centralized SGD is outside the class). Capped and diverged
-    runs never anchor it; None when no run finished.
+    """The scale c of the Cor. 2 guide c / sqrt(1 - lam): min T_eps sqrt(1 - lam) over the finished runs of
+    path algorithms (centralized SGD is outside the class); None when none finished.
 
     Parameters
     ----------
     records : sequence of Record
         The path's records.
-
-    Returns
-    -------
-    float or None
     """
     finished = [r for r in records if r["point"]["series"] != "centralized" and is_finished(r)]
     if not finished:
@@ -757,30 +648,23 @@ def _series_style(series: str) -> dict[str, Any]:
         look = style("centralized")
         look["label"] += " (server; outside the class)"
         return look
-    if series == "detag_paper_start":
-        look = style("detag")
-        look.update(linestyle="--", marker="*", label="DeTAG, Alg. 3 as printed (expanding)")
-        return look
-    return style(series)
+    look = style(series_rule(series))
+    look.update(VARIANTS[series].look if series in VARIANTS else {})
+    return look
 
 
 def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pathlib.Path]:
-    """Draw panel (a) T_eps and bounds against n, panel (b) T_eps over the explicit bound, both on the path,
-    and panel (c) T_eps against D on the broom.
+    """Draw panels (a) T_eps and bounds against n and (b) T_eps over the explicit bound on the path, and
+    (c) T_eps against D on the broom; returns the PNG and PDF.
 
     Parameters
     ----------
     records : sequence of Record
-        `run_measurements`' records (path and broom).
+        `run_measurements`' records.
     out_dir : pathlib.Path
         The output folder.
     mode : str
-        A key of `MODES` (the cap drawn; the PNG's resolution).
-
-    Returns
-    -------
-    list of pathlib.Path
-        The PNG and PDF.
+        A key of `MODES`.
     """
     broom = [r for r in records if is_broom(r)]
     records = [r for r in records if not is_broom(r)]
@@ -861,33 +745,15 @@ def plot(records: Sequence[Record], out_dir: pathlib.Path, mode: str) -> list[pa
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: bool = False
          ) -> list[pathlib.Path]:
-    """Run (or resume) the sweep, draw the figure, write the exponent tables; return the files written.
-
-    Records go to ``<out_dir>/communication/records.jsonl`` (resumable, ``paper_figures.sweep``).
+    """Run (or resume) the sweep, draw the figure and write the exponent tables (Thm 1, Cor. 2;
+    docs/theory.md §4.3-§4.4); returns the files written.
 
     Parameters
     ----------
     out_dir : pathlib.Path
-        Output folder (created; default ``paper_figures/out``).
-    full : bool, default False
-        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
-    tiny : bool, default False
-        A seconds-long sweep for the test suite (wins over ``full``).
-
-    Returns
-    -------
-    list of pathlib.Path
-        The PNG and PDF, the figure's exponent tables and the combined ones (``paper_figures.exponents``).
-
-    References
-    ----------
-    Lu & De Sa (2021), Thm 1 and Cor. 2; docs/theory.md §4.3, §4.4; docs/errata.md E17-E20, E25.
-
-    Examples
-    --------
-    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
-
-        python -m decbounds.paper_figures.communication --tiny --out /tmp/figures
+        Output folder (created).
+    full, tiny : bool
+        The full sweep, or the test suite's seconds-long one (neither: quick).
     """
     mode = _mode(full, tiny)
     out_dir = pathlib.Path(out_dir)
@@ -900,19 +766,12 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m decbounds.paper_figures.communication [--full | --tiny] [--out DIR]``.
-
-    Make Figure 1; print the files written.
+    """``python -m decbounds.paper_figures.communication [--full | --tiny] [--out DIR]``; the exit status.
 
     Parameters
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     # The imported module's make, also under ``python -m``: record keys and pickled runners name the runner's
     # module, which would otherwise be __main__ and miss the records of ``python -m decbounds.paper_figures``.

@@ -1,21 +1,9 @@
-"""Compare two figure output folders: the sweep records record by record, the tables byte for byte.
+"""Compare two figure output folders: ``python -m decbounds.paper_figures.compare BEFORE AFTER [--only
+NAME ...]`` prints every difference and exits 1 if there is one.
 
-``python -m decbounds.paper_figures.compare BEFORE AFTER [--only NAME ...]`` prints every difference and
-exits 1 if there is one. It is how a change that should not change the figures' data is checked: make the
-figures into a new folder and compare it with one made before the change.
-
-What is compared (`compare_outputs`):
-
-- every JSON-lines file (``*.jsonl``, the sweep records of `paper_figures.sweep`): the records as a multiset,
-  each without its ``versions`` field (`IGNORED_RECORD_FIELDS`: the git commit and the package versions,
-  provenance only). The order of the lines follows completion order and is not compared. Two records with
-  the same ``key`` that differ are reported with the fields that differ;
-- every table (``*.csv``, ``*.md``) byte for byte, except the columns of `VOLATILE_COLUMNS` in a CSV file
-  (the worst-case figures time their SDP solves: a ``seconds`` column is a wall-clock time);
-- a file present on one side only is a difference (with ``allow_missing``, one missing from ``after`` is
-  not: a run of some figures against a folder of all of them).
-
-Images (``*.png``, ``*.pdf``) are not compared: matplotlib writes dates into PDFs.
+Records (``*.jsonl``) are compared as multisets without ``versions`` (`IGNORED_RECORD_FIELDS`); tables
+(``*.csv``, ``*.md``) byte for byte but for `VOLATILE_COLUMNS`; a file on one side only is a difference
+(unless ``allow_missing``). Images are not compared (PDFs hold dates).
 """
 
 from __future__ import annotations
@@ -86,21 +74,13 @@ def compare_records(before: pathlib.Path, after: pathlib.Path) -> list[str]:
     Parameters
     ----------
     before, after : pathlib.Path
-        The two JSONL record files (`paper_figures.sweep`); the lines name ``after``'s file.
-
-    Returns
-    -------
-    list of str
-        One line per difference.
+        The two JSONL record files; the lines name ``after``'s file.
 
     Examples
     --------
     >>> import tempfile
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "a.jsonl").write_text('{"key":"k","result":1,"versions":{"git":"x"}}\\n')
-    >>> _ = (folder / "b.jsonl").write_text('{"key":"k","result":1,"versions":{"git":"y"}}\\n')
-    >>> compare_records(folder / "a.jsonl", folder / "b.jsonl")
-    []
     >>> _ = (folder / "b.jsonl").write_text('{"key":"k","result":2,"versions":{"git":"y"}}\\n')
     >>> compare_records(folder / "a.jsonl", folder / "b.jsonl")
     ['b.jsonl: record k differs: result: 1 != 2']
@@ -151,11 +131,6 @@ def compare_tables(before: pathlib.Path, after: pathlib.Path) -> list[str]:
     ----------
     before, after : pathlib.Path
         The two table files (``.csv`` or ``.md``); the line names ``after``'s file.
-
-    Returns
-    -------
-    list of str
-        [] or one line.
     """
     a, b = _without_volatile_columns(before), _without_volatile_columns(after)
     if a == b:
@@ -183,27 +158,17 @@ def _files(folder: pathlib.Path, only: Sequence[str] | None) -> dict[str, pathli
 
 def compare_outputs(before: str | pathlib.Path, after: str | pathlib.Path, *,
                     only: Iterable[str] | None = None, allow_missing: bool = False) -> list[str]:
-    """Every difference between two output folders of the figures (module docstring); [] when none.
+    """Every difference between two output folders of the figures (module docstring); [] when none;
+    FileNotFoundError if a folder does not exist.
 
     Parameters
     ----------
     before, after : str or pathlib.Path
-        The two folders (``--out`` of ``python -m decbounds.paper_figures``).
+        The two folders.
     only : iterable of str, optional
-        Compare only the files whose path inside the folder starts with one of these (a figure's name:
-        ``communication`` takes ``communication/records.jsonl`` and ``communication_exponents.md``).
+        Compare only the files whose path inside the folder starts with one of these (a figure's name).
     allow_missing : bool, default False
         A file of `before` missing from `after` is not a difference.
-
-    Returns
-    -------
-    list of str
-        One line (or a few) per difference.
-
-    Raises
-    ------
-    FileNotFoundError
-        If a folder does not exist.
     """
     before, after = pathlib.Path(before), pathlib.Path(after)
     for folder in (before, after):
@@ -233,11 +198,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status: 1 if there is a difference, else 0.
     """
     parser = argparse.ArgumentParser(prog="python -m decbounds.paper_figures.compare",
                                      description="Compare two figure output folders (records and tables).")

@@ -1,13 +1,6 @@
-"""The measured-vs-predicted exponent table of the measured figures (communication, sampling, spectral gap).
-
-Each measured figure writes its own rows (``<figure>_exponents.md`` and ``.csv``, from
-`paper_figures.fit.write_exponent_table`) and then calls `write_combined`, which joins the per-figure tables
-that exist in the output folder into ``exponents.md`` and ``exponents.csv``. The rows are not refitted here:
-the combined table is exactly the per-figure tables, one after the other, so it always matches the figures
-last drawn in that folder.
-
-Run: ``python -m decbounds.paper_figures.exponents [--out DIR]`` rejoins the tables already written.
-"""
+"""The combined measured-vs-predicted exponent table: `write_combined` joins the per-figure tables
+(``<figure>_exponents.md/.csv``) of an output folder into ``exponents.md`` and ``.csv``, without refitting.
+Run: ``python -m decbounds.paper_figures.exponents [--out DIR]``."""
 
 from __future__ import annotations
 
@@ -30,7 +23,8 @@ COMBINED_STEM = "exponents"
 
 def write_figure_table(rows: Sequence[ExponentRow], out_dir: str | pathlib.Path, figure: str
                        ) -> list[pathlib.Path]:
-    """Write ``<out_dir>/<figure>_exponents.md`` and ``.csv``; return both paths.
+    """Write ``<out_dir>/<figure>_exponents.md`` and ``.csv``; return both paths (ValueError for an empty
+    ``figure`` or one with a "/").
 
     Parameters
     ----------
@@ -39,16 +33,7 @@ def write_figure_table(rows: Sequence[ExponentRow], out_dir: str | pathlib.Path,
     out_dir : str or pathlib.Path
         The output folder.
     figure : str
-        The figure's plain name (no "/").
-
-    Returns
-    -------
-    list of pathlib.Path
-
-    Raises
-    ------
-    ValueError
-        If ``figure`` is empty or holds a "/".
+        The figure's plain name.
     """
     if not figure or "/" in figure:
         raise ValueError(f"figure must be a plain name; got figure={figure!r}")
@@ -62,29 +47,15 @@ def _table_lines(path: pathlib.Path, header_lines: int) -> tuple[list[str], list
 
 def write_combined(out_dir: str | pathlib.Path, figures: Sequence[str] | None = None
                    ) -> list[pathlib.Path]:
-    """Join the per-figure tables present in `out_dir` into ``exponents.md`` / ``exponents.csv``.
-
-    Returns the two paths, or [] when no figure has written its table yet. The markdown header (2 lines)
-    and CSV header (1 line) are taken from the first table; ValueError if the tables' headers differ. The
-    markdown tables' notes (the runs behind violated rows) follow the joined table.
+    """Join the per-figure tables present in `out_dir` into ``exponents.md`` / ``.csv`` (headers from the
+    first table, ValueError if they differ; notes after the joined table); [] when none exists yet.
 
     Parameters
     ----------
     out_dir : str or pathlib.Path
         The folder the figures wrote to.
     figures : sequence of str, optional
-        Figure names, in table order (default: the registered figures with ``measured=True``,
-        `registry.measured_figures`).
-
-    Returns
-    -------
-    list of pathlib.Path
-        ``exponents.md`` and ``exponents.csv``, or [] when no table exists.
-
-    Raises
-    ------
-    ValueError
-        If two tables' headers differ (written by different versions).
+        Figure names, in table order (default `registry.measured_figures`).
 
     Examples
     --------
@@ -94,8 +65,6 @@ def write_combined(out_dir: str | pathlib.Path, figures: Sequence[str] | None = 
     ...     return {"point": {"algorithm": "dsgt"}, "params": {"n": n},
     ...             "result": {"t_eps": 3 * n, "status": "converged"}}
     >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> write_combined(folder)  # nothing written yet
-    []
     >>> _ = write_figure_table(exponent_rows("n", [record(n) for n in (4, 8, 16)], "n"), folder, "sampling")
     >>> [path.name for path in write_combined(folder)]
     ['exponents.md', 'exponents.csv']
@@ -137,11 +106,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status (0).
     """
     parser = argparse.ArgumentParser(description="Join the measured figures' exponent tables.")
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT_DIR,

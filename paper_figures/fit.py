@@ -1,22 +1,11 @@
 """Exponent fits: log-log least squares of T_eps against a sweep variable, with t confidence intervals.
 
-A measured exponent a in T_eps ~ c * x^a is the slope of the ordinary least-squares line through
-(log x, log T_eps); its (1 - alpha) confidence interval is slope +- t_{1-alpha/2, m-2} * se(slope), with m
-the number of runs fitted and se the usual OLS standard error (``scipy.stats.linregress``). Only finished
-runs enter a fit (`is_finished`: a T_eps, and status "converged" where the record has one); runs that hit
-the iteration cap and runs that diverged are excluded and counted apart, never silently dropped.
-
-Verdicts are one-sided, by the kind of the catalog entry (`verdict`): a lower bound is "violated" only
-when the measured exponent is significantly below it (the whole interval below), an upper bound only when
-it is significantly above; otherwise "consistent", and "tight" for an upper bound the interval covers.
-A fit over finished runs at fewer than `MIN_POINTS` sweep points gives "too few points", never a verdict.
-
-The predicted exponent of a catalog entry is the same least-squares slope of log(predicted T_eps) over the
-same records: the average log-derivative of the bound over exactly the measured range, so floors, minima
-and logarithms in a bound (docs/theory.md §4, §6) enter as they act there.
-
-Variables (docs/theory.md §3, §6, §8): ``n`` (workers), ``inv_gap`` = 1/(1 - lam), ``sigma2`` = sigma^2,
-``nB`` = n * B, read from each record's ``params``; any callable ``record -> float`` works too.
+The measured exponent a of T_eps ~ c x^a is the OLS slope through (log x, log T_eps) over the finished runs
+(capped and diverged runs are counted apart), with interval slope +- t_{1-alpha/2, m-2} se. The predicted
+exponent is the same slope of log(predicted T_eps) over the same records. Verdicts are one-sided by the
+entry's kind (`verdict`); fewer than `MIN_POINTS` sweep points give "too few points". Variables: ``n``,
+``inv_gap`` = 1/(1 - lam), ``sigma2``, ``nB`` (docs/theory.md §3, §6, §8), or any ``record -> float``.
+See docs/results/exponents.md.
 """
 
 from __future__ import annotations
@@ -109,15 +98,7 @@ class ExponentFit:
     r_squared : float
         Coefficient of determination (1 for a constant y).
     distinct_x : int
-        Distinct x values among the points (sweep points; seeds at one x are replicates).
-
-    Examples
-    --------
-    >>> fit = fit_exponent([1, 2, 4, 8], [3.0, 6.2, 11.8, 24.5])
-    >>> round(fit.slope, 3), fit.covers(1.0)
-    (1.002, True)
-    >>> round(float(fit.predict(16)), 1)
-    48.6
+        Distinct x values (sweep points; seeds at one x are replicates).
     """
 
     slope: float
@@ -144,17 +125,12 @@ class ExponentFit:
         return self.ci_low - slack <= exponent <= self.ci_high + slack
 
     def predict(self, x: npt.ArrayLike) -> npt.NDArray[np.float64]:
-        """The fitted power law c * x^slope at `x`.
+        """The fitted power law c * x^slope at `x` (an array of x's shape).
 
         Parameters
         ----------
         x : array_like of float
             Positive values of the fitted variable.
-
-        Returns
-        -------
-        numpy.ndarray
-            Of x's shape.
         """
         values: npt.NDArray[np.float64] = np.exp(self.intercept) * np.asarray(x, dtype=float) ** self.slope
         return values
@@ -163,29 +139,20 @@ class ExponentFit:
 def fit_exponent(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, *,
                  confidence: float = 0.95) -> ExponentFit:
     """Fit y ~ c * x^a by least squares on (log x, log y); the CI uses scipy.stats.t with m - 2 dof.
+    ValueError for unequal lengths, a value not positive and finite, fewer than 3 points or 2 distinct x.
 
     Parameters
     ----------
     x, y : array_like of float
-        The same number of points (at least 3, at 2 or more distinct x), all positive and finite.
+        The points.
     confidence : float, default 0.95
         Level of the slope's interval, in (0, 1).
-
-    Returns
-    -------
-    ExponentFit
-
-    Raises
-    ------
-    ValueError
-        If x and y differ in length, a value is not positive and finite, there are fewer than 3 points or
-        fewer than 2 distinct x, or ``confidence`` is outside (0, 1).
 
     Examples
     --------
     >>> fit = fit_exponent([1, 2, 4, 8], [3.0, 6.2, 11.8, 24.5])
-    >>> round(fit.slope, 2), round(fit.ci_low, 2), round(fit.ci_high, 2)
-    (1.0, 0.93, 1.08)
+    >>> round(fit.slope, 2), round(fit.ci_low, 2), round(fit.ci_high, 2), fit.covers(1.0)
+    (1.0, 0.93, 1.08, True)
     """
     x = np.asarray(x, dtype=float).ravel()
     y = np.asarray(y, dtype=float).ravel()
@@ -222,26 +189,12 @@ def fit_exponent(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarra
 
 
 def variable_function(variable: Variable) -> Callable[[Record], float]:
-    """The function record -> x of a variable name in `VARIABLES`, or `variable` itself if callable.
+    """The function record -> x of a name in `VARIABLES` (ValueError if unknown), or `variable` if callable.
 
     Parameters
     ----------
     variable : str or callable
         "n", "inv_gap", "sigma2", "nB", or a function record -> float.
-
-    Returns
-    -------
-    callable
-
-    Raises
-    ------
-    ValueError
-        If ``variable`` is an unknown name.
-
-    Examples
-    --------
-    >>> variable_function("inv_gap")({"params": {"lam": 0.75}})
-    4.0
     """
     if callable(variable):
         return variable
@@ -259,33 +212,17 @@ def variable_name(variable: Variable) -> str:
     ----------
     variable : str or callable
         See `variable_function`.
-
-    Returns
-    -------
-    str
     """
     return variable if isinstance(variable, str) else getattr(variable, "__name__", "x")
 
 
 def is_finished(record: Record) -> bool:
-    """Whether the run reached eps: a T_eps was measured and the status (where recorded) is "converged"
-    (not capped, not diverged).
+    """Whether the run reached eps: a T_eps was measured and the status (where recorded) is "converged".
 
     Parameters
     ----------
     record : dict
         A sweep record (its ``result``).
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> is_finished({"result": {"t_eps": 12, "status": "converged"}})
-    True
-    >>> is_finished({"result": {"t_eps": None, "status": "max_iterations"}})
-    False
     """
     result = record["result"]
     return result.get("t_eps") is not None and result.get("status", "converged") == "converged"
@@ -298,10 +235,6 @@ def is_diverged(record: Record) -> bool:
     ----------
     record : dict
         A sweep record (its ``result``).
-
-    Returns
-    -------
-    bool
     """
     result = record["result"]
     if "status" in result:
@@ -310,25 +243,13 @@ def is_diverged(record: Record) -> bool:
 
 
 def worker_output(records: Iterable[Record]) -> list[Record]:
-    """The records with T_eps of the workers' own models in place of T_eps at x-bar (``t_eps_local``; no
-    all-reduce at the output), for fitting and drawing the worker-output side with the same functions.
-
-    A record without ``t_eps_local`` counts as not finished (status "max_iterations" unless diverged).
+    """New records with T_eps of the workers' own models (``t_eps_local``; no all-reduce at the output) in
+    place of T_eps at x-bar; a record without ``t_eps_local`` counts as not finished.
 
     Parameters
     ----------
     records : iterable of dict
-        Sweep records (``result`` with ``t_eps``, ``t_eps_local``, ``status``).
-
-    Returns
-    -------
-    list of dict
-        New records; the inputs are not changed.
-
-    Examples
-    --------
-    >>> worker_output([{"result": {"t_eps": 5, "t_eps_local": None, "status": "converged"}}])
-    [{'result': {'t_eps': None, 't_eps_local': None, 'status': 'max_iterations'}}]
+        Sweep records (not changed).
     """
     swapped: list[Record] = []
     for record in records:
@@ -342,22 +263,12 @@ def worker_output(records: Iterable[Record]) -> list[Record]:
 
 
 def median_by_x(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The median of y at each distinct x (sorted by x): medians over seeds, for plots and robust fits.
+    """The distinct x (sorted) and the median of y at each: medians over seeds, for plots and robust fits.
 
     Parameters
     ----------
     x, y : numpy.ndarray
         1-D, of equal length: the variable and the measurement of each run.
-
-    Returns
-    -------
-    tuple of (numpy.ndarray, numpy.ndarray)
-        The distinct x, and the median of y at each.
-
-    Examples
-    --------
-    >>> median_by_x(np.array([1.0, 1.0, 2.0]), np.array([3.0, 5.0, 7.0]))
-    (array([1., 2.]), array([4., 7.]))
     """
     levels = np.unique(x)
     return levels, np.array([np.median(y[x == level]) for level in levels])
@@ -372,7 +283,7 @@ class RecordFit:
     variable : str
         The variable's name.
     fit : ExponentFit or None
-        None when too few finished runs remain (``reason`` says why).
+        None when too few finished runs remain.
     runs : int
         Records given.
     unfinished : int
@@ -393,31 +304,20 @@ class RecordFit:
 
 def fit_records(records: Sequence[Record], variable: Variable, *, aggregate: str = "none",
                 confidence: float = 0.95) -> RecordFit:
-    """Fit T_eps ~ x^a over the finished runs of `records`; `aggregate="median"` fits the per-x medians.
-
-    Runs that did not finish (`is_finished`) are excluded and counted in ``unfinished`` (``diverged`` of
-    them diverged). Returns ``fit=None`` with a reason when fewer than 3 usable points (or 2 distinct x)
-    remain.
+    """Fit T_eps ~ x^a over the finished runs of `records` (`aggregate="median"`: the per-x medians);
+    ``fit=None`` with a reason when fewer than 3 usable points (or 2 distinct x) remain. ValueError for an
+    unknown ``aggregate`` or ``variable``, or a record without the variable's parameter.
 
     Parameters
     ----------
     records : sequence of dict
-        Sweep records (``paper_figures.sweep.read_records``).
+        Sweep records.
     variable : str or callable
         See `variable_function`.
     aggregate : {"none", "median"}
         Fit every run, or the median over seeds at each x.
     confidence : float, default 0.95
         Level of the slope's interval.
-
-    Returns
-    -------
-    RecordFit
-
-    Raises
-    ------
-    ValueError
-        If ``aggregate`` or ``variable`` is unknown, or a record lacks the variable's parameter.
 
     Examples
     --------
@@ -449,36 +349,17 @@ def fit_records(records: Sequence[Record], variable: Variable, *, aggregate: str
 
 
 def predicted_exponent(records: Sequence[Record], catalog_name: str, variable: Variable) -> float:
-    """Least-squares slope of log(predicted T_eps of `catalog_name`) against log x over `records`.
+    """Least-squares slope of log(predicted T_eps of `catalog_name`) against log x over `records`;
+    ValueError if a record lacks the prediction, a prediction is not positive, or fewer than 2 distinct x.
 
     Parameters
     ----------
     records : sequence of dict
-        Sweep records with ``predicted[catalog_name]`` (``paper_figures.sweep`` evaluates it).
+        Sweep records with ``predicted[catalog_name]``.
     catalog_name : str
         A ``bounds`` catalog entry.
     variable : str or callable
         See `variable_function`.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        If a record lacks that prediction, the records cover fewer than 2 distinct x, or a prediction is
-        not positive.
-
-    Examples
-    --------
-    >>> def record(n, t):  # a sweep record, reduced to what the fit reads
-    ...     return {"key": n, "point": {"algorithm": "detag"}, "params": {"n": n},
-    ...             "result": {"t_eps": t, "status": "converged" if t else "max_iterations"},
-    ...             "predicted": {"lower_bound_gossip": 2.0 * n * n}}
-    >>> records = [record(n, 5 * n * n + s) for n in (4, 8, 16, 32) for s in (0, 1)] + [record(64, None)]
-    >>> round(predicted_exponent(records, "lower_bound_gossip", "n"), 6)
-    2.0
     """
     x_of = variable_function(variable)
     xs, ys = [], []
@@ -508,14 +389,10 @@ VERDICTS: tuple[str, ...] = ("consistent", "tight", "violated", "too few points"
 
 
 def verdict(fit: ExponentFit | None, predicted: float | None, kind: str | None) -> str:
-    """The one-sided verdict of a measured exponent against a catalog entry's exponent (module docstring).
-
-    ``kind`` is the entry's kind ("lower": T_eps >= the bound; "upper": T_eps <= it). Against a lower bound
-    "violated" when the whole interval lies below the predicted exponent, else "consistent"; against an
-    upper bound "violated" when the whole interval lies above it, "tight" when it covers it, else
-    "consistent" (measured significantly below: the bound is loose on this range). "too few points" when
-    the fit is missing or has finished runs at fewer than `MIN_POINTS` distinct x (sweep points; seeds
-    at one x are replicates, not points); "" without a prediction.
+    """The one-sided verdict of a measured exponent against a catalog entry's: against a lower bound
+    "violated" when the whole interval lies below the prediction, else "consistent"; against an upper bound
+    "violated" when it lies above, "tight" when it covers it, else "consistent"; "too few points" below
+    `MIN_POINTS` distinct x; "" without a prediction. ValueError for another ``kind``.
 
     Parameters
     ----------
@@ -525,16 +402,6 @@ def verdict(fit: ExponentFit | None, predicted: float | None, kind: str | None) 
         The catalog entry's exponent (`predicted_exponent`).
     kind : {"lower", "upper"} or None
         The entry's kind.
-
-    Returns
-    -------
-    str
-        One of `VERDICTS`, or "".
-
-    Raises
-    ------
-    ValueError
-        If ``kind`` is neither "lower" nor "upper".
 
     Examples
     --------
@@ -577,27 +444,13 @@ class ExponentRow:
 
 
 def catalog_entry(algorithm: str) -> str:
-    """The ``bounds`` catalog entry of a registered algorithm's rate (``algorithms.entry(name)``'s
-    ``catalog_entry``), which a figure's ``PREDICTED_BY`` compares the measured exponent with.
+    """The ``bounds`` catalog entry of a registered algorithm's rate (``algorithms.entry(name)``), what a
+    figure's ``PREDICTED_BY`` compares with; ValueError if it has none.
 
     Parameters
     ----------
     algorithm : str
         A registered algorithm's name or alias.
-
-    Returns
-    -------
-    str
-
-    Raises
-    ------
-    ValueError
-        If the algorithm has no catalog entry.
-
-    Examples
-    --------
-    >>> catalog_entry("dsgt")
-    'dsgt'
     """
     from decbounds import algorithms
 
@@ -610,11 +463,8 @@ def catalog_entry(algorithm: str) -> str:
 def exponent_rows(sweep: str, records: Sequence[Record], variable: Variable, *,
                   predicted: str | Mapping[str, str] | None = None, aggregate: str = "none",
                   confidence: float = 0.95) -> list[ExponentRow]:
-    """One row per algorithm (``record["point"]["algorithm"]``) of `records`, in order of appearance.
-
-    `predicted` names the catalog entry to compare with: one name for all algorithms, or a mapping from
-    algorithm to name (algorithms missing from it get no prediction); the entry's kind (``bounds.get``)
-    decides the verdict.
+    """One row per algorithm of `records`, in order of appearance, compared with `predicted`: one catalog
+    entry for all, or one per algorithm (those missing get none); the entry's kind decides the verdict.
 
     Parameters
     ----------
@@ -629,15 +479,6 @@ def exponent_rows(sweep: str, records: Sequence[Record], variable: Variable, *,
     aggregate, confidence
         As in `fit_records`.
 
-    Returns
-    -------
-    list of ExponentRow
-
-    Raises
-    ------
-    ValueError
-        As `fit_records` and `predicted_exponent`; an unknown catalog entry as ``bounds.get``.
-
     Examples
     --------
     >>> def record(n, t):  # a sweep record, reduced to what the fit reads
@@ -646,8 +487,6 @@ def exponent_rows(sweep: str, records: Sequence[Record], variable: Variable, *,
     ...             "predicted": {"lower_bound_gossip": 2.0 * n * n}}
     >>> records = [record(n, 5 * n * n + s) for n in (4, 8, 16, 32) for s in (0, 1)] + [record(64, None)]
     >>> (row,) = exponent_rows("example", records, "n", predicted="lower_bound_gossip")
-    >>> row.algorithm, row.kind, row.verdict
-    ('detag', 'lower', 'consistent')
     >>> print(exponent_table_markdown([row]).splitlines()[2])
     | example | detag | n | 2.00 [1.99, 2.00] | 8 (1; 0) | 2.00 (lower_bound_gossip, lower) | consistent |
     """
@@ -690,15 +529,12 @@ def _row_cells(row: ExponentRow) -> dict[str, Any]:
 
 
 def exponent_table_csv(rows: Sequence[ExponentRow]) -> str:
-    """The table as CSV (full precision), one line per row under a header of the column names.
+    """The table as CSV (full precision) under a header of the column names.
 
     Parameters
     ----------
     rows : sequence of ExponentRow
-
-    Returns
-    -------
-    str
+        The rows.
     """
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=_COLUMNS, lineterminator="\n")
@@ -709,18 +545,13 @@ def exponent_table_csv(rows: Sequence[ExponentRow]) -> str:
 
 
 def exponent_table_markdown(rows: Sequence[ExponentRow]) -> str:
-    """The table as markdown: measured slope with its CI, runs fitted / not finished (of them diverged), the
-    predicted exponent with its entry and kind, and the verdict; under it, the runs behind every violated
-    row (a violation means a bug, or an algorithm outside the class the bound speaks of).
+    """The table as markdown: slope with CI, runs fitted / not finished (diverged), the predicted exponent
+    with its entry and kind, the verdict; under it, the runs behind every violated row.
 
     Parameters
     ----------
     rows : sequence of ExponentRow
-
-    Returns
-    -------
-    str
-        See `exponent_rows` for an example.
+        The rows.
     """
     lines = [
         "| sweep | algorithm | variable | measured exponent (95% CI) | runs fitted (not finished; diverged) "
@@ -760,13 +591,9 @@ def write_exponent_table(rows: Sequence[ExponentRow], stem: str | pathlib.Path) 
     Parameters
     ----------
     rows : sequence of ExponentRow
+        The rows.
     stem : str or pathlib.Path
         The path without suffix.
-
-    Returns
-    -------
-    list of pathlib.Path
-        The markdown and the CSV file.
     """
     from decbounds.paper_figures.plotting import atomic_write_bytes
 

@@ -1,20 +1,8 @@
-"""Figure 5 — gossip: (a) spectral gaps of FMMC, Metropolis and max-degree weights; (b) multi-step gossip.
-
-(a) The spectral gap 1 - lam of the fastest-mixing Markov chain (FMMC, Boyd, Diaconis & Xiao 2004;
-docs/theory.md §12), of Metropolis-Hastings weights and of max-degree weights on standard topologies, against
-n (docs/theory.md §14 lists the closed forms for ring, path, torus and hypercube).
-
-(b) Consensus error against the number R of gossip rounds: the worst-case contraction
-``||M_R(X) - X_bar|| / ||X - X_bar||`` over all starts X, i.e. the spectral norm of the R-step operator on the
-disagreement space, measured by applying ``instances.multi_step_gossip`` to the projector I - 11^T/n. Methods:
-plain gossip (W^R), Alg. 3's two-tap accelerated gossip with the paper's start z_{-1} = z_0 and with a plain
-first step (docs/errata.md E18), and Chebyshev gossip; against the paper's rate
-rho = (1 - sqrt(1 - lam))^R of eq. (26) (``bounds.detag_params.accelerated_gossip_rho``; its absolute
-constant is UNCONFIRMED, §7.2, errata E9). On the Cor. 2 path matrix (lambda_n = -lam) the paper's start
-expands disagreement for small R before its rate sets in; that transient is what panel (b) shows.
-
-Run: ``python -m decbounds.paper_figures.gossip [--full | --tiny] [--out DIR]``.
-"""
+"""Figure 5, gossip: (a) spectral gaps of FMMC, Metropolis and max-degree weights against n (docs/theory.md
+§12, §14); (b) the worst-case consensus contraction of R rounds of plain, two-tap (Alg. 3's start and a
+plain first step, errata E18) and Chebyshev gossip, against eq. (26)'s rate (1 - sqrt(1 - lam))^R (its
+constant UNCONFIRMED, §7.2, E9).
+Run: ``python -m decbounds.paper_figures.gossip [--full | --tiny] [--out DIR]``."""
 
 from __future__ import annotations
 
@@ -120,10 +108,6 @@ def build_graph(topology: str, n: int) -> nx.Graph:
         A topology of ``instances.topology`` (the keys of `TOPOLOGY_TITLES`).
     n : int
         Its number of nodes.
-
-    Returns
-    -------
-    networkx.Graph
     """
     if topology == "erdos_renyi":
         return instances.topology(topology, n, p=2.0 * math.log(n) / n, seed=0)
@@ -131,26 +115,13 @@ def build_graph(topology: str, n: int) -> nx.Graph:
 
 
 def spectral_gaps(sizes: Mapping[str, Sequence[int]]) -> dict[str, dict[str, list[float]]]:
-    """{topology: {weights: [1 - lam at each n]}} for the weight rules of `WEIGHT_RULES`.
+    """{topology: {weights: [1 - lam at each n]}} for the weight rules of `WEIGHT_RULES` (docs/theory.md §12,
+    §14; errata E30). FMMC through ``instances.optimize_gossip``, cached on disk.
 
     Parameters
     ----------
     sizes : mapping of str to sequence of int
-        Topology name (``instances.topology``) -> node counts.
-
-    Returns
-    -------
-    dict
-
-    References
-    ----------
-    docs/theory.md §12 (FMMC) and §14 (closed forms); docs/errata.md E30.
-
-    Notes
-    -----
-    FMMC is solved through ``instances.optimize_gossip`` (the orbit LP by scipy's HiGHS on the ring, torus and
-    hypercube; cvxpy's solvers on the path and Erdős–Rényi graphs) and cached on disk; on the 8-ring it gives
-    the gap 0.2555 against Metropolis' 0.1953 (no doctest: a solve on a general graph imports cvxpy).
+        Topology name -> node counts.
     """
     gaps: dict[str, dict[str, list[float]]] = {}
     for topology, counts in sizes.items():
@@ -165,10 +136,8 @@ def spectral_gaps(sizes: Mapping[str, Sequence[int]]) -> dict[str, dict[str, lis
 
 def consensus_contraction(W: MatrixLike, lam: float, method: str, start: str,
                           rounds: Sequence[int] | npt.NDArray[np.integer]) -> np.ndarray:
-    """Worst-case consensus contraction ||M_R - 11^T/n||_2 of R-step gossip, for each R in `rounds`.
-
-    Measured by running ``instances.multi_step_gossip`` on the projector P = I - 11^T/n (every start at
-    once) with the schedule ``instances.gossip_schedule(method, lam, R, start=start)``.
+    """Worst-case consensus contraction ||M_R - 11^T/n||_2 of R-step gossip for each R in `rounds`:
+    ``instances.multi_step_gossip`` on the projector I - 11^T/n (docs/theory.md §7.2; errata E18, E29).
 
     Parameters
     ----------
@@ -179,25 +148,7 @@ def consensus_contraction(W: MatrixLike, lam: float, method: str, start: str,
     method, start : str
         As ``instances.gossip_schedule``.
     rounds : sequence or array of int
-        The R values (gossip rounds per step).
-
-    Returns
-    -------
-    numpy.ndarray
-        One contraction per R.
-
-    References
-    ----------
-    docs/theory.md §7.2; docs/errata.md E18, E29.
-
-    Examples
-    --------
-    Plain gossip contracts by lam^R:
-
-    >>> W = instances.gossip_matrix(instances.topology("ring", 8), "metropolis")
-    >>> lam = 1.0 - instances.spectral_gap(W)
-    >>> consensus_contraction(W, lam, "plain", "plain", [1, 2, 4]).round(4)
-    array([0.8047, 0.6476, 0.4194])
+        The R values.
     """
     n = W.shape[0]
     projector = np.eye(n) - 1.0 / n
@@ -215,32 +166,15 @@ def _rounds(max_rounds: int) -> np.ndarray:
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
          tiny: bool = False) -> list[pathlib.Path]:
-    """Compute and draw Figure 5; write ``gossip.png`` and ``gossip.pdf`` to `out_dir`.
+    """Compute and draw Figure 5 (Boyd, Diaconis & Xiao 2004; docs/theory.md §7.2, §12, §14); write
+    ``gossip.png`` and ``.pdf``.
 
     Parameters
     ----------
     out_dir : pathlib.Path
-        Output folder (created; default ``paper_figures/out``).
-    full : bool, default False
-        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
-    tiny : bool, default False
-        A seconds-long sweep for the test suite (wins over ``full``).
-
-    Returns
-    -------
-    list of pathlib.Path
-        ``gossip.png`` and ``gossip.pdf``.
-
-    References
-    ----------
-    Boyd, Diaconis & Xiao (2004), Fastest mixing Markov chain on a graph; docs/theory.md §7.2, §12,
-    §14; docs/errata.md E18, E29, E30.
-
-    Examples
-    --------
-    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
-
-        python -m decbounds.paper_figures.gossip --tiny --out /tmp/figures
+        Output folder (created).
+    full, tiny : bool
+        The full sweep, or the test suite's seconds-long one (neither: quick).
     """
     if full and tiny:
         raise ValueError("full and tiny are exclusive; choose one mode")
@@ -294,11 +228,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     return figure_main(make, "Figure 5: gossip-matrix spectral gaps and multi-step gossip contraction.", argv)
 

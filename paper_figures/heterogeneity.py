@@ -1,31 +1,10 @@
-"""Figure 4 — heterogeneity: training loss against iterations as the data gets less shuffled (§9.1).
+"""Figure 4, heterogeneity (§9.1): training loss against iterations on the digits network as the data
+gets less shuffled (X% shuffle over 8 workers, X in {100, 50, 25, 0}), without and with momentum 0.9, on the
+8-ring and on a lazy ring W_kappa. Every method is tuned on its final loss (DeTAG also over (eta, R), first
+at (0, 1) then over the mode's pairs at that step); steps scale as (1 - beta)/L with momentum.
 
-The paper's Figure 2 analog. The bundled digits data (``instances.digits_problem``, a 64-16-10 tanh network)
-is split over 8 workers on a ring (Metropolis W) with the X%-shuffle partition, X in {100, 50, 25, 0}
-(0% shuffled is the most heterogeneous; each worker then holds one or two labels). Every method draws
-B-sample mini-batches of its own shard (``oracles.FiniteSumOracle``) and is plotted as f(average model)
-against iterations: the median over seeds with the min-max band.
-
-Tuning (§9.1), through `algorithms.tune` with the final loss f(x_hat_T) as its score: every method's step
-size over a grid, the configuration with the least median final loss over the tuning seeds wins; DeTAG
-additionally over (eta, R). The grids are given relative to the estimated smoothness
-1/L of the problem, and with heavy-ball momentum beta the steps are scaled by (1 - beta) so that the effective
-step alpha / (1 - beta) covers the same range. DeTAG is tuned coordinate-wise: its step with
-(eta, R) = (0, 1) first, then (eta, R) over eta in {0, 0.1, 0.2, 0.4} x R in {1, 2, 3} at that step (the full
-product would cost 12 times the baselines' grid).
-
-Panels: without and with momentum 0.9 (the baselines' ``momentum=``, DeTAG's Alg. 4 ``beta=``), on the
-8-ring (lam = 0.805) and on a sparser network, the lazy ring W_kappa = kappa W + (1 - kappa) I (gap kappa
-times smaller), where Table 2 puts D-PSGD's heterogeneity penalty (ς n/(1 - lam)^2) far above the tracking
-methods'. Each panel title gives the measured heterogeneity at the start, varsigma0 = sqrt((1/n) sum_i
-||grad f_i(x0) - grad f(x0)||^2) of that partition (``DigitsProblem.varsigma0``).
-
-Records: one JSON line per (network, momentum, partition, method) in ``<out>/heterogeneity/records.jsonl``
-through ``paper_figures.sweep`` (resumable): the winner's curves on every seed and every configuration
-tried with its score. Tables: the tuned
-configurations with their final losses, ``heterogeneity_tuned.md`` / ``.csv``.
-
-Run: ``python -m decbounds.paper_figures.heterogeneity [--full | --tiny] [--out DIR]``.
+Records: ``<out>/heterogeneity/records.jsonl``; table ``heterogeneity_tuned.md/.csv``; see
+docs/results/figures.md. Run: ``python -m decbounds.paper_figures.heterogeneity [--full | --tiny]``.
 """
 
 from __future__ import annotations
@@ -62,6 +41,7 @@ from decbounds.paper_figures.records import (
     optional_dict,
     optional_float,
 )
+from decbounds.paper_figures.rule_traits import momentum_name, pinned_search, searches
 from decbounds.paper_figures.sweep import (
     Point,
     Record,
@@ -129,8 +109,8 @@ DETAG_ETA_R: tuple[tuple[float, int], ...] = tuple(
 
 @dataclass(frozen=True)
 class Network:
-    """A gossip network of the loss-curve runs: ``instances.topology(topology, n)``, Metropolis weights,
-    made lazy by ``instances.lazy(W, kappa)`` when kappa is given.
+    """A gossip network of the loss-curve runs: Metropolis weights on ``instances.topology(topology, n)``,
+    made lazy (``instances.lazy(W, kappa)``) when kappa is given.
 
     Parameters
     ----------
@@ -199,21 +179,12 @@ DATA_SEED = 0
 
 
 def mode_name(full: bool, tiny: bool) -> str:
-    """The mode of the flags: "full", "tiny" or "quick" (neither).
+    """The mode of the flags: "full", "tiny" or "quick" (neither); ValueError if both are set.
 
     Parameters
     ----------
     full, tiny : bool
-        The command line's ``--full`` and ``--tiny`` (exclusive).
-
-    Returns
-    -------
-    str
-
-    Raises
-    ------
-    ValueError
-        If both are set.
+        The command line's ``--full`` and ``--tiny``.
     """
     if full and tiny:
         raise ValueError("full and tiny are exclusive; choose one mode")
@@ -232,7 +203,8 @@ def digits(n: int, shuffled_percent: float, seed: int = DATA_SEED, model: str = 
 
 @functools.lru_cache(maxsize=16)
 def network_matrix(topology: str, n: int, kappa: float | None) -> tuple[instances.GossipMatrix, float]:
-    """(W, lam): Metropolis weights on ``instances.topology(topology, n)``, lazy when kappa is given.
+    """(W, lam): Metropolis weights on ``instances.topology(topology, n)``, made lazy
+    (W_kappa = kappa W + (1 - kappa) I) when kappa is given.
 
     Parameters
     ----------
@@ -241,17 +213,7 @@ def network_matrix(topology: str, n: int, kappa: float | None) -> tuple[instance
     n : int
         Workers.
     kappa : float or None
-        The laziness in (0, 1] (W_kappa = kappa W + (1 - kappa) I); None: W itself.
-
-    Returns
-    -------
-    tuple of (GossipMatrix, float)
-
-    Examples
-    --------
-    >>> W, lam = network_matrix("ring", 8, 0.5)
-    >>> W.shape, round(lam, 4)
-    ((8, 8), 0.9024)
+        The laziness in (0, 1]; None: W itself.
     """
     W = instances.gossip_matrix(instances.topology(topology, n), "metropolis")
     if kappa is not None:
@@ -260,29 +222,14 @@ def network_matrix(topology: str, n: int, kappa: float | None) -> tuple[instance
 
 
 def curve_checkpoints(iterations: int, points: int) -> list[int]:
-    """0 and `points` evenly spaced iterations up to `iterations` (the last one included).
+    """0 and `points` evenly spaced iterations up to `iterations` (included); ValueError if either is < 1.
 
     Parameters
     ----------
     iterations : int
-        The run's length, >= 1.
+        The run's length.
     points : int
-        Loss evaluations after t = 0, >= 1.
-
-    Returns
-    -------
-    list of int
-        Sorted, distinct.
-
-    Raises
-    ------
-    ValueError
-        If iterations or points is < 1.
-
-    Examples
-    --------
-    >>> curve_checkpoints(100, 4)
-    [0, 25, 50, 75, 100]
+        Loss evaluations after t = 0.
     """
     if iterations < 1 or points < 1:
         raise ValueError(f"iterations and points must be >= 1; got {iterations}, {points}")
@@ -296,14 +243,13 @@ def _finite_or_none(values: np.ndarray) -> list[float | None]:
 def loss_curves(problem: FiniteSumFunctions, W: Gossip, algorithm: str, step_size: float,
                 hyper: Mapping[str, object], seeds: Sequence[int], iterations: int, batch: int,
                 checkpoints: Sequence[int]) -> dict[str, object]:
-    """One configuration on the digits problem over `seeds` side by side (each with its own stream):
-    f(x_hat) at `checkpoints` per seed (None where not finite), the final loss, divergence and the final
-    gradient norm per seed.
+    """One configuration over `seeds` side by side: per seed f(x_hat) at `checkpoints` (None where not
+    finite), the final loss, divergence, the final gradient norm and the status.
 
     Parameters
     ----------
     problem : FiniteSumFunctions
-        The problem (``digits``); each worker samples mini-batches of its shard (``oracles.FiniteSumOracle``).
+        The problem; each worker samples mini-batches of its shard.
     W : GossipMatrix or GossipLike
         The gossip matrix.
     algorithm : str
@@ -311,21 +257,13 @@ def loss_curves(problem: FiniteSumFunctions, W: Gossip, algorithm: str, step_siz
     step_size : float
         Its step.
     hyper : mapping
-        Its hyper-parameters (scalars: one configuration).
+        Its hyper-parameters (scalars).
     seeds : sequence of int
-        The seeds, run side by side.
-    iterations : int
-        The run's length.
-    batch : int
-        Samples per worker and iteration (B).
+        The seeds.
+    iterations, batch : int
+        The run's length and B.
     checkpoints : sequence of int
-        Iterations at which f(x_hat) is evaluated (`curve_checkpoints`).
-
-    Returns
-    -------
-    dict
-        ``checkpoints``, ``loss`` (per seed, per checkpoint), ``final_loss``, ``diverged``, ``grad_norm``
-        and ``status`` (per seed).
+        Where f(x_hat) is evaluated.
     """
     wanted = set(int(t) for t in checkpoints)
     losses: dict[int, np.ndarray] = {}
@@ -354,17 +292,13 @@ def loss_curves(problem: FiniteSumFunctions, W: Gossip, algorithm: str, step_siz
 
 
 def final_loss_score(problem: LocalFunctions) -> Callable[[Result], float]:
-    """The tuning score of §9.1: f(x_hat) at the end of the run, infinite for a diverged or non-finite run.
+    """The tuning score of §9.1, ``score(result) -> float``: f(x_hat) at the end of the run, infinite for a
+    diverged or non-finite run.
 
     Parameters
     ----------
     problem : LocalFunctions
-        The problem whose ``full_value`` scores the run's x_hat.
-
-    Returns
-    -------
-    callable
-        ``score(result) -> float`` for ``algorithms.tune``'s ``score``.
+        Its ``full_value`` scores the run's x_hat.
     """
     def score(result: Result) -> float:
         if result.diverged or result.x_hat is None:
@@ -376,42 +310,33 @@ def final_loss_score(problem: LocalFunctions) -> Callable[[Result], float]:
     return score
 
 
-def momentum_hyper(algorithm: str, momentum: float) -> dict[str, str | float]:
-    """Heavy-ball momentum as the algorithm takes it: DeTAG's Alg. 4 ``beta``, the others' ``momentum``;
-    DeTAG also with Alg. 3's own gossip start (so that `algorithms.tune` searches only what is given).
+def momentum_hyper(algorithm: str, momentum: float) -> dict[str, object]:
+    """``algorithms.tune`` keywords for heavy-ball momentum: under the rule's own name for it
+    (``momentum``, or DeTAG's Alg. 4 ``beta``), with the rule's own search pinned to its defaults (less R and
+    eta, which `tuned_curve` tunes) so that `algorithms.tune` searches only what is given.
 
     Parameters
     ----------
     algorithm : str
         A registered algorithm.
     momentum : float
-        The heavy-ball coefficient beta in [0, 1) (0: none).
-
-    Returns
-    -------
-    dict
-        Keyword arguments of ``algorithms.tune``.
+        The heavy-ball coefficient in [0, 1) (0: none).
 
     Examples
     --------
     >>> momentum_hyper("detag", 0.9), momentum_hyper("dsgt", 0.9), momentum_hyper("dsgt", 0.0)
     ({'start': 'paper', 'beta': 0.9}, {'momentum': 0.9}, {})
     """
-    if algorithm == "detag":
-        return {"start": "paper", **({"beta": momentum} if momentum else {})}
-    return {"momentum": momentum} if momentum else {}
+    # the rule's own search is pinned to its defaults, less R and eta (tuned here in two stages)
+    pinned = pinned_search(algorithm, exclude=_PHASE_AXES)
+    return {**pinned, **({momentum_name(algorithm): momentum} if momentum else {})}
 
 
 def bracketed_tune(algorithm: str, oracle: Problem, W: Gossip, steps: Sequence[float], extend: int,
                    **options: object) -> tuple[Result, list[Result]]:
-    """`algorithms.tune` over ``steps``, then the grid widened until the winner is inside it: while the
-    winning step is the largest step tried, the step twice as large is tuned too (while it is the smallest,
-    the step half as large), at most ``extend`` times in all; a new step wins only with a strictly lower
-    score. Without this the loss-curve
-    figures compared methods whose best step lay beyond the grid: in the full heterogeneity run before it,
-    52 of the 96 tuned winners sat at the largest step, every winner with momentum on the ring among them.
-
-    Returns the tuned `Result` (with its ``grid``) and every run of the search, in the order run.
+    """`algorithms.tune` over ``steps``, widened until the winner is inside the grid: while the winning
+    step is the largest (smallest) tried, twice (half) that step is tuned too, at most ``extend`` times; a new
+    step wins only with a strictly lower score. Returns the tuned `Result` and every run, in the order run.
 
     Parameters
     ----------
@@ -426,26 +351,7 @@ def bracketed_tune(algorithm: str, oracle: Problem, W: Gossip, steps: Sequence[f
     extend : int
         How many steps may be added at the grid's edges, >= 0.
     **options
-        ``algorithms.tune``'s other keywords (``tol``, ``iterations``, ``seeds``, ``score``, hyper-parameter
-        grids, ...).
-
-    Returns
-    -------
-    tuple of (Result, list of Result)
-
-    Examples
-    --------
-    DSGT on a quadratic, scored by its final gradient norm (a diverged run scores infinity): the grid
-    [0.05, 0.1] grows to 0.2 and 0.4, which win, and to 0.8, which diverges, so 0.4 is inside the grid.
-
-    >>> import math, instances
-    >>> f = instances.heterogeneous_quadratic(4, 3, 0.5, seed=0)
-    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
-    >>> final_norm = lambda r: math.inf if r.diverged else float(r.grad_norms[-1])
-    >>> best, runs = bracketed_tune("dsgt", f, W, [0.05, 0.1], 3, tol=None, iterations=50, admissible=False,
-    ...                             score=final_norm)
-    >>> sorted({r.step_size for r in runs}), best.step_size
-    ([0.05, 0.1, 0.2, 0.4, 0.8], 0.4)
+        ``algorithms.tune``'s other keywords.
     """
     passed: dict[str, Any] = dict(options)  # algorithms.tune checks them
     tuned = algorithms.tune(algorithm, oracle, W, list(steps), **passed)
@@ -463,6 +369,15 @@ def bracketed_tune(algorithm: str, oracle: Problem, W: Gossip, steps: Sequence[f
         if trial_score is not None and trial_score < best_score:
             tuned = trial
     return tuned, runs
+
+
+#: The phase axes the loss curves tune in two stages (R = 1, eta = 0 first; then the mode's (eta, R) pairs).
+_PHASE_AXES = ("eta", "R")
+
+
+def _tunes_phases(algorithm: str) -> bool:
+    """Whether the rule searches a phase length R and a gossip coefficient eta (`_PHASE_AXES`)."""
+    return searches(algorithm, *_PHASE_AXES)
 
 
 def _eta_r_pairs(point: Point) -> list[tuple[float, float]]:
@@ -487,29 +402,18 @@ def _values(row: JSONValue) -> list[JSONValue]:
 
 
 def tuned_curve(point: Point) -> RunOutput:
-    """Sweep runner: tune one method at one (network, partition, momentum) and draw its loss curves.
+    """Sweep runner: tune one method at one (network, partition, momentum) on the final loss (median over
+    ``tune_seeds``) and run the winner on every seed for its curves (`loss_curves`).
 
-    Point fields: ``n, shuffled_percent, data_seed, model`` (the problem), ``network``
-    (``{"topology", "n", "kappa"}``), ``algorithm``, ``momentum``, ``step_sizes``, ``detag_eta_r``,
-    ``tune_seeds``, ``extra_seeds``, ``iterations``, ``batch``, ``checkpoints``; optional
-    ``extend_steps`` (default 0) and ``hyper``.
-
-    Tuning (§9.1) through `algorithms.tune` with the final loss f(x_hat_T) as the score (`final_loss_score`;
-    the median over ``tune_seeds``): stage 1 every step of ``step_sizes`` (DeTAG with (eta, R) = (0, 1)),
-    widened by `bracketed_tune` up to ``extend_steps`` times until the winner is inside the grid;
-    stage 2, for DeTAG, the (eta, R) pairs of ``detag_eta_r`` at the stage-1 step (ties to stage 1). The
-    winner then runs on ``tune_seeds + extra_seeds`` for its curves (`loss_curves`). Result: the curves,
-    the winner's ``step_size`` and ``hyper``, and ``tuning``: every configuration tried with its score.
+    Stage 1 tunes ``step_sizes`` (a rule that searches R and eta at R = 1, eta = 0), widened by
+    `bracketed_tune` up to ``extend_steps`` times; stage 2 tries the ``detag_eta_r`` (eta, R) pairs at
+    that step (ties to stage 1). Result: the curves, the winner's ``step_size`` and ``hyper``, and every
+    configuration tried.
 
     Parameters
     ----------
     point : Point
         A `curve_point`.
-
-    Returns
-    -------
-    RunOutput
-        The result above, and the catalog parameters n, lam, B and varsigma0.
     """
     data_seed = optional_float(point, "data_seed")
     problem = digits(int(field_float(point, "n")), float(field_float(point, "shuffled_percent")),
@@ -531,12 +435,13 @@ def tuned_curve(point: Point) -> RunOutput:
     # point["hyper"] (optional): further hyper-parameter grids of the method (`decbounds verify --digits`)
     grids = optional_dict(point, "hyper") or {}
     hyper: dict[str, Any] = {**momentum_hyper(algorithm, float(field_float(point, "momentum"))), **grids}
-    stage1 = {**hyper, "eta": 0.0, "R": 1} if algorithm == "detag" else hyper
+    # stage 1: one round of plain gossip per iteration (R = 1, eta = 0) where the rule searches them
+    stage1 = {**hyper, **pinned_search(algorithm, {"eta": 0.0, "R": 1})}
     extend = optional_float(point, "extend_steps")
     tuned, runs = bracketed_tune(algorithm, oracle, W, list(field_floats(point, "step_sizes")),
                                  int(0 if extend is None else extend), **common, **stage1)
     eta_r = _eta_r_pairs(point)
-    if algorithm == "detag" and len(eta_r) > 1 and tuned_grid(tuned).winner is not None:
+    if _tunes_phases(algorithm) and len(eta_r) > 1 and tuned_grid(tuned).winner is not None:
         pairs = [{"eta": float(eta), "R": int(R)} for eta, R in eta_r]
         second = algorithms.tune(algorithm, oracle, W, [tuned.step_size], groups=pairs, **common, **hyper)
         runs += tuned_grid(second).runs
@@ -562,29 +467,25 @@ def tuned_curve(point: Point) -> RunOutput:
 
 def curve_point(mode: CurveMode, network: Network, shuffled_percent: float, momentum: float, algorithm: str,
                 smoothness: float, *, n: int | None = None) -> Point:
-    """The sweep point of one method's tuned curves (fields of `tuned_curve`): steps ``step_factors / L``,
-    times 1 - beta with momentum (module docstring).
+    """The sweep point of one method's tuned curves (`tuned_curve`): steps ``step_factors / L``, times
+    1 - beta with momentum.
 
     Parameters
     ----------
     mode : CurveMode
-        What the mode computes (grids, seeds, iterations).
+        Grids, seeds, iterations.
     network : Network
         The gossip network.
     shuffled_percent : float
-        The partition: X% of the data shuffled (0: most heterogeneous).
+        X% of the data shuffled (0: most heterogeneous).
     momentum : float
         Heavy-ball beta (0: none).
     algorithm : str
         A registered algorithm.
     smoothness : float
-        The problem's estimated L (the steps are multiples of 1/L).
+        The problem's estimated L.
     n : int, optional
-        Workers of the problem (default the network's).
-
-    Returns
-    -------
-    Point
+        Workers (default the network's).
     """
     return {
         "figure": "loss_curves", "n": network.n if n is None else n, "shuffled_percent": shuffled_percent,
@@ -594,7 +495,7 @@ def curve_point(mode: CurveMode, network: Network, shuffled_percent: float, mome
         else {**network.describe()},
         "step_sizes": [factor * (1.0 - momentum) / smoothness for factor in mode.step_factors],
         "extend_steps": mode.extend_steps,
-        "detag_eta_r": [list(pair) for pair in mode.detag_eta_r] if algorithm == "detag" else [],
+        "detag_eta_r": [list(pair) for pair in mode.detag_eta_r] if _tunes_phases(algorithm) else [],
         "tune_seeds": list(mode.tune_seeds), "extra_seeds": list(mode.extra_seeds),
         "iterations": mode.iterations, "batch": mode.batch,
         "checkpoints": [*curve_checkpoints(mode.iterations, mode.points)],
@@ -611,11 +512,7 @@ def curve_layout(panels: Sequence[tuple[CurveMode, Network, float, float]], *, n
     panels : sequence of (CurveMode, Network, float, float)
         (mode, network, shuffled percent, momentum) of each panel.
     n : int, optional
-        Workers of the problem (default each network's).
-
-    Returns
-    -------
-    list of dict of str to Point
+        Workers (default each network's).
     """
     layout = []
     for mode, network, shuffled, momentum in panels:
@@ -627,19 +524,14 @@ def curve_layout(panels: Sequence[tuple[CurveMode, Network, float, float]], *, n
 
 def curve_records(layout: Sequence[Mapping[str, Mapping[str, object]]], records: Sequence[Record]
                   ) -> list[dict[str, Record]]:
-    """Per panel of `curve_layout`, {algorithm: record}: a point shared by panels (centralized SGD ignores
-    kappa) ran once, so records are looked up by key.
+    """Per panel of `curve_layout`, {algorithm: record}, looked up by key (a point shared by panels ran once).
 
     Parameters
     ----------
     layout : sequence of mapping
         `curve_layout`'s points.
     records : sequence of Record
-        The sweep's records (with every point of the layout).
-
-    Returns
-    -------
-    list of dict of str to Record
+        The sweep's records.
     """
     by_key = {record["key"]: record for record in records}
     return [{algorithm: by_key[point_key(to_jsonable(point), tuned_curve)]
@@ -647,21 +539,16 @@ def curve_records(layout: Sequence[Mapping[str, Mapping[str, object]]], records:
 
 
 def curve_cost(point: Point) -> float:
-    """Rough CPU seconds of a `tuned_curve` point (measured on the 2-core machine): about 1.8 s
-    for 500 iterations of 8 workers, DeTAG twice that and more with many (eta, R) pairs; the pool's order
-    (`sweep.run_sweep`'s ``cost``).
+    """Rough CPU seconds of a `tuned_curve` point (measured on 2 cores), for the pool's order: about 1.8 s
+    per 500 iterations of 8 workers, more for a rule tuned over (eta, R) pairs.
 
     Parameters
     ----------
     point : Point
         A `curve_point`.
-
-    Returns
-    -------
-    float
     """
     scale = field_float(point, "iterations") / 500 * (0.6 + 0.05 * field_float(point, "n"))
-    if point["algorithm"] == "detag":
+    if _tunes_phases(field_str(point, "algorithm")):
         return scale * (1.8 + 0.15 * len(field_list(point, "detag_eta_r")))
     return scale * (1.4 if point["algorithm"] == "gt_dsgd" else 1.8)
 
@@ -669,9 +556,8 @@ def curve_cost(point: Point) -> float:
 def tuned_curves(panels: Sequence[tuple[CurveMode, Network, float, float]], path: pathlib.Path,
                  executor: concurrent.futures.Executor, *, n: int | None = None, desc: str = "",
                  progress: bool = False) -> list[dict[str, Record]]:
-    """Tune every method of each panel (mode, network, partition, momentum) as one sweep (`run_sweep` over
-    `tuned_curve` points: records appended to `path`, finished points skipped); per panel
-    {algorithm: record}.
+    """Tune every method of each panel as one sweep (`run_sweep` over `tuned_curve` points, appended to
+    `path`); per panel {algorithm: record}.
 
     Parameters
     ----------
@@ -682,15 +568,11 @@ def tuned_curves(panels: Sequence[tuple[CurveMode, Network, float, float]], path
     executor : concurrent.futures.Executor
         Runs the points (not shut down here).
     n : int, optional
-        Workers of the problem (default each network's).
+        Workers (default each network's).
     desc : str, default ""
-        The progress bar's label ("curves" if empty).
+        The progress bar's label.
     progress : bool, default False
         Show a progress bar.
-
-    Returns
-    -------
-    list of dict of str to Record
     """
     layout = curve_layout(panels, n=n)
     points = [point for panel in layout for point in panel.values()]
@@ -700,17 +582,12 @@ def tuned_curves(panels: Sequence[tuple[CurveMode, Network, float, float]], path
 
 
 def make_executor(tiny: bool) -> concurrent.futures.Executor:
-    """Serial in tiny mode (the test suite); a process pool over the machine's cores otherwise.
+    """Serial in tiny mode (the test suite), else a process pool over the cores (the caller shuts it down).
 
     Parameters
     ----------
     tiny : bool
         The tiny mode.
-
-    Returns
-    -------
-    concurrent.futures.Executor
-        To be shut down by the caller.
     """
     return SerialExecutor() if tiny else default_executor()
 
@@ -728,7 +605,7 @@ def plot_curves(axis: matplotlib.axes.Axes, winners: Mapping[str, Record], order
     winners : mapping of str to Record
         Algorithm -> its `tuned_curve` record.
     order : sequence of str
-        The algorithms to draw, in this order (those without a record are skipped).
+        The algorithms to draw (those without a record are skipped).
     """
     for algorithm in order:
         if algorithm not in winners:
@@ -750,22 +627,17 @@ def plot_curves(axis: matplotlib.axes.Axes, winners: Mapping[str, Record], order
 
 
 def describe_hyper(record: Record) -> str:
-    """Step size and tuned hyper-parameters of a record, short.
+    """Step size and tuned hyper-parameters of a `tuned_curve` record, as short mathtext.
 
     Parameters
     ----------
     record : Record
         A `tuned_curve` record.
-
-    Returns
-    -------
-    str
-        Matplotlib mathtext.
     """
     result = record["result"]
     text = f"$\\alpha$={result['step_size']:.3g}"
     hyper = optional_dict(result, "hyper") or {}
-    if record["point"]["algorithm"] == "detag":
+    if _tunes_phases(field_str(record["point"], "algorithm")):
         text += f", $\\eta$={hyper.get('eta', 0):g}, R={hyper.get('R', 1)}"
     return text
 
@@ -777,10 +649,6 @@ def tuned_table(rows: Sequence[Mapping[str, object]]) -> tuple[str, str]:
     ----------
     rows : sequence of mapping
         `summary_row` rows (missing columns are blank).
-
-    Returns
-    -------
-    tuple of (str, str)
     """
     columns = ("figure", "network", "lam", "momentum", "shuffled_percent", "varsigma0", "algorithm",
                "step_size", "bracketed", "eta", "R", "final_loss_median", "final_loss_min", "final_loss_max",
@@ -801,7 +669,7 @@ def tuned_table(rows: Sequence[Mapping[str, object]]) -> tuple[str, str]:
 
 def summary_row(figure: str, network: str, lam: float, momentum: float, record: Record
                 ) -> dict[str, object]:
-    """One row of the tuned table for a winning record.
+    """One row of `tuned_table` for a winning record.
 
     Parameters
     ----------
@@ -815,23 +683,19 @@ def summary_row(figure: str, network: str, lam: float, momentum: float, record: 
         Heavy-ball beta of the panel.
     record : Record
         The winner's `tuned_curve` record.
-
-    Returns
-    -------
-    dict
-        A value per column of `tuned_table`.
     """
     finals = [value for value in field_list(record["result"], "final_loss")
               if isinstance(value, (int, float))]  # numbers and nulls: the nulls left out
     hyper = optional_dict(record["result"], "hyper") or {}
+    phases = _tunes_phases(field_str(record["point"], "algorithm"))
     return {
         "figure": figure, "network": network, "lam": lam, "momentum": momentum,
         "shuffled_percent": record["point"]["shuffled_percent"], "varsigma0": record["params"]["varsigma0"],
         "algorithm": record["point"]["algorithm"], "step_size": record["result"]["step_size"],
         # whether the winning step lies strictly inside the steps tried (`bracketed_tune`)
         "bracketed": record["result"].get("bracketed", ""),
-        "eta": hyper.get("eta", "") if record["point"]["algorithm"] == "detag" else "",
-        "R": hyper.get("R", "") if record["point"]["algorithm"] == "detag" else "",
+        "eta": hyper.get("eta", "") if phases else "",
+        "R": hyper.get("R", "") if phases else "",
         "final_loss_median": float(np.median(finals)) if finals else math.nan,
         "final_loss_min": float(np.min(finals)) if finals else math.nan,
         "final_loss_max": float(np.max(finals)) if finals else math.nan,
@@ -850,11 +714,6 @@ def write_table(rows: Sequence[Mapping[str, object]], out_dir: pathlib.Path, ste
         The output folder.
     stem : str
         The files' name without suffix.
-
-    Returns
-    -------
-    list of pathlib.Path
-        The two files.
     """
     markdown, table = tuned_table(rows)
     return [atomic_write_bytes(out_dir / f"{stem}.md", markdown.encode()),
@@ -867,33 +726,17 @@ def write_table(rows: Sequence[Mapping[str, object]], out_dir: pathlib.Path, ste
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: bool = False,
          executor_factory: Callable[[bool], concurrent.futures.Executor] = make_executor
          ) -> list[pathlib.Path]:
-    """Run (or resume) the sweep and draw Figure 4: one PNG + PDF per network, and the tuned table.
+    """Run (or resume) the sweep and draw Figure 4 (Lu & De Sa, Sect. 7; docs/theory.md §9.1): a PNG and PDF
+    per network, and the tuned table.
 
     Parameters
     ----------
     out_dir : pathlib.Path
-        Output folder (created; default ``paper_figures/out``).
-    full : bool, default False
-        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
-    tiny : bool, default False
-        A seconds-long sweep for the test suite (wins over ``full``).
+        Output folder (created).
+    full, tiny : bool
+        The full sweep, or the test suite's seconds-long one (neither: quick).
     executor_factory : callable, default `make_executor`
-        ``executor_factory(tiny) -> concurrent.futures.Executor`` for the sweep.
-
-    Returns
-    -------
-    list of pathlib.Path
-        One PNG and PDF per network, and the table of tuned hyper-parameters.
-
-    References
-    ----------
-    Lu & De Sa (2021/2023), Sect. 7 (the heterogeneity experiment); docs/theory.md §9.1; docs/errata.md E32.
-
-    Examples
-    --------
-    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
-
-        python -m decbounds.paper_figures.heterogeneity --tiny --out /tmp/figures
+        ``executor_factory(tiny) -> concurrent.futures.Executor``.
     """
     name = mode_name(full, tiny)
     mode = MODES[name]
@@ -940,19 +783,12 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m decbounds.paper_figures.heterogeneity [--full | --tiny] [--out DIR]``.
-
-    Make Figure 4; print the files written.
+    """``python -m decbounds.paper_figures.heterogeneity [--full | --tiny] [--out DIR]``; the exit status.
 
     Parameters
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     return figure_main(make, "Figure 4: heterogeneity (X% shuffled digits, tuned methods).", argv)
 

@@ -20,14 +20,12 @@ def full_from_environment() -> bool:
 
 
 def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options every figure script (and ``python -m decbounds.paper_figures``) takes: ``--out DIR``,
-    ``--full``,
-    ``--tiny``.
+    """Add the options every figure script takes (``--out DIR``, ``--full``, ``--tiny``) to ``parser``.
 
     Parameters
     ----------
     parser : argparse.ArgumentParser
-        The script's parser (the options are added to it).
+        The script's parser.
     """
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT_DIR,
                         help=f"output folder (default {DEFAULT_OUT_DIR}, in the current folder)")
@@ -42,17 +40,6 @@ def wants_full(args: argparse.Namespace) -> bool:
     Parameters
     ----------
     args : argparse.Namespace
-        Parsed options of `add_figure_arguments` (``full``, ``tiny``).
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> parser = argparse.ArgumentParser()
-    >>> add_figure_arguments(parser)
-    >>> wants_full(parser.parse_args(["--tiny"]))
-    False
+        Parsed options of `add_figure_arguments`.
     """
     return bool(args.full or (full_from_environment() and not args.tiny))

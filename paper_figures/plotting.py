@@ -1,9 +1,4 @@
-"""Shared plot helpers: the Agg backend, one style per algorithm, atomic PNG + PDF output, a figure's main().
-
-Every figure module uses these so that all figures look alike (the same algorithm has the same colour and
-marker everywhere) and are written the same way (PNG and PDF, each atomically: a killed run leaves the old
-file or the new one, never half a file).
-"""
+"""Shared plot helpers: the Agg backend, one style per algorithm, atomic PNG + PDF output, main()."""
 
 from __future__ import annotations
 
@@ -87,25 +82,18 @@ _FALLBACK_MARKERS = ("*", "h", "p", "X", "d", "8")
 
 
 def style(algorithm: str) -> dict[str, str]:
-    """Matplotlib keywords (color, marker, linestyle, label) of `algorithm`; stable for unknown names too.
+    """Matplotlib keywords (color, marker, linestyle, label) of `algorithm`: its `algorithms.PlotStyle`, or
+    for another name a fallback look chosen from the name's bytes (the same in every process).
 
     Parameters
     ----------
     algorithm : str
-        A registered algorithm name (its `algorithms.PlotStyle`), or any other name (a fallback look chosen
-        from the name's bytes, the same in every process).
-
-    Returns
-    -------
-    dict of str to str
-        Keywords for ``Axes.plot``.
+        An algorithm name.
 
     Examples
     --------
     >>> style("detag")
     {'color': 'tab:red', 'marker': 'o', 'label': 'DeTAG', 'linestyle': '-'}
-    >>> style("my_method")["label"]
-    'my_method'
     """
     if algorithm in algorithms.algorithm_names():
         return algorithms.entry(algorithm).style.as_dict()
@@ -115,22 +103,12 @@ def style(algorithm: str) -> dict[str, str]:
 
 
 def label(algorithm: str) -> str:
-    """The display name of `algorithm` (its `style`'s label).
+    """The display name of `algorithm` (its `style`'s label, e.g. ``'D$^2$'``).
 
     Parameters
     ----------
     algorithm : str
-        An algorithm name (registered or not, as `style`).
-
-    Returns
-    -------
-    str
-        The label, with matplotlib mathtext where the paper has math (``'D$^2$'``).
-
-    Examples
-    --------
-    >>> label("d2")
-    'D$^2$'
+        An algorithm name.
     """
     return style(algorithm)["label"]
 
@@ -147,19 +125,7 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: fl
     width, height : float
         Inches per panel.
     **subplots
-        Passed to ``plt.subplots`` (``sharey=True``, ``squeeze=False``, ...; checked there).
-
-    Returns
-    -------
-    tuple of (matplotlib.figure.Figure, Axes or array of Axes)
-        The figure, and its one Axes or (several panels, or ``squeeze=False``) an object array of them.
-
-    Examples
-    --------
-    >>> fig, axes = new_figure(1, 2)
-    >>> fig.get_size_inches().tolist(), len(axes)
-    ([12.8, 4.2], 2)
-    >>> plt.close(fig)
+        Passed to ``plt.subplots``.
     """
     options: dict[str, Any] = dict(subplots)  # plt.subplots checks them
     made: tuple[matplotlib.figure.Figure, matplotlib.axes.Axes | npt.NDArray[np.object_]] = plt.subplots(
@@ -174,18 +140,6 @@ def panels(axes: matplotlib.axes.Axes | npt.NDArray[np.object_]) -> npt.NDArray[
     ----------
     axes : Axes or numpy.ndarray of Axes
         The second value of `new_figure`.
-
-    Returns
-    -------
-    numpy.ndarray of Axes
-        ``axes`` itself when it is an array.
-
-    Examples
-    --------
-    >>> fig, axes = new_figure(1, 2)
-    >>> panels(axes) is axes, panels(new_figure()[1]).shape
-    (True, (1,))
-    >>> plt.close("all")
     """
     if isinstance(axes, np.ndarray):
         return axes
@@ -201,10 +155,6 @@ def blank_figure(width: float = 6.4, height: float = 4.2) -> matplotlib.figure.F
     ----------
     width, height : float
         The figure's size in inches.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     return plt.figure(figsize=(width, height), layout="constrained")
 
@@ -268,30 +218,14 @@ def _obstacles(ax: matplotlib.axes.Axes) -> tuple[np.ndarray, np.ndarray, list[B
 
 
 def legend_overlap(ax: matplotlib.axes.Axes, legend: Legend | None = None) -> int:
-    """How many of the axes' data points (vertices, points along the lines, scatter points) and text boxes
-    lie under its legend as drawn: 0 when the legend hides nothing.
+    """How many of the axes' data points and text boxes lie under its legend as drawn (0: it hides nothing).
 
     Parameters
     ----------
     ax : matplotlib.axes.Axes
-        Drawn at least once (``fig.canvas.draw()``) when its layout is constrained.
+        Drawn at least once when its layout is constrained.
     legend : matplotlib.legend.Legend, optional
         Default ``ax.get_legend()``; None there: 0.
-
-    Returns
-    -------
-    int
-
-    Examples
-    --------
-    >>> fig, ax = new_figure()
-    >>> _ = ax.plot([0, 1], [1, 1], label="top")
-    >>> _ = ax.set_ylim(0, 1.02)
-    >>> _ = ax.legend(loc="upper right")
-    >>> fig.canvas.draw()
-    >>> legend_overlap(ax) > 0, legend_overlap(ax, ax.legend(loc="lower left"))
-    (True, 0)
-    >>> plt.close(fig)
     """
     legend = ax.get_legend() if legend is None else legend
     if legend is None or not legend.get_visible():
@@ -305,10 +239,7 @@ def legend_overlap(ax: matplotlib.axes.Axes, legend: Legend | None = None) -> in
 
 def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs: object) -> Legend:
     """The axes' legend where it hides no data: `loc` if free, else the first free spot of
-    `LEGEND_LOCATIONS`, else outside the axes on their right (`legend_overlap` decides).
-
-    Unlike matplotlib's ``loc="best"``, which minimises the overlap, a legend placed here hides nothing or
-    sits outside. The figure is drawn once first, so that a constrained layout has placed the axes.
+    `LEGEND_LOCATIONS`, else outside on the right (unlike ``loc="best"``, which only minimises the overlap).
 
     Parameters
     ----------
@@ -317,20 +248,7 @@ def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs:
     loc : str, default "upper left"
         The preferred location.
     **kwargs
-        Passed to ``Axes.legend`` (fontsize, title, ncol, handles and labels, ...).
-
-    Returns
-    -------
-    matplotlib.legend.Legend
-
-    Examples
-    --------
-    >>> fig, ax = new_figure()
-    >>> _ = ax.plot([0, 1], [1, 1], "o-", label="along the top")
-    >>> _ = ax.set_ylim(0, 1.02)
-    >>> place_legend(ax)._loc == Legend.codes["lower left"]
-    True
-    >>> plt.close(fig)
+        Passed to ``Axes.legend``.
     """
     fig = ax.figure
     fig.canvas.draw()
@@ -346,25 +264,23 @@ def place_legend(ax: matplotlib.axes.Axes, *, loc: str = "upper left", **kwargs:
 
 
 def value_ticks(ax: matplotlib.axes.Axes, values: Sequence[float], *, axis: str = "x") -> None:
-    """Ticks at the measured `values` only, labelled plainly (16, not 1.6x10^1), and no minor labels: a log
-    axis over a few sizes otherwise labels every minor tick, and those collide at the docs' width. A value
-    within a factor `MIN_LABEL_RATIO` of the last labelled one (21 after 20.5 on a log axis) keeps its tick
-    but no label.
+    """Ticks at the measured `values` only, labelled plainly (16, not 1.6x10^1), no minor labels; a value
+    within `MIN_LABEL_RATIO` of the last labelled one keeps its tick but no label (no collisions at the docs'
+    width).
 
     Parameters
     ----------
     ax : matplotlib.axes.Axes
+        The axes.
     values : sequence of float
-        The tick positions (the sizes measured).
+        The tick positions.
     axis : {"x", "y"}, default "x"
+        Which axis.
 
     Examples
     --------
     >>> fig, ax = new_figure()
     >>> ax.set_xscale("log")
-    >>> value_ticks(ax, [16, 32, 64])
-    >>> [label.get_text() for label in ax.get_xticklabels()], list(ax.get_xticks(minor=True))
-    (['16', '32', '64'], [])
     >>> value_ticks(ax, [16, 21, 22, 32])
     >>> [label.get_text() for label in ax.get_xticklabels()]
     ['16', '21', '', '32']
@@ -390,11 +306,6 @@ def tick_label_collisions(ax: matplotlib.axes.Axes) -> list[tuple[str, str]]:
     ----------
     ax : matplotlib.axes.Axes
         Drawn (``fig.canvas.draw()``).
-
-    Returns
-    -------
-    list of (str, str)
-        The texts of each colliding pair.
     """
     renderer = _renderer(ax)
     found = []
@@ -412,14 +323,9 @@ def tick_label_collisions(ax: matplotlib.axes.Axes) -> list[tuple[str, str]]:
 
 
 def _settle_legends(fig: matplotlib.figure.Figure, rounds: int = 3) -> bool:
-    """Place again every legend of `fig` (drawn as it is) that `place_legend` placed and that now covers
-    data; True if one moved.
-
-    A constrained layout moves every panel when one panel's legend goes outside its axes, so a legend
-    placed first can end up over data that was clear of it when it was placed (the full set's spectral
-    gap (a) and time-varying (c) panels did). Each round re-places the covering legends and draws the
-    figure again; a figure with none is not drawn again (a constrained layout refines itself at every
-    draw, so an extra draw would move the panels by a fraction of a pixel)."""
+    """Place again every legend that `place_legend` placed and that now covers data; True if one moved.
+    A constrained layout moves every panel when one legend goes outside; a figure with none is not drawn again
+    (each draw refines the layout by a fraction of a pixel)."""
     moved_any = False
     for _ in range(rounds):
         moved = [ax for ax in fig.get_axes() if ax in _PLACEMENTS and legend_overlap(ax) > 0]
@@ -441,11 +347,6 @@ def legibility_problems(fig: matplotlib.figure.Figure) -> list[str]:
     ----------
     fig : matplotlib.figure.Figure
         Drawn here first.
-
-    Returns
-    -------
-    list of str
-        Empty when nothing hides anything.
     """
     fig.canvas.draw()
     problems = []
@@ -462,12 +363,9 @@ def legibility_problems(fig: matplotlib.figure.Figure) -> list[str]:
 
 def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], name: str, *,
                 dpi: int = 150) -> list[pathlib.Path]:
-    """Save `fig` as ``<out_dir>/<name>.png`` and ``.pdf`` (each atomically), close it, return both paths;
-    a `LegibilityWarning` for each of its `legibility_problems` (a legend over data, colliding tick labels)
-    left after the legends `place_legend` placed are placed again in the final layout.
-
-    The PDF carries no creation date and the PNG no software tag, so that the same figure gives the same
-    bytes from run to run.
+    """Save `fig` as ``<out_dir>/<name>.png`` and ``.pdf`` (each atomically, with no dates: the same bytes
+    from run to run), close it, return both paths; a `LegibilityWarning` for each of its
+    `legibility_problems` left after the legends are placed again in the final layout.
 
     Parameters
     ----------
@@ -479,11 +377,6 @@ def save_figure(fig: matplotlib.figure.Figure, out_dir: str | os.PathLike[str], 
         File stem.
     dpi : int, default 150
         Resolution of the PNG.
-
-    Returns
-    -------
-    list of pathlib.Path
-        The PNG and the PDF.
     """
     out_dir = pathlib.Path(out_dir)
     paths = []
@@ -516,11 +409,6 @@ def figure_main(make: Callable[..., list[pathlib.Path]], description: str,
         The command's help text.
     argv : sequence of str, optional
         Arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status, 0.
     """
     parser = argparse.ArgumentParser(description=description)
     add_figure_arguments(parser)

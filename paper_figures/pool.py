@@ -1,12 +1,5 @@
-"""Scheduling sweeps: the executors, the shared priority pool and the figures' turns.
-
-``python -m decbounds.paper_figures`` makes the figures in threads of one process (`figure_turn`: their own
-code runs one at a time, a sweep gives the turn away while it waits) whose sweeps share one `PriorityPool`
-(`shared_pool`): a free core takes the most expensive point waiting, whichever figure it is from, so both
-cores stay busy to the end of the set. Each figure gives its points a ``cost`` in rough CPU seconds.
-Whichever executor runs a point, its record is the same, byte for byte. (Part of `paper_figures.sweep`,
-which re-exports every public name.)
-"""
+"""Scheduling sweeps: the executors, the shared `PriorityPool` (a free core takes the most expensive
+waiting point of any figure) and the figures' turns (`figure_turn`). Records do not depend on the executor."""
 
 from __future__ import annotations
 
@@ -48,15 +41,8 @@ _R = TypeVar("_R")
 
 
 class SerialExecutor(concurrent.futures.Executor):
-    """A `concurrent.futures.Executor` that runs each task in the calling process when it is submitted.
-
-    For debugging, for tiny sweeps, and as the reference the parallel executors are tested against.
-
-    Examples
-    --------
-    >>> SerialExecutor().submit(sum, [1, 2, 3]).result()
-    6
-    """
+    """A `concurrent.futures.Executor` that runs each task in the calling process when it is submitted
+    (debugging, tiny sweeps, the reference the parallel executors are tested against)."""
 
     def submit(self, fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs
                ) -> concurrent.futures.Future[_T]:
@@ -79,32 +65,14 @@ class SerialExecutor(concurrent.futures.Executor):
 
 
 def default_executor(max_workers: int | None = None) -> concurrent.futures.Executor:
-    """A process pool over the machine's cores (``os.cpu_count()``), or `SerialExecutor` for one worker.
-
-    Workers start from a fork server (a clean, single-threaded parent), not by forking the caller, which may
-    hold threads (tqdm's monitor, a Dask client) that fork would copy in an undefined state. The fork server
-    imports the decbounds packages once (`FORKSERVER_PRELOAD`), so that every worker of every pool in the
-    session starts with them loaded (importing cvxpy and sympy is slow, once per process). As with any
-    non-fork start method, a script that runs a sweep must guard it with ``if __name__ == "__main__":``.
+    """A process pool over the cores, or `SerialExecutor` for one worker (ValueError below 1). Workers start
+    from a fork server that preloads decbounds (`FORKSERVER_PRELOAD`), not by forking a caller that may hold
+    threads; a script running a sweep must guard it with ``if __name__ == "__main__":``.
 
     Parameters
     ----------
     max_workers : int, optional
-        Processes, >= 1 (default ``os.cpu_count()``).
-
-    Returns
-    -------
-    concurrent.futures.Executor
-
-    Raises
-    ------
-    ValueError
-        If ``max_workers`` < 1.
-
-    Examples
-    --------
-    >>> type(default_executor(1)).__name__
-    'SerialExecutor'
+        Processes (default ``os.cpu_count()``).
     """
     workers = max_workers if max_workers is not None else (os.cpu_count() or 1)
     if workers < 1:
@@ -129,18 +97,13 @@ def _process_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
 
 
 class PriorityPool(concurrent.futures.Executor):
-    """A process pool that gives a free worker the most expensive task waiting, whichever sweep it is from.
-
-    The sweeps of several figures run at once share one pool (`shared_pool`): each `run_sweep` submits its
-    points with their `cost`, and the pool keeps them in one queue, most expensive first (ties in the order
-    submitted), handing at most ``max_workers`` to the processes at a time. So both cores stay busy to the
-    end of the whole set, not only of one sweep, and the long runs of every figure start first. Records do
-    not depend on the pool (module docstring), only the order of the lines does.
+    """A process pool that gives a free worker the most expensive task waiting (ties in submission order),
+    whichever sweep it is from, so the cores stay busy to the end of the whole set.
 
     Parameters
     ----------
     max_workers : int, optional
-        Processes, >= 1 (default ``os.cpu_count()``); the processes are those of `default_executor`.
+        Processes (default ``os.cpu_count()``), those of `default_executor`.
 
     Examples
     --------
@@ -177,21 +140,17 @@ class PriorityPool(concurrent.futures.Executor):
 
     def submit_with_cost(self, cost: float, fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs
                          ) -> concurrent.futures.Future[_T]:
-        """Queue ``fn(*args, **kwargs)``; of the tasks waiting, the one of the largest `cost` starts first.
+        """Queue ``fn(*args, **kwargs)``; of the tasks waiting, the one of the largest `cost` starts first
+        (RuntimeError once shut down).
 
         Parameters
         ----------
         cost : float
-            The task's rough run time in CPU seconds (the sweeps' ``cost``); ties run in the order submitted.
+            Rough run time in CPU seconds; ties run in the order submitted.
         fn : callable
-            The task, picklable (it runs in a worker process).
+            The task, picklable.
         *args, **kwargs
             Its arguments, picklable.
-
-        Raises
-        ------
-        RuntimeError
-            If the pool is shut down.
         """
         future: concurrent.futures.Future[_T] = concurrent.futures.Future()
         with self._condition:
@@ -295,20 +254,13 @@ _SHARED: list[PriorityPool] = []
 
 @contextlib.contextmanager
 def shared_pool(max_workers: int | None = None) -> Iterator[PriorityPool]:
-    """Inside the block, `default_executor` hands every caller the same `PriorityPool` (a handle whose
-    ``shutdown`` does nothing), so that the sweeps of figures run at once (`figure_thread`) share its
-    processes; the pool is shut down when the block ends (the tasks still waiting are cancelled).
+    """Inside the block, `default_executor` hands every caller the same `PriorityPool` (whose ``shutdown``
+    does nothing), shut down (waiting tasks cancelled) when the block ends.
 
     Parameters
     ----------
     max_workers : int, optional
         The pool's processes (default ``os.cpu_count()``).
-
-    Examples
-    --------
-    >>> with shared_pool(2) as pool:
-    ...     default_executor().pool is pool
-    True
     """
     pool = PriorityPool(max_workers)
     _SHARED.append(pool)
@@ -358,16 +310,14 @@ _TURNS = _Turns()
 
 @contextlib.contextmanager
 def figure_turn(queued: threading.Event | None = None) -> Iterator[None]:
-    """Run the block as one of several figures made at once in threads of one process: only one such block
-    runs at a time, turns go in the order asked (`queued` is set once this thread is in the queue), and
-    `run_sweep` and `parallel_map` give the turn away while they wait for the pool. So the figures' sweeps
-    overlap in the pool, while the code of the figures (matplotlib's pyplot and the figure modules' caches
-    are not thread-safe) runs one figure at a time.
+    """Run the block as one of several figures made at once in threads: one such block at a time, turns in
+    the order asked; `run_sweep` and `parallel_map` give the turn away while they wait for the pool
+    (pyplot and the figures' caches are not thread-safe; the pool is shared).
 
     Parameters
     ----------
     queued : threading.Event, optional
-        Set once this thread has its place in the queue (so that the caller can start the threads in order).
+        Set once this thread has its place in the queue.
     """
     _TURNS.acquire(queued)
     try:
@@ -391,24 +341,12 @@ def _turn_given_away() -> Iterator[None]:
 
 def run_concurrently(*tasks: Callable[[], _T]) -> list[_T]:
     """Run the tasks at once, each in a thread that takes turns (`figure_turn`), and return their results in
-    order: two sweeps of one figure that write different files, say, whose points then share the pool
-    instead of the second waiting for the first to end. The calling thread gives its turn away while it
-    waits; the first exception of a task is raised once every task has ended.
+    order; the first exception of a task is raised once every task has ended.
 
     Parameters
     ----------
     *tasks : callable
-        Functions of no argument (closures are fine: they run in threads of this process).
-
-    Returns
-    -------
-    list
-        ``[task() for task in tasks]``.
-
-    Examples
-    --------
-    >>> run_concurrently(lambda: 1, lambda: 2)
-    [1, 2]
+        Functions of no argument.
     """
     results: list[Any] = [None] * len(tasks)
     errors: list[BaseException | None] = [None] * len(tasks)
@@ -440,9 +378,8 @@ def run_concurrently(*tasks: Callable[[], _T]) -> list[_T]:
 def parallel_map(function: Callable[[_T], _R], items: Sequence[_T], *,
                  cost: Callable[[_T], float] | None = None,
                  executor: concurrent.futures.Executor | None = None) -> list[_R]:
-    """``[function(item) for item in items]`` on an executor (`default_executor`, shut down at the end, when
-    None: the shared pool inside `shared_pool`), most expensive first when `cost` is given; the turn of
-    `figure_turn` is given away while waiting. `function` must be a top-level function (it is pickled).
+    """``[function(item) for item in items]`` on an executor, most expensive first when `cost` is given,
+    giving the `figure_turn` away while it waits.
 
     Parameters
     ----------
@@ -451,20 +388,9 @@ def parallel_map(function: Callable[[_T], _R], items: Sequence[_T], *,
     items : sequence
         Its arguments, picklable.
     cost : callable, optional
-        ``cost(item)``: rough CPU seconds of an item (submitted most expensive first; on the shared pool it
-        ranks them among other sweeps' points).
+        ``cost(item)``: rough CPU seconds of an item.
     executor : concurrent.futures.Executor, optional
-        Where to run them (default `default_executor`, shut down at the end).
-
-    Returns
-    -------
-    list
-        The values in the order of `items`.
-
-    Examples
-    --------
-    >>> parallel_map(abs, [-1, 2, -3], executor=SerialExecutor())
-    [1, 2, 3]
+        Where to run them (default `default_executor`, or the shared pool; shut down at the end).
     """
     own = executor is None
     pool = default_executor() if executor is None else executor

@@ -1,18 +1,7 @@
-"""Predicted iterations T_eps against the spectral gap 1 - lam, for every entry of the ``bounds`` catalog.
-
-Fixed parameters (``PARAMETERS``): Delta = 100, L = 1, sigma = 0.1, varsigma = varsigma0 = 1, n = 16, B = 1,
-D = 15 (the diameter of the 16-node path), no compression (omega = 0, delta = 1: the compressed entries of
-docs/theory.md §18 at their uncompressed point), eps = 0.01 in the paper's convention E||grad f|| <= eps;
-absolute
-constants 1 except in the hard-instance entries, which carry the construction's explicit constants. Entries
-stated for E||grad f||^2 <= eps are converted first (``Rate.in_convention("grad_norm")``, eps -> eps^2).
-Entries that do not depend on lam (Thm 1, DeFacto, centralized SGD, the hard instances) are flat lines; a
-value <= 0 (a vacuous hard-instance bound) would be left out of the log plot. Line style carries the status:
-solid confirmed, dashed derived, dotted recalled. The dotted vertical line marks 1 - cos(pi/16), the gap of
-Cor. 2's path matrix, the only lam at which the paper proves the gossip lower bound.
-
-Run: ``python -m decbounds.paper_figures.predictions [--full | --tiny] [--out DIR]``.
-"""
+"""Predicted T_eps against the spectral gap 1 - lam for every entry of the ``bounds`` catalog, at the fixed
+``PARAMETERS`` (eps in the convention E||grad f|| <= eps; other entries converted). Line style carries the
+status: solid confirmed, dashed derived, dotted recalled; the vertical line marks Cor. 2's path gap.
+Run: ``python -m decbounds.paper_figures.predictions [--full | --tiny] [--out DIR]``."""
 
 from __future__ import annotations
 
@@ -52,7 +41,7 @@ _STATUS_LINESTYLE = {"confirmed": "-", "derived": "--", "recalled": ":"}
 
 
 def predicted_curves(gaps: np.ndarray, parameters: dict[str, float] = PARAMETERS) -> dict[str, np.ndarray]:
-    """T_eps of every catalog entry (grad_norm convention) at lam = 1 - gaps, by name.
+    """T_eps of every catalog entry (grad_norm convention) at lam = 1 - gaps, by name (theory.md §8, §13).
 
     Parameters
     ----------
@@ -60,15 +49,6 @@ def predicted_curves(gaps: np.ndarray, parameters: dict[str, float] = PARAMETERS
         Spectral gaps 1 - lam, in (0, 1].
     parameters : dict
         The other catalog parameters (default `PARAMETERS`).
-
-    Returns
-    -------
-    dict of str to numpy.ndarray
-        One curve per catalog entry.
-
-    References
-    ----------
-    docs/theory.md §8 and §13; (T2) for the entry of the example.
 
     Examples
     --------
@@ -106,33 +86,14 @@ def _groups(curves: dict[str, np.ndarray], kind: str) -> list[list[str]]:
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
          tiny: bool = False) -> list[pathlib.Path]:
-    """Write ``predictions.png`` and ``predictions.pdf`` to ``out_dir``; return the two paths.
-
-    No sweep: every curve is a catalog entry evaluated at `PARAMETERS` (`predicted_curves`).
+    """Write ``predictions.png`` and ``.pdf`` (no sweep: the catalog at `PARAMETERS`; docs/theory.md §8, §13).
 
     Parameters
     ----------
     out_dir : pathlib.Path
-        Output folder (created; default ``paper_figures/out``).
-    full : bool, default False
-        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
-    tiny : bool, default False
-        A seconds-long sweep for the test suite (wins over ``full``).
-
-    Returns
-    -------
-    list of pathlib.Path
-        ``predictions.png`` and ``predictions.pdf``.
-
-    References
-    ----------
-    docs/theory.md §8 (Table 2) and §13 (the catalog).
-
-    Examples
-    --------
-    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
-
-        python -m decbounds.paper_figures.predictions --tiny --out /tmp/figures
+        Output folder (created).
+    full, tiny : bool
+        The full sweep, or the test suite's seconds-long one (neither: quick).
     """
     points = 16 if tiny else 1000 if full else 200
     gaps = np.logspace(math.log10(MIN_GAP), 0.0, points)
@@ -176,11 +137,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     return figure_main(make, "Predicted iterations vs spectral gap for every catalog entry.", argv)
 

@@ -31,26 +31,9 @@ VERSIONED_PACKAGES: tuple[str, ...] = (
 
 @functools.lru_cache(maxsize=1)
 def git_commit() -> str | None:
-    """The git commit of the decbounds source tree that is running, or None outside a git checkout.
-
-    Asked of git once per process (two ``git`` calls, a few milliseconds), only when the ``decbounds``
-    package lies at the top of a git work tree, so that an installed copy inside someone else's repository
-    (a virtual environment in a project, say) never reports that project's commit. A work tree whose
-    tracked files differ from the commit gets the suffix ``"-dirty"``: the record then says that the code
-    that made it is not exactly that commit.
-
-    Returns
-    -------
-    str or None
-        The 40-digit commit hash, with ``"-dirty"`` appended when tracked files are modified; None when the
-        package is not in a git checkout or git is not installed.
-
-    Examples
-    --------
-    >>> commit = git_commit()
-    >>> commit is None or len(commit.removesuffix("-dirty")) == 40
-    True
-    """
+    """The git commit of the decbounds source tree that is running (``"-dirty"`` appended when tracked files
+    are modified), or None outside a git checkout or without git. Asked once per process, and only when
+    decbounds lies at the top of a work tree (an installed copy inside another repository reports nothing)."""
     root = pathlib.Path(decbounds.__file__).resolve().parent.parent
 
     def git(*args: str) -> str | None:
@@ -73,16 +56,8 @@ def git_commit() -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def package_versions() -> dict[str, str]:
-    """Versions of Python and of `VERSIONED_PACKAGES`, and the git commit of decbounds when there is one.
-
-    ``decbounds`` is its ``__version__`` (the one source; an editable install's metadata can lag behind
-    it); the others come from the installed distributions' metadata. Computed once per process.
-
-    Returns
-    -------
-    dict of str to str
-        package -> version (``"not installed"`` where absent), plus ``"decbounds_commit"`` (`git_commit`)
-        when the running decbounds is a git checkout.
+    """Versions of Python and of `VERSIONED_PACKAGES` (decbounds' from ``__version__``, the others from the
+    installed metadata), and the git commit of decbounds when there is one; computed once per process.
 
     Examples
     --------

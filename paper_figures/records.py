@@ -1,17 +1,9 @@
 """Sweep records: points, their keys, grids of points, and the JSON Lines file a sweep appends to.
 
-Record file format (JSON Lines, one record per line, keys sorted)::
-
-    {"key": ..., "runner": "module:function", "point": {...}, "params": {...}, "result": {...},
-     "predicted": {catalog name: T_eps}, "prediction_errors": {name: reason}, "versions": {...}}
-
-Durability. Only the calling process writes the file. Each record is one ``os.write`` of a complete line to
-a file opened with ``O_APPEND``, followed by ``fsync``; a run killed at any point leaves at most one torn
-*last* line (no newline), which readers ignore and `sweep.run_sweep` truncates away before appending again.
-A grid point's key is a hash of its canonical JSON (plus the runner's name), so rerunning the same sweep
-skips the finished points. An exclusive ``flock`` stops two sweeps from writing one file at the same time.
-(Part of `paper_figures.sweep`, which re-exports every public name but the typed field readers
-`field_int` ... `optional_dict`, which the figures import from here.)
+One record per line, keys sorted: ``key``, ``runner``, ``point``, ``params``, ``result``, ``predicted``,
+``prediction_errors``, ``versions``. Each record is one ``O_APPEND`` write plus ``fsync``: a killed run leaves
+at most a torn last line, which readers ignore; a point's key hashes its canonical JSON, so a rerun skips
+finished points. `paper_figures.sweep` re-exports these names but the typed field readers.
 """
 
 from __future__ import annotations
@@ -66,13 +58,9 @@ Point: TypeAlias = "dict[str, JSONValue]"
 
 
 class Record(TypedDict):
-    """One line of a records file (module docstring), as `read_records` and `sweep.run_sweep` return it.
-
-    ``point`` is the grid point, ``params`` the catalog parameters (the point's merged with the runner's),
-    ``result`` the runner's measurements (their fields are the figure's), ``predicted`` catalog name ->
-    T_eps, ``prediction_errors`` catalog name -> why it could not be evaluated, ``versions`` the
-    provenance (`provenance.package_versions`).
-    """
+    """One line of a records file (module docstring): ``point`` the grid point, ``params`` the catalog
+    parameters, ``result`` the runner's measurements, ``predicted`` catalog name -> T_eps,
+    ``prediction_errors`` name -> why not, ``versions`` the provenance."""
 
     key: str
     runner: str
@@ -105,55 +93,25 @@ Runner: TypeAlias = "Callable[[Point], Mapping[str, object]]"
 
 
 def canonical_json(value: object) -> str:
-    """The canonical text of `value`: sorted keys, no whitespace, numpy types converted (`to_jsonable`).
+    """The canonical text of `value`: sorted keys, no whitespace, numpy types converted (`to_jsonable`);
+    TypeError if it is not JSON-able.
 
     Parameters
     ----------
     value : object
-        JSON types, tuples, numpy scalars and arrays, nested in dicts and lists (checked here).
-
-    Returns
-    -------
-    str
-        One line of JSON text.
-
-    Raises
-    ------
-    TypeError
-        If `value` holds something that is not JSON-able.
-
-    Examples
-    --------
-    >>> canonical_json({"b": 1, "a": (1.5, None)})
-    '{"a":[1.5,null],"b":1}'
+        JSON types, tuples, numpy scalars and arrays, nested in dicts and lists.
     """
     return json.dumps(to_jsonable(value), sort_keys=True, separators=(",", ":"))
 
 
 def runner_name(runner: Runner) -> str:
-    """``module:qualname`` of a runner; it must be a top-level function so that it pickles by reference.
-
-    A runner of a module run as ``python -m`` is named by its import name, so that its keys match.
+    """``module:qualname`` of a runner (named by its import name under ``python -m``, so that keys match);
+    TypeError for a lambda, a nested function or one without a module (it must pickle by reference).
 
     Parameters
     ----------
     runner : callable
         A sweep runner (`Runner`), or any top-level function.
-
-    Returns
-    -------
-    str
-        ``"module:qualname"``.
-
-    Raises
-    ------
-    TypeError
-        If `runner` is a lambda, a nested function or has no module.
-
-    Examples
-    --------
-    >>> runner_name(canonical_json)
-    'decbounds.paper_figures.records:canonical_json'
     """
     module = getattr(runner, "__module__", None)
     qualname = getattr(runner, "__qualname__", None)
@@ -172,11 +130,8 @@ def runner_name(runner: Runner) -> str:
 
 
 def point_key(point: Mapping[str, object], runner: Runner | str | None = None) -> str:
-    """Stable key of a grid point: the first 20 hex digits of sha256 over canonical JSON of (runner, point).
-
-    Equal points give equal keys in every process and on every machine (dict order, tuples vs lists and
-    numpy vs Python scalars do not matter); the runner's name is part of the key so that a sweep run with
-    another runner is not mistaken for a finished one.
+    """Stable key of a grid point: the first 20 hex digits of sha256 over the canonical JSON of (runner,
+    point); the same in every process and on every machine.
 
     Parameters
     ----------
@@ -184,16 +139,6 @@ def point_key(point: Mapping[str, object], runner: Runner | str | None = None) -
         A JSON-able grid point.
     runner : callable or str, optional
         The runner, or its `runner_name`.
-
-    Returns
-    -------
-    str
-        20 hex digits.
-
-    Examples
-    --------
-    >>> point_key({"a": 1, "b": [1, 2]}) == point_key({"b": (1, 2), "a": 1})
-    True
     """
     name = runner if isinstance(runner, str) or runner is None else runner_name(runner)
     text = canonical_json({"point": point, "runner": name or ""})
@@ -261,25 +206,12 @@ def _items(fields: Mapping[str, JSONValue], key: str, is_kind: Callable[[object]
 
 
 def field_int(fields: Mapping[str, JSONValue], key: str) -> int:
-    """``fields[key]``, an integer (not a bool).
+    """``fields[key]``, an integer (not a bool); KeyError if missing, TypeError if another type.
 
     Parameters
     ----------
-    fields : mapping of str to JSONValue
-        A record's ``point``, ``params`` or ``result`` (or an object nested in one).
-    key : str
-        The field's name.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    KeyError
-        If the field is missing.
-    TypeError
-        If it holds something else.
+    fields, key
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one), and the field's name.
 
     Examples
     --------
@@ -290,53 +222,23 @@ def field_int(fields: Mapping[str, JSONValue], key: str) -> int:
 
 
 def optional_int(fields: Mapping[str, JSONValue], key: str) -> int | None:
-    """``fields.get(key)``, an integer or None (missing or null), as T_eps of a run that did not finish.
+    """``fields.get(key)``, an integer or None (missing or null); TypeError if another type.
 
     Parameters
     ----------
     fields, key
-        As in `field_int`.
-
-    Returns
-    -------
-    int | None
-
-    Raises
-    ------
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> optional_int({"t_eps": None}, "t_eps") is None, optional_int({"t_eps": 40}, "t_eps")
-    (True, 40)
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one), and the field's name.
     """
     return _optional(fields, key, _is_int, "an integer or null")
 
 
 def field_float(fields: Mapping[str, JSONValue], key: str) -> float:
-    """``fields[key]``, a number (an int or a float, returned as stored; not a bool).
+    """``fields[key]``, a number (int or float, as stored; not a bool); errors as `field_int`.
 
     Parameters
     ----------
     fields, key
-        As in `field_int`.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    KeyError
-        If the field is missing.
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> field_float({"lam": 0.5}, "lam"), field_float({"cap": 100}, "cap")
-    (0.5, 100)
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one), and the field's name.
     """
     return _one(fields, key, _is_number, "a number")
 
@@ -347,48 +249,18 @@ def optional_float(fields: Mapping[str, JSONValue], key: str) -> float | None:
     Parameters
     ----------
     fields, key
-        As in `field_int`.
-
-    Returns
-    -------
-    float | None
-
-    Raises
-    ------
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> optional_float({}, "gamma") is None
-    True
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one), and the field's name.
     """
     return _optional(fields, key, _is_number, "a number or null")
 
 
 def field_str(fields: Mapping[str, JSONValue], key: str) -> str:
-    """``fields[key]``, a string.
+    """``fields[key]``, a string; errors as `field_int`.
 
     Parameters
     ----------
     fields, key
-        As in `field_int`.
-
-    Returns
-    -------
-    str
-
-    Raises
-    ------
-    KeyError
-        If the field is missing.
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> field_str({"algorithm": "dpsgd"}, "algorithm")
-    'dpsgd'
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one), and the field's name.
     """
     return _one(fields, key, _is_str, "a string")
 
@@ -399,75 +271,29 @@ def optional_str(fields: Mapping[str, JSONValue], key: str) -> str | None:
     Parameters
     ----------
     fields, key
-        As in `field_int`.
-
-    Returns
-    -------
-    str | None
-
-    Raises
-    ------
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> optional_str({"compressor": None}, "compressor") is None
-    True
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one), and the field's name.
     """
     return _optional(fields, key, _is_str, "a string or null")
 
 
 def field_list(fields: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
-    """``fields[key]``, a JSON array.
+    """``fields[key]``, a JSON array; errors as `field_int`.
 
     Parameters
     ----------
     fields, key
-        As in `field_int`.
-
-    Returns
-    -------
-    list[JSONValue]
-
-    Raises
-    ------
-    KeyError
-        If the field is missing.
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> field_list({"steps": [0.1, 0.2]}, "steps")
-    [0.1, 0.2]
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one), and the field's name.
     """
     return _one(fields, key, _is_list, "a list")
 
 
 def field_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONValue]:
-    """``fields[key]``, a JSON object.
+    """``fields[key]``, a JSON object; errors as `field_int`.
 
     Parameters
     ----------
     fields, key
-        As in `field_int`.
-
-    Returns
-    -------
-    dict[str, JSONValue]
-
-    Raises
-    ------
-    KeyError
-        If the field is missing.
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> field_dict({"best": {"step_size": 0.1}}, "best")
-    {'step_size': 0.1}
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one), and the field's name.
     """
     return _one(fields, key, _is_dict, "an object")
 
@@ -478,129 +304,51 @@ def optional_dict(fields: Mapping[str, JSONValue], key: str) -> dict[str, JSONVa
     Parameters
     ----------
     fields, key
-        As in `field_int`.
-
-    Returns
-    -------
-    dict[str, JSONValue] | None
-
-    Raises
-    ------
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> optional_dict({"best": None}, "best") is None
-    True
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one), and the field's name.
     """
     return _optional(fields, key, _is_dict, "an object or null")
 
 
 def field_ints(fields: Mapping[str, JSONValue], key: str) -> list[int]:
-    """``fields[key]``, a JSON array of integers (not bools), as a point's seeds.
+    """``fields[key]``, a JSON array of integers (not bools); errors as `field_int`.
 
     Parameters
     ----------
     fields, key
-        As in `field_int`.
-
-    Returns
-    -------
-    list[int]
-
-    Raises
-    ------
-    KeyError
-        If the field is missing.
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> field_ints({"tune_seeds": [0, 1]}, "tune_seeds")
-    [0, 1]
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one), and the field's name.
     """
     return _items(fields, key, _is_int, "a list of integers")
 
 
 def field_floats(fields: Mapping[str, JSONValue], key: str) -> list[float]:
-    """``fields[key]``, a JSON array of numbers (each as stored), as a sweep's grid of step sizes.
+    """``fields[key]``, a JSON array of numbers (each as stored); errors as `field_int`.
 
     Parameters
     ----------
     fields, key
-        As in `field_int`.
-
-    Returns
-    -------
-    list[float]
-
-    Raises
-    ------
-    KeyError
-        If the field is missing.
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> field_floats({"steps": [0.1, 1]}, "steps")
-    [0.1, 1]
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one), and the field's name.
     """
     return _items(fields, key, _is_number, "a list of numbers")
 
 
 def field_strs(fields: Mapping[str, JSONValue], key: str) -> list[str]:
-    """``fields[key]``, a JSON array of strings.
+    """``fields[key]``, a JSON array of strings; errors as `field_int`.
 
     Parameters
     ----------
     fields, key
-        As in `field_int`.
-
-    Returns
-    -------
-    list[str]
-
-    Raises
-    ------
-    KeyError
-        If the field is missing.
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> field_strs({"starts": ["plain", "paper"]}, "starts")
-    ['plain', 'paper']
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one), and the field's name.
     """
     return _items(fields, key, _is_str, "a list of strings")
 
 
 def field_dicts(fields: Mapping[str, JSONValue], key: str) -> list[dict[str, JSONValue]]:
-    """``fields[key]``, a JSON array of objects (as a record's list of configurations run).
+    """``fields[key]``, a JSON array of objects; errors as `field_int`.
 
     Parameters
     ----------
     fields, key
-        As in `field_int`.
-
-    Returns
-    -------
-    list[dict[str, JSONValue]]
-
-    Raises
-    ------
-    KeyError
-        If the field is missing.
-    TypeError
-        If it holds something else.
-
-    Examples
-    --------
-    >>> field_dicts({"configs": [{"t_eps": 3}]}, "configs")
-    [{'t_eps': 3}]
+        A record's ``point``, ``params`` or ``result`` (or an object nested in one), and the field's name.
     """
     return _items(fields, key, _is_dict, "a list of objects")
 
@@ -619,34 +367,18 @@ def _set_dotted(target: dict[str, JSONValue], dotted: str, value: JSONValue) -> 
 
 
 def grid(axes: Mapping[str, Sequence[object]], base: Mapping[str, object] | None = None) -> list[Point]:
-    """The cartesian product of `axes` over a copy of `base`, row-major (the last axis varies fastest).
-
-    Axis names may be dotted to reach into nested dicts: ``{"hyper.eta": [0.0, 0.2]}`` sets
-    ``point["hyper"]["eta"]``. Concatenate the lists of several `grid` calls for non-rectangular sweeps.
+    """The cartesian product of `axes` over a copy of `base`, last axis fastest; a dotted axis name
+    (``"hyper.eta"``) sets a nested field. ValueError for an empty axis, TypeError for a non-sequence one.
 
     Parameters
     ----------
     axes : mapping of str to sequence
-        Axis name (dotted for nesting) -> its non-empty list of values (JSON-able, `canonical_json`).
+        Axis name -> its non-empty list of JSON-able values.
     base : mapping, optional
-        What every point holds besides the axes (deep-copied; JSON-able).
-
-    Returns
-    -------
-    list of dict
-        The points, JSON types only.
-
-    Raises
-    ------
-    TypeError
-        If an axis is not a sequence (a string is not one).
-    ValueError
-        If an axis is empty, or a dotted axis runs into a value that is not a dict.
+        What every point holds besides the axes (deep-copied).
 
     Examples
     --------
-    >>> [p["seed"] for p in grid({"step_size": [0.1, 0.2], "seed": [0, 1]})]
-    [0, 1, 0, 1]
     >>> grid({"hyper.eta": [0.0, 0.2]}, base={"algorithm": "detag"})[1]
     {'algorithm': 'detag', 'hyper': {'eta': 0.2}}
     """
@@ -669,28 +401,13 @@ def grid(axes: Mapping[str, Sequence[object]], base: Mapping[str, object] | None
 
 
 def read_records(path: str | os.PathLike[str]) -> list[Record]:
-    """Every complete record of a JSONL file, in file order; a torn last line (a killed writer) is ignored.
-
-    A line that does not parse anywhere but at the end means the file was damaged by something other than a
-    killed sweep, and raises ValueError naming the line.
+    """Every complete record of a JSONL file, in file order; a torn last line (a killed writer) is
+    ignored, any other line that is not JSON raises ValueError naming it.
 
     Parameters
     ----------
     path : str or os.PathLike
         The JSONL file; a missing file has no records.
-
-    Returns
-    -------
-    list of dict
-
-    Raises
-    ------
-    ValueError
-        If a complete line is not JSON.
-
-    Examples
-    --------
-    See `run_sweep`.
     """
     path = pathlib.Path(path)
     if not path.exists():
@@ -731,24 +448,15 @@ def _truncate_torn_tail(fd: int) -> None:
 
 
 class RecordWriter:
-    """Appends records to a JSONL file: one ``os.write`` of a whole line, then ``fsync`` (module docstring).
-
-    Holds an exclusive, non-blocking ``flock`` while open: a second writer on the same file gets a
-    RuntimeError instead of interleaving lines.
+    """Appends records to a JSONL file: one ``os.write`` of a whole line, then ``fsync``, under an
+    exclusive non-blocking ``flock`` (a second writer gets RuntimeError; a short write OSError).
 
     Parameters
     ----------
     path : str or os.PathLike
         The JSONL file (created with its folders; a torn last line is cut away).
     fsync : bool, default True
-        ``fsync`` after every record (durability; off only for tests).
-
-    Raises
-    ------
-    RuntimeError
-        If another writer holds the file.
-    OSError
-        On a short write (a full disk).
+        ``fsync`` after every record (off only for tests).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:

@@ -1,17 +1,9 @@
-"""The figure registry: one registration carries everything the runner, the tables and the docs need.
+"""The figure registry: a figure is ``make(out_dir, *, full=False, tiny=False) -> list[pathlib.Path]``
+registered once with `register_figure`; the runner, the CLI, the combined exponent table and
+``docs/images.py`` read `FIGURES`. Plugins register through the entry-point group ``decbounds.figures``.
+Built-in figures are registered by import path (reading the registry imports no figure module).
 
-A figure is a function ``make(out_dir, *, full=False, tiny=False) -> list[pathlib.Path]`` (the files it
-wrote) registered once with `register_figure`; from then on ``python -m decbounds.paper_figures``,
-``decbounds figures --only NAME``, the combined exponent table (``measured=True``) and ``docs/images.py``
-(``images=``) all know it. Other packages register through the entry-point group ``decbounds.figures``
-(each entry point naming a `Figure` or a ``make`` function, registered under the entry point's name).
-
-The built-in figures are registered below by import path, so reading this registry (``docs/images.py``,
-``paper_figures.exponents``) imports no figure module; each is imported when it is made.
-
->>> FIGURE_REGISTRY["communication"].builder.measured
-True
->>> "worst_case_linear" in FIGURE_REGISTRY["worst_case"].builder.images
+>>> FIGURES["communication"].builder.measured
 True
 """
 
@@ -19,13 +11,14 @@ from __future__ import annotations
 
 import importlib
 import pathlib
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
 from decbounds.registry import Registry, require_instance
 
-__all__ = ["FIGURE_REGISTRY", "Figure", "MakeFigure", "concurrent_order", "docs_images", "measured_figures",
+__all__ = ["FIGURES", "Figure", "MakeFigure", "concurrent_order", "docs_images", "measured_figures",
            "register_figure"]
 
 
@@ -43,15 +36,13 @@ class Figure:
     Parameters
     ----------
     make : callable or str
-        ``make(out_dir, *, full, tiny) -> list[pathlib.Path]``, or its import path ``"module:function"``
-        (imported when the figure is made).
+        ``make(out_dir, *, full, tiny) -> list[pathlib.Path]``, or ``"module:function"`` (imported when made).
     images : tuple of str
-        The PNG stems (``<out_dir>/<stem>.png``) the documentation embeds; ``docs/images.py`` copies them.
+        The PNG stems the documentation embeds (``docs/images.py``).
     measured : bool
-        Its exponent table (``<name>_exponents.csv``) joins the combined table (``paper_figures.exponents``).
+        Its ``<name>_exponents`` table joins the combined table.
     priority : float
-        When the figures are made at once, smaller asks for its first turn earlier (the longest chains of
-        dependent runs first).
+        Made at once, smaller asks for its first turn earlier (the longest chains first).
     """
 
     make: MakeFigure | str
@@ -76,12 +67,7 @@ class Figure:
         out_dir : pathlib.Path
             The output folder.
         full, tiny : bool
-            The mode (exclusive): the full set, or the seconds-long one of the test suite; neither is quick.
-
-        Returns
-        -------
-        list of pathlib.Path
-            The files written.
+            The full set, or the test suite's seconds-long one (neither: quick).
         """
         return self.function()(out_dir, full=full, tiny=tiny)
 
@@ -95,21 +81,21 @@ def _register_plugin(point_name: str, loaded: object) -> tuple[str, ...]:
         if not callable(loaded):
             raise TypeError(f"names {loaded!r}, neither a Figure nor a make function")
         loaded = Figure(make=loaded)
-    FIGURE_REGISTRY.register(point_name, loaded)
+    FIGURES.register(point_name, loaded)
     return (point_name,)
 
 
 #: The figure registry (the one `decbounds.registry.Registry` mechanism): name -> `Figure`, in the order
 #: the figures are made one after the other.
-FIGURE_REGISTRY: Registry[Figure] = Registry("figure", group="decbounds.figures", check=_check_figure,
+FIGURES: Registry[Figure] = Registry("figure", group="decbounds.figures", check=_check_figure,
                                              from_plugin=_register_plugin)
 
 
 def register_figure(name: str, make: MakeFigure | str, *, images: tuple[str, ...] = (),
                     measured: bool = False, priority: float = 100.0, description: str | None = None
                     ) -> Figure:
-    """Register the figure ``name``: the one call that makes it known to the runner, the CLI, the
-    combined exponent table and the documentation's images.
+    """Register the figure ``name`` for the runner, the CLI, the combined exponent table and the docs'
+    images (docs/extending.md); ValueError if another figure has the name.
 
     Parameters
     ----------
@@ -118,53 +104,31 @@ def register_figure(name: str, make: MakeFigure | str, *, images: tuple[str, ...
     make : callable or str
         ``make(out_dir, *, full=False, tiny=False) -> list[pathlib.Path]``, or ``"module:function"``.
     images : tuple of str
-        PNG stems the documentation embeds (``docs/images.py``); none by default.
+        PNG stems the documentation embeds.
     measured : bool
         Whether its ``<name>_exponents`` table joins the combined one.
     priority : float
         Its turn when the figures are made at once (smaller first; the built-ins use 0-8).
     description : str, optional
         One line for listings (default: the make function's docstring's first line).
-
-    Returns
-    -------
-    Figure
-        The registered figure.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is taken by another figure.
-
-    References
-    ----------
-    docs/extending.md (adding a figure).
     """
     figure = Figure(make=make, images=tuple(images), measured=bool(measured), priority=float(priority))
     if description is None and not isinstance(make, str):
         description = (make.__doc__ or "").strip().split("\n")[0]
-    FIGURE_REGISTRY.register(name, figure, description=description or "")
+    FIGURES.register(name, figure, description=description or "")
     return figure
 
 
 def measured_figures() -> tuple[str, ...]:
     """The figures whose exponent tables are joined, in registration order.
-
-    Returns
-    -------
-    tuple of str
     """
-    return tuple(name for name, figure in FIGURE_REGISTRY.objects().items() if figure.measured)
+    return tuple(name for name, figure in FIGURES.objects().items() if figure.measured)
 
 
 def docs_images() -> tuple[str, ...]:
     """The PNG stems every registered figure asks the documentation to embed.
-
-    Returns
-    -------
-    tuple of str
     """
-    return tuple(stem for figure in FIGURE_REGISTRY.objects().values() for stem in figure.images)
+    return tuple(stem for figure in FIGURES.objects().values() for stem in figure.images)
 
 
 def concurrent_order(names: Iterable[str] | None = None) -> tuple[str, ...]:
@@ -175,13 +139,9 @@ def concurrent_order(names: Iterable[str] | None = None) -> tuple[str, ...]:
     ----------
     names : iterable of str, optional
         The figures to order (default: every registered one).
-
-    Returns
-    -------
-    tuple of str
     """
-    names = list(FIGURE_REGISTRY if names is None else names)
-    figures = FIGURE_REGISTRY.objects()
+    names = list(FIGURES if names is None else names)
+    figures = FIGURES.objects()
 
     def priority(name: str) -> float:
         figure = figures.get(name)
@@ -220,3 +180,12 @@ _builtin("worst_case", 6, images=("worst_case", "worst_case_linear"),
          description="computed worst cases (pep.worst_case) beside the catalog's rates")
 register_figure("time", "decbounds.paper_figures.timing:make", images=("time",), priority=9,
                 description="seconds to eps on uneven clusters beside Tyurin & Richtárik's time lower bound")
+
+
+def __getattr__(name: str) -> object:
+    """``FIGURE_REGISTRY``, the previous release's name of `FIGURES`, deprecated."""
+    if name == "FIGURE_REGISTRY":
+        warnings.warn("paper_figures.registry.FIGURE_REGISTRY is deprecated; use FIGURES", DeprecationWarning,
+                      stacklevel=2)
+        return FIGURES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

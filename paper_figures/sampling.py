@@ -1,29 +1,13 @@
-"""Figure 2, the sampling term: measured T_eps against sigma^2 and against n B on Setting 1, beside bounds.
+"""Figure 2, the sampling term (§4.2, Setting 1): measured T_eps against sigma^2 and against n B, beside
+the bounds.
 
-Instance (§4.2, Setting 1): ``instances.sampling_instance(n, T_c=6, p=p)``, the unscaled zero chain
-(L = l1 = 152, eps = 1/2, Delta = 12 T_c) on every worker of the complete graph (Metropolis weights,
-W = 11^T/n), queried through the probabilistic zero-chain oracle (``oracles.ZeroChainOracle``) with reveal
-probability p and B queries per worker and iteration. Every run uses the admissible step 1/L (errata E19;
-in this regime the step size stops mattering, docs/errata.md E22).
+The zero chain on every worker of the complete graph, queried through ``oracles.ZeroChainOracle`` with
+reveal probability p (sigma^2 = 4 e^3 eps^2 / p, errata E23) and B queries per worker, at the admissible step
+1/L (E19, E22). Each point runs ``SEEDS`` seeds in one batch; the median is compared with the bounds (they
+hold with probability >= 1/2 per run, E21) and a capped seed counts as infinitely slow. The slopes +1 in
+sigma^2 and -1 in n B show only where (T_c - 1)/(n B p) dwarfs the descent cost (E22).
 
-Noise level. An instance with reveal probability p meets the variance bound sigma^2 = 4 e^3 eps^2 / p (the
-oracle's sup variance is 4 e^3 eps^2 (1 - p) / p, errata E23, measured in the oracles tests); that is the
-sigma^2 on the x axis and the sigma at which both catalog bounds are evaluated. There the sharper entry
-(``hard_instance_sampling_sharp``, p = 4 e^3 eps^2 / sigma^2) is built on exactly this instance and gives
-(T_c - 1)/(n B p (e - 1)); the paper's entry (``hard_instance_sampling``, p = (2 G_inf eps)^2 / sigma^2) is
-the same formula for an instance 26.3 times less likely to reveal, so it sits 26.3 times lower.
-
-The regime (docs/errata.md E22): the slopes +1 in sigma^2 (i.e. in 1/p) and -1 in n B only show where
-(T_c - 1)/(n B p) dwarfs the noise-free descent cost (about 700 iterations at T_c = 6), so n B p <= 2e-3
-here. Each point runs ``SEEDS`` seeds side by side (one `algorithms.run_batch`); the figure shows the median
-and the interquartile range; the bounds hold with probability >= 1/2 per run (docs/errata.md E21), so they are
-compared with the median. A seed that reaches the cap counts as infinitely slow in the median and is
-counted in the figure. Slopes are least squares of log T_eps over every seed's run (95% CI); T_eps at a
-point is x times a seed-noise factor, so this is the slope of the median with the seeds as replicates.
-
-Records: ``<out>/sampling/records.jsonl`` (one record per point, every seed's T_eps under
-``t_eps_seeds``); outputs ``sampling.png/.pdf`` and ``sampling_exponents.md/.csv``.
-
+Records: ``<out>/sampling/records.jsonl``; see docs/results/figures.md.
 Run: ``python -m decbounds.paper_figures.sampling [--full | --tiny] [--out DIR]``.
 """
 
@@ -48,6 +32,7 @@ from decbounds.paper_figures.plotting import (
     style,
 )
 from decbounds.paper_figures.records import JSONValue, field_float, field_list, field_str
+from decbounds.paper_figures.rule_traits import pinned_search
 from decbounds.paper_figures.sweep import (
     Point,
     Record,
@@ -124,28 +109,14 @@ def _mode(full: bool, tiny: bool) -> str:
 
 def noise_level(p: float, epsilon: float) -> float:
     """sigma = 2 e^{3/2} eps / sqrt(p): the variance bound 4 e^3 eps^2 / p that an instance with reveal
-    probability p meets (module docstring; docs/errata.md E23).
+    probability p meets (errata E23); ValueError unless p is in (0, 1].
 
     Parameters
     ----------
     p : float
-        The instance's reveal probability, in (0, 1].
+        The instance's reveal probability.
     epsilon : float
         The target gradient norm.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        If p is not in (0, 1].
-
-    Examples
-    --------
-    >>> round(noise_level(0.25, 0.1), 4)
-    1.7927
     """
     if not 0.0 < p <= 1.0:
         raise ValueError(f"p must lie in (0, 1]; got p={p!r}")
@@ -167,16 +138,6 @@ def iteration_cap(n: int, batch: int, p: float, chain_length: int) -> int:
         The reveal probability.
     chain_length : int
         T_c, the zero chain's length.
-
-    Returns
-    -------
-    int
-        The iteration cap of a run.
-
-    Examples
-    --------
-    >>> iteration_cap(4, 1, 0.25, 6)
-    5118
     """
     reveal = 1.0 - (1.0 - p) ** (n * batch)
     return math.ceil(16.0 * (chain_length - 1) / reveal) + 5000
@@ -190,30 +151,23 @@ def _instance(n: int, p: float, chain_length: int) -> tuple[Any, Any, Any]:
 
 
 def measure_point(point: Point) -> RunOutput:
-    """The sweep runner: one algorithm at one (n, B, p), every seed side by side in one `run_batch`.
-
-    Point fields: ``algorithm``, ``n``, ``batch``, ``p``, ``chain_length``, ``seeds`` (count), ``cap``.
-    Result: ``t_eps`` (the median over seeds from `algorithms.tune` over the one step 1/L, a capped seed
-    counting as infinite; None if half or more are capped), ``t_eps_seeds`` (None where capped),
-    ``quartiles``, ``capped_seeds``; ``t_eps_local`` / ``t_eps_local_seeds`` the same for the workers' own
-    models; ``status`` of the median and ``status_seeds`` per seed.
+    """The sweep runner: one algorithm at one (n, B, p), every seed side by side in one `run_batch`:
+    ``t_eps`` the median over seeds (a capped seed counts as infinite; None if half are capped), per seed
+    ``t_eps_seeds`` and ``status_seeds``, ``quartiles``, ``capped_seeds``; the same for the workers'
+    own models.
 
     Parameters
     ----------
     point : Point
         One of `sweep_points`.
-
-    Returns
-    -------
-    RunOutput
-        The result above, and the catalog parameters (n, B, sigma of `noise_level`, Delta, L, epsilon, ...).
     """
     n, batch = int(field_float(point, "n")), int(field_float(point, "batch"))
     p = float(field_float(point, "p"))
     problem, oracle, W = _instance(n, p, int(field_float(point, "chain_length")))
     cap = int(field_float(point, "cap"))
-    # one configuration (the admissible step 1/L; DeTAG with R = 1 and Alg. 3's own eta and start)
-    hyper: dict[str, Any] = {"R": 1, "eta": None, "start": "paper"} if point["algorithm"] == "detag" else {}
+    # one configuration: the admissible step 1/L, and the rule's own search pinned (R = 1, the other
+    # searched hyper-parameters at their declared defaults: DeTAG's Alg. 3 eta and start)
+    hyper: dict[str, Any] = pinned_search(field_str(point, "algorithm"), {"R": 1})
     tuned = algorithms.tune(field_str(point, "algorithm"), oracle, W, [1.0 / problem.smoothness],
                             seeds=list(range(int(field_float(point, "seeds")))), iterations=cap,
                             batch=batch, tol=problem.epsilon, **hyper)
@@ -249,11 +203,6 @@ def sweep_points(mode: str) -> dict[str, list[Point]]:
     ----------
     mode : str
         A key of `MODES` ("tiny", "quick" or "full").
-
-    Returns
-    -------
-    dict of str to list of Point
-        Sweep name -> its points (`measure_point`).
     """
     settings = MODES[mode]
     chain_length = settings["chain_length"]
@@ -275,16 +224,11 @@ def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True
     Parameters
     ----------
     out_dir : pathlib.Path
-        The output folder (records in ``<out_dir>/sampling/records.jsonl``).
+        The output folder.
     mode : str
         A key of `MODES`.
     progress : bool, default True
         Show a progress bar.
-
-    Returns
-    -------
-    dict of str to list of Record
-        Sweep name -> the records of its points, in order.
     """
     path = pathlib.Path(out_dir) / NAME / "records.jsonl"
     sweeps = sweep_points(mode)
@@ -306,17 +250,13 @@ def run_measurements(out_dir: pathlib.Path, mode: str, *, progress: bool = True
 
 
 def point_cost(point: Point) -> float:
-    """Rough CPU seconds of a point (measured: 16 seeds side by side, about 20 microseconds per
-    iteration of the cap, which grows as 1/(n B p)), for the pool's order.
+    """Rough CPU seconds of a point (about 20 microseconds per iteration of the cap for 16 seeds), for the
+    pool's order.
 
     Parameters
     ----------
     point : Point
-        One of `sweep_points` (its ``cap`` and ``seeds``).
-
-    Returns
-    -------
-    float
+        One of `sweep_points`.
     """
     return 0.3 + 2e-5 * field_float(point, "cap") * (field_float(point, "seeds") / SEEDS)
 
@@ -336,11 +276,6 @@ def seed_records(records: Sequence[Record]) -> list[Record]:
     ----------
     records : sequence of Record
         Records of `measure_point` (``t_eps_seeds``, ``t_eps_local_seeds``, ``status_seeds``).
-
-    Returns
-    -------
-    list of Record
-        New records, one per seed.
     """
     expanded: list[Record] = []
     for record in records:
@@ -357,18 +292,13 @@ VARIABLE_OF: dict[str, str] = {"sigma2": "sigma2", "nB": "nB"}
 
 
 def exponent_table(sweeps: dict[str, list[Record]]) -> list[ExponentRow]:
-    """Fits of T_eps against sigma^2 and against n B over every seed's run (T_eps of a point scales as x times
-    a seed-noise factor, so the least-squares slope of log T_eps is that of the median), compared with both
-    explicit bounds; then the same for the worker-output T_eps (every worker's own model eps-stationary).
+    """Fits of T_eps against sigma^2 and n B over every seed's run (the slope of the median, with seeds as
+    replicates) against both explicit bounds, at x-bar and for the worker output.
 
     Parameters
     ----------
     sweeps : dict of str to list of Record
         `run_measurements`' records by sweep ("sigma2", "nB").
-
-    Returns
-    -------
-    list of ExponentRow
     """
     rows: list[ExponentRow] = []
     for output, convert in (("", list), (", worker output", worker_output)):
@@ -397,12 +327,7 @@ def plot(sweeps: dict[str, list[Record]], out_dir: pathlib.Path, mode: str) -> l
     out_dir : pathlib.Path
         The output folder.
     mode : str
-        A key of `MODES` (which algorithms; the PNG's resolution).
-
-    Returns
-    -------
-    list of pathlib.Path
-        The PNG and PDF.
+        A key of `MODES`.
     """
     fig, axes = new_figure(1, 2, width=6.0, height=5.4)
     axes = panels(axes)
@@ -481,31 +406,15 @@ def _bound_curve(bound: str, x: np.ndarray, sweep: str, reference: dict[str, Any
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: bool = False
          ) -> list[pathlib.Path]:
-    """Run (or resume) both sweeps, draw the figure, write the exponent tables; return the files written.
+    """Run (or resume) both sweeps, draw the figure and write the exponent tables (Thm 1's sampling term;
+    docs/theory.md §4.2; errata E21-E23, E34); returns the files written.
 
     Parameters
     ----------
     out_dir : pathlib.Path
-        Output folder (created; default ``paper_figures/out``).
-    full : bool, default False
-        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
-    tiny : bool, default False
-        A seconds-long sweep for the test suite (wins over ``full``).
-
-    Returns
-    -------
-    list of pathlib.Path
-        The PNG and PDF, the figure's exponent tables and the combined ones (``paper_figures.exponents``).
-
-    References
-    ----------
-    Lu & De Sa (2021), Thm 1 (the sampling term); docs/theory.md §4.2; docs/errata.md E21-E23, E34.
-
-    Examples
-    --------
-    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
-
-        python -m decbounds.paper_figures.sampling --tiny --out /tmp/figures
+        Output folder (created).
+    full, tiny : bool
+        The full sweep, or the test suite's seconds-long one (neither: quick).
     """
     mode = _mode(full, tiny)
     out_dir = pathlib.Path(out_dir)
@@ -519,17 +428,10 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m decbounds.paper_figures.sampling [--full | --tiny] [--out DIR]``.
 
-    Make the sampling figure; print the files written.
-
     Parameters
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     # The imported module's make, also under ``python -m``: record keys and pickled runners name the runner's
     # module, which would otherwise be __main__ and miss the records of ``python -m decbounds.paper_figures``.

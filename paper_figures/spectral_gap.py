@@ -1,36 +1,13 @@
-"""Figure 3 — spectral gap: T_eps against 1/(1 - lam) through the lazy W_kappa, and loss curves per kappa.
+"""Figure 3, spectral gap (docs/theory.md §9.2): T_eps against 1/(1 - lam) through the lazy
+W_kappa = kappa W_0 + (1 - kappa) I of a Metropolis path, and loss curves per kappa.
 
-(a) Measured T_eps on Cor. 2's hard instance (``instances.communication_instance``, Setting 2 split of the
-zero chain over the end groups of a 12-node path, exact gradients, eps = 1/2 in unscaled units) with the
-slack matrix W_kappa = kappa W_0 + (1 - kappa) I of a Metropolis path W_0 (docs/theory.md §9.2): its gap is
-exactly kappa (1 - lam(W_0)) because lambda_2 >= -lambda_n. Each method is tuned for the least T_eps:
-- step sizes only in the admissible range <= 1/L_local (errata E19; L_local = 3 l1 = 456 unscaled), largest
-  first; on the zero chain a larger admissible step never hurts, so once the largest step hits the cap the
-  smaller ones are skipped;
-- DeTAG also over R from 1 down to small fractions of 1/sqrt(1 - lam) (docs/errata.md E20), eta in {Alg. 3's
-  formula, 0} and the gossip start (Alg. 3's z_{-1} = z_0, or a plain first step, docs/errata.md E18);
-- branch and bound: a configuration that has not reached eps within the best T_eps found so far cannot win,
-  so later groups run with that cap. The tuned T_eps is the exact minimum over the grid.
-Runs that hit the iteration cap are drawn as open markers at the cap with an arrow, diverged points as a
-large X at the cap; both are counted in the table and never fitted. Solid lines: T_eps at x-bar; dashed,
-hollow: the worker-output T_eps (every worker's own model eps-stationary), tuned on its own.
-Drawn beside them: the explicit lower bound 1 + (T_c - 1) dist of docs/errata.md E17 (the catalog's
-``hard_instance_communication``; it does not depend on lam), a slope-1/2 line of Cor. 2's shape
-Delta L / (eps^2 sqrt(1 - lam)) (its constant is unspecified, so it is anchored at the best measured T_eps of
-kappa = 1), and each method's fitted power law. The exponent table compares each fitted slope with the
-slope of the method's catalog entry over the same kappa (Cor. 6 for DeTAG: 1/2; Table 2: 2 for D-PSGD,
-about 3 for D2 and DSGT, where varsigma stands in by the measured varsigma0 — only the exponent is used),
-over all kappa and over the communication-dominated end kappa <= 0.01.
+(a) Tuned T_eps on Cor. 2's hard instance (admissible steps <= 1/L_local, errata E19; a rule that searches
+R, eta and the start also over those, by branch and bound, errata E18, E20), x-bar and worker output, beside
+the explicit bound 1 + (T_c - 1) dist (E17) and a slope-1/2 guide of Cor. 2's shape anchored at kappa = 1;
+slopes against each method's catalog entry over all kappa and kappa <= 0.01. (b) Training loss on the
+digits problem (0% shuffled, 16-ring), tuned as in Figure 4 (`heterogeneity.tuned_curve`).
 
-(b) Training loss f(x_bar) against iterations on the digits problem (0% shuffled, 16 workers on a ring,
-Metropolis W_0, the same lazy W_kappa), each method tuned for the least final loss as in Figure 4
-(``paper_figures.heterogeneity.tuned_curve``, through `algorithms.tune`): the paper's Figure 3 analog
-(docs/theory.md §9.2). Medians over 3 seeds (the tuning seed and two more) with min-max bands.
-
-Records: ``<out>/spectral_gap/records.jsonl`` (one line per tuned (method, kappa) of (a), one per tuned
-(method, kappa) of (b)), through ``paper_figures.sweep`` (resumable). Tables: ``spectral_gap_exponents.md`` /
-``.csv`` (fits) and ``spectral_gap_teps.csv`` (every tuned T_eps), ``spectral_gap_tuned.md`` / ``.csv`` (b).
-
+Records: ``<out>/spectral_gap/records.jsonl``; see docs/results/figures.md.
 Run: ``python -m decbounds.paper_figures.spectral_gap [--full | --tiny] [--out DIR]``.
 """
 
@@ -84,6 +61,7 @@ from decbounds.paper_figures.records import (
     field_strs,
     optional_dict,
 )
+from decbounds.paper_figures.rule_traits import searches
 from decbounds.paper_figures.sweep import Point, Record, Runner, RunOutput, outcome, run_sweep, tune_both
 from decbounds.paper_figures.tuning_reuse import WorkerOutput, tuned_grid
 
@@ -181,30 +159,17 @@ CURVE_WORKERS = 16
 @functools.lru_cache(maxsize=32)
 def path_instance(n: int, T_c: int, kappa: float
                   ) -> tuple[instances.CommunicationInstance, instances.GossipMatrix, float]:
-    """(Cor. 2's path instance, lazy Metropolis W_kappa on its path, lam of W_kappa).
+    """(Cor. 2's path instance, lazy Metropolis W_kappa = kappa W + (1 - kappa) I on its path, lam of W_kappa)
+    (docs/theory.md §4.4, §9.2).
 
     Parameters
     ----------
     n : int
         Workers on the path.
     T_c : int
-        The zero chain's length (``instances.communication_instance``).
+        The zero chain's length.
     kappa : float
-        The laziness, in (0, 1]: W_kappa = kappa W + (1 - kappa) I.
-
-    Returns
-    -------
-    tuple of (CommunicationInstance, GossipMatrix, float)
-
-    References
-    ----------
-    docs/theory.md §4.4 and §9.2 (the lazy W_kappa).
-
-    Examples
-    --------
-    >>> problem, W, lam = path_instance(12, 3, 0.5)
-    >>> problem.n, round(lam, 4)
-    (12, 0.9886)
+        The laziness, in (0, 1].
     """
     problem = instances.communication_instance(n, T_c=T_c)
     W = instances.lazy(instances.gossip_matrix(problem.graph(), "metropolis"), kappa)
@@ -212,10 +177,8 @@ def path_instance(n: int, T_c: int, kappa: float
 
 
 def detag_phase_lengths(lam: float, fractions: Sequence[float]) -> list[int]:
-    """R = 1 and R = round(f / sqrt(1 - lam)) for f in `fractions`, nearest first to a guess of the best.
-
-    The guess (1/30) / sqrt(1 - lam) is where the tuned R landed in exploratory runs on this instance; it
-    only orders the groups (the branch-and-bound cap makes the first good group cheapen the rest).
+    """R = 1 and R = round(f / sqrt(1 - lam)) for f in `fractions`, nearest first to the guess (1/30) /
+    sqrt(1 - lam) of the best (it only orders the branch-and-bound groups).
 
     Parameters
     ----------
@@ -223,11 +186,6 @@ def detag_phase_lengths(lam: float, fractions: Sequence[float]) -> list[int]:
         The gossip matrix's lam, in [0, 1).
     fractions : sequence of float
         The multiples f of 1/sqrt(1 - lam) tried.
-
-    Returns
-    -------
-    list of int
-        The distinct phase lengths R >= 1.
     """
     inverse_root_gap = 1.0 / math.sqrt(1.0 - lam)
     candidates = {1, *(max(1, round(f * inverse_root_gap)) for f in fractions)}
@@ -237,33 +195,21 @@ def detag_phase_lengths(lam: float, fractions: Sequence[float]) -> list[int]:
 
 def gossip_contraction(W: instances.GossipMatrix, lam: float, R: int, eta: float | None, start: str) -> float:
     """max |p_R(mu)| over the non-trivial eigenvalues mu of W: the worst-case consensus contraction of
-    DeTAG's R-step two-tap gossip (Alg. 3; eta None is its formula). Above 1 the operator expands
-    disagreement (errata E18), so that configuration is not an admissible gossip and is not tuned over:
-    on the zero chain, where every partial derivative is <= 0, an expanding operator speeds progress up as a
-    too-large step does (docs/errata.md E19).
+    DeTAG's R-step two-tap gossip (Alg. 3). Above 1 it expands disagreement (errata E18) and acts on the zero
+    chain like a too-large step (E19), so such a configuration is not tuned over.
 
     Parameters
     ----------
     W : GossipMatrix
-        The gossip matrix (its eigenvalues are computed densely).
+        The gossip matrix (eigenvalues computed densely).
     lam : float
-        Its lam, the schedule's parameter.
+        Its lam.
     R : int
         Gossip rounds per phase.
     eta : float or None
-        The two-tap momentum (None: Alg. 3's formula from lam and R).
+        The two-tap momentum (None: Alg. 3's formula).
     start : str
         The schedule's start (``instances.gossip_schedule``).
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> _, W, lam = path_instance(12, 3, 0.5)
-    >>> round(gossip_contraction(W, lam, 4, None, "plain"), 4)
-    0.8737
     """
     mu = np.linalg.eigvalsh(W.toarray())[:-1]  # ascending; the last is the consensus eigenvalue 1
     schedule = instances.gossip_schedule("two_tap", lam, int(R), eta=eta, start=start)
@@ -282,25 +228,14 @@ def _etas(point: Point) -> list[float | None]:
 
 def tuned_t_eps(point: Point) -> RunOutput:
     """Sweep runner of panel (a): the least T_eps of one method at one kappa over its tuning grid, through
-    `algorithms.tune`.
-
-    Point fields: ``n, T_c, kappa, algorithm, cap, step_factors``; DeTAG also ``R_fractions, etas, starts``.
-    DeTAG's configurations run as branch-and-bound groups, the likeliest first (``tune(groups=...,
-    prune=True)``: each with the cap min(``cap``, best T_eps so far)); one group per configuration, since a
-    batch runs until its slowest member stops. Result: ``t_eps`` (the tuned minimum, None if every
-    configuration hit the cap), ``capped``, ``best`` (its step size and hyper-parameters), ``configs``
-    (every configuration with its T_eps or the iteration it was stopped at), and the worker-output T_eps
-    tuned on its own (`sweep.tune_both`).
+    `algorithms.tune`; a rule that searches R, eta and the start runs one branch-and-bound group per
+    configuration, the likeliest first (each capped at the best T_eps so far). Result: ``t_eps``, ``capped``,
+    ``best``, ``configs`` (each with its T_eps or where it stopped) and the worker-output T_eps.
 
     Parameters
     ----------
     point : Point
         One of `gap_points`.
-
-    Returns
-    -------
-    RunOutput
-        The result above, and the catalog parameters of the lazy path (n, lam, D, Delta, L, ...).
     """
     problem, W, lam = path_instance(int(field_float(point, "n")), int(field_float(point, "T_c")),
                                     float(field_float(point, "kappa")))
@@ -309,7 +244,7 @@ def tuned_t_eps(point: Point) -> RunOutput:
     steps = [float(factor) / smoothness for factor in field_floats(point, "step_factors")]
     configs: list[dict[str, Any]] = []
     options: dict[str, Any] = {}
-    if algorithm == "detag":
+    if _tunes_phases(algorithm):
         groups = []
         for R in detag_phase_lengths(lam, field_floats(point, "R_fractions")):
             for start in field_strs(point, "starts"):
@@ -327,7 +262,7 @@ def tuned_t_eps(point: Point) -> RunOutput:
     cap = int(field_float(point, "cap"))
     best: dict[str, Any] | None = None
     local: WorkerOutput = {"t_eps_local": None, "best_local": None, "t_eps_local_of_best": None}
-    if algorithm != "detag" or options["groups"]:
+    if not options or options["groups"]:
         tuned, local = tune_both(algorithm, problem, W, steps, tol=problem.epsilon, iterations=cap,
                                  reuse=True, **options)  # the zero chain: see communication.measure_point
         for index, result in enumerate(tuned_grid(tuned).runs):
@@ -349,6 +284,11 @@ def tuned_t_eps(point: Point) -> RunOutput:
     return {"result": to_jsonable(measured), "params": params}
 
 
+def _tunes_phases(algorithm: str) -> bool:
+    """Whether panel (a) tunes the rule over R, eta and the gossip start (the rule searches all three)."""
+    return searches(algorithm, "R", "eta", "start")
+
+
 def gap_points(mode: GapMode) -> list[Point]:
     """The sweep points of panel (a): every gossip method at every kappa, centralized SGD once.
 
@@ -356,11 +296,6 @@ def gap_points(mode: GapMode) -> list[Point]:
     ----------
     mode : GapMode
         The size of the sweep (`GAP_MODES`).
-
-    Returns
-    -------
-    list of Point
-        `tuned_t_eps` points.
     """
     base: Point = {"figure": "spectral_gap_teps", "n": mode.n, "T_c": mode.T_c, "cap": mode.cap,
                    "step_factors": list(mode.step_factors), "predict": list(PREDICT)}
@@ -368,7 +303,7 @@ def gap_points(mode: GapMode) -> list[Point]:
     for kappa in mode.kappas:
         for algorithm in GOSSIP_ALGORITHMS:
             point: Point = {**base, "kappa": kappa, "algorithm": algorithm}
-            if algorithm == "detag":
+            if _tunes_phases(algorithm):
                 point.update(R_fractions=list(mode.R_fractions), etas=list(mode.etas),
                              starts=list(mode.starts))
             points.append(point)
@@ -382,23 +317,17 @@ def _runner_of(point: Point) -> Runner:
 
 
 def point_cost(point: Point) -> float:
-    """Rough CPU seconds of a point (measured on the 2-core machine), for the pool's order: on
-    the path T_eps grows about as 1/sqrt(kappa), DeTAG runs about ten configurations, the others one up to
-    the cap; a loss-curve point as `heterogeneity.curve_cost`.
+    """Rough CPU seconds of a point (measured on 2 cores), for the pool's order.
 
     Parameters
     ----------
     point : Point
-        A point of `gap_points` or of the loss curves (``figure == "loss_curves"``).
-
-    Returns
-    -------
-    float
+        A point of `gap_points` or of the loss curves.
     """
     if point.get("figure") == "loss_curves":
         return curve_cost(point)
     root: float = float(field_float(point, "kappa")) ** -0.5
-    if point["algorithm"] == "detag":  # stops at its T_eps, well within the cap
+    if _tunes_phases(field_str(point, "algorithm")):  # stops at its T_eps, well within the cap
         return field_float(point, "T_c") / 3 * (0.1 + 0.2 * root)
     per_root = {"dpsgd": 0.06, "dsgt": 0.05}.get(field_str(point, "algorithm"), 0.002)
     return min(7.0 * field_float(point, "cap") / 300_000, 0.1 + per_root * root)  # one run, up to the cap
@@ -411,10 +340,6 @@ def inv_gap(record: Record) -> float:
     ----------
     record : Record
         A record of `tuned_t_eps`.
-
-    Returns
-    -------
-    float
     """
     return 1.0 / (1.0 - float(field_float(record["params"], "lam")))
 
@@ -427,11 +352,6 @@ def exponent_rows(records: Sequence[Record]) -> list[fit.ExponentRow]:
     ----------
     records : sequence of Record
         Panel (a)'s records (`tuned_t_eps`).
-
-    Returns
-    -------
-    list of fit.ExponentRow
-        x-bar and worker output, per method with 2 or more kappa.
     """
     gossip = [r for r in records if r["point"]["algorithm"] in GOSSIP_ALGORITHMS]
     small = [r for r in gossip if float(field_float(r["point"], "kappa")) <= COMMUNICATION_KAPPA + 1e-15]
@@ -463,11 +383,6 @@ def teps_table(records: Sequence[Record]) -> str:
     ----------
     records : sequence of Record
         Panel (a)'s records.
-
-    Returns
-    -------
-    str
-        The CSV text.
     """
     columns = ("algorithm", "kappa", "lam", "inv_gap", "t_eps", "t_eps_local", "status", "capped", "cap",
                "step_size", "R", "eta", "start", "hop_lower_bound", "configs_run")
@@ -584,10 +499,6 @@ def _base_lam(records: Sequence[Record]) -> float:
 
 def curve_networks() -> list[Network]:
     """The networks of panel (b): the 16-ring, lazy at each kappa of `CURVE_KAPPAS` (kappa 1: not lazy).
-
-    Returns
-    -------
-    list of heterogeneity.Network
     """
     return [Network(f"16-ring, $\\kappa$ = {kappa:g}", f"_k{kappa:g}", "ring", CURVE_WORKERS,
                     None if kappa == 1.0 else kappa) for kappa in CURVE_KAPPAS]
@@ -598,32 +509,15 @@ def curve_networks() -> list[Network]:
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
          tiny: bool = False) -> list[pathlib.Path]:
-    """Run (or resume) both sweeps and draw Figure 3; returns the PNG, PDF and table files.
+    """Run (or resume) both sweeps and draw Figure 3 (Lu & De Sa, Sect. 7; docs/theory.md §9.2; errata E20,
+    E33); returns the PNG, PDF and table files.
 
     Parameters
     ----------
     out_dir : pathlib.Path
-        Output folder (created; default ``paper_figures/out``).
-    full : bool, default False
-        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
-    tiny : bool, default False
-        A seconds-long sweep for the test suite (wins over ``full``).
-
-    Returns
-    -------
-    list of pathlib.Path
-        The PNG and PDF of both panels and the T_eps table.
-
-    References
-    ----------
-    Lu & De Sa (2021/2023), Sect. 7 (the spectral-gap experiment); docs/theory.md §9.2;
-    docs/errata.md E20, E33.
-
-    Examples
-    --------
-    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
-
-        python -m decbounds.paper_figures.spectral_gap --tiny --out /tmp/figures
+        Output folder (created).
+    full, tiny : bool
+        The full sweep, or the test suite's seconds-long one (neither: quick).
     """
     name = mode_name(full, tiny)
     gap_mode, curve_mode = GAP_MODES[name], CURVE_MODES[name]
@@ -686,17 +580,10 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m decbounds.paper_figures.spectral_gap [--full | --tiny] [--out DIR]``.
 
-    Make Figure 3; print the files written.
-
     Parameters
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     return figure_main(make, "Figure 3: T_eps against the spectral gap, and loss curves per kappa.", argv)
 

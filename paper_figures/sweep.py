@@ -1,44 +1,11 @@
 """Sweeps: a declarative grid of runs -> one JSON line per run, resumable, on any concurrent.futures.Executor.
 
-A *point* is a JSON-able dict describing one run completely (algorithm, instance, graph and weights, oracle,
-step size, iterations, batch, seed, hyper-parameters, the catalog parameters it is compared against). `grid`
-builds points as a cartesian product; `run_sweep` runs every point not yet in the record file through a
-*runner* (a picklable top-level function ``runner(point) -> dict``; each figure module has its own) and
-appends one record per finished run.
-
-Record file format (JSON Lines, one record per line, keys sorted)::
-
-    {"key": ..., "runner": "module:function", "point": {...}, "params": {...}, "result": {...},
-     "predicted": {catalog name: T_eps}, "prediction_errors": {name: reason}, "versions": {...}}
-
-Durability. Only the calling process writes the file. Each record is one ``os.write`` of a complete line to
-a file opened with ``O_APPEND``, followed by ``fsync``; a run killed at any point leaves at most one torn
-*last* line (no newline), which readers ignore and `run_sweep` truncates away before appending again. A grid
-point's key is a hash of its canonical JSON (plus the runner's name), so rerunning the same sweep skips the
-finished points: a sweep killed at any point resumes with nothing lost and nothing duplicated. An exclusive
-``flock`` stops two sweeps from writing one file at the same time.
-
-Provenance. ``versions`` holds Python's and the dependencies' versions, decbounds' ``__version__`` and, when
-the running decbounds is a git checkout, its commit (``decbounds_commit``, `git_commit`).
-
-Determinism. Records hold no wall-clock timings, hostnames or process ids: the same point gives the same
-line, byte for byte, whichever executor ran it (`SerialExecutor`, a process pool, Dask's
-``Client.get_executor()``, the shared `PriorityPool`); only the order of the lines follows completion order.
-`paper_figures.compare` checks two output folders for exactly that.
-
-Figures at once. ``python -m decbounds.paper_figures`` makes the figures in threads of one process
-(`figure_turn`: their own code runs one at a time, a sweep gives the turn away while it waits) whose sweeps
-share one `PriorityPool` (`shared_pool`): a free core takes the most expensive point waiting, whichever
-figure it is from, so both cores stay busy to the end of the set. Each figure gives its points a `cost` in
-rough CPU seconds; a chain of points (`run_sweep`'s ``follow``: a series that goes on to the next size only
-if it did not hit its cap) is ranked by the cost of the whole chain it starts. ``DECBOUNDS_SWEEP_PROFILE``
-(`PROFILE_ENVIRONMENT`) logs every point's CPU and wall seconds, for measuring where the time goes.
-
-One idea per module: the records file, keys and grids are `paper_figures.records`; the executors, the
-shared pool and the figures' turns `paper_figures.pool`; the versions and commit a record carries
-`paper_figures.provenance`; what a record keeps of a result and the two-sided tuning
-`paper_figures.tuning_reuse`. This module runs a sweep (`run_sweep`, `execute`, `predict`) and re-exports
-the public names of the four, so ``from decbounds.paper_figures.sweep import ...`` keeps working.
+A point is a JSON-able dict describing one run; `run_sweep` runs every point not yet in the record file
+through a picklable top-level runner and appends one record per run (`paper_figures.records`: format and
+durability). Records hold no timings or hostnames: the same point gives the same line whichever executor
+ran it (`paper_figures.compare` checks that). ``DECBOUNDS_SWEEP_PROFILE`` logs each point's seconds. This
+module re-exports the public names of `records`, `pool`, `provenance` and `tuning_reuse`.
+See docs/tutorials/sweeps.md.
 """
 
 from __future__ import annotations
@@ -148,28 +115,16 @@ def _predict_cached(names: tuple[str, ...] | None, params_json: str) -> tuple[st
 
 def predict(params: Mapping[str, object], names: Sequence[str] | None = None
             ) -> tuple[dict[str, float], dict[str, str]]:
-    """Catalog predictions ``bounds.get(name).evaluate(**params)`` for `names` (every catalog entry if None).
-
-    Returns ``(predicted, errors)``: the values, and for each entry that cannot be evaluated at `params`
-    (a symbol it needs is missing, a value outside its domain) the reason. Parameters the catalog does not
-    know (anything but its symbols Delta, L, sigma, varsigma, varsigma0, n, B, epsilon, lam, D) are dropped
-    before evaluation. Cached per process: a sweep's points mostly share their parameters.
+    """Catalog predictions ``bounds.get(name).evaluate(**params)`` for `names` (every entry if None), as
+    ``(predicted, errors)``: the values, and why each entry that cannot be evaluated at `params` could not.
+    Parameters the catalog does not know are dropped; cached per process.
 
     Parameters
     ----------
     params : mapping
         Catalog parameters of a point (symbol name -> value; other entries and non-real values are dropped).
     names : sequence of str, optional
-        Catalog entries (``bounds.names()``); None for all, ``[]`` for none.
-
-    Returns
-    -------
-    tuple of (dict, dict)
-        name -> predicted T_eps, and name -> why it could not be evaluated.
-
-    References
-    ----------
-    docs/theory.md §3.2 (T2) for the entry of the example.
+        Catalog entries; None for all, ``[]`` for none.
 
     Examples
     --------
@@ -177,8 +132,6 @@ def predict(params: Mapping[str, object], names: Sequence[str] | None = None
     >>> predicted, errors = predict(params, ["lower_bound_gossip"])
     >>> round(predicted["lower_bound_gossip"], 2), errors
     (941.23, {})
-    >>> sorted(predict({"n": 16}, ["lower_bound_gossip"])[1])
-    ['lower_bound_gossip']
     """
     # a figure's own field named like a symbol (topology's n_eff: one value per decay) is not a point value
     known = {key: value for key, value in params.items() if key in bounds.RATE_SYMBOLS
@@ -209,11 +162,9 @@ def _log_profile(path: str, runner: Runner, point: Point, cpu: float, wall: floa
 
 
 def execute(runner: Runner, point: Point) -> Record:
-    """Run one point and build its record (module docstring); top-level so executors can pickle it.
-
-    The runner returns ``{"result": {...}, "params": {...}}``: the measurements, and the catalog parameters
-    it derived while building the run (n, lam, D, ...); they are merged over ``point["params"]`` and the
-    catalog entries ``point.get("predict")`` (all by default) are evaluated there.
+    """Run one point and build its record; top-level so executors can pickle it. The runner's ``params`` are
+    merged over ``point["params"]`` and the entries ``point.get("predict")`` evaluated there; TypeError if it
+    returns anything but a dict with "result".
 
     Parameters
     ----------
@@ -221,16 +172,6 @@ def execute(runner: Runner, point: Point) -> Record:
         ``runner(point) -> {"result": ..., "params": ...}``, top-level.
     point : dict
         The grid point.
-
-    Returns
-    -------
-    dict
-        The record: key, runner, point, params, result, predicted, prediction_errors, versions.
-
-    Raises
-    ------
-    TypeError
-        If the runner returns anything but a dict with "result" (and optionally "params").
     """
     profile = os.environ.get(PROFILE_ENVIRONMENT)
     if profile:
@@ -280,16 +221,10 @@ def run_sweep(
     follow: Callable[[Record], Iterable[Point]] | None = None,
     runner_of: Callable[[Point], Runner] | None = None,
 ) -> list[Record]:
-    """Run every point of `points` whose record is not yet in `path`; return the records of all `points`.
-
-    - `runner`: ``runner(point) -> {"result": ..., "params": ...}``, a top-level function (each figure has
-      its own; it builds the run from the point and tunes through `algorithms.tune`).
-    - `executor`: any `concurrent.futures.Executor` (it is not shut down here): `SerialExecutor()`, a
-      ``ProcessPoolExecutor``, or a Dask cluster's ``Client.get_executor()``. Default: `default_executor`
-      (a process pool over `max_workers` cores, all of them if None), shut down at the end.
-    - Duplicate points run once. Records already in `path` for other points are kept and not returned.
-    - On the first failing run the pending runs are cancelled and a RuntimeError naming the point is raised;
-      every record finished before that is already on disk.
+    """Run every point of `points` whose record is not yet in `path` (duplicates once); return the records
+    of all `points`. On the first failing run the pending ones are cancelled and a RuntimeError names the
+    point (the finished records are on disk); TypeError for a point that is not a dict or a runner that is not
+    top-level.
 
     Parameters
     ----------
@@ -298,9 +233,9 @@ def run_sweep(
     path : str or os.PathLike
         The record file (JSONL).
     runner : callable
-        See above.
+        ``runner(point) -> {"result": ..., "params": ...}``, a top-level function.
     executor : concurrent.futures.Executor, optional
-        See above.
+        Any executor (not shut down here); default `default_executor`, shut down at the end.
     max_workers : int, optional
         Processes of the default executor.
     progress : bool, default True
@@ -310,50 +245,24 @@ def run_sweep(
     fsync : bool, default True
         Passed to `RecordWriter`.
     cost : callable, optional
-        An estimate of a point's run time: the points are submitted most expensive first, so that the
-        workers of a pool finish together (longest processing time first) instead of one worker running
-        the heaviest points at the end. It changes neither the records nor their returned order. On a
-        `PriorityPool` (`shared_pool`) the cost also ranks the points among those of other sweeps: give
-        it in seconds.
+        A point's rough CPU seconds: submitted most expensive first (and ranked among other sweeps' points on
+        a `PriorityPool`); changes neither the records nor their order.
     follow : callable, optional
-        ``follow(record) -> points``: points to run once `record` exists (a series that goes on to the
-        next size only if it did not hit its cap there). Each is run (or found in the file) like the
-        given points, and is followed in turn; the sweep ends when nothing is left to run. Followed
-        points are returned after the given ones, in the order found.
+        ``follow(record) -> points`` to run once `record` exists (followed in turn; returned after the
+        given points).
     runner_of : callable, optional
-        ``runner_of(point) -> runner``: a point's own runner (top-level, as `runner`), for one sweep over
-        points of several kinds written to one file (`runner` is the default). A record names its point's
-        runner and its key is that runner's (`point_key`), as when each kind had a sweep of its own.
-
-    Returns
-    -------
-    list of dict
-        The records in the order of `points` (first occurrence).
-
-    Raises
-    ------
-    TypeError
-        If a point is not a dict, or the runner is not a top-level function.
-    RuntimeError
-        If a run fails (naming its point), or another sweep writes the same file.
+        ``runner_of(point) -> runner``: a point's own runner, for points of several kinds in one file.
 
     Examples
     --------
-    A toy runner; the second sweep resumes, running only the new point:
-
     >>> import pathlib, shutil, tempfile
     >>> def square(point):
     ...     return {"result": {"t_eps": point["x"] ** 2}, "params": {"n": point["x"]}}
     >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> points = grid({"x": [1, 2, 3]}, base={"predict": []})
-    >>> records = run_sweep(points, folder / "toy.jsonl", runner=square, executor=SerialExecutor(),
-    ...                     progress=False)
+    >>> records = run_sweep(grid({"x": [1, 2, 3]}, base={"predict": []}), folder / "toy.jsonl",
+    ...                     runner=square, executor=SerialExecutor(), progress=False)
     >>> [record["result"]["t_eps"] for record in records]
     [1, 4, 9]
-    >>> records = run_sweep(grid({"x": [1, 2, 3, 4]}, base={"predict": []}), folder / "toy.jsonl",
-    ...                     runner=square, executor=SerialExecutor(), progress=False)
-    >>> len(records), len(read_records(folder / "toy.jsonl"))
-    (4, 4)
     >>> shutil.rmtree(folder)
     """
     names: dict[Runner, str] = {runner: runner_name(runner)}  # a lambda or nested function is refused here

@@ -1,35 +1,14 @@
 """Time-varying networks: T_eps against n on static and time-varying graphs, and where accelerated gossip
 stops helping (docs/theory.md §17, docs/errata.md E47-E52).
 
-Panels (a)-(c): the Setting 2 split of the zero chain (``instances.scheduled_communication_instance``: the
-end groups I0, I1 = the first and last ceil(n/3) labels, exact gradients, eps = 1/2 unscaled, T_c of the
-mode) on
-(a) the static exponential graph (``topology("exponential", n)``, Metropolis weights, as a constant
-    schedule),
-(b) the one-peer exponential schedule (``instances.one_peer_exponential(n)``: one matching per round,
-    exact averaging every log2 n rounds),
-(c) the ring through I0, half the middle workers, I1 and the other half (`ring_between_groups`, Metropolis;
-    the plain cycle 0..n-1 would put I0 and I1 next to each other).
-Methods D-PSGD, DSGT, D^2, DeTAG at the admissible step 1/L_local (on the zero chain the largest admissible
-step wins, docs/errata.md E19); DeTAG is the best of R in {1, 2} with the plain first gossip step
-(errata E18) and its default eta, which over a schedule reads the effective lam (§17.1). Drawn beside them:
-the explicit hop-count bound r_{T_c} + 1 computed from each network's rounds (``schedule_crossings``).
-A method that diverges or is refused (D^2 needs lambda_min >= -1/3) is listed in the note, never fitted.
+Panels (a)-(c): the Setting 2 zero chain (``instances.scheduled_communication_instance``) on (a) the static
+exponential graph, (b) the one-peer exponential schedule and (c) `ring_between_groups`; D-PSGD, DSGT, D^2
+and DeTAG at the admissible step 1/L_local (errata E19), a phased rule the best of the mode's R (plain first
+gossip step, E18), beside the hop-count bound r_{T_c} + 1. Panel (d): rounds of accelerated against plain
+gossip to consensus on the lazy path W_kappa, static and `relabelled` every round (the same per-round
+spectrum), with eta from (G1) at lam(W_kappa) or at the schedule's effective lam.
 
-Panel (d): DeTAG's accelerated gossip against plain gossip, as consensus alone (no gradients): rounds until
-||z - z_bar|| <= 1e-6 ||z_0 - z_bar_0|| from a fixed Gaussian start (n = `MODES[...].consensus_n`
-workers, 8 columns), on the lazy Metropolis path W_kappa = kappa W + (1 - kappa) I (static), and on the
-schedule `relabelled` that applies W_kappa with a fresh random relabelling of the workers every round
-(``P_t W_kappa P_t^T``): every round has exactly the static W_kappa's spectrum, hence the same per-round
-contraction ||W_t - J|| = lam(W_kappa). Accelerated gossip is the two-tap recursion
-z_{r+1} = (1 + eta) W_r z_r - eta z_{r-1} (plain first step) with eta = (G1)'s formula at lam(W_kappa)
-("per-round lam") and, on the schedule, at the schedule's effective lam (DeTAG's choice). x-axis:
-1/(1 - lam(W_kappa)).
-
-Records: ``<out>/time_varying/records.jsonl`` (panels a-c) and ``consensus.jsonl`` (d), through
-``paper_figures.sweep`` (resumable). Tables: ``time_varying_exponents.md`` / ``.csv`` (slopes in n and in
-1/(1 - lam)), ``time_varying_teps.csv`` and ``time_varying_consensus.csv``.
-
+Records: ``<out>/time_varying/records.jsonl`` and ``consensus.jsonl``; see docs/results/figures.md.
 Run: ``python -m decbounds.paper_figures.time_varying [--full | --tiny] [--out DIR]``.
 """
 
@@ -62,6 +41,7 @@ from decbounds.paper_figures.plotting import (
     value_ticks,
 )
 from decbounds.paper_figures.records import field_dict, field_float, field_floats, field_str, optional_float
+from decbounds.paper_figures.rule_traits import phased
 from decbounds.paper_figures.sweep import Point, Record, RunOutput, run_concurrently, run_sweep
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -144,21 +124,12 @@ MODES: dict[str, TimeVaryingMode] = {
 
 def ring_between_groups(n: int) -> nx.Graph:
     """The cycle through I0, the first half of the middle workers, I1, and the second half back to I0
-    (`instances.split_groups` labels), so that the groups sit on opposite sides of the ring.
+    (`instances.split_groups` labels): the groups sit on opposite sides of the ring.
 
     Parameters
     ----------
     n : int
         Workers.
-
-    Returns
-    -------
-    networkx.Graph
-
-    Examples
-    --------
-    >>> sorted(ring_between_groups(9).edges())
-    [(0, 1), (0, 4), (1, 2), (2, 3), (3, 6), (4, 5), (5, 8), (6, 7), (7, 8)]
     """
     I0, I1, _ = instances.split_groups(n)
     middle = list(range(len(I0), n - len(I1)))
@@ -180,9 +151,8 @@ def network_schedule(network: str, n: int) -> instances.GossipSchedule:
 
 
 def relabelled(W: MatrixLike, seed: int = RELABEL_SEED) -> instances.GossipSchedule:
-    """W with a fresh random relabelling of the workers each round: W_t = P_t W P_t^T, P_t from
-    ``default_rng(SeedSequence(seed, spawn_key=(t,)))``; every round has W's spectrum (the same per-round
-    contraction), the graph changes every round.
+    """W with a fresh random relabelling of the workers each round, W_t = P_t W P_t^T (P_t from
+    ``SeedSequence(seed, spawn_key=(t,))``): W's spectrum every round on a graph that changes every round.
 
     Parameters
     ----------
@@ -190,18 +160,6 @@ def relabelled(W: MatrixLike, seed: int = RELABEL_SEED) -> instances.GossipSched
         The n x n gossip matrix (made dense).
     seed : int, default `RELABEL_SEED`
         The relabellings' seed.
-
-    Returns
-    -------
-    instances.GossipSchedule
-        Aperiodic: round t's matrix is made when asked for.
-
-    Examples
-    --------
-    >>> W = instances.gossip_matrix(nx.path_graph(6))
-    >>> s = relabelled(W)
-    >>> bool(np.isclose(s.contraction(3), instances.second_eigenvalue(W)))
-    True
     """
     dense = np.asarray(W.toarray() if hasattr(W, "toarray") else W, dtype=float)
     n = dense.shape[0]
@@ -224,12 +182,6 @@ def measure_point(point: Point) -> RunOutput:
     ----------
     point : Point
         One of `teps_points`: ``network, n, algorithm, T_c, cap`` (DeTAG also ``phases``, its R values).
-
-    Returns
-    -------
-    RunOutput
-        ``result``: T_eps of the best configuration, status, every configuration run, the explicit bound
-        and the crossings; ``params``: the catalog parameters of the schedule (lam, D, ...).
     """
     network, algorithm = field_str(point, "network"), field_str(point, "algorithm")
     n = int(field_float(point, "n"))
@@ -239,7 +191,7 @@ def measure_point(point: Point) -> RunOutput:
     configs: list[dict[str, Any]] = []
     phases = field_floats(point, "phases") if "phases" in point else [1]
     options: list[dict[str, Any]] = [{"R": int(R), "start": "plain"} for R in phases] \
-        if algorithm == "detag" else [{}]
+        if phased(algorithm) else [{}]
     for hyper in options:
         try:
             run = algorithms.run(algorithm, problem, schedule, step_size=1.0 / problem.smoothness,
@@ -270,15 +222,10 @@ def teps_points(mode: TimeVaryingMode) -> list[Point]:
     ----------
     mode : TimeVaryingMode
         The size of the sweep (`MODES`).
-
-    Returns
-    -------
-    list of Point
-        `measure_point` points.
     """
     return [{"figure": "time_varying_teps", "network": network, "n": n, "algorithm": algorithm,
              "T_c": mode.T_c, "cap": mode.cap, "predict": list(PREDICT),
-             **({"phases": list(mode.phases)} if algorithm == "detag" else {})}
+             **({"phases": list(mode.phases)} if phased(algorithm) else {})}
             for network in NETWORKS for n in mode.sizes for algorithm in mode.methods]
 
 
@@ -289,10 +236,6 @@ def teps_cost(point: Point) -> float:
     ----------
     point : Point
         One of `teps_points`.
-
-    Returns
-    -------
-    float
     """
     return 0.1 + field_float(point, "n") / 256 * (1.4 if point["network"] == "ring" else 0.4)
 
@@ -302,35 +245,24 @@ def teps_cost(point: Point) -> float:
 
 def consensus_rounds(schedule: instances.GossipSchedule, eta: float, *, tol: float = CONSENSUS_TOL,
                      cap: int = 100_000, columns: int = 8, seed: int = 0) -> tuple[int | None, str]:
-    """Rounds of z_{r+1} = (1 + eta) W_r z_r - eta z_{r-1} (z_1 = W_0 z_0: the plain first step) until
-    ||z - z_bar|| <= tol ||z_0 - z_bar_0||; eta = 0 is plain gossip. Returns (rounds or None, status):
-    "converged", "max_iterations" at the cap, or "diverged" (disagreement 1e6 times the start's).
+    """Rounds of z_{r+1} = (1 + eta) W_r z_r - eta z_{r-1} (z_1 = W_0 z_0) until ||z - z_bar|| <= tol
+    ||z_0 - z_bar_0||, as (rounds or None, status): "converged", "max_iterations", or "diverged"
+    (disagreement 1e6 times the start's). eta = 0 is plain gossip.
 
     Parameters
     ----------
     schedule : instances.GossipSchedule
         W_r of each round.
     eta : float
-        The two-tap momentum (0: plain gossip; ``bounds.accelerated_gossip_eta`` for accelerated).
+        The two-tap momentum.
     tol : float, default `CONSENSUS_TOL`
         The relative disagreement to reach.
     cap : int, default 100000
         Rounds at most.
     columns : int, default 8
-        Independent start vectors z_0 (standard normal, mean removed), run side by side.
+        Standard normal start vectors (mean removed), run side by side.
     seed : int, default 0
         Their seed.
-
-    Returns
-    -------
-    tuple of (int or None, str)
-
-    Examples
-    --------
-    >>> W = instances.gossip_matrix(nx.path_graph(8))
-    >>> consensus_rounds(instances.constant_schedule(W), 0.0)[0] > consensus_rounds(
-    ...     instances.constant_schedule(W), bounds.accelerated_gossip_eta(instances.second_eigenvalue(W)))[0]
-    True
     """
     n = schedule.n
     z = np.random.default_rng(seed).standard_normal((n, columns))
@@ -382,12 +314,6 @@ def consensus_point(point: Point) -> RunOutput:
     point : Point
         One of `consensus_points`: ``n, kappa, network`` ("static" or "relabelled"), ``gossip`` ("plain",
         "accelerated" or "accelerated_effective"), ``cap``.
-
-    Returns
-    -------
-    RunOutput
-        ``result``: the rounds to consensus (``t_eps``), status, eta and the effective lam; ``params``: n,
-        lam, kappa.
     """
     n, kappa = int(field_float(point, "n")), float(field_float(point, "kappa"))
     W = instances.lazy(instances.gossip_matrix(nx.path_graph(n), "metropolis"), kappa)
@@ -403,18 +329,12 @@ def consensus_point(point: Point) -> RunOutput:
 
 
 def consensus_cost(point: Point) -> float:
-    """Rough CPU seconds of a point of panel (d) (measured at n = 32): plain gossip takes about
-    1/kappa rounds of a few microseconds (a relabelled schedule mixes faster but builds every round),
-    accelerated gossip far fewer; for the pool's order.
+    """Rough CPU seconds of a point of panel (d) (measured at n = 32), for the pool's order.
 
     Parameters
     ----------
     point : Point
         One of `consensus_points`.
-
-    Returns
-    -------
-    float
     """
     rounds = min(float(field_float(point, "cap")),
                  3800.0 * (field_float(point, "n") / 32) ** 2 / float(field_float(point, "kappa")))
@@ -432,11 +352,6 @@ def consensus_points(mode: TimeVaryingMode) -> list[Point]:
     ----------
     mode : TimeVaryingMode
         The size of the sweep.
-
-    Returns
-    -------
-    list of Point
-        `consensus_point` points.
     """
     return [{"figure": "time_varying_consensus", "n": mode.consensus_n, "kappa": kappa, "network": network,
              "gossip": gossip, "cap": mode.consensus_cap}
@@ -461,10 +376,6 @@ def exponent_rows(records: Sequence[Record], consensus: Sequence[Record]
         The records of panels (a)-(c) (`measure_point`).
     consensus : sequence of Record
         The records of panel (d) (`consensus_point`).
-
-    Returns
-    -------
-    list of fit.ExponentRow
     """
     rows: list[fit.ExponentRow] = []
     for network in NETWORKS:
@@ -541,26 +452,20 @@ def _slope_text(rows: Sequence[fit.ExponentRow], sweep: str, algorithm: str) -> 
 def plot(records: Sequence[Record], consensus: Sequence[Record],
          rows: Sequence[fit.ExponentRow], mode: TimeVaryingMode, out_dir: pathlib.Path, dpi: int
          ) -> list[pathlib.Path]:
-    """Draw panels (a)-(c) (T_eps against n per network, with the explicit bound) and (d) (consensus
-    rounds against 1/(1 - lam)); write the PNG + PDF.
+    """Draw panels (a)-(c) and (d); write the PNG + PDF.
 
     Parameters
     ----------
     records, consensus : sequence of Record
         The records of panels (a)-(c) and of panel (d).
     rows : sequence of fit.ExponentRow
-        `exponent_rows` of them (the legends quote the measured slopes).
+        `exponent_rows` of them (the legends quote the slopes).
     mode : TimeVaryingMode
-        The sweep's mode (titles).
+        The sweep's mode.
     out_dir : pathlib.Path
         The output folder.
     dpi : int
         Of the PNG.
-
-    Returns
-    -------
-    list of pathlib.Path
-        The PNG and PDF.
     """
     fig, axes = new_figure(2, 2, width=6.0, height=4.5)
     axes = panels(axes)
@@ -631,30 +536,15 @@ def plot(records: Sequence[Record], consensus: Sequence[Record],
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: bool = False
          ) -> list[pathlib.Path]:
-    """Run (or resume) both sweeps and draw the figure; returns the PNG, PDF and table files.
+    """Run (or resume) both sweeps and draw the figure (docs/theory.md §17; errata E47-E52); returns the PNG,
+    PDF and table files.
 
     Parameters
     ----------
     out_dir : pathlib.Path
-        Output folder (created; default ``paper_figures/out``).
-    full : bool, default False
-        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
-    tiny : bool, default False
-        A seconds-long sweep for the test suite.
-
-    Returns
-    -------
-    list of pathlib.Path
-
-    References
-    ----------
-    docs/theory.md §17; docs/errata.md E47-E52.
-
-    Examples
-    --------
-    From a shell::
-
-        python -m decbounds.paper_figures.time_varying --tiny --out /tmp/figures
+        Output folder (created).
+    full, tiny : bool
+        The full sweep, or the test suite's seconds-long one (neither: quick).
     """
     mode = MODES[mode_name(full, tiny)]
     out_dir = pathlib.Path(out_dir)
@@ -686,17 +576,10 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m decbounds.paper_figures.time_varying [--full | --tiny] [--out DIR]``.
 
-    Make the time-varying figure; print the files written.
-
     Parameters
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     return figure_main(make, "Time-varying networks: T_eps against n, and accelerated gossip over schedules.",
                        argv)

@@ -1,22 +1,9 @@
 """Figure ``time``: seconds to eps on uneven clusters, beside Tyurin & Richtárik's time lower bound.
 
-Lu & De Sa count iterations; a cluster counts seconds (docs/time.md). Each panel measures the simulated
-time to eps (`algorithms.run_timed`) of synchronous D-PSGD and DeTAG (the engine's iterations through the
-cluster's clock), Fragile SGD, Amelie SGD and asynchronous SGD (an event heap in seconds) against
-
-- compute heterogeneity: h_i = i^alpha (``named_cluster("power")``), and one straggler slowed x1 ... x1000;
-- link times: rho on every edge of the ring, equal h = 1 s.
-
-Rows: the zero-chain hard instance (``instances.sampling_instance``, its zero-chain oracle, eps = 1/2: eps
-needs progress T_c) and the digits problem (``instances.digits_problem``, iid shards, sampled gradients).
-Every method takes the same step size per problem; Fragile's and Amelie's S is n (Amelie's least, Thm 8).
-Markers: the median over seeds; bars: min to max. Lines: Thm 19's bound with c = 1 on the instance's own
-chain (`bounds.time_bounds.chain_time_lower_bound`) and the level game's median (`level_game_times`, the
-proof's time series: no zero-respecting method beats it on the same coins) on the zero chain; Thm 1's
-expression with c = 1 at the problem's L, Delta <= f(x0), and sigma^2 estimated at x0 on digits.
-
-Records: ``<out>/time/records.jsonl`` (resumable). Table: ``time_seconds.csv``.
-
+The simulated time to eps (`algorithms.run_timed`) of synchronous D-PSGD and DeTAG, Fragile, Amelie and
+asynchronous SGD, against compute heterogeneity (h_i = i^alpha; one straggler) and link times, on the zero
+chain and on digits; beside Thm 19's bound and the level game's median on the chain, Thm 1's expression on
+digits. Records: ``<out>/time/records.jsonl``; table ``time_seconds.csv``; see docs/time.md.
 Run: ``python -m decbounds.paper_figures.timing [--full | --tiny] [--out DIR]``.
 """
 
@@ -91,7 +78,7 @@ MODES = {
 
 
 def cluster_of(sweep: str, value: float, n: int) -> instances.Cluster:
-    """The cluster at one x of a sweep (module docstring).
+    """The cluster at one x of a sweep.
 
     Parameters
     ----------
@@ -101,10 +88,6 @@ def cluster_of(sweep: str, value: float, n: int) -> instances.Cluster:
         Its x.
     n : int
         Workers.
-
-    Returns
-    -------
-    instances.Cluster
     """
     if sweep == "alpha":
         return instances.named_cluster("power", n, alpha=value, rho=BASE_LINK, topology="ring")
@@ -128,11 +111,6 @@ def measure_point(point: Point) -> RunOutput:
     ----------
     point : Point
         ``problem, sweep, value, n, method, seed``.
-
-    Returns
-    -------
-    RunOutput
-        ``result``: seconds and iterations to eps, status, simulated events.
     """
     problem, n = field_str(point, "problem"), field_int(point, "n")
     settings = PROBLEMS[problem]
@@ -153,10 +131,6 @@ def points(mode: TimeMode) -> list[Point]:
     ----------
     mode : TimeMode
         The sweep's size.
-
-    Returns
-    -------
-    list of Point
     """
     return [{"figure": "time", "problem": problem, "sweep": sweep, "value": value, "n": mode.n,
              "method": method, "seed": seed, "predict": []}
@@ -164,10 +138,14 @@ def points(mode: TimeMode) -> list[Point]:
             for seed in range(mode.seeds)]
 
 
+#: CPU seconds of a digits run where they differ from 0.3.
+_DIGITS_COST: dict[str, float] = {"dpsgd": 1.5, "detag": 1.5}
+
+
 def _cost(point: Point) -> float:
     """Rough CPU seconds: the synchronous engine on digits dominates."""
     heavy = point["problem"] == "digits"
-    return (1.5 if point["method"] in ("dpsgd", "detag") else 0.3) if heavy else 0.05
+    return _DIGITS_COST.get(field_str(point, "method"), 0.3) if heavy else 0.05
 
 
 @functools.lru_cache(maxsize=1)
@@ -187,18 +165,12 @@ def lower_bounds(problem: str, sweep: str, value: float, n: int) -> tuple[float,
 
     Parameters
     ----------
-    problem : str
-        A key of `PROBLEMS`.
-    sweep : str
-        A key of `SWEEPS`.
+    problem, sweep : str
+        Keys of `PROBLEMS` and `SWEEPS`.
     value : float
         Its x.
     n : int
         Workers.
-
-    Returns
-    -------
-    tuple
     """
     cluster = cluster_of(sweep, value, n)
     if problem == "zero_chain":
@@ -232,7 +204,7 @@ def _table(records: Sequence[Record], mode: TimeMode) -> list[dict[str, object]]
 
 def plot(rows: Sequence[dict[str, object]], mode: TimeMode, out_dir: pathlib.Path, *, dpi: int
          ) -> list[pathlib.Path]:
-    """Draw the panels (module docstring).
+    """Draw the panels.
 
     Parameters
     ----------
@@ -244,10 +216,6 @@ def plot(rows: Sequence[dict[str, object]], mode: TimeMode, out_dir: pathlib.Pat
         Output folder.
     dpi : int
         PNG resolution.
-
-    Returns
-    -------
-    list of pathlib.Path
     """
     problems = [p for p in PROBLEMS if any(key[0] == p for key in mode.values)]
     fig, axes = new_figure(len(problems), len(SWEEPS), width=4.0, height=3.2, squeeze=False)
@@ -314,15 +282,9 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False, tiny: b
     Parameters
     ----------
     out_dir : pathlib.Path
-        Output folder.
-    full : bool, default False
-        The full sweep.
-    tiny : bool, default False
-        A seconds-long sweep for the test suite.
-
-    Returns
-    -------
-    list of pathlib.Path
+        Output folder (created).
+    full, tiny : bool
+        The full sweep, or the test suite's seconds-long one (neither: quick).
     """
     mode = MODES[mode_name(full, tiny)]
     out_dir = pathlib.Path(out_dir)
@@ -345,11 +307,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments.
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     return figure_main(make, "Seconds to eps on uneven clusters, beside the time lower bound.", argv)
 

@@ -65,29 +65,14 @@ class WorkerOutput(TypedDict):
 
 
 def outcome(result: Result) -> Outcome:
-    """What a figure record keeps of one `algorithms.Result`: the configuration (step size, hyper-parameters
-    without DeTAG's per-round schedule), T_eps at x-bar and at the workers' own models (``t_eps_local``),
-    the iterations run, ``status`` ('converged' | 'max_iterations' | 'diverged'), ``message`` and
-    ``diverged``.
+    """What a figure record keeps of one `algorithms.Result`: step size, hyper-parameters (without per-round
+    schedules), T_eps at x-bar and at the workers' own models (``t_eps_local``), iterations, ``status``,
+    ``message`` and ``diverged``.
 
     Parameters
     ----------
     result : Result
         One run (or a tuned result: its winner's run).
-
-    Returns
-    -------
-    Outcome
-        A dict of JSON-able values (the ``hyper`` values as the run took them).
-
-    Examples
-    --------
-    >>> from decbounds import algorithms, instances
-    >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
-    >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
-    >>> kept = outcome(algorithms.run("dsgt", f, W, step_size=0.2, iterations=1000, tol=1e-2))
-    >>> kept["t_eps"], kept["status"], kept["hyper"]
-    (184, 'converged', {'momentum': 0.0})
     """
     hyper = {key: value for key, value in result.hyper.items() if key not in ("factors", "schedule")}
     return {"step_size": result.step_size, "hyper": hyper, "t_eps": result.t_eps,
@@ -96,21 +81,12 @@ def outcome(result: Result) -> Outcome:
 
 
 def tuned_grid(tuned: Result) -> Grid:
-    """``tuned.grid``: the grid `algorithms.tune`'s results carry (a single run's has none).
+    """``tuned.grid``, the grid of an `algorithms.tune` result (ValueError for a single run's).
 
     Parameters
     ----------
     tuned : Result
         ``algorithms.tune``'s result.
-
-    Returns
-    -------
-    Grid
-
-    Raises
-    ------
-    ValueError
-        If ``tuned`` has no grid (a single run's result).
     """
     if tuned.grid is None:
         raise ValueError("expected a result of algorithms.tune (with its grid); got a single run's")
@@ -118,26 +94,12 @@ def tuned_grid(tuned: Result) -> Grid:
 
 
 def winner_index(tuned: Result) -> int:
-    """The position of a tuned `algorithms.Result`'s winner among its ``grid.runs`` (ValueError if none).
+    """The position of a tuned result's winner among its ``grid.runs`` (ValueError if none reached eps).
 
     Parameters
     ----------
     tuned : Result
-        ``algorithms.tune``'s result (with ``grid``).
-
-    Returns
-    -------
-    int
-        The index into ``tuned.grid.runs``.
-
-    Raises
-    ------
-    ValueError
-        If no configuration reached eps (``tuned.grid.winner`` is None).
-
-    Examples
-    --------
-    See `tune_both`.
+        ``algorithms.tune``'s result.
     """
     winner = tuned_grid(tuned).winner
     if winner is None:
@@ -147,47 +109,28 @@ def winner_index(tuned: Result) -> int:
 
 def tune_both(name: str, problem: Problem, W: Gossip, grid: Steps, *, reuse: bool = False, **options: object
               ) -> tuple[Result, WorkerOutput]:
-    """`algorithms.tune` for T_eps at x-bar, then the worker-output side (`tune_worker_output`).
-
-    A branch-and-bound search (``prune=True``) stops each run at its x-bar T_eps (``stop="average"``,
-    the same T_eps, fewer iterations) and tunes the worker output again; a plain search runs until both
-    outputs are eps-stationary, so its runs hold the worker-output T_eps as well.
+    """`algorithms.tune` for T_eps at x-bar, then the worker output (`tune_worker_output`). With
+    ``prune=True`` each run stops at its x-bar T_eps and the worker output is tuned again; a plain search runs
+    until both outputs are eps-stationary.
 
     Parameters
     ----------
     name, problem, W, grid
-        As ``algorithms.tune`` (the algorithm, the oracle or local functions, the gossip matrix, the
-        step-size grid).
-    reuse : bool, default False
-        Let the worker-output search reuse the runs it can (`tune_worker_output`): only for problems on which
-        a configuration has the same bits alone and in a batch (the zero chain; ``algorithms.engine``).
-    **options
-        ``algorithms.tune``'s keywords (``tol``, ``iterations``, ``seeds``, ``prune``, ``groups``, ...) and
-        hyper-parameter grids.
-
-    Returns
-    -------
-    tuple of (Result, WorkerOutput)
-        The x-bar tuning, and `tune_worker_output`'s dict.
-
-    Raises
-    ------
-    ValueError, TypeError
         As ``algorithms.tune``.
+    reuse : bool, default False
+        Let the worker-output search reuse runs: only where a configuration has the same bits alone and in a
+        batch (the zero chain).
+    **options
+        ``algorithms.tune``'s keywords and hyper-parameter grids.
 
     Examples
     --------
-    D-PSGD's workers never reach eps on heterogeneous data (no worker-output winner); DSGT's do:
-
     >>> from decbounds import instances
     >>> f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     >>> W = instances.gossip_matrix(instances.topology("ring", 4), "metropolis")
     >>> tuned, local = tune_both("dpsgd", f, W, [0.1, 0.2, 0.4], tol=1e-2, iterations=1000)
     >>> tuned.t_eps, winner_index(tuned), local["t_eps_local"]
     (91, 2, None)
-    >>> tuned, local = tune_both("dsgt", f, W, [0.1, 0.2], tol=1e-2, iterations=1000)
-    >>> tuned.t_eps, local["t_eps_local"], local["best_local"]["step_size"]
-    (184, 184, 0.2)
     """
     stop = "average" if options.get("prune") else "both"
     passed: dict[str, Any] = dict(options)  # algorithms.tune checks them
@@ -198,36 +141,20 @@ def tune_both(name: str, problem: Problem, W: Gossip, grid: Steps, *, reuse: boo
 def tune_worker_output(tuned: Result, name: str, problem: Problem, W: Gossip, grid: Steps, *,
                        reuse: bool = False,
                        **options: object) -> WorkerOutput:
-    """The worker-output side of a tuned point: ``t_eps_local``, the least T_eps at which every worker's
-    own model is eps-stationary over the same grid (the minimum of `local_t_eps_score`), its configuration
-    ``best_local``, and ``t_eps_local_of_best``, the worker-output T_eps of the x-bar winner itself.
-
-    `options` are the keywords of the x-bar tuning `tuned` (one seed). The runs of `tuned` decide it when
-    every run either measured its worker T_eps or ran at least as long as the least one measured (then it
-    could not have beaten it). Otherwise the grid is tuned again with ``score=local_t_eps_score`` until both
-    outputs are eps-stationary, branch and bound starting from the x-bar winner's group.
-
-    With ``reuse`` that search runs only what it must (`_reusing_local_search`; the same answer): the x-bar
-    winner's own run to its worker T_eps U stands for that configuration in its group; a configuration
-    whose x-bar run went as far as its group's cap without a worker T_eps cannot win and is not run; one
-    whose x-bar run ended with both T_eps is that run; a group runs the smallest sub-grid (steps x values)
-    that holds the rest. It needs a problem on which a configuration has the same bits alone and in a
-    batch.
+    """The worker-output side of a tuned point: ``t_eps_local`` (the least T_eps at which every worker's own
+    model is eps-stationary over the same grid; None if none), its configuration ``best_local``, and
+    ``t_eps_local_of_best`` of the x-bar winner. The runs of `tuned` decide it when they can; otherwise the
+    grid is tuned again on `local_t_eps_score`, by branch and bound from the x-bar winner's group (with
+    ``reuse``, running only what it must: `_reusing_local_search`).
 
     Parameters
     ----------
     tuned : Result
-        The x-bar tuning (``algorithms.tune``'s result, with ``grid``).
+        The x-bar tuning (with ``grid``; one seed).
     name, problem, W, grid, **options
         The arguments that tuning was run with.
     reuse : bool, default False
-        See above.
-
-    Returns
-    -------
-    WorkerOutput
-        ``t_eps_local`` (None when no configuration's workers reached eps), ``best_local`` (its `outcome`)
-        and ``t_eps_local_of_best``.
+        Reuse runs that have the same bits (see `tune_both`).
     """
     cap = int(cast(int, options["iterations"]))  # checked by algorithms.tune, which made `tuned` with them
     finished = [result for result in tuned_grid(tuned).runs if result.t_eps_local is not None]
@@ -306,23 +233,10 @@ def _configurations(values: Mapping[str, Any]) -> tuple[list[str], list[list[Any
 
 def _reusing_local_search(tuned: Result, name: str, problem: Problem, W: Gossip, grid: Steps, **options: Any
                           ) -> tuple[Any, Any]:
-    """`_tune_local`'s answer, running only what it must (`tune_worker_output`'s ``reuse``).
-
-    The search is `_tune_local`'s: the x-bar winner's configuration alone to its worker T_eps U (taken from
-    its x-bar runs when they already hold it), then the groups, the winner's first, each under the cap
-    min(iterations, best so far) with ``prune`` (the incumbent U + 1 to start with), the first configuration
-    of least median worker T_eps winning. What it reuses has the same bits as what it stands for on a
-    problem whose configurations do not depend on their batch:
-
-    - the winner's configuration in its group is the run to U (a run that stopped before the cap is the
-      run under any larger cap; without U its group's cap is the same as that run's);
-    - a configuration whose x-bar run on every seed ended (not diverged) with both T_eps is that run (the
-      stop at x-bar's T_eps is the stop at both);
-    - a configuration whose x-bar run on every seed went (not diverged) to the group's cap or beyond
-      without a worker T_eps has none within the cap: it cannot win and is left out;
-    - the rest runs as the smallest sub-grid of the group (its steps x its values of each axis) that
-      holds it, one `algorithms.run_batch` as the group was.
-    """
+    """`_tune_local`'s answer, running only what it must. On a problem whose configurations do not depend on
+    their batch, the x-bar winner's run to its worker T_eps stands for it; a run that ended with both T_eps is
+    that run; one that reached its group's cap without a worker T_eps cannot win; the rest runs as the
+    smallest sub-grid of its group that holds it."""
     settings = {key: value for key, value in options.items() if key in _TUNE_OPTIONS}
     hyper = {key: value for key, value in options.items() if key not in _TUNE_OPTIONS}
     groups = [dict(group) for group in (settings.pop("groups", None) or [{}])]

@@ -1,35 +1,13 @@
 """Computed worst cases (performance estimation, ``pep.worst_case``) beside the catalog's rates.
 
-Every point is an SDP: the exact worst case of min_k ||grad f(x-bar^k)||^2 after K iterations over N = 2
-agents with L-smooth non-convex f_i, f(x0) - f(x-bar^K) <= Delta, dissimilarity varsigma^2 at the averages,
-and every symmetric W with W 1 = 1 whose spectrum off consensus lies in [-lam, lam] (the spectral relaxation
-of Colla & Hendrickx 2023, an upper bound on that class). L = Delta = varsigma = 1, one step size for every
-method (``STEP`` = 0.5/L, not tuned), DeTAG with R = 2 accelerated rounds per phase and Alg. 3's eta(lam).
+Each point is an SDP: the worst min_k ||grad f(x-bar^k)||^2 after K iterations over N = 2 agents with
+L-smooth non-convex f_i, Delta = varsigma = L = 1, step ``STEP``, and every symmetric W whose spectrum off
+consensus lies in [-lam, lam] (Colla & Hendrickx 2023). (a) against gossip rounds at lam = ``LAM_A`` (a
+phase of R rounds counts R); (b) against 1 - lam at fixed K. Each rate T_eps = C / eps^2 is drawn as the
+bound C / T, beside Cor. 2's gossip lower bound. ``worst_case_linear`` is the strongly convex class (mu =
+``MU``): the worst ||x-bar^K - x*||^2 and the linear rate read off it, beside gradient descent's 1 - alpha mu.
 
-(a) the worst case against the number of gossip rounds (a DeTAG phase counts R rounds) at lam = ``LAM_A``;
-(b) the worst case against 1 - lam at fixed K.
-
-Beside them, each method's catalog rate read as a bound after T iterations: a rate T_eps = C / eps^2
-(communication term, sigma = 0, constants 1, varsigma = varsigma0 = 1, n = 2) promises
-||grad f||^2 <= C / T after T iterations (eps = 1 inside DeTAG's log); the gossip lower bound of Cor. 2,
-Delta L / (sqrt(1 - lam) T), drawn the same way, is the best any gossip method can promise. The computed
-worst case is the exact value (up to the solver's tolerance, reported in the table) of what the rates bound
-from above; a rate curve above the points is valid and its distance to them is its looseness at these
-constants. Measured T_eps on the hard instance is not drawn here (the hard instance's T_eps lives in
-Figures 2-3; a worst case over all L-smooth f_i at K <= 10 is a different regime).
-
-Tables: ``worst_case.csv`` (every solve: method, K, rounds, lam, value, status, gap, violation, seconds,
-Gram size, the rate's and the lower bound's value at the same point).
-
-A second figure, ``worst_case_linear``, is the strongly convex class: mu = ``MU``, L = 1, step
-``LINEAR_STEP``, ||x0 - x*|| <= 1, heterogeneity varsigma = 1 at x* (the f_i do not share their minimizer),
-spectrum [-lam, lam]. (a) the worst ||x-bar^K - x*||^2 of DIGing/DSGT and EXTRA against K; (b) the linear
-rate read off the worst case, rho = (v(K) / v(K - 2))^(1/4) at the two largest K (per iteration, on
-||x-bar^K - x*||), against 1 - lam, beside gradient descent's exact rate 1 - alpha mu (what every method
-meets at lam = 0, W = 11^T/N). rho >= 1 means the worst case grows: no linear convergence for that class at
-that step. The catalog holds no strongly convex rate (its entries are T_eps for non-convex f), so no catalog
-curve is drawn there. Table: ``worst_case_linear.csv``.
-
+Tables: ``worst_case.csv``, ``worst_case_linear.csv``; see docs/worst_case.md.
 Run: ``python -m decbounds.paper_figures.worst_case [--full | --tiny] [--out DIR]``.
 """
 
@@ -81,6 +59,7 @@ __all__ = [
     "main",
     "make",
     "make_linear",
+    "phase_length",
     "rate_after",
     "rounds",
     "solve_point",
@@ -122,44 +101,43 @@ LINEAR_MODES = {
 }
 
 
-def rounds(method: str, K: int) -> int:
-    """Gossip rounds (the paper's iterations) of K iterations of `method`: a DeTAG phase is R rounds.
+def phase_length(method: str) -> dict[str, int]:
+    """``{"R": R}`` for a method whose parameters include a phase length R (`R`), else empty.
 
     Parameters
     ----------
     method : str
-        A method of `FIGURE_METHODS` (``pep.methods.METHODS``).
+        A method of ``pep.methods.METHODS``.
+    """
+    return {"R": R} if "R" in METHODS[method].params else {}
+
+
+def rounds(method: str, K: int) -> int:
+    """Gossip rounds (the paper's iterations) of K iterations of `method` (``MethodSpec.rounds``: a phase of
+    R rounds counts R).
+
+    Parameters
+    ----------
+    method : str
+        A method of ``pep.methods.METHODS``.
     K : int
         Its iterations in the PEP.
-
-    Returns
-    -------
-    int
     """
-    return K * R if method == "detag" else K
+    return METHODS[method].rounds(K, **phase_length(method))
 
 
 def rate_after(name: str, lam: float, T: int) -> float:
     """The catalog rate `name` read as a bound on ||grad f||^2 after T iterations: its communication term
-    C / eps^2 at sigma = 0, eps = 1 (``RATE_VALUES``), divided by T (module docstring).
+    C / eps^2 at sigma = 0, eps = 1 (``RATE_VALUES``), divided by T.
 
     Parameters
     ----------
     name : str
         A ``bounds`` catalog entry.
     lam : float
-        The spectrum's bound: the eigenvalues of W other than 1 lie in [-lam, lam].
+        The eigenvalues of W other than 1 lie in [-lam, lam].
     T : int
         Gossip rounds (`rounds`).
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> round(rate_after("lower_bound_gossip", 0.5, 10), 4)  # 1 / (sqrt(1 - 0.5) * 10)
-    0.1414
     """
     rate = bounds.get(name)
     values = {k: v for k, v in {**RATE_VALUES, "lam": lam, "epsilon": 1.0}.items()
@@ -168,30 +146,24 @@ def rate_after(name: str, lam: float, T: int) -> float:
 
 
 def solve_point(method: str, K: int, lam: float) -> Row:
-    """One SDP and its row of the table; a solve that fails its checks is a row with value nan and the
-    reason as its status (drawn as a gap in the curve, never as a number).
+    """One SDP and its table row; a solve that fails its checks is a row with value nan and the reason as its
+    status (a gap in the curve, never a number).
 
     Parameters
     ----------
     method : str
         A method of `FIGURE_METHODS`.
     K : int
-        Its iterations (``pep.worst_case``'s ``K``).
+        Its iterations.
     lam : float
-        The spectrum [-lam, lam] of W on the consensus' complement.
-
-    Returns
-    -------
-    Row
-        ``method, K, rounds, lam, value, status, gap, violation, gram, seconds, rate, rate_value,
-        lower_bound``.
+        The spectrum [-lam, lam] of W off consensus.
     """
     T = rounds(method, K)
     catalog = dict(FIGURE_METHODS)[method]
     row: Row = {"method": method, "K": K, "rounds": T, "lam": lam}
     start = time.perf_counter()
     try:
-        phase: dict[str, Any] = {"R": R} if method == "detag" else {}  # DeTAG's R, checked by worst_case
+        phase: dict[str, Any] = phase_length(method)  # the phase length R, checked by worst_case
         result = pep.worst_case(method, K, 1.0, STEP, spectrum=(-lam, lam), **phase)
         row.update(value=result.value, status=result.status, gap=result.gap,
                    violation=max(result.violations.values()), gram=result.sdp_size["gram"])
@@ -253,10 +225,6 @@ def table(rows: Sequence[Mapping[str, object]]) -> str:
     ----------
     rows : sequence of mapping
         Rows of the same columns (`solve_point`'s).
-
-    Returns
-    -------
-    str
     """
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
@@ -268,31 +236,15 @@ def table(rows: Sequence[Mapping[str, object]]) -> str:
 
 def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
          tiny: bool = False) -> list[pathlib.Path]:
-    """Solve every point and draw ``worst_case.png`` / ``.pdf``; returns those files and the CSV table.
+    """Solve every point (docs/theory.md §16) and draw ``worst_case.png`` / ``.pdf``; returns those files and
+    the CSV table, then `make_linear`'s.
 
     Parameters
     ----------
     out_dir : pathlib.Path
-        Output folder (created; default ``paper_figures/out``).
-    full : bool, default False
-        The full sweep (``--full`` / ``FULL=1``); otherwise the quick one.
-    tiny : bool, default False
-        A seconds-long sweep for the test suite (wins over ``full``).
-
-    Returns
-    -------
-    list of pathlib.Path
-        ``worst_case.png``, ``worst_case.pdf`` and ``worst_case.csv``, then ``make_linear``'s three files.
-
-    References
-    ----------
-    docs/theory.md §16 (performance estimation).
-
-    Examples
-    --------
-    From a shell (the test suite runs the ``--tiny`` mode of every figure)::
-
-        python -m decbounds.paper_figures.worst_case --tiny --out /tmp/figures
+        Output folder (created).
+    full, tiny : bool
+        The full sweep, or the test suite's seconds-long one (neither: quick).
     """
     if full and tiny:
         raise ValueError("full and tiny are exclusive; choose one mode")
@@ -300,7 +252,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     # one DeTAG phase never moves (the tracker starts at 0): its worst case is infinite, so DeTAG starts at 2
     # phases, and stops at the others' largest round count (its SDP grows with the 2 R gossip rounds a phase)
     points_a = [(method, K, LAM_A) for method, _ in FIGURE_METHODS for K in mode.K_a
-                if (2 if method == "detag" else 1) <= K and rounds(method, K) <= max(mode.K_a)]
+                if (2 if rounds(method, 1) > 1 else 1) <= K and rounds(method, K) <= max(mode.K_a)]
     points_b = [(method, mode.K_b, lam) for method, _ in FIGURE_METHODS for lam in mode.lams_b]
     linear = _linear_points(full, tiny)
     # both figures' solves at once, the largest SDPs first
@@ -396,16 +348,7 @@ def linear_rate(rows: Sequence[Row]) -> float:
     Parameters
     ----------
     rows : sequence of Row
-        The solves of one method at one lam (``K`` and ``value`` read).
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> linear_rate([{"K": 2, "value": 0.25}, {"K": 4, "value": 0.0625}])
-    0.7071067811865476
+        The solves of one method at one lam.
     """
     (K0, v0), (K1, v1) = sorted((field_int(r, "K"), field_float(r, "value")) for r in rows)[-2:]
     if not (v0 > 0 and v1 > 0):
@@ -416,7 +359,7 @@ def linear_rate(rows: Sequence[Row]) -> float:
 
 def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
                 tiny: bool = False, rows: Sequence[Row] | None = None) -> list[pathlib.Path]:
-    """The strongly convex figure ``worst_case_linear`` (module docstring) and its table.
+    """The strongly convex figure ``worst_case_linear`` and its table.
 
     Parameters
     ----------
@@ -425,13 +368,7 @@ def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     full, tiny : bool
         The sweep's size (``LINEAR_MODES``).
     rows : sequence of dict, optional
-        The solves of `_linear_points` in its order, made already (`make` solves both figures at once);
-        solved here when None.
-
-    Returns
-    -------
-    list of pathlib.Path
-        ``worst_case_linear.png``, ``.pdf`` and ``.csv``.
+        The solves of `_linear_points`, made already (None: solved here).
     """
     Ks, lams = LINEAR_MODES["full" if full else "tiny" if tiny else "quick"]
     if rows is None:
@@ -488,11 +425,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         The command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status.
     """
     return figure_main(make, "Computed worst cases (PEP) beside the catalog's rates.", argv)
 

@@ -38,7 +38,7 @@ ADDITIONS: dict[str, tuple[str, Callable[[], Registry[Any]], str]] = {
     "ring_rate.py": ("bounds.register_rate", lambda: bounds.RATES, "lower_bound_any_ring"),
     "bipartite_topology.py": ("instances.TOPOLOGIES.register", lambda: instances.TOPOLOGIES,
                               "complete_bipartite"),
-    "ring_gap_figure.py": ("registry.register_figure", lambda: figure_registry.FIGURE_REGISTRY, "ring_gap"),
+    "ring_gap_figure.py": ("registry.register_figure", lambda: figure_registry.FIGURES, "ring_gap"),
 }
 
 

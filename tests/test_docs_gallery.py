@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from decbounds.paper_figures.registry import FIGURE_REGISTRY, docs_images, register_figure
+from decbounds.paper_figures.registry import FIGURES, docs_images, register_figure
 
 pytest.importorskip("mkdocs")
 pytest.importorskip("latex2mathml")
@@ -24,7 +24,7 @@ _spec.loader.exec_module(hooks)
 
 def test_every_registered_image_is_in_the_gallery_with_its_command() -> None:
     text = hooks.gallery_markdown()
-    for name, figure in FIGURE_REGISTRY.objects().items():
+    for name, figure in FIGURES.objects().items():
         for stem in figure.images:
             assert f"](../img/{stem}.png)" in text, stem
         if figure.images:
@@ -42,7 +42,7 @@ def test_a_figure_registered_later_appears_with_its_description() -> None:
     try:
         text = hooks.gallery_markdown()
     finally:
-        FIGURE_REGISTRY.unregister("gallery_probe")
+        FIGURES.unregister("gallery_probe")
     assert "![a probe figure of the gallery test](../img/gallery_probe.png)" in text
     assert "`decbounds figures --only gallery_probe`" in text
 

@@ -7,7 +7,7 @@ import sys
 import types
 
 import pytest
-from decbounds.paper_figures.registry import FIGURE_REGISTRY
+from decbounds.paper_figures.registry import FIGURES
 from decbounds.pep import methods as pep_methods
 
 from decbounds import algorithms, bounds, cli, instances, oracles
@@ -23,7 +23,7 @@ def test_every_pluggable_kind_is_one_registry_with_its_entry_point_group() -> No
     groups = [
         (algorithms.ALGORITHMS, "decbounds.algorithms"), (bounds.RATES, "decbounds.rates"),
         (instances.TOPOLOGIES, "decbounds.topologies"), (instances.WEIGHT_RULES, "decbounds.weight_rules"),
-        (oracles.ORACLES, "decbounds.oracles"), (FIGURE_REGISTRY, "decbounds.figures"),
+        (oracles.ORACLES, "decbounds.oracles"), (FIGURES, "decbounds.figures"),
         (pep_methods.PEP_METHODS, "decbounds.pep_methods"), (cli.COMMANDS, "decbounds.subcommands"),
         (algorithms.COMPRESSORS, "decbounds.compressors"),
     ]
@@ -98,3 +98,12 @@ def test_the_public_builders_take_a_name_or_the_builder_itself() -> None:
     f = instances.heterogeneous_quadratic(4, 3, 1.0, seed=0)
     oracle = oracles.make_oracle(oracles.GaussianOracle, f, sigma=0.5)
     assert isinstance(oracle, oracles.GaussianOracle) and oracle.sigma == 0.5
+
+
+def test_the_figure_registry_s_old_name_warns_and_is_the_same_object() -> None:
+    from decbounds.paper_figures import registry
+
+    with pytest.warns(DeprecationWarning, match="FIGURE_REGISTRY is deprecated; use FIGURES"):
+        assert registry.FIGURE_REGISTRY is registry.FIGURES
+    with pytest.raises(AttributeError, match="no_such_name"):
+        registry.no_such_name  # noqa: B018

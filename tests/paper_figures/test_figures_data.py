@@ -147,9 +147,11 @@ def test_branch_and_bound_tuning_gives_the_grid_minimum_of_both_outputs() -> Non
     result = communication.measure_point(point)["result"]
     problem, W = communication._instance(24, communication.CHAIN_LENGTH, None)
     steps = [fraction / problem.smoothness for fraction in point["step_fractions"]]
+    search = communication.series_search("detag", 24, point["cap"])
+    assert search is not None
     brute = [r for R in point["phases"]
              for r in algorithms.run_batch("detag", problem, W, step_sizes=steps, iterations=point["cap"],
-                                           tol=problem.epsilon, R=R, **communication._detag_setting("detag"))]
+                                           tol=problem.epsilon, R=R, **search[1])]
     assert result["t_eps"] == min(r.t_eps for r in brute if r.t_eps is not None)
     assert result["t_eps_local"] == min(r.t_eps_local for r in brute if r.t_eps_local is not None)
     assert result["t_eps_local"] >= result["t_eps"] and result["status"] == "converged"
