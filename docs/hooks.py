@@ -224,12 +224,12 @@ def gallery_markdown() -> str:
     -------
     str
     """
-    from decbounds.paper_figures.registry import FIGURE_REGISTRY
+    from decbounds.paper_figures.registry import FIGURES
 
     text = _docs_module("gallery").FIGURE_TEXT
-    descriptions = FIGURE_REGISTRY.descriptions()
+    descriptions = FIGURES.descriptions()
     parts = []
-    for name, figure in FIGURE_REGISTRY.objects().items():
+    for name, figure in FIGURES.objects().items():
         for stem in figure.images:
             description = descriptions.get(name) or name
             alt, finding = text.get(stem, (description, description[:1].upper() + description[1:] + "."))

@@ -6,7 +6,6 @@ Orientation everywhere: rows are workers and a round acts as ``X <- F @ X`` on t
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 import networkx as nx
@@ -303,9 +302,6 @@ def _polynomial(coefficients: np.ndarray, mu: np.ndarray, name: str) -> np.ndarr
 
 # The names of the previous release: a "schedule" here is an array of coefficients, not a `GossipSchedule`.
 def _deprecated(old: str, new: str) -> None:
-    # decbounds' own modules still calling the old name do not warn (a DeTAG run would, every configuration)
-    if sys._getframe(2).f_globals.get("__name__", "").startswith("decbounds."):
-        return
     warnings.warn(f"instances.{old} is deprecated; use instances.{new} (the same function)",
                   DeprecationWarning, stacklevel=3)
 

@@ -11,8 +11,6 @@ from decbounds.cli import (
     BROKEN_PIPE_STATUS,
     COMMANDS,
     INTERRUPTED_STATUS,
-    SUBCOMMAND_HELP,
-    SUBCOMMANDS,
     SuggestingParser,
     build_parser,
     interrupted,
@@ -20,8 +18,22 @@ from decbounds.cli import (
     register_subcommand,
 )
 
-__all__ = ["BROKEN_PIPE_STATUS", "COMMANDS", "INTERRUPTED_STATUS", "SUBCOMMANDS", "SUBCOMMAND_HELP",
-           "SuggestingParser", "build_parser", "interrupted", "main", "register_subcommand"]
+__all__ = ["BROKEN_PIPE_STATUS", "COMMANDS", "INTERRUPTED_STATUS", "SuggestingParser", "build_parser",
+           "interrupted", "main", "register_subcommand"]
+
+
+def __getattr__(name: str) -> object:
+    """``SUBCOMMANDS`` and ``SUBCOMMAND_HELP``, deprecated: read from `decbounds.cli`, which warns.
+
+    Parameters
+    ----------
+    name : str
+    """
+    if name in ("SUBCOMMANDS", "SUBCOMMAND_HELP"):
+        import decbounds.cli
+
+        return getattr(decbounds.cli, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -257,14 +257,14 @@ def gossip_contraction(n: int, R: int, method: str, start: str, eta: float | Non
     R : int
         Gossip steps, >= 1.
     method, start : str
-        As ``instances.gossip_schedule``.
+        As ``instances.multi_step_gossip_coefficients``.
     eta : float or None
         The two-tap coefficient (None: (G1)'s).
     D : int, optional
         The broom's diameter; None for the path.
     """
-    schedule = instances.gossip_schedule(method, gossip_lam(n, D), R, eta=eta, start=start)
-    return float(np.max(np.abs(instances.schedule_polynomial(schedule, gossip_eigenvalues(n, D)))))
+    schedule = instances.multi_step_gossip_coefficients(method, gossip_lam(n, D), R, eta=eta, start=start)
+    return float(np.max(np.abs(instances.multi_step_polynomial(schedule, gossip_eigenvalues(n, D)))))
 
 
 def series_search(series: str, n: int, cap: int, D: int | None = None

@@ -38,7 +38,6 @@ from typing import Any
 import matplotlib.ticker
 import numpy as np
 from decbounds.algorithms.result import to_jsonable
-from decbounds.algorithms.tune import detag_grid
 from decbounds.paper_figures import exponents, fit
 from decbounds.paper_figures.heterogeneity import make_executor, mode_name
 from decbounds.paper_figures.plotting import (
@@ -198,9 +197,10 @@ def measure_point(point: Point) -> RunOutput:
                                                  sorted({min(1.0, c * delta) for c in GAMMA_FACTORS},
                                                         reverse=True)]}
     cap = int(field_int(point, "cap"))
-    if algorithm == "detag":  # its (eta, start, R) search, one group per R so branch and bound prunes
-        search = detag_grid(f, W, cap)
-        hyper.update(eta=search["eta"], start=search["start"], groups=[{"R": R} for R in search["R"]])
+    search = dict(algorithms.rule_class(algorithm).default_search(f, W, cap))
+    if "R" in search:  # a phased rule's own search, one group per R so that branch and bound prunes
+        hyper.update({name: values for name, values in search.items() if name != "R"},
+                     groups=[{"R": R} for R in search["R"]])
     best = algorithms.tune(algorithm, problem, W, grid=list(field_floats(point, "steps")),
                            seeds=list(field_ints(point, "seeds")), tol=float(field_float(point, "tol")),
                            iterations=cap, stop="average", prune=True, **hyper)

@@ -146,7 +146,7 @@ def consensus_contraction(W: MatrixLike, lam: float, method: str, start: str,
     lam : float
         Its second-largest eigenvalue magnitude.
     method, start : str
-        As ``instances.gossip_schedule``.
+        As ``instances.multi_step_gossip_coefficients``.
     rounds : sequence or array of int
         The R values.
     """
@@ -154,7 +154,7 @@ def consensus_contraction(W: MatrixLike, lam: float, method: str, start: str,
     projector = np.eye(n) - 1.0 / n
     contraction = []
     for R in rounds:
-        schedule = instances.gossip_schedule(method, lam, R, start=start)
+        schedule = instances.multi_step_gossip_coefficients(method, lam, R, start=start)
         contraction.append(np.linalg.norm(instances.multi_step_gossip(W, projector, schedule), 2))
     return np.array(contraction)
 

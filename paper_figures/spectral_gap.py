@@ -209,11 +209,11 @@ def gossip_contraction(W: instances.GossipMatrix, lam: float, R: int, eta: float
     eta : float or None
         The two-tap momentum (None: Alg. 3's formula).
     start : str
-        The schedule's start (``instances.gossip_schedule``).
+        The schedule's start (``instances.multi_step_gossip_coefficients``).
     """
     mu = np.linalg.eigvalsh(W.toarray())[:-1]  # ascending; the last is the consensus eigenvalue 1
-    schedule = instances.gossip_schedule("two_tap", lam, int(R), eta=eta, start=start)
-    return float(np.abs(instances.schedule_polynomial(schedule, mu)).max())
+    schedule = instances.multi_step_gossip_coefficients("two_tap", lam, int(R), eta=eta, start=start)
+    return float(np.abs(instances.multi_step_polynomial(schedule, mu)).max())
 
 
 def _etas(point: Point) -> list[float | None]:

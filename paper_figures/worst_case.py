@@ -35,7 +35,7 @@ from decbounds.paper_figures.plotting import (
 )
 from decbounds.paper_figures.records import field_float, field_int, field_str
 from decbounds.paper_figures.sweep import SerialExecutor, parallel_map
-from decbounds.pep.methods import METHODS
+from decbounds.pep.methods import PEP_METHODS
 
 from decbounds import bounds, pep
 
@@ -107,9 +107,9 @@ def phase_length(method: str) -> dict[str, int]:
     Parameters
     ----------
     method : str
-        A method of ``pep.methods.METHODS``.
+        A method of ``pep.PEP_METHODS``.
     """
-    return {"R": R} if "R" in METHODS[method].params else {}
+    return {"R": R} if "R" in PEP_METHODS.resolve(method).params else {}
 
 
 def rounds(method: str, K: int) -> int:
@@ -119,11 +119,11 @@ def rounds(method: str, K: int) -> int:
     Parameters
     ----------
     method : str
-        A method of ``pep.methods.METHODS``.
+        A method of ``pep.PEP_METHODS``.
     K : int
         Its iterations in the PEP.
     """
-    return METHODS[method].rounds(K, **phase_length(method))
+    return PEP_METHODS.resolve(method).rounds(K, **phase_length(method))
 
 
 def rate_after(name: str, lam: float, T: int) -> float:
@@ -267,7 +267,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
     for method, catalog in FIGURE_METHODS:
         look = style(catalog)
         color, marker = look.get("color"), look.get("marker", "o")
-        label = METHODS[method].label
+        label = PEP_METHODS.resolve(method).label
         for axis, rows, x_of in ((axis_a, rows_a, _rounds_of), (axis_b, rows_b, _gap_of)):
             mine = sorted((r for r in rows if r["method"] == method), key=x_of)
             xs = [x_of(r) for r in mine]
@@ -291,7 +291,7 @@ def make(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
                      fontsize="medium")
     axis_b.set_xscale("log")
     axis_b.set_xlabel("$1-\\lambda$ (spectrum in $[-\\lambda, \\lambda]$)")
-    K_rounds = ", ".join(f"{METHODS[m].label.split(' ')[0]} T = {rounds(m, mode.K_b)}"
+    K_rounds = ", ".join(f"{PEP_METHODS.resolve(m).label.split(' ')[0]} T = {rounds(m, mode.K_b)}"
                          for m in ("dgd_cta", "detag"))
     axis_b.set_title(f"(b) against $1-\\lambda$ at K = {mode.K_b} ({K_rounds})", fontsize="medium")
     _explain_zero_rates(axis_b, rows_b)
@@ -390,10 +390,11 @@ def make_linear(out_dir: pathlib.Path = DEFAULT_OUT_DIR, *, full: bool = False,
             mine = sorted((r for r in rows if r["method"] == method and r["lam"] == lam),
                           key=lambda r: r["K"])
             axis_a.plot([r["K"] for r in mine], [r["value"] for r in mine], color=color, marker=marker,
-                        linestyle=("-", "--", ":")[j % 3], label=f"{METHODS[method].label}, lam = {lam:g}")
+                        linestyle=("-", "--", ":")[j % 3],
+                        label=f"{PEP_METHODS.resolve(method).label}, lam = {lam:g}")
         gaps = [1.0 - lam for lam in lams]
         axis_b.plot(gaps, [rates[(method, lam)] for lam in lams], color=color, marker=marker,
-                    label=f"{METHODS[method].label}: rate of the worst case")
+                    label=f"{PEP_METHODS.resolve(method).label}: rate of the worst case")
     axis_a.plot(Ks, [(1 - LINEAR_STEP * MU) ** (2 * K) for K in Ks], **BOUND_STYLE,
                 label="gradient descent, $(1-\\alpha\\mu)^{2K}$")
     axis_b.axhline(1.0 - LINEAR_STEP * MU, **BOUND_STYLE, label="gradient descent, $1-\\alpha\\mu$")

@@ -81,8 +81,8 @@ def test_consensus_contraction_is_the_polynomial_bound() -> None:
     rounds = [1, 3, 10, 30]
     for _label, method, start in gossip.GOSSIP_METHODS:
         measured = gossip.consensus_contraction(W, lam, method, start, rounds)
-        schedules = [instances.gossip_schedule(method, lam, R, start=start) for R in rounds]
-        expected = [np.abs(instances.schedule_polynomial(schedule, mu)).max() for schedule in schedules]
+        schedules = [instances.multi_step_gossip_coefficients(method, lam, R, start=start) for R in rounds]
+        expected = [np.abs(instances.multi_step_polynomial(schedule, mu)).max() for schedule in schedules]
         np.testing.assert_allclose(measured, expected, rtol=1e-9)
     np.testing.assert_allclose(gossip.consensus_contraction(W, lam, "plain", "paper", rounds),
                                lam ** np.array(rounds), rtol=1e-9)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from decbounds.paper_figures import topology
-from decbounds.paper_figures.registry import FIGURE_REGISTRY, docs_images
+from decbounds.paper_figures.registry import FIGURES, docs_images
 
 from decbounds import instances
 
@@ -33,7 +33,7 @@ def test_correlations_find_the_measure_that_orders_the_loss() -> None:
 
 
 def test_registered_with_its_image() -> None:
-    assert "topology" in FIGURE_REGISTRY and "topology" in docs_images()
+    assert "topology" in FIGURES and "topology" in docs_images()
 
 
 def test_tiny_run_lists_every_member_with_both_measures_and_resumes(tmp_path) -> None:
