@@ -200,8 +200,8 @@ def run_batch(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: G
         first = configs[indices[0]][1]
         rule = cls(f, channel, {k: first.get(k, default) for k, default in cls.structural.items()},
                    iterations=iterations)
-        resolved = [rule.resolve({k: configs[i][1].get(k, default) for k, default in cls.batchable.items()})
-                    for i in indices]
+        resolved = [rule.check_values({k: configs[i][1].get(k, default)
+                                       for k, default in cls.batchable.items()}) for i in indices]
         steps, seeds_here = [configs[i][0] for i in indices], [configs[i][2] for i in indices]
         runtime = Runtime(problem=f, oracle=oracle, channel=channel, step_sizes=steps,
                         hyper=batch_hyper(rule.structural_values, resolved, int(f.dim)), batch=batch,

@@ -514,7 +514,7 @@ def _run(rule_class: type[StepRule], ops: Any, x0: np.ndarray, K: int, steps: np
     batchable = {k: v for k, v in params.items() if k not in rule_class.structural}
     rule = _prepared(rule_class, n, d, K * per_iteration, getattr(ops, "lam", 0.0),
                      getattr(ops, "lambda_min", -1.0), structural)
-    values = rule.resolve({**rule_class.batchable, **batchable})
+    values = rule.check_values({**rule_class.batchable, **batchable})
     batched = batch_hyper({}, [values], d)
     hyper = MappingProxyType({k: v.view(_Constant) if isinstance(v, np.ndarray) else v
                               for k, v in {**batched, **rule.structural_values}.items()})

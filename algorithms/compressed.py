@@ -53,7 +53,7 @@ class CompressedRule(StepRule):
         self.delta = float(self.compressor.delta(setup.d))  # refuses k > d here, before the run
         self.structural_values["compressor"] = self.compressor.spec
 
-    def resolve(self, values: dict[str, object]) -> dict[str, object]:
+    def check_values(self, values: dict[str, object]) -> dict[str, object]:
         gamma = values.get("gamma")
         if gamma is None:
             values["gamma"] = self.delta
@@ -136,10 +136,10 @@ class ChocoSGD(CompressedRule):
         assert setup.lambda_min is not None and setup.lam is not None
         self.lambda_min, self.lam_of_w = float(setup.lambda_min), float(setup.lam)
 
-    def resolve(self, values: dict[str, object]) -> dict[str, object]:
+    def check_values(self, values: dict[str, object]) -> dict[str, object]:
         if values.get("gamma") == "theory":
             values["gamma"] = theory_gamma(1.0 - self.lam_of_w, self.delta, 1.0 - self.lambda_min)
-        return super().resolve(values)
+        return super().check_values(values)
 
     def init(self, ctx: Context) -> ChocoState:
         self.gamma = ctx.hyper["gamma"]

@@ -674,8 +674,8 @@ class DeTAG(StepRule):
         self.R = require_count("R", R, 1)
         self.structural_values["R"] = self.R
 
-    def resolve(self, values: dict[str, object]) -> dict[str, object]:
-        values = super().resolve(values)
+    def check_values(self, values: dict[str, object]) -> dict[str, object]:
+        values = super().check_values(values)
         assert self.lam is not None
         values["gossip"] = require_choice("gossip", values["gossip"], GOSSIP_METHODS)
         values["start"] = require_choice("start", values["start"], GOSSIP_STARTS)

@@ -8,6 +8,7 @@ per worker, one round; docs/theory.md §1.5), ``average(state)`` the output x_ha
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -362,7 +363,17 @@ class StepRule:
         setup : Setup
         """
 
-    def resolve(self, values: dict[str, object]) -> dict[str, object]:
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """A subclass that still overrides ``resolve``, the former name of `check_values`, keeps working
+        with a DeprecationWarning (its ``resolve`` is what the engine calls)."""
+        super().__init_subclass__(**kwargs)
+        former = cls.__dict__.get("resolve")
+        if former is not None and "check_values" not in cls.__dict__:
+            warnings.warn(f"{cls.__name__}.resolve is deprecated; name it check_values", DeprecationWarning,
+                          stacklevel=2)
+            cls.check_values = former  # type: ignore[method-assign]
+
+    def check_values(self, values: dict[str, object]) -> dict[str, object]:
         """One configuration's batchable values checked, defaults filled in (default: momentum, beta in [0,
         1)).
 
@@ -451,8 +462,6 @@ class StepRule:
 def __getattr__(name: str) -> object:
     """``check_size``, the former name of `check_n_by_n` (deprecated: pep has a ``check_size`` of its own)."""
     if name == "check_size":
-        import warnings
-
         warnings.warn("algorithms.step_rule.check_size is deprecated; use check_n_by_n", DeprecationWarning,
                       stacklevel=2)
         return check_n_by_n

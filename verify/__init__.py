@@ -98,13 +98,14 @@ if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`):
         VerifyInputError,
         VerifyTypeError,
         check_hyper,
-        resolve_settings,
+        settings_for,
     )
     from decbounds.verify.spec import fingerprint, load_rule
     from decbounds.verify.term import OPTIMAL_REFERENCES, TERMS, Term
     from decbounds.verify.terms import grid_options, measure, raise_caps, sweep_points, term_instance
     from decbounds.verify.verdict import Verdict, VerdictKind
     from decbounds.verify.verdicts import (
+        advice_for,
         beats_centralized,
         below_bound,
         bracket,
@@ -113,7 +114,6 @@ if TYPE_CHECKING:  # the names below are imported on first use (`lazy_exports`):
         exact_averaging_lag,
         explicit_bound,
         fit_tail,
-        resolve_advice,
         term_verdict,
         verdict_kind,
     )
@@ -166,7 +166,7 @@ _EXPORTS: dict[str, str] = {
     "VerifyInputError": "settings",
     "VerifyTypeError": "settings",
     "check_hyper": "settings",
-    "resolve_settings": "settings",
+    "settings_for": "settings",
     "fingerprint": "spec",
     "load_rule": "spec",
     "grid_options": "terms",
@@ -182,7 +182,7 @@ _EXPORTS: dict[str, str] = {
     "exact_averaging_lag": "verdicts",
     "explicit_bound": "verdicts",
     "fit_tail": "verdicts",
-    "resolve_advice": "verdicts",
+    "advice_for": "verdicts",
     "term_verdict": "verdicts",
     "verdict_kind": "verdicts",
 }
@@ -224,6 +224,7 @@ __all__ = [
     "VerifyReport",
     "VerifyTypeError",
     "add_parser",
+    "advice_for",
     "audit",
     "beats_centralized",
     "below_bound",
@@ -246,8 +247,7 @@ __all__ = [
     "measure",
     "raise_caps",
     "report_markdown",
-    "resolve_advice",
-    "resolve_settings",
+    "settings_for",
     "sweep_points",
     "term_instance",
     "term_verdict",
@@ -255,4 +255,12 @@ __all__ = [
     "verify",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+#: The names of the previous release, read with a DeprecationWarning until 0.4.
+_DEPRECATED = {
+    "resolve_settings": (".settings", "settings_for", "decbounds.verify.resolve_settings is deprecated; use "
+                         "settings_for (the same function)"),
+    "resolve_advice": (".verdicts", "advice_for", "decbounds.verify.resolve_advice is deprecated; use "
+                       "advice_for (the same function)"),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals(), deprecated=_DEPRECATED)

@@ -114,7 +114,7 @@ class _Run:
                  seeds: Sequence[int], iterations: int, batch: int) -> None:
         self.tap = _Tap(oracle if oracle is not None else f, oracle is None, f)
         self.rule = cls(f, channel, {}, iterations=iterations)
-        resolved = [self.rule.resolve(dict(cls.batchable)) for _ in steps]
+        resolved = [self.rule.check_values(dict(cls.batchable)) for _ in steps]
         self.ledger = Runtime(problem=self.tap, oracle=None if oracle is None else self.tap,
                              channel=channel, step_sizes=list(steps),
                              hyper=batch_hyper(self.rule.structural_values, resolved, int(f.dim)),

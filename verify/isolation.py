@@ -171,11 +171,11 @@ def _child() -> None:
         result.write_text(json.dumps(to_jsonable(payload)))
 
     from decbounds.verify import runner
-    from decbounds.verify.settings import resolve_settings
+    from decbounds.verify.settings import settings_for
     from decbounds.verify.spec import load_rule
 
     # checked again here as in the deciding process (the same function), from the JSON the parent wrote
-    settings = resolve_settings(arguments["mode"], arguments["sizes"] or None, arguments["budget"])
+    settings = settings_for(arguments["mode"], arguments["sizes"] or None, arguments["budget"])
     spec = arguments["spec"]
     before = auditor_snapshot()
     try:

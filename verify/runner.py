@@ -25,7 +25,7 @@ from decbounds.verify.settings import (
     Settings,
     VerifyInputError,
     check_hyper,
-    resolve_settings,
+    settings_for,
 )
 from decbounds.verify.spec import fingerprint, load_rule, register_rule
 from decbounds.verify.terms import measure, raise_caps, sweep_points
@@ -81,7 +81,7 @@ def verify(rule: object, *, mode: str = "quick", out: str | pathlib.Path | None 
         0
     """
     started = time.perf_counter()
-    settings = resolve_settings(mode, sizes, budget)
+    settings = settings_for(mode, sizes, budget)
     hyper = check_hyper(hyper)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise VerifyInputError(f"seed must be a non-negative integer; got seed={seed!r}")

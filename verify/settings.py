@@ -12,6 +12,8 @@ import numpy as np
 from decbounds.paper_figures import communication, heterogeneity
 from decbounds.verify.verdict import VerdictKind
 
+from decbounds.lazy_exports import deprecated_attributes
+
 __all__ = [
     "BASELINES",
     "BASELINE_CHOICES",
@@ -43,7 +45,7 @@ __all__ = [
     "VerifyInputError",
     "VerifyTypeError",
     "check_hyper",
-    "resolve_settings",
+    "settings_for",
 ]
 
 
@@ -218,7 +220,7 @@ def _positive_int(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= 1
 
 
-def resolve_settings(mode: object, sizes: object = None, budget: object = None) -> Settings:
+def settings_for(mode: object, sizes: object = None, budget: object = None) -> Settings:
     """The `Settings` of ``mode`` with ``sizes`` (field -> value) and ``budget`` (one iteration cap for every
     Setting 2 run) applied, each checked: VerifyInputError (a ValueError) or VerifyTypeError (a TypeError)
     naming the argument and the property it violates.
@@ -238,10 +240,10 @@ def resolve_settings(mode: object, sizes: object = None, budget: object = None) 
 
     Examples
     --------
-    >>> resolve_settings("quick", {"comm_sizes": [48, 96, 192]}).comm_sizes
+    >>> settings_for("quick", {"comm_sizes": [48, 96, 192]}).comm_sizes
     (48, 96, 192)
     >>> try:
-    ...     resolve_settings("quick", budget=float("nan"))
+    ...     settings_for("quick", budget=float("nan"))
     ... except ValueError as error:
     ...     print(error)
     budget must be a positive integer; got budget=nan
@@ -333,3 +335,8 @@ def check_hyper(hyper: object) -> dict[str, object]:
         raise VerifyTypeError(f"hyper must be a mapping of hyper-parameter names to values or grids; got "
                               f"{type(hyper).__name__} hyper={hyper!r}")
     return dict(hyper)
+
+
+_RENAMED = ("decbounds.verify.settings.resolve_settings is deprecated; use settings_for "
+            "(the same function)")
+__getattr__ = deprecated_attributes(__name__, globals(), {"resolve_settings": ("settings_for", _RENAMED)})

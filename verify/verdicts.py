@@ -51,9 +51,22 @@ from decbounds.verify.settings import (
 from decbounds.verify.term import EXACT_AVERAGING, TERMS, Term
 from decbounds.verify.verdict import TERM_KINDS, Verdict, VerdictKind
 
-__all__ = ["beats_centralized", "below_bound", "bracket", "censored_floor", "centralized_ratio", "decide",
-           "exact_averaging_lag", "explicit_bound", "fit_tail", "resolve_advice", "term_verdict",
-           "verdict_kind"]
+from decbounds.lazy_exports import deprecated_attributes
+
+__all__ = [
+    "advice_for",
+    "beats_centralized",
+    "below_bound",
+    "bracket",
+    "censored_floor",
+    "centralized_ratio",
+    "decide",
+    "exact_averaging_lag",
+    "explicit_bound",
+    "fit_tail",
+    "term_verdict",
+    "verdict_kind",
+]
 
 #: The fewest sizes at which `bracket` must hold (as `centralized_ratio`'s).
 BRACKET_SIZES = 3
@@ -473,7 +486,7 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
     central : float, optional
         `centralized_ratio`.
     resolve : str, default ""
-        What would resolve the term (`resolve_advice`).
+        What would resolve the term (`advice_for`).
     bracketed : str, default ""
         The evidence of `VERDICT_WITHIN` (`bracket`), "" when it does not hold.
     beats_central : str, default ""
@@ -554,7 +567,7 @@ def term_verdict(term: str, rule_fit: fit.RecordFit, references: Mapping[str, fi
                    "wide CI")
 
 
-def resolve_advice(term: str, settings: Settings, mode: str, records: Sequence[Record], *,
+def advice_for(term: str, settings: Settings, mode: str, records: Sequence[Record], *,
                    name: str = "") -> str:
     """What would resolve ``term`` (sizes and caps, derived from the explicit bound and the descent cost
     that centralized SGD measured in this run), and the mode that runs larger sizes.
@@ -723,6 +736,11 @@ def decide(name: str, records: Sequence[Record], settings: Settings, audited: Ma
             floor=censored_floor(medians, name, spec.variable), central=central,
             beats_central=beats_centralized(medians, name, spec.variable)
             if spec.reference == EXACT_AVERAGING else "",
-            resolve=resolve_advice(term, settings, mode, medians, name=name),
+            resolve=advice_for(term, settings, mode, medians, name=name),
             bracketed=_bracketed(spec, medians, name, fits[term]))
     return verdicts, fits
+
+
+_RENAMED = ("decbounds.verify.verdicts.resolve_advice is deprecated; use advice_for "
+            "(the same function)")
+__getattr__ = deprecated_attributes(__name__, globals(), {"resolve_advice": ("advice_for", _RENAMED)})

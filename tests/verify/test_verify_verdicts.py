@@ -107,13 +107,13 @@ def test_below_the_order_is_decided_on_the_lazy_family_and_unresolved_on_the_pat
 
 def test_unresolved_verdicts_print_the_budget_that_resolves_them_and_the_right_mode():
     records = [{"point": {"algorithm": "centralized", "term": "communication"}, "result": {"t_eps": 702.0}}]
-    quick = v.resolve_advice("communication", v.MODES["quick"], "quick", records)
+    quick = v.advice_for("communication", v.MODES["quick"], "quick", records)
     n = int(quick.split("resolved at n >= ")[1].split(",")[0])
     assert n - 2 * math.ceil(n / 3) + 1 >= v.DOMINANCE * 702 > (n - 1) - 2 * math.ceil((n - 1) / 3) + 1
     assert "without --quick" in quick
-    tiny = v.resolve_advice("sampling_sigma2", v.MODES["tiny"], "tiny", records)
+    tiny = v.advice_for("sampling_sigma2", v.MODES["tiny"], "tiny", records)
     assert "without --quick" not in tiny and "--tiny" in tiny and "sampling_seeds': 16" in tiny
-    assert "--quick" not in v.resolve_advice("spectral_gap", v.MODES["full"], "full", records)
+    assert "--quick" not in v.advice_for("spectral_gap", v.MODES["full"], "full", records)
 
 
 def test_a_sampling_term_measured_the_same_as_the_reference_is_never_worse():
@@ -147,7 +147,7 @@ def test_the_centralized_ratio_reads_the_sizes_both_finished():
 ])
 def test_bad_sizes_and_budgets_name_the_argument(kwargs, error, message):
     with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
-        v.resolve_settings("quick", **kwargs)
+        v.settings_for("quick", **kwargs)
 
 
 def test_bad_hyper_is_a_type_error_naming_hyper(tmp_path):
@@ -272,7 +272,7 @@ def test_the_bracket_never_turns_worse_or_below_into_within_and_needs_detag_to_m
     records = _path_records("detag", DETAG_PATH.get) + _path_records("d2", D2_PATH.get) + \
         _path_records("centralized", lambda n: 702.0)
     audited = {"passed": True, "checks": [v.Check("runs", True, "")]}
-    settings = v.resolve_settings("full")
+    settings = v.settings_for("full")
     verdicts, _ = v.verdicts.decide("d2", records, settings, audited, baselines=("detag", "centralized"),
                                        mode="full")
     assert v.verdict_kind(verdicts["communication"]) == "within", verdicts["communication"]
