@@ -25,7 +25,7 @@ from decbounds.algorithms.compression import (
     make_compressor,
 )
 
-from decbounds import bounds, instances
+from decbounds import instances, pep
 from decbounds.cli import main
 from decbounds.registry import Registry
 
@@ -199,7 +199,7 @@ def test_allow_disconnected_admits_lam_one_and_refuses_more():
     with pytest.raises(ValueError, match=r"lam = .*2 > 1"):
         instances.as_gossip(np.array([[1.5, -0.5], [-0.5, 1.5]]), allow_disconnected=True)  # lam = 2.0
     with pytest.raises(ValueError, match=r"> 1"):
-        bounds.worst_case("dsgt", 3, L=1.0, step_size=0.5, W=np.array([[3.0, -2.0], [-2.0, 3.0]]))  # 4.60
+        pep.worst_case("dsgt", 3, L=1.0, step_size=0.5, W=np.array([[3.0, -2.0], [-2.0, 3.0]]))  # 4.60
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the opt-in warned for a graph, not for the same matrix
         assert instances.as_gossip(nx.empty_graph(3), allow_disconnected=True).lam == 1.0

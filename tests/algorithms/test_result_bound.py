@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from decbounds.bounds import Prediction, predict_at, worst_case
+from decbounds.bounds import Prediction, predict_at
+from decbounds.pep import worst_case
 
 from decbounds import algorithms, bounds, instances, oracles
 
