@@ -108,7 +108,7 @@ def test_digits_term_in_tiny_mode(tmp_path):
     report = v.verify("mg_dsgd", mode="tiny", out=tmp_path, hyper={"R": 2, "form": "cta"}, baselines=("d2",),
                       sizes=sizes, progress=False, digits=True)
     assert report.exit_status == 0
-    verdict = report.verdicts["digits"]
+    verdict = str(report.verdicts["digits"])
     assert re.match(r"(lower than|higher than|overlapping) D\^2 \(\d", verdict), verdict
     assert "mg_dsgd " in verdict and "over 3 seeds after 12 iterations, 0% shuffled digits" in verdict
     digits = [r for r in _records(tmp_path)[1:] if r["point"]["term"] == "digits"]
