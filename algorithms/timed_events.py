@@ -80,6 +80,20 @@ def shortest_path_trees(cluster: TimedCluster, pivot: int) -> tuple[list[int], l
     return up, children, tau
 
 
+def _relay_and_restart(heap: list[tuple[float, int, int, int, int, object]], seq: int, t: float, i: int,
+                       value: int, children: list[list[int]], rho: list[list[float]], epoch: list[int],
+                       clock: _Clock) -> int:
+    """Worker i, on receiving the point x_value: forwards it down its tree and restarts its gradient at
+    it (a new epoch, so the gradient under way is discarded; Alg. 2 and 4)."""
+    for p in children[i]:
+        seq += 1
+        heapq.heappush(heap, (t + rho[i][p], seq, 0, p, value, None))
+    epoch[i] += 1
+    seq += 1
+    heapq.heappush(heap, (t + clock.next(i), seq, 1, i, epoch[i], None))
+    return seq
+
+
 def fragile_schedule(cluster: TimedCluster, *, pivot: int, batch_size: int, rng: np.random.Generator,
                      stats: dict[str, int]) -> Iterator[tuple[float, dict[int, int]]]:
     """Fragile SGD's steps (Alg. 2-4): yields (seconds of step k, {worker: gradients at x_k in g^k}).
@@ -125,12 +139,7 @@ def fragile_schedule(cluster: TimedCluster, *, pivot: int, batch_size: int, rng:
             point[i] = value
             if value > kmax[i]:
                 kmax[i], acc[i] = value, {}
-            for p in children[i]:
-                seq += 1
-                heapq.heappush(heap, (t + rho[i][p], seq, 0, p, value, None))
-            epoch[i] += 1
-            seq += 1
-            heapq.heappush(heap, (t + clock.next(i), seq, 1, i, epoch[i], None))
+            seq = _relay_and_restart(heap, seq, t, i, value, children, rho, epoch, clock)
             continue
         if kind == 1:  # a gradient finished on worker i
             if value != epoch[i]:
@@ -231,12 +240,7 @@ def amelie_schedule(cluster: TimedCluster, *, pivot: int, batch_size: int, rng: 
         events += 1
         if kind == 0:  # x_value arrives at worker i
             point[i], counts[i], frozen[i], child_b[i], dirty[i] = value, 0, False, {}, False
-            for p in children[i]:
-                seq += 1
-                heapq.heappush(heap, (t + rho[i][p], seq, 0, p, value, None))
-            epoch[i] += 1
-            seq += 1
-            heapq.heappush(heap, (t + clock.next(i), seq, 1, i, epoch[i], None))
+            seq = _relay_and_restart(heap, seq, t, i, value, children, rho, epoch, clock)
             continue
         if kind == 3:  # the all-reduce's request reaches worker i: its (g_i, s_i) is fixed
             frozen[i] = True
