@@ -102,7 +102,8 @@ def tune(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: Gossip
     groups : sequence of mapping, optional
         Configuration groups run in turn, each the step grid x its hyper values x seeds.
     prune : bool, default False
-        Branch and bound: each group runs only up to the best median score so far (the same winner).
+        Branch and bound: each group runs only up to the best median score so far (the same winner over an
+        odd number of seeds; over an even number a group can lose a median it would win, errata E77).
     score : callable, default `t_eps_score`
         A run's score, less is better.
     callback, record_every, stop
@@ -111,11 +112,11 @@ def tune(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: Gossip
         A score known to be reachable: only configurations that beat it can win.
     observer : algorithms.Observer, optional
     race : bool, default False
-        Branch and bound in time (implies ``prune``; the default score only): the configurations of a group
-        run side by side (single-key groups of batchable values as one batch), and the batch stops once its
-        least median T_eps is settled, complete over the seeds and out of every other configuration's reach
-        (`Race`): the same winner and winner's runs, at the cost of the winner's T_eps; the others end as
-        "max_iterations" where the batch stopped (``grid.limits``).
+        Branch and bound in time (the default score only): the configurations of a group run side by side
+        (single-key groups of batchable values as one batch), and the batch stops once its least median
+        T_eps is settled, complete over the seeds and out of every other configuration's reach: the whole
+        grid's winner and its runs, at about the cost of the winner's; the others end as "max_iterations"
+        where the batch stopped (``grid.limits``).
     **hyper
         Hyper-parameters; a list is a grid axis (unset axes of `StepRule.default_search` default to it).
 
