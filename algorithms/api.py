@@ -155,9 +155,9 @@ def run_batch(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: G
     observer : algorithms.Observer, optional
         Told each engine run and each step; it may raise to stop the run.
     settle : callable, optional
-        ``settle(t, t_eps, closed)`` -> the iteration after which the batch may stop, asked after the start and
-        whenever a configuration reaches T_eps or stops (``algorithms.tune``'s race); one batch only (no
-        structural grid axis).
+        ``settle(t, t_eps, closed)`` -> the iteration after which the batch may stop, asked after the start
+        and whenever a configuration reaches T_eps or stops (``algorithms.tune``'s race); one batch only
+        (no structural grid axis).
     **hyper
         The algorithm's hyper-parameters, each a value or a grid.
 

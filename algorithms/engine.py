@@ -290,7 +290,8 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
                 break
             if settle is not None and (t == 0 or outcomes.changes != seen):
                 seen = outcomes.changes
-                stop_at = min(settings.iterations, max(t + 1, int(settle(t, outcomes.t_eps, ~outcomes.running))))
+                asked = int(settle(t, outcomes.t_eps, ~outcomes.running))
+                stop_at = min(settings.iterations, max(t + 1, asked))
     runtime.open = False
     return [_result(outcomes, j, algorithm=algorithm, seed=seeds[j], step_size=step_sizes[j], hyper=hypers[j],
                     runtime=runtime, settings=settings, radius=float(radius[j])) for j in range(runtime.k)]

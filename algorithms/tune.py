@@ -231,8 +231,9 @@ def _group_major(blocks: int, steps: int, groups: int) -> np.ndarray:
 
 
 class _Race:
-    """`run_batch`'s ``settle`` for ``tune(race=True)``: branch and bound in time over blocks of ``per_config``
-    seeds (a configuration each), ranked for ties (``ranks``; the ``incumbent`` of earlier calls ranks first).
+    """`run_batch`'s ``settle`` for ``tune(race=True)``: branch and bound in time over blocks of
+    ``per_config`` seeds (a configuration each), ranked for ties (``ranks``; the ``incumbent`` of earlier
+    calls ranks first).
 
     After iteration t a run's T_eps is known, infinite (it stopped without one) or at least t + 1. A block is
     settled when its median no longer depends on the unknown ones. The batch may stop after iteration s once

@@ -18,7 +18,7 @@ SEEDS = [0, 1, 2, 3]  # an even count: the median is the mean of two runs
 
 def _winner(values: np.ndarray, per_config: int, ranks: np.ndarray, incumbent: float | None
             ) -> tuple[float | None, int | None]:
-    """`tune`'s rule: blocks in rank order, the least finite median, ties to the first; the incumbent first."""
+    """`tune`'s rule: blocks in rank order, the least finite median, ties to the first (the incumbent)."""
     best, winner = incumbent, None
     for b in np.argsort(ranks, kind="stable"):
         median = float(np.median(values[b * per_config : (b + 1) * per_config]))
@@ -87,7 +87,8 @@ def test_race_finds_the_whole_grids_winner_for_less(noisy, groups):
     oracle, W = noisy
     f = oracle.f
     steps = [1.0 / f.smoothness, 0.5 / f.smoothness]
-    options = {"tol": 1.8 * f.epsilon, "iterations": 5000, "seeds": SEEDS, "stop": "average", "groups": groups}
+    options = {"tol": 1.8 * f.epsilon, "iterations": 5000, "seeds": SEEDS, "stop": "average",
+               "groups": groups}
     whole = algorithms.tune("dpsgd", oracle, W, steps, **options)
     raced = algorithms.tune("dpsgd", oracle, W, steps, race=True, **options)
     assert (raced.grid.score, raced.grid.winner, raced.grid.winner_group) == (
