@@ -271,7 +271,7 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
                                tuple(dict(h) for h in hypers), runtime.channel))
     state = rule.init(ctx)
     check_state(state, runtime.n)
-    settle, stop_at, seen = settings.settle, settings.iterations, outcomes.changes
+    settle, stop_at, seen, settled = settings.settle, settings.iterations, outcomes.changes, 0
     with np.errstate(over="ignore", invalid="ignore"):
         start = getattr(observer, "start", None)
         if start is not None:
@@ -289,9 +289,12 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
                                smallest):
                 break
             if settle is not None and (t == 0 or outcomes.changes != seen):
-                seen = outcomes.changes
-                asked = int(settle(t, outcomes.t_eps, ~outcomes.running))
-                stop_at = min(settings.iterations, max(t + 1, asked))
+                seen = outcomes.changes  # an update: a T_eps, a stop, or only a history row
+                events = int(np.count_nonzero(outcomes.t_eps >= 0)) + int(np.count_nonzero(~outcomes.running))
+                if t == 0 or events != settled:
+                    settled = events
+                    asked = int(settle(t, outcomes.t_eps, ~outcomes.running))
+                    stop_at = min(settings.iterations, max(t + 1, asked))
     runtime.open = False
     return [_result(outcomes, j, algorithm=algorithm, seed=seeds[j], step_size=step_sizes[j], hyper=hypers[j],
                     runtime=runtime, settings=settings, radius=float(radius[j])) for j in range(runtime.k)]

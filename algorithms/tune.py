@@ -247,28 +247,28 @@ class _Race:
 
     def __call__(self, t: int, t_eps: np.ndarray, closed: np.ndarray) -> int:
         values = np.where(t_eps >= 0, t_eps.astype(float), np.where(closed, math.inf, math.nan))
-        blocks = values.reshape(-1, self.per_config)
-        unknown = np.isnan(blocks)
         best, rank, complete = self.incumbent, -1, True
         pending = []
-        for b, (row, open_runs) in enumerate(zip(blocks, unknown, strict=True)):
-            low = float(np.median(np.where(open_runs, t + 1, row)))
-            if low != float(np.median(np.where(open_runs, math.inf, row))):
-                pending.append(b)
+        for b, row in enumerate(values.reshape(-1, self.per_config).tolist()):
+            known = sorted(v for v in row if v == v)  # NaN: not known yet
+            unknown = len(row) - len(known)
+            low = _median_with(known, unknown, t + 1.0)
+            if unknown and low != _median_with(known, unknown, math.inf):
+                pending.append((known, unknown, int(self.ranks[b])))
             elif math.isfinite(low) and (best is None or (low, self.ranks[b]) < (best, rank)):
-                best, rank, complete = low, int(self.ranks[b]), not open_runs.any()
+                best, rank, complete = low, int(self.ranks[b]), unknown == 0
         stop = self.iterations
         if best is not None and complete:
-            stop = max([t + 1, *(self._out_of_reach(blocks[b], unknown[b], int(self.ranks[b]), best, rank, t)
-                                 for b in pending)])
+            stop = max([t + 1, *(self._out_of_reach(known, unknown, block_rank, best, rank, t)
+                                 for known, unknown, block_rank in pending)])
         self.stop = min(stop, self.iterations)
         return self.stop
 
-    def _out_of_reach(self, row: np.ndarray, open_runs: np.ndarray, rank: int, best: float, best_rank: int,
+    def _out_of_reach(self, known: list[float], unknown: int, rank: int, best: float, best_rank: int,
                       t: int) -> int:
         """The least s > t at which the block's median, its unknown runs at s, cannot beat the best."""
         def loses(s: int) -> bool:
-            median = float(np.median(np.where(open_runs, s, row)))
+            median = _median_with(known, unknown, float(s))
             return median > best or (median == best and rank > best_rank)
 
         low, high = t + 1, self.iterations + 1
@@ -278,3 +278,11 @@ class _Race:
             middle = (low + high) // 2
             low, high = (low, middle) if loses(middle) else (middle + 1, high)
         return low
+
+
+def _median_with(known: list[float], unknown: int, value: float) -> float:
+    """The median of the sorted ``known`` values with ``unknown`` more equal to ``value`` (numpy's median of
+    the same numbers)."""
+    merged = sorted([*known, *[value] * unknown]) if unknown else known
+    middle = len(merged) // 2
+    return merged[middle] if len(merged) % 2 else (merged[middle - 1] + merged[middle]) / 2.0
