@@ -1,5 +1,5 @@
-"""`decbounds verify`: CPU seconds of each mode against its budget (issue 31), each beside a reference
-measured in the same run.
+"""`decbounds verify`: CPU seconds of each mode against its budget, each beside a reference measured in the
+same run.
 
     python -m benchmarks.bench_verify                 # --quick for dpsgd and detag (about 1 min of CPU each)
     python -m benchmarks.bench_verify --default       # also the default mode for dpsgd (about 1 min of CPU)
