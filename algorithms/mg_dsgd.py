@@ -82,9 +82,9 @@ class MGDSGD(StepRule):
     @classmethod
     def tuning_grid(cls, *, n: int, lam: float, cap: int,
                     stochastic: bool = False) -> dict[str, list[object]]:
-        """R over the powers of two from 1/4 to twice the mixing time 1/sqrt(1 - lam), largest first (an R
-        below the formula's can win at a finite cap); fewest first on a stochastic oracle, where the fewest
-        rounds per step win and the first group is the one run whole.
+        """R over the powers of two from 1/4 to twice the mixing time 1/sqrt(1 - lam) (an R below the
+        formula's can win at a finite cap), fewest first: once R suffices T_eps grows about in proportion to
+        it (errata E75), so the first R that converges usually wins and the others race against it.
 
         Parameters
         ----------
@@ -95,8 +95,7 @@ class MGDSGD(StepRule):
         """
         mixing = 1.0 / math.sqrt(1.0 - lam)
         bottom, top = max(1.0, mixing / 4.0), max(2.0, min(2.0 * mixing, 2.0 * default_rounds(n, lam)))
-        rounds = [2**k for k in range(30, -1, -1) if bottom <= 2**k <= top]
-        return {"R": rounds[::-1] if stochastic else rounds}
+        return {"R": [2**k for k in range(31) if bottom <= 2**k <= top]}
 
     def prepare(self, setup: Setup) -> None:
         values = self.structural_values
