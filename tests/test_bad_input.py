@@ -496,7 +496,7 @@ def test_multi_step_gossip_overflow_is_nan_without_a_warning():
     assert not np.isfinite(mixed).any()
 
 
-# the engine's promise on a schedule (the lead's decision): the same bits alone and in a batch where the
+# the engine's promise on a schedule: the same bits alone and in a batch where the
 # problem is elementwise (the zero chain); a problem whose gradient is a BLAS matrix product
 # (heterogeneous_quadratic) agrees to rtol 1e-10, atol 1e-12 (a batch multiplies another block shape)
 BATCH_CASES = ["d2", "dsgt", "dpsgd", "extra", "exact_diffusion", "gt_dsgd", "mg_dsgd"]

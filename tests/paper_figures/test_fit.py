@@ -135,14 +135,14 @@ def _fit(slope: float, points: int = 6, noise: float = 0.0) -> object:
 
 
 def test_verdict_against_a_lower_bound_is_one_sided() -> None:
-    # Slower than a lower bound's exponent is no contradiction (today's two-sided test said "NO").
+    # Slower than a lower bound's exponent is no contradiction (a two-sided test would say "NO").
     assert verdict(_fit(3.0, noise=0.05), 1.0, "lower") == "consistent"
     assert verdict(_fit(1.0, noise=0.05), 1.0, "lower") == "consistent"
     assert verdict(_fit(0.2, noise=0.05), 1.0, "lower") == "violated"
 
 
 def test_verdict_against_an_upper_bound_is_one_sided_and_tight_when_covered() -> None:
-    # Beating an upper bound is no contradiction (today: "NO"); matching it is "tight".
+    # Beating an upper bound is no contradiction (a two-sided test: "NO"); matching it is "tight".
     assert verdict(_fit(0.2, noise=0.05), 7.0, "upper") == "consistent"
     assert verdict(_fit(1.0, noise=0.05), 1.0, "upper") == "tight"
     assert verdict(_fit(3.0, noise=0.05), 1.0, "upper") == "violated"
