@@ -114,7 +114,7 @@ def _child_times(args: list[str]) -> tuple[float, float]:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
 
 
-def issue22_rows() -> bool:
+def setup_rows() -> bool:
     """Print the three set-up rows; True when both targets are met."""
     rows = _child(_ROWS_CHILD.replace("RULES", repr(CLOSED_RULES)))
     ref = _child(_CVXPY_CHILD)
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference", action="store_true", help="also the slow cvxpy reference solves")
     parser.add_argument("--rows-only", action="store_true", help="the set-up rows only")
     args = parser.parse_args(argv)
-    met = issue22_rows()
+    met = setup_rows()
     if args.rows_only:
         return 0 if met else 1
     cases = [("erdos_renyi", 50), ("erdos_renyi", 100), ("erdos_renyi", 200), ("ring", 1000), ("torus", 1000)]

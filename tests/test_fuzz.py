@@ -300,7 +300,7 @@ def test_fuzz_lambdify_equals_evaluate_wherever_evaluate_returns(
 
 
 @pytest.mark.parametrize(("name", "point"), LAMBDIFY_REPRODUCERS)
-def test_lambdify_reproducers_of_issue_23(name: str, point: dict[str, float]) -> None:
+def test_lambdify_reproducers(name: str, point: dict[str, float]) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert float(bounds.get(name).lambdify()(**point)) == bounds.get(name).evaluate(**point)

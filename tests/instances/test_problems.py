@@ -42,7 +42,7 @@ def test_heterogeneity_is_exact(build, n, d, varsigma, share, seed):
                                atol=1e-12)
 
 
-def test_issue_14_extreme_problems_are_named_errors():
+def test_extreme_problems_are_named_errors():
     # named errors, not inf gradients and nan heterogeneity (Delta=1e308), f(0) - f* = 0 instead of Delta
     # (mu=5e-324), an OverflowError (varsigma=1e300) or a MemoryError (d = 10**5 allocates d x d)
     for call, message in [

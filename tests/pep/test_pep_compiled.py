@@ -43,7 +43,7 @@ SC = {"function_class": "strongly_convex", "mu": 0.1, "criterion": "distance", "
 UNEQUAL = {"function_class": "convex", "criterion": "function_value", "initial": "distance",
            "starts": "unequal"}
 CONSENSUS = {"criterion": "consensus", "function_class": "convex", "initial": "distance"}
-BEFORE = [
+DESCRIPTION_VALUES = [
     ("dgd_cta", None, dict(K=3, step_size=0.5, spectrum=(-0.3, 0.7)), 1.2385487067107523),
     ("dgd_cta", "random3", dict(K=2, step_size=0.8), 1.1780385520985899),
     ("dgd_cta", None, dict(K=2, step_size=0.6, spectrum=(-0.3, 0.7), **SC), 0.8727920745712185),
@@ -90,9 +90,9 @@ BEFORE = [
 ]
 
 
-@pytest.mark.parametrize(("method", "W", "kwargs", "expected"), BEFORE)
-def test_compiled_rules_give_the_values_of_the_former_descriptions(method: str, W: str | None, kwargs: dict,
-                                                                   expected: float) -> None:
+@pytest.mark.parametrize(("method", "W", "kwargs", "expected"), DESCRIPTION_VALUES)
+def test_compiled_rules_give_the_hand_written_descriptions_values(method: str, W: str | None, kwargs: dict,
+                                                                 expected: float) -> None:
     gossip = {"W": GOSSIP[W]} if W else {}
     result = worst_case(method, **kwargs, **gossip)
     assert result.value == pytest.approx(expected, rel=1e-6)

@@ -33,8 +33,8 @@ sys.path.insert(0, str(HERE))  # the rule files import each other by name, as a 
 cheaters = importlib.import_module("cheaters")
 honest = importlib.import_module("honest")
 # EXTRA in its cumulative form (Shi et al. 2015, eq. (2.13)): the honest rule of test_verify_cheating.py
-earlier_round = _load(HERE.parent / "test_verify_cheating.py", "verify_cheating_rules")
-HONEST = [*honest.HONEST, earlier_round.CumulativeExtra]
+cheating_suite = _load(HERE.parent / "test_verify_cheating.py", "verify_cheating_rules")
+HONEST = [*honest.HONEST, cheating_suite.CumulativeExtra]
 
 
 def _audit(rule: type, iterations: int = 600) -> dict:
