@@ -21,17 +21,19 @@ LINES = {
 }
 
 
-def _result(rule, mode, cpu=12.3, status=0):
-    return {"rule": rule, "mode": mode, "exit_status": status, "cpu_seconds": cpu, "lines": LINES[rule]}
+def _result(rule, mode, cpu=12.3, status=0, load=None):
+    result = {"rule": rule, "mode": mode, "exit_status": status, "cpu_seconds": cpu, "lines": LINES[rule]}
+    return result if load is None else {**result, "load": load}
 
 
 def test_the_page_holds_the_verdict_matrix_the_budgets_and_one_report_per_rule():
-    results = [_result("d2", "full", 80.4), _result("centralized", "full", 51.0, 1),
+    results = [_result("d2", "full", 80.4, load=[1.52, 2.04]), _result("centralized", "full", 51.0, 1),
                _result("d2", "quick", 30.2), _result("centralized", "quick", 20.0, 1)]
     page = reports_page.render_page(results, ["full", "quick"])
     assert "| centralized | outside: centralized | - |" in page  # the matrix, sorted by rule
     assert "| d2 | within | - | - | matches | - |" in page
-    assert "| d2 | default | 80 | 300 | 0 |" in page and "| d2 | --quick | 30 | 60 | 0 |" in page
+    assert "| d2 | default | 80 | 300 | 1.5 to 2.0 | 0 |" in page  # the load beside the CPU it inflates
+    assert "| d2 | --quick | 30 | 60 | - | 0 |" in page
     assert page.count("### d2 (default)") == 1 and page.count("### d2 (--quick)") == 1
     assert "- communication: within a constant factor" in page  # the default mode's verdict lines
     assert page.index("### centralized (default)") < page.index("### d2 (default)")
