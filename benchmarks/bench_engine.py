@@ -9,7 +9,7 @@ exit status 1 when a tiny-state target is missed).
    (single-threaded numpy), so time the process spends waiting for a core is not charged to either.
 2. Sparse (CSR) against dense gossip products at n = 1024 (and a few smaller n, to place the crossover).
 3. Tiny states: the 12-node path zero-chain instance (d = 6): one configuration per iteration (target
-   <= 30 us, `TINY_TARGET_US`, issue 22 item 1) and a batch of 96 configurations (12 step sizes x 8 seeds;
+   <= 30 us, `TINY_TARGET_US`) and a batch of 96 configurations (12 step sizes x 8 seeds;
    target <= 3x one configuration). Times are the CPU time of whole runs divided by their iterations (best
    of 11 runs, single, batch and reference runs alternating), so the iterations that evaluate the exact
    stopping test are counted, not hidden by a median. Beside each, the same-run reference: one bare numpy

@@ -1,29 +1,29 @@
-"""FMMC: the issue-22 rows of ``decbounds gossip ring --n 1000 --weights fmmc``, then solve times and
-accuracy (issue 3 targets, 2-core machine).
+"""FMMC: the set-up rows of ``decbounds gossip ring --n 1000 --weights fmmc``, then the solvers' solve times
+and accuracy (targets for a 2-core machine).
 
-    python -m benchmarks.bench_fmmc              # issue-22 rows, then the solvers (Clarabel ref. at n = 50)
-    python -m benchmarks.bench_fmmc --rows-only  # the issue-22 rows only (~30 s wall, 8 child processes)
+    python -m benchmarks.bench_fmmc              # set-up rows, then the solvers (Clarabel ref. at n = 50)
+    python -m benchmarks.bench_fmmc --rows-only  # the set-up rows only (~30 s wall, 8 child processes)
     python -m benchmarks.bench_fmmc --reference  # also cvxpy CLARABEL at n = 100 (~85 s) and SCS rows
 
-Issue 22 (CPU times, ``time.process_time`` in a fresh child process, or the child's ``resource`` user +
+Set-up rows (CPU times, ``time.process_time`` in a fresh child process, or the child's ``resource`` user +
 system time; each beside a reference measured in the same run):
 
 1. the FMMC row: the first ``optimize_gossip(ring(1000), "fmmc", cache=False)`` of a process that imported
    what ``decbounds gossip`` imports (the orbit LP by HiGHS, its scipy import, numpy's lam and check);
-   target <= 1 s; reference: the same orbit LP through cvxpy CLARABEL as up to commit a21cd32 (``import
-   cvxpy`` included), with |lam difference|.
+   target <= 1 s; reference: the same orbit LP through cvxpy CLARABEL (``_CVXPY_CHILD``, ``import cvxpy``
+   included), with |lam difference|.
 2. a closed rule (Metropolis, max-degree, uniform: ``gossip_matrix`` + lam in closed form); target <= 0.2 s
    each; reference: numpy's dense ``eigvalsh`` of the same W.
 3. the whole command, ``decbounds gossip ring --n 1000 --weights fmmc --no-cache`` (FMMC, FDLA and the closed
    rules), CPU and wall of 3 runs; reference: ``import decbounds.instances.cli`` alone, the command's floor.
 
-Solvers (issue 3). Graphs: Erdos-Renyi n = 50, 100, 200 with p = 2 ln n / n (seed 0), ring n = 1000, torus
+Solvers. Graphs: Erdos-Renyi n = 50, 100, 200 with p = 2 ln n / n (seed 0), ring n = 1000, torus
 25 x 40. Targets: ER n = 100 <= 5 s, n = 200 <= 30 s, ring/torus n = 1000 <= 2 s; lam within 1e-4 of the
 best solver's optimum. lam is always numpy's, on the projected W. "gap" is the solver's certified bound on
 lam - lam* (barrier: nu/t; lp: numpy's lam minus HiGHS's dual bound). The ring has a closed-form optimum
 (1 + c)/(3 - c), c = cos(2 pi/n).
 
-Exit status 1 when an issue-22 target is missed.
+Exit status 1 when a set-up row's target is missed.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ out["cvxpy_imported"] = "cvxpy" in __import__("sys").modules
 print(json.dumps(out))
 """
 
-# the reference: the orbit LP as up to commit a21cd32, cvxpy CLARABEL, in a fresh process
+# the reference: the same orbit LP through cvxpy CLARABEL, in a fresh process
 _CVXPY_CHILD = """
 import json, time
 import numpy as np
@@ -114,8 +114,8 @@ def _child_times(args: list[str]) -> tuple[float, float]:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
 
 
-def issue22_rows() -> bool:
-    """Print the three issue-22 rows; True when both targets are met."""
+def setup_rows() -> bool:
+    """Print the three set-up rows; True when both targets are met."""
     rows = _child(_ROWS_CHILD.replace("RULES", repr(CLOSED_RULES)))
     ref = _child(_CVXPY_CHILD)
     fmmc_ok = rows["fmmc"] <= FMMC_ROW_TARGET
@@ -151,9 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reference", action="store_true", help="also the slow cvxpy reference solves")
-    parser.add_argument("--rows-only", action="store_true", help="the issue-22 rows only")
+    parser.add_argument("--rows-only", action="store_true", help="the set-up rows only")
     args = parser.parse_args(argv)
-    met = issue22_rows()
+    met = setup_rows()
     if args.rows_only:
         return 0 if met else 1
     cases = [("erdos_renyi", 50), ("erdos_renyi", 100), ("erdos_renyi", 200), ("ring", 1000), ("torus", 1000)]

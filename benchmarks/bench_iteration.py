@@ -21,8 +21,8 @@ import numpy as np
 
 from decbounds import algorithms, instances
 
-#: Per-iteration CPU time over one bare numpy call, measured on the engine before its simplification
-#: (commit 87852aa, alternating with the new engine at load 17-25; docs/benchmarks.md).
+#: Per-iteration CPU time over one bare numpy call of the reference engine, commit 87852aa (runs alternating
+#: with this engine's at load 17-25; docs/benchmarks.md).
 BASELINE = {"dpsgd": 85.0, "detag": 57.6}
 #: How far a ratio may exceed its baseline.
 SLACK = 1.10

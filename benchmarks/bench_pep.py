@@ -1,9 +1,9 @@
-"""Computed worst cases (``pep.worst_case``): solve time and SDP size against K and N (issues 13 and 22).
+"""Computed worst cases (``pep.worst_case``): solve time and SDP size against K and N.
 
     python -m benchmarks.bench_pep            # K sweep per method (spectral class), N sweeps (exact W)
     python -m benchmarks.bench_pep --quick    # K <= 6, N <= 8 only
 
-Spectral class [-0.5, 0.9], N = 2, L = Delta = varsigma = 1, step 0.5/L (the CLI example of the issue),
+Spectral class [-0.5, 0.9], N = 2, L = Delta = varsigma = 1, step 0.5/L (the first example in pep/cli.py),
 Clarabel. Target: K = 10 with the spectral relaxation in <= 30 s for every method; the DeTAG row (K = 10
 phases of R = 2: ``worst_case("detag", K=10, L=1.0, step_size=0.5, spectrum=(-0.5, 0.9))``) is printed
 with that target beside D-PSGD's K = 10 row of the same run as the reference. The exact-W rows use the

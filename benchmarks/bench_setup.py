@@ -1,4 +1,4 @@
-"""Set-up costs users wait for (issue 22): the λ of one large ring run and the CLI's help.
+"""Set-up costs users wait for: the λ of one large ring run and the CLI's help.
 
     python -m benchmarks.bench_setup
 

@@ -1,4 +1,4 @@
-"""The class audit's cost beside the measurement's, ``decbounds verify --quick`` (issue 30).
+"""The class audit's cost beside the measurement's, ``decbounds verify --quick``.
 
     python -m benchmarks.bench_verify_audit               # dpsgd and extra
     python -m benchmarks.bench_verify_audit --rules detag   # others
@@ -8,7 +8,7 @@ Per rule, CPU seconds (``time.process_time``) in this one process, each beside t
 - ``audit``: the whole class audit of the quick mode (`verify.audit`: the instrumented run, then the
   differential checks);
 - ``of which differential``: `verify.flow.flow_audit` alone (purity, the configuration axis, information flow:
-  what issue 30 added);
+  the checks beyond the instrumented run);
 - ``isolation``: one child interpreter that imports the auditor (what a ``module:Class`` rule adds,
   `verify.isolation`), from ``resource.getrusage(RUSAGE_CHILDREN)``;
 - ``rule alone``: the quick mode's sweeps of the rule itself (`verify.sweep_points` x `verify.measure`, no

@@ -1,4 +1,4 @@
-"""Issue 14's reproducers, one test per class of bug: bad input is a TypeError/ValueError naming the argument,
+"""Bad input, one test per class of bug: bad input is a TypeError/ValueError naming the argument,
 and extreme but valid input gives a correct finite answer (or an error saying "overflow"), never a silent
 NaN, inf or a wrong matrix. Further cases live beside their modules (test_gossip, test_hard_instances,
 test_problems, test_bounds_detag_params); the generated inputs are in test_fuzz."""
@@ -60,7 +60,7 @@ def test_atol_must_be_a_finite_nonnegative_number(atol):
 
 
 def test_multigraph_is_refused_not_misread():
-    # before: edge keys were reshaped as node pairs, putting weight on the non-edge (0, 2)
+    # refused, not read with its edge keys as node pairs (which puts weight on the non-edge (0, 2))
     G = nx.MultiGraph(nx.path_graph(3))
     for call in (instances.gossip_matrix, instances.exact_averaging_factors,
                  lambda G: instances.gossip_matrix(G, "fmmc", cache=False)):
@@ -109,7 +109,7 @@ def test_errors_name_the_argument(call, error, message):
 
 
 def test_no_import_cycle_between_gossip_and_optimize():
-    # issue 10: instances/gossip.py <-> instances/optimize.py through a private name
+    # no cycle instances/gossip.py <-> instances/optimize.py through a private name
     tree = ast.parse((REPO / "instances" / "optimize.py").read_text())
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert "decbounds.instances.gossip" not in imported
@@ -162,7 +162,7 @@ def test_huge_integers_are_named_errors_not_overflow_errors():
 
 
 def test_no_catalog_entry_returns_inf_or_nan_on_a_grid_of_extremes():
-    # issue 14 counted 90 evaluations on finite inputs returning inf: now each is finite or an overflow error
+    # finite inputs at the extremes: each evaluation is finite or an overflow error, never inf
     extremes = [(5e-324, 1.0), (1e-300, 1e-300), (1e-8, 1e8), (1.0, 1e-200), (1e8, 1e-8), (1e300, 1e-5)]
     outcomes = {"finite": 0, "overflow": 0}
     for rate in bounds.RATES.objects().values():
@@ -261,7 +261,7 @@ def test_run_with_no_iterations_reports_a_nan_gradient_at_the_start_as_diverged(
     assert "non-finite" in result.message
 
 
-# --- issue 35: the PEP toolbox, schedules, DeFacto on a constant schedule ------------------------------
+# --- the PEP toolbox, schedules, DeFacto on a constant schedule -----------------------------------------
 
 J = lambda n: np.full((n, n), 1.0 / n)  # noqa: E731
 F4 = instances.heterogeneous_quadratic(4, 3, 1.0, seed=1)
@@ -308,15 +308,15 @@ def test_defacto_on_a_constant_schedule_is_defacto_on_its_w():
      r"criterion='distance' with initial='function_value' is unbounded in function_class='convex'"),
     (dict(W=J(2), spectrum=None, function_class="convex", criterion="function_value", initial="distance",
           radius=1e308), ValueError, "beyond float's range"),
-    # infinite worst cases, said before the solver ("unbounded" from it, a RuntimeError, before)
+    # infinite worst cases, said before the solver (not "unbounded" from it or a RuntimeError)
     (dict(step_size=2.0), ValueError, r"the worst case is unbounded \(infinite\)"),
     (dict(method="dgd_cta", K=4, step_size=3.0), ValueError, "the worst case is unbounded"),
     (dict(method="detag", K=1), ValueError, "the worst case is unbounded"),
     (dict(method="detag", K=4, step_size=1.5), ValueError, "the worst case is unbounded"),
 ])
 def test_worst_case_bad_input_is_named_before_the_solver(kwargs, error, match):
-    # each was a RuntimeError from the solver, an OverflowError, an IndexError, a hang, an escaped warning
-    # or a message naming no argument (issue 35)
+    # each a named error before the solver, not a RuntimeError from the solver, an OverflowError, an
+    # IndexError, a hang, an escaped warning or a message naming no argument
     arguments = {"method": "dsgt", "K": 2, **SPECTRAL, **kwargs}
     if arguments["spectrum"] is None:
         del arguments["spectrum"]
@@ -353,7 +353,7 @@ def test_worst_case_scales_exactly_with_delta_and_l():
 
 
 def test_worst_case_of_one_worker_is_gradient_descent():
-    # W = [[1]] was an IndexError (issue 29 item 4)
+    # W = [[1]], one worker: a value, not an IndexError
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         result = pep.worst_case("dgd_atc", K=2, W=np.ones((1, 1)), function_class="convex",
@@ -416,7 +416,7 @@ def test_a_finite_sequence_runs_its_rounds_and_refuses_more():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         once = instances.schedule_from_sequence([J(4)], periodic=False)
-        result = algorithms.run("d2", F4, once, step_size=0.1, iterations=0)  # was an IndexError
+        result = algorithms.run("d2", F4, once, step_size=0.1, iterations=0)  # a Result, not an IndexError
         assert result.iterations == 0
         assert once.lam == 0.0 and once.length == 1
         assert algorithms.run("d2", F4, once, step_size=0.1, iterations=1).iterations == 1
@@ -496,7 +496,7 @@ def test_multi_step_gossip_overflow_is_nan_without_a_warning():
     assert not np.isfinite(mixed).any()
 
 
-# the engine's promise on a schedule (the lead's decision): the same bits alone and in a batch where the
+# the engine's promise on a schedule: the same bits alone and in a batch where the
 # problem is elementwise (the zero chain); a problem whose gradient is a BLAS matrix product
 # (heterogeneous_quadratic) agrees to rtol 1e-10, atol 1e-12 (a batch multiplies another block shape)
 BATCH_CASES = ["d2", "dsgt", "dpsgd", "extra", "exact_diffusion", "gt_dsgd", "mg_dsgd"]

@@ -34,7 +34,7 @@ def test_help_shows_defaults_and_required_flags(capsys):
     with pytest.raises(SystemExit):
         main(["worst-case", "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "--step-size" in out and "--step " not in out and "--N " not in out  # the old spellings: hidden
+    assert "--step-size" in out and "--step " not in out and "--N " not in out  # deprecated spellings: hidden
     assert "(default: equal)" in out and "(default: (default" not in out
     assert parser is not None
 
@@ -135,6 +135,6 @@ def test_help_and_a_bad_flag_import_no_numerical_stack(argv):
             "heavy = ('sympy', 'numpy', 'scipy', 'matplotlib', 'networkx')\n"
             "print(sorted(m for m in heavy if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    # before: predict imported sympy (0.8-3 s), figures matplotlib and the engine (3 s), gossip, run and
-    # verify the packages' whole stack (2-8 s): bench_cli_help.py times them
+    # imported eagerly they cost: predict sympy (0.8-3 s), figures matplotlib and the engine (3 s), gossip,
+    # run and verify the packages' whole stack (2-8 s); bench_cli_help.py times them
     assert out.strip() == "[]"

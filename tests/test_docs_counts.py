@@ -1,6 +1,6 @@
-"""A count of the catalog in the docs is the catalog's size: "a 20-entry catalog" outlived four entries
-(issue 29, item 7). The pages now name no count; any "N-entry catalog" or "catalog of N entries" written
-later must match ``len(bounds.names())``."""
+"""A count of the catalog in the docs is the catalog's size (a count written in prose goes stale as entries
+are added): any "N-entry catalog" or "catalog of N entries" in the pages must match
+``len(bounds.names())``."""
 
 from __future__ import annotations
 

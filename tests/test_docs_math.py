@@ -1,4 +1,4 @@
-"""Formulas in the docs become MathML at build time (docs/hooks.py, issue 29 item 7): no script, no network.
+"""Formulas in the docs become MathML at build time (docs/hooks.py): no script, no network.
 
 Needs the docs extra (mkdocs, latex2mathml), as ``make docs`` installs it; skipped without it.
 """

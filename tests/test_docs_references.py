@@ -31,7 +31,7 @@ _OUTSIDE = [
     re.compile(r"\b" + "THEORY" + r"\b"),
     re.compile(r"\b" + "ARCHITECTURE" + r"\b"),
 ]
-#: The old way of citing an erratum ("§11 item 17", "§11 items 15-16", "§11.17"): now docs/errata.md E17.
+#: A section-and-item citation of an erratum ("§11 item 17", "§11 items 15-16", "§11.17"): cite E17.
 _OLD_ITEM = re.compile("§" + r"\s*11(?:\s+items?\b|\.\d)")
 
 _SECTION = re.compile("§" + r"\s?(\d+(?:\.\d+)*|[A-Z](?:\.\d+)?)")

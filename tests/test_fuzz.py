@@ -1,4 +1,4 @@
-"""Fuzz suite over the public API of bounds/, instances/, oracles/ and the `decbounds` CLI (issue 14).
+"""Fuzz suite over the public API of bounds/, instances/, oracles/ and the `decbounds` CLI.
 
 Every call gets a mixture of valid, edge and extreme or plain wrong arguments (NaN, inf, 5e-324, 1e308,
 10**400, 2**63, negative numbers, bools, None, strings, complex numbers, lists, wrong graph types) and
@@ -10,7 +10,7 @@ must either
 Any other exception (ZeroDivisionError, OverflowError, AttributeError, LinAlgError, MemoryError, ...)
 fails the test, and so does a NaN or an inf in a result.
 
-The properties behind the reproducers of issue 23 (each reproducer is in the draw):
+The properties behind the known reproducers (each reproducer is in the draw):
 
 - no call emits a warning: ``attempt`` turns every warning into an error (a caller running with
   ``-W error`` would get it as the error);
@@ -92,8 +92,8 @@ WEIRD = st.sampled_from(
         np.float64("nan"),
         np.int64(-3),
         np.float32(0.5),
-        np.longdouble("1e4000"),  # beyond float64: casting it warned "overflow encountered in cast"
-        np.array([1 + 1j]),  # casting it warned (ComplexWarning) before the TypeError
+        np.longdouble("1e4000"),  # beyond float64: casting it warns "overflow encountered in cast"
+        np.array([1 + 1j]),  # casting it warns (ComplexWarning): TypeError first
         np.array([2.0 + 0j]),
         object(),
     ]
@@ -242,8 +242,8 @@ def test_fuzz_lambdify_agrees_with_evaluate(name: str, exponents: list[float], l
     assert np.allclose(vector, scalar, rtol=1e-9, atol=0)
 
 
-#: issue 23's lambdify reproducers: all-scalar calls (the fallback assigned into a numpy scalar) and an
-#: intermediate underflow to 0 (the fallback re-evaluated only non-finite points)
+#: lambdify reproducers: all-scalar calls (a fallback that assigns into a numpy scalar fails) and an
+#: intermediate underflow to 0 (a fallback that re-evaluates only non-finite points misses it)
 LAMBDIFY_REPRODUCERS = [
     ("lower_bound_async", dict(Delta=1e-300, L=1e-300, sigma=1e100, B=94, epsilon=1e-150, D=157)),
     ("exact_diffusion", dict(Delta=1e-300, L=1e-100, sigma=1e100, n=61, B=107, epsilon=1e-150,
@@ -255,7 +255,7 @@ _NO_FLOOR = [n for n in bounds.names() if not bounds.get(n).expr.has(bounds.cata
 @st.composite
 def extreme_rate_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     """An entry and a valid point over the whole float range (where float64 over- or underflows), or one
-    of issue 23's reproducers."""
+    of the lambdify reproducers."""
     if draw(st.integers(0, 9)) == 0:
         name, point = draw(st.sampled_from(LAMBDIFY_REPRODUCERS))
         return name, dict(point)
@@ -271,7 +271,7 @@ def extreme_rate_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 def test_fuzz_lambdify_equals_evaluate_wherever_evaluate_returns(
     call: tuple[str, dict[str, Any]], size: int, data: st.DataObject
 ) -> None:
-    # Property (issue 23): at every point where evaluate returns a value, lambdify returns the same value
+    # Property: at every point where evaluate returns a value, lambdify returns the same value
     # (scalars alone, and each point of a vector), with no warning; where evaluate refuses, lambdify does.
     name, point = call
     rate = bounds.get(name)
@@ -300,7 +300,7 @@ def test_fuzz_lambdify_equals_evaluate_wherever_evaluate_returns(
 
 
 @pytest.mark.parametrize(("name", "point"), LAMBDIFY_REPRODUCERS)
-def test_lambdify_reproducers_of_issue_23(name: str, point: dict[str, float]) -> None:
+def test_lambdify_reproducers(name: str, point: dict[str, float]) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert float(bounds.get(name).lambdify()(**point)) == bounds.get(name).evaluate(**point)
@@ -388,7 +388,7 @@ def topology_calls(draw: st.DrawFn) -> tuple[Any, Any, dict[str, Any]]:
 @given(call=topology_calls())
 def test_fuzz_topology(call: tuple[Any, Any, dict[str, Any]]) -> None:
     name, n, params = call
-    # a message names what the user passed (issue 23: torus with c=3 named the derived r)
+    # a message names what the user passed (torus with c=3: c, not the derived r)
     G = attempt(lambda: instances.topology(name, n, **params), ["name", "n", *params])
     if G is REJECTED:
         return
@@ -458,7 +458,7 @@ def test_fuzz_gossip_matrix(G: Any, weights: Any, allow_disconnected: Any) -> No
 @budget(40, 800)
 @given(G=_graph_zoo())
 def test_fuzz_every_graph_input_is_checked_the_same_way(G: Any) -> None:
-    # Property (issue 23, a self-loop reached exact_averaging_factors): one rule for every graph input, so
+    # Property (e.g. a self-loop must not reach exact_averaging_factors): one rule for every graph input, so
     # the functions taking an undirected G accept or refuse the same graphs (named errors, no warning)
     calls = {
         "gossip_matrix": lambda: instances.gossip_matrix(G),
@@ -637,7 +637,7 @@ def test_fuzz_zero_chain_and_split_groups(T: Any, n: Any, D: Any) -> None:
         assert len(set(I0) & set(I1)) == 0 and dist >= 1
 
 
-#: zero-chain points of issue 23: far (|x|^2 overflows on the way), non-finite, complex
+#: zero-chain points: far (|x|^2 overflows on the way), non-finite, complex
 CHAIN_POINT_VALUES = [1.0, 0.7, -3.0, 1e154, 1e308, -1e308, float("inf"), -float("inf"), float("nan"),
                       5e-324, 1 + 1j, 2 + 0j]
 
@@ -647,7 +647,7 @@ CHAIN_POINT_VALUES = [1.0, 0.7, -3.0, 1e154, 1e308, -1e308, float("inf"), -float
        values=st.lists(st.sampled_from(CHAIN_POINT_VALUES), min_size=1, max_size=4), data=st.data())
 def test_fuzz_zero_chain_gradient_at_any_point(T: int, n: int, batch: int, values: list[Any],
                                                 data: st.DataObject) -> None:
-    # Property (issue 23): no warning at any point; a finite point gets a finite gradient, a point with a
+    # Property: no warning at any point; a finite point gets a finite gradient, a point with a
     # NaN or an inf gets NaN in its whole row (never a finite number), a complex point a TypeError.
     f = instances.zero_chain(T, n)
     X = np.zeros((n, batch, T), dtype=complex if any(isinstance(v, complex) for v in values) else float)
@@ -979,7 +979,7 @@ def test_fuzz_algorithms_run(
     L=st.one_of(st.just(1.0), WEIRD),
 )
 def test_fuzz_pep_sizes_are_capped_before_the_solve(K: Any, N: Any, step_size: Any, L: Any) -> None:
-    # Property (issue 23: K = 10**6 ran until killed): a K, an N * K or a step_size * L beyond the PEP's
+    # Property (K = 10**6 would run until killed): a K, an N * K or a step_size * L beyond the PEP's
     # measured limits is a named error before anything is built; none of these K values is valid
     from decbounds.pep.api import worst_case
 
@@ -997,7 +997,7 @@ def test_worst_case_cli_reports_every_wrong_argument() -> None:
 @pytest.mark.parametrize("argv", [["predict", "--list"], ["worst-case", "--list"], ["gossip", "--help"],
                                   ["run", "--help"], ["figures", "--help"], ["verify", "--help"], ["--help"]])
 def test_a_closed_pipe_ends_quietly(argv: list[str]) -> None:
-    # issue 23: `decbounds predict --list | head` ended in a BrokenPipeError traceback; a real pipe whose
+    # `decbounds predict --list | head` ends quietly, no BrokenPipeError traceback; a real pipe whose
     # reader is gone before anything is written
     import subprocess
     import sys

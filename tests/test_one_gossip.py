@@ -1,4 +1,4 @@
-"""One gossip value crosses the package boundaries (issue 34): the engine (``algorithms.run``), the PEP
+"""One gossip value crosses the package boundaries: the engine (``algorithms.run``), the PEP
 (``pep.worst_case(W=...)``) and the gossip CLI's summary take the same `instances.Gossip` object -- a
 static `GossipMatrix` or a `GossipSchedule` -- and read its spectrum instead of decomposing W again; a
 matrix or graph is turned into one in one place, ``instances.as_gossip``."""

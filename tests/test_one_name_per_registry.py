@@ -1,6 +1,6 @@
-"""Each registry has one name (`bounds.RATES`, `pep.PEP_METHODS`, `decbounds.cli.COMMANDS`); the second names
-it had, and `pep.api.check_size` (now `check_sdp_size`), still read the same objects with a DeprecationWarning
-until 0.4, and are no longer exported."""
+"""Each registry has one name (`bounds.RATES`, `pep.PEP_METHODS`, `decbounds.cli.COMMANDS`); the deprecated
+second names, and `pep.api.check_size` (for `check_sdp_size`), read the same objects with a DeprecationWarning
+until 0.4 and are not exported."""
 
 from __future__ import annotations
 

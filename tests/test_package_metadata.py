@@ -1,4 +1,4 @@
-"""What the package index shows (issue 29, item 7): authors and project URLs in pyproject.toml, and a page of
+"""What the package index shows: authors and project URLs in pyproject.toml, and a page of
 its own (``README.pypi.md``) that opens with what decbounds is, not with a clone's set-up commands, and
 whose every link is absolute (a relative link is broken there)."""
 

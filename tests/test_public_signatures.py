@@ -1,5 +1,5 @@
 """Every public function and method says what it takes: no ``Any`` in its signature, a docstring, and a
-numpydoc ``Parameters`` section naming each argument (issue 34).
+numpydoc ``Parameters`` section naming each argument.
 
 Public: a function, class or method whose name has no leading underscore (``__init__`` and ``__call__``
 count), defined in a module of the packages whose own name has no leading underscore. A method without a

@@ -151,7 +151,7 @@ print(json.dumps({
 @pytest.mark.network
 @pytest.mark.slow  # a build, two installs and four interpreters, about 15 s
 def test_installed_or_editable_inside_the_clone_or_outside_it_behaves_the_same(tmp_path: Path) -> None:
-    """Issue 29: the clone's top-level ``decbounds/`` must lead to its sibling folders (Python started inside
+    """The clone's top-level ``decbounds/`` must lead to its sibling folders (Python started inside
     the clone imports it first, whatever is installed); outputs go to the current folder; files get the
     user's umask."""
     source = tmp_path / "src"

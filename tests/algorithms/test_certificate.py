@@ -1,4 +1,4 @@
-"""What the cheap per-iteration paths of the engine promise (issue 22, item 1): the smoothness certificate
+"""What the cheap per-iteration paths of the engine promise: the smoothness certificate
 never certifies a state where a pending stopping test could succeed or a model left the radius, exact
 gradients reused at the same bits are the problem's own and fresh, and a stacked gossip round mixes each
 array with the bits of its own round. (Results with and without these paths are compared bit for bit in

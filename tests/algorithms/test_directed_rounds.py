@@ -1,5 +1,4 @@
-"""D-PSGD over directed, doubly stochastic rounds: Ying et al.'s one-peer exponential graph (issue 29,
-item 5).
+"""D-PSGD over directed, doubly stochastic rounds: Ying et al.'s one-peer exponential graph.
 
 W_t = (I + S^(2^k))/2 (``instances.one_peer_exponential(n, directed=True)``) is column and row stochastic
 but not symmetric. D-PSGD's recursion X <- W_t X - alpha G(X) keeps the mean (1^T W_t = 1^T) and consensus

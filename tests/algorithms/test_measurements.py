@@ -1,4 +1,4 @@
-"""Measurements a reviewer can trust (issue 11, parts 1-3): divergence is judged on the state of every worker,
+"""Measurements a reviewer can trust: divergence is judged on the state of every worker,
 T_eps is measured at x_hat and at the workers' own models, and every Result carries a status and a message."""
 
 from __future__ import annotations

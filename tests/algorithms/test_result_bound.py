@@ -1,4 +1,4 @@
-"""Paired results (issue 21 part 4): every measured Result, tuned Result and WorstCase carries the catalog
+"""Paired results: every measured Result, tuned Result and WorstCase carries the catalog
 prediction at its own parameters (docs/architecture.md, "Paired results")."""
 
 from __future__ import annotations

@@ -98,8 +98,8 @@ def test_non_numbers_are_type_errors():
 
 
 def test_step_size_in_log_space_at_extreme_inputs():
-    # issue 14: sigma^2 T overflowed to inf and the step size silently became 0.0; now the formula is summed
-    # in log space, and a step size that is not a positive float is a ValueError naming the inputs
+    # sigma^2 T overflows a float: the formula is summed in log space (a float sum would give a silent 0.0
+    # step size), and a step size that is not a positive float is a ValueError naming the inputs
     alpha = detag_step_size(16, 0.95, 1.0, 10**300, 1e300, 1e-300, 1e300, 1)
     assert 0.0 < alpha < 1e-100
     with pytest.raises(ValueError, match=r"step size of Cor. 6 is alpha = exp\(-1044"):

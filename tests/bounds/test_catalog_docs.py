@@ -4,7 +4,7 @@ The recalled entries quote their source's rate in their ``doc`` as ``O(L Delta [
 are that formula specialised (a fixed W: window tau = 1, consensus rate p = 1 - lam^2; the one-peer
 exponential graph: tau = log2 n, p = 1) with one query per iteration (B = 1). Parsing the quoted formula
 and comparing it with the terms catches a prose slip such as sigma^2/(n eps) for sigma^2/(n eps^2) in a
-squared criterion (issue 29, item 9).
+squared criterion.
 """
 
 from __future__ import annotations

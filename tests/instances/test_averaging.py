@@ -238,8 +238,8 @@ def test_package_exports() -> None:
 
 
 def test_the_former_names_warn_and_give_the_same_arrays() -> None:
-    # a "schedule" here was an array of coefficients, beside the class GossipSchedule: renamed, the old
-    # names kept for a release
+    # the deprecated names (a "schedule" of coefficients would be confused with the class GossipSchedule)
+    # warn for a release and give the same arrays
     with pytest.warns(DeprecationWarning, match="multi_step_gossip_coefficients"):
         old = gossip_schedule("chebyshev", 0.5, 4)
     assert instances.gossip_schedule is gossip_schedule

@@ -79,7 +79,7 @@ def test_max_degree_is_aperiodic_on_bipartite_regular_graphs() -> None:
 
 def test_disconnected_graph_is_refused() -> None:
     G = nx.disjoint_union(nx.path_graph(3), nx.path_graph(3))
-    # issue 14: a disconnected G used to give a lam = 1 W without a word; now the components are named
+    # a disconnected G names its components (a lam = 1 W would say nothing)
     with pytest.raises(ValueError, match=r"must be connected; it has 2 components: 3 node\(s\) \[0, 1, 2\]"):
         gossip_matrix(G, "metropolis")
     W = gossip_matrix(G, "metropolis", allow_disconnected=True)  # the opt-in: no warning

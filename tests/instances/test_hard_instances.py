@@ -173,7 +173,7 @@ def test_unscaled_defaults_and_t_c_constructor():
 
 
 @pytest.mark.parametrize(("build", "catalog", "expected"), [
-    # issue 14: the instances took a float floor (9, 35, and "T_c = 0" for the third), bounds/ an exact one
+    # an exact floor in the instances and in bounds/ (a float floor gives 9, 35, and "T_c = 0" for the third)
     (lambda: communication_instance(4, Delta=26265.6, L=1.0, epsilon=0.1),
      lambda: bounds.setting2_chain_length(26265.6, 1.0, 0.1), 10),
     (lambda: sampling_instance(7, Delta=875.52, L=3.0, epsilon=0.1, p=1.0),
@@ -191,7 +191,7 @@ def test_chain_length_agrees_with_the_catalog(build, catalog, expected):
 
 
 @pytest.mark.parametrize(("build", "message"), [
-    # issue 14 reproducers: ZeroDivisionError, OverflowError, MemoryError before; now errors naming arguments
+    # extreme input: errors naming the arguments, never a ZeroDivisionError, OverflowError or MemoryError
     (lambda: communication_instance(7, T_c=6, epsilon=5e-324), r"T_c=6, L=456.0 and epsilon=5e-324"),
     (lambda: communication_instance(2, Delta=1e308), r"Delta=1e\+308 is too large.*about 10\^305"),
     (lambda: sampling_instance(11, T_c=3, p=10**400), r"p must be a finite real number.*overflows float"),

@@ -199,12 +199,12 @@ def test_cache_dir_default(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # --------------------------------------------------------------------------------------------------------
-# the orbit LP by HiGHS (issue 22, the FMMC row): no cvxpy, exact optima, numpy's check
+# the orbit LP by HiGHS (FMMC without cvxpy, benchmarks/bench_fmmc.py): exact optima, numpy's check
 
 
 def test_gossip_fmmc_command_imports_no_cvxpy() -> None:
-    # the FMMC row of `decbounds gossip ring --n 1000 --weights fmmc` cost 1.6 s CPU, 1.7 s of it `import
-    # cvxpy`; the orbit LP is HiGHS's now. Counted, not timed: cvxpy and its solvers stay out of sys.modules.
+    # `decbounds gossip ring --n 1000 --weights fmmc` solves the orbit LP by HiGHS (`import cvxpy` alone costs
+    # about 1.7 s CPU). Counted, not timed: cvxpy and its solvers stay out of sys.modules.
     code = ("import sys; from decbounds.cli import main; "
             "status = main(['gossip', 'ring', '--n', '1000', '--weights', 'fmmc', '--no-cache']); "
             "print(status, sorted(m for m in sys.modules "

@@ -42,9 +42,9 @@ def test_heterogeneity_is_exact(build, n, d, varsigma, share, seed):
                                atol=1e-12)
 
 
-def test_issue_14_extreme_problems_are_named_errors():
-    # before: inf gradients and nan heterogeneity (Delta=1e308), f(0) - f* = 0 instead of Delta (mu=5e-324),
-    # an OverflowError (varsigma=1e300), a MemoryError (d = 10**5 allocates d x d)
+def test_extreme_problems_are_named_errors():
+    # named errors, not inf gradients and nan heterogeneity (Delta=1e308), f(0) - f* = 0 instead of Delta
+    # (mu=5e-324), an OverflowError (varsigma=1e300) or a MemoryError (d = 10**5 allocates d x d)
     for call, message in [
         (lambda: heterogeneous_quadratic(6, 5, 0.0, 6, Delta=1e308), r"Delta must be <= 1e\+100"),
         (lambda: heterogeneous_quadratic(3, 1, 0.0, 3, mu=5e-324), r"mu must be >= 1e-12 \(condition"),

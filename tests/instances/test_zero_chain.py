@@ -308,7 +308,7 @@ def test_the_work_stays_in_the_promised_prefix():
                                rtol=1e-12, atol=1e-12)
 
 
-# -- the small-state kernel (issue 22, item 1) -----------------------------------------------------------
+# -- the small-state kernel -------------------------------------------------------------------------------
 
 
 def _general(f: ZeroChainFunctions, X: np.ndarray, per_worker) -> np.ndarray:

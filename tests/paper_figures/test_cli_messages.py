@@ -1,5 +1,5 @@
 """The command line speaks in its own options: "did you mean" for a mistyped choice, the topology's missing
-or stray options named as flags, help text on the positionals (issue 29, item 6)."""
+or stray options named as flags, help text on the positionals."""
 
 from __future__ import annotations
 

@@ -132,7 +132,7 @@ def test_curve_checkpoints_and_modes_are_consistent() -> None:
         heterogeneity.curve_checkpoints(10, 0)
     for mode in (*heterogeneity.MODES.values(), *spectral_gap.CURVE_MODES.values()):
         assert not set(mode.tune_seeds) & set(mode.extra_seeds)
-        assert len(mode.tune_seeds) + len(mode.extra_seeds) >= 3  # bands over >= 3 seeds (issue 11)
+        assert len(mode.tune_seeds) + len(mode.extra_seeds) >= 3  # bands over >= 3 seeds
     assert np.all(np.diff(spectral_gap.GAP_MODES["full"].kappas) < 0)
     assert min(spectral_gap.GAP_MODES["full"].kappas) <= 1e-4  # docs/errata.md E20
 
@@ -161,7 +161,7 @@ def test_branch_and_bound_tuning_gives_the_grid_minimum_of_both_outputs() -> Non
 
 def test_panels_sharing_a_point_each_get_its_record(tmp_path) -> None:
     # centralized SGD ignores kappa, so two kappa panels share its point; the sweep runs it once and both
-    # panels must still get it (spectral_gap (b) once raised StopIteration here).
+    # panels must still get it (a point handed to one panel only is a StopIteration in spectral_gap (b)).
     mode = heterogeneity.CurveMode(iterations=4, points=2, tune_seeds=(0,), extra_seeds=(),
                                    step_factors=(1.0,), detag_eta_r=(), batch=2, partitions=(0.0,),
                                    momenta=(0.0,), algorithms=("centralized", "dpsgd"))

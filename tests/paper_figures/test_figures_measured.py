@@ -99,7 +99,7 @@ def test_tiny_figures_write_their_files(tiny_out) -> None:
 
 def test_every_fit_counts_the_runs_it_used_and_both_outputs_are_fitted(tiny_out) -> None:
     # Per-seed sampling records carry each seed's own status: every finished seed enters its fit (a list
-    # of statuses once made every seed "unfinished"), and the worker-output side has rows of its own.
+    # of statuses must not make every seed "unfinished"), and the worker-output side has rows of its own.
     out, _ = tiny_out
     rows = list(csv.DictReader((out / "exponents.csv").open()))
     sampling_rows = [row for row in rows if row["sweep"].startswith("sampling (")]

@@ -101,8 +101,8 @@ def test_capped_runs_are_excluded_and_counted() -> None:
 
 
 def test_diverged_runs_never_enter_a_fit_even_with_a_t_eps() -> None:
-    # Issue 11: a blown-up run on the zero chain once carried a (tiny) T_eps; its status says diverged, and
-    # it must neither enter the fit nor count as capped.
+    # a blown-up run on the zero chain can carry a (tiny) T_eps; its status says diverged, and it must
+    # neither enter the fit nor count as capped.
     records = [record("a", n, 3 * n**2, status="converged") for n in (2, 4, 8, 16)]
     records.append(record("a", 32, 5, status="diverged"))
     records.append(record("a", 64, None, status="max_iterations"))
@@ -135,21 +135,21 @@ def _fit(slope: float, points: int = 6, noise: float = 0.0) -> object:
 
 
 def test_verdict_against_a_lower_bound_is_one_sided() -> None:
-    # Slower than a lower bound's exponent is no contradiction (today's two-sided test said "NO").
+    # Slower than a lower bound's exponent is no contradiction (a two-sided test would say "NO").
     assert verdict(_fit(3.0, noise=0.05), 1.0, "lower") == "consistent"
     assert verdict(_fit(1.0, noise=0.05), 1.0, "lower") == "consistent"
     assert verdict(_fit(0.2, noise=0.05), 1.0, "lower") == "violated"
 
 
 def test_verdict_against_an_upper_bound_is_one_sided_and_tight_when_covered() -> None:
-    # Beating an upper bound is no contradiction (today: "NO"); matching it is "tight".
+    # Beating an upper bound is no contradiction (a two-sided test: "NO"); matching it is "tight".
     assert verdict(_fit(0.2, noise=0.05), 7.0, "upper") == "consistent"
     assert verdict(_fit(1.0, noise=0.05), 1.0, "upper") == "tight"
     assert verdict(_fit(3.0, noise=0.05), 1.0, "upper") == "violated"
 
 
 def test_too_few_points_is_never_a_verdict() -> None:
-    # DeFacto's quick fit had 3 points and the interval [-0.85, 3.44]: today it read "yes".
+    # DeFacto's quick fit: 3 points and the interval [-0.85, 3.44], too wide for a "yes"
     wide = fit_exponent([3.0, 6.0, 12.0], [10.0, 60.0, 90.0])
     assert wide.ci_low < 1.23 < wide.ci_high
     assert MIN_POINTS == 4

@@ -1,6 +1,6 @@
-"""Figures legible at the size they are saved: no legend over data, no colliding tick labels (issue 29,
-item 8). `plotting.legibility_problems` is what `save_figure` warns with; these tests hold that it sees the
-two faults the docs' figures had, that `place_legend` avoids them, and that the time-varying figure drawn
+"""Figures legible at the size they are saved: no legend over data, no colliding tick labels.
+`plotting.legibility_problems` is what `save_figure` warns with; these tests hold that it sees those two
+faults, that `place_legend` avoids them, and that the time-varying figure drawn
 from small synthetic records shaped like the quick run's is clean."""
 
 from __future__ import annotations

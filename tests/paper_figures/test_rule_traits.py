@@ -35,7 +35,8 @@ def test_declared_traits_of_the_builtin_rules() -> None:
 
 
 def test_a_renamed_detag_gets_detags_treatment_in_every_figure(renamed_detag: str) -> None:
-    # the figures compared names with "detag" before; a rule declaring the same needs is treated the same
+    # the figures go by declared needs, not by the name "detag": a rule declaring the same needs is treated
+    # the same
     assert rule_traits.phased(renamed_detag)
     assert heterogeneity.momentum_hyper(renamed_detag, 0.9) == heterogeneity.momentum_hyper("detag", 0.9)
     assert spectral_gap._tunes_phases(renamed_detag)

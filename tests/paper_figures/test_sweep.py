@@ -413,8 +413,8 @@ def test_shared_pool_is_every_default_executor_inside_the_block() -> None:
 
 
 def test_an_interrupted_shared_pool_ends_its_running_points_at_once() -> None:
-    # Ctrl-C in `make figures` (all figures at once) waited for the running points and the figure threads
-    # kept the process alive; now the block's exception terminates the workers without waiting
+    # Ctrl-C in `make figures` (all figures at once): the block's exception terminates the workers without
+    # waiting for the running points, and no figure thread keeps the process alive
     start = time.monotonic()
     with pytest.raises(KeyboardInterrupt), sweep.shared_pool(2) as pool:
         running = [pool.submit_with_cost(1.0, time.sleep, 60.0) for _ in range(2)]
@@ -432,9 +432,9 @@ def test_an_interrupted_shared_pool_ends_its_running_points_at_once() -> None:
 
 @pytest.mark.slow  # about 8 s: a subprocess imports every figure
 def test_make_figures_stops_on_ctrl_c_and_says_how_to_resume(tmp_path: pathlib.Path) -> None:
-    # Ctrl-C after 4 s, pressed again every 2 s until Python's handler has run: once, in CI under load, the
-    # first signal never reached the handler (not reproduced since, alone or under load). A KeyboardInterrupt
-    # that reached the handler and was then swallowed still fails this test (exit 0).
+    # Ctrl-C after 4 s, pressed again every 2 s until Python's handler has run: in CI under load a first
+    # signal can miss the handler (seen once, not reproduced alone or under load). A KeyboardInterrupt that
+    # reaches the handler and is then swallowed still fails this test (exit 0).
     code = textwrap.dedent(f'''
         import os, signal, threading, sys
         from decbounds.paper_figures import __main__ as figures

@@ -1,4 +1,4 @@
-"""Computed worst cases beyond the non-convex class (issue 24) and over time-varying gossip (issue 20.6):
+"""Computed worst cases beyond the non-convex class and over time-varying gossip:
 the convex and strongly convex classes against PEPit, DGD's linear rate against the known contraction, the
 order between classes and between static and time-varying gossip, the worst W back, step sequences, starts.
 
@@ -148,7 +148,7 @@ def test_worst_gossip_matrix_on_three_agents_stays_below_the_relaxation() -> Non
         worst_gossip_matrix(exact)
 
 
-# -- time-varying gossip (issue 20.6) -----------------------------------------------------------------------
+# -- time-varying gossip -----------------------------------------------------------------------------------
 
 @_slow
 @given(method=st.sampled_from(["dgd_cta", "dgd_atc", "dsgt", "extra"]), lo=st.floats(-0.6, 0.4),

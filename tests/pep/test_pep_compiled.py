@@ -1,7 +1,7 @@
-"""The worst case of a step rule compiled into the PEP (algorithms.compiled, issue 32): the engine's own rules
-give the values the hand-written method descriptions gave before, the centralized reductions equal PEPit's
-gradient descent, a user's rule in a file gets its worst case through the same door, and what a linear map
-cannot express is refused with the operation and the line named.
+"""The worst case of a step rule compiled into the PEP (algorithms.compiled): the engine's own rules
+give the values of hand-written method descriptions (an independent formulation), the centralized
+reductions equal PEPit's gradient descent, a user's rule in a file gets its worst case through the same
+door, and what a linear map cannot express is refused with the operation and the line named.
 
 Every SDP here is small (N <= 3, K <= 3; the PEPit sweep K <= 4).
 """
@@ -32,18 +32,18 @@ def _random_W() -> np.ndarray:
 
 GOSSIP = {"random3": _random_W(), "J3": np.full((3, 3), 1 / 3)}
 
-#: The values of the method descriptions of pep/methods.py before they were replaced by the compiled
-#: step rules (measured 2026-12-04 at commit 0f8e525, CLARABEL): (method, W, keyword arguments, value).
-#: The compiled rules give them to <= 3.1e-8 relative (most bit for bit). One value moved on purpose:
-#: EXTRA with a varying step. The description used alpha_{k+1} G(X^{k+1}) - alpha_k G(X^k); the rule (what
-#: the engine runs) uses alpha_{k+1} (G(X^{k+1}) - G(X^k)). They agree for a constant step, the engine's
-#: only kind; below is the rule's value (it was 1.2773264934563786).
+#: The values of hand-written method descriptions, each method's PEP written out apart from its step rule
+#: (pep/methods.py at commit 0f8e525, CLARABEL): (method, W, keyword arguments, value). The compiled rules
+#: give them to <= 3.1e-8 relative (most bit for bit). One value differs on purpose: EXTRA with a varying
+#: step. The description takes alpha_{k+1} G(X^{k+1}) - alpha_k G(X^k); the rule (what the engine runs)
+#: takes alpha_{k+1} (G(X^{k+1}) - G(X^k)). They agree for a constant step, the engine's only kind; below
+#: is the rule's value (the description's: 1.2773264934563786).
 SC = {"function_class": "strongly_convex", "mu": 0.1, "criterion": "distance", "initial": "distance",
       "heterogeneity": "optimum"}
 UNEQUAL = {"function_class": "convex", "criterion": "function_value", "initial": "distance",
            "starts": "unequal"}
 CONSENSUS = {"criterion": "consensus", "function_class": "convex", "initial": "distance"}
-BEFORE = [
+DESCRIPTION_VALUES = [
     ("dgd_cta", None, dict(K=3, step_size=0.5, spectrum=(-0.3, 0.7)), 1.2385487067107523),
     ("dgd_cta", "random3", dict(K=2, step_size=0.8), 1.1780385520985899),
     ("dgd_cta", None, dict(K=2, step_size=0.6, spectrum=(-0.3, 0.7), **SC), 0.8727920745712185),
@@ -90,9 +90,9 @@ BEFORE = [
 ]
 
 
-@pytest.mark.parametrize(("method", "W", "kwargs", "expected"), BEFORE)
-def test_compiled_rules_give_the_values_of_the_former_descriptions(method: str, W: str | None, kwargs: dict,
-                                                                   expected: float) -> None:
+@pytest.mark.parametrize(("method", "W", "kwargs", "expected"), DESCRIPTION_VALUES)
+def test_compiled_rules_give_the_hand_written_descriptions_values(method: str, W: str | None, kwargs: dict,
+                                                                 expected: float) -> None:
     gossip = {"W": GOSSIP[W]} if W else {}
     result = worst_case(method, **kwargs, **gossip)
     assert result.value == pytest.approx(expected, rel=1e-6)
@@ -302,7 +302,7 @@ def test_run_rule_on_numpy_points_is_the_engines_recursion() -> None:
 @pytest.mark.parametrize("method", ["beer", "choco_sgd"])
 def test_a_compressed_round_is_refused_by_the_compiled_context(method: str) -> None:
     """The compiled context takes the engine's compressor/sent parameters and refuses them by name (a
-    TypeError, as the unexpected keyword gave before)."""
+    TypeError, like an unexpected keyword)."""
     ops = NumpyOps(GOSSIP["J3"], grad=lambda X: X)
     with pytest.raises(TypeError, match=f"{method} cannot be compiled .* ctx.gossip with a compressor"):
         run_rule(algorithms.rule_class(method), ops, np.zeros((3, 2)), 2, 0.3)

@@ -1,4 +1,4 @@
-"""Rules that cheat the gossip class (issue 19): each route fails the class audit with exit status 1 and a
+"""Rules that cheat the gossip class: each route fails the class audit with exit status 1 and a
 line naming the field, the attribute or the iteration; two honest rules pass, one of them EXTRA written from
 its cumulative formula (Shi et al. 2015, eq. (2.13)) rather than from the package's rule.
 

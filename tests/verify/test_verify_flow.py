@@ -1,4 +1,4 @@
-"""The class audit by what a rule does (issue 30): the adversarial suite in tests/verify/adversarial/
+"""The class audit by what a rule does: the adversarial suite in tests/verify/adversarial/
 (each route fails, named) and the honest rules from the papers' formulas (each passes).
 
 Each test runs the audit only (`verify.audit`), not the measurement; the CLI tests run the whole command on
@@ -32,9 +32,9 @@ def _load(path: pathlib.Path, name: str):
 sys.path.insert(0, str(HERE))  # the rule files import each other by name, as a user's files would
 cheaters = importlib.import_module("cheaters")
 honest = importlib.import_module("honest")
-# EXTRA in its cumulative form (Shi et al. 2015, eq. (2.13)): the rule of the earlier round's suite
-earlier_round = _load(HERE.parent / "test_verify_cheating.py", "verify_cheating_rules")
-HONEST = [*honest.HONEST, earlier_round.CumulativeExtra]
+# EXTRA in its cumulative form (Shi et al. 2015, eq. (2.13)): the honest rule of test_verify_cheating.py
+cheating_suite = _load(HERE.parent / "test_verify_cheating.py", "verify_cheating_rules")
+HONEST = [*honest.HONEST, cheating_suite.CumulativeExtra]
 
 
 def _audit(rule: type, iterations: int = 600) -> dict:

@@ -1,4 +1,4 @@
-"""The computed worst case beside the measured exponents (verify.worst_case_term, issue 32)."""
+"""The computed worst case beside the measured exponents (verify.worst_case_term)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_report_md_carries_the_section_the_rules_process_computed() -> None:
 
 @pytest.mark.slow  # a --quick verify of a user's file in its own process: about 40 s of CPU
 def test_a_users_rule_in_its_own_process_gets_its_worst_case_in_the_report(tmp_path) -> None:
-    """The deciding process never imports a user's module (issue 30), so the rule's worst case (issue 32) is
+    """The deciding process never imports a user's module (verify.isolation), so the rule's worst case is
     computed in the rule's process and only rendered where the report is written."""
     from decbounds.verify import verify
 

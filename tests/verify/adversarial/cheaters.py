@@ -1,4 +1,4 @@
-"""The project's adversarial suite (issue 30): rules that leave the gossip class A_B while looking
+"""The project's adversarial suite: rules that leave the gossip class A_B while looking
 legitimate. Each one does one honest gossip round and at most B queries per iteration, and each must fail the
 class audit (exit status 1) with a line naming the route. ``CHEATERS``: (rule, the audit check that must
 fail, a fragment of its line)."""
@@ -256,7 +256,7 @@ class DetectsRenamedSubclass(GossipPGA):
 
 
 class DetectsOneConfiguration(GossipPGA):
-    """Honest when it runs one configuration (k = 1, the old audit); Gossip-PGA in a batch."""
+    """Honest when it runs one configuration (k = 1, all a single-run audit sees); Gossip-PGA in a batch."""
 
     name = "detects_one_configuration"
 
