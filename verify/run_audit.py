@@ -80,6 +80,29 @@ def _by_the_rule() -> bool:
     return False
 
 
+_SLOTTED: dict[type, bool] = {}  # per state class: whether a class of its MRO declares slots
+
+
+def _arrays(state: Any) -> list[tuple[str, np.ndarray]]:
+    """`state_arrays` read straight from the instance's ``__dict__`` where no class declares slots and no
+    attribute is a list, tuple or dict (every built-in state): the same arrays in the same order, without
+    the introspection an observer would repeat every iteration."""
+    cls = type(state)
+    slotted = _SLOTTED.get(cls)
+    if slotted is None:
+        slotted = _SLOTTED[cls] = any(getattr(base, "__slots__", ()) for base in cls.__mro__)
+    attributes = None if slotted else getattr(state, "__dict__", None)
+    if attributes is None:
+        return state_arrays(state)
+    found = []
+    for name, value in attributes.items():
+        if isinstance(value, np.ndarray):
+            found.append((name, value))
+        elif isinstance(value, (list, tuple, dict)):
+            return state_arrays(state)
+    return found
+
+
 class _Watch:
     """What the rule's code did to the problem since the last observation, read by the `RunAudit`."""
 
@@ -304,19 +327,20 @@ class RunAudit:
 
     def _levels(self, state: Any) -> np.ndarray:
         """(n, k) chain progress over every array of the state with last axis d (`state_progress`'s
-        reading: an (n, m k, d) array as m blocks of the k configurations)."""
+        reading: an (n, m k, d) array as m blocks of the k configurations). The arrays' nonzero patterns
+        are joined first and read once: the progress of the union is the largest of the arrays' progress."""
         n, k, d = self.n, self.k, self.d
-        levels: np.ndarray | None = None
-        for _, array in state_arrays(state):
+        held: np.ndarray | None = None
+        for _, array in _arrays(state):
             if array.ndim < 2 or array.shape[-1] != d or array.dtype == object or array.shape[0] != n:
                 continue
-            level = progress(array)
-            if level.shape != (n, k):
-                level = level.reshape(n, -1)
-                level = level.reshape(n, -1, k).max(axis=1) if level.shape[1] % k == 0 else \
-                    np.broadcast_to(level.max(axis=1, keepdims=True), (n, k))
-            levels = level if levels is None else np.maximum(levels, level)
-        return np.zeros((n, k), dtype=np.int64) if levels is None else levels
+            nonzero = array != 0
+            if nonzero.shape != (n, k, d):
+                rows = nonzero.reshape(n, -1, d)
+                nonzero = rows.reshape(n, -1, k, d).any(axis=1) if rows.shape[1] % k == 0 else \
+                    np.broadcast_to(rows.any(axis=1, keepdims=True), (n, k, d))
+            held = nonzero if held is None else held | nonzero
+        return np.zeros((n, k), dtype=np.int64) if held is None else progress(held)
 
     def _diverged(self, state: Any, j: int) -> bool:
         """Whether configuration j holds a non-finite entry (a diverged run: NaN reads as a coordinate);
@@ -555,8 +579,8 @@ class _Window:
                 audit._fail(t, worker, j, f"{what}, {at} changed after {rounds} communication round(s): "
                                           "a query point may depend only on the workers within the rounds "
                                           "used (or the step is not a function of (state, ctx))")
-        theirs_arrays = dict(state_arrays(observation.state))
-        for label, mine_array in state_arrays(self.state):
+        theirs_arrays = dict(_arrays(observation.state))
+        for label, mine_array in _arrays(self.state):
             reference = theirs_arrays.get(label)
             if reference is None or mine_array.dtype == object or mine_array.ndim == 0 \
                     or mine_array.shape[0] != audit.n:
