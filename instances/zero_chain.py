@@ -340,7 +340,8 @@ def progress(X: np.ndarray) -> np.ndarray:
     if 0 < d <= _BYTE_CHAIN:
         # a short chain (the verify terms' d = 2, 3, 4): the pattern as a byte, its highest set bit looked up;
         # two numpy calls at any number of rows (the observer of a measured run reads it every iteration)
-        return np.asarray(_BIT_LENGTH[(X != 0).view(np.uint8) @ _BIT_WEIGHTS[:d]])
+        nonzero = X if X.dtype == np.bool_ else X != 0
+        return np.asarray(_BIT_LENGTH[nonzero.view(np.uint8) @ _BIT_WEIGHTS[:d]])
     return ((X != 0) * np.arange(1, d + 1)).max(axis=-1)
 
 

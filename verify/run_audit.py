@@ -339,12 +339,16 @@ class RunAudit:
         for _, array in _arrays(state):
             if array.ndim < 2 or array.shape[-1] != d or array.dtype == object or array.shape[0] != n:
                 continue
+            if array.shape == (n, k, d) and held is not None:
+                np.logical_or(held, array, out=held)  # one call: an entry is held where it is not 0 (NaN is)
+                continue
             nonzero = array != 0
             if nonzero.shape != (n, k, d):
                 rows = nonzero.reshape(n, -1, d)
                 nonzero = rows.reshape(n, -1, k, d).any(axis=1) if rows.shape[1] % k == 0 else \
                     np.broadcast_to(rows.any(axis=1, keepdims=True), (n, k, d))
-            held = nonzero if held is None else held | nonzero
+            held = nonzero.copy() if held is None and not nonzero.flags.writeable else \
+                nonzero if held is None else held | nonzero
         return np.zeros((n, k), dtype=np.int64) if held is None else progress(held)
 
     def _diverged(self, state: Any, j: int) -> bool:
