@@ -335,12 +335,14 @@ class RunAudit:
         reading: an (n, m k, d) array as m blocks of the k configurations). The arrays' nonzero patterns
         are joined first and read once: the progress of the union is the largest of the arrays' progress."""
         n, k, d = self.n, self.k, self.d
+        shape = (n, k, d)
         held: np.ndarray | None = None
         for _, array in _arrays(state):
-            if array.ndim < 2 or array.shape[-1] != d or array.dtype == object or array.shape[0] != n:
+            if array.shape == shape and held is not None:
+                if array.dtype.kind != "O":  # one call: an entry is held where it is not 0 (NaN is)
+                    np.logical_or(held, array, out=held)
                 continue
-            if array.shape == (n, k, d) and held is not None:
-                np.logical_or(held, array, out=held)  # one call: an entry is held where it is not 0 (NaN is)
+            if array.ndim < 2 or array.shape[-1] != d or array.dtype.kind == "O" or array.shape[0] != n:
                 continue
             nonzero = array != 0
             if nonzero.shape != (n, k, d):
