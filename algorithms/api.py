@@ -110,6 +110,7 @@ def run_batch(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: G
               record_every: int | None = None, record_progress: bool = False, stop: str = "both",
               radius: float | None = None, exact_check: bool = False, backend: str = "sparse",
               callback: Callable[[int, State, Context], None] | None = None, observer: Observer | None = None,
+              settle: Callable[[int, np.ndarray, np.ndarray], int] | None = None,
               **hyper: object) -> list[Result]:
     """Run every configuration of the grid step_sizes x (hyper grids) x seeds; one Result each, in that order
     (seed innermost).
@@ -153,6 +154,10 @@ def run_batch(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: G
         ``callback(t, state, ctx)`` after the start (t = 0) and every iteration (a `CallbackObserver`).
     observer : algorithms.Observer, optional
         Told each engine run and each step; it may raise to stop the run.
+    settle : callable, optional
+        ``settle(t, t_eps, closed)`` -> the iteration after which the batch may stop, asked after the start
+        and whenever a configuration reaches T_eps or stops (``algorithms.tune``'s race); one batch only
+        (no structural grid axis).
     **hyper
         The algorithm's hyper-parameters, each a value or a grid.
 
@@ -193,6 +198,9 @@ def run_batch(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: G
         signature = tuple((k, _freeze(values.get(k, default))) for k, default in cls.structural.items())
         groups.setdefault(signature, []).append(index)
 
+    if settle is not None and len(groups) > 1:
+        raise ValueError(f"settle needs the configurations in one batch; got {len(groups)} (a structural "
+                         f"hyper-parameter grid: {', '.join(cls.structural)})")
     results: list[Result | None] = [None] * len(configs)
     # checked once, never given to the rule
     channel = communication_channel(cls.communication, W, int(f.n), directed_rounds=cls.directed_rounds)
@@ -208,7 +216,7 @@ def run_batch(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: G
                         seeds=seeds_here, backend=backend, knows=cls.knows)
         settings = LoopSettings(iterations=iterations, tol=tol, check_every=check_every,
                                 record_every=record_every, record_progress=record_progress, stop=stop,
-                                radius=radius, callback=callback, observer=observer,
+                                radius=radius, callback=callback, observer=observer, settle=settle,
                                 smoothness=None if exact_check else _smoothness(f))
         recorded = [{**rule.structural_values, **values} for values in resolved]
         group_results = execute(rule, runtime, settings, algorithm=cls.name or cls.__name__,

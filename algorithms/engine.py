@@ -58,6 +58,10 @@ class LoopSettings:
     smoothness: float | None = None
     callback: Callable[[int, State, Context], None] | None = None  # run as a `CallbackObserver`
     observer: Observer | None = None
+    # asked after the start and whenever a configuration reached T_eps or stopped: settle(t, t_eps, closed)
+    # -> the iteration after which the batch may stop (`algorithms.tune`'s race); every configuration still
+    # running then ends as "max_iterations" there
+    settle: Callable[[int, np.ndarray, np.ndarray], int] | None = None
 
 
 def _divergence(t: int, x_hat: np.ndarray, arrays: list[np.ndarray], radius: np.ndarray,
@@ -267,6 +271,7 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
                                tuple(dict(h) for h in hypers), runtime.channel))
     state = rule.init(ctx)
     check_state(state, runtime.n)
+    settle, stop_at, seen = settings.settle, settings.iterations, outcomes.changes
     with np.errstate(over="ignore", invalid="ignore"):
         start = getattr(observer, "start", None)
         if start is not None:
@@ -280,9 +285,13 @@ def execute(rule: StepRule, runtime: Runtime, settings: LoopSettings, *, algorit
                     state = _observed_step(rule, state, runtime, observer, t - 1)
             if progress_of is not None:
                 outcomes.progress.append(_state_progress(progress_of, state, runtime.n, runtime.k, runtime.d))
-            if not _checkpoint(t, rule, state, runtime, outcomes, settings, radius, bound,
-                               t == settings.iterations, aux, smallest):
+            if not _checkpoint(t, rule, state, runtime, outcomes, settings, radius, bound, t == stop_at, aux,
+                               smallest):
                 break
+            if settle is not None and (t == 0 or outcomes.changes != seen):
+                seen = outcomes.changes
+                asked = int(settle(t, outcomes.t_eps, ~outcomes.running))
+                stop_at = min(settings.iterations, max(t + 1, asked))
     runtime.open = False
     return [_result(outcomes, j, algorithm=algorithm, seed=seeds[j], step_size=step_sizes[j], hyper=hypers[j],
                     runtime=runtime, settings=settings, radius=float(radius[j])) for j in range(runtime.k)]

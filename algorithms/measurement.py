@@ -66,6 +66,7 @@ class Outcomes:
     certificate: _Certificate | None = None  # of the last evaluation (`_anchor_at`); None: none yet
     # (n + 1, k): 0 where x_hat's (row 0) or the workers' (rows 1..n) stopping test is pending, else +inf
     masks: np.ndarray = field(init=False)
+    changes: int = 0  # how many times `update` ran: a stopping test or a stop changed something
 
     def __post_init__(self) -> None:
         self.t_eps = np.full(self.k, -1, dtype=np.int64)
@@ -76,6 +77,7 @@ class Outcomes:
 
     def update(self) -> None:
         """Refresh what follows from t_eps, t_eps_local and running (after any of them changed)."""
+        self.changes += 1
         local = self.running & (self.t_eps_local < 0)
         self.local_pending = bool(local.any())
         self.masks[0] = np.where(self.running & (self.t_eps < 0), 0.0, np.inf)

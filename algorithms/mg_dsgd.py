@@ -83,7 +83,8 @@ class MGDSGD(StepRule):
     def tuning_grid(cls, *, n: int, lam: float, cap: int,
                     stochastic: bool = False) -> dict[str, list[object]]:
         """R over the powers of two from 1/4 to twice the mixing time 1/sqrt(1 - lam), largest first (an R
-        below the formula's can win at a finite cap).
+        below the formula's can win at a finite cap); fewest first on a stochastic oracle, where the fewest
+        rounds per step win and the first group is the one run whole.
 
         Parameters
         ----------
@@ -94,7 +95,8 @@ class MGDSGD(StepRule):
         """
         mixing = 1.0 / math.sqrt(1.0 - lam)
         bottom, top = max(1.0, mixing / 4.0), max(2.0, min(2.0 * mixing, 2.0 * default_rounds(n, lam)))
-        return {"R": [2**k for k in range(30, -1, -1) if bottom <= 2**k <= top]}
+        rounds = [2**k for k in range(30, -1, -1) if bottom <= 2**k <= top]
+        return {"R": rounds[::-1] if stochastic else rounds}
 
     def prepare(self, setup: Setup) -> None:
         values = self.structural_values

@@ -633,8 +633,9 @@ class DeTAG(StepRule):
     @classmethod
     def tuning_grid(cls, *, n: int, lam: float, cap: int,
                     stochastic: bool = False) -> dict[str, list[object]]:
-        """R over `rounds_grid` (errata E20), two-tap and Chebyshev gossip (two-tap alone on a stochastic
-        oracle, errata E64), the plain start and (G1)'s eta.
+        """R over `rounds_grid` (errata E20), largest first (fewest first on a stochastic oracle, where the
+        fewest rounds per step win and the first group is the one run whole), two-tap and Chebyshev gossip
+        (two-tap alone on a stochastic oracle, errata E64), the plain start and (G1)'s eta.
 
         Parameters
         ----------
@@ -644,7 +645,8 @@ class DeTAG(StepRule):
         stochastic : bool, default False
         """
         gossip: list[object] = ["two_tap"] if stochastic else ["two_tap", "chebyshev"]
-        return {"R": list(reversed(rounds_grid(lam))), "gossip": gossip, "start": ["plain"], "eta": [None]}
+        rounds = rounds_grid(lam) if stochastic else list(reversed(rounds_grid(lam)))
+        return {"R": rounds, "gossip": gossip, "start": ["plain"], "eta": [None]}
 
     @classmethod
     def default_search(cls, problem: LocalFunctions, W: GossipLike,

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-from decbounds.algorithms.api import as_oracle, prepared_gossip, run_batch
+from decbounds.algorithms.api import _grid, as_oracle, prepared_gossip, run_batch
 from decbounds.algorithms.registry import rule_class
 from decbounds.algorithms.result import Grid, Result
 from decbounds.instances.gossip import GossipLike
@@ -79,7 +79,7 @@ def tune(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: Gossip
          score: Callable[[Result], float] = t_eps_score,
          callback: Callable[[int, State, Context], None] | None = None, record_every: int | None = None,
          stop: str = "both", incumbent: float | None = None, observer: Observer | None = None,
-         **hyper: object) -> Result:
+         race: bool = False, **hyper: object) -> Result:
     """The configuration of least median ``score`` (T_eps by default) over ``grid`` (step sizes) x hyper grids
     x seeds: the winner's run on its first seed, with the whole grid as ``result.grid`` (docs/theory.md §9;
     admissible steps, errata E19; medians, errata E21; ties to the configuration run first). Without a winner:
@@ -102,7 +102,8 @@ def tune(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: Gossip
     groups : sequence of mapping, optional
         Configuration groups run in turn, each the step grid x its hyper values x seeds.
     prune : bool, default False
-        Branch and bound: each group runs only up to the best median score so far (the same winner).
+        Branch and bound: each group runs only up to the best median score so far (the same winner over an
+        odd number of seeds; over an even number a group can lose a median it would win, errata E77).
     score : callable, default `t_eps_score`
         A run's score, less is better.
     callback, record_every, stop
@@ -110,6 +111,12 @@ def tune(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: Gossip
     incumbent : float, optional
         A score known to be reachable: only configurations that beat it can win.
     observer : algorithms.Observer, optional
+    race : bool, default False
+        Branch and bound in time (the default score only): the configurations of a group run side by side
+        (single-key groups of batchable values as one batch), and the batch stops once its least median
+        T_eps is settled, complete over the seeds and out of every other configuration's reach: the whole
+        grid's winner and its runs, at about the cost of the winner's; the others end as "max_iterations"
+        where the batch stopped (``grid.limits``).
     **hyper
         Hyper-parameters; a list is a grid axis (unset axes of `StepRule.default_search` default to it).
 
@@ -152,25 +159,37 @@ def tune(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: Gossip
                 hyper[key] = values
     seed_list = list(np.atleast_1d(np.asarray(seeds)).tolist())
     per_config = len(seed_list)
+    if race and score is not t_eps_score:
+        raise ValueError("race=True settles the median T_eps: it takes the default score only")
     runs: list[Result] = []
     limits: list[int] = []
     best: float | None = None if incumbent is None else float(incumbent)  # least median score so far
     winner: int | None = None
     winner_group: int | None = None
-    for group_index, group in enumerate(group_list):
+    for groups_here, call_hyper in _calls(cls, group_list, hyper, race):
+        axes = _grid(cls, call_hyper)
+        racing = race and all(len(axes[key]) == 1 for key in cls.structural if key in axes)  # one batch
         cap = iterations
-        if prune and best is not None:
+        if (prune or race) and best is not None and not racing:
             cap = min(iterations, math.floor(best))
+        blocks = len(steps) * math.prod(len(values) for values in axes.values())
+        ranks = _group_major(blocks, len(steps), len(groups_here))
+        settle = _Race(per_config, ranks, best, iterations) if racing else None
         batch_runs = run_batch(name, problem, W, step_sizes=steps, seeds=seed_list, iterations=cap,
                                batch=batch, tol=tol, callback=callback, observer=observer,
-                               record_every=record_every,
-                               stop=stop, **cast("dict[str, Any]", {**hyper, **group}))  # run_batch checks
-        for start in range(0, len(batch_runs), per_config):
-            median = float(np.median([score(run) for run in batch_runs[start : start + per_config]]))
-            if math.isfinite(median) and (best is None or median < best):
-                best, winner, winner_group = median, len(runs) + start, group_index
-        runs += batch_runs
-        limits += [cap] * len(batch_runs)
+                               record_every=record_every, stop=stop, settle=settle,
+                               **cast("dict[str, Any]", call_hyper))  # run_batch checks
+        ordered = [batch_runs[block * per_config + j] for block in np.argsort(ranks, kind="stable")
+                   for j in range(per_config)]
+        size = len(ordered) // len(groups_here)
+        for position, group_index in enumerate(groups_here):
+            group_runs = ordered[position * size : (position + 1) * size]
+            for start in range(0, len(group_runs), per_config):
+                median = float(np.median([score(run) for run in group_runs[start : start + per_config]]))
+                if math.isfinite(median) and (best is None or median < best):
+                    best, winner, winner_group = median, len(runs) + start, group_index
+            runs += group_runs
+            limits += [cap if settle is None else settle.stop] * len(group_runs)
     found = Grid(score=None if winner is None else best, runs=tuple(runs),
                  limits=tuple(limits), seeds=tuple(seed_list), excluded_steps=tuple(excluded), winner=winner,
                  winner_group=winner_group)
@@ -184,3 +203,78 @@ def tune(name: str | type[StepRule], problem: Oracle | LocalFunctions, W: Gossip
                f"finite median score{beaten} over {seed_text} (tol={tol_text}, iterations={iterations}); "
                f"the first configuration, seed {runs[0].seed}: {runs[0].message}")
     return replace(runs[0], message=message, grid=found)
+
+
+def _calls(cls: type[StepRule], groups: list[dict[str, object]], hyper: dict[str, object],
+           race: bool) -> list[tuple[list[int], dict[str, object]]]:
+    """The `run_batch` calls of a tuning, as (the groups each runs, its hyper-parameters): one per group in
+    turn; racing, groups that each set one batchable hyper-parameter to a plain value merge into one call
+    with that hyper-parameter as the first grid axis (side by side in one batch)."""
+    keys = {tuple(group) for group in groups}
+    if race and len(groups) > 1 and len(keys) == 1:
+        (key,) = keys
+        plain = all(not isinstance(group[key[0]], (list, tuple, np.ndarray)) for group in groups) \
+            if len(key) == 1 else False
+        if plain and key[0] in cls.batchable and key[0] not in hyper:
+            return [(list(range(len(groups))), {key[0]: [group[key[0]] for group in groups], **hyper})]
+    return [([index], {**hyper, **group}) for index, group in enumerate(groups)]
+
+
+def _group_major(blocks: int, steps: int, groups: int) -> np.ndarray:
+    """Each configuration's position in the order the groups would run in turn, for a call whose
+    configurations come step size x group x the other axes (`run_batch`'s order, the merged groups' axis
+    first)."""
+    rest = blocks // (steps * groups)
+    step, remainder = np.divmod(np.arange(blocks), groups * rest)
+    group, other = np.divmod(remainder, rest)
+    return np.asarray((group * steps + step) * rest + other)
+
+
+class _Race:
+    """`run_batch`'s ``settle`` for ``tune(race=True)``: branch and bound in time over blocks of
+    ``per_config`` seeds (a configuration each), ranked for ties (``ranks``; the ``incumbent`` of earlier
+    calls ranks first).
+
+    After iteration t a run's T_eps is known, infinite (it stopped without one) or at least t + 1. A block is
+    settled when its median no longer depends on the unknown ones. The batch may stop after iteration s once
+    the best settled block is complete and every unsettled block, its unknown runs at s, has a median above
+    the best (or equal and ranked after it): nothing that finishes at s or later can win.
+    """
+
+    def __init__(self, per_config: int, ranks: np.ndarray, incumbent: float | None, iterations: int) -> None:
+        self.per_config, self.ranks, self.incumbent = per_config, ranks, incumbent
+        self.iterations = self.stop = iterations
+
+    def __call__(self, t: int, t_eps: np.ndarray, closed: np.ndarray) -> int:
+        values = np.where(t_eps >= 0, t_eps.astype(float), np.where(closed, math.inf, math.nan))
+        blocks = values.reshape(-1, self.per_config)
+        unknown = np.isnan(blocks)
+        best, rank, complete = self.incumbent, -1, True
+        pending = []
+        for b, (row, open_runs) in enumerate(zip(blocks, unknown, strict=True)):
+            low = float(np.median(np.where(open_runs, t + 1, row)))
+            if low != float(np.median(np.where(open_runs, math.inf, row))):
+                pending.append(b)
+            elif math.isfinite(low) and (best is None or (low, self.ranks[b]) < (best, rank)):
+                best, rank, complete = low, int(self.ranks[b]), not open_runs.any()
+        stop = self.iterations
+        if best is not None and complete:
+            stop = max([t + 1, *(self._out_of_reach(blocks[b], unknown[b], int(self.ranks[b]), best, rank, t)
+                                 for b in pending)])
+        self.stop = min(stop, self.iterations)
+        return self.stop
+
+    def _out_of_reach(self, row: np.ndarray, open_runs: np.ndarray, rank: int, best: float, best_rank: int,
+                      t: int) -> int:
+        """The least s > t at which the block's median, its unknown runs at s, cannot beat the best."""
+        def loses(s: int) -> bool:
+            median = float(np.median(np.where(open_runs, s, row)))
+            return median > best or (median == best and rank > best_rank)
+
+        low, high = t + 1, self.iterations + 1
+        if not loses(high):
+            return self.iterations
+        while low < high:  # the median grows with s: bisect for the first s that loses
+            middle = (low + high) // 2
+            low, high = (low, middle) if loses(middle) else (middle + 1, high)
+        return low

@@ -119,7 +119,8 @@ def measure(point: Record) -> Record:
 
 def grid_options(grid: Mapping[str, Sequence[object]]) -> dict[str, object]:
     """`algorithms.tune`'s keywords for a rule's declared `StepRule.tuning_grid`: its first axis one group
-    per value in the order given, each capped at the best T_eps so far (``prune``), the others a product.
+    per value in the order given, raced (``race``: branch and bound in time, the winner of the whole grid),
+    the others a product.
 
     Parameters
     ----------
@@ -133,12 +134,12 @@ def grid_options(grid: Mapping[str, Sequence[object]]) -> dict[str, object]:
     Examples
     --------
     >>> grid_options({"R": [4, 2], "gossip": ["two_tap"]})
-    {'groups': [{'R': 4}, {'R': 2}], 'prune': True, 'gossip': ['two_tap']}
+    {'groups': [{'R': 4}, {'R': 2}], 'race': True, 'gossip': ['two_tap']}
     """
     if not grid:
         return {}
     first, *rest = grid
-    return {"groups": [{first: value} for value in grid[first]], "prune": True,
+    return {"groups": [{first: value} for value in grid[first]], "race": True,
             **{key: list(grid[key]) for key in rest}}
 
 
@@ -156,8 +157,9 @@ def _tune_rule(name: str, problem: Any, W: Any, steps: Sequence[float], *, tol: 
 
     watched = {} if observer is None else {"observer": observer}
     try:
+        options = {"race": True, **dict(hyper)}  # the winner of the whole grid, the losers stopped early
         tuned = algorithms.tune(name, problem, W, list(steps), tol=tol, iterations=cap, seeds=list(seeds),
-                                batch=batch, callback=track, stop="average", **watched, **dict(hyper))
+                                batch=batch, callback=track, stop="average", **watched, **options)
     except OutsideTheClassError as exc:
         return {"t_eps": None, "status": "error", "capped": False, "cap": cap, "class_violation": str(exc),
                 "message": f"{name} left the gossip class: {exc}", "seeds": list(seeds), "t_eps_seeds": [],
