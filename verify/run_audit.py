@@ -13,12 +13,12 @@ what the lower bound assumes of the class A_B (docs/theory.md §1.5, §2):
   code runs (`CountedProblem`, `CountedOracle`): local gradients beyond the queries, or any global gradient
   or value, are evaluations a side door took (the context's closures lead to this problem too);
 - **information flow at measurement scale** (``flow=True``, one point per term): over the whole run of
-  the first engine batch the observer begins (the first group of a tuning grid; ``replayed`` counts its
-  iterations), the run is the reference; from t0 = 0, w, 2w, ... a replay of the same batch (a fresh
-  instance of the class, the state and random streams of the run at t0) runs in lockstep with the oracle
-  answers of a worker set S perturbed, and every worker farther than the rounds used from S must hold the
-  numbers of the measured run, in every array and every query point. A rule that behaves otherwise in the
-  replay than in the run fails it too.
+  the first engine batch the observer begins (a grid over a structural hyper-parameter: its first value;
+  ``replayed`` counts the iterations), the run is the reference; from t0 = 0, w, 2w, ... a replay of the
+  same batch (a fresh instance of the class, the state and random streams of the run at t0) runs in
+  lockstep with the oracle answers of a worker set S perturbed, and every worker farther than the rounds
+  used from S must hold the numbers of the measured run, in every array and every query point. A rule that
+  behaves otherwise in the replay than in the run fails it too.
 
 A violation raises `OutsideTheClassError` from the observer, which ends the run; its message names the
 iteration, the worker and the configuration (the caller adds the term and the size). A configuration whose
