@@ -317,8 +317,10 @@ def phi(z: np.ndarray) -> np.ndarray:
     return _PHI_TOTAL * ndtr(np.asarray(z, dtype=float))
 
 
-#: Up to this dimension `progress` scans the coordinates one by one instead of reducing along them.
-_COLUMN_SCAN = 8
+#: Up to this dimension `progress` reads a row's nonzero pattern as one byte (bit i - 1 for x_i != 0).
+_BYTE_CHAIN = 8
+_BIT_WEIGHTS = (1 << np.arange(_BYTE_CHAIN)).astype(np.uint8)
+_BIT_LENGTH = np.array([value.bit_length() for value in range(1 << _BYTE_CHAIN)], dtype=np.int64)
 
 
 def progress(X: np.ndarray) -> np.ndarray:
@@ -335,14 +337,12 @@ def progress(X: np.ndarray) -> np.ndarray:
     """
     X = np.asarray(X)
     d = X.shape[-1]
-    if d > _COLUMN_SCAN:
-        return ((X != 0) * np.arange(1, d + 1)).max(axis=-1)
-    # a short chain (the verify terms' d = 2, 3, 4): one pass per coordinate, 3x faster than a reduction
-    # along an axis of length d at a few hundred rows (measured)
-    level = np.zeros(X.shape[:-1], dtype=np.int64)
-    for column in range(d):
-        level[X[..., column] != 0] = column + 1
-    return level
+    if 0 < d <= _BYTE_CHAIN:
+        # a short chain (the verify terms' d = 2, 3, 4): the pattern as a byte, its highest set bit looked up;
+        # two numpy calls at any number of rows (the observer of a measured run reads it every iteration)
+        nonzero = X if X.dtype == np.bool_ else X != 0
+        return np.asarray(_BIT_LENGTH[nonzero.view(np.uint8) @ _BIT_WEIGHTS[:d]])
+    return ((X != 0) * np.arange(1, d + 1)).max(axis=-1)
 
 
 def active_width(X: np.ndarray) -> int:

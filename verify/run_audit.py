@@ -12,11 +12,13 @@ what the lower bound assumes of the class A_B (docs/theory.md §1.5, §2):
 - **every gradient evaluation counted**: the problem the run sees counts what it computes while the rule's
   code runs (`CountedProblem`, `CountedOracle`): local gradients beyond the queries, or any global gradient
   or value, are evaluations a side door took (the context's closures lead to this problem too);
-- **information flow at measurement scale** (one run per term, ``flow=True``): the run is the reference;
-  from t0 = 0, w, 2w, ... a replay of the same batch (a fresh instance of the class, the state and random
-  streams of the run at t0) runs in lockstep with the oracle answers of a worker set S perturbed, and every
-  worker farther than the rounds used from S must hold the numbers of the measured run, in every array and
-  every query point. A rule that behaves otherwise in the replay than in the run fails it too.
+- **information flow at measurement scale** (``flow=True``, one point per term): over the whole run of
+  the first engine batch the observer begins (a grid over a structural hyper-parameter: its first value;
+  ``replayed`` counts the iterations), the run is the reference; from t0 = 0, w, 2w, ... a replay of the
+  same batch (a fresh instance of the class, the state and random streams of the run at t0) runs in
+  lockstep with the oracle answers of a worker set S perturbed, and every worker farther than the rounds
+  used from S must hold the numbers of the measured run, in every array and every query point. A rule that
+  behaves otherwise in the replay than in the run fails it too.
 
 A violation raises `OutsideTheClassError` from the observer, which ends the run; its message names the
 iteration, the worker and the configuration (the caller adds the term and the size). A configuration whose
@@ -78,6 +80,29 @@ def _by_the_rule() -> bool:
             return True  # the rule's step or average (or code it calls)
         frame = frame.f_back
     return False
+
+
+_SLOTTED: dict[type, bool] = {}  # per state class: whether a class of its MRO declares slots
+
+
+def _arrays(state: Any) -> list[tuple[str, np.ndarray]]:
+    """`state_arrays` read straight from the instance's ``__dict__`` where no class declares slots and no
+    attribute is a list, tuple or dict (every built-in state): the same arrays in the same order, without
+    the introspection an observer would repeat every iteration."""
+    cls = type(state)
+    slotted = _SLOTTED.get(cls)
+    if slotted is None:
+        slotted = _SLOTTED[cls] = any(getattr(base, "__slots__", ()) for base in cls.__mro__)
+    attributes = None if slotted else getattr(state, "__dict__", None)
+    if attributes is None:
+        return state_arrays(state)
+    found = []
+    for name, value in attributes.items():
+        if isinstance(value, np.ndarray):
+            found.append((name, value))
+        elif isinstance(value, (list, tuple, dict)):
+            return state_arrays(state)
+    return found
 
 
 class _Watch:
@@ -203,7 +228,7 @@ class RunAudit:
     graph : networkx.Graph, optional
         The communication graph, for rules that take no gossip value (default: the instance's).
     flow : bool, default False
-        Also the information-flow check over the whole run.
+        Also the information-flow check, over the whole run of the first batch begun.
     seed : int, default 0
         The flow check's perturbations.
     """
@@ -217,6 +242,7 @@ class RunAudit:
         self.graph, self.flow, self.seed = graph, flow, seed
         self.iterations = 0  # iterations audited over every run of this observer
         self.replayed = 0  # iterations replayed by the flow check
+        self.batches = 0  # engine batches begun (the flow check replays the first)
 
     # -- the hook ------------------------------------------------------------------------------------------
 
@@ -244,7 +270,9 @@ class RunAudit:
         self.saturated = False
         self.window: _Window | None = None
         self.rng = np.random.default_rng([self.seed, 31])
-        if self.flow and not self.outside:
+        self.batches += 1
+        self.flowing = self.flow and not self.outside and self.batches == 1
+        if self.flowing:
             self._flow_setup()
 
     def observe(self, observation: algorithms.Observation) -> None:
@@ -270,7 +298,7 @@ class RunAudit:
                                       f"{len(observation.queries)} queries counted")
         if not self.outside and not self.saturated:
             self._zero_respecting(t, observation)
-        if self.window is not None or (self.flow and hasattr(self, "flow_set")):
+        if self.flowing:
             self._flow_step(t, observation)
         watch.local, watch.side, watch.reveals, watch.asked = 0, [], None, None
 
@@ -304,19 +332,26 @@ class RunAudit:
 
     def _levels(self, state: Any) -> np.ndarray:
         """(n, k) chain progress over every array of the state with last axis d (`state_progress`'s
-        reading: an (n, m k, d) array as m blocks of the k configurations)."""
+        reading: an (n, m k, d) array as m blocks of the k configurations). The arrays' nonzero patterns
+        are joined first and read once: the progress of the union is the largest of the arrays' progress."""
         n, k, d = self.n, self.k, self.d
-        levels: np.ndarray | None = None
-        for _, array in state_arrays(state):
-            if array.ndim < 2 or array.shape[-1] != d or array.dtype == object or array.shape[0] != n:
+        shape = (n, k, d)
+        held: np.ndarray | None = None
+        for _, array in _arrays(state):
+            if array.shape == shape and held is not None:
+                if array.dtype.kind != "O":  # one call: an entry is held where it is not 0 (NaN is)
+                    np.logical_or(held, array, out=held)
                 continue
-            level = progress(array)
-            if level.shape != (n, k):
-                level = level.reshape(n, -1)
-                level = level.reshape(n, -1, k).max(axis=1) if level.shape[1] % k == 0 else \
-                    np.broadcast_to(level.max(axis=1, keepdims=True), (n, k))
-            levels = level if levels is None else np.maximum(levels, level)
-        return np.zeros((n, k), dtype=np.int64) if levels is None else levels
+            if array.ndim < 2 or array.shape[-1] != d or array.dtype.kind == "O" or array.shape[0] != n:
+                continue
+            nonzero = array != 0
+            if nonzero.shape != (n, k, d):
+                rows = nonzero.reshape(n, -1, d)
+                nonzero = rows.reshape(n, -1, k, d).any(axis=1) if rows.shape[1] % k == 0 else \
+                    np.broadcast_to(rows.any(axis=1, keepdims=True), (n, k, d))
+            held = nonzero.copy() if held is None and not nonzero.flags.writeable else \
+                nonzero if held is None else held | nonzero
+        return np.zeros((n, k), dtype=np.int64) if held is None else progress(held)
 
     def _diverged(self, state: Any, j: int) -> bool:
         """Whether configuration j holds a non-finite entry (a diverged run: NaN reads as a coordinate);
@@ -396,6 +431,9 @@ class RunAudit:
                                                             weight=lambda *_: 1).items():
             distance[i] = hops
         self.flow_set, self.distance = S, distance
+        # S's rows of an answer: a slice where S is one ascending range (a view: the shift added in place)
+        contiguous = S.size > 0 and np.array_equal(S, np.arange(S[0], S[0] + S.size))
+        self.flow_rows: np.ndarray | slice = slice(int(S[0]), int(S[0]) + S.size) if contiguous else S
         self.span = max(1, int(distance[np.isfinite(distance)].max()) - 1)
         # the replay gets the channel the run's rule was built with (a "graph" rule's factors come from it)
         self.channel = self.run.channel if self.run.channel is not None else communication_channel(
@@ -429,7 +467,8 @@ class _Tap:
 
     __slots__ = ("_base", "_exact", "delta", "dim", "n", "queries", "x0")
 
-    def __init__(self, base: Any, exact: bool, problem: Any, delta: tuple[np.ndarray, np.ndarray]) -> None:
+    def __init__(self, base: Any, exact: bool, problem: Any, delta: tuple[np.ndarray | slice, np.ndarray]
+                 ) -> None:
         self._base, self._exact = base, exact
         self.n, self.dim, self.x0 = problem.n, problem.dim, problem.x0
         self.delta = delta
@@ -498,7 +537,7 @@ class _Window:
         resolved = [{key: value for key, value in hyper.items() if key not in structural}
                     for hyper in run.hypers]
         base = audit.oracle if audit.oracle is not None else audit.problem
-        self.tap = _Tap(base, audit.oracle is None, audit.problem, (audit.flow_set, self._shift(audit)))
+        self.tap = _Tap(base, audit.oracle is None, audit.problem, (audit.flow_rows, self._shift(audit)))
         self.rule = cls(audit.problem, audit.channel, structural, iterations=int(run.rule.iterations))
         self.ledger = Runtime(problem=self.tap, oracle=None if audit.oracle is None else self.tap,
                              channel=audit.channel, step_sizes=list(run.step_sizes),
@@ -506,7 +545,7 @@ class _Window:
                              batch=audit.batch, seeds=list(run.seeds), knows=cls.knows)
         self.state = self.rule.init(self.ledger.context)
         self.t0, self.rounds0 = 0, 0
-        self.checked_by_rounds: dict[int, tuple[np.ndarray, slice | None]] = {}
+        self.checked_by_rounds: dict[int, tuple[np.ndarray | None, slice | None]] = {}
 
     @staticmethod
     def _shift(audit: RunAudit) -> np.ndarray:
@@ -517,21 +556,22 @@ class _Window:
         """Continue from a copy of the run's state after t0 - 1, its streams where they are now."""
         self.t0, self.rounds0 = t0, self.ledger.counters.communication_rounds
         self.state = copy_state(state)
-        self.tap.delta = (audit.flow_set, self._shift(audit))
+        self.tap.delta = (audit.flow_rows, self._shift(audit))
         self.tap.queries.clear()
         for mine, theirs in zip(self.ledger.rngs, rngs or (), strict=False):
             mine.bit_generator.state = theirs.bit_generator.state
 
-    def _checked(self, rounds: int, audit: RunAudit) -> tuple[np.ndarray, slice | None]:
-        """The workers farther than ``rounds`` hops from S, and their range when contiguous (cached: the
-        rounds used grow by at most one per iteration)."""
+    def _checked(self, rounds: int, audit: RunAudit) -> tuple[np.ndarray | None, slice | None]:
+        """The workers farther than ``rounds`` hops from S (None when there is none), and their range when
+        contiguous (cached: the rounds used grow by at most one per iteration)."""
         cached = self.checked_by_rounds.get(rounds)
         if cached is None:
             checked = audit.distance > rounds
             where = np.flatnonzero(checked)
             contiguous = where.size > 0 and int(where[-1]) - int(where[0]) + 1 == where.size
             cached = self.checked_by_rounds[rounds] = (
-                checked, slice(int(where[0]), int(where[-1]) + 1) if contiguous else None)
+                checked if where.size else None,
+                slice(int(where[0]), int(where[-1]) + 1) if contiguous else None)
         return cached
 
     def step(self, t: int, observation: Any, audit: RunAudit) -> None:
@@ -541,22 +581,21 @@ class _Window:
         audit.replayed += 1
         rounds = self.ledger.counters.communication_rounds - self.rounds0
         checked, rows = self._checked(rounds, audit)
-        if rows is None and not checked.any():
-            return
-        what = (f"with the oracle answers of S = {audit.flow_set.tolist()} (the first end group) perturbed "
-                f"from iteration {self.t0} in a replay of the run")
-        for q, (mine, theirs) in enumerate(itertools.zip_longest(self.tap.queries[before:],
-                                                                 observation.queries)):
+        if checked is None:
+            return  # no worker is farther than the rounds used: nothing to compare
+        mine_queries, theirs_queries = self.tap.queries[before:], observation.queries
+        for q, (mine, theirs) in enumerate(itertools.zip_longest(mine_queries, theirs_queries)):
             found = None if mine is None or theirs is None else _changed(theirs, mine, checked, audit.k, rows)
             if mine is None or theirs is None or found is not None:
                 worker, j = found if found is not None else (None, None)
                 at = "the number of queries" if worker is None else \
                     f"worker {worker}'s query point {q} ({int(audit.distance[worker])} hops from S)"
-                audit._fail(t, worker, j, f"{what}, {at} changed after {rounds} communication round(s): "
-                                          "a query point may depend only on the workers within the rounds "
-                                          "used (or the step is not a function of (state, ctx))")
-        theirs_arrays = dict(state_arrays(observation.state))
-        for label, mine_array in state_arrays(self.state):
+                audit._fail(t, worker, j, f"{self._perturbed(audit)}, {at} changed after {rounds} "
+                                          "communication round(s): a query point may depend only on the "
+                                          "workers within the rounds used (or the step is not a function of "
+                                          "(state, ctx))")
+        theirs_arrays = dict(_arrays(observation.state))
+        for label, mine_array in _arrays(self.state):
             reference = theirs_arrays.get(label)
             if reference is None or mine_array.dtype == object or mine_array.ndim == 0 \
                     or mine_array.shape[0] != audit.n:
@@ -565,10 +604,14 @@ class _Window:
             if found is not None:
                 worker, j = found
                 audit._fail(t, worker, j,
-                            f"{what}, worker {worker}, {int(audit.distance[worker])} hops from S, changed in "
-                            f"state field {label!r} when {rounds} communication round(s) had been used: "
-                            "information moved farther than the rounds allow (or the step is not a function "
-                            "of (state, ctx): the replay and the run differ)")
+                            f"{self._perturbed(audit)}, worker {worker}, {int(audit.distance[worker])} hops "
+                            f"from S, changed in state field {label!r} when {rounds} communication round(s) "
+                            "had been used: information moved farther than the rounds allow (or the step is "
+                            "not a function of (state, ctx): the replay and the run differ)")
+
+    def _perturbed(self, audit: RunAudit) -> str:
+        return (f"with the oracle answers of S = {audit.flow_set.tolist()} (the first end group) perturbed "
+                f"from iteration {self.t0} in a replay of the run")
 
 
 def with_measured_runs(audited: Record, records: Sequence[Record], name: str) -> Record:

@@ -127,3 +127,41 @@ def test_the_observer_rides_along_any_tune_call():
             assert observer.iterations == observer.replayed > 1000
         finally:
             algorithms.unregister(rule.name)
+
+
+class GroupedGossipPGA(window.GossipPGA):
+    """Gossip-PGA whose period is a structural hyper-parameter: a tuning grid over it runs one engine batch
+    per period, in turn."""
+
+    name = "grouped_gossip_pga"
+    batchable: ClassVar[dict] = {}
+    structural: ClassVar[dict] = {"period": 1024}
+
+    def step(self, s, ctx):
+        s = window._Gossip.step(self, s, ctx)
+        if (ctx.t + 1) % self.structural_values["period"] == 0:
+            s.x = window._everyone(s.x)
+        return s
+
+
+def test_the_flow_check_replays_the_first_batch_of_a_tuning_grid():
+    """The information-flow replay covers the whole run of the first engine batch the observer begins: a
+    global average there is caught at iteration 1023; with two honest batches (periods past the run), the
+    replay counts the first batch's iterations only."""
+    f = instances.communication_instance(48, T_c=2)
+    W = instances.gossip_matrix(f.graph(), "metropolis")
+    algorithms.register(GroupedGossipPGA)
+    try:
+        name, steps = GroupedGossipPGA.name, [1.0 / f.smoothness]
+        options = {"tol": 0.9 * 2 * f.epsilon, "iterations": 1100, "stop": "average"}
+        observer = RunAudit(f, flow=True)
+        with pytest.raises(OutsideTheClassError, match=r"^iteration 1023, worker \d+, .* hops from S"):
+            algorithms.tune(name, observer.measured, W, steps, observer=observer,
+                            groups=[{"period": 1024}, {"period": 4096}], **options)
+        observer = RunAudit(f, flow=True)
+        algorithms.tune(name, observer.measured, W, steps, observer=observer,
+                        groups=[{"period": 4096}, {"period": 8192}], **options)
+        assert observer.batches == 2 and observer.replayed > 1000
+        assert observer.iterations == 2 * observer.replayed  # both batches audited, the first replayed
+    finally:
+        algorithms.unregister(GroupedGossipPGA.name)
