@@ -645,7 +645,7 @@ class DeTAG(StepRule):
         stochastic : bool, default False
         """
         gossip: list[object] = ["two_tap"] if stochastic else ["two_tap", "chebyshev"]
-        rounds = rounds_grid(lam) if stochastic else list(reversed(rounds_grid(lam)))
+        rounds: list[object] = [*rounds_grid(lam)] if stochastic else list(reversed(rounds_grid(lam)))
         return {"R": rounds, "gossip": gossip, "start": ["plain"], "eta": [None]}
 
     @classmethod

@@ -180,8 +180,8 @@ def measure_rule(cls: type[algorithms.StepRule], settings: Settings, *, out: str
                                   baselines=baselines)
             for points in levels.values():  # every run of the rule audited (`run_audit`); the information
                 mine = [point for point in points if point["algorithm"] == name]  # flow over the whole run of
-                for point in mine:  # each term's last point (its largest size, its longest runs: late
-                    point["run_audit"] = True  # global steps land there)
+                for point in mine:  # the first batch of each term's last point (its largest size, its
+                    point["run_audit"] = True  # longest runs: late global steps land there)
                 if mine:
                     mine[-1]["audit_flow"] = True
             if digits:
