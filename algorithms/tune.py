@@ -211,12 +211,12 @@ def _calls(cls: type[StepRule], groups: list[dict[str, object]], hyper: dict[str
     turn; racing, groups that each set one batchable hyper-parameter to a plain value merge into one call
     with that hyper-parameter as the first grid axis (side by side in one batch)."""
     keys = {tuple(group) for group in groups}
-    if race and len(groups) > 1 and len(keys) == 1:
-        (key,) = keys
-        plain = all(not isinstance(group[key[0]], (list, tuple, np.ndarray)) for group in groups) \
-            if len(key) == 1 else False
-        if plain and key[0] in cls.batchable and key[0] not in hyper:
-            return [(list(range(len(groups))), {key[0]: [group[key[0]] for group in groups], **hyper})]
+    if race and len(groups) > 1 and len(keys) == 1 and len(key := keys.pop()) == 1:
+        name = key[0]
+        values = [group[name] for group in groups]
+        if name in cls.batchable and name not in hyper and not any(
+                isinstance(value, (list, tuple, np.ndarray)) for value in values):
+            return [(list(range(len(groups))), {name: values, **hyper})]
     return [([index], {**hyper, **group}) for index, group in enumerate(groups)]
 
 
