@@ -4,7 +4,6 @@ divergence guard, the stopping test and the history (docs/architecture.md, "The 
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -30,6 +29,8 @@ from decbounds.algorithms.result import Result, Status
 from decbounds.algorithms.runtime import Runtime
 from decbounds.algorithms.step_rule import State, StepRule, check_state, state_arrays
 from decbounds.instances.protocol import LocalFunctions, instance_radius
+
+from decbounds.lazy_exports import deprecated_attributes
 
 __all__ = ["DEFAULT_RECORDS", "GUARD_EVERY", "STOP_RULES", "BudgetViolationError", "CapabilityError",
            "Context", "LoopSettings", "MixingHandle", "Observation", "Observer", "RunInfo", "Runtime",
@@ -322,13 +323,7 @@ def _result(outcomes: Outcomes, j: int, *, algorithm: str, seed: int, step_size:
     )
 
 
-_DEPRECATED = {"Ledger": ("Runtime", Runtime), "Book": ("Outcomes", Outcomes)}
-
-
-def __getattr__(name: str) -> object:
-    """The names of the previous release (``Ledger``, ``Book``), deprecated."""
-    if name in _DEPRECATED:
-        new, value = _DEPRECATED[name]
-        warnings.warn(f"algorithms.engine.{name} is deprecated; use {new}", DeprecationWarning, stacklevel=2)
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: The names of the previous release (``Ledger``, ``Book``), deprecated.
+__getattr__ = deprecated_attributes(__name__, globals(), {
+    old: (new, f"algorithms.engine.{old} is deprecated; use {new}")
+    for old, new in (("Ledger", "Runtime"), ("Book", "Outcomes"))})

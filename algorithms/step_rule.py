@@ -36,6 +36,8 @@ from decbounds.instances.gossip import GossipLike, GossipMatrix, as_csr
 from decbounds.instances.heterogeneity import varsigma0_at_start
 from decbounds.instances.protocol import LocalFunctions
 
+from decbounds.lazy_exports import deprecated_attributes
+
 if TYPE_CHECKING:
     from decbounds.algorithms.engine import Context
 
@@ -459,10 +461,6 @@ class StepRule:
         return v
 
 
-def __getattr__(name: str) -> object:
-    """``check_size``, the former name of `check_n_by_n` (deprecated: pep has a ``check_size`` of its own)."""
-    if name == "check_size":
-        warnings.warn("algorithms.step_rule.check_size is deprecated; use check_n_by_n", DeprecationWarning,
-                      stacklevel=2)
-        return check_n_by_n
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: ``check_size``, the former name of `check_n_by_n` (deprecated: pep has a ``check_size`` of its own).
+__getattr__ = deprecated_attributes(__name__, globals(), {"check_size": (
+    "check_n_by_n", "algorithms.step_rule.check_size is deprecated; use check_n_by_n")})

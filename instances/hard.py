@@ -13,7 +13,6 @@ In both the gradient factor is 2 eps, so ||grad f||_inf >= 2 eps while prog < T_
 from __future__ import annotations
 
 import math
-import warnings
 from typing import TYPE_CHECKING
 
 import networkx as nx
@@ -33,6 +32,8 @@ from decbounds.bounds.validation import (
 )
 from decbounds.instances.graphs import MAX_NODES
 from decbounds.instances.zero_chain import G_INF, L1, ZeroChainFunctions
+
+from decbounds.lazy_exports import deprecated_attributes
 
 if TYPE_CHECKING:
     from decbounds.instances.schedules import GossipSchedule
@@ -383,10 +384,7 @@ def scheduled_communication_instance(schedule: GossipSchedule, *, Delta: float |
     return ScheduledCommunicationInstance(schedule, Delta=Delta, L=L, epsilon=epsilon, T_c=T_c)
 
 
-def __getattr__(name: str) -> object:
-    """The former second name of ``bounds.SETTING2_CHAIN_DENOMINATOR`` still read, with a warning."""
-    if name == "COMMUNICATION_T_C_DENOMINATOR":
-        warnings.warn("instances.hard.COMMUNICATION_T_C_DENOMINATOR is deprecated; use "
-                      "bounds.SETTING2_CHAIN_DENOMINATOR (the same number)", DeprecationWarning, stacklevel=2)
-        return SETTING2_CHAIN_DENOMINATOR
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: The former second name of ``bounds.SETTING2_CHAIN_DENOMINATOR`` still read, with a warning.
+__getattr__ = deprecated_attributes(__name__, globals(), {"COMMUNICATION_T_C_DENOMINATOR": (
+    "SETTING2_CHAIN_DENOMINATOR", "instances.hard.COMMUNICATION_T_C_DENOMINATOR is deprecated; use "
+    "bounds.SETTING2_CHAIN_DENOMINATOR (the same number)")})

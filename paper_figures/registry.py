@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import importlib
 import pathlib
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from decbounds.lazy_exports import deprecated_attributes
 from decbounds.registry import Registry, require_instance
 
 __all__ = ["FIGURES", "Figure", "MakeFigure", "concurrent_order", "docs_images", "measured_figures",
@@ -182,10 +182,6 @@ register_figure("time", "decbounds.paper_figures.timing:make", images=("time",),
                 description="seconds to eps on uneven clusters beside Tyurin & Richtárik's time lower bound")
 
 
-def __getattr__(name: str) -> object:
-    """``FIGURE_REGISTRY``, the previous release's name of `FIGURES`, deprecated."""
-    if name == "FIGURE_REGISTRY":
-        warnings.warn("paper_figures.registry.FIGURE_REGISTRY is deprecated; use FIGURES", DeprecationWarning,
-                      stacklevel=2)
-        return FIGURES
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: ``FIGURE_REGISTRY``, the previous release's name of `FIGURES`, deprecated.
+__getattr__ = deprecated_attributes(__name__, globals(), {"FIGURE_REGISTRY": (
+    "FIGURES", "paper_figures.registry.FIGURE_REGISTRY is deprecated; use FIGURES")})
